@@ -1,0 +1,91 @@
+// Bundles every entry point of Ralph Loop with esbuild.
+//   dist/extension.js           the VS Code extension (cjs, `vscode` external)
+//   dist/cli.js                 the `ralph` CLI (node, shebang)
+//   dist/webview/*              the dashboard page (browser iife + css)
+//   dist/test/unit/**           mocha unit tests (plain Node; `vscode` is the fake in test/support)
+//   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
+//   dist/test/e2e/**            Playwright tests (plain Node)
+// Flags: --watch (rebuild on change), --production (minify, no sourcemaps), --only=ext,cli,webview,test,bench
+import * as esbuild from 'esbuild';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const args = process.argv.slice(2);
+const production = args.includes('--production');
+const watch = args.includes('--watch');
+const onlyArg = args.find((a) => a.startsWith('--only='));
+const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : null;
+const want = (name) => !only || only.has(name);
+
+// ESM-only dependencies (execa) read import.meta.url; in a cjs bundle it must come from __filename.
+const importMetaShim = "const __importMetaUrl = require('url').pathToFileURL(__filename).href;";
+const nodeCommon = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  logLevel: 'warning',
+  define: { 'import.meta.url': '__importMetaUrl', RALPH_VERSION: JSON.stringify(JSON.parse(fs.readFileSync('package.json', 'utf8')).version) },
+  banner: { js: importMetaShim },
+  legalComments: 'none',
+  // jsonc-parser's UMD main cannot be bundled; its ESM build can.
+  mainFields: ['module', 'main'],
+};
+
+/** Prints the lines the `$esbuild-watch` problem matcher waits for. */
+const watchReporter = {
+  name: 'watch-reporter',
+  setup(build) {
+    build.onStart(() => { if (watch) console.log('[watch] build started'); });
+    build.onEnd((result) => {
+      for (const e of result.errors) console.error(`✘ [ERROR] ${e.text}\n    ${e.location?.file}:${e.location?.line}:${e.location?.column}`);
+      if (watch) console.log('[watch] build finished');
+    });
+  },
+};
+
+function filesUnder(dir, suffix) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true })
+    .map((f) => path.join(dir, String(f)))
+    .filter((f) => f.endsWith(suffix))
+    .sort();
+}
+
+const configs = [];
+if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] });
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
+if (want('webview') && fs.existsSync('webview/main.ts')) {
+  configs.push({
+    bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,
+    sourcemap: production ? false : 'linked', logLevel: 'warning',
+    entryPoints: ['webview/main.ts', ...filesUnder('webview', '.css')], outdir: 'dist/webview',
+  });
+}
+if (want('test') && !production) {
+  const unit = filesUnder('test/unit', '.test.ts');
+  if (unit.length) configs.push({ ...nodeCommon, entryPoints: unit, outdir: 'dist/test/unit', outbase: 'test/unit', alias: { vscode: './test/support/fakeVscode.ts' } });
+  const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));
+  if (integration.length) configs.push({ ...nodeCommon, entryPoints: integration, outdir: 'dist/test/integration', outbase: 'test/integration', external: ['vscode', 'mocha'] });
+  const e2e = filesUnder('test/e2e', '.test.ts');
+  if (e2e.length) configs.push({ ...nodeCommon, entryPoints: e2e, outdir: 'dist/test/e2e', outbase: 'test/e2e', external: ['playwright-core'] });
+  const runners = filesUnder('test/runners', '.ts');
+  if (runners.length) configs.push({ ...nodeCommon, entryPoints: runners, outdir: 'dist/test/runners', outbase: 'test/runners', external: ['playwright-core'] });
+}
+
+if (want('bench') && !production) {
+  const bench = filesUnder('bench', '.bench.ts');
+  if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'] });
+}
+
+if (watch) {
+  const contexts = await Promise.all(configs.map((c) => esbuild.context({ ...c, plugins: [watchReporter] })));
+  await Promise.all(contexts.map((c) => c.watch()));
+} else {
+  const results = await Promise.allSettled(configs.map((c) => esbuild.build({ ...c, plugins: [watchReporter] })));
+  const failed = results.filter((r) => r.status === 'rejected');
+  if (failed.length) { process.exitCode = 1; }
+  if (fs.existsSync('dist/cli.js')) fs.chmodSync('dist/cli.js', 0o755);
+}

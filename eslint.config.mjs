@@ -1,0 +1,20 @@
+// ESLint (typescript-eslint). `src/core/**` importing `vscode` is an error: the core stays pure Node
+// (ARCHITECTURE.md); a unit test checks the same rule.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.vscode-test/**', 'test-results/**', '**/*.cjs', '**/*.mjs', 'webview/**/*.css'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must not import vscode: put VS Code code in src/extension.' }] }],
+    },
+  },
+);

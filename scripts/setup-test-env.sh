@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs what the test tiers need, idempotently, into the git-ignored .vscode-test/ folder:
+#   - Debian packages: chromium (e2e and integration host page), libkrb5-dev (kerberos addon), ripgrep (VS Code search)
+#   - VS Code 1.100.3's server from the npm package code-server@4.100.3, with its native addons built for Node 20
+#   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
+# Recipe: ../shared/docs/real-vscode-and-claude.md. Safe to run again: finished steps are skipped by stamp files.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="$root/.vscode-test"
+cs_version="4.100.3"
+mkdir -p "$cache"
+log() { printf '[setup] %s\n' "$*"; }
+
+# 1. Debian packages.
+missing=()
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+[ -f /usr/include/krb5.h ] || [ -f /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
+  if ! { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"; } >"$cache/apt.log" 2>&1; then
+    log "ERROR: could not install ${missing[*]} with apt-get (see $cache/apt.log)."
+    log "Install them yourself (e.g. 'sudo apt-get install ${missing[*]}') and run this script again."
+    exit 1
+  fi
+fi
+
+# 2. The Claude Code CLI: put the native binary in place of bin/claude.exe (its blocked postinstall).
+cc="$root/node_modules/@anthropic-ai/claude-code"
+if [ -d "$cc" ]; then
+  if ! "$root/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+    log "placing the Claude Code CLI binary"
+    (cd "$cc" && node install.cjs >/dev/null)
+  fi
+  log "claude $("$root/node_modules/.bin/claude" --version)"
+else
+  log "ERROR: node_modules/@anthropic-ai/claude-code is missing: run 'npm ci' first."; exit 1
+fi
+
+# 3. VS Code 1.100.3's server from code-server@4.100.3.
+srv="$cache/server"
+vs="$srv/node_modules/code-server/lib/vscode"
+if [ ! -f "$srv/.ready-$cs_version" ]; then
+  log "installing code-server@$cs_version (VS Code 1.100.3 server) into $srv"
+  mkdir -p "$srv"
+  [ -f "$srv/package.json" ] || echo '{"name":"ralph-test-server","private":true}' >"$srv/package.json"
+  (cd "$srv" && npm install --no-save --no-audit --no-fund --ignore-scripts "code-server@$cs_version" >"$cache/npm-server.log" 2>&1)
+  (cd "$vs" && npm install --omit=dev --no-audit --no-fund --ignore-scripts >>"$cache/npm-server.log" 2>&1)
+  for m in kerberos node-pty @vscode/spdlog native-watchdog @vscode/deviceid; do
+    if [ -d "$vs/node_modules/$m" ]; then
+      log "building native addon $m"
+      (cd "$vs/node_modules/$m" && npx --yes node-gyp rebuild >>"$cache/gyp.log" 2>&1) || { log "ERROR: building $m failed (see $cache/gyp.log)"; exit 1; }
+    fi
+  done
+  mkdir -p "$vs/node_modules/@vscode/ripgrep/bin"
+  ln -sf "$(command -v rg)" "$vs/node_modules/@vscode/ripgrep/bin/rg"
+  ln -sfn node_modules "$vs/node_modules.asar"
+  (cd "$vs/extensions" && npm install --omit=dev --no-audit --no-fund --ignore-scripts >>"$cache/npm-server.log" 2>&1)
+  touch "$srv/.ready-$cs_version"
+fi
+log "VS Code server ready: $vs/out/server-main.js"

@@ -1,0 +1,42 @@
+import { Command, CommanderError } from 'commander';
+import { FileProblemError } from '../core/store/parseError';
+import { registerDoctorCommand } from './doctorCommand';
+
+declare const RALPH_VERSION: string | undefined;
+
+/**
+ * The `ralph` CLI: the terminal face of the same core the extension uses. Every command reads and writes
+ * the files under the workspace folder (`--cwd`, default the current directory), so the CLI, the extension
+ * and a bot see the same state. Exit codes: 0 ok, 1 failure or not ready, 2 usage error (see README).
+ */
+export function buildProgram(): Command {
+  const program = new Command('ralph')
+    .description('Run, watch and steer Ralph loops (autonomous coding-agent loops)')
+    .version(typeof RALPH_VERSION === 'string' ? RALPH_VERSION : '0.0.0-dev')
+    .option('-C, --cwd <dir>', 'workspace folder to work on (default: the current directory)')
+    .showHelpAfterError()
+    .exitOverride();
+  registerDoctorCommand(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (err instanceof FileProblemError) {
+      process.stderr.write(`ralph: ${err.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stderr.write(`ralph: ${(err as Error).message ?? String(err)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+if (require.main === module) void main(process.argv);

@@ -1,0 +1,98 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { FileProblem } from '../store/parseError';
+import { parseJsonText } from '../store/parseError';
+
+/** The kinds of Ralph artifacts a workspace folder can hold (seed-systems.md §2–§6). */
+export type SourceKind = 'flow-next' | 'quantum' | 'checklist' | 'waves' | 'ralph';
+
+/** One detected artifact: a root of the Ralph tree and a line of `ralph doctor`. */
+export interface DetectedSource {
+  kind: SourceKind;
+  /** Path relative to the workspace folder, with forward slashes (e.g. `specs/auth/tasks.md`). */
+  path: string;
+  /** What a person reads in the tree, e.g. "quantum.json — my-feature". */
+  label: string;
+  /** Cheap counts: items (tasks, stories, boxes, waves) and how many are done, when known. */
+  count?: { total: number; done?: number; unit: string };
+}
+
+export interface DetectionReport {
+  folder: string;
+  sources: DetectedSource[];
+  problems: FileProblem[];
+}
+
+const CHECKLIST_FILES = ['RALPH_TASK.md', 'PROMPT.md'];
+const CHECKBOX = /^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]/;
+
+/**
+ * Detects the Ralph artifacts of a workspace folder: flow-next `.flow/`, quantum-loop `quantum.json`,
+ * IJFW `.ijfw/wave-*`, our `.ralph/`, and checkbox task files (`RALPH_TASK.md`, `PROMPT.md`,
+ * `specs/<name>/tasks.md`). Reads only what the counts need; a file that does not parse is reported under
+ * `problems` with its line and column and still listed as a source. Never throws for bad content.
+ */
+export async function detectSources(folder: string): Promise<DetectionReport> {
+  const sources: DetectedSource[] = [];
+  const problems: FileProblem[] = [];
+  const rel = (p: string) => path.relative(folder, p).split(path.sep).join('/');
+
+  if (await isDir(path.join(folder, '.flow'))) {
+    const tasks = await listFiles(path.join(folder, '.flow', 'tasks'), '.json');
+    const epics = [
+      ...(await listFiles(path.join(folder, '.flow', 'epics'), '.json')),
+      ...(await listFiles(path.join(folder, '.flow', 'specs'), '.json')),
+    ];
+    sources.push({ kind: 'flow-next', path: '.flow', label: `flow-next (${epics.length} epic${epics.length === 1 ? '' : 's'})`, count: { total: tasks.length, unit: 'tasks' } });
+  }
+
+  const quantumFile = path.join(folder, 'quantum.json');
+  if (await isFile(quantumFile)) {
+    const text = await readFile(quantumFile, 'utf8');
+    const parsed = parseJsonText(rel(quantumFile), text);
+    if (parsed.ok) {
+      const q = parsed.value as { project?: unknown; feature?: unknown; stories?: { status?: unknown }[] };
+      const stories = Array.isArray(q.stories) ? q.stories : [];
+      const name = typeof q.feature === 'string' ? q.feature : typeof q.project === 'string' ? q.project : '';
+      sources.push({
+        kind: 'quantum', path: 'quantum.json', label: name ? `quantum.json — ${name}` : 'quantum.json',
+        count: { total: stories.length, done: stories.filter((s) => s?.status === 'passed').length, unit: 'stories' },
+      });
+    } else {
+      problems.push(parsed.problem);
+      sources.push({ kind: 'quantum', path: 'quantum.json', label: 'quantum.json (does not parse)' });
+    }
+  }
+
+  const checklistFiles = CHECKLIST_FILES.map((f) => path.join(folder, f));
+  for (const spec of await listDirs(path.join(folder, 'specs'))) checklistFiles.push(path.join(folder, 'specs', spec, 'tasks.md'));
+  for (const file of checklistFiles) {
+    if (!(await isFile(file))) continue;
+    const boxes = (await readFile(file, 'utf8')).split(/\r?\n/).map((l) => CHECKBOX.exec(l)).filter((m) => m !== null);
+    sources.push({ kind: 'checklist', path: rel(file), label: rel(file), count: { total: boxes.length, done: boxes.filter((m) => m[1] !== ' ').length, unit: 'tasks' } });
+  }
+
+  const waves = (await listDirs(path.join(folder, '.ijfw'))).filter((d) => d.startsWith('wave-'));
+  if (waves.length) sources.push({ kind: 'waves', path: '.ijfw', label: `IJFW waves`, count: { total: waves.length, unit: 'waves' } });
+
+  if (await isDir(path.join(folder, '.ralph'))) {
+    const runs = await listDirs(path.join(folder, '.ralph', 'runs'));
+    sources.push({ kind: 'ralph', path: '.ralph', label: 'Ralph runs', count: { total: runs.length, unit: 'runs' } });
+  }
+  return { folder, sources, problems };
+}
+
+async function isDir(p: string): Promise<boolean> {
+  return stat(p).then((s) => s.isDirectory(), () => false);
+}
+async function isFile(p: string): Promise<boolean> {
+  return stat(p).then((s) => s.isFile(), () => false);
+}
+async function listDirs(p: string): Promise<string[]> {
+  const entries = await readdir(p, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+async function listFiles(p: string, ext: string): Promise<string[]> {
+  const entries = await readdir(p, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile() && e.name.endsWith(ext)).map((e) => e.name).sort();
+}

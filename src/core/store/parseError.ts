@@ -1,0 +1,66 @@
+import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+
+/** A problem found in a file on disk, positioned for a person: 1-based line and column. */
+export interface FileProblem {
+  /** Absolute or workspace-relative path of the file at fault. */
+  file: string;
+  /** 1-based line, or 0 when the problem is about the whole file (e.g. it cannot be read). */
+  line: number;
+  /** 1-based column, or 0 when not positioned. */
+  column: number;
+  message: string;
+}
+
+/** Thrown when a file cannot be used; carries its position so the CLI and the UI can name file:line:column. */
+export class FileProblemError extends Error {
+  constructor(readonly problem: FileProblem) {
+    super(formatProblem(problem));
+    this.name = 'FileProblemError';
+  }
+}
+
+/** `file:line:column: message`, the form editors and terminals link. */
+export function formatProblem(p: FileProblem): string {
+  return p.line > 0 ? `${p.file}:${p.line}:${p.column}: ${p.message}` : `${p.file}: ${p.message}`;
+}
+
+/** Converts a 0-based character offset in `text` to a 1-based line and column. */
+export function positionAt(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(offset, text.length);
+  for (let i = 0; i < end; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: end - lineStart + 1 };
+}
+
+export type JsonParseResult = { ok: true; value: unknown } | { ok: false; problem: FileProblem };
+
+/**
+ * Parses strict JSON (no comments, no trailing commas), returning the first syntax error as a
+ * positioned problem instead of throwing. `JSON.parse` decides validity; jsonc-parser supplies the position.
+ */
+export function parseJsonText(file: string, text: string): JsonParseResult {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    const errors: ParseError[] = [];
+    parse(text, errors, { allowTrailingComma: false, disallowComments: true, allowEmptyContent: false });
+    const first = errors[0];
+    if (first) {
+      const { line, column } = positionAt(text, first.offset);
+      return { ok: false, problem: { file, line, column, message: `invalid JSON: ${printParseErrorCode(first.error)}` } };
+    }
+    const { line, column } = positionAt(text, jsonErrorOffset(err, text));
+    return { ok: false, problem: { file, line, column, message: `invalid JSON: ${(err as Error).message}` } };
+  }
+}
+
+function jsonErrorOffset(err: unknown, text: string): number {
+  const m = /position (\d+)/.exec(String((err as Error)?.message ?? ''));
+  return m ? Number(m[1]) : text.length;
+}

@@ -1,0 +1,151 @@
+/**
+ * A small fake of the `vscode` module for fast unit tests of adapters on plain Node. It records what the
+ * extension registers; it is never the only test of a feature (the integration tier runs the real VS Code).
+ */
+import * as path from 'node:path';
+
+type Listener<T> = (e: T) => unknown;
+
+export class EventEmitter<T> {
+  private listeners = new Set<Listener<T>>();
+  event = (l: Listener<T>) => {
+    this.listeners.add(l);
+    return { dispose: () => this.listeners.delete(l) };
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners.clear();
+  }
+}
+
+export class Disposable {
+  constructor(private readonly fn: () => void) {}
+  static from(...ds: { dispose(): unknown }[]): Disposable {
+    return new Disposable(() => ds.forEach((d) => d.dispose()));
+  }
+  dispose(): void {
+    this.fn();
+  }
+}
+
+export class Uri {
+  private constructor(readonly scheme: string, readonly path: string) {}
+  static file(p: string): Uri {
+    return new Uri('file', path.resolve(p));
+  }
+  static from(c: { scheme: string; path: string }): Uri {
+    return new Uri(c.scheme, c.path);
+  }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, path.posix.join(base.path, ...parts));
+  }
+  get fsPath(): string {
+    return this.path;
+  }
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
+  }
+}
+
+export enum TreeItemCollapsibleState { None = 0, Collapsed = 1, Expanded = 2 }
+export enum StatusBarAlignment { Left = 1, Right = 2 }
+
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: unknown;
+  iconPath?: unknown;
+  contextValue?: string;
+  resourceUri?: Uri;
+  command?: unknown;
+  constructor(public label: string, public collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None) {}
+}
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+export class MarkdownString {
+  constructor(public value = '') {}
+}
+
+/** What the fake recorded: inspect from tests, reset with {@link resetFake}. */
+export const recorded = {
+  commands: new Map<string, (...args: unknown[]) => unknown>(),
+  treeViews: [] as string[],
+  logLines: [] as string[],
+  contexts: new Map<string, unknown>(),
+  settings: new Map<string, unknown>(),
+};
+
+export function resetFake(): void {
+  recorded.commands.clear();
+  recorded.treeViews.length = 0;
+  recorded.logLines.length = 0;
+  recorded.contexts.clear();
+  recorded.settings.clear();
+  workspace.workspaceFolders = undefined;
+  workspace.isTrusted = true;
+}
+
+const noop = () => ({ dispose() {} });
+
+export const commands = {
+  registerCommand(id: string, fn: (...args: unknown[]) => unknown) {
+    if (recorded.commands.has(id)) throw new Error(`command '${id}' already exists`);
+    recorded.commands.set(id, fn);
+    return { dispose: () => recorded.commands.delete(id) };
+  },
+  async executeCommand(id: string, ...args: unknown[]) {
+    if (id === 'setContext') {
+      recorded.contexts.set(String(args[0]), args[1]);
+      return undefined;
+    }
+    const fn = recorded.commands.get(id);
+    if (!fn) throw new Error(`command '${id}' not found`);
+    return fn(...args);
+  },
+  async getCommands() {
+    return [...recorded.commands.keys()];
+  },
+};
+
+function logChannel(name: string) {
+  const line = (level: string) => (msg: string) => recorded.logLines.push(`${name} ${level} ${msg}`);
+  return { name, trace: line('trace'), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error'), append() {}, appendLine: line('info'), show() {}, dispose() {} };
+}
+
+export const window = {
+  createOutputChannel: (name: string) => logChannel(name),
+  createTreeView: (id: string) => {
+    recorded.treeViews.push(id);
+    return { dispose() {} };
+  },
+  showTextDocument: async () => undefined,
+  showInformationMessage: async () => undefined,
+  showErrorMessage: async () => undefined,
+  showWarningMessage: async () => undefined,
+  createStatusBarItem: () => ({ text: '', tooltip: '', show() {}, hide() {}, dispose() {} }),
+};
+
+export const workspace = {
+  workspaceFolders: undefined as { uri: Uri; name: string; index: number }[] | undefined,
+  isTrusted: true,
+  getConfiguration: (section: string) => ({
+    get: (key: string, dflt?: unknown) => recorded.settings.get(`${section}.${key}`) ?? dflt,
+    inspect: (key: string) => {
+      const v = recorded.settings.get(`${section}.${key}`);
+      return v === undefined ? { key } : { key, workspaceValue: v };
+    },
+  }),
+  registerTextDocumentContentProvider: noop,
+  openTextDocument: async () => ({}),
+  onDidChangeWorkspaceFolders: noop,
+  onDidGrantWorkspaceTrust: noop,
+  onDidChangeConfiguration: noop,
+};
+
+export const version = '1.100.3-fake';

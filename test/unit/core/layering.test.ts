@@ -1,0 +1,22 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot } from '../../support/repoRoot';
+
+const repo = repoRoot;
+
+function tsFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f));
+}
+
+describe('layering', () => {
+  it('src/core never imports vscode', () => {
+    const offenders = tsFiles(path.join(repo, 'src/core')).filter((f) => /from\s+['"]vscode['"]|require\(\s*['"]vscode['"]\s*\)|import\(\s*['"]vscode['"]\s*\)/.test(fs.readFileSync(f, 'utf8')));
+    assert.deepEqual(offenders.map((f) => path.relative(repo, f)), []);
+  });
+
+  it('src/core never imports from the extension, CLI or webview layers', () => {
+    const offenders = tsFiles(path.join(repo, 'src/core')).filter((f) => /from\s+['"][./]+\/(extension|cli|webview)\//.test(fs.readFileSync(f, 'utf8')));
+    assert.deepEqual(offenders.map((f) => path.relative(repo, f)), []);
+  });
+});
