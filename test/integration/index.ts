@@ -1,0 +1,29 @@
+/**
+ * Entry of the integration tier: VS Code's extension host loads this module (extensionTestsPath) and calls
+ * `run()`. It runs the mocha suites below inside the real host and writes a result file
+ * (RALPH_RESULT_FILE, else `<workspace>/.ralph-test-result.json`) that the outer runner reads. The same module
+ * works under @vscode/test-electron (test/runners/electron.ts).
+ */
+import * as path from 'node:path';
+import { registerActivationSuite } from './suites/activation';
+import { registerRestrictedModeSuite } from './suites/restrictedMode';
+
+export async function run(): Promise<void> {
+  // mocha is resolved from the repository's node_modules (external to this bundle).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Mocha = require('mocha') as typeof import('mocha');
+  const repo = path.resolve(__dirname, '..', '..', '..');
+  const mode = process.env.RALPH_INTEGRATION_MODE ?? 'trusted';
+  const mocha = new Mocha({
+    ui: 'bdd',
+    timeout: 60_000,
+    color: false,
+    reporter: path.join(repo, 'test', 'support', 'resultReporter.cjs'),
+    reporterOptions: { resultFile: process.env.RALPH_RESULT_FILE, tier: `integration-${mode}` },
+  });
+  mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
+  if (mode === 'restricted') registerRestrictedModeSuite();
+  else registerActivationSuite();
+  const failures = await new Promise<number>((resolve) => mocha.run(resolve));
+  if (failures > 0) throw new Error(`${failures} integration test(s) failed`);
+}

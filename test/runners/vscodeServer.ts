@@ -1,0 +1,131 @@
+/**
+ * Starts VS Code 1.100.3's server (from code-server@4.100.3, installed by scripts/setup-test-env.sh) on
+ * 127.0.0.1 and opens its web workbench in Debian's headless Chromium via playwright-core. Shared by the
+ * integration runner (development + tests paths in the URL payload) and the e2e tests (installed .vsix).
+ * Recipe: ../shared/docs/real-vscode-and-claude.md §2. Everything started here is ended by `stop()`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.RALPH_CHROMIUM ?? '/usr/bin/chromium';
+
+export function serverRoot(repo: string): string {
+  return path.join(repo, '.vscode-test', 'server', 'node_modules', 'code-server', 'lib', 'vscode');
+}
+
+export interface ServerOptions {
+  repo: string;
+  /** Scratch folder for user, server and extension data. */
+  tmp: string;
+  trusted: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Extensions folder (e.g. one a .vsix was installed into). Default `<tmp>/ext`. */
+  extensionsDir?: string;
+}
+
+export interface RunningServer {
+  port: number;
+  url(folder: string, payload?: [string, string][]): string;
+  /** Server output so far (stdout + stderr). */
+  output(): string;
+  waitForOutput(re: RegExp, timeoutMs: number): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the server and resolves once it listens. Throws with the server's output when it does not start. */
+export async function startServer(o: ServerOptions): Promise<RunningServer> {
+  const root = serverRoot(o.repo);
+  if (!fs.existsSync(path.join(root, 'out', 'server-main.js'))) throw new Error(`VS Code server missing at ${root}: run scripts/setup-test-env.sh`);
+  const port = await freePort();
+  const args = [
+    path.join(root, 'out', 'server-main.js'), '--host', '127.0.0.1', '--port', String(port),
+    '--without-connection-token', '--accept-server-license-terms',
+    '--user-data-dir', path.join(o.tmp, 'ud'), '--server-data-dir', path.join(o.tmp, 'sd'),
+    '--extensions-dir', o.extensionsDir ?? path.join(o.tmp, 'ext'), '--disable-telemetry',
+    // Tests own the environment (PATH with stubs first): don't replace it with a login shell's.
+    '--force-disable-user-env',
+  ];
+  if (o.trusted) args.push('--disable-workspace-trust');
+  let out = '';
+  const waiters: (() => void)[] = [];
+  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...o.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const onData = (b: Buffer) => {
+    out += b.toString();
+    if (process.env.RALPH_TEST_VERBOSE) process.stderr.write(b);
+    waiters.splice(0).forEach((w) => w());
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<void>((r) => child.once('exit', () => { waiters.splice(0).forEach((w) => w()); r(); }));
+  const waitForOutput = async (re: RegExp, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!re.test(out)) {
+      if (child.exitCode !== null || Date.now() > deadline) return re.test(out);
+      await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 250); });
+    }
+    return true;
+  };
+  const stop = async () => {
+    if (child.exitCode === null && child.pid) {
+      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+      const t = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+      await exited;
+      clearTimeout(t);
+    }
+    // The extension host and its helpers live in the same process group; make sure none survived.
+    if (child.pid) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* none left */ } }
+  };
+  if (!(await waitForOutput(/Extension host agent listening on|Web UI available|listening on/i, 60_000))) {
+    await stop();
+    throw new Error(`VS Code server did not start:\n${out}`);
+  }
+  const url = (folder: string, payload?: [string, string][]) => {
+    let u = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`;
+    if (payload) u += `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    return u;
+  };
+  return { port, url, output: () => out, waitForOutput, stop };
+}
+
+/** Launches headless Chromium with the flags this closed network needs. */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}
+
+export async function openPage(browser: Browser, url: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  return page;
+}
+
+/** Copies a fixture folder to `dest` (recursive). */
+export function copyFixture(src: string, dest: string): void {
+  fs.cpSync(src, dest, { recursive: true });
+}
+
+/** Writes a recording stub `claude` that logs each argv to `logFile` and prints a fake version. */
+export function writeRecordingStub(binDir: string, logFile: string, name = 'claude'): void {
+  fs.mkdirSync(binDir, { recursive: true });
+  const file = path.join(binDir, name);
+  fs.writeFileSync(file, `#!/bin/sh\necho "${name} $*" >> '${logFile}'\necho "9.9.9-stub (Claude Code)"\n`);
+  fs.chmodSync(file, 0o755);
+}
