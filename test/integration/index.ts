@@ -4,6 +4,7 @@
  * (RALPH_RESULT_FILE, else `<workspace>/.ralph-test-result.json`) that the outer runner reads. The same module
  * works under @vscode/test-electron (test/runners/electron.ts).
  */
+import type MochaCtor from 'mocha';
 import * as path from 'node:path';
 import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
@@ -11,7 +12,7 @@ import { registerRestrictedModeSuite } from './suites/restrictedMode';
 export async function run(): Promise<void> {
   // mocha is resolved from the repository's node_modules (external to this bundle).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Mocha = require('mocha') as typeof import('mocha');
+  const Mocha = require('mocha') as typeof MochaCtor;
   const repo = path.resolve(__dirname, '..', '..', '..');
   const mode = process.env.RALPH_INTEGRATION_MODE ?? 'trusted';
   const mocha = new Mocha({
