@@ -72,7 +72,7 @@ if (want('test') && !production) {
   const e2e = filesUnder('test/e2e', '.test.ts');
   if (e2e.length) configs.push({ ...nodeCommon, entryPoints: e2e, outdir: 'dist/test/e2e', outbase: 'test/e2e', external: ['playwright-core'] });
   const runners = filesUnder('test/runners', '.ts');
-  if (runners.length) configs.push({ ...nodeCommon, entryPoints: runners, outdir: 'dist/test/runners', outbase: 'test/runners', external: ['playwright-core'] });
+  if (runners.length) configs.push({ ...nodeCommon, entryPoints: runners, outdir: 'dist/test/runners', outbase: 'test/runners', external: ['playwright-core', 'mocha'] });
 }
 
 if (want('bench') && !production) {

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { detectSources, type DetectedSource, type SourceKind } from '../core/sources/detect';
+import { detectSources, formatCount, type DetectedSource, type SourceKind } from '../core/sources/detect';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 
@@ -37,7 +37,7 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     const item = new vscode.TreeItem(s.label, vscode.TreeItemCollapsibleState.None);
     item.id = `${node.folder.uri.toString()}#${s.kind}:${s.path}`;
     item.iconPath = new vscode.ThemeIcon(ICONS[s.kind]);
-    if (s.count) item.description = s.count.done !== undefined ? `${s.count.done}/${s.count.total} ${s.count.unit}` : `${s.count.total} ${s.count.unit}`;
+    if (s.count) item.description = formatCount(s.count);
     item.tooltip = new vscode.MarkdownString(`**${s.kind}** \`${s.path}\`${multiRoot() ? ` in ${node.folder.name}` : ''}`);
     item.contextValue = `source ${s.kind}`;
     item.resourceUri = vscode.Uri.joinPath(node.folder.uri, s.path);

@@ -1,6 +1,6 @@
 import { discoverAgents, type DiscoveredAgent } from '../agents/discover';
 import { formatProblem, type FileProblem } from '../store/parseError';
-import { detectSources, type DetectedSource } from '../sources/detect';
+import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 
 /** What `ralph doctor --json` prints and what **Ralph: Doctor** shows. */
 export interface DoctorReport {
@@ -33,7 +33,7 @@ export function formatDoctorReport(r: DoctorReport): string {
   const lines: string[] = [`Ralph doctor — ${r.folder}`, '', 'Task sources:'];
   if (!r.sources.length) lines.push('  (none found: add .ralph/, quantum.json, .flow/, .ijfw/wave-*, RALPH_TASK.md, PROMPT.md or specs/*/tasks.md)');
   for (const s of r.sources) {
-    const c = s.count ? ` — ${s.count.done !== undefined ? `${s.count.done}/${s.count.total}` : s.count.total} ${s.count.unit}` : '';
+    const c = s.count ? ` — ${formatCount(s.count)}` : '';
     lines.push(`  ${s.kind.padEnd(10)} ${s.path}${c}`);
   }
   lines.push('', 'Agent CLIs:');

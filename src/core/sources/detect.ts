@@ -82,6 +82,13 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
   return { folder, sources, problems };
 }
 
+/** `3 tasks`, `1 task`, `2/5 stories`: a count as the tree and doctor show it. */
+export function formatCount(c: NonNullable<DetectedSource['count']>): string {
+  const n = c.done !== undefined ? `${c.done}/${c.total}` : String(c.total);
+  const unit = c.total === 1 && c.done === undefined ? c.unit.replace(/ies$/, 'y').replace(/s$/, '') : c.unit;
+  return `${n} ${unit}`;
+}
+
 async function isDir(p: string): Promise<boolean> {
   return stat(p).then((s) => s.isDirectory(), () => false);
 }

@@ -1,0 +1,84 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { findRepoRoot } from '../support/repoRoot';
+import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
+
+const repo = findRepoRoot(__dirname);
+const shots = path.join(repo, 'test-results');
+
+/** Packages the extension with vsce (production build) and returns the .vsix path. */
+function packageVsix(outDir: string): string {
+  const vsix = path.join(outDir, 'ralph-loop.vsix');
+  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+  return vsix;
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: path.join(shots, `e2e-${name}.png`) });
+}
+
+describe('Ralph Loop installed from its .vsix in the VS Code web workbench', function () {
+  let tmp: string;
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+
+  before(async function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-'));
+    const ext = path.join(tmp, 'ext');
+    const vsix = packageVsix(tmp);
+    execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
+    const ws = path.join(tmp, 'workspace');
+    copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
+    writeRecordingStub(path.join(tmp, 'bin'), path.join(tmp, 'stub.log'));
+    server = await startServer({ repo, tmp, trusted: true, extensionsDir: ext, env: { PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}` } });
+    browser = await launchBrowser();
+    page = await openPage(browser, server.url(ws));
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  });
+
+  after(async function () {
+    if (page) await screenshot(page, 'last').catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('lists the packaged extension as installed', () => {
+    const installed = fs.readdirSync(path.join(tmp, 'ext'));
+    assert.ok(installed.some((d) => d.startsWith('ralph-loop.ralph-loop-')), installed.join(', '));
+  });
+
+  it('shows the fixture sources as items of the Ralph view', async () => {
+    await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
+    const tree = page.locator('.pane-body .monaco-list-row');
+    await tree.filter({ hasText: 'quantum.json — fixture-feature' }).waitFor({ timeout: 30_000 });
+    const rows = await tree.allInnerTexts();
+    for (const label of ['flow-next (1 epic)', 'quantum.json — fixture-feature', 'RALPH_TASK.md', 'IJFW waves', 'Ralph runs']) {
+      assert.ok(rows.some((r) => r.includes(label)), `no tree item "${label}" in ${JSON.stringify(rows)}`);
+    }
+    await screenshot(page, 'ralph-view');
+  });
+
+  it('runs Ralph: Doctor from the command palette and shows the report in an editor', async () => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill('>Ralph: Doctor');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Ralph: Doctor' }).first().waitFor({ timeout: 15_000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab', { hasText: 'Ralph Doctor.txt' }).waitFor({ timeout: 30_000 });
+    const editor = page.locator('.editor-instance .view-lines');
+    await editor.filter({ hasText: 'Task sources' }).waitFor({ timeout: 30_000 });
+    const text = (await editor.innerText()).replace(/\u00a0/g, ' ');
+    assert.match(text, /Ralph doctor/);
+    assert.match(text, /quantum\s+quantum\.json — 1\/2 stories/);
+    assert.match(text, /claude\s+9\.9\.9-stub/);
+    await screenshot(page, 'doctor');
+  });
+});
