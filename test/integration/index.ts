@@ -5,11 +5,14 @@
  * works under @vscode/test-electron (test/runners/electron.ts).
  */
 import type MochaCtor from 'mocha';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as vscode from 'vscode';
 import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
 
 export async function run(): Promise<void> {
+  if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
   // mocha is resolved from the repository's node_modules (external to this bundle).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Mocha = require('mocha') as typeof MochaCtor;
@@ -27,4 +30,13 @@ export async function run(): Promise<void> {
   else registerActivationSuite();
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);
+}
+
+/** Bench mode (bench/activation.bench.ts): activation time measured inside the real host, written as JSON. */
+async function writeActivationBench(): Promise<void> {
+  const ext = vscode.extensions.getExtension<{ activationMs: number; loadAndActivateMs: number }>('ralph-loop.ralph-loop');
+  const t0 = performance.now();
+  const api = ext!.isActive ? ext!.exports : await ext!.activate();
+  const total = performance.now() - t0;
+  fs.writeFileSync(process.env.RALPH_RESULT_FILE!, JSON.stringify({ activationMs: api.activationMs, loadAndActivateMs: api.loadAndActivateMs, activateCallMs: total }));
 }

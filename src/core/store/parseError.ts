@@ -53,11 +53,16 @@ export function parseJsonText(file: string, text: string): JsonParseResult {
     const first = errors[0];
     if (first) {
       const { line, column } = positionAt(text, first.offset);
-      return { ok: false, problem: { file, line, column, message: `invalid JSON: ${printParseErrorCode(first.error)}` } };
+      return { ok: false, problem: { file, line, column, message: `invalid JSON: ${words(printParseErrorCode(first.error))}` } };
     }
     const { line, column } = positionAt(text, jsonErrorOffset(err, text));
     return { ok: false, problem: { file, line, column, message: `invalid JSON: ${(err as Error).message}` } };
   }
+}
+
+/** `PropertyNameExpected` → `property name expected`. */
+function words(code: string): string {
+  return code.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
 function jsonErrorOffset(err: unknown, text: string): number {

@@ -1,0 +1,60 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { defaultConfig } from '../../../src/core/model/config';
+import { loadConfig } from '../../../src/core/model/loadConfig';
+import { FileProblemError } from '../../../src/core/store/parseError';
+
+function folderWithConfig(text?: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-config-'));
+  if (text !== undefined) {
+    fs.mkdirSync(path.join(dir, '.ralph'));
+    fs.writeFileSync(path.join(dir, '.ralph', 'config.json'), text);
+  }
+  return dir;
+}
+
+describe('the .ralph/config.json configuration', () => {
+  it('is all defaults when the file is absent', async () => {
+    assert.deepEqual(await loadConfig(folderWithConfig()), defaultConfig);
+  });
+
+  it('layers flags over settings over the file over the defaults', async () => {
+    const dir = folderWithConfig('{"maxIterations": 7, "model": "file-model", "agent": "cursor-agent"}');
+    const c = await loadConfig(dir, { settings: { maxIterations: 9, model: 'settings-model' }, flags: { maxIterations: 11 } });
+    assert.equal(c.maxIterations, 11);
+    assert.equal(c.model, 'settings-model');
+    assert.equal(c.agent, 'cursor-agent');
+    assert.equal(c.permissionMode, defaultConfig.permissionMode);
+  });
+
+  it('keeps keys it does not know', async () => {
+    const c = await loadConfig(folderWithConfig('{"futureKey": {"a": 1}}'));
+    assert.deepEqual((c as Record<string, unknown>).futureKey, { a: 1 });
+  });
+
+  it('ignores agent paths and arguments from an untrusted workspace', async () => {
+    const dir = folderWithConfig('{"claudePath": "/tmp/evil", "agentArgs": ["--x"], "model": "m"}');
+    const c = await loadConfig(dir, { trusted: false, settings: { cursorAgentPath: '/tmp/evil2' } });
+    assert.equal(c.claudePath, 'claude');
+    assert.equal(c.cursorAgentPath, 'cursor-agent');
+    assert.deepEqual(c.agentArgs, []);
+    assert.equal(c.model, 'm');
+  });
+
+  it('names the file, line and column of a syntax error', async () => {
+    const dir = folderWithConfig('{\n  "maxIterations": 3,\n}\n');
+    await assert.rejects(loadConfig(dir), (err: unknown) => {
+      assert.ok(err instanceof FileProblemError);
+      assert.equal(err.problem.line, 3);
+      assert.match(err.message, /config\.json:3:1: invalid JSON/);
+      return true;
+    });
+  });
+
+  it('names the key of a value of the wrong type', async () => {
+    const dir = folderWithConfig('{\n  "maxIterations": "many"\n}\n');
+    await assert.rejects(loadConfig(dir), /config\.json:2:3: maxIterations: /);
+  });
+});

@@ -1,0 +1,127 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildDoctorReport, formatDoctorReport } from '../../../src/core/doctor/report';
+import { detectSources } from '../../../src/core/sources/detect';
+import { discoverAgents, parseVersion } from '../../../src/core/agents/discover';
+import { repoRoot } from '../../support/repoRoot';
+
+const cli = path.join(repoRoot, 'dist', 'cli.js');
+const realClaudeBin = path.join(repoRoot, 'node_modules', '.bin');
+
+function tempWorkspace(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-doctor-'));
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    if (rel.endsWith('/')) fs.mkdirSync(path.join(dir, rel), { recursive: true });
+    else fs.writeFileSync(path.join(dir, rel), text);
+  }
+  return dir;
+}
+
+function stubBin(name: string, script: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bin-'));
+  fs.writeFileSync(path.join(dir, name), `#!/bin/sh\n${script}\n`);
+  fs.chmodSync(path.join(dir, name), 0o755);
+  return dir;
+}
+
+describe('detecting the Ralph artifacts of a workspace folder', () => {
+  it('finds every kind of source with cheap counts', async () => {
+    const dir = tempWorkspace({
+      '.flow/tasks/fn-1.1.json': '{}', '.flow/tasks/fn-1.2.json': '{}', '.flow/epics/fn-1.json': '{}',
+      'quantum.json': JSON.stringify({ feature: 'f', stories: [{ status: 'passed' }, { status: 'pending' }, {}] }),
+      'RALPH_TASK.md': '- [x] a\n- [X] b\n- [ ] c\n', 'PROMPT.md': '* [ ] only\n',
+      'specs/auth/tasks.md': '1. [ ] one\n2. [x] two\n', '.ijfw/wave-1/': '', '.ijfw/wave-2/': '', '.ijfw/other/': '', '.ralph/runs/r1/': '',
+    });
+    const r = await detectSources(dir);
+    assert.deepEqual(r.sources.map((s) => [s.kind, s.path, s.count]), [
+      ['flow-next', '.flow', { total: 2, unit: 'tasks' }],
+      ['quantum', 'quantum.json', { total: 3, done: 1, unit: 'stories' }],
+      ['checklist', 'RALPH_TASK.md', { total: 3, done: 2, unit: 'tasks' }],
+      ['checklist', 'PROMPT.md', { total: 1, done: 0, unit: 'tasks' }],
+      ['checklist', 'specs/auth/tasks.md', { total: 2, done: 1, unit: 'tasks' }],
+      ['waves', '.ijfw', { total: 2, unit: 'waves' }],
+      ['ralph', '.ralph', { total: 1, unit: 'runs' }],
+    ]);
+    assert.deepEqual(r.problems, []);
+  });
+
+  it('reports a quantum.json that is not JSON as a problem with its line and column', async () => {
+    const dir = tempWorkspace({ 'quantum.json': '{\n  "stories": [\n    { "id": "US-1", }\n  ]\n}\n' });
+    const r = await detectSources(dir);
+    assert.deepEqual(r.problems, [{ file: 'quantum.json', line: 3, column: 21, message: 'invalid JSON: property name expected' }]);
+    assert.equal(r.sources[0]?.kind, 'quantum');
+  });
+
+  it('finds nothing in an empty folder', async () => {
+    assert.deepEqual((await detectSources(tempWorkspace({}))).sources, []);
+  });
+});
+
+describe('finding agent CLIs on PATH', () => {
+  it('reads the version each agent prints', async () => {
+    const bin = stubBin('cursor-agent', 'echo "2025.11.25-d5b3271"');
+    const agents = await discoverAgents({ pathEnv: bin });
+    assert.deepEqual(agents.map((a) => [a.name, a.version]), [['cursor-agent', '2025.11.25-d5b3271']]);
+  });
+
+  it('locates but never executes an agent in an untrusted workspace', async () => {
+    const log = path.join(os.tmpdir(), `ralph-stub-${process.pid}-${Date.now()}.log`);
+    const bin = stubBin('claude', `echo called >> '${log}'; echo 1.0.0`);
+    const agents = await discoverAgents({ pathEnv: bin, runVersions: false });
+    assert.equal(agents[0]?.version, null);
+    assert.match(agents[0]?.note ?? '', /not trusted/);
+    assert.equal(fs.existsSync(log), false);
+  });
+
+  it('reports an agent whose --version fails instead of throwing', async () => {
+    const bin = stubBin('codex', 'echo boom >&2; exit 3');
+    const agents = await discoverAgents({ pathEnv: bin });
+    assert.deepEqual(agents.map((a) => [a.name, a.version, a.note]), [['codex', null, '--version exited 3']]);
+  });
+
+  it('takes the semantic version out of a version banner', () => {
+    assert.equal(parseVersion('2.1.328 (Claude Code)'), '2.1.328');
+    assert.equal(parseVersion('codex-cli 0.66.0'), '0.66.0');
+    assert.equal(parseVersion('weird'), 'weird');
+  });
+});
+
+describe('ralph doctor', () => {
+  it('lists .ralph/ and quantum.json and the real claude 2.1.328, exiting 0', () => {
+    const dir = tempWorkspace({ '.ralph/': '', 'quantum.json': '{"stories":[]}' });
+    const out = execFileSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } }).toString();
+    const report = JSON.parse(out);
+    assert.deepEqual(report.sources.map((s: { path: string }) => s.path).sort(), ['.ralph', 'quantum.json']);
+    assert.ok(report.agents.some((a: { name: string; version: string }) => a.name === 'claude' && a.version === '2.1.328'), out);
+    assert.deepEqual(report.problems, []);
+  });
+
+  it('reports a broken quantum.json under problems with line and column, without a stack trace', () => {
+    const dir = tempWorkspace({ 'quantum.json': '{\n  "stories": [\n' });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--json', '--cwd', dir], { env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } });
+    const report = JSON.parse(r.stdout.toString());
+    assert.equal(report.problems.length, 1);
+    assert.equal(report.problems[0].file, 'quantum.json');
+    assert.equal(report.problems[0].line, 3);
+    assert.equal(report.problems[0].column, 1);
+    assert.doesNotMatch(r.stderr.toString() + r.stdout.toString(), /\n\s+at /);
+    assert.equal(r.status, 0);
+  });
+
+  it('exits 1 when no agent CLI is on PATH', () => {
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n' });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], { env: { ...process.env, PATH: path.dirname(process.execPath) } });
+    assert.equal(r.status, 1);
+    assert.match(r.stdout.toString(), /NOT READY/);
+  });
+
+  it('exits 1 when the folder holds no task source', async () => {
+    const report = await buildDoctorReport(tempWorkspace({}), { pathEnv: realClaudeBin });
+    assert.equal(report.ok, false);
+    assert.match(formatDoctorReport(report), /none found/);
+  });
+});
