@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * `.ralph/runs/<run_id>/run.json`: the record of one of our runs. The loop engine (core/loop) writes it through
+ * `writeRunRecord` / `updateRunRecord` (core/control/runRecords.ts); `ralph status` and `pause|resume|stop` read it.
+ * Loose: keys a later engine adds are kept.
+ *
+ * `state` is what the engine last wrote. Readers derive what a person sees (core/control/runs.ts): a non-final
+ * state whose `pid` is dead on this `host` is `crashed`; a pending STOP sentinel shows as `stopping`; a PAUSE
+ * sentinel as `paused`.
+ */
+export const RUN_RECORD_STATES = ['starting', 'running', 'paused', 'stopping', 'stopped', 'completed', 'failed'] as const;
+export type RunRecordState = (typeof RUN_RECORD_STATES)[number];
+
+/** States after which the engine no longer runs (the run is never "active" again). */
+export const FINAL_RUN_STATES: readonly RunRecordState[] = ['stopped', 'completed', 'failed'];
+
+export const runCurrentItemSchema = z.looseObject({
+  source: z.enum(['flow-next', 'quantum', 'checklist']),
+  id: z.string(),
+  title: z.string().optional(),
+});
+
+export const runRecordSchema = z.looseObject({
+  schemaVersion: z.literal(1).default(1),
+  runId: z.string().min(1),
+  /** Process id of the engine; with `host`, how a crash is recognised. */
+  pid: z.number().int().positive(),
+  /** `os.hostname()` of the engine's machine: a pid is only checked on its own host. */
+  host: z.string(),
+  /** ISO time the run started; global STOP sentinels older than this are ignored. */
+  startedAt: z.string(),
+  updatedAt: z.string().optional(),
+  state: z.enum(RUN_RECORD_STATES),
+  /** 1-based number of the current (or last) iteration; 0 before the first. */
+  iteration: z.number().int().nonnegative().default(0),
+  currentItem: runCurrentItemSchema.nullable().default(null),
+  /** Set with a final state: why the run ended (`DONE`, `NO_WORK`, `STOPPED`, `MAX_ITERATIONS`, `FAILED`, …). */
+  completion: z.looseObject({ reason: z.string(), at: z.string() }).nullable().optional(),
+  agent: z.string().optional(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;

@@ -1,0 +1,16 @@
+import { spawnSync } from 'node:child_process';
+
+/**
+ * Who is acting, as flowctl decides it (seed-systems.md §2.4 "Actor"): env `FLOW_ACTOR`, else
+ * `git config user.email`, else `git config user.name`, else `$USER`, else `unknown`.
+ * Spawns git at most twice; call it only for operations that claim (start, done, next).
+ */
+export function resolveActor(folder: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.FLOW_ACTOR?.trim()) return env.FLOW_ACTOR.trim();
+  for (const key of ['user.email', 'user.name']) {
+    const r = spawnSync('git', ['config', key], { cwd: folder, encoding: 'utf8', timeout: 5_000 });
+    const v = r.status === 0 ? r.stdout.trim() : '';
+    if (v) return v;
+  }
+  return env.USER?.trim() || 'unknown';
+}

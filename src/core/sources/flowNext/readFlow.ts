@@ -1,0 +1,141 @@
+import * as path from 'node:path';
+import type { FileProblem } from '../../store/parseError';
+import {
+  epicNumber, epicOfTaskId, flowEpicSchema, flowMetaSchema, flowRuntimeSchema, flowTaskSchema, taskNumber,
+  type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
+} from '../../model/flowNext';
+import { listDirSync, parseJsonFileText, readTextSync } from '../readText';
+import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
+
+/** One epic / spec as read from `.flow/epics/*.json` (v0.x) or `.flow/specs/*.json` (v1+). */
+export interface FlowEpicRecord {
+  id: string;
+  /** Absolute path of the JSON file. */
+  file: string;
+  epic: FlowEpic;
+}
+
+/** One task: the committed JSON, its state file when present, and the merged view flowctl uses. */
+export interface FlowTaskRecord {
+  id: string;
+  epicId: string;
+  /** Absolute path of `.flow/tasks/<id>.json`. */
+  file: string;
+  /** Absolute path of `.flow/tasks/<id>.md` (may not exist). */
+  mdFile: string;
+  committed: FlowTask;
+  /** The state file's path and content when one exists (§2.4). */
+  stateFile?: string;
+  state?: FlowRuntime;
+  /** `committed` with the state file's keys merged over it. */
+  merged: FlowTask;
+  /** Where `merged.status` came from: later flowctl's `status_source`. */
+  statusSource: 'flow-state' | 'committed';
+}
+
+/** Everything under `.flow/` that the plan graph and the operations need. */
+export interface FlowWorkspace {
+  folder: string;
+  flowDir: string;
+  meta?: FlowMeta;
+  /** `epics` (v0.x keys) or `specs` (v1+), from meta's `schema_version` or the folders present. */
+  dialect: 'epics' | 'specs';
+  /** In numeric epic order (§2.5). */
+  epics: FlowEpicRecord[];
+  /** In (epic number, task number) order. */
+  tasks: FlowTaskRecord[];
+  state: FlowStateLocation;
+  problems: FileProblem[];
+}
+
+/** Whether the folder has a `.flow/` directory. */
+export function hasFlow(folder: string): boolean {
+  return listDirSync(folder).some((e) => e.isDir && e.name === '.flow');
+}
+
+/**
+ * Reads `.flow/` (seed-systems.md §2.2–§2.4): meta, epics from `epics/` and `specs/` (JSON files only), tasks from
+ * `tasks/` (a file is a task only when its stem has a `.` and it carries an `id`, §2.3), and each task's runtime
+ * state file merged over it (fixing §2.11-7: a reader of committed JSON alone sees stale statuses). Files that do
+ * not parse or validate are skipped and reported in `problems` with file, line and column; never throws for
+ * content. Returns `undefined` when there is no `.flow/`.
+ */
+export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = process.env): FlowWorkspace | undefined {
+  const flowDir = path.join(folder, '.flow');
+  if (!hasFlow(folder)) return undefined;
+  const problems: FileProblem[] = [];
+  const rel = (p: string) => path.relative(folder, p).split(path.sep).join('/');
+
+  let meta: FlowMeta | undefined;
+  const metaFile = path.join(flowDir, 'meta.json');
+  const metaText = readTextSync(metaFile);
+  if (metaText !== undefined) {
+    const r = parseJsonFileText(rel(metaFile), metaText, flowMetaSchema);
+    if (r.ok) meta = r.value;
+    else problems.push(r.problem);
+  }
+
+  const epics: FlowEpicRecord[] = [];
+  const seenEpics = new Set<string>();
+  for (const sub of ['specs', 'epics']) {
+    const dir = path.join(flowDir, sub);
+    for (const e of listDirSync(dir)) {
+      if (e.isDir || !e.name.endsWith('.json')) continue;
+      const file = path.join(dir, e.name);
+      const r = parseJsonFileText(rel(file), readTextSync(file) ?? '', flowEpicSchema);
+      if (!r.ok) { problems.push(r.problem); continue; }
+      if (seenEpics.has(r.value.id)) continue;
+      seenEpics.add(r.value.id);
+      epics.push({ id: r.value.id, file, epic: r.value });
+    }
+  }
+  epics.sort((a, b) => epicNumber(a.id) - epicNumber(b.id) || (a.id < b.id ? -1 : 1));
+
+  const state = resolveFlowStateDir(folder, env);
+  const stateNames = new Set(listDirSync(path.join(state.dir, 'tasks')).filter((e) => !e.isDir).map((e) => e.name));
+
+  const tasks: FlowTaskRecord[] = [];
+  const tasksDir = path.join(flowDir, 'tasks');
+  for (const e of listDirSync(tasksDir)) {
+    if (e.isDir || !e.name.endsWith('.json')) continue;
+    const stem = e.name.slice(0, -'.json'.length);
+    if (!stem.includes('.')) continue;
+    const file = path.join(tasksDir, e.name);
+    const text = readTextSync(file) ?? '';
+    const r = parseJsonFileText(rel(file), text, flowTaskSchema.partial({ id: true }));
+    if (!r.ok) { problems.push(r.problem); continue; }
+    if (typeof r.value.id !== 'string') continue;
+    const committed = r.value as FlowTask;
+    const record: FlowTaskRecord = {
+      id: committed.id,
+      epicId: committed.epic ?? committed.spec ?? epicOfTaskId(committed.id),
+      file,
+      mdFile: path.join(tasksDir, `${stem}.md`),
+      committed,
+      merged: committed,
+      statusSource: 'committed',
+    };
+    const stateName = `${committed.id}.state.json`;
+    if (stateNames.has(stateName)) {
+      const stateFile = taskStateFile(state.dir, committed.id);
+      const sr = parseJsonFileText(stateFile, readTextSync(stateFile) ?? '', flowRuntimeSchema);
+      if (sr.ok) {
+        record.stateFile = stateFile;
+        record.state = sr.value;
+        record.merged = { ...committed, ...stripUndefined(sr.value) } as FlowTask;
+        if (typeof sr.value.status === 'string') record.statusSource = 'flow-state';
+      } else {
+        problems.push(sr.problem);
+      }
+    }
+    tasks.push(record);
+  }
+  tasks.sort((a, b) => epicNumber(a.epicId) - epicNumber(b.epicId) || (a.epicId < b.epicId ? -1 : a.epicId > b.epicId ? 1 : 0) || taskNumber(a.id) - taskNumber(b.id));
+
+  const dialect = (meta?.schema_version ?? 0) >= 3 || (meta?.next_spec !== undefined) || (!listDirSync(path.join(flowDir, 'epics')).length && listDirSync(path.join(flowDir, 'specs')).some((e) => e.name.endsWith('.json'))) ? 'specs' : 'epics';
+  return { folder, flowDir, meta, dialect, epics, tasks, state, problems };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,179 @@
+import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../model/plan';
+import { storyRetries, type QuantumStory } from '../model/quantum';
+import type { FileProblem } from '../store/parseError';
+import { readChecklists, type ChecklistFile } from './checklist/checklist';
+import { readFlowWorkspace, type FlowTaskRecord, type FlowWorkspace } from './flowNext/readFlow';
+import { blockedReasonFromMarkdown } from './flowNext/taskMarkdown';
+import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
+import { readTextSync } from './readText';
+import * as path from 'node:path';
+
+/** The raw sources of a folder, as read: what the plan graph, `status` and the operations are built from. */
+export interface SourceSet {
+  folder: string;
+  flow?: FlowWorkspace;
+  quantum?: QuantumDoc;
+  checklists: ChecklistFile[];
+  problems: FileProblem[];
+}
+
+/** Reads every task source of a folder (flow-next, quantum-loop, checklists). Never throws for bad content. */
+export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env): SourceSet {
+  const problems: FileProblem[] = [];
+  const flow = readFlowWorkspace(folder, env);
+  if (flow) problems.push(...flow.problems);
+  const q = readQuantum(folder);
+  if (q?.problem) problems.push(q.problem);
+  return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder), problems };
+}
+
+/**
+ * The plan graph of a folder (see core/model/plan.ts): reads the sources and maps them to roots and items.
+ * Dependency cycles (flow tasks, flow epics, quantum stories) are listed in `cycles` and as problems naming
+ * the cycle, e.g. `dependency cycle: US-001 → US-002 → US-001`; the loop engine must refuse to run a root with one.
+ */
+export async function loadPlan(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<PlanSnapshot> {
+  return buildPlan(loadSources(folder, env));
+}
+
+/** Maps read sources to the plan graph. Reads only the md of blocked flow tasks that lack `blocked_reason`. */
+export function buildPlan(src: SourceSet): PlanSnapshot {
+  const roots: PlanRoot[] = [];
+  const items: PlanItem[] = [];
+  const problems = [...src.problems];
+  const cycles: string[][] = [];
+  const rel = (p: string) => path.relative(src.folder, p).split(path.sep).join('/');
+
+  if (src.flow) {
+    const ws = src.flow;
+    const byEpic = new Map<string, string[]>();
+    for (const t of ws.tasks) {
+      items.push(flowItem(t, rel(t.file)));
+      const l = byEpic.get(t.epicId) ?? [];
+      l.push(t.id);
+      byEpic.set(t.epicId, l);
+    }
+    for (const e of ws.epics) {
+      roots.push({ source: 'flow-next', kind: 'epic', id: e.id, title: e.epic.title, status: e.epic.status === 'done' ? 'done' : 'open', rawStatus: e.epic.status, dependsOn: e.epic.depends_on_epics, file: rel(e.file), itemIds: byEpic.get(e.id) ?? [] });
+    }
+    const known = new Set(ws.epics.map((e) => e.id));
+    for (const [epicId, ids] of byEpic) {
+      if (!known.has(epicId)) roots.push({ source: 'flow-next', kind: 'epic', id: epicId, title: epicId, status: 'open', dependsOn: [], file: '.flow', itemIds: ids });
+    }
+    for (const c of findCycles(ws.tasks.map((t) => ({ id: t.id, deps: t.merged.depends_on })))) {
+      cycles.push(c);
+      problems.push({ file: rel(ws.tasks.find((t) => t.id === c[0])!.file), line: 0, column: 0, message: `dependency cycle: ${c.join(' → ')}` });
+    }
+    for (const c of findCycles(ws.epics.map((e) => ({ id: e.id, deps: e.epic.depends_on_epics })))) {
+      cycles.push(c);
+      problems.push({ file: rel(ws.epics.find((e) => e.id === c[0])!.file), line: 0, column: 0, message: `epic dependency cycle: ${c.join(' → ')}` });
+    }
+  }
+
+  if (src.quantum) {
+    const q = src.quantum.data;
+    const ids = q.stories.map((s) => s.id);
+    roots.push({ source: 'quantum', kind: 'project', id: 'quantum.json', title: q.project ?? 'quantum.json', status: q.stories.length && q.stories.every((s) => s.status === 'passed') ? 'done' : 'open', dependsOn: [], file: 'quantum.json', itemIds: ids });
+    for (const s of q.stories) items.push(quantumItem(s));
+    for (const c of findCycles(q.stories.map((s) => ({ id: s.id, deps: s.dependsOn })))) {
+      cycles.push(c);
+      problems.push({ file: 'quantum.json', line: 0, column: 0, message: `dependency cycle: ${c.join(' → ')}` });
+    }
+  }
+
+  for (const list of src.checklists) {
+    const ids = list.items.map((b) => `${list.path}:${b.line}`);
+    roots.push({ source: 'checklist', kind: 'checklist', id: list.path, title: list.title ?? list.path, status: list.items.length && list.items.every((b) => b.done) ? 'done' : 'open', dependsOn: [], file: list.path, itemIds: ids });
+    for (const b of list.items) {
+      items.push({ source: 'checklist', kind: 'checkbox', id: `${list.path}:${b.line}`, rootId: list.path, title: b.text, status: b.done ? 'done' : 'todo', rawStatus: b.mark, dependsOn: [], file: list.path, line: b.line, ...(b.risky ? { risky: true } : {}) });
+    }
+  }
+  return { folder: src.folder, roots, items, problems, cycles };
+}
+
+const FLOW_STATUS: Record<string, ItemStatus> = { todo: 'todo', in_progress: 'in_progress', blocked: 'blocked', done: 'done' };
+
+function flowItem(t: FlowTaskRecord, file: string): PlanItem {
+  const m = t.merged;
+  const status = FLOW_STATUS[m.status] ?? 'unknown';
+  let reason = m.blocked_reason ?? undefined;
+  if (status === 'blocked' && !reason) {
+    const md = readTextSync(t.mdFile);
+    if (md) reason = blockedReasonFromMarkdown(md);
+  }
+  return {
+    source: 'flow-next', kind: 'task', id: t.id, rootId: t.epicId, title: m.title, status, rawStatus: m.status, statusSource: t.statusSource,
+    dependsOn: m.depends_on, file,
+    ...(typeof m.priority === 'number' ? { priority: m.priority } : {}),
+    ...(m.claimed_at ? { startedAt: m.claimed_at } : {}),
+    ...(m.updated_at ? { updatedAt: m.updated_at } : {}),
+    ...(m.completed_at ? { completedAt: m.completed_at } : {}),
+    ...(m.assignee ? { assignee: m.assignee } : {}),
+    ...(reason ? { reason } : {}),
+  };
+}
+
+/** quantum status → normalized; failed with attempts ≥ maxAttempts reads as blocked (§4.2). */
+export function quantumItemStatus(s: QuantumStory): ItemStatus {
+  switch (s.status) {
+    case 'pending': return 'todo';
+    case 'in_progress': return 'in_progress';
+    case 'passed': return 'done';
+    case 'blocked': return 'blocked';
+    case 'failed': {
+      const r = storyRetries(s);
+      return r.attempts >= r.maxAttempts ? 'blocked' : 'failed';
+    }
+    default: return 'unknown';
+  }
+}
+
+function quantumItem(s: QuantumStory): PlanItem {
+  const r = storyRetries(s);
+  const lastFailure = r.failureLog.at(-1);
+  const status = quantumItemStatus(s);
+  return {
+    source: 'quantum', kind: 'story', id: s.id, rootId: 'quantum.json', title: s.title, status, rawStatus: s.status,
+    dependsOn: s.dependsOn, attempts: r.attempts, maxAttempts: r.maxAttempts, file: 'quantum.json',
+    ...(typeof s.priority === 'number' ? { priority: s.priority } : {}),
+    ...(s.startedAt ? { startedAt: s.startedAt } : {}),
+    ...((status === 'blocked' || status === 'failed') && lastFailure ? { reason: lastFailure.error ?? lastFailure.phase } : {}),
+  };
+}
+
+/**
+ * Every dependency cycle of a graph, each as ids around the cycle with the first repeated at the end
+ * (`[a, b, a]`). Edges to unknown ids are ignored. Iterative DFS, linear in nodes + edges. Pure.
+ */
+export function findCycles(nodes: readonly { id: string; deps: readonly string[] }[]): string[][] {
+  const deps = new Map(nodes.map((n) => [n.id, n.deps]));
+  const color = new Map<string, 1 | 2>();
+  const cycles: string[][] = [];
+  for (const start of nodes) {
+    if (color.has(start.id)) continue;
+    const stack: { id: string; next: number }[] = [{ id: start.id, next: 0 }];
+    const onPath: string[] = [start.id];
+    color.set(start.id, 1);
+    while (stack.length) {
+      const top = stack.at(-1)!;
+      const ds = deps.get(top.id) ?? [];
+      if (top.next >= ds.length) {
+        color.set(top.id, 2);
+        stack.pop();
+        onPath.pop();
+        continue;
+      }
+      const d = ds[top.next++]!;
+      if (!deps.has(d)) continue;
+      const c = color.get(d);
+      if (c === 1) {
+        cycles.push([...onPath.slice(onPath.indexOf(d)), d]);
+      } else if (c === undefined) {
+        color.set(d, 1);
+        stack.push({ id: d, next: 0 });
+        onPath.push(d);
+      }
+    }
+  }
+  return cycles;
+}

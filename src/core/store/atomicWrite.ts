@@ -1,0 +1,31 @@
+import { readFile, unlink } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
+
+/**
+ * Writes `text` to `file` atomically: a temporary file beside it, fsync, then rename, so a reader (or a crash at
+ * any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the file's mode.
+ */
+export async function writeTextAtomic(file: string, text: string): Promise<void> {
+  await writeFileAtomic(file, text, { encoding: 'utf8' });
+}
+
+/** The file's text, or `undefined` when it does not exist. Other read errors are thrown. */
+export async function readTextIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Removes a file; absent is fine. Returns whether it existed. */
+export async function removeIfExists(file: string): Promise<boolean> {
+  try {
+    await unlink(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
