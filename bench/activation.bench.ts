@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     const cli = fs.statSync(path.join(repo, 'dist', 'cli.js')).size;
     emit({ name: 'cli.bundleSize', value: cli, unit: 'bytes' });
     const vsix = path.join(tmp, 'ralph-loop.vsix');
-    execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+    execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
     emit({ name: 'extension.vsixSize', value: fs.statSync(vsix).size, unit: 'bytes' });
   } finally {
     // Leave a development build behind, as the other tools expect.

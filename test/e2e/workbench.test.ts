@@ -13,7 +13,7 @@ const shots = path.join(repo, 'test-results');
 /** Packages the extension with vsce (production build) and returns the .vsix path. */
 function packageVsix(outDir: string): string {
   const vsix = path.join(outDir, 'ralph-loop.vsix');
-  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
   return vsix;
 }
 
