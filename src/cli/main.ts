@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { FileProblemError } from '../core/store/parseError';
 import { registerDoctorCommand } from './doctorCommand';
+import { registerSessionCommand } from './sessionCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerDoctorCommand(program);
+  registerSessionCommand(program);
   return program;
 }
 

@@ -25,6 +25,10 @@ export const ralphConfigSchema = z.looseObject({
   contextWindowTokens: z.number().int().positive().default(200_000),
   /** Longest agent output line kept, in bytes; longer lines are dropped and counted (default 64 MiB). */
   maxLineBytes: z.number().int().positive().default(64 * 1024 * 1024),
+  /** Context tokens at which an iteration is rotated; 0 = the per-agent default (seed-systems.md §3.4, core/stream/thresholds.ts). */
+  rotateThresholdTokens: z.number().int().nonnegative().default(0),
+  /** Context tokens at which the agent is warned once per iteration; 0 = the default (pinned for `[1m]` models, else 7/8 of rotate). */
+  warnThresholdTokens: z.number().int().nonnegative().default(0),
 });
 
 /** A complete configuration after defaults are applied. */

@@ -1,0 +1,115 @@
+import type { AgentEvent } from '../stream/events';
+
+/**
+ * One agent CLI behind one interface: how to start an iteration (arguments, environment) and how to map its
+ * stream-json lines into {@link AgentEvent}s. Adding an agent means adding one adapter file and one line in
+ * `registry.ts`. Processes are started by `spawnIteration` (spawn.ts), identically for every adapter: own
+ * process group, stdin closed, stderr drained concurrently.
+ */
+export interface AgentAdapter {
+  /** Registry key and the `agent` config value: `claude`, `cursor-agent`. */
+  readonly name: string;
+  /** Binary looked up on PATH when the configuration names none. */
+  readonly defaultBinary: string;
+  /** True when the agent reports no live per-call usage, so context is the byte estimate (seed-systems.md §3.4). */
+  readonly estimatesContext: boolean;
+  /** The command line and environment of one iteration. Pure: no I/O. */
+  invocation(spec: IterationSpec): Invocation;
+  /** A fresh mapper for one stream (mappers keep per-stream state, e.g. tool ids → names). */
+  createMapper(): StreamMapper;
+  /**
+   * How strongly one decoded line says "this agent wrote it": 0 (no idea), 1 (compatible), 2 (distinctive).
+   * `session inspect` uses it to detect the agent of a recorded stream.
+   */
+  recognise(line: Record<string, unknown>): 0 | 1 | 2;
+}
+
+/** Maps decoded JSON lines to events. Never throws: a line it cannot map becomes an `unknown` event. */
+export interface StreamMapper {
+  map(line: Record<string, unknown>): AgentEvent[];
+  /** Maps a line that is not JSON (cursor prints some errors as bare text). Default: no event. */
+  mapText?(text: string): AgentEvent[];
+}
+
+/** What the loop engine asks for when it starts one iteration (one agent process). */
+export interface IterationSpec {
+  /** The prompt, passed as the last argument (stdin stays closed). */
+  prompt: string;
+  /** Working directory of the agent: the workspace folder. */
+  cwd: string;
+  /** Binary path or name; default the adapter's `defaultBinary` (config `claudePath` / `cursorAgentPath`). */
+  binary?: string;
+  /** `--model`; empty or absent means the agent's default. */
+  model?: string;
+  /** `--resume <session id>`. */
+  resume?: string;
+  /** Extra arguments placed before the prompt (config `agentArgs`). */
+  extraArgs?: readonly string[];
+  /** Environment the agent inherits; default `process.env` (users rely on `ANTHROPIC_*`, proxies). */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** Variables set on top of `baseEnv` (a value of `undefined` removes the variable). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Claude: `--permission-mode` (config `permissionMode`). */
+  permissionMode?: string;
+  /** Claude: `--append-system-prompt`. */
+  appendSystemPrompt?: string;
+  /** Claude: `--max-turns`. */
+  maxTurns?: number;
+  /**
+   * Claude: settings passed inline with `--settings '<json>'` for this run only, e.g. `{ hooks: { PreToolUse: … } }`.
+   * The user's settings files are never edited (agent-streams.md §3.1).
+   */
+  settings?: Record<string, unknown>;
+  /** cursor-agent: the isolated `CURSOR_CONFIG_DIR` (its `--model` choice persists there); default `<cwd>/.ralph/cursor-config`. */
+  cursorConfigDir?: string;
+}
+
+/** A fully resolved command line. */
+export interface Invocation {
+  file: string;
+  args: string[];
+  /** The complete environment of the child (not merged again). */
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** Merges `spec.baseEnv` (default `process.env`) with `spec.env` and `extra`; `undefined` deletes. */
+export function mergeEnv(spec: IterationSpec, extra: Readonly<Record<string, string | undefined>> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(spec.baseEnv ?? process.env)) if (v !== undefined) out[k] = v;
+  for (const layer of [spec.env ?? {}, extra]) {
+    for (const [k, v] of Object.entries(layer)) {
+      if (v === undefined) delete out[k];
+      else out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** Text of a value that may be a string, an array of content blocks, or anything else. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const parts: string[] = [];
+    for (const c of content) {
+      if (typeof c === 'string') parts.push(c);
+      else if (c && typeof c === 'object' && typeof (c as { text?: unknown }).text === 'string') parts.push((c as { text: string }).text);
+    }
+    return parts.join('\n');
+  }
+  if (content === null || content === undefined) return '';
+  try {
+    return JSON.stringify(content);
+  } catch {
+    return String(content);
+  }
+}
+
+/** A finite number or null (lenient: ints and floats; anything else is null). */
+export function numOrNull(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+export function strOrNull(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}

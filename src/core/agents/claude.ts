@@ -1,0 +1,333 @@
+import { z } from 'zod';
+import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev, rawTypeOf } from '../stream/events';
+import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, contentText, mergeEnv } from './adapter';
+
+/**
+ * The Claude Code CLI (`claude -p --output-format stream-json --verbose`), agent-streams.md §1–§2.
+ * Wire schemas below validate only the fields we read; unknown fields are kept (`looseObject`), numbers are
+ * lenient (int or float; anything else reads as absent), and a line of a known type that fails validation
+ * becomes an `unknown` event carrying the zod issue, never an exception.
+ */
+
+const n = z.number().nullish().catch(null);
+const s = z.string().nullish().catch(null);
+
+const usageSchema = z.looseObject({
+  input_tokens: n,
+  output_tokens: n,
+  cache_creation_input_tokens: n,
+  cache_read_input_tokens: n,
+});
+
+const blockSchema = z.looseObject({ type: z.string() });
+const contentSchema = z.union([z.string(), z.array(blockSchema)]);
+
+const assistantSchema = z.looseObject({
+  message: z.looseObject({
+    id: s,
+    model: s,
+    content: contentSchema,
+    usage: usageSchema.nullish().catch(null),
+  }),
+  parent_tool_use_id: s,
+  error: s,
+  api_error_status: n,
+});
+
+const userSchema = z.looseObject({
+  message: z.looseObject({ content: contentSchema }),
+  parent_tool_use_id: s,
+  isSynthetic: z.boolean().nullish().catch(null),
+});
+
+const modelUsageSchema = z.record(
+  z.string(),
+  z.looseObject({ inputTokens: n, outputTokens: n, cacheReadInputTokens: n, cacheCreationInputTokens: n, costUSD: n, contextWindow: n }),
+);
+
+const resultSchema = z.looseObject({
+  subtype: s,
+  is_error: z.boolean().nullish().catch(null),
+  result: s,
+  errors: z.array(z.unknown()).nullish().catch(null),
+  num_turns: n,
+  duration_ms: n,
+  total_cost_usd: n,
+  usage: usageSchema.nullish().catch(null),
+  modelUsage: modelUsageSchema.nullish().catch(null),
+  api_error_status: n,
+  terminal_reason: s,
+  stop_reason: s,
+  session_id: s,
+  permission_denials: z.array(z.unknown()).nullish().catch(null),
+});
+
+const initSchema = z.looseObject({
+  session_id: s,
+  model: s,
+  cwd: s,
+  tools: z.array(z.unknown()).nullish().catch(null),
+  permissionMode: s,
+  claude_code_version: s,
+  parent_tool_use_id: s,
+});
+
+const apiRetrySchema = z.looseObject({ attempt: n, max_retries: n, retry_delay_ms: n, error_status: n, error: s });
+
+const compactSchema = z.looseObject({
+  compact_metadata: z.looseObject({ trigger: s, pre_tokens: n, post_tokens: n }).nullish().catch(null),
+});
+
+const rateLimitSchema = z.looseObject({
+  rate_limit_info: z.looseObject({ status: z.string(), resetsAt: n, rateLimitType: s, utilization: n, overageStatus: s }),
+});
+
+type Usage = z.infer<typeof usageSchema>;
+
+export function claudeTokens(u: Usage | null | undefined): TokenCounts {
+  return {
+    input: u?.input_tokens ?? 0,
+    output: u?.output_tokens ?? 0,
+    cacheRead: u?.cache_read_input_tokens ?? 0,
+    cacheCreation: u?.cache_creation_input_tokens ?? 0,
+  };
+}
+
+/** Claude tool names → kinds (Bash is the shell; Edit-like tools write). */
+export function claudeToolKind(name: string): ToolKind {
+  switch (name) {
+    case 'Bash':
+      return 'shell';
+    case 'Read':
+      return 'read';
+    case 'Write':
+      return 'write';
+    case 'Edit':
+    case 'MultiEdit':
+    case 'NotebookEdit':
+      return 'edit';
+    default:
+      return 'other';
+  }
+}
+
+const SYNTHETIC_MODEL = '<synthetic>';
+
+function unknownEvent(line: Record<string, unknown>, issue?: string, subagent = false): AgentEvent {
+  return ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) }, { subagent });
+}
+
+function issueOf(err: z.ZodError): string {
+  const i = err.issues[0];
+  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
+}
+
+/** Per-stream state: tool ids → names, so results name their tool. */
+class ClaudeMapper implements StreamMapper {
+  private readonly toolNames = new Map<string, string>();
+
+  map(line: Record<string, unknown>): AgentEvent[] {
+    const type = line.type;
+    switch (type) {
+      case 'assistant':
+        return this.assistant(line);
+      case 'user':
+        return this.user(line);
+      case 'result':
+        return this.result(line);
+      case 'rate_limit_event':
+        return this.rateLimit(line);
+      case 'system':
+        return this.system(line);
+      case undefined:
+        // Trimmed result fragments (corpus 11) have no `type` but are plainly a result.
+        if (typeof line.is_error === 'boolean' && ('result' in line || 'modelUsage' in line)) return this.result(line);
+        return [unknownEvent(line)];
+      default:
+        return [unknownEvent(line, undefined, typeof line.parent_tool_use_id === 'string')];
+    }
+  }
+
+  private assistant(line: Record<string, unknown>): AgentEvent[] {
+    const p = assistantSchema.safeParse(line);
+    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+    const a = p.data;
+    const m = a.message;
+    const marks = { subagent: typeof a.parent_tool_use_id === 'string', synthetic: m.model === SYNTHETIC_MODEL };
+    const messageId = m.id ?? null;
+    const out: AgentEvent[] = [];
+    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    for (const b of blocks) {
+      const block = b as Record<string, unknown>;
+      if (block.type === 'text' && typeof block.text === 'string') {
+        out.push(ev({ type: 'text', text: block.text, messageId }, marks));
+      } else if (block.type === 'thinking') {
+        out.push(ev({ type: 'thinking', text: typeof block.thinking === 'string' ? block.thinking : '', messageId }, marks));
+      } else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+        this.toolNames.set(block.id, block.name);
+        const input = block.input && typeof block.input === 'object' && !Array.isArray(block.input) ? (block.input as Record<string, unknown>) : {};
+        out.push(ev({ type: 'toolUse', id: block.id, name: block.name, kind: claudeToolKind(block.name), input, messageId }, marks));
+      } else {
+        out.push(ev({ type: 'unknown', rawType: `assistant/${String(block.type)}`, raw: block }, marks));
+      }
+    }
+    if (a.error) {
+      const text = contentText(m.content);
+      out.push(ev({ type: 'error', message: text || a.error, code: a.error, status: a.api_error_status ?? null }, marks));
+    }
+    if (m.usage && !marks.synthetic) {
+      out.push(ev({ type: 'usage', source: 'message', messageId, model: m.model ?? null, tokens: claudeTokens(m.usage) }, marks));
+    }
+    return out;
+  }
+
+  private user(line: Record<string, unknown>): AgentEvent[] {
+    const p = userSchema.safeParse(line);
+    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+    const u = p.data;
+    const marks = { subagent: typeof u.parent_tool_use_id === 'string', synthetic: u.isSynthetic === true };
+    const out: AgentEvent[] = [];
+    if (Array.isArray(u.message.content)) {
+      for (const b of u.message.content) {
+        const block = b as Record<string, unknown>;
+        if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
+          const name = this.toolNames.get(block.tool_use_id) ?? null;
+          out.push(ev({
+            type: 'toolResult',
+            id: block.tool_use_id,
+            name,
+            kind: name ? claudeToolKind(name) : 'other',
+            isError: block.is_error === true,
+            output: contentText(block.content),
+            exitCode: null,
+          }, marks));
+        }
+      }
+    }
+    // Prompt echoes and other user text are not modelled: passed on as unknown, never dropped.
+    return out.length ? out : [unknownEvent(line, undefined, marks.subagent)];
+  }
+
+  private result(line: Record<string, unknown>): AgentEvent[] {
+    const p = resultSchema.safeParse(line);
+    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+    const r = p.data;
+    let modelUsage: Record<string, ModelUsage> | null = null;
+    if (r.modelUsage) {
+      modelUsage = {};
+      for (const [model, mu] of Object.entries(r.modelUsage)) {
+        modelUsage[model] = {
+          tokens: { input: mu.inputTokens ?? 0, output: mu.outputTokens ?? 0, cacheRead: mu.cacheReadInputTokens ?? 0, cacheCreation: mu.cacheCreationInputTokens ?? 0 },
+          costUsd: mu.costUSD ?? 0,
+          contextWindow: mu.contextWindow ?? null,
+        };
+      }
+    }
+    return [ev({
+      type: 'result',
+      subtype: r.subtype ?? 'success',
+      isError: r.is_error === true,
+      text: r.result ?? null,
+      errors: (r.errors ?? []).map((e) => (typeof e === 'string' ? e : contentText(e))),
+      numTurns: r.num_turns ?? null,
+      durationMs: r.duration_ms ?? null,
+      costUsd: r.total_cost_usd ?? null,
+      usage: r.usage ? claudeTokens(r.usage) : null,
+      modelUsage,
+      apiErrorStatus: r.api_error_status ?? null,
+      terminalReason: r.terminal_reason ?? null,
+      stopReason: r.stop_reason ?? null,
+      sessionId: r.session_id ?? null,
+      permissionDenials: r.permission_denials?.length ?? 0,
+    })];
+  }
+
+  private rateLimit(line: Record<string, unknown>): AgentEvent[] {
+    const p = rateLimitSchema.safeParse(line);
+    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+    const i = p.data.rate_limit_info;
+    return [ev({
+      type: 'rateLimit',
+      status: i.status,
+      resetsAt: i.resetsAt != null ? i.resetsAt * 1000 : null,
+      limitType: i.rateLimitType ?? null,
+      utilization: i.utilization ?? null,
+      overageStatus: i.overageStatus ?? null,
+    })];
+  }
+
+  private system(line: Record<string, unknown>): AgentEvent[] {
+    switch (line.subtype) {
+      case 'init': {
+        const p = initSchema.safeParse(line);
+        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+        const i = p.data;
+        return [ev({
+          type: 'init',
+          sessionId: i.session_id ?? null,
+          model: i.model ?? null,
+          cwd: i.cwd ?? null,
+          tools: (i.tools ?? []).filter((t): t is string => typeof t === 'string'),
+          permissionMode: i.permissionMode ?? null,
+          agentVersion: i.claude_code_version ?? null,
+        }, { subagent: typeof i.parent_tool_use_id === 'string' })];
+      }
+      case 'api_retry': {
+        const p = apiRetrySchema.safeParse(line);
+        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+        const r = p.data;
+        return [ev({ type: 'apiRetry', attempt: r.attempt ?? 0, maxRetries: r.max_retries ?? 0, delayMs: r.retry_delay_ms ?? 0, status: r.error_status ?? null, error: r.error ?? null })];
+      }
+      case 'compact_boundary': {
+        const p = compactSchema.safeParse(line);
+        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+        const c = p.data.compact_metadata;
+        return [ev({ type: 'compactBoundary', trigger: c?.trigger ?? null, preTokens: c?.pre_tokens ?? null, postTokens: c?.post_tokens ?? null })];
+      }
+      default:
+        return [unknownEvent(line, undefined, typeof line.parent_tool_use_id === 'string')];
+    }
+  }
+}
+
+function claudeInvocation(spec: IterationSpec): Invocation {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose'];
+  if (spec.model) args.push('--model', spec.model);
+  if (spec.permissionMode) args.push('--permission-mode', spec.permissionMode);
+  if (spec.appendSystemPrompt) args.push('--append-system-prompt', spec.appendSystemPrompt);
+  if (spec.maxTurns !== undefined) args.push('--max-turns', String(spec.maxTurns));
+  if (spec.resume) args.push('--resume', spec.resume);
+  if (spec.settings) args.push('--settings', JSON.stringify(spec.settings));
+  args.push(...(spec.extraArgs ?? []));
+  // `--` keeps a prompt that starts with "-" from being read as an option.
+  args.push('--', spec.prompt);
+  return { file: spec.binary || 'claude', args, env: mergeEnv(spec), cwd: spec.cwd };
+}
+
+function claudeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
+  const t = line.type;
+  if ('claude_code_version' in line || t === 'rate_limit_event' || t === 'stream_event' || 'parent_tool_use_id' in line) return 2;
+  if (t === 'result' || (t === undefined && typeof line.is_error === 'boolean')) {
+    return 'total_cost_usd' in line || 'num_turns' in line || 'modelUsage' in line ? 2 : typeof line.is_error === 'boolean' ? 1 : 0;
+  }
+  if (t === 'system') {
+    const st = line.subtype;
+    if (st === 'api_retry' || st === 'compact_boundary' || (typeof st === 'string' && st.startsWith('hook_'))) return 2;
+    return st === 'init' && Array.isArray(line.tools) ? 2 : st === 'init' ? 1 : 0;
+  }
+  if (t === 'assistant' || t === 'user') {
+    const m = line.message as { id?: unknown } | undefined;
+    if (m && typeof m === 'object') return typeof m.id === 'string' || 'uuid' in line ? 2 : 1;
+  }
+  return 0;
+}
+
+/** The `claude` adapter (Claude Code CLI 2.x). */
+export const claudeAdapter: AgentAdapter = {
+  name: 'claude',
+  defaultBinary: 'claude',
+  estimatesContext: false,
+  invocation: claudeInvocation,
+  createMapper: () => new ClaudeMapper(),
+  recognise: claudeRecognise,
+};
