@@ -1,6 +1,11 @@
 import { Command, CommanderError } from 'commander';
 import { FileProblemError } from '../core/store/parseError';
 import { registerDoctorCommand } from './doctorCommand';
+import { registerStatusCommand } from './statusCommand';
+import { registerNextCommand } from './nextCommand';
+import { registerTaskCommand } from './taskCommand';
+import { registerStaleCommand } from './staleCommand';
+import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
 
 declare const RALPH_VERSION: string | undefined;
@@ -18,6 +23,11 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerDoctorCommand(program);
+  registerStatusCommand(program);
+  registerNextCommand(program);
+  registerTaskCommand(program);
+  registerStaleCommand(program);
+  registerControlCommands(program);
   registerSessionCommand(program);
   return program;
 }

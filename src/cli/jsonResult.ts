@@ -1,0 +1,24 @@
+import { OperationError } from '../core/model/operationError';
+import { FileProblemError } from '../core/store/parseError';
+
+/**
+ * Output helpers shared by the task, control and stale commands: flowctl's conventions (seed-systems.md §2.5):
+ * `--json` prints `{"success": true, …}` on stdout; a refusal prints `{"success": false, "error": "<msg>"}` on
+ * stdout (text mode: `Error: <msg>` on stderr) and exits 1.
+ */
+export function printResult(json: boolean, value: Record<string, unknown>, text: string): void {
+  process.stdout.write(json ? JSON.stringify(value) + '\n' : text.endsWith('\n') || !text ? text : text + '\n');
+  process.exitCode = 0;
+}
+
+/** Runs a command body, turning refusals and file problems into flowctl's error output and exit code 1. */
+export async function runReporting(json: boolean, body: () => Promise<void> | void): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (!(err instanceof OperationError) && !(err instanceof FileProblemError)) throw err;
+    if (json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
+    else process.stderr.write(`Error: ${err.message}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,29 @@
+import type { Command } from 'commander';
+import { resolveActor } from '../core/sources/actor';
+import { nextWork } from '../core/sources/operations';
+import { resolveFolder } from './folder';
+import { printResult, runReporting } from './jsonResult';
+
+/** `ralph next [--json] [--epic ID…] [--require-plan-review]`: what each source would work on next. Read-only. */
+export function registerNextCommand(program: Command): void {
+  program
+    .command('next')
+    .description("Show the next item of each source: flowctl's selector, quantum-loop's eligible stories, the first unchecked box")
+    .option('--json', '{"success":true,"item":{source,id,title}|null,"flow":{status,epic,spec,task,reason},"quantum":{status,stories},"checklists":[…]}')
+    .option('--epic <id...>', 'flow-next: only these epics (like flowctl --epics-file)')
+    .option('--require-plan-review', "flow-next: answer 'plan' for an epic whose plan review is not 'ship'")
+    .option('--actor <name>', 'who asks (default: FLOW_ACTOR, git user.email, user.name, $USER)')
+    .addHelpText('after', '\nExit codes: 0 answered (also when there is nothing to do); 1 a file problem or a dependency cycle; 2 usage.')
+    .action(async (opts: { json?: boolean; epic?: string[]; requirePlanReview?: boolean; actor?: string }, cmd: Command) => {
+      const folder = resolveFolder(cmd);
+      await runReporting(!!opts.json, () => {
+        const answer = nextWork({ folder, actor: opts.actor ?? resolveActor(folder), epics: opts.epic, requirePlanReview: opts.requirePlanReview });
+        const lines: string[] = [];
+        if (answer.flow) lines.push(`flow-next: ${answer.flow.status === 'none' ? `none (${answer.flow.reason})` : `${answer.flow.status} ${answer.flow.task ?? answer.flow.epic} (${answer.flow.reason})`}`);
+        if (answer.quantum) lines.push(`quantum: ${answer.quantum.status === 'work' ? answer.quantum.stories.join(', ') : answer.quantum.status.toUpperCase()}`);
+        for (const c of answer.checklists) lines.push(`${c.path}: ${c.line === null ? 'all done' : `line ${c.line}: ${c.text}${c.risky ? ' [risky]' : ''}`}`);
+        if (!lines.length) lines.push('No task sources');
+        printResult(!!opts.json, { success: true, ...answer }, lines.join('\n'));
+      });
+    });
+}

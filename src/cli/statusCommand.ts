@@ -1,0 +1,17 @@
+import type { Command } from 'commander';
+import { buildStatus, formatStatusText } from '../core/control/status';
+import { resolveFolder } from './folder';
+
+/** `ralph status [--json]`: task counts, progress, in-progress / blocked / last completed items, every run. Exit 0. */
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('Show task counts of every source (flow-next, quantum-loop, checklists), progress and runs')
+    .option('--json', "print flowctl's status JSON (epics/specs, tasks, runs) plus stories, checklists, progress, in_progress, last_completed, blocked, problems")
+    .addHelpText('after', '\nExit codes: 0 always (file problems are listed under "problems"); 2 on a usage error.')
+    .action((opts: { json?: boolean }, cmd: Command) => {
+      const snapshot = buildStatus(resolveFolder(cmd));
+      process.stdout.write(opts.json ? JSON.stringify(snapshot) + '\n' : formatStatusText(snapshot));
+      process.exitCode = 0;
+    });
+}

@@ -1,0 +1,66 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { OperationError } from '../model/operationError';
+import { removeIfExists } from '../store/atomicWrite';
+import { listRuns, type RunInfo, type RunProbe } from './runs';
+import { GLOBAL_PAUSE_FILES } from './sentinels';
+
+/**
+ * `pause | resume | stop [--run ID]` (seed-systems.md §2.7) for flow-next runs and ours. Auto-detection as
+ * flowctl: exactly one active run → it; none → `No active runs`; several → `Multiple active runs, specify --run:
+ * a, b`; `--run X` not active → `Run X not found or not active`.
+ */
+export function resolveActiveRun(folder: string, runId?: string, probe: RunProbe = {}): RunInfo {
+  const active = listRuns(folder, probe).runs.filter((r) => r.active);
+  if (runId !== undefined) {
+    const r = active.find((x) => x.id === runId);
+    if (!r) throw new OperationError('run_not_active', `Run ${runId} not found or not active`);
+    return r;
+  }
+  if (active.length === 0) throw new OperationError('no_active_run', 'No active runs');
+  if (active.length > 1) throw new OperationError('several_active_runs', `Multiple active runs, specify --run: ${active.map((r) => r.id).join(', ')}`);
+  return active[0]!;
+}
+
+/** flowctl's answer shape (§2.7): `{"success": true, "run": id, "action": "paused"|"resumed"|"stop_requested"}`. */
+export interface ControlAnswer {
+  success: true;
+  run: string;
+  action: 'paused' | 'resumed' | 'stop_requested';
+  /** Which kind of run, and the sentinel files created or removed (absolute paths). */
+  kind: RunInfo['kind'];
+  files: string[];
+}
+
+async function touch(file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, '', { flag: 'a' });
+}
+
+/** Creates the run's PAUSE sentinel (`<run dir>/PAUSE`). */
+export async function pauseRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
+  const run = resolveActiveRun(folder, runId, probe);
+  const file = path.join(run.dir, 'PAUSE');
+  await touch(file);
+  return { success: true, run: run.id, action: 'paused', kind: run.kind, files: [file] };
+}
+
+/**
+ * Removes the run's PAUSE sentinel; for our runs also the global `scripts/ralph/PAUSE`, which would otherwise
+ * keep the run paused. Reports the files actually removed.
+ */
+export async function resumeRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
+  const run = resolveActiveRun(folder, runId, probe);
+  const candidates = [path.join(run.dir, 'PAUSE'), ...(run.kind === 'ralph' ? GLOBAL_PAUSE_FILES.map((f) => path.join(folder, f)) : [])];
+  const files: string[] = [];
+  for (const f of candidates) if (await removeIfExists(f)) files.push(f);
+  return { success: true, run: run.id, action: 'resumed', kind: run.kind, files };
+}
+
+/** Creates the run's STOP sentinel; the run stops before its next iteration, and the file is kept for audit. */
+export async function stopRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
+  const run = resolveActiveRun(folder, runId, probe);
+  const file = path.join(run.dir, 'STOP');
+  await touch(file);
+  return { success: true, run: run.id, action: 'stop_requested', kind: run.kind, files: [file] };
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runRecordSchema, type RunRecord } from '../model/runRecord';
+import { OperationError } from '../model/operationError';
+import { isoString } from '../model/time';
+import { readTextIfExists } from '../store/atomicWrite';
+import { newJsonText, applyJsonChanges, type JsonChange } from '../store/jsonEdit';
+import { parseJsonOrThrow } from '../sources/readText';
+import { commitPlan } from '../store/writePlan';
+import { ralphRunDir } from './sentinels';
+
+/** Path of a run's record. */
+export function runRecordPath(folder: string, runId: string): string {
+  return path.join(ralphRunDir(folder, runId), 'run.json');
+}
+
+/** A new run id: `<YYYYMMDDTHHMMSSZ>-<4 hex>` (sortable by start, like flow-next's ids, §2.8). */
+export function newRunId(nowMs: number = Date.now()): string {
+  return `${isoString(nowMs).replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * Creates `.ralph/runs/<runId>/run.json` for a starting run (the loop engine calls this once, at start).
+ * Fills `pid`, `host`, `startedAt` and `state: "starting"` unless given. Validated against the schema; written
+ * atomically under the record's lock.
+ */
+export async function createRunRecord(folder: string, init: Partial<RunRecord> & { runId?: string } = {}, nowMs: number = Date.now()): Promise<RunRecord> {
+  const runId = init.runId ?? newRunId(nowMs);
+  const record = runRecordSchema.parse({ pid: process.pid, host: os.hostname(), startedAt: isoString(nowMs), state: 'starting', iteration: 0, currentItem: null, ...init, runId, updatedAt: isoString(nowMs) });
+  const file = runRecordPath(folder, runId);
+  await mkdir(path.dirname(file), { recursive: true });
+  await commitPlan(file, async () => {
+    const before = await readTextIfExists(file);
+    if (before !== undefined) throw new OperationError('invalid_state', `Run ${runId} already exists`);
+    return { writes: [{ file, before, after: newJsonText(record) }], result: undefined };
+  });
+  return record;
+}
+
+/** Reads a run record; throws `FileProblemError` (file:line:column) when it does not parse or validate. */
+export async function readRunRecord(folder: string, runId: string): Promise<RunRecord | undefined> {
+  const file = runRecordPath(folder, runId);
+  const text = await readTextIfExists(file);
+  return text === undefined ? undefined : parseJsonOrThrow(file, text, runRecordSchema);
+}
+
+/**
+ * Updates fields of a run record in place (state, iteration, currentItem, completion…), with `updatedAt` set
+ * to now. Unknown keys and formatting stay. The result is validated before it is written.
+ */
+export async function updateRunRecord(folder: string, runId: string, patch: Partial<Omit<RunRecord, 'runId'>>, nowMs: number = Date.now()): Promise<RunRecord> {
+  const file = runRecordPath(folder, runId);
+  const { result } = await commitPlan(file, async () => {
+    const before = await readTextIfExists(file);
+    if (before === undefined) throw new OperationError('not_found', `Run ${runId} has no run.json`);
+    parseJsonOrThrow(file, before, runRecordSchema);
+    const changes: JsonChange[] = Object.entries({ ...patch, updatedAt: isoString(nowMs) }).map(([k, value]) => (value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value }));
+    const after = applyJsonChanges(before, changes);
+    return { writes: [{ file, before, after }], result: parseJsonOrThrow(file, after, runRecordSchema) };
+  });
+  return result;
+}
