@@ -1,0 +1,217 @@
+import { execa } from 'execa';
+import type { AgentEvent } from '../stream/events';
+import type { DecoderStats } from '../stream/lineDecoder';
+import { type LedgerSignal, type LedgerSnapshot, TokenLedger } from '../stream/ledger';
+import type { Outcome } from '../stream/classify';
+import type { ThresholdOverrides } from '../stream/thresholds';
+import type { AgentAdapter, Invocation, IterationSpec } from './adapter';
+import { AgentStream } from './agentStream';
+import { type SessionSummary, SessionInspector } from './inspect';
+
+/**
+ * Starting one iteration: one agent process in its own process group, stdin closed (cursor-agent waits for
+ * EOF otherwise), stdout decoded into events as it arrives, stderr drained concurrently (a full pipe would
+ * deadlock the child) and its tail kept. Killing signals the whole group, SIGTERM then SIGKILL after
+ * `killGraceMs`; when the agent exits, anything left in its group is ended the same way, and `done` resolves
+ * only once the group is empty. Nothing outlives an iteration.
+ */
+
+export interface SpawnOptions {
+  /** Longest stdout line kept, bytes (config `maxLineBytes`). */
+  maxLineBytes?: number;
+  /** Window when the stream does not tell, tokens (config `contextWindowTokens`). */
+  contextWindowTokens?: number;
+  /** Configured warn / rotate thresholds (0 or absent: per-agent defaults). */
+  thresholds?: ThresholdOverrides;
+  /** Between SIGTERM and SIGKILL, ms; default 3000. */
+  killGraceMs?: number;
+  /** stderr bytes kept (the tail), default 64 KiB. */
+  stderrTailBytes?: number;
+}
+
+/** How an iteration ended. */
+export interface IterationExit {
+  exitCode: number | null;
+  signal: string | null;
+  /** Set when {@link IterationHandle.kill} ended it, with the reason given. */
+  killedBy: string | null;
+  /** The last `stderrTailBytes` of stderr, decoded as UTF-8. */
+  stderr: string;
+  /** Why it ended, for the retry policy (rate-limited, transient, fatal, …). */
+  outcome: Outcome;
+  /** Token totals, context, cost. */
+  ledger: LedgerSnapshot;
+  /** The same summary `ralph session inspect` prints, for run records. */
+  summary: SessionSummary;
+  decoder: DecoderStats;
+  /** Set when the process could not be started at all (e.g. ENOENT). */
+  spawnError: string | null;
+}
+
+export interface IterationHandle {
+  /** The agent's pid, which is also its process group id; undefined when it could not start. */
+  readonly pid: number | undefined;
+  readonly invocation: Invocation;
+  readonly adapter: AgentAdapter;
+  /** Subscribes to events in stream order; returns the unsubscribe function. */
+  onEvent(listener: (e: AgentEvent) => void): () => void;
+  /** Subscribes to the ledger's `warn` (once) and `rotate` signals; returns the unsubscribe function. */
+  onLedgerSignal(listener: (s: LedgerSignal) => void): () => void;
+  /** Live totals and context. */
+  ledgerSnapshot(): LedgerSnapshot;
+  /** Ends the iteration (whole process group: SIGTERM, SIGKILL after the grace); resolves with the exit. */
+  kill(reason: string): Promise<IterationExit>;
+  /** Resolves when the agent exited, its output is consumed and its process group is empty. Never rejects. */
+  readonly done: Promise<IterationExit>;
+}
+
+/** True while any process of group `pgid` exists. */
+export function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM the group, SIGKILL after `graceMs` if anything remains, then wait until the group is empty. */
+export async function endProcessGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!processGroupAlive(pgid)) return;
+  signalGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (processGroupAlive(pgid) && Date.now() < deadline) await delay(25);
+  if (processGroupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+  // Reparented children are reaped by init shortly after SIGKILL; wait for that (bounded).
+  const hard = Date.now() + 5000;
+  while (processGroupAlive(pgid) && Date.now() < hard) await delay(10);
+}
+
+/** Groups of running iterations, ended if this process exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+function trackGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const g of liveGroups) signalGroup(g, 'SIGKILL');
+  });
+}
+
+/**
+ * Spawns one iteration of `adapter` for `spec`. Never throws: a binary that cannot be started resolves
+ * `done` with `spawnError` set (and the outcome naming the problem). Subscribe with `onEvent` /
+ * `onLedgerSignal` right after the call: no output is read before the current tick ends.
+ */
+export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts: SpawnOptions = {}): IterationHandle {
+  const invocation = adapter.invocation(spec);
+  const killGraceMs = opts.killGraceMs ?? 3000;
+  const tailMax = opts.stderrTailBytes ?? 64 * 1024;
+  const eventListeners = new Set<(e: AgentEvent) => void>();
+  const signalListeners = new Set<(s: LedgerSignal) => void>();
+  const ledger = new TokenLedger({
+    agent: adapter.name,
+    model: spec.model ?? null,
+    contextWindowTokens: opts.contextWindowTokens,
+    thresholds: opts.thresholds,
+    estimateContext: adapter.estimatesContext,
+  });
+  const inspector = new SessionInspector({ contextWindowTokens: opts.contextWindowTokens, thresholds: opts.thresholds }, adapter);
+  const dispatch = (e: AgentEvent): void => {
+    inspector.apply(e);
+    const signals = ledger.apply(e);
+    for (const l of eventListeners) l(e);
+    for (const s of signals) for (const l of signalListeners) l(s);
+  };
+  const stream = new AgentStream(dispatch, { adapter, maxLineBytes: opts.maxLineBytes });
+
+  let stderrChunks: Buffer[] = [];
+  let stderrBytes = 0;
+  const keepStderr = (chunk: Buffer): void => {
+    stderrChunks.push(chunk);
+    stderrBytes += chunk.length;
+    while (stderrBytes - (stderrChunks[0]?.length ?? 0) >= tailMax && stderrChunks.length > 1) stderrBytes -= stderrChunks.shift()!.length;
+  };
+
+  let killedBy: string | null = null;
+  const child = execa(invocation.file, invocation.args, {
+    cwd: invocation.cwd,
+    env: invocation.env,
+    extendEnv: false,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    detached: true,
+    buffer: false,
+    reject: false,
+    encoding: 'buffer',
+    cleanup: false,
+  });
+  const pid = child.pid;
+  if (pid !== undefined) trackGroup(pid);
+  child.stdout?.on('data', (chunk: Buffer) => stream.push(chunk));
+  child.stderr?.on('data', keepStderr);
+  // When the agent itself exits, whatever it left in its group (background shells) is ended too, so its
+  // stdout closes and nothing outlives the iteration.
+  child.on('exit', () => {
+    if (pid !== undefined) void endProcessGroup(pid, killGraceMs);
+  });
+
+  const done: Promise<IterationExit> = (async () => {
+    const r = await child;
+    stream.end();
+    if (pid !== undefined) {
+      await endProcessGroup(pid, killGraceMs);
+      liveGroups.delete(pid);
+    }
+    const stderrAll = Buffer.concat(stderrChunks);
+    stderrChunks = [];
+    const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
+    const spawnError = pid === undefined ? (r.shortMessage ?? r.message ?? 'could not start') : null;
+    const exit = { exitCode: r.exitCode ?? null, signal: r.signal ?? null, stderr: spawnError && !stderr ? spawnError : stderr };
+    const summary = inspector.finish(adapter, stream.stats, exit);
+    return {
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      killedBy,
+      stderr: exit.stderr,
+      outcome: summary.outcome,
+      ledger: ledger.snapshot(),
+      summary,
+      decoder: stream.stats,
+      spawnError,
+    };
+  })();
+
+  return {
+    pid,
+    invocation,
+    adapter,
+    onEvent(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
+    },
+    onLedgerSignal(listener) {
+      signalListeners.add(listener);
+      return () => signalListeners.delete(listener);
+    },
+    ledgerSnapshot: () => ledger.snapshot(),
+    async kill(reason: string) {
+      killedBy ??= reason;
+      if (pid !== undefined) await endProcessGroup(pid, killGraceMs);
+      return done;
+    },
+    done,
+  };
+}
