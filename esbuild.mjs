@@ -32,6 +32,8 @@ const nodeCommon = {
   legalComments: 'none',
   // jsonc-parser's UMD main cannot be bundled; its ESM build can.
   mainFields: ['module', 'main'],
+  // Prompt templates (src/core/loop/templates/*.md) are bundled as text.
+  loader: { '.md': 'text' },
 };
 
 /** Prints the lines the `$esbuild-watch` problem matcher waits for. */

@@ -3,6 +3,7 @@ import { CommandIds, type CommandId, type CommandTypes } from './commandIds';
 import { DOCTOR_SCHEME, DoctorDocumentProvider } from './doctorDocument';
 import { Logger } from './logger';
 import { PlanTreeProvider } from './planTree';
+import { WorkspaceWatchers } from './workspaceWatchers';
 
 /** When this bundle started evaluating (before its dependencies), for the activation benchmark. */
 const moduleStart = performance.now();
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
       return doctor.show();
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),
+    new WorkspaceWatchers(log, () => plan.refresh()),
     vscode.workspace.onDidChangeWorkspaceFolders(() => plan.refresh()),
     vscode.workspace.onDidGrantWorkspaceTrust(() => plan.refresh()),
   );

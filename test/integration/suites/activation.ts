@@ -38,12 +38,15 @@ export function registerActivationSuite(): void {
       assert.equal(api.plan.getTreeItem(roots[2]!).description, '1/3 tasks');
     });
 
-    it('refreshes the tree when a source appears', async () => {
+    it('updates the tree by itself when a source file appears on disk', async () => {
       const api = await ralphApi();
       const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+      const changed = new Promise<void>((resolve) => {
+        const sub = api.plan.onDidChangeTreeData(() => { sub.dispose(); resolve(); });
+      });
       fs.writeFileSync(path.join(folder, 'PROMPT.md'), '- [ ] one\n- [x] two\n');
       try {
-        await vscode.commands.executeCommand(CommandIds.refresh);
+        await changed;
         assert.ok((await rootLabels(api)).includes('PROMPT.md'));
       } finally {
         fs.rmSync(path.join(folder, 'PROMPT.md'));
