@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { FileProblem } from '../store/parseError';
 import { parseJsonText } from '../store/parseError';
+import { countCheckboxes } from './checklist/checklist';
 
 /** The kinds of Ralph artifacts a workspace folder can hold (seed-systems.md §2–§6). */
 export type SourceKind = 'flow-next' | 'quantum' | 'checklist' | 'waves' | 'ralph';
@@ -24,7 +25,6 @@ export interface DetectionReport {
 }
 
 const CHECKLIST_FILES = ['RALPH_TASK.md', 'PROMPT.md'];
-const CHECKBOX = /^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]/;
 
 /**
  * Detects the Ralph artifacts of a workspace folder: flow-next `.flow/`, quantum-loop `quantum.json`,
@@ -68,8 +68,9 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
   for (const spec of await listDirs(path.join(folder, 'specs'))) checklistFiles.push(path.join(folder, 'specs', spec, 'tasks.md'));
   for (const file of checklistFiles) {
     if (!(await isFile(file))) continue;
-    const boxes = (await readFile(file, 'utf8')).split(/\r?\n/).map((l) => CHECKBOX.exec(l)).filter((m) => m !== null);
-    sources.push({ kind: 'checklist', path: rel(file), label: rel(file), count: { total: boxes.length, done: boxes.filter((m) => m[1] !== ' ').length, unit: 'tasks' } });
+    // One grammar and one count everywhere (seed-systems.md §3.15-5): the plan graph's checkbox reader.
+    const { done, total } = countCheckboxes(await readFile(file, 'utf8'));
+    sources.push({ kind: 'checklist', path: rel(file), label: rel(file), count: { total, done, unit: 'tasks' } });
   }
 
   const waves = (await listDirs(path.join(folder, '.ijfw'))).filter((d) => d.startsWith('wave-'));
