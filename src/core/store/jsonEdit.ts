@@ -1,5 +1,4 @@
 import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, type FormattingOptions, type JSONPath } from 'jsonc-parser';
-import { isDeepStrictEqual } from 'node:util';
 
 /** One change to a JSON document, addressed by a path of keys and array indexes. */
 export type JsonChange =
@@ -37,7 +36,7 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
   for (const change of changes) {
     const tree = parseTree(out);
     const node = tree ? findNodeAtLocation(tree, change.path) : undefined;
-    if (change.op === 'set' && node && isDeepStrictEqual(getNodeValue(node), change.value)) continue;
+    if (change.op === 'set' && node && jsonEqual(getNodeValue(node), change.value)) continue;
     if (change.op === 'delete' && !node) continue;
     const edits = change.op === 'append'
       ? modify(out, [...change.path, -1], change.value, { formattingOptions: style.formatting, isArrayInsertion: true })
@@ -49,6 +48,16 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
     out = applyEdits(out, edits);
   }
   return out;
+}
+
+/** Structural equality of JSON values, key order included (jsonc-parser's objects have no prototype). */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 function sortedInsertionIndex(props: string[], key: string): number {
