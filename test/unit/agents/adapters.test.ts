@@ -8,6 +8,11 @@ const mapAll = (adapter: typeof claudeAdapter, lines: Record<string, unknown>[])
   const m = adapter.createMapper();
   return lines.flatMap((l) => m.map(l));
 };
+/** The first event; fails the test when there is none. */
+function first(events: AgentEvent[]): AgentEvent {
+  assert.ok(events[0], 'an event was mapped');
+  return events[0];
+}
 const spec = { prompt: 'do the task', cwd: '/work/ws', baseEnv: { PATH: '/usr/bin', ANTHROPIC_BASE_URL: 'http://proxy', HOME: '/home/u' } };
 
 describe('claude adapter', () => {
@@ -44,8 +49,10 @@ describe('claude adapter', () => {
       message: { id: 'msg_1', model: 'claude-opus-4-6', content: [{ type: 'thinking', thinking: 'hmm', signature: 'x' }, { type: 'text', text: 'hi' }, { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls' } }], usage: { input_tokens: 5, output_tokens: 1, cache_creation_input_tokens: 10, cache_read_input_tokens: 20 } },
     }]);
     assert.deepEqual(events.map((e) => e.type), ['thinking', 'text', 'toolUse', 'usage']);
-    assert.deepEqual(events[3]!.type === 'usage' && events[3].tokens, { input: 5, output: 1, cacheCreation: 10, cacheRead: 20 });
-    assert.equal(events[2]!.type === 'toolUse' && events[2].kind, 'shell');
+    const u = events[3];
+    assert.deepEqual(u?.type === 'usage' && u.tokens, { input: 5, output: 1, cacheCreation: 10, cacheRead: 20 });
+    const t = events[2];
+    assert.equal(t?.type === 'toolUse' && t.kind, 'shell');
   });
 
   it('names a tool result after its tool_use', () => {
@@ -58,30 +65,30 @@ describe('claude adapter', () => {
   });
 
   it('marks lines with parent_tool_use_id as subagent', () => {
-    const [e] = mapAll(claudeAdapter, [{ type: 'assistant', parent_tool_use_id: 'toolu_1', message: { id: 'm2', model: 'x', content: [{ type: 'text', text: 'sub' }] } }]);
-    assert.equal(e!.subagent, true);
+    const e = first(mapAll(claudeAdapter, [{ type: 'assistant', parent_tool_use_id: 'toolu_1', message: { id: 'm2', model: 'x', content: [{ type: 'text', text: 'sub' }] } }]));
+    assert.equal(e.subagent, true);
   });
 
   it('marks "<synthetic>" lines as synthetic, emits their error, and no usage', () => {
     const events = mapAll(claudeAdapter, [{ type: 'assistant', parent_tool_use_id: null, error: 'rate_limit', api_error_status: 429, message: { id: 'x', model: '<synthetic>', content: [{ type: 'text', text: 'API Error: Request rejected (429)' }], usage: { input_tokens: 0, output_tokens: 0 } } }]);
     assert.deepEqual(events.map((e) => [e.type, e.synthetic]), [['text', true], ['error', true]]);
-    const err = events[1]!;
-    assert.deepEqual(err.type === 'error' && [err.code, err.status], ['rate_limit', 429]);
+    const err = events[1];
+    assert.deepEqual(err?.type === 'error' && [err.code, err.status], ['rate_limit', 429]);
   });
 
   it('reads rate_limit_event resetsAt (epoch seconds) as epoch milliseconds', () => {
-    const [e] = mapAll(claudeAdapter, [{ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1778565600, rateLimitType: 'five_hour', utilization: 1 } }]);
-    assert.deepEqual(e!.type === 'rateLimit' && [e.status, e.resetsAt, e.utilization], ['rejected', 1778565600000, 1]);
+    const e = first(mapAll(claudeAdapter, [{ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1778565600, rateLimitType: 'five_hour', utilization: 1 } }]));
+    assert.deepEqual(e.type === 'rateLimit' && [e.status, e.resetsAt, e.utilization], ['rejected', 1778565600000, 1]);
   });
 
   it('decodes fractional numbers leniently (retry_delay_ms 520.9)', () => {
-    const [e] = mapAll(claudeAdapter, [{ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: 520.9, error_status: null, error: 'unknown' }]);
-    assert.deepEqual(e!.type === 'apiRetry' && [e.delayMs, e.status], [520.9, null]);
+    const e = first(mapAll(claudeAdapter, [{ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: 520.9, error_status: null, error: 'unknown' }]));
+    assert.deepEqual(e.type === 'apiRetry' && [e.delayMs, e.status], [520.9, null]);
   });
 
   it('maps compact_boundary with its token figures', () => {
-    const [e] = mapAll(claudeAdapter, [{ type: 'system', subtype: 'compact_boundary', compact_metadata: { trigger: 'auto', pre_tokens: 190000, post_tokens: 21000 } }]);
-    assert.deepEqual(e!.type === 'compactBoundary' && [e.preTokens, e.postTokens], [190000, 21000]);
+    const e = first(mapAll(claudeAdapter, [{ type: 'system', subtype: 'compact_boundary', compact_metadata: { trigger: 'auto', pre_tokens: 190000, post_tokens: 21000 } }]));
+    assert.deepEqual(e.type === 'compactBoundary' && [e.preTokens, e.postTokens], [190000, 21000]);
   });
 
   it('passes unknown types and subtypes on as unknown events', () => {
@@ -90,14 +97,14 @@ describe('claude adapter', () => {
   });
 
   it('turns a known type that fails validation into an unknown event with the issue', () => {
-    const [e] = mapAll(claudeAdapter, [{ type: 'assistant', message: 'not an object' }]);
-    assert.equal(e!.type, 'unknown');
-    assert.ok(e!.type === 'unknown' && e.issue?.includes('message'));
+    const e = first(mapAll(claudeAdapter, [{ type: 'assistant', message: 'not an object' }]));
+    assert.equal(e.type, 'unknown');
+    assert.ok(e.type === 'unknown' && e.issue?.includes('message'));
   });
 
   it('keeps is_error apart from subtype: a success subtype can be an error', () => {
-    const [e] = mapAll(claudeAdapter, [{ type: 'result', subtype: 'success', is_error: true, api_error_status: 401, result: 'Failed to authenticate' }]);
-    assert.deepEqual(e!.type === 'result' && [e.subtype, e.isError, e.apiErrorStatus], ['success', true, 401]);
+    const e = first(mapAll(claudeAdapter, [{ type: 'result', subtype: 'success', is_error: true, api_error_status: 401, result: 'Failed to authenticate' }]));
+    assert.deepEqual(e.type === 'result' && [e.subtype, e.isError, e.apiErrorStatus], ['success', true, 401]);
   });
 });
 
@@ -119,8 +126,8 @@ describe('cursor-agent adapter', () => {
       { type: 'tool_call', subtype: 'completed', call_id: id, tool_call: { shellToolCall: { args: { command: 'false' }, result: { success: { exitCode: 1, stdout: 'out', stderr: 'err' } } } } },
     ]);
     assert.deepEqual(events.map((e) => e.type), ['toolUse', 'toolResult']);
-    const r = events[1]!;
-    assert.deepEqual(r.type === 'toolResult' && [r.id, r.name, r.kind, r.exitCode, r.isError, r.output], [id, 'shell', 'shell', 1, true, 'outerr']);
+    const r = events[1];
+    assert.deepEqual(r?.type === 'toolResult' && [r.id, r.name, r.kind, r.exitCode, r.isError, r.output], [id, 'shell', 'shell', 1, true, 'outerr']);
   });
 
   it('reads results nested under success, failure and rejected', () => {
@@ -132,8 +139,8 @@ describe('cursor-agent adapter', () => {
   });
 
   it('maps thinking deltas to thinking events', () => {
-    const [e] = mapAll(cursorAgentAdapter, [{ type: 'thinking', subtype: 'delta', text: 'plan', session_id: 's', timestamp_ms: 1 }]);
-    assert.deepEqual(e!.type === 'thinking' && e.text, 'plan');
+    const e = first(mapAll(cursorAgentAdapter, [{ type: 'thinking', subtype: 'delta', text: 'plan', session_id: 's', timestamp_ms: 1 }]));
+    assert.deepEqual(e.type === 'thinking' && e.text, 'plan');
   });
 
   it('skips both flush kinds once partial-output deltas are seen', () => {
@@ -149,8 +156,8 @@ describe('cursor-agent adapter', () => {
 
   it('reports a bare text line on stdout as an error event', () => {
     const m = cursorAgentAdapter.createMapper();
-    const [e] = m.mapText!('Cannot use this model: gpt-9. Available models: auto');
-    assert.equal(e!.type, 'error');
+    const e = first(m.mapText!('Cannot use this model: gpt-9. Available models: auto'));
+    assert.equal(e.type, 'error');
   });
 });
 
