@@ -56,6 +56,7 @@ const FATAL_TEXT = [
   /credit balance is too low|billing[_ ]error|account (?:is )?on hold|organization (?:has been )?disabled/i,
   /no conversation found with session id/i,
   /requires --verbose|unknown option|error: unknown command/i,
+  /cannot use this model|invalid model|model (?:is )?not (?:available|allowed|supported|found)/i,
 ];
 const SPEND_TEXT = /spend limit|out of (?:extra usage|usage credits)|usage credits required/i;
 const LIMIT_TEXT = [
