@@ -4,26 +4,29 @@ import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapp
 
 /**
  * The Claude Code CLI (`claude -p --output-format stream-json --verbose`), agent-streams.md §1–§2.
- * Wire schemas below validate only the fields we read; unknown fields are kept (`looseObject`), numbers are
- * lenient (int or float; anything else reads as absent), and a line of a known type that fails validation
- * becomes an `unknown` event carrying the zod issue, never an exception.
+ * Wire schemas below validate only the fields we read. They are lenient: unknown fields are accepted and left
+ * untouched on the decoded line (zod's default strip mode does not copy them, which keeps validation cheap on
+ * 4 KB init and result lines: bench/stream.bench.ts), numbers are int or float (anything else reads as
+ * absent), and a line of a known type that fails validation becomes an `unknown` event carrying the line and
+ * the zod issue, never an exception.
  */
 
 const n = z.number().nullish().catch(null);
 const s = z.string().nullish().catch(null);
 
-const usageSchema = z.looseObject({
+const usageSchema = z.object({
   input_tokens: n,
   output_tokens: n,
   cache_creation_input_tokens: n,
   cache_read_input_tokens: n,
 });
 
+// Content blocks stay loose: their fields (text, id, name, input, tool_use_id, content) are read by type below.
 const blockSchema = z.looseObject({ type: z.string() });
 const contentSchema = z.union([z.string(), z.array(blockSchema)]);
 
-const assistantSchema = z.looseObject({
-  message: z.looseObject({
+const assistantSchema = z.object({
+  message: z.object({
     id: s,
     model: s,
     content: contentSchema,
@@ -34,18 +37,18 @@ const assistantSchema = z.looseObject({
   api_error_status: n,
 });
 
-const userSchema = z.looseObject({
-  message: z.looseObject({ content: contentSchema }),
+const userSchema = z.object({
+  message: z.object({ content: contentSchema }),
   parent_tool_use_id: s,
   isSynthetic: z.boolean().nullish().catch(null),
 });
 
 const modelUsageSchema = z.record(
   z.string(),
-  z.looseObject({ inputTokens: n, outputTokens: n, cacheReadInputTokens: n, cacheCreationInputTokens: n, costUSD: n, contextWindow: n }),
+  z.object({ inputTokens: n, outputTokens: n, cacheReadInputTokens: n, cacheCreationInputTokens: n, costUSD: n, contextWindow: n }),
 );
 
-const resultSchema = z.looseObject({
+const resultSchema = z.object({
   subtype: s,
   is_error: z.boolean().nullish().catch(null),
   result: s,
@@ -62,7 +65,7 @@ const resultSchema = z.looseObject({
   permission_denials: z.array(z.unknown()).nullish().catch(null),
 });
 
-const initSchema = z.looseObject({
+const initSchema = z.object({
   session_id: s,
   model: s,
   cwd: s,
@@ -72,14 +75,14 @@ const initSchema = z.looseObject({
   parent_tool_use_id: s,
 });
 
-const apiRetrySchema = z.looseObject({ attempt: n, max_retries: n, retry_delay_ms: n, error_status: n, error: s });
+const apiRetrySchema = z.object({ attempt: n, max_retries: n, retry_delay_ms: n, error_status: n, error: s });
 
-const compactSchema = z.looseObject({
-  compact_metadata: z.looseObject({ trigger: s, pre_tokens: n, post_tokens: n }).nullish().catch(null),
+const compactSchema = z.object({
+  compact_metadata: z.object({ trigger: s, pre_tokens: n, post_tokens: n }).nullish().catch(null),
 });
 
-const rateLimitSchema = z.looseObject({
-  rate_limit_info: z.looseObject({ status: z.string(), resetsAt: n, rateLimitType: s, utilization: n, overageStatus: s }),
+const rateLimitSchema = z.object({
+  rate_limit_info: z.object({ status: z.string(), resetsAt: n, rateLimitType: s, utilization: n, overageStatus: s }),
 });
 
 type Usage = z.infer<typeof usageSchema>;

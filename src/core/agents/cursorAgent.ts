@@ -14,24 +14,24 @@ import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapp
 const n = z.number().nullish().catch(null);
 const s = z.string().nullish().catch(null);
 
-const initSchema = z.looseObject({ session_id: s, model: s, cwd: s, permissionMode: s });
-const messageSchema = z.looseObject({
-  message: z.looseObject({ content: z.union([z.string(), z.array(z.unknown())]) }),
+const initSchema = z.object({ session_id: s, model: s, cwd: s, permissionMode: s });
+const messageSchema = z.object({
+  message: z.object({ content: z.union([z.string(), z.array(z.unknown())]) }),
   model_call_id: s,
   timestamp_ms: n,
 });
-const thinkingSchema = z.looseObject({ text: s });
-const toolCallSchema = z.looseObject({
+const thinkingSchema = z.object({ text: s });
+const toolCallSchema = z.object({
   call_id: z.string(),
   tool_call: z.record(z.string(), z.unknown()),
 });
-const resultSchema = z.looseObject({
+const resultSchema = z.object({
   subtype: s,
   is_error: z.boolean().nullish().catch(null),
   result: s,
   duration_ms: n,
   session_id: s,
-  usage: z.looseObject({ inputTokens: n, outputTokens: n, cacheReadTokens: n, cacheWriteTokens: n }).nullish().catch(null),
+  usage: z.object({ inputTokens: n, outputTokens: n, cacheReadTokens: n, cacheWriteTokens: n }).nullish().catch(null),
 });
 
 /** `shellToolCall` → `shell`; `function` calls use their own name. */

@@ -27,6 +27,8 @@ export interface SpawnOptions {
   killGraceMs?: number;
   /** stderr bytes kept (the tail), default 64 KiB. */
   stderrTailBytes?: number;
+  /** Receives every raw stdout chunk before decoding (the engine keeps the raw stream as `iter-NNN.jsonl`). */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 /** How an iteration ended. */
@@ -160,7 +162,10 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   });
   const pid = child.pid;
   if (pid !== undefined) trackGroup(pid);
-  child.stdout?.on('data', (chunk: Buffer) => stream.push(chunk));
+  child.stdout?.on('data', (chunk: Buffer) => {
+    opts.onStdout?.(chunk);
+    stream.push(chunk);
+  });
   child.stderr?.on('data', keepStderr);
   // When the agent itself exits, whatever it left in its group (background shells) is ended too, so its
   // stdout closes and nothing outlives the iteration.

@@ -216,9 +216,13 @@ export const AGENT_EVENT_TYPES: readonly AgentEventType[] = [
   'init', 'text', 'thinking', 'toolUse', 'toolResult', 'usage', 'rateLimit', 'apiRetry', 'error', 'result', 'compactBoundary', 'unknown',
 ];
 
-/** Builds an event with default markers (main thread, not synthetic). */
+/** Adds the markers (default: main thread, not synthetic) to a freshly built event body, in place. */
 export function ev<T extends AgentEventBody>(body: T, marks?: Partial<EventMarks>): T & EventMarks {
-  return { ...body, subagent: marks?.subagent ?? false, synthetic: marks?.synthetic ?? false };
+  // Mutates the fresh literal instead of spreading it: this runs once per event on the hot path.
+  const e = body as T & EventMarks;
+  e.subagent = marks?.subagent ?? false;
+  e.synthetic = marks?.synthetic ?? false;
+  return e;
 }
 
 /** `rawType` for an unknown line: `type` or `type/subtype`. */
