@@ -7,6 +7,7 @@ import { registerTaskCommand } from './taskCommand';
 import { registerStaleCommand } from './staleCommand';
 import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
+import { registerRunCommand } from './runCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerStaleCommand(program);
   registerControlCommands(program);
   registerSessionCommand(program);
+  registerRunCommand(program);
   return program;
 }
 

@@ -1,0 +1,106 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { clockTime } from '../core/loop/activityLog';
+import { EngineRefusal, LoopEngine } from '../core/loop/engine';
+import { RunRecorder } from '../core/loop/recorder';
+import { loadConfig } from '../core/model/loadConfig';
+import { resolveFolder } from './folder';
+
+interface RunOptions {
+  source?: string;
+  agent?: string;
+  maxIterations?: number;
+  gates: boolean;
+  json?: boolean;
+  model?: string;
+  maxCost?: number;
+  maxTime?: number;
+  reviewer?: boolean;
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+}
+function nonNegative(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number ≥ 0');
+  return n;
+}
+
+/**
+ * `ralph run`: the loop engine headless, printing the activity stream (or, with `--json`, one engine event per
+ * line). Exit codes: 0 complete, 1 failed / stalled / blocked (or refused to start), 2 a cap reached, 3 stopped by
+ * the user (STOP, stop-requested), 130 interrupted (Ctrl-C: the agent's process group is ended first).
+ */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('Run the loop: drive the agent through the tasks until they are verified done')
+    .option('--source <source>', 'task source: flow | quantum | checklist | a checklist path (default: the first found)')
+    .option('--agent <agent>', 'agent CLI: claude | cursor-agent (default: config "agent")')
+    .option('--max-iterations <n>', 'stop after N iterations (default: config maxIterations, 25)', positiveInt)
+    .option('--no-gates', 'run without verification gates (otherwise a run without gates is refused)')
+    .option('--model <model>', 'model passed to the agent with --model')
+    .option('--max-cost <usd>', 'stop once the agents cost this much, USD (0 = no cap)', nonNegative)
+    .option('--max-time <minutes>', 'stop after this many minutes (0 = no cap)', nonNegative)
+    .option('--reviewer', 'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides')
+    .option('--json', 'print engine events as JSON lines instead of the activity stream')
+    .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 130 interrupted.')
+    .action(async (opts: RunOptions, cmd: Command) => {
+      const folder = resolveFolder(cmd);
+      if (opts.agent && opts.agent !== 'claude' && opts.agent !== 'cursor-agent') throw new InvalidArgumentError(`--agent must be claude or cursor-agent, not ${opts.agent}`);
+      const config = await loadConfig(folder, {
+        flags: {
+          ...(opts.agent ? { agent: opts.agent as 'claude' | 'cursor-agent' } : {}),
+          ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+          ...(opts.model ? { model: opts.model } : {}),
+          ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}),
+          ...(opts.maxTime !== undefined ? { maxWallTimeMinutes: opts.maxTime } : {}),
+          ...(opts.reviewer ? { reviewer: true } : {}),
+        },
+      });
+      const cancel = new AbortController();
+      const engine = new LoopEngine({ folder, config, source: opts.source, noGates: !opts.gates, signal: cancel.signal });
+      const recorder = new RunRecorder(folder, engine.runId, {
+        onLine: opts.json ? undefined : (line) => process.stdout.write(`[${clockTime(new Date())}] ${line}\n`),
+        onError: (err) => process.stderr.write(`ralph: could not write a run record: ${err.message}\n`),
+      });
+      engine.on('event', (e) => {
+        recorder.record(e);
+        if (opts.json) process.stdout.write(JSON.stringify(e) + '\n');
+      });
+      let interrupts = 0;
+      const onSignal = (sig: NodeJS.Signals) => {
+        interrupts++;
+        if (interrupts === 1) {
+          process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
+          cancel.abort();
+        } else {
+          recorder.completeIfOpen('INTERRUPTED');
+          process.exit(130);
+        }
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      // The completion marker is written on every exit path (flow-next §2.11-5), even one the engine never reached.
+      const onExit = () => recorder.completeIfOpen('INTERRUPTED');
+      process.on('exit', onExit);
+      try {
+        const result = await engine.run();
+        await recorder.flush();
+        process.exitCode = result.exitCode;
+      } catch (err) {
+        if (err instanceof EngineRefusal) {
+          process.stderr.write(`ralph: ${err.message}\n`);
+          process.exitCode = 1;
+          process.off('exit', onExit);
+          return;
+        }
+        throw err;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    });
+}

@@ -1,0 +1,41 @@
+import { execa } from 'execa';
+
+/**
+ * The few git facts the engine needs (progress detection and the attempt's approach line). A folder that is not a
+ * git repository answers null everywhere: the loop still works (issue: "a workspace that is not a git repository
+ * still works").
+ */
+export async function headSha(folder: string): Promise<string | null> {
+  const r = await execa('git', ['rev-parse', '--verify', '-q', 'HEAD'], { cwd: folder, reject: false, stdin: 'ignore' });
+  return r.exitCode === 0 ? String(r.stdout).trim() : null;
+}
+
+/** Subject of the newest commit, or null. */
+export async function lastCommitSubject(folder: string): Promise<string | null> {
+  const r = await execa('git', ['log', '-1', '--format=%s'], { cwd: folder, reject: false, stdin: 'ignore' });
+  return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+}
+
+/** `<short sha> <subject>` of the newest commit, or null. */
+export async function lastCommitLine(folder: string): Promise<string | null> {
+  const r = await execa('git', ['log', '-1', '--format=%h %s'], { cwd: folder, reject: false, stdin: 'ignore' });
+  return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+}
+
+/**
+ * Keeps `.ralph/` out of commits, as ralph-wiggum does at each start (seed-systems.md §3.1): when
+ * `git check-ignore -q .ralph/activity.log` fails, `.ralph/` is appended to `.gitignore`. No-op outside git.
+ */
+export async function ensureRalphIgnored(folder: string): Promise<boolean> {
+  if ((await headSha(folder)) === null) {
+    const inside = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: folder, reject: false, stdin: 'ignore' });
+    if (inside.exitCode !== 0) return false;
+  }
+  const ignored = await execa('git', ['check-ignore', '-q', '.ralph/activity.log'], { cwd: folder, reject: false, stdin: 'ignore' });
+  if (ignored.exitCode === 0) return false;
+  const fs = await import('node:fs/promises');
+  const file = `${folder}/.gitignore`;
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  await fs.writeFile(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.ralph/\n`);
+  return true;
+}

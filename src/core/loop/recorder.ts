@@ -1,0 +1,191 @@
+import * as path from 'node:path';
+import type { IterationTotals } from '../stream/ledger';
+import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
+import type { EngineEvent, IterationEnding } from './events';
+import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
+
+/** The activity-log label of each iteration ending (seed-systems.md §3.6, §3.12). */
+const ENDING_LABEL: Record<IterationEnding, string> = {
+  complete: ACTIVITY.AGENT_COMPLETE,
+  stuck: ACTIVITY.GUTTER,
+  yield: ACTIVITY.GRACEFUL_YIELD,
+  natural: ACTIVITY.NATURAL_END,
+  rotation: ACTIVITY.ROTATE,
+  deferred: '⏳ DEFER',
+  error: ACTIVITY.API_ERROR,
+  cancelled: ACTIVITY.STOP_REQUESTED,
+};
+
+const secs = (ms: number) => `${Math.round(ms / 100) / 10}s`;
+
+/**
+ * Turns engine events into the activity stream's texts (without the `[HH:MM:SS]` stamp): what `ralph run` prints
+ * and what `.ralph/activity.log` keeps, in the seed's grammar and labels. Keeps a little state (the task count,
+ * when the last TOKENS line was written). Token events give a line at most every `tokensEveryMs` (seed: 30 s).
+ */
+export class ActivityFormatter {
+  private progress = { done: 0, total: 0 };
+  private lastTokensLine = 0;
+  private lastTokens: Extract<EngineEvent, { type: 'tokens' }> | undefined;
+
+  constructor(private readonly tokensEveryMs = 30_000, private readonly now: () => number = Date.now) {}
+
+  format(e: EngineEvent): string[] {
+    switch (e.type) {
+      case 'runStarted':
+        return [`═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`,
+          `gates: ${Object.entries(e.gates).map(([t, c]) => `${t}=${c}`).join(', ') || 'none (--no-gates)'}`];
+      case 'iterationStarted': {
+        const what = e.purpose === 'review' ? 'final review' : e.purpose === 'finalFix' ? 'fix after final verification' : e.item ? `${e.item.id} ${e.item.title}` : '';
+        const attempt = e.attempt > 1 ? ` · attempt ${e.attempt}${e.attemptKind === 'debug' ? ' (debugging)' : ''}` : '';
+        return [loopStartText(e.iteration, `${tasksDetail(this.progress.done, this.progress.total)} · ${what}${attempt}`)];
+      }
+      case 'agentStarted':
+        return [`SESSION START: pid=${e.pid ?? '?'} ${e.command}`];
+      case 'tokens':
+        this.lastTokens = e;
+        if (this.now() - this.lastTokensLine < this.tokensEveryMs) return [];
+        this.lastTokensLine = this.now();
+        return [tokensText({ tokens: e.contextTokens, rotate: e.rotateAt, warn: e.warnAt })];
+      case 'warn':
+        return [`WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: the agent was asked to write its handoff and yield`];
+      case 'rotate':
+        return [`ROTATE: context ${e.contextTokens} ≥ ${e.threshold} tokens: ending the agent, a new iteration carries the handoff`];
+      case 'agentSignal':
+        if (e.kind === 'complete' || e.kind === 'storyPassed') return [`${ACTIVITY.AGENT_COMPLETE} (${e.value})`];
+        if (e.kind === 'stuck') return [labelled(ACTIVITY.AGENT_GUTTER, e.reason)];
+        if (e.kind === 'verdict') return [`🧑‍⚖️ verdict ${e.value}`];
+        return [`signal ${e.value}`];
+      case 'iterationEnded': {
+        const lines: string[] = [];
+        const t = this.lastTokens;
+        if (t) lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
+        lines.push(loopEndText(e.iteration, ENDING_LABEL[e.ending], `${e.detail}; ${totalsText(e.totals)}`));
+        this.lastTokens = undefined;
+        return lines;
+      }
+      case 'gateStarted':
+        return [`${ACTIVITY.GATE} start label=${e.tier} cmd=${e.command}`];
+      case 'gateResult':
+        return [`${ACTIVITY.GATE} end label=${e.tier} exit=${e.exitCode} duration=${secs(e.durationMs)} log=${e.logPath}`, ...(e.passed ? [] : e.failingLines.slice(0, 5).map((l) => `  ${l}`))];
+      case 'verified':
+        return [`✅ VERIFIED ${e.item.id} — ${e.item.title} (${e.tier} gate green)`];
+      case 'attemptFailed':
+        return [`❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
+      case 'itemBlocked':
+        return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
+      case 'progress':
+        this.progress = { done: e.done, total: e.total };
+        return [`${ACTIVITY.TASKS}: ${e.done}/${e.total} complete (${Math.max(0, e.total - e.done)} remaining)`];
+      case 'pauseRequested':
+        return [`⏸ PAUSE requested (${path.basename(e.file)}): the iteration finishes, then the run waits`];
+      case 'paused':
+        return ['⏸ PAUSED — remove the PAUSE file or run `ralph resume` to go on'];
+      case 'resumed':
+        return ['▶ RESUMED'];
+      case 'stopRequested':
+        return [`${ACTIVITY.STOP_REQUESTED} (${path.basename(e.file)})${e.graceful ? ': the agent yields at its next commit' : ': the run ends after this iteration'}`];
+      case 'deferred':
+        return [`⏳ DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`];
+      case 'reviewVerdict':
+        return [`🧑‍⚖️ REVIEW verdict: ${e.verdict}`];
+      case 'warning':
+        return [`⚠️ ${e.message}`];
+      case 'runEnded': {
+        const label = e.state === 'completed' ? ACTIVITY.COMPLETE : e.state === 'stalled' ? ACTIVITY.STALL : e.state === 'stopped' ? ACTIVITY.STOP_REQUESTED : `⚠️ ${e.state}`;
+        return [ralphStopText(`${label} — ${e.reason}`), `═══ ${e.state === 'completed' ? 'complete' : e.state}: ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`];
+      }
+    }
+  }
+}
+
+function totalsText(t: IterationTotals): string {
+  const cost = t.costUsd === null || t.costUsd === undefined ? '' : ` · $${t.costUsd.toFixed(4)}`;
+  return `in ${t.tokens.input} out ${t.tokens.output} cache r/w ${t.tokens.cacheRead}/${t.tokens.cacheCreation} tokens${cost}`;
+}
+
+/**
+ * Writes a run's records from its events (issue "Records"): every event to `events.jsonl`, the activity stream to
+ * `.ralph/activity.log`, verified items and failures to `.ralph/progress.md`, flow-next-compatible iteration blocks
+ * and the completion marker to the run's `progress.txt`. `onLine` receives each activity text as well (the CLI
+ * prints them). Write errors are reported through `onError`, never thrown into the engine.
+ */
+export class RunRecorder {
+  private readonly events: EventsWriter<EngineEvent>;
+  private readonly progressTxt: ProgressTxtWriter;
+  private readonly activity: ActivityLog;
+  private readonly formatter: ActivityFormatter;
+  private current: { item?: string; status: string; verdict?: string; promise?: string } = { status: 'work' };
+
+  constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number } = {}) {
+    this.events = new EventsWriter<EngineEvent>(folder, runId);
+    this.progressTxt = new ProgressTxtWriter(folder, runId);
+    this.activity = new ActivityLog(folder);
+    this.formatter = new ActivityFormatter(opts.tokensEveryMs);
+  }
+
+  /** Records one event (the engine's `event` listener). */
+  record(e: EngineEvent): void {
+    const fail = (err: unknown) => this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
+    this.events.append(e).catch(fail);
+    for (const line of this.formatter.format(e)) {
+      this.opts.onLine?.(line);
+      this.activity.append(line).catch(fail);
+    }
+    try {
+      this.files(e, fail);
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  private files(e: EngineEvent, fail: (err: unknown) => void): void {
+    switch (e.type) {
+      case 'runStarted':
+        this.progressTxt.start();
+        break;
+      case 'iterationStarted':
+        this.current = { item: e.item?.id, status: e.purpose === 'work' ? 'work' : e.purpose };
+        break;
+      case 'agentSignal':
+        if (e.kind === 'verdict') this.current.verdict = e.value;
+        else if (e.kind === 'complete') this.current.promise = e.value;
+        break;
+      case 'iterationEnded':
+        this.progressTxt.appendIteration({
+          iteration: e.iteration, status: this.current.status, task: this.current.item, reason: e.ending, agentRc: e.exitCode,
+          verdict: this.current.verdict, promise: this.current.promise,
+          iterLog: `.ralph/runs/${this.runId}/iter-${String(e.iteration).padStart(3, '0')}.jsonl`,
+          extra: { ending: e.ending, cost_usd: e.totals.costUsd ?? null },
+          lastOutput: [e.detail],
+        });
+        break;
+      case 'verified':
+        this.activity.progress(`Verified ${e.item.id}: ${e.item.title} (${e.tier} gate green)`).catch(fail);
+        break;
+      case 'attemptFailed':
+        this.activity.progress(`Attempt ${e.attempt} at ${e.item.id} failed verification: ${e.reason}`).catch(fail);
+        this.activity.error(`attempt ${e.attempt} at ${e.item.id} failed: ${e.reason}`).catch(fail);
+        break;
+      case 'itemBlocked':
+        this.activity.progress(`Blocked ${e.item.id}: ${e.reason}`).catch(fail);
+        break;
+      case 'runEnded':
+        this.progressTxt.complete(e.completionReason as CompletionReason);
+        this.activity.progress(`Run ${this.runId} ended: ${e.state} — ${e.reason} (${e.done}/${e.total} done)`).catch(fail);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Writes the completion marker if no event did (an exit path the engine did not reach, e.g. a signal). */
+  completeIfOpen(reason: CompletionReason): void {
+    this.progressTxt.complete(reason);
+  }
+
+  async flush(): Promise<void> {
+    await this.events.flush();
+    await this.activity.flush();
+  }
+}

@@ -1,0 +1,320 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import { FLOW_TASK_ID } from '../model/flowNext';
+import { storyRetries } from '../model/quantum';
+import { readChecklists, type CheckboxItem, type ChecklistFile } from '../sources/checklist/checklist';
+import { setCheckboxes } from '../sources/checklist/checklistWrite';
+import { readFlowWorkspace } from '../sources/flowNext/readFlow';
+import { blockItem, completeItem, nextWork, resetItem, startItem } from '../sources/operations';
+import { quantumNext } from '../sources/quantum/quantumOps';
+import { readQuantum } from '../sources/quantum/readQuantum';
+import { readTextIfExists, writeTextAtomic } from '../store/atomicWrite';
+import type { AgentSignal } from '../stream/signals';
+import type { WorkItemRef } from './events';
+
+/** An item the engine works on, with what the prompt needs. */
+export interface WorkItem extends WorkItemRef {
+  /** The task text for the prompt (flow task md, story description + acceptance criteria, the box line). */
+  body: string;
+  /** Needs the `full` gate instead of `basic` (checklist `[risky]`, seed-systems.md §3.13). */
+  risky: boolean;
+}
+
+export type NextResult = { kind: 'work'; item: WorkItem } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'empty' };
+
+/** What the source said about one item after an iteration. */
+export interface DoneClaim {
+  /** The source says the item is done (status, checkbox, STORY_PASSED). */
+  done: boolean;
+  /** Other items that turned done during the iteration (checkboxes ticked beyond the current one). */
+  alsoDone: WorkItemRef[];
+}
+
+/**
+ * The engine's view of one task source (issue "Verified, not claimed"): pick the next item, mark it started,
+ * decide whether the source says it is done, and record the engine's verdicts through the control plane's
+ * operations. Only the engine writes status and attempt fields.
+ */
+export interface WorkSource {
+  readonly kind: WorkItemRef['source'];
+  /** What a person calls it: `quantum.json`, `.flow`, `RALPH_TASK.md`. */
+  readonly label: string;
+  next(): Promise<NextResult>;
+  start(item: WorkItem): Promise<void>;
+  /** Remembers the state before an iteration, for {@link claim}. */
+  snapshot(): Promise<void>;
+  claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim>;
+  /** Verified: the engine records the item as done. */
+  accept(item: WorkItem, also: readonly WorkItemRef[]): Promise<void>;
+  /** Verification failed: the item is not done; record the failed attempt in the source where it has a place. */
+  reject(item: WorkItem, also: readonly WorkItemRef[], reason: string): Promise<void>;
+  /** Out of attempts: block the item with a reason. */
+  block(item: WorkItem, reason: string): Promise<void>;
+  /** Failed attempts the source itself counts (quantum `attempts`), or null. */
+  failedAttempts(item: WorkItem): Promise<number | null>;
+  /** The source's own attempt limit (quantum `maxAttempts`, flow-next `MAX_ATTEMPTS_PER_TASK`), or null. */
+  attemptLimit(item: WorkItem): Promise<number | null>;
+  progress(): Promise<{ done: number; total: number }>;
+  /** Changes whenever any status or checkbox changes (stall detection). */
+  fingerprint(): Promise<string>;
+  /** Items of this source that an earlier run left in progress (crash recovery). */
+  inProgress(): Promise<WorkItemRef[]>;
+  /** Marks an item a crashed run left in progress as failed with a `crash` entry. */
+  failCrashed(id: string, reason: string): Promise<void>;
+}
+
+export interface WorkSourceOptions {
+  folder: string;
+  actor: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+const hash = (s: string) => createHash('sha1').update(s).digest('hex').slice(0, 16);
+
+/** quantum-loop `quantum.json` in sequential mode (seed-systems.md §4.5), with the engine owning statuses. */
+export class QuantumSource implements WorkSource {
+  readonly kind = 'quantum' as const;
+  readonly label = 'quantum.json';
+  constructor(private readonly o: WorkSourceOptions) {}
+
+  private doc() {
+    const q = readQuantum(this.o.folder);
+    if (!q) throw new Error(`${path.join(this.o.folder, 'quantum.json')}: not found`);
+    if (q.problem) throw new Error(`${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}`);
+    return q.doc!.data;
+  }
+  private story(id: string) {
+    return this.doc().stories.find((s) => s.id === id);
+  }
+
+  async next(): Promise<NextResult> {
+    const stories = this.doc().stories;
+    if (!stories.length) return { kind: 'empty' };
+    const r = quantumNext(stories);
+    if (r.status === 'complete') return { kind: 'complete' };
+    if (r.status === 'blocked') return { kind: 'blocked', reason: 'no story is eligible: the rest are blocked, failed out or waiting on them' };
+    const s = this.story(r.stories[0]!)!;
+    const lines = [`Story ${s.id}: ${s.title}`];
+    if (typeof s.description === 'string' && s.description) lines.push('', s.description);
+    const criteria = (s as { acceptanceCriteria?: unknown }).acceptanceCriteria;
+    if (Array.isArray(criteria) && criteria.length) lines.push('', 'Acceptance criteria:', ...criteria.map((c) => `- ${String(c)}`));
+    lines.push('', 'When the story is implemented, committed and its checks pass, print `<quantum>STORY_PASSED</quantum>`;',
+      'if you cannot make it pass, print `<quantum>STORY_FAILED</quantum>`. Do not edit quantum.json: the harness owns it.');
+    return { kind: 'work', item: { source: 'quantum', id: s.id, title: s.title, body: lines.join('\n'), risky: false } };
+  }
+  async start(item: WorkItem) {
+    if (this.story(item.id)?.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env });
+  }
+  async snapshot() {}
+  async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
+    const passed = signals.some((s) => s.kind === 'storyPassed') || this.story(item.id)?.status === 'passed';
+    const failed = signals.some((s) => s.kind === 'storyFailed');
+    return { done: passed && !failed, alsoDone: [] };
+  }
+  async accept(item: WorkItem) {
+    if (this.story(item.id)?.status !== 'passed') await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
+  }
+  async reject(item: WorkItem, _also: readonly WorkItemRef[], reason: string) {
+    await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'verification' });
+  }
+  async block(item: WorkItem, reason: string) {
+    // blockItem already counted the last attempt; a story failed with attempts ≥ maxAttempts is blocked (§4.2).
+    const s = this.story(item.id);
+    if (s && s.status !== 'failed' && s.status !== 'blocked') await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'blocked' });
+  }
+  async failedAttempts(item: WorkItem) {
+    const s = this.story(item.id);
+    return s ? storyRetries(s).attempts : null;
+  }
+  async attemptLimit(item: WorkItem) {
+    const s = this.story(item.id);
+    return s ? storyRetries(s).maxAttempts : null;
+  }
+  async progress() {
+    const stories = this.doc().stories;
+    return { done: stories.filter((s) => s.status === 'passed').length, total: stories.length };
+  }
+  async fingerprint() {
+    return hash(JSON.stringify(this.doc().stories.map((s) => [s.id, s.status])));
+  }
+  async inProgress() {
+    return this.doc().stories.filter((s) => s.status === 'in_progress').map((s) => ({ source: 'quantum' as const, id: s.id, title: s.title }));
+  }
+  async failCrashed(id: string, reason: string) {
+    await blockItem(id, { folder: this.o.folder, env: this.o.env, reason, phase: 'crash' });
+  }
+}
+
+/** flow-next `.flow/` tasks (seed-systems.md §2.5, §2.9): the agent finishes a task through its status or a signal. */
+export class FlowSource implements WorkSource {
+  readonly kind = 'flow-next' as const;
+  readonly label = '.flow';
+  constructor(private readonly o: WorkSourceOptions) {}
+
+  private ws() {
+    const ws = readFlowWorkspace(this.o.folder, this.o.env);
+    if (!ws) throw new Error(`${path.join(this.o.folder, '.flow')}: not found`);
+    return ws;
+  }
+  private task(id: string) {
+    return this.ws().tasks.find((t) => t.id === id);
+  }
+
+  async next(): Promise<NextResult> {
+    const ws = this.ws();
+    if (!ws.tasks.length) return { kind: 'empty' };
+    const ans = nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor });
+    if (ans.flow?.status === 'work') {
+      const t = this.task(ans.flow.task)!;
+      const md = (await readTextIfExists(t.file.replace(/\.json$/, '.md'))) ?? '';
+      const body = [`Task ${t.id}: ${t.merged.title}`, '', md.trim(), '',
+        `When the task is done and verified, mark it done with \`flowctl done ${t.id}\` (or \`ralph task done ${t.id}\`), or print \`<promise>COMPLETE</promise>\` if neither is available.`].join('\n');
+      return { kind: 'work', item: { source: 'flow-next', id: t.id, title: t.merged.title, body, risky: false } };
+    }
+    if (ws.tasks.every((t) => t.merged.status === 'done')) return { kind: 'complete' };
+    return { kind: 'blocked', reason: `no task is ready (${ans.flow?.status ?? 'none'}): the rest are blocked or wait on blocked tasks` };
+  }
+  async start(item: WorkItem) {
+    if (this.task(item.id)?.merged.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
+  }
+  async snapshot() {}
+  async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
+    const status = this.task(item.id)?.merged.status;
+    return { done: status === 'done' || signals.some((s) => s.kind === 'complete'), alsoDone: [] };
+  }
+  async accept(item: WorkItem) {
+    if (this.task(item.id)?.merged.status !== 'done') await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
+  }
+  async reject(item: WorkItem) {
+    // The agent marked it done but verification failed: back to todo so it is picked again (flowctl reset, §2.5).
+    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env });
+  }
+  async block(item: WorkItem, reason: string) {
+    await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
+  }
+  async failedAttempts() {
+    return null;
+  }
+  async attemptLimit() {
+    // flow-next's MAX_ATTEMPTS_PER_TASK (scripts/ralph/config.env, default 5, §2.9).
+    const env = (await readTextIfExists(path.join(this.o.folder, 'scripts', 'ralph', 'config.env'))) ?? '';
+    const m = /^\s*MAX_ATTEMPTS_PER_TASK\s*=\s*"?(\d+)"?/m.exec(env);
+    return m ? Number(m[1]) : null;
+  }
+  async progress() {
+    const tasks = this.ws().tasks;
+    return { done: tasks.filter((t) => t.merged.status === 'done').length, total: tasks.length };
+  }
+  async fingerprint() {
+    return hash(JSON.stringify(this.ws().tasks.map((t) => [t.id, t.merged.status])));
+  }
+  async inProgress() {
+    return this.ws().tasks.filter((t) => t.merged.status === 'in_progress').map((t) => ({ source: 'flow-next' as const, id: t.id, title: t.merged.title }));
+  }
+  async failCrashed(id: string, reason: string) {
+    await blockItem(id, { folder: this.o.folder, env: this.o.env, reason });
+  }
+}
+
+/**
+ * A checkbox file (`RALPH_TASK.md`, `PROMPT.md`, `specs/<name>/tasks.md`; seed-systems.md §3.7): the agent ticks
+ * boxes; the engine verifies every box ticked in an iteration and unticks them when the gate is red. Blocked boxes
+ * are recorded in `.ralph/blocked.json` (the file format has no place for them) and skipped by `next`.
+ */
+export class ChecklistSource implements WorkSource {
+  readonly kind = 'checklist' as const;
+  private before: CheckboxItem[] = [];
+  constructor(private readonly o: WorkSourceOptions, readonly label: string) {}
+
+  private list(): ChecklistFile {
+    const l = readChecklists(this.o.folder).find((c) => c.path === this.label);
+    if (!l) throw new Error(`${path.join(this.o.folder, this.label)}: not found`);
+    return l;
+  }
+  private blockedFile() {
+    return path.join(this.o.folder, '.ralph', 'blocked.json');
+  }
+  private async blocked(): Promise<Record<string, string>> {
+    const text = await readTextIfExists(this.blockedFile());
+    if (!text) return {};
+    try {
+      return JSON.parse(text) as Record<string, string>;
+    } catch {
+      throw new Error(`${this.blockedFile()}: not valid JSON`);
+    }
+  }
+  private idOf(b: CheckboxItem) {
+    return `${this.label}:${b.line}`;
+  }
+  private find(item: WorkItemRef, boxes: CheckboxItem[]): CheckboxItem | undefined {
+    // Lines move when the agent edits the file: match the text first, then the line.
+    return boxes.find((b) => b.text === item.title) ?? boxes.find((b) => this.idOf(b) === item.id);
+  }
+
+  async next(): Promise<NextResult> {
+    const boxes = this.list().items;
+    if (!boxes.length) return { kind: 'empty' };
+    const blocked = await this.blocked();
+    const open = boxes.filter((b) => !b.done);
+    if (!open.length) return { kind: 'complete' };
+    const b = open.find((x) => !blocked[x.text]);
+    if (!b) return { kind: 'blocked', reason: `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
+    const body = [`${this.label}, line ${b.line}: ${b.text}${b.risky ? ' [risky]' : ''}`, '',
+      `When this criterion is met and committed, tick its box (\`- [x]\`) in ${this.label}. Tick only boxes you finished.`].join('\n');
+    return { kind: 'work', item: { source: 'checklist', id: this.idOf(b), title: b.text, body, risky: b.risky } };
+  }
+  async start() {}
+  async snapshot() {
+    this.before = this.list().items;
+  }
+  async claim(item: WorkItem): Promise<DoneClaim> {
+    const after = this.list().items;
+    const wasDone = new Set(this.before.filter((b) => b.done).map((b) => b.text));
+    const newly = after.filter((b) => b.done && !wasDone.has(b.text));
+    const current = this.find(item, after);
+    return {
+      done: !!current?.done,
+      alsoDone: newly.filter((b) => b !== current).map((b) => ({ source: 'checklist' as const, id: this.idOf(b), title: b.text })),
+    };
+  }
+  async accept() {}
+  async reject(item: WorkItem, also: readonly WorkItemRef[]) {
+    const boxes = this.list().items;
+    const lines = [item, ...also].map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
+    if (lines.length) await setCheckboxes(this.list().file, lines, false);
+  }
+  async block(item: WorkItem, reason: string) {
+    const blocked = await this.blocked();
+    blocked[item.title] = reason;
+    await writeTextAtomic(this.blockedFile(), JSON.stringify(blocked, null, 2) + '\n');
+  }
+  async failedAttempts() {
+    return null;
+  }
+  async attemptLimit() {
+    return null;
+  }
+  async progress() {
+    const boxes = this.list().items;
+    return { done: boxes.filter((b) => b.done).length, total: boxes.length };
+  }
+  async fingerprint() {
+    return hash(JSON.stringify(this.list().items.map((b) => [b.text, b.done])));
+  }
+  async inProgress() {
+    return [];
+  }
+  async failCrashed() {}
+}
+
+/** The task sources a folder offers the engine, in the order `ralph run` picks by default. */
+export function availableSources(o: WorkSourceOptions): WorkSource[] {
+  const out: WorkSource[] = [];
+  if (readFlowWorkspace(o.folder, o.env)) out.push(new FlowSource(o));
+  if (readQuantum(o.folder)) out.push(new QuantumSource(o));
+  for (const c of readChecklists(o.folder)) out.push(new ChecklistSource(o, c.path));
+  return out;
+}
+
+/** Is `id` a flow-next task id (for `--source` auto-detection). */
+export const isFlowTaskId = (id: string) => FLOW_TASK_ID.test(id);
