@@ -33,11 +33,18 @@ export function detectJsonStyle(text: string): JsonTextStyle {
  */
 export function applyJsonChanges(text: string, changes: readonly JsonChange[], style: JsonTextStyle = detectJsonStyle(text)): string {
   let out = text;
+  // No-op checks read the original document once; a change on a path an earlier change touched re-reads the text.
+  const original = changes.some((c) => c.op !== 'append') ? parseTree(text) : undefined;
+  const touched: JSONPath[] = [];
   for (const change of changes) {
-    const tree = parseTree(out);
-    const node = tree ? findNodeAtLocation(tree, change.path) : undefined;
-    if (change.op === 'set' && node && jsonEqual(getNodeValue(node), change.value)) continue;
-    if (change.op === 'delete' && !node) continue;
+    if (change.op !== 'append') {
+      const overlaps = touched.some((t) => t.every((seg, i) => i >= change.path.length || seg === change.path[i]) || change.path.every((seg, i) => i >= t.length || seg === t[i]));
+      const tree = overlaps ? parseTree(out) : original;
+      const node = tree ? findNodeAtLocation(tree, change.path) : undefined;
+      if (change.op === 'set' && node && jsonEqual(getNodeValue(node), change.value)) continue;
+      if (change.op === 'delete' && !node) continue;
+    }
+    touched.push(change.path);
     const edits = change.op === 'append'
       ? modify(out, [...change.path, -1], change.value, { formattingOptions: style.formatting, isArrayInsertion: true })
       : modify(out, change.path, change.op === 'set' ? change.value : undefined, {
