@@ -25,6 +25,10 @@ export const ralphConfigSchema = z.looseObject({
   contextWindowTokens: z.number().int().positive().default(200_000),
   /** Longest agent output line kept, in bytes; longer lines are dropped and counted (default 64 MiB). */
   maxLineBytes: z.number().int().positive().default(64 * 1024 * 1024),
+  /** Gate commands per tier, used when `.ralph/command-policy` has no `[gates]` (issue 5; seed-systems.md §3.9). */
+  gates: z.object({ basic: z.string().min(1).optional(), full: z.string().min(1).optional(), final: z.string().min(1).optional() }).default({}),
+  /** Longest a gate command may run before its process group is ended, ms (seed-systems.md §3.10: 1200 s). */
+  gateTimeoutMs: z.number().int().positive().default(1_200_000),
   /** Context tokens at which an iteration is rotated; 0 = the per-agent default (seed-systems.md §3.4, core/stream/thresholds.ts). */
   rotateThresholdTokens: z.number().int().nonnegative().default(0),
   /** Context tokens at which the agent is warned once per iteration; 0 = the default (pinned for `[1m]` models, else 7/8 of rotate). */
@@ -41,4 +45,4 @@ export const defaultConfig: RalphConfig = ralphConfigSchema.parse({});
 export const configKeys = Object.keys(ralphConfigSchema.shape) as (keyof RalphConfig)[];
 
 /** Keys that name programs or arguments to run: never taken from an untrusted workspace's settings. */
-export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs'];
+export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates'];
