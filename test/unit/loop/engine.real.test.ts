@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { processGroupAlive } from '../../../src/core/agents/spawn';
 import { bash, edit, say, write } from '../../support/modelServer';
-import { type Workspace, claudeBinary, makeWorkspace, processesMentioning, runEngine } from './engineHarness';
+import { type Workspace, claudeBinary, makeWorkspace, processesUnder, runEngine } from './engineHarness';
 
 const TASKS = '# Sample\n\n- [ ] Create one.txt\n- [ ] Create two.txt\n- [ ] Create three.txt\n';
 
@@ -24,9 +24,11 @@ describe('the loop engine with the real claude CLI', function () {
     if (!fs.existsSync(claudeBinary)) throw new Error(`the claude CLI is missing at ${claudeBinary}: run scripts/setup-test-env.sh`);
   });
   afterEach(() => {
-    ws?.cleanup();
+    if (!ws) return;
+    const left = processesUnder(ws.root);
+    ws.cleanup();
     ws = undefined;
-    assert.deepEqual(processesMentioning('ralph-engine-'), [], 'a process of the test workspace was left behind');
+    assert.deepEqual(left, [], 'a process of the test workspace was left behind');
   });
 
   it('completes a three-task checklist across iterations with green gates', async () => {
@@ -46,5 +48,91 @@ describe('the loop engine with the real claude CLI', function () {
     assert.equal(JSON.parse(ws.read(`${dir}/run.json`)).state, 'completed');
     assert.match(ws.read('.ralph/activity.log'), /LOOP 1 START/);
     for (const e of run.events) if (e.type === 'agentStarted' && e.pid) assert.equal(processGroupAlive(e.pid), false);
+  });
+});
+
+describe('the loop engine: context, verification and retries (real claude CLI)', function () {
+  this.timeout(180_000);
+  let ws: Workspace | undefined;
+  afterEach(() => {
+    if (!ws) return;
+    const left = processesUnder(ws.root);
+    ws.cleanup();
+    ws = undefined;
+    assert.deepEqual(left, [], 'a process of the test workspace was left behind');
+  });
+
+  it('creates the warning file at the warn threshold, and at rotate ends the agent and hands the handoff to the next prompt', async () => {
+    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] Finish the report\n' });
+    const handoff = '# Loop Handoff\n\n## Working set\nWS-MARKER-123: report half written, finish section 2\n';
+    const run = await runEngine(ws, [
+      write(ws.file('.ralph/handoff.md'), handoff, { usage: { input: 1000 } }),
+      bash('echo started', { usage: { input: 1000, cacheRead: 149_000 } }),
+      bash('sleep 0.5; test -f .ralph/context-warning-active && echo WARNFILE-PRESENT'),
+      bash('sleep 5', { usage: { input: 2000, cacheRead: 170_000 } }),
+      edit(ws.file('RALPH_TASK.md'), '- [ ] Finish', '- [x] Finish'),
+      say('Report finished.'),
+    ], { config: { gates: { basic: 'true' } } });
+    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    const types = run.events.map((e) => e.type);
+    assert.ok(types.indexOf('warn') < types.indexOf('rotate'), 'warn comes first');
+    const toolOutputs = JSON.stringify(run.server.agentRequests().map((r) => r.body));
+    assert.match(toolOutputs, /WARNFILE-PRESENT/, 'the agent saw .ralph/context-warning-active');
+    const ended = run.events.filter((e) => e.type === 'iterationEnded') as Extract<typeof run.events[number], { type: 'iterationEnded' }>[];
+    assert.deepEqual(ended.map((e) => e.ending), ['rotation', 'natural']);
+    const prompts = run.prompts();
+    assert.equal(prompts.length, 2);
+    assert.match(prompts[1]!, /WS-MARKER-123/, 'the second prompt carries the handoff');
+    assert.equal(fs.existsSync(ws.file('.ralph/context-warning-active')), false, 'deleted at the start of the next iteration');
+  });
+
+  it('puts every earlier failed attempt into the next prompt until the gate passes', async () => {
+    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] Make the check pass\n' });
+    const tick = () => edit(ws!.file('RALPH_TASK.md'), '- [ ] Make', '- [x] Make');
+    const run = await runEngine(ws, [
+      tick(), bash('echo 1 > attempt.txt && git add attempt.txt && git commit -qam "try the quick fix"'), say('Done with the quick fix.'),
+      tick(), bash('echo 2 > attempt.txt && git commit -qam "try the config change"'), say('Done with the config change.'),
+      write(ws.file('ok.txt'), 'ok\n'), tick(), bash('git add ok.txt && git commit -qam "add ok.txt"'), say('Done properly.'),
+    ], { config: { gates: { basic: 'test -f ok.txt || { echo "FAIL: ok.txt is missing"; exit 1; }' } } });
+    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    const prompts = run.prompts();
+    assert.equal(prompts.length, 3);
+    assert.doesNotMatch(prompts[0]!, /Previous attempt/);
+    assert.match(prompts[1]!, /Previous attempt #1[\s\S]*try the quick fix[\s\S]*FAIL: ok.txt is missing/);
+    assert.doesNotMatch(prompts[1]!, /Previous attempt #2/);
+    assert.match(prompts[2]!, /Previous attempt #1[\s\S]*try the quick fix[\s\S]*Previous attempt #2[\s\S]*try the config change/);
+    assert.deepEqual(run.events.filter((e) => e.type === 'attemptFailed').map((e) => (e as { attempt: number }).attempt), [1, 2]);
+    assert.equal(fs.existsSync(ws.file('.ralph/attempts.json')) ? JSON.parse(ws.read('.ralph/attempts.json'))['checklist:Make the check pass'] : undefined, undefined, 'attempts are cleared once verified');
+  });
+
+  it('runs a debugging iteration as the last attempt, then blocks the story', async () => {
+    const quantum = { project: 'p', stories: [{ id: 'US-001', title: 'Parser', status: 'pending', priority: 1, dependsOn: [], retries: { attempts: 0, maxAttempts: 3 } }] };
+    ws = makeWorkspace({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    const pass = (n: number) => say(`Attempt ${n} finished. <quantum>STORY_PASSED</quantum>`);
+    const run = await runEngine(ws, [pass(1), pass(2), pass(3)], { config: { gates: { basic: 'echo "AssertionError: parse(1) != 1"; exit 1' }, continueOnBlocked: true } });
+    assert.equal(run.result.state, 'blocked', run.lines.join('\n'));
+    assert.equal(run.result.exitCode, 1);
+    const prompts = run.prompts();
+    assert.equal(prompts.length, 3);
+    assert.doesNotMatch(prompts[1]!, /debugging attempt/);
+    assert.match(prompts[2]!, /This is the debugging attempt[\s\S]*root cause/i);
+    assert.match(prompts[2]!, /Previous attempt #2/);
+    const story = JSON.parse(ws.read('quantum.json')).stories[0];
+    assert.equal(story.status, 'failed');
+    assert.equal(story.retries.attempts, 3);
+    assert.ok(run.events.some((e) => e.type === 'itemBlocked'));
+  });
+
+  it('does not accept a ticked box and ALL_TASKS_DONE while the gate is red', async () => {
+    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] Ship it\n' });
+    const run = await runEngine(ws, [
+      edit(ws.file('RALPH_TASK.md'), '- [ ] Ship', '- [x] Ship'),
+      say('All done! <promise>ALL_TASKS_DONE</promise>'),
+    ], { config: { gates: { basic: 'exit 1' }, maxIterations: 1 } });
+    assert.equal(run.result.state, 'capReached');
+    assert.equal(run.result.exitCode, 2);
+    assert.equal(ws.read('RALPH_TASK.md'), '- [ ] Ship it\n', 'the engine unticked the box');
+    assert.equal(run.events.some((e) => e.type === 'verified'), false);
+    assert.ok(run.events.some((e) => e.type === 'attemptFailed'));
   });
 });

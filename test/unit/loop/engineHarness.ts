@@ -117,15 +117,17 @@ export async function runEngine(ws: Workspace, script: Turn[], o: { config?: Rec
   }
 }
 
-/** Pids of every process whose command line mentions `needle` (to prove none is left behind). */
-export function processesMentioning(needle: string): number[] {
+/** Pids of processes running in, or naming, a folder under `root` (to prove none is left behind). */
+export function processesUnder(root: string): number[] {
   const out: number[] = [];
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    if (Number(pid) === process.pid) continue;
     try {
+      const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmd.includes(needle) && Number(pid) !== process.pid) out.push(Number(pid));
+      if (cwd.startsWith(root) || cmd.includes(root)) out.push(Number(pid));
     } catch {
-      // gone
+      // gone, or not ours to read
     }
   }
   return out;
