@@ -155,6 +155,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private pauseNoted = false;
   private lastDone: string | null = null;
   private pendingFix: { purpose: IterationPurpose; text: string } | null = null;
+  /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
+  private actor = 'unknown';
 
   constructor(private readonly o: EngineOptions) {
     super();
@@ -183,6 +185,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   async run(): Promise<RunResult> {
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const actor = resolveActor(this.folder);
+    this.actor = actor;
     const source = this.pickSource(actor);
     const gates = await resolveGates(this.folder, this.o.config);
     if (!gates && !this.o.noGates) {
@@ -507,7 +510,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       model: this.o.config.model || undefined,
       extraArgs: this.o.config.agentArgs,
       permissionMode: this.o.config.permissionMode,
-      env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, ...this.o.agentEnv },
+      env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
     }, {
       maxLineBytes: this.o.config.maxLineBytes,
       contextWindowTokens: this.o.config.contextWindowTokens,

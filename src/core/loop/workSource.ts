@@ -90,10 +90,14 @@ export class QuantumSource implements WorkSource {
   async next(): Promise<NextResult> {
     const stories = this.doc().stories;
     if (!stories.length) return { kind: 'empty' };
+    // A story left in_progress (by this run's last iteration, or failed back by crash recovery) is resumed first:
+    // quantum-loop's query skips in_progress stories, so an agent that ended without a signal left the run
+    // BLOCKED forever (seed-systems.md §4.8-4). Crash recovery has already failed the stories of dead runs.
+    const resumed = stories.find((s) => s.status === 'in_progress');
     const r = quantumNext(stories);
-    if (r.status === 'complete') return { kind: 'complete' };
-    if (r.status === 'blocked') return { kind: 'blocked', reason: 'no story is eligible: the rest are blocked, failed out or waiting on them' };
-    const s = this.story(r.stories[0]!)!;
+    if (!resumed && r.status === 'complete') return { kind: 'complete' };
+    if (!resumed && r.status === 'blocked') return { kind: 'blocked', reason: 'no story is eligible: the rest are blocked, failed out or waiting on them' };
+    const s = resumed ?? this.story(r.stories[0]!)!;
     const lines = [`Story ${s.id}: ${s.title}`];
     if (typeof s.description === 'string' && s.description) lines.push('', s.description);
     const criteria = (s as { acceptanceCriteria?: unknown }).acceptanceCriteria;
