@@ -34,7 +34,6 @@ export function tempWorkspace(prefix = 'ralph-src-'): TempWorkspace {
 /** flowctl's JSON: sorted keys, two-space indent, ASCII only, trailing newline. */
 export function flowJson(value: Record<string, unknown>): string {
   const sorted = Object.fromEntries(Object.keys(value).sort().map((k) => [k, value[k]]));
-  // eslint-disable-next-line no-control-regex
   return JSON.stringify(sorted, null, 2).replace(/[^\x00-\x7f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')) + '\n';
 }
 

@@ -48,6 +48,9 @@ export interface FlowWorkspace {
   problems: FileProblem[];
 }
 
+/** A task file before the `id` check of §2.3 (built once: zod compiles each schema on first use). */
+const taskFileSchema = flowTaskSchema.partial({ id: true });
+
 /** Whether the folder has a `.flow/` directory. */
 export function hasFlow(folder: string): boolean {
   return listDirSync(folder).some((e) => e.isDir && e.name === '.flow');
@@ -102,7 +105,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     if (!stem.includes('.')) continue;
     const file = path.join(tasksDir, e.name);
     const text = readTextSync(file) ?? '';
-    const r = parseJsonFileText(rel(file), text, flowTaskSchema.partial({ id: true }));
+    const r = parseJsonFileText(rel(file), text, taskFileSchema);
     if (!r.ok) { problems.push(r.problem); continue; }
     if (typeof r.value.id !== 'string') continue;
     const committed = r.value as FlowTask;
