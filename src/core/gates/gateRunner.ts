@@ -43,9 +43,17 @@ export const FAILING_LINES_MAX = 20;
 /** Lines of output kept as the result's tail (gate-run.sh prints the last 60). */
 export const TAIL_LINES = 60;
 
+/** Exit code of a gate that ran out of time (GNU `timeout`; gate-run.sh maps signal deaths to it, §3.10). */
 export const EXIT_TIMEOUT = 124;
+/** Exit code of a gate cancelled through its AbortSignal (the shell's code for SIGINT). */
 export const EXIT_CANCELLED = 130;
+/** Exit code when bash itself could not be started. */
 export const EXIT_SPAWN_FAILED = 127;
+
+/** `12s`, or `0.3s` below ten seconds when not whole: how durations and limits appear in logs. */
+function secs(ms: number): string {
+  return ms >= 10_000 || ms % 1000 === 0 ? `${Math.round(ms / 1000)}s` : `${(ms / 1000).toFixed(1)}s`;
+}
 
 export interface GateRunOptions {
   /** Workspace root: the command's working directory; artifacts go to `<folder>/.ralph/gates/`. */
@@ -144,8 +152,8 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
     exitCode = outcome.exitCode;
     if (outcome.spawnError) note = `=== gate-run could not start bash: ${outcome.spawnError} ===\n`;
     if (timedOut) {
-      note += `=== gate-run TIMEOUT after ${Math.round(timeoutMs / 1000)}s: SIGTERM to the process group, SIGKILL after ${Math.round(graceMs / 1000)}s ===\n`;
-      opts.onActivity?.(`🧪 GATE TIMEOUT label=${label} after ${Math.round(timeoutMs / 1000)}s`);
+      note += `=== gate-run TIMEOUT after ${secs(timeoutMs)}: SIGTERM to the process group, SIGKILL after ${secs(graceMs)} ===\n`;
+      opts.onActivity?.(`🧪 GATE TIMEOUT label=${label} after ${secs(timeoutMs)}`);
     } else if (cancelled) {
       note += '=== gate-run CANCELLED: SIGTERM to the process group ===\n';
       opts.onActivity?.(`🧪 GATE CANCELLED label=${label}`);

@@ -18,6 +18,7 @@ import { gateSummary } from './gateRunner';
  * appended, as the seed does.
  */
 
+/** Section names (§3.8). The Working set is the agent's; the other two are Ralph's. */
 export const WORKING_SET = 'Working set';
 export const LAST_GATE_STATE = 'Last gate state';
 export const AUTO_ENRICHED_STATE = 'Auto-enriched state';

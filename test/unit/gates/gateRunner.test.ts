@@ -134,7 +134,7 @@ describe('gate runner: ending the process group', () => {
     assert.deepEqual([r.exitCode, r.timedOut, r.cancelled], [124, true, false]);
     assert.deepEqual(liveGroupMembers(groupOf(r)), []);
     assert.ok(activity.some((a) => a.startsWith('🧪 GATE TIMEOUT label=final')), activity.join('\n'));
-    assert.match(fs.readFileSync(r.logPath, 'utf8'), /=== gate-run TIMEOUT after 0s/);
+    assert.match(fs.readFileSync(r.logPath, 'utf8'), /=== gate-run TIMEOUT after 0\.3s: SIGTERM to the process group, SIGKILL after 0\.3s ===/);
     assert.equal(ws.read('.ralph/gates/final-latest.exit'), '124');
   });
 
