@@ -95,7 +95,7 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       git('commit', '-qm', 'init');
       const r = runCli(ws.dir, ['task', 'reset', 'fn-1.1', '--cascade', '--json']);
       assert.deepEqual(r.json(), { success: true, reset: ['fn-1.1', 'fn-1.2', 'fn-1.3'] });
-      const changed = git('diff', '-U0', '--', '.flow/tasks/*.json').split('\n').filter((l) => /^[-+] /.test(l)).map((l) => l[0] + l.slice(1).trim().split(':')[0]);
+      const changed = git('diff', '-U0', '--', '.flow/tasks/*.json').split('\n').filter((l) => /^[-+] /.test(l)).map((l) => `${l.charAt(0)}${l.slice(1).trim().split(':')[0] ?? ''}`);
       const perTask = ['-"assignee"', '-"claim_note"', '-"claimed_at"', '-"status"', '+"status"', '-"updated_at"', '+"updated_at"'];
       assert.deepEqual(changed.sort(), [...perTask, ...perTask, ...perTask].sort());
       assert.deepEqual(git('diff', '--name-only').trim().split('\n').sort(), ['.flow/tasks/fn-1.1.json', '.flow/tasks/fn-1.1.md', '.flow/tasks/fn-1.2.json', '.flow/tasks/fn-1.2.md', '.flow/tasks/fn-1.3.json', '.flow/tasks/fn-1.3.md']);
