@@ -1,17 +1,40 @@
+import type { StartArgs } from './runController';
+
 /**
  * Every command the extension registers, typed: id → argument tuple and result. The manifest's
  * `contributes.commands`, this table and the registered commands must agree (unit and integration tests).
  * Pattern: microsoft/vscode-js-debug `src/common/contributionUtils.ts`.
  */
 export const CommandIds = {
+  start: 'ralph.start',
+  pause: 'ralph.pause',
+  resume: 'ralph.resume',
+  stop: 'ralph.stop',
+  cancel: 'ralph.cancel',
+  status: 'ralph.status',
+  reset: 'ralph.reset',
   doctor: 'ralph.doctor',
   refresh: 'ralph.refresh',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
 
+/** Arguments of **Ralph: Reset** when called programmatically; the UI asks otherwise. */
+export interface ResetArgs {
+  folder?: string;
+  id?: string;
+  cascade?: boolean;
+}
+
 /** Arguments and result of each command, for typed registration and execution. */
 export interface CommandTypes {
+  'ralph.start': { args: [StartArgs?]; result: string | undefined };
+  'ralph.pause': { args: [string?]; result: string | undefined };
+  'ralph.resume': { args: [string?]; result: string | undefined };
+  'ralph.stop': { args: [string?]; result: string | undefined };
+  'ralph.cancel': { args: [string?]; result: boolean };
+  'ralph.status': { args: []; result: string };
+  'ralph.reset': { args: [ResetArgs?]; result: string[] | undefined };
   'ralph.doctor': { args: []; result: string };
   'ralph.refresh': { args: []; result: void };
 }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
+import { registerRunSuite } from './suites/run';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -27,7 +28,10 @@ export async function run(): Promise<void> {
   });
   mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
   if (mode === 'restricted') registerRestrictedModeSuite();
-  else registerActivationSuite();
+  else {
+    registerActivationSuite();
+    registerRunSuite();
+  }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);
 }

@@ -33,6 +33,32 @@ export const ralphConfigSchema = z.looseObject({
   rotateThresholdTokens: z.number().int().nonnegative().default(0),
   /** Context tokens at which the agent is warned once per iteration; 0 = the default (pinned for `[1m]` models, else 7/8 of rotate). */
   warnThresholdTokens: z.number().int().nonnegative().default(0),
+  /** Stop the run once its agents have cost this much, USD (client-side `total_cost_usd`); 0 = no cap. */
+  maxCostUsd: z.number().nonnegative().default(0),
+  /** Stop the run after this many minutes of wall time; 0 = no cap. */
+  maxWallTimeMinutes: z.number().nonnegative().default(0),
+  /** After blocking an item that ran out of attempts, go on with other ready work instead of pausing the run. */
+  continueOnBlocked: z.boolean().default(false),
+  /** When every task is done and the final gate is green, run a reviewer iteration whose `<verdict>SHIP|NEEDS_WORK</verdict>` decides. */
+  reviewer: z.boolean().default(false),
+  /**
+   * Delays and limits of the loop, ms unless named otherwise (seed-systems.md §3.6 defaults). Tests shorten them.
+   * `betweenIterationsMs` 2000, `killGraceMs` 5000 (SIGTERM → SIGKILL), `stallLimit` 3 natural ends without
+   * progress, rate-limit backoff `backoffBaseMs` 15000 doubling to `backoffCapMs` 300000, `resetMarginMs` 15000
+   * after a known reset time, at most `maxResetWaitMs` 21600000 (6 h) and `maxQuotaWaits` 8 such waits,
+   * `maxDeferrals` 10 in a row before the run stops as stalled.
+   */
+  timing: z.object({
+    betweenIterationsMs: z.number().int().nonnegative().optional(),
+    killGraceMs: z.number().int().nonnegative().optional(),
+    stallLimit: z.number().int().positive().optional(),
+    backoffBaseMs: z.number().int().nonnegative().optional(),
+    backoffCapMs: z.number().int().nonnegative().optional(),
+    resetMarginMs: z.number().int().nonnegative().optional(),
+    maxResetWaitMs: z.number().int().nonnegative().optional(),
+    maxQuotaWaits: z.number().int().nonnegative().optional(),
+    maxDeferrals: z.number().int().positive().optional(),
+  }).default({}),
 });
 
 /** A complete configuration after defaults are applied. */

@@ -59,7 +59,7 @@ export function registerActivationSuite(): void {
       assert.match(text, /quantum\s+quantum\.json — 1\/2 stories/);
       const editor = vscode.window.activeTextEditor;
       assert.ok(editor, 'no editor opened');
-      assert.equal(editor.document.uri.scheme, 'ralph-doctor');
+      assert.equal(editor.document.uri.scheme, 'ralph');
       assert.equal(editor.document.getText(), text);
       const stubLog = process.env.RALPH_STUB_LOG;
       assert.ok(stubLog, 'the runner puts a recording stub claude first on PATH');

@@ -24,5 +24,14 @@ export function registerRestrictedModeSuite(): void {
       const calls = fs.existsSync(stubLog) ? fs.readFileSync(stubLog, 'utf8') : '';
       assert.equal(calls, '', `the stub claude was executed in Restricted Mode: ${calls}`);
     });
+
+    it('Ralph: Start refuses to run an agent in an untrusted workspace', async () => {
+      const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+      assert.equal(runId, undefined);
+      const runs = vscode.workspace.workspaceFolders![0]!.uri.fsPath + '/.ralph/runs';
+      assert.equal(fs.existsSync(runs) ? fs.readdirSync(runs).length : 0, 0, 'no run was created');
+      const stubLog = process.env.RALPH_STUB_LOG!;
+      assert.equal(fs.existsSync(stubLog) ? fs.readFileSync(stubLog, 'utf8') : '', '');
+    });
   });
 }

@@ -1,0 +1,170 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { discoverAgents } from '../core/agents/discover';
+import { pauseRun, resumeRun, stopRun } from '../core/control/runControl';
+import { EngineRefusal, LoopEngine, type RunResult } from '../core/loop/engine';
+import type { EngineEvent } from '../core/loop/events';
+import { RunRecorder } from '../core/loop/recorder';
+import { availableSources } from '../core/loop/workSource';
+import { loadConfig } from '../core/model/loadConfig';
+import { resolveActor } from '../core/sources/actor';
+import { Disposable } from './lifecycle';
+import type { Logger } from './logger';
+import { readSettingsLayer } from './settings';
+
+/** Arguments of **Ralph: Start** when called programmatically (tests, other extensions); the UI asks otherwise. */
+export interface StartArgs {
+  /** Workspace folder path; default the only folder, else a quick pick. */
+  folder?: string;
+  /** `flow` | `quantum` | `checklist` | a checklist path; default a quick pick when there are several. */
+  source?: string;
+  /** `claude` | `cursor-agent`; default a quick pick when several agent CLIs are on PATH and none is configured. */
+  agent?: 'claude' | 'cursor-agent';
+  /** Run without gates. */
+  noGates?: boolean;
+}
+
+interface ActiveRun {
+  folder: string;
+  engine: LoopEngine;
+  cancel: AbortController;
+  done: Promise<RunResult | undefined>;
+}
+
+/**
+ * Runs the loop engine inside the extension host (one run per workspace folder) and steers runs from outside
+ * through the same sentinel files as the CLI, so a run started in a terminal is paused from VS Code and the
+ * reverse. Engine events go to the run records (as `ralph run` writes them), the "Ralph" log, and `onEvent`.
+ */
+export class RunController extends Disposable {
+  private readonly runs = new Map<string, ActiveRun>();
+  private readonly events = this._register(new vscode.EventEmitter<{ folder: string; event: EngineEvent }>());
+  readonly onEvent = this.events.event;
+
+  constructor(private readonly log: Logger) {
+    super();
+    this._register({ dispose: () => { for (const r of this.runs.values()) r.cancel.abort(); } });
+  }
+
+  /** Whether this host runs an engine for `folder` (or for any folder). */
+  isRunning(folder?: string): boolean {
+    return folder ? this.runs.has(folder) : this.runs.size > 0;
+  }
+
+  /** Resolves with the result of this host's run in `folder` (undefined when none, or it refused to start). */
+  wait(folder: string): Promise<RunResult | undefined> {
+    return this.runs.get(folder)?.done ?? Promise.resolve(undefined);
+  }
+
+  /** **Ralph: Start**: resolves once the run has started (with its id), or undefined when the user backed out. */
+  async start(args: StartArgs = {}): Promise<string | undefined> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showErrorMessage('Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).');
+      return undefined;
+    }
+    const folder = args.folder ?? (await this.pickFolder());
+    if (!folder) return undefined;
+    if (this.runs.has(folder)) {
+      void vscode.window.showWarningMessage(`Ralph is already running in ${path.basename(folder)}.`);
+      return undefined;
+    }
+    const settings = readSettingsLayer(vscode.Uri.file(folder));
+    const config = await loadConfig(folder, { settings, trusted: true });
+    const sources = availableSources({ folder, actor: resolveActor(folder) });
+    if (!sources.length) {
+      void vscode.window.showErrorMessage('Ralph: no task source here. Add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.');
+      return undefined;
+    }
+    let source = args.source;
+    if (!source && sources.length > 1) {
+      const pick = await vscode.window.showQuickPick(sources.map((s) => ({ label: s.label, description: s.kind, value: s.kind === 'checklist' ? s.label : s.kind })), { title: 'Ralph: Start — which task source?' });
+      if (!pick) return undefined;
+      source = pick.value;
+    }
+    let agent = args.agent;
+    if (!agent && settings.agent === undefined) {
+      const found = await discoverAgents({ names: [config.claudePath, config.cursorAgentPath] });
+      if (found.length > 1) {
+        const pick = await vscode.window.showQuickPick(found.map((a) => ({ label: a.name === config.claudePath ? 'claude' : 'cursor-agent', description: `${a.version ?? ''} ${a.path}` })), { title: 'Ralph: Start — which agent?' });
+        if (!pick) return undefined;
+        agent = pick.label as 'claude' | 'cursor-agent';
+      }
+    }
+    const cancel = new AbortController();
+    const engine = new LoopEngine({ folder, config, source, agent, noGates: args.noGates, signal: cancel.signal });
+    const recorder = new RunRecorder(folder, engine.runId, {
+      onLine: (line) => this.log.info('run', line),
+      onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
+    });
+    engine.on('event', (event) => {
+      recorder.record(event);
+      this.events.fire({ folder, event });
+    });
+    let resolveStarted!: (id: string | undefined) => void;
+    const started = new Promise<string | undefined>((r) => (resolveStarted = r));
+    engine.once('event', () => resolveStarted(engine.runId));
+    const done = engine.run().then(
+      async (result) => {
+        await recorder.flush();
+        this.notifyEnd(folder, result);
+        return result;
+      },
+      (err: Error) => {
+        resolveStarted(undefined);
+        const msg = err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`;
+        this.log.error('run', msg);
+        void vscode.window.showErrorMessage(`Ralph: ${msg}`);
+        return undefined;
+      },
+    ).finally(() => this.runs.delete(folder));
+    this.runs.set(folder, { folder, engine, cancel, done });
+    void vscode.commands.executeCommand('setContext', 'ralph.running', true);
+    void done.then(() => vscode.commands.executeCommand('setContext', 'ralph.running', this.runs.size > 0));
+    return started;
+  }
+
+  /** **Ralph: Pause / Resume / Stop**: writes or removes the sentinel of the single active run (ours or flow-next's). */
+  async control(action: 'pause' | 'resume' | 'stop', folder?: string): Promise<string | undefined> {
+    const f = folder ?? (await this.pickFolder());
+    if (!f) return undefined;
+    try {
+      const answer = await (action === 'pause' ? pauseRun(f) : action === 'resume' ? resumeRun(f) : stopRun(f));
+      const what = action === 'pause' ? 'will pause after this iteration' : action === 'resume' ? 'resumes' : 'will stop after this iteration';
+      void vscode.window.showInformationMessage(`Ralph: run ${answer.run} ${what}.`);
+      this.log.info('control', `${action} ${answer.run}: ${answer.files.join(', ')}`);
+      return answer.run;
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Ralph: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /** **Ralph: Cancel**: ends this host's run now (the agent's process group first). */
+  cancel(folder?: string): boolean {
+    const run = folder ? this.runs.get(folder) : [...this.runs.values()][0];
+    if (!run) {
+      void vscode.window.showInformationMessage('Ralph: no run of this window to cancel (use Ralph: Stop for a run started elsewhere).');
+      return false;
+    }
+    run.cancel.abort();
+    return true;
+  }
+
+  private notifyEnd(folder: string, r: RunResult): void {
+    const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${r.reason} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
+    this.log.info('run', text);
+    const show = r.state === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    void show(text, 'Open Log').then(async (choice) => {
+      if (choice !== 'Open Log') return;
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(folder, '.ralph', 'activity.log')));
+      await vscode.window.showTextDocument(doc);
+    });
+  }
+
+  private async pickFolder(): Promise<string | undefined> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+    if (folders.length <= 1) return folders[0]?.uri.fsPath;
+    const pick = await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Ralph: which folder?' });
+    return pick?.uri.fsPath;
+  }
+}

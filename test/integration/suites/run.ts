@@ -1,0 +1,71 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { CommandIds } from '../../../src/extension/commandIds';
+import { bash, edit, say, startModelServer, type ModelServer, type Turn } from '../../support/modelServer';
+import { EXTENSION_ID, ralphApi } from './helpers';
+
+/**
+ * Ralph: Start runs the real engine in this extension host, driving the real Claude Code CLI against a scripted
+ * model server started here; Ralph: Stop writes the sentinel the engine honours.
+ */
+export function registerRunSuite(): void {
+  describe('Ralph: Start in the real extension host', function () {
+    this.timeout(120_000);
+    let server: ModelServer | undefined;
+    const folder = () => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    const task = () => path.join(folder(), 'RALPH_TASK.md');
+
+    async function useServer(script: Turn[]): Promise<void> {
+      server = await startModelServer(script);
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-int-home-'));
+      Object.assign(process.env, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
+      const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
+      await vscode.workspace.getConfiguration('ralph').update('claudePath', path.join(repo, 'node_modules', '.bin', 'claude'), vscode.ConfigurationTarget.Workspace);
+    }
+    afterEach(async () => {
+      await server?.close();
+      server = undefined;
+    });
+
+    it('runs the checklist to verified completion with the real claude CLI (a folder that is not a git repository)', async () => {
+      const api = await ralphApi();
+      await useServer([
+        edit(task(), '- [ ] Add tests', '- [x] Add tests'), say('Tests added.'),
+        edit(task(), '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
+      ]);
+      const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+      assert.ok(runId, 'the run started');
+      assert.equal(api.runs.isRunning(folder()), true);
+      const result = await api.runs.wait(folder());
+      assert.equal(result?.state, 'completed', result?.reason);
+      assert.equal(result?.done, 3);
+      assert.doesNotMatch(fs.readFileSync(task(), 'utf8'), /\[ \]/);
+      assert.match(fs.readFileSync(path.join(folder(), '.ralph', 'runs', runId, 'progress.txt'), 'utf8'), /completion_reason=DONE/);
+      assert.match(fs.readFileSync(path.join(folder(), '.ralph', 'activity.log'), 'utf8'), /VERIFIED/);
+    });
+
+    it('Ralph: Stop ends a run after its iteration, through the STOP sentinel', async () => {
+      const api = await ralphApi();
+      fs.writeFileSync(task(), '- [ ] One\n- [ ] Two\n');
+      await useServer([bash('sleep 2'), say('Still thinking.'), say('never used')]);
+      const seen: string[] = [];
+      const sub = api.runs.onEvent(({ event }) => seen.push(event.type));
+      try {
+        const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+        assert.ok(runId);
+        for (let i = 0; i < 100 && !seen.includes('agentStarted'); i++) await new Promise((r) => setTimeout(r, 100));
+        const stopped = await vscode.commands.executeCommand<string | undefined>(CommandIds.stop);
+        assert.equal(stopped, runId, 'Stop found the single active run by itself');
+        assert.ok(fs.existsSync(path.join(folder(), '.ralph', 'runs', runId, 'STOP')));
+        const result = await api.runs.wait(folder());
+        assert.equal(result?.state, 'stopped');
+        assert.equal(result?.iterations, 1);
+      } finally {
+        sub.dispose();
+      }
+    });
+  });
+}
