@@ -5,7 +5,7 @@
 //   dist/test/unit/**           mocha unit tests (plain Node; `vscode` is the fake in test/support)
 //   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
 //   dist/test/e2e/**            Playwright tests (plain Node)
-// Flags: --watch (rebuild on change), --production (minify, no sourcemaps), --only=ext,cli,webview,test,bench
+// Flags: --watch (rebuild on change), --production (minify, no sourcemaps), --only=ext,cli,webview,test,bench,demo
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -77,6 +77,7 @@ if (want('test') && !production) {
   if (runners.length) configs.push({ ...nodeCommon, entryPoints: runners, outdir: 'dist/test/runners', outbase: 'test/runners', external: ['playwright-core', 'mocha'] });
 }
 
+if (want('demo') && !production) configs.push({ ...nodeCommon, entryPoints: ['scripts/demo.ts'], outfile: 'dist/demo.js' });
 if (want('bench') && !production) {
   const bench = filesUnder('bench', '.bench.ts');
   if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'] });

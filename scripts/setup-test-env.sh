@@ -10,6 +10,20 @@ cache="$root/.vscode-test"
 cs_version="4.100.3"
 mkdir -p "$cache"
 log() { printf '[setup] %s\n' "$*"; }
+only_claude=0
+[ "${1:-}" = "--claude-only" ] && only_claude=1
+
+place_claude() {
+  # The Claude Code CLI: put the native binary in place of bin/claude.exe (its blocked postinstall).
+  local cc="$root/node_modules/@anthropic-ai/claude-code"
+  if [ ! -d "$cc" ]; then log "ERROR: node_modules/@anthropic-ai/claude-code is missing: run 'npm ci' first."; exit 1; fi
+  if ! "$root/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+    log "placing the Claude Code CLI binary"
+    (cd "$cc" && node install.cjs >/dev/null)
+  fi
+  log "claude $("$root/node_modules/.bin/claude" --version)"
+}
+if [ "$only_claude" = 1 ]; then place_claude; exit 0; fi
 
 # 1. Debian packages.
 missing=()
@@ -27,17 +41,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# 2. The Claude Code CLI: put the native binary in place of bin/claude.exe (its blocked postinstall).
-cc="$root/node_modules/@anthropic-ai/claude-code"
-if [ -d "$cc" ]; then
-  if ! "$root/node_modules/.bin/claude" --version >/dev/null 2>&1; then
-    log "placing the Claude Code CLI binary"
-    (cd "$cc" && node install.cjs >/dev/null)
-  fi
-  log "claude $("$root/node_modules/.bin/claude" --version)"
-else
-  log "ERROR: node_modules/@anthropic-ai/claude-code is missing: run 'npm ci' first."; exit 1
-fi
+# 2. The Claude Code CLI.
+place_claude
 
 # 3. VS Code 1.100.3's server from code-server@4.100.3.
 srv="$cache/server"

@@ -1,0 +1,218 @@
+/**
+ * `npm run demo -- --cli`: a complete Ralph loop on a fresh clone, with no account and no network.
+ *
+ * It creates a small sample project (a slugify library with `node --test` tests, a RALPH_TASK.md checklist and a
+ * quantum.json with dependent stories), starts the scripted model server on 127.0.0.1 (test/support/modelServer.ts)
+ * with a realistic script (the model writes code, runs the tests, ticks boxes, commits, signals), and runs the real
+ * Claude Code CLI under the loop engine through `ralph run`, printing the activity stream and a summary.
+ *
+ * Options: `--cli` (the only face for now; `npm run demo` does the same), `--dir <path>` (where to create the project;
+ * default a new temp folder), `--keep` (keep the project afterwards; always kept with --dir).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { bash, edit, say, startModelServer, write, type Turn } from '../test/support/modelServer';
+import { findRepoRoot } from '../test/support/repoRoot';
+
+const repo = findRepoRoot(__dirname);
+const args = process.argv.slice(2);
+const dirArg = args.includes('--dir') ? args[args.indexOf('--dir') + 1] : undefined;
+const keep = args.includes('--keep') || dirArg !== undefined;
+const claude = path.join(repo, 'node_modules', '.bin', 'claude');
+
+const SLUGIFY_STUB = `'use strict';
+/** Turns a title into a URL slug. */
+function slugify(text) {
+  throw new Error('not implemented');
+}
+module.exports = { slugify };
+`;
+const SLUGIFY_V1 = `'use strict';
+/** Turns a title into a URL slug: lower case, words joined by "-". */
+function slugify(text) {
+  return text.trim().toLowerCase().split(/\\s+/).join('-');
+}
+module.exports = { slugify };
+`;
+const SLUGIFY_V2 = `'use strict';
+/** Turns a title into a URL slug: lower case ASCII words joined by "-", accents and punctuation dropped. */
+function slugify(text, { maxLength = 60 } = {}) {
+  const words = text.normalize('NFKD').replace(/[\\u0300-\\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().split(' ').filter(Boolean);
+  let out = words.join('-');
+  if (out.length > maxLength) out = out.slice(0, maxLength).replace(/-[^-]*$/, '');
+  return out;
+}
+module.exports = { slugify };
+`;
+const TEST_V1 = `'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const { slugify } = require('../src/slugify');
+
+test('joins lower-case words with dashes', () => {
+  assert.strictEqual(slugify('Hello Ralph Loop'), 'hello-ralph-loop');
+});
+`;
+const TEST_V2 = TEST_V1 + `
+test('drops accents and punctuation', () => {
+  assert.strictEqual(slugify('Crème brûlée, please!'), 'creme-brulee-please');
+});
+
+test('cuts long slugs at a word boundary', () => {
+  assert.strictEqual(slugify('one two three four', { maxLength: 12 }), 'one-two');
+});
+`;
+const README_V1 = '# slugify\n\nTurns titles into URL slugs.\n';
+const README_V2 = README_V1 + '\n## Usage\n\n```js\nconst { slugify } = require("./src/slugify");\nslugify("Crème brûlée"); // "creme-brulee"\n```\n';
+
+const TASKS = `# Ralph task: a slugify library
+
+## Success criteria
+- [ ] Implement slugify for plain words, with a test
+- [ ] Handle accents, punctuation and a maximum length [risky]
+- [ ] Document the usage in README.md
+`;
+
+const QUANTUM = {
+  project: 'slugify',
+  feature: 'cli',
+  staleThresholdMinutes: 20,
+  stories: [
+    { id: 'US-002', title: 'A slug command line', description: 'bin/slug.js prints the slug of its arguments.', status: 'pending', priority: 1, dependsOn: ['US-001'], acceptanceCriteria: ['node bin/slug.js Hello World prints hello-world'], retries: { attempts: 0, maxAttempts: 3 } },
+    { id: 'US-001', title: 'Export slugify from index.js', description: 'index.js re-exports src/slugify.js.', status: 'pending', priority: 2, dependsOn: [], acceptanceCriteria: ['require("./index").slugify exists'], retries: { attempts: 0, maxAttempts: 3 } },
+  ],
+};
+
+function git(dir: string, ...a: string[]): void {
+  execFileSync('git', a, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+}
+
+function createProject(dir: string): void {
+  const files: Record<string, string> = {
+    'package.json': JSON.stringify({ name: 'slugify-demo', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2) + '\n',
+    'src/slugify.js': SLUGIFY_STUB,
+    'README.md': README_V1,
+    'RALPH_TASK.md': TASKS,
+    'quantum.json': JSON.stringify(QUANTUM, null, 2) + '\n',
+    '.ralph/config.json': JSON.stringify({ gates: { basic: 'node --test test/', full: 'node --test test/', final: 'node --test test/ && node -e "require(\'./src/slugify\')"' }, timing: { betweenIterationsMs: 200 } }, null, 2) + '\n',
+    '.gitignore': 'node_modules/\n.ralph/\n',
+  };
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  }
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.email', 'ralph-demo@example.invalid');
+  git(dir, 'config', 'user.name', 'Ralph Demo');
+  git(dir, 'config', 'commit.gpgsign', 'false');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'chore: sample project');
+}
+
+/** What the scripted model does for the checklist: three tasks, each written, tested, ticked and committed. */
+function checklistScript(dir: string): Turn[] {
+  const f = (rel: string) => path.join(dir, rel);
+  const usage = (n: number) => ({ input: 1200, cacheRead: n, output: 300 });
+  return [
+    write(f('src/slugify.js'), SLUGIFY_V1, { text: 'I will implement the simplest slugify first.', usage: usage(9_000) }),
+    write(f('test/slugify.test.js'), TEST_V1, { usage: usage(11_000) }),
+    bash('node --test test/', { text: 'Running the tests.', usage: usage(12_000) }),
+    edit(f('RALPH_TASK.md'), '- [ ] Implement slugify for plain words, with a test', '- [x] Implement slugify for plain words, with a test', { usage: usage(13_000) }),
+    bash('git add src/slugify.js test/slugify.test.js RALPH_TASK.md && git commit -q -m "feat: slugify plain words"', { usage: usage(14_000) }),
+    say('Implemented slugify for plain words; the test passes and the box is ticked.', { usage: usage(15_000) }),
+
+    write(f('test/slugify.test.js'), TEST_V2, { text: 'Adding tests for accents, punctuation and length first.', usage: usage(16_000) }),
+    write(f('src/slugify.js'), SLUGIFY_V2, { usage: usage(18_000) }),
+    bash('node --test test/', { usage: usage(19_000) }),
+    edit(f('RALPH_TASK.md'), '- [ ] Handle accents, punctuation and a maximum length [risky]', '- [x] Handle accents, punctuation and a maximum length [risky]', { usage: usage(20_000) }),
+    bash('git add src/slugify.js test/slugify.test.js RALPH_TASK.md && git commit -q -m "feat: accents, punctuation, max length"', { usage: usage(21_000) }),
+    say('Accents, punctuation and the length limit are handled and tested.', { usage: usage(22_000) }),
+
+    write(f('README.md'), README_V2, { usage: usage(23_000) }),
+    edit(f('RALPH_TASK.md'), '- [ ] Document the usage in README.md', '- [x] Document the usage in README.md', { usage: usage(24_000) }),
+    bash('git add README.md RALPH_TASK.md && git commit -q -m "docs: usage"', { usage: usage(25_000) }),
+    say('README documents the usage. <promise>ALL_TASKS_DONE</promise>', { usage: usage(26_000) }),
+  ];
+}
+
+/** The quantum stories, in dependency order (US-001 first although US-002 has the better priority). */
+function quantumScript(dir: string): Turn[] {
+  const f = (rel: string) => path.join(dir, rel);
+  const usage = (n: number) => ({ input: 1000, cacheRead: n, output: 250 });
+  return [
+    write(f('index.js'), "'use strict';\nmodule.exports = require('./src/slugify');\n", { usage: usage(8_000) }),
+    bash('node -e "if (typeof require(\'./index\').slugify !== \'function\') process.exit(1)" && git add index.js && git commit -q -m "feat: US-001 export slugify"', { usage: usage(9_000) }),
+    say('index.js exports slugify. <quantum>STORY_PASSED</quantum>', { usage: usage(10_000) }),
+    write(f('bin/slug.js'), "#!/usr/bin/env node\n'use strict';\nconsole.log(require('../index').slugify(process.argv.slice(2).join(' ')));\n", { usage: usage(11_000) }),
+    bash('node bin/slug.js Hello World && git add bin/slug.js && git commit -q -m "feat: US-002 slug command"', { usage: usage(12_000) }),
+    say('`node bin/slug.js Hello World` prints hello-world. <quantum>STORY_PASSED</quantum>', { usage: usage(13_000) }),
+  ];
+}
+
+/** Runs `ralph run` in the project against a scripted server; resolves with its exit code. */
+async function ralphRun(dir: string, home: string, script: Turn[], source: string): Promise<number> {
+  const server = await startModelServer(script, { model: 'claude-sonnet-4-6' });
+  try {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ANTHROPIC_') && !k.startsWith('CLAUDE_')) env[k] = v;
+    Object.assign(env, {
+      ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'demo-key-for-the-local-scripted-server', HOME: home,
+      IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', GIT_CONFIG_GLOBAL: '/dev/null',
+      PATH: `${path.dirname(claude)}${path.delimiter}${process.env.PATH}`,
+    });
+    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'run', '--source', source], { cwd: dir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    return await new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 130 : 1))));
+  } finally {
+    await server.close();
+  }
+}
+
+function claudeProcesses(dir: string): number[] {
+  const out: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(dir) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude')) out.push(Number(pid));
+    } catch {
+      // gone or not ours
+    }
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(path.join(repo, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `node esbuild.mjs` first (npm run demo does)');
+  execFileSync('bash', [path.join(repo, 'scripts', 'setup-test-env.sh'), '--claude-only'], { stdio: 'inherit' });
+  const base = dirArg ? path.resolve(dirArg) : fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-demo-'));
+  const dir = dirArg ? base : path.join(base, 'slugify');
+  const home = path.join(dirArg ? fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-demo-home-')) : base, 'home');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(home, { recursive: true });
+  createProject(dir);
+  console.log(`\nRalph Loop demo: sample project in ${dir}`);
+  console.log('The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.\n');
+
+  console.log('── 1/2: the checklist RALPH_TASK.md ──────────────────────────────────────────');
+  const first = await ralphRun(dir, home, checklistScript(dir), 'RALPH_TASK.md');
+  console.log('\n── 2/2: quantum.json stories, in dependency order ────────────────────────────');
+  const second = await ralphRun(dir, home, quantumScript(dir), 'quantum');
+
+  const left = claudeProcesses(dir);
+  const log = execFileSync('git', ['log', '--oneline'], { cwd: dir, encoding: 'utf8' }).trim();
+  const stories = JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')).stories as { id: string; status: string }[];
+  const ok = first === 0 && second === 0 && left.length === 0;
+  console.log('\n── summary ───────────────────────────────────────────────────────────────────');
+  console.log(`checklist run: exit ${first}; quantum run: exit ${second}; claude processes left: ${left.length}`);
+  console.log(`stories: ${stories.map((s) => `${s.id} ${s.status}`).join(', ')}`);
+  console.log(`commits:\n${log.split('\n').map((l) => `  ${l}`).join('\n')}`);
+  console.log(`records: ${path.join(dir, '.ralph')} (activity.log, runs/<id>/events.jsonl, progress.txt, iter-NNN.jsonl)`);
+  console.log(ok ? '\nRalph Loop demo: complete' : '\nRalph Loop demo: FAILED');
+  if (!keep && ok) fs.rmSync(base, { recursive: true, force: true });
+  process.exitCode = ok ? 0 : 1;
+}
+
+main().catch((err) => {
+  console.error(`demo: ${(err as Error).message}`);
+  process.exitCode = 1;
+});
