@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
 import { type LedgerSignal, type LedgerSnapshot, TokenLedger } from '../stream/ledger';
@@ -67,49 +68,8 @@ export interface IterationHandle {
   readonly done: Promise<IterationExit>;
 }
 
-/** True while any process of group `pgid` exists. */
-export function processGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** SIGTERM the group, SIGKILL after `graceMs` if anything remains, then wait until the group is empty. */
-export async function endProcessGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!processGroupAlive(pgid)) return;
-  signalGroup(pgid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (processGroupAlive(pgid) && Date.now() < deadline) await delay(25);
-  if (processGroupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
-  // Reparented children are reaped by init shortly after SIGKILL; wait for that (bounded).
-  const hard = Date.now() + 5000;
-  while (processGroupAlive(pgid) && Date.now() < hard) await delay(10);
-}
-
-/** Groups of running iterations, ended if this process exits first. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-function trackGroup(pgid: number): void {
-  liveGroups.add(pgid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const g of liveGroups) signalGroup(g, 'SIGKILL');
-  });
-}
+/** Kept for callers of the agents layer; the implementation is shared with the gate runner. */
+export { endProcessGroup, processGroupAlive } from '../process/processGroup';
 
 /**
  * Spawns one iteration of `adapter` for `spec`. Never throws: a binary that cannot be started resolves
@@ -161,7 +121,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     cleanup: false,
   });
   const pid = child.pid;
-  if (pid !== undefined) trackGroup(pid);
+  if (pid !== undefined) trackProcessGroup(pid);
   child.stdout?.on('data', (chunk: Buffer) => {
     opts.onStdout?.(chunk);
     stream.push(chunk);
@@ -178,7 +138,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     stream.end();
     if (pid !== undefined) {
       await endProcessGroup(pid, killGraceMs);
-      liveGroups.delete(pid);
+      untrackProcessGroup(pid);
     }
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];

@@ -1,9 +1,10 @@
 import { execa } from 'execa';
-import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { copyFile, mkdir, open, readdir, rename, stat } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
+import { endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
 import { removeIfExists, writeTextAtomic } from '../store/atomicWrite';
 import { GATE_LABELS, normalizeCommand, type GateLabel } from './commandPolicy';
 
@@ -356,71 +357,6 @@ interface GroupRun {
   spawnError?: string;
 }
 
-const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/**
- * True while group `pgid` has a member that is not a zombie. A zombie whose parent never reaps it (a container
- * whose pid 1 is not an init) cannot run, so it does not count; on systems without /proc any member counts.
- */
-export function processGroupHasLiveMember(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // Fields after the parenthesised command: state ppid pgrp …
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(rest[2]) === pgid && rest[0] !== 'Z') return true;
-  }
-  return false;
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: nothing left in the group.
-  }
-}
-
-/** SIGTERM to the group, SIGKILL after `graceMs` if a member is left, then wait (bounded) until it is empty. */
-async function endGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!processGroupHasLiveMember(pgid)) return;
-  signalGroup(pgid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (processGroupHasLiveMember(pgid) && Date.now() < deadline) await delay(20);
-  if (!processGroupHasLiveMember(pgid)) return;
-  signalGroup(pgid, 'SIGKILL');
-  const hard = Date.now() + 5_000;
-  while (processGroupHasLiveMember(pgid) && Date.now() < hard) await delay(10);
-}
-
-/** Gate groups still running; SIGKILLed if the engine exits first, so no gate outlives it. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-function track(pgid: number): void {
-  liveGroups.add(pgid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const g of liveGroups) signalGroup(g, 'SIGKILL');
-  });
-}
-
 async function runInGroup(
   command: string,
   o: { cwd: string; fd: number; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal },
@@ -445,11 +381,11 @@ async function runInGroup(
     const r = await child;
     return { exitCode: EXIT_SPAWN_FAILED, timedOut: false, cancelled: false, pid, spawnError: r.shortMessage ?? r.message };
   }
-  track(pid);
+  trackProcessGroup(pid);
   let timedOut = false;
   let cancelled = false;
   let ending: Promise<void> | undefined;
-  const end = () => (ending ??= endGroup(pid, o.graceMs));
+  const end = () => (ending ??= endProcessGroup(pid, o.graceMs));
   const timer = setTimeout(() => {
     timedOut = true;
     void end();
@@ -475,7 +411,7 @@ async function runInGroup(
   } finally {
     clearTimeout(timer);
     o.signal?.removeEventListener('abort', onAbort);
-    liveGroups.delete(pid);
+    untrackProcessGroup(pid);
   }
 }
 

@@ -30,7 +30,9 @@ export type EngineEvent =
   | { type: 'warning'; message: string }
   | { type: 'runEnded'; state: RunEndState; reason: string; completionReason: string; exitCode: number; iterations: number; costUsd: number; done: number; total: number };
 
-export type GateTier = 'basic' | 'full' | 'final';
+/** A gate tier (basic / full / final), from the command policy's `[gates]`. */
+export type { GateTier } from '../gates/commandPolicy';
+import type { GateTier } from '../gates/commandPolicy';
 
 /** Why an iteration ran: work on an item, fixing a red final gate, or the reviewer pass. */
 export type IterationPurpose = 'work' | 'finalFix' | 'review';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { processGroupAlive } from '../../../src/core/agents/spawn';
 import { bash, edit, say, write } from '../../support/modelServer';
-import { type Workspace, claudeBinary, makeWorkspace, processesUnder, runEngine } from './engineHarness';
+import { type Workspace, runEngine, useWorkspaces } from './engineHarness';
 
 const TASKS = '# Sample\n\n- [ ] Create one.txt\n- [ ] Create two.txt\n- [ ] Create three.txt\n';
 
@@ -20,19 +20,10 @@ describe('the loop engine with the real claude CLI', function () {
   this.timeout(120_000);
   let ws: Workspace | undefined;
 
-  before(function () {
-    if (!fs.existsSync(claudeBinary)) throw new Error(`the claude CLI is missing at ${claudeBinary}: run scripts/setup-test-env.sh`);
-  });
-  afterEach(() => {
-    if (!ws) return;
-    const left = processesUnder(ws.root);
-    ws.cleanup();
-    ws = undefined;
-    assert.deepEqual(left, [], 'a process of the test workspace was left behind');
-  });
+  const make = useWorkspaces();
 
   it('completes a three-task checklist across iterations with green gates', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': TASKS });
+    ws = make({ 'RALPH_TASK.md': TASKS });
     const run = await runEngine(ws, [...doTask(ws, 'one', 'Create one.txt'), ...doTask(ws, 'two', 'Create two.txt'), ...doTask(ws, 'three', 'Create three.txt')], {
       config: { gates: { basic: 'test -f one.txt', final: 'test -f one.txt && test -f two.txt && test -f three.txt' } },
     });
@@ -54,16 +45,10 @@ describe('the loop engine with the real claude CLI', function () {
 describe('the loop engine: context, verification and retries (real claude CLI)', function () {
   this.timeout(180_000);
   let ws: Workspace | undefined;
-  afterEach(() => {
-    if (!ws) return;
-    const left = processesUnder(ws.root);
-    ws.cleanup();
-    ws = undefined;
-    assert.deepEqual(left, [], 'a process of the test workspace was left behind');
-  });
+  const make = useWorkspaces();
 
   it('creates the warning file at the warn threshold, and at rotate ends the agent and hands the handoff to the next prompt', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] Finish the report\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] Finish the report\n' });
     const handoff = '# Loop Handoff\n\n## Working set\nWS-MARKER-123: report half written, finish section 2\n';
     const run = await runEngine(ws, [
       write(ws.file('.ralph/handoff.md'), handoff, { usage: { input: 1000 } }),
@@ -87,7 +72,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
   });
 
   it('puts every earlier failed attempt into the next prompt until the gate passes', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] Make the check pass\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] Make the check pass\n' });
     const tick = () => edit(ws!.file('RALPH_TASK.md'), '- [ ] Make', '- [x] Make');
     const run = await runEngine(ws, [
       tick(), bash('echo 1 > attempt.txt && git add attempt.txt && git commit -qam "try the quick fix"'), say('Done with the quick fix.'),
@@ -107,7 +92,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
 
   it('runs a debugging iteration as the last attempt, then blocks the story', async () => {
     const quantum = { project: 'p', stories: [{ id: 'US-001', title: 'Parser', status: 'pending', priority: 1, dependsOn: [], retries: { attempts: 0, maxAttempts: 3 } }] };
-    ws = makeWorkspace({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
     const pass = (n: number) => say(`Attempt ${n} finished. <quantum>STORY_PASSED</quantum>`);
     const run = await runEngine(ws, [pass(1), pass(2), pass(3)], { config: { gates: { basic: 'echo "AssertionError: parse(1) != 1"; exit 1' }, continueOnBlocked: true } });
     assert.equal(run.result.state, 'blocked', run.lines.join('\n'));
@@ -124,7 +109,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
   });
 
   it('does not accept a ticked box and ALL_TASKS_DONE while the gate is red', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] Ship it\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] Ship it\n' });
     const run = await runEngine(ws, [
       edit(ws.file('RALPH_TASK.md'), '- [ ] Ship', '- [x] Ship'),
       say('All done! <promise>ALL_TASKS_DONE</promise>'),

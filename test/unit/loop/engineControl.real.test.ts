@@ -8,27 +8,17 @@ import type { EngineEvent } from '../../../src/core/loop/events';
 import { bash, edit, hang, httpError, say, startModelServer, write } from '../../support/modelServer';
 import { corpusDir } from '../../support/corpus';
 import { repoRoot } from '../../support/repoRoot';
-import { type Workspace, agentEnv, claudeBinary, makeWorkspace, processesUnder, runEngine } from './engineHarness';
+import { type Workspace, agentEnv, claudeBinary, runEngine, useWorkspaces } from './engineHarness';
 
 const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], type: T) => events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
 
 describe('the loop engine: control, rate limits, sources and crashes (real claude CLI)', function () {
   this.timeout(180_000);
   let ws: Workspace | undefined;
-  before(function () {
-    if (!fs.existsSync(claudeBinary)) throw new Error(`the claude CLI is missing at ${claudeBinary}: run scripts/setup-test-env.sh`);
-  });
-  afterEach(() => {
-    if (!ws) return;
-    const left = processesUnder(ws.root);
-    for (const pid of left) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    ws.cleanup();
-    ws = undefined;
-    assert.deepEqual(left, [], 'a process of the test workspace was left behind');
-  });
+  const make = useWorkspaces();
 
   it('finishes the iteration and stops cleanly when STOP appears during it', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n- [ ] Two\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n- [ ] Two\n' });
     const run = await runEngine(ws, [bash('sleep 1'), edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'), say('never used')], {
       config: { gates: { basic: 'true' } },
       onEvent: (e, engine) => { if (e.type === 'agentStarted') fs.writeFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'STOP'), ''); },
@@ -44,7 +34,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
   });
 
   it('waits while PAUSE exists and goes on when it is removed', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n- [ ] Two\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n- [ ] Two\n' });
     let pauseFile = '';
     const run = await runEngine(ws, [
       edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'),
@@ -63,7 +53,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
   });
 
   it('ends a rate-limit wait at once when STOP appears', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
     const run = await runEngine(ws, [httpError(429, { times: Infinity, message: 'rate limited' })], {
       config: { gates: { basic: 'true' }, timing: { backoffBaseMs: 600_000, backoffCapMs: 600_000 } },
       env: { CLAUDE_CODE_MAX_RETRIES: '1' },
@@ -74,7 +64,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
   });
 
   it('backs off exponentially on a 429 without a reset time, then goes on', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
     const run = await runEngine(ws, [
       httpError(429, { times: 4, message: 'rate limited' }),
       edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'),
@@ -85,7 +75,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
   });
 
   it('stops as stalled after the configured number of deferrals in a row', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
     const run = await runEngine(ws, [httpError(529, { times: Infinity, message: 'Overloaded' })], {
       config: { gates: { basic: 'true' }, timing: { backoffBaseMs: 10, backoffCapMs: 10, maxDeferrals: 3 } }, env: { CLAUDE_CODE_MAX_RETRIES: '0' },
     });
@@ -94,7 +84,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
   });
 
   it('stops with a clear message on a fatal error instead of retrying', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
     const run = await runEngine(ws, [httpError(401, { times: Infinity, message: 'invalid x-api-key' })], { config: { gates: { basic: 'true' } }, env: { CLAUDE_CODE_MAX_RETRIES: '0' } });
     assert.equal(run.result.state, 'failed');
     assert.match(run.result.reason, /agent error: .*(api key|authenticat)/i);
@@ -102,7 +92,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
   });
 
   it('waits until a rate limit resets when the agent says when (stub agent replaying the rejected rate_limit_event)', async () => {
-    ws = makeWorkspace({ 'RALPH_TASK.md': '- [ ] One\n' });
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
     const line = fs.readFileSync(path.join(corpusDir, 'stream-json/claude/08-rate-limit-event-rejected.line.jsonl'), 'utf8').trim();
     const stub = ws.file('../bin/claude');
     fs.mkdirSync(path.dirname(stub), { recursive: true });
@@ -141,7 +131,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
         { id: 'US-001', title: 'Parser', status: 'pending', priority: 2, dependsOn: [] },
       ],
     };
-    ws = makeWorkspace({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n', 'NOTES.md': 'When done print <quantum>STORY_PASSED</quantum>\n' });
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n', 'NOTES.md': 'When done print <quantum>STORY_PASSED</quantum>\n' });
     const run = await runEngine(ws, [
       bash('cat NOTES.md'), say('Read the notes; the parser is not written yet.'),
       write(ws.file('parser.txt'), 'parser\n'), say('Parser written. <quantum>STORY_PASSED</quantum>'),
@@ -155,7 +145,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
   });
 
   it('completes flow-next tasks through their status', async () => {
-    ws = makeWorkspace({
+    ws = make({
       '.flow/meta.json': '{\n  "schema_version": 2,\n  "next_epic": 2\n}\n',
       '.flow/epics/fn-1.json': JSON.stringify({ id: 'fn-1', title: 'Epic', status: 'open', depends_on_epics: [] }, null, 2) + '\n',
       '.flow/tasks/fn-1.1.json': JSON.stringify({ id: 'fn-1.1', epic: 'fn-1', title: 'First', status: 'todo', depends_on: [], priority: null }, null, 2) + '\n',
@@ -175,7 +165,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
 
   it('marks a run whose engine was SIGKILLed as crashed, kills its orphaned agent and fails its story, then recovers', async () => {
     const quantum = { project: 'p', stories: [{ id: 'US-001', title: 'Parser', status: 'pending', priority: 1, dependsOn: [], retries: { attempts: 0, maxAttempts: 3 } }] };
-    ws = makeWorkspace({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n', '.ralph/config.json': JSON.stringify({ claudePath: claudeBinary, gates: { basic: 'true' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }) });
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n', '.ralph/config.json': JSON.stringify({ claudePath: claudeBinary, gates: { basic: 'true' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }) });
     const server = await startModelServer([hang(), write(ws.file('parser.txt'), 'p\n'), say('Done. <quantum>STORY_PASSED</quantum>')]);
     try {
       const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;

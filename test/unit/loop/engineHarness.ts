@@ -132,3 +132,49 @@ export function processesUnder(root: string): number[] {
   }
   return out;
 }
+
+/**
+ * Removes a test workspace and fails when any process of it is still running (the engine suites fail if a test
+ * leaves a process behind); such processes are killed first so one failure does not cascade.
+ */
+export function cleanupWorkspace(ws: Workspace | undefined): void {
+  if (!ws) return;
+  const left = processesUnder(ws.root);
+  for (const pid of left) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  ws.cleanup();
+  if (left.length) throw new Error(`processes of the test workspace were left behind: ${left.join(', ')}`);
+}
+
+/**
+ * For a describe block of engine tests: checks the claude CLI is installed, and returns `make(files)`, which creates
+ * a workspace that is removed after each test (failing the test if any of its processes is left, see
+ * {@link cleanupWorkspace}).
+ */
+export function useWorkspaces(): (files: Record<string, string>, o?: { git?: boolean }) => Workspace {
+  const made: Workspace[] = [];
+  before(function () {
+    if (!fs.existsSync(claudeBinary)) throw new Error(`the claude CLI is missing at ${claudeBinary}: run scripts/setup-test-env.sh`);
+  });
+  afterEach(() => {
+    const errors: unknown[] = [];
+    for (const w of made.splice(0)) {
+      try {
+        cleanupWorkspace(w);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length) throw errors[0];
+  });
+  return (files, o) => {
+    const w = makeWorkspace(files, o);
+    made.push(w);
+    return w;
+  };
+}

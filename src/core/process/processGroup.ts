@@ -1,0 +1,80 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Process-group ownership shared by everything that spawns (agent iterations, gates): each child runs in its own
+ * group (`detached`), is ended as a group (SIGTERM, a grace, then SIGKILL), and is SIGKILLed if this process exits
+ * first. Nothing we start may outlive its owner.
+ */
+
+/**
+ * True while group `pgid` has a member that is not a zombie. A zombie whose parent never reaps it (a container
+ * whose pid 1 is not an init) cannot run, so it does not count; on systems without /proc any member counts.
+ */
+export function processGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the parenthesised command: state ppid pgrp …
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(rest[2]) === pgid && rest[0] !== 'Z') return true;
+  }
+  return false;
+}
+
+/** Sends `signal` to every member of group `pgid`; a group that is already gone is not an error. */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: nothing left in the group.
+  }
+}
+
+const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM to the group, SIGKILL after `graceMs` (ms) if a member is left, then wait (at most 5 s) until it is empty. */
+export async function endProcessGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!processGroupAlive(pgid)) return;
+  signalProcessGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (processGroupAlive(pgid) && Date.now() < deadline) await delay(20);
+  if (!processGroupAlive(pgid)) return;
+  signalProcessGroup(pgid, 'SIGKILL');
+  // Reparented children are reaped by init shortly after SIGKILL; wait for that (bounded).
+  const hard = Date.now() + 5_000;
+  while (processGroupAlive(pgid) && Date.now() < hard) await delay(10);
+}
+
+/** Groups still running; SIGKILLed if this process exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Remembers a group to SIGKILL if this process exits while it runs; `untrackProcessGroup` when it ended. */
+export function trackProcessGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const g of liveGroups) signalProcessGroup(g, 'SIGKILL');
+  });
+}
+
+export function untrackProcessGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+}
