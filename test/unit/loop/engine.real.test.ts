@@ -121,3 +121,28 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
     assert.ok(run.events.some((e) => e.type === 'attemptFailed'));
   });
 });
+
+describe('the loop engine: final verification and review (real claude CLI)', function () {
+  this.timeout(180_000);
+  let ws: Workspace | undefined;
+  const make = useWorkspaces();
+
+  it('fixes a red final gate, then ships only on the reviewer\'s SHIP verdict', async () => {
+    ws = make({ 'RALPH_TASK.md': '- [ ] Write the code\n' });
+    const run = await runEngine(ws, [
+      write(ws.file('code.txt'), 'code\n'), edit(ws.file('RALPH_TASK.md'), '- [ ] Write', '- [x] Write'), say('Code written.'),
+      write(ws.file('docs.txt'), 'docs\n'), say('The final gate wanted docs; added them.'),
+      say('The error messages are unclear. <verdict>NEEDS_WORK</verdict>'),
+      write(ws.file('errors.txt'), 'clear errors\n'), say('Made the errors clear.'),
+      say('Looks right now. <verdict>SHIP</verdict>'),
+    ], { config: { gates: { basic: 'test -f code.txt', final: 'test -f docs.txt || { echo "FAIL: docs.txt missing"; exit 1; }' }, reviewer: true } });
+    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    const started = run.events.flatMap((e) => (e.type === 'iterationStarted' ? [e.purpose] : []));
+    assert.deepEqual(started, ['work', 'finalFix', 'review', 'finalFix', 'review']);
+    assert.deepEqual(run.events.flatMap((e) => (e.type === 'reviewVerdict' ? [e.verdict] : [])), ['NEEDS_WORK', 'SHIP']);
+    const prompts = run.prompts();
+    assert.match(prompts[1]!, /final gate fails[\s\S]*FAIL: docs.txt missing/);
+    assert.match(prompts[2]!, /final review[\s\S]*<verdict>SHIP<\/verdict>/);
+    assert.match(prompts[3]!, /The error messages are unclear/);
+  });
+});
