@@ -133,7 +133,10 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     }
     tasks.push(record);
   }
-  tasks.sort((a, b) => epicNumber(a.epicId) - epicNumber(b.epicId) || (a.epicId < b.epicId ? -1 : a.epicId > b.epicId ? 1 : 0) || taskNumber(a.id) - taskNumber(b.id));
+  // Keys computed once per task: the comparator runs n·log n times (this sort was a tenth of `status` at 5,000 tasks).
+  const keyed = tasks.map((t) => ({ t, epic: epicNumber(t.epicId), num: taskNumber(t.id) }));
+  keyed.sort((a, b) => a.epic - b.epic || (a.t.epicId < b.t.epicId ? -1 : a.t.epicId > b.t.epicId ? 1 : 0) || a.num - b.num);
+  tasks.splice(0, tasks.length, ...keyed.map((k) => k.t));
 
   const dialect = (meta?.schema_version ?? 0) >= 3 || (meta?.next_spec !== undefined) || (!listDirSync(path.join(flowDir, 'epics')).length && listDirSync(path.join(flowDir, 'specs')).some((e) => e.name.endsWith('.json'))) ? 'specs' : 'epics';
   return { folder, flowDir, meta, dialect, epics, tasks, state, problems };
