@@ -1,5 +1,6 @@
 import { execa } from 'execa';
-import { endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
+import { randomBytes } from 'node:crypto';
+import { endMarkedProcesses, endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
 import { type LedgerSignal, type LedgerSnapshot, TokenLedger } from '../stream/ledger';
@@ -47,8 +48,10 @@ export interface IterationExit {
   /** The same summary `ralph session inspect` prints, for run records. */
   summary: SessionSummary;
   decoder: DecoderStats;
-  /** Set when the process could not be started at all (e.g. ENOENT). */
+  /** Set when the process could not be started at all, e.g. `spawn /usr/bin/claude ENOENT` (never the command line: it holds the prompt). */
   spawnError: string | null;
+  /** Processes the agent left running outside its group (its tool shells' `nohup … &`), ended after it exited. */
+  leftBehind: number[];
 }
 
 export interface IterationHandle {
@@ -76,8 +79,16 @@ export { endProcessGroup, processGroupAlive } from '../process/processGroup';
  * `done` with `spawnError` set (and the outcome naming the problem). Subscribe with `onEvent` /
  * `onLedgerSignal` right after the call: no output is read before the current tick ends.
  */
+/**
+ * Environment variable that marks every process of one iteration. Claude's Bash tool runs commands in their own
+ * process group, so `nohup server &` escapes the agent's group; the marker is inherited all the same, and whatever
+ * carries it when the agent has exited is ended too (Linux).
+ */
+export const ITERATION_MARKER = 'RALPH_ITERATION_TOKEN';
+
 export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts: SpawnOptions = {}): IterationHandle {
-  const invocation = adapter.invocation(spec);
+  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const invocation = adapter.invocation({ ...spec, env: { ...spec.env, [ITERATION_MARKER]: token } });
   const killGraceMs = opts.killGraceMs ?? 3000;
   const tailMax = opts.stderrTailBytes ?? 64 * 1024;
   const eventListeners = new Set<(e: AgentEvent) => void>();
@@ -107,6 +118,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   };
 
   let killedBy: string | null = null;
+  let leftBehind: number[] = [];
   const child = execa(invocation.file, invocation.args, {
     cwd: invocation.cwd,
     env: invocation.env,
@@ -140,10 +152,11 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       await endProcessGroup(pid, killGraceMs);
       untrackProcessGroup(pid);
     }
+    leftBehind = await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
-    const spawnError = pid === undefined ? (r.shortMessage ?? r.message ?? 'could not start') : null;
+    const spawnError = pid === undefined ? ((r as { originalMessage?: string }).originalMessage || `could not start ${invocation.file}: ${r.code ?? 'unknown error'}`) : null;
     const exit = { exitCode: r.exitCode ?? null, signal: r.signal ?? null, stderr: spawnError && !stderr ? spawnError : stderr };
     const summary = inspector.finish(adapter, stream.stats, exit);
     return {
@@ -156,6 +169,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       summary,
       decoder: stream.stats,
       spawnError,
+      leftBehind,
     };
   })();
 

@@ -1,9 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import type { AgentAdapter } from '../agents/adapter';
 import { getAdapter } from '../agents/registry';
 import { spawnIteration, type IterationExit } from '../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
+import { listRuns } from '../control/runs';
+import { tryHoldLock } from '../store/fileLock';
 import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinels';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
 import { runGate, type GateResult } from '../gates/gateRunner';
@@ -195,6 +198,21 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
 
+    // One engine per folder: two runs would claim the same items and fight over the same files.
+    const releaseLock = await tryHoldLock(path.join(this.folder, '.ralph', 'engine'), (err) => this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }));
+    if (!releaseLock) {
+      const active = listRuns(this.folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
+      throw new EngineRefusal(`Another Ralph run is active in ${this.folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
+    }
+    try {
+      return await this.runLocked(adapter, source, gates, maxIterations, maxCost, maxWallMs);
+    } finally {
+      await releaseLock().catch(() => undefined);
+    }
+  }
+
+  private async runLocked(adapter: AgentAdapter, source: WorkSource, gates: ResolvedGates | null, maxIterations: number, maxCost: number, maxWallMs: number): Promise<RunResult> {
+    await this.removeStaleStopRequest();
     const recovered = await recoverCrashedRuns(this.folder, [source], this.timing.killGraceMs);
     for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
 
@@ -231,6 +249,19 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     }).catch(() => undefined);
     this.emitEvent({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total });
     return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
+  }
+
+  /**
+   * A `.ralph/stop-requested` older than this run was meant for an earlier one: it never stops this run (the
+   * sentinel rules), and left in place it would tell the agent to yield after every commit. It is removed, with a
+   * warning (seed-systems.md §3.15-9 is the opposite failure: a fresh request lost).
+   */
+  private async removeStaleStopRequest(): Promise<void> {
+    const file = path.join(this.folder, '.ralph', 'stop-requested');
+    const st = await stat(file).catch(() => null);
+    if (!st) return;
+    await rm(file, { force: true });
+    this.emitEvent({ type: 'warning', message: `removed .ralph/stop-requested from ${st.mtime.toISOString()}: it predates this run` });
   }
 
   private noteSentinels(c: SentinelCheck): void {
@@ -566,6 +597,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
     }
     emitTokens();
+    if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
     const totals = iterationTotals(exit.ledger);
     this.cost += totals.costUsd ?? 0;
     this.tokens = addTokens(this.tokens, totals.tokens);

@@ -250,9 +250,23 @@ export class ChecklistSource implements WorkSource {
   private idOf(b: CheckboxItem) {
     return `${this.label}:${b.line}`;
   }
+  /**
+   * A box's identity that survives edits elsewhere in the file: its text and which occurrence of that text it is
+   * (two sections may both say "Add tests"). Lines move as the agent edits, so lines are only the fallback.
+   */
+  private keyed(boxes: readonly CheckboxItem[]): { box: CheckboxItem; key: string }[] {
+    const seen = new Map<string, number>();
+    return boxes.map((box) => {
+      const n = seen.get(box.text) ?? 0;
+      seen.set(box.text, n + 1);
+      return { box, key: `${box.text}\u0000${n}` };
+    });
+  }
+  private readonly keys = new Map<string, string>();
   private find(item: WorkItemRef, boxes: CheckboxItem[]): CheckboxItem | undefined {
-    // Lines move when the agent edits the file: match the text first, then the line.
-    return boxes.find((b) => b.text === item.title) ?? boxes.find((b) => this.idOf(b) === item.id);
+    const key = this.keys.get(item.id);
+    const byKey = key === undefined ? undefined : this.keyed(boxes).find((k) => k.key === key)?.box;
+    return byKey ?? boxes.find((b) => this.idOf(b) === item.id && b.text === item.title) ?? boxes.find((b) => this.idOf(b) === item.id);
   }
 
   async next(): Promise<NextResult> {
@@ -263,6 +277,7 @@ export class ChecklistSource implements WorkSource {
     if (!open.length) return { kind: 'complete' };
     const b = open.find((x) => !blocked[x.text]);
     if (!b) return { kind: 'blocked', reason: `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
+    this.keys.set(this.idOf(b), this.keyed(boxes).find((k) => k.box === b)!.key);
     const body = [`${this.label}, line ${b.line}: ${b.text}${b.risky ? ' [risky]' : ''}`, '',
       `When this criterion is met and committed, tick its box (\`- [x]\`) in ${this.label}. Tick only boxes you finished.`].join('\n');
     return { kind: 'work', item: { source: 'checklist', id: this.idOf(b), title: b.text, body, risky: b.risky } };
@@ -273,8 +288,8 @@ export class ChecklistSource implements WorkSource {
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
-    const wasDone = new Set(this.before.filter((b) => b.done).map((b) => b.text));
-    const newly = after.filter((b) => b.done && !wasDone.has(b.text));
+    const wasDone = new Set(this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key));
+    const newly = this.keyed(after).filter((k) => k.box.done && !wasDone.has(k.key)).map((k) => k.box);
     const current = this.find(item, after);
     return {
       done: !!current?.done,

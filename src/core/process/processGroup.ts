@@ -78,3 +78,60 @@ export function trackProcessGroup(pgid: number): void {
 export function untrackProcessGroup(pgid: number): void {
   liveGroups.delete(pgid);
 }
+
+/**
+ * Pids of processes (other than this one) whose environment holds `name=value`, read from `/proc/<pid>/environ`
+ * (Linux; elsewhere none are found). An environment variable is inherited by every descendant, including those that
+ * leave the process group (`setsid`, `nohup … &` from a tool's own shell group), so a marker set on an agent finds
+ * everything the agent started.
+ */
+export function processesWithEnv(name: string, value: string): number[] {
+  const needle = `${name}=${value}`;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const n of names) {
+    if (!/^\d+$/.test(n) || Number(n) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${n}/environ`, 'latin1').split('\0').includes(needle)) out.push(Number(n));
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return out;
+}
+
+/**
+ * Ends every process marked with `name=value` (see {@link processesWithEnv}): SIGTERM, then SIGKILL after
+ * `graceMs` for those left, then waits (at most 5 s) for them to go. Returns the pids that were found.
+ */
+export async function endMarkedProcesses(name: string, value: string, graceMs: number): Promise<number[]> {
+  const found = processesWithEnv(name, value);
+  if (!found.length) return [];
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  const kill = (pid: number, sig: NodeJS.Signals) => {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // gone
+    }
+  };
+  for (const pid of found) kill(pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (found.some(alive) && Date.now() < deadline) await delay(20);
+  for (const pid of found.filter(alive)) kill(pid, 'SIGKILL');
+  const hard = Date.now() + 5_000;
+  while (found.some(alive) && Date.now() < hard) await delay(10);
+  return found;
+}

@@ -1,5 +1,5 @@
 import * as lockfile from 'proper-lockfile';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 
 /**
@@ -29,5 +29,48 @@ export async function withFileLock<T>(target: string, fn: () => Promise<T>): Pro
     return result;
   } finally {
     await release().catch(() => undefined);
+  }
+}
+
+/**
+ * Takes the lock of `target` for as long as the caller wants it (e.g. a whole run), without waiting on a live
+ * holder: resolves with the release function, or null when another live process holds it. The holder's pid is kept
+ * in `<target>.pid`, so a lock left by a process that died (SIGKILL) on this host is taken over at once instead of
+ * after {@link LOCK_STALE_MS}. proper-lockfile refreshes the lock every `stale / 2`; `onLost` is called if it is
+ * taken away while held (the event loop was blocked longer than the stale time).
+ */
+export async function tryHoldLock(target: string, onLost: (err: Error) => void): Promise<(() => Promise<void>) | null> {
+  await mkdir(path.dirname(target), { recursive: true });
+  const pidFile = `${target}.pid`;
+  const take = () => lockfile.lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: onLost });
+  let release: () => Promise<void>;
+  try {
+    release = await take();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+    const holder = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+    if (!holder || isAlive(holder)) return null;
+    // proper-lockfile's unlock only releases our own locks; the dead holder's lock directory is removed by hand.
+    await rm(`${target}.lock`, { recursive: true, force: true });
+    try {
+      release = await take();
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code === 'ELOCKED') return null;
+      throw again;
+    }
+  }
+  await writeFile(pidFile, `${process.pid}\n`);
+  return async () => {
+    await rm(pidFile, { force: true });
+    await release();
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -8,7 +8,8 @@ import type { EngineEvent } from '../../../src/core/loop/events';
 import { bash, edit, hang, httpError, say, startModelServer, write } from '../../support/modelServer';
 import { corpusDir } from '../../support/corpus';
 import { repoRoot } from '../../support/repoRoot';
-import { type Workspace, agentEnv, claudeBinary, runEngine, useWorkspaces } from './engineHarness';
+import { EngineRefusal, LoopEngine } from '../../../src/core/loop/engine';
+import { type Workspace, agentEnv, claudeBinary, processesUnder, runEngine, testConfig, useWorkspaces } from './engineHarness';
 
 const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], type: T) => events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
 
@@ -203,5 +204,50 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     } finally {
       await server.close();
     }
+  });
+
+  it('ends the processes the agent started in the background, even outside its process group', async () => {
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
+    const run = await runEngine(ws, [
+      bash('(sleep 1231 >/dev/null 2>&1 &) ; nohup sleep 1232 >/dev/null 2>&1 & setsid sleep 1233 >/dev/null 2>&1 < /dev/null & echo started'),
+      edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'),
+    ], { config: { gates: { basic: 'true' } } });
+    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    assert.ok(ofType(run.events, 'warning').some((w) => /left running outside its process group/.test(w.message)), run.lines.join('\n'));
+    assert.deepEqual(processesUnder(ws.root), [], 'nothing the agent started is still running');
+  });
+
+  it('refuses a second run in a folder whose run is still active', async () => {
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
+    let second: Promise<unknown> | undefined;
+    const run = await runEngine(ws, [bash('sleep 1'), edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.')], {
+      config: { gates: { basic: 'true' } },
+      onEvent: (e) => {
+        if (e.type === 'agentStarted' && !second) second = new LoopEngine({ folder: ws!.dir, config: testConfig({ gates: { basic: 'true' } }) }).run().then(() => 'ran', (err: Error) => err);
+      },
+    });
+    assert.equal(run.result.state, 'completed');
+    const refusal = await second;
+    assert.ok(refusal instanceof EngineRefusal, String(refusal));
+    assert.match(refusal.message, /Another Ralph run is active/);
+  });
+
+  it('removes a .ralph/stop-requested left from before the run instead of obeying it', async () => {
+    ws = make({ 'RALPH_TASK.md': '- [ ] One\n', '.ralph/stop-requested': '' });
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(ws.file('.ralph/stop-requested'), old, old);
+    const run = await runEngine(ws, [bash('test -f .ralph/stop-requested && echo STILL-THERE || echo GONE'), edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.')], { config: { gates: { basic: 'true' } } });
+    assert.equal(run.result.state, 'completed');
+    assert.match(JSON.stringify(run.server.agentRequests().map((r) => r.body)), /GONE/);
+    assert.ok(ofType(run.events, 'warning').some((w) => /predates this run/.test(w.message)));
+  });
+
+  it('tells apart two boxes with the same text, and never unticks a finished one', async () => {
+    const tasks = '## Parser\n- [x] Add tests\n\n## Printer\n- [ ] Add tests\n- [ ] Other\n';
+    ws = make({ 'RALPH_TASK.md': tasks });
+    const run = await runEngine(ws, [say('I did nothing.'), say('Still nothing.'), say('Nothing again.')], { config: { gates: { basic: 'false' } } });
+    assert.equal(run.result.state, 'stalled', run.lines.join('\n'));
+    assert.equal(ws.read('RALPH_TASK.md'), tasks, 'the file is untouched');
+    assert.equal(ofType(run.events, 'gateResult').length, 0, 'nothing was claimed, so nothing was verified');
   });
 });
