@@ -206,9 +206,11 @@ async function main(): Promise<void> {
   console.log(`checklist run: exit ${first}; quantum run: exit ${second}; claude processes left: ${left.length}`);
   console.log(`stories: ${stories.map((s) => `${s.id} ${s.status}`).join(', ')}`);
   console.log(`commits:\n${log.split('\n').map((l) => `  ${l}`).join('\n')}`);
-  console.log(`records: ${path.join(dir, '.ralph')} (activity.log, runs/<id>/events.jsonl, progress.txt, iter-NNN.jsonl)`);
+  const kept = keep || !ok;
+  if (kept) console.log(`records: ${path.join(dir, '.ralph')} (activity.log, runs/<id>/events.jsonl, progress.txt, iter-NNN.jsonl)`);
+  else console.log('(the sample project is removed now; run with --keep or --dir <path> to look at it and its .ralph/ records)');
   console.log(ok ? '\nRalph Loop demo: complete' : '\nRalph Loop demo: FAILED');
-  if (!keep && ok) fs.rmSync(base, { recursive: true, force: true });
+  if (!kept) fs.rmSync(base, { recursive: true, force: true });
   process.exitCode = ok ? 0 : 1;
 }
 

@@ -21,7 +21,9 @@ function run(cmd, args, env = {}) {
 }
 
 if (!process.env.RALPH_SKIP_SETUP) {
-  if (run('bash', ['scripts/setup-test-env.sh']) !== 0) { console.error('set-up failed: see the messages above'); process.exit(1); }
+  // The unit tier needs only the Claude Code CLI; the other tiers need the VS Code server and Chromium too.
+  const setupArgs = selected.every((t) => t === 'unit') ? ['scripts/setup-test-env.sh', '--claude-only'] : ['scripts/setup-test-env.sh'];
+  if (run('bash', setupArgs) !== 0) { console.error('set-up failed: see the messages above'); process.exit(1); }
 }
 if (run(process.execPath, ['esbuild.mjs']) !== 0) { console.error('build failed'); process.exit(1); }
 

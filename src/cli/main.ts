@@ -40,7 +40,8 @@ async function main(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      // Usage errors exit 2, except where a command reserves 2 for an outcome (`ralph run`: 64).
+      process.exitCode = err.exitCode === 0 ? 0 : err.exitCode === 64 ? 64 : 2;
       return;
     }
     if (err instanceof FileProblemError) {

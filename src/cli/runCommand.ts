@@ -1,4 +1,6 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { runRecordPath } from '../core/control/runRecords';
 import { clockTime } from '../core/loop/activityLog';
 import { EngineRefusal, LoopEngine } from '../core/loop/engine';
 import { RunRecorder } from '../core/loop/recorder';
@@ -15,6 +17,27 @@ interface RunOptions {
   maxCost?: number;
   maxTime?: number;
   reviewer?: boolean;
+}
+
+/** Exit code of a usage error of `ralph run` (sysexits EX_USAGE). */
+export const USAGE_EXIT = 64;
+
+/**
+ * On a second Ctrl-C the process exits at once, before the engine can write its end: mark run.json synchronously
+ * (atomic rename; no lock: nothing else writes a live run's record) so `ralph status` shows it stopped, not crashed.
+ */
+function markInterruptedSync(folder: string, runId: string): void {
+  const file = runRecordPath(folder, runId);
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    if (['completed', 'stopped', 'failed'].includes(String(record.state))) return;
+    const at = new Date().toISOString();
+    Object.assign(record, { state: 'stopped', currentItem: null, completion: { reason: 'INTERRUPTED', at }, endState: 'cancelled', endReason: 'interrupted (Ctrl-C twice)', updatedAt: at });
+    writeFileSync(`${file}.tmp-${process.pid}`, JSON.stringify(record, null, 2) + '\n');
+    renameSync(`${file}.tmp-${process.pid}`, file);
+  } catch {
+    // No record yet (refused before start) or unreadable: nothing to mark.
+  }
 }
 
 function positiveInt(v: string): number {
@@ -38,7 +61,7 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('Run the loop: drive the agent through the tasks until they are verified done')
     .option('--source <source>', 'task source: flow | quantum | checklist | a checklist path (default: the first found)')
-    .option('--agent <agent>', 'agent CLI: claude | cursor-agent (default: config "agent")')
+    .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices(['claude', 'cursor-agent']))
     .option('--max-iterations <n>', 'stop after N iterations (default: config maxIterations, 25)', positiveInt)
     .option('--no-gates', 'run without verification gates (otherwise a run without gates is refused)')
     .option('--model <model>', 'model passed to the agent with --model')
@@ -46,10 +69,13 @@ export function registerRunCommand(program: Command): void {
     .option('--max-time <minutes>', 'stop after this many minutes (0 = no cap)', nonNegative)
     .option('--reviewer', 'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides')
     .option('--json', 'print engine events as JSON lines instead of the activity stream')
-    .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 130 interrupted.')
+    .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 130 interrupted, 64 a usage error.')
+    // 2 means "a cap reached" for this command, so its usage errors exit 64 (EX_USAGE) instead of the CLI's usual 2.
+    .exitOverride((err) => {
+      throw Object.assign(err, { exitCode: err.exitCode === 0 ? 0 : USAGE_EXIT });
+    })
     .action(async (opts: RunOptions, cmd: Command) => {
       const folder = resolveFolder(cmd);
-      if (opts.agent && opts.agent !== 'claude' && opts.agent !== 'cursor-agent') throw new InvalidArgumentError(`--agent must be claude or cursor-agent, not ${opts.agent}`);
       const config = await loadConfig(folder, {
         flags: {
           ...(opts.agent ? { agent: opts.agent as 'claude' | 'cursor-agent' } : {}),
@@ -78,6 +104,7 @@ export function registerRunCommand(program: Command): void {
           cancel.abort();
         } else {
           recorder.completeIfOpen('INTERRUPTED');
+          markInterruptedSync(folder, engine.runId);
           process.exit(130);
         }
       };
@@ -92,7 +119,8 @@ export function registerRunCommand(program: Command): void {
         process.exitCode = result.exitCode;
       } catch (err) {
         if (err instanceof EngineRefusal) {
-          process.stderr.write(`ralph: ${err.message}\n`);
+          if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
+          else process.stderr.write(`ralph: ${err.message}\n`);
           process.exitCode = 1;
           process.off('exit', onExit);
           return;

@@ -36,7 +36,9 @@ export async function discoverAgents(opts: DiscoverOptions = {}): Promise<Discov
   const names = opts.names ?? KNOWN_AGENT_BINARIES;
   const found = await Promise.all(names.map(async (name) => ({ name, file: await which(name, opts.pathEnv ?? process.env.PATH ?? '') })));
   return Promise.all(
-    found.filter((f): f is { name: string; file: string } => f.file !== null).map(async ({ name, file }) => {
+    found.filter((f): f is { name: string; file: string } => f.file !== null).map(async ({ name: given, file }) => {
+      // A configured path (`claudePath: /opt/claude/bin/claude`) is shown by its file name.
+      const name = given.includes('/') ? path.basename(given) : given;
       if (opts.runVersions === false) return { name, path: file, version: null, note: 'not run: workspace is not trusted' };
       try {
         const r = await execa(file, ['--version'], { timeout: opts.timeoutMs ?? 5000, stdin: 'ignore', reject: false, detached: true, forceKillAfterDelay: 1000 });

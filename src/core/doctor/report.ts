@@ -1,6 +1,12 @@
-import { discoverAgents, type DiscoveredAgent } from '../agents/discover';
-import { formatProblem, type FileProblem } from '../store/parseError';
+import * as path from 'node:path';
+import { discoverAgents, KNOWN_AGENT_BINARIES, type DiscoveredAgent } from '../agents/discover';
+import { loadConfig } from '../model/loadConfig';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
+import { loadSources } from '../sources/plan';
+import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
+
+/** Source kinds the loop can work on (`.ralph/` runs and IJFW waves are shown but are not tasks). */
+const TASK_SOURCE_KINDS = new Set(['flow-next', 'quantum', 'checklist']);
 
 /** What `ralph doctor --json` prints and what **Ralph: Doctor** shows. */
 export interface DoctorReport {
@@ -8,7 +14,7 @@ export interface DoctorReport {
   sources: DetectedSource[];
   agents: DiscoveredAgent[];
   problems: FileProblem[];
-  /** True when at least one task source and one agent CLI were found (the CLI exits 0). */
+  /** True when at least one task source (flow-next, quantum-loop, checklist) and one agent CLI were found (the CLI exits 0). */
   ok: boolean;
 }
 
@@ -18,14 +24,38 @@ export interface DoctorOptions {
   trusted?: boolean;
 }
 
-/** Builds the doctor report of a workspace folder: detected sources, agent CLIs with versions, problems. */
+/**
+ * Builds the doctor report of a workspace folder: detected sources, agent CLIs with versions (the known names on
+ * PATH, plus the `claudePath` / `cursorAgentPath` of the configuration), and every file problem: sources that do not
+ * parse or validate, and `.ralph/config.json`. `ok` needs a task source (flow-next, quantum-loop, a checklist) and an
+ * agent CLI.
+ */
 export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}): Promise<DoctorReport> {
+  const problems: FileProblem[] = [];
+  const configured: string[] = [];
+  try {
+    const config = await loadConfig(folder, { trusted: opts.trusted !== false });
+    configured.push(config.claudePath, config.cursorAgentPath);
+  } catch (err) {
+    if (!(err instanceof FileProblemError)) throw err;
+    problems.push({ ...err.problem, file: relativeTo(folder, err.problem.file) });
+  }
+  const names = [...new Set<string>([...KNOWN_AGENT_BINARIES, ...configured])];
   const [detection, agents] = await Promise.all([
     detectSources(folder),
-    discoverAgents({ pathEnv: opts.pathEnv, runVersions: opts.trusted !== false }),
+    discoverAgents({ pathEnv: opts.pathEnv, runVersions: opts.trusted !== false, names }),
   ]);
+  for (const p of [...detection.problems, ...loadSources(folder).problems]) {
+    const q = { ...p, file: relativeTo(folder, p.file) };
+    if (!problems.some((x) => x.file === q.file && x.line === q.line && x.column === q.column)) problems.push(q);
+  }
   const sources = detection.sources;
-  return { folder, sources, agents, problems: detection.problems, ok: sources.length > 0 && agents.length > 0 };
+  const uniqueAgents = agents.filter((a, i) => agents.findIndex((b) => b.path === a.path) === i);
+  return { folder, sources, agents: uniqueAgents, problems, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 };
+}
+
+function relativeTo(folder: string, file: string): string {
+  return path.isAbsolute(file) ? path.relative(folder, file).split(path.sep).join('/') : file;
 }
 
 /** The report as plain text (the CLI's default output and the Doctor editor's content). */
@@ -42,6 +72,6 @@ export function formatDoctorReport(r: DoctorReport): string {
   lines.push('', 'Problems:');
   if (!r.problems.length) lines.push('  none');
   for (const p of r.problems) lines.push(`  ${formatProblem(p)}`);
-  lines.push('', r.ok ? 'OK: at least one task source and one agent CLI found.' : 'NOT READY: needs at least one task source and one agent CLI.');
+  lines.push('', r.ok ? 'OK: at least one task source and one agent CLI found.' : 'NOT READY: needs at least one task source (quantum.json, .flow/, a checklist) and one agent CLI.');
   return lines.join('\n') + '\n';
 }

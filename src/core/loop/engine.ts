@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../agents/adapter';
+import { which } from '../agents/discover';
 import { getAdapter } from '../agents/registry';
 import { spawnIteration, type IterationExit } from '../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
@@ -194,6 +195,12 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!gates && !this.o.noGates) {
       throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
     }
+    const binary = adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath;
+    const pathEnv = this.o.agentEnv && 'PATH' in this.o.agentEnv ? (this.o.agentEnv.PATH ?? '') : (process.env.PATH ?? '');
+    if (!(await which(binary, pathEnv))) {
+      const key = adapter.name === 'claude' ? 'claudePath' : 'cursorAgentPath';
+      throw new EngineRefusal(`The ${adapter.name} CLI was not found (${binary} is not an executable${binary.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`);
+    }
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
@@ -357,7 +364,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       if (next.kind === 'blocked') return new RunEnd('blocked', next.reason, 'BLOCKED');
       if (next.kind === 'complete') {
         const verdict = await this.finalVerification(source, gates);
-        if (verdict === 'ship') return new RunEnd('completed', 'complete: every task verified, final gate green', 'DONE');
+        if (verdict === 'ship') return new RunEnd('completed', gates ? 'complete: every task verified, final gate green' : 'complete: every task done (no gates configured)', 'DONE');
         continue;
       }
       const item = next.item;
@@ -385,8 +392,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
           await clearAttempts(this.folder, item);
           this.lastDone = item.title;
           this.stall = 0;
-          this.emitEvent({ type: 'verified', item: ref(item), tier });
-          for (const also of claim.alsoDone) this.emitEvent({ type: 'verified', item: also, tier });
+          const verifiedBy = gate ? gate.label as GateTier : null;
+          this.emitEvent({ type: 'verified', item: ref(item), tier: verifiedBy });
+          for (const also of claim.alsoDone) this.emitEvent({ type: 'verified', item: also, tier: verifiedBy });
           await this.reportProgress(source);
         } else {
           const approach = (headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ?? oneLine(out.lastText);

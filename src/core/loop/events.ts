@@ -17,7 +17,7 @@ export type EngineEvent =
   | { type: 'iterationEnded'; iteration: number; ending: IterationEnding; detail: string; totals: IterationTotals; exitCode: number | null }
   | { type: 'gateStarted'; tier: GateTier; command: string }
   | { type: 'gateResult'; tier: GateTier; command: string; exitCode: number; durationMs: number; passed: boolean; logPath: string; failingLines: string[] }
-  | { type: 'verified'; item: WorkItemRef; tier: GateTier }
+  | { type: 'verified'; item: WorkItemRef; tier: GateTier | null }
   | { type: 'attemptFailed'; item: WorkItemRef; attempt: number; approach: string; reason: string }
   | { type: 'itemBlocked'; item: WorkItemRef; reason: string }
   | { type: 'progress'; done: number; total: number; text: string }

@@ -27,6 +27,7 @@ export class ActivityFormatter {
   private progress = { done: 0, total: 0 };
   private lastTokensLine = 0;
   private lastTokens: Extract<EngineEvent, { type: 'tokens' }> | undefined;
+  private printedTokens = -1;
 
   constructor(private readonly tokensEveryMs = 30_000, private readonly now: () => number = Date.now) {}
 
@@ -43,9 +44,11 @@ export class ActivityFormatter {
       case 'agentStarted':
         return [`SESSION START: pid=${e.pid ?? '?'} ${e.command}`];
       case 'tokens':
+        if (e.contextTokens === 0) return [];
         this.lastTokens = e;
         if (this.now() - this.lastTokensLine < this.tokensEveryMs) return [];
         this.lastTokensLine = this.now();
+        this.printedTokens = e.contextTokens;
         return [tokensText({ tokens: e.contextTokens, rotate: e.rotateAt, warn: e.warnAt })];
       case 'warn':
         return [`WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: the agent was asked to write its handoff and yield`];
@@ -59,7 +62,9 @@ export class ActivityFormatter {
       case 'iterationEnded': {
         const lines: string[] = [];
         const t = this.lastTokens;
-        if (t) lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
+        // The context at the end of the iteration, unless that very figure was just printed.
+        if (t && t.contextTokens !== this.printedTokens) lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
+        this.printedTokens = -1;
         lines.push(loopEndText(e.iteration, ENDING_LABEL[e.ending], `${e.detail}; ${totalsText(e.totals)}`));
         this.lastTokens = undefined;
         return lines;
@@ -69,7 +74,7 @@ export class ActivityFormatter {
       case 'gateResult':
         return [`${ACTIVITY.GATE} end label=${e.tier} exit=${e.exitCode} duration=${secs(e.durationMs)} log=${e.logPath}`, ...(e.passed ? [] : e.failingLines.slice(0, 5).map((l) => `  ${l}`))];
       case 'verified':
-        return [`✅ VERIFIED ${e.item.id} — ${e.item.title} (${e.tier} gate green)`];
+        return [`✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`];
       case 'attemptFailed':
         return [`❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
       case 'itemBlocked':
@@ -161,7 +166,7 @@ export class RunRecorder {
         });
         break;
       case 'verified':
-        this.activity.progress(`Verified ${e.item.id}: ${e.item.title} (${e.tier} gate green)`).catch(fail);
+        this.activity.progress(`${e.tier ? 'Verified' : 'Done'} ${e.item.id}: ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`).catch(fail);
         break;
       case 'attemptFailed':
         this.activity.progress(`Attempt ${e.attempt} at ${e.item.id} failed verification: ${e.reason}`).catch(fail);

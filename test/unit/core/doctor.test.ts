@@ -125,3 +125,25 @@ describe('ralph doctor', () => {
     assert.match(formatDoctorReport(report), /none found/);
   });
 });
+
+describe('ralph doctor: what counts', () => {
+  it('does not count .ralph/ alone as a task source', async () => {
+    const dir = tempWorkspace({ '.ralph/runs/': '' });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
+    assert.equal(report.ok, false);
+  });
+
+  it('reports a .ralph/config.json that does not parse, and a quantum.json that breaks the schema', async () => {
+    const dir = tempWorkspace({ '.ralph/config.json': '{\n  "maxIterations": "ten"\n}\n', 'quantum.json': '{\n  "stories": [\n    { "id": "US-1", "title": "t", "status": 5 }\n  ]\n}\n' });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
+    assert.deepEqual(report.problems.map((p) => [p.file, p.line]).sort(), [['.ralph/config.json', 2], ['quantum.json', 3]]);
+  });
+
+  it('finds the agent CLI the configuration names by path', async () => {
+    const bin = stubBin('my-claude', 'echo "3.0.0 (Claude Code)"');
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude') }) });
+    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath) });
+    assert.deepEqual(report.agents.map((a) => [a.name, a.version]), [['my-claude', '3.0.0']]);
+    assert.equal(report.ok, true);
+  });
+});
