@@ -6,7 +6,8 @@ import { runRecordSchema, type RunRecord } from '../model/runRecord';
 import { OperationError } from '../model/operationError';
 import { isoString } from '../model/time';
 import { readTextIfExists } from '../store/atomicWrite';
-import { newJsonText, applyJsonChanges, type JsonChange } from '../store/jsonEdit';
+import { newJsonText, applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../store/jsonEdit';
+import { workspacePath } from '../store/parseError';
 import { parseJsonOrThrow } from '../sources/readText';
 import { commitPlan } from '../store/writePlan';
 import { ralphRunDir } from './sentinels';
@@ -43,7 +44,7 @@ export async function createRunRecord(folder: string, init: Partial<RunRecord> &
 export async function readRunRecord(folder: string, runId: string): Promise<RunRecord | undefined> {
   const file = runRecordPath(folder, runId);
   const text = await readTextIfExists(file);
-  return text === undefined ? undefined : parseJsonOrThrow(file, text, runRecordSchema);
+  return text === undefined ? undefined : parseJsonOrThrow(workspacePath(folder, file), text, runRecordSchema);
 }
 
 /**
@@ -55,10 +56,12 @@ export async function updateRunRecord(folder: string, runId: string, patch: Part
   const { result } = await commitPlan(file, async () => {
     const before = await readTextIfExists(file);
     if (before === undefined) throw new OperationError('not_found', `Run ${runId} has no run.json`);
-    parseJsonOrThrow(file, before, runRecordSchema);
+    const shown = workspacePath(folder, file);
+    parseJsonOrThrow(shown, before, runRecordSchema);
+    refuseDuplicateKeys(shown, before);
     const changes: JsonChange[] = Object.entries({ ...patch, updatedAt: isoString(nowMs) }).map(([k, value]) => (value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value }));
     const after = applyJsonChanges(before, changes);
-    return { writes: [{ file, before, after }], result: parseJsonOrThrow(file, after, runRecordSchema) };
+    return { writes: [{ file, before, after }], result: parseJsonOrThrow(shown, after, runRecordSchema) };
   });
   return result;
 }

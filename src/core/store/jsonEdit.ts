@@ -1,4 +1,5 @@
-import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, type FormattingOptions, type JSONPath } from 'jsonc-parser';
+import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, visit, type FormattingOptions, type JSONPath } from 'jsonc-parser';
+import { FileProblemError, positionAt } from './parseError';
 
 /** One change to a JSON document, addressed by a path of keys and array indexes. */
 export type JsonChange =
@@ -30,6 +31,8 @@ export function detectJsonStyle(text: string): JsonTextStyle {
  * the owning tool wrote them and a diff shows only the real change. A new key goes at its sorted place when the
  * object's keys are already sorted (flowctl writes `sort_keys=True`), else at the end. A `set` to a value the
  * file already holds and a `delete` of an absent key change nothing, so a no-op plan returns `text` itself.
+ * Callers refuse a text with duplicate keys first ({@link refuseDuplicateKeys}): `modify` edits the first of
+ * two equal keys while `JSON.parse` (and every reader) takes the last, so such an edit would change nothing visible.
  */
 export function applyJsonChanges(text: string, changes: readonly JsonChange[], style: JsonTextStyle = detectJsonStyle(text)): string {
   let out = text;
@@ -55,6 +58,33 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
     out = applyEdits(out, edits);
   }
   return out;
+}
+
+/** The second occurrence of the first key that repeats within one object, with its 0-based offset. */
+export function findDuplicateKey(text: string): { key: string; offset: number } | undefined {
+  const open: Set<string>[] = [];
+  let found: { key: string; offset: number } | undefined;
+  visit(text, {
+    onObjectBegin: () => { open.push(new Set()); },
+    onObjectEnd: () => { open.pop(); },
+    onObjectProperty: (key, offset) => {
+      const keys = open.at(-1);
+      if (!keys || found) return;
+      if (keys.has(key)) found = { key, offset };
+      else keys.add(key);
+    },
+  });
+  return found;
+}
+
+/**
+ * Throws {@link FileProblemError} `file:line:column: duplicate key "<key>"` at the second occurrence when any
+ * object of `text` repeats a key, for writers: readers take the last value and an in-place edit changes the first,
+ * so the file is never written. `file` is the name to show (workspace-relative).
+ */
+export function refuseDuplicateKeys(file: string, text: string): void {
+  const dup = findDuplicateKey(text);
+  if (dup) throw new FileProblemError({ file, ...positionAt(text, dup.offset), message: `duplicate key ${JSON.stringify(dup.key)}: remove one of them (nothing was written)` });
 }
 
 /** Structural equality of JSON values, key order included (jsonc-parser's objects have no prototype). */

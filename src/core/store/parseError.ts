@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 
 /** A problem found in a file on disk, positioned for a person: 1-based line and column. */
@@ -17,6 +18,15 @@ export class FileProblemError extends Error {
     super(formatProblem(problem));
     this.name = 'FileProblemError';
   }
+}
+
+/**
+ * How messages name a file: relative to the workspace folder with forward slashes (`quantum.json`,
+ * `.flow/tasks/fn-1.1.json`), the same in every command; a file outside the folder keeps its absolute path.
+ */
+export function workspacePath(folder: string, file: string): string {
+  const rel = path.relative(folder, file);
+  return !rel || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
 }
 
 /** `file:line:column: message`, the form editors and terminals link. */

@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { FLOW_RESET_DELETED_KEYS, FLOW_TASK_ID, taskNumber } from '../../model/flowNext';
 import { OperationError } from '../../model/operationError';
 import { flowIsoString } from '../../model/time';
-import { applyJsonChanges, newJsonText, type JsonChange } from '../../store/jsonEdit';
-import { FileProblemError, parseJsonText } from '../../store/parseError';
+import { applyJsonChanges, newJsonText, refuseDuplicateKeys, type JsonChange } from '../../store/jsonEdit';
+import { FileProblemError, parseJsonText, workspacePath } from '../../store/parseError';
 import type { FileWrite } from '../../store/writePlan';
 import { readTextSync } from '../readText';
 import type { FlowTaskRecord, FlowWorkspace } from './readFlow';
@@ -83,7 +83,7 @@ export function flowResetWrites(ws: FlowWorkspace, ids: readonly string[], nowMs
   for (const id of ids) {
     const t = findTask(ws, id);
     const target = t.statusSource === 'flow-state' && t.stateFile ? t.stateFile : t.file;
-    writes.push(runtimeWrite(target, { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_RESET_DELETED_KEYS }));
+    writes.push(runtimeWrite(ws, target, { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_RESET_DELETED_KEYS }));
     const md = readTextSync(t.mdFile);
     if (md !== undefined && /^## Evidence\s*$/m.test(md)) writes.push({ file: t.mdFile, before: md, after: replaceSection(md, 'Evidence', EMPTY_EVIDENCE) });
   }
@@ -127,7 +127,7 @@ export function planFlowStart(ws: FlowWorkspace, id: string, opts: FlowStartOpti
   }
   if (opts.note !== undefined) set.claim_note = opts.note;
   if (ownInProgress && opts.note === undefined) return [];
-  return [runtimeWrite(runtimeTargetForWrite(ws, t), { set, delete: [] })];
+  return [runtimeWrite(ws, runtimeTargetForWrite(ws, t), { set, delete: [] })];
 }
 
 /** Options of `done` (§2.5). Evidence is stored raw in JSON and as comma-joined lines in the md. */
@@ -142,7 +142,7 @@ export function planFlowDone(ws: FlowWorkspace, id: string, opts: FlowDoneOption
   if (m.assignee && m.assignee !== opts.actor && !opts.force) throw new OperationError('claimed', `Cannot complete task ${id}: claimed by '${m.assignee}'. Use --force to override.`);
   const set: Record<string, unknown> = { status: 'done', updated_at: flowIsoString(nowMs) };
   if (opts.evidence) set.evidence = { commits: opts.evidence.commits ?? [], tests: opts.evidence.tests ?? [], prs: opts.evidence.prs ?? [] };
-  const writes = [runtimeWrite(runtimeTargetForWrite(ws, t), { set, delete: ['blocked_reason'] })];
+  const writes = [runtimeWrite(ws, runtimeTargetForWrite(ws, t), { set, delete: ['blocked_reason'] })];
   const md = readTextSync(t.mdFile);
   if (md !== undefined) {
     let after = md;
@@ -160,7 +160,7 @@ export function planFlowDone(ws: FlowWorkspace, id: string, opts: FlowDoneOption
 export function planFlowBlock(ws: FlowWorkspace, id: string, reason: string, nowMs: number): FileWrite[] {
   const t = findTask(ws, id);
   if (t.merged.status === 'done') throw new OperationError('invalid_state', `Cannot block task ${id}: status is 'done'.`);
-  const writes = [runtimeWrite(runtimeTargetForWrite(ws, t), { set: { status: 'blocked', updated_at: flowIsoString(nowMs), blocked_reason: reason }, delete: [] })];
+  const writes = [runtimeWrite(ws, runtimeTargetForWrite(ws, t), { set: { status: 'blocked', updated_at: flowIsoString(nowMs), blocked_reason: reason }, delete: [] })];
   const md = readTextSync(t.mdFile);
   if (md !== undefined) writes.push({ file: t.mdFile, before: md, after: appendBlockedToSummary(md, reason) });
   return writes;
@@ -176,14 +176,19 @@ export function runtimeTargetForWrite(ws: FlowWorkspace, t: FlowTaskRecord): str
   return t.file;
 }
 
-/** Applies a runtime change to a JSON file's text in place, or creates a state file in flowctl's style. */
-export function runtimeWrite(file: string, change: RuntimeChange): FileWrite {
+/**
+ * Applies a runtime change to a JSON file's text in place, or creates a state file in flowctl's style. Throws
+ * {@link FileProblemError} (named relative to the workspace) for a file that does not parse or repeats a key.
+ */
+export function runtimeWrite(ws: Pick<FlowWorkspace, 'folder'>, file: string, change: RuntimeChange): FileWrite {
   const before = readTextSync(file);
   if (before === undefined) {
     return { file, before, after: newJsonText(change.set, { sortKeys: true, asciiOnly: true }) };
   }
-  const parsed = parseJsonText(file, before);
+  const shown = workspacePath(ws.folder, file);
+  const parsed = parseJsonText(shown, before);
   if (!parsed.ok) throw new FileProblemError(parsed.problem);
+  refuseDuplicateKeys(shown, before);
   const changes: JsonChange[] = [
     ...Object.entries(change.set).map(([k, value]): JsonChange => ({ op: 'set', path: [k], value })),
     ...change.delete.map((k): JsonChange => ({ op: 'delete', path: [k] })),

@@ -1,7 +1,8 @@
 import { QUANTUM_DEFAULT_MAX_ATTEMPTS, QUANTUM_DEFAULT_STALE_MINUTES, storyRetries, type QuantumFailureEntry, type QuantumStory } from '../../model/quantum';
 import { OperationError } from '../../model/operationError';
 import { isoString, parseIsoTime } from '../../model/time';
-import { applyJsonChanges, type JsonChange } from '../../store/jsonEdit';
+import * as path from 'node:path';
+import { applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../../store/jsonEdit';
 import type { QuantumDoc } from './readQuantum';
 
 /**
@@ -71,8 +72,11 @@ function hasKey(doc: QuantumDoc, i: number, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(rawStory(doc, i), key);
 }
 
+/** The new text with `changes` and the file's `updatedAt`; refuses a file that repeats a key (never written). */
 function withUpdatedAt(doc: QuantumDoc, changes: JsonChange[], now: string): string {
   if (!changes.length) return doc.text;
+  // quantum.json lives at the workspace root, so its base name is its workspace-relative name.
+  refuseDuplicateKeys(path.basename(doc.file), doc.text);
   const all: JsonChange[] = [...changes];
   if (doc.data.updatedAt !== undefined) all.push({ op: 'set', path: ['updatedAt'], value: now });
   return applyJsonChanges(doc.text, all);

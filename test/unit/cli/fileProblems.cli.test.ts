@@ -1,0 +1,52 @@
+import * as assert from 'node:assert/strict';
+import { updateRunRecord, createRunRecord } from '../../../src/core/control/runRecords';
+import { tempWorkspace, writeFlow, type TempWorkspace } from '../sources/workspaceBuilder';
+import { runCli } from './runCli';
+
+/** Files the store must refuse to write, and how the CLI names them (the tester's findings). */
+describe('cli: files the store refuses to write', () => {
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+
+  describe('duplicate keys', () => {
+    const dupStory = '{"project":"Demo","stories":[{"id":"US-001","status":"passed","status":"pending","dependsOn":[]}],"progress":[]}\n';
+
+    it('task start on a quantum story with a duplicate key is refused at the second key and writes nothing', () => {
+      ws = tempWorkspace('ralph-dup-');
+      ws.write('quantum.json', dupStory);
+      const r = runCli(ws.dir, ['task', 'start', 'US-001']);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /^Error: quantum\.json:1:63: duplicate key "status"/);
+      assert.equal(ws.read('quantum.json'), dupStory);
+    });
+
+    it('status still reads a quantum.json with a duplicate key, taking the last value', () => {
+      ws = tempWorkspace('ralph-dup-');
+      ws.write('quantum.json', dupStory);
+      const r = runCli(ws.dir, ['status', '--json']);
+      assert.equal(r.code, 0);
+      assert.deepEqual(r.json().stories, { pending: 1, in_progress: 0, passed: 0, failed: 0, blocked: 0 });
+    });
+
+    it('task block on a flow-next task whose JSON repeats a key is refused with its workspace-relative name', () => {
+      ws = tempWorkspace('ralph-dup-');
+      writeFlow(ws, [{ id: 'fn-1.1', status: 'in_progress' }]);
+      const before = ws.read('.flow/tasks/fn-1.1.json').replace('  "title"', '  "status": "todo",\n  "title"');
+      ws.write('.flow/tasks/fn-1.1.json', before);
+      const r = runCli(ws.dir, ['task', 'block', 'fn-1.1', '--reason', 'x', '--json']);
+      assert.equal(r.code, 1);
+      assert.match(String(r.json().error), /^\.flow\/tasks\/fn-1\.1\.json:\d+:3: duplicate key "status"/);
+      assert.equal(ws.read('.flow/tasks/fn-1.1.json'), before);
+    });
+
+    it('a run record with a duplicate key is not updated', async () => {
+      ws = tempWorkspace('ralph-dup-');
+      await createRunRecord(ws.dir, { runId: 'r1' });
+      const file = '.ralph/runs/r1/run.json';
+      const before = ws.read(file).replace('{\n', '{\n  "state": "running",\n');
+      ws.write(file, before);
+      await assert.rejects(updateRunRecord(ws.dir, 'r1', { iteration: 3 }), { message: /^\.ralph\/runs\/r1\/run\.json:\d+:3: duplicate key "state"/ });
+      assert.equal(ws.read(file), before);
+    });
+  });
+});
