@@ -1,4 +1,4 @@
-import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, visit, type FormattingOptions, type JSONPath } from 'jsonc-parser';
+import { applyEdits, createScanner, findNodeAtLocation, getNodeValue, modify, parseTree, visit, type SyntaxKind, type FormattingOptions, type JSONPath, type Node } from 'jsonc-parser';
 import { FileProblemError, positionAt } from './parseError';
 
 /** One change to a JSON document, addressed by a path of keys and array indexes. */
@@ -13,24 +13,76 @@ export interface JsonTextStyle {
   formatting: FormattingOptions;
   /** The file holds no raw non-ASCII characters (Python's `ensure_ascii`): new text escapes them as `\uXXXX`. */
   asciiOnly: boolean;
+  /**
+   * Set when the document is on one line (minified, or `{ "a": 1 }`): edits insert no line break, and new text
+   * puts `colon` after each `:` and `comma` after each `,` as the file does.
+   */
+  oneLine?: { colon: string; comma: string };
+  /** Every object with two or more keys has them sorted (flowctl's `sort_keys=True`): new keys go to their sorted place. */
+  sortedKeys: boolean;
 }
 
-/** Indentation (first indented line), line ending, and whether the text is pure ASCII. */
+/** Indentation (first indented line), line ending, one-line spacing, sorted keys, and whether the text is pure ASCII. */
 export function detectJsonStyle(text: string): JsonTextStyle {
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const indent = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  ';
   const insertSpaces = !indent.startsWith('\t');
-   
   const asciiOnly = !/[^\x00-\x7f]/.test(text);
-  return { formatting: { insertSpaces, tabSize: insertSpaces ? indent.length : 1, eol, insertFinalNewline: false }, asciiOnly };
+  const oneLine = /[\r\n]/.test(text.trim()) ? undefined : { colon: spacingAfter(text, COLON), comma: spacingAfter(text, COMMA) };
+  return { formatting: { insertSpaces, tabSize: insertSpaces ? indent.length : 1, eol, insertFinalNewline: false }, asciiOnly, oneLine, sortedKeys: keysSorted(text) };
+}
+
+/** jsonc-parser's `SyntaxKind` values (a const enum, which `isolatedModules` cannot read). */
+const COMMA = 5 as SyntaxKind;
+const COLON = 6 as SyntaxKind;
+const TRIVIA = 15 as SyntaxKind;
+const EOF = 17 as SyntaxKind;
+
+/** The whitespace the text puts after its first token of `kind` (`''` when there is none). */
+function spacingAfter(text: string, kind: SyntaxKind): string {
+  const scanner = createScanner(text, false);
+  for (let t = scanner.scan(); t !== EOF; t = scanner.scan()) {
+    if (t !== kind) continue;
+    return scanner.scan() === TRIVIA ? scanner.getTokenValue() : '';
+  }
+  return '';
+}
+
+function keysSorted(text: string): boolean {
+  const open: string[][] = [];
+  let sorted = true;
+  visit(text, {
+    onObjectBegin: () => { open.push([]); },
+    onObjectProperty: (key) => {
+      const keys = open.at(-1);
+      if (keys?.length && keys.at(-1)! > key) sorted = false;
+      keys?.push(key);
+    },
+    onObjectEnd: () => { open.pop(); },
+  });
+  return sorted;
+}
+
+/** New JSON text without line breaks, spaced as a one-line file is: `,"a": 1` → `, "a":1` for `{colon:'', comma:' '}`. */
+function oneLineText(content: string, spacing: { colon: string; comma: string }): string {
+  const scanner = createScanner(content, true);
+  let out = '';
+  for (let t = scanner.scan(); t !== EOF; t = scanner.scan()) {
+    out += content.substr(scanner.getTokenOffset(), scanner.getTokenLength());
+    if (t === COLON) out += spacing.colon;
+    else if (t === COMMA) out += spacing.comma;
+  }
+  return out;
 }
 
 /**
  * Applies changes to JSON text in place with jsonc-parser's `modify`: only the changed values' text is replaced,
  * so key order, indentation, escapes such as `\u00e9` elsewhere, line endings and the trailing newline stay as
- * the owning tool wrote them and a diff shows only the real change. A new key goes at its sorted place when the
- * object's keys are already sorted (flowctl writes `sort_keys=True`), else at the end. A `set` to a value the
- * file already holds and a `delete` of an absent key change nothing, so a no-op plan returns `text` itself.
+ * the owning tool wrote them and a diff shows only the real change. A one-line file stays one line. A new key
+ * goes where the same key sits in a sibling object (`stories[0].retries.failureLog` placed as in
+ * `stories[1].retries`); without such a sibling, at its sorted place when the document's keys are all sorted
+ * (flowctl writes `sort_keys=True`), else at the end. A `set` to a value the file already holds and a `delete`
+ * of an absent key change nothing, so a no-op plan returns `text` itself.
  * Callers refuse a text with duplicate keys first ({@link refuseDuplicateKeys}): `modify` edits the first of
  * two equal keys while `JSON.parse` (and every reader) takes the last, so such an edit would change nothing visible.
  */
@@ -39,25 +91,68 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
   // No-op checks read the original document once; a change on a path an earlier change touched re-reads the text.
   const original = changes.some((c) => c.op !== 'append') ? parseTree(text) : undefined;
   const touched: JSONPath[] = [];
+  // Without formatting options `modify` inserts no line break; the one-line spacing is applied below.
+  const formattingOptions = style.oneLine ? undefined : style.formatting;
   for (const change of changes) {
+    let tree: Node | undefined;
     if (change.op !== 'append') {
       const overlaps = touched.some((t) => t.every((seg, i) => i >= change.path.length || seg === change.path[i]) || change.path.every((seg, i) => i >= t.length || seg === t[i]));
-      const tree = overlaps ? parseTree(out) : original;
+      tree = overlaps ? parseTree(out) : original;
       const node = tree ? findNodeAtLocation(tree, change.path) : undefined;
       if (change.op === 'set' && node && jsonEqual(getNodeValue(node), change.value)) continue;
       if (change.op === 'delete' && !node) continue;
     }
     touched.push(change.path);
     const edits = change.op === 'append'
-      ? modify(out, [...change.path, -1], change.value, { formattingOptions: style.formatting, isArrayInsertion: true })
+      ? modify(out, [...change.path, -1], change.value, { formattingOptions, isArrayInsertion: true })
       : modify(out, change.path, change.op === 'set' ? change.value : undefined, {
-        formattingOptions: style.formatting,
-        getInsertionIndex: (props) => sortedInsertionIndex(props, String(change.path.at(-1))),
+        formattingOptions,
+        getInsertionIndex: (props) => insertionIndex(props, String(change.path.at(-1)), siblingKeys(tree, change.path), style.sortedKeys),
       });
-    if (style.asciiOnly) for (const e of edits) e.content = escapeNonAscii(e.content);
+    for (const e of edits) {
+      if (style.oneLine && e.content) e.content = oneLineText(e.content, style.oneLine);
+      if (style.asciiOnly) e.content = escapeNonAscii(e.content);
+    }
     out = applyEdits(out, edits);
   }
   return out;
+}
+
+/**
+ * The key order of an object at the same place in a sibling array element that holds `path`'s last key: for
+ * `['stories', 0, 'retries', 'failureLog']`, the keys of `stories[j].retries` for the first other `j` that has
+ * `failureLog`. `undefined` when the path crosses no array or no sibling has the key.
+ */
+function siblingKeys(tree: Node | undefined, path: JSONPath): string[] | undefined {
+  if (!tree) return undefined;
+  const key = path.at(-1);
+  const parent = path.slice(0, -1);
+  for (let k = parent.length - 1; k >= 0; k--) {
+    if (typeof parent[k] !== 'number') continue;
+    const array = findNodeAtLocation(tree, parent.slice(0, k));
+    for (let j = 0; j < (array?.children?.length ?? 0); j++) {
+      if (j === parent[k]) continue;
+      const obj = findNodeAtLocation(tree, [...parent.slice(0, k), j, ...parent.slice(k + 1)]);
+      const keys = obj?.type === 'object' ? (obj.children ?? []).map((p) => String(p.children?.[0]?.value)) : [];
+      if (keys.includes(String(key))) return keys;
+    }
+  }
+  return undefined;
+}
+
+/** Where a new `key` goes among `props`: after the props a sibling puts before it, else sorted or last. */
+function insertionIndex(props: string[], key: string, sibling: string[] | undefined, sortedDoc: boolean): number {
+  if (sibling) {
+    const before = new Set(sibling.slice(0, sibling.indexOf(key)));
+    const after = new Set(sibling.slice(sibling.indexOf(key) + 1));
+    let at = -1;
+    props.forEach((p, i) => { if (before.has(p)) at = i; });
+    if (at >= 0) return at + 1;
+    if (props.some((p) => after.has(p))) return props.findIndex((p) => after.has(p));
+  }
+  if (!sortedDoc) return props.length;
+  const i = props.findIndex((p) => p > key);
+  return i < 0 ? props.length : i;
 }
 
 /** The second occurrence of the first key that repeats within one object, with its 0-based offset. */
@@ -95,13 +190,6 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k, i) => k === kb[i] && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
-
-function sortedInsertionIndex(props: string[], key: string): number {
-  const sorted = props.every((p, i) => i === 0 || props[i - 1]! <= p);
-  if (!sorted) return props.length;
-  const i = props.findIndex((p) => p > key);
-  return i < 0 ? props.length : i;
 }
 
 /** `é` → `\u00e9` (JSON text only holds non-ASCII inside strings, so this is always safe). */

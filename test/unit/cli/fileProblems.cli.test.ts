@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { updateRunRecord, createRunRecord } from '../../../src/core/control/runRecords';
-import { tempWorkspace, writeFlow, type TempWorkspace } from '../sources/workspaceBuilder';
+import { quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../sources/workspaceBuilder';
 import { runCli } from './runCli';
 
 /** Files the store must refuse to write, and how the CLI names them (the tester's findings). */
@@ -48,5 +48,35 @@ describe('cli: files the store refuses to write', () => {
       await assert.rejects(updateRunRecord(ws.dir, 'r1', { iteration: 3 }), { message: /^\.ralph\/runs\/r1\/run\.json:\d+:3: duplicate key "state"/ });
       assert.equal(ws.read(file), before);
     });
+  });
+});
+
+describe('cli: a minified quantum.json', () => {
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+
+  type Q = { updatedAt: string; stories: { status: string; startedAt?: string | null; retries: { attempts: number; failureLog: unknown[] } }[] };
+
+  it('start and block change only the touched values and keep the file on one line', () => {
+    ws = tempWorkspace('ralph-min-');
+    const original = JSON.parse(quantumJson([{ id: 'US-001' }, { id: 'US-002' }])) as Q;
+    ws.write('quantum.json', JSON.stringify(original));
+    assert.equal(runCli(ws.dir, ['task', 'start', 'US-001']).code, 0);
+    const started = ws.read('quantum.json');
+    const s = JSON.parse(started) as Q;
+    const expectStarted = structuredClone(original);
+    Object.assign(expectStarted.stories[0]!, { status: 'in_progress', startedAt: s.stories[0]!.startedAt });
+    expectStarted.updatedAt = s.updatedAt;
+    assert.equal(started, JSON.stringify(expectStarted));
+
+    assert.equal(runCli(ws.dir, ['task', 'block', 'US-001', '--reason', 'tests fail']).code, 0);
+    const blocked = ws.read('quantum.json');
+    const b = JSON.parse(blocked) as Q;
+    const expectBlocked = structuredClone(expectStarted);
+    Object.assign(expectBlocked.stories[0]!, { status: 'failed', startedAt: null });
+    expectBlocked.stories[0]!.retries = { ...expectBlocked.stories[0]!.retries, attempts: 1, failureLog: b.stories[0]!.retries.failureLog };
+    expectBlocked.updatedAt = b.updatedAt;
+    assert.equal(blocked, JSON.stringify(expectBlocked));
+    assert.equal(b.stories[0]!.retries.failureLog.length, 1);
   });
 });
