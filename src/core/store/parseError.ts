@@ -53,8 +53,11 @@ export type JsonParseResult = { ok: true; value: unknown } | { ok: false; proble
 /**
  * Parses strict JSON (no comments, no trailing commas), returning the first syntax error as a
  * positioned problem instead of throwing. `JSON.parse` decides validity; jsonc-parser supplies the position.
+ * A leading byte order mark is its own problem (writers never touch such a file).
  */
 export function parseJsonText(file: string, text: string): JsonParseResult {
+  // JSON.parse and the owning tools (Python's json.load) reject a BOM; say so instead of "invalid symbol" at 1:1.
+  if (text.charCodeAt(0) === 0xfeff) return { ok: false, problem: { file, line: 1, column: 1, message: 'the file starts with a byte order mark (BOM): save it as UTF-8 without a BOM' } };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {

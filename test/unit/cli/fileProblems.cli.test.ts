@@ -80,3 +80,27 @@ describe('cli: a minified quantum.json', () => {
     assert.equal(b.stories[0]!.retries.failureLog.length, 1);
   });
 });
+
+describe('cli: a JSON file that starts with a byte order mark', () => {
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+  const bomMessage = 'the file starts with a byte order mark (BOM): save it as UTF-8 without a BOM';
+
+  it('task start names the BOM at quantum.json:1:1 and writes nothing', () => {
+    ws = tempWorkspace('ralph-bom-');
+    const text = '\uFEFF' + quantumJson([{ id: 'US-001' }]);
+    ws.write('quantum.json', text);
+    const r = runCli(ws.dir, ['task', 'start', 'US-001', '--json']);
+    assert.equal(r.code, 1);
+    assert.deepEqual(r.json(), { success: false, error: `quantum.json:1:1: ${bomMessage}` });
+    assert.equal(ws.read('quantum.json'), text);
+  });
+
+  it('status lists a flow-next task JSON with a BOM as a problem naming the BOM', () => {
+    ws = tempWorkspace('ralph-bom-');
+    writeFlow(ws, [{ id: 'fn-1.1' }]);
+    ws.write('.flow/tasks/fn-1.1.json', '\uFEFF' + ws.read('.flow/tasks/fn-1.1.json'));
+    const j = runCli(ws.dir, ['status', '--json']).json();
+    assert.deepEqual(j.problems, [{ file: '.flow/tasks/fn-1.1.json', line: 1, column: 1, message: bomMessage }]);
+  });
+});
