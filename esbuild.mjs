@@ -57,7 +57,8 @@ function filesUnder(dir, suffix) {
 }
 
 const configs = [];
-if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] });
+// The extension's bundle notes when it started evaluating, so activation can be measured from there.
+if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({

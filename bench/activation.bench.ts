@@ -13,7 +13,7 @@ import { findRepoRoot } from '../test/support/repoRoot';
 const repo = findRepoRoot(__dirname);
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
-async function activationInHost(): Promise<{ activationMs: number; loadAndActivateMs: number }> {
+async function activationInHost(): Promise<{ activationMs: number; bundleEvalMs: number }> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-act-'));
   const ws = path.join(tmp, 'workspace');
   copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
@@ -34,12 +34,16 @@ async function activationInHost(): Promise<{ activationMs: number; loadAndActiva
 }
 
 async function main(): Promise<void> {
-  const runs: { activationMs: number; loadAndActivateMs: number }[] = [];
+  // Measured on the production bundle, as users get it in the .vsix (minified: less to parse).
+  execFileSync(process.execPath, ['esbuild.mjs', '--production', '--only=ext'], { cwd: repo, stdio: 'pipe' });
+  const runs: { activationMs: number; bundleEvalMs: number }[] = [];
   for (let i = 0; i < 3; i++) runs.push(await activationInHost());
   const median = (xs: number[]) => Number(xs.sort((a, b) => a - b)[1]!.toFixed(2));
-  const where = 'real VS Code 1.100.3 extension host, median of 3';
-  emit({ name: 'extension.activation', value: median(runs.map((r) => r.activationMs)), unit: 'ms', target: 50, where });
-  emit({ name: 'extension.loadAndActivate', value: median(runs.map((r) => r.loadAndActivateMs)), unit: 'ms', target: 50, where, note: 'from the bundle starting to evaluate to the end of activate()' });
+  const where = 'real VS Code 1.100.3 extension host, production bundle, median of 3';
+  const total = median(runs.map((r) => r.activationMs + r.bundleEvalMs));
+  emit({ name: 'extension.activation', value: total, unit: 'ms', target: 50, ratioToTarget: Number((total / 50).toFixed(3)), where, note: 'bundle evaluation + activate()' });
+  emit({ name: 'extension.bundleEval', value: median(runs.map((r) => r.bundleEvalMs)), unit: 'ms', where });
+  emit({ name: 'extension.activateCall', value: median(runs.map((r) => r.activationMs)), unit: 'ms', where });
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-pkg-'));
   try {

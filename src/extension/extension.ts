@@ -1,8 +1,4 @@
 import * as vscode from 'vscode';
-import { buildStatus, formatStatusText } from '../core/control/status';
-import { buildDoctorReport, formatDoctorReport } from '../core/doctor/report';
-import { loadPlan } from '../core/sources/plan';
-import { resetItem } from '../core/sources/operations';
 import { CommandIds, type CommandId, type CommandTypes, type ResetArgs } from './commandIds';
 import { Logger } from './logger';
 import { PlanTreeProvider } from './planTree';
@@ -10,8 +6,11 @@ import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
 import { RunController } from './runController';
 import { WorkspaceWatchers } from './workspaceWatchers';
 
-/** When this bundle started evaluating (before its dependencies), for the activation benchmark. */
-const moduleStart = performance.now();
+/** Set by the bundle's first line (esbuild banner): when it started evaluating, before any dependency. */
+declare const __ralphBundleStart: number | undefined;
+const moduleStart = typeof __ralphBundleStart === 'number' ? __ralphBundleStart : performance.now();
+/** Time spent evaluating the bundle (every dependency's top-level code), ms. */
+const bundleEvalMs = performance.now() - moduleStart;
 
 /** What `activate` returns: used by the integration tests and by other extensions. */
 export interface RalphExtensionApi {
@@ -19,8 +18,8 @@ export interface RalphExtensionApi {
   runs: RunController;
   /** Milliseconds `activate` took (the activation benchmark reads it). */
   activationMs: number;
-  /** Milliseconds from the start of this bundle's evaluation to the end of `activate`. */
-  loadAndActivateMs: number;
+  /** Milliseconds spent evaluating the bundle before `activate` was called (VS Code's "code loading"). */
+  bundleEvalMs: number;
 }
 
 function registerCommand<K extends CommandId>(id: K, fn: (...args: CommandTypes[K]['args']) => CommandTypes[K]['result'] | Promise<CommandTypes[K]['result']>): vscode.Disposable {
@@ -51,12 +50,15 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.stop, (folder) => runs.control('stop', folder)),
     registerCommand(CommandIds.cancel, (folder) => runs.cancel(folder)),
     registerCommand(CommandIds.status, async () => {
+      // Core modules that commands need are loaded on first use: activation stays cheap (bench: extension.activation).
+      const { buildStatus, formatStatusText } = await import('../core/control/status');
       const text = fileFolders().map((f) => `${f}\n${formatStatusText(buildStatus(f))}`).join('\n') || 'Ralph status: open a folder.\n';
       return reports.show('Ralph Status.txt', text);
     }),
     registerCommand(CommandIds.reset, (args) => resetCommand(args, log)),
     registerCommand(CommandIds.doctor, async () => {
       log.info('doctor', `running (trusted: ${vscode.workspace.isTrusted})`);
+      const { buildDoctorReport, formatDoctorReport } = await import('../core/doctor/report');
       const texts = await Promise.all(fileFolders().map(async (f) => formatDoctorReport(await buildDoctorReport(f, { trusted: vscode.workspace.isTrusted }))));
       return reports.show('Ralph Doctor.txt', texts.join('\n') || 'Ralph doctor: open a folder to check it.\n');
     }),
@@ -70,7 +72,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, runs, activationMs, loadAndActivateMs: performance.now() - moduleStart };
+  return { plan, runs, activationMs, bundleEvalMs };
 }
 
 /**
@@ -80,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
 async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[] | undefined> {
   const folder = args.folder ?? fileFolders()[0];
   if (!folder) return undefined;
+  const [{ loadPlan }, { resetItem }] = await Promise.all([import('../core/sources/plan'), import('../core/sources/operations')]);
   let id = args.id;
   if (!id) {
     const planSnap = await loadPlan(folder);

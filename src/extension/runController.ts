@@ -1,13 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { discoverAgents } from '../core/agents/discover';
-import { pauseRun, resumeRun, stopRun } from '../core/control/runControl';
-import { EngineRefusal, LoopEngine, type RunResult } from '../core/loop/engine';
+import type { LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
-import { RunRecorder } from '../core/loop/recorder';
-import { availableSources } from '../core/loop/workSource';
-import { loadConfig } from '../core/model/loadConfig';
-import { resolveActor } from '../core/sources/actor';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -68,7 +62,13 @@ export class RunController extends Disposable {
       void vscode.window.showWarningMessage(`Ralph is already running in ${path.basename(folder)}.`);
       return undefined;
     }
-    const settings = readSettingsLayer(vscode.Uri.file(folder));
+    // The engine and its dependencies load on the first Start, not at activation.
+    const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }] = await Promise.all([
+      import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
+      import('../core/model/loadConfig'), import('../core/sources/actor'),
+    ]);
+    const { configKeys } = await import('../core/model/config');
+    const settings = readSettingsLayer(configKeys, vscode.Uri.file(folder));
     const config = await loadConfig(folder, { settings, trusted: true });
     const sources = availableSources({ folder, actor: resolveActor(folder) });
     if (!sources.length) {
@@ -128,6 +128,7 @@ export class RunController extends Disposable {
     const f = folder ?? (await this.pickFolder());
     if (!f) return undefined;
     try {
+      const { pauseRun, resumeRun, stopRun } = await import('../core/control/runControl');
       const answer = await (action === 'pause' ? pauseRun(f) : action === 'resume' ? resumeRun(f) : stopRun(f));
       const what = action === 'pause' ? 'will pause after this iteration' : action === 'resume' ? 'resumes' : 'will stop after this iteration';
       void vscode.window.showInformationMessage(`Ralph: run ${answer.run} ${what}.`);

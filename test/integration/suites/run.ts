@@ -67,5 +67,28 @@ export function registerRunSuite(): void {
         sub.dispose();
       }
     });
+
+    it('Ralph: Cancel ends the agent at once and the run is interrupted', async () => {
+      const api = await ralphApi();
+      fs.writeFileSync(task(), '- [ ] One\n');
+      await useServer([bash('sleep 30'), say('never reached')]);
+      let agentPid: number | null = null;
+      const sub = api.runs.onEvent(({ event }) => { if (event.type === 'agentStarted') agentPid = event.pid; });
+      try {
+        const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+        assert.ok(runId);
+        for (let i = 0; i < 100 && agentPid === null; i++) await new Promise((r) => setTimeout(r, 100));
+        await server!.waitForAgentRequests(1);
+        assert.equal(await vscode.commands.executeCommand<boolean>(CommandIds.cancel), true);
+        const result = await api.runs.wait(folder());
+        assert.equal(result?.state, 'cancelled');
+        assert.equal(result?.exitCode, 130);
+        assert.ok(agentPid);
+        assert.throws(() => process.kill(-agentPid!, 0), 'no process of the agent group is left');
+        assert.match(fs.readFileSync(path.join(folder(), '.ralph', 'runs', runId, 'progress.txt'), 'utf8'), /completion_reason=INTERRUPTED/);
+      } finally {
+        sub.dispose();
+      }
+    });
   });
 }
