@@ -1,3 +1,4 @@
+import { findNodeAtLocation, parseTree, type Node } from 'jsonc-parser';
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import { FileProblemError, parseJsonText, positionAt, type FileProblem } from './parseError';
@@ -20,15 +21,19 @@ export function parseJsonWithSchema<S extends z.ZodType>(file: string, text: str
   return result.data;
 }
 
-/** Positions the first schema issue at the key it names when that key can be found in the text. */
+/**
+ * Positions the first schema issue at the entry its path names (`stories[3].priority`, not the first `"priority"`
+ * anywhere in the file): an object member at its key, an array element at its value. A missing key is positioned
+ * at the nearest object or array on its path that exists.
+ */
 export function schemaProblem(file: string, text: string, error: z.ZodError): FileProblem {
   const issue = error.issues[0];
-  const where = issue?.path.length ? issue.path.join('.') : '(root)';
-  const lastKey = issue?.path.filter((p) => typeof p === 'string').at(-1);
-  let pos = { line: 1, column: 1 };
-  if (typeof lastKey === 'string') {
-    const idx = text.indexOf(JSON.stringify(lastKey));
-    if (idx >= 0) pos = positionAt(text, idx);
-  }
+  const segments = (issue?.path ?? []).map((p) => (typeof p === 'number' ? p : String(p)));
+  const where = segments.length ? segments.join('.') : '(root)';
+  const tree = parseTree(text);
+  let node: Node | undefined;
+  for (let n = segments.length; tree && !node && n >= 0; n--) node = findNodeAtLocation(tree, segments.slice(0, n));
+  const at = node?.parent?.type === 'property' ? node.parent : node;
+  const pos = at ? positionAt(text, at.offset) : { line: 1, column: 1 };
   return { file, ...pos, message: `${where}: ${issue?.message ?? 'invalid'}` };
 }
