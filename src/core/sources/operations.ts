@@ -58,7 +58,8 @@ function loadFlowOrThrow(ctx: OperationContext): FlowWorkspace {
 function loadQuantumOrThrow(ctx: OperationContext): QuantumDoc {
   const q = readQuantum(ctx.folder);
   if (!q) throw new OperationError('no_source', `No quantum.json in ${ctx.folder}`);
-  if (q.problem) throw new FileProblemError({ ...q.problem, file: quantumPath(ctx.folder) });
+  // The problem names `quantum.json` relative to the workspace, as every other command's message does.
+  if (q.problem) throw new FileProblemError(q.problem);
   return q.doc!;
 }
 

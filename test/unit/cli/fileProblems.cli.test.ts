@@ -104,3 +104,24 @@ describe('cli: a JSON file that starts with a byte order mark', () => {
     assert.deepEqual(j.problems, [{ file: '.flow/tasks/fn-1.1.json', line: 1, column: 1, message: bomMessage }]);
   });
 });
+
+describe('cli: file names in messages', () => {
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+
+  const commands: { name: string; args: string[] }[] = [
+    { name: 'task start', args: ['task', 'start', 'US-001', '--json'] },
+    { name: 'stale', args: ['stale', '--json'] },
+    { name: 'stale --apply', args: ['stale', '--apply', '--json'] },
+    { name: 'next', args: ['next', '--json'] },
+  ];
+  for (const c of commands) {
+    it(`${c.name} names a quantum.json that does not parse relative to the workspace folder`, () => {
+      ws = tempWorkspace('ralph-names-');
+      ws.write('quantum.json', '{\n  "stories": [\n');
+      const r = runCli(ws.dir, c.args);
+      assert.equal(r.code, 1);
+      assert.match(String(r.json().error), /^quantum\.json:3:1: invalid JSON: /);
+    });
+  }
+});
