@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { listRuns } from '../core/control/runs';
 import { staleStories } from '../core/sources/operations';
 import { resolveFolder } from './folder';
@@ -15,7 +15,8 @@ export function registerStaleCommand(program: Command): void {
     .option('--apply', 'write the changes: failed (or blocked when attempts+1 ≥ maxAttempts), attempts + 1, startedAt null, a stale_detection failure entry')
     .option('--stale-timeout <minutes>', 'threshold in minutes (default: staleThresholdMinutes of quantum.json, else 20)', (v) => {
       const n = Number(v);
-      if (!Number.isFinite(n) || n <= 0) throw new Error(`--stale-timeout needs a positive number of minutes, got "${v}"`);
+      // InvalidArgumentError makes commander report a usage error (exit 2), not a failure.
+      if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number of minutes');
       return n;
     })
     .option('--json', 'print {"success":true,"applied","threshold_minutes","stale":[{id,started_at,minutes,becomes,attempts}],"warnings":[],"crashed_runs":[]}')

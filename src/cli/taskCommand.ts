@@ -1,9 +1,21 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { resolveActor } from '../core/sources/actor';
 import { blockItem, completeItem, resetItem, startItem } from '../core/sources/operations';
+import { FileProblemError, parseJsonText } from '../core/store/parseError';
 import { resolveFolder } from './folder';
 import { printResult, runReporting } from './jsonResult';
+
+type Evidence = { commits?: string[]; tests?: string[]; prs?: string[] };
+
+/** `--evidence <json>`: a value that is not JSON is a usage error (exit 2). */
+function evidenceOption(v: string): Evidence {
+  try {
+    return JSON.parse(v) as Evidence;
+  } catch {
+    throw new InvalidArgumentError('expected JSON such as {"commits":["abc123"],"tests":["npm test"],"prs":[]}');
+  }
+}
 
 const EXIT_HELP = '\nExit codes: 0 done (also a no-op); 1 refused, not found, or a file that does not parse (nothing written); 2 usage.';
 
@@ -35,18 +47,22 @@ export function registerTaskCommand(program: Command): void {
     .description('Complete a task (in_progress → done, md Done summary and Evidence) or story (in_progress → passed)')
     .option('--summary <text>', 'flow-next: text of the ## Done summary section')
     .option('--summary-file <file>', 'flow-next: read the summary from a file')
-    .option('--evidence <json>', 'flow-next: evidence JSON {"commits":[],"tests":[],"prs":[]}')
+    .option('--evidence <json>', 'flow-next: evidence JSON {"commits":[],"tests":[],"prs":[]}', evidenceOption)
     .option('--evidence-json <file>', 'flow-next: read the evidence JSON from a file')
     .option('--force', 'complete even if not in_progress or claimed by someone else')
     .option('--actor <name>', 'who completes (default: FLOW_ACTOR, git user.email, user.name, $USER)')
     .option('--json', 'print {"success":true,"id","source","status"}')
     .addHelpText('after', EXIT_HELP)
-    .action(async (id: string, opts: { summary?: string; summaryFile?: string; evidence?: string; evidenceJson?: string; force?: boolean; actor?: string; json?: boolean }, cmd: Command) => {
+    .action(async (id: string, opts: { summary?: string; summaryFile?: string; evidence?: Evidence; evidenceJson?: string; force?: boolean; actor?: string; json?: boolean }, cmd: Command) => {
       const folder = resolveFolder(cmd);
       await runReporting(!!opts.json, async () => {
         const summary = opts.summaryFile ? await readFile(opts.summaryFile, 'utf8') : opts.summary;
-        const evidenceText = opts.evidenceJson ? await readFile(opts.evidenceJson, 'utf8') : opts.evidence;
-        const evidence = evidenceText ? (JSON.parse(evidenceText) as { commits?: string[]; tests?: string[]; prs?: string[] }) : undefined;
+        let evidence = opts.evidence;
+        if (opts.evidenceJson) {
+          const parsed = parseJsonText(opts.evidenceJson, await readFile(opts.evidenceJson, 'utf8'));
+          if (!parsed.ok) throw new FileProblemError(parsed.problem);
+          evidence = parsed.value as Evidence;
+        }
         const r = await completeItem(id, { folder, actor: opts.actor ?? resolveActor(folder), force: opts.force, summary, evidence });
         printResult(!!opts.json, { success: true, id, source: r.source, status: r.source === 'quantum' ? 'passed' : 'done' }, `Completed ${id}`);
       });
@@ -55,17 +71,19 @@ export function registerTaskCommand(program: Command): void {
   task
     .command('block <id>')
     .description('Block a task (status blocked, reason in blocked_reason and the md) or fail a story (failed, attempts + 1, failure-log entry)')
-    .option('--reason <text>', 'why')
+    .option('--reason <text>', 'why (required, or --reason-file)')
     .option('--reason-file <file>', 'read the reason from a file')
     .option('--phase <phase>', 'quantum failure-log phase', 'agent_failed')
     .addOption(new Option('--repeat <n>', 'repeat the update n times, each under its own lock (for the safety tests)').argParser(Number).hideHelp())
     .option('--json', 'print {"success":true,"id","source","status"[,"attempts"]}')
     .addHelpText('after', EXIT_HELP)
     .action(async (id: string, opts: { reason?: string; reasonFile?: string; phase?: string; repeat?: number; json?: boolean }, cmd: Command) => {
+      // A missing reason is a usage error: cmd.error prints it and throws a CommanderError (exit 2).
+      if (!opts.reasonFile && !opts.reason?.trim()) cmd.error('error: a reason is required: --reason <text> or --reason-file <file>', { code: 'ralph.missingReason', exitCode: 2 });
       const folder = resolveFolder(cmd);
       await runReporting(!!opts.json, async () => {
-        const reason = opts.reasonFile ? (await readFile(opts.reasonFile, 'utf8')).trim() : (opts.reason ?? '');
-        if (!reason) throw new Error('a reason is required: --reason <text> or --reason-file <file>');
+        const reason = opts.reasonFile ? (await readFile(opts.reasonFile, 'utf8')).trim() : opts.reason!;
+        if (!reason) throw new FileProblemError({ file: opts.reasonFile!, line: 0, column: 0, message: 'the reason file is empty' });
         const times = opts.repeat && opts.repeat > 1 ? opts.repeat : 1;
         let r: Awaited<ReturnType<typeof blockItem>> | undefined;
         for (let n = 0; n < times; n++) r = await blockItem(id, { folder, reason: times > 1 ? `${reason}#${n}` : reason, phase: opts.phase });

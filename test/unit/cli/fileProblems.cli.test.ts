@@ -125,3 +125,36 @@ describe('cli: file names in messages', () => {
     });
   }
 });
+
+describe('cli: usage errors', () => {
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+
+  const cases: { name: string; args: string[]; stderr: RegExp }[] = [
+    { name: 'task block without --reason', args: ['task', 'block', 'US-001'], stderr: /a reason is required: --reason <text> or --reason-file <file>/ },
+    { name: 'task block --json without --reason', args: ['task', 'block', 'US-001', '--json'], stderr: /a reason is required/ },
+    { name: 'task block with an empty --reason', args: ['task', 'block', 'US-001', '--reason', ' '], stderr: /a reason is required/ },
+    { name: 'stale --stale-timeout abc', args: ['stale', '--stale-timeout', 'abc'], stderr: /--stale-timeout <minutes>' argument 'abc' is invalid\. expected a positive number of minutes/ },
+    { name: 'stale --stale-timeout 0', args: ['stale', '--stale-timeout', '0', '--apply'], stderr: /expected a positive number of minutes/ },
+    { name: 'task done --evidence that is not JSON', args: ['task', 'done', 'US-001', '--evidence', '{commits'], stderr: /--evidence <json>' argument '\{commits' is invalid/ },
+  ];
+  for (const c of cases) {
+    it(`${c.name} is a usage error: exit 2, the message on stderr, nothing written`, () => {
+      ws = tempWorkspace('ralph-usage-');
+      const text = quantumJson([{ id: 'US-001', status: 'in_progress', startedAt: '2000-01-01T00:00:00Z' }]);
+      ws.write('quantum.json', text);
+      const r = runCli(ws.dir, c.args);
+      assert.deepEqual([r.code, r.stdout], [2, '']);
+      assert.match(r.stderr, c.stderr);
+      assert.equal(ws.read('quantum.json'), text);
+    });
+  }
+
+  it('task block with --reason-file and no --reason is not a usage error', () => {
+    ws = tempWorkspace('ralph-usage-');
+    ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'in_progress' }]));
+    const reasonFile = ws.write('reason.txt', 'tests fail\n');
+    const r = runCli(ws.dir, ['task', 'block', 'US-001', '--reason-file', reasonFile, '--json']);
+    assert.deepEqual([r.code, r.json().status], [0, 'failed']);
+  });
+});
