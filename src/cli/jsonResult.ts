@@ -17,8 +17,13 @@ export async function runReporting(json: boolean, body: () => Promise<void> | vo
     await body();
   } catch (err) {
     if (!(err instanceof OperationError) && !(err instanceof FileProblemError)) throw err;
-    if (json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
-    else process.stderr.write(`Error: ${err.message}\n`);
-    process.exitCode = 1;
+    printRefusal(json, `Error: ${err.message}`, err.message);
   }
+}
+
+/** A refusal (exit 1): `{"success":false,"error":<message>}` on stdout with `--json`, else `text` on stderr. */
+export function printRefusal(json: boolean, text: string, message: string): void {
+  if (json) process.stdout.write(JSON.stringify({ success: false, error: message }) + '\n');
+  else process.stderr.write(`${text}\n`);
+  process.exitCode = 1;
 }

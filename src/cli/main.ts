@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { FileProblemError } from '../core/store/parseError';
 import { registerDoctorCommand } from './doctorCommand';
+import { FolderNotFoundError } from './folder';
+import { printRefusal } from './jsonResult';
 import { registerStatusCommand } from './statusCommand';
 import { registerNextCommand } from './nextCommand';
 import { registerTaskCommand } from './taskCommand';
@@ -42,6 +44,10 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof CommanderError) {
       // Usage errors exit 2, except where a command reserves 2 for an outcome (`ralph run`: 64).
       process.exitCode = err.exitCode === 0 ? 0 : err.exitCode === 64 ? 64 : 2;
+      return;
+    }
+    if (err instanceof FolderNotFoundError) {
+      printRefusal(err.json, `ralph: ${err.message}`, err.message);
       return;
     }
     if (err instanceof FileProblemError) {

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { updateRunRecord, createRunRecord } from '../../../src/core/control/runRecords';
 import { quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../sources/workspaceBuilder';
 import { runCli } from './runCli';
@@ -156,5 +158,31 @@ describe('cli: usage errors', () => {
     const reasonFile = ws.write('reason.txt', 'tests fail\n');
     const r = runCli(ws.dir, ['task', 'block', 'US-001', '--reason-file', reasonFile, '--json']);
     assert.deepEqual([r.code, r.json().status], [0, 'failed']);
+  });
+});
+
+describe('cli: -C naming a folder that does not exist', () => {
+  const missing = path.join(os.tmpdir(), 'ralph-no-such-folder', 'x');
+  const commands: string[][] = [
+    ['status'], ['next'], ['task', 'start', 'US-001'], ['task', 'block', 'US-001', '--reason', 'r'], ['task', 'reset', 'US-001'],
+    ['stale'], ['pause'], ['resume'], ['stop'], ['doctor'], ['run', '--no-gates'], ['session', 'inspect', '-'],
+  ];
+  for (const args of commands) {
+    it(`${args.join(' ')} fails with "folder not found" and exit 1`, () => {
+      const r = runCli(missing, args);
+      assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `ralph: folder not found: ${missing}\n`]);
+    });
+  }
+
+  for (const args of [['status', '--json'], ['task', 'start', 'US-001', '--json'], ['stale', '--json'], ['doctor', '--json']]) {
+    it(`${args.join(' ')} prints the refusal as JSON on stdout and exits 1`, () => {
+      const r = runCli(missing, args);
+      assert.deepEqual([r.code, r.json(), r.stderr], [1, { success: false, error: `folder not found: ${missing}` }, '']);
+    });
+  }
+
+  it('a -C naming a file is refused as not a folder', () => {
+    const r = runCli(__filename, ['status']);
+    assert.deepEqual([r.code, r.stderr], [1, `ralph: not a folder: ${__filename}\n`]);
   });
 });
