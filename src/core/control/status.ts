@@ -41,6 +41,7 @@ export interface StatusSnapshot {
   /** "X/Y": done items over all items of every source. */
   progress: string;
   in_progress: { source: SourceId; id: string; title: string; since: string | null; assignee?: string }[];
+  /** The newest completion over flow-next tasks (`completed_at`, else `updated_at`) and passed stories (`updatedAt`, `story_passed` progress entries). */
   last_completed: { source: SourceId; id: string; title: string; at: string } | null;
   blocked: { source: SourceId; id: string; title: string; reason: string | null }[];
   runs: StatusRun[];
@@ -70,6 +71,12 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
   };
   const byId = new Map(items.map((i) => [`${i.source}:${i.id}`, i]));
   for (const i of items) if (i.source === 'flow-next' && i.status === 'done') consider(i, i.completedAt ?? i.updatedAt);
+  // A passed story's completion: its `updatedAt` (set by `ralph task done`) or quantum-loop's `story_passed` entry.
+  for (const s of src.quantum?.data.stories ?? []) {
+    const i = byId.get(`quantum:${s.id}`);
+    const at = (s as { updatedAt?: unknown }).updatedAt;
+    if (i && i.status === 'done' && typeof at === 'string') consider(i, at);
+  }
   for (const p of src.quantum?.data.progress ?? []) {
     const i = p.storyId ? byId.get(`quantum:${p.storyId}`) : undefined;
     if (i && i.status === 'done' && (p.action ?? 'story_passed') === 'story_passed') consider(i, p.timestamp);

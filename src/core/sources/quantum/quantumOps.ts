@@ -104,13 +104,17 @@ export function planQuantumStart(doc: QuantumDoc, id: string, opts: { force?: bo
   return { text: withUpdatedAt(doc, [{ op: 'set', path: ['stories', i, 'status'], value: 'in_progress' }, { op: 'set', path: ['stories', i, 'startedAt'], value: now }], now), result: undefined };
 }
 
-/** `done`: an `in_progress` story becomes `passed` and `startedAt` is cleared (§4.7). Other states need `force`. */
+/**
+ * `done`: an `in_progress` story becomes `passed` and `startedAt` is cleared (§4.7). Other states need `force`.
+ * The story's `updatedAt` is set to now so `status` can tell when it passed: §4.1 has no story completion field
+ * (quantum-loop itself records a pass as a `story_passed` progress entry, which the agent writes).
+ */
 export function planQuantumDone(doc: QuantumDoc, id: string, opts: { force?: boolean }, nowMs: number): QuantumPlan {
   const i = storyIndex(doc, id);
   const s = doc.data.stories[i]!;
   if (s.status !== 'in_progress' && !opts.force) throw new OperationError('invalid_state', `Cannot complete story ${id}: status is '${s.status}'. Expected 'in_progress'.`);
   const now = isoString(nowMs);
-  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'passed' }];
+  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'passed' }, { op: 'set', path: ['stories', i, 'updatedAt'], value: now }];
   if (hasKey(doc, i, 'startedAt')) changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
   return { text: withUpdatedAt(doc, changes, now), result: undefined };
 }
