@@ -24,7 +24,7 @@ const EXIT_HELP = '\nExit codes: 0 done (also a no-op); 1 refused, not found, or
  * Semantics in core/sources/operations.ts (seed-systems.md §2.5, §4.2).
  */
 export function registerTaskCommand(program: Command): void {
-  const task = program.command('task').description('Change a flow-next task or a quantum-loop story: start, done, block, reset');
+  const task = program.command('task').description('Change a flow-next task (fn-1-abc.2) or a quantum-loop story (US-003), not a checklist box: start, done, block, reset');
 
   task
     .command('start <id>')
