@@ -159,6 +159,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private pauseNoted = false;
   private lastDone: string | null = null;
   private pendingFix: { purpose: IterationPurpose; text: string } | null = null;
+  /** The item this run started and has not finished; given back when the run ends otherwise. */
+  private current: WorkItem | null = null;
   /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
   private actor = 'unknown';
 
@@ -245,6 +247,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       end = err instanceof RunEnd ? err : new RunEnd('failed', `engine error: ${(err as Error).message}`, 'FAILED');
     } finally {
       this.sentinels.close();
+    }
+    if (this.current && end.state !== 'completed') {
+      const item = this.current;
+      await source.release(item).catch((err: Error) => this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }));
     }
     const progress = await source.progress().catch(() => ({ done: 0, total: 0 }));
     const exitCode = EXIT_CODES[end.state];
@@ -376,6 +382,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         continue;
       }
       await source.start(item);
+      this.current = item;
       await source.snapshot();
       const headBefore = await headSha(this.folder);
       const fpBefore = await source.fingerprint();
@@ -389,6 +396,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         const gate = await this.runTier(gates, tier);
         if (!gate || gate.exitCode === 0) {
           await source.accept(item, claim.alsoDone);
+          this.current = null;
           await clearAttempts(this.folder, item);
           this.lastDone = item.title;
           this.stall = 0;
@@ -456,6 +464,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
   private async blockItem(source: WorkSource, item: WorkItem, reason: string): Promise<void> {
     await source.block(item, reason);
+    if (this.current?.id === item.id) this.current = null;
     this.emitEvent({ type: 'itemBlocked', item: ref(item), reason });
     if (!(this.o.continueOnBlocked ?? this.o.config.continueOnBlocked)) {
       // Pause the run: a person looks at the blocked item, then resumes (or stops).

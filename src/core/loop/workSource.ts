@@ -5,7 +5,7 @@ import { storyRetries } from '../model/quantum';
 import { readChecklists, type CheckboxItem, type ChecklistFile } from '../sources/checklist/checklist';
 import { setCheckboxes } from '../sources/checklist/checklistWrite';
 import { readFlowWorkspace } from '../sources/flowNext/readFlow';
-import { blockItem, completeItem, nextWork, resetItem, startItem } from '../sources/operations';
+import { blockItem, completeItem, nextWork, releaseItem, resetItem, startItem } from '../sources/operations';
 import { quantumNext } from '../sources/quantum/quantumOps';
 import { readQuantum } from '../sources/quantum/readQuantum';
 import { readTextIfExists, writeTextAtomic } from '../store/atomicWrite';
@@ -61,6 +61,8 @@ export interface WorkSource {
   inProgress(): Promise<WorkItemRef[]>;
   /** Marks an item a crashed run left in progress as failed with a `crash` entry. */
   failCrashed(id: string, reason: string): Promise<void>;
+  /** The run ends without finishing `item`: give it back (quantum: `pending`, attempts kept). */
+  release(item: WorkItem): Promise<void>;
 }
 
 export interface WorkSourceOptions {
@@ -147,6 +149,9 @@ export class QuantumSource implements WorkSource {
   async failCrashed(id: string, reason: string) {
     await blockItem(id, { folder: this.o.folder, env: this.o.env, reason, phase: 'crash' });
   }
+  async release(item: WorkItem) {
+    await releaseItem(item.id, { folder: this.o.folder, env: this.o.env });
+  }
 }
 
 /** flow-next `.flow/` tasks (seed-systems.md §2.5, §2.9): the agent finishes a task through its status or a signal. */
@@ -217,6 +222,9 @@ export class FlowSource implements WorkSource {
   }
   async failCrashed(id: string, reason: string) {
     await blockItem(id, { folder: this.o.folder, env: this.o.env, reason });
+  }
+  async release() {
+    // flowctl keeps the actor's claim; its `next` resumes the actor's in-progress task first (§2.5).
   }
 }
 
@@ -324,6 +332,7 @@ export class ChecklistSource implements WorkSource {
     return [];
   }
   async failCrashed() {}
+  async release() {}
 }
 
 /** The task sources a folder offers the engine, in the order `ralph run` picks by default. */

@@ -9,7 +9,7 @@ import { flowNext, type FlowNextResult } from './flowNext/flowNext';
 import { decideFlowReset, flowResetWrites, planFlowBlock, planFlowDone, planFlowStart } from './flowNext/flowOps';
 import { readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { findCycles } from './plan';
-import { planQuantumBlock, planQuantumDone, planQuantumReset, planQuantumStale, planQuantumStart, quantumNext, type QuantumNextResult, type StaleReport } from './quantum/quantumOps';
+import { planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart, quantumNext, type QuantumNextResult, type StaleReport } from './quantum/quantumOps';
 import { quantumPath, readQuantum, type QuantumDoc } from './quantum/readQuantum';
 
 /**
@@ -113,6 +113,19 @@ export async function completeItem(id: string, opts: DoneOptions): Promise<Opera
     return { writes: [{ file: doc.file, before: doc.text, after: planQuantumDone(doc, id, opts, clock(opts)).text }], result: undefined };
   });
   return { source, id, written };
+}
+
+/**
+ * Gives an `in_progress` quantum story back (`pending`, attempts kept; see `planQuantumRelease`) when a run ends
+ * without finishing it. flow-next tasks keep their claim (flowctl's `next` resumes the actor's in-progress task).
+ */
+export async function releaseItem(id: string, opts: OperationContext): Promise<OperationResult | undefined> {
+  if (which(opts, id) !== 'quantum') return undefined;
+  const { written } = await commitPlan(quantumPath(opts.folder), async () => {
+    const doc = loadQuantumOrThrow(opts);
+    return { writes: [{ file: doc.file, before: doc.text, after: planQuantumRelease(doc, id, clock(opts)).text }], result: undefined };
+  });
+  return { source: 'quantum', id, written };
 }
 
 export interface BlockOptions extends OperationContext {

@@ -250,4 +250,18 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     assert.equal(ws.read('RALPH_TASK.md'), tasks, 'the file is untouched');
     assert.equal(ofType(run.events, 'gateResult').length, 0, 'nothing was claimed, so nothing was verified');
   });
+
+  it('gives an unfinished quantum story back (pending, attempts kept) when the run is stopped', async () => {
+    const quantum = { project: 'p', stories: [{ id: 'US-001', title: 'Parser', status: 'pending', priority: 1, dependsOn: [], retries: { attempts: 1, maxAttempts: 3 } }] };
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    const run = await runEngine(ws, [bash('sleep 1'), say('Half way there.')], {
+      config: { gates: { basic: 'true' } },
+      onEvent: (e, engine) => { if (e.type === 'agentStarted') fs.writeFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'STOP'), ''); },
+    });
+    assert.equal(run.result.state, 'stopped');
+    const story = JSON.parse(ws.read('quantum.json')).stories[0];
+    assert.equal(story.status, 'pending');
+    assert.equal(story.startedAt, null);
+    assert.equal(story.retries.attempts, 1);
+  });
 });

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { OperationError } from '../../../src/core/model/operationError';
 import { quantumFileSchema } from '../../../src/core/model/quantum';
-import { quantumNext, planQuantumBlock, planQuantumDone, planQuantumReset, planQuantumStale, planQuantumStart } from '../../../src/core/sources/quantum/quantumOps';
+import { quantumNext, planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart } from '../../../src/core/sources/quantum/quantumOps';
 import type { QuantumDoc } from '../../../src/core/sources/quantum/readQuantum';
 import { quantumJson, type StorySpec } from './workspaceBuilder';
 
@@ -49,6 +49,21 @@ describe('quantum-loop: start, done, block', () => {
     const s = stories(planQuantumDone(doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' }]), 'A', {}, NOW).text)[0]!;
     assert.equal(s.status, 'passed');
     assert.equal(s.startedAt, null);
+  });
+
+  it('release gives an in_progress story back as pending, with its attempts kept', () => {
+    const d = doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z', attempts: 2 }]);
+    const s = stories(planQuantumRelease(d, 'A', NOW).text)[0]!;
+    assert.equal(s.status, 'pending');
+    assert.equal(s.startedAt, null);
+    assert.equal(s.retries.attempts, 2);
+  });
+
+  it('release of a story that is not in_progress changes nothing', () => {
+    for (const status of ['pending', 'passed', 'failed', 'blocked']) {
+      const d = doc([{ id: 'A', status }]);
+      assert.equal(planQuantumRelease(d, 'A', NOW).text, d.text, status);
+    }
   });
 
   it('block fails the story, counts the attempt and appends a failure entry', () => {

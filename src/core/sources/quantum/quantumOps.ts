@@ -120,6 +120,20 @@ export function planQuantumDone(doc: QuantumDoc, id: string, opts: { force?: boo
 }
 
 /**
+ * `release`: a run that ends without finishing its `in_progress` story (stopped, cancelled, a cap, an error) gives it
+ * back: `pending` again, `startedAt` cleared, attempts and failure log untouched. Without it the story stays
+ * `in_progress` and quantum-loop's query skips it, so the project reads BLOCKED (§4.8-4). Other states: no-op.
+ */
+export function planQuantumRelease(doc: QuantumDoc, id: string, nowMs: number): QuantumPlan {
+  const i = storyIndex(doc, id);
+  if (doc.data.stories[i]!.status !== 'in_progress') return { text: doc.text, result: undefined };
+  const now = isoString(nowMs);
+  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'pending' }];
+  if (hasKey(doc, i, 'startedAt')) changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
+  return { text: withUpdatedAt(doc, changes, now), result: undefined };
+}
+
+/**
  * `block` (a failed attempt): the story becomes `failed`, `attempts += 1`, `startedAt` cleared, and a failure
  * entry `{phase, timestamp, attempt, error}` is appended (§4.2, §4.6; phase default `agent_failed`). Refuses
  * `passed`. A failed story with attempts ≥ maxAttempts reads as blocked (§4.2).
