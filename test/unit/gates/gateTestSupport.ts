@@ -1,31 +1,14 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+export type { TempFolder } from '../../support/tempFolder';
 
 /** A temporary workspace folder with `.ralph/`; `dispose` removes it. */
-export interface TempFolder {
-  dir: string;
-  write(rel: string, text: string): string;
-  read(rel: string): string;
-  exists(rel: string): boolean;
-  dispose(): void;
-}
-
 export function tempFolder(prefix = 'ralph-gates-'): TempFolder {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  fs.mkdirSync(path.join(dir, '.ralph'));
-  return {
-    dir,
-    write(rel, text) {
-      const f = path.join(dir, rel);
-      fs.mkdirSync(path.dirname(f), { recursive: true });
-      fs.writeFileSync(f, text);
-      return f;
-    },
-    read: (rel) => fs.readFileSync(path.join(dir, rel), 'utf8'),
-    exists: (rel) => fs.existsSync(path.join(dir, rel)),
-    dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
+  const folder = makeTempFolder(prefix);
+  fs.mkdirSync(path.join(folder.dir, '.ralph'));
+  return folder;
 }
 
 /**

@@ -1,34 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 /**
  * Temporary workspaces for the sources, control and CLI tests, written in the owning tools' styles
  * (flowctl: `json.dumps(indent=2, sort_keys=True)`; quantum-loop: two-space JSON). Deleted by `dispose()`.
  */
-export interface TempWorkspace {
-  dir: string;
-  write(rel: string, text: string): string;
-  read(rel: string): string;
-  exists(rel: string): boolean;
-  dispose(): void;
-}
+export type TempWorkspace = TempFolder;
 
 export function tempWorkspace(prefix = 'ralph-src-'): TempWorkspace {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  return {
-    dir,
-    write(rel, text) {
-      const f = path.join(dir, rel);
-      fs.mkdirSync(path.dirname(f), { recursive: true });
-      fs.writeFileSync(f, text);
-      return f;
-    },
-    read: (rel) => fs.readFileSync(path.join(dir, rel), 'utf8'),
-    exists: (rel) => fs.existsSync(path.join(dir, rel)),
-    dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
+  return makeTempFolder(prefix);
 }
 
 /** flowctl's JSON: sorted keys, two-space indent, ASCII only, trailing newline. */
