@@ -152,7 +152,7 @@ export class RunController extends Disposable {
   }
 
   private notifyEnd(folder: string, r: RunResult): void {
-    const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${r.reason} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
+    const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${r.reason.replace(/^complete: /, '')} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
     this.log.info('run', text);
     const show = r.state === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
     void show(text, 'Open Log').then(async (choice) => {

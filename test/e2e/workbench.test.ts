@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
+import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
@@ -27,16 +28,33 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
   let server: RunningServer;
   let browser: Browser;
   let page: Page;
+  let model: ModelServer;
+  let ws: string;
 
   before(async function () {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-'));
     const ext = path.join(tmp, 'ext');
     const vsix = packageVsix(tmp);
     execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
-    const ws = path.join(tmp, 'workspace');
+    ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
     writeRecordingStub(path.join(tmp, 'bin'), path.join(tmp, 'stub.log'));
-    server = await startServer({ repo, tmp, trusted: true, extensionsDir: ext, env: { PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}` } });
+    // Ralph: Start drives the real Claude Code CLI against a scripted model server run by this test.
+    const task = path.join(ws, 'RALPH_TASK.md');
+    model = await startModelServer([
+      edit(task, '- [ ] Add tests', '- [x] Add tests'), say('Tests added.'),
+      edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
+    ]);
+    const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+    fs.mkdirSync(path.join(tmp, 'home'));
+    server = await startServer({
+      repo, tmp, trusted: true, extensionsDir: ext,
+      env: {
+        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
+        ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e', HOME: path.join(tmp, 'home'), IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+    });
     browser = await launchBrowser();
     page = await openPage(browser, server.url(ws));
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
@@ -46,6 +64,7 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     if (page) await screenshot(page, 'last').catch(() => undefined);
     await browser?.close().catch(() => undefined);
     await server?.stop();
+    await model?.close();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -80,5 +99,24 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     assert.match(text, /quantum\s+quantum\.json — 1\/2 stories/);
     assert.match(text, /claude\s+9\.9\.9-stub/);
     await screenshot(page, 'doctor');
+  });
+
+  it('runs Ralph: Start from the command palette and reports the completed run in a notification', async () => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill('>Ralph: Start');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Ralph: Start' }).first().waitFor({ timeout: 15_000 });
+    await page.keyboard.press('Enter');
+    const sourcePick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first();
+    await sourcePick.waitFor({ timeout: 30_000 });
+    await screenshot(page, 'start-pick-source');
+    await sourcePick.click();
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Ralph: complete' });
+    await toast.waitFor({ timeout: 120_000 });
+    assert.match(await toast.innerText(), /3\/3 done/);
+    assert.ok(await toast.locator('a, .monaco-button', { hasText: 'Open Log' }).count(), 'the notification offers Open Log');
+    await screenshot(page, 'start-complete');
+    assert.doesNotMatch(fs.readFileSync(path.join(ws, 'RALPH_TASK.md'), 'utf8'), /\[ \]/);
   });
 });
