@@ -23,6 +23,16 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(shots, `e2e-${name}.png`) });
 }
 
+/** Runs a command as a person does: F1, type its title, Enter on the matching row. */
+async function runFromPalette(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
+
 describe('Ralph Loop installed from its .vsix in the VS Code web workbench', function () {
   let tmp: string;
   let server: RunningServer;
@@ -85,12 +95,7 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
   });
 
   it('runs Ralph: Doctor from the command palette and shows the report in an editor', async () => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill('>Ralph: Doctor');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Ralph: Doctor' }).first().waitFor({ timeout: 15_000 });
-    await page.keyboard.press('Enter');
+    await runFromPalette(page, 'Ralph: Doctor');
     await page.locator('.tab', { hasText: 'Ralph Doctor.txt' }).waitFor({ timeout: 30_000 });
     const editor = page.locator('.editor-instance .view-lines');
     await editor.filter({ hasText: 'Task sources' }).waitFor({ timeout: 30_000 });
@@ -102,12 +107,7 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
   });
 
   it('runs Ralph: Start from the command palette and reports the completed run in a notification', async () => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill('>Ralph: Start');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Ralph: Start' }).first().waitFor({ timeout: 15_000 });
-    await page.keyboard.press('Enter');
+    await runFromPalette(page, 'Ralph: Start');
     const sourcePick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first();
     await sourcePick.waitFor({ timeout: 30_000 });
     await screenshot(page, 'start-pick-source');
