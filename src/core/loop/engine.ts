@@ -294,23 +294,31 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     return this.o.signal?.aborted ?? false;
   }
 
-  /** Sleeps, waking early on STOP or cancel. Returns false when woken by one. */
-  private async sleep(ms: number): Promise<boolean> {
-    if (ms <= 0) return !this.stopOrCancel();
+  /**
+   * Waits up to `ms`, waking early when `wake` says so for a sentinel change, or on cancel. Every listener and timer
+   * is removed whichever comes first (a long pause polls this every second for hours). Resolves true on timeout.
+   */
+  private waitForSentinelChange(ms: number, wake: (c: SentinelCheck) => boolean = () => true): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => {
+      const done = (timedOut: boolean) => {
         clearTimeout(t);
         this.sentinels?.off('change', onChange);
         this.o.signal?.removeEventListener('abort', onAbort);
-        resolve(ok);
+        resolve(timedOut);
       };
       const t = setTimeout(() => done(true), ms);
-      const onChange = (c: SentinelCheck) => { if (c.stop.length) done(false); };
+      const onChange = (c: SentinelCheck) => { if (wake(c)) done(false); };
       const onAbort = () => done(false);
       this.sentinels?.on('change', onChange);
       this.o.signal?.addEventListener('abort', onAbort);
-      if (this.stopOrCancel()) done(false);
     });
+  }
+
+  /** Sleeps, waking early on STOP or cancel. Returns false when woken by one. */
+  private async sleep(ms: number): Promise<boolean> {
+    if (this.stopOrCancel()) return false;
+    if (ms <= 0) return true;
+    return (await this.waitForSentinelChange(ms, (c) => c.stop.length > 0)) && !this.cancelled;
   }
 
   private stopOrCancel(): boolean {
@@ -329,12 +337,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.emitEvent({ type: 'paused' });
     await updateRunRecord(this.folder, this.runId, { state: 'paused' });
     while (c.pause.length && !c.stop.length && !this.cancelled) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 1000);
-        const onChange = () => { clearTimeout(t); this.sentinels?.off('change', onChange); resolve(); };
-        this.sentinels!.on('change', onChange);
-        this.o.signal?.addEventListener('abort', onChange, { once: true });
-      });
+      await this.waitForSentinelChange(1000);
       c = this.sentinels!.check();
     }
     if (this.cancelled) throw new RunEnd('cancelled', 'cancelled', 'INTERRUPTED');
@@ -349,9 +352,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private async loop(source: WorkSource, gates: ResolvedGates | null, caps: { maxIterations: number; maxCost: number; maxWallMs: number; wallStart: number }): Promise<RunEnd> {
     let first = true;
     for (;;) {
-      if (!first && !(await this.sleep(this.timing.betweenIterationsMs))) {
-        // Woken by STOP or cancel: handled just below.
-      }
+      // Woken early by STOP or cancel, the sleep returns at once; honourSentinels ends the run.
+      if (!first) await this.sleep(this.timing.betweenIterationsMs);
       first = false;
       await this.honourSentinels();
       if (this.workIterations >= caps.maxIterations) return new RunEnd('capReached', `max iterations (${caps.maxIterations}) reached`, 'MAX_ITERATIONS');
