@@ -55,6 +55,8 @@ export interface IterationExit {
 }
 
 export interface IterationHandle {
+  /** The value of {@link ITERATION_MARKER} in this iteration's environment (crash recovery ends what carries it). */
+  readonly token: string;
   /** The agent's pid, which is also its process group id; undefined when it could not start. */
   readonly pid: number | undefined;
   readonly invocation: Invocation;
@@ -174,6 +176,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   })();
 
   return {
+    token,
     pid,
     invocation,
     adapter,

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { discoverAgents, KNOWN_AGENT_BINARIES, type DiscoveredAgent } from '../agents/discover';
+import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
 import { loadConfig } from '../model/loadConfig';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
@@ -33,9 +33,14 @@ export interface DoctorOptions {
 export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}): Promise<DoctorReport> {
   const problems: FileProblem[] = [];
   const configured: string[] = [];
+  let selected: { key: 'claudePath' | 'cursorAgentPath'; value: string; resolved: string } | undefined;
   try {
     const config = await loadConfig(folder, { trusted: opts.trusted !== false });
-    configured.push(config.claudePath, config.cursorAgentPath);
+    // Configured paths are relative to the workspace folder, as `ralph run` resolves them.
+    const resolve = (p: string) => (p.includes('/') ? path.resolve(folder, p) : p);
+    configured.push(resolve(config.claudePath), resolve(config.cursorAgentPath));
+    const key = config.agent === 'claude' ? 'claudePath' : 'cursorAgentPath';
+    selected = { key, value: config[key], resolved: resolve(config[key]) };
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     problems.push({ ...err.problem, file: relativeTo(folder, err.problem.file) });
@@ -51,7 +56,12 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   }
   const sources = detection.sources;
   const uniqueAgents = agents.filter((a, i) => agents.findIndex((b) => b.path === a.path) === i);
-  return { folder, sources, agents: uniqueAgents, problems, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 };
+  // The agent `ralph run` would start must be there, not just any agent CLI.
+  const selectedFound = !selected || (await which(selected.resolved, opts.pathEnv ?? process.env.PATH ?? '')) !== null;
+  if (selected && !selectedFound) {
+    problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: `${selected.key} "${selected.value}" is not an executable${selected.value.includes('/') ? '' : ' on PATH'}: \`ralph run\` cannot start the agent` });
+  }
+  return { folder, sources, agents: uniqueAgents, problems, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound };
 }
 
 function relativeTo(folder: string, file: string): string {

@@ -4,7 +4,8 @@ import { copyFile, mkdir, open, readdir, rename, stat } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
+import { randomBytes } from 'node:crypto';
+import { endMarkedProcesses, endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
 import { removeIfExists, writeTextAtomic } from '../store/atomicWrite';
 import { GATE_LABELS, normalizeCommand, type GateLabel } from './commandPolicy';
 
@@ -36,6 +37,8 @@ export const GATE_KILL_GRACE_MS = 10_000;
 export const GATE_TIMEOUT_MS = 1_200_000;
 /** Logs kept per label (`RALPH_GATE_KEEP`, §3.10). */
 export const GATE_LOGS_KEPT = 10;
+/** Environment variable marking every process of one gate run, so detached ones are ended with it. */
+export const GATE_MARKER = 'RALPH_GATE_TOKEN';
 /** Largest summary, bytes; a longer one is cut to {@link SUMMARY_CUT_BYTES} plus a pointer to the log (§3.10). */
 export const SUMMARY_MAX_BYTES = 2048;
 export const SUMMARY_CUT_BYTES = 2000;
@@ -366,9 +369,11 @@ async function runInGroup(
   // background process could hold open, nothing buffered in the engine. execa documents an integer as a file
   // descriptor; its types only list 3–9 for stdout/stderr.
   const fd = o.fd as 3;
+  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const child = execa('bash', ['-c', command], {
     cwd: o.cwd,
-    env: o.env,
+    // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
+    env: { ...o.env, [GATE_MARKER]: token },
     extendEnv: true,
     detached: true,
     stdin: 'ignore',
@@ -401,6 +406,7 @@ async function runInGroup(
     clearTimeout(timer);
     // The command has exited; end whatever it left behind in its group (gate-run.sh's belt-and-braces kill).
     await end();
+    await endMarkedProcesses(GATE_MARKER, token, o.graceMs);
     let exitCode: number;
     if (timedOut) exitCode = EXIT_TIMEOUT;
     else if (cancelled) exitCode = EXIT_CANCELLED;

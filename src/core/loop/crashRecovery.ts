@@ -1,4 +1,6 @@
-import { endProcessGroup, processGroupAlive } from '../agents/spawn';
+import { ITERATION_MARKER } from '../agents/spawn';
+import { endMarkedProcesses, endProcessGroup, processGroupAlive } from '../process/processGroup';
+import { ProgressTxtWriter } from './runFiles';
 import { isPidAlive, thisHostNames } from '../control/processAlive';
 import { updateRunRecord } from '../control/runRecords';
 import { ralphRunDir } from '../control/sentinels';
@@ -38,21 +40,24 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     if (!parsed.ok) continue;
     const r = parsed.value;
     if (FINAL_RUN_STATES.includes(r.state) || !hosts.includes(r.host) || isPidAlive(r.pid)) continue;
-    const pgid = (r as { agentPgid?: unknown }).agentPgid;
+    const extra = r as { agentPgid?: unknown; agentToken?: unknown; claimBaseline?: unknown };
     let killedGroup = false;
-    if (typeof pgid === 'number' && pgid > 1 && processGroupAlive(pgid)) {
-      await endProcessGroup(pgid, graceMs);
+    if (typeof extra.agentPgid === 'number' && extra.agentPgid > 1 && processGroupAlive(extra.agentPgid)) {
+      await endProcessGroup(extra.agentPgid, graceMs);
       killedGroup = true;
     }
+    // What the agent's tools started outside its group (setsid, nohup) carries the iteration's marker.
+    if (typeof extra.agentToken === 'string' && (await endMarkedProcesses(ITERATION_MARKER, extra.agentToken, graceMs)).length) killedGroup = true;
     const failedItems: string[] = [];
     const reason = `crash: run ${r.runId} ended without finishing (engine pid ${r.pid} is gone)`;
     for (const source of sources) {
-      for (const item of await source.inProgress()) {
-        if (r.currentItem && (r.currentItem.source !== item.source || r.currentItem.id !== item.id)) continue;
-        await source.failCrashed(item.id, reason);
+      const items = r.currentItem ? (r.currentItem.source === source.kind ? [{ ...r.currentItem, title: r.currentItem.title ?? '' }] : []) : await source.inProgress();
+      for (const item of items) {
+        await source.recoverCrashed(item, extra.claimBaseline, reason);
         failedItems.push(item.id);
       }
     }
+    new ProgressTxtWriter(folder, r.runId).complete('CRASHED');
     await updateRunRecord(folder, r.runId, {
       state: 'failed', currentItem: null,
       completion: { reason: 'CRASHED', at: isoString(Date.now()) },

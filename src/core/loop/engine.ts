@@ -159,6 +159,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private pauseNoted = false;
   private lastDone: string | null = null;
   private pendingFix: { purpose: IterationPurpose; text: string } | null = null;
+  /** Absolute path of the agent CLI, resolved once at start. */
+  private agentBinary: string | null = null;
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
   /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
@@ -182,7 +184,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const want = this.o.source;
     if (!want) return all[0]!;
     const norm = want === 'flow' ? 'flow-next' : want;
-    const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want);
+    // A checklist path may be given as typed (`./specs/x/tasks.md`, absolute): compare workspace-relative paths.
+    const rel = path.relative(this.folder, path.resolve(this.folder, want)).split(path.sep).join('/');
+    const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want || s.label === rel);
     if (!found) throw new EngineRefusal(`No ${want} source in ${this.folder} (found: ${all.map((s) => s.label).join(', ')}).`);
     return found;
   }
@@ -197,11 +201,14 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!gates && !this.o.noGates) {
       throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
     }
-    const binary = adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath;
+    const configured = adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath;
+    // A configured path is relative to the workspace folder (as `-C` and the extension see it), not to our cwd.
+    const binary = configured.includes('/') ? path.resolve(this.folder, configured) : configured;
     const pathEnv = this.o.agentEnv && 'PATH' in this.o.agentEnv ? (this.o.agentEnv.PATH ?? '') : (process.env.PATH ?? '');
-    if (!(await which(binary, pathEnv))) {
+    this.agentBinary = await which(binary, pathEnv);
+    if (!this.agentBinary) {
       const key = adapter.name === 'claude' ? 'claudePath' : 'cursorAgentPath';
-      throw new EngineRefusal(`The ${adapter.name} CLI was not found (${binary} is not an executable${binary.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`);
+      throw new EngineRefusal(`The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`);
     }
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
@@ -222,7 +229,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
   private async runLocked(adapter: AgentAdapter, source: WorkSource, gates: ResolvedGates | null, maxIterations: number, maxCost: number, maxWallMs: number): Promise<RunResult> {
     await this.removeStaleStopRequest();
-    const recovered = await recoverCrashedRuns(this.folder, [source], this.timing.killGraceMs);
+    // A crashed run may have worked on another source of this folder: recovery looks at all of them.
+    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: this.actor }), this.timing.killGraceMs);
     for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
 
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
@@ -385,7 +393,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       }
       await source.start(item);
       this.current = item;
-      await source.snapshot();
+      // Kept in run.json with the current item, so crash recovery can undo what a crashed iteration claimed.
+      const baseline = await source.snapshot();
+      await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, ...({ claimBaseline: baseline ?? null } as object) });
       const headBefore = await headSha(this.folder);
       const fpBefore = await source.fingerprint();
       const out = await this.runAgent(source, item, 'work', attempt.number, attempt.kind, formatAttemptHistory(records, attempt.kind));
@@ -399,6 +409,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         if (!gate || gate.exitCode === 0) {
           await source.accept(item, claim.alsoDone);
           this.current = null;
+          await updateRunRecord(this.folder, this.runId, { currentItem: null, ...({ claimBaseline: null } as object) });
           await clearAttempts(this.folder, item);
           this.lastDone = item.title;
           this.stall = 0;
@@ -490,18 +501,12 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const g = gateCommandFor(gates, tier);
     if (!g) return null;
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
-    const ctrl = new AbortController();
-    const onAbort = () => ctrl.abort();
-    this.o.signal?.addEventListener('abort', onAbort);
-    try {
-      const r = await runGate({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: ctrl.signal, killGraceMs: this.timing.killGraceMs });
-      this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
-      await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
-      if (this.cancelled) throw new RunEnd('cancelled', 'cancelled during a gate', 'INTERRUPTED');
-      return r;
-    } finally {
-      this.o.signal?.removeEventListener('abort', onAbort);
-    }
+    // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
+    const r = await runGate({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs });
+    this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
+    await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
+    if (this.cancelled) throw new RunEnd('cancelled', 'cancelled during a gate', 'INTERRUPTED');
+    return r;
   }
 
   /** Everything reports done: the final gate, then (when configured) the reviewer. Returns 'ship' or 'work'. */
@@ -556,7 +561,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const raw = new IterationStreamWriter(this.folder, this.runId, n);
     const handle = spawnIteration(adapter, {
       prompt, cwd: this.folder,
-      binary: adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath,
+      binary: this.agentBinary ?? (adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath),
       model: this.o.config.model || undefined,
       extraArgs: this.o.config.agentArgs,
       permissionMode: this.o.config.permissionMode,
@@ -569,7 +574,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       onStdout: (chunk) => raw.write(chunk),
     });
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
-    await updateRunRecord(this.folder, this.runId, { ...({ agentPgid: handle.pid ?? null, agentStartedAt: isoString(Date.now()) } as object) });
+    await updateRunRecord(this.folder, this.runId, { ...({ agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) } as object) });
 
     const signals: AgentSignal[] = [];
     let lastText = '';
@@ -620,7 +625,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const totals = iterationTotals(exit.ledger);
     this.cost += totals.costUsd ?? 0;
     this.tokens = addTokens(this.tokens, totals.tokens);
-    await updateRunRecord(this.folder, this.runId, { ...({ agentPgid: null, costUsd: this.cost } as object) });
+    await updateRunRecord(this.folder, this.runId, { ...({ agentPgid: null, agentToken: null, costUsd: this.cost } as object) });
 
     const workingAfter = workingSet(await readHandoff(this.folder));
     const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter));

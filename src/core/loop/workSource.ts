@@ -41,8 +41,11 @@ export interface WorkSource {
   readonly label: string;
   next(): Promise<NextResult>;
   start(item: WorkItem): Promise<void>;
-  /** Remembers the state before an iteration, for {@link claim}. */
-  snapshot(): Promise<void>;
+  /**
+   * Remembers the state before an iteration, for {@link claim}; returns it in a form the engine keeps in run.json so
+   * crash recovery can undo what a crashed iteration claimed (checklist: the keys of the boxes already done).
+   */
+  snapshot(): Promise<unknown>;
   claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim>;
   /** Verified: the engine records the item as done. */
   accept(item: WorkItem, also: readonly WorkItemRef[]): Promise<void>;
@@ -57,11 +60,18 @@ export interface WorkSource {
   progress(): Promise<{ done: number; total: number }>;
   /** Changes whenever any status or checkbox changes (stall detection). */
   fingerprint(): Promise<string>;
-  /** Items of this source that an earlier run left in progress (crash recovery). */
+  /** Items of this source that an earlier run left in progress (crash recovery when run.json names none). */
   inProgress(): Promise<WorkItemRef[]>;
-  /** Marks an item a crashed run left in progress as failed with a `crash` entry. */
-  failCrashed(id: string, reason: string): Promise<void>;
-  /** The run ends without finishing `item`: give it back (quantum: `pending`, attempts kept). */
+  /**
+   * Crash recovery for the item a crashed run was working on (never verified): undo what it claimed since
+   * `baseline` (from {@link snapshot}) and fail it with a `crash` entry, however recent.
+   */
+  recoverCrashed(item: WorkItemRef, baseline: unknown, reason: string): Promise<void>;
+  /**
+   * The run ends (stopped, cancelled, a cap, an error) without having verified `item`: undo the agent's unverified
+   * claims of this iteration (a ticked box, a story marked passed, a task marked done) and give the item back
+   * (quantum: `pending`, attempts kept). Nothing is counted as an attempt.
+   */
   release(item: WorkItem): Promise<void>;
 }
 
@@ -146,11 +156,15 @@ export class QuantumSource implements WorkSource {
   async inProgress() {
     return this.doc().stories.filter((s) => s.status === 'in_progress').map((s) => ({ source: 'quantum' as const, id: s.id, title: s.title }));
   }
-  async failCrashed(id: string, reason: string) {
-    await blockItem(id, { folder: this.o.folder, env: this.o.env, reason, phase: 'crash' });
+  async recoverCrashed(item: WorkItemRef, _baseline: unknown, reason: string) {
+    const status = this.story(item.id)?.status;
+    if (status !== 'in_progress' && status !== 'passed') return;
+    // A story the crashed run saw as passed was never verified: back to pending first (block refuses passed).
+    await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
+    await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'crash' });
   }
   async release(item: WorkItem) {
-    await releaseItem(item.id, { folder: this.o.folder, env: this.o.env });
+    await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
   }
 }
 
@@ -220,11 +234,15 @@ export class FlowSource implements WorkSource {
   async inProgress() {
     return this.ws().tasks.filter((t) => t.merged.status === 'in_progress').map((t) => ({ source: 'flow-next' as const, id: t.id, title: t.merged.title }));
   }
-  async failCrashed(id: string, reason: string) {
-    await blockItem(id, { folder: this.o.folder, env: this.o.env, reason });
+  async recoverCrashed(item: WorkItemRef, _baseline: unknown, reason: string) {
+    const status = this.task(item.id)?.merged.status;
+    if (status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env });
+    if (status === 'done' || status === 'in_progress') await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
   }
-  async release() {
-    // flowctl keeps the actor's claim; its `next` resumes the actor's in-progress task first (§2.5).
+  async release(item: WorkItem) {
+    // An unverified `done` goes back to todo (flowctl reset); an in_progress task keeps the actor's claim, since
+    // flowctl's `next` resumes the actor's in-progress task first (§2.5).
+    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env });
   }
 }
 
@@ -236,6 +254,8 @@ export class FlowSource implements WorkSource {
 export class ChecklistSource implements WorkSource {
   readonly kind = 'checklist' as const;
   private before: CheckboxItem[] = [];
+  /** Item id (`<path>:<line>` when picked) → box key, for the boxes this run picked or saw ticked. */
+  private readonly keys = new Map<string, string>();
   constructor(private readonly o: WorkSourceOptions, readonly label: string) {}
 
   private list(): ChecklistFile {
@@ -260,49 +280,59 @@ export class ChecklistSource implements WorkSource {
   }
   /**
    * A box's identity that survives edits elsewhere in the file: its text and which occurrence of that text it is
-   * (two sections may both say "Add tests"). Lines move as the agent edits, so lines are only the fallback.
+   * (two sections may both say "Add tests"), e.g. `Add tests #2`.
    */
   private keyed(boxes: readonly CheckboxItem[]): { box: CheckboxItem; key: string }[] {
     const seen = new Map<string, number>();
     return boxes.map((box) => {
-      const n = seen.get(box.text) ?? 0;
-      seen.set(box.text, n + 1);
-      return { box, key: `${box.text}\u0000${n}` };
+      const n = (seen.get(box.text) ?? 0) + 1;
+      seen.set(box.text, n);
+      return { box, key: `${box.text} #${n}` };
     });
   }
-  private readonly keys = new Map<string, string>();
+  /**
+   * The box an item names now. By key; when the key is gone (the agent reworded the box) only the box at the same
+   * line, and only while no box was added or removed (otherwise lines moved, and guessing would touch another
+   * box). `undefined` when it cannot be told: then it counts as not done and is never unticked.
+   */
   private find(item: WorkItemRef, boxes: CheckboxItem[]): CheckboxItem | undefined {
     const key = this.keys.get(item.id);
     const byKey = key === undefined ? undefined : this.keyed(boxes).find((k) => k.key === key)?.box;
-    return byKey ?? boxes.find((b) => this.idOf(b) === item.id && b.text === item.title) ?? boxes.find((b) => this.idOf(b) === item.id);
+    if (byKey) return byKey;
+    if (boxes.length !== this.before.length) return undefined;
+    return boxes.find((b) => this.idOf(b) === item.id);
+  }
+  private blockedKey(key: string) {
+    return `${this.label}: ${key}`;
   }
 
   async next(): Promise<NextResult> {
     const boxes = this.list().items;
     if (!boxes.length) return { kind: 'empty' };
     const blocked = await this.blocked();
-    const open = boxes.filter((b) => !b.done);
+    const open = this.keyed(boxes).filter((k) => !k.box.done);
     if (!open.length) return { kind: 'complete' };
-    const b = open.find((x) => !blocked[x.text]);
-    if (!b) return { kind: 'blocked', reason: `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
-    this.keys.set(this.idOf(b), this.keyed(boxes).find((k) => k.box === b)!.key);
+    const pick = open.find((k) => !blocked[this.blockedKey(k.key)]);
+    if (!pick) return { kind: 'blocked', reason: `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
+    const b = pick.box;
+    this.keys.set(this.idOf(b), pick.key);
     const body = [`${this.label}, line ${b.line}: ${b.text}${b.risky ? ' [risky]' : ''}`, '',
       `When this criterion is met and committed, tick its box (\`- [x]\`) in ${this.label}. Tick only boxes you finished.`].join('\n');
     return { kind: 'work', item: { source: 'checklist', id: this.idOf(b), title: b.text, body, risky: b.risky } };
   }
   async start() {}
-  async snapshot() {
+  async snapshot(): Promise<string[]> {
     this.before = this.list().items;
+    return this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key);
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
     const wasDone = new Set(this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key));
-    const newly = this.keyed(after).filter((k) => k.box.done && !wasDone.has(k.key)).map((k) => k.box);
+    const newly = this.keyed(after).filter((k) => k.box.done && !wasDone.has(k.key));
     const current = this.find(item, after);
-    return {
-      done: !!current?.done,
-      alsoDone: newly.filter((b) => b !== current).map((b) => ({ source: 'checklist' as const, id: this.idOf(b), title: b.text })),
-    };
+    const also = newly.filter((k) => k.box !== current);
+    for (const k of also) this.keys.set(this.idOf(k.box), k.key);
+    return { done: !!current?.done, alsoDone: also.map((k) => ({ source: 'checklist' as const, id: this.idOf(k.box), title: k.box.text })) };
   }
   async accept() {}
   async reject(item: WorkItem, also: readonly WorkItemRef[]) {
@@ -311,8 +341,10 @@ export class ChecklistSource implements WorkSource {
     if (lines.length) await setCheckboxes(this.list().file, lines, false);
   }
   async block(item: WorkItem, reason: string) {
+    const key = this.keys.get(item.id);
+    if (!key) return;
     const blocked = await this.blocked();
-    blocked[item.title] = reason;
+    blocked[this.blockedKey(key)] = reason;
     await writeTextAtomic(this.blockedFile(), JSON.stringify(blocked, null, 2) + '\n');
   }
   async failedAttempts() {
@@ -331,8 +363,17 @@ export class ChecklistSource implements WorkSource {
   async inProgress() {
     return [];
   }
-  async failCrashed() {}
-  async release() {}
+  /** Unticks every box ticked since `baseline` (the keys done when the crashed iteration began). */
+  async recoverCrashed(_item: WorkItemRef, baseline: unknown) {
+    if (!Array.isArray(baseline)) return;
+    const wasDone = new Set(baseline.map(String));
+    const lines = this.keyed(this.list().items).filter((k) => k.box.done && !wasDone.has(k.key)).map((k) => k.box.line);
+    if (lines.length) await setCheckboxes(this.list().file, lines, false);
+  }
+  async release(item: WorkItem) {
+    const c = await this.claim(item);
+    await this.reject(item, c.alsoDone);
+  }
 }
 
 /** The task sources a folder offers the engine, in the order `ralph run` picks by default. */

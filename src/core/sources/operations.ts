@@ -117,13 +117,13 @@ export async function completeItem(id: string, opts: DoneOptions): Promise<Opera
 
 /**
  * Gives an `in_progress` quantum story back (`pending`, attempts kept; see `planQuantumRelease`) when a run ends
- * without finishing it. flow-next tasks keep their claim (flowctl's `next` resumes the actor's in-progress task).
+ * without finishing it; with `alsoPassed`, a `passed` the run never verified too. flow-next tasks keep their claim (flowctl's `next` resumes the actor's in-progress task).
  */
-export async function releaseItem(id: string, opts: OperationContext): Promise<OperationResult | undefined> {
+export async function releaseItem(id: string, opts: OperationContext & { alsoPassed?: boolean }): Promise<OperationResult | undefined> {
   if (which(opts, id) !== 'quantum') return undefined;
   const { written } = await commitPlan(quantumPath(opts.folder), async () => {
     const doc = loadQuantumOrThrow(opts);
-    return { writes: [{ file: doc.file, before: doc.text, after: planQuantumRelease(doc, id, clock(opts)).text }], result: undefined };
+    return { writes: [{ file: doc.file, before: doc.text, after: planQuantumRelease(doc, id, clock(opts), opts).text }], result: undefined };
   });
   return { source: 'quantum', id, written };
 }

@@ -163,6 +163,19 @@ describe('gate runner: ending the process group', () => {
     assert.deepEqual(liveGroupMembers(groupOf(r)), []);
   });
 
+  it('a process the gate detaches into its own session is ended with the gate', async () => {
+    const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: '(setsid sleep 351 >/dev/null 2>&1 </dev/null &); echo detached' });
+    assert.equal(r.exitCode, 0);
+    const left = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() === 'sleep 351';
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(left, [], 'the detached sleep is gone');
+  });
+
   it('a command killed by a signal reports 128 + the signal number', async () => {
     const r = await runGate({ folder: ws.dir, label: 'lint', command: 'kill -KILL $$' });
     assert.equal(r.exitCode, 137);

@@ -264,4 +264,48 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     assert.equal(story.startedAt, null);
     assert.equal(story.retries.attempts, 1);
   });
+
+  it('undoes a box the agent ticked when the run is cancelled before the gate said so', async () => {
+    ws = make({ 'RALPH_TASK.md': '- [ ] A\n' });
+    const cancel = new AbortController();
+    const run = await runEngine(ws, [edit(ws.file('RALPH_TASK.md'), '- [ ] A', '- [x] A'), say('A done.')], {
+      config: { gates: { basic: 'sleep 30' } },
+      engine: { signal: cancel.signal },
+      onEvent: (e) => { if (e.type === 'gateStarted') cancel.abort(); },
+    });
+    assert.equal(run.result.state, 'cancelled', run.lines.join('\n'));
+    assert.equal(ws.read('RALPH_TASK.md'), '- [ ] A\n', 'an unverified tick does not survive the run');
+  });
+
+  it('never unticks another box when the agent removes one', async () => {
+    const tasks = '- [ ] B\n- [x] C\n- [ ] D\n';
+    ws = make({ 'RALPH_TASK.md': tasks });
+    const run = await runEngine(ws, [bash("sed -i '1d' RALPH_TASK.md"), say('Removed B.'), say('Nothing.'), say('Nothing.')], { config: { gates: { basic: 'false' }, maxIterations: 2 } });
+    assert.notEqual(run.result.state, 'completed');
+    assert.match(ws.read('RALPH_TASK.md'), /- \[x\] C/, 'C stays done');
+    assert.equal(ofType(run.events, 'verified').length, 0);
+  });
+
+  it('after a crash, unticks what the crashed iteration ticked and ends what it left running in its own session', async () => {
+    ws = make({ 'RALPH_TASK.md': '- [x] Old\n- [ ] New\n', '.ralph/config.json': JSON.stringify({ claudePath: claudeBinary, gates: { basic: 'true' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }) });
+    const server = await startModelServer([
+      edit(ws.file('RALPH_TASK.md'), '- [ ] New', '- [x] New'), bash('(setsid sleep 321 >/dev/null 2>&1 < /dev/null &); echo started'), hang(),
+      edit(ws.file('RALPH_TASK.md'), '- [ ] New', '- [x] New'), say('New done.'),
+    ]);
+    try {
+      const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      const first = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'run', '--json'], { cwd: ws.dir, env, stdio: ['ignore', 'ignore', 'ignore'] });
+      await server.waitForAgentRequests(3);
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+      assert.equal(ws.read('RALPH_TASK.md'), '- [x] Old\n- [x] New\n', 'the crashed iteration had ticked New');
+      const run = await runEngine(ws, [], { server, config: { gates: { basic: 'true' } } });
+      assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+      assert.equal(run.result.iterations, 1, 'New was unticked by recovery and done again, verified this time');
+      assert.deepEqual(processesUnder(ws.root), [], 'the setsid sleep of the crashed iteration is gone');
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -122,11 +122,13 @@ export function planQuantumDone(doc: QuantumDoc, id: string, opts: { force?: boo
 /**
  * `release`: a run that ends without finishing its `in_progress` story (stopped, cancelled, a cap, an error) gives it
  * back: `pending` again, `startedAt` cleared, attempts and failure log untouched. Without it the story stays
- * `in_progress` and quantum-loop's query skips it, so the project reads BLOCKED (§4.8-4). Other states: no-op.
+ * `in_progress` and quantum-loop's query skips it, so the project reads BLOCKED (§4.8-4). With `alsoPassed`, a
+ * `passed` story goes back too (the engine never marked it: an agent's unverified claim). Other states: no-op.
  */
-export function planQuantumRelease(doc: QuantumDoc, id: string, nowMs: number): QuantumPlan {
+export function planQuantumRelease(doc: QuantumDoc, id: string, nowMs: number, opts: { alsoPassed?: boolean } = {}): QuantumPlan {
   const i = storyIndex(doc, id);
-  if (doc.data.stories[i]!.status !== 'in_progress') return { text: doc.text, result: undefined };
+  const status = doc.data.stories[i]!.status;
+  if (status !== 'in_progress' && !(opts.alsoPassed && status === 'passed')) return { text: doc.text, result: undefined };
   const now = isoString(nowMs);
   const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'pending' }];
   if (hasKey(doc, i, 'startedAt')) changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
