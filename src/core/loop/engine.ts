@@ -159,6 +159,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private pauseNoted = false;
   private lastDone: string | null = null;
   private pendingFix: { purpose: IterationPurpose; text: string } | null = null;
+  /** The last progress text reported. */
+  private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
   private agentBinary: string | null = null;
   /** The item this run started and has not finished; given back when the run ends otherwise. */
@@ -391,6 +393,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         await this.blockItem(source, item, records.at(-1)?.reason ?? 'out of attempts');
         continue;
       }
+      // The count can change between verifications (the agent ticked another box, a person edited the file).
+      await this.reportProgress(source, false);
       await source.start(item);
       this.current = item;
       // Kept in run.json with the current item, so crash recovery can undo what a crashed iteration claimed.
@@ -485,9 +489,13 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     }
   }
 
-  private async reportProgress(source: WorkSource): Promise<void> {
+  /** Emits `progress` ("k/N done") when it changed since the last report, or always with `force`. */
+  private async reportProgress(source: WorkSource, force = true): Promise<void> {
     const p = await source.progress();
-    this.emitEvent({ type: 'progress', done: p.done, total: p.total, text: `${p.done}/${p.total} done` });
+    const text = `${p.done}/${p.total} done`;
+    if (!force && text === this.lastProgress) return;
+    this.lastProgress = text;
+    this.emitEvent({ type: 'progress', done: p.done, total: p.total, text });
   }
 
   private async enrichHandoff(source: WorkSource): Promise<void> {
