@@ -4,7 +4,8 @@ import { FINAL_RUN_STATES, runRecordSchema, type RunRecord } from '../model/runR
 import type { FileProblem } from '../store/parseError';
 import { parseProgressTxt, pidFromRunId } from '../sources/flowNext/progressTxt';
 import { listDirSync, parseJsonFileText, readTextSync } from '../sources/readText';
-import { isPidAlive, thisHostNames } from './processAlive';
+import { isPidAlive } from '../process/processGroup';
+import { thisHostNames } from './processAlive';
 import { checkSentinels, flowRunDir, ralphRunDir } from './sentinels';
 
 /** What a person sees of a run. `crashed`: unfinished, and its known process is dead on this host. */

@@ -1,7 +1,7 @@
 import { ITERATION_MARKER } from '../agents/spawn';
-import { endMarkedProcesses, endProcessGroup, processGroupAlive } from '../process/processGroup';
+import { endMarkedProcesses, endProcessGroup, isPidAlive, processGroupAlive } from '../process/processGroup';
 import { ProgressTxtWriter } from './runFiles';
-import { isPidAlive, thisHostNames } from '../control/processAlive';
+import { thisHostNames } from '../control/processAlive';
 import { updateRunRecord } from '../control/runRecords';
 import { ralphRunDir } from '../control/sentinels';
 import { FINAL_RUN_STATES, runRecordSchema } from '../model/runRecord';

@@ -159,6 +159,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private pauseNoted = false;
   private lastDone: string | null = null;
   private pendingFix: { purpose: IterationPurpose; text: string } | null = null;
+  /** The run's gates, resolved once at start: frozen for the run (seed-systems.md §3.9), the prompt and the verdicts agree. */
+  private gates: ResolvedGates | null = null;
   /** The last progress text reported. */
   private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
@@ -200,6 +202,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.actor = actor;
     const source = this.pickSource(actor);
     const gates = await resolveGates(this.folder, this.o.config);
+    this.gates = gates;
     if (!gates && !this.o.noGates) {
       throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
     }
@@ -548,7 +551,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const handoff = await readHandoff(this.folder);
     const workingBefore = workingSet(handoff);
     const progress = await source.progress();
-    const gates = await resolveGates(this.folder, this.o.config).catch(() => null);
+    const gates = this.gates;
     const template = await loadTemplate(this.folder, purpose === 'review' ? 'reviewer' : 'iteration');
     const prompt = renderTemplate(template, {
       ITERATION: String(n),

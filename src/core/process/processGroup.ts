@@ -37,6 +37,16 @@ export function processGroupAlive(pgid: number): boolean {
   return false;
 }
 
+/** Whether a process id is alive on this host: signal 0 probes without touching it; EPERM means alive. */
+export function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Sends `signal` to every member of group `pgid`; a group that is already gone is not an error. */
 export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): void {
   try {

@@ -1,6 +1,7 @@
 import * as lockfile from 'proper-lockfile';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { isPidAlive } from '../process/processGroup';
 
 /**
  * How long a lock may go without its holder refreshing it before another process takes it over, in ms.
@@ -49,7 +50,7 @@ export async function tryHoldLock(target: string, onLost: (err: Error) => void):
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
     const holder = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-    if (!holder || isAlive(holder)) return null;
+    if (!holder || isPidAlive(holder)) return null;
     // proper-lockfile's unlock only releases our own locks; the dead holder's lock directory is removed by hand.
     await rm(`${target}.lock`, { recursive: true, force: true });
     try {
@@ -64,13 +65,4 @@ export async function tryHoldLock(target: string, onLost: (err: Error) => void):
     await rm(pidFile, { force: true });
     await release();
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
