@@ -2,7 +2,7 @@
 //   dist/extension.js           the VS Code extension (cjs, `vscode` external)
 //   dist/cli.js                 the `ralph` CLI (node, shebang)
 //   dist/webview/*              the dashboard page (browser iife + css)
-//   dist/test/unit/**           mocha unit tests (plain Node; `vscode` is the fake in test/support)
+//   dist/test/{unit,component,stress,corpus}/**  mocha tiers on plain Node (`vscode` is the fake in test/support)
 //   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
 //   dist/test/e2e/**            Playwright tests (plain Node)
 // Flags: --watch (rebuild on change), --production (minify, no sourcemaps), --only=ext,cli,webview,test,bench,demo
@@ -68,8 +68,11 @@ if (want('webview') && fs.existsSync('webview/main.ts')) {
   });
 }
 if (want('test') && !production) {
-  const unit = filesUnder('test/unit', '.test.ts');
-  if (unit.length) configs.push({ ...nodeCommon, entryPoints: unit, outdir: 'dist/test/unit', outbase: 'test/unit', alias: { vscode: './test/support/fakeVscode.ts' } });
+  // Plain-Node mocha tiers: unit (pure), component (child processes, the real claude CLI, git), stress, corpus.
+  for (const tier of ['unit', 'component', 'stress', 'corpus']) {
+    const files = filesUnder(`test/${tier}`, '.test.ts');
+    if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' } });
+  }
   const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));
   if (integration.length) configs.push({ ...nodeCommon, entryPoints: integration, outdir: 'dist/test/integration', outbase: 'test/integration', external: ['vscode', 'mocha'] });
   const e2e = filesUnder('test/e2e', '.test.ts');

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-// Runs the test tiers: `node scripts/test.mjs [unit] [integration] [e2e]` (all three when none is named).
+// Runs the test tiers: `node scripts/test.mjs [unit] [component] [stress] [integration] [e2e] [corpus]`; with none
+// named, every tier of `npm test` (all but corpus, which needs material from outside the repository: `npm run test:corpus`).
+// unit: pure tests (no child processes, no network, no real CLI); component: the real Claude CLI, CLI processes, git;
+// stress: write-safety and kill-storm suites; integration: a real VS Code extension host; e2e: Chromium over the web
+// workbench; corpus: real files of the seed systems and side-by-side tests, found through RALPH_SHARED_DIR (../shared).
 // Before the tiers: the idempotent set-up (scripts/setup-test-env.sh) and one build (esbuild.mjs).
 // Each tier writes test-results/<tier>.json ({passed, failed}); this script prints `<tier>: N passed, N failed`
 // for each, then the total `N passed, N failed` as the last line. A tier that fails to start, leaves no result
@@ -10,9 +14,10 @@ import * as path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
-const all = ['unit', 'integration', 'e2e'];
+const all = ['unit', 'component', 'stress', 'integration', 'e2e', 'corpus'];
+const byDefault = ['unit', 'component', 'stress', 'integration', 'e2e'];
 const tiers = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const selected = tiers.length ? tiers : all;
+const selected = tiers.length ? tiers : byDefault;
 for (const t of selected) if (!all.includes(t)) { console.error(`unknown tier '${t}' (expected ${all.join(', ')})`); process.exit(2); }
 
 function run(cmd, args, env = {}) {
@@ -21,14 +26,16 @@ function run(cmd, args, env = {}) {
 }
 
 if (!process.env.RALPH_SKIP_SETUP) {
-  // The unit tier needs only the Claude Code CLI; the other tiers need the VS Code server and Chromium too.
-  const setupArgs = selected.every((t) => t === 'unit') ? ['scripts/setup-test-env.sh', '--claude-only'] : ['scripts/setup-test-env.sh'];
-  if (run('bash', setupArgs) !== 0) { console.error('set-up failed: see the messages above'); process.exit(1); }
+  // unit needs nothing; the plain-Node tiers need the Claude Code CLI; integration and e2e also the VS Code server and Chromium.
+  const needsServer = selected.some((t) => t === 'integration' || t === 'e2e');
+  const needsClaude = selected.some((t) => t !== 'unit');
+  const setupArgs = needsServer ? ['scripts/setup-test-env.sh'] : ['scripts/setup-test-env.sh', '--claude-only'];
+  if (needsClaude && run('bash', setupArgs) !== 0) { console.error('set-up failed: see the messages above'); process.exit(1); }
 }
 if (run(process.execPath, ['esbuild.mjs']) !== 0) { console.error('build failed'); process.exit(1); }
 
 const commands = {
-  unit: [path.join('node_modules', 'mocha', 'bin', 'mocha.js'), '--config', '.mocharc.unit.json'],
+  ...Object.fromEntries(['unit', 'component', 'stress', 'corpus'].map((t) => [t, [path.join('node_modules', 'mocha', 'bin', 'mocha.js'), '--config', `.mocharc.${t}.json`]])),
   integration: ['dist/test/runners/integration.js'],
   e2e: ['dist/test/runners/e2e.js'],
 };
@@ -36,7 +43,9 @@ const commands = {
 fs.mkdirSync('test-results', { recursive: true });
 const lines = [];
 let passed = 0, failed = 0;
+const started = Date.now();
 for (const tier of selected) {
+  const tierStart = Date.now();
   const resultFile = path.join(root, 'test-results', `${tier}.json`);
   fs.rmSync(resultFile, { force: true });
   console.log(`\n=== ${tier} tier ===`);
@@ -47,9 +56,9 @@ for (const tier of selected) {
   if (!note && r.passed + r.failed === 0) { note = ' (ran 0 tests)'; r.failed = 1; }
   if (!note && code !== 0 && r.failed === 0) { note = ` (runner exited ${code})`; r.failed = 1; }
   passed += r.passed; failed += r.failed;
-  lines.push(`${tier}: ${r.passed} passed, ${r.failed} failed${note}`);
+  lines.push(`${tier}: ${r.passed} passed, ${r.failed} failed${note} (${Math.round((Date.now() - tierStart) / 1000)} s)`);
 }
 console.log('');
 for (const l of lines) console.log(l);
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed (${Math.round((Date.now() - started) / 1000)} s)`);
 process.exit(failed > 0 ? 1 : 0);
