@@ -3,10 +3,14 @@ import * as path from 'node:path';
 import { repoRoot } from './repoRoot';
 
 /**
- * The shared corpus of real files from the seed systems: `../shared/corpus` beside the repository
- * (or `RALPH_CORPUS_DIR`). Tests read it in place; it is never copied into the project.
+ * Material from outside the repository (the corpus of real files of the seed systems, flowctl): the folder named by
+ * `RALPH_SHARED_DIR`, default `../shared` beside the repository. Only the corpus tier (`npm run test:corpus`) reads it,
+ * in place; it is never copied into the project.
  */
-export const corpusDir: string = process.env.RALPH_CORPUS_DIR ?? path.resolve(repoRoot, '..', 'shared', 'corpus');
+export const sharedDir: string = path.resolve(process.env.RALPH_SHARED_DIR ?? path.join(repoRoot, '..', 'shared'));
+
+/** The corpus of real files of the seed systems: `<RALPH_SHARED_DIR>/corpus`. */
+export const corpusDir: string = path.join(sharedDir, 'corpus');
 
 /**
  * Declares a corpus suite. When the folder is absent the suite still runs one test that fails and says so
@@ -16,7 +20,7 @@ export function describeCorpus(title: string, fn: (dir: string) => void): void {
   describe(title, () => {
     if (!fs.existsSync(corpusDir)) {
       it('needs the shared corpus folder', () => {
-        throw new Error(`corpus folder not found at ${corpusDir}: clone the project beside shared/ or set RALPH_CORPUS_DIR`);
+        throw new Error(`corpus folder not found at ${corpusDir}: set RALPH_SHARED_DIR to the shared material's folder (default ../shared)`);
       });
       return;
     }
