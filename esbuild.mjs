@@ -71,6 +71,7 @@ if (want('test') && !production) {
   // Plain-Node mocha tiers: unit (pure), component (child processes, the real claude CLI, git), stress, corpus.
   for (const tier of ['unit', 'component', 'stress', 'corpus']) {
     const files = filesUnder(`test/${tier}`, '.test.ts');
+    fs.rmSync(`dist/test/${tier}`, { recursive: true, force: true }); // a test moved to another tier must not run twice
     if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' } });
   }
   const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));

@@ -9,12 +9,24 @@ export interface TempFolder {
   write(rel: string, text: string): string;
   read(rel: string): string;
   exists(rel: string): boolean;
+  /** The absolute path of `rel`. */
+  file(rel: string): string;
   dispose(): void;
 }
 
-/** A new empty folder under the system temp folder, named `<prefix>XXXXXX`. */
-export function makeTempFolder(prefix: string): TempFolder {
+/**
+ * A new folder under the system temp folder, named `<prefix>XXXXXX`, with an empty `.ralph/` when `ralphDir`, and
+ * `files` written into it (relative path → text; a path ending in `/` makes an empty folder). The one temp-folder
+ * helper of the tests: workspaces, homes and scratch folders all come from here.
+ */
+export function makeTempFolder(prefix = 'ralph-test-', o: { ralphDir?: boolean; files?: Record<string, string> } = {}): TempFolder {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  if (o.ralphDir) fs.mkdirSync(path.join(dir, '.ralph'));
+  for (const [rel, text] of Object.entries(o.files ?? {})) {
+    const f = path.join(dir, rel);
+    fs.mkdirSync(rel.endsWith('/') ? f : path.dirname(f), { recursive: true });
+    if (!rel.endsWith('/')) fs.writeFileSync(f, text);
+  }
   return {
     dir,
     write(rel, text) {
@@ -25,6 +37,12 @@ export function makeTempFolder(prefix: string): TempFolder {
     },
     read: (rel) => fs.readFileSync(path.join(dir, rel), 'utf8'),
     exists: (rel) => fs.existsSync(path.join(dir, rel)),
+    file: (rel) => path.join(dir, rel),
     dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** The path of a new temp folder (for tests that only need the path; see {@link makeTempFolder}); remove it with `fs.rmSync`. */
+export function makeTempDir(prefix = 'ralph-test-', files: Record<string, string> = {}): string {
+  return makeTempFolder(prefix, { files }).dir;
 }

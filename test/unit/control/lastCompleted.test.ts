@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { buildStatus } from '../../../src/core/control/status';
 import { completeItem } from '../../../src/core/sources/operations';
-import { quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../sources/workspaceBuilder';
+import { quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../../support/workspace';
 
 const at = (iso: string) => () => Date.parse(iso);
 

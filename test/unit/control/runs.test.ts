@@ -6,7 +6,7 @@ import { createRunRecord, readRunRecord, updateRunRecord } from '../../../src/co
 import { listRuns, type RunProbe } from '../../../src/core/control/runs';
 import { checkSentinels, honourStop } from '../../../src/core/control/sentinels';
 import { OperationError } from '../../../src/core/model/operationError';
-import { tempWorkspace, type TempWorkspace } from '../sources/workspaceBuilder';
+import { tempWorkspace, type TempWorkspace } from '../../support/workspace';
 
 const HOST = 'box';
 const alive = (pids: number[]): RunProbe => ({ isAlive: (p) => pids.includes(p), hostNames: [HOST] });

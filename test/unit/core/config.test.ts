@@ -1,13 +1,13 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultConfig } from '../../../src/core/model/config';
 import { loadConfig } from '../../../src/core/model/loadConfig';
 import { FileProblemError } from '../../../src/core/store/parseError';
+import { makeTempDir } from '../../support/tempFolder';
 
 function folderWithConfig(text?: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-config-'));
+  const dir = makeTempDir('ralph-config-');
   if (text !== undefined) {
     fs.mkdirSync(path.join(dir, '.ralph'));
     fs.writeFileSync(path.join(dir, '.ralph', 'config.json'), text);

@@ -1,45 +1,38 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { applyRewriteRule, compileEre, loadCommandPolicy, normalizeCommand, parseCommandPolicy, type CommandPolicy } from '../../../src/core/gates/commandPolicy';
 import { FileProblemError } from '../../../src/core/store/parseError';
-import { describeCorpus } from '../../support/corpus';
-import { tempFolder, type TempFolder } from './gateTestSupport';
+import { fixture } from '../../support/fixtures';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 const F = '.ralph/command-policy';
 const parse = (text: string) => parseCommandPolicy(text, F);
 const gates = (p: CommandPolicy) => Object.fromEntries(Object.entries(p.gates).map(([k, v]) => [k, v.command]));
 
-describeCorpus('command policy: the seed template (corpus ralph-wiggum-plugin/command-policy.template)', (dir) => {
-  const text = fs.readFileSync(path.join(dir, 'ralph-wiggum-plugin', 'command-policy.template'), 'utf8');
-  const { policy, problems } = parseCommandPolicy(text, 'command-policy.template');
+describe('command policy: a whole file (test/fixtures/seed-formats/command-policy)', () => {
+  const text = fs.readFileSync(fixture('seed-formats', 'command-policy'), 'utf8');
+  const { policy, problems } = parseCommandPolicy(text, 'command-policy');
 
-  it('pins the three tiers of the template', () => {
-    assert.deepEqual(gates(policy), { basic: 'pnpm basic-check', full: 'pnpm all-check', final: 'pnpm all-check' });
+  it('pins the three tiers and records the line of each pin', () => {
+    assert.deepEqual(gates(policy), { basic: 'npm run lint && npm run test:unit', full: 'npm test', final: 'npm test' });
+    assert.equal(text.split('\n')[policy.gates.basic!.line - 1], 'basic | npm run lint && npm run test:unit');
   });
 
-  it('records the line of each pin', () => {
-    const lines = text.split('\n');
-    assert.equal(lines[policy.gates.basic!.line - 1], 'basic | pnpm basic-check');
-  });
-
-  it('sees all five sections and no active rewrite, deny, wrap or protect rows (they are commented out)', () => {
+  it('reads the active rows of every section and skips the commented ones', () => {
     assert.deepEqual(policy.sectionsPresent, ['gates', 'rewrite', 'deny', 'wrap', 'protect']);
-    assert.deepEqual([policy.rewrite, policy.deny, policy.wrap, policy.protect], [[], [], [], []]);
-  });
-
-  it('reports no problems', () => {
+    assert.deepEqual(policy.rewrite.map((x) => [x.pattern, x.replacement, x.reason]), [['^npx mocha (.+)$', 'npm run test:unit -- \\1', 'run mocha through the package script']]);
+    assert.deepEqual(policy.deny.map((x) => [x.prefix, x.reason]), [['git push --force', 'never rewrite shared history']]);
+    assert.deepEqual(policy.wrap.map((x) => [x.prefix, x.label]), [['npm run test:unit', 'unit'], ['npm run lint', 'lint']]);
+    assert.deepEqual(policy.protect.map((x) => x.prefix), ['npm run format']);
     assert.deepEqual(problems, []);
   });
 
-  it('parses the template with its commented rows enabled', () => {
-    const enabled = text.replace(/^# (\^|pnpm )/gm, '$1');
-    const r = parseCommandPolicy(enabled, 'x');
+  it('reads the commented example rows once they are enabled', () => {
+    const r = parseCommandPolicy(text.replace(/^# off: /gm, ''), 'x');
     assert.deepEqual(r.problems, []);
-    assert.deepEqual(r.policy.rewrite.map((x) => [x.pattern, x.replacement]), [['^pnpm -w run (.+)$', 'pnpm \\1'], ['^npx pnpm (.+)$', 'pnpm \\1'], ['^pnpm nx (.+)$', 'pnpm \\1']]);
-    assert.deepEqual(r.policy.deny.map((x) => x.prefix), ['pnpm test-e2e']);
-    assert.deepEqual(r.policy.wrap.map((x) => [x.prefix, x.label]), [['pnpm test-unit', 'unit'], ['pnpm test-integration', 'integration'], ['pnpm test-e2e:local', 'e2e'], ['pnpm lint', 'lint'], ['pnpm format:check', 'format']]);
-    assert.deepEqual(r.policy.protect.map((x) => x.prefix), ['pnpm format:write']);
+    assert.deepEqual(r.policy.rewrite.map((x) => x.pattern), ['^npx mocha (.+)$', '^yarn (.+)$']);
+    assert.deepEqual(r.policy.deny.map((x) => x.prefix), ['git push --force', 'npm publish']);
+    assert.deepEqual(r.policy.wrap.map((x) => x.label), ['unit', 'lint', 'e2e']);
   });
 });
 
@@ -117,7 +110,7 @@ describe('command policy: rewrite semantics (sed -E "s|re|rep|")', () => {
 
 describe('command policy: loading from a workspace', () => {
   let ws: TempFolder;
-  beforeEach(() => { ws = tempFolder(); });
+  beforeEach(() => { ws = makeTempFolder('ralph-gates-', { ralphDir: true }); });
   afterEach(() => ws.dispose());
 
   it('is undefined when the file does not exist', async () => {

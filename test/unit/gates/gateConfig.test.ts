@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { describeGates, gateCommandFor, resolveGates } from '../../../src/core/gates/gateConfig';
 import { FileProblemError } from '../../../src/core/store/parseError';
-import { tempFolder, type TempFolder } from './gateTestSupport';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 describe('gate configuration: where the gates come from', () => {
   let ws: TempFolder;
-  beforeEach(() => { ws = tempFolder('ralph-gateconfig-'); });
+  beforeEach(() => { ws = makeTempFolder('ralph-gateconfig-', { ralphDir: true }); });
   afterEach(() => ws.dispose());
 
   it('takes the [gates] of the command policy over config.json', async () => {

@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import {
   HANDOFF_SKELETON, handoffPath, readHandoff, rewriteAutoEnriched, rewriteLastGateState, sectionContent, workingSet, workingSetChanged, writeAutoEnriched, writeLastGateState,
 } from '../../../src/core/gates/handoff';
-import { describeCorpus } from '../../support/corpus';
-import { tempFolder, type TempFolder } from './gateTestSupport';
+import { fixture } from '../../support/fixtures';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 const PASS = { label: 'basic', exitCode: 0 };
 const FAIL = { label: 'full', exitCode: 2, summary: 'label: full\nexit: 2\nduration: 4s\nlog: .ralph/gates/full-x.log\ncmd: npm test\n' };
@@ -13,9 +13,9 @@ const ENRICH = { lastCommit: 'abc1234 feat: add parser', lastDone: 'T001 First t
 
 const WORKING = '\n- current task: T002 (parser)\n- files: src/a.ts, `src/b.ts`\n\n### facts\n- the lexer is hand-written\n\n```md\n## not a heading inside a fence\n```\n\n';
 
-describeCorpus('handoff: the seed files (corpus ralph-wiggum-plugin/handoff-*.md)', (dir) => {
-  const skeleton = fs.readFileSync(path.join(dir, 'ralph-wiggum-plugin', 'handoff-skeleton.md'), 'utf8');
-  const afterFail = fs.readFileSync(path.join(dir, 'ralph-wiggum-plugin', 'handoff-after-gate-fail.md'), 'utf8');
+describe('handoff: whole files (test/fixtures/seed-formats/handoff-*.md)', () => {
+  const skeleton = fs.readFileSync(fixture('seed-formats', 'handoff-skeleton.md'), 'utf8');
+  const afterFail = fs.readFileSync(fixture('seed-formats', 'handoff-after-gate-fail.md'), 'utf8');
 
   it('the skeleton has a Last gate state and no Working set', () => {
     assert.equal(sectionContent(skeleton, 'Last gate state'), '\n_(none yet)_\n');
@@ -101,7 +101,7 @@ describe('handoff: telling a graceful yield (fixes seed-systems.md §3.15-2)', (
 
 describe('handoff: the file', () => {
   let ws: TempFolder;
-  beforeEach(() => { ws = tempFolder('ralph-handoff-'); });
+  beforeEach(() => { ws = makeTempFolder('ralph-handoff-', { ralphDir: true }); });
   afterEach(() => ws.dispose());
 
   it('is seeded from the skeleton when missing, then gets the gate state', async () => {

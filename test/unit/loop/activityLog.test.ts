@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { makeTempDir } from '../../support/tempFolder';
 import {
   ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, maxLoopsReason, ralphStopText, tasksDetail, tokensText,
 } from '../../../src/core/loop/activityLog';
@@ -13,7 +13,7 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
   let dir: string;
   let log: ActivityLog;
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-activity-'));
+    dir = makeTempDir('ralph-activity-');
     log = new ActivityLog(dir, { now: clock });
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -58,7 +58,7 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
 
 describe('activity log: rotation (50 MiB × 3 in production)', () => {
   let dir: string;
-  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-rotate-')); });
+  beforeEach(() => { dir = makeTempDir('ralph-rotate-'); });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('rotates before a write would pass the cap, keeping three generations and dropping the oldest', async () => {

@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { runRecordPath } from '../../../src/core/control/runRecords';
 import { ralphRunDir } from '../../../src/core/control/sentinels';
@@ -8,6 +7,7 @@ import {
   completionReasonOf, EventsWriter, IterationStreamWriter, iterationStreamName, ProgressTxtWriter, progressIterationBlock, readEventsFile, runFilePaths,
 } from '../../../src/core/loop/runFiles';
 import { parseProgressTxt } from '../../../src/core/sources/flowNext/progressTxt';
+import { makeTempDir } from '../../support/tempFolder';
 
 const RUN = '20260518T090407Z-ab12';
 const T0 = Date.UTC(2026, 4, 18, 9, 4, 7);
@@ -27,7 +27,7 @@ describe('run files: paths', () => {
 
 describe('run files: events.jsonl', () => {
   let dir: string;
-  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-events-')); });
+  beforeEach(() => { dir = makeTempDir('ralph-events-'); });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('appends one JSON object per line, in call order, each with its time first', async () => {
@@ -57,7 +57,7 @@ describe('run files: events.jsonl', () => {
 
 describe('run files: iter-NNN.jsonl raw stream', () => {
   let dir: string;
-  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-iter-')); });
+  beforeEach(() => { dir = makeTempDir('ralph-iter-'); });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('keeps whole chunks up to the cap, then records the truncation once and drops the rest', async () => {
@@ -92,7 +92,7 @@ describe('run files: progress.txt in flow-next\'s format (seed-systems.md §2.8)
   let dir: string;
   let w: ProgressTxtWriter;
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-progress-'));
+    dir = makeTempDir('ralph-progress-');
     w = new ProgressTxtWriter(dir, RUN);
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));

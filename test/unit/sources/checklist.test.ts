@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { countCheckboxes, parseCheckboxes } from '../../../src/core/sources/checklist/checklist';
 import { detectSources } from '../../../src/core/sources/detect';
 import { findCycles, loadPlan } from '../../../src/core/sources/plan';
-import { quantumJson, tempWorkspace } from './workspaceBuilder';
+import { quantumJson, tempWorkspace } from '../../support/workspace';
 
 describe('checklists (seed-systems.md §3.7, §3.15-5)', () => {
   const table: [string, string, { done: number; total: number }][] = [

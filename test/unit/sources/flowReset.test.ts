@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { OperationError } from '../../../src/core/model/operationError';
 import { resetItem } from '../../../src/core/sources/operations';
-import { flowJson, gitInit, tempWorkspace, writeFlow, writeFlowState, type FlowTaskSpec, type TempWorkspace } from './workspaceBuilder';
+import { flowJson, fakeGitDir, tempWorkspace, writeFlow, writeFlowState, type FlowTaskSpec, type TempWorkspace } from '../../support/workspace';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 
@@ -82,7 +82,7 @@ describe('flow-next: task reset (seed-systems.md §2.5)', () => {
 
   it('writes to the state file when the status came from the flow-state overlay, leaving the task JSON alone', async () => {
     ws = tempWorkspace();
-    gitInit(ws);
+    fakeGitDir(ws);
     writeFlow(ws, [{ id: 'fn-1.1', status: 'todo' }]);
     writeFlowState(ws, { 'fn-1.1': { status: 'done', assignee: 'bot', updated_at: '2026-01-02T00:00:00Z' } });
     const committed = ws.read('.flow/tasks/fn-1.1.json');

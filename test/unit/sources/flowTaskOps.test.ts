@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { OperationError } from '../../../src/core/model/operationError';
 import { blockItem, completeItem, nextWork, startItem } from '../../../src/core/sources/operations';
 import { loadPlan } from '../../../src/core/sources/plan';
-import { gitInit, tempWorkspace, writeFlow, writeFlowState, type FlowTaskSpec, type TempWorkspace } from './workspaceBuilder';
+import { fakeGitDir, tempWorkspace, writeFlow, writeFlowState, type FlowTaskSpec, type TempWorkspace } from '../../support/workspace';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 
@@ -45,7 +45,7 @@ describe('flow-next: start, done, block and next (seed-systems.md §2.5)', () =>
 
   it('start writes to a new state file when the repository keeps flow state', async () => {
     const folder = setup([{ id: 'fn-1.1' }]);
-    gitInit(ws);
+    fakeGitDir(ws);
     writeFlowState(ws, { 'fn-1.9': { status: 'done' } });
     const committed = ws.read('.flow/tasks/fn-1.1.json');
     await startItem('fn-1.1', { folder, actor: 'me', now: () => NOW, env: {} });

@@ -3,7 +3,7 @@ import { OperationError } from '../../../src/core/model/operationError';
 import { quantumFileSchema } from '../../../src/core/model/quantum';
 import { quantumNext, planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart } from '../../../src/core/sources/quantum/quantumOps';
 import type { QuantumDoc } from '../../../src/core/sources/quantum/readQuantum';
-import { quantumJson, type StorySpec } from './workspaceBuilder';
+import { quantumJson, type StorySpec } from '../../support/workspace';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const doc = (stories: StorySpec[], extra: Record<string, unknown> = {}): QuantumDoc => {

@@ -7,7 +7,7 @@ import { claudeAdapter } from '../../../src/core/agents/claude';
 import { cursorAgentAdapter } from '../../../src/core/agents/cursorAgent';
 import { inspectStream } from '../../../src/core/agents/inspect';
 import type { AgentEvent } from '../../../src/core/stream/events';
-import { corpusDir, describeCorpus } from '../../support/corpus';
+import { streamFixture } from '../../support/fixtures';
 
 /** Events of `bytes` fed in the pieces that `cuts` (sorted offsets) define. */
 function eventsOf(adapter: typeof claudeAdapter, bytes: Buffer, cuts: number[]): AgentEvent[] {
@@ -24,11 +24,11 @@ function eventsOf(adapter: typeof claudeAdapter, bytes: Buffer, cuts: number[]):
 
 const cutsOf = (len: number) => fc.uniqueArray(fc.integer({ min: 0, max: len }), { maxLength: 64 }).map((a) => a.sort((x, y) => x - y));
 
-describeCorpus('stream properties (fast-check)', () => {
+describe('stream properties (fast-check)', () => {
   const real = [
-    { adapter: claudeAdapter, file: path.join(corpusDir, 'stream-json/claude/recorded-2.1.328/tool-use-bash-success.jsonl') },
-    { adapter: claudeAdapter, file: path.join(corpusDir, 'stream-json/claude/recorded-2.1.328/http-429-api-error-max-retries-1.jsonl') },
-    { adapter: cursorAgentAdapter, file: path.join(corpusDir, 'stream-json/cursor-agent/01-direct-sleep-sequential-shell.jsonl') },
+    { adapter: claudeAdapter, file: streamFixture('claude', 'recorded', 'tool-use-bash-success.jsonl') },
+    { adapter: claudeAdapter, file: streamFixture('claude', 'recorded', 'http-429-max-retries-1.jsonl') },
+    { adapter: cursorAgentAdapter, file: streamFixture('cursor-agent', 'sequential-shell.jsonl') },
   ];
 
   for (const { adapter, file } of real) {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { kindOfPath, WorkspaceWatcher, type WorkspaceChange } from '../../../src/core/watch/workspaceWatcher';
+import { makeTempDir } from '../../support/tempFolder';
 
 function nextChange(w: WorkspaceWatcher): Promise<WorkspaceChange> {
   return new Promise((resolve) => w.once('change', resolve));
@@ -12,7 +12,7 @@ describe('the workspace watcher', () => {
   let dir: string;
   let watcher: WorkspaceWatcher | undefined;
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-watch-'));
+    dir = makeTempDir('ralph-watch-');
     fs.mkdirSync(path.join(dir, '.ralph'));
   });
   afterEach(async () => {

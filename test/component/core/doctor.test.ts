@@ -1,0 +1,104 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { buildDoctorReport, formatDoctorReport } from '../../../src/core/doctor/report';
+import { discoverAgents } from '../../../src/core/agents/discover';
+import { claudeBinDir as realClaudeBin } from '../../support/claude';
+import { cliPath as cli } from '../../support/cli';
+import { shellStub } from '../../support/stubs/installStubs';
+import { makeTempDir } from '../../support/tempFolder';
+
+const tempWorkspace = (files: Record<string, string>): string => makeTempDir('ralph-doctor-', files);
+
+const stubBin = shellStub;
+
+describe('finding agent CLIs on PATH (running their --version)', () => {
+  it('reads the version each agent prints', async () => {
+    const bin = stubBin('cursor-agent', 'echo "2025.11.25-d5b3271"');
+    const agents = await discoverAgents({ pathEnv: bin });
+    assert.deepEqual(agents.map((a) => [a.name, a.version]), [['cursor-agent', '2025.11.25-d5b3271']]);
+  });
+
+  it('reports an agent whose --version fails instead of throwing', async () => {
+    const bin = stubBin('codex', 'echo boom >&2; exit 3');
+    const agents = await discoverAgents({ pathEnv: bin });
+    assert.deepEqual(agents.map((a) => [a.name, a.version, a.note]), [['codex', null, '--version exited 3']]);
+  });
+
+});
+
+describe('ralph doctor', () => {
+  it('lists .ralph/ and quantum.json and the real claude 2.1.328, exiting 0', () => {
+    const dir = tempWorkspace({ '.ralph/': '', 'quantum.json': '{"stories":[]}' });
+    const out = execFileSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } }).toString();
+    const report = JSON.parse(out);
+    assert.deepEqual(report.sources.map((s: { path: string }) => s.path).sort(), ['.ralph', 'quantum.json']);
+    assert.ok(report.agents.some((a: { name: string; version: string }) => a.name === 'claude' && a.version === '2.1.328'), out);
+    assert.deepEqual(report.problems, []);
+  });
+
+  it('reports a broken quantum.json under problems with line and column, without a stack trace', () => {
+    const dir = tempWorkspace({ 'quantum.json': '{\n  "stories": [\n' });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--json', '--cwd', dir], { env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } });
+    const report = JSON.parse(r.stdout.toString());
+    assert.equal(report.problems.length, 1);
+    assert.equal(report.problems[0].file, 'quantum.json');
+    assert.equal(report.problems[0].line, 3);
+    assert.equal(report.problems[0].column, 1);
+    assert.doesNotMatch(r.stderr.toString() + r.stdout.toString(), /\n\s+at /);
+    assert.equal(r.status, 0);
+  });
+
+  it('exits 1 when no agent CLI is on PATH', () => {
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n' });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], { env: { ...process.env, PATH: path.dirname(process.execPath) } });
+    assert.equal(r.status, 1);
+    assert.match(r.stdout.toString(), /NOT READY/);
+  });
+
+  it('exits 1 when the folder holds no task source', async () => {
+    const report = await buildDoctorReport(tempWorkspace({}), { pathEnv: realClaudeBin });
+    assert.equal(report.ok, false);
+    assert.match(formatDoctorReport(report), /none found/);
+  });
+});
+
+describe('ralph doctor: what counts', () => {
+  it('does not count .ralph/ alone as a task source', async () => {
+    const dir = tempWorkspace({ '.ralph/runs/': '' });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
+    assert.equal(report.ok, false);
+  });
+
+  it('reports a .ralph/config.json that does not parse, and a quantum.json that breaks the schema', async () => {
+    const dir = tempWorkspace({ '.ralph/config.json': '{\n  "maxIterations": "ten"\n}\n', 'quantum.json': '{\n  "stories": [\n    { "id": "US-1", "title": "t", "status": 5 }\n  ]\n}\n' });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
+    assert.deepEqual(report.problems.map((p) => [p.file, p.line]).sort(), [['.ralph/config.json', 2], ['quantum.json', 3]]);
+  });
+
+  it('finds the agent CLI the configuration names by path', async () => {
+    const bin = stubBin('my-claude', 'echo "3.0.0 (Claude Code)"');
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude') }) });
+    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath) });
+    assert.deepEqual(report.agents.map((a) => [a.name, a.version]), [['my-claude', '3.0.0']]);
+    assert.equal(report.ok, true);
+  });
+});
+
+describe('ralph doctor: the agent ralph run would start', () => {
+  it('is not ready when the configured claudePath is not an executable, and says so', async () => {
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': '{"claudePath": "/nonexistent/claude"}' });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
+    assert.equal(report.ok, false, 'a claude on PATH does not help: ralph run uses the configured path');
+    assert.match(report.problems.map((p) => p.message).join('\n'), /claudePath "\/nonexistent\/claude" is not an executable/);
+  });
+
+  it('resolves a relative claudePath against the workspace folder', async () => {
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': '{"claudePath": "bin/claude"}', 'bin/claude': '#!/bin/sh\necho "2.0.0 (Claude Code)"\n' });
+    fs.chmodSync(path.join(dir, 'bin/claude'), 0o755);
+    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath) });
+    assert.equal(report.ok, true, JSON.stringify(report.problems));
+    assert.ok(report.agents.some((a) => a.path === path.join(dir, 'bin/claude') && a.version === '2.0.0'));
+  });
+});

@@ -1,0 +1,94 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { quantumFileSchema } from '../../../src/core/model/quantum';
+import { quantumJson, tempWorkspace, type TempWorkspace } from '../../support/workspace';
+import { cliPath, runCliAsync } from '../../support/cli';
+
+/**
+ * The two safety properties of the store, checked against real processes running dist/cli.js:
+ * the cross-process lock loses no update, and the atomic write never leaves a broken file.
+ * Each `task block` appends one failure-log entry and counts one attempt, so every update is visible.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('the writer never wrote');
+    await sleep(2);
+  }
+}
+
+describe('cli: write safety', function () {
+  this.timeout(180_000);
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+
+  type Story = { status: string; retries: { attempts: number; maxAttempts: number; failureLog: { error: string }[] } };
+  const story = (text: string): Story => (quantumFileSchema.parse(JSON.parse(text)).stories[0] as unknown as Story);
+
+  it('two processes doing 500 conflicting updates each on one quantum.json lose none', async () => {
+    ws = tempWorkspace('ralph-safety-');
+    ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'in_progress', maxAttempts: 100_000 }]));
+    const [a, b] = await Promise.all([
+      runCliAsync(ws.dir, ['task', 'block', 'US-001', '--reason', 'a', '--repeat', '500', '--json']),
+      runCliAsync(ws.dir, ['task', 'block', 'US-001', '--reason', 'b', '--repeat', '500', '--json']),
+    ]);
+    assert.deepEqual([a.code, b.code, a.stderr, b.stderr], [0, 0, '', '']);
+    const s = story(ws.read('quantum.json'));
+    assert.equal(s.retries.attempts, 1000);
+    const errors = s.retries.failureLog.map((e) => e.error);
+    assert.equal(errors.length, 1000);
+    for (const who of ['a', 'b']) {
+      const mine = errors.filter((e) => e.startsWith(`${who}#`)).map((e) => Number(e.slice(2)));
+      assert.deepEqual(mine, Array.from({ length: 500 }, (_, i) => i), `every update of process ${who}, in order`);
+    }
+    assert.ok(!ws.exists('quantum.json.lock'), 'the lock is released');
+  });
+
+  it('a writer killed with SIGKILL at random points 200 times always leaves the old or the new file', async () => {
+    // Two lanes of 100 kills, each on its own workspace, so both cores work (Node's start-up dominates a round).
+    const lanes = [tempWorkspace('ralph-kill-'), tempWorkspace('ralph-kill-')];
+    try {
+      const results = await Promise.all(lanes.map((lane, n) => killLane(lane, n, 100)));
+      const interrupted = results.reduce((a, b) => a + b, 0);
+      assert.ok(interrupted >= 140, `most kills landed while the writer was writing (${interrupted}/200)`);
+    } finally {
+      for (const lane of lanes) lane.dispose();
+    }
+  });
+
+  /** Runs `rounds` spawn-and-kill rounds on one workspace; returns how many kills came after at least one write. */
+  async function killLane(lane: TempWorkspace, laneNo: number, rounds: number): Promise<number> {
+    // A larger file makes each write take long enough to be interrupted inside it.
+    const padding = Array.from({ length: 400 }, (_, i) => `pattern ${i} ${'x'.repeat(100)}`);
+    lane.write('quantum.json', quantumJson([{ id: 'US-001', status: 'in_progress', maxAttempts: 1_000_000 }], { codebasePatterns: padding }));
+    let interrupted = 0;
+    for (let round = 0; round < rounds; round++) {
+      const before = lane.read('quantum.json');
+      const attemptsBefore = story(before).retries.attempts;
+      const tag = `k${laneNo}-${round}`;
+      const child = spawn(process.execPath, [cliPath, '-C', lane.dir, 'task', 'block', 'US-001', '--reason', tag, '--repeat', '1000000'], { stdio: 'ignore' });
+      // Kill at a random point: one round in four anywhere in start-up, the others at a random moment after the
+      // writer's first write, i.e. in the middle of its lock / read / write / rename loop.
+      if (round % 4 === 0) await sleep(Math.random() * 250);
+      else {
+        await waitUntil(() => lane.read('quantum.json') !== before, 20_000);
+        await sleep(Math.random() * 30);
+      }
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const s = story(lane.read('quantum.json')); // throws on a torn or invalid file
+      const mine = s.retries.failureLog.slice(attemptsBefore).map((e) => e.error);
+      assert.equal(s.retries.attempts, s.retries.failureLog.length, 'attempts and the log moved together');
+      assert.deepEqual(mine, mine.map((_, i) => `${tag}#${i}`), 'the file is exactly one of the states the writer produced');
+      if (mine.length) interrupted++;
+      // The killed writer's lock would block the next writer until it goes stale (LOCK_STALE_MS): clear it, as the
+      // stale rule would, and remove write-file-atomic's abandoned temporary files.
+      fs.rmSync(path.join(lane.dir, 'quantum.json.lock'), { recursive: true, force: true });
+      for (const f of fs.readdirSync(lane.dir)) if (/^quantum\.json\.[0-9a-f]+$/.test(f)) fs.rmSync(path.join(lane.dir, f));
+    }
+    return interrupted;
+  }
+});

@@ -1,0 +1,61 @@
+import * as fs from 'node:fs';
+
+/** One process as /proc shows it: pid, process group, state letter, command line (NULs as spaces) and cwd. */
+export interface ProcInfo { pid: number; pgid: number; state: string; cmdline: string; cwd: string | null }
+
+/**
+ * Every process of this machine readable through /proc, this test process excluded. The one /proc parser of the
+ * tests (`/proc/<pid>/stat` fields after the command name: state, ppid, pgrp). Throws when there is no /proc.
+ */
+export function listProcesses(): ProcInfo[] {
+  const out: ProcInfo[] = [];
+  for (const n of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(n) || Number(n) === process.pid) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${n}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cmdline = fs.readFileSync(`/proc/${n}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      let cwd: string | null = null;
+      try {
+        cwd = fs.readlinkSync(`/proc/${n}/cwd`);
+      } catch {
+        // not ours to read
+      }
+      out.push({ pid: Number(n), state: rest[0] ?? '', pgid: Number(rest[2]), cmdline, cwd });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * Pids of the processes of group `pgid` that can still run (zombies excluded), read from /proc; on a system
+ * without /proc, `[pgid]` while `kill(-pgid, 0)` succeeds.
+ */
+export function liveGroupMembers(pgid: number): number[] {
+  if (!fs.existsSync('/proc')) {
+    try {
+      process.kill(-pgid, 0);
+      return [pgid];
+    } catch {
+      return [];
+    }
+  }
+  return listProcesses().filter((p) => p.pgid === pgid && p.state !== 'Z').map((p) => p.pid);
+}
+
+/** Pids of processes running in, or naming, a folder under `root` (to prove none is left behind). */
+export function processesUnder(root: string): number[] {
+  return listProcesses().filter((p) => (p.cwd !== null && p.cwd.startsWith(root)) || p.cmdline.includes(root)).map((p) => p.pid);
+}
+
+/** Pids of processes whose whole command line is `cmdline`. */
+export function processesRunning(cmdline: string): number[] {
+  return listProcesses().filter((p) => p.cmdline === cmdline).map((p) => p.pid);
+}
+
+/** Resolves once `file` exists (the command under test touches it when it has started). */
+export async function waitForFile(file: string): Promise<void> {
+  while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 20));
+}
