@@ -1,39 +1,14 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { flowEpicSchema, flowMetaSchema, flowTaskSchema } from '../../../src/core/model/flowNext';
-import { quantumFileSchema } from '../../../src/core/model/quantum';
 import { applyJsonChanges } from '../../../src/core/store/jsonEdit';
 import { resetItem, staleStories, startItem } from '../../../src/core/sources/operations';
 import { loadPlan } from '../../../src/core/sources/plan';
 import { corpusFiles, describeCorpus } from '../../support/corpus';
+import { diffLines, schemaFor } from '../../support/jsonFiles';
 import { tempWorkspace, type TempWorkspace } from '../../support/workspace';
 
 const NOW = Date.UTC(2026, 8, 1, 0, 0, 0);
-
-/** Lines removed and added between two texts, counted as multisets: what a diff would show, in order. */
-function diffLines(before: string, after: string): { removed: string[]; added: string[] } {
-  const minus = (x: string[], y: string[]) => {
-    const left = new Map<string, number>();
-    for (const l of y) left.set(l, (left.get(l) ?? 0) + 1);
-    return x.filter((l) => {
-      const n = left.get(l) ?? 0;
-      if (n > 0) { left.set(l, n - 1); return false; }
-      return true;
-    });
-  };
-  const b = before.split('\n');
-  const a = after.split('\n');
-  return { removed: minus(b, a), added: minus(a, b) };
-}
-
-function schemaFor(name: string) {
-  if (/tasks-.*\.json$/.test(name)) return flowTaskSchema;
-  if (/(epics|specs)-.*\.json$/.test(name)) return flowEpicSchema;
-  if (/meta\.json$/.test(name)) return flowMetaSchema;
-  if (/^quantum\./.test(name)) return quantumFileSchema;
-  return undefined;
-}
 
 describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
   const files = ['flow-next', 'quantum-loop'].flatMap((d) => corpusFiles(path.join(corpus, d))).filter((f) => schemaFor(path.basename(f)));

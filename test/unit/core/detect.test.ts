@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { detectSources } from '../../../src/core/sources/detect';
 import { discoverAgents, parseVersion } from '../../../src/core/agents/discover';
+import { fixture } from '../../support/fixtures';
 import { shellStub } from '../../support/stubs/installStubs';
 import { makeTempDir } from '../../support/tempFolder';
 
@@ -37,6 +38,12 @@ describe('detecting the Ralph artifacts of a workspace folder', () => {
     const r = await detectSources(dir);
     assert.deepEqual(r.problems, [{ file: 'quantum.json', line: 3, column: 21, message: 'invalid JSON: property name expected' }]);
     assert.equal(r.sources[0]?.kind, 'quantum');
+  });
+
+  it('counts the waves of an IJFW folder (test/fixtures/seed-formats/ijfw), not its blackboard', async () => {
+    const dir = tempWorkspace({});
+    fs.cpSync(fixture('seed-formats', 'ijfw'), path.join(dir, '.ijfw'), { recursive: true });
+    assert.deepEqual((await detectSources(dir)).sources.map((s) => [s.kind, s.path, s.count]), [['waves', '.ijfw', { total: 2, unit: 'waves' }]]);
   });
 
   it('finds nothing in an empty folder', async () => {
