@@ -4,7 +4,7 @@ import { runRecordPath } from '../core/control/runRecords';
 import { clockTime } from '../core/loop/activityLog';
 import { EngineRefusal, LoopEngine } from '../core/loop/engine';
 import { RunRecorder } from '../core/loop/recorder';
-import { loadConfig } from '../core/model/loadConfig';
+import { loadConfig } from '../core/store/loadConfig';
 import { resolveFolder } from './folder';
 
 interface RunOptions {

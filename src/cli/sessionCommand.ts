@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { findAdapter } from '../core/agents/registry';
 import { type SessionSummary, inspectStream } from '../core/agents/inspect';
-import { loadConfig } from '../core/model/loadConfig';
+import { loadConfig } from '../core/store/loadConfig';
 import { FileProblemError } from '../core/store/parseError';
 import { resolveFolder } from './folder';
 

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
+import { ralphFile } from '../core/model/ralphPaths';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -65,7 +66,7 @@ export class RunController extends Disposable {
     // The engine and its dependencies load on the first Start, not at activation.
     const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }] = await Promise.all([
       import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
-      import('../core/model/loadConfig'), import('../core/sources/actor'),
+      import('../core/store/loadConfig'), import('../core/sources/actor'),
     ]);
     const { configKeys } = await import('../core/model/config');
     const settings = readSettingsLayer(configKeys, vscode.Uri.file(folder));
@@ -157,7 +158,7 @@ export class RunController extends Disposable {
     const show = r.state === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
     void show(text, 'Open Log').then(async (choice) => {
       if (choice !== 'Open Log') return;
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(folder, '.ralph', 'activity.log')));
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(ralphFile(folder, 'activityLog')));
       await vscode.window.showTextDocument(doc);
     });
   }

@@ -1,7 +1,7 @@
-import * as path from 'node:path';
 import { z } from 'zod';
 import { type AgentEvent, type ToolKind, ev, rawTypeOf } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, contentText, mergeEnv } from './adapter';
+import { ralphFile } from '../model/ralphPaths';
 
 /**
  * Cursor's `cursor-agent -p --output-format stream-json` (also installed as `agent`), agent-streams.md §4.
@@ -216,7 +216,7 @@ function cursorInvocation(spec: IterationSpec): Invocation {
   if (spec.resume) args.push(`--resume=${spec.resume}`);
   args.push(...(spec.extraArgs ?? []));
   args.push(spec.prompt);
-  const configDir = spec.cursorConfigDir ?? path.join(spec.cwd, '.ralph', 'cursor-config');
+  const configDir = spec.cursorConfigDir ?? ralphFile(spec.cwd, 'cursorConfig');
   return { file: spec.binary || 'cursor-agent', args, env: mergeEnv(spec, { CURSOR_CONFIG_DIR: configDir }), cwd: spec.cwd };
 }
 

@@ -4,6 +4,7 @@ import { OperationError } from '../model/operationError';
 import { removeIfExists } from '../store/atomicWrite';
 import { listRuns, type RunInfo, type RunProbe } from './runs';
 import { GLOBAL_PAUSE_FILES } from './sentinels';
+import { RUN_FILES } from '../model/ralphPaths';
 
 /**
  * `pause | resume | stop [--run ID]` (seed-systems.md §2.7) for flow-next runs and ours. Auto-detection as
@@ -32,16 +33,26 @@ export interface ControlAnswer {
   files: string[];
 }
 
-async function touch(file: string): Promise<void> {
+async function touch(file: string, text = ''): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, '', { flag: 'a' });
+  await writeFile(file, text, { flag: text ? 'w' : 'a' });
+}
+
+/**
+ * Writes the PAUSE sentinel in a run's folder (made if missing); `reason` (e.g. `blocked: US-003: tests fail`) becomes
+ * its text, for a person to read. The one writer of PAUSE: `ralph pause` and the engine pausing on a blocked item.
+ * Returns the file.
+ */
+export async function writePauseSentinel(runDir: string, reason = ''): Promise<string> {
+  const file = path.join(runDir, RUN_FILES.pause);
+  await touch(file, reason);
+  return file;
 }
 
 /** Creates the run's PAUSE sentinel (`<run dir>/PAUSE`). */
 export async function pauseRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
   const run = resolveActiveRun(folder, runId, probe);
-  const file = path.join(run.dir, 'PAUSE');
-  await touch(file);
+  const file = await writePauseSentinel(run.dir);
   return { success: true, run: run.id, action: 'paused', kind: run.kind, files: [file] };
 }
 
@@ -51,7 +62,7 @@ export async function pauseRun(folder: string, runId?: string, probe?: RunProbe)
  */
 export async function resumeRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
   const run = resolveActiveRun(folder, runId, probe);
-  const candidates = [path.join(run.dir, 'PAUSE'), ...(run.kind === 'ralph' ? GLOBAL_PAUSE_FILES.map((f) => path.join(folder, f)) : [])];
+  const candidates = [path.join(run.dir, RUN_FILES.pause), ...(run.kind === 'ralph' ? GLOBAL_PAUSE_FILES.map((f) => path.join(folder, f)) : [])];
   const files: string[] = [];
   for (const f of candidates) if (await removeIfExists(f)) files.push(f);
   return { success: true, run: run.id, action: 'resumed', kind: run.kind, files };
@@ -60,7 +71,7 @@ export async function resumeRun(folder: string, runId?: string, probe?: RunProbe
 /** Creates the run's STOP sentinel; the run stops before its next iteration, and the file is kept for audit. */
 export async function stopRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
   const run = resolveActiveRun(folder, runId, probe);
-  const file = path.join(run.dir, 'STOP');
+  const file = path.join(run.dir, RUN_FILES.stop);
   await touch(file);
   return { success: true, run: run.id, action: 'stop_requested', kind: run.kind, files: [file] };
 }

@@ -7,14 +7,15 @@ import { OperationError } from '../model/operationError';
 import { isoString } from '../model/time';
 import { readTextIfExists } from '../store/atomicWrite';
 import { newJsonText, applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../store/jsonEdit';
-import { workspacePath } from '../store/parseError';
-import { parseJsonOrThrow } from '../sources/readText';
+import { workspacePath, type FileProblem } from '../store/parseError';
+import { listDirSync, parseJsonFileText, parseJsonWithSchema, readTextSync } from '../store/readJsonFile';
 import { commitPlan } from '../store/writePlan';
 import { ralphRunDir } from './sentinels';
+import { ralphFile, ralphRunFile } from '../model/ralphPaths';
 
 /** Path of a run's record. */
 export function runRecordPath(folder: string, runId: string): string {
-  return path.join(ralphRunDir(folder, runId), 'run.json');
+  return ralphRunFile(folder, runId, 'record');
 }
 
 /** A new run id: `<YYYYMMDDTHHMMSSZ>-<4 hex>` (sortable by start, like flow-next's ids, §2.8). */
@@ -40,11 +41,31 @@ export async function createRunRecord(folder: string, init: Partial<RunRecord> &
   return record;
 }
 
+/**
+ * Every run record of a folder (`.ralph/runs/<id>/run.json`), in run-id order: the one reader of that folder for
+ * `ralph status`, run control and crash recovery. A record that does not parse or validate is a problem (file
+ * relative to the folder, line, column) and is skipped; a run folder without a record is skipped.
+ */
+export function listRunRecords(folder: string): { records: { dir: string; record: RunRecord }[]; problems: FileProblem[] } {
+  const records: { dir: string; record: RunRecord }[] = [];
+  const problems: FileProblem[] = [];
+  for (const e of listDirSync(ralphFile(folder, 'runs'))) {
+    if (!e.isDir) continue;
+    const file = runRecordPath(folder, e.name);
+    const text = readTextSync(file);
+    if (text === undefined) continue;
+    const r = parseJsonFileText(workspacePath(folder, file), text, runRecordSchema);
+    if (r.ok) records.push({ dir: ralphRunDir(folder, e.name), record: r.value });
+    else problems.push(r.problem);
+  }
+  return { records, problems };
+}
+
 /** Reads a run record; throws `FileProblemError` (file:line:column) when it does not parse or validate. */
 export async function readRunRecord(folder: string, runId: string): Promise<RunRecord | undefined> {
   const file = runRecordPath(folder, runId);
   const text = await readTextIfExists(file);
-  return text === undefined ? undefined : parseJsonOrThrow(workspacePath(folder, file), text, runRecordSchema);
+  return text === undefined ? undefined : parseJsonWithSchema(workspacePath(folder, file), text, runRecordSchema);
 }
 
 /**
@@ -57,11 +78,11 @@ export async function updateRunRecord(folder: string, runId: string, patch: Part
     const before = await readTextIfExists(file);
     if (before === undefined) throw new OperationError('not_found', `Run ${runId} has no run.json`);
     const shown = workspacePath(folder, file);
-    parseJsonOrThrow(shown, before, runRecordSchema);
+    parseJsonWithSchema(shown, before, runRecordSchema);
     refuseDuplicateKeys(shown, before);
     const changes: JsonChange[] = Object.entries({ ...patch, updatedAt: isoString(nowMs) }).map(([k, value]) => (value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value }));
     const after = applyJsonChanges(before, changes);
-    return { writes: [{ file, before, after }], result: parseJsonOrThrow(shown, after, runRecordSchema) };
+    return { writes: [{ file, before, after }], result: parseJsonWithSchema(shown, after, runRecordSchema) };
   });
   return result;
 }

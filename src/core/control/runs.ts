@@ -1,12 +1,14 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { FINAL_RUN_STATES, runRecordSchema, type RunRecord } from '../model/runRecord';
+import { FINAL_RUN_STATES, isCrashedRun, type RunRecord } from '../model/runRecord';
 import type { FileProblem } from '../store/parseError';
 import { parseProgressTxt, pidFromRunId } from '../sources/flowNext/progressTxt';
-import { listDirSync, parseJsonFileText, readTextSync } from '../sources/readText';
+import { listDirSync, readTextSync } from '../store/readJsonFile';
 import { isPidAlive } from '../process/processGroup';
 import { thisHostNames } from './processAlive';
-import { checkSentinels, flowRunDir, ralphRunDir } from './sentinels';
+import { checkSentinels, flowRunDir } from './sentinels';
+import { RUN_FILES } from '../model/ralphPaths';
+import { listRunRecords } from './runRecords';
 
 /** What a person sees of a run. `crashed`: unfinished, and its known process is dead on this host. */
 export type RunState = 'running' | 'paused' | 'stopping' | 'stopped' | 'crashed' | 'completed' | 'failed';
@@ -66,11 +68,11 @@ export function listRuns(folder: string, probe: RunProbe = {}): { runs: RunInfo[
   for (const e of listDirSync(path.join(folder, 'scripts', 'ralph', 'runs'))) {
     if (!e.isDir) continue;
     const dir = flowRunDir(folder, e.name);
-    const text = readTextSync(path.join(dir, 'progress.txt'));
+    const text = readTextSync(path.join(dir, RUN_FILES.progress));
     if (text === undefined) continue;
     const p = parseProgressTxt(text);
-    const paused = exists(path.join(dir, 'PAUSE'));
-    const stopped = exists(path.join(dir, 'STOP'));
+    const paused = exists(path.join(dir, RUN_FILES.pause));
+    const stopped = exists(path.join(dir, RUN_FILES.stop));
     const idPid = pidFromRunId(e.name);
     let state: RunState;
     let reason: string | undefined;
@@ -93,16 +95,9 @@ export function listRuns(folder: string, probe: RunProbe = {}): { runs: RunInfo[
     });
   }
 
-  for (const e of listDirSync(path.join(folder, '.ralph', 'runs'))) {
-    if (!e.isDir) continue;
-    const dir = ralphRunDir(folder, e.name);
-    const file = path.join(dir, 'run.json');
-    const text = readTextSync(file);
-    if (text === undefined) continue;
-    const r = parseJsonFileText(path.relative(folder, file).split(path.sep).join('/'), text, runRecordSchema);
-    if (!r.ok) { problems.push(r.problem); continue; }
-    runs.push(ralphRunInfo(folder, dir, r.value, alive, hosts));
-  }
+  const ours = listRunRecords(folder);
+  problems.push(...ours.problems);
+  for (const { dir, record } of ours.records) runs.push(ralphRunInfo(folder, dir, record, alive, hosts));
   return { runs, problems };
 }
 
@@ -113,7 +108,7 @@ function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: 
   const final = FINAL_RUN_STATES.includes(rec.state);
   let state: RunState;
   if (final) state = rec.state as RunState;
-  else if (hosts.includes(rec.host) && !alive(rec.pid)) state = 'crashed';
+  else if (isCrashedRun(rec, hosts, alive)) state = 'crashed';
   else if (stopped || rec.state === 'stopping') state = 'stopping';
   else if (paused || rec.state === 'paused') state = 'paused';
   else state = 'running';

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseIsoTime } from '../model/time';
 import { removeIfExists } from '../store/atomicWrite';
+import { RALPH_DIR, RALPH_FILES, RUN_FILES, ralphRunDir } from '../model/ralphPaths';
 
 /**
  * Sentinel files that steer a run (ARCHITECTURE.md "Words": sentinel). Rules, from the issue and the seeds:
@@ -13,12 +14,10 @@ import { removeIfExists } from '../store/atomicWrite';
  * - PAUSE is level-triggered: present = paused, removed on resume.
  */
 export const GLOBAL_PAUSE_FILES = ['scripts/ralph/PAUSE'] as const;
-export const GLOBAL_STOP_FILES = ['scripts/ralph/STOP', '.ralph/stop-requested'] as const;
+export const GLOBAL_STOP_FILES = ['scripts/ralph/STOP', `${RALPH_DIR}/${RALPH_FILES.stopRequested}`] as const;
 
-/** Folder of one of our runs. */
-export function ralphRunDir(folder: string, runId: string): string {
-  return path.join(folder, '.ralph', 'runs', runId);
-}
+/** Folder of one of our runs (named in model/ralphPaths.ts). */
+export { ralphRunDir };
 
 /** Folder of a flow-next run. */
 export function flowRunDir(folder: string, runId: string): string {
@@ -55,13 +54,13 @@ export function checkSentinels(folder: string, run: { runId: string; startedAt: 
   const started = parseIsoTime(run.startedAt) ?? 0;
   const stop: SentinelHit[] = [];
   const pause: SentinelHit[] = [];
-  if (mtimeMs(path.join(dir, 'STOP')) !== undefined) stop.push({ file: path.join(dir, 'STOP'), scope: 'run' });
+  if (mtimeMs(path.join(dir, RUN_FILES.stop)) !== undefined) stop.push({ file: path.join(dir, RUN_FILES.stop), scope: 'run' });
   for (const rel of GLOBAL_STOP_FILES) {
     const f = path.join(folder, rel);
     const m = mtimeMs(f);
     if (m !== undefined && m > started) stop.push({ file: f, scope: 'global' });
   }
-  if (mtimeMs(path.join(dir, 'PAUSE')) !== undefined) pause.push({ file: path.join(dir, 'PAUSE'), scope: 'run' });
+  if (mtimeMs(path.join(dir, RUN_FILES.pause)) !== undefined) pause.push({ file: path.join(dir, RUN_FILES.pause), scope: 'run' });
   for (const rel of GLOBAL_PAUSE_FILES) {
     const f = path.join(folder, rel);
     if (mtimeMs(f) !== undefined) pause.push({ file: f, scope: 'global' });

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
-import { loadConfig } from '../model/loadConfig';
+import { loadConfig } from '../store/loadConfig';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';

@@ -1,6 +1,6 @@
-import * as path from 'node:path';
 import { readTextIfExists } from '../store/atomicWrite';
 import { FileProblemError, type FileProblem } from '../store/parseError';
+import { ralphFile } from '../model/ralphPaths';
 
 /**
  * `.ralph/command-policy`: the operator's plain-text policy for gates and for the agent's shell commands
@@ -100,7 +100,7 @@ export interface PolicyParseResult {
 
 /** Path of the command policy of a workspace folder. */
 export function commandPolicyPath(folder: string): string {
-  return path.join(folder, '.ralph', 'command-policy');
+  return ralphFile(folder, 'commandPolicy');
 }
 
 const SECTION_HEADER = /^\[(gates|rewrite|deny|wrap|protect)\]$/;

@@ -1,5 +1,5 @@
 import { type RalphConfig } from '../model/config';
-import { configPath, loadConfig } from '../model/loadConfig';
+import { configPath, loadConfig } from '../store/loadConfig';
 import { GATE_TIERS, commandPolicyPath, loadCommandPolicy, type GateTier, type PolicyProblem } from './commandPolicy';
 
 /**

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { endMarkedProcesses, endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
 import { removeIfExists, writeTextAtomic } from '../store/atomicWrite';
 import { GATE_LABELS, normalizeCommand, type GateLabel } from './commandPolicy';
+import { ralphFile } from '../model/ralphPaths';
 
 /**
  * The gate runner (seed-systems.md §3.10, `gate-run.sh`, reduced to what the loop engine needs; the guard's
@@ -105,7 +106,7 @@ export interface GateResult {
 
 /** `.ralph/gates/` of a workspace. */
 export function gatesDir(folder: string): string {
-  return path.join(folder, '.ralph', 'gates');
+  return ralphFile(folder, 'gates');
 }
 
 /** Paths of the `latest` breadcrumbs of `label`. */

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import { readTextIfExists, writeTextAtomic } from '../store/atomicWrite';
 import { gateSummary } from './gateRunner';
+import { ralphFile } from '../model/ralphPaths';
 
 /**
  * `.ralph/handoff.md`, the rolling state carried from one iteration to the next (seed-systems.md §3.8; seed
@@ -41,7 +42,7 @@ _(none yet)_
 
 /** Path of the handoff of a workspace folder. */
 export function handoffPath(folder: string): string {
-  return path.join(folder, '.ralph', 'handoff.md');
+  return ralphFile(folder, 'handoff');
 }
 
 /** Character offsets of a section in the text: `[start, bodyStart)` is the heading line, `[bodyStart, end)` the body. */

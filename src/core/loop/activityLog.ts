@@ -1,5 +1,6 @@
 import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import * as path from 'node:path';
+import { ralphFile } from '../model/ralphPaths';
 
 /**
  * The human-readable logs under `.ralph/` that the seed's monitors and people `tail -f` (seed-systems.md §3.1,
@@ -127,8 +128,7 @@ export interface ActivityLogOptions {
 
 /** Paths of the logs of a workspace folder. */
 export function ralphLogPaths(folder: string): { activity: string; errors: string; progress: string } {
-  const dir = path.join(folder, '.ralph');
-  return { activity: path.join(dir, 'activity.log'), errors: path.join(dir, 'errors.log'), progress: path.join(dir, 'progress.md') };
+  return { activity: ralphFile(folder, 'activityLog'), errors: ralphFile(folder, 'errorsLog'), progress: ralphFile(folder, 'progressMd') };
 }
 
 /**

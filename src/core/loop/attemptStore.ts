@@ -1,9 +1,10 @@
-import * as path from 'node:path';
 import { readTextIfExists } from '../store/atomicWrite';
-import { FileProblemError, parseJsonText } from '../store/parseError';
+import { parseJsonWithSchema } from '../store/readJsonFile';
+import { attemptsFileSchema, type AttemptsFile } from '../model/ralphState';
 import { commitPlan } from '../store/writePlan';
 import type { AttemptRecord } from './attempts';
 import type { WorkItemRef } from './events';
+import { ralphFile } from '../model/ralphPaths';
 
 /**
  * `.ralph/attempts.json`: every failed verification per item, kept across runs and sessions (agmo kept them only in
@@ -12,18 +13,15 @@ import type { WorkItemRef } from './events';
  * locked; a file that does not parse is reported (file:line:column) and never overwritten.
  */
 export function attemptsPath(folder: string): string {
-  return path.join(folder, '.ralph', 'attempts.json');
+  return ralphFile(folder, 'attempts');
 }
 
 export function attemptKey(item: WorkItemRef): string {
   return `${item.source}:${item.source === 'checklist' ? item.title : item.id}`;
 }
 
-function parse(file: string, text: string | undefined): Record<string, AttemptRecord[]> {
-  if (text === undefined) return {};
-  const r = parseJsonText(file, text);
-  if (!r.ok) throw new FileProblemError(r.problem);
-  return (r.value ?? {}) as Record<string, AttemptRecord[]>;
+function parse(file: string, text: string | undefined): AttemptsFile {
+  return text === undefined ? {} : parseJsonWithSchema(file, text, attemptsFileSchema);
 }
 
 /** Failed attempts recorded for an item, oldest first. */

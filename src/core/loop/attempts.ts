@@ -1,3 +1,4 @@
+import type { AttemptRecord } from '../model/ralphState';
 /**
  * Persistence until verified (agmo ralph, seed-systems.md §5.4 and §5.6-1): attempt 1 is the first try, attempts
  * 2–4 are fixes, attempt 5 is one debugging iteration (root cause first, with every earlier context); then the item
@@ -6,19 +7,8 @@
  * failure records"), persisted across sessions (fixes §5.6-3: agmo kept them only in the conversation).
  */
 
-/** One failed verification of an item. */
-export interface AttemptRecord {
-  /** 1-based attempt number. */
-  number: number;
-  /** One line: the agent's last commit subject, else its final sentence. */
-  approach: string;
-  /** Why verification failed: gate label and exit code, then the first failing lines. */
-  reason: string;
-  /** ISO time of the failure. */
-  at: string;
-  /** The run that made the attempt. */
-  runId?: string;
-}
+/** One failed verification of an item; its schema is in model/ralphState.ts (`.ralph/attempts.json`). */
+export type { AttemptRecord } from '../model/ralphState';
 
 /** Default attempts before blocking: 1 try + 3 fixes + 1 debugging pass. */
 export const DEFAULT_MAX_ATTEMPTS = 5;

@@ -2,12 +2,9 @@ import { ITERATION_MARKER } from '../agents/spawn';
 import { endMarkedProcesses, endProcessGroup, isPidAlive, processGroupAlive } from '../process/processGroup';
 import { ProgressTxtWriter } from './runFiles';
 import { thisHostNames } from '../control/processAlive';
-import { updateRunRecord } from '../control/runRecords';
-import { ralphRunDir } from '../control/sentinels';
-import { FINAL_RUN_STATES, runRecordSchema } from '../model/runRecord';
+import { listRunRecords, updateRunRecord } from '../control/runRecords';
+import { isCrashedRun } from '../model/runRecord';
 import { isoString } from '../model/time';
-import { listDirSync, parseJsonFileText, readTextSync } from '../sources/readText';
-import * as path from 'node:path';
 import type { WorkSource } from './workSource';
 
 /** What crash recovery did for one run. */
@@ -31,15 +28,8 @@ export interface RecoveredRun {
 export async function recoverCrashedRuns(folder: string, sources: readonly WorkSource[], graceMs: number): Promise<RecoveredRun[]> {
   const out: RecoveredRun[] = [];
   const hosts = thisHostNames();
-  for (const e of listDirSync(path.join(folder, '.ralph', 'runs'))) {
-    if (!e.isDir) continue;
-    const file = path.join(ralphRunDir(folder, e.name), 'run.json');
-    const text = readTextSync(file);
-    if (text === undefined) continue;
-    const parsed = parseJsonFileText(file, text, runRecordSchema);
-    if (!parsed.ok) continue;
-    const r = parsed.value;
-    if (FINAL_RUN_STATES.includes(r.state) || !hosts.includes(r.host) || isPidAlive(r.pid)) continue;
+  for (const { record: r } of listRunRecords(folder).records) {
+    if (!isCrashedRun(r, hosts, isPidAlive)) continue;
     const extra = r as { agentPgid?: unknown; agentToken?: unknown; claimBaseline?: unknown };
     let killedGroup = false;
     if (typeof extra.agentPgid === 'number' && extra.agentPgid > 1 && processGroupAlive(extra.agentPgid)) {

@@ -28,6 +28,8 @@ import { loadTemplate, renderTemplate } from './prompt';
 import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
 import { availableSources, type WorkItem, type WorkSource } from './workSource';
+import { ralphFile } from '../model/ralphPaths';
+import { writePauseSentinel } from '../control/runControl';
 
 /** Delays and limits of the engine; every one is configurable so tests take seconds (issue "Caps"). */
 export interface EngineTiming {
@@ -220,7 +222,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
 
     // One engine per folder: two runs would claim the same items and fight over the same files.
-    const releaseLock = await tryHoldLock(path.join(this.folder, '.ralph', 'engine'), (err) => this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }));
+    const releaseLock = await tryHoldLock(ralphFile(this.folder, 'engineLock'), (err) => this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }));
     if (!releaseLock) {
       const active = listRuns(this.folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
       throw new EngineRefusal(`Another Ralph run is active in ${this.folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
@@ -283,7 +285,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
    * warning (seed-systems.md §3.15-9 is the opposite failure: a fresh request lost).
    */
   private async removeStaleStopRequest(): Promise<void> {
-    const file = path.join(this.folder, '.ralph', 'stop-requested');
+    const file = ralphFile(this.folder, 'stopRequested');
     const st = await stat(file).catch(() => null);
     if (!st) return;
     await rm(file, { force: true });
@@ -488,7 +490,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.emitEvent({ type: 'itemBlocked', item: ref(item), reason });
     if (!(this.o.continueOnBlocked ?? this.o.config.continueOnBlocked)) {
       // Pause the run: a person looks at the blocked item, then resumes (or stops).
-      await writeFile(path.join(ralphRunDir(this.folder, this.runId), 'PAUSE'), `blocked: ${item.id}: ${reason}\n`);
+      await writePauseSentinel(ralphRunDir(this.folder, this.runId), `blocked: ${item.id}: ${reason}\n`);
     }
   }
 
@@ -547,7 +549,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.iteration++;
     this.workIterations++;
     const n = this.iteration;
-    await rm(path.join(this.folder, '.ralph', 'context-warning-active'), { force: true });
+    await rm(ralphFile(this.folder, 'contextWarning'), { force: true });
     const handoff = await readHandoff(this.folder);
     const workingBefore = workingSet(handoff);
     const progress = await source.progress();
@@ -614,7 +616,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     handle.onLedgerSignal((s) => {
       if (s.type === 'warn') {
         this.emitEvent({ type: 'warn', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void writeFile(path.join(this.folder, '.ralph', 'context-warning-active'), `${s.contextTokens}/${s.threshold}\n`).catch(() => undefined);
+        void writeFile(ralphFile(this.folder, 'contextWarning'), `${s.contextTokens}/${s.threshold}\n`).catch(() => undefined);
       } else if (!rotated) {
         rotated = true;
         this.emitEvent({ type: 'rotate', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });

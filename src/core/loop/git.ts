@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 
 /**
  * The few git facts the engine needs (progress detection and the attempt's approach line). A folder that is not a
@@ -31,11 +32,11 @@ export async function ensureRalphIgnored(folder: string): Promise<boolean> {
     const inside = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: folder, reject: false, stdin: 'ignore' });
     if (inside.exitCode !== 0) return false;
   }
-  const ignored = await execa('git', ['check-ignore', '-q', '.ralph/activity.log'], { cwd: folder, reject: false, stdin: 'ignore' });
+  const ignored = await execa('git', ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`], { cwd: folder, reject: false, stdin: 'ignore' });
   if (ignored.exitCode === 0) return false;
   const fs = await import('node:fs/promises');
   const file = `${folder}/.gitignore`;
   const text = await fs.readFile(file, 'utf8').catch(() => '');
-  await fs.writeFile(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}.ralph/\n`);
+  await fs.writeFile(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}${RALPH_DIR}/\n`);
   return true;
 }

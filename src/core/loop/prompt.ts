@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import iterationTemplate from './templates/iteration.md';
 import reviewerTemplate from './templates/reviewer.md';
+import { ralphFile } from '../model/ralphPaths';
 
 /** Built-in prompt templates; a user overrides one with `.ralph/prompts/<name>.md`. */
 export const BUILTIN_TEMPLATES = { iteration: iterationTemplate, reviewer: reviewerTemplate } as const;
@@ -12,7 +13,7 @@ export type PromptVars = Partial<Record<'ITERATION' | 'PROGRESS' | 'HANDOFF' | '
 
 /** The override path of a template in a workspace folder. */
 export function templateOverridePath(folder: string, name: TemplateName): string {
-  return path.join(folder, '.ralph', 'prompts', `${name}.md`);
+  return path.join(ralphFile(folder, 'prompts'), `${name}.md`);
 }
 
 /** Loads a template: the workspace override when it exists, else the built-in one. */

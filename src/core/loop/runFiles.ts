@@ -5,6 +5,8 @@ import { runRecordPath } from '../control/runRecords';
 import { ralphRunDir } from '../control/sentinels';
 import { isoString } from '../model/time';
 import { type FileProblem } from '../store/parseError';
+import { RUN_FILES } from '../model/ralphPaths';
+import { parseProgressTxt } from '../sources/flowNext/progressTxt';
 
 /**
  * The per-run records under `.ralph/runs/<run_id>/` besides `run.json` (whose schema and writer belong to the
@@ -30,7 +32,7 @@ export interface RunFilePaths {
 /** Paths of the files of run `runId` in `folder`. */
 export function runFilePaths(folder: string, runId: string): RunFilePaths {
   const dir = ralphRunDir(folder, runId);
-  return { dir, runJson: runRecordPath(folder, runId), events: path.join(dir, 'events.jsonl'), progress: path.join(dir, 'progress.txt') };
+  return { dir, runJson: runRecordPath(folder, runId), events: path.join(dir, RUN_FILES.events), progress: path.join(dir, RUN_FILES.progress) };
 }
 
 /** `iter-001.jsonl` … `iter-999.jsonl`, then `iter-1000.jsonl` (at least three digits, sortable up to 999). */
@@ -290,12 +292,12 @@ export function completionMarker(reason: CompletionReason): string {
   return `\ncompletion_reason=${reason.replace(/\r?\n/g, ' ')}\npromise=COMPLETE\n`;
 }
 
-const MARKER = /(?:^|\n)completion_reason=[^\n]*\npromise=COMPLETE(?:\n|$)/;
-
-/** The reason of the completion marker in progress.txt text, or `undefined` when the run has none. Pure. */
+/**
+ * The reason of the completion marker in progress.txt text, or `undefined` when the run has none. Pure. Read by the
+ * one progress.txt parser (sources/flowNext/progressTxt.ts), which also ignores a marker quoted in a `last_output:` tail.
+ */
 export function completionReasonOf(text: string): string | undefined {
-  const m = MARKER.exec(text);
-  return m ? /completion_reason=([^\n]*)/.exec(m[0])![1] : undefined;
+  return parseProgressTxt(text).completionReason;
 }
 
 /**

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import { checkSentinels, ralphRunDir, type SentinelCheck } from '../control/sentinels';
+import { ralphDir } from '../model/ralphPaths';
 
 /**
  * Watches a run's sentinel files (core/control/sentinels.ts decides what counts) and reports changes at once:
@@ -17,7 +18,7 @@ export class SentinelWatcher extends EventEmitter<{ change: [SentinelCheck] }> {
 
   constructor(private readonly folder: string, private readonly run: { runId: string; startedAt: string }, pollMs = 250) {
     super();
-    for (const dir of [ralphRunDir(folder, run.runId), path.join(folder, '.ralph'), path.join(folder, 'scripts', 'ralph')]) {
+    for (const dir of [ralphRunDir(folder, run.runId), ralphDir(folder), path.join(folder, 'scripts', 'ralph')]) {
       if (!existsSync(dir)) continue;
       try {
         const w = watch(dir, { persistent: false }, () => this.check());

@@ -11,6 +11,9 @@ import { readQuantum } from '../sources/quantum/readQuantum';
 import { readTextIfExists, writeTextAtomic } from '../store/atomicWrite';
 import type { AgentSignal } from '../stream/signals';
 import type { WorkItemRef } from './events';
+import { ralphFile } from '../model/ralphPaths';
+import { blockedFileSchema, type BlockedFile } from '../model/ralphState';
+import { parseJsonWithSchema } from '../store/readJsonFile';
 
 /** An item the engine works on, with what the prompt needs. */
 export interface WorkItem extends WorkItemRef {
@@ -264,16 +267,12 @@ export class ChecklistSource implements WorkSource {
     return l;
   }
   private blockedFile() {
-    return path.join(this.o.folder, '.ralph', 'blocked.json');
+    return ralphFile(this.o.folder, 'blocked');
   }
-  private async blocked(): Promise<Record<string, string>> {
+  /** `.ralph/blocked.json` (model/ralphState.ts); a file that does not parse or validate throws with file:line:column. */
+  private async blocked(): Promise<BlockedFile> {
     const text = await readTextIfExists(this.blockedFile());
-    if (!text) return {};
-    try {
-      return JSON.parse(text) as Record<string, string>;
-    } catch {
-      throw new Error(`${this.blockedFile()}: not valid JSON`);
-    }
+    return text ? parseJsonWithSchema(this.blockedFile(), text, blockedFileSchema) : {};
   }
   private idOf(b: CheckboxItem) {
     return `${this.label}:${b.line}`;

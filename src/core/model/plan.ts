@@ -1,4 +1,4 @@
-import type { FileProblem } from '../store/parseError';
+import type { FileProblem } from './fileProblem';
 
 /**
  * The plan graph: one immutable picture of every task source of a workspace folder (ARCHITECTURE.md "Data flow").

@@ -40,3 +40,12 @@ export const runRecordSchema = z.looseObject({
   agent: z.string().optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
+
+/**
+ * The crash rule, the one place it is written: a run whose record has no final state, written on one of `hostNames`
+ * (this machine), whose engine `pid` is not alive. Runs of other hosts are never judged (their pids mean nothing
+ * here). `ralph status` shows such a run as `crashed`; crash recovery at the next start cleans up after it.
+ */
+export function isCrashedRun(rec: Pick<RunRecord, 'state' | 'host' | 'pid'>, hostNames: readonly string[], isAlive: (pid: number) => boolean): boolean {
+  return !FINAL_RUN_STATES.includes(rec.state) && hostNames.includes(rec.host) && !isAlive(rec.pid);
+}

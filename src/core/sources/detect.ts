@@ -1,8 +1,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { FileProblem } from '../store/parseError';
-import { parseJsonText } from '../store/parseError';
 import { countCheckboxes } from './checklist/checklist';
+import { readQuantum } from './quantum/readQuantum';
+import { RALPH_DIR, ralphDir, ralphFile } from '../model/ralphPaths';
 
 /** The kinds of Ralph artifacts a workspace folder can hold (seed-systems.md §2–§6). */
 export type SourceKind = 'flow-next' | 'quantum' | 'checklist' | 'waves' | 'ralph';
@@ -46,22 +47,18 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
     sources.push({ kind: 'flow-next', path: '.flow', label: `flow-next (${epics.length} epic${epics.length === 1 ? '' : 's'})`, count: { total: tasks.length, unit: 'tasks' } });
   }
 
-  const quantumFile = path.join(folder, 'quantum.json');
-  if (await isFile(quantumFile)) {
-    const text = await readFile(quantumFile, 'utf8');
-    const parsed = parseJsonText(rel(quantumFile), text);
-    if (parsed.ok) {
-      const q = parsed.value as { project?: unknown; feature?: unknown; stories?: { status?: unknown }[] };
-      const stories = Array.isArray(q.stories) ? q.stories : [];
-      const name = typeof q.feature === 'string' ? q.feature : typeof q.project === 'string' ? q.project : '';
-      sources.push({
-        kind: 'quantum', path: 'quantum.json', label: name ? `quantum.json — ${name}` : 'quantum.json',
-        count: { total: stories.length, done: stories.filter((s) => s?.status === 'passed').length, unit: 'stories' },
-      });
-    } else {
-      problems.push(parsed.problem);
-      sources.push({ kind: 'quantum', path: 'quantum.json', label: 'quantum.json (does not parse)' });
-    }
+  // One reader of quantum.json (readQuantum: JSON, schema, file:line:column problems).
+  const quantum = readQuantum(folder);
+  if (quantum?.doc) {
+    const q = quantum.doc.data;
+    const name = typeof q.feature === 'string' ? q.feature : typeof q.project === 'string' ? q.project : '';
+    sources.push({
+      kind: 'quantum', path: 'quantum.json', label: name ? `quantum.json — ${name}` : 'quantum.json',
+      count: { total: q.stories.length, done: q.stories.filter((s) => s.status === 'passed').length, unit: 'stories' },
+    });
+  } else if (quantum?.problem) {
+    problems.push(quantum.problem);
+    sources.push({ kind: 'quantum', path: 'quantum.json', label: 'quantum.json (does not parse)' });
   }
 
   const checklistFiles = CHECKLIST_FILES.map((f) => path.join(folder, f));
@@ -76,9 +73,9 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
   const waves = (await listDirs(path.join(folder, '.ijfw'))).filter((d) => d.startsWith('wave-'));
   if (waves.length) sources.push({ kind: 'waves', path: '.ijfw', label: `IJFW waves`, count: { total: waves.length, unit: 'waves' } });
 
-  if (await isDir(path.join(folder, '.ralph'))) {
-    const runs = await listDirs(path.join(folder, '.ralph', 'runs'));
-    sources.push({ kind: 'ralph', path: '.ralph', label: 'Ralph runs', count: { total: runs.length, unit: 'runs' } });
+  if (await isDir(ralphDir(folder))) {
+    const runs = await listDirs(ralphFile(folder, 'runs'));
+    sources.push({ kind: 'ralph', path: RALPH_DIR, label: 'Ralph runs', count: { total: runs.length, unit: 'runs' } });
   }
   return { folder, sources, problems };
 }

@@ -5,7 +5,7 @@ import { readChecklists, type ChecklistFile } from './checklist/checklist';
 import { readFlowWorkspace, type FlowTaskRecord, type FlowWorkspace } from './flowNext/readFlow';
 import { blockedReasonFromMarkdown } from './flowNext/taskMarkdown';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
-import { readTextSync } from './readText';
+import { readTextSync } from '../store/readJsonFile';
 import * as path from 'node:path';
 
 /** The raw sources of a folder, as read: what the plan graph, `status` and the operations are built from. */

@@ -1,16 +1,9 @@
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import type { FileProblem } from '../model/fileProblem';
 
-/** A problem found in a file on disk, positioned for a person: 1-based line and column. */
-export interface FileProblem {
-  /** Absolute or workspace-relative path of the file at fault. */
-  file: string;
-  /** 1-based line, or 0 when the problem is about the whole file (e.g. it cannot be read). */
-  line: number;
-  /** 1-based column, or 0 when not positioned. */
-  column: number;
-  message: string;
-}
+/** A problem found in a file on disk, positioned for a person: 1-based line and column (defined in model). */
+export type { FileProblem } from '../model/fileProblem';
 
 /** Thrown when a file cannot be used; carries its position so the CLI and the UI can name file:line:column. */
 export class FileProblemError extends Error {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultConfig } from '../../../src/core/model/config';
-import { loadConfig } from '../../../src/core/model/loadConfig';
+import { loadConfig } from '../../../src/core/store/loadConfig';
 import { FileProblemError } from '../../../src/core/store/parseError';
 import { makeTempDir } from '../../support/tempFolder';
 

@@ -16,7 +16,7 @@ describe('detecting the Ralph artifacts of a workspace folder', () => {
   it('finds every kind of source with cheap counts', async () => {
     const dir = tempWorkspace({
       '.flow/tasks/fn-1.1.json': '{}', '.flow/tasks/fn-1.2.json': '{}', '.flow/epics/fn-1.json': '{}',
-      'quantum.json': JSON.stringify({ feature: 'f', stories: [{ status: 'passed' }, { status: 'pending' }, {}] }),
+      'quantum.json': JSON.stringify({ feature: 'f', stories: [{ id: 'US-1', status: 'passed' }, { id: 'US-2', status: 'pending' }, { id: 'US-3' }] }),
       'RALPH_TASK.md': '- [x] a\n- [X] b\n- [ ] c\n', 'PROMPT.md': '* [ ] only\n',
       'specs/auth/tasks.md': '1. [ ] one\n2. [x] two\n', '.ijfw/wave-1/': '', '.ijfw/wave-2/': '', '.ijfw/other/': '', '.ralph/runs/r1/': '',
     });
@@ -44,6 +44,12 @@ describe('detecting the Ralph artifacts of a workspace folder', () => {
     const dir = tempWorkspace({});
     fs.cpSync(fixture('seed-formats', 'ijfw'), path.join(dir, '.ijfw'), { recursive: true });
     assert.deepEqual((await detectSources(dir)).sources.map((s) => [s.kind, s.path, s.count]), [['waves', '.ijfw', { total: 2, unit: 'waves' }]]);
+  });
+
+  it('reports a quantum.json that breaks the schema with the path and position of the bad value (one reader: readQuantum)', async () => {
+    const dir = tempWorkspace({ 'quantum.json': '{\n  "stories": [\n    { "id": "US-1", "status": 5 }\n  ]\n}\n' });
+    const r = await detectSources(dir);
+    assert.deepEqual(r.problems.map((p) => [p.file, p.line, p.message.split(':')[0]]), [['quantum.json', 3, 'stories.0.status']]);
   });
 
   it('finds nothing in an empty folder', async () => {

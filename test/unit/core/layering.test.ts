@@ -19,4 +19,14 @@ describe('layering', () => {
     const offenders = tsFiles(path.join(repo, 'src/core')).filter((f) => /from\s+['"][./]+\/(extension|cli|webview)\//.test(fs.readFileSync(f, 'utf8')));
     assert.deepEqual(offenders.map((f) => path.relative(repo, f)), []);
   });
+
+  it('src/core/model is the leaf: it imports only zod, node:path and other model modules', () => {
+    const offenders = tsFiles(path.join(repo, 'src/core/model')).flatMap((f) => [...fs.readFileSync(f, 'utf8').matchAll(/from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!).filter((m) => !['zod', 'node:path'].includes(m) && !m.startsWith('./')).map((m) => `${path.relative(repo, f)}: ${m}`));
+    assert.deepEqual(offenders, []);
+  });
+
+  it('paths under .ralph/ are joined only in src/core/model/ralphPaths.ts (no path.join(folder, \'.ralph\', …) elsewhere)', () => {
+    const offenders = tsFiles(path.join(repo, 'src')).filter((f) => !f.endsWith('ralphPaths.ts')).filter((f) => /['"]\.ralph['"]\s*,/.test(fs.readFileSync(f, 'utf8')));
+    assert.deepEqual(offenders.map((f) => path.relative(repo, f)), []);
+  });
 });

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { listDirSync, readTextSync } from '../readText';
+import { listDirSync, readTextSync } from '../../store/readJsonFile';
 
 /**
  * Checkbox task files (seed-systems.md §3.7, §3.13): `RALPH_TASK.md`, `PROMPT.md` and Spec Kit

@@ -1,5 +1,5 @@
 import { commitPlan } from '../../store/writePlan';
-import { readTextSync } from '../readText';
+import { readTextSync } from '../../store/readJsonFile';
 import { CHECKBOX_LINE } from './checklist';
 
 /**

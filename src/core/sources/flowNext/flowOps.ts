@@ -6,7 +6,7 @@ import { flowIsoString } from '../../model/time';
 import { applyJsonChanges, newJsonText, refuseDuplicateKeys, type JsonChange } from '../../store/jsonEdit';
 import { FileProblemError, parseJsonText, workspacePath } from '../../store/parseError';
 import type { FileWrite } from '../../store/writePlan';
-import { readTextSync } from '../readText';
+import { readTextSync } from '../../store/readJsonFile';
 import type { FlowTaskRecord, FlowWorkspace } from './readFlow';
 import { taskStateFile } from './stateDir';
 import { appendBlockedToSummary, EMPTY_EVIDENCE, evidenceLines, replaceSection } from './taskMarkdown';

@@ -4,7 +4,7 @@ import {
   epicNumber, epicOfTaskId, flowEpicSchema, flowMetaSchema, flowRuntimeSchema, flowTaskSchema, taskNumber,
   type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
 } from '../../model/flowNext';
-import { listDirSync, parseJsonFileText, readTextSync } from '../readText';
+import { listDirSync, parseJsonFileText, readTextSync } from '../../store/readJsonFile';
 import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
 
 /** One epic / spec as read from `.flow/epics/*.json` (v0.x) or `.flow/specs/*.json` (v1+). */

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { quantumFileSchema, type QuantumFile } from '../../model/quantum';
 import type { FileProblem } from '../../store/parseError';
-import { parseJsonFileText, readTextSync } from '../readText';
+import { parseJsonFileText, readTextSync } from '../../store/readJsonFile';
 
 /** `quantum.json` as read: its validated content and its exact text (writers edit that text in place). */
 export interface QuantumDoc {

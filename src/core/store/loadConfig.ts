@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
-import * as path from 'node:path';
-import { FileProblemError } from '../store/parseError';
-import { parseJsonWithSchema } from '../store/readJsonFile';
-import { ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from './config';
+import { ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from '../model/config';
+import { ralphFile } from '../model/ralphPaths';
+import { FileProblemError } from './parseError';
+import { parseJsonWithSchema } from './readJsonFile';
 
-/** Path of the configuration file of a workspace folder. */
+/** Path of the configuration file of a workspace folder (`.ralph/config.json`). */
 export function configPath(folder: string): string {
-  return path.join(folder, '.ralph', 'config.json');
+  return ralphFile(folder, 'config');
 }
 
 export interface ConfigLayers {
