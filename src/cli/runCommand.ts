@@ -6,6 +6,8 @@ import { EngineRefusal, LoopEngine } from '../core/loop/engine';
 import { RunRecorder } from '../core/loop/recorder';
 import { loadConfig } from '../core/store/loadConfig';
 import { resolveFolder } from './folder';
+import { agentAdapters } from '../core/agents/registry';
+import type { RalphConfig } from '../core/model/config';
 
 interface RunOptions {
   source?: string;
@@ -61,7 +63,7 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('Run the loop: drive the agent through the tasks until they are verified done')
     .option('--source <source>', 'task source: flow | quantum | checklist | a checklist path (default: the first found)')
-    .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices(['claude', 'cursor-agent']))
+    .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices(Object.keys(agentAdapters)))
     .option('--max-iterations <n>', 'stop after N iterations (default: config maxIterations, 25)', positiveInt)
     .option('--no-gates', 'run without verification gates (otherwise a run without gates is refused)')
     .option('--model <model>', 'model passed to the agent with --model')
@@ -78,7 +80,7 @@ export function registerRunCommand(program: Command): void {
       const folder = resolveFolder(cmd);
       const config = await loadConfig(folder, {
         flags: {
-          ...(opts.agent ? { agent: opts.agent as 'claude' | 'cursor-agent' } : {}),
+          ...(opts.agent ? { agent: opts.agent as RalphConfig['agent'] } : {}),
           ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
           ...(opts.model ? { model: opts.model } : {}),
           ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}),

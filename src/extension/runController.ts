@@ -84,11 +84,15 @@ export class RunController extends Disposable {
     }
     let agent = args.agent;
     if (!agent && settings.agent === undefined) {
-      const found = await discoverAgents({ names: [config.claudePath, config.cursorAgentPath] });
+      // Which binary each agent uses is the registry's to say (each adapter owns its config key).
+      const { configuredAgentBinaries } = await import('../core/agents/registry');
+      const binaries = configuredAgentBinaries(config, folder);
+      const found = await discoverAgents({ names: binaries.map((b) => b.binary) });
+      const agentOf = (name: string) => binaries.find((b) => b.binary === name || path.basename(b.binary) === name)?.adapter.name;
       if (found.length > 1) {
-        const pick = await vscode.window.showQuickPick(found.map((a) => ({ label: a.name === config.claudePath ? 'claude' : 'cursor-agent', description: `${a.version ?? ''} ${a.path}` })), { title: 'Ralph: Start — which agent?' });
+        const pick = await vscode.window.showQuickPick(found.map((a) => ({ label: agentOf(a.name) ?? a.name, description: `${a.version ?? ''} ${a.path}` })), { title: 'Ralph: Start — which agent?' });
         if (!pick) return undefined;
-        agent = pick.label as 'claude' | 'cursor-agent';
+        agent = pick.label as StartArgs['agent'];
       }
     }
     const cancel = new AbortController();

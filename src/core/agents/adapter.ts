@@ -11,6 +11,8 @@ export interface AgentAdapter {
   readonly name: string;
   /** Binary looked up on PATH when the configuration names none. */
   readonly defaultBinary: string;
+  /** The configuration key naming this agent's binary (`claudePath`, `cursorAgentPath`): a string key of RalphConfig, read through registry.ts. */
+  readonly configKey: string;
   /** True when the agent reports no live per-call usage, so context is the byte estimate (seed-systems.md §3.4). */
   readonly estimatesContext: boolean;
   /** The command line and environment of one iteration. Pure: no I/O. */

@@ -329,6 +329,7 @@ function claudeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
 export const claudeAdapter: AgentAdapter = {
   name: 'claude',
   defaultBinary: 'claude',
+  configKey: 'claudePath',
   estimatesContext: false,
   invocation: claudeInvocation,
   createMapper: () => new ClaudeMapper(),

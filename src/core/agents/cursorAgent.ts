@@ -238,6 +238,7 @@ function cursorRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
 export const cursorAgentAdapter: AgentAdapter = {
   name: 'cursor-agent',
   defaultBinary: 'cursor-agent',
+  configKey: 'cursorAgentPath',
   estimatesContext: true,
   invocation: cursorInvocation,
   createMapper: () => new CursorMapper(),

@@ -1,11 +1,14 @@
+import * as path from 'node:path';
+import type { RalphConfig } from '../model/config';
 import type { AgentAdapter } from './adapter';
 import { claudeAdapter } from './claude';
 import { cursorAgentAdapter } from './cursorAgent';
 
 /**
  * Every agent adapter, keyed by agent name (the `agent` config value). Adding an agent = one adapter file
- * plus one entry here; nothing else switches on agent names except the threshold table (thresholds.ts), whose
- * fallback row covers agents it does not list.
+ * plus one entry here (and its name in the `agent` enum and its path key in model/config.ts, the leaf); nothing else
+ * switches on agent names except the threshold table (thresholds.ts), whose fallback row covers agents it does not
+ * list. The engine, doctor, the CLI and the run controller ask the functions below which binary an agent uses.
  */
 export const agentAdapters: Readonly<Record<string, AgentAdapter>> = {
   [claudeAdapter.name]: claudeAdapter,
@@ -45,4 +48,27 @@ export function detectAgent(lines: readonly Record<string, unknown>[]): AgentAda
     if (!best || strong > best.strong || (strong === best.strong && total > best.total)) best = { adapter, strong, total };
   }
   return best?.adapter ?? null;
+}
+
+/** The agent's binary as the configuration names it (`config[adapter.configKey]`, e.g. `claudePath`). */
+export interface AgentBinary {
+  adapter: AgentAdapter;
+  /** The configuration key that names it. */
+  key: string;
+  /** The value as configured: a name looked up on PATH, or a path. */
+  configured: string;
+  /** What to look up: a configured path resolved against the workspace folder (as `-C` and the extension see it), or the bare name. */
+  binary: string;
+}
+
+/** Which binary `adapter` runs in `folder` under `config`. Pure. Throws when the configuration has no such string key (a programming error: the schema gives every path key a default). */
+export function agentBinary(adapter: AgentAdapter, config: RalphConfig, folder: string): AgentBinary {
+  const configured = (config as Record<string, unknown>)[adapter.configKey];
+  if (typeof configured !== 'string') throw new Error(`the configuration has no "${adapter.configKey}" for the ${adapter.name} agent`);
+  return { adapter, key: adapter.configKey, configured, binary: configured.includes('/') ? path.resolve(folder, configured) : configured };
+}
+
+/** The binaries of every adapter under `config`, in registry order (doctor looks for all of them). Pure. */
+export function configuredAgentBinaries(config: RalphConfig, folder: string): AgentBinary[] {
+  return Object.values(agentAdapters).map((a) => agentBinary(a, config, folder));
 }

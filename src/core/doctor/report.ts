@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
+import { agentBinary, configuredAgentBinaries, getAdapter } from '../agents/registry';
 import { loadConfig } from '../store/loadConfig';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
@@ -33,14 +34,13 @@ export interface DoctorOptions {
 export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}): Promise<DoctorReport> {
   const problems: FileProblem[] = [];
   const configured: string[] = [];
-  let selected: { key: 'claudePath' | 'cursorAgentPath'; value: string; resolved: string } | undefined;
+  let selected: { key: string; value: string; resolved: string } | undefined;
   try {
     const config = await loadConfig(folder, { trusted: opts.trusted !== false });
-    // Configured paths are relative to the workspace folder, as `ralph run` resolves them.
-    const resolve = (p: string) => (p.includes('/') ? path.resolve(folder, p) : p);
-    configured.push(resolve(config.claudePath), resolve(config.cursorAgentPath));
-    const key = config.agent === 'claude' ? 'claudePath' : 'cursorAgentPath';
-    selected = { key, value: config[key], resolved: resolve(config[key]) };
+    // Configured paths are relative to the workspace folder, as `ralph run` resolves them (agents/registry.ts).
+    configured.push(...configuredAgentBinaries(config, folder).map((b) => b.binary));
+    const chosen = agentBinary(getAdapter(config.agent), config, folder);
+    selected = { key: chosen.key, value: chosen.configured, resolved: chosen.binary };
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     problems.push({ ...err.problem, file: relativeTo(folder, err.problem.file) });

@@ -3,7 +3,7 @@ import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../agents/adapter';
 import { which } from '../agents/discover';
-import { getAdapter } from '../agents/registry';
+import { agentBinary, getAdapter } from '../agents/registry';
 import { spawnIteration, type IterationExit } from '../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
 import { listRuns } from '../control/runs';
@@ -208,13 +208,11 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!gates && !this.o.noGates) {
       throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
     }
-    const configured = adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath;
     // A configured path is relative to the workspace folder (as `-C` and the extension see it), not to our cwd.
-    const binary = configured.includes('/') ? path.resolve(this.folder, configured) : configured;
+    const { configured, binary, key } = agentBinary(adapter, this.o.config, this.folder);
     const pathEnv = this.o.agentEnv && 'PATH' in this.o.agentEnv ? (this.o.agentEnv.PATH ?? '') : (process.env.PATH ?? '');
     this.agentBinary = await which(binary, pathEnv);
     if (!this.agentBinary) {
-      const key = adapter.name === 'claude' ? 'claudePath' : 'cursorAgentPath';
       throw new EngineRefusal(`The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`);
     }
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
@@ -574,7 +572,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const raw = new IterationStreamWriter(this.folder, this.runId, n);
     const handle = spawnIteration(adapter, {
       prompt, cwd: this.folder,
-      binary: this.agentBinary ?? (adapter.name === 'claude' ? this.o.config.claudePath : this.o.config.cursorAgentPath),
+      binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
       model: this.o.config.model || undefined,
       extraArgs: this.o.config.agentArgs,
       permissionMode: this.o.config.permissionMode,

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { claudeAdapter } from '../../../src/core/agents/claude';
 import { cursorAgentAdapter } from '../../../src/core/agents/cursorAgent';
-import { agentAdapters, detectAgent, findAdapter, getAdapter } from '../../../src/core/agents/registry';
+import { agentAdapters, agentBinary, configuredAgentBinaries, detectAgent, findAdapter, getAdapter, type AgentBinary } from '../../../src/core/agents/registry';
+import { ralphConfigSchema } from '../../../src/core/model/config';
 import type { AgentEvent } from '../../../src/core/stream/events';
 
 const mapAll = (adapter: typeof claudeAdapter, lines: Record<string, unknown>[]): AgentEvent[] => {
@@ -186,3 +187,24 @@ describe('adapter registry', () => {
     assert.equal(detectAgent([{ type: 'thread.started', thread_id: 'x' }, { type: 'turn.completed', usage: {} }]), null);
   });
 });
+
+describe('agent registry: which binary each agent runs (each adapter owns its config key)', () => {
+  const config = ralphConfigSchema.parse({ claudePath: 'bin/claude', cursorAgentPath: 'cursor-agent' });
+
+  it('reads the adapter\'s own key, resolving a configured path against the workspace folder', () => {
+    assert.deepEqual(pick(agentBinary(claudeAdapter, config, '/ws')), ['claudePath', 'bin/claude', '/ws/bin/claude']);
+    assert.deepEqual(pick(agentBinary(cursorAgentAdapter, config, '/ws')), ['cursorAgentPath', 'cursor-agent', 'cursor-agent']);
+  });
+
+  it('lists every adapter\'s binary in registry order', () => {
+    assert.deepEqual(configuredAgentBinaries(config, '/ws').map((b) => [b.adapter.name, b.binary]), [['claude', '/ws/bin/claude'], ['cursor-agent', 'cursor-agent']]);
+  });
+
+  it('every adapter names a string key of the configuration schema', () => {
+    for (const a of Object.values(agentAdapters)) assert.equal(typeof (ralphConfigSchema.parse({}) as Record<string, unknown>)[a.configKey], 'string', a.name);
+  });
+});
+
+function pick(b: AgentBinary): [string, string, string] {
+  return [b.key, b.configured, b.binary];
+}

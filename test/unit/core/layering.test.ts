@@ -29,4 +29,9 @@ describe('layering', () => {
     const offenders = tsFiles(path.join(repo, 'src')).filter((f) => !f.endsWith('ralphPaths.ts')).filter((f) => /['"]\.ralph['"]\s*,/.test(fs.readFileSync(f, 'utf8')));
     assert.deepEqual(offenders.map((f) => path.relative(repo, f)), []);
   });
+
+  it('nothing outside src/core/agents (and the threshold table) switches on an agent name', () => {
+    const offenders = tsFiles(path.join(repo, 'src')).filter((f) => !f.includes(`${path.sep}agents${path.sep}`) && !f.endsWith('thresholds.ts')).filter((f) => /[!=]==\s*['"](claude|cursor-agent)['"]|['"](claude|cursor-agent)['"]\s*[!=]==/.test(fs.readFileSync(f, 'utf8')));
+    assert.deepEqual(offenders.map((f) => path.relative(repo, f)), []);
+  });
 });
