@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { copyFixture, launchBrowser, openPage, startServer } from '../test/runners/vscodeServer';
+import { copyFixture, launchBrowser, openPage, serverUnavailable, startServer } from '../test/runners/vscodeServer';
 import { findRepoRoot } from '../test/support/repoRoot';
 
 const repo = findRepoRoot(__dirname);
@@ -35,15 +35,22 @@ async function activationInHost(): Promise<{ activationMs: number; bundleEvalMs:
 
 async function main(): Promise<void> {
   // Measured on the production bundle, as users get it in the .vsix (minified: less to parse).
-  execFileSync(process.execPath, ['esbuild.mjs', '--production', '--only=ext'], { cwd: repo, stdio: 'pipe' });
-  const runs: { activationMs: number; bundleEvalMs: number }[] = [];
-  for (let i = 0; i < 3; i++) runs.push(await activationInHost());
-  const median = (xs: number[]) => Number(xs.sort((a, b) => a - b)[1]!.toFixed(2));
-  const where = 'real VS Code 1.100.3 extension host, production bundle, median of 3';
-  const total = median(runs.map((r) => r.activationMs + r.bundleEvalMs));
-  emit({ name: 'extension.activation', value: total, unit: 'ms', target: 50, ratioToTarget: Number((total / 50).toFixed(3)), where, note: 'bundle evaluation + activate()' });
-  emit({ name: 'extension.bundleEval', value: median(runs.map((r) => r.bundleEvalMs)), unit: 'ms', where });
-  emit({ name: 'extension.activateCall', value: median(runs.map((r) => r.activationMs)), unit: 'ms', where });
+  const unavailable = serverUnavailable(repo);
+  if (unavailable) {
+    // The sizes below need no server; the activation figures are skipped, saying so, and the benchmark still succeeds.
+    for (const name of ['extension.activation', 'extension.bundleEval', 'extension.activateCall']) emit({ name, value: null, unit: 'ms', skipped: unavailable });
+    console.error(`skipped extension.activation, extension.bundleEval, extension.activateCall: ${unavailable}`);
+  } else {
+    execFileSync(process.execPath, ['esbuild.mjs', '--production', '--only=ext'], { cwd: repo, stdio: 'pipe' });
+    const runs: { activationMs: number; bundleEvalMs: number }[] = [];
+    for (let i = 0; i < 3; i++) runs.push(await activationInHost());
+    const median = (xs: number[]) => Number(xs.sort((a, b) => a - b)[1]!.toFixed(2));
+    const where = 'real VS Code 1.100.3 extension host, production bundle, median of 3';
+    const total = median(runs.map((r) => r.activationMs + r.bundleEvalMs));
+    emit({ name: 'extension.activation', value: total, unit: 'ms', target: 50, ratioToTarget: Number((total / 50).toFixed(3)), where, note: 'bundle evaluation + activate()' });
+    emit({ name: 'extension.bundleEval', value: median(runs.map((r) => r.bundleEvalMs)), unit: 'ms', where });
+    emit({ name: 'extension.activateCall', value: median(runs.map((r) => r.activationMs)), unit: 'ms', where });
+  }
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-pkg-'));
   try {

@@ -2,7 +2,7 @@
  * Starts VS Code 1.100.3's server (from code-server@4.100.3, installed by scripts/setup-test-env.sh) on
  * 127.0.0.1 and opens its web workbench in Debian's headless Chromium via playwright-core. Shared by the
  * integration runner (development + tests paths in the URL payload) and the e2e tests (installed .vsix).
- * Recipe: ../shared/docs/real-vscode-and-claude.md §2. Everything started here is ended by `stop()`.
+ * How and why: docs/testing.md ("The VS Code server"). Everything started here is ended by `stop()`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,8 +12,20 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.RALPH_CHROMIUM ?? '/usr/bin/chromium';
 
+/**
+ * VS Code's server folder (the one holding `out/server-main.js`): `RALPH_VSCODE_SERVER` when set, else the copy
+ * scripts/setup-test-env.sh installs under `.vscode-test/`.
+ */
 export function serverRoot(repo: string): string {
-  return path.join(repo, '.vscode-test', 'server', 'node_modules', 'code-server', 'lib', 'vscode');
+  return process.env.RALPH_VSCODE_SERVER ?? path.join(repo, '.vscode-test', 'server', 'node_modules', 'code-server', 'lib', 'vscode');
+}
+
+/** Why the VS Code server cannot be started here (a sentence naming what is missing and where), or null when it can. */
+export function serverUnavailable(repo: string): string | null {
+  const main = path.join(serverRoot(repo), 'out', 'server-main.js');
+  if (!fs.existsSync(main)) return `the test VS Code server is not installed (no ${main}; run scripts/setup-test-env.sh, or set RALPH_VSCODE_SERVER)`;
+  if (!fs.existsSync(CHROMIUM)) return `Chromium is not installed at ${CHROMIUM} (run scripts/setup-test-env.sh, or set RALPH_CHROMIUM)`;
+  return null;
 }
 
 export interface ServerOptions {
