@@ -3,7 +3,8 @@
 #   - Debian packages: chromium (e2e and integration host page), libkrb5-dev (kerberos addon), ripgrep (VS Code search)
 #   - VS Code 1.100.3's server from the npm package code-server@4.100.3, with its native addons built for Node 20
 #   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
-# Recipe: ../shared/docs/real-vscode-and-claude.md. Safe to run again: finished steps are skipped by stamp files.
+# Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
+# stamp files. --claude-only: only the Claude Code CLI (the component, stress and corpus tiers need nothing else).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="$root/.vscode-test"

@@ -3,7 +3,8 @@
 // named, every tier of `npm test` (all but corpus, which needs material from outside the repository: `npm run test:corpus`).
 // unit: pure tests (no child processes, no network, no real CLI); component: the real Claude CLI, CLI processes, git;
 // stress: write-safety and kill-storm suites; integration: a real VS Code extension host; e2e: Chromium over the web
-// workbench; corpus: real files of the seed systems and side-by-side tests, found through RALPH_SHARED_DIR (../shared).
+// workbench; corpus: real files of the seed systems and side-by-side tests, found through RALPH_SHARED_DIR
+// (test/support/corpus.ts). See docs/testing.md.
 // Before the tiers: the idempotent set-up (scripts/setup-test-env.sh) and one build (esbuild.mjs).
 // Each tier writes test-results/<tier>.json ({passed, failed}); this script prints `<tier>: N passed, N failed`
 // for each, then the total `N passed, N failed` as the last line. A tier that fails to start, leaves no result
