@@ -1,5 +1,8 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { flowEpicSchema, flowMetaSchema, flowTaskSchema } from '../../src/core/model/flowNext';
 import { quantumFileSchema } from '../../src/core/model/quantum';
+import { applyJsonChanges } from '../../src/core/store/jsonEdit';
 
 /** Lines removed and added between two texts, counted as multisets: what a diff would show, in order. */
 export function diffLines(before: string, after: string): { removed: string[]; added: string[] } {
@@ -27,4 +30,25 @@ export function schemaFor(name: string) {
   if (/meta\.json$/.test(name)) return flowMetaSchema;
   if (/^quantum[.-]/.test(name)) return quantumFileSchema;
   return undefined;
+}
+
+/**
+ * Declares, for each `{name, file, schemaName}`: the file validates against its schema ({@link schemaFor} of
+ * `schemaName`) keeping every top-level key, and stays byte-identical when every top-level key is set to its own
+ * value (the in-place editor changes nothing it need not). Used on the fixtures (unit) and the real files (corpus).
+ */
+export function describeSchemaAndByteIdentity(files: { name: string; file: string; schemaName: string }[]): void {
+  for (const { name, file, schemaName } of files) {
+    it(`${name} validates and keeps its unknown keys`, () => {
+      const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const parsed = schemaFor(schemaName)!.parse(raw) as Record<string, unknown>;
+      for (const k of Object.keys(raw)) assert.ok(k in parsed, `key ${k} kept`);
+    });
+
+    it(`${name} stays byte-identical when every top-level key is set to its own value`, () => {
+      const text = fs.readFileSync(file, 'utf8');
+      const raw = JSON.parse(text) as Record<string, unknown>;
+      assert.equal(applyJsonChanges(text, Object.entries(raw).map(([k, value]) => ({ op: 'set' as const, path: [k], value }))), text);
+    });
+  }
 }

@@ -1,10 +1,7 @@
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type SessionSummary, inspectStream } from '../../../src/core/agents/inspect';
 import { corpusFiles, describeCorpus } from '../../support/corpus';
-
-const inspectFile = (file: string): Promise<SessionSummary> => inspectStream(fs.createReadStream(file, { highWaterMark: 4096 }));
+import { describeRecordedClaudeStreams, inspectFile } from '../../support/inspectChecks';
 
 describeCorpus('every recorded stream-json file goes through session inspect', (corpus) => {
   const dir = path.join(corpus, 'stream-json');
@@ -17,53 +14,9 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
   }
 
   describe('claude/recorded-2.1.328 (real CLI 2.1.328 against a scripted server)', () => {
-    const rec = (name: string): string => path.join(dir, 'claude', 'recorded-2.1.328', name);
-
-    it('tool-use-bash-success: one Bash call, context 2000, cost 0.01314 USD, 2 turns, success', async () => {
-      const s = await inspectFile(rec('tool-use-bash-success.jsonl'));
-      assert.equal(s.agent, 'claude');
-      assert.deepEqual(s.toolUses, { Bash: 1 });
-      assert.equal(s.contextLast, 2000);
-      assert.equal(s.costUsd, 0.01314);
-      assert.equal(s.turns, 2);
-      assert.deepEqual(s.tokens, { input: 3000, output: 57, cacheRead: 0, cacheCreation: 0 });
-      assert.equal(s.contextWindow, 1_000_000);
-      assert.equal(s.outcome.kind, 'success');
-      assert.equal(s.events.usage, 2);
-      assert.equal(s.events.toolResult, 1);
-    });
-
-    it('pretooluse-hook-deny: the denied Bash call is still a tool use, its result an error, the run a success', async () => {
-      const s = await inspectFile(rec('pretooluse-hook-deny.jsonl'));
-      assert.deepEqual(s.toolUses, { Bash: 1 });
-      assert.equal(s.contextLast, 2000);
-      assert.equal(s.costUsd, 0.01314);
-      assert.equal(s.outcome.kind, 'success');
-    });
-
-    it('http-429-api-error-max-retries-1: rate-limited by api_error_status 429, one retry, no tokens', async () => {
-      const s = await inspectFile(rec('http-429-api-error-max-retries-1.jsonl'));
-      assert.deepEqual([s.outcome.kind, s.outcome.status], ['rateLimited', 429]);
-      assert.ok(s.rateLimits.some((r) => r.source === 'api_retry' && r.attempts === 1 && r.maxRetries === 1));
-      assert.ok(s.errors.some((e) => e.source === 'result' && e.status === 429));
-      assert.equal(s.events.apiRetry, 1);
-      assert.equal(s.contextLast, 0);
-      assert.equal(s.costUsd, 0);
-      assert.equal(s.turns, 1);
-    });
-
-    it('http-429-api-retry-series-killed: nine 429 retries of ten, then no result', async () => {
-      const s = await inspectFile(rec('http-429-api-retry-series-killed.jsonl'));
-      assert.equal(s.outcome.kind, 'noResult');
-      assert.deepEqual(s.outcome.lastApiRetry, { attempt: 9, maxRetries: 10, status: 429, error: 'rate_limit' });
-      assert.deepEqual(s.rateLimits, [{ source: 'api_retry', status: 429, attempts: 9, maxRetries: 10, message: 'rate_limit' }]);
-      assert.equal(s.events.result, 0);
-      assert.equal(s.costUsd, null);
-    });
-
-    it('pretooluse-hook-stdin.json (a hook input, not a stream) is summarised as unknown', async () => {
-      const s = await inspectFile(rec('pretooluse-hook-stdin.json'));
-      assert.equal(s.agent, 'unknown');
+    describeRecordedClaudeStreams((name) => path.join(dir, 'claude', 'recorded-2.1.328', name), {
+      files: { success: 'tool-use-bash-success.jsonl', hookDeny: 'pretooluse-hook-deny.jsonl', maxRetries1: 'http-429-api-error-max-retries-1.jsonl', retrySeriesKilled: 'http-429-api-retry-series-killed.jsonl', hookStdin: 'pretooluse-hook-stdin.json' },
+      costUsd: 0.01314, outputTokens: 57, lastRetry: { attempt: 9, maxRetries: 10 },
     });
   });
 

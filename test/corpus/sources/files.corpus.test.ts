@@ -1,11 +1,10 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applyJsonChanges } from '../../../src/core/store/jsonEdit';
 import { resetItem, staleStories, startItem } from '../../../src/core/sources/operations';
 import { loadPlan } from '../../../src/core/sources/plan';
 import { corpusFiles, describeCorpus } from '../../support/corpus';
-import { diffLines, schemaFor } from '../../support/jsonFiles';
+import { describeSchemaAndByteIdentity, diffLines, schemaFor } from '../../support/jsonFiles';
 import { tempWorkspace, type TempWorkspace } from '../../support/workspace';
 
 const NOW = Date.UTC(2026, 8, 1, 0, 0, 0);
@@ -15,20 +14,7 @@ describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
 
   it('holds the files this suite reads', () => assert.ok(files.length >= 8, `only ${files.length} files`));
 
-  for (const file of files) {
-    const name = `${path.basename(path.dirname(file))}/${path.basename(file)}`;
-    it(`${name} validates and keeps its unknown keys`, () => {
-      const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-      const parsed = schemaFor(path.basename(file))!.parse(raw) as Record<string, unknown>;
-      for (const k of Object.keys(raw)) assert.ok(k in parsed, `key ${k} kept`);
-    });
-
-    it(`${name} stays byte-identical when every top-level key is set to its own value`, () => {
-      const text = fs.readFileSync(file, 'utf8');
-      const raw = JSON.parse(text) as Record<string, unknown>;
-      assert.equal(applyJsonChanges(text, Object.entries(raw).map(([k, value]) => ({ op: 'set' as const, path: [k], value }))), text);
-    });
-  }
+  describeSchemaAndByteIdentity(files.map((file) => ({ name: `${path.basename(path.dirname(file))}/${path.basename(file)}`, file, schemaName: path.basename(file) })));
 
   describe('operations on copies in a temporary workspace', () => {
     let ws: TempWorkspace;
