@@ -61,27 +61,22 @@ describe('the real claude CLI through the adapter', function () {
     assertGroupGone();
   });
 
-  it('reports rate-limited when HTTP 429 persists until the retries are spent', async () => {
-    run = await startClaude([httpError(429, { times: Infinity, message: 'Number of request tokens has exceeded your rate limit' })], { env: { CLAUDE_CODE_MAX_RETRIES: '1' } });
-    const exit = await run.done;
-    assert.deepEqual([exit.outcome.kind, exit.outcome.status, exit.outcome.evidence], ['rateLimited', 429, 'api_error_status']);
-    assert.ok(run.events.some((e) => e.type === 'apiRetry' && e.status === 429), 'the CLI retried first (a heartbeat)');
-    assert.equal(exit.exitCode, 1);
-    assertGroupGone();
-  });
-
-  it('reports transient on HTTP 529 overloaded', async () => {
-    run = await startClaude([httpError(529, { times: Infinity, message: 'Overloaded' })], { env: { CLAUDE_CODE_MAX_RETRIES: '1' } });
-    const exit = await run.done;
-    assert.deepEqual([exit.outcome.kind, exit.outcome.status, exit.outcome.evidence], ['transient', 529, 'api_error_status']);
-    assertGroupGone();
-  });
-
-  it('reports fatal on HTTP 401, so the loop does not retry a bad key', async () => {
-    run = await startClaude([httpError(401, { times: Infinity, message: 'invalid x-api-key' })], { env: { CLAUDE_CODE_MAX_RETRIES: '1' } });
-    const exit = await run.done;
-    assert.deepEqual([exit.outcome.kind, exit.outcome.status, exit.outcome.evidence], ['fatal', 401, 'api_error_status']);
-    assertGroupGone();
+  it('classifies persistent HTTP errors once the retries are spent: 429 rate-limited, 529 transient, 401 fatal (three CLIs at once)', async () => {
+    const cases = [
+      { status: 429, message: 'Number of request tokens has exceeded your rate limit', kind: 'rateLimited' },
+      { status: 529, message: 'Overloaded', kind: 'transient' },
+      { status: 401, message: 'invalid x-api-key', kind: 'fatal' },
+    ];
+    const runs = await Promise.all(cases.map((c) => startClaude([httpError(c.status, { times: Infinity, message: c.message })], { env: { CLAUDE_CODE_MAX_RETRIES: '1' } })));
+    try {
+      const exits = await Promise.all(runs.map((r) => r.done));
+      assert.deepEqual(exits.map((e) => [e.outcome.kind, e.outcome.status, e.outcome.evidence]), cases.map((c) => [c.kind, c.status, 'api_error_status']));
+      assert.ok(runs[0]!.events.some((e) => e.type === 'apiRetry' && e.status === 429), 'the CLI retried the 429 first (a heartbeat)');
+      assert.equal(exits[0]!.exitCode, 1);
+      for (const r of runs) assert.equal(processGroupAlive(r.handle.pid!), false, 'no process remains in the agent group');
+    } finally {
+      await Promise.all(runs.map((r) => r.cleanup()));
+    }
   });
 
   it('killed mid-stream: no result, outcome noResult, and no process left in its group', async () => {
