@@ -1,12 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
+import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
+import { makeTempDir } from '../support/tempFolder';
 
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
@@ -42,7 +43,7 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
   let ws: string;
 
   before(async function () {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-'));
+    tmp = makeTempDir('ralph-e2e-');
     const ext = path.join(tmp, 'ext');
     const vsix = packageVsix(tmp);
     execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
@@ -56,13 +57,13 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
       edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
     ]);
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
-    fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+    fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: claudeBinary }, null, 2));
     fs.mkdirSync(path.join(tmp, 'home'));
     server = await startServer({
       repo, tmp, trusted: true, extensionsDir: ext,
       env: {
         PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
-        ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e', HOME: path.join(tmp, 'home'), IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        ...scriptedClaudeEnv(model.url, path.join(tmp, 'home')),
       },
     });
     browser = await launchBrowser();

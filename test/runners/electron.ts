@@ -6,15 +6,15 @@
  */
 import { runTests } from '@vscode/test-electron';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, writeRecordingStub } from './vscodeServer';
+import { makeTempDir } from '../support/tempFolder';
 
 async function main(): Promise<void> {
   const repo = findRepoRoot(__dirname);
   const mode = process.env.RALPH_INTEGRATION_MODE === 'restricted' ? 'restricted' : 'trusted';
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-electron-'));
+  const tmp = makeTempDir('ralph-electron-');
   const ws = path.join(tmp, 'workspace');
   copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
   const stubLog = path.join(tmp, 'stub-calls.log');

@@ -5,15 +5,15 @@
  * host, and sums the results into RALPH_RESULT_FILE. A mode that leaves no result file counts as failed.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, startServer, writeRecordingStub } from './vscodeServer';
+import { makeTempDir } from '../support/tempFolder';
 
 interface TierResult { passed: number; failed: number; pending: number; failures: { title: string; error: string }[] }
 
 async function runMode(repo: string, mode: 'trusted' | 'restricted'): Promise<TierResult> {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ralph-int-${mode}-`));
+  const tmp = makeTempDir(`ralph-int-${mode}-`);
   const ws = path.join(tmp, 'workspace');
   copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
   const stubLog = path.join(tmp, 'stub-calls.log');

@@ -1,11 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../../src/extension/commandIds';
 import { bash, edit, say, startModelServer, type ModelServer, type Turn } from '../../support/modelServer';
-import { EXTENSION_ID, ralphApi } from './helpers';
+import { ralphApi } from './helpers';
+import { claudeBinary, scriptedClaudeEnv } from '../../support/claude';
+import { makeTempDir } from '../../support/tempFolder';
 
 /**
  * Ralph: Start runs the real engine in this extension host, driving the real Claude Code CLI against a scripted
@@ -20,10 +21,8 @@ export function registerRunSuite(): void {
 
     async function useServer(script: Turn[]): Promise<void> {
       server = await startModelServer(script);
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-int-home-'));
-      Object.assign(process.env, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
-      const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
-      await vscode.workspace.getConfiguration('ralph').update('claudePath', path.join(repo, 'node_modules', '.bin', 'claude'), vscode.ConfigurationTarget.Workspace);
+      Object.assign(process.env, scriptedClaudeEnv(server.url, makeTempDir('ralph-int-home-')));
+      await vscode.workspace.getConfiguration('ralph').update('claudePath', claudeBinary, vscode.ConfigurationTarget.Workspace);
     }
     afterEach(async () => {
       await server?.close();
