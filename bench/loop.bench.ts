@@ -14,18 +14,17 @@ import { LoopEngine } from '../src/core/loop/engine';
 import { RunRecorder } from '../src/core/loop/recorder';
 import { SentinelWatcher } from '../src/core/loop/sentinelWatcher';
 import { ralphConfigSchema } from '../src/core/model/config';
-import { findRepoRoot } from '../test/support/repoRoot';
+import { streamFixture } from '../test/support/fixtures';
 
 const MB = 1024 * 1024;
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
-const repo = findRepoRoot(__dirname);
 
 async function engineCpuPerMb(): Promise<void> {
   const mb = Number(process.env.BENCH_LOOP_MB ?? 64);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-loop-'));
   try {
-    const corpus = path.join(repo, '..', 'shared', 'corpus', 'stream-json', 'claude', 'recorded-2.1.328', 'tool-use-bash-success.jsonl');
-    const lines = fs.readFileSync(corpus, 'utf8').split('\n').filter((l) => l.trim() && !l.includes('"type":"result"'));
+    const recorded = streamFixture('claude', 'recorded', 'tool-use-bash-success.jsonl');
+    const lines = fs.readFileSync(recorded, 'utf8').split('\n').filter((l) => l.trim() && !l.includes('"type":"result"'));
     const block = Buffer.from(lines.join('\n') + '\n');
     const streamFile = path.join(tmp, 'stream.jsonl');
     const fd = fs.openSync(streamFile, 'w');

@@ -1,7 +1,8 @@
 /**
  * Benchmark of core/stream + the claude adapter (`npm run bench` / `node scripts/bench.mjs stream`).
  * Builds a stream of at least 256 MB (BENCH_STREAM_MB) in os.tmpdir() by repeating the real lines of
- * corpus/stream-json/claude/recorded-2.1.328, then measures in fresh child processes:
+ * test/fixtures/streams/claude/recorded (the real claude CLI, recorded by scripts/record-streams.mjs), then measures
+ * in fresh child processes:
  *   - decode + map + account (AgentStream → SessionInspector: ledger, outcome, counts), MB/s;
  *   - a baseline that only splits lines and JSON.parses each one, MB/s, and our ratio to it (target ≥ 0.8);
  *   - our peak RSS (target ≤ 100 MB whatever the stream's length);
@@ -15,7 +16,7 @@ import * as path from 'node:path';
 import { AgentStream } from '../src/core/agents/agentStream';
 import { claudeAdapter } from '../src/core/agents/claude';
 import { SessionInspector } from '../src/core/agents/inspect';
-import { findRepoRoot } from '../test/support/repoRoot';
+import { streamFixture } from '../test/support/fixtures';
 
 const MB = 1024 * 1024;
 
@@ -67,9 +68,8 @@ function bestOf(modes: string[], file: string, runs: number): Record<string, Chi
 }
 
 function buildStream(file: string, targetBytes: number): { bytes: number } {
-  const dir = path.join(findRepoRoot(__dirname), '..', 'shared', 'corpus', 'stream-json', 'claude', 'recorded-2.1.328');
-  const corpus = process.env.RALPH_CORPUS_DIR ? path.join(process.env.RALPH_CORPUS_DIR, 'stream-json', 'claude', 'recorded-2.1.328') : dir;
-  const block = fs.readdirSync(corpus).filter((f) => f.endsWith('.jsonl')).sort().map((f) => fs.readFileSync(path.join(corpus, f), 'utf8').trimEnd() + '\n').join('');
+  const dir = streamFixture('claude', 'recorded');
+  const block = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8').trimEnd() + '\n').join('');
   const buf = Buffer.from(block.repeat(Math.max(1, Math.floor((4 * MB) / block.length))));
   const fd = fs.openSync(file, 'w');
   let bytes = 0;
