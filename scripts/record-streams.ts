@@ -5,14 +5,15 @@
 // Temp paths in the output are replaced by /tmp/ralph-record so that a re-recording changes only what the CLI changed.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { claudeAdapter } from '../src/core/agents/claude';
+import { claudeBinary, scriptedClaudeEnv, withoutClaudeVars } from '../test/support/claude';
+import { streamFixture } from '../test/support/fixtures';
 import { type Turn, bash, httpError, say, startModelServer } from '../test/support/modelServer';
+import { makeTempDir } from '../test/support/tempFolder';
 
-const root = path.resolve(__dirname, '..');
-const claude = path.join(root, 'node_modules', '.bin', 'claude');
-const outDir = path.join(root, 'test', 'fixtures', 'streams', 'claude', 'recorded');
+const claude = claudeBinary;
+const outDir = streamFixture('claude', 'recorded');
 const PLACEHOLDER = '/tmp/ralph-record';
 
 interface Scenario {
@@ -57,7 +58,7 @@ const scenarios: Scenario[] = [
 const hookStdinFile = 'pretooluse-hook-stdin.json';
 
 async function record(s: Scenario): Promise<void> {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-record-'));
+  const tmp = makeTempDir('ralph-record-');
   const cwd = path.join(tmp, 'ws');
   const home = path.join(tmp, 'home');
   fs.mkdirSync(cwd);
@@ -72,8 +73,7 @@ async function record(s: Scenario): Promise<void> {
       settings = { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] } };
     }
     const inv = claudeAdapter.invocation({ prompt: 'Say hello with bash.', cwd, binary: claude, permissionMode: 'bypassPermissions', ...(settings ? { settings } : {}) });
-    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_') && !k.startsWith('CLAUDE_')));
-    Object.assign(env, { HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ...s.env });
+    const env = { ...withoutClaudeVars(), ...scriptedClaudeEnv(server.url, home), ...s.env };
     const child = spawn(inv.file, inv.args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     let retries = 0;
