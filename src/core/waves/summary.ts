@@ -1,0 +1,101 @@
+import { workspacePath } from '../store/parseError';
+import { classifyWave, countDispositions, DEFAULT_WINDOWS, type Disposition, type OrphanWindows, type SubView, type WaveView } from './classify';
+import { listWaves, readWave } from './readWave';
+
+/**
+ * Waves as `ralph status --json`, the plan graph and `ralph waves check --json` show them: snake_case, times as ages
+ * in ms, paths workspace-relative.
+ */
+
+/** One subagent in JSON. */
+export interface SubagentJson {
+  sub_id: string;
+  disposition: Disposition;
+  /** Where DONE was found (§1.5): `checkpoint-status`, `report`, `state-tasks`, `wave-status`. */
+  done_source?: string;
+  checkpoint_age_ms: number | null;
+  last_activity_age_ms: number | null;
+  /** ACTIVE only: ms until it becomes an orphan if nothing happens. */
+  orphan_in_ms?: number;
+  next_step?: string;
+  last_action?: string;
+  /** Why the checkpoint could not be read. */
+  unreadable?: string;
+  /** The checkpoint file, workspace-relative (absolute when it lives in a worktree root outside the folder). */
+  checkpoint?: string;
+  /** The worktree root the checkpoint was read from, when not the workspace folder. */
+  worktree?: string;
+  /** The sub's task summary from its blackboard claim. */
+  summary?: string;
+}
+
+/** One wave in JSON. */
+export interface WaveJson {
+  wave_id: string;
+  /** STATE.md `status`, or null. */
+  status: string | null;
+  counts: Record<Disposition, number> & { orphans: number };
+  subagents: SubagentJson[];
+}
+
+/** A subagent view as JSON (pure). */
+export function subagentJson(s: SubView, folder: string, now: number): SubagentJson {
+  return {
+    sub_id: s.subId,
+    disposition: s.disposition,
+    ...(s.doneSource ? { done_source: s.doneSource } : {}),
+    checkpoint_age_ms: s.checkpointAgeMs,
+    last_activity_age_ms: s.lastActivityAgeMs,
+    ...(s.orphanAtMs !== undefined ? { orphan_in_ms: Math.max(0, s.orphanAtMs - now) } : {}),
+    ...(s.nextStep !== undefined ? { next_step: s.nextStep } : {}),
+    ...(s.lastAction !== undefined ? { last_action: s.lastAction } : {}),
+    ...(s.unreadable ? { unreadable: s.unreadable } : {}),
+    ...(s.file ? { checkpoint: workspacePath(folder, s.file) } : {}),
+    ...(s.worktree ? { worktree: s.worktree } : {}),
+    ...(s.summary ? { summary: s.summary } : {}),
+  };
+}
+
+/** A wave view as JSON (pure). */
+export function waveJson(v: WaveView, folder: string): WaveJson {
+  return { wave_id: v.waveId, status: v.status ?? null, counts: countDispositions(v), subagents: v.subagents.map((s) => subagentJson(s, folder, v.now)) };
+}
+
+/**
+ * Every wave of a folder classified at `now` (newest first), for `ralph status` and the plan graph. Reads only;
+ * RESOLVED here is a state, not a log event. Never throws for bad content (problems are in each view).
+ */
+export function loadWaveViews(folder: string, o: { roots?: readonly string[]; now?: number; windows?: OrphanWindows } = {}): WaveView[] {
+  const roots = [folder, ...(o.roots ?? [])];
+  const now = o.now ?? Date.now();
+  const seen = new Set<string>();
+  const out: WaveView[] = [];
+  for (const w of listWaves(roots)) {
+    if (seen.has(w.waveId)) continue;
+    seen.add(w.waveId);
+    out.push(classifyWave(readWave(roots, w.waveId), now, o.windows ?? DEFAULT_WINDOWS));
+  }
+  return out;
+}
+
+/** `W12-A0: 1 orphan (1 resumed), 2 active, 3 resolved` (pure): a wave in one line. */
+export function formatWaveLine(v: WaveView): string {
+  const c = countDispositions(v);
+  const parts: string[] = [];
+  if (c.orphans) parts.push(`${c.orphans} orphan${c.orphans === 1 ? '' : 's'} (${[c.RESUMED ? `${c.RESUMED} resumable` : '', c.STALE ? `${c.STALE} stale` : ''].filter(Boolean).join(', ')})`);
+  if (c.ACTIVE) parts.push(`${c.ACTIVE} active`);
+  if (c.PENDING) parts.push(`${c.PENDING} without a checkpoint`);
+  if (c.RESOLVED) parts.push(`${c.RESOLVED} done`);
+  return `${v.waveId}${v.status ? ` [${v.status}]` : ''}: ${parts.join(', ') || 'no subagents'}`;
+}
+
+/** `1m13s`, `42s`, `350ms`: an age for people. */
+export function formatAge(ms: number | null): string {
+  if (ms === null) return '-';
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
