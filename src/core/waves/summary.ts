@@ -78,15 +78,15 @@ export function loadWaveViews(folder: string, o: { roots?: readonly string[]; no
   return out;
 }
 
-/** `W12-A0: 1 orphan (1 resumed), 2 active, 3 resolved` (pure): a wave in one line. */
-export function formatWaveLine(v: WaveView): string {
-  const c = countDispositions(v);
+/** `W12-A0 [in_progress]: 1 orphan (1 resumable), 2 active, 3 done` (pure): a wave in one line. */
+export function formatWaveLine(w: Pick<WaveJson, 'wave_id' | 'status' | 'counts'>): string {
+  const c = w.counts;
   const parts: string[] = [];
   if (c.orphans) parts.push(`${c.orphans} orphan${c.orphans === 1 ? '' : 's'} (${[c.RESUMED ? `${c.RESUMED} resumable` : '', c.STALE ? `${c.STALE} stale` : ''].filter(Boolean).join(', ')})`);
   if (c.ACTIVE) parts.push(`${c.ACTIVE} active`);
   if (c.PENDING) parts.push(`${c.PENDING} without a checkpoint`);
   if (c.RESOLVED) parts.push(`${c.RESOLVED} done`);
-  return `${v.waveId}${v.status ? ` [${v.status}]` : ''}: ${parts.join(', ') || 'no subagents'}`;
+  return `${w.wave_id}${w.status ? ` [${w.status}]` : ''}: ${parts.join(', ') || 'no subagents'}`;
 }
 
 /** `1m13s`, `42s`, `350ms`: an age for people. */
