@@ -184,13 +184,15 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   /** Resolves the source the run works on, or throws {@link EngineRefusal}. */
   private pickSource(actor: string): WorkSource {
     const all = availableSources({ folder: this.folder, actor });
-    if (!all.length) throw new EngineRefusal(`No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`);
     const want = this.o.source;
+    // A markdown task file named by path (a resume brief) needs no other source in the folder.
+    const named = want ? checklistAt(this.folder, want, actor) : undefined;
+    if (!all.length && !named) throw new EngineRefusal(`No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`);
     if (!want) return all[0]!;
     const norm = want === 'flow' ? 'flow-next' : want;
     // A checklist path may be given as typed (`./specs/x/tasks.md`, absolute): compare workspace-relative paths.
     const rel = path.relative(this.folder, path.resolve(this.folder, want)).split(path.sep).join('/');
-    const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want || s.label === rel) ?? checklistAt(this.folder, want, actor);
+    const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want || s.label === rel) ?? named;
     if (!found) throw new EngineRefusal(`No ${want} source in ${this.folder} (found: ${all.map((s) => s.label).join(', ')}).`);
     return found;
   }
