@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { readTextIfExists, writeTextAtomic } from '../store/atomicWrite';
+import writeFileAtomic from 'write-file-atomic';
 import { withFileLock } from '../store/fileLock';
 import { formatProblem, workspacePath, type FileProblem } from '../store/parseError';
 import { classifyWave, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
@@ -172,19 +172,25 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
     const key = passKey(decision);
     const skip = o.unlessSameAs !== undefined && o.unlessSameAs === key;
     const written: string[] = [];
+    // One listing instead of a failed open per new brief.
+    const existing = new Set(listNames(path.join(o.folder, '.planning', o.phase)));
     for (const s of skip ? [] : decision.subs) {
       if (s.disposition !== 'RESUMED') continue;
       const rel = briefPath(o.phase, s.subId);
       const file = path.join(o.folder, ...rel.split('/'));
       const text = renderResumeBrief({ waveId: decision.waveId, phase: o.phase, sub: s, checkpointRel: workspacePath(o.folder, s.file!), writtenAt: at });
-      const old = await readTextIfExists(file);
+      const old = existing.has(path.basename(file)) ? readIfExists(file) : undefined;
       // The same brief (timestamps aside) is left alone, so a box the loop already ticked stays ticked.
       if (old !== undefined && sameBrief(old, text)) continue;
       mkdirSync(path.dirname(file), { recursive: true });
-      await writeTextAtomic(file, text);
+      // Atomic (temp file + rename: never half-written), synchronous and without an fsync per brief: a brief is
+      // regenerated from the checkpoint by the next pass, and hundreds of fsyncs or thread-pool round trips would
+      // dominate a pass over a large wave (bench/waves.bench.ts).
+      writeFileAtomic.sync(file, text, { encoding: 'utf8', fsync: false });
       written.push(rel);
     }
-    const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, decision.subs.find((s) => s.subId === subId) ?? { subId });
+    const bySub = new Map(decision.subs.map((s) => [s.subId, s]));
+    const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, bySub.get(subId) ?? { subId });
     const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? (() => randomBytes(2).toString('hex')))(), durationMs: hr() - started, dispatch });
     const block = formatGateResultBlock(gate);
     const entries = view ? renderLogEntries(decision, { at, block, dispatch }) : `### ${at} — PASS (no wave found under .ijfw/)\n\n${block}\n`;
@@ -204,6 +210,23 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       pass_key: key,
     };
   });
+}
+
+function listNames(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function readIfExists(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** Two briefs are the same when they differ only in the "Written … at <ISO>" line, the age in it, and the final tick. */

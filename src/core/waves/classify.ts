@@ -100,11 +100,11 @@ export interface WaveView {
 }
 
 /** Classifies one subagent at `now` by §1.10-1 (pure). */
-export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'waveId' | 'state' | 'claims' | 'roots'>, now: number, windows: OrphanWindows): SubView {
+export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'waveId' | 'state' | 'claims' | 'roots'> & { claimsByAgent?: ReadonlyMap<string, ClaimSummary> }, now: number, windows: OrphanWindows): SubView {
   const cp = obs.read.ok ? obs.read.checkpoint : undefined;
   const anchor = cp?.timeMs ?? obs.mtimeMs;
   const lastActivity = Math.max(anchor, obs.eventsMtimeMs ?? -Infinity, wave.state?.updatedAtMs ?? -Infinity);
-  const summary = claimSummary(claimFor(wave.claims, wave.waveId, obs.subId));
+  const summary = claimSummary(claimFor(wave.claims, wave.waveId, obs.subId, wave.claimsByAgent));
   const base: SubView = {
     subId: obs.subId,
     disposition: 'ACTIVE',
@@ -131,7 +131,9 @@ export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'wa
 
 /** Classifies every subagent of a wave at `now` (pure). Subagents are sorted by id; PENDING ones come from the roster. */
 export function classifyWave(obs: WaveObservation, now: number, windows: OrphanWindows = DEFAULT_WINDOWS): WaveView {
-  const subs = obs.subs.map((s) => classifySub(s, obs, now, windows));
+  const claimsByAgent = new Map<string, ClaimSummary>();
+  for (const c of obs.claims) if (c.agent && !claimsByAgent.has(c.agent)) claimsByAgent.set(c.agent, c);
+  const subs = obs.subs.map((s) => classifySub(s, { ...obs, claimsByAgent }, now, windows));
   for (const id of obs.pending) subs.push({ subId: id, disposition: 'PENDING', checkpointAgeMs: null, lastActivityAgeMs: null });
   subs.sort((a, b) => (a.subId < b.subId ? -1 : a.subId > b.subId ? 1 : 0));
   return { waveId: obs.waveId, ...(obs.state?.status ? { status: obs.state.status } : {}), now, windows, subagents: subs, problems: obs.problems };

@@ -26,11 +26,13 @@ export const WAVE_OVER_STATUSES: readonly string[] = ['review', 'complete'];
 export function parseWaveState(text: string): { ok: true; state: WaveState } | { ok: false; reason: string } {
   const m = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(text);
   if (!m) return { ok: false, reason: 'no YAML frontmatter (the file must start with ---)' };
-  let fm: unknown;
-  try {
-    fm = parseYaml(m[1]!);
-  } catch (err) {
-    return { ok: false, reason: `frontmatter is not YAML: ${(err as Error).message.split('\n')[0]}` };
+  let fm: unknown = parseFlatYaml(m[1]!);
+  if (fm === undefined) {
+    try {
+      fm = parseYaml(m[1]!);
+    } catch (err) {
+      return { ok: false, reason: `frontmatter is not YAML: ${(err as Error).message.split('\n')[0]}` };
+    }
   }
   if (fm === null || typeof fm !== 'object' || Array.isArray(fm)) return { ok: false, reason: 'frontmatter is not a map' };
   const f = fm as Record<string, unknown>;
@@ -50,6 +52,74 @@ export function parseWaveState(text: string): { ok: true; state: WaveState } | {
       doneTasks,
     },
   };
+}
+
+/**
+ * The flat YAML subset IJFW writes (§1.6): `key: scalar`, `key: [a, b]`, and `key:` followed by `  - item` lines;
+ * scalars plain or double-quoted (JSON escapes), `null` / `~`, booleans and numbers. Returns `undefined` for anything
+ * else, and the caller falls back to a full YAML parser: a fast path for large rosters (bench/waves.bench.ts). Pure.
+ */
+export function parseFlatYaml(text: string): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  let list: unknown[] | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    if (!raw.trim() || /^\s*#/.test(raw)) continue;
+    const item = /^\s+-\s+(.*)$/.exec(raw) ?? /^-\s+(.*)$/.exec(raw);
+    if (item) {
+      if (!list) return undefined;
+      const v = flatScalar(item[1]!);
+      if (v === INVALID) return undefined;
+      list.push(v);
+      continue;
+    }
+    const kv = /^([A-Za-z_][A-Za-z0-9_-]*):(?:\s+(.*?))?\s*$/.exec(raw);
+    if (!kv) return undefined;
+    const value = kv[2];
+    list = undefined;
+    if (value === undefined || value === '') {
+      list = [];
+      out[kv[1]!] = list;
+    } else if (value.startsWith('[')) {
+      if (!value.endsWith(']')) return undefined;
+      const inner = value.slice(1, -1).trim();
+      let parts: unknown[];
+      if (inner.includes('"')) {
+        // Quoted items may hold commas: the flow sequence is JSON when every item is quoted.
+        try {
+          parts = JSON.parse(value) as unknown[];
+        } catch {
+          return undefined;
+        }
+      } else {
+        parts = inner ? inner.split(',').map((p) => flatScalar(p.trim())) : [];
+      }
+      if (parts.includes(INVALID)) return undefined;
+      out[kv[1]!] = parts;
+    } else {
+      const v = flatScalar(value);
+      if (v === INVALID) return undefined;
+      out[kv[1]!] = v;
+    }
+  }
+  return out;
+}
+
+const INVALID = Symbol('invalid');
+
+function flatScalar(s: string): unknown {
+  if (s.startsWith('"')) {
+    try {
+      return JSON.parse(s) as unknown;
+    } catch {
+      return INVALID;
+    }
+  }
+  if (/^['{|>&*!%@`]/.test(s) || /:\s|\s#/.test(s)) return INVALID;
+  if (s === 'null' || s === '~') return null;
+  if (s === 'true') return true;
+  if (s === 'false') return false;
+  if (/^-?\d+(\.\d+)?$/.test(s)) return Number(s);
+  return s;
 }
 
 /** One blackboard claim, as far as the resume brief needs it (§1.7). */
@@ -82,10 +152,11 @@ export function parseClaims(text: string): ClaimSummary[] {
 
 /**
  * The claim that describes a subagent's task (§1.7 "practical join"): one whose `agent` is the subId, else one whose
- * `artifact_id` starts with `<waveId>:` and whose agent, artifact or note mentions the subId. Pure.
+ * `artifact_id` starts with `<waveId>:` and whose agent, artifact or note mentions the subId. `byAgent` (claims by
+ * `agent`, first wins) makes the first lookup O(1) for large waves. Pure.
  */
-export function claimFor(claims: readonly ClaimSummary[], waveId: string, subId: string): ClaimSummary | undefined {
-  return claims.find((c) => c.agent === subId)
+export function claimFor(claims: readonly ClaimSummary[], waveId: string, subId: string, byAgent?: ReadonlyMap<string, ClaimSummary>): ClaimSummary | undefined {
+  return (byAgent ? byAgent.get(subId) : claims.find((c) => c.agent === subId))
     ?? claims.find((c) => c.artifactId?.startsWith(`${waveId}:`) && [c.agent, c.artifactId, c.note].some((t) => t?.includes(subId)));
 }
 
