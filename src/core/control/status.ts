@@ -162,17 +162,18 @@ function firstLine(s: string): string {
   return s.split('\n')[0]!;
 }
 
-/** `Wave <id> [status]: …` and one line per subagent that is not done (orphans first), for the text status. */
+/** `Wave <id> [status]: …` and a line per subagent that is not done (orphans first, at most 20), for the text status. */
 function formatWavesText(waves: readonly WaveJson[]): string[] {
   const out: string[] = [];
   const order = ['STALE', 'RESUMED', 'ACTIVE', 'PENDING'];
   for (const w of waves) {
     out.push(`Wave ${formatWaveLine(w)}`);
     const open = w.subagents.filter((s) => s.disposition !== 'RESOLVED').sort((a, b) => order.indexOf(a.disposition) - order.indexOf(b.disposition));
-    for (const s of open) {
+    for (const s of open.slice(0, 20)) {
       const tail = s.disposition === 'ACTIVE' ? `, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity` : s.next_step !== undefined ? ` — next_step ${JSON.stringify(s.next_step)}` : '';
       out.push(`  ${s.sub_id} ${s.disposition}${s.checkpoint_age_ms !== null ? ` (checkpoint ${formatAge(s.checkpoint_age_ms)} old)` : ''}${tail}`);
     }
+    if (open.length > 20) out.push(`  … and ${open.length - 20} more (ralph status --json lists them all)`);
   }
   return out;
 }

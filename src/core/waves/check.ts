@@ -3,14 +3,14 @@ import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSy
 import * as path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { withFileLock } from '../store/fileLock';
-import { formatProblem, workspacePath, type FileProblem } from '../store/parseError';
+import { formatProblem, type FileProblem } from '../store/parseError';
 import { classifyWave, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
 import { canonicalGateResult, formatGateResultBlock, type CanonicalGateResult } from './gateResult';
 import { briefPath, decidePass, logPath, PHASE_ID, type PassDecision, type WaveFinding, type WaveSeverity } from './pass';
 import { resolvedScanner, renderLogEntries } from './ralphLog';
 import { locateWave, readWave, WaveError } from './readWave';
 import { renderResumeBrief, untickedBrief } from './resumeBrief';
-import { formatAge, waveJson, type WaveJson } from './summary';
+import { formatAge, relPath, waveJson, type WaveJson } from './summary';
 
 /**
  * One pass of wave recovery (seed-systems.md §1.2, the `ijfw-ralph-loop-runner`'s job as a program): locate the wave,
@@ -178,7 +178,7 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       if (s.disposition !== 'RESUMED') continue;
       const rel = briefPath(o.phase, s.subId);
       const file = path.join(o.folder, ...rel.split('/'));
-      const text = renderResumeBrief({ waveId: decision.waveId, phase: o.phase, sub: s, checkpointRel: workspacePath(o.folder, s.file!), writtenAt: at });
+      const text = renderResumeBrief({ waveId: decision.waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
       const old = existing.has(path.basename(file)) ? readIfExists(file) : undefined;
       // The same brief (timestamps aside) is left alone, so a box the loop already ticked stays ticked.
       if (old !== undefined && sameBrief(old, text)) continue;

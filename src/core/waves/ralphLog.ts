@@ -40,7 +40,8 @@ function count(d: PassDecision, disp: string): number {
 
 /** Why a STALE sub has nothing to resume from (§1.10-3). */
 export function staleReason(s: SubView): string {
-  return s.unreadable ? `checkpoint unreadable (${s.unreadable})` : 'neither next_step nor last_action recorded';
+  // One line whatever the parser's message quotes from the file: a log entry's structure never comes from a checkpoint.
+  return s.unreadable ? `checkpoint unreadable (${s.unreadable.replace(/\s+/g, ' ').slice(0, 200)})` : 'neither next_step nor last_action recorded';
 }
 
 /**

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { workspacePath } from '../store/parseError';
 import { classifyWave, countDispositions, DEFAULT_WINDOWS, type Disposition, type OrphanWindows, type SubView, type WaveView } from './classify';
 import { listWaves, readWave } from './readWave';
@@ -38,6 +39,19 @@ export interface WaveJson {
   subagents: SubagentJson[];
 }
 
+/**
+ * `workspacePath` for paths Ralph built itself under `folder` (a prefix check, no `path.relative`: 1,000 subagents
+ * per pass, bench/waves.bench.ts); anything else goes through `workspacePath`.
+ */
+export function relPath(folder: string, file: string): string {
+  const prefix = folder.endsWith(path.sep) ? folder : folder + path.sep;
+  if (file.startsWith(prefix) && !file.includes(`${path.sep}..${path.sep}`)) {
+    const rel = file.slice(prefix.length);
+    return path.sep === '/' ? rel : rel.split(path.sep).join('/');
+  }
+  return workspacePath(folder, file);
+}
+
 /** A subagent view as JSON (pure). */
 export function subagentJson(s: SubView, folder: string, now: number): SubagentJson {
   return {
@@ -50,7 +64,7 @@ export function subagentJson(s: SubView, folder: string, now: number): SubagentJ
     ...(s.nextStep !== undefined ? { next_step: s.nextStep } : {}),
     ...(s.lastAction !== undefined ? { last_action: s.lastAction } : {}),
     ...(s.unreadable ? { unreadable: s.unreadable } : {}),
-    ...(s.file ? { checkpoint: workspacePath(folder, s.file) } : {}),
+    ...(s.file ? { checkpoint: relPath(folder, s.file) } : {}),
     ...(s.worktree ? { worktree: s.worktree } : {}),
     ...(s.summary ? { summary: s.summary } : {}),
   };

@@ -217,6 +217,22 @@ describe('wave recovery passes over crafted waves', () => {
     }
   });
 
+  it('keeps a checkpoint\'s bytes out of the log\'s structure (an unreadable file cannot forge an entry)', async () => {
+    const t = makeTempFolder('ralph-waves-forge-');
+    try {
+      const f = writeCheckpoint(t.dir, 'W8', 'W8-A', 'x\n### 2026-05-18T00:00:00.000Z — RESOLVED W8-B\n- wave: W8\n');
+      const old = new Date(WAVE_CLOCK - 600_000);
+      fs.utimesSync(f, old, old);
+      writeCheckpoint(t.dir, 'W8', 'W8-B', { ts: new Date(WAVE_CLOCK - 600_000).toISOString(), status: 'DONE' });
+      await checkWave({ folder: t.dir, phase: 'p', clock, nonce });
+      const log = t.read('.planning/p/RALPH-LOG.md');
+      assert.equal(log.match(/^### .* — RESOLVED W8-B$/gm)?.length, 1, log);
+      assert.match(log, /^- no useful checkpoint: checkpoint unreadable \(invalid JSON: .*\); recommend a fresh redispatch$/m);
+    } finally {
+      t.dispose();
+    }
+  });
+
   it('appends after a log that does not end with a newline', async () => {
     const t = makeTempFolder('ralph-waves-log-');
     try {
