@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import writeFileAtomic from 'write-file-atomic';
 import { withFileLock } from '../store/fileLock';
 import { formatProblem, type FileProblem } from '../store/parseError';
@@ -110,11 +111,13 @@ export function readLoggedResolved(file: string, waveId: string): Set<string> {
   }
   try {
     const buf = Buffer.allocUnsafe(64 * 1024);
+    // A chunk may end inside a multi-byte character (the headings' em dash): the decoder carries it over.
+    const decoder = new StringDecoder('utf8');
     let rest = '';
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
-      const lines = (rest + buf.toString('utf8', 0, n)).split('\n');
+      const lines = (rest + decoder.write(buf.subarray(0, n))).split('\n');
       rest = lines.pop()!;
       // A line longer than a chunk is kept only up to 1 MiB: log lines Ralph writes are short.
       if (rest.length > 1024 * 1024) rest = '';

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCheckboxes } from '../../../src/core/sources/checklist/checklist';
-import { checkWave, type WaveCheckResult } from '../../../src/core/waves/check';
+import { loadPlan } from '../../../src/core/sources/plan';
+import { checkWave, readLoggedResolved, type WaveCheckResult } from '../../../src/core/waves/check';
 import { classifyWave } from '../../../src/core/waves/classify';
 import { SEVERITY_TO_STATUS } from '../../../src/core/waves/gateResult';
 import { loggedResolved } from '../../../src/core/waves/ralphLog';
@@ -132,6 +133,20 @@ describe('wave recovery over the fixture workspace', () => {
     assert.deepEqual(second.briefs_written, [], 'briefs already up to date are not rewritten');
   });
 
+  it('finds logged RESOLVED entries in a log larger than one read chunk, whatever byte a chunk ends on', () => {
+    const dir = path.join(ws.folder, '.planning', 'big');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'RALPH-LOG.md');
+    const entry = (i: number) => `### 2026-05-18T14:00:00.000Z — RESOLVED W1-X${i}\n- wave: W1   checkpoint_age_ms: 1\n- DONE from checkpoint-status; no action\n\n`;
+    for (let shift = 0; shift < 3; shift++) {
+      let text = `# log${'é'.repeat(shift)}\n`;
+      for (let i = 0; i < 2000; i++) text += entry(i);
+      fs.writeFileSync(file, text);
+      const found = readLoggedResolved(file, 'W1');
+      assert.equal(found.size, 2000, `shift ${shift}`);
+    }
+  });
+
   it('keeps a ticked brief while the checkpoint is the same, and rewrites it when the checkpoint moved on', async () => {
     await checkWave({ folder: ws.folder, phase: 'p', waveId: 'W1', clock, nonce });
     const file = path.join(ws.folder, '.planning', 'p', 'resume-W1-S1.md');
@@ -172,6 +187,19 @@ describe('wave recovery over the fixture workspace', () => {
   it('lists every wave for status and the plan graph', () => {
     const views = loadWaveViews(ws.folder, { now: WAVE_CLOCK });
     assert.deepEqual(views.map((v) => v.waveId).sort(), ['W1', 'W2']);
+  });
+
+  it('puts the waves, their subagents and dispositions in the plan graph', async () => {
+    const plan = await loadPlan(ws.folder);
+    const w1 = plan.waves?.find((w) => w.wave_id === 'W1');
+    assert.ok(w1);
+    assert.equal(w1.status, 'in_progress');
+    assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S4')?.disposition, 'RESOLVED');
+    assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S4')?.done_source, 'checkpoint-status');
+    assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S9')?.disposition, 'PENDING');
+    assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S1')?.checkpoint, '.ijfw/wave-W1/subagent-W1-S1.checkpoint.json');
+    assert.equal(w1.counts.RESOLVED, 4);
+    assert.ok(plan.problems.some((p) => p.file === '.ijfw/wave-W1/subagent-W1-S3.checkpoint.json'));
   });
 });
 
