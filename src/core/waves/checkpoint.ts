@@ -64,6 +64,11 @@ export interface Checkpoint {
   claimedSubId?: string;
   /** The wave id the file claims (`wave_id`, `waveId`, `wave`). */
   claimedWaveId?: string;
+  /**
+   * The worktree the checkpoint names (`worktree`, `worktree_path` or `worktreePath`, an absolute path), as written:
+   * used only after readWave.ts has confirmed it is a git worktree of the workspace.
+   */
+  claimedWorktree?: string;
 }
 
 /** The result of reading a checkpoint's text: a checkpoint, or why it is unreadable. */
@@ -148,6 +153,8 @@ export function parseCheckpoint(text: string): CheckpointRead {
   };
   const claimedSub = str(raw.subagentId) ?? str(payload.sub_id) ?? str(payload.subagent_id) ?? str(raw.sub_id) ?? str(raw.subagent_id);
   const claimedWave = str(raw.waveId) ?? str(payload.wave_id) ?? str(payload.wave) ?? str(raw.wave_id) ?? str(raw.wave);
+  const wt = str(payload.worktree) ?? str(payload.worktree_path) ?? str(payload.worktreePath) ?? str(raw.worktree) ?? str(raw.worktree_path);
+  if (wt && wt.startsWith('/')) cp.claimedWorktree = wt;
   if (claimedSub) cp.claimedSubId = claimedSub;
   if (claimedWave) cp.claimedWaveId = claimedWave;
   return { ok: true, checkpoint: cp };

@@ -45,6 +45,8 @@ export interface SubObservation {
   mtimeMs: number;
   /** Modification time of `events-<subId>.jsonl`, when one exists. */
   eventsMtimeMs?: number;
+  /** The worktree the checkpoint names, once confirmed to be a git worktree of the workspace (readWave.ts). */
+  namedWorktree?: string;
 }
 
 /** A wave as observed on disk. */
@@ -83,7 +85,10 @@ export interface SubView {
   checkpointText?: string;
   /** Absolute path of the checkpoint file. */
   file?: string;
-  /** The worktree root the checkpoint was read from, when it is not the workspace folder. */
+  /**
+   * The sub's worktree: the root its checkpoint was read from when that is not the workspace folder, else the
+   * worktree the checkpoint names when it is a confirmed git worktree of the workspace.
+   */
   worktree?: string;
 }
 
@@ -117,7 +122,7 @@ export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'wa
     ...(cp ? { checkpoint: cp } : {}),
     ...(obs.text !== undefined ? { checkpointText: obs.text } : {}),
     file: obs.file,
-    ...(obs.root !== wave.roots[0] ? { worktree: obs.root } : {}),
+    ...(obs.root !== wave.roots[0] ? { worktree: obs.root } : obs.namedWorktree ? { worktree: obs.namedWorktree } : {}),
   };
   const done: DoneSource | undefined = (cp && checkpointDoneSource(cp))
     ?? (wave.state?.doneTasks.has(obs.subId) ? 'state-tasks' : undefined)

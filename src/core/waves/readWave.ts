@@ -199,6 +199,8 @@ export function readWave(roots: readonly string[], waveId: string): WaveObservat
       }
       const ev = events.get(subId);
       if (ev !== undefined) obs.eventsMtimeMs = ev;
+      const named = obs.read.ok ? obs.read.checkpoint.claimedWorktree : undefined;
+      if (named && isWorktreeOf(folder, named)) obs.namedWorktree = path.resolve(named);
       const prev = subs.get(subId);
       if (!prev || anchorOf(obs) > anchorOf(prev)) subs.set(subId, obs);
     }
@@ -222,6 +224,28 @@ export function readWave(roots: readonly string[], waveId: string): WaveObservat
 
   const pending = (state?.subagents ?? []).filter((id) => isValidId(id) && !subs.has(id));
   return { waveId, roots: [...roots], ...(state ? { state } : {}), claims, subs: [...subs.values()], pending: [...new Set(pending)], problems };
+}
+
+/**
+ * Is `dir` a git worktree of `folder`'s repository? Its `.git` is a file `gitdir: <folder>/.git/worktrees/<name>`
+ * (what `git worktree add` writes). Reads one small file, runs no git. A checkpoint naming any other path is ignored:
+ * a path from a checkpoint is never trusted (issue 18).
+ */
+export function isWorktreeOf(folder: string, dir: string): boolean {
+  // <folder>/.git/worktrees/<name> must exist, and the worktree's .git must point at it.
+  if (!path.isAbsolute(dir)) return false;
+  const got = readBounded(path.join(path.resolve(dir), '.git'), 4096);
+  if (!got || !('text' in got)) return false;
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(got.text);
+  if (!m) return false;
+  const gitdir = path.resolve(path.resolve(dir), m[1]!);
+  const prefix = path.join(folder, '.git', 'worktrees') + path.sep;
+  if (!gitdir.startsWith(prefix) || gitdir.slice(prefix.length).includes(path.sep)) return false;
+  try {
+    return statSync(gitdir).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function anchorOf(o: SubObservation): number {

@@ -24,7 +24,7 @@ export interface SubagentJson {
   unreadable?: string;
   /** The checkpoint file, workspace-relative (absolute when it lives in a worktree root outside the folder). */
   checkpoint?: string;
-  /** The worktree root the checkpoint was read from, when not the workspace folder. */
+  /** The sub's worktree: the `--root` its checkpoint was read from, or the confirmed git worktree its checkpoint names. */
   worktree?: string;
   /** The sub's task summary from its blackboard claim. */
   summary?: string;

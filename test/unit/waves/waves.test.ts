@@ -261,6 +261,27 @@ describe('wave recovery passes over crafted waves', () => {
     }
   });
 
+  it('uses a worktree a checkpoint names only when it is a git worktree of the workspace', async () => {
+    const t = makeTempFolder('ralph-waves-named-wt-');
+    try {
+      fs.mkdirSync(path.join(t.dir, 'ws', '.git', 'worktrees', 'wt1'), { recursive: true });
+      t.write('wt1/.git', `gitdir: ${path.join(t.dir, 'ws', '.git', 'worktrees', 'wt1')}\n`);
+      t.write('fake/.git', `gitdir: ${path.join(t.dir, 'elsewhere', '.git', 'worktrees', 'fake')}\n`);
+      const ws = path.join(t.dir, 'ws');
+      const old = new Date(WAVE_CLOCK - 600_000).toISOString();
+      writeCheckpoint(ws, 'W9', 'W9-A', { ts: old, next_step: 'a', worktree: path.join(t.dir, 'wt1') });
+      writeCheckpoint(ws, 'W9', 'W9-B', { ts: old, next_step: 'b', worktree_path: path.join(t.dir, 'fake') });
+      writeCheckpoint(ws, 'W9', 'W9-C', { ts: old, next_step: 'c', worktree: '/etc' });
+      const r = await checkWave({ folder: ws, phase: 'p', clock, nonce });
+      assert.deepEqual(r.wave!.subagents.map((s) => [s.sub_id, s.worktree ?? null]), [['W9-A', path.join(t.dir, 'wt1')], ['W9-B', null], ['W9-C', null]]);
+      const log = fs.readFileSync(path.join(ws, '.planning', 'p', 'RALPH-LOG.md'), 'utf8');
+      assert.ok(log.includes(`- suggested dispatch: ralph -C ${path.join(t.dir, 'wt1')} run --source ${path.join(ws, '.planning', 'p', 'resume-W9-A.md')}`));
+      assert.ok(log.includes('- suggested dispatch: ralph run --source .planning/p/resume-W9-B.md'));
+    } finally {
+      t.dispose();
+    }
+  });
+
   it('appends after a log that does not end with a newline', async () => {
     const t = makeTempFolder('ralph-waves-log-');
     try {
