@@ -28,7 +28,7 @@ export class WaveMonitors extends Disposable {
   private readonly summaries = new Map<string, WaveRowSummary>();
   private readonly tokens = new Map<string, symbol>();
   private readonly changed = this._register(new vscode.EventEmitter<string>());
-  /** Fires with the folder whose waves changed disposition. */
+  /** Fires with the folder whose waves changed disposition (and once after a folder's first evaluation). */
   readonly onDidChange = this.changed.event;
 
   constructor(private readonly log: Logger, private readonly o: { windows?: OrphanWindows } = {}) {
@@ -86,6 +86,8 @@ export class WaveMonitors extends Disposable {
       });
       mon.on('error', (err) => this.log.warn('waves', `${folder}: ${err.message}`));
       await mon.start();
+      // The tree may have drawn the row before this first evaluation: let it redraw with the summary.
+      if (this.tokens.get(folder) === token) this.changed.fire(folder);
       return mon;
     })().catch((err: Error) => {
       this.log.warn('waves', `${folder}: ${err.message}`);

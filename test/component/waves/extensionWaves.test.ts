@@ -33,6 +33,7 @@ describe('the Plan view\'s waves row, live (extension adapters on the fake vscod
       plan.refresh();
     });
     await waves.ready();
+    assert.equal(refreshed, 1, 'the row is redrawn once the first evaluation is in');
     const row = async () => {
       const roots = await plan.getChildren();
       const node = roots.find((n) => n.source.kind === 'waves');
@@ -44,7 +45,7 @@ describe('the Plan view\'s waves row, live (extension adapters on the fake vscod
     const changed = new Promise<void>((resolve) => waves!.onDidChange(() => resolve()));
     await changed;
     assert.ok(Date.now() - crossed < 1000, `shown ${Date.now() - crossed} ms after crossing`);
-    assert.equal(refreshed, 1);
+    assert.equal(refreshed, 2);
     assert.equal((await row()).description, '1 wave · W1: 1 orphan (1 resumable)');
   });
 
