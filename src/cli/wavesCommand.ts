@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { loadConfig } from '../core/model/loadConfig';
 import { isValidId } from '../core/waves/checkpoint';
 import { DEFAULT_WINDOWS } from '../core/waves/classify';
 import { checkWave, formatCheckText, resolveRoots, type WaveCheckResult } from '../core/waves/check';
@@ -49,14 +50,19 @@ export function registerWavesCommand(program: Command): void {
       return v;
     })
     .option('--root <dir>', 'an extra worktree root whose .ijfw/ checkpoints are read too (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--orphan-after-ms <ms>', `checkpoint age after which a sub without DONE may be an orphan (default ${DEFAULT_WINDOWS.orphanAfterMs})`, msOption)
-    .option('--inactive-after-ms <ms>', `…when its last activity is older than this (default ${DEFAULT_WINDOWS.inactiveAfterMs})`, msOption)
+    .option('--orphan-after-ms <ms>', `checkpoint age after which a sub without DONE may be an orphan (default: config waves.orphanAfterMs, else ${DEFAULT_WINDOWS.orphanAfterMs})`, msOption)
+    .option('--inactive-after-ms <ms>', `…when its last activity is older than this (default: config waves.inactiveAfterMs, else ${DEFAULT_WINDOWS.inactiveAfterMs})`, msOption)
     .option('--json', 'print the gate result as JSON: {success, severity, findings:[{subId, disposition, checkpoint_age_ms, next_step, brief_path}], wave_id, phase, wave, log_path, briefs_written, gate_result, problems}')
     .option('--watch', 're-check on every checkpoint, events or STATE.md change and when a subagent crosses its orphan window, until interrupted (one result per pass that changed)')
     .addHelpText('after', '\nExit codes: 0 PASS or NOTE, 1 MEDIUM (a STALE orphan), 2 usage (bad id, unknown wave or root).\nNever modifies a checkpoint and never dispatches: it suggests `ralph run --source <brief>`.')
     .action(async (opts: WavesCheckOptions, cmd: Command) => {
       const folder = resolveFolder(cmd);
-      const windows = { orphanAfterMs: opts.orphanAfterMs ?? DEFAULT_WINDOWS.orphanAfterMs, inactiveAfterMs: opts.inactiveAfterMs ?? DEFAULT_WINDOWS.inactiveAfterMs };
+      // Flags > `waves` of .ralph/config.json > IJFW's 60 s / 90 s.
+      const configured = (await loadConfig(folder)).waves;
+      const windows = {
+        orphanAfterMs: opts.orphanAfterMs ?? configured.orphanAfterMs ?? DEFAULT_WINDOWS.orphanAfterMs,
+        inactiveAfterMs: opts.inactiveAfterMs ?? configured.inactiveAfterMs ?? DEFAULT_WINDOWS.inactiveAfterMs,
+      };
       const print = (r: WaveCheckResult) => process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : formatCheckText(r));
       try {
         const roots = resolveRoots(folder, opts.root).slice(1);

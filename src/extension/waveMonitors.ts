@@ -6,6 +6,7 @@ import type { OrphanWindows } from '../core/waves/classify';
 import type { WaveMonitor } from '../core/waves/monitor';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
+import { readSettingsLayer } from './settings';
 
 /** What the Plan tree shows on a folder's waves row: one line per wave (newest first) and the orphan count. */
 export interface WaveRowSummary {
@@ -71,10 +72,11 @@ export class WaveMonitors extends Disposable {
     const token = Symbol(folder);
     this.tokens.set(folder, token);
     const p = (async () => {
-      const [{ WaveMonitor }, { waveJson, formatWaveLine }] = await Promise.all([import('../core/waves/monitor'), import('../core/waves/summary')]);
+      const [{ WaveMonitor }, { waveJson, formatWaveLine }, { DEFAULT_WINDOWS }] = await Promise.all([import('../core/waves/monitor'), import('../core/waves/summary'), import('../core/waves/classify')]);
+      const windows = this.o.windows ?? (await this.configuredWindows(folder, DEFAULT_WINDOWS));
       // The folder was removed (or re-added) while the modules loaded: this start is void.
       if (this.isDisposed || this.tokens.get(folder) !== token) return undefined;
-      const mon = new WaveMonitor({ folder, watch: false, ...(this.o.windows ? { windows: this.o.windows } : {}) });
+      const mon = new WaveMonitor({ folder, watch: false, windows });
       mon.on('update', (u) => {
         const waves = u.views.map((v) => waveJson(v, folder));
         const lines = waves.map((w) => formatWaveLine(w));
@@ -95,6 +97,18 @@ export class WaveMonitors extends Disposable {
     });
     this.monitors.set(folder, p);
     return p;
+  }
+
+  /** `ralph.waves` / `waves` of `.ralph/config.json` over IJFW's windows; a config that does not parse gives the defaults. */
+  private async configuredWindows(folder: string, dflt: OrphanWindows): Promise<OrphanWindows> {
+    try {
+      const [{ loadConfig }, { configKeys }] = await Promise.all([import('../core/model/loadConfig'), import('../core/model/config')]);
+      const w = (await loadConfig(folder, { settings: readSettingsLayer(configKeys, vscode.Uri.file(folder)), trusted: vscode.workspace.isTrusted })).waves;
+      return { orphanAfterMs: w.orphanAfterMs ?? dflt.orphanAfterMs, inactiveAfterMs: w.inactiveAfterMs ?? dflt.inactiveAfterMs };
+    } catch (err) {
+      this.log.warn('waves', `${folder}: ${(err as Error).message}; using the default orphan windows`);
+      return dflt;
+    }
   }
 
   private closeAll(): void {

@@ -45,6 +45,19 @@ describe('ralph waves check (dist/cli.js)', function () {
     }
   });
 
+  it('takes the orphan windows from .ralph/config.json, and the flags over them', () => {
+    const t = makeTempFolder('ralph-waves-cfg-');
+    try {
+      writeCheckpoint(t.dir, 'W7', 'W7-A', { schema_version: 1, ts: iso(5_000), next_step: 'finish it' });
+      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'PASS');
+      t.write('.ralph/config.json', JSON.stringify({ waves: { orphanAfterMs: 1000, inactiveAfterMs: 2000 } }));
+      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'NOTE');
+      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json', '--inactive-after-ms', '600000']).json().severity, 'PASS');
+    } finally {
+      t.dispose();
+    }
+  });
+
   it('exits 2 for an invalid id, an unknown wave or root, and a missing --phase', () => {
     assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', '../W1']).code, 2);
     assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', '../p']).code, 2);
