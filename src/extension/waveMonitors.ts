@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { WorkspaceChange } from '../core/watch/workspaceWatcher';
 import type { OrphanWindows } from '../core/waves/classify';
 import type { WaveMonitor } from '../core/waves/monitor';
+import type { WaveJson } from '../core/waves/summary';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -27,6 +28,7 @@ export interface WaveRowSummary {
 export class WaveMonitors extends Disposable {
   private readonly monitors = new Map<string, Promise<WaveMonitor | undefined>>();
   private readonly summaries = new Map<string, WaveRowSummary>();
+  private readonly json = new Map<string, WaveJson[]>();
   private readonly tokens = new Map<string, symbol>();
   private readonly changed = this._register(new vscode.EventEmitter<string>());
   /** Fires with the folder whose waves changed disposition (and once after a folder's first evaluation). */
@@ -37,6 +39,14 @@ export class WaveMonitors extends Disposable {
     this.sync();
     this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => this.sync()));
     this._register({ dispose: () => this.closeAll() });
+  }
+
+  /**
+   * The folder's waves as JSON (newest first; subagents with disposition, ages, next step, checkpoint path, worktree),
+   * from the last evaluation: what the tree's wave → subagent children show. Empty before the first evaluation.
+   */
+  waves(folder: string): WaveJson[] {
+    return this.json.get(folder) ?? [];
   }
 
   /** The summary of a folder's waves, or `undefined` before its monitor's first evaluation. */
@@ -64,6 +74,7 @@ export class WaveMonitors extends Disposable {
       this.monitors.delete(folder);
       this.tokens.delete(folder);
       this.summaries.delete(folder);
+      this.json.delete(folder);
     }
     for (const folder of wanted) if (!this.monitors.has(folder) && existsSync(path.join(folder, '.ijfw'))) this.start(folder);
   }
@@ -79,6 +90,7 @@ export class WaveMonitors extends Disposable {
       const mon = new WaveMonitor({ folder, watch: false, windows });
       mon.on('update', (u) => {
         const waves = u.views.map((v) => waveJson(v, folder));
+        this.json.set(folder, waves);
         const lines = waves.map((w) => formatWaveLine(w));
         this.summaries.set(folder, { newest: lines[0] ?? 'no waves', lines, orphans: waves.reduce((n, w) => n + w.counts.orphans, 0) });
       });

@@ -47,6 +47,7 @@ describe('the Plan view\'s waves row, live (extension adapters on the fake vscod
     assert.ok(Date.now() - crossed < 1000, `shown ${Date.now() - crossed} ms after crossing`);
     assert.equal(refreshed, 2);
     assert.equal((await row()).description, '1 wave · W1: 1 orphan (1 resumable)');
+    assert.deepEqual(waves.waves(t.dir).map((w) => w.subagents.map((s) => [s.sub_id, s.disposition, s.next_step])), [[['W1-A', 'RESUMED', 'go on']]]);
   });
 
   it('starts a monitor when .ijfw/ appears later and re-evaluates on the watcher\'s changes', async () => {
