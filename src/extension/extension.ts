@@ -4,6 +4,7 @@ import { Logger } from './logger';
 import { PlanTreeProvider } from './planTree';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
 import { RunController } from './runController';
+import { WaveMonitors } from './waveMonitors';
 import { WorkspaceWatchers } from './workspaceWatchers';
 
 /** Set by the bundle's first line (esbuild banner): when it started evaluating, before any dependency. */
@@ -15,6 +16,8 @@ const bundleEvalMs = performance.now() - moduleStart;
 /** What `activate` returns: used by the integration tests and by other extensions. */
 export interface RalphExtensionApi {
   plan: PlanTreeProvider;
+  /** Live wave monitors (issue 18): orphan summaries per folder; `onDidChange` when a disposition changes. */
+  waves: WaveMonitors;
   runs: RunController;
   /** Milliseconds `activate` took (the activation benchmark reads it). */
   activationMs: number;
@@ -34,7 +37,8 @@ function fileFolders(): string[] {
 export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const started = performance.now();
   const log = new Logger();
-  const plan = new PlanTreeProvider(log);
+  const waves = new WaveMonitors(log);
+  const plan = new PlanTreeProvider(log, (folder) => waves.summary(folder));
   const reports = new ReportDocuments();
   const runs = new RunController(log);
   context.subscriptions.push(
@@ -63,7 +67,12 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
       return reports.show('Ralph Doctor.txt', texts.join('\n') || 'Ralph doctor: open a folder to check it.\n');
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),
-    new WorkspaceWatchers(log, () => plan.refresh()),
+    waves,
+    waves.onDidChange(() => plan.refresh()),
+    new WorkspaceWatchers(log, (c) => {
+      plan.refresh();
+      waves.onWorkspaceChange(c);
+    }),
     runs.onEvent(({ event }) => {
       if (event.type === 'progress' || event.type === 'runEnded' || event.type === 'itemBlocked') plan.refresh();
     }),
@@ -72,7 +81,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, runs, activationMs, bundleEvalMs };
+  return { plan, waves, runs, activationMs, bundleEvalMs };
 }
 
 /**

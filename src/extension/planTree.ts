@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { detectSources, formatCount, type DetectedSource, type SourceKind } from '../core/sources/detect';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
+import type { WaveRowSummary } from './waveMonitors';
 
 /** A root node of the Ralph tree: one detected source of one workspace folder. */
 export interface SourceNode {
@@ -23,7 +24,8 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
   readonly onDidChangeTreeData = this.changed.event;
   private roots: Promise<PlanNode[]> | undefined;
 
-  constructor(private readonly log: Logger) {
+  /** `waves(folder)`: the live wave summary for the folder's waves row (issue 18), when a wave monitor runs. */
+  constructor(private readonly log: Logger, private readonly waves?: (folder: string) => WaveRowSummary | undefined) {
     super();
   }
 
@@ -39,6 +41,11 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     item.iconPath = new vscode.ThemeIcon(ICONS[s.kind]);
     if (s.count) item.description = formatCount(s.count);
     item.tooltip = new vscode.MarkdownString(`**${s.kind}** \`${s.path}\`${multiRoot() ? ` in ${node.folder.name}` : ''}`);
+    const waves = s.kind === 'waves' ? this.waves?.(node.folder.uri.fsPath) : undefined;
+    if (waves) {
+      item.description = `${item.description ?? ''} · ${waves.newest}`;
+      item.tooltip.appendMarkdown(`\n\n${waves.lines.map((l) => `- ${l}`).join('\n')}`);
+    }
     item.contextValue = `source ${s.kind}`;
     item.resourceUri = vscode.Uri.joinPath(node.folder.uri, s.path);
     return item;

@@ -72,7 +72,8 @@ export class RunController extends Disposable {
     const settings = readSettingsLayer(configKeys, vscode.Uri.file(folder));
     const config = await loadConfig(folder, { settings, trusted: true });
     const sources = availableSources({ folder, actor: resolveActor(folder) });
-    if (!sources.length) {
+    // A source named by path (a resume brief: Resume with Ralph) needs no other source; the engine checks it.
+    if (!sources.length && !args.source) {
       void vscode.window.showErrorMessage('Ralph: no task source here. Add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.');
       return undefined;
     }

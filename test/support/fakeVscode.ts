@@ -70,6 +70,10 @@ export class ThemeColor {
 }
 export class MarkdownString {
   constructor(public value = '') {}
+  appendMarkdown(text: string): this {
+    this.value += text;
+    return this;
+  }
 }
 
 /** What the fake recorded: inspect from tests, reset with {@link resetFake}. */

@@ -3,6 +3,7 @@ import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources } from '../sources/plan';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
+import { formatAge, formatWaveLine, loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
 export interface StatusRun {
@@ -45,6 +46,8 @@ export interface StatusSnapshot {
   last_completed: { source: SourceId; id: string; title: string; at: string } | null;
   blocked: { source: SourceId; id: string; title: string; reason: string | null }[];
   runs: StatusRun[];
+  /** IJFW waves, newest first, with every subagent's disposition (core/waves; seed-systems.md §1.10-1). */
+  waves: WaveJson[];
   problems: FileProblem[];
 }
 
@@ -59,6 +62,7 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
   const src = loadSources(folder, opts.env);
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
+  const waves = loadWaveViews(folder);
   const epicCounts = count(['open', 'done'] as const, (src.flow?.epics ?? []).map((e) => e.epic.status));
   const items = plan.items;
   const done = items.filter((i) => i.status === 'done').length;
@@ -97,7 +101,8 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     last_completed: last,
     blocked: items.filter((i) => i.status === 'blocked').map((i) => ({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null })),
     runs: runs.map(statusRun),
-    problems: [...plan.problems, ...runProblems],
+    waves: waves.map((w) => waveJson(w, folder)),
+    problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
   };
 }
 
@@ -131,6 +136,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   for (const i of s.in_progress) out.push(`In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`);
   if (s.last_completed) out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);
+  out.push(...formatWavesText(s.waves));
   out.push('');
   const active = s.runs.filter((r) => r.active);
   if (active.length) {
@@ -154,4 +160,20 @@ export function formatStatusText(s: StatusSnapshot): string {
 
 function firstLine(s: string): string {
   return s.split('\n')[0]!;
+}
+
+/** `Wave <id> [status]: …` and a line per subagent that is not done (orphans first, at most 20), for the text status. */
+function formatWavesText(waves: readonly WaveJson[]): string[] {
+  const out: string[] = [];
+  const order = ['STALE', 'RESUMED', 'ACTIVE', 'PENDING'];
+  for (const w of waves) {
+    out.push(`Wave ${formatWaveLine(w)}`);
+    const open = w.subagents.filter((s) => s.disposition !== 'RESOLVED').sort((a, b) => order.indexOf(a.disposition) - order.indexOf(b.disposition));
+    for (const s of open.slice(0, 20)) {
+      const tail = s.disposition === 'ACTIVE' ? `, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity` : s.next_step !== undefined ? ` — next_step ${JSON.stringify(s.next_step)}` : '';
+      out.push(`  ${s.sub_id} ${s.disposition}${s.checkpoint_age_ms !== null ? ` (checkpoint ${formatAge(s.checkpoint_age_ms)} old)` : ''}${tail}`);
+    }
+    if (open.length > 20) out.push(`  … and ${open.length - 20} more (ralph status --json lists them all)`);
+  }
+  return out;
 }

@@ -27,7 +27,7 @@ import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from '
 import { loadTemplate, renderTemplate } from './prompt';
 import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
-import { availableSources, type WorkItem, type WorkSource } from './workSource';
+import { availableSources, checklistAt, type WorkItem, type WorkSource } from './workSource';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
@@ -186,13 +186,15 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   /** Resolves the source the run works on, or throws {@link EngineRefusal}. */
   private pickSource(actor: string): WorkSource {
     const all = availableSources({ folder: this.folder, actor });
-    if (!all.length) throw new EngineRefusal(`No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`);
     const want = this.o.source;
+    // A markdown task file named by path (a resume brief) needs no other source in the folder.
+    const named = want ? checklistAt(this.folder, want, actor) : undefined;
+    if (!all.length && !named) throw new EngineRefusal(`No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`);
     if (!want) return all[0]!;
     const norm = want === 'flow' ? 'flow-next' : want;
     // A checklist path may be given as typed (`./specs/x/tasks.md`, absolute): compare workspace-relative paths.
     const rel = path.relative(this.folder, path.resolve(this.folder, want)).split(path.sep).join('/');
-    const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want || s.label === rel);
+    const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want || s.label === rel) ?? named;
     if (!found) throw new EngineRefusal(`No ${want} source in ${this.folder} (found: ${all.map((s) => s.label).join(', ')}).`);
     return found;
   }
@@ -235,7 +237,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private async runLocked(adapter: AgentAdapter, source: WorkSource, gates: ResolvedGates | null, maxIterations: number, maxCost: number, maxWallMs: number): Promise<RunResult> {
     await this.removeStaleStopRequest();
     // A crashed run may have worked on another source of this folder: recovery looks at all of them.
-    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: this.actor }), this.timing.killGraceMs);
+    const candidates = availableSources({ folder: this.folder, actor: this.actor });
+    // A run of a task file outside the usual names (a resume brief) recovers its own file too.
+    if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
+    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs);
     for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
 
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { FLOW_TASK_ID } from '../model/flowNext';
 import { storyRetries } from '../model/quantum';
-import { readChecklists, type CheckboxItem, type ChecklistFile } from '../sources/checklist/checklist';
+import { parseCheckboxes, readChecklists, type CheckboxItem, type ChecklistFile } from '../sources/checklist/checklist';
+import { readTextSync } from '../store/readJsonFile';
 import { setCheckboxes } from '../sources/checklist/checklistWrite';
 import { readFlowWorkspace } from '../sources/flowNext/readFlow';
 import { blockItem, completeItem, nextWork, releaseItem, resetItem, startItem } from '../sources/operations';
@@ -262,7 +263,7 @@ export class ChecklistSource implements WorkSource {
   constructor(private readonly o: WorkSourceOptions, readonly label: string) {}
 
   private list(): ChecklistFile {
-    const l = readChecklists(this.o.folder).find((c) => c.path === this.label);
+    const l = readChecklists(this.o.folder).find((c) => c.path === this.label) ?? readChecklistAt(this.o.folder, this.label);
     if (!l) throw new Error(`${path.join(this.o.folder, this.label)}: not found`);
     return l;
   }
@@ -373,6 +374,31 @@ export class ChecklistSource implements WorkSource {
     const c = await this.claim(item);
     await this.reject(item, c.alsoDone);
   }
+}
+
+/** A checkbox file at `rel` (relative to the folder, or absolute), read with the one checkbox grammar; `undefined` when absent. */
+function readChecklistAt(folder: string, rel: string): ChecklistFile | undefined {
+  const file = path.resolve(folder, rel);
+  const text = readTextSync(file);
+  return text === undefined ? undefined : { path: rel, file, ...parseCheckboxes(text) };
+}
+
+/**
+ * `ralph run --source <path>` for a markdown task file outside the usual names, e.g. a resume brief written by
+ * `ralph waves check` (`.planning/<phase>/resume-<subId>.md`, whose last checkbox is the task): a
+ * {@link ChecklistSource} over that file, labelled by its folder-relative path (forward slashes). `undefined` when
+ * `want` does not name an existing `.md` file.
+ */
+export function checklistAt(folder: string, want: string, actor: string, env?: NodeJS.ProcessEnv): WorkSource | undefined {
+  if (!want.toLowerCase().endsWith('.md')) return undefined;
+  const abs = path.resolve(folder, want);
+  try {
+    if (readTextSync(abs) === undefined) return undefined;
+  } catch {
+    return undefined;
+  }
+  const rel = path.relative(folder, abs).split(path.sep).join('/');
+  return new ChecklistSource({ folder, actor, ...(env ? { env } : {}) }, rel);
 }
 
 /** The task sources a folder offers the engine, in the order `ralph run` picks by default. */

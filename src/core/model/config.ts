@@ -59,6 +59,15 @@ export const ralphConfigSchema = z.looseObject({
     maxQuotaWaits: z.number().int().nonnegative().optional(),
     maxDeferrals: z.number().int().positive().optional(),
   }).default({}),
+  /**
+   * IJFW wave recovery's orphan windows, ms (seed-systems.md §1.10-1, core/waves): a subagent without DONE is an
+   * orphan once its checkpoint is older than `orphanAfterMs` (60000) and its last activity older than
+   * `inactiveAfterMs` (90000). `ralph waves check --orphan-after-ms / --inactive-after-ms` override them.
+   */
+  waves: z.object({
+    orphanAfterMs: z.number().int().nonnegative().optional(),
+    inactiveAfterMs: z.number().int().nonnegative().optional(),
+  }).default({}),
 });
 
 /** A complete configuration after defaults are applied. */

@@ -1,4 +1,5 @@
 import type { FileProblem } from './fileProblem';
+import type { WaveJson } from './waves';
 
 /**
  * The plan graph: one immutable picture of every task source of a workspace folder (ARCHITECTURE.md "Data flow").
@@ -75,4 +76,6 @@ export interface PlanSnapshot {
   problems: FileProblem[];
   /** Dependency cycles found, each as the list of ids around the cycle (first id repeated at the end). */
   cycles: string[][];
+  /** IJFW waves (`.ijfw/wave-<id>/`, newest first) with their subagents and dispositions; set by `loadPlan`. */
+  waves?: WaveJson[];
 }

@@ -6,6 +6,7 @@ import { readFlowWorkspace, type FlowTaskRecord, type FlowWorkspace } from './fl
 import { blockedReasonFromMarkdown } from './flowNext/taskMarkdown';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
 import { readTextSync } from '../store/readJsonFile';
+import { loadWaveViews, waveJson } from '../waves/summary';
 import * as path from 'node:path';
 
 /** The raw sources of a folder, as read: what the plan graph, `status` and the operations are built from. */
@@ -33,7 +34,10 @@ export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env
  * the cycle, e.g. `dependency cycle: US-001 → US-002 → US-001`; the loop engine must refuse to run a root with one.
  */
 export async function loadPlan(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<PlanSnapshot> {
-  return buildPlan(loadSources(folder, env));
+  const plan = buildPlan(loadSources(folder, env));
+  // IJFW waves (core/waves): subagents with their dispositions, classified now; unreadable checkpoints are problems.
+  const waves = loadWaveViews(folder);
+  return { ...plan, problems: [...plan.problems, ...waves.flatMap((w) => w.problems)], waves: waves.map((w) => waveJson(w, folder)) };
 }
 
 /** Maps read sources to the plan graph. Reads only the md of blocked flow tasks that lack `blocked_reason`. */

@@ -1,0 +1,253 @@
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseJsonText, workspacePath, type FileProblem } from '../store/parseError';
+import { isValidId, parseCheckpoint, subIdOfEventsFile, subIdOfFile } from './checkpoint';
+import type { SubObservation, WaveObservation } from './classify';
+import { parseClaims, parseWaveState, type ClaimSummary, type WaveState } from './waveState';
+
+/**
+ * Reads IJFW waves from disk (seed-systems.md §1.3): the effect shell under the pure classification. Synchronous,
+ * bounded reads (a checkpoint is at most 4096 characters by contract; more than {@link MAX_CHECKPOINT_BYTES} is
+ * unreadable). Paths are built only from checked ids and names listed by `readdir`; never from a file's content.
+ * Nothing here writes.
+ */
+
+/** Largest checkpoint read (IJFW caps them at 4096 characters; §1.4). Larger files count as unreadable. */
+export const MAX_CHECKPOINT_BYTES = 64 * 1024;
+/** Largest STATE.md read. */
+export const MAX_STATE_BYTES = 1024 * 1024;
+/** Largest claims.json read (IJFW caps blackboard files at 4 000 000 bytes; §1.7). */
+export const MAX_CLAIMS_BYTES = 4_000_000;
+
+/** Thrown for a wave id that fails `^[A-Za-z0-9_-]{1,64}$` or a wave that does not exist. */
+export class WaveError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WaveError';
+  }
+}
+
+/** The folder of a wave in a root: `<root>/.ijfw/wave-<waveId>` (the id must be checked). */
+export function waveDir(root: string, waveId: string): string {
+  if (!isValidId(waveId)) throw new WaveError(`invalid wave id ${JSON.stringify(waveId)}: ids match ^[A-Za-z0-9_-]{1,64}$`);
+  return path.join(root, '.ijfw', `wave-${waveId}`);
+}
+
+/** A file's text when it exists and is at most `max` bytes; `{tooLarge}` when larger; `undefined` when absent. */
+export function readBounded(file: string, max: number): { text: string; mtimeMs: number } | { tooLarge: number; mtimeMs: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
+    throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    if (st.size > max) return { tooLarge: st.size, mtimeMs: st.mtimeMs };
+    const buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < st.size) {
+      const r = readSync(fd, buf, n, st.size - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return { text: buf.toString('utf8', 0, n), mtimeMs: st.mtimeMs };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * As {@link readBounded} with two calls (stat, then Node's one-call UTF-8 read) instead of four: a wave of 1,000
+ * checkpoints is read per pass (bench/waves.bench.ts). A file that grew past `max` between the two is too large.
+ */
+function readSmall(file: string, max: number): { text: string; mtimeMs: number } | { tooLarge: number; mtimeMs: number } | undefined {
+  let st;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+  if (!st.isFile()) return undefined;
+  if (st.size > max) return { tooLarge: st.size, mtimeMs: st.mtimeMs };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (Buffer.byteLength(text) > max) return { tooLarge: Buffer.byteLength(text), mtimeMs: st.mtimeMs };
+  return { text, mtimeMs: st.mtimeMs };
+}
+
+function entries(dir: string): { name: string; isFile: boolean; isDir: boolean }[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).map((e) => ({ name: e.name, isFile: e.isFile(), isDir: e.isDirectory() }));
+  } catch {
+    return [];
+  }
+}
+
+/** A wave folder found under `.ijfw/`: its id and when anything in it last changed (ms since epoch). */
+export interface WaveListing {
+  waveId: string;
+  root: string;
+  mtimeMs: number;
+}
+
+/**
+ * Every `.ijfw/wave-<id>/` folder of the roots whose id is valid, newest first ("most recently modified": the
+ * latest of the folder's own mtime — which a new checkpoint, a rename-based rewrite or a new events log moves — and
+ * its STATE.md's).
+ */
+export function listWaves(roots: readonly string[]): WaveListing[] {
+  const out: WaveListing[] = [];
+  for (const root of roots) {
+    for (const e of entries(path.join(root, '.ijfw'))) {
+      if (!e.isDir || !e.name.startsWith('wave-')) continue;
+      const id = e.name.slice('wave-'.length);
+      if (!isValidId(id)) continue;
+      const dir = path.join(root, '.ijfw', e.name);
+      let m = 0;
+      try {
+        m = statSync(dir).mtimeMs;
+        m = Math.max(m, statSync(path.join(dir, 'STATE.md')).mtimeMs);
+      } catch {
+        // Vanished while listing: keep what was seen.
+      }
+      out.push({ waveId: id, root, mtimeMs: m });
+    }
+  }
+  return out.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.waveId < b.waveId ? -1 : 1));
+}
+
+/** Wave ids of the roots (unique, sorted). */
+export function waveIds(roots: readonly string[]): string[] {
+  return [...new Set(listWaves(roots).map((w) => w.waveId))].sort();
+}
+
+/**
+ * The wave to inspect (§1.2 input `waveId`): `waveId` when given (checked, and its folder must exist in a root),
+ * else the most recently modified `.ijfw/wave-<id>/`. Throws {@link WaveError}; `undefined` when there is no wave.
+ */
+export function locateWave(roots: readonly string[], waveId?: string): string | undefined {
+  if (waveId !== undefined) {
+    const dirs = roots.map((r) => waveDir(r, waveId));
+    if (!dirs.some((d) => entries(path.dirname(d)).some((e) => e.isDir && e.name === `wave-${waveId}`))) {
+      throw new WaveError(`no wave ${waveId}: ${path.join('.ijfw', `wave-${waveId}`)} not found`);
+    }
+    return waveId;
+  }
+  return listWaves(roots)[0]?.waveId;
+}
+
+/**
+ * Reads one wave from the workspace folder (`roots[0]`) and extra worktree roots: every checkpoint (de-duplicated by
+ * subId; the newer checkpoint time wins, the workspace on a tie), the events logs' mtimes, STATE.md (the workspace's,
+ * else the first root that has one) and the blackboard claims. Problems name the file (workspace-relative) and, for
+ * JSON, the line and column.
+ */
+export function readWave(roots: readonly string[], waveId: string): WaveObservation {
+  const folder = roots[0]!;
+  const rel = (f: string) => workspacePath(folder, f);
+  const problems: FileProblem[] = [];
+  const subs = new Map<string, SubObservation>();
+  let state: WaveState | undefined;
+
+  for (const root of roots) {
+    const dir = waveDir(root, waveId);
+    const list = entries(dir);
+    const events = new Map<string, number>();
+    for (const e of list) {
+      const sub = e.isFile ? subIdOfEventsFile(e.name) : undefined;
+      if (sub) {
+        try {
+          events.set(sub, statSync(path.join(dir, e.name)).mtimeMs);
+        } catch {
+          // Removed meanwhile.
+        }
+      }
+    }
+    for (const e of list) {
+      if (!e.isFile || !e.name.endsWith('.checkpoint.json') || !e.name.startsWith('subagent-')) continue;
+      const file = path.join(dir, e.name);
+      const subId = subIdOfFile(e.name);
+      if (!subId) {
+        problems.push({ file: rel(file), line: 0, column: 0, message: 'ignored: the subagent id in the name does not match ^[A-Za-z0-9_-]{1,64}$' });
+        continue;
+      }
+      const got = readSmall(file, MAX_CHECKPOINT_BYTES);
+      if (!got) continue;
+      let obs: SubObservation;
+      if ('tooLarge' in got) {
+        const reason = `${got.tooLarge} bytes, over the ${MAX_CHECKPOINT_BYTES}-byte limit`;
+        problems.push({ file: rel(file), line: 0, column: 0, message: `checkpoint unreadable: ${reason}` });
+        obs = { subId, root, file, read: { ok: false, reason }, mtimeMs: got.mtimeMs };
+      } else {
+        const read = parseCheckpoint(got.text);
+        if (!read.ok) {
+          const positioned = parseJsonText(rel(file), got.text);
+          problems.push(positioned.ok ? { file: rel(file), line: 0, column: 0, message: `checkpoint unreadable: ${read.reason}` } : { ...positioned.problem, message: `checkpoint unreadable: ${positioned.problem.message}` });
+        }
+        obs = { subId, root, file, text: got.text, read, mtimeMs: got.mtimeMs };
+      }
+      const ev = events.get(subId);
+      if (ev !== undefined) obs.eventsMtimeMs = ev;
+      const named = obs.read.ok ? obs.read.checkpoint.claimedWorktree : undefined;
+      if (named && isWorktreeOf(folder, named)) obs.namedWorktree = path.resolve(named);
+      const prev = subs.get(subId);
+      if (!prev || anchorOf(obs) > anchorOf(prev)) subs.set(subId, obs);
+    }
+    if (!state) {
+      const stFile = path.join(dir, 'STATE.md');
+      const st = readBounded(stFile, MAX_STATE_BYTES);
+      if (st && 'text' in st) {
+        const p = parseWaveState(st.text);
+        if (p.ok) state = p.state;
+        else problems.push({ file: rel(stFile), line: 1, column: 1, message: p.reason });
+      } else if (st) {
+        problems.push({ file: rel(stFile), line: 0, column: 0, message: `not read: ${st.tooLarge} bytes, over the ${MAX_STATE_BYTES}-byte limit` });
+      }
+    }
+  }
+
+  let claims: ClaimSummary[] = [];
+  const claimsFile = path.join(folder, '.ijfw', 'blackboard', 'claims.json');
+  const c = readBounded(claimsFile, MAX_CLAIMS_BYTES);
+  if (c && 'text' in c) claims = parseClaims(c.text);
+
+  const pending = (state?.subagents ?? []).filter((id) => isValidId(id) && !subs.has(id));
+  return { waveId, roots: [...roots], ...(state ? { state } : {}), claims, subs: [...subs.values()], pending: [...new Set(pending)], problems };
+}
+
+/**
+ * Is `dir` a git worktree of `folder`'s repository? Its `.git` is a file `gitdir: <folder>/.git/worktrees/<name>`
+ * (what `git worktree add` writes). Reads one small file, runs no git. A checkpoint naming any other path is ignored:
+ * a path from a checkpoint is never trusted (issue 18).
+ */
+export function isWorktreeOf(folder: string, dir: string): boolean {
+  // <folder>/.git/worktrees/<name> must exist, and the worktree's .git must point at it.
+  if (!path.isAbsolute(dir)) return false;
+  const got = readBounded(path.join(path.resolve(dir), '.git'), 4096);
+  if (!got || !('text' in got)) return false;
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(got.text);
+  if (!m) return false;
+  const gitdir = path.resolve(path.resolve(dir), m[1]!);
+  const prefix = path.join(folder, '.git', 'worktrees') + path.sep;
+  if (!gitdir.startsWith(prefix) || gitdir.slice(prefix.length).includes(path.sep)) return false;
+  try {
+    return statSync(gitdir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function anchorOf(o: SubObservation): number {
+  return (o.read.ok ? o.read.checkpoint.timeMs : undefined) ?? o.mtimeMs;
+}

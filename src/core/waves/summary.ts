@@ -1,0 +1,87 @@
+import * as path from 'node:path';
+import { workspacePath } from '../store/parseError';
+import { classifyWave, countDispositions, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
+import type { SubagentJson, WaveJson } from '../model/waves';
+
+export type { SubagentJson, WaveJson } from '../model/waves';
+import { listWaves, readWave } from './readWave';
+
+/**
+ * Waves as `ralph status --json`, the plan graph and `ralph waves check --json` show them: snake_case, times as ages
+ * in ms, paths workspace-relative.
+ */
+
+/**
+ * `workspacePath` for paths Ralph built itself under `folder` (a prefix check, no `path.relative`: 1,000 subagents
+ * per pass, bench/waves.bench.ts); anything else goes through `workspacePath`.
+ */
+export function relPath(folder: string, file: string): string {
+  const prefix = folder.endsWith(path.sep) ? folder : folder + path.sep;
+  if (file.startsWith(prefix) && !file.includes(`${path.sep}..${path.sep}`)) {
+    const rel = file.slice(prefix.length);
+    return path.sep === '/' ? rel : rel.split(path.sep).join('/');
+  }
+  return workspacePath(folder, file);
+}
+
+/** A subagent view as JSON (pure). */
+export function subagentJson(s: SubView, folder: string, now: number): SubagentJson {
+  return {
+    sub_id: s.subId,
+    disposition: s.disposition,
+    ...(s.doneSource ? { done_source: s.doneSource } : {}),
+    checkpoint_age_ms: s.checkpointAgeMs,
+    last_activity_age_ms: s.lastActivityAgeMs,
+    ...(s.orphanAtMs !== undefined ? { orphan_in_ms: Math.max(0, s.orphanAtMs - now) } : {}),
+    ...(s.nextStep !== undefined ? { next_step: s.nextStep } : {}),
+    ...(s.lastAction !== undefined ? { last_action: s.lastAction } : {}),
+    ...(s.unreadable ? { unreadable: s.unreadable } : {}),
+    ...(s.file ? { checkpoint: relPath(folder, s.file) } : {}),
+    ...(s.worktree ? { worktree: s.worktree } : {}),
+    ...(s.summary ? { summary: s.summary } : {}),
+  };
+}
+
+/** A wave view as JSON (pure). */
+export function waveJson(v: WaveView, folder: string): WaveJson {
+  return { wave_id: v.waveId, status: v.status ?? null, counts: countDispositions(v), subagents: v.subagents.map((s) => subagentJson(s, folder, v.now)) };
+}
+
+/**
+ * Every wave of a folder classified at `now` (newest first), for `ralph status` and the plan graph. Reads only;
+ * RESOLVED here is a state, not a log event. Never throws for bad content (problems are in each view).
+ */
+export function loadWaveViews(folder: string, o: { roots?: readonly string[]; now?: number; windows?: OrphanWindows } = {}): WaveView[] {
+  const roots = [folder, ...(o.roots ?? [])];
+  const now = o.now ?? Date.now();
+  const seen = new Set<string>();
+  const out: WaveView[] = [];
+  for (const w of listWaves(roots)) {
+    if (seen.has(w.waveId)) continue;
+    seen.add(w.waveId);
+    out.push(classifyWave(readWave(roots, w.waveId), now, o.windows ?? DEFAULT_WINDOWS));
+  }
+  return out;
+}
+
+/** `W12-A0 [in_progress]: 1 orphan (1 resumable), 2 active, 3 done` (pure): a wave in one line. */
+export function formatWaveLine(w: Pick<WaveJson, 'wave_id' | 'status' | 'counts'>): string {
+  const c = w.counts;
+  const parts: string[] = [];
+  if (c.orphans) parts.push(`${c.orphans} orphan${c.orphans === 1 ? '' : 's'} (${[c.RESUMED ? `${c.RESUMED} resumable` : '', c.STALE ? `${c.STALE} stale` : ''].filter(Boolean).join(', ')})`);
+  if (c.ACTIVE) parts.push(`${c.ACTIVE} active`);
+  if (c.PENDING) parts.push(`${c.PENDING} without a checkpoint`);
+  if (c.RESOLVED) parts.push(`${c.RESOLVED} done`);
+  return `${w.wave_id}${w.status ? ` [${w.status}]` : ''}: ${parts.join(', ') || 'no subagents'}`;
+}
+
+/** `1m13s`, `42s`, `350ms`: an age for people. */
+export function formatAge(ms: number | null): string {
+  if (ms === null) return '-';
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}

@@ -1,0 +1,63 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { Logger } from '../../../src/extension/logger';
+import { PlanTreeProvider } from '../../../src/extension/planTree';
+import { WaveMonitors } from '../../../src/extension/waveMonitors';
+import { resetFake } from '../../support/fakeVscode';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { writeCheckpoint } from '../../support/waveFixture';
+
+describe('the Plan view\'s waves row, live (extension adapters on the fake vscode, real files and timers)', function () {
+  this.timeout(20_000);
+  let t: TempFolder;
+  let waves: WaveMonitors | undefined;
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-ext-waves-');
+  });
+  afterEach(() => {
+    waves?.dispose();
+    waves = undefined;
+    t.dispose();
+  });
+
+  it('shows an orphan within a second of it crossing its window, with no file event and no refresh', async () => {
+    writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: new Date().toISOString(), next_step: 'go on' });
+    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [{ uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 }];
+    const log = new Logger();
+    waves = new WaveMonitors(log, { windows: { orphanAfterMs: 300, inactiveAfterMs: 600 } });
+    const plan = new PlanTreeProvider(log, (f) => waves!.summary(f));
+    let refreshed = 0;
+    waves.onDidChange(() => {
+      refreshed++;
+      plan.refresh();
+    });
+    await waves.ready();
+    assert.equal(refreshed, 1, 'the row is redrawn once the first evaluation is in');
+    const row = async () => {
+      const roots = await plan.getChildren();
+      const node = roots.find((n) => n.source.kind === 'waves');
+      assert.ok(node, 'a waves row');
+      return plan.getTreeItem(node);
+    };
+    assert.equal((await row()).description, '1 wave · W1: 1 active');
+    const crossed = Date.now() + 600;
+    const changed = new Promise<void>((resolve) => waves!.onDidChange(() => resolve()));
+    await changed;
+    assert.ok(Date.now() - crossed < 1000, `shown ${Date.now() - crossed} ms after crossing`);
+    assert.equal(refreshed, 2);
+    assert.equal((await row()).description, '1 wave · W1: 1 orphan (1 resumable)');
+    assert.deepEqual(waves.waves(t.dir).map((w) => w.subagents.map((s) => [s.sub_id, s.disposition, s.next_step])), [[['W1-A', 'RESUMED', 'go on']]]);
+  });
+
+  it('starts a monitor when .ijfw/ appears later and re-evaluates on the watcher\'s changes', async () => {
+    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [{ uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 }];
+    waves = new WaveMonitors(new Logger());
+    await waves.ready();
+    assert.equal(waves.summary(t.dir), undefined);
+    writeCheckpoint(t.dir, 'W2', 'W2-A', { schema_version: 1, ts: new Date(Date.now() - 600_000).toISOString(), tool_use_count: 1 });
+    waves.onWorkspaceChange({ folder: t.dir, kinds: ['waves'], paths: ['.ijfw/wave-W2/subagent-W2-A.checkpoint.json'] });
+    await waves.ready();
+    assert.deepEqual(waves.summary(t.dir), { newest: 'W2: 1 orphan (1 stale)', lines: ['W2: 1 orphan (1 stale)'], orphans: 1 });
+  });
+});

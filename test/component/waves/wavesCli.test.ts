@@ -1,0 +1,157 @@
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cliPath, runCli } from '../../support/cli';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { copyWaveWorkspace, snapshotFiles, writeCheckpoint, type WaveWorkspace } from '../../support/waveFixture';
+
+const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+
+describe('ralph waves check (dist/cli.js)', function () {
+  this.timeout(60_000);
+  let ws: WaveWorkspace;
+  beforeEach(() => { ws = copyWaveWorkspace(); });
+  afterEach(() => ws.dispose());
+
+  it('prints the gate result as JSON and exits 1 for MEDIUM, leaving every checkpoint byte for byte', () => {
+    const before = snapshotFiles(path.join(ws.folder, '.ijfw'));
+    const r = runCli(ws.folder, ['waves', 'check', '--phase', '1.5.0', '--wave', 'W1', '--root', ws.worktree, '--json']);
+    assert.equal(r.code, 1, r.stderr);
+    const j = r.json() as { severity: string; findings: { subId: string; disposition: string; brief_path?: string }[]; gate_result: { status: string }; wave: { subagents: { sub_id: string }[] } };
+    assert.equal(j.severity, 'MEDIUM');
+    assert.equal(j.gate_result.status, 'FLAG');
+    assert.ok(j.findings.some((f) => f.subId === 'W1-S12' && f.disposition === 'RESUMED' && f.brief_path === '.planning/1.5.0/resume-W1-S12.md'));
+    assert.ok(fs.existsSync(path.join(ws.folder, '.planning', '1.5.0', 'resume-W1-S12.md')));
+    assert.deepEqual(snapshotFiles(path.join(ws.folder, '.ijfw')), before);
+  });
+
+  it('prints text ending with the canonical gate-result block', () => {
+    const r = runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', 'W2']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Wave W2 \(phase p\): PASS/);
+    assert.match(r.stdout, /\n```gate-result\n\{[\s\S]*"status": "PASS"[\s\S]*\}\n```\n$/);
+  });
+
+  it('exits 0 for NOTE (only resumable orphans)', () => {
+    const t = makeTempFolder('ralph-waves-cli-');
+    try {
+      writeCheckpoint(t.dir, 'W7', 'W7-A', { schema_version: 1, ts: iso(300_000), next_step: 'finish it' });
+      const r = runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.json().severity, 'NOTE');
+    } finally {
+      t.dispose();
+    }
+  });
+
+  it('takes the orphan windows from .ralph/config.json, and the flags over them', () => {
+    const t = makeTempFolder('ralph-waves-cfg-');
+    try {
+      writeCheckpoint(t.dir, 'W7', 'W7-A', { schema_version: 1, ts: iso(5_000), next_step: 'finish it' });
+      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'PASS');
+      t.write('.ralph/config.json', JSON.stringify({ waves: { orphanAfterMs: 1000, inactiveAfterMs: 2000 } }));
+      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'NOTE');
+      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json', '--inactive-after-ms', '600000']).json().severity, 'PASS');
+    } finally {
+      t.dispose();
+    }
+  });
+
+  it('exits 2 for an invalid id, an unknown wave or root, and a missing --phase', () => {
+    assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', '../W1']).code, 2);
+    assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', '../p']).code, 2);
+    assert.equal(runCli(ws.folder, ['waves', 'check']).code, 2);
+    const unknown = runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', 'W9', '--json']);
+    assert.equal(unknown.code, 2);
+    assert.deepEqual(unknown.json(), { success: false, error: 'no wave W9: .ijfw/wave-W9 not found' });
+    assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--root', 'nowhere']).code, 2);
+  });
+
+  it('shows waves with their subagents in ralph status (text and --json)', () => {
+    const j = runCli(ws.folder, ['status', '--json']).json() as { waves: { wave_id: string; subagents: { sub_id: string; disposition: string }[] }[] };
+    const w1 = j.waves.find((w) => w.wave_id === 'W1')!;
+    assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S4')!.disposition, 'RESOLVED');
+    assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S1')!.disposition, 'RESUMED');
+    const text = runCli(ws.folder, ['status']).stdout;
+    assert.match(text, /^Wave W1 \[in_progress\]: .*orphans/m);
+    assert.match(text, /^ {2}W1-S1 RESUMED/m);
+  });
+});
+
+/** A `ralph waves check --watch --json` process and the passes it prints. */
+class Watch {
+  readonly child: ChildProcess;
+  readonly passes: { at: number; result: { severity: string; findings: { subId: string; disposition: string }[] } }[] = [];
+  private waiters: (() => void)[] = [];
+  constructor(folder: string, args: string[]) {
+    this.child = spawn(process.execPath, [cliPath, '-C', folder, 'waves', 'check', '--watch', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let buf = '';
+    this.child.stdout!.on('data', (d) => {
+      buf += String(d);
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (line.trim()) this.passes.push({ at: Date.now(), result: JSON.parse(line) });
+        for (const w of this.waiters.splice(0)) w();
+      }
+    });
+  }
+  /** Resolves when the watch has printed `n` passes; rejects after `ms`. */
+  async passCount(n: number, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (this.passes.length < n) {
+      if (Date.now() > deadline) throw new Error(`only ${this.passes.length} pass(es) after ${ms} ms`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    const done = new Promise<number | null>((resolve) => this.child.once('exit', (code) => resolve(code)));
+    this.child.kill('SIGINT');
+    return done;
+  }
+}
+
+describe('ralph waves check --watch (dist/cli.js)', function () {
+  this.timeout(60_000);
+  let t: TempFolder;
+  let w: Watch | undefined;
+  beforeEach(() => { t = makeTempFolder('ralph-waves-watch-'); });
+  afterEach(async () => {
+    await w?.stop();
+    w = undefined;
+    t.dispose();
+  });
+
+  it('reacts to a new checkpoint within a second', async () => {
+    writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(0), next_step: 'x' });
+    w = new Watch(t.dir, ['--phase', 'p']);
+    await w.passCount(1, 20_000);
+    assert.equal(w.passes[0]!.result.severity, 'PASS');
+    await new Promise((r) => setTimeout(r, 300));
+    const wrote = Date.now();
+    writeCheckpoint(t.dir, 'W1', 'W1-B', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
+    await w.passCount(2, 5_000);
+    const second = w.passes[1]!;
+    assert.ok(second.at - wrote < 1000, `reacted after ${second.at - wrote} ms`);
+    assert.deepEqual(second.result.findings.map((f) => [f.subId, f.disposition]), [['W1-B', 'RESUMED']]);
+    assert.equal(await w.stop(), 0);
+    assert.ok(t.exists('.planning/p/resume-W1-B.md'));
+  });
+
+  it('reports a sub crossing its orphan window with no file event', async () => {
+    writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(0), next_step: 'x' });
+    w = new Watch(t.dir, ['--phase', 'p', '--orphan-after-ms', '400', '--inactive-after-ms', '700']);
+    await w.passCount(1, 20_000);
+    assert.deepEqual(w.passes[0]!.result.findings, []);
+    await w.passCount(2, 5_000);
+    assert.deepEqual(w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]), [['W1-A', 'RESUMED']]);
+    const log = t.read('.planning/p/RALPH-LOG.md');
+    assert.match(log, /— PASS \(no orphans in wave W1\)[\s\S]*— RESUMED W1-A/);
+  });
+});
