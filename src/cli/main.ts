@@ -11,6 +11,7 @@ import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
 import { registerRunCommand } from './runCommand';
 import { registerWavesCommand } from './wavesCommand';
+import { registerWatchCommand } from './watchCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerSessionCommand(program);
   registerRunCommand(program);
   registerWavesCommand(program);
+  registerWatchCommand(program);
   return program;
 }
 

@@ -75,3 +75,24 @@ export async function stopRun(folder: string, runId?: string, probe?: RunProbe):
   await touch(file);
   return { success: true, run: run.id, action: 'stop_requested', kind: run.kind, files: [file] };
 }
+
+/**
+ * The run `ralph watch` follows: `--run ID` (any run, active or finished, ours or flow-next's); otherwise the
+ * active run of ours, or, when none of ours is active, the only active flow-next run. Throws `OperationError`
+ * `run_not_found` (`Run X not found`), `no_active_run` (`No active runs`) or `several_active_runs`
+ * (`Multiple active runs, specify --run: a, b`).
+ */
+export function resolveWatchedRun(folder: string, runId?: string, probe: RunProbe = {}): RunInfo {
+  const runs = listRuns(folder, probe).runs;
+  if (runId !== undefined) {
+    const r = runs.find((x) => x.id === runId);
+    if (!r) throw new OperationError('run_not_found', `Run ${runId} not found`);
+    return r;
+  }
+  const active = runs.filter((r) => r.active);
+  const ours = active.filter((r) => r.kind === 'ralph');
+  const pick = ours.length ? ours : active;
+  if (pick.length === 0) throw new OperationError('no_active_run', 'No active runs (use --run ID to replay a finished one)');
+  if (pick.length > 1) throw new OperationError('several_active_runs', `Multiple active runs, specify --run: ${pick.map((r) => r.id).join(', ')}`);
+  return pick[0]!;
+}
