@@ -1,0 +1,471 @@
+import * as path from 'node:path';
+import { parseShell, shellQuote, ShellSyntaxError, type ShellCall, type ShellRedirect, type ShellWord } from './shellSyntax';
+
+/**
+ * From parsed shell to the programs it would run (issue 17): every simple command, then what it hands its
+ * arguments to. Wrappers (`env`, `command`, `exec`, `nohup`, `timeout`, `nice`, `sudo`, `xargs`, `time`, `find
+ * -exec`, …) are unwrapped; shells given a script (`bash -c '…'`, `eval`, `trap`, a here-document or here-string
+ * fed to a shell, `watch`, `flock -c`, `su -c`, `ralph gate … -- …`) have that script parsed and analysed in
+ * turn. What cannot be known before running (a computed command name or script, a shell reading commands from a
+ * pipe) is a {@link Problem}: the guard denies it (fail closed).
+ */
+
+/** A program the command would run, with its arguments. */
+export interface Invocation {
+  /** Resolved name: the basename of the first word, quotes and escapes removed (`/usr/bin/git`, `\git` → `git`). */
+  name: string;
+  /** The words from the program's name on. */
+  argv: ShellWord[];
+  /** The simple command it came from (its redirections and standard input). */
+  call: ShellCall;
+  /** Wrappers and script hosts it was found in, outermost first (`bash -c`, `timeout`, …). */
+  via: string[];
+  /** True when the words are not in the original text (inside a `bash -c` string, `eval`, a here-document …). */
+  nested: boolean;
+  /** When the invocation is a gate-runner call: its label and the gated command text. */
+  gate?: { label: string; command: string };
+}
+
+/** Something the guard cannot see through; the command is denied with this reason. */
+export interface Problem {
+  reason: string;
+}
+
+/** All programs of a command, the redirections anywhere in it, and the directories it may `cd` into. */
+export interface Analysis {
+  invocations: Invocation[];
+  redirects: { redirect: ShellRedirect; nested: boolean }[];
+  /** Literal `cd`/`pushd` targets (as written) and whether a computed one occurs. */
+  cdTargets: string[];
+  cdComputed: boolean;
+  problems: Problem[];
+}
+
+/** How a gate-runner call looks, so a wrapped command is recognised when it comes back (absolute cli path). */
+export interface GateRunnerShape {
+  /** Absolute path of `dist/cli.js` (its basename `cli.js` with `gate` after it also counts). */
+  cliPath: string;
+}
+
+const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash', 'yash', 'posh', 'fish', 'tcsh', 'csh']);
+const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript', 'osascript']);
+/** Programs that download: piping them into a shell or interpreter is denied (issue 17 hard denies). */
+export const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lynx', 'links', 'nc', 'ncat', 'socat']);
+const MAX_DEPTH = 8;
+
+/** The value of an exact word, else `null`. */
+const val = (w: ShellWord | undefined): string | null => (w ? w.value : null);
+
+/** Analyses `text` (throws {@link ShellSyntaxError} when it does not parse). */
+export function analyseCommand(text: string, shape: GateRunnerShape): Analysis {
+  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [] };
+  analyseScript(text, false, [], 0, out, shape);
+  return out;
+}
+
+function analyseScript(text: string, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  if (depth > MAX_DEPTH) {
+    out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
+    return;
+  }
+  let parsed;
+  try {
+    parsed = parseShell(text);
+  } catch (err) {
+    if (err instanceof ShellSyntaxError) {
+      out.problems.push({ reason: `cannot parse${nested ? ` the script given to ${via.at(-1) ?? 'a shell'}` : ''}: ${err.message}` });
+      return;
+    }
+    throw err;
+  }
+  for (const r of parsed.redirects) out.redirects.push({ redirect: r, nested });
+  for (const call of parsed.calls) {
+    if (call.words.length === 0) continue;
+    expand(call.words, call, nested, via, depth, out, shape);
+  }
+}
+
+/** Shell text for words the guard re-parses (`eval a b` → `a b`; exact words only). */
+function joinExact(words: ShellWord[], what: string, out: Analysis): string | null {
+  const vals: string[] = [];
+  for (const w of words) {
+    if (w.value === null) {
+      out.problems.push({ reason: `${what} is computed at run time (${w.literal || 'an expansion'}…): write it out literally` });
+      return null;
+    }
+    vals.push(w.value);
+  }
+  return vals.join(' ');
+}
+
+/** Takes option words off the front of `words`: `withArg` options consume the next word (or `=value`/attached). */
+function skipOptions(words: ShellWord[], i: number, withArg: Set<string>, opts: { stopAtFirstNonOption?: boolean; attachedShort?: boolean } = {}): number {
+  while (i < words.length) {
+    const v = words[i]!.value;
+    if (v === null) return i;
+    if (v === '--') return i + 1;
+    if (!v.startsWith('-') || v === '-') return i;
+    if (v.startsWith('--')) {
+      const name = v.includes('=') ? v.slice(0, v.indexOf('=')) : v;
+      i += withArg.has(name) && !v.includes('=') ? 2 : 1;
+      continue;
+    }
+    // Short cluster: -abc; an option with an argument takes the rest of the cluster or the next word.
+    let consumed = 1;
+    for (let k = 1; k < v.length; k++) {
+      if (withArg.has(`-${v[k]}`)) {
+        if (k === v.length - 1) consumed = 2;
+        break;
+      }
+    }
+    i += consumed;
+    void opts;
+  }
+  return i;
+}
+
+function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  if (depth > MAX_DEPTH) {
+    out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
+    return;
+  }
+  if (argv.length === 0) return;
+  const first = argv[0]!;
+  if (first.value === null) {
+    out.problems.push({ reason: `the command name is computed at run time (${first.literal || 'an expansion'}…): write the command out literally` });
+    return;
+  }
+  const name = path.posix.basename(first.value);
+  if (name === '') {
+    out.problems.push({ reason: 'an empty command name' });
+    return;
+  }
+  const inv: Invocation = { name, argv, call, via, nested };
+  out.invocations.push(inv);
+  const rest = (i: number, how: string) => expand(argv.slice(i), call, nested, [...via, how], depth + 1, out, shape);
+  const script = (words: ShellWord[], how: string) => {
+    const text = joinExact(words, `the script given to ${how}`, out);
+    if (text !== null) analyseScript(text, true, [...via, how], depth + 1, out, shape);
+  };
+  const a = (i: number) => val(argv[i]);
+
+  switch (name) {
+    case 'cd':
+    case 'pushd': {
+      const target = argv.slice(1).find((w) => w.value === null || !w.value.startsWith('-'));
+      if (!target) out.cdTargets.push('~');
+      else if (target.value === null) out.cdComputed = true;
+      else out.cdTargets.push(target.value);
+      return;
+    }
+    case 'env': {
+      let i = 1;
+      const splitStrings: ShellWord[] = [];
+      while (i < argv.length) {
+        const v = a(i);
+        if (v === null) break;
+        if (v === '--') {
+          i++;
+          break;
+        }
+        if (v === '-S' || v === '--split-string') {
+          if (argv[i + 1]) splitStrings.push(argv[i + 1]!);
+          i += 2;
+          continue;
+        }
+        if (v.startsWith('--split-string=') || (v.startsWith('-S') && v.length > 2)) {
+          const w = argv[i]!;
+          const s = v.startsWith('-S') ? v.slice(2) : v.slice(v.indexOf('=') + 1);
+          splitStrings.push({ ...w, value: s });
+          i++;
+          continue;
+        }
+        if (['-u', '-C', '--unset', '--chdir'].includes(v)) {
+          i += 2;
+          continue;
+        }
+        if (v.startsWith('-')) {
+          i++;
+          continue;
+        }
+        break;
+      }
+      while (i < argv.length && a(i) !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a(i)!)) i++;
+      if (splitStrings.length) {
+        script([...splitStrings, ...argv.slice(i).map((w) => ({ ...w, value: w.value === null ? null : shellQuote(w.value) }))], 'env -S');
+        return;
+      }
+      if (i < argv.length) rest(i, 'env');
+      return;
+    }
+    case 'command': {
+      let i = 1;
+      let runs = true;
+      while (i < argv.length && a(i)?.startsWith('-')) {
+        if (a(i) === '--') {
+          i++;
+          break;
+        }
+        if (/[vV]/.test(a(i)!)) runs = false;
+        i++;
+      }
+      if (runs) rest(i, 'command');
+      return;
+    }
+    case 'builtin':
+      rest(1, 'builtin');
+      return;
+    case 'exec':
+      rest(skipOptions(argv, 1, new Set(['-a'])), 'exec');
+      return;
+    case 'nohup':
+    case 'setsid':
+    case 'unbuffer':
+    case 'chronic':
+    case 'catchsegv':
+    case 'doas':
+    case 'caffeinate':
+    case 'tsp':
+      rest(skipOptions(argv, 1, new Set(['-u', '-C'])), name);
+      return;
+    case 'stdbuf':
+      rest(skipOptions(argv, 1, new Set(['-i', '-o', '-e', '--input', '--output', '--error'])), 'stdbuf');
+      return;
+    case 'nice': {
+      let i = 1;
+      while (i < argv.length && a(i)?.startsWith('-')) {
+        const v = a(i)!;
+        if (v === '--') {
+          i++;
+          break;
+        }
+        i += v === '-n' || v === '--adjustment' ? 2 : 1;
+      }
+      rest(i, 'nice');
+      return;
+    }
+    case 'ionice':
+      rest(skipOptions(argv, 1, new Set(['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'])), 'ionice');
+      return;
+    case 'taskset': {
+      let i = skipOptions(argv, 1, new Set());
+      i++; // the mask / cpu list
+      rest(i, 'taskset');
+      return;
+    }
+    case 'timeout': {
+      let i = skipOptions(argv, 1, new Set(['-s', '-k', '--signal', '--kill-after']));
+      i++; // the duration
+      rest(i, 'timeout');
+      return;
+    }
+    case 'sudo': {
+      const withArg = new Set(['-u', '-g', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '-h', '--user', '--group', '--prompt', '--close-from', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--host']);
+      const i = skipOptions(argv, 1, withArg);
+      if (i < argv.length) rest(i, 'sudo');
+      else if (argv.slice(1).some((w) => w.value !== null && /^-[a-zA-Z]*[si]/.test(w.value))) shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'xargs': {
+      const withArg = new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--replace', '--max-lines', '--max-chars', '--eof', '--process-slot-var']);
+      const i = skipOptions(argv, 1, withArg);
+      const supplied: ShellWord = { value: null, pattern: /^[\s\S]*$/, splittable: true, literal: '', expansion: 'dynamic', start: call.end, end: call.end };
+      if (i < argv.length) expand([...argv.slice(i), supplied], call, nested, [...via, 'xargs'], depth + 1, out, shape);
+      return;
+    }
+    case 'time': {
+      const i = skipOptions(argv, 1, new Set(['-f', '-o', '--format', '--output']));
+      rest(i, 'time');
+      return;
+    }
+    case 'watch': {
+      const i = skipOptions(argv, 1, new Set(['-n', '-q', '--interval', '--equexit']));
+      if (argv.slice(1, i).some((w) => w.value === '-x' || w.value === '--exec')) rest(i, 'watch -x');
+      else script(argv.slice(i), 'watch');
+      return;
+    }
+    case 'flock': {
+      const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--command'));
+      if (cIdx > 0) {
+        script(argv.slice(cIdx + 1, cIdx + 2), 'flock -c');
+        return;
+      }
+      let i = skipOptions(argv, 1, new Set(['-w', '-E', '--timeout', '--conflict-exit-code']));
+      i++; // the lock file
+      rest(i, 'flock');
+      return;
+    }
+    case 'su':
+    case 'runuser':
+    case 'script': {
+      const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--command'));
+      if (cIdx > 0) script(argv.slice(cIdx + 1, cIdx + 2), `${name} -c`);
+      else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null)) shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'parallel': {
+      const sep = argv.findIndex((w) => w.value === ':::' || w.value === '::::');
+      const i = skipOptions(argv, 1, new Set(['-j', '-S', '--jobs', '--sshlogin']));
+      const cmd = argv.slice(i, sep < 0 ? undefined : sep);
+      if (cmd.length) script(cmd, 'parallel');
+      else shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'find':
+      expandFind(argv, call, nested, via, depth, out, shape);
+      return;
+    case 'eval':
+      script(argv.slice(1), 'eval');
+      return;
+    case 'trap': {
+      const i = skipOptions(argv, 1, new Set());
+      if (i < argv.length && !argv.slice(1, i).some((w) => w.value === '-p' || w.value === '-l')) script([argv[i]!], 'trap');
+      return;
+    }
+    case 'alias':
+      for (const w of argv.slice(1)) {
+        if (w.value === null) {
+          out.problems.push({ reason: 'an alias with a computed value' });
+          continue;
+        }
+        const eq = w.value.indexOf('=');
+        if (eq > 0) analyseScript(w.value.slice(eq + 1), true, [...via, 'alias'], depth + 1, out, shape);
+      }
+      return;
+    case 'source':
+    case '.':
+      if (argv[1] && argv[1].value === null) out.problems.push({ reason: `${name} of a computed file (${argv[1].literal || 'an expansion'}…)` });
+      return;
+    case 'busybox':
+    case 'toybox':
+      rest(1, name);
+      return;
+    case 'ralph':
+      if (a(1) === 'gate') gateCall(inv, 2, out, via, depth, shape);
+      return;
+    case 'node':
+    case 'nodejs': {
+      const script1 = a(1);
+      if (script1 !== null && a(2) === 'gate' && (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')) {
+        gateCall(inv, 3, out, via, depth, shape);
+        return;
+      }
+      break;
+    }
+    case 'npx':
+    case 'bunx':
+    case 'pnpx': {
+      const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--call'));
+      if (cIdx > 0) script(argv.slice(cIdx + 1, cIdx + 2), `${name} -c`);
+      return;
+    }
+  }
+  if (SHELLS.has(name)) expandShell(inv, out, via, depth, shape);
+  else if (INTERPRETERS.has(name)) {
+    const hasProgram = argv.slice(1).some((w) => w.value === null || !w.value.startsWith('-') || /^-[a-zA-Z]*[ceEpr]$|^--(eval|print)/.test(w.value));
+    if (!hasProgram && call.stdin.kind === 'pipe' && call.stdin.upstream.some((c) => isDownloader(c))) {
+      out.problems.push({ reason: `a download is piped into ${name}` });
+    }
+  }
+}
+
+function isDownloader(c: ShellCall): boolean {
+  const v = c.words[0]?.value;
+  return v !== null && v !== undefined && DOWNLOADERS.has(path.posix.basename(v));
+}
+
+/** `ralph gate <label> [opts] -- <cmd…>` (words from `i`): the gated command is analysed as a script. */
+function gateCall(inv: Invocation, i: number, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const words = inv.argv;
+  const labelIdx = words.slice(i).findIndex((w) => w.value === null || !w.value.startsWith('-'));
+  const dd = words.findIndex((w, k) => k >= i && w.value === '--');
+  const label = labelIdx >= 0 ? words[i + labelIdx]!.value : null;
+  const cmdWords = dd >= 0 ? words.slice(dd + 1) : labelIdx >= 0 ? words.slice(i + labelIdx + 1) : [];
+  if (label === null) {
+    out.problems.push({ reason: 'a gate call with a computed label' });
+    return;
+  }
+  const text = cmdWords.length === 1 ? cmdWords[0]!.value : joinExact(cmdWords, 'the gated command', out);
+  if (text === null || text === undefined) {
+    if (cmdWords.length === 1) out.problems.push({ reason: 'the gated command is computed at run time' });
+    return;
+  }
+  inv.gate = { label, command: text };
+  analyseScript(text, true, [...via, `gate ${label}`], depth + 1, out, shape);
+}
+
+/** `bash [opts] -c SCRIPT`, `bash file`, or `bash` reading commands from its standard input. */
+function expandShell(inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const w = inv.argv;
+  let i = 1;
+  let commandMode = false;
+  let stdinMode = false;
+  // busybox sh / toybox sh leave the applet name as argv[0]: already shifted by the caller.
+  while (i < w.length) {
+    const v = w[i]!.value;
+    if (v === null) break;
+    if (v === '--' || v === '-') {
+      i++;
+      break;
+    }
+    if (v.startsWith('--')) {
+      i += ['--rcfile', '--init-file'].includes(v) ? 2 : 1;
+      continue;
+    }
+    if (/^[-+][A-Za-z]+$/.test(v)) {
+      const letters = v.slice(1);
+      if (letters.includes('c')) commandMode = true;
+      if (letters.includes('s')) stdinMode = true;
+      // -o / -O take an argument
+      i += /[oO]$/.test(letters) ? 2 : 1;
+      continue;
+    }
+    break;
+  }
+  if (commandMode) {
+    const scriptWord = w[i];
+    if (!scriptWord) {
+      out.problems.push({ reason: `${inv.name} -c without a script` });
+      return;
+    }
+    if (scriptWord.value === null) {
+      out.problems.push({ reason: `the script given to ${inv.name} -c is computed at run time (${scriptWord.literal || 'an expansion'}…): write it out literally` });
+      return;
+    }
+    analyseScript(scriptWord.value, true, [...via, `${inv.name} -c`], depth + 1, out, shape);
+    return;
+  }
+  if (!stdinMode && i < w.length) {
+    if (w[i]!.value === null) out.problems.push({ reason: `${inv.name} runs a computed script file (${w[i]!.literal || 'an expansion'}…)` });
+    return; // a script file: its content is not the guard's to see
+  }
+  shellFromStdin(inv, out, via, depth, shape);
+}
+
+/** A shell (or `sudo -s`, `su`, `parallel`) that reads commands from its standard input. */
+function shellFromStdin(inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const stdin = inv.call.stdin;
+  if (stdin.kind === 'pipe') {
+    const download = stdin.upstream.some(isDownloader);
+    out.problems.push({ reason: download ? `a download is piped into a shell (${inv.name})` : `${inv.name} reads commands from a pipe: the guard cannot see them; run the commands directly` });
+  } else if (stdin.kind === 'heredoc') {
+    if (stdin.body.value === null) out.problems.push({ reason: `the here-document fed to ${inv.name} expands at run time: quote its delimiter (<<'EOF') or run the commands directly` });
+    else analyseScript(stdin.body.value, true, [...via, `${inv.name} <<`], depth + 1, out, shape);
+  } else if (stdin.kind === 'file' && stdin.target.value === null) {
+    out.problems.push({ reason: `${inv.name} reads commands from a computed file` });
+  }
+}
+
+/** `find PATHS… EXPR`: `-exec`/`-execdir`/`-ok`/`-okdir` run programs; `{}` stands for each path found. */
+function expandFind(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  for (let i = 1; i < argv.length; i++) {
+    const v = argv[i]!.value;
+    if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
+      let j = i + 1;
+      while (j < argv.length && argv[j]!.value !== ';' && argv[j]!.value !== '+') j++;
+      const inner = argv.slice(i + 1, j).map((w) => (w.value === '{}' ? { ...w, value: null, pattern: /^[\s\S]*$/, literal: '{}', expansion: 'dynamic' as const } : w));
+      expand(inner, call, nested, [...via, `find ${v}`], depth + 1, out, shape);
+      i = j;
+    }
+  }
+}
