@@ -10,6 +10,8 @@ import { registerStaleCommand } from './staleCommand';
 import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
 import { registerRunCommand } from './runCommand';
+import { registerGateCommand } from './gateCommand';
+import { registerGuardCommand } from './guardCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -33,6 +35,8 @@ export function buildProgram(): Command {
   registerControlCommands(program);
   registerSessionCommand(program);
   registerRunCommand(program);
+  registerGateCommand(program);
+  registerGuardCommand(program);
   return program;
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GATE_LABELS } from './commandPolicy';
@@ -52,7 +52,7 @@ export function readGateState(workspace: string, stateDir: string): GateStateSna
     }
   }
   try {
-    for (const name of existsSync(gates) ? require('node:fs').readdirSync(gates) as string[] : []) {
+    for (const name of existsSync(gates) ? readdirSync(gates) : []) {
       const m = /^\.(\w+)-[0-9a-f]+\.lock$/.exec(name);
       if (!m) continue;
       const pid = Number(readFileSync(path.join(gates, name, 'pid'), 'utf8').trim());

@@ -1,4 +1,4 @@
-import sh, { type ShNode } from 'mvdan-sh';
+import type { ShNode, ShSyntax } from 'mvdan-sh';
 
 /**
  * Shell text → the facts the command guard decides on, through a real bash parser (mvdan.cc/sh v3 `syntax`, the
@@ -75,8 +75,16 @@ export interface ParsedShell {
 /** The script could not be parsed; `message` is the parser's (`1:3: && must be followed by a statement`). */
 export class ShellSyntaxError extends Error {}
 
-const { syntax } = sh;
-let parser: ReturnType<typeof syntax.NewParser> | undefined;
+// Loaded on first use: the parser is 1.5 MB of GopherJS that commands without a guard should not pay for.
+let syntaxModule: ShSyntax | undefined;
+let parser: ReturnType<ShSyntax['NewParser']> | undefined;
+const syntax = new Proxy({} as ShSyntax, {
+  get(_t, key: keyof ShSyntax) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    syntaxModule ??= (require('mvdan-sh') as { syntax: ShSyntax }).syntax;
+    return syntaxModule[key];
+  },
+});
 
 /** bash's redirection operators by mvdan/sh `RedirOperator` value (syntax/tokens.go). */
 const REDIR_OPS: Record<number, string> = { 54: '>', 55: '>>', 56: '<', 57: '<>', 58: '<&', 59: '>&', 60: '>|', 61: '<<', 62: '<<-', 63: '<<<', 64: '&>', 65: '&>>' };

@@ -28,6 +28,8 @@ export type EngineEvent =
   | { type: 'deferred'; reason: string; waitMs: number; resetsAt: number | null; inARow: number }
   | { type: 'reviewVerdict'; verdict: string }
   | { type: 'warning'; message: string }
+  /** The command guard denied or rewrote an agent's tool call (issue 17); `text` is the activity line. */
+  | { type: 'guard'; decision: 'deny' | 'rewrite'; tool: string; subject: string; reason: string; command?: string; text: string }
   | { type: 'runEnded'; state: RunEndState; reason: string; completionReason: string; exitCode: number; iterations: number; costUsd: number; done: number; total: number };
 
 /** A gate tier (basic / full / final), from the command policy's `[gates]`. */
