@@ -336,8 +336,20 @@ export function commandForms(argv: ShellWord[]): Form[] {
   return forms;
 }
 
-/** A policy prefix in canonical form (`pnpm run lint` → `pnpm lint`, `npx mocha` → `mocha`). */
+const prefixCache = new Map<string, string[]>();
+
+/** A policy prefix in canonical form (`pnpm run lint` → `pnpm lint`, `npx mocha` → `mocha`). Cached per text. */
 export function canonicalPrefix(prefix: string): string[] {
+  let c = prefixCache.get(prefix);
+  if (!c) {
+    if (prefixCache.size > 1000) prefixCache.clear();
+    c = canonicalPrefixUncached(prefix);
+    prefixCache.set(prefix, c);
+  }
+  return c;
+}
+
+function canonicalPrefixUncached(prefix: string): string[] {
   let parsed;
   try {
     parsed = parseShell(prefix);
@@ -396,9 +408,14 @@ interface WrapRow {
 }
 
 /** `[wrap]` rows plus the single-command `[gates]` pins (§3.9 step 5), pins first. */
+const wrapCache = new WeakMap<CommandPolicy, WrapRow[]>();
+
 function wrapRules(policy: CommandPolicy | null): WrapRow[] {
   if (!policy) return [];
+  const cached = wrapCache.get(policy);
+  if (cached) return cached;
   const rows: WrapRow[] = [];
+  wrapCache.set(policy, rows);
   for (const pin of tierPinForms(policy)) if (pin.single) rows.push({ prefix: pin.single, label: pin.tier, what: pin.command });
   for (const w of policy.wrap) rows.push({ prefix: canonicalPrefix(w.prefix), label: w.label, what: w.prefix });
   return rows;
@@ -412,9 +429,14 @@ interface TierPin {
   single: string[] | null;
 }
 
+const pinCache = new WeakMap<CommandPolicy, TierPin[]>();
+
 function tierPinForms(policy: CommandPolicy | null): TierPin[] {
   if (!policy) return [];
+  const cached = pinCache.get(policy);
+  if (cached) return cached;
   const out: TierPin[] = [];
+  pinCache.set(policy, out);
   for (const tier of GATE_TIERS) {
     const row = policy.gates[tier];
     if (!row) continue;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -83,6 +83,7 @@ export interface GuardServerOptions {
 export async function startGuardServer(o: GuardServerOptions): Promise<GuardServer> {
   const install = o.install ?? guardInstall();
   const socket = guardSocketPath(o.runDir);
+  mkdirSync(path.dirname(socket), { recursive: true });
   if (existsSync(socket)) unlinkSync(socket);
   // The policy stays parsed while its file is unchanged (mtime + size).
   let cache: { key: string; policy: CommandPolicy | null } | undefined;
