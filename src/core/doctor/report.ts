@@ -79,6 +79,9 @@ export function formatDoctorReport(r: DoctorReport): string {
   lines.push('', 'Agent CLIs:');
   if (!r.agents.length) lines.push('  (none found on PATH: install claude or cursor-agent)');
   for (const a of r.agents) lines.push(`  ${a.name.padEnd(13)} ${a.version ?? `? (${a.note ?? 'unknown'})`}  ${a.path}`);
+  // The command guard (issue 17) rides on Claude Code's PreToolUse hook; cursor-agent has none.
+  lines.push('', 'Command guard:', '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions');
+  if (r.agents.some((a) => a.name === 'cursor-agent' || a.name === 'agent')) lines.push('  cursor-agent  no PreToolUse hook: .ralph/command-policy and the guard\'s hard denies are NOT enforced for it');
   lines.push('', 'Problems:');
   if (!r.problems.length) lines.push('  none');
   for (const p of r.problems) lines.push(`  ${formatProblem(p)}`);
