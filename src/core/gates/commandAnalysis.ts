@@ -39,12 +39,20 @@ export interface Analysis {
   cdTargets: string[];
   cdComputed: boolean;
   problems: Problem[];
+  /** Code given inline to interpreters (`python -c CODE`, `node -e CODE`, a here-document fed to them). */
+  inlineCode: { name: string; code: string }[];
 }
 
 /** How a gate-runner call looks, so a wrapped command is recognised when it comes back (absolute cli path). */
 export interface GateRunnerShape {
   /** Absolute path of `dist/cli.js` (its basename `cli.js` with `gate` after it also counts). */
   cliPath: string;
+  /**
+   * Reads a script file the command runs (`bash x.sh`, `source x.sh`, `./x.sh`), resolved against the cwd:
+   * its text; `null` when it is not a shell script or cannot be read (binary, too large); `undefined` when it
+   * does not exist. Without a reader, script files are not looked into.
+   */
+  readScript?: (file: string) => string | null | undefined;
 }
 
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash', 'yash', 'posh', 'fish', 'tcsh', 'csh']);
@@ -58,7 +66,7 @@ const val = (w: ShellWord | undefined): string | null => (w ? w.value : null);
 
 /** Analyses `text` (throws {@link ShellSyntaxError} when it does not parse). */
 export function analyseCommand(text: string, shape: GateRunnerShape): Analysis {
-  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [] };
+  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [], inlineCode: [] };
   analyseScript(text, false, [], 0, out, shape);
   return out;
 }
@@ -97,6 +105,24 @@ function joinExact(words: ShellWord[], what: string, out: Analysis): string | nu
   }
   return vals.join(' ');
 }
+
+/**
+ * The script of a `-c SCRIPT` option anywhere after the program (`-c`, a short cluster ending in `c` such as `-qc`,
+ * `--command SCRIPT`, `--command=SCRIPT`); undefined when there is none.
+ */
+function commandOption(argv: ShellWord[]): ShellWord | undefined {
+  for (let k = 1; k < argv.length; k++) {
+    const v = argv[k]!.value;
+    if (v === null) continue;
+    if (v === '--') return undefined;
+    if (v.startsWith('--command=')) return { ...argv[k]!, value: v.slice('--command='.length) };
+    if (v === '--command' || /^-[A-Za-z]*c$/.test(v)) return argv[k + 1] ?? { ...argv[k]!, value: '' };
+  }
+  return undefined;
+}
+
+/** Paths through which a program reads its own standard input as a file. */
+const STDIN_FILES = /^(-|\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|\/dev\/tty)$/;
 
 /** Takes option words off the front of `words`: `withArg` options consume the next word (or `=value`/attached). */
 function skipOptions(words: ShellWord[], i: number, withArg: Set<string>, opts: { stopAtFirstNonOption?: boolean; attachedShort?: boolean } = {}): number {
@@ -285,9 +311,9 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
       return;
     }
     case 'flock': {
-      const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--command'));
-      if (cIdx > 0) {
-        script(argv.slice(cIdx + 1, cIdx + 2), 'flock -c');
+      const c = commandOption(argv);
+      if (c) {
+        script([c], 'flock -c');
         return;
       }
       let i = skipOptions(argv, 1, new Set(['-w', '-E', '--timeout', '--conflict-exit-code']));
@@ -298,8 +324,8 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     case 'su':
     case 'runuser':
     case 'script': {
-      const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--command'));
-      if (cIdx > 0) script(argv.slice(cIdx + 1, cIdx + 2), `${name} -c`);
+      const c = commandOption(argv);
+      if (c) script([c], `${name} -c`);
       else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null)) shellFromStdin(inv, out, via, depth, shape);
       return;
     }
@@ -335,6 +361,36 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     case 'source':
     case '.':
       if (argv[1] && argv[1].value === null) out.problems.push({ reason: `${name} of a computed file (${argv[1].literal || 'an expansion'}…)` });
+      else if (argv[1]?.value && STDIN_FILES.test(argv[1].value)) shellFromStdin(inv, out, via, depth, shape);
+      else if (argv[1]?.value) scriptFile(argv[1].value, inv, out, via, depth, shape);
+      return;
+    case 'chroot': {
+      const i = skipOptions(argv, 1, new Set(['--userspec', '--groups']));
+      if (i + 1 < argv.length) rest(i + 1, 'chroot');
+      else shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'unshare':
+    case 'nsenter':
+    case 'systemd-run':
+    case 'firejail':
+    case 'proot':
+    case 'fakeroot':
+    case 'dbus-run-session':
+    case 'xvfb-run':
+    case 'with-lock':
+    case 'retry':
+      rest(skipOptions(argv, 1, new Set(['-t', '-u', '-p', '--unit', '--property', '-E', '--setenv', '--target', '-n', '--server-num', '-s'])), name);
+      return;
+    case 'ssh': {
+      // ssh [opts] host [command…]: the command runs in a shell (on a host that may be this one).
+      const i = skipOptions(argv, 1, new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w']));
+      if (i + 1 < argv.length) script(argv.slice(i + 1), 'ssh');
+      return;
+    }
+    case 'at':
+    case 'batch':
+      shellFromStdin(inv, out, via, depth, shape);
       return;
     case 'busybox':
     case 'toybox':
@@ -360,8 +416,14 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
       return;
     }
   }
+  if (first.value.includes('/') && !SHELLS.has(name) && !INTERPRETERS.has(name)) scriptFile(first.value, inv, out, via, depth, shape, true);
   if (SHELLS.has(name)) expandShell(inv, out, via, depth, shape);
   else if (INTERPRETERS.has(name)) {
+    if (call.stdin.kind === 'heredoc' && call.stdin.body.value !== null) out.inlineCode.push({ name, code: call.stdin.body.value });
+    for (let k = 1; k < argv.length; k++) {
+      const v = argv[k]!.value;
+      if (v !== null && /^(-[a-zA-Z]*[ceEpr]|--eval|--print|--command)$/.test(v) && argv[k + 1]) out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
+    }
     const hasProgram = argv.slice(1).some((w) => w.value === null || !w.value.startsWith('-') || /^-[a-zA-Z]*[ceEpr]$|^--(eval|print)/.test(w.value));
     if (!hasProgram && call.stdin.kind === 'pipe' && call.stdin.upstream.some((c) => isDownloader(c))) {
       out.problems.push({ reason: `a download is piped into ${name}` });
@@ -392,6 +454,32 @@ function gateCall(inv: Invocation, i: number, out: Analysis, via: string[], dept
   }
   inv.gate = { label, command: text };
   analyseScript(text, true, [...via, `gate ${label}`], depth + 1, out, shape);
+}
+
+/**
+ * A script file run by a shell or `source` (or directly, `./x.sh`): one that does not exist yet (written by this
+ * very command) is denied; an existing one is analysed for denied commands.
+ */
+function scriptFile(file: string, inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape, direct = false): void {
+  if (!shape.readScript) return;
+  // After `cd dir`, a relative script is looked up there too.
+  const candidates = file.startsWith('/') || file.startsWith('~') ? [file] : [file, ...out.cdTargets.filter((t) => !t.startsWith('-')).map((t) => path.posix.join(t, file))];
+  let text: string | null | undefined;
+  for (const c of candidates) {
+    text = shape.readScript(c);
+    if (text !== undefined) break;
+  }
+  if (text === undefined) {
+    if (!direct || file.startsWith('./') || !file.startsWith('/')) out.problems.push({ reason: `${direct ? 'runs' : `${inv.name} runs`} ${file}, which does not exist before the command runs: write the script first (Write), then run it` });
+    return;
+  }
+  if (text === null) return;
+  // Run directly, only a shell script is looked into (a node or python script is not shell).
+  if (direct && !/^#!\s*\S*\/(env\s+)?(ba|da|z|k|mk|a)?sh\b/.test(text)) return;
+  const before = out.problems.length;
+  analyseScript(text, true, [...via, `script ${file}`], depth + 1, out, shape);
+  // Inside a project script, computed names and the like are normal: only named denials count there.
+  out.problems.splice(before);
 }
 
 /** `bash [opts] -c SCRIPT`, `bash file`, or `bash` reading commands from its standard input. */
@@ -436,8 +524,11 @@ function expandShell(inv: Invocation, out: Analysis, via: string[], depth: numbe
     return;
   }
   if (!stdinMode && i < w.length) {
-    if (w[i]!.value === null) out.problems.push({ reason: `${inv.name} runs a computed script file (${w[i]!.literal || 'an expansion'}…)` });
-    return; // a script file: its content is not the guard's to see
+    const file = w[i]!.value;
+    if (file === null) out.problems.push({ reason: `${inv.name} runs a computed script file (${w[i]!.literal || 'an expansion'}…)` });
+    else if (STDIN_FILES.test(file)) shellFromStdin(inv, out, via, depth, shape);
+    else scriptFile(file, inv, out, via, depth, shape);
+    return;
   }
   shellFromStdin(inv, out, via, depth, shape);
 }

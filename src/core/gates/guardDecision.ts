@@ -41,6 +41,8 @@ export interface GuardContext {
   policy: CommandPolicy | null;
   /** How a wrapped command calls the gate runner: absolute node and `dist/cli.js`. */
   gateRunner: { node: string; cliPath: string };
+  /** Reads a script file a command runs (see `GateRunnerShape.readScript`); paths are resolved against the cwd. */
+  readScript?: (absPath: string) => string | null | undefined;
   state: GateStateSnapshot;
   /** Now, epoch ms. */
   now: number;
@@ -112,7 +114,8 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
   const subject = command;
   let analysis: Analysis;
   try {
-    analysis = analyseCommand(command, { cliPath: ctx.gateRunner.cliPath });
+    const read = ctx.readScript;
+    analysis = analyseCommand(command, { cliPath: ctx.gateRunner.cliPath, readScript: read ? (f) => read(path.resolve(cwd, expandHome(f, ctx.home))) : undefined });
   } catch (err) {
     return deny(`the guard could not analyse the command: ${(err as Error).message}`, subject);
   }
@@ -122,6 +125,14 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
   if (hard) return deny(hard, subject);
 
   const policy = ctx.policy;
+  for (const { name, code } of analysis.inlineCode) {
+    const tokens = code.match(/[A-Za-z0-9_.:/@=+-]+/g) ?? [];
+    for (const rule of policy?.deny ?? []) {
+      const words = canonicalPrefix(rule.prefix);
+      if (tokens.some((_t, k) => words.every((w, j) => tokens[k + j] === w))) return deny(`${name} code that runs \`${rule.prefix}\`: ${rule.reason || 'denied by the command policy'} (.ralph/command-policy line ${rule.line})`, subject);
+    }
+    if (mentionsZone(code, ctx)) return deny(`${name} code that names .ralph/ or the gate state: those files are managed by the loop`, subject);
+  }
   const tierPins = tierPinForms(policy);
   for (const inv of analysis.invocations) {
     const forms = commandForms(inv.argv);
@@ -213,7 +224,9 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
 
   // Gate-without-write (§3.9 step 6, for every gate the command runs: §3.15-1), with ms timestamps (§3.15-8).
   const effects: GuardEffect[] = [];
-  const writes = analysis.invocations.some(isWriteInvocation) || analysis.redirects.some((r) => writesTarget(r.redirect) && !/^\/dev\//.test(r.redirect.target?.value ?? ''));
+  // An edit made by this very command counts (sed -i, patch, git apply …); a plain output redirection does not
+  // (else `npm test > out.txt` would always re-run), as the seed counts only Write / Edit.
+  const writes = analysis.invocations.some(isWriteInvocation);
   if (writes) effects.push({ kind: 'write' });
   for (const label of [...new Set(gateLabels)]) {
     const s = ctx.state;
@@ -332,6 +345,8 @@ export function commandForms(argv: ShellWord[]): Form[] {
       if (i < words.length) forms.push([typeof prog === 'string' ? path.posix.basename(prog) : prog!, ...words.slice(i + 1)]);
     }
   }
+  // `node node_modules/.bin/mocha …` runs mocha.
+  if ((name === 'node' || name === 'nodejs') && typeof words[1] === 'string' && /(^|\/)node_modules\/\.bin\/[^/]+$/.test(words[1])) forms.push([path.posix.basename(words[1]), ...words.slice(2)]);
   if ((name === 'pnpm' || name === 'yarn' || name === 'bun') && words.length > 1 && typeof words[1] === 'string' && !words[1].startsWith('-')) forms.push(words.slice(1));
   return forms;
 }
@@ -470,7 +485,13 @@ interface Target {
   base?: string;
 }
 
+const GIT_EDITS = new Set(['apply', 'am', 'checkout', 'restore', 'reset', 'merge', 'pull', 'rebase', 'cherry-pick', 'revert', 'stash', 'switch', 'mv', 'rm']);
+
 function isWriteInvocation(inv: Invocation): boolean {
+  if (inv.name === 'git') {
+    const sub = commandForms(inv.argv)[0]![1];
+    return typeof sub === 'string' && GIT_EDITS.has(sub);
+  }
   return DESTRUCTIVE.has(inv.name) || (WRITERS.has(inv.name) && inv.name !== 'git' && (inv.name !== 'sed' && inv.name !== 'perl' && inv.name !== 'ruby' ? true : inv.argv.some((w) => w.value?.startsWith('-i') || w.value === '--in-place' || /^-[a-z]*i/.test(w.value ?? ''))));
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import { appendFile, mkdir, stat } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -112,7 +113,7 @@ export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: Gua
     const policy = await (o.loadPolicy ?? loadPolicyForGuard)(workspace);
     const stateDir = guardStateDir(workspace, env);
     const now = (o.now ?? Date.now)();
-    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, state: readGateState(workspace, stateDir), now });
+    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, state: readGateState(workspace, stateDir), now });
     if (decision.kind !== 'deny') applyGuardEffects(stateDir, decision.effects, now);
     const record = guardRecord(input.tool_name, decision);
     if (record) {
@@ -122,6 +123,21 @@ export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: Gua
     return hookAnswer(decision);
   } catch (err) {
     return failClosed((err as Error).message);
+  }
+}
+
+/** Largest script file the guard reads to look for denied commands, bytes. */
+export const SCRIPT_READ_MAX_BYTES = 256 * 1024;
+
+/** A script file's text; null when not a readable text file up to {@link SCRIPT_READ_MAX_BYTES}; undefined when absent. */
+export function readScript(file: string): string | null | undefined {
+  try {
+    const st = statSync(file);
+    if (!st.isFile() || st.size > SCRIPT_READ_MAX_BYTES) return null;
+    const buf = readFileSync(file);
+    return buf.includes(0) ? null : buf.toString('utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : null;
   }
 }
 

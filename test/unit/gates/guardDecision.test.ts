@@ -108,3 +108,52 @@ describe('guard: without a policy the hard denies still hold', () => {
     assert.equal(decideGuard({ tool_name: 'Read', tool_input: { file_path: '/x' } }, ctx()).kind, 'allow');
   });
 });
+
+describe('guard: scripts the command runs (read through the injected reader)', () => {
+  const files: Record<string, string> = {
+    [`${WS}/scripts/ok.sh`]: '#!/bin/bash\nset -e\n$CC -o out main.c\nnpm run build\n',
+    [`${WS}/scripts/push.sh`]: '#!/usr/bin/env bash\necho releasing\ngit push origin main\n',
+    [`${WS}/tool.js`]: '#!/usr/bin/env node\nconsole.log("git push")\n',
+  };
+  const c = ctx({ readScript: (f) => (f in files ? files[f] : undefined) });
+  const cases: [string, 'allow' | 'deny'][] = [
+    ['bash scripts/ok.sh', 'allow'],
+    ['./scripts/ok.sh', 'allow'],
+    ['bash scripts/push.sh', 'deny'],
+    ['sh ./scripts/push.sh', 'deny'],
+    ['source scripts/push.sh', 'deny'],
+    ['. scripts/push.sh', 'deny'],
+    ['./scripts/push.sh', 'deny'],
+    ['cd scripts && ./push.sh', 'deny'],
+    ['cd scripts && ./ok.sh', 'allow'],
+    ['./tool.js', 'allow'],
+    ["echo 'git push' > x.sh; bash x.sh", 'deny'],
+    ["printf 'git push' > y.sh && chmod +x y.sh && ./y.sh", 'deny'],
+    ["bash /dev/stdin <<< 'git push'", 'deny'],
+    ["source /dev/stdin <<< 'git push'", 'deny'],
+    ["script -qc 'git push' /dev/null", 'deny'],
+    ["su -c 'git push' me", 'deny'],
+    ["ssh localhost 'git push'", 'deny'],
+    ["echo 'git push' | at now", 'deny'],
+    ["chroot / git push", 'deny'],
+    ['python3 -c "import subprocess; subprocess.run([\'git\', \'push\'])"', 'deny'],
+    ["node -e \"require('child_process').execSync('git push')\"", 'deny'],
+    ["python3 - <<'EOF'\nimport os\nos.system('git push')\nEOF", 'deny'],
+    ['python3 -c "print(1+1)"', 'allow'],
+  ];
+  for (const [command, expect] of cases) {
+    it(`${expect}: ${JSON.stringify(command)}`, () => {
+      const d = bash(command, c);
+      assert.equal(d.kind, expect, JSON.stringify(d));
+    });
+  }
+  it('a wrapped command behind node node_modules/.bin is routed too', () => {
+    const d = bash('node node_modules/.bin/mocha t.js');
+    assert.equal(d.kind, 'rewrite');
+  });
+  it('an output redirection is not an edit that unlocks a gate re-run', () => {
+    const c2 = ctx({ state: { lastWriteMs: 0, lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 }, runningLabels: [] } });
+    assert.equal(bash('npm test > out.txt', c2).kind, 'deny');
+    assert.equal(bash('git checkout -- src/a.ts && npm test', c2).kind, 'rewrite');
+  });
+});
