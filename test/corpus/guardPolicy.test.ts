@@ -29,7 +29,7 @@ describeCorpus('guard: the seed policy template (corpus ralph-wiggum-plugin/comm
     assert.equal(d.kind, 'rewrite');
     assert.match(d.kind === 'rewrite' ? String(d.updatedInput.command) : '', /cli\.js gate basic --wait-ms \d+ -- 'pnpm basic-check'$/);
     const full = decide('pnpm run all-check', text);
-    assert.match(full.kind === 'rewrite' ? String(full.updatedInput.command) : '', /gate full .* 'pnpm run all-check'$/);
+    assert.match(full.kind === 'rewrite' ? String(full.updatedInput.command) : '', /gate full .* 'pnpm all-check'$/);
   });
 
   it('applies the example rows: rewrite, deny, wrap, protect', () => {

@@ -165,7 +165,12 @@ export const TABLE: Row[] = [
   ["bash -c 'pnpm -w run build'", 'deny'],
   // wrap: the segment goes through the gate runner, the rest of the chain is kept
   ['npm test', { command: gate('basic', "'npm test'") }],
-  ['npm run test', { command: gate('basic', "'npm run test'") }],
+  ['npm run test', { command: gate('basic', "'npm test'") }],
+  ['npm test -- --grep slugify', 'allow'],
+  ['git config alias.p push', 'deny'],
+  ['git config --local core.hooksPath /tmp/h', 'deny'],
+  ['git config user.name "Ralph"', 'allow'],
+  ['hash -p /usr/bin/git g; g push', 'deny'],
   ['npm run lint', { command: gate('lint', "'npm run lint'") }],
   ['npx mocha test/a.test.js', { command: gate('unit', "'npx mocha test/a.test.js'") }],
   ['./node_modules/.bin/mocha x.js', { command: gate('unit', "'./node_modules/.bin/mocha x.js'") }],

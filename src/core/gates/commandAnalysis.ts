@@ -53,6 +53,8 @@ export interface GateRunnerShape {
    * does not exist. Without a reader, script files are not looked into.
    */
   readScript?: (file: string) => string | null | undefined;
+  /** The real file name of a program (PATH lookup, symlinks resolved): `g` → `git`; undefined when unknown. */
+  resolveProgram?: (nameOrPath: string) => string | undefined;
 }
 
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash', 'yash', 'posh', 'fish', 'tcsh', 'csh']);
@@ -168,6 +170,11 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
   }
   const inv: Invocation = { name, argv, call, via, nested };
   out.invocations.push(inv);
+  // A program known under another name (`~/bin/g` → git, a symlink): checked under its real name as well.
+  const real = shape.resolveProgram?.(first.value);
+  if (real && real !== name && depth < MAX_DEPTH) {
+    expand([{ ...first, value: real, literal: real }, ...argv.slice(1)], call, true, [...via, `${name} (= ${real})`], depth + 1, out, shape);
+  }
   const rest = (i: number, how: string) => expand(argv.slice(i), call, nested, [...via, how], depth + 1, out, shape);
   const script = (words: ShellWord[], how: string) => {
     const text = joinExact(words, `the script given to ${how}`, out);
@@ -391,6 +398,12 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     case 'at':
     case 'batch':
       shellFromStdin(inv, out, via, depth, shape);
+      return;
+    case 'hash':
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*p/.test(w.value))) out.problems.push({ reason: 'hash -p maps a command name to another program' });
+      return;
+    case 'enable':
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*f/.test(w.value))) out.problems.push({ reason: 'enable -f loads a builtin from a file' });
       return;
     case 'busybox':
     case 'toybox':

@@ -43,6 +43,8 @@ export interface GuardContext {
   gateRunner: { node: string; cliPath: string };
   /** Reads a script file a command runs (see `GateRunnerShape.readScript`); paths are resolved against the cwd. */
   readScript?: (absPath: string) => string | null | undefined;
+  /** The real file name of a program (see `GateRunnerShape.resolveProgram`). */
+  resolveProgram?: (nameOrPath: string, cwd: string) => string | undefined;
   state: GateStateSnapshot;
   /** Now, epoch ms. */
   now: number;
@@ -115,7 +117,8 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
   let analysis: Analysis;
   try {
     const read = ctx.readScript;
-    analysis = analyseCommand(command, { cliPath: ctx.gateRunner.cliPath, readScript: read ? (f) => read(path.resolve(cwd, expandHome(f, ctx.home))) : undefined });
+    const resolveProgram = ctx.resolveProgram;
+    analysis = analyseCommand(command, { cliPath: ctx.gateRunner.cliPath, readScript: read ? (f) => read(path.resolve(cwd, expandHome(f, ctx.home))) : undefined, resolveProgram: resolveProgram ? (p) => resolveProgram(p, cwd) : undefined });
   } catch (err) {
     return deny(`the guard could not analyse the command: ${(err as Error).message}`, subject);
   }
@@ -201,12 +204,12 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
     for (const inv of analysis.invocations) {
       if (inv.gate || insideGate.has(inv)) continue;
       const forms = commandForms(inv.argv);
-      let matched: { label: string; what: string } | null = null;
+      let matched: { label: string; what: string; pin?: string } | null = null;
       let maybe: string | null = null;
       for (const row of wrapRows) {
-        const m = prefixMatches(forms, row.prefix);
+        const m = prefixMatches(row.pin ? forms.filter((f) => f.length === row.prefix.length) : forms, row.prefix);
         if (m === 'sure') {
-          matched = { label: row.label, what: row.what };
+          matched = { label: row.label, what: row.what, pin: row.pin };
           break;
         }
         if (m === 'maybe') maybe ??= row.what;
@@ -217,7 +220,7 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
       }
       const seg = segmentText(command, inv);
       if (!seg) return deny(`\`${matched.what}\` runs through the gate runner (label ${matched.label}): run it directly, not inside ${inv.via.at(-1) ?? 'another command'}`, subject);
-      splices.push({ start: seg.start, end: seg.end, text: gateCommand(ctx, matched.label, seg.text, toolInput) });
+      splices.push({ start: seg.start, end: seg.end, text: gateCommand(ctx, matched.label, matched.pin ?? seg.text, toolInput) });
       gateLabels.push(matched.label);
     }
   }
@@ -420,6 +423,11 @@ interface WrapRow {
   prefix: string[];
   label: string;
   what: string;
+  /**
+   * A `[gates]` pin: matches only the whole command (any spelling of it), and the gate runs the pin's own text, so
+   * the runner's tier label-lock (STALE TIER PIN) accepts it. `npm test -- --grep x` is not the pin.
+   */
+  pin?: string;
 }
 
 /** `[wrap]` rows plus the single-command `[gates]` pins (§3.9 step 5), pins first. */
@@ -431,7 +439,7 @@ function wrapRules(policy: CommandPolicy | null): WrapRow[] {
   if (cached) return cached;
   const rows: WrapRow[] = [];
   wrapCache.set(policy, rows);
-  for (const pin of tierPinForms(policy)) if (pin.single) rows.push({ prefix: pin.single, label: pin.tier, what: pin.command });
+  for (const pin of tierPinForms(policy)) if (pin.single) rows.push({ prefix: pin.single, label: pin.tier, what: pin.command, pin: pin.command });
   for (const w of policy.wrap) rows.push({ prefix: canonicalPrefix(w.prefix), label: w.label, what: w.prefix });
   return rows;
 }
@@ -627,6 +635,9 @@ function gitTargets(args: ShellWord[]): Target[] {
   return [];
 }
 
+/** Git configuration keys whose value is run as a command (or re-points one). */
+const DANGEROUS_GIT_KEY = /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec)$/;
+
 /** The hard denies: `.ralph/` and the gate state, blanket `git add`, unsafe git config; null when none applies. */
 function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | null {
   const ralph = path.join(ctx.workspace, '.ralph');
@@ -672,12 +683,17 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
           if (!w.startsWith('-') && bases.some((b) => isWithin(path.resolve(b, w), ctx.workspace) && path.resolve(b, w) === ctx.workspace)) return `blanket git add (${w}): add the files you changed by name`;
         }
       }
+      if (f[1] === 'config') {
+        const key = f.slice(2).find((w) => typeof w !== 'string' || !w.startsWith('-'));
+        const k = typeof key === 'string' ? key.toLowerCase() : null;
+        if (k === null || DANGEROUS_GIT_KEY.test(k)) return `git config ${k ?? '(computed key)'}: configuration that runs commands is the operator's to set`;
+      }
       for (let k = 1; k < inv.argv.length; k++) {
         const w = inv.argv[k]!;
         if (w.value === '-c' || w.value === '--config-env') {
           const kv = inv.argv[k + 1];
           const key = (kv?.value ?? kv?.literal ?? '').split('=')[0]!.toLowerCase();
-          if (kv?.value === null || /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor)$/.test(key)) return `git -c ${key}: configuration that runs commands is not allowed on the command line`;
+          if (kv?.value === null || DANGEROUS_GIT_KEY.test(key)) return `git -c ${key}: configuration that runs commands is not allowed on the command line`;
         }
         if (w.value !== null && !w.value.startsWith('-')) break;
       }

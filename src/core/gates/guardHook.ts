@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { appendFile, mkdir, stat } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -113,7 +113,7 @@ export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: Gua
     const policy = await (o.loadPolicy ?? loadPolicyForGuard)(workspace);
     const stateDir = guardStateDir(workspace, env);
     const now = (o.now ?? Date.now)();
-    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, state: readGateState(workspace, stateDir), now });
+    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, resolveProgram: (p, cwd) => resolveProgram(p, cwd, env.PATH ?? ''), state: readGateState(workspace, stateDir), now });
     if (decision.kind !== 'deny') applyGuardEffects(stateDir, decision.effects, now);
     const record = guardRecord(input.tool_name, decision);
     if (record) {
@@ -139,6 +139,20 @@ export function readScript(file: string): string | null | undefined {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : null;
   }
+}
+
+/** The real file name of a program: a path resolved against `cwd`, or a name looked up on `PATH`; symlinks followed. */
+export function resolveProgram(nameOrPath: string, cwd: string, pathEnv: string): string | undefined {
+  const candidates = nameOrPath.includes('/') ? [path.resolve(cwd, nameOrPath)] : pathEnv.split(':').filter(Boolean).map((d) => path.join(path.resolve(cwd, d), nameOrPath));
+  for (const c of candidates) {
+    try {
+      if (!statSync(c).isFile()) continue;
+      return path.basename(realpathSync(c));
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 /** Appends one stamped line to `.ralph/activity.log` (whole-line append, as the other writers do). */

@@ -147,6 +147,12 @@ describe('guard: scripts the command runs (read through the injected reader)', (
       assert.equal(d.kind, expect, JSON.stringify(d));
     });
   }
+  it('a program known under another name is checked under its real name', () => {
+    const c3 = ctx({ resolveProgram: (p) => (p === 'g' || p === '/home/u/bin/g' ? 'git' : undefined) });
+    assert.equal(bash('g push', c3).kind, 'deny');
+    assert.equal(bash('/home/u/bin/g push origin', c3).kind, 'deny');
+    assert.equal(bash('g status', c3).kind, 'allow');
+  });
   it('a wrapped command behind node node_modules/.bin is routed too', () => {
     const d = bash('node node_modules/.bin/mocha t.js');
     assert.equal(d.kind, 'rewrite');
