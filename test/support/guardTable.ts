@@ -128,6 +128,8 @@ export const TABLE: Row[] = [
   ["echo 'unterminated", 'deny'],
   // hard denies
   ['rm -rf .ralph', 'deny'],
+  ['cd .ralph/gates', 'deny'],
+  ['cd src && ls', 'allow'],
   ['rm .ralph/command-policy', 'deny'],
   ['rm -rf /work/proj/.ralph/gates', 'deny'],
   ['rm -rf ../proj', 'deny'],

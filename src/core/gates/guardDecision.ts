@@ -667,6 +667,13 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
     return `${what} a computed path (${word.literal || 'an expansion'}…): write the path out literally`;
   };
 
+  // The Bash tool keeps its shell between calls: a `cd` into .ralph/ would make the next call's paths relative to it.
+  for (const t of analysis.cdTargets) {
+    for (const b of bases) {
+      const abs = path.resolve(b, expandHome(t, ctx.home));
+      if (zones.some((z) => isWithin(abs, z))) return `cd ${t}: stay out of .ralph/ and the gate state (read files there by their paths)`;
+    }
+  }
   for (const inv of analysis.invocations) {
     for (const t of targetsOf(inv)) {
       const r = check(t.word, t.destructive, t.destructive ? `${inv.name} of` : `${inv.name} writes`, t.base);
