@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(ws, '.ralph', 'command-policy'), policyText);
   const env = { ...process.env, XDG_STATE_HOME: path.join(tmp, 'state'), RALPH_WORKSPACE: ws };
   const hook = path.join(repo, 'dist', 'guard-hook.js');
-  const server = await startGuardServer({ workspace: ws, runDir: path.join(ws, '.ralph', 'runs', 'bench'), install: { node: process.execPath, hook, cli: path.join(repo, 'dist', 'cli.js') }, onRecord: () => undefined });
+  const server = await startGuardServer({ workspace: ws, runDir: path.join(ws, '.ralph', 'runs', 'bench'), install: { node: process.execPath, hook, cli: path.join(repo, 'dist', 'cli.js'), guard: path.join(repo, 'dist', 'guard.js') }, onRecord: () => undefined });
   const commands = TABLE.map(([command]) => command).filter((_c, i) => i % 4 === 0);
   const input = (command: string) => JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command, description: 'd' }, cwd: ws });
   const bare: number[] = [];

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { EXIT_USAGE, gateCall, runLockedGate } from '../core/gates/gateCall';
 import { resolveGates } from '../core/gates/gateConfig';
 import { GATE_KILL_GRACE_MS, GATE_TIMEOUT_MS } from '../core/gates/gateRunner';
-import { shellQuote } from '../core/gates/shellSyntax';
+import { shellQuote } from '../core/gates/shellQuote';
 import type { GateLabel } from '../core/gates/commandPolicy';
 import { resolveFolder } from './folder';
 

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
-import { handleHook } from '../core/gates/guardHook';
 import { editGuardSettings } from '../core/gates/guardInstall';
-import { guardInstall, guardSettings } from '../core/gates/guardServer';
+import { guardInstall, guardSettings, loadGuardModule } from '../core/gates/guardServer';
 import { readTextIfExists, writeTextAtomic } from '../core/store/atomicWrite';
 import { resolveFolder } from './folder';
 
@@ -26,8 +25,14 @@ export function registerGuardCommand(program: Command): void {
     .description('The command-policy guard as a Claude Code PreToolUse hook: reads the hook JSON on stdin, prints allow / deny / rewrite')
     .action(async (_opts: unknown, cmd: Command) => {
       const ws = cmd.optsWithGlobals<{ cwd?: string }>().cwd;
-      const install = guardInstall();
-      const a = await handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli }, writeActivity: true });
+      let a: { stdout: string; stderr: string; exitCode: number };
+      try {
+        const install = guardInstall();
+        a = await loadGuardModule(install).handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli }, writeActivity: true });
+      } catch (err) {
+        // Never fail open: a guard that cannot run blocks the call.
+        a = { stdout: '', stderr: `Ralph guard: ${(err as Error).message} (the call is blocked)\n`, exitCode: 2 };
+      }
       if (a.stderr) process.stderr.write(a.stderr);
       process.stdout.write(a.stdout);
       process.exitCode = a.exitCode;

@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import { handleHook, type HookAnswer } from '../core/gates/guardHook';
 
+export { handleHook, loadPolicyForGuard } from '../core/gates/guardHook';
+
 /**
  * `dist/guard.js`: the guard decided inside the hook process, for claude runs without a Ralph engine
  * (`ralph guard install`). Writes the `⛔ GUARD DENY` / `🔀 GUARD REWRITE` lines to `.ralph/activity.log` itself.

@@ -47,14 +47,22 @@ export function gateLockDir(folder: string, label: string): string {
   return path.join(gatesDir(folder), `.${label}-${tree}.lock`);
 }
 
-/** True when `pid` is a live process. */
+/**
+ * True when `pid` is a live process. A zombie (killed, not yet reaped: a detached runner whose parent died) is dead:
+ * `kill(pid, 0)` alone would say alive and its lock would block the next gate.
+ */
 export function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc: trust kill(0)
   }
 }
 

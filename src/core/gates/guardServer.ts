@@ -4,8 +4,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { commandPolicyPath, type CommandPolicy } from './commandPolicy';
-import { failClosed, handleHook, loadPolicyForGuard, type GuardRecord, type HookAnswer } from './guardHook';
-import { shellQuote } from './shellSyntax';
+import type { GuardRecord, HookAnswer, handleHook as HandleHook, loadPolicyForGuard as LoadPolicy } from './guardHook';
+import { shellQuote } from './shellQuote';
 
 /**
  * The warm guard of a run (issue 17): the engine keeps the parsed policy and the shell parser loaded in a small
@@ -34,6 +34,24 @@ export interface GuardInstall {
   hook: string;
   /** Absolute `dist/cli.js` (the gate runner of wrapped commands). */
   cli: string;
+  /** Absolute `dist/guard.js`: the decision with the shell parser, loaded on demand (kept out of cli.js and extension.js). */
+  guard: string;
+}
+
+/** What `dist/guard.js` exports (src/hook/inProcess.ts). */
+export interface GuardModule {
+  handleHook: typeof HandleHook;
+  loadPolicyForGuard: typeof LoadPolicy;
+}
+
+/** Loads `dist/guard.js` of an install. */
+export function loadGuardModule(install: GuardInstall): GuardModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(install.guard) as GuardModule;
+}
+
+function failClosed(reason: string): HookAnswer {
+  return { stdout: '', stderr: `Ralph guard: ${reason} (the call is blocked)\n`, exitCode: 2 };
 }
 
 /**
@@ -47,9 +65,9 @@ export function guardInstall(env: NodeJS.ProcessEnv = process.env): GuardInstall
     candidates.push(dir);
     dir = path.dirname(dir);
   }
-  const dist = candidates.find((d) => existsSync(path.join(d, 'guard-hook.js')) && existsSync(path.join(d, 'cli.js')));
-  if (!dist) throw new Error(`cannot find dist/guard-hook.js near ${__dirname}: build with node esbuild.mjs`);
-  return { node: process.execPath, hook: path.join(dist, 'guard-hook.js'), cli: path.join(dist, 'cli.js') };
+  const dist = candidates.find((d) => ['guard-hook.js', 'guard.js', 'cli.js'].every((f) => existsSync(path.join(d, f))));
+  if (!dist) throw new Error(`cannot find dist/guard-hook.js, guard.js and cli.js near ${__dirname}: build with node esbuild.mjs`);
+  return { node: process.execPath, hook: path.join(dist, 'guard-hook.js'), cli: path.join(dist, 'cli.js'), guard: path.join(dist, 'guard.js') };
 }
 
 /**
@@ -82,6 +100,7 @@ export interface GuardServerOptions {
 /** Starts the guard server of a run. Rejects when the socket cannot be listened on. */
 export async function startGuardServer(o: GuardServerOptions): Promise<GuardServer> {
   const install = o.install ?? guardInstall();
+  const { handleHook, loadPolicyForGuard } = loadGuardModule(install);
   const socket = guardSocketPath(o.runDir);
   mkdirSync(path.dirname(socket), { recursive: true });
   if (existsSync(socket)) unlinkSync(socket);

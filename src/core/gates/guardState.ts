@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GATE_LABELS } from './commandPolicy';
+import { pidAlive } from './gateLock';
 import type { GateStateSnapshot, GuardEffect } from './guardDecision';
 
 /**
@@ -27,16 +28,6 @@ function readMs(file: string): number {
   }
 }
 
-/** True when `pid` is a live process. */
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Reads the snapshot a decision needs: timestamps, `<label>-latest.exit` mtimes, labels whose runner is alive. */
 export function readGateState(workspace: string, stateDir: string): GateStateSnapshot {
@@ -56,7 +47,7 @@ export function readGateState(workspace: string, stateDir: string): GateStateSna
       const m = /^\.(\w+)-[0-9a-f]+\.lock$/.exec(name);
       if (!m) continue;
       const pid = Number(readFileSync(path.join(gates, name, 'pid'), 'utf8').trim());
-      if (alive(pid)) snap.runningLabels.push(m[1]!);
+      if (pidAlive(pid)) snap.runningLabels.push(m[1]!);
     }
   } catch {
     // a lock folder mid-creation: treated as not running (the stricter answer)

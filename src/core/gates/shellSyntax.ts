@@ -435,8 +435,4 @@ export function ansiC(raw: string): string {
   return out;
 }
 
-/** Quotes `s` for bash so that it is one word with exactly this value (for commands the guard writes). */
-export function shellQuote(s: string): string {
-  if (s !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(s)) return s;
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote } from './shellQuote';

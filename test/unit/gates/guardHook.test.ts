@@ -71,7 +71,7 @@ describe('guard hook: input, output and fail-closed errors (agent-streams.md §3
 });
 
 describe('guard install: .claude/settings.json (idempotent, keeps the user\'s settings)', () => {
-  const group = (guardSettings({ node: '/n', hook: '/r/dist/guard-hook.js', cli: '/r/dist/cli.js' }).hooks as { PreToolUse: object[] }).PreToolUse[0]!;
+  const group = (guardSettings({ node: '/n', hook: '/r/dist/guard-hook.js', cli: '/r/dist/cli.js', guard: '/r/dist/guard.js' }).hooks as { PreToolUse: object[] }).PreToolUse[0]!;
   const user = '{\n  "model": "opus",\n  "hooks": {\n    "PreToolUse": [\n      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "my-hook" }] }\n    ],\n    "Stop": []\n  }\n}\n';
 
   it('adds our group once, keeping other keys and hooks', () => {
