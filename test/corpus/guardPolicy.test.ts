@@ -27,7 +27,7 @@ describeCorpus('guard: the seed policy template (corpus ralph-wiggum-plugin/comm
   it('wraps the pinned tier commands under their tiers', () => {
     const d = decide('pnpm basic-check', text);
     assert.equal(d.kind, 'rewrite');
-    assert.match(d.kind === 'rewrite' ? String(d.updatedInput.command) : '', /cli\.js gate basic --wait-ms \d+ -- 'pnpm basic-check'$/);
+    assert.match(d.kind === 'rewrite' ? String(d.updatedInput.command) : '', /cli\.js -C \/w gate basic --wait-ms \d+ -- 'pnpm basic-check'$/);
     const full = decide('pnpm run all-check', text);
     assert.match(full.kind === 'rewrite' ? String(full.updatedInput.command) : '', /gate full .* 'pnpm all-check'$/);
   });

@@ -33,7 +33,7 @@ export function bash(command: string, c: GuardContext = ctx()): GuardDecision {
   return decideGuard({ tool_name: 'Bash', tool_input: { command, description: 'd' }, cwd: WS }, c);
 }
 
-export const gate = (label: string, seg: string, wait = 110000) => `${NODE} ${CLI} gate ${label} --wait-ms ${wait} -- ${seg}`;
+export const gate = (label: string, seg: string, wait = 110000) => `${NODE} ${CLI} -C ${WS} gate ${label} --wait-ms ${wait} -- ${seg}`;
 
 export type Row = [command: string, expect: 'allow' | 'deny' | { command: string }];
 
@@ -187,6 +187,8 @@ export const TABLE: Row[] = [
   [`${NODE} ${CLI} gate basic -- npm test`, 'allow'],
   [`${NODE} ${CLI} gate unit -- npm test`, 'deny'],
   ['ralph gate lint -- npm run lint', 'allow'],
+  [`${NODE} ${CLI} -C ${WS} gate unit -- npm test`, 'deny'],
+  ["ralph -C /work/proj gate unit -- 'git push'", 'deny'],
   ["ralph gate unit -- 'git push'", 'deny'],
   ['ralph gate bogus -- ls', 'deny'],
 ];

@@ -409,14 +409,17 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     case 'toybox':
       rest(1, name);
       return;
-    case 'ralph':
-      if (a(1) === 'gate') gateCall(inv, 2, out, via, depth, shape);
+    case 'ralph': {
+      const g = afterCliOptions(argv, 1);
+      if (a(g) === 'gate') gateCall(inv, g + 1, out, via, depth, shape);
       return;
+    }
     case 'node':
     case 'nodejs': {
       const script1 = a(1);
-      if (script1 !== null && a(2) === 'gate' && (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')) {
-        gateCall(inv, 3, out, via, depth, shape);
+      const g = afterCliOptions(argv, 2);
+      if (script1 !== null && a(g) === 'gate' && (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')) {
+        gateCall(inv, g + 1, out, via, depth, shape);
         return;
       }
       break;
@@ -447,6 +450,17 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
 function isDownloader(c: ShellCall): boolean {
   const v = c.words[0]?.value;
   return v !== null && v !== undefined && DOWNLOADERS.has(path.posix.basename(v));
+}
+
+/** Index of the first word from `i` after the CLI's global options (`-C dir`, `--cwd dir`, `--cwd=dir`). */
+function afterCliOptions(argv: ShellWord[], i: number): number {
+  while (i < argv.length) {
+    const v = argv[i]!.value;
+    if (v === '-C' || v === '--cwd') i += 2;
+    else if (v !== null && v.startsWith('--cwd=')) i++;
+    else break;
+  }
+  return i;
 }
 
 /** `ralph gate <label> [opts] -- <cmd…>` (words from `i`): the gated command is analysed as a script. */

@@ -278,12 +278,13 @@ function segmentText(command: string, inv: Invocation): { start: number; end: nu
   return { start, end, text };
 }
 
-/** `<node> <cli.js> gate <label> --wait-ms N -- '<segment>'`: how a wrapped segment calls the gate runner. */
+/** `<node> <cli.js> -C <workspace> gate <label> --wait-ms N -- '<segment>'`: how a wrapped segment calls the gate runner. */
 function gateCommand(ctx: GuardContext, label: string, segment: string, toolInput: Record<string, unknown>): string {
   // The waiter gives up before the Bash tool's own timeout (default 2 min) so the agent sees STILL RUNNING.
   const toolTimeout = typeof toolInput.timeout === 'number' && toolInput.timeout > 0 ? toolInput.timeout : 120_000;
   const waitMs = Math.max(5_000, toolTimeout - 10_000);
-  return `${shellQuote(ctx.gateRunner.node)} ${shellQuote(ctx.gateRunner.cliPath)} gate ${label} --wait-ms ${waitMs} -- ${shellQuote(segment)}`;
+  // -C: the gate runs from the workspace root (artifacts in its .ralph/gates/) wherever the agent's shell is.
+  return `${shellQuote(ctx.gateRunner.node)} ${shellQuote(ctx.gateRunner.cliPath)} -C ${shellQuote(ctx.workspace)} gate ${label} --wait-ms ${waitMs} -- ${shellQuote(segment)}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

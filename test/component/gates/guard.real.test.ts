@@ -72,7 +72,7 @@ describe('guard: with the real claude CLI (issue 17)', function () {
     assert.match(ws.read('.ralph/gates/unit-latest.log'), /unit ok/);
     assert.match(results, /=== GATE unit exit=0/);
     assert.match(results, /gate unit already ran/);
-    assert.match(ws.read('.ralph/activity.log'), /🔀 GUARD REWRITE node unit.js → .*cli\.js gate unit/);
+    assert.match(ws.read('.ralph/activity.log'), /🔀 GUARD REWRITE node unit.js → .*cli\.js -C \S+ gate unit/);
   });
 
   it('denies when the engine\'s guard server stops mid-run (fail closed)', async () => {

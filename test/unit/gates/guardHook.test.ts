@@ -34,7 +34,7 @@ describe('guard hook: input, output and fail-closed errors (agent-streams.md §3
     const a = await handleHook(call('npm test', { run_in_background: false }), { workspace: ws.dir, env: env(), gateRunner: runner, writeActivity: true });
     const out = JSON.parse(a.stdout) as { hookSpecificOutput: { permissionDecision: string; updatedInput: Record<string, unknown> } };
     assert.equal(out.hookSpecificOutput.permissionDecision, 'allow');
-    assert.deepEqual(out.hookSpecificOutput.updatedInput, { command: "/usr/bin/node /opt/ralph/dist/cli.js gate basic --wait-ms 50000 -- 'npm test'", description: 'd', timeout: 60000, run_in_background: false });
+    assert.deepEqual(out.hookSpecificOutput.updatedInput, { command: `/usr/bin/node /opt/ralph/dist/cli.js -C ${ws.dir} gate basic --wait-ms 50000 -- 'npm test'`, description: 'd', timeout: 60000, run_in_background: false });
     assert.match(ws.read('.ralph/activity.log'), /🔀 GUARD REWRITE npm test → \/usr\/bin\/node/);
   });
 
