@@ -28,7 +28,7 @@ export function registerGuardCommand(program: Command): void {
       let a: { stdout: string; stderr: string; exitCode: number };
       try {
         const install = guardInstall();
-        a = await loadGuardModule(install).handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli }, writeActivity: true });
+        a = await loadGuardModule(install).handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, writeActivity: true });
       } catch (err) {
         // Never fail open: a guard that cannot run blocks the call.
         a = { stdout: '', stderr: `Ralph guard: ${(err as Error).message} (the call is blocked)\n`, exitCode: 2 };

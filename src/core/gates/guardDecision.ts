@@ -39,8 +39,11 @@ export interface GuardContext {
   home: string;
   /** The command policy, or null when the workspace has none (hard denies still apply). */
   policy: CommandPolicy | null;
-  /** How a wrapped command calls the gate runner: absolute node and `dist/cli.js`. */
-  gateRunner: { node: string; cliPath: string };
+  /**
+   * How a wrapped command calls the gate runner: absolute node and `dist/cli.js`; `electron` when `node` is an
+   * Electron binary (VS Code desktop's extension host), which then needs `ELECTRON_RUN_AS_NODE=1`.
+   */
+  gateRunner: { node: string; cliPath: string; electron?: boolean };
   /** Reads a script file a command runs (see `GateRunnerShape.readScript`); paths are resolved against the cwd. */
   readScript?: (absPath: string) => string | null | undefined;
   /** The real file name of a program (see `GateRunnerShape.resolveProgram`). */
@@ -284,7 +287,7 @@ function gateCommand(ctx: GuardContext, label: string, segment: string, toolInpu
   const toolTimeout = typeof toolInput.timeout === 'number' && toolInput.timeout > 0 ? toolInput.timeout : 120_000;
   const waitMs = Math.max(5_000, toolTimeout - 10_000);
   // -C: the gate runs from the workspace root (artifacts in its .ralph/gates/) wherever the agent's shell is.
-  return `${shellQuote(ctx.gateRunner.node)} ${shellQuote(ctx.gateRunner.cliPath)} -C ${shellQuote(ctx.workspace)} gate ${label} --wait-ms ${waitMs} -- ${shellQuote(segment)}`;
+  return `${ctx.gateRunner.electron ? 'ELECTRON_RUN_AS_NODE=1 ' : ''}${shellQuote(ctx.gateRunner.node)} ${shellQuote(ctx.gateRunner.cliPath)} -C ${shellQuote(ctx.workspace)} gate ${label} --wait-ms ${waitMs} -- ${shellQuote(segment)}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

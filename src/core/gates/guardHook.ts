@@ -51,7 +51,7 @@ export interface HookOptions {
   workspace?: string;
   env?: NodeJS.ProcessEnv;
   /** Absolute node and `dist/cli.js` for wrapped commands. */
-  gateRunner: { node: string; cliPath: string };
+  gateRunner: { node: string; cliPath: string; electron?: boolean };
   /** Loads the policy (the server passes a cached loader); default {@link loadCommandPolicy}. */
   loadPolicy?: (workspace: string) => Promise<CommandPolicy | null>;
   /** Write the `⛔ GUARD DENY` / `🔀 GUARD REWRITE` line to `.ralph/activity.log` (the engine's recorder does it during a run). */

@@ -28,8 +28,10 @@ export function guardSocketPath(runDir: string): string {
 
 /** Paths of the hook programs in an install (`dist/`). */
 export interface GuardInstall {
-  /** Absolute node binary. */
+  /** Absolute node binary (the running process's: an Electron binary in VS Code desktop, see `electron`). */
   node: string;
+  /** True when `node` is Electron: commands then set `ELECTRON_RUN_AS_NODE=1`. */
+  electron?: boolean;
   /** Absolute `dist/guard-hook.js`. */
   hook: string;
   /** Absolute `dist/cli.js` (the gate runner of wrapped commands). */
@@ -67,7 +69,7 @@ export function guardInstall(env: NodeJS.ProcessEnv = process.env): GuardInstall
   }
   const dist = candidates.find((d) => ['guard-hook.js', 'guard.js', 'cli.js'].every((f) => existsSync(path.join(d, f))));
   if (!dist) throw new Error(`cannot find dist/guard-hook.js, guard.js and cli.js near ${__dirname}: build with node esbuild.mjs`);
-  return { node: process.execPath, hook: path.join(dist, 'guard-hook.js'), cli: path.join(dist, 'cli.js'), guard: path.join(dist, 'guard.js') };
+  return { node: process.execPath, electron: !!process.versions.electron, hook: path.join(dist, 'guard-hook.js'), cli: path.join(dist, 'cli.js'), guard: path.join(dist, 'guard.js') };
 }
 
 /**
@@ -76,7 +78,7 @@ export function guardInstall(env: NodeJS.ProcessEnv = process.env): GuardInstall
  * gives up on the server much sooner and denies.
  */
 export function guardSettings(install: GuardInstall, socket?: string): Record<string, unknown> {
-  const command = [install.node, install.hook, ...(socket ? ['--socket', socket] : [])].map(shellQuote).join(' ');
+  const command = `${install.electron ? 'ELECTRON_RUN_AS_NODE=1 ' : ''}${[install.node, install.hook, ...(socket ? ['--socket', socket] : [])].map(shellQuote).join(' ')}`;
   return { hooks: { PreToolUse: [{ matcher: 'Bash|Write|Edit|MultiEdit|NotebookEdit', hooks: [{ type: 'command', command, timeout: 60 }] }] } };
 }
 
@@ -138,7 +140,7 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
         answer(failClosed('malformed request to the guard server'));
         return;
       }
-      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli }, loadPolicy, writeActivity: !o.onRecord }, o.onRecord).then(answer);
+      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, loadPolicy, writeActivity: !o.onRecord }, o.onRecord).then(answer);
     });
     conn.on('error', () => undefined);
   });

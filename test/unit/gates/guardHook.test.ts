@@ -109,6 +109,11 @@ describe('gate call: checks and verdict text (§3.10)', () => {
     assert.equal(t, '=== GATE unit exit=1 duration=2s log=.ralph/gates/unit-x.log latest=.ralph/gates/unit-latest.log ===\n--- tail (last 60 lines) ---\na\nFAIL b\n--- failing-tests (first 80 matches) ---\nFAIL b\n=== END GATE ===\n');
   });
 
+  it('runs node through an Electron binary with ELECTRON_RUN_AS_NODE=1 (VS Code desktop)', () => {
+    const s = guardSettings({ node: '/Applications/Code Helper', electron: true, hook: '/r/dist/guard-hook.js', cli: '/r/dist/cli.js', guard: '/r/dist/guard.js' }, '/w/g.sock');
+    assert.equal((s.hooks as { PreToolUse: { hooks: { command: string }[] }[] }).PreToolUse[0]!.hooks[0]!.command, "ELECTRON_RUN_AS_NODE=1 '/Applications/Code Helper' /r/dist/guard-hook.js --socket /w/g.sock");
+  });
+
   it('keeps socket paths short enough for sun_path', () => {
     assert.equal(guardSocketPath('/w/.ralph/runs/r1'), '/w/.ralph/runs/r1/guard.sock');
     assert.ok(Buffer.byteLength(guardSocketPath(`/${'x'.repeat(150)}`)) <= 100);
