@@ -50,6 +50,17 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
     assert.equal(fs.existsSync(gateLockDir(ws.dir, 'unit')), false, 'the lock is released');
   });
 
+  it('writes the handoff\'s Last gate state and leaves the agent\'s Working set as it was', async () => {
+    ws.write('.ralph/handoff.md', '# Loop Handoff\n\n## Working set\n- WS-MARKER: halfway through the parser\n\n## Last gate state\n\nold\n');
+    const r = await gate(ws, ['unit', '--', 'echo "FAIL one test"; exit 1']).done;
+    assert.equal(r.code, 1);
+    assert.match(r.out, /--- failing-tests \(first 80 matches\) ---\nFAIL one test\n=== END GATE ===/);
+    const handoff = ws.read('.ralph/handoff.md');
+    assert.match(handoff, /## Working set\n- WS-MARKER: halfway through the parser\n/);
+    assert.match(handoff, /## Last gate state\n[\s\S]*label: unit[\s\S]*exit: 1/);
+    assert.doesNotMatch(handoff, /\nold\n/);
+  });
+
   it('a gate that outlives its timeout is killed with its children (124)', async () => {
     const r = gate(ws, ['lint', '--timeout-ms', '800', '--', 'sleep 30 & echo $! > child.pid; sleep 30'], { RALPH_GATE_KILL_GRACE: '1' });
     const done = await r.done;
