@@ -60,6 +60,11 @@ const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
+// The guard's hook: a tiny dependency-free client (dist/guard-hook.js) and the in-process decider (dist/guard.js).
+if (want('cli')) {
+  configs.push({ ...nodeCommon, entryPoints: ['src/hook/client.ts'], outfile: 'dist/guard-hook.js', sourcemap: false, banner: {} });
+  configs.push({ ...nodeCommon, entryPoints: ['src/hook/inProcess.ts'], outfile: 'dist/guard.js' });
+}
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

@@ -12,6 +12,8 @@ import { registerSessionCommand } from './sessionCommand';
 import { registerRunCommand } from './runCommand';
 import { registerWavesCommand } from './wavesCommand';
 import { registerWatchCommand } from './watchCommand';
+import { registerGateCommand } from './gateCommand';
+import { registerGuardCommand } from './guardCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -37,6 +39,8 @@ export function buildProgram(): Command {
   registerRunCommand(program);
   registerWavesCommand(program);
   registerWatchCommand(program);
+  registerGateCommand(program);
+  registerGuardCommand(program);
   return program;
 }
 

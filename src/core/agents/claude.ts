@@ -330,6 +330,7 @@ export const claudeAdapter: AgentAdapter = {
   name: 'claude',
   defaultBinary: 'claude',
   configKey: 'claudePath',
+  guardHook: true,
   estimatesContext: false,
   invocation: claudeInvocation,
   createMapper: () => new ClaudeMapper(),

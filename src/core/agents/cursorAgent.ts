@@ -239,6 +239,7 @@ export const cursorAgentAdapter: AgentAdapter = {
   name: 'cursor-agent',
   defaultBinary: 'cursor-agent',
   configKey: 'cursorAgentPath',
+  guardHook: false,
   estimatesContext: true,
   invocation: cursorInvocation,
   createMapper: () => new CursorMapper(),

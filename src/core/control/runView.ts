@@ -315,6 +315,7 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'questionTimedOut': return `⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''}`;
     case 'notified': return e.ok ? null : `⚠️ notify failed (${e.about}): ${e.detail ?? ''}`;
     case 'warning': return `⚠️ ${firstLine(e.message)}`;
+    case 'guard': return e.text;
     case 'output': return e.text;
     case 'runEnded': return `RALPH STOP — ${e.state}: ${firstLine(e.reason)} · ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`;
   }

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
-import { agentBinary, configuredAgentBinaries, getAdapter } from '../agents/registry';
+import { agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
 import { loadConfig } from '../store/loadConfig';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
@@ -79,6 +79,9 @@ export function formatDoctorReport(r: DoctorReport): string {
   lines.push('', 'Agent CLIs:');
   if (!r.agents.length) lines.push('  (none found on PATH: install claude or cursor-agent)');
   for (const a of r.agents) lines.push(`  ${a.name.padEnd(13)} ${a.version ?? `? (${a.note ?? 'unknown'})`}  ${a.path}`);
+  // The command guard (issue 17) rides on Claude Code's PreToolUse hook; cursor-agent has none.
+  lines.push('', 'Command guard:', '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions');
+  for (const a of r.agents) if (!findAdapter(a.name)?.guardHook) lines.push(`  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`);
   lines.push('', 'Problems:');
   if (!r.problems.length) lines.push('  none');
   for (const p of r.problems) lines.push(`  ${formatProblem(p)}`);

@@ -10,7 +10,9 @@ import { listRuns } from '../control/runs';
 import { tryHoldLock } from '../store/fileLock';
 import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinels';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
-import { runGate, type GateResult } from '../gates/gateRunner';
+import { type GateResult } from '../gates/gateRunner';
+import { runGateExclusive } from '../gates/gateCall';
+import { startGuardServer, type GuardServer } from '../gates/guardServer';
 import { ensureHandoff, readHandoff, workingSet, workingSetChanged, writeAutoEnriched, writeLastGateState } from '../gates/handoff';
 import type { RalphConfig } from '../model/config';
 import { isoString } from '../model/time';
@@ -180,6 +182,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private agentBinary: string | null = null;
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
+  /** The run's command guard (claude only), stopped when the run ends. */
+  private guard: GuardServer | null = null;
   /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
   private actor = 'unknown';
 
@@ -241,6 +245,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     try {
       return await this.runLocked(adapter, source, gates, maxIterations, maxCost, maxWallMs);
     } finally {
+      await this.guard?.close().catch(this.warn('could not close the command guard'));
       await releaseLock().catch(this.warn('could not release the engine lock'));
     }
   }
@@ -255,6 +260,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
 
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
+    // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
+    if (adapter.guardHook) this.guard = await startGuardServer({ workspace: this.folder, runDir: ralphRunDir(this.folder, this.runId), onRecord: (r) => this.emitEvent({ type: 'guard', ...r }) }).catch((err: Error) => { throw new EngineRefusal(`The command guard could not start: ${err.message}`); });
     const record = await createRunRecord(this.folder, {
       runId: this.runId, state: 'running', agent: adapter.name,
       source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null,
@@ -556,7 +563,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!g) return null;
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
-    const r = await runGate({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs });
+    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs });
     this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
     await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
     return r;
@@ -594,6 +601,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
       model: this.o.config.model || undefined,
       extraArgs: this.o.config.agentArgs,
+      settings: this.guard?.settings,
       permissionMode: this.o.config.permissionMode,
       env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
     }, {

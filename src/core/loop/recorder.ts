@@ -107,6 +107,8 @@ export class ActivityFormatter {
         return [e.text];
       case 'warning':
         return [`⚠️ ${e.message}`];
+      case 'guard':
+        return [e.text];
       case 'runEnded': {
         const label = e.state === 'completed' ? ACTIVITY.COMPLETE : e.state === 'stalled' ? ACTIVITY.STALL : e.state === 'stopped' ? ACTIVITY.STOP_REQUESTED : `⚠️ ${e.state}`;
         return [ralphStopText(`${label} — ${e.reason}`), `═══ ${e.state === 'completed' ? 'complete' : e.state}: ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`];

@@ -144,6 +144,8 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   ev('notified', { about: z.string(), ok: z.boolean(), detail: z.string().optional() }),
   /** Something went wrong that does not end the run (a record that could not be written, a process left behind …). */
   ev('warning', { message: z.string() }),
+  /** The command guard denied or rewrote an agent's tool call (issue 17); `text` is the activity line. */
+  ev('guard', { decision: z.enum(['deny', 'rewrite']), tool: z.string(), subject: z.string(), reason: z.string(), command: z.string().optional(), text: z.string() }),
   /**
    * A line of a followed run's output that is not an engine event (flow-next driver runs: the iteration log).
    * Never written by our engine; the follower produces it.

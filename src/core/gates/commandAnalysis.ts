@@ -1,0 +1,589 @@
+import * as path from 'node:path';
+import { parseShell, shellQuote, ShellSyntaxError, type ShellCall, type ShellRedirect, type ShellWord } from './shellSyntax';
+
+/**
+ * From parsed shell to the programs it would run (issue 17): every simple command, then what it hands its
+ * arguments to. Wrappers (`env`, `command`, `exec`, `nohup`, `timeout`, `nice`, `sudo`, `xargs`, `time`, `find
+ * -exec`, …) are unwrapped; shells given a script (`bash -c '…'`, `eval`, `trap`, a here-document or here-string
+ * fed to a shell, `watch`, `flock -c`, `su -c`, `ralph gate … -- …`) have that script parsed and analysed in
+ * turn. What cannot be known before running (a computed command name or script, a shell reading commands from a
+ * pipe) is a {@link Problem}: the guard denies it (fail closed).
+ */
+
+/** A program the command would run, with its arguments. */
+export interface Invocation {
+  /** Resolved name: the basename of the first word, quotes and escapes removed (`/usr/bin/git`, `\git` → `git`). */
+  name: string;
+  /** The words from the program's name on. */
+  argv: ShellWord[];
+  /** The simple command it came from (its redirections and standard input). */
+  call: ShellCall;
+  /** Wrappers and script hosts it was found in, outermost first (`bash -c`, `timeout`, …). */
+  via: string[];
+  /** True when the words are not in the original text (inside a `bash -c` string, `eval`, a here-document …). */
+  nested: boolean;
+  /** When the invocation is a gate-runner call: its label and the gated command text. */
+  gate?: { label: string; command: string };
+}
+
+/** Something the guard cannot see through; the command is denied with this reason. */
+export interface Problem {
+  reason: string;
+}
+
+/** All programs of a command, the redirections anywhere in it, and the directories it may `cd` into. */
+export interface Analysis {
+  invocations: Invocation[];
+  redirects: { redirect: ShellRedirect; nested: boolean }[];
+  /** Literal `cd`/`pushd` targets (as written) and whether a computed one occurs. */
+  cdTargets: string[];
+  cdComputed: boolean;
+  problems: Problem[];
+  /** Code given inline to interpreters (`python -c CODE`, `node -e CODE`, a here-document fed to them). */
+  inlineCode: { name: string; code: string }[];
+}
+
+/** How a gate-runner call looks, so a wrapped command is recognised when it comes back (absolute cli path). */
+export interface GateRunnerShape {
+  /** Absolute path of `dist/cli.js` (its basename `cli.js` with `gate` after it also counts). */
+  cliPath: string;
+  /**
+   * Reads a script file the command runs (`bash x.sh`, `source x.sh`, `./x.sh`), resolved against the cwd:
+   * its text; `null` when it is not a shell script or cannot be read (binary, too large); `undefined` when it
+   * does not exist. Without a reader, script files are not looked into.
+   */
+  readScript?: (file: string) => string | null | undefined;
+  /** The real file name of a program (PATH lookup, symlinks resolved): `g` → `git`; undefined when unknown. */
+  resolveProgram?: (nameOrPath: string) => string | undefined;
+}
+
+const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash', 'yash', 'posh', 'fish', 'tcsh', 'csh']);
+const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript', 'osascript']);
+/** Programs that download: piping them into a shell or interpreter is denied (issue 17 hard denies). */
+export const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lynx', 'links', 'nc', 'ncat', 'socat']);
+const MAX_DEPTH = 8;
+
+/** The value of an exact word, else `null`. */
+const val = (w: ShellWord | undefined): string | null => (w ? w.value : null);
+
+/** Analyses `text` (throws {@link ShellSyntaxError} when it does not parse). */
+export function analyseCommand(text: string, shape: GateRunnerShape): Analysis {
+  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [], inlineCode: [] };
+  analyseScript(text, false, [], 0, out, shape);
+  return out;
+}
+
+function analyseScript(text: string, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  if (depth > MAX_DEPTH) {
+    out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
+    return;
+  }
+  let parsed;
+  try {
+    parsed = parseShell(text);
+  } catch (err) {
+    if (err instanceof ShellSyntaxError) {
+      out.problems.push({ reason: `cannot parse${nested ? ` the script given to ${via.at(-1) ?? 'a shell'}` : ''}: ${err.message}` });
+      return;
+    }
+    throw err;
+  }
+  for (const r of parsed.redirects) out.redirects.push({ redirect: r, nested });
+  for (const call of parsed.calls) {
+    if (call.words.length === 0) continue;
+    expand(call.words, call, nested, via, depth, out, shape);
+  }
+}
+
+/** Shell text for words the guard re-parses (`eval a b` → `a b`; exact words only). */
+function joinExact(words: ShellWord[], what: string, out: Analysis): string | null {
+  const vals: string[] = [];
+  for (const w of words) {
+    if (w.value === null) {
+      out.problems.push({ reason: `${what} is computed at run time (${w.literal || 'an expansion'}…): write it out literally` });
+      return null;
+    }
+    vals.push(w.value);
+  }
+  return vals.join(' ');
+}
+
+/**
+ * The script of a `-c SCRIPT` option anywhere after the program (`-c`, a short cluster ending in `c` such as `-qc`,
+ * `--command SCRIPT`, `--command=SCRIPT`); undefined when there is none.
+ */
+function commandOption(argv: ShellWord[]): ShellWord | undefined {
+  for (let k = 1; k < argv.length; k++) {
+    const v = argv[k]!.value;
+    if (v === null) continue;
+    if (v === '--') return undefined;
+    if (v.startsWith('--command=')) return { ...argv[k]!, value: v.slice('--command='.length) };
+    if (v === '--command' || /^-[A-Za-z]*c$/.test(v)) return argv[k + 1] ?? { ...argv[k]!, value: '' };
+  }
+  return undefined;
+}
+
+/** Paths through which a program reads its own standard input as a file. */
+const STDIN_FILES = /^(-|\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|\/dev\/tty)$/;
+
+/** Takes option words off the front of `words`: `withArg` options consume the next word (or `=value`/attached). */
+function skipOptions(words: ShellWord[], i: number, withArg: Set<string>, opts: { stopAtFirstNonOption?: boolean; attachedShort?: boolean } = {}): number {
+  while (i < words.length) {
+    const v = words[i]!.value;
+    if (v === null) return i;
+    if (v === '--') return i + 1;
+    if (!v.startsWith('-') || v === '-') return i;
+    if (v.startsWith('--')) {
+      const name = v.includes('=') ? v.slice(0, v.indexOf('=')) : v;
+      i += withArg.has(name) && !v.includes('=') ? 2 : 1;
+      continue;
+    }
+    // Short cluster: -abc; an option with an argument takes the rest of the cluster or the next word.
+    let consumed = 1;
+    for (let k = 1; k < v.length; k++) {
+      if (withArg.has(`-${v[k]}`)) {
+        if (k === v.length - 1) consumed = 2;
+        break;
+      }
+    }
+    i += consumed;
+    void opts;
+  }
+  return i;
+}
+
+function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  if (depth > MAX_DEPTH) {
+    out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
+    return;
+  }
+  if (argv.length === 0) return;
+  const first = argv[0]!;
+  if (first.value === null) {
+    out.problems.push({ reason: `the command name is computed at run time (${first.literal || 'an expansion'}…): write the command out literally` });
+    return;
+  }
+  const name = path.posix.basename(first.value);
+  if (name === '') {
+    out.problems.push({ reason: 'an empty command name' });
+    return;
+  }
+  const inv: Invocation = { name, argv, call, via, nested };
+  out.invocations.push(inv);
+  // A program known under another name (`~/bin/g` → git, a symlink): checked under its real name as well.
+  const real = shape.resolveProgram?.(first.value);
+  if (real && real !== name && depth < MAX_DEPTH) {
+    expand([{ ...first, value: real, literal: real }, ...argv.slice(1)], call, true, [...via, `${name} (= ${real})`], depth + 1, out, shape);
+  }
+  const rest = (i: number, how: string) => expand(argv.slice(i), call, nested, [...via, how], depth + 1, out, shape);
+  const script = (words: ShellWord[], how: string) => {
+    const text = joinExact(words, `the script given to ${how}`, out);
+    if (text !== null) analyseScript(text, true, [...via, how], depth + 1, out, shape);
+  };
+  const a = (i: number) => val(argv[i]);
+
+  switch (name) {
+    case 'cd':
+    case 'pushd': {
+      const target = argv.slice(1).find((w) => w.value === null || !w.value.startsWith('-'));
+      if (!target) out.cdTargets.push('~');
+      else if (target.value === null) out.cdComputed = true;
+      else out.cdTargets.push(target.value);
+      return;
+    }
+    case 'env': {
+      let i = 1;
+      const splitStrings: ShellWord[] = [];
+      while (i < argv.length) {
+        const v = a(i);
+        if (v === null) break;
+        if (v === '--') {
+          i++;
+          break;
+        }
+        if (v === '-S' || v === '--split-string') {
+          if (argv[i + 1]) splitStrings.push(argv[i + 1]!);
+          i += 2;
+          continue;
+        }
+        if (v.startsWith('--split-string=') || (v.startsWith('-S') && v.length > 2)) {
+          const w = argv[i]!;
+          const s = v.startsWith('-S') ? v.slice(2) : v.slice(v.indexOf('=') + 1);
+          splitStrings.push({ ...w, value: s });
+          i++;
+          continue;
+        }
+        if (['-u', '-C', '--unset', '--chdir'].includes(v)) {
+          i += 2;
+          continue;
+        }
+        if (v.startsWith('-')) {
+          i++;
+          continue;
+        }
+        break;
+      }
+      while (i < argv.length && a(i) !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a(i)!)) i++;
+      if (splitStrings.length) {
+        script([...splitStrings, ...argv.slice(i).map((w) => ({ ...w, value: w.value === null ? null : shellQuote(w.value) }))], 'env -S');
+        return;
+      }
+      if (i < argv.length) rest(i, 'env');
+      return;
+    }
+    case 'command': {
+      let i = 1;
+      let runs = true;
+      while (i < argv.length && a(i)?.startsWith('-')) {
+        if (a(i) === '--') {
+          i++;
+          break;
+        }
+        if (/[vV]/.test(a(i)!)) runs = false;
+        i++;
+      }
+      if (runs) rest(i, 'command');
+      return;
+    }
+    case 'builtin':
+      rest(1, 'builtin');
+      return;
+    case 'exec':
+      rest(skipOptions(argv, 1, new Set(['-a'])), 'exec');
+      return;
+    case 'nohup':
+    case 'setsid':
+    case 'unbuffer':
+    case 'chronic':
+    case 'catchsegv':
+    case 'doas':
+    case 'caffeinate':
+    case 'tsp':
+      rest(skipOptions(argv, 1, new Set(['-u', '-C'])), name);
+      return;
+    case 'stdbuf':
+      rest(skipOptions(argv, 1, new Set(['-i', '-o', '-e', '--input', '--output', '--error'])), 'stdbuf');
+      return;
+    case 'nice': {
+      let i = 1;
+      while (i < argv.length && a(i)?.startsWith('-')) {
+        const v = a(i)!;
+        if (v === '--') {
+          i++;
+          break;
+        }
+        i += v === '-n' || v === '--adjustment' ? 2 : 1;
+      }
+      rest(i, 'nice');
+      return;
+    }
+    case 'ionice':
+      rest(skipOptions(argv, 1, new Set(['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'])), 'ionice');
+      return;
+    case 'taskset': {
+      let i = skipOptions(argv, 1, new Set());
+      i++; // the mask / cpu list
+      rest(i, 'taskset');
+      return;
+    }
+    case 'timeout': {
+      let i = skipOptions(argv, 1, new Set(['-s', '-k', '--signal', '--kill-after']));
+      i++; // the duration
+      rest(i, 'timeout');
+      return;
+    }
+    case 'sudo': {
+      const withArg = new Set(['-u', '-g', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '-h', '--user', '--group', '--prompt', '--close-from', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--host']);
+      const i = skipOptions(argv, 1, withArg);
+      if (i < argv.length) rest(i, 'sudo');
+      else if (argv.slice(1).some((w) => w.value !== null && /^-[a-zA-Z]*[si]/.test(w.value))) shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'xargs': {
+      const withArg = new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--replace', '--max-lines', '--max-chars', '--eof', '--process-slot-var']);
+      const i = skipOptions(argv, 1, withArg);
+      const supplied: ShellWord = { value: null, pattern: /^[\s\S]*$/, splittable: true, literal: '', expansion: 'dynamic', start: call.end, end: call.end };
+      if (i < argv.length) expand([...argv.slice(i), supplied], call, nested, [...via, 'xargs'], depth + 1, out, shape);
+      return;
+    }
+    case 'time': {
+      const i = skipOptions(argv, 1, new Set(['-f', '-o', '--format', '--output']));
+      rest(i, 'time');
+      return;
+    }
+    case 'watch': {
+      const i = skipOptions(argv, 1, new Set(['-n', '-q', '--interval', '--equexit']));
+      if (argv.slice(1, i).some((w) => w.value === '-x' || w.value === '--exec')) rest(i, 'watch -x');
+      else script(argv.slice(i), 'watch');
+      return;
+    }
+    case 'flock': {
+      const c = commandOption(argv);
+      if (c) {
+        script([c], 'flock -c');
+        return;
+      }
+      let i = skipOptions(argv, 1, new Set(['-w', '-E', '--timeout', '--conflict-exit-code']));
+      i++; // the lock file
+      rest(i, 'flock');
+      return;
+    }
+    case 'su':
+    case 'runuser':
+    case 'script': {
+      const c = commandOption(argv);
+      if (c) script([c], `${name} -c`);
+      else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null)) shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'parallel': {
+      const sep = argv.findIndex((w) => w.value === ':::' || w.value === '::::');
+      const i = skipOptions(argv, 1, new Set(['-j', '-S', '--jobs', '--sshlogin']));
+      const cmd = argv.slice(i, sep < 0 ? undefined : sep);
+      if (cmd.length) script(cmd, 'parallel');
+      else shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'find':
+      expandFind(argv, call, nested, via, depth, out, shape);
+      return;
+    case 'eval':
+      script(argv.slice(1), 'eval');
+      return;
+    case 'trap': {
+      const i = skipOptions(argv, 1, new Set());
+      if (i < argv.length && !argv.slice(1, i).some((w) => w.value === '-p' || w.value === '-l')) script([argv[i]!], 'trap');
+      return;
+    }
+    case 'alias':
+      for (const w of argv.slice(1)) {
+        if (w.value === null) {
+          out.problems.push({ reason: 'an alias with a computed value' });
+          continue;
+        }
+        const eq = w.value.indexOf('=');
+        if (eq > 0) analyseScript(w.value.slice(eq + 1), true, [...via, 'alias'], depth + 1, out, shape);
+      }
+      return;
+    case 'source':
+    case '.':
+      if (argv[1] && argv[1].value === null) out.problems.push({ reason: `${name} of a computed file (${argv[1].literal || 'an expansion'}…)` });
+      else if (argv[1]?.value && STDIN_FILES.test(argv[1].value)) shellFromStdin(inv, out, via, depth, shape);
+      else if (argv[1]?.value) scriptFile(argv[1].value, inv, out, via, depth, shape);
+      return;
+    case 'chroot': {
+      const i = skipOptions(argv, 1, new Set(['--userspec', '--groups']));
+      if (i + 1 < argv.length) rest(i + 1, 'chroot');
+      else shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
+    case 'unshare':
+    case 'nsenter':
+    case 'systemd-run':
+    case 'firejail':
+    case 'proot':
+    case 'fakeroot':
+    case 'dbus-run-session':
+    case 'xvfb-run':
+    case 'with-lock':
+    case 'retry':
+      rest(skipOptions(argv, 1, new Set(['-t', '-u', '-p', '--unit', '--property', '-E', '--setenv', '--target', '-n', '--server-num', '-s'])), name);
+      return;
+    case 'ssh': {
+      // ssh [opts] host [command…]: the command runs in a shell (on a host that may be this one).
+      const i = skipOptions(argv, 1, new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w']));
+      if (i + 1 < argv.length) script(argv.slice(i + 1), 'ssh');
+      return;
+    }
+    case 'at':
+    case 'batch':
+      shellFromStdin(inv, out, via, depth, shape);
+      return;
+    case 'hash':
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*p/.test(w.value))) out.problems.push({ reason: 'hash -p maps a command name to another program' });
+      return;
+    case 'enable':
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*f/.test(w.value))) out.problems.push({ reason: 'enable -f loads a builtin from a file' });
+      return;
+    case 'busybox':
+    case 'toybox':
+      rest(1, name);
+      return;
+    case 'ralph': {
+      const g = afterCliOptions(argv, 1);
+      if (a(g) === 'gate') gateCall(inv, g + 1, out, via, depth, shape);
+      return;
+    }
+    case 'node':
+    case 'nodejs': {
+      const script1 = a(1);
+      const g = afterCliOptions(argv, 2);
+      if (script1 !== null && a(g) === 'gate' && (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')) {
+        gateCall(inv, g + 1, out, via, depth, shape);
+        return;
+      }
+      break;
+    }
+    case 'npx':
+    case 'bunx':
+    case 'pnpx': {
+      const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--call'));
+      if (cIdx > 0) script(argv.slice(cIdx + 1, cIdx + 2), `${name} -c`);
+      return;
+    }
+  }
+  if (first.value.includes('/') && !SHELLS.has(name) && !INTERPRETERS.has(name)) scriptFile(first.value, inv, out, via, depth, shape, true);
+  if (SHELLS.has(name)) expandShell(inv, out, via, depth, shape);
+  else if (INTERPRETERS.has(name)) {
+    if (call.stdin.kind === 'heredoc' && call.stdin.body.value !== null) out.inlineCode.push({ name, code: call.stdin.body.value });
+    for (let k = 1; k < argv.length; k++) {
+      const v = argv[k]!.value;
+      if (v !== null && /^(-[a-zA-Z]*[ceEpr]|--eval|--print|--command)$/.test(v) && argv[k + 1]) out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
+    }
+    const hasProgram = argv.slice(1).some((w) => w.value === null || !w.value.startsWith('-') || /^-[a-zA-Z]*[ceEpr]$|^--(eval|print)/.test(w.value));
+    if (!hasProgram && call.stdin.kind === 'pipe' && call.stdin.upstream.some((c) => isDownloader(c))) {
+      out.problems.push({ reason: `a download is piped into ${name}` });
+    }
+  }
+}
+
+function isDownloader(c: ShellCall): boolean {
+  const v = c.words[0]?.value;
+  return v !== null && v !== undefined && DOWNLOADERS.has(path.posix.basename(v));
+}
+
+/** Index of the first word from `i` after the CLI's global options (`-C dir`, `--cwd dir`, `--cwd=dir`). */
+function afterCliOptions(argv: ShellWord[], i: number): number {
+  while (i < argv.length) {
+    const v = argv[i]!.value;
+    if (v === '-C' || v === '--cwd') i += 2;
+    else if (v !== null && v.startsWith('--cwd=')) i++;
+    else break;
+  }
+  return i;
+}
+
+/** `ralph gate <label> [opts] -- <cmd…>` (words from `i`): the gated command is analysed as a script. */
+function gateCall(inv: Invocation, i: number, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const words = inv.argv;
+  const labelIdx = words.slice(i).findIndex((w) => w.value === null || !w.value.startsWith('-'));
+  const dd = words.findIndex((w, k) => k >= i && w.value === '--');
+  const label = labelIdx >= 0 ? words[i + labelIdx]!.value : null;
+  const cmdWords = dd >= 0 ? words.slice(dd + 1) : labelIdx >= 0 ? words.slice(i + labelIdx + 1) : [];
+  if (label === null) {
+    out.problems.push({ reason: 'a gate call with a computed label' });
+    return;
+  }
+  const text = cmdWords.length === 1 ? cmdWords[0]!.value : joinExact(cmdWords, 'the gated command', out);
+  if (text === null || text === undefined) {
+    if (cmdWords.length === 1) out.problems.push({ reason: 'the gated command is computed at run time' });
+    return;
+  }
+  inv.gate = { label, command: text };
+  analyseScript(text, true, [...via, `gate ${label}`], depth + 1, out, shape);
+}
+
+/**
+ * A script file run by a shell or `source` (or directly, `./x.sh`): one that does not exist yet (written by this
+ * very command) is denied; an existing one is analysed for denied commands.
+ */
+function scriptFile(file: string, inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape, direct = false): void {
+  if (!shape.readScript) return;
+  // After `cd dir`, a relative script is looked up there too.
+  const candidates = file.startsWith('/') || file.startsWith('~') ? [file] : [file, ...out.cdTargets.filter((t) => !t.startsWith('-')).map((t) => path.posix.join(t, file))];
+  let text: string | null | undefined;
+  for (const c of candidates) {
+    text = shape.readScript(c);
+    if (text !== undefined) break;
+  }
+  if (text === undefined) {
+    if (!direct || file.startsWith('./') || !file.startsWith('/')) out.problems.push({ reason: `${direct ? 'runs' : `${inv.name} runs`} ${file}, which does not exist before the command runs: write the script first (Write), then run it` });
+    return;
+  }
+  if (text === null) return;
+  // Run directly, only a shell script is looked into (a node or python script is not shell).
+  if (direct && !/^#!\s*\S*\/(env\s+)?(ba|da|z|k|mk|a)?sh\b/.test(text)) return;
+  const before = out.problems.length;
+  analyseScript(text, true, [...via, `script ${file}`], depth + 1, out, shape);
+  // Inside a project script, computed names and the like are normal: only named denials count there.
+  out.problems.splice(before);
+}
+
+/** `bash [opts] -c SCRIPT`, `bash file`, or `bash` reading commands from its standard input. */
+function expandShell(inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const w = inv.argv;
+  let i = 1;
+  let commandMode = false;
+  let stdinMode = false;
+  // busybox sh / toybox sh leave the applet name as argv[0]: already shifted by the caller.
+  while (i < w.length) {
+    const v = w[i]!.value;
+    if (v === null) break;
+    if (v === '--' || v === '-') {
+      i++;
+      break;
+    }
+    if (v.startsWith('--')) {
+      i += ['--rcfile', '--init-file'].includes(v) ? 2 : 1;
+      continue;
+    }
+    if (/^[-+][A-Za-z]+$/.test(v)) {
+      const letters = v.slice(1);
+      if (letters.includes('c')) commandMode = true;
+      if (letters.includes('s')) stdinMode = true;
+      // -o / -O take an argument
+      i += /[oO]$/.test(letters) ? 2 : 1;
+      continue;
+    }
+    break;
+  }
+  if (commandMode) {
+    const scriptWord = w[i];
+    if (!scriptWord) {
+      out.problems.push({ reason: `${inv.name} -c without a script` });
+      return;
+    }
+    if (scriptWord.value === null) {
+      out.problems.push({ reason: `the script given to ${inv.name} -c is computed at run time (${scriptWord.literal || 'an expansion'}…): write it out literally` });
+      return;
+    }
+    analyseScript(scriptWord.value, true, [...via, `${inv.name} -c`], depth + 1, out, shape);
+    return;
+  }
+  if (!stdinMode && i < w.length) {
+    const file = w[i]!.value;
+    if (file === null) out.problems.push({ reason: `${inv.name} runs a computed script file (${w[i]!.literal || 'an expansion'}…)` });
+    else if (STDIN_FILES.test(file)) shellFromStdin(inv, out, via, depth, shape);
+    else scriptFile(file, inv, out, via, depth, shape);
+    return;
+  }
+  shellFromStdin(inv, out, via, depth, shape);
+}
+
+/** A shell (or `sudo -s`, `su`, `parallel`) that reads commands from its standard input. */
+function shellFromStdin(inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const stdin = inv.call.stdin;
+  if (stdin.kind === 'pipe') {
+    const download = stdin.upstream.some(isDownloader);
+    out.problems.push({ reason: download ? `a download is piped into a shell (${inv.name})` : `${inv.name} reads commands from a pipe: the guard cannot see them; run the commands directly` });
+  } else if (stdin.kind === 'heredoc') {
+    if (stdin.body.value === null) out.problems.push({ reason: `the here-document fed to ${inv.name} expands at run time: quote its delimiter (<<'EOF') or run the commands directly` });
+    else analyseScript(stdin.body.value, true, [...via, `${inv.name} <<`], depth + 1, out, shape);
+  } else if (stdin.kind === 'file' && stdin.target.value === null) {
+    out.problems.push({ reason: `${inv.name} reads commands from a computed file` });
+  }
+}
+
+/** `find PATHS… EXPR`: `-exec`/`-execdir`/`-ok`/`-okdir` run programs; `{}` stands for each path found. */
+function expandFind(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  for (let i = 1; i < argv.length; i++) {
+    const v = argv[i]!.value;
+    if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
+      let j = i + 1;
+      while (j < argv.length && argv[j]!.value !== ';' && argv[j]!.value !== '+') j++;
+      const inner = argv.slice(i + 1, j).map((w) => (w.value === '{}' ? { ...w, value: null, pattern: /^[\s\S]*$/, literal: '{}', expansion: 'dynamic' as const } : w));
+      expand(inner, call, nested, [...via, `find ${v}`], depth + 1, out, shape);
+      i = j;
+    }
+  }
+}

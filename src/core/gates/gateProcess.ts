@@ -1,0 +1,93 @@
+import { execa } from 'execa';
+import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
+import { endMarkedProcesses, endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
+
+/**
+ * One gate command in its own process group with a watchdog (seed-systems.md §3.10): `bash -c` detached,
+ * stdout+stderr straight to the log's descriptor, SIGTERM to the group on timeout or cancel, SIGKILL after the
+ * grace, then whatever the command detached that still carries the run's marker.
+ */
+
+/** Default between SIGTERM and SIGKILL of a timed-out or cancelled gate, ms (`RALPH_GATE_KILL_GRACE` 10 s, §3.10). */
+export const GATE_KILL_GRACE_MS = 10_000;
+/** Environment variable marking every process of one gate run, so detached ones are ended with it. */
+export const GATE_MARKER = 'RALPH_GATE_TOKEN';
+/** Exit code of a gate that ran out of time (GNU `timeout`; gate-run.sh maps signal deaths to it, §3.10). */
+export const EXIT_TIMEOUT = 124;
+/** Exit code of a gate cancelled through its AbortSignal (the shell's code for SIGINT). */
+export const EXIT_CANCELLED = 130;
+/** Exit code when bash itself could not be started. */
+export const EXIT_SPAWN_FAILED = 127;
+
+
+export interface GroupRun {
+  exitCode: number;
+  timedOut: boolean;
+  cancelled: boolean;
+  pid: number | undefined;
+  spawnError?: string;
+}
+
+export async function runInGroup(
+  command: string,
+  o: { cwd: string; fd: number; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal },
+): Promise<GroupRun> {
+  if (o.signal?.aborted) return { exitCode: EXIT_CANCELLED, timedOut: false, cancelled: true, pid: undefined };
+  // Both streams go straight to the log's file descriptor (like `>log 2>&1`): true interleaving, no pipe a
+  // background process could hold open, nothing buffered in the engine. execa documents an integer as a file
+  // descriptor; its types only list 3–9 for stdout/stderr.
+  const fd = o.fd as 3;
+  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const child = execa('bash', ['-c', command], {
+    cwd: o.cwd,
+    // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
+    env: { ...o.env, [GATE_MARKER]: token },
+    extendEnv: true,
+    detached: true,
+    stdin: 'ignore',
+    stdout: fd,
+    stderr: fd,
+    reject: false,
+  });
+  const pid = child.pid;
+  if (pid === undefined) {
+    const r = await child;
+    return { exitCode: EXIT_SPAWN_FAILED, timedOut: false, cancelled: false, pid, spawnError: r.shortMessage ?? r.message };
+  }
+  trackProcessGroup(pid);
+  let timedOut = false;
+  let cancelled = false;
+  let ending: Promise<void> | undefined;
+  const end = () => (ending ??= endProcessGroup(pid, o.graceMs));
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void end();
+  }, o.timeoutMs);
+  const onAbort = () => {
+    if (timedOut) return;
+    cancelled = true;
+    void end();
+  };
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const result = await child;
+    clearTimeout(timer);
+    // The command has exited; end whatever it left behind in its group (gate-run.sh's belt-and-braces kill).
+    await end();
+    await endMarkedProcesses(GATE_MARKER, token, o.graceMs);
+    let exitCode: number;
+    if (timedOut) exitCode = EXIT_TIMEOUT;
+    else if (cancelled) exitCode = EXIT_CANCELLED;
+    else if (typeof result.exitCode === 'number') exitCode = result.exitCode;
+    else if (result.signal) exitCode = 128 + (osConstants.signals[result.signal as NodeJS.Signals] ?? 0);
+    else exitCode = EXIT_SPAWN_FAILED;
+    return { exitCode, timedOut, cancelled, pid };
+  } finally {
+    clearTimeout(timer);
+    o.signal?.removeEventListener('abort', onAbort);
+    untrackProcessGroup(pid);
+  }
+}
+
+

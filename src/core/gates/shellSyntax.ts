@@ -1,0 +1,438 @@
+import type { ShNode, ShSyntax } from 'mvdan-sh';
+
+/**
+ * Shell text → the facts the command guard decides on, through a real bash parser (mvdan.cc/sh v3 `syntax`, the
+ * `mvdan-sh` build): every simple command anywhere in the tree (lists, pipelines, subshells, braces, `if` / `for` /
+ * `while` / `case` bodies, functions, `$(…)`, backticks, process substitutions, assignments' values), each with its
+ * words, the redirections of its statement and where its standard input comes from. No regexes decide here: the
+ * words come from the parser's nodes, with quoting and escapes resolved as bash resolves them.
+ *
+ * A word whose value depends on an expansion (`$X`, `$(…)`, globs, `{a,b}`) has no exact value; it carries a
+ * pattern of everything it could become, so callers can fail closed.
+ */
+
+/** One word of a command as bash would see it before running it. */
+export interface ShellWord {
+  /** The value after quote removal, or `null` when an expansion, glob or brace makes it unknown. */
+  value: string | null;
+  /** What the word may expand to (anchored); for an exact word it matches only `value`. */
+  pattern: RegExp;
+  /** True when an unquoted expansion may split it into several words (or none). */
+  splittable: boolean;
+  /** The literal characters of the word (expansions left out, glob characters kept): what a computed word surely contains. */
+  literal: string;
+  /** `none`: exact; `glob`: only globs or braces make it inexact (`literal` is the pattern); `dynamic`: an expansion. */
+  expansion: 'none' | 'glob' | 'dynamic';
+  /** Byte offsets of the word in the parsed text. */
+  start: number;
+  end: number;
+}
+
+/** Where a command's standard input comes from. */
+export type ShellStdin =
+  | { kind: 'inherited' }
+  /** Output of other commands (`a | b`): `upstream` are the calls to the left in the pipeline. */
+  | { kind: 'pipe'; upstream: ShellCall[] }
+  /** `<<EOF … EOF` or `<<< word`. */
+  | { kind: 'heredoc'; body: ShellWord }
+  /** `< file` */
+  | { kind: 'file'; target: ShellWord };
+
+/** One redirection. `op` is bash's operator text (`>`, `>>`, `&>`, `<<<`, …). */
+export interface ShellRedirect {
+  op: string;
+  /** The file descriptor written before the operator (`2>`), or null. */
+  fd: string | null;
+  target: ShellWord | null;
+}
+
+/** A simple command (`FOO=1 git push >x`): assignments, words, and the redirections of its statement. */
+export interface ShellCall {
+  words: ShellWord[];
+  /** Values of `NAME=value` prefixes (the names are not needed to decide). */
+  assignValues: ShellWord[];
+  redirects: ShellRedirect[];
+  stdin: ShellStdin;
+  /** True when the statement's output goes into a pipe. */
+  pipedOut: boolean;
+  /** Byte offsets of the whole statement. */
+  start: number;
+  end: number;
+}
+
+/** The facts of one parsed script. */
+export interface ParsedShell {
+  /** The text parsed. */
+  text: string;
+  /** Every simple command with at least one word, in source order (nested ones included). */
+  calls: ShellCall[];
+  /** Every redirection anywhere (statements of compound commands included). */
+  redirects: ShellRedirect[];
+  /** Names of functions the script defines. */
+  functions: string[];
+}
+
+/** The script could not be parsed; `message` is the parser's (`1:3: && must be followed by a statement`). */
+export class ShellSyntaxError extends Error {}
+
+// Loaded on first use: the parser is 1.5 MB of GopherJS that commands without a guard should not pay for.
+let syntaxModule: ShSyntax | undefined;
+let parser: ReturnType<ShSyntax['NewParser']> | undefined;
+const syntax = new Proxy({} as ShSyntax, {
+  get(_t, key: keyof ShSyntax) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    syntaxModule ??= (require('mvdan-sh') as { syntax: ShSyntax }).syntax;
+    return syntaxModule[key];
+  },
+});
+
+/** bash's redirection operators by mvdan/sh `RedirOperator` value (syntax/tokens.go). */
+const REDIR_OPS: Record<number, string> = { 54: '>', 55: '>>', 56: '<', 57: '<>', 58: '<&', 59: '>&', 60: '>|', 61: '<<', 62: '<<-', 63: '<<<', 64: '&>', 65: '&>>' };
+/** `BinCmdOperator` values of `|` and `|&`. */
+const PIPE_OPS = new Set([12, 13]);
+
+/** Operators that write to their target (a `>&` whose target is not a descriptor number or `-` writes a file). */
+export function writesTarget(r: ShellRedirect): boolean {
+  if (r.op === '>&') return !(r.target?.value !== null && r.target?.value !== undefined && /^(\d+|-)$/.test(r.target.value));
+  return ['>', '>>', '<>', '>|', '&>', '&>>'].includes(r.op);
+}
+
+/**
+ * Parses `text` as bash. Throws {@link ShellSyntaxError} when bash would not run it (unbalanced quotes, a dangling
+ * `&&`, …). Pure apart from the parser's one-time set-up.
+ */
+export function parseShell(text: string): ParsedShell {
+  parser ??= syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash));
+  let file: ShNode;
+  try {
+    file = parser.Parse(text, '');
+  } catch (err) {
+    const e = err as { Error?: () => string; message?: string };
+    throw new ShellSyntaxError(typeof e.Error === 'function' ? e.Error() : String(e.message ?? err));
+  }
+  const bytes = Buffer.from(text);
+  const stmts: ShNode[] = [];
+  const pipes: ShNode[] = [];
+  const redirNodes: ShNode[] = [];
+  const functions: string[] = [];
+  syntax.Walk(file, (n) => {
+    if (!n) return true;
+    switch (syntax.NodeType(n)) {
+      case 'Stmt':
+        stmts.push(n);
+        break;
+      case 'BinaryCmd':
+        if (PIPE_OPS.has(n.Op as number)) pipes.push(n);
+        break;
+      case 'Redirect':
+        redirNodes.push(n);
+        break;
+      case 'FuncDecl':
+        functions.push(String((n.Name as ShNode | null)?.Value ?? ''));
+        break;
+    }
+    return true;
+  });
+
+  const redirOf = (r: ShNode): ShellRedirect => ({
+    op: REDIR_OPS[r.Op as number] ?? `op${String(r.Op)}`,
+    fd: (r.N as ShNode | null)?.Value !== undefined ? String((r.N as ShNode).Value) : null,
+    target: r.Word ? convertWord(r.Word as ShNode, bytes) : null,
+  });
+
+  // Standard input of each statement: pipes first, then its own input redirections (which win, as in bash).
+  // GopherJS hands out a fresh wrapper per field access: nodes are keyed by their stable inner object.
+  const stdinOf = new NodeMap<ShellStdin>();
+  const pipedOut = new NodeMap<true>();
+  const callOfStmt = new NodeMap<ShellCall>();
+  const mark = (stmt: ShNode, s: ShellStdin) => {
+    stdinOf.set(stmt, s);
+    // A compound statement passes its input to every statement inside it (fail closed: all of them).
+    if (syntax.NodeType(stmt.Cmd as ShNode) !== 'CallExpr') {
+      syntax.Walk(stmt.Cmd as ShNode, (n) => {
+        if (n && syntax.NodeType(n) === 'Stmt' && !stdinOf.has(n)) stdinOf.set(n, s);
+        return true;
+      });
+    }
+  };
+  const leaves = (stmt: ShNode): ShNode[] => {
+    const cmd = stmt.Cmd as ShNode | null;
+    if (cmd && syntax.NodeType(cmd) === 'BinaryCmd' && PIPE_OPS.has(cmd.Op as number)) return [...leaves(cmd.X as ShNode), ...leaves(cmd.Y as ShNode)];
+    return [stmt];
+  };
+  const upstreamStmts = new NodeMap<ShNode[]>();
+  for (const p of pipes) {
+    const left = leaves(p.X as ShNode);
+    const right = leaves(p.Y as ShNode);
+    for (const l of left) pipedOut.set(l, true);
+    const first = right[0]!;
+    upstreamStmts.set(first, left);
+  }
+  for (const [first, left] of upstreamStmts) {
+    // Transitive: `curl | tee | bash` names curl upstream of bash.
+    const all = new NodeMap<ShNode>();
+    const visit = (s: ShNode) => {
+      if (all.has(s)) return;
+      all.set(s, s);
+      for (const u of upstreamStmts.get(s) ?? []) visit(u);
+    };
+    left.forEach(visit);
+    mark(first, { kind: 'pipe', upstream: [] });
+    (stdinOf.get(first) as { upstream: ShellCall[] }).upstream = [];
+    upstreamStmts.set(first, all.values());
+  }
+  for (const stmt of stmts) {
+    for (const r of (stmt.Redirs as ShNode[] | null) ?? []) {
+      const op = REDIR_OPS[r.Op as number];
+      if (op === '<<' || op === '<<-') mark(stmt, { kind: 'heredoc', body: r.Hdoc ? convertWord(r.Hdoc as ShNode, bytes) : emptyWord() });
+      else if (op === '<<<') mark(stmt, { kind: 'heredoc', body: convertWord(r.Word as ShNode, bytes) });
+      else if (op === '<') mark(stmt, { kind: 'file', target: convertWord(r.Word as ShNode, bytes) });
+    }
+  }
+
+  const calls: ShellCall[] = [];
+  for (const stmt of stmts) {
+    const cmd = stmt.Cmd as ShNode | null;
+    if (!cmd || syntax.NodeType(cmd) !== 'CallExpr') continue;
+    const args = (cmd.Args as ShNode[] | null) ?? [];
+    const assigns = (cmd.Assigns as ShNode[] | null) ?? [];
+    const assignValues = assigns.filter((a) => a.Value).map((a) => convertWord(a.Value as ShNode, bytes));
+    // Array assignments `a=(x $(y))`: their words are values too.
+    for (const a of assigns) {
+      const arr = a.Array as ShNode | null;
+      for (const el of (arr?.Elems as ShNode[] | null) ?? []) if (el.Value) assignValues.push(convertWord(el.Value as ShNode, bytes));
+    }
+    if (args.length === 0 && assignValues.length === 0) continue;
+    const call: ShellCall = {
+      words: args.map((w) => convertWord(w, bytes)),
+      assignValues,
+      redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
+      stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
+      pipedOut: pipedOut.has(stmt),
+      start: stmt.Pos().Offset(),
+      end: stmt.End().Offset(),
+    };
+    callOfStmt.set(stmt, call);
+    calls.push(call);
+  }
+  // Fill pipe upstreams with calls now that they exist.
+  for (const [first, ups] of upstreamStmts) {
+    const s = stdinOf.get(first);
+    if (s?.kind !== 'pipe') continue;
+    const upCalls: ShellCall[] = [];
+    for (const u of ups) {
+      const c = callOfStmt.get(u);
+      if (c) upCalls.push(c);
+      else {
+        // A compound upstream (`{ curl …; } | sh`): every call inside it is upstream.
+        syntax.Walk(u, (n) => {
+          if (n && syntax.NodeType(n) === 'Stmt' && callOfStmt.has(n)) upCalls.push(callOfStmt.get(n)!);
+          return true;
+        });
+      }
+    }
+    s.upstream.push(...upCalls);
+  }
+  calls.sort((a, b) => a.start - b.start);
+  return { text, calls, redirects: redirNodes.map(redirOf), functions };
+}
+
+/** A map keyed by syntax node identity (the GopherJS inner object, stable across wrapper objects). */
+class NodeMap<V> {
+  private readonly keys = new Map<unknown, ShNode>();
+  private readonly vals = new Map<unknown, V>();
+  private static id(n: ShNode): unknown {
+    return (n as unknown as { __internal_object__?: unknown }).__internal_object__ ?? n;
+  }
+  get(n: ShNode): V | undefined {
+    return this.vals.get(NodeMap.id(n));
+  }
+  has(n: ShNode): boolean {
+    return this.vals.has(NodeMap.id(n));
+  }
+  set(n: ShNode, v: V): void {
+    this.keys.set(NodeMap.id(n), n);
+    this.vals.set(NodeMap.id(n), v);
+  }
+  values(): V[] {
+    return [...this.vals.values()];
+  }
+  *[Symbol.iterator](): IterableIterator<[ShNode, V]> {
+    for (const [k, v] of this.vals) yield [this.keys.get(k)!, v];
+  }
+}
+
+function emptyWord(): ShellWord {
+  return { value: '', pattern: /^$/, splittable: false, literal: '', expansion: 'none', start: 0, end: 0 };
+}
+
+const ANY = '[\\s\\S]*';
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/** Builds a {@link ShellWord} from a `Word` node: quote removal, escapes, ANSI-C strings, globs and braces. */
+function convertWord(word: ShNode, bytes: Buffer): ShellWord {
+  let value = '';
+  let exact = true;
+  let dynamic = false;
+  let splittable = false;
+  let re = '';
+  let literal = '';
+  const addLiteral = (s: string) => {
+    value += s;
+    literal += s;
+    re += escapeRe(s);
+  };
+  const addDynamic = (unquoted: boolean) => {
+    exact = false;
+    dynamic = true;
+    if (unquoted) splittable = true;
+    re += ANY;
+  };
+  const parts = (word.Parts as ShNode[] | null) ?? [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const type = syntax.NodeType(part);
+    switch (type) {
+      case 'Lit': {
+        const r = unquotedLiteral(String(part.Value), i === 0);
+        value += r.value;
+        literal += r.value;
+        re += r.re;
+        if (r.glob) exact = false;
+        break;
+      }
+      case 'SglQuoted':
+        addLiteral(part.Dollar ? ansiC(String(part.Value)) : String(part.Value));
+        break;
+      case 'DblQuoted':
+        for (const inner of (part.Parts as ShNode[] | null) ?? []) {
+          if (syntax.NodeType(inner) === 'Lit') addLiteral(doubleQuotedLiteral(String(inner.Value)));
+          else addDynamic(false);
+        }
+        break;
+      default:
+        // ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp …: unknown until run time.
+        addDynamic(type !== 'ProcSubst');
+    }
+  }
+  const start = word.Pos().Offset();
+  const end = word.End().Offset();
+  void bytes;
+  return { value: exact ? value : null, pattern: new RegExp(`^${re}$`), splittable, literal, expansion: exact ? 'none' : dynamic ? 'dynamic' : 'glob', start, end };
+}
+
+/**
+ * An unquoted literal run: `\x` → `x`, `\<newline>` removed; unescaped `*`, `?`, `[…]` are globs and `{a,b}` /
+ * `{1..3}` brace expansions, both making the word inexact (fail closed). A leading `~` stays as written.
+ */
+function unquotedLiteral(raw: string, _first: boolean): { value: string; re: string; glob: boolean } {
+  let value = '';
+  let re = '';
+  let glob = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === '\\') {
+      const n = raw[i + 1];
+      i++;
+      if (n === undefined || n === '\n') continue;
+      value += n;
+      re += escapeRe(n);
+      continue;
+    }
+    if (c === '*') {
+      glob = true;
+      re += ANY;
+    } else if (c === '?') {
+      glob = true;
+      re += '[\\s\\S]';
+    } else if (c === '[' && raw.indexOf(']', i + 2) > i) {
+      glob = true;
+      const close = raw.indexOf(']', i + 2);
+      let body = raw.slice(i + 1, close);
+      if (body.startsWith('!')) body = `^${body.slice(1)}`;
+      re += `[${body.replace(/\\/g, '\\\\')}]`;
+      value += raw.slice(i, close + 1);
+      i = close;
+      continue;
+    } else if (c === '{' && isBrace(raw, i)) {
+      glob = true;
+      re += ANY;
+    } else {
+      re += escapeRe(c);
+    }
+    value += c;
+  }
+  return { value, re, glob };
+}
+
+/** True when `{` at `i` opens a brace expansion (`{a,b}` or `{x..y}`) that bash would expand. */
+function isBrace(raw: string, i: number): boolean {
+  let depth = 0;
+  for (let j = i; j < raw.length; j++) {
+    const c = raw[j];
+    if (c === '\\') {
+      j++;
+      continue;
+    }
+    if (c === '{') depth++;
+    else if (c === '}') {
+      depth--;
+      if (depth === 0) {
+        const body = raw.slice(i + 1, j);
+        return body.includes(',') || body.includes('..');
+      }
+    }
+  }
+  return false;
+}
+
+/** Inside double quotes a backslash escapes only `$`, `` ` ``, `"`, `\` and a newline (which it removes). */
+function doubleQuotedLiteral(raw: string): string {
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    const n = raw[i + 1];
+    if (c === '\\' && n !== undefined && '$`"\\\n'.includes(n)) {
+      if (n !== '\n') out += n;
+      i++;
+    } else out += c;
+  }
+  return out;
+}
+
+/** Decodes a `$'…'` string as bash does (`\n`, `\xHH`, `\NNN`, `\uHHHH`, `\cX`, …). */
+export function ansiC(raw: string): string {
+  let out = '';
+  const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c !== '\\' || i + 1 >= raw.length) {
+      out += c;
+      continue;
+    }
+    const n = raw[++i]!;
+    if (n in simple) {
+      out += simple[n];
+    } else if (n >= '0' && n <= '7') {
+      let digits = n;
+      while (digits.length < 3 && raw[i + 1] !== undefined && raw[i + 1]! >= '0' && raw[i + 1]! <= '7') digits += raw[++i];
+      out += String.fromCharCode(parseInt(digits, 8) & 0xff);
+    } else if (n === 'x' || n === 'u' || n === 'U') {
+      const max = n === 'x' ? 2 : n === 'u' ? 4 : 8;
+      let digits = '';
+      while (digits.length < max && /[0-9A-Fa-f]/.test(raw[i + 1] ?? '')) digits += raw[++i];
+      if (digits === '') out += `\\${n}`;
+      else out += String.fromCodePoint(Math.min(parseInt(digits, 16), 0x10ffff));
+    } else if (n === 'c' && i + 1 < raw.length) {
+      out += String.fromCharCode(raw[++i]!.toUpperCase().charCodeAt(0) & 0x1f);
+    } else {
+      out += `\\${n}`;
+    }
+  }
+  return out;
+}
+
+export { shellQuote } from './shellQuote';

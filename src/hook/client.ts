@@ -1,0 +1,76 @@
+/**
+ * `dist/guard-hook.js`: the PreToolUse hook process (issue 17). Tiny and dependency-free so it starts fast:
+ * - `--socket <path>` (a run's hook): forwards stdin to the engine's guard server and prints its answer; when the
+ *   server does not answer within `RALPH_GUARD_TIMEOUT_MS` (default 4000 ms) it exits 2, which blocks the call.
+ * - no socket (`ralph guard install`, people running claude themselves): decides in-process with `dist/guard.js`.
+ * Any error exits 2 with the reason on stderr: the guard never fails open.
+ */
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+function deny(reason: string): never {
+  process.stderr.write(`Ralph guard: ${reason} (the call is blocked)\n`);
+  process.exit(2);
+}
+
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    process.stdin.on('data', (c: Buffer) => chunks.push(c));
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('error', reject);
+  });
+}
+
+interface Answer {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+function emit(a: Answer): void {
+  if (a.stderr) process.stderr.write(a.stderr);
+  process.stdout.write(a.stdout, () => process.exit(a.exitCode));
+}
+
+function viaServer(socket: string, stdin: string): void {
+  const timeoutMs = Number(process.env.RALPH_GUARD_TIMEOUT_MS) > 0 ? Number(process.env.RALPH_GUARD_TIMEOUT_MS) : 4000;
+  const timer = setTimeout(() => deny(`the run's guard server did not answer within ${timeoutMs} ms`), timeoutMs);
+  let buf = '';
+  const conn = net.createConnection(socket);
+  conn.setEncoding('utf8');
+  conn.on('connect', () => conn.write(`${JSON.stringify({ stdin })}\n`));
+  conn.on('data', (d: string) => {
+    buf += d;
+  });
+  conn.on('error', (err) => deny(`the run's guard server is not answering (${err.message})`));
+  conn.on('end', () => {
+    clearTimeout(timer);
+    let a: Answer;
+    try {
+      a = JSON.parse(buf) as Answer;
+    } catch {
+      deny('the guard server sent no answer');
+    }
+    if (typeof a.exitCode !== 'number') deny('the guard server sent a malformed answer');
+    emit(a);
+  });
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--socket');
+  const socket = at >= 0 ? args[at + 1] : undefined;
+  if (at >= 0 && !socket) deny('--socket without a path');
+  const stdin = await readStdin();
+  if (socket) {
+    viaServer(socket, stdin);
+    return;
+  }
+  const ws = args.indexOf('--workspace');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(path.join(__dirname, 'guard.js')) as { runInProcess(stdin: string, workspace?: string): Promise<Answer> };
+  emit(await mod.runInProcess(stdin, ws >= 0 ? args[ws + 1] : undefined));
+}
+
+main().catch((err: Error) => deny(err.message));

@@ -1,0 +1,61 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { repoRoot } from '../../support/repoRoot';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+/** `ralph guard install` and the hook program as processes (issue 17). */
+
+const cli = path.join(repoRoot, 'dist', 'cli.js');
+const hook = path.join(repoRoot, 'dist', 'guard-hook.js');
+
+describe('guard: ralph guard install and dist/guard-hook.js as processes', function () {
+  this.timeout(30_000);
+  let ws: TempFolder;
+  beforeEach(() => {
+    ws = makeTempFolder('ralph-guardcli-', { ralphDir: true });
+  });
+  afterEach(() => ws.dispose());
+  const env = () => ({ ...process.env, XDG_STATE_HOME: path.join(ws.dir, 'state') });
+  const run = (args: string[], input = '') => spawnSync(process.execPath, args, { input, encoding: 'utf8', env: env(), cwd: ws.dir });
+
+  it('install is idempotent, keeps the user\'s settings, and --uninstall removes only ours', () => {
+    const user = '{\n  "permissions": { "allow": ["Bash(ls)"] },\n  "hooks": { "Stop": [] }\n}\n';
+    ws.write('.claude/settings.json', user);
+    assert.equal(run([cli, '-C', ws.dir, 'guard', 'install']).status, 0);
+    const once = ws.read('.claude/settings.json');
+    const doc = JSON.parse(once) as { permissions: unknown; hooks: { PreToolUse: { hooks: { command: string }[] }[]; Stop: unknown } };
+    assert.deepEqual(doc.permissions, { allow: ['Bash(ls)'] });
+    assert.equal(doc.hooks.PreToolUse.length, 1);
+    assert.match(doc.hooks.PreToolUse[0]!.hooks[0]!.command, new RegExp(`^${process.execPath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\S*dist/guard-hook\\.js$`));
+    const again = run([cli, '-C', ws.dir, 'guard', 'install']);
+    assert.match(again.stdout, /already installed/);
+    assert.equal(ws.read('.claude/settings.json'), once);
+    assert.equal(run([cli, '-C', ws.dir, 'guard', 'install', '--uninstall']).status, 0);
+    assert.deepEqual(JSON.parse(ws.read('.claude/settings.json')), JSON.parse(user));
+  });
+
+  it('refuses a settings file it cannot parse and leaves it alone', () => {
+    ws.write('.claude/settings.json', '{ "a": ');
+    const r = run([cli, '-C', ws.dir, 'guard', 'install']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /settings\.json:1:\d+: not valid JSON/);
+    assert.equal(ws.read('.claude/settings.json'), '{ "a": ');
+  });
+
+  it('the standalone hook decides in process; bad input and a silent server exit 2', () => {
+    ws.write('.ralph/command-policy', '[deny]\ngit push | no\n');
+    const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'git push' }, cwd: ws.dir });
+    const d = run([hook], input);
+    assert.equal(d.status, 0);
+    assert.match(d.stdout, /"permissionDecision":"deny"/);
+    assert.match(ws.read('.ralph/activity.log'), /⛔ GUARD DENY git push → no/);
+    assert.equal(run([hook], 'garbage').status, 2);
+    const silent = run([hook, '--socket', path.join(ws.dir, 'none.sock')], input);
+    assert.equal(silent.status, 2);
+    assert.match(silent.stderr, /not answering/);
+    const viaCli = run([cli, '-C', ws.dir, 'guard'], input);
+    assert.equal(viaCli.status, 0);
+    assert.match(viaCli.stdout, /"permissionDecision":"deny"/);
+  });
+});
