@@ -11,6 +11,7 @@ import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
 import { registerRunCommand } from './runCommand';
 import { registerWatchCommand } from './watchCommand';
+import { registerAnswerCommand } from './answerCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerSessionCommand(program);
   registerRunCommand(program);
   registerWatchCommand(program);
+  registerAnswerCommand(program);
   return program;
 }
 
