@@ -427,6 +427,8 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       v.end = { state: e.state, reason: e.reason, completionReason: e.completionReason, exitCode: e.exitCode, at: e.at };
       v.progress = e.total ? { done: e.done, total: e.total } : v.progress;
       v.iteration = Math.max(v.iteration, e.iterations);
+      // The engine's own total wins when the log lost an iterationEnded (a second Ctrl-C); never lower.
+      if (e.costUsd > v.cost.runUsd) v.cost = { ...v.cost, runUsd: e.costUsd };
       v.questions = [];
       v.deferredUntil = null;
       v.lanes = v.lanes.map((l) => (l.activity === 'idle' && l.agentPid === null ? l : { ...l, activity: 'idle', agentPid: null }));
