@@ -436,10 +436,13 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
     default:
       break;
   }
-  v.final = FINAL_VIEW_STATES.has(v.state);
   const text = activityTextOf(e);
   if (text !== null) v.activity = pushKept(v.activity, { seq: e.seq, at: e.at, lane, text }, ACTIVITY_LINES_KEPT);
-  v.stateText = stateTextOf(v);
+  // Most entries (tokens) change none of what the state's words depend on.
+  if (v.state !== view.state || v.questions !== view.questions || v.end !== view.end || v.deferredUntil !== view.deferredUntil) {
+    v.final = FINAL_VIEW_STATES.has(v.state);
+    v.stateText = stateTextOf(v);
+  }
   return v;
 }
 
