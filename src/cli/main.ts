@@ -14,6 +14,7 @@ import { registerWavesCommand } from './wavesCommand';
 import { registerWatchCommand } from './watchCommand';
 import { registerGateCommand } from './gateCommand';
 import { registerGuardCommand } from './guardCommand';
+import { registerAnswerCommand } from './answerCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   registerWatchCommand(program);
   registerGateCommand(program);
   registerGuardCommand(program);
+  registerAnswerCommand(program);
   return program;
 }
 

@@ -1,8 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseRunLogLine } from '../../src/core/model/runEvent';
+import { parseRunLogLine, runLogLine, type EngineEvent } from '../../src/core/model/runEvent';
 import { bash, edit, say, startModelServer, write, type ModelServer } from '../support/modelServer';
 import { claudeBinary } from '../support/claude';
 import { cliPath } from '../support/cli';
@@ -91,5 +92,56 @@ describe('ralph watch --json follows a run started in another process', function
     } finally {
       await server.close();
     }
+  });
+
+  describe('on a run that already ended or crashed', () => {
+    const RUN = '20261201T090000Z-aa11';
+    const AT = '2026-12-01T09:00:00.000Z';
+    const started: EngineEvent = { type: 'runStarted', runId: RUN, folder: '/ws', source: 'RALPH_TASK.md', agent: 'claude', maxIterations: 5, gates: {} };
+    function folder(state: string, pid: number, events: EngineEvent[]): string {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-watch-'));
+      fs.mkdirSync(path.join(dir, '.ralph', 'runs', RUN), { recursive: true });
+      fs.writeFileSync(path.join(dir, '.ralph', 'runs', RUN, 'run.json'), JSON.stringify({ runId: RUN, pid, host: os.hostname(), startedAt: AT, state, iteration: 1, currentItem: null }));
+      fs.writeFileSync(path.join(dir, '.ralph', 'runs', RUN, 'events.jsonl'), events.map((e, i) => runLogLine(i + 1, AT, 0, e)).join(''));
+      return dir;
+    }
+    const cliRun = (dir: string, args: string[]) => spawnSync(process.execPath, [cli, '-C', dir, ...args], { encoding: 'utf8' });
+
+    it('replays the activity in text, prints the final status line and exits with the run\'s code', () => {
+      const dir = folder('stopped', 999_999, [started, { type: 'stopRequested', file: 'STOP', graceful: false }, { type: 'runEnded', state: 'stopped', reason: 'stopped by STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 1, costUsd: 0.5, done: 0, total: 1 }]);
+      try {
+        const r = cliRun(dir, ['watch', '--run', RUN]);
+        assert.equal(r.status, 3, r.stderr);
+        const lines = r.stdout.trim().split('\n');
+        assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\] ═══ RALPH START — run 20261201T090000Z-aa11/);
+        assert.ok(lines.some((l) => /RALPH STOP — 🛑 STOP REQUESTED — stopped by STOP/.test(l)), r.stdout);
+        assert.match(lines.at(-1)!, /^stopped — stopped by STOP · LOOP 1\/5 · \$0\.5000$/);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('reports a run whose engine is gone as crashed, exit 1', () => {
+      const dir = folder('running', 999_999, [started]);
+      try {
+        const r = cliRun(dir, ['watch', '--run', RUN, '--json']);
+        assert.equal(r.status, 1);
+        assert.match(r.stderr, /run 20261201T090000Z-aa11 crashed: the engine \(pid 999999\) is gone/);
+        assert.equal(r.stdout.trim().split('\n').length, 1);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('refuses a run that does not exist', () => {
+      const dir = folder('stopped', 999_999, [started]);
+      try {
+        const r = cliRun(dir, ['watch', '--run', 'nope', '--json']);
+        assert.equal(r.status, 1);
+        assert.match(r.stdout, /"error":"Run nope not found"/);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });

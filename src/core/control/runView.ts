@@ -428,6 +428,8 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       v.end = { state: e.state, reason: e.reason, completionReason: e.completionReason, exitCode: e.exitCode, at: e.at };
       v.progress = e.total ? { done: e.done, total: e.total } : v.progress;
       v.iteration = Math.max(v.iteration, e.iterations);
+      // The engine's own total wins when the log lost an iterationEnded (a second Ctrl-C); never lower.
+      if (e.costUsd > v.cost.runUsd) v.cost = { ...v.cost, runUsd: e.costUsd };
       v.questions = [];
       v.deferredUntil = null;
       v.lanes = v.lanes.map((l) => (l.activity === 'idle' && l.agentPid === null ? l : { ...l, activity: 'idle', agentPid: null }));
@@ -435,10 +437,13 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
     default:
       break;
   }
-  v.final = FINAL_VIEW_STATES.has(v.state);
   const text = activityTextOf(e);
   if (text !== null) v.activity = pushKept(v.activity, { seq: e.seq, at: e.at, lane, text }, ACTIVITY_LINES_KEPT);
-  v.stateText = stateTextOf(v);
+  // Most entries (tokens) change none of what the state's words depend on.
+  if (v.state !== view.state || v.questions !== view.questions || v.end !== view.end || v.deferredUntil !== view.deferredUntil) {
+    v.final = FINAL_VIEW_STATES.has(v.state);
+    v.stateText = stateTextOf(v);
+  }
   return v;
 }
 

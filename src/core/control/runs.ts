@@ -10,8 +10,8 @@ import { checkSentinels, flowRunDir } from './sentinels';
 import { RUN_FILES } from '../model/ralphPaths';
 import { listRunRecords } from './runRecords';
 
-/** What a person sees of a run. `crashed`: unfinished, and its known process is dead on this host. */
-export type RunState = 'running' | 'paused' | 'stopping' | 'stopped' | 'crashed' | 'completed' | 'failed';
+/** What a person sees of a run. `crashed`: unfinished, and its known process is dead on this host; `waiting`: for the answer to a question. */
+export type RunState = 'running' | 'paused' | 'waiting' | 'stopping' | 'stopped' | 'crashed' | 'completed' | 'failed';
 
 /** One run of either kind: a flow-next ralph.sh run or one of ours. */
 export interface RunInfo {
@@ -111,6 +111,7 @@ function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: 
   else if (isCrashedRun(rec, hosts, alive)) state = 'crashed';
   else if (stopped || rec.state === 'stopping') state = 'stopping';
   else if (paused || rec.state === 'paused') state = 'paused';
+  else if (rec.state === 'waiting') state = 'waiting';
   else state = 'running';
   const item = rec.currentItem;
   return {

@@ -24,6 +24,8 @@ export interface RunRules {
   reviewer: boolean;
   /** Go on with other ready work after blocking an item, instead of pausing. */
   continueOnBlocked: boolean;
+  /** How long an item waits for the answer to a question before the run stops as stalled, ms; 0 = for ever. */
+  questionTimeoutMs: number;
 }
 
 /** Run-level state. */
@@ -48,6 +50,10 @@ export interface LaneState {
   attempt: { number: number; kind: AttemptKind; max: number } | null;
   /** Iterations in a row that ended without progress. */
   stall: number;
+  /** The question the lane's item waits on (`askedAtMs` ms since the epoch). */
+  waiting: { id: string; text: string; item: WorkItemRef | null; askedAtMs: number } | null;
+  /** A question and its answer, owed to the next prompt of `itemId`. */
+  answered: { itemId: string | null; question: string; answer: string } | null;
 }
 
 /** A terminal outcome: the run's end state, a one-line reason and the progress.txt completion reason. */
@@ -59,14 +65,17 @@ export interface RunEnd {
 
 /** What the shell observed, at each point the loop decides. */
 export type Observation =
-  /** Before an iteration: cancel, sentinels, the clock. `stop` names the STOP file, if any. */
-  | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number }
+  /**
+   * Before an iteration: cancel, sentinels, the clock. `stop` names the STOP file, if any. `answer`: the answer
+   * to the lane's waiting question when one was written (null: none yet, or nothing waits).
+   */
+  | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number; answer: string | null }
   /** A pause ended (PAUSE removed, or STOP/cancel while paused). */
   | { kind: 'pauseEnded'; cancelled: boolean; stop: string | null }
   /** The source's answer to "what next", with the item's failed attempts and the source's attempt limit. */
   | { kind: 'next'; next: { kind: 'empty' } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'work'; item: WorkItemRef & { risky: boolean }; failedAttempts: number; attemptLimit: number | null; lastFailure: string | null }; sourceLabel: string }
   /** An iteration ended. `fatal`: the agent cannot go on (bad key, could not start). `resetsAt` ms since the epoch. */
-  | { kind: 'iterationEnded'; purpose: IterationPurpose; ending: IterationEnding; detail: string; fatal: boolean; resetsAt: number | null; costUsd: number; now: number }
+  | { kind: 'iterationEnded'; purpose: IterationPurpose; iteration: number; ending: IterationEnding; detail: string; fatal: boolean; resetsAt: number | null; costUsd: number; now: number; question: string | null }
   /** After a work iteration: does the source say the item is done, and which signals the agent gave. */
   | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string }
   /** The item's gate ran (`gate` null: the run has no gates). */
@@ -91,8 +100,19 @@ export type Action =
   | { type: 'runFix'; purpose: IterationPurpose; text: string }
   /** Ask the source what is next, then observe `next`. */
   | { type: 'pickNext' }
-  /** Start the item and run a work iteration at this attempt, then observe `iterationEnded`. */
-  | { type: 'runWork'; item: WorkItemRef & { risky: boolean }; attempt: { number: number; kind: AttemptKind; max: number } }
+  /**
+   * Start the item and run a work iteration at this attempt, then observe `iterationEnded`. `answered`: a question
+   * of the item and its answer, for the prompt verbatim.
+   */
+  | { type: 'runWork'; item: WorkItemRef & { risky: boolean }; attempt: { number: number; kind: AttemptKind; max: number }; answered: { question: string; answer: string } | null }
+  /** The agent asked a human: report the question (and notify); the item waits. */
+  | { type: 'ask'; id: string; iteration: number; item: WorkItemRef | null; text: string }
+  /** Wait a little for the answer (woken by a sentinel or cancel), then observe `beforeIteration` again. */
+  | { type: 'waitForAnswer'; id: string }
+  /** The answer came: report it. */
+  | { type: 'answered'; id: string; item: WorkItemRef | null; text: string }
+  /** The question waited too long: report it (the run then ends stalled). */
+  | { type: 'questionTimedOut'; id: string; item: WorkItemRef | null; waitedMs: number }
   /** Block the item; pause the run unless `continueOnBlocked`. */
   | { type: 'block'; item: WorkItemRef; reason: string; pauseRun: boolean }
   /** Wait, ms (woken early by STOP or cancel), emitting the deferral first. */
@@ -135,7 +155,7 @@ export function initialRunState(rules: RunRules, startedAtMs: number): RunState 
 
 /** The first state of a lane. */
 export function initialLaneState(lane = 0): LaneState {
-  return { lane, item: null, attempt: null, stall: 0 };
+  return { lane, item: null, attempt: null, stall: 0, waiting: null, answered: null };
 }
 
 /**
@@ -161,11 +181,27 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       if (obs.stop) return out([{ type: 'honourStop' }, end('stopped', `stopped by ${obs.stop}`, 'STOPPED')]);
       if (obs.pause) return out([{ type: 'pause' }]);
       const r = run.rules;
-      if (run.workIterations >= r.maxIterations) return out([end('capReached', `max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS')]);
-      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return out([end('capReached', `max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST')]);
-      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return out([end('capReached', `max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME')]);
-      if (run.pendingFix) return out([{ type: 'runFix', ...run.pendingFix }], { ...run, pendingFix: null });
-      return out([{ type: 'pickNext' }]);
+      // A question waits without spending iterations; the answer lets the item go on, with the answer in its prompt.
+      const pre: Action[] = [];
+      let l = lane;
+      if (lane.waiting) {
+        const q = lane.waiting;
+        if (obs.answer === null) {
+          const waitedMs = obs.now - q.askedAtMs;
+          if (r.questionTimeoutMs > 0 && waitedMs >= r.questionTimeoutMs) {
+            return out([{ type: 'questionTimedOut', id: q.id, item: q.item, waitedMs }, end('stalled', `stalled: the question${q.item ? ` of ${q.item.id}` : ''} got no answer in ${Math.round(r.questionTimeoutMs / 60000)} min`, 'STALLED')], run, { ...lane, waiting: null });
+          }
+          return out([{ type: 'waitForAnswer', id: q.id }]);
+        }
+        pre.push({ type: 'answered', id: q.id, item: q.item, text: obs.answer });
+        l = { ...lane, waiting: null, answered: { itemId: q.item?.id ?? null, question: q.text, answer: obs.answer } };
+      }
+      const outL = (actions: Action[], rs: RunState = run) => out([...pre, ...actions], rs, l);
+      if (run.workIterations >= r.maxIterations) return outL([end('capReached', `max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS')]);
+      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return outL([end('capReached', `max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST')]);
+      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return outL([end('capReached', `max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME')]);
+      if (run.pendingFix) return outL([{ type: 'runFix', ...run.pendingFix }], { ...run, pendingFix: null });
+      return outL([{ type: 'pickNext' }]);
     }
     case 'pauseEnded':
       if (obs.cancelled) return out([end('cancelled', 'cancelled', 'INTERRUPTED')]);
@@ -178,7 +214,8 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       if (n.kind === 'complete') return out([{ type: 'runFinalGate' }]);
       const attempt = nextAttempt(n.failedAttempts, n.attemptLimit);
       if (attempt === 'exhausted') return out([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], run, { ...lane, item: null, attempt: null });
-      return out([{ type: 'runWork', item: n.item, attempt }], { ...run, workIterations: run.workIterations + 1 }, { ...lane, item: n.item, attempt });
+      const owed = lane.answered && (lane.answered.itemId === null || lane.answered.itemId === n.item.id) ? { question: lane.answered.question, answer: lane.answered.answer } : null;
+      return out([{ type: 'runWork', item: n.item, attempt, answered: owed }], { ...run, workIterations: run.workIterations + 1 }, { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered });
     }
     case 'iterationEnded': {
       const r: RunState = { ...run, costUsd: run.costUsd + obs.costUsd, ...(obs.purpose === 'work' ? {} : { workIterations: run.workIterations + 1 }) };
@@ -199,6 +236,13 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
         case 'error':
           if (obs.fatal) return out([end('failed', `agent error: ${obs.detail}`, 'FAILED')], r);
           break;
+        case 'question': {
+          // Not a failed attempt and no claim to verify: the item waits for a human.
+          const text = obs.question ?? obs.detail;
+          const item = obs.purpose === 'work' ? lane.item : null;
+          const id = `q${obs.iteration}`;
+          return out([{ type: 'ask', id, iteration: obs.iteration, item: item ? { source: item.source, id: item.id, title: item.title } : null, text }], { ...r, deferral: { ...r.deferral, inARow: 0 } }, { ...lane, waiting: { id, text, item: item ? { source: item.source, id: item.id, title: item.title } : null, askedAtMs: obs.now } });
+        }
         default:
           break;
       }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../agents/adapter';
 import { which } from '../agents/discover';
@@ -30,6 +30,8 @@ import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from '
 import { loadTemplate, renderTemplate } from './prompt';
 import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
+import { runNotify } from './notify';
+import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
 import { availableSources, checklistAt, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
@@ -133,6 +135,9 @@ interface IterationOutcome {
   resetsAt: number | null;
   /** The iteration's cost, USD. */
   costUsd: number;
+  iteration: number;
+  /** The question the agent asked a human, if it did. */
+  question: AgentQuestion | null;
 }
 
 /** The item a work iteration is about, and what the shell learned of it on the way (for the next observations). */
@@ -278,6 +283,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.runState = initialRunState({
       maxIterations, maxCostUsd: maxCost, maxWallMs, stallLimit: this.timing.stallLimit, backoff: this.timing.backoff,
       reviewer: this.o.reviewer ?? this.o.config.reviewer, continueOnBlocked: this.o.continueOnBlocked ?? this.o.config.continueOnBlocked,
+      questionTimeoutMs: this.o.config.questionTimeoutMinutes * 60_000,
     }, Date.now());
     let end: RunEnd;
     try {
@@ -301,7 +307,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       completion: { reason: end.completionReason, at: isoString(Date.now()) },
       endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens,
     }).catch(this.warn('could not write the end to run.json'));
-    this.emitEvent({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total });
+    const ended: EngineEvent = { type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
+    // Notified before the event is logged, so a follower that stops at runEnded sees how the notification went.
+    await this.notify(ended, `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`);
+    this.emitEvent(ended);
     return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
   }
 
@@ -392,7 +401,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       if (!first) await this.sleep(this.timing.betweenIterationsMs);
       first = false;
       const c = this.sentinels!.check();
-      const end = await this.perform(source, gates, this.step({ kind: 'beforeIteration', cancelled: this.cancelled, stop: this.stopName(c), pause: c.pause.length > 0, now: Date.now() }));
+      const answer = this.laneState.waiting ? await this.readAnswer(this.laneState.waiting.id) : null;
+      const end = await this.perform(source, gates, this.step({ kind: 'beforeIteration', cancelled: this.cancelled, stop: this.stopName(c), pause: c.pause.length > 0, now: Date.now(), answer }));
       if (end) return end;
     }
   }
@@ -453,7 +463,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: baseline ?? null });
         w.headBefore = await headSha(this.folder);
         w.fpBefore = await source.fingerprint();
-        w.out = await this.runAgent(source, item, 'work', a.attempt.number, a.attempt.kind, formatAttemptHistory(w.records, a.attempt.kind), undefined, a.attempt.max);
+        const history = formatAttemptHistory(w.records, a.attempt.kind);
+        const qa = a.answered ? questionAnswerSection(a.answered.question, a.answered.answer) : '';
+        w.out = await this.runAgent(source, item, 'work', a.attempt.number, a.attempt.kind, [qa, history].filter(Boolean).join('\n'), undefined, a.attempt.max);
         return then(this.endedObservation('work', w.out));
       }
       case 'block': {
@@ -529,6 +541,24 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         this.emitEvent({ type: 'reviewVerdict', verdict });
         return then({ kind: 'reviewed', verdict, text: out?.lastText ?? '' });
       }
+      case 'ask': {
+        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.folder, this.runId, a.id) };
+        this.emitEvent(event);
+        await updateRunRecord(this.folder, this.runId, { state: 'waiting' }).catch(this.warn('could not mark run.json waiting'));
+        await this.notify(event, `Ralph run ${this.runId}: question${a.item ? ` on ${a.item.id}` : ''}: ${a.text}`);
+        return null;
+      }
+      case 'waitForAnswer':
+        // Woken early by a sentinel change or cancel; the answer file is looked at again before the next decision.
+        await this.waitForSentinelChange(1000);
+        return null;
+      case 'answered':
+        this.emitEvent({ type: 'answered', id: a.id, item: a.item, text: a.text });
+        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(this.warn('could not mark run.json running'));
+        return null;
+      case 'questionTimedOut':
+        this.emitEvent({ type: 'questionTimedOut', id: a.id, item: a.item, waitedMs: a.waitedMs });
+        return null;
       case 'warning':
         this.emitEvent({ type: 'warning', message: a.message });
         return null;
@@ -537,9 +567,32 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     }
   }
 
+  /** The answer written for question `id` (trimmed), or null while there is none. Read errors are warnings. */
+  private async readAnswer(id: string): Promise<string | null> {
+    const file = answerFilePath(this.folder, this.runId, id);
+    try {
+      const st = await stat(file);
+      // An answer is a few lines; a huge file is not read whole (never an unbounded read).
+      const text = st.size > 1024 * 1024 ? null : (await readFile(file, 'utf8')).trim();
+      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.folder, file)} is larger than 1 MiB: not read as an answer` });
+      return text ? text : null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.folder, file)}`)(err);
+      return null;
+    }
+  }
+
+  /** Runs the `notify` command (if configured) for an event; its failure is a warning, never a failed run. */
+  private async notify(event: EngineEvent, text: string): Promise<void> {
+    const command = this.o.config.notify.trim();
+    if (!command) return;
+    const r = await runNotify(command, { runId: this.runId, folder: this.folder, event }, text, { cwd: this.folder, timeoutMs: this.o.config.notifyTimeoutMs });
+    this.emitEvent({ type: 'notified', about: event.type, ok: r.ok, ...(r.ok ? {} : { detail: r.detail }) });
+  }
+
   /** The `iterationEnded` observation of an iteration's outcome. */
   private endedObservation(purpose: IterationPurpose, out: IterationOutcome): Observation {
-    return { kind: 'iterationEnded', purpose, ending: out.ending, detail: out.detail, fatal: out.exit.outcome.kind === 'fatal' || !!out.exit.spawnError, resetsAt: out.resetsAt, costUsd: out.costUsd, now: Date.now() };
+    return { kind: 'iterationEnded', purpose, iteration: out.iteration, ending: out.ending, detail: out.detail, fatal: out.exit.outcome.kind === 'fatal' || !!out.exit.spawnError, resetsAt: out.resetsAt, costUsd: out.costUsd, now: Date.now(), question: out.question?.text ?? null };
   }
 
   /** Emits `progress` ("k/N done") when it changed since the last report, or always with `force`. */
@@ -576,6 +629,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     await rm(ralphFile(this.folder, 'contextWarning'), { force: true });
     const handoff = await readHandoff(this.folder);
     const workingBefore = workingSet(handoff);
+    const headAtStart = await headSha(this.folder);
     const progress = await source.progress();
     const gates = this.gates;
     const template = await loadTemplate(this.folder, purpose === 'review' ? 'reviewer' : 'iteration');
@@ -616,14 +670,18 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
     const signals: AgentSignal[] = [];
     let lastText = '';
+    const texts: string[] = [];
+    let wrote = false;
     let lastTokensAt = 0;
     const emitTokens = () => {
       const s = handle.ledgerSnapshot();
       this.emitEvent({ type: 'tokens', iteration: n, contextTokens: s.contextTokens, contextWindow: s.contextWindow, rotateAt: s.thresholds.rotate, warnAt: s.thresholds.warn, totals: s.tokens, costUsd: s.costUsd });
     };
     handle.onEvent((e) => {
+      if (e.type === 'toolUse' && (e.kind === 'write' || e.kind === 'edit' || e.kind === 'shell')) wrote = true;
       if (e.type === 'text' && !e.subagent && !e.synthetic) {
         lastText = e.text;
+        texts.push(e.text);
         for (const s of findSignals(e.text)) {
           signals.push(s);
           this.emitEvent({ type: 'agentSignal', iteration: n, kind: s.kind, value: s.value, ...(s.reason ? { reason: s.reason } : {}) });
@@ -667,9 +725,11 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     await updateRunRecord(this.folder, this.runId, { agentPgid: null, agentToken: null, costUsd: this.cost });
 
     const workingAfter = workingSet(await readHandoff(this.folder));
-    const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter));
+    // Only work on an item can wait for an answer; the plain-question rule also needs no commit.
+    const question = purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
+    const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
     this.emitEvent({ type: 'iterationEnded', iteration: n, ending: outcome.ending, detail: outcome.detail, totals, exitCode: exit.exitCode });
-    return { ...outcome, exit, signals, lastText, resetsAt: exit.outcome.resetsAt ?? null, costUsd: totals.costUsd ?? 0 };
+    return { ...outcome, exit, signals, lastText, resetsAt: exit.outcome.resetsAt ?? null, costUsd: totals.costUsd ?? 0, iteration: n, question: outcome.ending === 'question' ? question : null };
   }
 
   private async allTasksText(source: WorkSource): Promise<string> {
@@ -684,7 +744,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
  * result), stuck (GUTTER / quantum BLOCKED), complete (a completion signal), yield (the Working set section of
  * handoff.md changed: content, not mtime, fixing seed-systems.md §3.15-2), natural end. Pure.
  */
-export function classifyEnding(exit: IterationExit, signals: readonly AgentSignal[], workingSetChangedThisIteration: boolean): { ending: IterationEnding; detail: string } {
+export function classifyEnding(exit: IterationExit, signals: readonly AgentSignal[], workingSetChangedThisIteration: boolean, question: AgentQuestion | null = null): { ending: IterationEnding; detail: string } {
   if (exit.killedBy === 'rotate') return { ending: 'rotation', detail: `context ${exit.ledger.contextTokens} ≥ rotate ${exit.ledger.thresholds.rotate} tokens` };
   if (exit.killedBy === 'cancel') return { ending: 'cancelled', detail: 'cancelled' };
   if (exit.spawnError) return { ending: 'error', detail: `could not start the agent: ${exit.spawnError}` };
@@ -693,9 +753,13 @@ export function classifyEnding(exit: IterationExit, signals: readonly AgentSigna
   if (o.kind === 'fatal') return { ending: 'error', detail: o.reason };
   const stuck = signals.find((s) => s.kind === 'stuck');
   if (stuck) return { ending: 'stuck', detail: stuck.reason ?? stuck.value };
+  // A `<question>` tag wins over a completion signal (an agent that asks has not finished); a plain question
+  // (no writes, last paragraph ends with "?") only when nothing else was signalled.
+  if (question?.how === 'tag') return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
   if (signals.some((s) => s.kind === 'complete' || s.kind === 'storyPassed')) return { ending: 'complete', detail: signals.map((s) => s.value).join(', ') };
   if (workingSetChangedThisIteration) return { ending: 'yield', detail: 'the agent updated the handoff Working set and stopped' };
   if (o.kind === 'error' || o.kind === 'noResult') return { ending: 'error', detail: o.reason };
+  if (question) return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
   return { ending: 'natural', detail: 'the agent ended its turn' };
 }
 

@@ -7,14 +7,14 @@ import { classifyEnding } from '../../../src/core/loop/engine';
 import type { AgentSignal } from '../../../src/core/stream/signals';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
-const RULES: RunRules = { maxIterations: 10, maxCostUsd: 5, maxWallMs: 3_600_000, stallLimit: 3, backoff: defaultBackoffPolicy, reviewer: false, continueOnBlocked: false };
+const RULES: RunRules = { maxIterations: 10, maxCostUsd: 5, maxWallMs: 3_600_000, stallLimit: 3, backoff: defaultBackoffPolicy, reviewer: false, continueOnBlocked: false, questionTimeoutMs: 0 };
 const ITEM = { source: 'quantum' as const, id: 'US-001', title: 'Export slugify', risky: false };
 const run = (o: Partial<RunState> = {}, rules: Partial<RunRules> = {}): RunState => ({ ...initialRunState({ ...RULES, ...rules }, T0), ...o });
 const working = (o: Partial<LaneState> = {}): LaneState => ({ ...initialLaneState(0), item: ITEM, attempt: { number: 1, kind: 'first', max: 5 }, ...o });
 const types = (a: Action[]) => a.map((x) => x.type);
 const endOf = (a: Action[]) => { const e = a.find((x) => x.type === 'end'); return e && e.type === 'end' ? [e.end.state, e.end.completionReason] : null; };
-const before = (o: Partial<Extract<Observation, { kind: 'beforeIteration' }>> = {}): Observation => ({ kind: 'beforeIteration', cancelled: false, stop: null, pause: false, now: T0 + 1000, ...o });
-const ended = (o: Partial<Extract<Observation, { kind: 'iterationEnded' }>> = {}): Observation => ({ kind: 'iterationEnded', purpose: 'work', ending: 'natural', detail: 'd', fatal: false, resetsAt: null, costUsd: 0.25, now: T0 + 1000, ...o });
+const before = (o: Partial<Extract<Observation, { kind: 'beforeIteration' }>> = {}): Observation => ({ kind: 'beforeIteration', cancelled: false, stop: null, pause: false, now: T0 + 1000, answer: null, ...o });
+const ended = (o: Partial<Extract<Observation, { kind: 'iterationEnded' }>> = {}): Observation => ({ kind: 'iterationEnded', purpose: 'work', ending: 'natural', detail: 'd', fatal: false, resetsAt: null, costUsd: 0.25, now: T0 + 1000, iteration: 3, question: null, ...o });
 
 describe('decide(): the loop\'s decisions', () => {
   describe('before an iteration: sentinels and caps', () => {
@@ -61,13 +61,13 @@ describe('decide(): the loop\'s decisions', () => {
     it('everything done: the final gate runs', () => assert.deepEqual(types(decide(run(), initialLaneState(), next({ kind: 'complete' })).actions), ['runFinalGate']));
     it('work: the first attempt runs and counts against the cap', () => {
       const d = decide(run(), initialLaneState(), work(0));
-      assert.deepEqual(d.actions, [{ type: 'runWork', item: ITEM, attempt: { number: 1, kind: 'first', max: DEFAULT_MAX_ATTEMPTS } }]);
+      assert.deepEqual(d.actions, [{ type: 'runWork', item: ITEM, attempt: { number: 1, kind: 'first', max: DEFAULT_MAX_ATTEMPTS }, answered: null }]);
       assert.equal(d.next.run.workIterations, 1);
       assert.deepEqual([d.next.lane.item, d.next.lane.attempt?.number], [ITEM, 1]);
     });
     it('work after failures: the next attempt, debugging on the last', () => {
       const d = decide(run(), initialLaneState(), work(2, 3));
-      assert.deepEqual(d.actions[0], { type: 'runWork', item: ITEM, attempt: { number: 3, kind: 'debug', max: 3 } });
+      assert.deepEqual(d.actions[0], { type: 'runWork', item: ITEM, attempt: { number: 3, kind: 'debug', max: 3 }, answered: null });
     });
     it('out of attempts: the item is blocked with its last failure, and the run pauses', () => {
       const d = decide(run(), initialLaneState(), work(5));
@@ -145,6 +145,47 @@ describe('decide(): the loop\'s decisions', () => {
     it('a gate cut short by cancel ends the run cancelled', () => assert.deepEqual(endOf(decide(run(), working(), { kind: 'cancelledDuringGate' }).actions), ['cancelled', 'INTERRUPTED']));
   });
 
+  describe('questions for a human', () => {
+    const REF = { source: ITEM.source, id: ITEM.id, title: ITEM.title };
+    const waiting = (o: Partial<LaneState> = {}) => working({ waiting: { id: 'q3', text: 'Postgres or SQLite?', item: REF, askedAtMs: T0 }, ...o });
+    it('an iteration that asked reports the question and the item waits (no claim, no failed attempt)', () => {
+      const d = decide(run(), working(), ended({ ending: 'question', question: 'Postgres or SQLite?' }));
+      assert.deepEqual(d.actions, [{ type: 'ask', id: 'q3', iteration: 3, item: REF, text: 'Postgres or SQLite?' }]);
+      assert.deepEqual(d.next.lane.waiting, { id: 'q3', text: 'Postgres or SQLite?', item: REF, askedAtMs: T0 + 1000 });
+      assert.equal(d.next.lane.stall, 0);
+    });
+    it('without an answer the lane waits, spending no iteration', () => {
+      const d = decide(run(), waiting(), before());
+      assert.deepEqual(d.actions, [{ type: 'waitForAnswer', id: 'q3' }]);
+      assert.equal(d.next.run.workIterations, 0);
+    });
+    it('STOP still ends a waiting run', () => assert.deepEqual(endOf(decide(run(), waiting(), before({ stop: 'STOP' })).actions), ['stopped', 'STOPPED']));
+    it('PAUSE still pauses a waiting run', () => assert.deepEqual(types(decide(run(), waiting(), before({ pause: true })).actions), ['pause']));
+    it('the answer is reported, then the run picks its work again', () => {
+      const d = decide(run(), waiting(), before({ answer: 'SQLite' }));
+      assert.deepEqual(d.actions, [{ type: 'answered', id: 'q3', item: REF, text: 'SQLite' }, { type: 'pickNext' }]);
+      assert.deepEqual([d.next.lane.waiting, d.next.lane.answered], [null, { itemId: 'US-001', question: 'Postgres or SQLite?', answer: 'SQLite' }]);
+    });
+    it('the next work on that item carries the question and the answer', () => {
+      const lane = { ...initialLaneState(), answered: { itemId: 'US-001', question: 'Q?', answer: 'A' } };
+      const d = decide(run(), lane, { kind: 'next', next: { kind: 'work', item: ITEM, failedAttempts: 0, attemptLimit: null, lastFailure: null }, sourceLabel: 'q' });
+      assert.deepEqual((d.actions[0] as Extract<Action, { type: 'runWork' }>).answered, { question: 'Q?', answer: 'A' });
+      assert.equal(d.next.lane.answered, null);
+    });
+    it('work on another item keeps the answer owed', () => {
+      const lane = { ...initialLaneState(), answered: { itemId: 'US-009', question: 'Q?', answer: 'A' } };
+      const d = decide(run(), lane, { kind: 'next', next: { kind: 'work', item: ITEM, failedAttempts: 0, attemptLimit: null, lastFailure: null }, sourceLabel: 'q' });
+      assert.equal((d.actions[0] as Extract<Action, { type: 'runWork' }>).answered, null);
+      assert.notEqual(d.next.lane.answered, null);
+    });
+    it('questionTimeoutMinutes ends the wait as stalled', () => {
+      const d = decide(run({}, { questionTimeoutMs: 60_000 }), waiting(), before({ now: T0 + 60_000 }));
+      assert.deepEqual(types(d.actions), ['questionTimedOut', 'end']);
+      assert.deepEqual(endOf(d.actions), ['stalled', 'STALLED']);
+    });
+    it('before the timeout it still waits', () => assert.deepEqual(types(decide(run({}, { questionTimeoutMs: 60_000 }), waiting(), before({ now: T0 + 59_999 })).actions), ['waitForAnswer']));
+  });
+
   describe('final verification and review', () => {
     const gate = (passed: boolean) => ({ kind: 'finalGate' as const, hasGates: true, gate: { passed, command: 'make all', exitCode: passed ? 0 : 2, summary: 'FAIL x' } });
     it('a green final gate completes the run', () => assert.deepEqual(endOf(decide(run(), initialLaneState(), gate(true)).actions), ['completed', 'DONE']));
@@ -196,6 +237,13 @@ describe('classifyEnding', () => {
     ['otherwise → natural', exit(), [], false, 'natural'],
   ];
   for (const [name, e, s, ws, want] of table) it(name, () => assert.equal(classifyEnding(e, s, ws).ending, want));
+  it('a <question> tag → question, even with a completion signal', () => assert.equal(classifyEnding(exit(), [sig('complete', 'COMPLETE')], false, { text: 'Q?', how: 'tag' }).ending, 'question'));
+  it('a plain question → question only when nothing else was signalled', () => {
+    assert.equal(classifyEnding(exit(), [], false, { text: 'Q?', how: 'plain' }).ending, 'question');
+    assert.equal(classifyEnding(exit(), [sig('complete', 'COMPLETE')], false, { text: 'Q?', how: 'plain' }).ending, 'complete');
+    assert.equal(classifyEnding(exit(), [], true, { text: 'Q?', how: 'plain' }).ending, 'yield');
+  });
+  it('a rate limit wins over a question', () => assert.equal(classifyEnding(exit({}, { kind: 'rateLimited' }), [], false, { text: 'Q?', how: 'tag' }).ending, 'deferred'));
 });
 
 describe('decideDeferral', () => {
