@@ -15,6 +15,7 @@ export const CommandIds = {
   reset: 'ralph.reset',
   doctor: 'ralph.doctor',
   refresh: 'ralph.refresh',
+  openLog: 'ralph.openLog',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
@@ -37,6 +38,7 @@ export interface CommandTypes {
   'ralph.reset': { args: [ResetArgs?]; result: string[] | undefined };
   'ralph.doctor': { args: []; result: string };
   'ralph.refresh': { args: []; result: void };
+  'ralph.openLog': { args: [string?]; result: boolean };
 }
 
 /** Compile-time check: an id without types (or types without an id) fails `tsc`. */

@@ -137,13 +137,22 @@ export function planSummary(p: PlanSnapshot): string {
   return `${p.roots.length} root(s), ${p.items.length} item(s), ${done} done${p.problems.length ? `, ${p.problems.length} problem(s)` : ''}`;
 }
 
+interface FollowEntry {
+  /** The run as last listed (sentinels included). */
+  info: RunInfo;
+  update: RunUpdate;
+  run: StoreRun;
+  follower: { dispose(): void };
+}
+
 interface FolderEntry {
   state: FolderState;
   planSummary?: string;
   planDirty: boolean;
-  planLoading: boolean;
+  /** The read under way (it goes on while `planDirty`). */
+  planLoading: Promise<void> | undefined;
   /** runId → follower and current entry. */
-  runs: Map<string, { run: StoreRun; follower: { dispose(): void } }>;
+  runs: Map<string, FollowEntry>;
   startingSince?: number;
 }
 
@@ -174,6 +183,10 @@ export class RunStore extends Disposable {
     this.keys = new ManagedContextKeys(deps.setContext);
     this.runThrottle = this._register(new Throttle(() => this.fireRunUpdates(), RUN_UPDATE_INTERVAL_MS, deps.clock ?? systemClock));
     this._register({ dispose: () => { for (const f of this.folders.values()) for (const r of f.runs.values()) r.follower.dispose(); this.folders.clear(); } });
+  }
+
+  /** Starts following: reads the folders, their runs and plans. Called once the core modules are loaded. */
+  start(): void {
     this.syncFolders();
   }
 
@@ -203,7 +216,7 @@ export class RunStore extends Disposable {
     }
     for (const [folder, name] of wanted) {
       if (this.folders.has(folder)) continue;
-      this.folders.set(folder, { state: { folder, name, plan: undefined, starting: false }, planDirty: true, planLoading: false, runs: new Map() });
+      this.folders.set(folder, { state: { folder, name, plan: undefined, starting: false }, planDirty: true, planLoading: undefined, runs: new Map() });
       changed = true;
       this.refreshRuns(folder);
       void this.reloadPlan(folder);
@@ -243,6 +256,9 @@ export class RunStore extends Disposable {
   /** This window's engine started `runId` in `folder`: follow it now (no need to wait for the watcher). */
   noteStartedHere(folder: string, runId: string): void {
     this.startedHere.add(`${folder}#${runId}`);
+    const f = this.folders.get(folder);
+    const cur = f?.runs.get(runId);
+    if (f && cur) this.updated(f, cur);
     this.refreshRuns(folder);
   }
 
@@ -273,9 +289,16 @@ export class RunStore extends Disposable {
       changed = true;
     }
     for (const [id, info] of keep) {
-      if (f.runs.has(id)) continue;
-      this.follow(f, info);
-      changed = true;
+      const cur = f.runs.get(id);
+      if (!cur) {
+        this.follow(f, info);
+        changed = true;
+      } else if (cur.info.paused !== info.paused || cur.info.stopped !== info.stopped) {
+        cur.info = info;
+        this.updated(f, cur);
+      } else {
+        cur.info = info;
+      }
     }
     if (f.state.starting && (infos.some((i) => i.active && this.startedHere.has(`${folder}#${i.id}`)) || this.now() - (f.startingSince ?? 0) > STARTING_TIMEOUT_MS)) {
       f.state.starting = false;
@@ -286,26 +309,37 @@ export class RunStore extends Disposable {
 
   private follow(f: FolderEntry, info: RunInfo): void {
     const folder = f.state.folder;
-    const key = `${folder}#${info.id}`;
-    const make = (u: RunUpdate, seenAt: number): StoreRun => ({
-      key, folder, folderName: f.state.name, runId: info.id, kind: info.kind, startedHere: this.startedHere.has(key),
-      view: u.view, facts: u.facts, gauge: u.gauge(f.state.name), seenAt,
-    });
-    const entry = { run: make(this.deps.initial(folder, info), this.now()), follower: { dispose: (): void => undefined } };
+    const entry: FollowEntry = { info, update: this.deps.initial(folder, info), run: undefined as unknown as StoreRun, follower: { dispose: (): void => undefined } };
+    entry.run = this.make(f, entry, this.now());
     f.runs.set(info.id, entry);
     this.noteQuestions(entry.run);
     entry.follower = this.deps.follow(folder, info, (u) => {
       if (this.isDisposed || f.runs.get(info.id) !== entry) return;
-      const prev = entry.run;
-      entry.run = make(u, prev.seenAt);
-      this.noteQuestions(entry.run);
-      // Structural facts (active, paused, waiting…) show at once; figures are coalesced (at most 4 events a second).
-      if (sameFacts(prev.facts, entry.run.facts)) this.queueRunUpdate(key);
-      else {
-        this.dirtyRuns.delete(key);
-        this.emit({ kind: 'run', keys: [key] });
-      }
+      entry.update = u;
+      this.updated(f, entry);
     });
+  }
+
+  /** The store's entry of a run from its latest update and listing (a PAUSE or STOP sentinel the log has not shown yet counts). */
+  private make(f: FolderEntry, e: FollowEntry, seenAt: number): StoreRun {
+    const key = `${f.state.folder}#${e.info.id}`;
+    const facts = e.update.facts.active ? { ...e.update.facts, paused: e.update.facts.paused || e.info.paused } : e.update.facts;
+    return {
+      key, folder: f.state.folder, folderName: f.state.name, runId: e.info.id, kind: e.info.kind, startedHere: this.startedHere.has(key),
+      view: e.update.view, facts, gauge: e.update.gauge(f.state.name), seenAt,
+    };
+  }
+
+  private updated(f: FolderEntry, entry: FollowEntry): void {
+    const prev = entry.run;
+    entry.run = this.make(f, entry, prev.seenAt);
+    this.noteQuestions(entry.run);
+    // Structural facts (active, paused, waiting…) show at once; figures are coalesced (at most 4 events a second).
+    if (sameFacts(prev.facts, entry.run.facts) && prev.startedHere === entry.run.startedHere) this.queueRunUpdate(entry.run.key);
+    else {
+      this.dirtyRuns.delete(entry.run.key);
+      this.emit({ kind: 'run', keys: [entry.run.key] });
+    }
   }
 
   private noteQuestions(run: StoreRun): void {
@@ -317,13 +351,21 @@ export class RunStore extends Disposable {
     }
   }
 
-  /** Re-reads the plan of `folder` (off the main thread); logs the plan only when its summary changed. */
-  async reloadPlan(folder: string): Promise<void> {
+  /**
+   * Re-reads the plan of `folder` (off the main thread); logs the plan only when its summary changed. One read at a
+   * time per folder: a request during a read makes exactly one more read after it. Resolves when a read that began
+   * after this request has finished.
+   */
+  reloadPlan(folder: string): Promise<void> {
     const f = this.folders.get(folder);
-    if (!f) return;
+    if (!f) return Promise.resolve();
     f.planDirty = true;
-    if (f.planLoading) return;
-    f.planLoading = true;
+    f.planLoading ??= this.readPlans(f).finally(() => { f.planLoading = undefined; });
+    return f.planLoading;
+  }
+
+  private async readPlans(f: FolderEntry): Promise<void> {
+    const folder = f.state.folder;
     try {
       while (f.planDirty && !this.isDisposed) {
         f.planDirty = false;
@@ -337,8 +379,6 @@ export class RunStore extends Disposable {
       }
     } catch (err) {
       if (!this.isDisposed) this.deps.log.warn('plan', `${folder}: ${(err as Error).message}`);
-    } finally {
-      f.planLoading = false;
     }
   }
 

@@ -26,6 +26,8 @@ export interface GaugeRun {
   costUsd: number | null;
   /** Per iteration (oldest first): its item, token counts and cost. */
   iterations: GaugeIteration[];
+  /** Iterations before the first listed one, summed (long runs keep only their latest iterations one by one). */
+  earlier: { count: number; tokens: TokenCounts; costUsd: number } | null;
   /** The run's token totals (sum of its iterations). */
   totals: TokenCounts;
 }
@@ -167,10 +169,12 @@ export function gaugeTooltip(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
     lines.push('| | input | output | cache read | cache write | cost |', '|---|--:|--:|--:|--:|--:|');
     const shown = run.iterations.slice(-TOOLTIP_MAX_ITERATIONS);
     const older = run.iterations.slice(0, run.iterations.length - shown.length);
-    if (older.length) {
-      const sum = older.reduce((a, i) => ({ input: a.input + i.tokens.input, output: a.output + i.tokens.output, cacheRead: a.cacheRead + i.tokens.cacheRead, cacheCreation: a.cacheCreation + i.tokens.cacheCreation }), { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
-      const cost = older.some((i) => i.costUsd !== null) ? older.reduce((a, i) => a + (i.costUsd ?? 0), 0) : null;
-      lines.push(row(`#1–${older.at(-1)!.iteration}`, sum, cost));
+    if (older.length || run.earlier?.count) {
+      const start = run.earlier?.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
+      const sum = older.reduce((a, i) => ({ input: a.input + i.tokens.input, output: a.output + i.tokens.output, cacheRead: a.cacheRead + i.tokens.cacheRead, cacheCreation: a.cacheCreation + i.tokens.cacheCreation }), start);
+      const cost = run.earlier?.count || older.some((i) => i.costUsd !== null) ? older.reduce((a, i) => a + (i.costUsd ?? 0), run.earlier?.costUsd ?? 0) : null;
+      const last = older.at(-1)?.iteration ?? (shown[0] ? shown[0].iteration - 1 : run.earlier!.count);
+      lines.push(row(`#1–${last}`, sum, cost));
     }
     for (const i of shown) lines.push(row(`#${i.iteration}${i.itemId ? ` ${escapeCell(i.itemId)}` : ''}`, i.tokens, i.costUsd));
     lines.push(row('**run**', run.totals, run.costUsd));

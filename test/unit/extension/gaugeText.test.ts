@@ -10,6 +10,7 @@ function run(over: Partial<GaugeRun> = {}): GaugeRun {
     context: { tokens: 142_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }, costUsd: 1.23,
     iterations: [{ iteration: 1, itemId: 'US-001', tokens: tokens(1200, 3400, 140_000, 800), costUsd: 1.23 }],
     totals: tokens(1200, 3400, 140_000, 800),
+    earlier: null,
     ...over,
   };
 }
@@ -77,6 +78,11 @@ describe('the status bar gauge tooltip', () => {
     const t = gaugeTooltip(run({ iterations: its }));
     assert.match(t, /\| #1–4 \| 400 \| 400 \| 0 \| 0 \| \$0\.40 \|/);
     assert.equal((t.match(/^\| #\d+ \|/gm) ?? []).length, TOOLTIP_MAX_ITERATIONS);
+  });
+  it('adds iterations the run no longer lists one by one to that row', () => {
+    const its = Array.from({ length: 10 }, (_, i) => ({ iteration: i + 91, itemId: null, tokens: tokens(100, 100), costUsd: 0.1 }));
+    const t = gaugeTooltip(run({ iterations: its, earlier: { count: 90, tokens: tokens(9000, 9000), costUsd: 9 } }));
+    assert.match(t, /\| #1–92 \| 9\.2k \| 9\.2k \| 0 \| 0 \| \$9\.20 \|/);
   });
   it('says there are no figures yet for a run that has none', () => {
     assert.match(gaugeTooltip(run({ context: null, iterations: [] })), /no figures yet/);

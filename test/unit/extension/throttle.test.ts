@@ -1,31 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { Throttle, type ThrottleClock } from '../../../src/extension/throttle';
-
-/** A clock tests move by hand. */
-export class ManualClock implements ThrottleClock {
-  t = 0;
-  private timers: { at: number; fn: () => void; id: number }[] = [];
-  private nextId = 1;
-  now(): number { return this.t; }
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.timers.push({ at: this.t + ms, fn, id });
-    return id;
-  }
-  clearTimeout(h: unknown): void { this.timers = this.timers.filter((x) => x.id !== h); }
-  advance(ms: number): void {
-    const end = this.t + ms;
-    for (;;) {
-      const due = this.timers.filter((x) => x.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((x) => x !== due);
-      this.t = due.at;
-      due.fn();
-    }
-    this.t = end;
-  }
-  get pending(): number { return this.timers.length; }
-}
+import { Throttle } from '../../../src/extension/throttle';
+import { ManualClock } from '../../support/storeHarness';
 
 describe('Throttle', () => {
   it('runs the first request at once', () => {
