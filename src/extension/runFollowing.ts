@@ -62,7 +62,12 @@ export function runFactsOf(v: RunView, info?: Pick<RunInfo, 'startedAt'>): RunFa
 export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): GaugeRun {
   const lanes = v.lanes;
   const withContext = lanes.filter((l) => l.context).sort((a, b) => (b.iteration ?? 0) - (a.iteration ?? 0));
-  const ctx = withContext[0]?.context ?? null;
+  const viewCtx = withContext[0]?.context ?? null;
+  // The latest figure, `warn` / `rotate` included (the engine rate-limits `tokens` events; RunView reads only those).
+  const latest = [...tokens.contexts].sort((a, b) => b.iteration - a.iteration)[0];
+  const ctx = latest && latest.window > 0 && (!viewCtx || latest.iteration >= (withContext[0]?.iteration ?? 0))
+    ? { tokens: latest.tokens, window: latest.window, warnAt: latest.warnAt, rotateAt: latest.rotateAt }
+    : viewCtx;
   const running = lanes.filter((l) => l.activity === 'agent');
   const costUsd = v.cost.runUsd + running.reduce((a, l) => a + l.iterationCostUsd, 0);
   const hasCost = costUsd > 0 || tokens.iterations.some((i) => i.costUsd !== null);

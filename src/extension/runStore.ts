@@ -199,6 +199,11 @@ export class RunStore extends Disposable {
     return this.cached;
   }
 
+  /** The value last set for a context key (integration tests read it: VS Code has no API to read a context key). */
+  contextKey(key: ContextKey): boolean | undefined {
+    return this.keys.get(key);
+  }
+
   /** The run the status bar gauge shows, if any. */
   gaugeRun(): StoreRun | undefined {
     return pickGaugeRun(this.snapshot());

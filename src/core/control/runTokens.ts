@@ -17,7 +17,23 @@ export interface RunTokens {
   older: { count: number; tokens: TokenCounts; costUsd: number };
   /** Sum of every iteration, listed or not. */
   total: TokenCounts;
+  /**
+   * The context of each lane's current iteration as the latest event says: `tokens` events, and also `warn` / `rotate`,
+   * which carry the context that crossed the line (the engine rate-limits `tokens` events, so the crossing figure may
+   * be in `warn` / `rotate` only). Cleared for a lane when its next iteration starts.
+   */
+  contexts: LaneContext[];
   lastSeq: number;
+}
+
+/** A lane's context figures (tokens); `window`, `warnAt`, `rotateAt` from the iteration's last `tokens` event, 0 before one. */
+export interface LaneContext {
+  lane: number;
+  iteration: number;
+  tokens: number;
+  window: number;
+  warnAt: number;
+  rotateAt: number;
 }
 
 export interface IterationTokens {
@@ -35,7 +51,7 @@ export interface IterationTokens {
 export const ITERATION_TOKENS_KEPT = 50;
 
 export function emptyRunTokens(): RunTokens {
-  return { iterations: [], older: { count: 0, tokens: zeroTokens(), costUsd: 0 }, total: zeroTokens(), lastSeq: 0 };
+  return { iterations: [], older: { count: 0, tokens: zeroTokens(), costUsd: 0 }, total: zeroTokens(), contexts: [], lastSeq: 0 };
 }
 
 /** Applies one log entry (see the module docstring). Returns the same object when nothing changed. Never throws. */
@@ -45,14 +61,26 @@ export function reduceRunTokens(t: RunTokens, entry: RunLogEntry | UnknownRunLog
   const e = entry as RunLogEntry;
   switch (e.type) {
     case 'iterationStarted':
-      return push({ ...t, lastSeq: e.seq }, { iteration: e.iteration, lane: e.lane, itemId: e.item?.id ?? null, tokens: zeroTokens(), costUsd: null, ended: false });
-    case 'tokens':
-      return set({ ...t, lastSeq: e.seq }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals, costUsd: e.costUsd ?? i.costUsd }));
+      return push({ ...t, lastSeq: e.seq, contexts: t.contexts.filter((c) => c.lane !== e.lane) }, { iteration: e.iteration, lane: e.lane, itemId: e.item?.id ?? null, tokens: zeroTokens(), costUsd: null, ended: false });
+    case 'tokens': {
+      const contexts = setContext(t.contexts, { lane: e.lane, iteration: e.iteration, tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt });
+      return set({ ...t, lastSeq: e.seq, contexts }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals, costUsd: e.costUsd ?? i.costUsd }));
+    }
+    case 'warn':
+    case 'rotate': {
+      const prev = t.contexts.find((c) => c.lane === e.lane && c.iteration === e.iteration);
+      const base = prev ?? { lane: e.lane, iteration: e.iteration, tokens: 0, window: 0, warnAt: e.type === 'warn' ? e.threshold : 0, rotateAt: e.type === 'rotate' ? e.threshold : 0 };
+      return { ...t, lastSeq: e.seq, contexts: setContext(t.contexts, { ...base, tokens: e.contextTokens }) };
+    }
     case 'iterationEnded':
       return set({ ...t, lastSeq: e.seq }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals.tokens, costUsd: e.totals.costUsd, ended: true }));
     default:
       return { ...t, lastSeq: e.seq };
   }
+}
+
+function setContext(list: LaneContext[], c: LaneContext): LaneContext[] {
+  return [...list.filter((x) => x.lane !== c.lane), c].sort((a, b) => a.lane - b.lane);
 }
 
 function push(t: RunTokens, it: IterationTokens): RunTokens {

@@ -1,0 +1,96 @@
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ContextKeys } from '../../../src/extension/contextKeys';
+import { bash, edit, say, startModelServer, type ModelServer } from '../../support/modelServer';
+import { EXTENSION_ID, ralphApi } from './helpers';
+
+interface Sample { text: string; background: string | undefined; visible: boolean; running: boolean | undefined; runningHere: boolean | undefined }
+
+/**
+ * The store and the status bar gauge follow a run this window did not start: `ralph run` in a separate process (the
+ * real Claude Code CLI against a scripted model server), through a warn and a rotation to its end.
+ */
+export function registerGaugeSuite(): void {
+  describe('the gauge and the context keys follow a run started with `ralph run` in another process', function () {
+    this.timeout(150_000);
+    let server: ModelServer | undefined;
+    let child: ChildProcess | undefined;
+    let restore: (() => void) | undefined;
+    const folder = () => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
+    afterEach(async () => {
+      if (child && child.exitCode === null) child.kill('SIGINT');
+      await server?.close();
+      server = undefined;
+      restore?.();
+      restore = undefined;
+    });
+
+    it('shows the spinner, the warn and rotate backgrounds and the end, with Start off and Stop on while it runs', async () => {
+      const api = await ralphApi();
+      const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
+      const task = path.join(folder(), 'RALPH_TASK.md');
+      fs.writeFileSync(task, '- [ ] Add tests\n- [ ] Document the CLI\n');
+      server = await startModelServer([
+        bash('echo start', { usage: { input: 1000, cacheRead: 20_000 } }),
+        bash('sleep 1.5; echo warm', { usage: { input: 1000, cacheRead: 149_000 } }),
+        bash('sleep 1.5; echo full', { usage: { input: 1000, cacheRead: 171_000 } }),
+        bash('sleep 5', {}),
+        edit(task, '- [ ] Add tests', '- [x] Add tests', { usage: { input: 1000, cacheRead: 10_000 } }), say('Tests added.'),
+        edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
+      ]);
+      const configFile = path.join(folder(), '.ralph', 'config.json');
+      const config = fs.readFileSync(configFile, 'utf8');
+      fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+      restore = () => fs.writeFileSync(configFile, config);
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-gauge-home-'));
+      const samples: Sample[] = [];
+      const item = api.gauge.statusBarItem;
+      const sample = () => {
+        const s: Sample = {
+          text: item.text, background: (item.backgroundColor as vscode.ThemeColor | undefined)?.id, visible: true,
+          running: api.store.contextKey(ContextKeys.running), runningHere: api.store.contextKey(ContextKeys.runningHere),
+        };
+        const last = samples.at(-1);
+        if (!last || last.text !== s.text || last.background !== s.background || last.running !== s.running) samples.push(s);
+      };
+      const timer = setInterval(sample, 50);
+      let stdout = '';
+      try {
+        child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '6'], {
+          env: {
+            ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child.stdout!.on('data', (d) => { stdout += String(d); });
+        child.stderr!.on('data', (d) => { stdout += String(d); });
+        const code = await new Promise<number | null>((resolve) => child!.on('close', resolve));
+        assert.equal(code, 0, stdout);
+        // The follower sees the end within a poll or two.
+        for (let i = 0; i < 60 && api.store.contextKey(ContextKeys.running) !== false; i++) await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 400));
+        sample();
+      } finally {
+        clearInterval(timer);
+      }
+      const trace = samples.map((s) => `${s.text} [${s.background ?? '-'}] running=${s.running} here=${s.runningHere}`).join('\n');
+      const during = samples.filter((s) => s.running);
+      assert.ok(during.length > 0, `the store saw the run as running:\n${trace}`);
+      assert.ok(during.every((s) => s.runningHere === false), `not this window's run: Cancel stays off\n${trace}`);
+      assert.ok(samples.some((s) => /^\$\(sync~spin\) \d+k\/200k \d+% · \$/.test(s.text)), `the spinner with the context and cost:\n${trace}`);
+      const warnAt = samples.findIndex((s) => s.background === 'statusBarItem.warningBackground');
+      const rotateAt = samples.findIndex((s) => s.background === 'statusBarItem.errorBackground');
+      assert.ok(warnAt >= 0, `the warning background at the warn threshold:\n${trace}`);
+      assert.ok(rotateAt > warnAt, `then the error background at the rotate threshold:\n${trace}`);
+      assert.ok(samples.slice(rotateAt).some((s) => s.running && s.background === undefined), `a fresh iteration after the rotation clears it:\n${trace}`);
+      const last = samples.at(-1)!;
+      assert.equal(last.running, false, `Start on, Stop off after the end:\n${trace}`);
+      assert.match(last.text, /· completed$/, trace);
+      assert.match((item.tooltip as vscode.MarkdownString).value, /Cost is an estimate/);
+    });
+  });
+}
