@@ -20,9 +20,13 @@ export interface RunTokens {
   /**
    * The context of each lane's current iteration as the latest event says: `tokens` events, and also `warn` / `rotate`,
    * which carry the context that crossed the line (the engine rate-limits `tokens` events, so the crossing figure may
-   * be in `warn` / `rotate` only). Cleared for a lane when its next iteration starts.
+   * be in `warn` / `rotate` only). When an iteration ends, its lane keeps the highest context the iteration reached
+   * (the agent's closing `result` reports only its last message's usage). Cleared when the lane's next iteration
+   * starts.
    */
   contexts: LaneContext[];
+  /** The highest context of each lane's current iteration (what {@link contexts} falls back to at its end). */
+  peaks: LaneContext[];
   lastSeq: number;
 }
 
@@ -51,7 +55,7 @@ export interface IterationTokens {
 export const ITERATION_TOKENS_KEPT = 50;
 
 export function emptyRunTokens(): RunTokens {
-  return { iterations: [], older: { count: 0, tokens: zeroTokens(), costUsd: 0 }, total: zeroTokens(), contexts: [], lastSeq: 0 };
+  return { iterations: [], older: { count: 0, tokens: zeroTokens(), costUsd: 0 }, total: zeroTokens(), contexts: [], peaks: [], lastSeq: 0 };
 }
 
 /** Applies one log entry (see the module docstring). Returns the same object when nothing changed. Never throws. */
@@ -61,22 +65,32 @@ export function reduceRunTokens(t: RunTokens, entry: RunLogEntry | UnknownRunLog
   const e = entry as RunLogEntry;
   switch (e.type) {
     case 'iterationStarted':
-      return push({ ...t, lastSeq: e.seq, contexts: t.contexts.filter((c) => c.lane !== e.lane) }, { iteration: e.iteration, lane: e.lane, itemId: e.item?.id ?? null, tokens: zeroTokens(), costUsd: null, ended: false });
+      return push({ ...t, lastSeq: e.seq, contexts: t.contexts.filter((c) => c.lane !== e.lane), peaks: t.peaks.filter((c) => c.lane !== e.lane) }, { iteration: e.iteration, lane: e.lane, itemId: e.item?.id ?? null, tokens: zeroTokens(), costUsd: null, ended: false });
     case 'tokens': {
-      const contexts = setContext(t.contexts, { lane: e.lane, iteration: e.iteration, tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt });
-      return set({ ...t, lastSeq: e.seq, contexts }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals, costUsd: e.costUsd ?? i.costUsd }));
+      const c = { lane: e.lane, iteration: e.iteration, tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt };
+      return set({ ...t, lastSeq: e.seq, contexts: setContext(t.contexts, c), peaks: peak(t.peaks, c) }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals, costUsd: e.costUsd ?? i.costUsd }));
     }
     case 'warn':
     case 'rotate': {
       const prev = t.contexts.find((c) => c.lane === e.lane && c.iteration === e.iteration);
       const base = prev ?? { lane: e.lane, iteration: e.iteration, tokens: 0, window: 0, warnAt: e.type === 'warn' ? e.threshold : 0, rotateAt: e.type === 'rotate' ? e.threshold : 0 };
-      return { ...t, lastSeq: e.seq, contexts: setContext(t.contexts, { ...base, tokens: e.contextTokens }) };
+      const c = { ...base, tokens: e.contextTokens };
+      return { ...t, lastSeq: e.seq, contexts: setContext(t.contexts, c), peaks: peak(t.peaks, c) };
     }
-    case 'iterationEnded':
-      return set({ ...t, lastSeq: e.seq }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals.tokens, costUsd: e.totals.costUsd, ended: true }));
+    case 'iterationEnded': {
+      const top = t.peaks.find((p) => p.lane === e.lane && p.iteration === e.iteration);
+      const contexts = top ? setContext(t.contexts, top) : t.contexts;
+      return set({ ...t, lastSeq: e.seq, contexts }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals.tokens, costUsd: e.totals.costUsd, ended: true }));
+    }
     default:
       return { ...t, lastSeq: e.seq };
   }
+}
+
+function peak(list: LaneContext[], c: LaneContext): LaneContext[] {
+  const prev = list.find((x) => x.lane === c.lane && x.iteration === c.iteration);
+  if (prev && prev.tokens >= c.tokens) return list;
+  return setContext(list, prev && c.window === 0 ? { ...prev, tokens: c.tokens } : c);
 }
 
 function setContext(list: LaneContext[], c: LaneContext): LaneContext[] {

@@ -84,11 +84,12 @@ function trim(s: string): string {
 
 /**
  * The background from the run's own thresholds: warning from its warn line, error from its rotate line (what the loop
- * acts on; not a fixed 80 % / 95 %). Source: vscode-conventions.md §2.3. No context yet → none.
+ * acts on; not a fixed 80 % / 95 %). Source: vscode-conventions.md §2.3. No context yet, or a run that has ended
+ * (nothing to act on any more) → none.
  */
-export function gaugeBackground(run: Pick<GaugeRun, 'context'>): GaugeBackground {
+export function gaugeBackground(run: Pick<GaugeRun, 'context'> & Partial<Pick<GaugeRun, 'state'>>): GaugeBackground {
   const c = run.context;
-  if (!c) return null;
+  if (!c || run.state === 'ended' || run.state === 'crashed') return null;
   if (c.rotateAt > 0 && c.tokens >= c.rotateAt) return 'error';
   if (c.warnAt > 0 && c.tokens >= c.warnAt) return 'warning';
   return null;

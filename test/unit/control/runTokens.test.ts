@@ -26,6 +26,12 @@ describe('token counts per iteration and per run from the run log', () => {
     assert.equal(r.contexts[0]!.tokens, 172_000);
     assert.deepEqual(fold([start(2)], r, 20).contexts, [], 'a new iteration starts without figures');
   });
+  it('keeps the highest context of an iteration once it ended (the closing result reports its last message only)', () => {
+    const closing: EngineEvent = { type: 'tokens', iteration: 1, contextTokens: 100, contextWindow: 1_000_000, rotateAt: 170_000, warnAt: 148_750, totals: tk(1, 1), costUsd: 0.2 };
+    const t = fold([start(1), tokens(1, 42_000), closing]);
+    assert.equal(t.contexts[0]!.tokens, 100, 'live: the latest figure');
+    assert.deepEqual(fold([end(1)], t, 10).contexts, [{ lane: 0, iteration: 1, tokens: 42_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }]);
+  });
   it('ignores entries it has already applied (a replayed log)', () => {
     const t = fold([start(1), tokens(1, 5000)]);
     assert.equal(fold([start(1), tokens(1, 9000)], t), t);

@@ -50,6 +50,10 @@ describe('the status bar gauge background', () => {
     assert.equal(gaugeBackground({ context: { tokens: 100_000, window: 200_000, warnAt: 87_500, rotateAt: 100_000 } }), 'error');
   });
   it('is none before any context figure', () => assert.equal(gaugeBackground({ context: null }), null));
+  it('is none once the run has ended or crashed, whatever its last context', () => {
+    for (const state of ['ended', 'crashed'] as const) assert.equal(gaugeBackground({ ...ctx(199_000), state }), null, state);
+    assert.equal(gaugeBackground({ ...ctx(199_000), state: 'paused' }), 'error', 'a paused run still shows it');
+  });
 });
 
 describe('the status bar gauge tooltip', () => {
