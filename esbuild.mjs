@@ -86,7 +86,8 @@ if (want('test') && !production) {
 if (want('demo') && !production) configs.push({ ...nodeCommon, entryPoints: ['scripts/demo.ts'], outfile: 'dist/demo.js' });
 if (want('bench') && !production) {
   const bench = filesUnder('bench', '.bench.ts');
-  if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'] });
+  // Benches of VS Code adapters (store.bench.ts) run on plain Node against the small fake `vscode`.
+  if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'], alias: { vscode: './test/support/fakeVscode.ts' } });
 }
 
 if (watch) {

@@ -51,6 +51,8 @@ export class PlanLoader {
     const id = this.nextId++;
     return new Promise<PlanSnapshot>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      // A read under way keeps the process alive (a CLI, a bench); an idle worker does not.
+      worker.ref();
       worker.postMessage({ id, folder });
     });
   }
@@ -63,6 +65,7 @@ export class PlanLoader {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
+      if (!this.pending.size) w.unref();
       if (m.plan) p.resolve(m.plan);
       else p.reject(new Error(m.error ?? 'the plan worker answered nothing'));
     });
