@@ -92,5 +92,26 @@ export function registerGaugeSuite(): void {
       assert.match(last.text, /· completed$/, trace);
       assert.match((item.tooltip as vscode.MarkdownString).value, /Cost is an estimate/);
     });
+  
+    it('Ralph: Open Log opens the activity log at its end (the latest run), not at line 1', async () => {
+      const editor = vscode.window.activeTextEditor;
+      assert.ok(await vscode.commands.executeCommand<boolean>('ralph.openLog', folder()));
+      const e = vscode.window.activeTextEditor!;
+      assert.notEqual(e, editor);
+      assert.match(e.document.uri.fsPath, /\.ralph[\\/]activity\.log$/);
+      assert.ok(e.document.lineCount > 10, 'the log of the runs above');
+      assert.equal(e.selection.active.line, e.document.lineCount - 1);
+    });
+
+    it('Ralph: Status is a document that refreshes from the store while it is open, and says when it was built', async () => {
+      fs.writeFileSync(path.join(folder(), 'RALPH_TASK.md'), '- [x] One\n- [ ] Two\n');
+      const text = await vscode.commands.executeCommand<string>('ralph.status');
+      assert.match(text, /^Ralph status at .+ \(refreshes while this document is open\)/);
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'ralph' && d.uri.path.endsWith('Ralph Status.txt'))!;
+      assert.match(doc.getText(), /RALPH_TASK\.md: 1\/2 done/);
+      fs.writeFileSync(path.join(folder(), 'RALPH_TASK.md'), '- [x] One\n- [x] Two\n- [ ] Three\n');
+      for (let i = 0; i < 80 && !/RALPH_TASK\.md: 2\/3 done/.test(doc.getText()); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.match(doc.getText(), /RALPH_TASK\.md: 2\/3 done/, 'the open document followed the change');
+    });
   });
 }
