@@ -156,6 +156,9 @@ interface FolderEntry {
   startingSince?: number;
 }
 
+/** Workspace-relative paths whose change can change the run listing (`listRuns`). */
+export const RUN_LISTING_PATH = /^(?:(?:\.ralph|scripts\/ralph)\/runs(?:\/[^/]+(?:\/(?:run\.json|progress\.txt|PAUSE|STOP))?)?|scripts\/ralph\/(?:PAUSE|STOP)|\.ralph\/stop-requested)$/;
+
 /** How long a "starting" mark stays without its run showing up in the files (ms); Start failing clears it earlier. */
 export const STARTING_TIMEOUT_MS = 60_000;
 
@@ -232,8 +235,9 @@ export class RunStore extends Disposable {
   /** A batch of file changes from the workspace watcher: re-list runs and/or re-read the plan, as the kinds say. */
   noteChange(c: WorkspaceChange): void {
     if (!this.folders.has(c.folder)) return;
-    const runFiles = c.paths.some((p) => p.startsWith('.ralph/runs') || p.startsWith('scripts/ralph/runs') || /(^|\/)(PAUSE|STOP)$/.test(p));
-    if (runFiles || c.kinds.includes('flow-next')) this.refreshRuns(c.folder);
+    // Re-list on what changes a listing (a run folder, run.json, progress.txt, a sentinel), not on every log line
+    // (followers read the logs). A truncated path list (100) may hide one: re-list then too.
+    if (c.paths.length >= 100 || c.paths.some((p) => RUN_LISTING_PATH.test(p))) this.refreshRuns(c.folder);
     if (c.kinds.some((k) => k === 'flow-next' || k === 'quantum' || k === 'checklist')) void this.reloadPlan(c.folder);
   }
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { ContextKeys } from '../../../src/extension/contextKeys';
-import { contextValuesOf, planSummary, RUN_UPDATE_INTERVAL_MS, type StoreChange, type StoreRun, type StoreSnapshot } from '../../../src/extension/runStore';
+import { contextValuesOf, planSummary, RUN_LISTING_PATH, RUN_UPDATE_INTERVAL_MS, type StoreChange, type StoreRun, type StoreSnapshot } from '../../../src/extension/runStore';
 import type { PlanSnapshot } from '../../../src/core/model/plan';
 import { agent, ended, iteration, runEnded, runInfo, started, storeHarness, tokensAt } from '../../support/storeHarness';
 
@@ -35,6 +35,15 @@ describe('context keys from the store', () => {
       for (const [k, v] of Object.entries(want)) assert.equal(got[k as keyof typeof got], v, k);
     });
   }
+});
+
+describe('which file changes re-list the runs', () => {
+  const table: [string, boolean][] = [
+    ['.ralph/runs', true], ['.ralph/runs/r-1', true], ['.ralph/runs/r-1/run.json', true], ['.ralph/runs/r-1/PAUSE', true], ['.ralph/runs/r-1/STOP', true],
+    ['scripts/ralph/runs/x/progress.txt', true], ['scripts/ralph/PAUSE', true], ['scripts/ralph/STOP', true], ['.ralph/stop-requested', true],
+    ['.ralph/runs/r-1/events.jsonl', false], ['.ralph/runs/r-1/iter-001.jsonl', false], ['scripts/ralph/runs/x/iter-001.log', false], ['.ralph/activity.log', false], ['.flow/tasks/fn-1.1.json', false],
+  ];
+  for (const [p, yes] of table) it(`${p}: ${yes ? 're-list' : 'no'}`, () => assert.equal(RUN_LISTING_PATH.test(p), yes));
 });
 
 describe('RunStore', () => {
