@@ -10,6 +10,8 @@ import { registerStaleCommand } from './staleCommand';
 import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
 import { registerRunCommand } from './runCommand';
+import { registerWatchCommand } from './watchCommand';
+import { registerAnswerCommand } from './answerCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -33,6 +35,8 @@ export function buildProgram(): Command {
   registerControlCommands(program);
   registerSessionCommand(program);
   registerRunCommand(program);
+  registerWatchCommand(program);
+  registerAnswerCommand(program);
   return program;
 }
 

@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { OperationError } from '../model/operationError';
-import { removeIfExists } from '../store/atomicWrite';
+import { readTextIfExists, removeIfExists, writeTextAtomic } from '../store/atomicWrite';
+import { readRunViewNow } from './runFollower';
 import { listRuns, type RunInfo, type RunProbe } from './runs';
 import { GLOBAL_PAUSE_FILES } from './sentinels';
 
@@ -63,4 +64,54 @@ export async function stopRun(folder: string, runId?: string, probe?: RunProbe):
   const file = path.join(run.dir, 'STOP');
   await touch(file);
   return { success: true, run: run.id, action: 'stop_requested', kind: run.kind, files: [file] };
+}
+
+/**
+ * The run `ralph watch` follows: `--run ID` (any run, active or finished, ours or flow-next's); otherwise the
+ * active run of ours, or, when none of ours is active, the only active flow-next run. Throws `OperationError`
+ * `run_not_found` (`Run X not found`), `no_active_run` (`No active runs`) or `several_active_runs`
+ * (`Multiple active runs, specify --run: a, b`).
+ */
+export function resolveWatchedRun(folder: string, runId?: string, probe: RunProbe = {}): RunInfo {
+  const runs = listRuns(folder, probe).runs;
+  if (runId !== undefined) {
+    const r = runs.find((x) => x.id === runId);
+    if (!r) throw new OperationError('run_not_found', `Run ${runId} not found`);
+    return r;
+  }
+  const active = runs.filter((r) => r.active);
+  const ours = active.filter((r) => r.kind === 'ralph');
+  const pick = ours.length ? ours : active;
+  if (pick.length === 0) throw new OperationError('no_active_run', 'No active runs (use --run ID to replay a finished one)');
+  if (pick.length > 1) throw new OperationError('several_active_runs', `Multiple active runs, specify --run: ${pick.map((r) => r.id).join(', ')}`);
+  return pick[0]!;
+}
+
+/** `ralph answer`'s result: the run, the question answered, its item and the answer file written. */
+export interface AnswerResult {
+  success: true;
+  run: string;
+  question: string;
+  item: string | null;
+  file: string;
+}
+
+/**
+ * Answers an open question of a run (`ralph answer [--run ID] [--item ID] <text>`): writes `text` to the question's
+ * answer file (atomically; the engine picks it up within a second). The run is the single active run unless
+ * named; `itemId` is needed when several items wait. Throws `OperationError`: `no_question` (nothing waits, or not
+ * that item), `several_active_runs`, `invalid_state` (already answered, or an empty answer).
+ */
+export async function answerQuestion(folder: string, text: string, opts: { runId?: string; itemId?: string; probe?: RunProbe } = {}): Promise<AnswerResult> {
+  if (!text.trim()) throw new OperationError('invalid_state', 'The answer is empty');
+  const run = resolveActiveRun(folder, opts.runId, opts.probe);
+  const open = readRunViewNow(folder, run.id, { kind: run.kind, ...(opts.probe?.isAlive ? { isAlive: opts.probe.isAlive } : {}), ...(opts.probe?.hostNames ? { hostNames: opts.probe.hostNames } : {}) }).questions;
+  const candidates = opts.itemId === undefined ? open : open.filter((q) => q.item?.id === opts.itemId);
+  if (!candidates.length) throw new OperationError('no_question', opts.itemId === undefined ? `Run ${run.id} has no open question` : `Run ${run.id} has no open question for ${opts.itemId}`);
+  if (candidates.length > 1) throw new OperationError('no_question', `Several items wait for an answer, specify --item: ${candidates.map((q) => q.item?.id ?? q.id).join(', ')}`);
+  const q = candidates[0]!;
+  if ((await readTextIfExists(q.answerFile))?.trim()) throw new OperationError('invalid_state', `Question ${q.id} of run ${run.id} is already answered (${q.answerFile})`);
+  await mkdir(path.dirname(q.answerFile), { recursive: true });
+  await writeTextAtomic(q.answerFile, text.endsWith('\n') ? text : `${text}\n`);
+  return { success: true, run: run.id, question: q.id, item: q.item?.id ?? null, file: q.answerFile };
 }

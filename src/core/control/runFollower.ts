@@ -11,7 +11,7 @@ import { parseJsonFileText, readTextSync } from '../sources/readText';
 import { TokenLedger } from '../stream/ledger';
 import type { FileProblem } from '../store/parseError';
 import { thisHostNames } from './processAlive';
-import type { FollowEnd } from './runView';
+import { emptyRunView, reduceRunView, withFollowEnd, type FollowEnd, type RunView } from './runView';
 import { flowRunDir, ralphRunDir } from './sentinels';
 
 /**
@@ -393,4 +393,28 @@ export function recordExitCode(rec: RunRecord): number {
   if (rec.endState && rec.endState !== 'crashed') return EXIT_CODES[rec.endState];
   if (rec.endState === 'crashed') return 1;
   return rec.state === 'completed' ? 0 : rec.state === 'stopped' ? 3 : 1;
+}
+
+/**
+ * The view of a run as its log says now (one-shot, for `ralph status`): reads the whole log in bounded polls (at
+ * most `maxBytes`, default 256 MiB; a longer log's view covers its start) and applies the follower's end
+ * (crashed). Never throws for a bad line (problems are skipped); throws only for I/O errors other than a missing
+ * file.
+ */
+export function readRunViewNow(folder: string, runId: string, opts: RunFollowerOptions & { maxBytes?: number } = {}): RunView {
+  const f = new RunFollower(folder, runId, { endGraceMs: 0, ...opts });
+  let v = emptyRunView(runId, f.kind);
+  const max = opts.maxBytes ?? 256 * 1024 * 1024;
+  for (;;) {
+    const b = f.poll();
+    for (const e of b.entries) v = reduceRunView(v, e);
+    if (b.end) return withFollowEnd(v, b.end);
+    if (!b.entries.length && !b.problems.length) {
+      // Nothing new: one more poll tells an end seen only once the log is exhausted (crash, final run.json).
+      const last = f.poll();
+      for (const e of last.entries) v = reduceRunView(v, e);
+      return last.end ? withFollowEnd(v, last.end) : v;
+    }
+    if (f.offset >= max) return v;
+  }
 }

@@ -485,3 +485,28 @@ export function withFollowEnd(view: RunView, end: FollowEnd): RunView {
   v.stateText = stateTextOf(v);
   return v;
 }
+
+/** `█████░░░░░` for a percentage (0–100), `width` cells. */
+export function gaugeBar(percent: number, width = 10): string {
+  const full = Math.max(0, Math.min(width, Math.round((percent / 100) * width)));
+  return '█'.repeat(full) + '░'.repeat(width - full);
+}
+
+/**
+ * The one-line status `ralph watch` keeps at the bottom: state, iteration, the lane's item and attempt, its
+ * context gauge and the run's cost; several lanes are joined with ` | `. Pure (local time zone aside).
+ * Example: `running · LOOP 3/25 · fn-1.2 Add login (attempt 2 of 5) · ctx ███░░░░░░░ 31% 62k/200k · $0.4210`.
+ */
+export function statusLineOf(v: RunView): string {
+  const head = [v.stateText, `LOOP ${v.iteration}${v.maxIterations ? `/${v.maxIterations}` : ''}`];
+  const k = (n: number) => (n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
+  const lanes = v.lanes.map((l) => {
+    const parts: string[] = [];
+    if (v.lanes.length > 1) parts.push(`#${l.lane}`);
+    if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}${l.attempt ? ` (attempt ${l.attempt.text})` : ''}`);
+    else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose === 'review' ? 'final review' : 'final fix');
+    if (l.context && !v.final) parts.push(`ctx ${gaugeBar(l.context.percent)} ${Math.round(l.context.percent)}% ${k(l.context.tokens)}/${k(l.context.window)}`);
+    return parts.join(' · ');
+  }).filter(Boolean);
+  return [...head, ...lanes, `$${v.cost.runUsd.toFixed(4)}`].join(' · ');
+}

@@ -8,8 +8,8 @@ import { isPidAlive } from '../process/processGroup';
 import { thisHostNames } from './processAlive';
 import { checkSentinels, flowRunDir, ralphRunDir } from './sentinels';
 
-/** What a person sees of a run. `crashed`: unfinished, and its known process is dead on this host. */
-export type RunState = 'running' | 'paused' | 'stopping' | 'stopped' | 'crashed' | 'completed' | 'failed';
+/** What a person sees of a run. `crashed`: unfinished, and its known process is dead on this host; `waiting`: for the answer to a question. */
+export type RunState = 'running' | 'paused' | 'waiting' | 'stopping' | 'stopped' | 'crashed' | 'completed' | 'failed';
 
 /** One run of either kind: a flow-next ralph.sh run or one of ours. */
 export interface RunInfo {
@@ -116,6 +116,7 @@ function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: 
   else if (hosts.includes(rec.host) && !alive(rec.pid)) state = 'crashed';
   else if (stopped || rec.state === 'stopping') state = 'stopping';
   else if (paused || rec.state === 'paused') state = 'paused';
+  else if (rec.state === 'waiting') state = 'waiting';
   else state = 'running';
   const item = rec.currentItem;
   return {

@@ -3,6 +3,8 @@ import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources } from '../sources/plan';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
+import { readRunViewNow } from './runFollower';
+import type { RunView } from './runView';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
 export interface StatusRun {
@@ -19,6 +21,11 @@ export interface StatusRun {
   paused: boolean;
   stopped: boolean;
   started_at: string | null;
+  /**
+   * What the run's log says (the same {@link RunView} `ralph watch` and the extension show): state, lanes with
+   * item, attempt and context gauge, cost, gates, open questions, the last activity lines.
+   */
+  view: RunView;
 }
 
 /**
@@ -96,17 +103,44 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     in_progress: items.filter((i) => i.status === 'in_progress').map((i) => ({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) })),
     last_completed: last,
     blocked: items.filter((i) => i.status === 'blocked').map((i) => ({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null })),
-    runs: runs.map(statusRun),
+    runs: runs.map((r) => statusRun(folder, r, opts.probe)),
     problems: [...plan.problems, ...runProblems],
   };
 }
 
-function statusRun(r: RunInfo): StatusRun {
+function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun {
   return {
     id: r.id, kind: r.kind, state: r.state, active: r.active, reason: r.reason ?? null, iteration: r.iteration,
     current_epic: r.currentEpic, current_spec: r.currentEpic, current_task: r.currentTask, current_item: r.currentItem,
     paused: r.paused, stopped: r.stopped, started_at: r.startedAt ?? null,
+    view: readRunViewNow(folder, r.id, { kind: r.kind, ...(probe.isAlive ? { isAlive: probe.isAlive } : {}), ...(probe.hostNames ? { hostNames: probe.hostNames } : {}) }),
   };
+}
+
+/**
+ * The lines `ralph status` prints under an active run, from its view: state, per lane the iteration, item,
+ * attempt, context gauge and cost, the run's cost, the last gate results, and each open question with how to
+ * answer it. Pure.
+ */
+export function formatRunViewLines(v: RunView, indent = '    '): string[] {
+  const out: string[] = [];
+  const cost = `$${v.cost.runUsd.toFixed(4)}${v.maxCostUsd ? ` of $${v.maxCostUsd}` : ''}`;
+  out.push(`${indent}state: ${v.stateText} · iteration ${v.iteration}${v.maxIterations ? ` of ${v.maxIterations}` : ''} · cost ${cost}${v.progress ? ` · ${v.progress.done}/${v.progress.total} done` : ''}`);
+  for (const l of v.lanes) {
+    const parts = [`lane ${l.lane}: ${l.activity}`];
+    if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`);
+    else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose);
+    if (l.attempt) parts.push(`attempt ${l.attempt.text}`);
+    if (l.context) parts.push(`context ${l.context.tokens}/${l.context.window} tokens (${l.context.percent}%; warn ${l.context.warnPercent}%, rotate ${l.context.rotatePercent}%)`);
+    parts.push(`iteration cost $${l.iterationCostUsd.toFixed(4)}`);
+    out.push(`${indent}${parts.join(' · ')}`);
+  }
+  for (const g of v.gates) out.push(`${indent}gate ${g.tier}: ${g.running ? 'running' : g.passed ? 'passed' : `failed (exit ${g.exitCode})`}${g.command ? ` — ${g.command}` : ''}`);
+  for (const q of v.questions) {
+    out.push(`${indent}question${q.item ? ` (${q.item.id})` : ''}: ${q.text.split('\n')[0]}`);
+    out.push(`${indent}  answer: ralph answer --run ${v.runId}${q.item ? ` --item ${q.item.id}` : ''} "<text>", or write ${q.answerFile}`);
+  }
+  return out;
 }
 
 /**
@@ -139,6 +173,7 @@ export function formatStatusText(s: StatusSnapshot): string {
       const flags = [r.paused ? 'PAUSED' : '', r.stopped ? 'STOPPED' : ''].filter(Boolean);
       const working = r.current_task ? `, working on ${r.current_task}` : '';
       out.push(`  ${r.id} (iteration ${r.iteration ?? '?'}${working})${flags.length ? ` [${flags.join(', ')}]` : ''}`);
+      out.push(...formatRunViewLines(r.view));
     }
   } else {
     out.push('No active runs');

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../agents/adapter';
 import { which } from '../agents/discover';
@@ -18,16 +18,19 @@ import { resolveActor } from '../sources/actor';
 import { type TokenCounts, zeroTokens, addTokens } from '../stream/events';
 import { iterationTotals } from '../stream/ledger';
 import { findSignals, type AgentSignal } from '../stream/signals';
-import { decideDeferral, defaultBackoffPolicy, type BackoffPolicy, type DeferralState } from './backoff';
+import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
+import { decide, initialLaneState, initialRunState, type Action, type LaneState, type Observation, type RunEnd, type RunState } from './decide';
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
-import { formatAttemptHistory, nextAttempt, oneLine, type AttemptKind } from './attempts';
+import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
 import { recoverCrashedRuns } from './crashRecovery';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
 import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
-import { availableSources, type WorkItem, type WorkSource } from './workSource';
+import { runNotify } from './notify';
+import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
+import { availableSources, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 
 /** Delays and limits of the engine; every one is configurable so tests take seconds (issue "Caps"). */
 export interface EngineTiming {
@@ -118,10 +121,6 @@ export class EngineRefusal extends Error {
   }
 }
 
-/** Thrown inside the loop to end the run with a state and reason. */
-class RunEnd {
-  constructor(readonly state: RunEndState, readonly reason: string, readonly completionReason: string) {}
-}
 
 interface IterationOutcome {
   ending: IterationEnding;
@@ -130,6 +129,22 @@ interface IterationOutcome {
   signals: AgentSignal[];
   lastText: string;
   resetsAt: number | null;
+  /** The iteration's cost, USD. */
+  costUsd: number;
+  iteration: number;
+  /** The question the agent asked a human, if it did. */
+  question: AgentQuestion | null;
+}
+
+/** The item a work iteration is about, and what the shell learned of it on the way (for the next observations). */
+interface WorkInProgress {
+  item: WorkItem;
+  records: AttemptRecord[];
+  headBefore: string | null;
+  fpBefore: string | null;
+  out: IterationOutcome | null;
+  claim: DoneClaim | null;
+  verifiedBy?: GateTier;
 }
 
 /**
@@ -149,16 +164,17 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private readonly folder: string;
   private sentinels: SentinelWatcher | undefined;
   private iteration = 0;
-  private workIterations = 0;
   private cost = 0;
   private tokens: TokenCounts = zeroTokens();
-  private stall = 0;
-  private deferral: DeferralState = { inARow: 0, quotaWaits: 0 };
+  /** The loop's run-level and lane states (decide.ts); set at start. */
+  private runState: RunState | undefined;
+  private laneState: LaneState = initialLaneState(0);
+  private work: WorkInProgress | null = null;
+  private review: IterationOutcome | null = null;
   private startedAt = '';
   private stopNoted = false;
   private pauseNoted = false;
   private lastDone: string | null = null;
-  private pendingFix: { purpose: IterationPurpose; text: string } | null = null;
   /** The run's gates, resolved once at start: frozen for the run (seed-systems.md §3.9), the prompt and the verdicts agree. */
   private gates: ResolvedGates | null = null;
   /** The last progress text reported. */
@@ -228,7 +244,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     try {
       return await this.runLocked(adapter, source, gates, maxIterations, maxCost, maxWallMs);
     } finally {
-      await releaseLock().catch(() => undefined);
+      await releaseLock().catch(this.warn('could not release the engine lock'));
     }
   }
 
@@ -244,7 +260,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null,
     });
     this.startedAt = record.startedAt;
-    await ensureRalphIgnored(this.folder).catch(() => false);
+    await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
     await ensureHandoff(this.folder);
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
     this.sentinels.on('change', (c) => this.noteSentinels(c));
@@ -252,12 +268,18 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.emitEvent({ type: 'runStarted', runId: this.runId, folder: this.folder, source: source.label, agent: adapter.name, maxIterations, gates: gates?.commands ?? {}, maxCostUsd: maxCost, pid: process.pid });
     await this.reportProgress(source);
 
-    const wallStart = Date.now();
+    this.runState = initialRunState({
+      maxIterations, maxCostUsd: maxCost, maxWallMs, stallLimit: this.timing.stallLimit, backoff: this.timing.backoff,
+      reviewer: this.o.reviewer ?? this.o.config.reviewer, continueOnBlocked: this.o.continueOnBlocked ?? this.o.config.continueOnBlocked,
+      questionTimeoutMs: this.o.config.questionTimeoutMinutes * 60_000,
+    }, Date.now());
     let end: RunEnd;
     try {
-      end = await this.loop(source, gates, { maxIterations, maxCost, maxWallMs, wallStart });
+      end = await this.loop(source, gates);
     } catch (err) {
-      end = err instanceof RunEnd ? err : new RunEnd('failed', `engine error: ${(err as Error).message}`, 'FAILED');
+      // An effect failed in a way no decision covers (a file system error, a source that cannot be written): the
+      // run ends failed with the error's message, as a value like every other end.
+      end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
     } finally {
       this.sentinels.close();
     }
@@ -265,15 +287,18 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       const item = this.current;
       await source.release(item).catch((err: Error) => this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }));
     }
-    const progress = await source.progress().catch(() => ({ done: 0, total: 0 }));
+    const progress = await source.progress().catch((err: unknown) => { this.warn('could not read the final progress')(err); return { done: 0, total: 0 }; });
     const exitCode = EXIT_CODES[end.state];
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
     await updateRunRecord(this.folder, this.runId, {
       state: finalState, currentItem: null, iteration: this.iteration,
       completion: { reason: end.completionReason, at: isoString(Date.now()) },
       endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens,
-    }).catch(() => undefined);
-    this.emitEvent({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total });
+    }).catch(this.warn('could not write the end to run.json'));
+    const ended: EngineEvent = { type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
+    // Notified before the event is logged, so a follower that stops at runEnded sees how the notification went.
+    await this.notify(ended, `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`);
+    this.emitEvent(ended);
     return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
   }
 
@@ -338,158 +363,224 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     return this.cancelled || (this.sentinels?.check().stop.length ?? 0) > 0;
   }
 
-  /** STOP: end cleanly (global STOP files are removed once honoured). PAUSE: wait, re-checking STOP. */
-  private async honourSentinels(): Promise<void> {
-    if (this.cancelled) throw new RunEnd('cancelled', 'cancelled', 'INTERRUPTED');
-    let c = this.sentinels!.check();
-    if (c.stop.length) {
-      await honourStop(c);
-      throw new RunEnd('stopped', `stopped by ${path.relative(this.folder, c.stop[0]!.file)}`, 'STOPPED');
-    }
-    if (!c.pause.length) return;
-    this.emitEvent({ type: 'paused' });
-    await updateRunRecord(this.folder, this.runId, { state: 'paused' });
-    while (c.pause.length && !c.stop.length && !this.cancelled) {
-      await this.waitForSentinelChange(1000);
-      c = this.sentinels!.check();
-    }
-    if (this.cancelled) throw new RunEnd('cancelled', 'cancelled', 'INTERRUPTED');
-    if (c.stop.length) {
-      await honourStop(c);
-      throw new RunEnd('stopped', `stopped by ${path.relative(this.folder, c.stop[0]!.file)} while paused`, 'STOPPED');
-    }
-    await updateRunRecord(this.folder, this.runId, { state: 'running' });
-    this.emitEvent({ type: 'resumed' });
+  /** Applies the loop's pure decision to an observation: keeps its states, returns its actions. */
+  private step(obs: Observation): Action[] {
+    const d = decide(this.runState!, this.laneState, obs);
+    this.runState = d.next.run;
+    this.laneState = d.next.lane;
+    this.cost = this.runState.costUsd;
+    return d.actions;
   }
 
-  private async loop(source: WorkSource, gates: ResolvedGates | null, caps: { maxIterations: number; maxCost: number; maxWallMs: number; wallStart: number }): Promise<RunEnd> {
+  /** Reports an error the run survives as a `warning` event (never swallowed). */
+  private warn(what: string): (err: unknown) => void {
+    return (err: unknown) => this.emitEvent({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
+  }
+
+  private stopName(c: SentinelCheck): string | null {
+    return c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null;
+  }
+
+  /** The shell: observes, asks {@link decide}, performs the actions, until an `end`. */
+  private async loop(source: WorkSource, gates: ResolvedGates | null): Promise<RunEnd> {
     let first = true;
     for (;;) {
-      // Woken early by STOP or cancel, the sleep returns at once; honourSentinels ends the run.
+      // Woken early by STOP or cancel, the sleep returns at once; the decision then ends the run.
       if (!first) await this.sleep(this.timing.betweenIterationsMs);
       first = false;
-      await this.honourSentinels();
-      if (this.workIterations >= caps.maxIterations) return new RunEnd('capReached', `max iterations (${caps.maxIterations}) reached`, 'MAX_ITERATIONS');
-      if (caps.maxCost > 0 && this.cost >= caps.maxCost) return new RunEnd('capReached', `max cost reached: $${this.cost.toFixed(4)} ≥ $${caps.maxCost}`, 'MAX_COST');
-      if (caps.maxWallMs > 0 && Date.now() - caps.wallStart >= caps.maxWallMs) return new RunEnd('capReached', `max wall time reached (${Math.round(caps.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME');
+      const c = this.sentinels!.check();
+      const answer = this.laneState.waiting ? await this.readAnswer(this.laneState.waiting.id) : null;
+      const end = await this.perform(source, gates, this.step({ kind: 'beforeIteration', cancelled: this.cancelled, stop: this.stopName(c), pause: c.pause.length > 0, now: Date.now(), answer }));
+      if (end) return end;
+    }
+  }
 
-      if (this.pendingFix) {
-        const fix = this.pendingFix;
-        this.pendingFix = null;
-        await this.fixIteration(source, fix);
-        continue;
-      }
+  /** Performs actions in order; an action that observes something performs the decision on it. Returns the run's end, if reached. */
+  private async perform(source: WorkSource, gates: ResolvedGates | null, actions: Action[]): Promise<RunEnd | null> {
+    for (const a of actions) {
+      const end = await this.act(source, gates, a);
+      if (end) return end;
+    }
+    return null;
+  }
 
-      const next = await source.next();
-      if (next.kind === 'empty') return new RunEnd('completed', `nothing to do: ${source.label} has no tasks`, 'NO_WORK');
-      if (next.kind === 'blocked') return new RunEnd('blocked', next.reason, 'BLOCKED');
-      if (next.kind === 'complete') {
-        const verdict = await this.finalVerification(source, gates);
-        if (verdict === 'ship') return new RunEnd('completed', gates ? 'complete: every task verified, final gate green' : 'complete: every task done (no gates configured)', 'DONE');
-        continue;
-      }
-      const item = next.item;
-      const records = await readAttempts(this.folder, item);
-      const failed = Math.max(records.length, (await source.failedAttempts(item)) ?? 0);
-      const attempt = nextAttempt(failed, await source.attemptLimit(item));
-      if (attempt === 'exhausted') {
-        await this.blockItem(source, item, records.at(-1)?.reason ?? 'out of attempts');
-        continue;
-      }
-      // The count can change between verifications (the agent ticked another box, a person edited the file).
-      await this.reportProgress(source, false);
-      await source.start(item);
-      this.current = item;
-      // Kept in run.json with the current item, so crash recovery can undo what a crashed iteration claimed.
-      const baseline = await source.snapshot();
-      await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: baseline ?? null });
-      const headBefore = await headSha(this.folder);
-      const fpBefore = await source.fingerprint();
-      const out = await this.runAgent(source, item, 'work', attempt.number, attempt.kind, formatAttemptHistory(records, attempt.kind), undefined, attempt.max);
-      const handled = await this.afterIteration(out);
-      if (handled) continue;
-
-      const claim = await source.claim(item, out.signals);
-      if (claim.done) {
-        const tier: GateTier = item.risky ? 'full' : 'basic';
-        const gate = await this.runTier(gates, tier);
-        if (!gate || gate.exitCode === 0) {
-          await source.accept(item, claim.alsoDone);
-          this.current = null;
-          await updateRunRecord(this.folder, this.runId, { currentItem: null, claimBaseline: null });
-          await clearAttempts(this.folder, item);
-          this.lastDone = item.title;
-          this.stall = 0;
-          const verifiedBy = gate ? gate.label as GateTier : null;
-          this.emitEvent({ type: 'verified', item: ref(item), tier: verifiedBy });
-          for (const also of claim.alsoDone) this.emitEvent({ type: 'verified', item: also, tier: verifiedBy });
-          await this.reportProgress(source);
-        } else {
-          const approach = (headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ?? oneLine(out.lastText);
-          const reason = `${gate.label} gate exit ${gate.exitCode}${gate.timedOut ? ' (timed out)' : ''}: ${gate.failingLines.slice(0, 5).join(' | ') || gate.tail.slice(-3).join(' | ') || 'no output'}`;
-          await appendAttempt(this.folder, item, { number: attempt.number, approach, reason, at: isoString(Date.now()), runId: this.runId });
-          await source.reject(item, claim.alsoDone, reason);
-          this.emitEvent({ type: 'attemptFailed', item: ref(item), attempt: attempt.number, approach, reason });
-          if (attempt.number >= attempt.max) await this.blockItem(source, item, `verification failed ${attempt.number} times; last: ${reason}`);
+  private async act(source: WorkSource, gates: ResolvedGates | null, a: Action): Promise<RunEnd | null> {
+    const then = (obs: Observation) => this.perform(source, gates, this.step(obs));
+    switch (a.type) {
+      case 'end':
+        return a.end;
+      case 'honourStop':
+        await honourStop(this.sentinels!.check());
+        return null;
+      case 'pause': {
+        this.emitEvent({ type: 'paused' });
+        await updateRunRecord(this.folder, this.runId, { state: 'paused' }).catch(this.warn('could not mark run.json paused'));
+        let c = this.sentinels!.check();
+        while (c.pause.length && !c.stop.length && !this.cancelled) {
+          await this.waitForSentinelChange(1000);
+          c = this.sentinels!.check();
         }
+        const end = await then({ kind: 'pauseEnded', cancelled: this.cancelled, stop: this.stopName(c) });
+        if (end) return end;
+        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(this.warn('could not mark run.json running'));
+        this.emitEvent({ type: 'resumed' });
+        return null;
+      }
+      case 'runFix': {
+        const out = await this.runAgent(source, null, a.purpose, 1, 'fix', '', a.text);
+        return then(this.endedObservation(a.purpose, out));
+      }
+      case 'pickNext': {
+        const next = await source.next();
+        if (next.kind !== 'work') return then({ kind: 'next', next, sourceLabel: source.label });
+        const item = next.item;
+        const records = await readAttempts(this.folder, item);
+        this.work = { item, records, headBefore: null, fpBefore: null, out: null, claim: null };
+        const failed = Math.max(records.length, (await source.failedAttempts(item)) ?? 0);
+        return then({ kind: 'next', next: { kind: 'work', item: ref(item, item.risky), failedAttempts: failed, attemptLimit: await source.attemptLimit(item), lastFailure: records.at(-1)?.reason ?? null }, sourceLabel: source.label });
+      }
+      case 'runWork': {
+        const w = this.work!;
+        const item = w.item;
+        // The count can change between verifications (the agent ticked another box, a person edited the file).
+        await this.reportProgress(source, false);
+        await source.start(item);
+        this.current = item;
+        // Kept in run.json with the current item, so crash recovery can undo what a crashed iteration claimed.
+        const baseline = await source.snapshot();
+        await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: baseline ?? null });
+        w.headBefore = await headSha(this.folder);
+        w.fpBefore = await source.fingerprint();
+        const history = formatAttemptHistory(w.records, a.attempt.kind);
+        const qa = a.answered ? questionAnswerSection(a.answered.question, a.answered.answer) : '';
+        w.out = await this.runAgent(source, item, 'work', a.attempt.number, a.attempt.kind, [qa, history].filter(Boolean).join('\n'), undefined, a.attempt.max);
+        return then(this.endedObservation('work', w.out));
+      }
+      case 'block': {
+        const item = this.work?.item.id === a.item.id ? this.work.item : a.item;
+        await source.block(item as WorkItem, a.reason);
+        if (this.current?.id === a.item.id) this.current = null;
+        this.emitEvent({ type: 'itemBlocked', item: ref(a.item), reason: a.reason });
+        // Pause the run: a person looks at the blocked item, then resumes (or stops).
+        if (a.pauseRun) await writeFile(path.join(ralphRunDir(this.folder, this.runId), 'PAUSE'), `blocked: ${a.item.id}: ${a.reason}\n`);
+        return null;
+      }
+      case 'defer':
+        this.emitEvent({ type: 'deferred', reason: a.reason, waitMs: a.waitMs, resetsAt: a.resetsAt, inARow: a.inARow });
+        await this.sleep(a.waitMs);
+        return null;
+      case 'checkClaim': {
+        const w = this.work!;
+        const signals = w.out?.signals ?? [];
+        w.claim = await source.claim(w.item, signals);
+        return then({ kind: 'claimed', done: w.claim.done, completeSignal: signals.some((s) => s.kind === 'complete'), storyFailed: signals.some((s) => s.kind === 'storyFailed'), lastText: oneLine(w.out?.lastText ?? ''), sourceLabel: source.label });
+      }
+      case 'runGate': {
+        const w = this.work!;
+        const gate = await this.runTier(gates, a.tier);
+        if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
+        if (!gate) return then({ kind: 'verified', gate: null, approach: '' });
+        const approach = (w.headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ?? oneLine(w.out?.lastText ?? '');
+        const reason = `${gate.label} gate exit ${gate.exitCode}${gate.timedOut ? ' (timed out)' : ''}: ${gate.failingLines.slice(0, 5).join(' | ') || gate.tail.slice(-3).join(' | ') || 'no output'}`;
+        this.work!.verifiedBy = gate.label as GateTier;
+        return then({ kind: 'verified', gate: { tier: gate.label as GateTier, passed: gate.exitCode === 0, reason }, approach });
+      }
+      case 'accept': {
+        const w = this.work!;
+        const alsoDone = w.claim?.alsoDone ?? [];
+        await source.accept(w.item, alsoDone);
+        this.current = null;
+        await updateRunRecord(this.folder, this.runId, { currentItem: null, claimBaseline: null });
+        await clearAttempts(this.folder, w.item);
+        this.lastDone = w.item.title;
+        const tier = w.verifiedBy ?? null;
+        this.emitEvent({ type: 'verified', item: ref(w.item), tier });
+        for (const also of alsoDone) this.emitEvent({ type: 'verified', item: also, tier });
+        await this.reportProgress(source);
+        return null;
+      }
+      case 'attemptFailed': {
+        const w = this.work!;
+        await appendAttempt(this.folder, w.item, { number: a.attempt, approach: a.approach, reason: a.reason, at: isoString(Date.now()), runId: this.runId });
+        await source.reject(w.item, w.claim?.done ? w.claim.alsoDone : [], a.reason);
+        this.emitEvent({ type: 'attemptFailed', item: ref(a.item), attempt: a.attempt, approach: a.approach, reason: a.reason });
+        return null;
+      }
+      case 'checkProgress': {
+        const w = this.work!;
+        const progressed = w.headBefore !== (await headSha(this.folder)) || w.fpBefore !== (await source.fingerprint());
+        return then({ kind: 'progressChecked', progressed });
+      }
+      case 'enrichHandoff':
         await this.enrichHandoff(source);
-        continue;
+        return null;
+      case 'runFinalGate': {
+        const gate = await this.runTier(gates, 'final');
+        if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
+        return then({ kind: 'finalGate', hasGates: gates !== null, gate: gate ? { passed: gate.exitCode === 0, command: gate.command, exitCode: gate.exitCode, summary: gate.summary ?? gate.failingLines.join('\n') } : null });
       }
-      if (out.signals.some((s) => s.kind === 'complete')) this.emitEvent({ type: 'warning', message: `agent signaled complete but ${source.label} says "${item.title}" is not done` });
-      if (out.signals.some((s) => s.kind === 'storyFailed')) {
-        const reason = `agent reported STORY_FAILED: ${oneLine(out.lastText)}`;
-        await appendAttempt(this.folder, item, { number: attempt.number, approach: oneLine(out.lastText), reason, at: isoString(Date.now()), runId: this.runId });
-        await source.reject(item, [], reason);
-        this.emitEvent({ type: 'attemptFailed', item: ref(item), attempt: attempt.number, approach: oneLine(out.lastText), reason });
-        continue;
+      case 'runReview': {
+        this.review = await this.runAgent(source, null, 'review', 1, 'first', '');
+        return then(this.endedObservation('review', this.review));
       }
-      const progressed = headBefore !== (await headSha(this.folder)) || fpBefore !== (await source.fingerprint());
-      this.stall = progressed ? 0 : this.stall + 1;
-      if (this.stall >= this.timing.stallLimit) return new RunEnd('stalled', `stalled: ${this.stall} iterations in a row ended without progress (no status or checkbox change, no commit)`, 'STALLED');
-      await this.enrichHandoff(source);
+      case 'checkVerdict': {
+        const out = this.review;
+        const verdict = [...(out?.signals ?? [])].reverse().find((s) => s.kind === 'verdict')?.value.toUpperCase() ?? 'NONE';
+        this.emitEvent({ type: 'reviewVerdict', verdict });
+        return then({ kind: 'reviewed', verdict, text: out?.lastText ?? '' });
+      }
+      case 'ask': {
+        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.folder, this.runId, a.id) };
+        this.emitEvent(event);
+        await updateRunRecord(this.folder, this.runId, { state: 'waiting' }).catch(this.warn('could not mark run.json waiting'));
+        await this.notify(event, `Ralph run ${this.runId}: question${a.item ? ` on ${a.item.id}` : ''}: ${a.text}`);
+        return null;
+      }
+      case 'waitForAnswer':
+        // Woken early by a sentinel change or cancel; the answer file is looked at again before the next decision.
+        await this.waitForSentinelChange(1000);
+        return null;
+      case 'answered':
+        this.emitEvent({ type: 'answered', id: a.id, item: a.item, text: a.text });
+        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(this.warn('could not mark run.json running'));
+        return null;
+      case 'questionTimedOut':
+        this.emitEvent({ type: 'questionTimedOut', id: a.id, item: a.item, waitedMs: a.waitedMs });
+        return null;
+      case 'warning':
+        this.emitEvent({ type: 'warning', message: a.message });
+        return null;
+      case 'continue':
+        return null;
     }
   }
 
-  /**
-   * Handles the endings that are not about the item: deferral (rate limit), rotation, cancel, fatal errors, a
-   * stuck signal. Returns true when the iteration needs no verification.
-   */
-  private async afterIteration(out: IterationOutcome): Promise<boolean> {
-    switch (out.ending) {
-      case 'cancelled':
-        throw new RunEnd('cancelled', 'cancelled: the agent was ended', 'INTERRUPTED');
-      case 'rotation':
-        this.deferral.inARow = 0;
-        return true;
-      case 'stuck':
-        throw new RunEnd('failed', `agent is stuck (GUTTER)${out.detail ? `: ${out.detail}` : ''}`, 'FAILED');
-      case 'deferred': {
-        this.workIterations--; // a deferred iteration does not use up the iteration budget (seed §3.6 "n.r")
-        const d = decideDeferral(this.deferral, out.resetsAt, Date.now(), this.timing.backoff);
-        this.deferral = d.next;
-        if (d.action === 'stall') throw new RunEnd('stalled', d.reason, 'STALLED');
-        this.emitEvent({ type: 'deferred', reason: out.detail, waitMs: d.waitMs, resetsAt: d.action === 'waitUntilReset' ? d.resetsAt : null, inARow: d.next.inARow });
-        await this.sleep(d.waitMs);
-        return true;
-      }
-      case 'error':
-        if (out.exit.outcome.kind === 'fatal' || out.exit.spawnError) throw new RunEnd('failed', `agent error: ${out.detail}`, 'FAILED');
-        this.deferral.inARow = 0;
-        return false;
-      default:
-        this.deferral.inARow = 0;
-        return false;
+  /** The answer written for question `id` (trimmed), or null while there is none. Read errors are warnings. */
+  private async readAnswer(id: string): Promise<string | null> {
+    const file = answerFilePath(this.folder, this.runId, id);
+    try {
+      const st = await stat(file);
+      // An answer is a few lines; a huge file is not read whole (never an unbounded read).
+      const text = st.size > 1024 * 1024 ? null : (await readFile(file, 'utf8')).trim();
+      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.folder, file)} is larger than 1 MiB: not read as an answer` });
+      return text ? text : null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.folder, file)}`)(err);
+      return null;
     }
   }
 
-  private async blockItem(source: WorkSource, item: WorkItem, reason: string): Promise<void> {
-    await source.block(item, reason);
-    if (this.current?.id === item.id) this.current = null;
-    this.emitEvent({ type: 'itemBlocked', item: ref(item), reason });
-    if (!(this.o.continueOnBlocked ?? this.o.config.continueOnBlocked)) {
-      // Pause the run: a person looks at the blocked item, then resumes (or stops).
-      await writeFile(path.join(ralphRunDir(this.folder, this.runId), 'PAUSE'), `blocked: ${item.id}: ${reason}\n`);
-    }
+  /** Runs the `notify` command (if configured) for an event; its failure is a warning, never a failed run. */
+  private async notify(event: EngineEvent, text: string): Promise<void> {
+    const command = this.o.config.notify.trim();
+    if (!command) return;
+    const r = await runNotify(command, { runId: this.runId, folder: this.folder, event }, text, { cwd: this.folder, timeoutMs: this.o.config.notifyTimeoutMs });
+    this.emitEvent({ type: 'notified', about: event.type, ok: r.ok, ...(r.ok ? {} : { detail: r.detail }) });
+  }
+
+  /** The `iterationEnded` observation of an iteration's outcome. */
+  private endedObservation(purpose: IterationPurpose, out: IterationOutcome): Observation {
+    return { kind: 'iterationEnded', purpose, iteration: out.iteration, ending: out.ending, detail: out.detail, fatal: out.exit.outcome.kind === 'fatal' || !!out.exit.spawnError, resetsAt: out.resetsAt, costUsd: out.costUsd, now: Date.now(), question: out.question?.text ?? null };
   }
 
   /** Emits `progress` ("k/N done") when it changed since the last report, or always with `force`. */
@@ -502,8 +593,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   }
 
   private async enrichHandoff(source: WorkSource): Promise<void> {
-    const next = await source.next().catch(() => null);
-    await writeAutoEnriched(this.folder, { lastCommit: await lastCommitLine(this.folder), lastDone: this.lastDone, nextItem: next?.kind === 'work' ? next.item.title : null }).catch(() => undefined);
+    const next = await source.next().catch((err: unknown) => { this.warn('could not ask the source for the next item (handoff)')(err); return null; });
+    await writeAutoEnriched(this.folder, { lastCommit: await lastCommitLine(this.folder), lastDone: this.lastDone, nextItem: next?.kind === 'work' ? next.item.title : null }).catch(this.warn('could not update the handoff'));
   }
 
   /** Runs the gate of a tier (with the fallback of gateCommandFor); null when the run has no gates. */
@@ -516,40 +607,17 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const r = await runGate({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs });
     this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
     await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
-    if (this.cancelled) throw new RunEnd('cancelled', 'cancelled during a gate', 'INTERRUPTED');
     return r;
-  }
-
-  /** Everything reports done: the final gate, then (when configured) the reviewer. Returns 'ship' or 'work'. */
-  private async finalVerification(source: WorkSource, gates: ResolvedGates | null): Promise<'ship' | 'work'> {
-    const gate = await this.runTier(gates, 'final');
-    if (gate && gate.exitCode !== 0) {
-      this.pendingFix = { purpose: 'finalFix', text: `Every task reports done, but the final gate fails (\`${gate.command}\`, exit ${gate.exitCode}). Make it pass without undoing finished work.\n\n${gate.summary ?? gate.failingLines.join('\n')}` };
-      return 'work';
-    }
-    if (!(this.o.reviewer ?? this.o.config.reviewer)) return 'ship';
-    const out = await this.runAgent(source, null, 'review', 1, 'first', '');
-    if (await this.afterIteration(out)) return 'work';
-    const verdict = [...out.signals].reverse().find((s) => s.kind === 'verdict')?.value.toUpperCase() ?? 'NONE';
-    this.emitEvent({ type: 'reviewVerdict', verdict });
-    if (verdict === 'SHIP') return 'ship';
-    this.pendingFix = { purpose: 'finalFix', text: `The reviewer did not ship the change (verdict ${verdict}). Address every point below, commit, then stop.\n\n${out.lastText.slice(0, 4000)}` };
-    return 'work';
-  }
-
-  private async fixIteration(source: WorkSource, fix: { purpose: IterationPurpose; text: string }): Promise<void> {
-    const out = await this.runAgent(source, null, fix.purpose, 1, 'fix', '', fix.text);
-    await this.afterIteration(out);
   }
 
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
   private async runAgent(source: WorkSource, item: WorkItem | null, purpose: IterationPurpose, attempt: number, attemptKind: AttemptKind, attemptsText: string, taskText?: string, maxAttempts?: number): Promise<IterationOutcome> {
     this.iteration++;
-    this.workIterations++;
     const n = this.iteration;
     await rm(path.join(this.folder, '.ralph', 'context-warning-active'), { force: true });
     const handoff = await readHandoff(this.folder);
     const workingBefore = workingSet(handoff);
+    const headAtStart = await headSha(this.folder);
     const progress = await source.progress();
     const gates = this.gates;
     const template = await loadTemplate(this.folder, purpose === 'review' ? 'reviewer' : 'iteration');
@@ -589,14 +657,18 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
     const signals: AgentSignal[] = [];
     let lastText = '';
+    const texts: string[] = [];
+    let wrote = false;
     let lastTokensAt = 0;
     const emitTokens = () => {
       const s = handle.ledgerSnapshot();
       this.emitEvent({ type: 'tokens', iteration: n, contextTokens: s.contextTokens, contextWindow: s.contextWindow, rotateAt: s.thresholds.rotate, warnAt: s.thresholds.warn, totals: s.tokens, costUsd: s.costUsd });
     };
     handle.onEvent((e) => {
+      if (e.type === 'toolUse' && (e.kind === 'write' || e.kind === 'edit' || e.kind === 'shell')) wrote = true;
       if (e.type === 'text' && !e.subagent && !e.synthetic) {
         lastText = e.text;
+        texts.push(e.text);
         for (const s of findSignals(e.text)) {
           signals.push(s);
           this.emitEvent({ type: 'agentSignal', iteration: n, kind: s.kind, value: s.value, ...(s.reason ? { reason: s.reason } : {}) });
@@ -614,7 +686,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     handle.onLedgerSignal((s) => {
       if (s.type === 'warn') {
         this.emitEvent({ type: 'warn', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void writeFile(path.join(this.folder, '.ralph', 'context-warning-active'), `${s.contextTokens}/${s.threshold}\n`).catch(() => undefined);
+        void writeFile(path.join(this.folder, '.ralph', 'context-warning-active'), `${s.contextTokens}/${s.threshold}\n`).catch(this.warn('could not create .ralph/context-warning-active'));
       } else if (!rotated) {
         rotated = true;
         this.emitEvent({ type: 'rotate', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
@@ -634,14 +706,17 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     emitTokens();
     if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
     const totals = iterationTotals(exit.ledger);
-    this.cost += totals.costUsd ?? 0;
+    // The run's cost is the decision state's (decide.ts adds it when the iteration's end is observed).
+    this.cost = (this.runState?.costUsd ?? 0) + (totals.costUsd ?? 0);
     this.tokens = addTokens(this.tokens, totals.tokens);
     await updateRunRecord(this.folder, this.runId, { agentPgid: null, agentToken: null, costUsd: this.cost });
 
     const workingAfter = workingSet(await readHandoff(this.folder));
-    const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter));
+    // Only work on an item can wait for an answer; the plain-question rule also needs no commit.
+    const question = purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
+    const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
     this.emitEvent({ type: 'iterationEnded', iteration: n, ending: outcome.ending, detail: outcome.detail, totals, exitCode: exit.exitCode });
-    return { ...outcome, exit, signals, lastText, resetsAt: exit.outcome.resetsAt ?? null };
+    return { ...outcome, exit, signals, lastText, resetsAt: exit.outcome.resetsAt ?? null, costUsd: totals.costUsd ?? 0, iteration: n, question: outcome.ending === 'question' ? question : null };
   }
 
   private async allTasksText(source: WorkSource): Promise<string> {
@@ -656,7 +731,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
  * result), stuck (GUTTER / quantum BLOCKED), complete (a completion signal), yield (the Working set section of
  * handoff.md changed: content, not mtime, fixing seed-systems.md §3.15-2), natural end. Pure.
  */
-export function classifyEnding(exit: IterationExit, signals: readonly AgentSignal[], workingSetChangedThisIteration: boolean): { ending: IterationEnding; detail: string } {
+export function classifyEnding(exit: IterationExit, signals: readonly AgentSignal[], workingSetChangedThisIteration: boolean, question: AgentQuestion | null = null): { ending: IterationEnding; detail: string } {
   if (exit.killedBy === 'rotate') return { ending: 'rotation', detail: `context ${exit.ledger.contextTokens} ≥ rotate ${exit.ledger.thresholds.rotate} tokens` };
   if (exit.killedBy === 'cancel') return { ending: 'cancelled', detail: 'cancelled' };
   if (exit.spawnError) return { ending: 'error', detail: `could not start the agent: ${exit.spawnError}` };
@@ -665,12 +740,18 @@ export function classifyEnding(exit: IterationExit, signals: readonly AgentSigna
   if (o.kind === 'fatal') return { ending: 'error', detail: o.reason };
   const stuck = signals.find((s) => s.kind === 'stuck');
   if (stuck) return { ending: 'stuck', detail: stuck.reason ?? stuck.value };
+  // A `<question>` tag wins over a completion signal (an agent that asks has not finished); a plain question
+  // (no writes, last paragraph ends with "?") only when nothing else was signalled.
+  if (question?.how === 'tag') return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
   if (signals.some((s) => s.kind === 'complete' || s.kind === 'storyPassed')) return { ending: 'complete', detail: signals.map((s) => s.value).join(', ') };
   if (workingSetChangedThisIteration) return { ending: 'yield', detail: 'the agent updated the handoff Working set and stopped' };
   if (o.kind === 'error' || o.kind === 'noResult') return { ending: 'error', detail: o.reason };
+  if (question) return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
   return { ending: 'natural', detail: 'the agent ended its turn' };
 }
 
-function ref(item: WorkItemRef): WorkItemRef {
-  return { source: item.source, id: item.id, title: item.title };
+function ref(item: WorkItemRef): WorkItemRef;
+function ref(item: WorkItemRef, risky: boolean): WorkItemRef & { risky: boolean };
+function ref(item: WorkItemRef, risky?: boolean): WorkItemRef & { risky?: boolean } {
+  return { source: item.source, id: item.id, title: item.title, ...(risky !== undefined ? { risky } : {}) };
 }

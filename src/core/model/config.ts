@@ -39,6 +39,16 @@ export const ralphConfigSchema = z.looseObject({
   maxWallTimeMinutes: z.number().nonnegative().default(0),
   /** After blocking an item that ran out of attempts, go on with other ready work instead of pausing the run. */
   continueOnBlocked: z.boolean().default(false),
+  /** Minutes an item waits for the answer to its agent's question before the run stops as stalled; 0 = wait for ever. */
+  questionTimeoutMinutes: z.number().nonnegative().default(0),
+  /**
+   * A shell command line run on every question and at the run's end, with the event as JSON on stdin and a one-line
+   * summary in `RALPH_NOTIFY_TEXT` (e.g. a Discord webhook with curl); empty = none. It names a program to run, so a
+   * workspace's value is only used once the workspace is trusted.
+   */
+  notify: z.string().default(''),
+  /** Longest `notify` may run before its process group is ended, ms. */
+  notifyTimeoutMs: z.number().int().positive().default(10_000),
   /** When every task is done and the final gate is green, run a reviewer iteration whose `<verdict>SHIP|NEEDS_WORK</verdict>` decides. */
   reviewer: z.boolean().default(false),
   /**
@@ -71,4 +81,4 @@ export const defaultConfig: RalphConfig = ralphConfigSchema.parse({});
 export const configKeys = Object.keys(ralphConfigSchema.shape) as (keyof RalphConfig)[];
 
 /** Keys that name programs or arguments to run: never taken from an untrusted workspace's settings. */
-export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates'];
+export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates', 'notify'];

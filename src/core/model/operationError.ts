@@ -21,4 +21,6 @@ export type OperationErrorCode =
   | 'no_source'
   | 'no_active_run'
   | 'several_active_runs'
-  | 'run_not_active';
+  | 'run_not_active'
+  | 'run_not_found'
+  | 'no_question';

@@ -8,9 +8,9 @@ import { runEndStateSchema, tokenCountsSchema } from './runEvent';
  *
  * `state` is what the engine last wrote. Readers derive what a person sees (core/control/runs.ts): a non-final
  * state whose `pid` is dead on this `host` is `crashed`; a pending STOP sentinel shows as `stopping`; a PAUSE
- * sentinel as `paused`.
+ * sentinel as `paused`. `waiting`: an item waits for the answer to its agent's question.
  */
-export const RUN_RECORD_STATES = ['starting', 'running', 'paused', 'stopping', 'stopped', 'completed', 'failed'] as const;
+export const RUN_RECORD_STATES = ['starting', 'running', 'paused', 'waiting', 'stopping', 'stopped', 'completed', 'failed'] as const;
 export type RunRecordState = (typeof RUN_RECORD_STATES)[number];
 
 /** States after which the engine no longer runs (the run is never "active" again). */

@@ -1,0 +1,298 @@
+import { decideDeferral, type BackoffPolicy, type DeferralState } from './backoff';
+import { nextAttempt, type AttemptKind } from './attempts';
+import type { GateTier, IterationEnding, IterationPurpose, RunEndState, WorkItemRef } from './events';
+
+/**
+ * The loop's decisions as one pure function (ARCHITECTURE.md "decide(state, observation) → actions"): caps,
+ * sentinels, verdicts, stalls, attempts, deferrals, final verification and review. The engine (engine.ts) is
+ * the shell: it observes (files, processes, gates), calls {@link decide}, performs the actions in order and keeps
+ * `next`. A terminal outcome is an `end` action, a value: nothing is thrown to end a run.
+ *
+ * State is split as lanes need it: {@link RunState} (caps, cost, iteration counts, deferral, the pending final
+ * fix) is shared by the run; {@link LaneState} (the item, its attempt, stall count) is per lane. One lane runs today.
+ */
+
+/** Caps and rules of a run, fixed at its start. Money in USD, times in ms; 0 = no cap. */
+export interface RunRules {
+  maxIterations: number;
+  maxCostUsd: number;
+  maxWallMs: number;
+  /** Iterations in a row without progress that stop the run as stalled (seed §3.6: 3). */
+  stallLimit: number;
+  backoff: BackoffPolicy;
+  /** Run the reviewer after a green final gate. */
+  reviewer: boolean;
+  /** Go on with other ready work after blocking an item, instead of pausing. */
+  continueOnBlocked: boolean;
+  /** How long an item waits for the answer to a question before the run stops as stalled, ms; 0 = for ever. */
+  questionTimeoutMs: number;
+}
+
+/** Run-level state. */
+export interface RunState {
+  rules: RunRules;
+  /** ms since the epoch the run started (wall-time cap). */
+  startedAtMs: number;
+  /** Iterations that count against `maxIterations` (deferred ones do not). */
+  workIterations: number;
+  /** Agents' cost so far, USD. */
+  costUsd: number;
+  deferral: DeferralState;
+  /** An iteration owed after a red final gate or a reviewer that did not ship. */
+  pendingFix: { purpose: IterationPurpose; text: string } | null;
+}
+
+/** Per-lane state. */
+export interface LaneState {
+  lane: number;
+  /** The item the lane works on and has not finished. */
+  item: (WorkItemRef & { risky: boolean }) | null;
+  attempt: { number: number; kind: AttemptKind; max: number } | null;
+  /** Iterations in a row that ended without progress. */
+  stall: number;
+  /** The question the lane's item waits on (`askedAtMs` ms since the epoch). */
+  waiting: { id: string; text: string; item: WorkItemRef | null; askedAtMs: number } | null;
+  /** A question and its answer, owed to the next prompt of `itemId`. */
+  answered: { itemId: string | null; question: string; answer: string } | null;
+}
+
+/** A terminal outcome: the run's end state, a one-line reason and the progress.txt completion reason. */
+export interface RunEnd {
+  state: RunEndState;
+  reason: string;
+  completionReason: string;
+}
+
+/** What the shell observed, at each point the loop decides. */
+export type Observation =
+  /**
+   * Before an iteration: cancel, sentinels, the clock. `stop` names the STOP file, if any. `answer`: the answer
+   * to the lane's waiting question when one was written (null: none yet, or nothing waits).
+   */
+  | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number; answer: string | null }
+  /** A pause ended (PAUSE removed, or STOP/cancel while paused). */
+  | { kind: 'pauseEnded'; cancelled: boolean; stop: string | null }
+  /** The source's answer to "what next", with the item's failed attempts and the source's attempt limit. */
+  | { kind: 'next'; next: { kind: 'empty' } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'work'; item: WorkItemRef & { risky: boolean }; failedAttempts: number; attemptLimit: number | null; lastFailure: string | null }; sourceLabel: string }
+  /** An iteration ended. `fatal`: the agent cannot go on (bad key, could not start). `resetsAt` ms since the epoch. */
+  | { kind: 'iterationEnded'; purpose: IterationPurpose; iteration: number; ending: IterationEnding; detail: string; fatal: boolean; resetsAt: number | null; costUsd: number; now: number; question: string | null }
+  /** After a work iteration: does the source say the item is done, and which signals the agent gave. */
+  | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string }
+  /** The item's gate ran (`gate` null: the run has no gates). */
+  | { kind: 'verified'; gate: { tier: GateTier; passed: boolean; reason: string } | null; approach: string }
+  /** After an iteration that claimed nothing: did anything change (status, checkbox, commit)? */
+  | { kind: 'progressChecked'; progressed: boolean }
+  /** The final gate ran (`null`: none configured). */
+  | { kind: 'finalGate'; gate: { passed: boolean; command: string; exitCode: number; summary: string } | null; hasGates: boolean }
+  /** The reviewer iteration gave its verdict (`NONE` when it gave none) and its final text. */
+  | { kind: 'reviewed'; verdict: string; text: string }
+  /** A gate was cut short by cancel. */
+  | { kind: 'cancelledDuringGate' };
+
+/** What the shell does, in order. */
+export type Action =
+  | { type: 'end'; end: RunEnd }
+  /** Honour the STOP sentinel (global STOP files are removed once honoured), before ending. */
+  | { type: 'honourStop' }
+  /** Wait while PAUSE exists (re-checking STOP and cancel), then observe `pauseEnded`. */
+  | { type: 'pause' }
+  /** Run the owed fix (or review) iteration, then observe `iterationEnded`. */
+  | { type: 'runFix'; purpose: IterationPurpose; text: string }
+  /** Ask the source what is next, then observe `next`. */
+  | { type: 'pickNext' }
+  /**
+   * Start the item and run a work iteration at this attempt, then observe `iterationEnded`. `answered`: a question
+   * of the item and its answer, for the prompt verbatim.
+   */
+  | { type: 'runWork'; item: WorkItemRef & { risky: boolean }; attempt: { number: number; kind: AttemptKind; max: number }; answered: { question: string; answer: string } | null }
+  /** The agent asked a human: report the question (and notify); the item waits. */
+  | { type: 'ask'; id: string; iteration: number; item: WorkItemRef | null; text: string }
+  /** Wait a little for the answer (woken by a sentinel or cancel), then observe `beforeIteration` again. */
+  | { type: 'waitForAnswer'; id: string }
+  /** The answer came: report it. */
+  | { type: 'answered'; id: string; item: WorkItemRef | null; text: string }
+  /** The question waited too long: report it (the run then ends stalled). */
+  | { type: 'questionTimedOut'; id: string; item: WorkItemRef | null; waitedMs: number }
+  /** Block the item; pause the run unless `continueOnBlocked`. */
+  | { type: 'block'; item: WorkItemRef; reason: string; pauseRun: boolean }
+  /** Wait, ms (woken early by STOP or cancel), emitting the deferral first. */
+  | { type: 'defer'; reason: string; waitMs: number; resetsAt: number | null; inARow: number }
+  /** Ask the source whether the item is done, then observe `claimed`. */
+  | { type: 'checkClaim' }
+  /** Run the item's gate (`tier`), then observe `verified`. */
+  | { type: 'runGate'; tier: GateTier }
+  /** The gate confirmed the item: accept it (and what else turned done), clear its attempts. */
+  | { type: 'accept'; item: WorkItemRef }
+  /** Record a failed attempt and give the item back. */
+  | { type: 'attemptFailed'; item: WorkItemRef; attempt: number; approach: string; reason: string }
+  /** Compare status, checkboxes and HEAD with before the iteration, then observe `progressChecked`. */
+  | { type: 'checkProgress' }
+  /** Update the handoff's auto-enriched section. */
+  | { type: 'enrichHandoff' }
+  /** Run the final gate, then observe `finalGate`. */
+  | { type: 'runFinalGate' }
+  /** Run the reviewer iteration, then observe `iterationEnded` (purpose review) and `reviewed`. */
+  | { type: 'runReview' }
+  /** Read the reviewer's verdict from its iteration, then observe `reviewed`. */
+  | { type: 'checkVerdict' }
+  /** Report something that does not end the run. */
+  | { type: 'warning'; message: string }
+  /** Nothing more at this point: go on to the next iteration. */
+  | { type: 'continue' };
+
+/** What {@link decide} returns: the actions to perform, in order, and the states after them. */
+export interface Decision {
+  actions: Action[];
+  next: { run: RunState; lane: LaneState };
+}
+
+const end = (state: RunEndState, reason: string, completionReason: string): Action => ({ type: 'end', end: { state, reason, completionReason } });
+
+/** The first state of a run. */
+export function initialRunState(rules: RunRules, startedAtMs: number): RunState {
+  return { rules, startedAtMs, workIterations: 0, costUsd: 0, deferral: { inARow: 0, quotaWaits: 0 }, pendingFix: null };
+}
+
+/** The first state of a lane. */
+export function initialLaneState(lane = 0): LaneState {
+  return { lane, item: null, attempt: null, stall: 0, waiting: null, answered: null };
+}
+
+/**
+ * The loop's decision at one point. Pure: the same inputs give the same actions. Rules and their sources:
+ * - sentinels (seed-systems.md §2.7, §3.15): cancel ends the run `cancelled`; STOP ends it `stopped` (honoured
+ *   first); PAUSE waits;
+ * - caps (issue 5 "Caps"): iterations, cost (USD), wall time → `capReached`;
+ * - a pending final fix runs before new work;
+ * - next (issue 5): no tasks → completed NO_WORK; nothing ready → blocked; everything done → final verification;
+ * - attempts (attempts.ts, agmo §5.4): out of attempts → block the item;
+ * - iteration endings (classifyEnding): cancelled → end; stuck → failed; deferred → decideDeferral (backoff.ts),
+ *   not counted against the iteration cap; fatal error → failed; rotation → next iteration; else verify;
+ * - verification: a claimed item goes through its gate (`full` for risky items); red → a failed attempt, the
+ *   item blocked on its last; the agent's own STORY_FAILED is a failed attempt;
+ * - stalls (seed §3.6): `stallLimit` iterations in a row without progress → stalled;
+ * - final verification: red final gate → a fix iteration; reviewer (flow-next §2.9) SHIP → done, else a fix.
+ */
+export function decide(run: RunState, lane: LaneState, obs: Observation): Decision {
+  const out = (actions: Action[], r: RunState = run, l: LaneState = lane): Decision => ({ actions, next: { run: r, lane: l } });
+  switch (obs.kind) {
+    case 'beforeIteration': {
+      if (obs.cancelled) return out([end('cancelled', 'cancelled', 'INTERRUPTED')]);
+      if (obs.stop) return out([{ type: 'honourStop' }, end('stopped', `stopped by ${obs.stop}`, 'STOPPED')]);
+      if (obs.pause) return out([{ type: 'pause' }]);
+      const r = run.rules;
+      // A question waits without spending iterations; the answer lets the item go on, with the answer in its prompt.
+      const pre: Action[] = [];
+      let l = lane;
+      if (lane.waiting) {
+        const q = lane.waiting;
+        if (obs.answer === null) {
+          const waitedMs = obs.now - q.askedAtMs;
+          if (r.questionTimeoutMs > 0 && waitedMs >= r.questionTimeoutMs) {
+            return out([{ type: 'questionTimedOut', id: q.id, item: q.item, waitedMs }, end('stalled', `stalled: the question${q.item ? ` of ${q.item.id}` : ''} got no answer in ${Math.round(r.questionTimeoutMs / 60000)} min`, 'STALLED')], run, { ...lane, waiting: null });
+          }
+          return out([{ type: 'waitForAnswer', id: q.id }]);
+        }
+        pre.push({ type: 'answered', id: q.id, item: q.item, text: obs.answer });
+        l = { ...lane, waiting: null, answered: { itemId: q.item?.id ?? null, question: q.text, answer: obs.answer } };
+      }
+      const outL = (actions: Action[], rs: RunState = run) => out([...pre, ...actions], rs, l);
+      if (run.workIterations >= r.maxIterations) return outL([end('capReached', `max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS')]);
+      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return outL([end('capReached', `max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST')]);
+      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return outL([end('capReached', `max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME')]);
+      if (run.pendingFix) return outL([{ type: 'runFix', ...run.pendingFix }], { ...run, pendingFix: null });
+      return outL([{ type: 'pickNext' }]);
+    }
+    case 'pauseEnded':
+      if (obs.cancelled) return out([end('cancelled', 'cancelled', 'INTERRUPTED')]);
+      if (obs.stop) return out([{ type: 'honourStop' }, end('stopped', `stopped by ${obs.stop} while paused`, 'STOPPED')]);
+      return out([{ type: 'continue' }]);
+    case 'next': {
+      const n = obs.next;
+      if (n.kind === 'empty') return out([end('completed', `nothing to do: ${obs.sourceLabel} has no tasks`, 'NO_WORK')]);
+      if (n.kind === 'blocked') return out([end('blocked', n.reason, 'BLOCKED')]);
+      if (n.kind === 'complete') return out([{ type: 'runFinalGate' }]);
+      const attempt = nextAttempt(n.failedAttempts, n.attemptLimit);
+      if (attempt === 'exhausted') return out([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], run, { ...lane, item: null, attempt: null });
+      const owed = lane.answered && (lane.answered.itemId === null || lane.answered.itemId === n.item.id) ? { question: lane.answered.question, answer: lane.answered.answer } : null;
+      return out([{ type: 'runWork', item: n.item, attempt, answered: owed }], { ...run, workIterations: run.workIterations + 1 }, { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered });
+    }
+    case 'iterationEnded': {
+      const r: RunState = { ...run, costUsd: run.costUsd + obs.costUsd, ...(obs.purpose === 'work' ? {} : { workIterations: run.workIterations + 1 }) };
+      switch (obs.ending) {
+        case 'cancelled':
+          return out([end('cancelled', 'cancelled: the agent was ended', 'INTERRUPTED')], r);
+        case 'stuck':
+          return out([end('failed', `agent is stuck (GUTTER)${obs.detail ? `: ${obs.detail}` : ''}`, 'FAILED')], r);
+        case 'rotation':
+          return out([{ type: 'continue' }], { ...r, deferral: { ...r.deferral, inARow: 0 } });
+        case 'deferred': {
+          // A deferred iteration does not use up the iteration budget (seed §3.6 "n.r").
+          const back: RunState = { ...r, workIterations: r.workIterations - 1 };
+          const d = decideDeferral(run.deferral, obs.resetsAt, obs.now, run.rules.backoff);
+          if (d.action === 'stall') return out([end('stalled', d.reason, 'STALLED')], { ...back, deferral: d.next });
+          return out([{ type: 'defer', reason: obs.detail, waitMs: d.waitMs, resetsAt: d.action === 'waitUntilReset' ? d.resetsAt : null, inARow: d.next.inARow }], { ...back, deferral: d.next });
+        }
+        case 'error':
+          if (obs.fatal) return out([end('failed', `agent error: ${obs.detail}`, 'FAILED')], r);
+          break;
+        case 'question': {
+          // Not a failed attempt and no claim to verify: the item waits for a human.
+          const text = obs.question ?? obs.detail;
+          const item = obs.purpose === 'work' ? lane.item : null;
+          const id = `q${obs.iteration}`;
+          return out([{ type: 'ask', id, iteration: obs.iteration, item: item ? { source: item.source, id: item.id, title: item.title } : null, text }], { ...r, deferral: { ...r.deferral, inARow: 0 } }, { ...lane, waiting: { id, text, item: item ? { source: item.source, id: item.id, title: item.title } : null, askedAtMs: obs.now } });
+        }
+        default:
+          break;
+      }
+      const settled: RunState = { ...r, deferral: { ...r.deferral, inARow: 0 } };
+      if (obs.purpose === 'work') return out([{ type: 'checkClaim' }], settled);
+      if (obs.purpose === 'review') return out([{ type: 'checkVerdict' }], settled);
+      return out([{ type: 'continue' }], settled);
+    }
+    case 'claimed': {
+      const item = lane.item;
+      if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a claim was checked with no item open' }, { type: 'continue' }]);
+      if (obs.done) return out([{ type: 'runGate', tier: item.risky ? 'full' : 'basic' }]);
+      const actions: Action[] = [];
+      if (obs.completeSignal) actions.push({ type: 'warning', message: `agent signaled complete but ${obs.sourceLabel} says "${item.title}" is not done` });
+      if (obs.storyFailed) {
+        const approach = obs.lastText;
+        actions.push({ type: 'attemptFailed', item, attempt: lane.attempt.number, approach, reason: `agent reported STORY_FAILED: ${approach}` });
+        return out(actions, run, { ...lane, item: null, attempt: null });
+      }
+      actions.push({ type: 'checkProgress' });
+      return out(actions);
+    }
+    case 'verified': {
+      const item = lane.item;
+      if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a gate result came with no item open' }, { type: 'continue' }]);
+      const cleared: LaneState = { ...lane, item: null, attempt: null };
+      if (!obs.gate || obs.gate.passed) return out([{ type: 'accept', item }, { type: 'enrichHandoff' }], run, { ...cleared, stall: 0 });
+      const a = lane.attempt;
+      const actions: Action[] = [{ type: 'attemptFailed', item, attempt: a.number, approach: obs.approach, reason: obs.gate.reason }];
+      if (a.number >= a.max) actions.push({ type: 'block', item, reason: `verification failed ${a.number} times; last: ${obs.gate.reason}`, pauseRun: !run.rules.continueOnBlocked });
+      actions.push({ type: 'enrichHandoff' });
+      return out(actions, run, cleared);
+    }
+    case 'progressChecked': {
+      const stall = obs.progressed ? 0 : lane.stall + 1;
+      if (stall >= run.rules.stallLimit) return out([end('stalled', `stalled: ${stall} iterations in a row ended without progress (no status or checkbox change, no commit)`, 'STALLED')], run, { ...lane, stall });
+      return out([{ type: 'enrichHandoff' }], run, { ...lane, stall });
+    }
+    case 'finalGate': {
+      const g = obs.gate;
+      if (g && !g.passed) {
+        return out([{ type: 'continue' }], { ...run, pendingFix: { purpose: 'finalFix', text: `Every task reports done, but the final gate fails (\`${g.command}\`, exit ${g.exitCode}). Make it pass without undoing finished work.\n\n${g.summary}` } });
+      }
+      if (run.rules.reviewer) return out([{ type: 'runReview' }]);
+      return out([end('completed', obs.hasGates ? 'complete: every task verified, final gate green' : 'complete: every task done (no gates configured)', 'DONE')]);
+    }
+    case 'reviewed':
+      if (obs.verdict === 'SHIP') return out([end('completed', 'complete: every task verified, final gate green', 'DONE')]);
+      return out([{ type: 'continue' }], { ...run, pendingFix: { purpose: 'finalFix', text: `The reviewer did not ship the change (verdict ${obs.verdict}). Address every point below, commit, then stop.\n\n${obs.text.slice(0, 4000)}` } });
+    case 'cancelledDuringGate':
+      return out([end('cancelled', 'cancelled during a gate', 'INTERRUPTED')]);
+  }
+}

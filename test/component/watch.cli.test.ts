@@ -1,0 +1,94 @@
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseRunLogLine } from '../../src/core/model/runEvent';
+import { bash, edit, say, startModelServer, write, type ModelServer } from '../support/modelServer';
+import { repoRoot } from '../support/repoRoot';
+import { agentEnv, claudeBinary, useWorkspaces, type Workspace } from '../unit/loop/engineHarness';
+
+const cli = path.join(repoRoot, 'dist', 'cli.js');
+
+interface Proc { child: ChildProcess; stdout: () => string; exit: Promise<number | null> }
+
+function start(ws: Workspace, server: ModelServer, args: string[]): Proc {
+  const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  const child = spawn(process.execPath, [cli, ...args], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
+  child.stderr!.on('data', (b: Buffer) => { err += b.toString(); });
+  const exit = new Promise<number | null>((resolve) => child.once('close', (code) => { if (code !== 0 && err) process.stderr.write(`[${args.join(' ')}] ${err}`); resolve(code); }));
+  return { child, stdout: () => out, exit };
+}
+
+async function until<T>(f: () => T | undefined, what: string, ms = 30_000): Promise<T> {
+  const t0 = Date.now();
+  for (;;) {
+    const v = f();
+    if (v !== undefined) return v;
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function doTask(ws: Workspace, name: string) {
+  return [
+    write(ws.file(`${name}.txt`), `${name}\n`),
+    edit(ws.file('RALPH_TASK.md'), `- [ ] Create ${name}.txt`, `- [x] Create ${name}.txt`),
+    bash(`sleep 0.3; git add ${name}.txt RALPH_TASK.md && git commit -q -m "feat: ${name}"`),
+    say(`Created ${name}.txt.`),
+  ];
+}
+
+describe('ralph watch --json follows a run started in another process', function () {
+  this.timeout(120_000);
+  const make = useWorkspaces();
+
+  it('from its start and from its middle: the same events in the same order as its log, and the run\'s exit code', async () => {
+    const ws = make({
+      'RALPH_TASK.md': '# T\n\n- [ ] Create one.txt\n- [ ] Create two.txt\n- [ ] Create three.txt\n',
+      '.ralph/config.json': JSON.stringify({ claudePath: claudeBinary, gates: { basic: 'true' }, timing: { betweenIterationsMs: 300, killGraceMs: 1000 } }),
+    });
+    const server = await startModelServer([...doTask(ws, 'one'), ...doTask(ws, 'two')]);
+    try {
+      const run = start(ws, server, ['run', '--max-iterations', '2']);
+      const runsDir = ws.file('.ralph/runs');
+      // Attach as soon as the run's folder exists: the log has at most its first events then.
+      const runId = await until(() => (fs.existsSync(runsDir) ? fs.readdirSync(runsDir).find((d) => fs.existsSync(path.join(runsDir, d, 'run.json'))) : undefined), 'the run record');
+      const early = start(ws, server, ['watch', '--json']);
+      const log = path.join(runsDir, runId, 'events.jsonl');
+      await until(() => (fs.existsSync(log) && /"type":"agentStarted"/.test(fs.readFileSync(log, 'utf8')) ? true : undefined), 'the first agent');
+      const middle = start(ws, server, ['watch', '--run', runId, '--json']);
+      const [runCode, earlyCode, middleCode] = await Promise.all([run.exit, early.exit, middle.exit]);
+      assert.equal(runCode, 2, 'max iterations reached');
+      assert.equal(earlyCode, runCode);
+      assert.equal(middleCode, runCode);
+
+      const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+      const seqs = lines.map((l, i) => { const p = parseRunLogLine(l, log, i + 1, 0); assert.notEqual(p.kind, 'problem', l); return p.kind === 'problem' ? 0 : p.entry.seq; });
+      assert.deepEqual(seqs, lines.map((_, i) => i + 1), 'seq 1…N, no gaps');
+      assert.deepEqual(early.stdout().split('\n').filter(Boolean), lines, 'the early watcher printed the log, line for line');
+      assert.deepEqual(middle.stdout().split('\n').filter(Boolean), lines, 'the late watcher replayed, then followed');
+      // Finished: a watch replays and exits with the same code.
+      const after = start(ws, server, ['watch', '--run', runId, '--json']);
+      assert.equal(await after.exit, 2);
+      assert.deepEqual(after.stdout().split('\n').filter(Boolean), lines);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses with exit 1 when no run is active and none is named', async () => {
+    const ws = make({ 'RALPH_TASK.md': '- [ ] x\n' });
+    const server = await startModelServer([]);
+    try {
+      const w = start(ws, server, ['watch', '--json']);
+      assert.equal(await w.exit, 1);
+      assert.match(w.stdout(), /"success":false,"error":"No active runs/);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,51 @@
+import * as assert from 'node:assert/strict';
+import * as os from 'node:os';
+import { buildStatus, formatStatusText } from '../../../src/core/control/status';
+import { runLogLine, type EngineEvent } from '../../../src/core/model/runEvent';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+const RUN = '20261201T090000Z-cd34';
+const AT = '2026-12-01T09:00:00.000Z';
+const HOST = os.hostname();
+
+describe('ralph status: the run view', () => {
+  let t: TempFolder;
+  beforeEach(() => { t = makeTempFolder('ralph-status-view-'); });
+  afterEach(() => t.dispose());
+
+  function activeRun(events: EngineEvent[]): void {
+    t.write('RALPH_TASK.md', '- [ ] a\n');
+    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'running', iteration: 1, currentItem: null }));
+    t.write(`.ralph/runs/${RUN}/events.jsonl`, events.map((e, i) => runLogLine(i + 1, AT, 0, e)).join(''));
+  }
+  const item = { source: 'checklist' as const, id: 'RALPH_TASK.md#1', title: 'a' };
+  const events: EngineEvent[] = [
+    { type: 'runStarted', runId: RUN, folder: '/ws', source: 'RALPH_TASK.md', agent: 'claude', maxIterations: 25, gates: { basic: 'true' } },
+    { type: 'iterationStarted', iteration: 1, item, attempt: 2, attemptKind: 'fix', purpose: 'work', maxAttempts: 5 },
+    { type: 'tokens', iteration: 1, contextTokens: 50_000, contextWindow: 200_000, warnAt: 140_000, rotateAt: 160_000, totals: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.5 },
+    { type: 'question', id: 'q1', iteration: 1, item, text: 'Which database?', answerFile: '/ws/.ralph/runs/x/answers/q1.md' },
+  ];
+
+  it('puts the run\'s view under runs[].view in --json', () => {
+    activeRun(events);
+    const s = buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } });
+    const v = s.runs[0]!.view;
+    assert.deepEqual([v.state, v.lanes[0]!.attempt?.text, v.lanes[0]!.context?.percent, v.questions[0]?.text], ['waiting', '2 of 5', 25, 'Which database?']);
+  });
+
+  it('shows state, lane, gauge and how to answer a question in text', () => {
+    activeRun(events);
+    const text = formatStatusText(buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } }));
+    assert.match(text, /state: waiting for an answer \(RALPH_TASK\.md#1\) · iteration 1 of 25/);
+    assert.match(text, /attempt 2 of 5 · context 50000\/200000 tokens \(25%; warn 70%, rotate 80%\)/);
+    assert.match(text, /question \(RALPH_TASK\.md#1\): Which database\?/);
+    assert.match(text, new RegExp(`answer: ralph answer --run ${RUN} --item RALPH_TASK\\.md#1 "<text>", or write /ws/\\.ralph/runs/x/answers/q1\\.md`));
+  });
+
+  it('shows a run whose engine is gone as crashed in its view', () => {
+    activeRun(events.slice(0, 2));
+    const s = buildStatus(t.dir, { probe: { isAlive: () => false, hostNames: [HOST] } });
+    assert.equal(s.runs[0]!.state, 'crashed');
+    assert.equal(s.runs[0]!.view.state, 'crashed');
+  });
+});
