@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { openActivityLog } from './activityLog';
-import { CommandIds, type CommandId, type CommandTypes, type ResetArgs } from './commandIds';
+import { CommandIds, type AnswerArgs, type CommandId, type CommandTypes, type ResetArgs } from './commandIds';
 import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
 import { PlanLoader, planWorkerFile } from './planLoader';
@@ -102,7 +102,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     planLoader,
     gauge,
     statusRefresh,
-    new RunNotifications(store, undefined),
+    new RunNotifications(store),
     store.onDidChange((c) => { if (c.kind !== 'run') statusRefresh.request(); }),
     vscode.window.createTreeView('ralph.plan', { treeDataProvider: plan, showCollapseAll: true }),
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
@@ -120,6 +120,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
       return reports.show('Ralph Doctor.txt', texts.join('\n') || 'Ralph doctor: open a folder to check it.\n');
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),
+    registerCommand(CommandIds.answer, (args) => answerCommand(args, store, log)),
     registerCommand(CommandIds.openLog, async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined),
     new WorkspaceWatchers(log, (c) => {
       plan.refresh();
@@ -149,6 +150,42 @@ async function statusText(): Promise<string> {
   const at = new Date().toLocaleTimeString();
   const body = fileFolders().map((f) => `${f}\n${formatStatusText(buildStatus(f))}`).join('\n') || 'Ralph status: open a folder.\n';
   return `Ralph status at ${at} (refreshes while this document is open)\n\n${body}`;
+}
+
+/**
+ * **Ralph: Answer Question…**: answers a question a run waits on, whoever started the run, through core
+ * `answerQuestion` (the path of `ralph answer`: the question's answer file, which the engine reads before its next
+ * decision). Without a run, a quick pick offers the questions the store knows; without `text`, an input box asks.
+ * Resolves with the id of the question answered.
+ */
+async function answerCommand(args: AnswerArgs = {}, store: RunStore, log: Logger): Promise<string | undefined> {
+  let { folder, runId, itemId } = args;
+  let prompt: string | undefined;
+  if (!folder || !runId) {
+    const open = store.snapshot().runs.filter((r) => r.facts.active && (!folder || r.folder === folder)).flatMap((r) => r.facts.questions.map((q) => ({ r, q })));
+    if (!open.length) {
+      void vscode.window.showInformationMessage('Ralph: no run waits for an answer.');
+      return undefined;
+    }
+    const pick = open.length === 1 ? open[0] : (await vscode.window.showQuickPick(open.map((o) => ({ label: o.q.itemId ?? o.q.id, description: o.r.runId, detail: o.q.text, o })), { title: 'Ralph: which question?' }))?.o;
+    if (!pick) return undefined;
+    ({ folder, runId } = pick.r);
+    itemId = pick.q.itemId ?? undefined;
+    prompt = pick.q.text;
+  }
+  prompt ??= store.snapshot().runs.find((r) => r.folder === folder && r.runId === runId)?.facts.questions.find((q) => !itemId || q.itemId === itemId)?.text;
+  const text = args.text ?? (await vscode.window.showInputBox({ title: `Ralph: answer${itemId ? ` (${itemId})` : ''}`, prompt, ignoreFocusOut: true, placeHolder: 'Your answer (the agent reads it verbatim)' }));
+  if (!text) return undefined;
+  try {
+    const { answerQuestion } = await import('../core/control/runControl');
+    const r = await answerQuestion(folder, text, { runId, ...(itemId ? { itemId } : {}) });
+    log.info('answer', `run ${r.run}, question ${r.question}${r.item ? ` (${r.item})` : ''}: ${r.file}`);
+    void vscode.window.showInformationMessage(`Ralph: answered${r.item ? ` (${r.item})` : ''}; the run goes on.`);
+    return r.question;
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Ralph: ${(err as Error).message}`);
+    return undefined;
+  }
 }
 
 /**

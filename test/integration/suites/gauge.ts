@@ -93,6 +93,47 @@ export function registerGaugeSuite(): void {
       assert.match((item.tooltip as vscode.MarkdownString).value, /Cost is an estimate/);
     });
   
+    it('a question from that run is answered from VS Code (Ralph: Answer Question…) and the run goes on', async () => {
+      const api = await ralphApi();
+      const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
+      const task = path.join(folder(), 'RALPH_TASK.md');
+      fs.writeFileSync(task, '- [ ] Pick the database\n');
+      server = await startModelServer([
+        say('I need a decision first.\n<question>Postgres or SQLite?</question>'),
+        edit(task, '- [ ] Pick the database', '- [x] Pick the database'), say('Done with SQLite.'),
+      ]);
+      const configFile = path.join(folder(), '.ralph', 'config.json');
+      const config = fs.readFileSync(configFile, 'utf8');
+      fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+      restore = () => fs.writeFileSync(configFile, config);
+      const asked = new Promise<{ runId: string; text: string; itemId: string | null }>((resolve) => {
+        const sub = api.store.onQuestion((q) => { sub.dispose(); resolve({ runId: q.run.runId, text: q.text, itemId: q.itemId }); });
+      });
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-question-home-'));
+      let out = '';
+      child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4'], {
+        env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout!.on('data', (d) => { out += String(d); });
+      child.stderr!.on('data', (d) => { out += String(d); });
+      const exited = new Promise<number | null>((resolve) => child!.on('close', resolve));
+      const q = await Promise.race([asked, exited.then((code) => { throw new Error(`the run ended (${code}) without a question the store saw:\n${out}`); })]);
+      assert.equal(q.text, 'Postgres or SQLite?');
+      assert.equal(api.store.contextKey(ContextKeys.waiting), true, 'Answer Question… is enabled');
+      for (let i = 0; i < 30 && !/waiting for an answer/.test(api.gauge.statusBarItem.text); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.match(api.gauge.statusBarItem.text, /^\$\(question\) .*waiting for an answer$/);
+      const requestsAtQuestion = server.agentRequests().length;
+      const answered = await vscode.commands.executeCommand<string | undefined>('ralph.answer', { folder: folder(), runId: q.runId, text: 'SQLite, in data/app.db' });
+      assert.ok(answered, 'the question was answered');
+      assert.equal(await exited, 0, out);
+      assert.ok(server.agentRequests().length > requestsAtQuestion, 'the run went on');
+      const prompts = JSON.stringify(server.agentRequests().map((r) => r.body));
+      assert.match(prompts, /SQLite, in data\/app\.db/, 'the next prompt holds the answer');
+      for (let i = 0; i < 40 && api.store.contextKey(ContextKeys.waiting) !== false; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(api.store.contextKey(ContextKeys.waiting), false);
+    });
+
     it('Ralph: Open Log opens the activity log at its end (the latest run), not at line 1', async () => {
       const editor = vscode.window.activeTextEditor;
       assert.ok(await vscode.commands.executeCommand<boolean>('ralph.openLog', folder()));

@@ -97,7 +97,7 @@ describe('run notifications (fake vscode)', () => {
 
   it('names Ralph: Resume when a run pauses, once per pause', async () => {
     const h = storeHarness();
-    new RunNotifications(h.store, undefined);
+    new RunNotifications(h.store);
     const r = h.addRun(runInfo('t-1'));
     r.emit(started('t-1'), iteration(1));
     r.emit({ type: 'paused' });
@@ -106,9 +106,9 @@ describe('run notifications (fake vscode)', () => {
     assert.deepEqual(recorded.messages, ['info: Ralph: run t-1 is paused. Run "Ralph: Resume" to go on. [Resume]']);
   });
 
-  it('shows a waiting question with Answer… when an answer path is given', async () => {
+  it('shows a waiting question with Answer…', async () => {
     const h = storeHarness();
-    new RunNotifications(h.store, async () => 'ok');
+    new RunNotifications(h.store);
     const r = h.addRun(runInfo('t-1'));
     r.emit(started('t-1'), iteration(1), { type: 'question', id: 'q1', iteration: 1, item: { source: 'checklist', id: 'T-1', title: 'T' }, text: 'Postgres or SQLite?', answerFile: '/w/a' });
     assert.deepEqual(recorded.messages, ['info: Ralph: run t-1 asks (T-1): Postgres or SQLite? [Answer…]']);
