@@ -59,6 +59,8 @@ function filesUnder(dir, suffix) {
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
+// The plan worker thread (src/extension/planLoader.ts): reads plan graphs off the extension host's event loop.
+if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/planWorker.ts'], outfile: 'dist/planWorker.js' });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
 // The guard's hook: a tiny dependency-free client (dist/guard-hook.js) and the in-process decider (dist/guard.js).
 if (want('cli')) {
@@ -90,7 +92,8 @@ if (want('test') && !production) {
 if (want('demo') && !production) configs.push({ ...nodeCommon, entryPoints: ['scripts/demo.ts'], outfile: 'dist/demo.js' });
 if (want('bench') && !production) {
   const bench = filesUnder('bench', '.bench.ts');
-  if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'] });
+  // Benches of VS Code adapters (store.bench.ts) run on plain Node against the small fake `vscode`.
+  if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'], alias: { vscode: './test/support/fakeVscode.ts' } });
 }
 
 if (watch) {

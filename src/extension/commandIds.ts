@@ -15,6 +15,8 @@ export const CommandIds = {
   reset: 'ralph.reset',
   doctor: 'ralph.doctor',
   refresh: 'ralph.refresh',
+  openLog: 'ralph.openLog',
+  answer: 'ralph.answer',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
@@ -24,6 +26,17 @@ export interface ResetArgs {
   folder?: string;
   id?: string;
   cascade?: boolean;
+}
+
+/**
+ * Arguments of **Ralph: Answer Question…** when called programmatically (the notification's **Answer…**, tests); without
+ * `text` an input box asks, without a run a quick pick offers the waiting questions.
+ */
+export interface AnswerArgs {
+  folder?: string;
+  runId?: string;
+  itemId?: string;
+  text?: string;
 }
 
 /** Arguments and result of each command, for typed registration and execution. */
@@ -37,6 +50,8 @@ export interface CommandTypes {
   'ralph.reset': { args: [ResetArgs?]; result: string[] | undefined };
   'ralph.doctor': { args: []; result: string };
   'ralph.refresh': { args: []; result: void };
+  'ralph.openLog': { args: [string?]; result: boolean };
+  'ralph.answer': { args: [AnswerArgs?]; result: string | undefined };
 }
 
 /** Compile-time check: an id without types (or types without an id) fails `tsc`. */

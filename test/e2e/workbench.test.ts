@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
-import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
+import { spawn } from 'node:child_process';
+import { bash, edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
 import { makeTempDir } from '../support/tempFolder';
 
@@ -119,5 +120,54 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     assert.ok(await toast.locator('a, .monaco-button', { hasText: 'Open Log' }).count(), 'the notification offers Open Log');
     await screenshot(page, 'start-complete');
     assert.doesNotMatch(fs.readFileSync(path.join(ws, 'RALPH_TASK.md'), 'utf8'), /\[ \]/);
+  });
+
+  it('shows the status bar token gauge changing during a run started with `ralph run` in a terminal', async () => {
+    const task = path.join(ws, 'RALPH_TASK.md');
+    fs.writeFileSync(task, '- [ ] Write the changelog\n');
+    const runModel = await startModelServer([
+      bash('sleep 2; echo reading', { usage: { input: 1000, cacheRead: 40_000 } }),
+      bash('sleep 3; echo writing', { usage: { input: 1000, cacheRead: 150_000 } }),
+      edit(task, '- [ ] Write', '- [x] Write'), say('Changelog written.'),
+    ]);
+    const home = path.join(tmp, 'home-cli');
+    fs.mkdirSync(home, { recursive: true });
+    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', ws, 'run', '--source', 'RALPH_TASK.md', '--no-gates'], {
+      env: { ...process.env, ANTHROPIC_BASE_URL: runModel.url, ANTHROPIC_API_KEY: 'e2e', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const gauge = page.locator('.part.statusbar [aria-label^="Ralph run"]').first();
+      const texts: string[] = [];
+      let warnShot = false;
+      let runShot = false;
+      let done = false;
+      void exited.then(() => { done = true; });
+      const deadline = Date.now() + 90_000;
+      while (!done && Date.now() < deadline) {
+        if (await gauge.count()) {
+          const text = (await gauge.innerText().catch(() => '')).trim();
+          if (text && texts.at(-1) !== text) texts.push(text);
+          // The item's container carries VS Code's `warning-kind` / `error-kind` class for the two theme backgrounds.
+          const kind = await gauge.evaluate((el) => el.closest('.statusbar-item')?.className ?? '').catch(() => '');
+          if (!runShot && /\d+k\/200k/.test(text)) { await screenshot(page, 'gauge-running'); runShot = true; }
+          if (!warnShot && /7\d%/.test(text) && /\bwarning-kind\b/.test(kind)) { await screenshot(page, 'gauge-warning'); warnShot = true; }
+        }
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      assert.equal(await exited, 0);
+      await page.locator('.part.statusbar [aria-label*="completed"]').first().waitFor({ timeout: 15_000 });
+      texts.push((await gauge.innerText()).trim());
+      await screenshot(page, 'gauge-completed');
+      assert.ok(texts.some((t) => /^\d+k\/200k \d+%/.test(t)), `the gauge showed the context: ${JSON.stringify(texts)}`);
+      assert.ok(new Set(texts).size >= 3, `the gauge changed during the run: ${JSON.stringify(texts)}`);
+      assert.ok(texts.some((t) => /7\d%/.test(t)), `the warn-level context showed: ${JSON.stringify(texts)}`);
+      assert.ok(warnShot, `the warning background showed at the warn threshold: ${JSON.stringify(texts)}`);
+      assert.match(texts.at(-1)!, /completed$/);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGINT');
+      await runModel.close();
+    }
   });
 });

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
+import { registerGaugeSuite } from './suites/gauge';
 import { registerRunSuite } from './suites/run';
 
 export async function run(): Promise<void> {
@@ -25,12 +26,15 @@ export async function run(): Promise<void> {
     color: false,
     reporter: path.join(repo, 'test', 'support', 'resultReporter.cjs'),
     reporterOptions: { resultFile: process.env.RALPH_RESULT_FILE, tier: `integration-${mode}` },
+    // RALPH_INTEGRATION_GREP: run only the tests whose full title matches (while working on one suite).
+    ...(process.env.RALPH_INTEGRATION_GREP ? { grep: process.env.RALPH_INTEGRATION_GREP } : {}),
   });
   mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
   if (mode === 'restricted') registerRestrictedModeSuite();
   else {
     registerActivationSuite();
     registerRunSuite();
+    registerGaugeSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);

@@ -57,7 +57,9 @@ async function runMode(repo: string, mode: 'trusted' | 'restricted'): Promise<Ti
 async function main(): Promise<void> {
   const repo = findRepoRoot(__dirname);
   const total: TierResult = { passed: 0, failed: 0, pending: 0, failures: [] };
-  for (const mode of ['trusted', 'restricted'] as const) {
+  // RALPH_INTEGRATION_MODES=trusted runs one mode only (while working on one suite).
+  const modes = (['trusted', 'restricted'] as const).filter((m) => !process.env.RALPH_INTEGRATION_MODES || process.env.RALPH_INTEGRATION_MODES.split(',').includes(m));
+  for (const mode of modes) {
     let r: TierResult;
     try {
       r = await runMode(repo, mode);

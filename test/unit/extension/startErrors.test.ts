@@ -1,0 +1,56 @@
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { loadPlan } from '../../../src/core/sources/plan';
+import { Logger } from '../../../src/extension/logger';
+import { PlanLoader } from '../../../src/extension/planLoader';
+import { RunController } from '../../../src/extension/runController';
+import { recorded, resetFake } from '../../support/fakeVscode';
+import { repoRoot } from '../../support/repoRoot';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+describe('Ralph: Start with a configuration that does not parse (fake vscode)', () => {
+  let t: TempFolder;
+  beforeEach(() => { resetFake(); t = makeTempFolder('ralph-start-'); });
+  afterEach(() => t.dispose());
+
+  it('shows a Ralph error naming .ralph/config.json:line:column with Open File, and tells the store Start failed', async () => {
+    t.write('RALPH_TASK.md', '- [ ] One\n');
+    t.write('.ralph/config.json', '{\n  "maxIterations": 3,\n  "agent": claude\n}\n');
+    const calls: string[] = [];
+    const runs = new RunController(new Logger(), { starting: (f) => calls.push(`starting ${f}`), started: (f, id) => calls.push(`started ${f} ${id}`), failed: (f) => calls.push(`failed ${f}`) });
+    const id = await runs.start({ folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude' });
+    assert.equal(id, undefined);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(recorded.messages.length, 1, recorded.messages.join('\n'));
+    assert.match(recorded.messages[0]!, /^error: Ralph: \.ralph\/config\.json:3:12: .+ \[Open File\]$/);
+    assert.deepEqual(calls, [`starting ${t.dir}`, `failed ${t.dir}`]);
+    runs.dispose();
+  });
+});
+
+describe('PlanLoader', () => {
+  let t: TempFolder;
+  beforeEach(() => { t = makeTempFolder('ralph-planloader-'); });
+  afterEach(() => t.dispose());
+
+  it('reads the same plan on the worker thread as loadPlan on the main thread', async () => {
+    t.write('RALPH_TASK.md', '- [x] One\n- [ ] Two\n');
+    const loader = new PlanLoader(path.join(repoRoot, 'dist', 'planWorker.js'), loadPlan);
+    try {
+      assert.deepEqual(await loader.load(t.dir), await loadPlan(t.dir));
+    } finally {
+      loader.dispose();
+    }
+  });
+
+  it('shares a read under way and makes exactly one more for requests made during it', async () => {
+    t.write('RALPH_TASK.md', '- [ ] One\n');
+    let reads = 0;
+    const loader = new PlanLoader('/nonexistent/planWorker.js', async (f) => { reads++; await new Promise((r) => setTimeout(r, 10)); return loadPlan(f); });
+    const [a, b, c] = [loader.load(t.dir), loader.load(t.dir), loader.load(t.dir)];
+    await Promise.all([a, b, c]);
+    assert.equal(reads, 2);
+    loader.dispose();
+    await assert.rejects(loader.load(t.dir), /disposed/);
+  });
+});
