@@ -16,7 +16,7 @@ describe('Resume with Ralph: a resume brief run as a task file (real claude CLI)
     assert.deepEqual(pass.briefs_written, ['.planning/p/resume-W1-A.md']);
     const brief = '.planning/p/resume-W1-A.md';
     const run = await runEngine(ws, [
-      bash(`mkdir -p docs && echo b > docs/b.md && sed -i 's/^- \\[ \\] write docs/- [x] write docs/' ${brief} && git add -A docs ${brief} && git commit -q -m "docs: b"`),
+      bash(`mkdir -p docs && echo b > docs/b.md && sed -i 's/^- \\[ \\] write docs/- [x] write docs/' ${brief} && git add docs/b.md ${brief} && git commit -q -m "docs: b"`),
       say('Wrote docs/b.md and ticked the box.'),
     ], { config: { gates: { basic: 'test -f docs/b.md', final: 'test -f docs/b.md' } }, engine: { source: brief } });
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
