@@ -10,6 +10,7 @@ import { registerStaleCommand } from './staleCommand';
 import { registerControlCommands } from './controlCommand';
 import { registerSessionCommand } from './sessionCommand';
 import { registerRunCommand } from './runCommand';
+import { registerTrustCommand } from './trustCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerControlCommands(program);
   registerSessionCommand(program);
   registerRunCommand(program);
+  registerTrustCommand(program);
   return program;
 }
 

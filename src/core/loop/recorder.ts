@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
+import { redactEvent } from '../trust/redact';
 import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
 import type { EngineEvent, IterationEnding } from './events';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
@@ -122,7 +123,11 @@ export class RunRecorder {
   private readonly formatter: ActivityFormatter;
   private current: { item?: string; status: string; verdict?: string; promise?: string } = { status: 'work' };
 
-  constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number } = {}) {
+  /**
+   * `agentArgs`: the run's configured agent arguments, redacted from every line written or passed on (issue 11:
+   * they may hold secrets; core/trust/redact.ts).
+   */
+  constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number; agentArgs?: readonly string[] } = {}) {
     this.events = new EventsWriter<EngineEvent>(folder, runId);
     this.progressTxt = new ProgressTxtWriter(folder, runId);
     this.activity = new ActivityLog(folder);
@@ -130,7 +135,8 @@ export class RunRecorder {
   }
 
   /** Records one event (the engine's `event` listener). */
-  record(e: EngineEvent): void {
+  record(event: EngineEvent): void {
+    const e = redactEvent(event, this.opts.agentArgs ?? []);
     const fail = (err: unknown) => this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
     this.events.append(e).catch(fail);
     for (const line of this.formatter.format(e)) {
