@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
+import { ensureContentTrusted } from './contentTrust';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -62,6 +63,8 @@ export class RunController extends Disposable {
       void vscode.window.showWarningMessage(`Ralph is already running in ${path.basename(folder)}.`);
       return undefined;
     }
+    // Workspace Trust let anything run; the folder's program-naming configuration must also be trusted as it is now.
+    if (!(await ensureContentTrusted(folder, this.log))) return undefined;
     // The engine and its dependencies load on the first Start, not at activation.
     const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }] = await Promise.all([
       import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
@@ -95,6 +98,7 @@ export class RunController extends Disposable {
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
+      agentArgs: config.agentArgs,
     });
     engine.on('event', (event) => {
       recorder.record(event);

@@ -79,7 +79,19 @@ export const recorded = {
   logLines: [] as string[],
   contexts: new Map<string, unknown>(),
   settings: new Map<string, unknown>(),
+  /** Every message shown (information, warning, error), with its options and buttons. */
+  messages: [] as { kind: 'info' | 'warning' | 'error'; message: string; options?: { modal?: boolean; detail?: string }; items: string[] }[],
+  /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel). */
+  answers: [] as (string | undefined)[],
 };
+
+function showMessage(kind: 'info' | 'warning' | 'error') {
+  return async (message: string, ...rest: unknown[]) => {
+    const options = rest[0] !== null && typeof rest[0] === 'object' ? (rest.shift() as { modal?: boolean; detail?: string }) : undefined;
+    recorded.messages.push({ kind, message, options, items: rest.map(String) });
+    return recorded.answers.shift();
+  };
+}
 
 export function resetFake(): void {
   recorded.commands.clear();
@@ -87,6 +99,8 @@ export function resetFake(): void {
   recorded.logLines.length = 0;
   recorded.contexts.clear();
   recorded.settings.clear();
+  recorded.messages.length = 0;
+  recorded.answers.length = 0;
   workspace.workspaceFolders = undefined;
   workspace.isTrusted = true;
 }
@@ -125,9 +139,9 @@ export const window = {
     return { dispose() {} };
   },
   showTextDocument: async () => undefined,
-  showInformationMessage: async () => undefined,
-  showErrorMessage: async () => undefined,
-  showWarningMessage: async () => undefined,
+  showInformationMessage: showMessage('info'),
+  showErrorMessage: showMessage('error'),
+  showWarningMessage: showMessage('warning'),
   createStatusBarItem: () => ({ text: '', tooltip: '', show() {}, hide() {}, dispose() {} }),
 };
 
