@@ -81,15 +81,16 @@ export const recorded = {
   settings: new Map<string, unknown>(),
   /** Every message shown (information, warning, error), with its options and buttons. */
   messages: [] as { kind: 'info' | 'warning' | 'error'; message: string; options?: { modal?: boolean; detail?: string }; items: string[] }[],
-  /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel). */
-  answers: [] as (string | undefined)[],
+  /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel; a function is called when the message shows). */
+  answers: [] as (string | undefined | (() => string | undefined))[],
 };
 
 function showMessage(kind: 'info' | 'warning' | 'error') {
   return async (message: string, ...rest: unknown[]) => {
     const options = rest[0] !== null && typeof rest[0] === 'object' ? (rest.shift() as { modal?: boolean; detail?: string }) : undefined;
     recorded.messages.push({ kind, message, options, items: rest.map(String) });
-    return recorded.answers.shift();
+    const answer = recorded.answers.shift();
+    return typeof answer === 'function' ? answer() : answer;
   };
 }
 
