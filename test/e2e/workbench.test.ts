@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { trustWorkspace } from '../../src/core/trust/workspaceTrust';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
@@ -58,10 +59,12 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
     fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
     fs.mkdirSync(path.join(tmp, 'home'));
+    // The workspace's gates and claudePath are trusted as `ralph trust` would (the user's state folder is in tmp).
+    await trustWorkspace(ws, { env: { XDG_STATE_HOME: path.join(tmp, 'state') } });
     server = await startServer({
       repo, tmp, trusted: true, extensionsDir: ext,
       env: {
-        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
+        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`, XDG_STATE_HOME: path.join(tmp, 'state'),
         ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e', HOME: path.join(tmp, 'home'), IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       },
     });

@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
 import { registerRunSuite } from './suites/run';
+import { registerTrustSuite } from './suites/trust';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -30,6 +31,7 @@ export async function run(): Promise<void> {
   if (mode === 'restricted') registerRestrictedModeSuite();
   else {
     registerActivationSuite();
+    registerTrustSuite();
     registerRunSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
