@@ -162,7 +162,7 @@ async function ralphRun(dir: string, home: string, script: Turn[], source: strin
       IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', GIT_CONFIG_GLOBAL: '/dev/null',
       PATH: `${path.dirname(claude)}${path.delimiter}${process.env.PATH}`,
     });
-    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'run', '--source', source], { cwd: dir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'run', '--trust', '--source', source], { cwd: dir, env, stdio: ['ignore', 'inherit', 'inherit'] });
     return await new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 130 : 1))));
   } finally {
     await server.close();

@@ -15,6 +15,7 @@ import { registerWatchCommand } from './watchCommand';
 import { registerGateCommand } from './gateCommand';
 import { registerGuardCommand } from './guardCommand';
 import { registerAnswerCommand } from './answerCommand';
+import { registerTrustCommand } from './trustCommand';
 
 declare const RALPH_VERSION: string | undefined;
 
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   registerGateCommand(program);
   registerGuardCommand(program);
   registerAnswerCommand(program);
+  registerTrustCommand(program);
   return program;
 }
 

@@ -4,6 +4,9 @@ import { clockTime } from '../core/loop/activityLog';
 import { EngineRefusal, LoopEngine } from '../core/loop/engine';
 import { RunRecorder } from '../core/loop/recorder';
 import { loadConfig } from '../core/store/loadConfig';
+import { redactEvent } from '../core/trust/redact';
+import { formatTrustRefusal, trustOverride } from '../core/trust/trustDecision';
+import { checkWorkspaceTrust } from '../core/trust/workspaceTrust';
 import { resolveFolder } from './folder';
 import { agentAdapters } from '../core/agents/registry';
 import type { RalphConfig } from '../core/model/config';
@@ -18,6 +21,7 @@ interface RunOptions {
   maxCost?: number;
   maxTime?: number;
   reviewer?: boolean;
+  trust?: boolean;
 }
 
 /** Exit code of a usage error of `ralph run` (sysexits EX_USAGE). */
@@ -52,6 +56,7 @@ export function registerRunCommand(program: Command): void {
     .option('--max-time <minutes>', 'stop after this many minutes (0 = no cap)', nonNegative)
     .option('--reviewer', 'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides')
     .option('--json', 'print engine events as JSON lines instead of the activity stream')
+    .option('--trust', 'use the workspace configuration that names programs (agent paths and arguments, gates) for this run even if it is not trusted (RALPH_TRUST=1 does the same)')
     .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 130 interrupted, 64 a usage error.')
     // 2 means "a cap reached" for this command, so its usage errors exit 64 (EX_USAGE) instead of the CLI's usual 2.
     .exitOverride((err) => {
@@ -59,6 +64,15 @@ export function registerRunCommand(program: Command): void {
     })
     .action(async (opts: RunOptions, cmd: Command) => {
       const folder = resolveFolder(cmd);
+      // Workspace configuration that names programs runs only once trusted (issue 11; core/trust/).
+      const trust = await checkWorkspaceTrust(folder, trustOverride(opts.trust));
+      if (!trust.allowed) {
+        const message = formatTrustRefusal(trust, '`ralph run`');
+        if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: message, trust: { state: trust.state, hash: trust.hash, diff: trust.diff } }) + '\n');
+        else process.stderr.write(`ralph: ${message}\n`);
+        process.exitCode = 1;
+        return;
+      }
       const config = await loadConfig(folder, {
         flags: {
           ...(opts.agent ? { agent: opts.agent as RalphConfig['agent'] } : {}),
@@ -74,11 +88,13 @@ export function registerRunCommand(program: Command): void {
       const recorder = new RunRecorder(folder, engine.runId, {
         onLine: opts.json ? undefined : (line) => process.stdout.write(`[${clockTime(new Date())}] ${line}\n`),
         onError: (err) => process.stderr.write(`ralph: could not write a run record: ${err.message}\n`),
+        agentArgs: config.agentArgs,
       });
       engine.on('event', (e) => {
         recorder.record(e);
-        if (opts.json) process.stdout.write(JSON.stringify(e) + '\n');
+        if (opts.json) process.stdout.write(JSON.stringify(redactEvent(e, config.agentArgs)) + '\n');
       });
+      if (trust.via && !opts.json) process.stderr.write(`ralph: the workspace configuration is ${trust.state === 'changed' ? 'changed since you trusted it' : 'not trusted'}; used for this run because of ${trust.via}\n`);
       let interrupts = 0;
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;

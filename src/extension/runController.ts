@@ -5,6 +5,7 @@ import type { EngineEvent } from '../core/loop/events';
 import { ralphFile } from '../core/model/ralphPaths';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
+import { ensureContentTrusted } from './contentTrust';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -101,6 +102,8 @@ export class RunController extends Disposable {
       return undefined;
     }
     noteFolder(folder);
+    // Workspace Trust let anything run; the folder's program-naming configuration must also be trusted as it is now.
+    if (!(await ensureContentTrusted(folder, this.log))) return undefined;
     // The engine and its dependencies load on the first Start, not at activation.
     const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }] = await Promise.all([
       import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
@@ -139,6 +142,7 @@ export class RunController extends Disposable {
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
+      agentArgs: config.agentArgs,
     });
     engine.on('event', (event) => {
       recorder.record(event);

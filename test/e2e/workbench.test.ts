@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { trustWorkspace } from '../../src/core/trust/workspaceTrust';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
 import { spawn } from 'node:child_process';
@@ -60,10 +61,12 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
     fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: claudeBinary }, null, 2));
     fs.mkdirSync(path.join(tmp, 'home'));
+    // The workspace's gates and claudePath are trusted as `ralph trust` would (the user's state folder is in tmp).
+    await trustWorkspace(ws, { env: { XDG_STATE_HOME: path.join(tmp, 'state') } });
     server = await startServer({
       repo, tmp, trusted: true, extensionsDir: ext,
       env: {
-        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
+        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`, XDG_STATE_HOME: path.join(tmp, 'state'),
         ...scriptedClaudeEnv(model.url, path.join(tmp, 'home')),
       },
     });

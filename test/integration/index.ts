@@ -12,6 +12,7 @@ import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
 import { registerGaugeSuite } from './suites/gauge';
 import { registerRunSuite } from './suites/run';
+import { registerTrustSuite } from './suites/trust';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -33,6 +34,7 @@ export async function run(): Promise<void> {
   if (mode === 'restricted') registerRestrictedModeSuite();
   else {
     registerActivationSuite();
+    registerTrustSuite();
     registerRunSuite();
     registerGaugeSuite();
   }

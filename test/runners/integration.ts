@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { trustWorkspace } from '../../src/core/trust/workspaceTrust';
 import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, startServer, writeRecordingStub } from './vscodeServer';
 import { makeTempDir } from '../support/tempFolder';
@@ -19,7 +20,11 @@ async function runMode(repo: string, mode: 'trusted' | 'restricted'): Promise<Ti
   const stubLog = path.join(tmp, 'stub-calls.log');
   writeRecordingStub(path.join(tmp, 'bin'), stubLog);
   const resultFile = path.join(tmp, 'result.json');
+  // The user's trust records live in the run's scratch folder; the fixture's gates are trusted as `ralph trust` would.
+  const state = path.join(tmp, 'state');
+  await trustWorkspace(ws, { env: { XDG_STATE_HOME: state } });
   const env = {
+    XDG_STATE_HOME: state,
     RALPH_RESULT_FILE: resultFile,
     RALPH_INTEGRATION_MODE: mode,
     RALPH_STUB_LOG: stubLog,

@@ -14,9 +14,9 @@ export function runCli(folder: string, args: string[], env: NodeJS.ProcessEnv = 
 }
 
 /** As {@link runCli}, without blocking the event loop (for concurrent processes). */
-export function runCliAsync(folder: string, args: string[]): Promise<CliResult> {
+export function runCliAsync(folder: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cliPath, '-C', folder, ...args], { env: { ...process.env, FLOW_ACTOR: 'tester' } });
+    const child = spawn(process.execPath, [cliPath, '-C', folder, ...args], { env: { ...process.env, FLOW_ACTOR: 'tester', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += String(d); });

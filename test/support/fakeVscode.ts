@@ -111,9 +111,25 @@ export const recorded = {
   contexts: new Map<string, unknown>(),
   settings: new Map<string, unknown>(),
   statusBarItems: [] as FakeStatusBarItem[],
-  /** Messages shown (`info|warn|error: text [actions]`). */
-  messages: [] as string[],
+  /** Every message shown (information, warning, error), with its options and buttons. */
+  messages: [] as { kind: 'info' | 'warning' | 'error'; message: string; options?: { modal?: boolean; detail?: string }; items: string[] }[],
+  /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel; a function is called when the message shows). */
+  answers: [] as (string | undefined | (() => string | undefined))[],
 };
+
+function showMessage(kind: 'info' | 'warning' | 'error') {
+  return async (message: string, ...rest: unknown[]) => {
+    const options = rest[0] !== null && typeof rest[0] === 'object' ? (rest.shift() as { modal?: boolean; detail?: string }) : undefined;
+    recorded.messages.push({ kind, message, options, items: rest.map(String) });
+    const answer = recorded.answers.shift();
+    return typeof answer === 'function' ? answer() : answer;
+  };
+}
+
+/** The messages shown as `info|warn|error: text [buttons]` lines (modal options left out). */
+export function messageLines(): string[] {
+  return recorded.messages.map((m) => `${m.kind === 'warning' ? 'warn' : m.kind}: ${m.message}${m.items.length ? ` [${m.items.join(', ')}]` : ''}`);
+}
 
 export function resetFake(): void {
   recorded.commands.clear();
@@ -123,6 +139,7 @@ export function resetFake(): void {
   recorded.settings.clear();
   recorded.statusBarItems.length = 0;
   recorded.messages.length = 0;
+  recorded.answers.length = 0;
   workspace.workspaceFolders = undefined;
   workspace.isTrusted = true;
 }
@@ -161,9 +178,9 @@ export const window = {
     return { dispose() {} };
   },
   showTextDocument: async () => undefined,
-  showInformationMessage: async (text: string, ...actions: string[]) => void recorded.messages.push(`info: ${text}${actions.length ? ` [${actions.join(', ')}]` : ''}`),
-  showErrorMessage: async (text: string, ...actions: string[]) => void recorded.messages.push(`error: ${text}${actions.length ? ` [${actions.join(', ')}]` : ''}`),
-  showWarningMessage: async (text: string, ...actions: string[]) => void recorded.messages.push(`warn: ${text}${actions.length ? ` [${actions.join(', ')}]` : ''}`),
+  showInformationMessage: showMessage('info'),
+  showErrorMessage: showMessage('error'),
+  showWarningMessage: showMessage('warning'),
   showInputBox: async () => undefined,
   createStatusBarItem: (id: string, alignment = StatusBarAlignment.Left, priority?: number): FakeStatusBarItem => {
     let text = '';

@@ -1,10 +1,12 @@
 import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
-import { agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
+import { agentAdapters, agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
 import { loadConfig } from '../store/loadConfig';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
+import { describeTrust, HOW_TO_TRUST, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
+import { checkWorkspaceTrust } from '../trust/workspaceTrust';
 
 /** Source kinds the loop can work on (`.ralph/` runs and IJFW waves are shown but are not tasks). */
 const TASK_SOURCE_KINDS = new Set(['flow-next', 'quantum', 'checklist']);
@@ -15,6 +17,13 @@ export interface DoctorReport {
   sources: DetectedSource[];
   agents: DiscoveredAgent[];
   problems: FileProblem[];
+  /**
+   * Trust of the workspace configuration that names programs (issue 11): its state, the content as lines and, when it
+   * changed, the diff; null when the configuration could not be read (see `problems`).
+   */
+  trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string }) | null;
+  /** Agent paths the workspace configuration names but that were not executed because it is not trusted. */
+  untrustedAgentPaths: { key: string; value: string }[];
   /** True when at least one task source (flow-next, quantum-loop, checklist) and one agent CLI were found (the CLI exits 0). */
   ok: boolean;
 }
@@ -23,6 +32,10 @@ export interface DoctorOptions {
   pathEnv?: string;
   /** False in an untrusted workspace: agent binaries are located but not executed. */
   trusted?: boolean;
+  /** `--trust` / `RALPH_TRUST=1`: use untrusted workspace configuration for this report (core/trust/trustDecision.ts). */
+  trustOverride?: TrustOverride;
+  /** Environment for the trust store location (`XDG_STATE_HOME`, `HOME`); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -30,13 +43,34 @@ export interface DoctorOptions {
  * PATH, plus the `claudePath` / `cursorAgentPath` of the configuration), and every file problem: sources that do not
  * parse or validate, and `.ralph/config.json`. `ok` needs a task source (flow-next, quantum-loop, a checklist) and an
  * agent CLI.
+ *
+ * Never executes what an untrusted workspace names (issue 11): agent paths from `.ralph/config.json` run `--version`
+ * only when that content is trusted (`ralph trust`) or overridden; otherwise they are listed in
+ * `untrustedAgentPaths` and the known agent names are looked up on PATH instead (those need no trust).
  */
 export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}): Promise<DoctorReport> {
   const problems: FileProblem[] = [];
   const configured: string[] = [];
   let selected: { key: string; value: string; resolved: string } | undefined;
+  let trust: DoctorReport['trust'] = null;
+  const untrustedAgentPaths: DoctorReport['untrustedAgentPaths'] = [];
   try {
-    const config = await loadConfig(folder, { trusted: opts.trusted !== false });
+    const v = await checkWorkspaceTrust(folder, opts.trustOverride ?? null, opts.env);
+    trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v) };
+  } catch (err) {
+    if (!(err instanceof FileProblemError)) throw err;
+    // The same problem is reported once, by loadConfig below.
+  }
+  try {
+    const contentAllowed = trust?.allowed === true;
+    const config = await loadConfig(folder, { trusted: opts.trusted !== false && contentAllowed });
+    if (!contentAllowed && opts.trusted !== false) {
+      const raw = await loadConfig(folder, { trusted: true });
+      for (const adapter of Object.values(agentAdapters)) {
+        const before = agentBinary(adapter, raw, folder).configured;
+        if (before !== agentBinary(adapter, config, folder).configured) untrustedAgentPaths.push({ key: adapter.configKey, value: before });
+      }
+    }
     // Configured paths are relative to the workspace folder, as `ralph run` resolves them (agents/registry.ts).
     configured.push(...configuredAgentBinaries(config, folder).map((b) => b.binary));
     const chosen = agentBinary(getAdapter(config.agent), config, folder);
@@ -61,7 +95,8 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   if (selected && !selectedFound) {
     problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: `${selected.key} "${selected.value}" is not an executable${selected.value.includes('/') ? '' : ' on PATH'}: \`ralph run\` cannot start the agent` });
   }
-  return { folder, sources, agents: uniqueAgents, problems, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound };
+  const trustOk = opts.trusted === false || trust?.allowed === true;
+  return { folder, sources, agents: uniqueAgents, problems, trust, untrustedAgentPaths, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk };
 }
 
 function relativeTo(folder: string, file: string): string {
@@ -79,12 +114,22 @@ export function formatDoctorReport(r: DoctorReport): string {
   lines.push('', 'Agent CLIs:');
   if (!r.agents.length) lines.push('  (none found on PATH: install claude or cursor-agent)');
   for (const a of r.agents) lines.push(`  ${a.name.padEnd(13)} ${a.version ?? `? (${a.note ?? 'unknown'})`}  ${a.path}`);
+  for (const u of r.untrustedAgentPaths) lines.push(`  ${u.key} ${JSON.stringify(u.value)} from .ralph/config.json: not run (the workspace configuration is not trusted)`);
   // The command guard (issue 17) rides on Claude Code's PreToolUse hook; cursor-agent has none.
   lines.push('', 'Command guard:', '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions');
   for (const a of r.agents) if (!findAdapter(a.name)?.guardHook) lines.push(`  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`);
+  lines.push('', 'Trust (workspace configuration that names programs to run):');
+  if (!r.trust) lines.push('  unknown: .ralph/config.json cannot be read (see Problems)');
+  else {
+    lines.push(`  ${r.trust.summary}`);
+    if (r.trust.state === 'changed') lines.push(...(r.trust.diff.length ? r.trust.diff : ['(the same values in another order)']).map((l) => `    ${l}`));
+    else if (r.trust.state !== 'nothing') lines.push(...r.trust.lines.map((l) => `    ${l}`));
+    if (r.trust.state === 'untrusted' || r.trust.state === 'changed') lines.push(`  ${HOW_TO_TRUST}`);
+  }
   lines.push('', 'Problems:');
   if (!r.problems.length) lines.push('  none');
   for (const p of r.problems) lines.push(`  ${formatProblem(p)}`);
-  lines.push('', r.ok ? 'OK: at least one task source and one agent CLI found.' : 'NOT READY: needs at least one task source (quantum.json, .flow/, a checklist) and one agent CLI.');
+  const untrusted = r.trust !== null && !r.trust.allowed;
+  lines.push('', r.ok ? 'OK: at least one task source and one agent CLI found.' : untrusted ? 'NOT READY: `ralph run` refuses until the workspace configuration is trusted (`ralph trust`).' : 'NOT READY: needs at least one task source (quantum.json, .flow/, a checklist) and one agent CLI.');
   return lines.join('\n') + '\n';
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
+import { redactEvent } from '../trust/redact';
 import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
@@ -139,7 +140,11 @@ export class RunRecorder {
   private costUsd = 0;
   private done = { done: 0, total: 0 };
 
-  constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number } = {}) {
+  /**
+   * `agentArgs`: the run's configured agent arguments, redacted from every line written or passed on (issue 11:
+   * they may hold secrets; core/trust/redact.ts).
+   */
+  constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number; agentArgs?: readonly string[] } = {}) {
     this.events = new EventsWriter<EngineEvent>(folder, runId);
     this.progressTxt = new ProgressTxtWriter(folder, runId);
     this.activity = new ActivityLog(folder);
@@ -147,7 +152,8 @@ export class RunRecorder {
   }
 
   /** Records one event of `lane` (default 0, the sequential run): the engine's `event` listener. */
-  record(e: EngineEvent, lane = 0): void {
+  record(event: EngineEvent, lane = 0): void {
+    const e = redactEvent(event, this.opts.agentArgs ?? []);
     const fail = (err: unknown) => this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
     if (e.type === 'runEnded') this.ended = true;
     else if (e.type === 'iterationEnded') { this.iterations = Math.max(this.iterations, e.iteration); this.costUsd += e.totals.costUsd; }

@@ -80,7 +80,7 @@ describe('ralph doctor: what counts', () => {
   it('finds the agent CLI the configuration names by path', async () => {
     const bin = stubBin('my-claude', 'echo "3.0.0 (Claude Code)"');
     const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude') }) });
-    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath) });
+    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
     assert.deepEqual(report.agents.map((a) => [a.name, a.version]), [['my-claude', '3.0.0']]);
     assert.equal(report.ok, true);
   });
@@ -89,7 +89,7 @@ describe('ralph doctor: what counts', () => {
 describe('ralph doctor: the agent ralph run would start', () => {
   it('is not ready when the configured claudePath is not an executable, and says so', async () => {
     const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': '{"claudePath": "/nonexistent/claude"}' });
-    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin, trustOverride: '--trust' });
     assert.equal(report.ok, false, 'a claude on PATH does not help: ralph run uses the configured path');
     assert.match(report.problems.map((p) => p.message).join('\n'), /claudePath "\/nonexistent\/claude" is not an executable/);
   });
@@ -97,7 +97,7 @@ describe('ralph doctor: the agent ralph run would start', () => {
   it('resolves a relative claudePath against the workspace folder', async () => {
     const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': '{"claudePath": "bin/claude"}', 'bin/claude': '#!/bin/sh\necho "2.0.0 (Claude Code)"\n' });
     fs.chmodSync(path.join(dir, 'bin/claude'), 0o755);
-    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath) });
+    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
     assert.equal(report.ok, true, JSON.stringify(report.problems));
     assert.ok(report.agents.some((a) => a.path === path.join(dir, 'bin/claude') && a.version === '2.0.0'));
   });

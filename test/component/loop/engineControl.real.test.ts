@@ -173,7 +173,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     try {
       const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-      const first = spawn(process.execPath, [cliPath, 'run', '--json'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const first = spawn(process.execPath, [cliPath, 'run', '--json', '--trust'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let firstRun = '';
       let agentPid = 0;
       await new Promise<void>((resolve, reject) => {
@@ -297,7 +297,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     try {
       const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-      const first = spawn(process.execPath, [cliPath, 'run', '--json'], { cwd: ws.dir, env, stdio: ['ignore', 'ignore', 'ignore'] });
+      const first = spawn(process.execPath, [cliPath, 'run', '--json', '--trust'], { cwd: ws.dir, env, stdio: ['ignore', 'ignore', 'ignore'] });
       await server.waitForAgentRequests(3);
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));

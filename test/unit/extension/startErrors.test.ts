@@ -4,7 +4,7 @@ import { loadPlan } from '../../../src/core/sources/plan';
 import { Logger } from '../../../src/extension/logger';
 import { PlanLoader } from '../../../src/extension/planLoader';
 import { RunController } from '../../../src/extension/runController';
-import { recorded, resetFake } from '../../support/fakeVscode';
+import { messageLines, resetFake } from '../../support/fakeVscode';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
@@ -21,8 +21,8 @@ describe('Ralph: Start with a configuration that does not parse (fake vscode)', 
     const id = await runs.start({ folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude' });
     assert.equal(id, undefined);
     await new Promise((r) => setImmediate(r));
-    assert.equal(recorded.messages.length, 1, recorded.messages.join('\n'));
-    assert.match(recorded.messages[0]!, /^error: Ralph: \.ralph\/config\.json:3:12: .+ \[Open File\]$/);
+    assert.equal(messageLines().length, 1, messageLines().join('\n'));
+    assert.match(messageLines()[0]!, /^error: Ralph: \.ralph\/config\.json:3:12: .+ \[Open File\]$/);
     assert.deepEqual(calls, [`starting ${t.dir}`, `failed ${t.dir}`]);
     runs.dispose();
   });

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { DASHBOARD_COMMAND, GAUGE_ITEM_ID, StatusBarGauge } from '../../../src/extension/gauge/statusBarGauge';
 import { RunNotifications } from '../../../src/extension/runNotifications';
-import { commands, recorded, resetFake, type FakeStatusBarItem } from '../../support/fakeVscode';
+import { commands, messageLines, recorded, resetFake, type FakeStatusBarItem } from '../../support/fakeVscode';
 import { agent, ended, iteration, runEnded, runInfo, started, storeHarness, tokensAt } from '../../support/storeHarness';
 
 const bg = (item: FakeStatusBarItem): string | undefined => item.backgroundColor?.id;
@@ -103,7 +103,7 @@ describe('run notifications (fake vscode)', () => {
     r.emit({ type: 'paused' });
     r.emit(tokensAt(1, 5));
     h.clock.advance(300);
-    assert.deepEqual(recorded.messages, ['info: Ralph: run t-1 is paused. Run "Ralph: Resume" to go on. [Resume]']);
+    assert.deepEqual(messageLines(), ['info: Ralph: run t-1 is paused. Run "Ralph: Resume" to go on. [Resume]']);
   });
 
   it('shows a waiting question with Answer…', async () => {
@@ -111,6 +111,6 @@ describe('run notifications (fake vscode)', () => {
     new RunNotifications(h.store);
     const r = h.addRun(runInfo('t-1'));
     r.emit(started('t-1'), iteration(1), { type: 'question', id: 'q1', iteration: 1, item: { source: 'checklist', id: 'T-1', title: 'T' }, text: 'Postgres or SQLite?', answerFile: '/w/a' });
-    assert.deepEqual(recorded.messages, ['info: Ralph: run t-1 asks (T-1): Postgres or SQLite? [Answer…]']);
+    assert.deepEqual(messageLines(), ['info: Ralph: run t-1 asks (T-1): Postgres or SQLite? [Answer…]']);
   });
 });

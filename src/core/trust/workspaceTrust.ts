@@ -1,0 +1,57 @@
+import { commandPolicyPath, parseCommandPolicy } from '../gates/commandPolicy';
+import { configPath } from '../store/loadConfig';
+import { readTextIfExists } from '../store/atomicWrite';
+import { FileProblemError, parseJsonText, workspacePath } from '../store/parseError';
+import { decideTrust, type TrustOverride, type TrustRecord, type TrustVerdict } from './trustDecision';
+import { trustedContent, type TrustedEntry } from './trustedContent';
+import { readTrustRecord, writeTrustRecord } from './trustStore';
+
+/**
+ * The shell around the trust rule: reads the workspace's files and the user's record, and records trust. Both faces
+ * (the CLI's `run`, `doctor`, `trust`; the extension's Start and Doctor) go through here.
+ */
+
+/**
+ * The trusted content of `folder` as its files hold it now. Throws {@link FileProblemError} (file:line:column) when
+ * `.ralph/config.json` is not JSON or a file cannot be read: content that cannot be read cannot be trusted.
+ */
+export async function readTrustedContent(folder: string): Promise<TrustedEntry[]> {
+  const cfgFile = configPath(folder);
+  const policyFile = commandPolicyPath(folder);
+  const read = async (file: string) => {
+    try {
+      return await readTextIfExists(file);
+    } catch (err) {
+      throw new FileProblemError({ file: workspacePath(folder, file), line: 0, column: 0, message: `cannot read: ${(err as Error).message}` });
+    }
+  };
+  const [cfgText, policyText] = await Promise.all([read(cfgFile), read(policyFile)]);
+  let config: unknown;
+  if (cfgText !== undefined) {
+    const parsed = parseJsonText(workspacePath(folder, cfgFile), cfgText);
+    if (!parsed.ok) throw new FileProblemError(parsed.problem);
+    config = parsed.value;
+  }
+  const policy = policyText === undefined ? undefined : parseCommandPolicy(policyText, policyFile).policy;
+  return trustedContent({ config, policy });
+}
+
+/** The trust verdict of `folder` now (its content against the user's record, with the command's override). */
+export async function checkWorkspaceTrust(folder: string, override: TrustOverride = null, env: NodeJS.ProcessEnv = process.env): Promise<TrustVerdict> {
+  const [content, record] = await Promise.all([readTrustedContent(folder), readTrustRecord(folder, env)]);
+  return decideTrust(content, record, override);
+}
+
+/**
+ * Trusts the current content of `folder` (`ralph trust`, the VS Code "Trust" answer). With `expectedHash`, refuses
+ * (returns null) when the files changed since the user was shown them, so a person never trusts content they did not
+ * see. Returns the verdict before trusting and the record written (null for `nothing`: there is nothing to record).
+ */
+export async function trustWorkspace(folder: string, opts: { expectedHash?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ before: TrustVerdict; record: TrustRecord | null } | null> {
+  const env = opts.env ?? process.env;
+  const before = await checkWorkspaceTrust(folder, null, env);
+  if (opts.expectedHash !== undefined && opts.expectedHash !== before.hash) return null;
+  if (before.state === 'nothing') return { before, record: null };
+  const record = await writeTrustRecord(folder, { hash: before.hash, lines: before.lines }, env);
+  return { before, record };
+}

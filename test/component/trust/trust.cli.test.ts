@@ -1,0 +1,169 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cliPath, runCliAsync } from '../../support/cli';
+import { claudeBinary } from '../../support/claude';
+import { agentEnv, makeWorkspace, type Workspace } from '../../support/engineHarness';
+import { bash, say, startModelServer } from '../../support/modelServer';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+/**
+ * Issue 11, "A repository is not trusted by default", through `dist/cli.js` processes: workspace configuration that
+ * names programs runs only once trusted (`ralph trust`), `--trust` / `RALPH_TRUST=1` for one command, `ralph doctor`
+ * never executes an untrusted path, and agentArgs never reach the run records.
+ */
+describe('ralph trust: workspace configuration that names programs runs only once trusted', function () {
+  this.timeout(120_000);
+  let t: TempFolder;
+  let state: string;
+  beforeEach(() => {
+    t = makeTempFolder('ralph-trust-cli-');
+    state = path.join(t.dir, 'state');
+  });
+  afterEach(() => t.dispose());
+
+  /** `ralph -C <ws> …` with the user's state folder in the test's temp folder. */
+  function ralph(folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+    const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env } });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  /** An agent stub that leaves a marker when executed at all. */
+  function markerAgent(rel: string, marker: string): void {
+    t.write(rel, `#!/bin/sh\necho ran > "${marker}"\necho "9.9.9 (Claude Code)"\n`);
+    fs.chmodSync(path.join(t.dir, rel), 0o755);
+  }
+
+  it('ralph doctor never executes the claudePath / cursorAgentPath of an untrusted workspace, says so, and runs them once trusted', () => {
+    const ws = path.join(t.dir, 'ws');
+    const claudeMarker = path.join(t.dir, 'claude-ran');
+    const cursorMarker = path.join(t.dir, 'cursor-ran');
+    markerAgent('ws/bin/claude', claudeMarker);
+    markerAgent('ws/bin/cursor', cursorMarker);
+    t.write('ws/RALPH_TASK.md', '- [ ] a\n');
+    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './bin/claude', cursorAgentPath: './bin/cursor' }));
+    const env = { PATH: path.dirname(process.execPath) };
+    const untrusted = ralph(ws, ['doctor'], env);
+    assert.equal(fs.existsSync(claudeMarker), false, 'the untrusted claudePath was executed');
+    assert.equal(fs.existsSync(cursorMarker), false, 'the untrusted cursorAgentPath (agent not selected) was executed');
+    assert.equal(untrusted.code, 1);
+    assert.match(untrusted.stdout, /claudePath "\.\/bin\/claude" from \.ralph\/config\.json: not run/);
+    assert.match(untrusted.stdout, /NOT TRUSTED/);
+    assert.match(untrusted.stdout, /ralph trust/);
+    const json = JSON.parse(ralph(ws, ['doctor', '--json'], env).stdout);
+    assert.equal(json.trust.state, 'untrusted');
+    assert.equal(json.ok, false);
+    assert.equal(fs.existsSync(claudeMarker), false);
+
+    assert.equal(ralph(ws, ['trust']).code, 0);
+    const trusted = ralph(ws, ['doctor', '--json'], env);
+    assert.equal(fs.existsSync(claudeMarker), true, 'once trusted, doctor asks the configured agent for its version');
+    assert.equal(JSON.parse(trusted.stdout).trust.state, 'trusted');
+    assert.equal(trusted.code, 0, trusted.stdout);
+  });
+
+  it('ralph doctor --trust and RALPH_TRUST=1 run the configured path for that command only', () => {
+    const ws = path.join(t.dir, 'ws');
+    const marker = path.join(t.dir, 'ran');
+    markerAgent('ws/bin/claude', marker);
+    t.write('ws/RALPH_TASK.md', '- [ ] a\n');
+    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './bin/claude' }));
+    ralph(ws, ['doctor', '--trust'], { PATH: path.dirname(process.execPath) });
+    assert.equal(fs.existsSync(marker), true);
+    fs.rmSync(marker);
+    ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath), RALPH_TRUST: '1' });
+    assert.equal(fs.existsSync(marker), true);
+    assert.equal(JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state, 'untrusted', 'nothing was recorded');
+  });
+
+  it('ralph run refuses untrusted content, printing what it runs and how to trust it; --trust and RALPH_TRUST=1 let it through', () => {
+    const ws = path.join(t.dir, 'ws');
+    t.write('ws/RALPH_TASK.md', '- [ ] a\n');
+    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './missing-claude', gates: { basic: 'npm test' } }));
+    const refused = ralph(ws, ['run']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /`ralph run` refused: the workspace configuration names programs to run and is not trusted here/);
+    assert.match(refused.stderr, /\.ralph\/config\.json gates\.basic = "npm test"/);
+    assert.match(refused.stderr, /run `ralph trust`/);
+    assert.equal(fs.existsSync(path.join(ws, '.ralph', 'runs')), false, 'no run was created');
+    const json = JSON.parse(ralph(ws, ['run', '--json']).stdout);
+    assert.equal(json.success, false);
+    assert.equal(json.trust.state, 'untrusted');
+    // Past the trust check, the run stops at the next refusal: the configured agent is missing.
+    for (const r of [ralph(ws, ['run', '--trust']), ralph(ws, ['run'], { RALPH_TRUST: '1' })]) {
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /The claude CLI was not found \(\.\/missing-claude/);
+      assert.doesNotMatch(r.stderr, /refused: the workspace configuration/);
+    }
+  });
+
+  it('ralph trust --show reports without recording; ralph trust records; nothing to trust is a success', () => {
+    const ws = path.join(t.dir, 'ws');
+    t.write('ws/.ralph/command-policy', '[gates]\nbasic | make test\n');
+    const show = ralph(ws, ['trust', '--show']);
+    assert.equal(show.code, 1);
+    assert.match(show.stdout, /NOT TRUSTED/);
+    assert.match(show.stdout, /\.ralph\/command-policy \[gates\] basic \| make test/);
+    assert.equal(fs.existsSync(state), false, '--show writes nothing');
+    const trusted = ralph(ws, ['trust', '--json']);
+    assert.equal(trusted.code, 0);
+    assert.equal(JSON.parse(trusted.stdout).previous, 'untrusted');
+    const after = JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout);
+    assert.deepEqual([after.state, after.trusted], ['trusted', true]);
+    assert.ok(after.recordFile.startsWith(path.join(state, 'ralph', 'trust')));
+    t.write('ws/.ralph/command-policy', '[gates]\nbasic | true\n');
+    const changed = ralph(ws, ['trust', '--show', '--json']);
+    assert.equal(changed.code, 1);
+    assert.deepEqual(JSON.parse(changed.stdout).diff, ['- .ralph/command-policy [gates] basic | make test', '+ .ralph/command-policy [gates] basic | true']);
+    const empty = path.join(t.dir, 'empty');
+    fs.mkdirSync(empty);
+    const nothing = ralph(empty, ['trust']);
+    assert.equal(nothing.code, 0);
+    assert.match(nothing.stdout, /Nothing to trust/);
+    assert.equal(ralph(empty, ['trust', '--show']).code, 0);
+  });
+});
+
+describe('ralph run with the real claude: the agent weakens the gate, the next run refuses; agentArgs are redacted', function () {
+  this.timeout(180_000);
+  let ws: Workspace | undefined;
+  afterEach(() => ws?.cleanup());
+
+  it('the agent rewrote gates.basic to true during a run: the next run refuses and prints the change; no agentArgs value is in the records', async () => {
+    const secret = 'sk-ant-api03-TRUSTTESTSECRET';
+    ws = makeWorkspace({
+      'RALPH_TASK.md': '- [ ] A\n',
+      '.ralph/config.json': JSON.stringify({ agentArgs: ['--append-system-prompt', secret], gates: { basic: 'test -f done.txt' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }, null, 2) + '\n',
+    }, { git: false });
+    const server = await startModelServer([
+      bash(`sed -i 's/test -f done.txt/true/' .ralph/config.json && touch done.txt && sed -i 's/- \\[ \\] A/- [x] A/' RALPH_TASK.md && echo edited`),
+      say('Done.'),
+    ]);
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(ws, server), XDG_STATE_HOME: path.join(ws.root, 'state'), RALPH_TRUST: '', PATH: `${path.dirname(claudeBinary)}${path.delimiter}${process.env.PATH}` };
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      // Asynchronous: the scripted model server answers from this process.
+      const run = (args: string[]) => runCliAsync(ws!.dir, args, env);
+      assert.equal((await run(['trust'])).code, 0);
+      const first = await run(['run']);
+      assert.equal(first.code, 0, first.stdout + first.stderr);
+      assert.match(ws.read('.ralph/config.json'), /"basic": "true"/, 'the agent did rewrite the gate');
+
+      ws.write('RALPH_TASK.md', '- [x] A\n- [ ] B\n');
+      const second = await run(['run']);
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /changed since you trusted it/);
+      assert.match(second.stderr, /- \.ralph\/config\.json gates\.basic = "test -f done\.txt"\n\s+\+ \.ralph\/config\.json gates\.basic = "true"/);
+      assert.equal(fs.readdirSync(ws.file('.ralph/runs')).length, 1, 'the second run never started');
+
+      const activity = ws.read('.ralph/activity.log');
+      const runDir = fs.readdirSync(ws.file('.ralph/runs'))[0]!;
+      const events = ws.read(`.ralph/runs/${runDir}/events.jsonl`);
+      assert.match(activity, /SESSION START: .*--append-system-prompt «redacted»/);
+      for (const text of [activity, events, first.stdout]) assert.doesNotMatch(text, /TRUSTTESTSECRET/);
+    } finally {
+      await server.close();
+    }
+  });
+});
