@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { FileProblemError } from '../core/store/parseError';
 import { registerDoctorCommand } from './doctorCommand';
 import { FolderNotFoundError } from './folder';
-import { printRefusal } from './jsonResult';
+import { endQuietlyOnBrokenPipe, printRefusal } from './jsonResult';
 import { registerStatusCommand } from './statusCommand';
 import { registerNextCommand } from './nextCommand';
 import { registerTaskCommand } from './taskCommand';
@@ -37,6 +37,7 @@ export function buildProgram(): Command {
 }
 
 async function main(argv: string[]): Promise<void> {
+  endQuietlyOnBrokenPipe();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

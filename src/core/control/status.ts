@@ -44,7 +44,10 @@ export interface StatusSnapshot {
   /** The newest completion over flow-next tasks (`completed_at`, else `updated_at`) and passed stories (`updatedAt`, `story_passed` progress entries). */
   last_completed: { source: SourceId; id: string; title: string; at: string } | null;
   blocked: { source: SourceId; id: string; title: string; reason: string | null }[];
+  /** Active runs only, as flowctl lists them (running, paused, stopping), sorted by id. */
   runs: StatusRun[];
+  /** Finished runs (completed, failed, stopped, crashed), newest first (`started_at`, else id). */
+  recent_runs: StatusRun[];
   problems: FileProblem[];
 }
 
@@ -96,9 +99,16 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     in_progress: items.filter((i) => i.status === 'in_progress').map((i) => ({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) })),
     last_completed: last,
     blocked: items.filter((i) => i.status === 'blocked').map((i) => ({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null })),
-    runs: runs.map(statusRun),
+    runs: runs.filter((r) => r.active).map(statusRun),
+    recent_runs: newestFirst(runs.filter((r) => !r.active)).map(statusRun),
     problems: [...plan.problems, ...runProblems],
   };
+}
+
+/** Finished runs newest first: by `startedAt` (ISO, compared as time), then by id, descending. */
+function newestFirst(runs: RunInfo[]): RunInfo[] {
+  const at = (r: RunInfo) => parseIsoTime(r.startedAt) ?? -Infinity;
+  return [...runs].sort((a, b) => at(b) - at(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
 function statusRun(r: RunInfo): StatusRun {
@@ -132,7 +142,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   if (s.last_completed) out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);
   out.push('');
-  const active = s.runs.filter((r) => r.active);
+  const active = s.runs;
   if (active.length) {
     out.push('Active runs:');
     for (const r of active) {
@@ -143,7 +153,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   } else {
     out.push('No active runs');
   }
-  const finished = s.runs.filter((r) => !r.active);
+  const finished = s.recent_runs;
   if (finished.length) {
     out.push('Finished runs:');
     for (const r of finished) out.push(`  ${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}`);

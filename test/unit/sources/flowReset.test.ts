@@ -23,9 +23,19 @@ describe('flow-next: task reset (seed-systems.md §2.5)', () => {
       id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.2', 'fn-1.3'],
     },
     {
-      name: 'cascade skips in_progress and todo dependents and does not go through them',
-      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'in_progress', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'done', deps: ['fn-1.2'] }, { id: 'fn-1.4', status: 'todo', deps: ['fn-1.1'] }, { id: 'fn-1.5', status: 'done', deps: ['fn-1.1'] }],
-      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.5'],
+      name: 'cascade skips in_progress and todo dependents but walks through them (flowctl 4.4.0 find_dependents)',
+      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'in_progress', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'done', deps: ['fn-1.2'] }, { id: 'fn-1.4', status: 'todo', deps: ['fn-1.1'] }, { id: 'fn-1.5', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.6', status: 'blocked', deps: ['fn-1.4'] }],
+      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.3', 'fn-1.5', 'fn-1.6'],
+    },
+    {
+      name: 'cascade lists dependents in flowctl\'s plain id order (fn-1.10 before fn-1.2)',
+      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.10', status: 'done', deps: ['fn-1.1'] }],
+      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.10', 'fn-1.2'],
+    },
+    {
+      name: 'cascade through a diamond resets the shared dependent once',
+      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'blocked', deps: ['fn-1.1'] }, { id: 'fn-1.4', status: 'done', deps: ['fn-1.2', 'fn-1.3'] }],
+      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4'],
     },
     {
       name: 'cascade never crosses into another epic',

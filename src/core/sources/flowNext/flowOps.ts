@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { FLOW_RESET_DELETED_KEYS, FLOW_TASK_ID, taskNumber } from '../../model/flowNext';
+import { epicOfTaskId, FLOW_RESET_DELETED_KEYS, FLOW_TASK_ID } from '../../model/flowNext';
 import { OperationError } from '../../model/operationError';
 import { flowIsoString } from '../../model/time';
 import { applyJsonChanges, newJsonText, refuseDuplicateKeys, type JsonChange } from '../../store/jsonEdit';
 import { FileProblemError, parseJsonText, workspacePath } from '../../store/parseError';
 import type { FileWrite } from '../../store/writePlan';
+import { transitiveDependents } from '../dependents';
 import { readTextSync } from '../readText';
 import type { FlowTaskRecord, FlowWorkspace } from './readFlow';
 import { taskStateFile } from './stateDir';
@@ -42,10 +43,11 @@ function findTask(ws: FlowWorkspace, id: string): FlowTaskRecord {
 }
 
 /**
- * Decides `task reset <id> [--cascade]` (§2.5): refuses an invalid id, a missing task, a task whose epic is closed
- * (`status == done`) and an `in_progress` task; a `todo` task is a successful no-op (`"<id> already todo"`).
- * Cascade adds the transitive dependents in the same epic (fixed point over `depends_on`), skipping dependents
- * that are `in_progress` or already `todo` (a skipped task does not carry the cascade further).
+ * Decides `task reset <id> [--cascade]` (§2.5, flowctl 4.4.0 `cmd_task_reset`): refuses an invalid id, a missing
+ * task, a task whose epic is closed (`status == done`) and an `in_progress` task; a `todo` task is a successful
+ * no-op (`"<id> already todo"`). Cascade walks every transitive dependent in the same epic (the epic named by the
+ * id, as flowctl's `spec_id_from_task`), through tasks of any status ({@link transitiveDependents}), and resets
+ * those that are not `in_progress` or `todo`; the list is the task, then the dependents in code-unit order.
  */
 export function decideFlowReset(ws: FlowWorkspace, id: string, cascade: boolean): FlowResetDecision {
   const task = findTask(ws, id);
@@ -56,19 +58,13 @@ export function decideFlowReset(ws: FlowWorkspace, id: string, cascade: boolean)
   if (status === 'todo') return { reset: [], message: `${id} already todo` };
   const reset = [id];
   if (cascade) {
-    const inEpic = ws.tasks.filter((t) => t.epicId === task.epicId && t.id !== id);
-    const chosen = new Set([id]);
-    for (let changed = true; changed;) {
-      changed = false;
-      for (const t of inEpic) {
-        if (chosen.has(t.id)) continue;
-        if (!t.merged.depends_on.some((d) => chosen.has(d))) continue;
-        if (t.merged.status === 'in_progress' || t.merged.status === 'todo') continue;
-        chosen.add(t.id);
-        changed = true;
-      }
+    const spec = epicOfTaskId(id);
+    const inSpec = ws.tasks.filter((t) => epicOfTaskId(t.id) === spec);
+    const byId = new Map(inSpec.map((t) => [t.id, t]));
+    for (const dep of transitiveDependents(inSpec.map((t) => ({ id: t.id, deps: t.merged.depends_on })), id)) {
+      const s = byId.get(dep)!.merged.status;
+      if (s !== 'in_progress' && s !== 'todo') reset.push(dep);
     }
-    reset.push(...inEpic.filter((t) => chosen.has(t.id)).sort((a, b) => taskNumber(a.id) - taskNumber(b.id)).map((t) => t.id));
   }
   return { reset };
 }
