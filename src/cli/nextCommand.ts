@@ -17,7 +17,7 @@ export function registerNextCommand(program: Command): void {
     .action(async (opts: { json?: boolean; epic?: string[]; requirePlanReview?: boolean; actor?: string }, cmd: Command) => {
       const folder = resolveFolder(cmd);
       await runReporting(!!opts.json, () => {
-        const answer = nextWork({ folder, actor: opts.actor ?? resolveActor(folder), epics: opts.epic, requirePlanReview: opts.requirePlanReview });
+        const answer = nextWork({ folder, actor: opts.actor ?? resolveActor(folder), epics: opts.epic, requirePlanReview: opts.requirePlanReview, cached: true });
         const lines: string[] = [];
         if (answer.flow) lines.push(`flow-next: ${answer.flow.status === 'none' ? `none (${answer.flow.reason})` : `${answer.flow.status} ${answer.flow.task ?? answer.flow.epic} (${answer.flow.reason})`}`);
         if (answer.quantum) lines.push(`quantum: ${answer.quantum.status === 'work' ? answer.quantum.stories.join(', ') : answer.quantum.status.toUpperCase()}`);

@@ -11,7 +11,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', "print flowctl's status JSON (epics/specs, tasks, runs) plus stories, checklists, progress, in_progress, last_completed, blocked, problems")
     .addHelpText('after', '\nExit codes: 0 always (file problems are listed under "problems"); 2 on a usage error.')
     .action((opts: { json?: boolean }, cmd: Command) => {
-      const snapshot = buildStatus(resolveFolder(cmd));
+      const snapshot = buildStatus(resolveFolder(cmd), { cached: true });
       process.stdout.write(opts.json ? jsonDocument(snapshot) : formatStatusText(snapshot));
       process.exitCode = 0;
     });

@@ -57,9 +57,12 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
   return out;
 }
 
-/** Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. */
-export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe } = {}): StatusSnapshot {
-  const src = loadSources(folder, opts.env);
+/**
+ * Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. `cached`: read
+ * the sources through the parse cache (store/parseCache.ts); the snapshot is the same either way.
+ */
+export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): StatusSnapshot {
+  const src = loadSources(folder, opts.env, { cached: opts.cached });
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
   const epicCounts = count(['open', 'done'] as const, (src.flow?.epics ?? []).map((e) => e.epic.status));

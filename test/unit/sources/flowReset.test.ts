@@ -90,15 +90,16 @@ describe('flow-next: task reset (seed-systems.md §2.5)', () => {
     assert.match(ws.read('.flow/tasks/fn-1.1.md'), /## Evidence\n- Commits:\n- Tests:\n- PRs:\n$/);
   });
 
-  it('writes to the state file when the status came from the flow-state overlay, leaving the task JSON alone', async () => {
+  it('resets the state file when the status came from the flow-state overlay, and cleans the task JSON as flowctl 4.4.0 does', async () => {
     ws = tempWorkspace();
     gitInit(ws);
     writeFlow(ws, [{ id: 'fn-1.1', status: 'todo' }]);
     writeFlowState(ws, { 'fn-1.1': { status: 'done', assignee: 'bot', updated_at: '2026-01-02T00:00:00Z' } });
-    const committed = ws.read('.flow/tasks/fn-1.1.json');
+    const committed = JSON.parse(ws.read('.flow/tasks/fn-1.1.json')) as Record<string, unknown>;
     const r = await resetItem('fn-1.1', { folder: ws.dir, now: () => NOW, env: {} });
     assert.deepEqual(r.reset, ['fn-1.1']);
-    assert.equal(ws.read('.flow/tasks/fn-1.1.json'), committed);
+    const { assignee: _a, claim_note: _n, claimed_at: _c, ...kept } = committed;
+    assert.equal(ws.read('.flow/tasks/fn-1.1.json'), flowJson({ ...kept, status: 'todo', updated_at: '2026-06-01T12:00:00.000000Z' }));
     assert.equal(ws.read('.git/flow-state/tasks/fn-1.1.state.json'), flowJson({ status: 'todo', updated_at: '2026-06-01T12:00:00.000000Z' }));
   });
 

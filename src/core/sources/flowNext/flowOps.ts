@@ -10,7 +10,7 @@ import { transitiveDependents } from '../dependents';
 import { readTextSync } from '../readText';
 import type { FlowTaskRecord, FlowWorkspace } from './readFlow';
 import { taskStateFile } from './stateDir';
-import { appendBlockedToSummary, EMPTY_EVIDENCE, evidenceLines, replaceSection } from './taskMarkdown';
+import { appendBlockedToSummary, clearEvidence, evidenceLines, replaceSection } from './taskMarkdown';
 
 /**
  * flow-next task operations (seed-systems.md §2.5, flowctl v0.8) as pure planners: each takes the workspace read
@@ -70,18 +70,25 @@ export function decideFlowReset(ws: FlowWorkspace, id: string, cascade: boolean)
 }
 
 /**
- * The writes of a reset: in the place each task's status was read from (its state file or its task JSON),
- * `status` → `todo`, `updated_at` → now, and {@link FLOW_RESET_DELETED_KEYS} deleted; the md `## Evidence`
- * section rewritten to the three empty lines (heading kept).
+ * The writes of a reset (flowctl 4.4.0 `cmd_task_reset`): in the task JSON and, when the status was read from
+ * one, in its state file, `status` → `todo`, `updated_at` → now, and {@link FLOW_RESET_DELETED_KEYS} deleted
+ * (in place, keeping the file's formatting); the md's `## Evidence` body replaced as flowctl does
+ * ({@link clearEvidence}).
  */
 export function flowResetWrites(ws: FlowWorkspace, ids: readonly string[], nowMs: number): FileWrite[] {
   const writes: FileWrite[] = [];
   for (const id of ids) {
     const t = findTask(ws, id);
-    const target = t.statusSource === 'flow-state' && t.stateFile ? t.stateFile : t.file;
-    writes.push(runtimeWrite(ws, target, { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_RESET_DELETED_KEYS }));
+    const change = { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_RESET_DELETED_KEYS };
+    // flowctl 4.4.0 resets the state file and also cleans the task JSON (its "legacy runtime fields"), so a reader
+    // of either file sees the task as todo without a claim.
+    if (t.statusSource === 'flow-state' && t.stateFile) writes.push(runtimeWrite(ws, t.stateFile, change));
+    writes.push(runtimeWrite(ws, t.file, change));
     const md = readTextSync(t.mdFile);
-    if (md !== undefined && /^## Evidence\s*$/m.test(md)) writes.push({ file: t.mdFile, before: md, after: replaceSection(md, 'Evidence', EMPTY_EVIDENCE) });
+    if (md !== undefined) {
+      const after = clearEvidence(md);
+      if (after !== md) writes.push({ file: t.mdFile, before: md, after });
+    }
   }
   return writes;
 }
