@@ -1,6 +1,6 @@
 // Bundles every entry point of Ralph Loop with esbuild.
 //   dist/extension.js           the VS Code extension (cjs, `vscode` external)
-//   dist/cli.js                 the `ralph` CLI (node, shebang)
+//   dist/cli.js                 the `ralph` CLI (node, shebang): status / next, else dist/cli-main.js (the full program)
 //   dist/webview/*              the dashboard page (browser iife + css)
 //   dist/test/{unit,component,stress,corpus}/**  mocha tiers on plain Node (`vscode` is the fake in test/support)
 //   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
@@ -59,7 +59,9 @@ function filesUnder(dir, suffix) {
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
+// dist/cli.js is the small entry (status and next without commander); it loads dist/cli-main.js for the rest.
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

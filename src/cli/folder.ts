@@ -20,14 +20,19 @@ export class FolderNotFoundError extends Error {
  */
 export function resolveFolder(cmd: Command): string {
   const opts = cmd.optsWithGlobals<{ cwd?: string; json?: boolean }>();
-  const folder = path.resolve(opts.cwd ?? process.cwd());
+  return resolveFolderFrom(opts.cwd, !!opts.json);
+}
+
+/** {@link resolveFolder} for a `-C` value already parsed (`undefined`: the current directory). */
+export function resolveFolderFrom(cwd: string | undefined, json: boolean): string {
+  const folder = path.resolve(cwd ?? process.cwd());
   let isDir = false;
   try {
     isDir = statSync(folder).isDirectory();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
-    throw new FolderNotFoundError(`folder not found: ${opts.cwd ?? folder}`, !!opts.json);
+    throw new FolderNotFoundError(`folder not found: ${cwd ?? folder}`, json);
   }
-  if (!isDir) throw new FolderNotFoundError(`not a folder: ${opts.cwd ?? folder}`, !!opts.json);
+  if (!isDir) throw new FolderNotFoundError(`not a folder: ${cwd ?? folder}`, json);
   return workspaceRoot(folder);
 }

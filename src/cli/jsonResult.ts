@@ -1,5 +1,6 @@
 import { OperationError } from '../core/model/operationError';
 import { FileProblemError } from '../core/store/parseError';
+import { FolderNotFoundError } from './folder';
 
 /**
  * Output helpers shared by the task, control and stale commands: flowctl's conventions (seed-systems.md §2.5):
@@ -46,4 +47,19 @@ export function endQuietlyOnBrokenPipe(): void {
       process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
     });
   }
+}
+
+/** How a command's failure ends the process (every entry): a missing `-C` folder, a file problem, anything else; exit 1. */
+export function reportFailure(err: unknown): void {
+  if (err instanceof FolderNotFoundError) {
+    printRefusal(err.json, `ralph: ${err.message}`, err.message);
+    return;
+  }
+  if (err instanceof FileProblemError) {
+    process.stderr.write(`ralph: ${err.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  process.stderr.write(`ralph: ${(err as Error).message ?? String(err)}\n`);
+  process.exitCode = 1;
 }

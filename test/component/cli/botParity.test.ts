@@ -77,4 +77,20 @@ describe('cli: what bots rely on', () => {
     assert.equal(r.stderr, '');
     assert.equal(r.status, 0);
   });
+
+  it('the small entry (status, next) and the full program print the same', () => {
+    ws = tempWorkspace('ralph-bot-');
+    writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', deps: ['fn-1.1'] }]);
+    ws.write('quantum.json', quantumJson([{ id: 'US-001' }]));
+    const full = path.join(path.dirname(cliPath), 'cli-main.js');
+    for (const args of [['status', '--json'], ['status'], ['next', '--json'], ['next']]) {
+      const fast = runCli(ws.dir, args);
+      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], { encoding: 'utf8', env: { ...process.env, FLOW_ACTOR: 'tester' } });
+      assert.deepEqual([fast.code, fast.stdout, fast.stderr], [slow.status, slow.stdout, slow.stderr], args.join(' '));
+    }
+    const missing = runCli(path.join(ws.dir, 'nope'), ['status', '--json']);
+    assert.deepEqual([missing.code, (missing.json() as { error: string }).error], [1, `folder not found: ${path.join(ws.dir, 'nope')}`]);
+    const bad = runCli(ws.dir, ['status', '--jsn']);
+    assert.equal(bad.code, 2);
+  });
 });
