@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { z } from 'zod';
 import { parseJsonFileText, readTextSync } from '../sources/readText';
+import { cacheDir } from './cacheDir';
 import type { FileProblem } from './parseError';
 
 /**
@@ -38,11 +38,6 @@ interface CacheFile {
   kind: string;
   build: string;
   entries: Record<string, Entry>;
-}
-
-/** The folder holding the cache files: `$XDG_CACHE_HOME/ralph`, else `~/.cache/ralph`. */
-export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache'), 'ralph');
 }
 
 /** FNV-1a (32-bit, hex) of a string: a short, stable file name for a folder path, without loading `crypto`. */
