@@ -6,12 +6,13 @@ import * as path from 'node:path';
 import { readFlowWorkspace } from '../../src/core/sources/flowNext/readFlow';
 import { describeFlowctl, flowctlOk, runFlowctl, type ToolResult } from '../support/flowctl';
 import { repoRoot } from '../support/repoRoot';
+import { testCacheHome } from '../support/tempFolder';
 
 const cli = path.join(repoRoot, 'dist', 'cli.js');
 
 /** `node dist/cli.js …args` in `cwd` without `-C` (as a bot in a shell would call it, like flowctl). */
 function runRalph(cwd: string, args: string[]): ToolResult {
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8', env: { ...process.env, FLOW_ACTOR: 'tester' } });
+  const r = spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, unknown> };
 }
 

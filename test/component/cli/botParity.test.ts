@@ -3,11 +3,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cliPath, runCli } from '../../unit/cli/runCli';
+import { testCacheHome } from '../../support/tempFolder';
 import { gitInit, quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../../unit/sources/workspaceBuilder';
 
 /** Runs `node dist/cli.js …args` in `cwd` (no `-C`). */
 function runIn(cwd: string, args: string[]) {
-  return spawnSync(process.execPath, [cliPath, ...args], { cwd, encoding: 'utf8', env: { ...process.env, FLOW_ACTOR: 'tester' } });
+  return spawnSync(process.execPath, [cliPath, ...args], { cwd, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
 }
 
 /** The CLI as bots use it (issue 10): the folder found like flowctl's, indented JSON, a reader that goes away. */
@@ -73,7 +74,7 @@ describe('cli: what bots rely on', () => {
   it('ends quietly when the reader goes away (status --json | head -c 100)', () => {
     ws = tempWorkspace('ralph-bot-');
     ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
-    const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${cliPath}" -C "${ws.dir}" status --json | head -c 100 >/dev/null`], { encoding: 'utf8' });
+    const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" status --json | head -c 100 >/dev/null`], { encoding: 'utf8' });
     assert.equal(r.stderr, '');
     assert.equal(r.status, 0);
   });
@@ -85,7 +86,7 @@ describe('cli: what bots rely on', () => {
     const full = path.join(path.dirname(cliPath), 'cli-main.js');
     for (const args of [['status', '--json'], ['status'], ['next', '--json'], ['next']]) {
       const fast = runCli(ws.dir, args);
-      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], { encoding: 'utf8', env: { ...process.env, FLOW_ACTOR: 'tester' } });
+      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
       assert.deepEqual([fast.code, fast.stdout, fast.stderr], [slow.status, slow.stdout, slow.stderr], args.join(' '));
     }
     const missing = runCli(path.join(ws.dir, 'nope'), ['status', '--json']);
