@@ -1,6 +1,6 @@
 // Bundles every entry point of Ralph Loop with esbuild.
 //   dist/extension.js           the VS Code extension (cjs, `vscode` external)
-//   dist/cli.js                 the `ralph` CLI (node, shebang)
+//   dist/cli.js                 the `ralph` CLI (node, shebang): status / next, else dist/cli-main.js (the full program)
 //   dist/webview/*              the dashboard page (browser iife + css)
 //   dist/test/{unit,component,stress,corpus}/**  mocha tiers on plain Node (`vscode` is the fake in test/support)
 //   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
@@ -61,12 +61,14 @@ const configs = [];
 if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
 // The plan worker thread (src/extension/planLoader.ts): reads plan graphs off the extension host's event loop.
 if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/planWorker.ts'], outfile: 'dist/planWorker.js' });
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
 // The guard's hook: a tiny dependency-free client (dist/guard-hook.js) and the in-process decider (dist/guard.js).
 if (want('cli')) {
   configs.push({ ...nodeCommon, entryPoints: ['src/hook/client.ts'], outfile: 'dist/guard-hook.js', sourcemap: false, banner: {} });
   configs.push({ ...nodeCommon, entryPoints: ['src/hook/inProcess.ts'], outfile: 'dist/guard.js' });
 }
+// dist/cli.js is the small entry (status and next without commander); it loads dist/cli-main.js for the rest.
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

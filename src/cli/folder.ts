@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
+import { workspaceRoot } from '../core/store/workspaceRoot';
 
 /** `-C/--cwd` names a folder that does not exist (or a file): every command refuses it with exit 1. */
 export class FolderNotFoundError extends Error {
@@ -12,20 +13,26 @@ export class FolderNotFoundError extends Error {
 }
 
 /**
- * The workspace folder a command works on: the global `--cwd` option, else the current directory. Throws
- * {@link FolderNotFoundError} (`folder not found: <path>`, the path as given) when it is missing or not a folder,
- * before any command reads or writes under it.
+ * The workspace folder a command works on, as flowctl finds it: the git top level of the starting folder (the
+ * global `--cwd` option, else the current directory), else the starting folder itself (see core/store/workspaceRoot.ts).
+ * Throws {@link FolderNotFoundError} (`folder not found: <path>`, the path as given) when the starting folder is
+ * missing or not a folder, before any command reads or writes under it.
  */
 export function resolveFolder(cmd: Command): string {
   const opts = cmd.optsWithGlobals<{ cwd?: string; json?: boolean }>();
-  const folder = path.resolve(opts.cwd ?? process.cwd());
+  return resolveFolderFrom(opts.cwd, !!opts.json);
+}
+
+/** {@link resolveFolder} for a `-C` value already parsed (`undefined`: the current directory). */
+export function resolveFolderFrom(cwd: string | undefined, json: boolean): string {
+  const folder = path.resolve(cwd ?? process.cwd());
   let isDir = false;
   try {
     isDir = statSync(folder).isDirectory();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
-    throw new FolderNotFoundError(`folder not found: ${opts.cwd ?? folder}`, !!opts.json);
+    throw new FolderNotFoundError(`folder not found: ${cwd ?? folder}`, json);
   }
-  if (!isDir) throw new FolderNotFoundError(`not a folder: ${opts.cwd ?? folder}`, !!opts.json);
-  return folder;
+  if (!isDir) throw new FolderNotFoundError(`not a folder: ${cwd ?? folder}`, json);
+  return workspaceRoot(folder);
 }

@@ -1,13 +1,15 @@
 import { OperationError } from '../core/model/operationError';
 import { FileProblemError } from '../core/store/parseError';
+import { FolderNotFoundError } from './folder';
 
 /**
  * Output helpers shared by the task, control and stale commands: flowctl's conventions (seed-systems.md §2.5):
  * `--json` prints `{"success": true, …}` on stdout; a refusal prints `{"success": false, "error": "<msg>"}` on
- * stdout (text mode: `Error: <msg>` on stderr) and exits 1.
+ * stdout (text mode: `Error: <msg>` on stderr) and exits 1. JSON documents are indented by two spaces, as flowctl's
+ * `json.dumps(indent=2)` (event streams, `run --json`, stay one compact object per line).
  */
 export function printResult(json: boolean, value: Record<string, unknown>, text: string): void {
-  process.stdout.write(json ? JSON.stringify(value) + '\n' : text.endsWith('\n') || !text ? text : text + '\n');
+  process.stdout.write(json ? jsonDocument(value) : text.endsWith('\n') || !text ? text : text + '\n');
   process.exitCode = 0;
 }
 
@@ -23,7 +25,41 @@ export async function runReporting(json: boolean, body: () => Promise<void> | vo
 
 /** A refusal (exit 1): `{"success":false,"error":<message>}` on stdout with `--json`, else `text` on stderr. */
 export function printRefusal(json: boolean, text: string, message: string): void {
-  if (json) process.stdout.write(JSON.stringify({ success: false, error: message }) + '\n');
+  if (json) process.stdout.write(jsonDocument({ success: false, error: message }));
   else process.stderr.write(`${text}\n`);
+  process.exitCode = 1;
+}
+
+/** A JSON document as every command prints it: two-space indent (flowctl's `json.dumps(indent=2)`) and a newline. */
+export function jsonDocument(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+/**
+ * Ends the process quietly when the reader of stdout or stderr goes away (`ralph status --json | head -c 100`):
+ * an `EPIPE` on either stream exits with the exit code set so far, without a stack trace. Other stream errors
+ * are thrown as before.
+ */
+export function endQuietlyOnBrokenPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    });
+  }
+}
+
+/** How a command's failure ends the process (every entry): a missing `-C` folder, a file problem, anything else; exit 1. */
+export function reportFailure(err: unknown): void {
+  if (err instanceof FolderNotFoundError) {
+    printRefusal(err.json, `ralph: ${err.message}`, err.message);
+    return;
+  }
+  if (err instanceof FileProblemError) {
+    process.stderr.write(`ralph: ${err.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  process.stderr.write(`ralph: ${(err as Error).message ?? String(err)}\n`);
   process.exitCode = 1;
 }

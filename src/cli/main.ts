@@ -1,8 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { FileProblemError } from '../core/store/parseError';
 import { registerDoctorCommand } from './doctorCommand';
-import { FolderNotFoundError } from './folder';
-import { printRefusal } from './jsonResult';
+import { endQuietlyOnBrokenPipe, reportFailure } from './jsonResult';
 import { registerStatusCommand } from './statusCommand';
 import { registerNextCommand } from './nextCommand';
 import { registerTaskCommand } from './taskCommand';
@@ -48,7 +46,9 @@ export function buildProgram(): Command {
   return program;
 }
 
-async function main(argv: string[]): Promise<void> {
+/** Runs the full program (commander) on `argv` (`process.argv`); dist/cli.js hands every command but the fast ones here. */
+export async function main(argv: string[]): Promise<void> {
+  endQuietlyOnBrokenPipe();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
@@ -58,17 +58,7 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : err.exitCode === 64 ? 64 : 2;
       return;
     }
-    if (err instanceof FolderNotFoundError) {
-      printRefusal(err.json, `ralph: ${err.message}`, err.message);
-      return;
-    }
-    if (err instanceof FileProblemError) {
-      process.stderr.write(`ralph: ${err.message}\n`);
-      process.exitCode = 1;
-      return;
-    }
-    process.stderr.write(`ralph: ${(err as Error).message ?? String(err)}\n`);
-    process.exitCode = 1;
+    reportFailure(err);
   }
 }
 

@@ -15,15 +15,19 @@ export function registerNextCommand(program: Command): void {
     .option('--actor <name>', 'who asks (default: FLOW_ACTOR, git user.email, user.name, $USER)')
     .addHelpText('after', '\nExit codes: 0 answered (also when there is nothing to do); 1 a file problem or a dependency cycle; 2 usage.')
     .action(async (opts: { json?: boolean; epic?: string[]; requirePlanReview?: boolean; actor?: string }, cmd: Command) => {
-      const folder = resolveFolder(cmd);
-      await runReporting(!!opts.json, () => {
-        const answer = nextWork({ folder, actor: opts.actor ?? resolveActor(folder), epics: opts.epic, requirePlanReview: opts.requirePlanReview });
-        const lines: string[] = [];
-        if (answer.flow) lines.push(`flow-next: ${answer.flow.status === 'none' ? `none (${answer.flow.reason})` : `${answer.flow.status} ${answer.flow.task ?? answer.flow.epic} (${answer.flow.reason})`}`);
-        if (answer.quantum) lines.push(`quantum: ${answer.quantum.status === 'work' ? answer.quantum.stories.join(', ') : answer.quantum.status.toUpperCase()}`);
-        for (const c of answer.checklists) lines.push(`${c.path}: ${c.line === null ? 'all done' : `line ${c.line}: ${c.text}${c.risky ? ' [risky]' : ''}`}`);
-        if (!lines.length) lines.push('No task sources');
-        printResult(!!opts.json, { success: true, ...answer }, lines.join('\n'));
-      });
+      await printNext(resolveFolder(cmd), opts);
     });
+}
+
+/** The body of `ralph next`: each source's next item (read through the parse cache), as JSON or text. */
+export async function printNext(folder: string, opts: { json?: boolean; epic?: string[]; requirePlanReview?: boolean; actor?: string }): Promise<void> {
+  await runReporting(!!opts.json, () => {
+    const answer = nextWork({ folder, actor: opts.actor ?? resolveActor(folder), epics: opts.epic, requirePlanReview: opts.requirePlanReview, cached: true });
+    const lines: string[] = [];
+    if (answer.flow) lines.push(`flow-next: ${answer.flow.status === 'none' ? `none (${answer.flow.reason})` : `${answer.flow.status} ${answer.flow.task ?? answer.flow.epic} (${answer.flow.reason})`}`);
+    if (answer.quantum) lines.push(`quantum: ${answer.quantum.status === 'work' ? answer.quantum.stories.join(', ') : answer.quantum.status.toUpperCase()}`);
+    for (const c of answer.checklists) lines.push(`${c.path}: ${c.line === null ? 'all done' : `line ${c.line}: ${c.text}${c.risky ? ' [risky]' : ''}`}`);
+    if (!lines.length) lines.push('No task sources');
+    printResult(!!opts.json, { success: true, ...answer }, lines.join('\n'));
+  });
 }

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { repoRoot } from './repoRoot';
+import { testCacheHome } from './tempFolder';
 
 /** The bundled CLI the tests drive (built by `node esbuild.mjs --only=cli`). */
 export const cliPath = path.join(repoRoot, 'dist', 'cli.js');
@@ -9,14 +10,14 @@ export interface CliResult { code: number | null; stdout: string; stderr: string
 
 /** Runs `node dist/cli.js -C <folder> …args` and waits for it. */
 export function runCli(folder: string, args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
-  const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, FLOW_ACTOR: 'tester', ...env } });
+  const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, unknown> };
 }
 
 /** As {@link runCli}, without blocking the event loop (for concurrent processes). */
 export function runCliAsync(folder: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cliPath, '-C', folder, ...args], { env: { ...process.env, FLOW_ACTOR: 'tester', ...env } });
+    const child = spawn(process.execPath, [cliPath, '-C', folder, ...args], { env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += String(d); });

@@ -46,3 +46,18 @@ export function makeTempFolder(prefix = 'ralph-test-', o: { ralphDir?: boolean; 
 export function makeTempDir(prefix = 'ralph-test-', files: Record<string, string> = {}): string {
   return makeTempFolder(prefix, { files }).dir;
 }
+
+let cacheHome: string | undefined;
+
+/**
+ * An `XDG_CACHE_HOME` for the CLI processes a test run starts (ralph's parse cache goes there, not into the
+ * user's `~/.cache/ralph`); one folder per test process, removed when it exits.
+ */
+export function testCacheHome(): string {
+  if (!cacheHome) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-test-cache-'));
+    cacheHome = dir;
+    process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return cacheHome;
+}

@@ -52,9 +52,12 @@ export interface StatusSnapshot {
   /** The newest completion over flow-next tasks (`completed_at`, else `updated_at`) and passed stories (`updatedAt`, `story_passed` progress entries). */
   last_completed: { source: SourceId; id: string; title: string; at: string } | null;
   blocked: { source: SourceId; id: string; title: string; reason: string | null }[];
+  /** Active runs only, as flowctl lists them (running, paused, stopping), sorted by id. */
   runs: StatusRun[];
   /** IJFW waves, newest first, with every subagent's disposition (core/waves; seed-systems.md §1.10-1). */
   waves: WaveJson[];
+  /** Finished runs (completed, failed, stopped, crashed), newest first (`started_at`, else id). */
+  recent_runs: StatusRun[];
   problems: FileProblem[];
 }
 
@@ -64,9 +67,12 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
   return out;
 }
 
-/** Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. */
-export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe } = {}): StatusSnapshot {
-  const src = loadSources(folder, opts.env);
+/**
+ * Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. `cached`: read
+ * the sources through the parse cache (store/parseCache.ts); the snapshot is the same either way.
+ */
+export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): StatusSnapshot {
+  const src = loadSources(folder, opts.env, { cached: opts.cached });
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
   const waves = loadWaveViews(folder);
@@ -107,10 +113,17 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     in_progress: items.filter((i) => i.status === 'in_progress').map((i) => ({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) })),
     last_completed: last,
     blocked: items.filter((i) => i.status === 'blocked').map((i) => ({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null })),
-    runs: runs.map((r) => statusRun(folder, r, opts.probe)),
+    runs: runs.filter((r) => r.active).map((r) => statusRun(folder, r, opts.probe)),
+    recent_runs: newestFirst(runs.filter((r) => !r.active)).map((r) => statusRun(folder, r, opts.probe)),
     waves: waves.map((w) => waveJson(w, folder)),
     problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
   };
+}
+
+/** Finished runs newest first: by `startedAt` (ISO, compared as time), then by id, descending. */
+function newestFirst(runs: RunInfo[]): RunInfo[] {
+  const at = (r: RunInfo) => parseIsoTime(r.startedAt) ?? -Infinity;
+  return [...runs].sort((a, b) => at(b) - at(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
 function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun {
@@ -172,7 +185,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);
   out.push(...formatWavesText(s.waves));
   out.push('');
-  const active = s.runs.filter((r) => r.active);
+  const active = s.runs;
   if (active.length) {
     out.push('Active runs:');
     for (const r of active) {
@@ -184,7 +197,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   } else {
     out.push('No active runs');
   }
-  const finished = s.runs.filter((r) => !r.active);
+  const finished = s.recent_runs;
   if (finished.length) {
     out.push('Finished runs:');
     for (const r of finished) out.push(`  ${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}`);

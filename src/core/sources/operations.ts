@@ -1,13 +1,14 @@
 import * as path from 'node:path';
-import { FLOW_TASK_ID } from '../model/flowNext';
+import { epicOfTaskId, FLOW_TASK_ID } from '../model/flowNext';
 import { OperationError } from '../model/operationError';
 import type { SourceId } from '../model/plan';
+import { openParseCache } from '../store/parseCache';
 import { FileProblemError } from '../store/parseError';
 import { commitPlan } from '../store/writePlan';
 import { checklistNext, readChecklists } from './checklist/checklist';
 import { flowNext, type FlowNextResult } from './flowNext/flowNext';
 import { decideFlowReset, flowResetWrites, planFlowBlock, planFlowDone, planFlowStart } from './flowNext/flowOps';
-import { readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
+import { hasFlow, readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { findCycles } from './plan';
 import { planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart, quantumNext, type QuantumNextResult, type StaleReport } from './quantum/quantumOps';
 import { quantumPath, readQuantum, type QuantumDoc } from './quantum/readQuantum';
@@ -41,7 +42,7 @@ export function flowLockTarget(folder: string): string {
 }
 
 function which(ctx: OperationContext, id: string): 'flow-next' | 'quantum' {
-  if (FLOW_TASK_ID.test(id) && readFlowWorkspace(ctx.folder, ctx.env)) return 'flow-next';
+  if (FLOW_TASK_ID.test(id) && hasFlow(ctx.folder)) return 'flow-next';
   const q = readQuantum(ctx.folder);
   if (q?.problem && !FLOW_TASK_ID.test(id)) throw new FileProblemError(q.problem);
   if (q?.doc?.data.stories.some((s) => s.id === id)) return 'quantum';
@@ -49,8 +50,8 @@ function which(ctx: OperationContext, id: string): 'flow-next' | 'quantum' {
   throw new OperationError('not_found', `No task or story with id ${id} in ${ctx.folder}`);
 }
 
-function loadFlowOrThrow(ctx: OperationContext): FlowWorkspace {
-  const ws = readFlowWorkspace(ctx.folder, ctx.env);
+function loadFlowOrThrow(ctx: OperationContext, epic?: string): FlowWorkspace {
+  const ws = readFlowWorkspace(ctx.folder, ctx.env, { epic });
   if (!ws) throw new OperationError('no_source', `No .flow/ folder in ${ctx.folder}`);
   return ws;
 }
@@ -165,7 +166,8 @@ export async function resetItem(id: string, opts: ResetOptions): Promise<ResetRe
   const source = which(opts, id);
   if (source === 'flow-next') {
     const { written, result } = await commitPlan(flowLockTarget(opts.folder), async () => {
-      const ws = loadFlowOrThrow(opts);
+      // Only the task's own epic / spec: the cascade never leaves it, so the other epics' tasks need no reading.
+      const ws = loadFlowOrThrow(opts, FLOW_TASK_ID.test(id) ? epicOfTaskId(id) : undefined);
       const decision = decideFlowReset(ws, id, opts.cascade ?? false);
       return { writes: flowResetWrites(ws, decision.reset, clock(opts)), result: decision };
     });
@@ -213,10 +215,11 @@ export interface NextAnswer {
 /**
  * `next` over every source (read-only): flowctl's selector (§2.5), quantum's eligibility (§4.3) and each
  * checklist's first unchecked box. A dependency cycle in quantum stories is an error naming the cycle.
+ * `cached`: read through the parse cache (store/parseCache.ts); the answer is the same either way.
  */
-export function nextWork(opts: OperationContext & { actor: string; epics?: string[]; requirePlanReview?: boolean }): NextAnswer {
+export function nextWork(opts: OperationContext & { actor: string; epics?: string[]; requirePlanReview?: boolean; cached?: boolean }): NextAnswer {
   const answer: NextAnswer = { checklists: [], item: null };
-  const ws = readFlowWorkspace(opts.folder, opts.env);
+  const ws = readFlowWorkspace(opts.folder, opts.env, { cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined });
   if (ws) {
     answer.flow = flowNext(ws, opts);
     if (answer.flow.status === 'work') {
@@ -224,7 +227,7 @@ export function nextWork(opts: OperationContext & { actor: string; epics?: strin
       answer.item = { source: 'flow-next', id: answer.flow.task, title: t?.merged.title ?? '' };
     }
   }
-  const q = readQuantum(opts.folder);
+  const q = readQuantum(opts.folder, 'quantum.json', opts.cached ? openParseCache(opts.folder, 'quantum', opts.env) : undefined);
   if (q?.problem) throw new FileProblemError(q.problem);
   if (q?.doc) {
     const cycle = findCycles(q.doc.data.stories.map((s) => ({ id: s.id, deps: s.dependsOn })))[0];

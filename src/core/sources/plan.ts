@@ -5,6 +5,7 @@ import { readChecklists, type ChecklistFile } from './checklist/checklist';
 import { readFlowWorkspace, type FlowTaskRecord, type FlowWorkspace } from './flowNext/readFlow';
 import { blockedReasonFromMarkdown } from './flowNext/taskMarkdown';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
+import { openParseCache } from '../store/parseCache';
 import { readTextSync } from '../store/readJsonFile';
 import { loadWaveViews, waveJson } from '../waves/summary';
 import * as path from 'node:path';
@@ -18,12 +19,15 @@ export interface SourceSet {
   problems: FileProblem[];
 }
 
-/** Reads every task source of a folder (flow-next, quantum-loop, checklists). Never throws for bad content. */
-export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env): SourceSet {
+/**
+ * Reads every task source of a folder (flow-next, quantum-loop, checklists). Never throws for bad content.
+ * `cached`: reuse parsed files from the parse cache (store/parseCache.ts), for read-only commands only.
+ */
+export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env, opts: { cached?: boolean } = {}): SourceSet {
   const problems: FileProblem[] = [];
-  const flow = readFlowWorkspace(folder, env);
+  const flow = readFlowWorkspace(folder, env, { cache: opts.cached ? openParseCache(folder, 'flow', env) : undefined });
   if (flow) problems.push(...flow.problems);
-  const q = readQuantum(folder);
+  const q = readQuantum(folder, 'quantum.json', opts.cached ? openParseCache(folder, 'quantum', env) : undefined);
   if (q?.problem) problems.push(q.problem);
   return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder), problems };
 }

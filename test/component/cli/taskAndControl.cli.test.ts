@@ -36,13 +36,15 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       assert.deepEqual((j.in_progress as { id: string; assignee: string }[]).map((i) => [i.id, i.assignee]), [['fn-1.2', 'bot']]);
     });
 
-    it('status shows runs with their iteration and current task, and completed runs as completed', () => {
+    it('status lists active runs under runs and finished ones under recent_runs', () => {
       ws = tempWorkspace('ralph-cli-');
       writeFlow(ws, [{ id: 'fn-1.1' }]);
       ciRun('test-run');
       ciRun('old', completed);
       const j = runCli(ws.dir, ['status', '--json']).json();
-      assert.deepEqual((j.runs as Record<string, unknown>[]).map((r) => [r.id, r.state, r.iteration, r.current_task, r.reason]), [['old', 'completed', 1, 'fn-1.1', 'DONE'], ['test-run', 'running', 1, 'fn-1.1', null]]);
+      const rows = (key: string) => (j[key] as Record<string, unknown>[]).map((r) => [r.id, r.state, r.iteration, r.current_task, r.reason]);
+      assert.deepEqual(rows('runs'), [['test-run', 'running', 1, 'fn-1.1', null]]);
+      assert.deepEqual(rows('recent_runs'), [['old', 'completed', 1, 'fn-1.1', 'DONE']]);
       const text = runCli(ws.dir, ['status']).stdout;
       assert.match(text, /^Epics: 1 open, 0 done\nTasks: 1 todo, 0 in_progress, 0 done, 0 blocked\n/);
       assert.match(text, /Active runs:\n {2}test-run \(iteration 1, working on fn-1.1\)\n/);

@@ -45,7 +45,8 @@ describe('ralph status: the run view', () => {
   it('shows a run whose engine is gone as crashed in its view', () => {
     activeRun(events.slice(0, 2));
     const s = buildStatus(t.dir, { probe: { isAlive: () => false, hostNames: [HOST] } });
-    assert.equal(s.runs[0]!.state, 'crashed');
-    assert.equal(s.runs[0]!.view.state, 'crashed');
+    assert.deepEqual(s.runs, []);
+    assert.equal(s.recent_runs[0]!.state, 'crashed');
+    assert.equal(s.recent_runs[0]!.view.state, 'crashed');
   });
 });

@@ -23,9 +23,19 @@ describe('flow-next: task reset (seed-systems.md §2.5)', () => {
       id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.2', 'fn-1.3'],
     },
     {
-      name: 'cascade skips in_progress and todo dependents and does not go through them',
-      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'in_progress', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'done', deps: ['fn-1.2'] }, { id: 'fn-1.4', status: 'todo', deps: ['fn-1.1'] }, { id: 'fn-1.5', status: 'done', deps: ['fn-1.1'] }],
-      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.5'],
+      name: 'cascade skips in_progress and todo dependents but walks through them (flowctl 4.4.0 find_dependents)',
+      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'in_progress', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'done', deps: ['fn-1.2'] }, { id: 'fn-1.4', status: 'todo', deps: ['fn-1.1'] }, { id: 'fn-1.5', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.6', status: 'blocked', deps: ['fn-1.4'] }],
+      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.3', 'fn-1.5', 'fn-1.6'],
+    },
+    {
+      name: 'cascade lists dependents in flowctl\'s plain id order (fn-1.10 before fn-1.2)',
+      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.10', status: 'done', deps: ['fn-1.1'] }],
+      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.10', 'fn-1.2'],
+    },
+    {
+      name: 'cascade through a diamond resets the shared dependent once',
+      tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'blocked', deps: ['fn-1.1'] }, { id: 'fn-1.4', status: 'done', deps: ['fn-1.2', 'fn-1.3'] }],
+      id: 'fn-1.1', cascade: true, reset: ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4'],
     },
     {
       name: 'cascade never crosses into another epic',
@@ -80,15 +90,16 @@ describe('flow-next: task reset (seed-systems.md §2.5)', () => {
     assert.match(ws.read('.flow/tasks/fn-1.1.md'), /## Evidence\n- Commits:\n- Tests:\n- PRs:\n$/);
   });
 
-  it('writes to the state file when the status came from the flow-state overlay, leaving the task JSON alone', async () => {
+  it('resets the state file when the status came from the flow-state overlay, and cleans the task JSON as flowctl 4.4.0 does', async () => {
     ws = tempWorkspace();
     fakeGitDir(ws);
     writeFlow(ws, [{ id: 'fn-1.1', status: 'todo' }]);
     writeFlowState(ws, { 'fn-1.1': { status: 'done', assignee: 'bot', updated_at: '2026-01-02T00:00:00Z' } });
-    const committed = ws.read('.flow/tasks/fn-1.1.json');
+    const committed = JSON.parse(ws.read('.flow/tasks/fn-1.1.json')) as Record<string, unknown>;
     const r = await resetItem('fn-1.1', { folder: ws.dir, now: () => NOW, env: {} });
     assert.deepEqual(r.reset, ['fn-1.1']);
-    assert.equal(ws.read('.flow/tasks/fn-1.1.json'), committed);
+    const { assignee: _a, claim_note: _n, claimed_at: _c, ...kept } = committed;
+    assert.equal(ws.read('.flow/tasks/fn-1.1.json'), flowJson({ ...kept, status: 'todo', updated_at: '2026-06-01T12:00:00.000000Z' }));
     assert.equal(ws.read('.git/flow-state/tasks/fn-1.1.state.json'), flowJson({ status: 'todo', updated_at: '2026-06-01T12:00:00.000000Z' }));
   });
 

@@ -61,21 +61,23 @@ describe('seed-format fixtures: operations on copies in a temporary workspace', 
     assert.deepEqual(filesUnder(ws.file('.flow')).map((f) => ws.read(path.join('.flow', f))), before);
   });
 
-  it('resetting the done task changes only its state overlay and its Evidence lines; the task JSON stays as committed', async () => {
+  it('resetting the done task resets its state overlay and its Evidence lines, and cleans the task JSON of runtime fields as flowctl 4.4.0 does', async () => {
     flowWorkspace();
     const json = ws.read(`.flow/tasks/${S1}.1.json`);
     const state = ws.read(`.flow/state/tasks/${S1}.1.state.json`);
     const md = ws.read(`.flow/tasks/${S1}.1.md`);
     const r = await resetItem(`${S1}.1`, { folder: ws.dir, env: {}, now: () => NOW });
     assert.deepEqual(r.reset, [`${S1}.1`]);
-    assert.equal(ws.read(`.flow/tasks/${S1}.1.json`), json);
+    const before = JSON.parse(json) as Record<string, unknown>;
+    for (const k of ['assignee', 'claim_note', 'claimed_at']) delete before[k];
+    assert.deepEqual(JSON.parse(ws.read(`.flow/tasks/${S1}.1.json`)), { ...before, updated_at: '2026-09-01T00:00:00.000000Z' });
     const after = JSON.parse(ws.read(`.flow/state/tasks/${S1}.1.state.json`)) as Record<string, unknown>;
     assert.equal(after.status, 'todo');
     assert.equal(after.updated_at, '2026-09-01T00:00:00.000000Z');
     for (const k of ['assignee', 'claimed_at', 'evidence']) assert.ok(!(k in after), `${k} removed`);
     assert.notEqual(ws.read(`.flow/state/tasks/${S1}.1.state.json`), state);
     const m = diffLines(md, ws.read(`.flow/tasks/${S1}.1.md`));
-    assert.deepEqual(m, { removed: ['- Commits: 3f2a9c1', '- Tests: npm test'], added: ['- Commits:', '- Tests:'] });
+    assert.deepEqual(m, { removed: ['- Commits: 3f2a9c1', '- Tests: npm test'], added: ['- Commits:', '- Tests:', ''] });
   });
 
   it('a second reset of the same task is a no-op that leaves its files byte-identical', async () => {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { appendBlockedToSummary, EMPTY_EVIDENCE, replaceSection, sectionBody } from '../../../src/core/sources/flowNext/taskMarkdown';
+import { appendBlockedToSummary, clearEvidence, EMPTY_EVIDENCE, replaceSection, sectionBody } from '../../../src/core/sources/flowNext/taskMarkdown';
 
 const lf = '# fn-1.1 T\n\n## Description\nWork.\n\n## Done summary\nTBD\n\n## Evidence\n- Commits: abc\n- Tests: npm test\n- PRs:\n';
 
@@ -53,4 +53,16 @@ describe('sources: flow-next task markdown edits', () => {
   it('section bodies read from a mixed-ending file hold no carriage returns', () => {
     assert.deepEqual(sectionBody('## Evidence\r\n- Commits: a\n- PRs:\r\n', 'Evidence'), ['- Commits: a', '- PRs:']);
   });
+});
+
+/** flowctl 4.4.0's clear_task_evidence, byte for byte (its regex, replayed on the shapes flowctl writes). */
+describe('clearEvidence', () => {
+  const table: { name: string; md: string; out: string }[] = [
+    { name: 'the last section, without a final newline', md: '# t\n\n## Evidence\n- Commits: a\n- Tests: b\n- PRs:', out: '# t\n\n## Evidence\n- Commits:\n- Tests:\n- PRs:\n' },
+    { name: 'the last section, with a final newline', md: '## Evidence\n- Commits: a\n- Tests: b\n- PRs:\n', out: '## Evidence\n- Commits:\n- Tests:\n- PRs:\n' },
+    { name: 'followed by another section (a blank line stays)', md: '## Evidence\n- Commits: a\n\n## Notes\nx\n', out: '## Evidence\n- Commits:\n- Tests:\n- PRs:\n\n## Notes\nx\n' },
+    { name: 'CRLF text', md: '## Evidence\r\n- Commits: a\r\n\r\n## Notes\r\n', out: '## Evidence\r\n- Commits:\n- Tests:\n- PRs:\n\r\n## Notes\r\n' },
+    { name: 'no Evidence heading: unchanged', md: '# t\n\n## Done summary\nok\n', out: '# t\n\n## Done summary\nok\n' },
+  ];
+  for (const c of table) it(c.name, () => assert.equal(clearEvidence(c.md), c.out));
 });

@@ -1,15 +1,16 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { FLOW_RESET_DELETED_KEYS, FLOW_TASK_ID, taskNumber } from '../../model/flowNext';
+import { epicOfTaskId, FLOW_RESET_DELETED_KEYS, FLOW_TASK_ID } from '../../model/flowNext';
 import { OperationError } from '../../model/operationError';
 import { flowIsoString } from '../../model/time';
 import { applyJsonChanges, newJsonText, refuseDuplicateKeys, type JsonChange } from '../../store/jsonEdit';
 import { FileProblemError, parseJsonText, workspacePath } from '../../store/parseError';
 import type { FileWrite } from '../../store/writePlan';
+import { transitiveDependents } from '../dependents';
 import { readTextSync } from '../../store/readJsonFile';
 import type { FlowTaskRecord, FlowWorkspace } from './readFlow';
 import { taskStateFile } from './stateDir';
-import { appendBlockedToSummary, EMPTY_EVIDENCE, evidenceLines, replaceSection } from './taskMarkdown';
+import { appendBlockedToSummary, clearEvidence, evidenceLines, replaceSection } from './taskMarkdown';
 
 /**
  * flow-next task operations (seed-systems.md §2.5, flowctl v0.8) as pure planners: each takes the workspace read
@@ -42,10 +43,11 @@ function findTask(ws: FlowWorkspace, id: string): FlowTaskRecord {
 }
 
 /**
- * Decides `task reset <id> [--cascade]` (§2.5): refuses an invalid id, a missing task, a task whose epic is closed
- * (`status == done`) and an `in_progress` task; a `todo` task is a successful no-op (`"<id> already todo"`).
- * Cascade adds the transitive dependents in the same epic (fixed point over `depends_on`), skipping dependents
- * that are `in_progress` or already `todo` (a skipped task does not carry the cascade further).
+ * Decides `task reset <id> [--cascade]` (§2.5, flowctl 4.4.0 `cmd_task_reset`): refuses an invalid id, a missing
+ * task, a task whose epic is closed (`status == done`) and an `in_progress` task; a `todo` task is a successful
+ * no-op (`"<id> already todo"`). Cascade walks every transitive dependent in the same epic (the epic named by the
+ * id, as flowctl's `spec_id_from_task`), through tasks of any status ({@link transitiveDependents}), and resets
+ * those that are not `in_progress` or `todo`; the list is the task, then the dependents in code-unit order.
  */
 export function decideFlowReset(ws: FlowWorkspace, id: string, cascade: boolean): FlowResetDecision {
   const task = findTask(ws, id);
@@ -56,36 +58,37 @@ export function decideFlowReset(ws: FlowWorkspace, id: string, cascade: boolean)
   if (status === 'todo') return { reset: [], message: `${id} already todo` };
   const reset = [id];
   if (cascade) {
-    const inEpic = ws.tasks.filter((t) => t.epicId === task.epicId && t.id !== id);
-    const chosen = new Set([id]);
-    for (let changed = true; changed;) {
-      changed = false;
-      for (const t of inEpic) {
-        if (chosen.has(t.id)) continue;
-        if (!t.merged.depends_on.some((d) => chosen.has(d))) continue;
-        if (t.merged.status === 'in_progress' || t.merged.status === 'todo') continue;
-        chosen.add(t.id);
-        changed = true;
-      }
+    const spec = epicOfTaskId(id);
+    const inSpec = ws.tasks.filter((t) => epicOfTaskId(t.id) === spec);
+    const byId = new Map(inSpec.map((t) => [t.id, t]));
+    for (const dep of transitiveDependents(inSpec.map((t) => ({ id: t.id, deps: t.merged.depends_on })), id)) {
+      const s = byId.get(dep)!.merged.status;
+      if (s !== 'in_progress' && s !== 'todo') reset.push(dep);
     }
-    reset.push(...inEpic.filter((t) => chosen.has(t.id)).sort((a, b) => taskNumber(a.id) - taskNumber(b.id)).map((t) => t.id));
   }
   return { reset };
 }
 
 /**
- * The writes of a reset: in the place each task's status was read from (its state file or its task JSON),
- * `status` → `todo`, `updated_at` → now, and {@link FLOW_RESET_DELETED_KEYS} deleted; the md `## Evidence`
- * section rewritten to the three empty lines (heading kept).
+ * The writes of a reset (flowctl 4.4.0 `cmd_task_reset`): in the task JSON and, when the status was read from
+ * one, in its state file, `status` → `todo`, `updated_at` → now, and {@link FLOW_RESET_DELETED_KEYS} deleted
+ * (in place, keeping the file's formatting); the md's `## Evidence` body replaced as flowctl does
+ * ({@link clearEvidence}).
  */
 export function flowResetWrites(ws: FlowWorkspace, ids: readonly string[], nowMs: number): FileWrite[] {
   const writes: FileWrite[] = [];
   for (const id of ids) {
     const t = findTask(ws, id);
-    const target = t.statusSource === 'flow-state' && t.stateFile ? t.stateFile : t.file;
-    writes.push(runtimeWrite(ws, target, { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_RESET_DELETED_KEYS }));
+    const change = { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_RESET_DELETED_KEYS };
+    // flowctl 4.4.0 resets the state file and also cleans the task JSON (its "legacy runtime fields"), so a reader
+    // of either file sees the task as todo without a claim.
+    if (t.statusSource === 'flow-state' && t.stateFile) writes.push(runtimeWrite(ws, t.stateFile, change));
+    writes.push(runtimeWrite(ws, t.file, change));
     const md = readTextSync(t.mdFile);
-    if (md !== undefined && /^## Evidence\s*$/m.test(md)) writes.push({ file: t.mdFile, before: md, after: replaceSection(md, 'Evidence', EMPTY_EVIDENCE) });
+    if (md !== undefined) {
+      const after = clearEvidence(md);
+      if (after !== md) writes.push({ file: t.mdFile, before: md, after });
+    }
   }
   return writes;
 }

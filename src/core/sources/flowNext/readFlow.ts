@@ -4,7 +4,8 @@ import {
   epicNumber, epicOfTaskId, flowEpicSchema, flowMetaSchema, flowRuntimeSchema, flowTaskSchema, taskNumber,
   type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
 } from '../../model/flowNext';
-import { listDirSync, parseJsonFileText, readTextSync } from '../../store/readJsonFile';
+import { readJsonParsed, type ParseCache } from '../../store/parseCache';
+import { listDirSync } from '../../store/readJsonFile';
 import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
 
 /** One epic / spec as read from `.flow/epics/*.json` (v0.x) or `.flow/specs/*.json` (v1+). */
@@ -48,6 +49,14 @@ export interface FlowWorkspace {
   problems: FileProblem[];
 }
 
+/** How {@link readFlowWorkspace} reads. */
+export interface FlowReadOptions {
+  /** Reuse parsed files (read-only commands only; see store/parseCache.ts). */
+  cache?: ParseCache;
+  /** Read only the task files of this epic / spec (`<epic>.<n>.json`): what `task reset` needs. */
+  epic?: string;
+}
+
 /** A task file before the `id` check of §2.3 (built once: zod compiles each schema on first use). */
 const taskFileSchema = flowTaskSchema.partial({ id: true });
 
@@ -63,7 +72,8 @@ export function hasFlow(folder: string): boolean {
  * not parse or validate are skipped and reported in `problems` with file, line and column; never throws for
  * content. Returns `undefined` when there is no `.flow/`.
  */
-export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = process.env): FlowWorkspace | undefined {
+export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = process.env, opts: FlowReadOptions = {}): FlowWorkspace | undefined {
+  const cache = opts.cache;
   const flowDir = path.join(folder, '.flow');
   if (!hasFlow(folder)) return undefined;
   const problems: FileProblem[] = [];
@@ -71,9 +81,9 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
 
   let meta: FlowMeta | undefined;
   const metaFile = path.join(flowDir, 'meta.json');
-  const metaText = readTextSync(metaFile);
-  if (metaText !== undefined) {
-    const r = parseJsonFileText(rel(metaFile), metaText, flowMetaSchema);
+  const mr = readJsonParsed(cache, metaFile, rel(metaFile), flowMetaSchema);
+  if (mr) {
+    const r = mr;
     if (r.ok) meta = r.value;
     else problems.push(r.problem);
   }
@@ -85,7 +95,8 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     for (const e of listDirSync(dir)) {
       if (e.isDir || !e.name.endsWith('.json')) continue;
       const file = path.join(dir, e.name);
-      const r = parseJsonFileText(rel(file), readTextSync(file) ?? '', flowEpicSchema);
+      const r = readJsonParsed(cache, file, rel(file), flowEpicSchema);
+      if (!r) continue;
       if (!r.ok) { problems.push(r.problem); continue; }
       if (seenEpics.has(r.value.id)) continue;
       seenEpics.add(r.value.id);
@@ -103,9 +114,10 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     if (e.isDir || !e.name.endsWith('.json')) continue;
     const stem = e.name.slice(0, -'.json'.length);
     if (!stem.includes('.')) continue;
+    if (opts.epic !== undefined && !stem.startsWith(`${opts.epic}.`)) continue;
     const file = path.join(tasksDir, e.name);
-    const text = readTextSync(file) ?? '';
-    const r = parseJsonFileText(rel(file), text, taskFileSchema);
+    const r = readJsonParsed(cache, file, rel(file), taskFileSchema);
+    if (!r) continue;
     if (!r.ok) { problems.push(r.problem); continue; }
     if (typeof r.value.id !== 'string') continue;
     const committed = r.value as FlowTask;
@@ -121,13 +133,13 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
       const stateFile = taskStateFile(state.dir, committed.id);
-      const sr = parseJsonFileText(stateFile, readTextSync(stateFile) ?? '', flowRuntimeSchema);
-      if (sr.ok) {
+      const sr = readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema);
+      if (sr?.ok) {
         record.stateFile = stateFile;
         record.state = sr.value;
         record.merged = { ...committed, ...stripUndefined(sr.value) } as FlowTask;
         if (typeof sr.value.status === 'string') record.statusSource = 'flow-state';
-      } else {
+      } else if (sr) {
         problems.push(sr.problem);
       }
     }
@@ -138,6 +150,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
   keyed.sort((a, b) => a.epic - b.epic || (a.t.epicId < b.t.epicId ? -1 : a.t.epicId > b.t.epicId ? 1 : 0) || a.num - b.num);
   tasks.splice(0, tasks.length, ...keyed.map((k) => k.t));
 
+  cache?.save();
   const dialect = (meta?.schema_version ?? 0) >= 3 || (meta?.next_spec !== undefined) || (!listDirSync(path.join(flowDir, 'epics')).length && listDirSync(path.join(flowDir, 'specs')).some((e) => e.name.endsWith('.json'))) ? 'specs' : 'epics';
   return { folder, flowDir, meta, dialect, epics, tasks, state, problems };
 }

@@ -106,3 +106,12 @@ export function appendBlockedToSummary(md: string, reason: string): string {
   const blocked = ['Blocked:', ...reason.replace(/\r\n/g, '\n').trimEnd().split('\n')];
   return replaceSection(md, 'Done summary', meaningful ? [...existing, '', ...blocked] : blocked);
 }
+
+/**
+ * flowctl 4.4.0's `clear_task_evidence` (used by `task reset`), byte for byte: every `## Evidence` section's body,
+ * up to the next `## ` heading or the end of the file, becomes `- Commits:\n- Tests:\n- PRs:\n` (its regex
+ * `(## Evidence\s*\r?\n).*?(?=\r?\n## |\Z)` with DOTALL). Text without such a heading is returned unchanged.
+ */
+export function clearEvidence(md: string): string {
+  return md.replace(/(## Evidence\s*\r?\n)[\s\S]*?(?=\r?\n## |(?![\s\S]))/g, '$1- Commits:\n- Tests:\n- PRs:\n');
+}

@@ -3,6 +3,7 @@ import { OperationError } from '../../model/operationError';
 import { isoString, parseIsoTime } from '../../model/time';
 import * as path from 'node:path';
 import { applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../../store/jsonEdit';
+import { transitiveDependents } from '../dependents';
 import type { QuantumDoc } from './readQuantum';
 
 /**
@@ -155,7 +156,8 @@ export function planQuantumBlock(doc: QuantumDoc, id: string, opts: { reason: st
 /**
  * `reset <id> [--cascade] [--force]` for quantum-loop: a `passed`, `failed` or `blocked` story → `pending` with
  * `attempts` 0 (its failure log kept, `startedAt` cleared); `in_progress` refused unless `force`; `pending` is a
- * successful no-op. Cascade: transitive dependents through `dependsOn`, skipping `in_progress` and `pending` ones.
+ * successful no-op. Cascade: every transitive dependent through `dependsOn`, whatever its status (as flowctl's
+ * `find_dependents`), reset unless it is `in_progress` or `pending`.
  * The returned list mirrors flowctl's `reset` (the story itself first, then dependents in file order).
  */
 export function planQuantumReset(doc: QuantumDoc, id: string, opts: { cascade?: boolean; force?: boolean }, nowMs: number): QuantumPlan<{ reset: string[]; message?: string }> {
@@ -165,14 +167,10 @@ export function planQuantumReset(doc: QuantumDoc, id: string, opts: { cascade?: 
   if (s.status === 'pending') return { text: doc.text, result: { reset: [], message: `${id} already pending` } };
   const chosen = new Set([id]);
   if (opts.cascade) {
-    for (let changed = true; changed;) {
-      changed = false;
-      for (const d of doc.data.stories) {
-        if (chosen.has(d.id) || !d.dependsOn.some((x) => chosen.has(x))) continue;
-        if (d.status === 'in_progress' || d.status === 'pending') continue;
-        chosen.add(d.id);
-        changed = true;
-      }
+    const status = new Map(doc.data.stories.map((x) => [x.id, x.status]));
+    for (const d of transitiveDependents(doc.data.stories.map((x) => ({ id: x.id, deps: x.dependsOn })), id)) {
+      const st = status.get(d);
+      if (st !== 'in_progress' && st !== 'pending') chosen.add(d);
     }
   }
   const ordered = [id, ...doc.data.stories.filter((x) => x.id !== id && chosen.has(x.id)).map((x) => x.id)];

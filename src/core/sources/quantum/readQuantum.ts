@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { quantumFileSchema, type QuantumFile } from '../../model/quantum';
 import type { FileProblem } from '../../store/parseError';
+import { readJsonParsed, type ParseCache } from '../../store/parseCache';
 import { parseJsonFileText, readTextSync } from '../../store/readJsonFile';
 
 /** `quantum.json` as read: its validated content and its exact text (writers edit that text in place). */
@@ -18,12 +19,21 @@ export function quantumPath(folder: string): string {
 
 /**
  * Reads and validates `quantum.json` (seed-systems.md §4.1). `undefined` when absent; `{problem}` naming file,
- * line and column when it does not parse or validate.
+ * line and column when it does not parse or validate. With a `cache` (read-only commands), a parse of the same
+ * file (size, mtime, inode) is reused and `doc.text` is read only when asked for.
  */
-export function readQuantum(folder: string, relName = 'quantum.json'): { doc?: QuantumDoc; problem?: FileProblem } | undefined {
+export function readQuantum(folder: string, relName = 'quantum.json', cache?: ParseCache): { doc?: QuantumDoc; problem?: FileProblem } | undefined {
   const file = quantumPath(folder);
-  const text = readTextSync(file);
-  if (text === undefined) return undefined;
-  const r = parseJsonFileText(relName, text, quantumFileSchema);
-  return r.ok ? { doc: { file, text, data: r.value } } : { problem: r.problem };
+  if (!cache) {
+    const text = readTextSync(file);
+    if (text === undefined) return undefined;
+    const r = parseJsonFileText(relName, text, quantumFileSchema);
+    return r.ok ? { doc: { file, text, data: r.value } } : { problem: r.problem };
+  }
+  const r = readJsonParsed(cache, file, relName, quantumFileSchema);
+  cache.save();
+  if (!r) return undefined;
+  if (!r.ok) return { problem: r.problem };
+  let text: string | undefined;
+  return { doc: { file, data: r.value, get text() { return (text ??= readTextSync(file) ?? ''); } } };
 }

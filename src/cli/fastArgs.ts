@@ -1,0 +1,32 @@
+/** A command line the small entry (src/cli/entry.ts) answers itself, without loading the full program. */
+export interface FastCommand {
+  command: 'status' | 'next';
+  json: boolean;
+  /** `-C` / `--cwd` value, when given. */
+  cwd?: string;
+}
+
+/**
+ * Recognises the command lines bots poll with: `[-C <dir> | --cwd <dir> | --cwd=<dir>] status|next [--json]`
+ * (`process.argv.slice(2)`). Anything else (other options, `--help`, a repeated flag, another command) is
+ * `undefined` and goes to the full commander program, which owns usage errors and help. Pure.
+ */
+export function matchFastCommand(args: readonly string[]): FastCommand | undefined {
+  let i = 0;
+  let cwd: string | undefined;
+  const a0 = args[0];
+  if (a0 === '-C' || a0 === '--cwd') {
+    if (args.length < 2 || args[1]!.startsWith('-')) return undefined;
+    cwd = args[1];
+    i = 2;
+  } else if (a0?.startsWith('--cwd=')) {
+    cwd = a0.slice('--cwd='.length);
+    if (!cwd) return undefined;
+    i = 1;
+  }
+  const command = args[i];
+  if (command !== 'status' && command !== 'next') return undefined;
+  const rest = args.slice(i + 1);
+  if (rest.length > 1 || (rest.length === 1 && rest[0] !== '--json')) return undefined;
+  return { command, json: rest.length === 1, ...(cwd !== undefined ? { cwd } : {}) };
+}

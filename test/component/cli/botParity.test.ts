@@ -1,0 +1,97 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cliPath, runCli } from '../../support/cli';
+import { testCacheHome } from '../../support/tempFolder';
+import { gitInit, quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../../support/workspace';
+
+/** Runs `node dist/cli.js …args` in `cwd` (no `-C`). */
+function runIn(cwd: string, args: string[]) {
+  return spawnSync(process.execPath, [cliPath, ...args], { cwd, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
+}
+
+/** The CLI as bots use it (issue 10): the folder found like flowctl's, indented JSON, a reader that goes away. */
+describe('cli: what bots rely on', () => {
+  let ws: TempWorkspace;
+  afterEach(() => ws?.dispose());
+
+  it('from a subfolder without -C, commands work on the git top level', () => {
+    ws = tempWorkspace('ralph-bot-');
+    gitInit(ws);
+    writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }]);
+    const sub = path.join(ws.dir, 'src', 'deep');
+    fs.mkdirSync(sub, { recursive: true });
+    const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: sub, encoding: 'utf8' }).trim();
+    assert.equal(fs.realpathSync(top), fs.realpathSync(ws.dir));
+    const s = runIn(sub, ['status', '--json']);
+    assert.equal(s.status, 0);
+    assert.deepEqual((JSON.parse(s.stdout) as { tasks: unknown }).tasks, { todo: 0, in_progress: 0, blocked: 0, done: 2 });
+    const r = runIn(sub, ['task', 'reset', 'fn-1.1', '--cascade', '--json']);
+    assert.deepEqual(JSON.parse(r.stdout), { success: true, reset: ['fn-1.1', 'fn-1.2'] });
+    assert.equal(fs.existsSync(path.join(sub, '.flow')), false);
+  });
+
+  it('-C names the starting folder: a subfolder of a repository resolves to its top level', () => {
+    ws = tempWorkspace('ralph-bot-');
+    gitInit(ws);
+    writeFlow(ws, [{ id: 'fn-1.1' }]);
+    fs.mkdirSync(path.join(ws.dir, 'docs'));
+    assert.equal((runCli(path.join(ws.dir, 'docs'), ['status', '--json']).json() as { progress: string }).progress, '0/1');
+  });
+
+  it('outside git, the starting folder itself is the workspace', () => {
+    ws = tempWorkspace('ralph-bot-');
+    ws.write('sub/quantum.json', quantumJson([{ id: 'US-001' }]));
+    assert.equal((JSON.parse(runIn(path.join(ws.dir, 'sub'), ['status', '--json']).stdout) as { quantum_exists: boolean }).quantum_exists, true);
+    assert.equal((JSON.parse(runIn(ws.dir, ['status', '--json']).stdout) as { quantum_exists: boolean }).quantum_exists, false);
+  });
+
+  it('in a linked worktree (.git is a file), the worktree is the top level', () => {
+    ws = tempWorkspace('ralph-bot-');
+    const main = path.join(ws.dir, 'main');
+    fs.mkdirSync(main);
+    const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd, encoding: 'utf8' });
+    git(main, 'init', '-q');
+    fs.writeFileSync(path.join(main, 'quantum.json'), quantumJson([{ id: 'US-001' }]));
+    git(main, 'add', '.');
+    git(main, 'commit', '-qm', 'init');
+    git(main, 'worktree', 'add', '-q', path.join(ws.dir, 'wt'));
+    fs.mkdirSync(path.join(ws.dir, 'wt', 'a'));
+    const j = JSON.parse(runIn(path.join(ws.dir, 'wt', 'a'), ['status', '--json']).stdout) as { quantum_exists: boolean; stories: { pending: number } };
+    assert.deepEqual([j.quantum_exists, j.stories.pending], [true, 1]);
+  });
+
+  it('JSON documents are indented; refusals too', () => {
+    ws = tempWorkspace('ralph-bot-');
+    writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }]);
+    for (const args of [['status', '--json'], ['next', '--json'], ['task', 'reset', 'fn-1.1', '--json'], ['task', 'start', 'fn-9.9', '--json'], ['doctor', '--json'], ['pause', '--json']]) {
+      const out = runCli(ws.dir, args).stdout;
+      assert.equal(out, JSON.stringify(JSON.parse(out), null, 2) + '\n', args.join(' '));
+    }
+  });
+
+  it('ends quietly when the reader goes away (status --json | head -c 100)', () => {
+    ws = tempWorkspace('ralph-bot-');
+    ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
+    const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" status --json | head -c 100 >/dev/null`], { encoding: 'utf8' });
+    assert.equal(r.stderr, '');
+    assert.equal(r.status, 0);
+  });
+
+  it('the small entry (status, next) and the full program print the same', () => {
+    ws = tempWorkspace('ralph-bot-');
+    writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', deps: ['fn-1.1'] }]);
+    ws.write('quantum.json', quantumJson([{ id: 'US-001' }]));
+    const full = path.join(path.dirname(cliPath), 'cli-main.js');
+    for (const args of [['status', '--json'], ['status'], ['next', '--json'], ['next']]) {
+      const fast = runCli(ws.dir, args);
+      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
+      assert.deepEqual([fast.code, fast.stdout, fast.stderr], [slow.status, slow.stdout, slow.stderr], args.join(' '));
+    }
+    const missing = runCli(path.join(ws.dir, 'nope'), ['status', '--json']);
+    assert.deepEqual([missing.code, (missing.json() as { error: string }).error], [1, `folder not found: ${path.join(ws.dir, 'nope')}`]);
+    const bad = runCli(ws.dir, ['status', '--jsn']);
+    assert.equal(bad.code, 2);
+  });
+});
