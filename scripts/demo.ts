@@ -116,7 +116,7 @@ function createProject(dir: string, withQuantum: boolean): void {
     '.gitignore': 'node_modules/\n.ralph/\n',
   };
   if (withQuantum) files['quantum.json'] = JSON.stringify(QUANTUM, null, 2) + '\n';
-  else files['.vscode/settings.json'] = JSON.stringify({ 'ralph.agent': 'claude' }, null, 2) + '\n';
+  else files['.vscode/settings.json'] = JSON.stringify({ 'ralph.agent': 'claude', 'workbench.startupEditor': 'none' }, null, 2) + '\n';
   for (const [rel, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), text);

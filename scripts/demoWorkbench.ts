@@ -112,10 +112,20 @@ async function startFromWorkbench(page: Page, project: string, screenshot: strin
   await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
   await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
   // The tree's rows appear once the extension is active: then Start is the extension's, not a stale palette entry.
-  await page.locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first().waitFor({ timeout: 60_000 });
+  const source = page.locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first();
+  await source.waitFor({ timeout: 60_000 });
+  // Its tasks in view, as a person would open them.
+  if ((await source.getAttribute('aria-expanded')) === 'false') await source.click();
   await runFromPalette(page, 'Ralph: Start');
   console.log('demo: Ralph: Start pressed (--start)');
   if (!screenshot) return;
+  // The task file in the editor (instead of the welcome page), the pointer out of the way.
+  await runFromPalette(page, 'View: Close All Editors').catch(() => undefined);
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').fill('RALPH_TASK.md');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  await page.mouse.move(900, 600);
   // A moment worth showing: the gauge counts tokens and the tree has a task ticked.
   const gauge = page.locator('.part.statusbar [aria-label^="Ralph run"]').first();
   const task = path.join(project, 'RALPH_TASK.md');
