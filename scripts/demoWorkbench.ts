@@ -164,18 +164,22 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     const ended = await endLeftovers([o.project, o.scratch]);
     if (ended.length) console.log(`demo: ended ${ended.length} process(es) left by the run: ${ended.join(', ')}`);
   };
+  let interrupted = false;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (stopping) return;
+    if (stopping || interrupted) return;
+    interrupted = true;
     console.log(`\ndemo: ${sig}: stopping the server, the model server and any agent`);
     finished(130);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
   try {
-    console.log('demo: packaging the extension (.vsix)…');
+    if (!o.vsix) console.log('demo: packaging the extension (.vsix)…');
     const vsix = o.vsix ?? packageVsix(o.repo, o.scratch);
     const ext = path.join(o.scratch, 'ext');
     installVsix(o.repo, vsix, ext);
+    if (interrupted) return 130;
     model = await startModelServer(o.script, { model: 'claude-sonnet-4-6' });
     const home = path.join(o.scratch, 'home');
     fs.mkdirSync(home, { recursive: true });
@@ -184,6 +188,7 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
       repo: o.repo, tmp: o.scratch, trusted: true, extensionsDir: ext,
       env: { ...withoutClaudeVars(), ...scriptedClaudeEnv(model.url, home), GIT_CONFIG_GLOBAL: '/dev/null', PATH: `${claudeBinDir}${path.delimiter}${process.env.PATH}` },
     });
+    if (interrupted) return 130;
     const url = server.url(o.project);
     console.log(`\nRalph Loop demo: VS Code with the Ralph Loop extension on the sample project is at\n\n  ${url}\n`);
     const opened = o.open ? openInBrowser(url) : null;
@@ -193,7 +198,7 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
 
     if (o.start) {
       if (!fs.existsSync(CHROMIUM)) throw new Error(serverHelp(`Chromium is not installed at ${CHROMIUM}`));
-      browser = await launchBrowser();
+      browser = await launchBrowser({ ownSignals: true });
       const page = await openPage(browser, url);
       void startFromWorkbench(page, o.project, o.screenshot, () => stopping).catch((err: Error) => {
         if (stopping) return;
@@ -218,5 +223,6 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     await cleanUp();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
   }
 }

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, tierVsix } from '../runners/vscodeServer';
-import { processesUnder } from '../support/processes';
+import { listProcesses, processesUnder } from '../support/processes';
 import { findRepoRoot } from '../support/repoRoot';
 import { makeTempDir } from '../support/tempFolder';
 
@@ -71,5 +71,33 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
     // Nothing the demo started runs on: no server, model server, agent, gate or Chromium under its scratch folder.
     const left = processesUnder(tmp);
     assert.deepEqual(left, [], `processes left: ${left.join(', ')}`);
+  });
+
+  it('stops the server, Chromium and the agent in the middle of a run on Ctrl-C (SIGINT)', async () => {
+    const scratch = fs.mkdtempSync(path.join(tmp, 'ctrl-c-'));
+    const demo = spawn(process.execPath, [path.join(repo, 'dist', 'demo.js'), '--start', '--no-open', '--vsix', tierVsix(repo)], {
+      cwd: repo, env: { ...process.env, TMPDIR: scratch }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    demo.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    demo.stderr.on('data', (b: Buffer) => { out += b.toString(); });
+    const exited = new Promise<number | null>((resolve) => demo.on('close', (code) => resolve(code)));
+    try {
+      // Ctrl-C once the agent works: a claude process runs in the sample project.
+      const deadline = Date.now() + 240_000;
+      const agentRuns = () => listProcesses().some((p) => p.cwd?.startsWith(scratch) && p.cmdline.includes('claude'));
+      while (!agentRuns() && demo.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      assert.ok(agentRuns(), `an agent ran:\n${out}`);
+      assert.ok(processesUnder(scratch).length > 2, 'the server, Chromium and the agent run');
+      demo.kill('SIGINT');
+      assert.equal(await exited, 130, out);
+    } finally {
+      if (demo.exitCode === null) demo.kill('SIGKILL');
+      await exited;
+    }
+    assert.match(out, /SIGINT: stopping/);
+    const left = processesUnder(scratch);
+    assert.deepEqual(left, [], `processes left: ${left.join(', ')}\n${out}`);
+    assert.deepEqual(fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')), [], 'the sample project is removed');
   });
 });

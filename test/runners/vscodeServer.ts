@@ -113,9 +113,14 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   return { port, url, output: () => out, waitForOutput, stop };
 }
 
-/** Launches headless Chromium with the flags this closed network needs. */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Launches headless Chromium with the flags this closed network needs. `ownSignals`: Playwright installs no SIGINT,
+ * SIGTERM or SIGHUP handler (its own ends the whole process with exit 130 before the caller can clean up; the demo
+ * handles Ctrl-C itself).
+ */
+export async function launchBrowser(o: { ownSignals?: boolean } = {}): Promise<Browser> {
   return chromium.launch({
+    ...(o.ownSignals ? { handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false } : {}),
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
