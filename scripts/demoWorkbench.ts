@@ -4,7 +4,7 @@
  * standing in for the model. Everything it starts (server, model server, headless Chromium, the agent and its
  * children) is ended on Ctrl-C, on SIGTERM and when the demo exits.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -83,6 +83,18 @@ async function endLeftovers(roots: string[]): Promise<number[]> {
   while (find().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   for (const pid of find()) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
   return first;
+}
+
+/**
+ * `ralph trust` on the sample project (the demo wrote its gates itself), recorded in the demo's own state folder
+ * `stateDir` (XDG_STATE_HOME, also given to the server so the extension host reads it): Start then asks nothing.
+ * Returns false for a build whose CLI has no `trust` command (nothing to trust there); throws when trusting fails.
+ */
+function trustProject(repo: string, project: string, stateDir: string): boolean {
+  const r = spawnSync(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', project, 'trust', '--json'], { encoding: 'utf8', env: { ...process.env, XDG_STATE_HOME: stateDir } });
+  if (r.status === 0) return true;
+  if (/unknown command 'trust'/.test(r.stderr)) return false;
+  throw new Error(`ralph trust failed on the sample project (exit ${r.status}): ${(r.stderr || r.stdout).trim()}`);
 }
 
 /** Opens `url` in the person's browser when there is one; never fails (a headless machine just has none). */
@@ -183,10 +195,12 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     model = await startModelServer(o.script, { model: 'claude-sonnet-4-6' });
     const home = path.join(o.scratch, 'home');
     fs.mkdirSync(home, { recursive: true });
+    const state = path.join(o.scratch, 'state');
+    if (trustProject(o.repo, o.project, state)) console.log("demo: trusted the sample project's gates (ralph trust, recorded in the demo's scratch folder)");
     console.log("demo: starting VS Code's server…");
     server = await startServer({
       repo: o.repo, tmp: o.scratch, trusted: true, extensionsDir: ext,
-      env: { ...withoutClaudeVars(), ...scriptedClaudeEnv(model.url, home), GIT_CONFIG_GLOBAL: '/dev/null', PATH: `${claudeBinDir}${path.delimiter}${process.env.PATH}` },
+      env: { ...withoutClaudeVars(), ...scriptedClaudeEnv(model.url, home), GIT_CONFIG_GLOBAL: '/dev/null', XDG_STATE_HOME: state, PATH: `${claudeBinDir}${path.delimiter}${process.env.PATH}` },
     });
     if (interrupted) return 130;
     const url = server.url(o.project);
