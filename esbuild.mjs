@@ -91,7 +91,7 @@ if (want('test') && !production) {
   if (runners.length) configs.push({ ...nodeCommon, entryPoints: runners, outdir: 'dist/test/runners', outbase: 'test/runners', external: ['playwright-core', 'mocha'] });
 }
 
-if (want('demo') && !production) configs.push({ ...nodeCommon, entryPoints: ['scripts/demo.ts'], outfile: 'dist/demo.js' });
+if (want('demo') && !production) configs.push({ ...nodeCommon, entryPoints: ['scripts/demo.ts'], outfile: 'dist/demo.js', external: ['playwright-core'] });
 if (want('bench') && !production) {
   const bench = filesUnder('bench', '.bench.ts');
   // Benches of VS Code adapters (store.bench.ts) run on plain Node against the small fake `vscode`.

@@ -1,13 +1,20 @@
 /**
- * `npm run demo -- --cli`: a complete Ralph loop on a fresh clone, with no account and no network.
+ * `npm run demo`: a complete Ralph loop on a fresh clone, with no account and no network.
  *
- * It creates a small sample project (a slugify library with `node --test` tests, a RALPH_TASK.md checklist and a
- * quantum.json with dependent stories), starts the scripted model server on 127.0.0.1 (test/support/modelServer.ts)
- * with a realistic script (the model writes code, runs the tests, ticks boxes, commits, signals), and runs the real
- * Claude Code CLI under the loop engine through `ralph run`, printing the activity stream and a summary.
+ * It creates a small sample project (a slugify library with `node --test` tests, a RALPH_TASK.md checklist and, for
+ * the headless face, a quantum.json with dependent stories) and starts the scripted model server on 127.0.0.1
+ * (test/support/modelServer.ts) with a realistic script (the model writes code, runs the tests, ticks boxes, commits,
+ * signals); the Claude Code CLI, its tools, git and the gates are real.
  *
- * Options: `--cli` (the only face for now; `npm run demo` does the same), `--dir <path>` (where to create the project;
- * default a new temp folder), `--keep` (keep the project afterwards; always kept with --dir).
+ * Faces: by default the extension in a browser (scripts/demoWorkbench.ts): the packaged .vsix in VS Code's server on
+ * the project, its URL printed and opened; the person presses Ralph: Start. `--cli`: headless, `ralph run` on both
+ * sources in this terminal, printing the activity stream and a summary (what CI and scripts use).
+ *
+ * Options: `--dir <path>` (where to create the project; default a new temp folder), `--keep` (keep the project
+ * afterwards; always kept with --dir), `--fast` (no pause between scripted turns; also RALPH_DEMO_TURN_MS=<ms>).
+ * Browser face only: `--start` (press Ralph: Start once the workbench is up), `--exit-when-done` (exit with the run's
+ * exit code when it ends), `--no-open` (print the URL only), `--vsix <file>` (install this .vsix instead of packaging
+ * one), `--screenshot <file.png>` (with --start: a PNG of the workbench during the run).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,11 +22,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bash, edit, say, startModelServer, write, type Turn } from '../test/support/modelServer';
 import { findRepoRoot } from '../test/support/repoRoot';
+import { runWorkbenchDemo, serverHelp, workbenchUnavailable } from './demoWorkbench';
 
 const repo = findRepoRoot(__dirname);
 const args = process.argv.slice(2);
 const dirArg = args.includes('--dir') ? args[args.indexOf('--dir') + 1] : undefined;
 const keep = args.includes('--keep') || dirArg !== undefined;
+const cli = args.includes('--cli');
+const valueOf = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+/** Pause before each scripted turn, ms: slow enough to watch in the browser (1.5 s), none headless or with --fast. */
+const turnMs = Number(process.env.RALPH_DEMO_TURN_MS ?? (args.includes('--fast') || cli ? 0 : 1500));
 const claude = path.join(repo, 'node_modules', '.bin', 'claude');
 
 const SLUGIFY_STUB = `'use strict';
@@ -89,16 +101,22 @@ function git(dir: string, ...a: string[]): void {
   execFileSync('git', a, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
 }
 
-function createProject(dir: string): void {
+/**
+ * Writes the sample project into `dir` and commits it. Headless (`withQuantum`): the checklist and quantum.json, run
+ * one after the other. In the browser: the checklist alone (one source, so Ralph: Start asks nothing), the agent set
+ * in `.vscode/settings.json`, and a pause between iterations a person can see.
+ */
+function createProject(dir: string, withQuantum: boolean): void {
   const files: Record<string, string> = {
     'package.json': JSON.stringify({ name: 'slugify-demo', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2) + '\n',
     'src/slugify.js': SLUGIFY_STUB,
     'README.md': README_V1,
     'RALPH_TASK.md': TASKS,
-    'quantum.json': JSON.stringify(QUANTUM, null, 2) + '\n',
-    '.ralph/config.json': JSON.stringify({ gates: { basic: 'node --test test/', full: 'node --test test/', final: 'node --test test/ && node -e "require(\'./src/slugify\')"' }, timing: { betweenIterationsMs: 200 } }, null, 2) + '\n',
+    '.ralph/config.json': JSON.stringify({ gates: { basic: 'node --test test/', full: 'node --test test/', final: 'node --test test/ && node -e "require(\'./src/slugify\')"' }, timing: { betweenIterationsMs: withQuantum ? 200 : 1000 } }, null, 2) + '\n',
     '.gitignore': 'node_modules/\n.ralph/\n',
   };
+  if (withQuantum) files['quantum.json'] = JSON.stringify(QUANTUM, null, 2) + '\n';
+  else files['.vscode/settings.json'] = JSON.stringify({ 'ralph.agent': 'claude', 'workbench.startupEditor': 'none' }, null, 2) + '\n';
   for (const [rel, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), text);
@@ -153,7 +171,7 @@ function quantumScript(dir: string): Turn[] {
 
 /** Runs `ralph run` in the project against a scripted server; resolves with its exit code. */
 async function ralphRun(dir: string, home: string, script: Turn[], source: string): Promise<number> {
-  const server = await startModelServer(script, { model: 'claude-sonnet-4-6' });
+  const server = await startModelServer(paced(script), { model: 'claude-sonnet-4-6' });
   try {
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ANTHROPIC_') && !k.startsWith('CLAUDE_')) env[k] = v;
@@ -169,6 +187,11 @@ async function ralphRun(dir: string, home: string, script: Turn[], source: strin
   }
 }
 
+/** `script` with the demo's pause (`turnMs`) before each turn. */
+function paced(script: Turn[]): Turn[] {
+  return turnMs > 0 ? script.map((t) => ({ ...t, delayMs: (t as { delayMs?: number }).delayMs ?? turnMs })) : script;
+}
+
 function claudeProcesses(dir: string): number[] {
   const out: number[] = [];
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -181,15 +204,54 @@ function claudeProcesses(dir: string): number[] {
   return out;
 }
 
+/** The browser face: set-up (as the test tiers), the project, then scripts/demoWorkbench.ts. Resolves with the exit code. */
+async function browserDemo(): Promise<number> {
+  // VS Code's server comes from the test tiers' set-up (apt the first time); with RALPH_VSCODE_SERVER it is the caller's.
+  const setup = process.env.RALPH_VSCODE_SERVER ? ['--claude-only'] : [];
+  try {
+    execFileSync('bash', [path.join(repo, 'scripts', 'setup-test-env.sh'), ...setup], { stdio: 'inherit' });
+  } catch {
+    console.error(serverHelp('scripts/setup-test-env.sh failed (its messages are above)'));
+    return 1;
+  }
+  const unavailable = workbenchUnavailable(repo, args.includes('--start'));
+  if (unavailable) {
+    console.error(unavailable);
+    return 1;
+  }
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-demo-'));
+  const dir = dirArg ? path.resolve(dirArg) : path.join(scratch, 'slugify');
+  fs.mkdirSync(dir, { recursive: true });
+  createProject(dir, false);
+  console.log(`\nRalph Loop demo: sample project in ${dir}`);
+  console.log('The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.');
+  let code = 1;
+  try {
+    code = await runWorkbenchDemo({
+      repo, project: dir, scratch, script: paced(checklistScript(dir)), start: args.includes('--start'), exitWhenDone: args.includes('--exit-when-done'),
+      open: !args.includes('--no-open'), vsix: valueOf('--vsix'), screenshot: valueOf('--screenshot') && path.resolve(valueOf('--screenshot')!),
+    });
+  } finally {
+    // The scratch folder holds the project unless --dir put it elsewhere.
+    if (keep) console.log(`demo: the project is kept in ${dir} (records in .ralph/)`);
+    if (dirArg || !keep) fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return code;
+}
+
 async function main(): Promise<void> {
   if (!fs.existsSync(path.join(repo, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `node esbuild.mjs` first (npm run demo does)');
+  if (!cli) {
+    process.exitCode = await browserDemo();
+    return;
+  }
   execFileSync('bash', [path.join(repo, 'scripts', 'setup-test-env.sh'), '--claude-only'], { stdio: 'inherit' });
   const base = dirArg ? path.resolve(dirArg) : fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-demo-'));
   const dir = dirArg ? base : path.join(base, 'slugify');
   const home = path.join(dirArg ? fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-demo-home-')) : base, 'home');
   fs.mkdirSync(dir, { recursive: true });
   fs.mkdirSync(home, { recursive: true });
-  createProject(dir);
+  createProject(dir, true);
   console.log(`\nRalph Loop demo: sample project in ${dir}`);
   console.log('The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.\n');
 
@@ -215,6 +277,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`demo: ${(err as Error).message}`);
+  const message = (err as Error).message;
+  console.error(message.startsWith('demo:') ? message : `demo: ${message}`);
   process.exitCode = 1;
 });

@@ -1,11 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { trustWorkspace } from '../../src/core/trust/workspaceTrust';
 import { findRepoRoot } from '../support/repoRoot';
-import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
+import { copyFixture, installVsix, launchBrowser, openPage, runFromPalette, startServer, tierVsix, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
 import { spawn } from 'node:child_process';
 import { bash, edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
@@ -14,26 +13,9 @@ import { makeTempDir } from '../support/tempFolder';
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
 
-/** Packages the extension with vsce (production build) and returns the .vsix path. */
-function packageVsix(outDir: string): string {
-  const vsix = path.join(outDir, 'ralph-loop.vsix');
-  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
-  return vsix;
-}
-
 async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(shots, { recursive: true });
   await page.screenshot({ path: path.join(shots, `e2e-${name}.png`) });
-}
-
-/** Runs a command as a person does: F1, type its title, Enter on the matching row. */
-async function runFromPalette(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
 }
 
 describe('Ralph Loop installed from its .vsix in the VS Code web workbench', function () {
@@ -47,8 +29,7 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
   before(async function () {
     tmp = makeTempDir('ralph-e2e-');
     const ext = path.join(tmp, 'ext');
-    const vsix = packageVsix(tmp);
-    execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
+    installVsix(repo, tierVsix(repo), ext);
     ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
     writeRecordingStub(path.join(tmp, 'bin'), path.join(tmp, 'stub.log'));

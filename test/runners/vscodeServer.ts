@@ -4,7 +4,7 @@
  * integration runner (development + tests paths in the URL payload) and the e2e tests (installed .vsix).
  * How and why: docs/testing.md ("The VS Code server"). Everything started here is ended by `stop()`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -113,9 +113,14 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   return { port, url, output: () => out, waitForOutput, stop };
 }
 
-/** Launches headless Chromium with the flags this closed network needs. */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Launches headless Chromium with the flags this closed network needs. `ownSignals`: Playwright installs no SIGINT,
+ * SIGTERM or SIGHUP handler (its own ends the whole process with exit 130 before the caller can clean up; the demo
+ * handles Ctrl-C itself).
+ */
+export async function launchBrowser(o: { ownSignals?: boolean } = {}): Promise<Browser> {
   return chromium.launch({
+    ...(o.ownSignals ? { handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false } : {}),
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
@@ -127,6 +132,45 @@ export async function openPage(browser: Browser, url: string): Promise<Page> {
   const page = await context.newPage();
   await page.goto(url, { waitUntil: 'domcontentloaded' });
   return page;
+}
+
+/**
+ * Packages the extension with vsce (its `vscode:prepublish` production build) into `<outDir>/ralph-loop.vsix` and
+ * returns that path. Throws with vsce's output when packaging fails. Used by the e2e tier and `npm run demo`.
+ */
+export function packageVsix(repo: string, outDir: string): string {
+  const vsix = path.join(outDir, 'ralph-loop.vsix');
+  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+  return vsix;
+}
+
+/**
+ * The e2e tier's one packaged .vsix (`test-results/ralph-loop.vsix`, git-ignored): packaged on first use and reused
+ * by every later caller in this process (each e2e test file is its own bundle, so the memo lives on `globalThis`).
+ */
+export function tierVsix(repo: string): string {
+  const memo = globalThis as { __ralphTierVsix?: string };
+  if (!memo.__ralphTierVsix || !fs.existsSync(memo.__ralphTierVsix)) {
+    const dir = path.join(repo, 'test-results');
+    fs.mkdirSync(dir, { recursive: true });
+    memo.__ralphTierVsix = packageVsix(repo, dir);
+  }
+  return memo.__ralphTierVsix;
+}
+
+/** Installs a .vsix into the extensions folder `extensionsDir` with the server's own `--install-extension`. */
+export function installVsix(repo: string, vsix: string, extensionsDir: string): void {
+  execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', extensionsDir, '--accept-server-license-terms'], { stdio: 'pipe' });
+}
+
+/** Runs a command as a person does: F1, type its title, Enter on the matching row. */
+export async function runFromPalette(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
 }
 
 /** Copies a fixture folder to `dest` (recursive). */
