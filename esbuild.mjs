@@ -65,6 +65,8 @@ if (want('webview') && fs.existsSync('webview/main.ts')) {
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,
     sourcemap: production ? false : 'linked', logLevel: 'warning',
     entryPoints: ['webview/main.ts', ...filesUnder('webview', '.css')], outdir: 'dist/webview',
+    // codicon.ttf (imported by webview/main.css) is copied beside the css under its own name.
+    loader: { '.ttf': 'file' }, assetNames: '[name]', legalComments: 'none',
   });
 }
 if (want('test') && !production) {

@@ -15,6 +15,8 @@ export const CommandIds = {
   reset: 'ralph.reset',
   doctor: 'ralph.doctor',
   refresh: 'ralph.refresh',
+  openDashboard: 'ralph.openDashboard',
+  revealInDashboard: 'ralph.revealInDashboard',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
@@ -37,6 +39,9 @@ export interface CommandTypes {
   'ralph.reset': { args: [ResetArgs?]; result: string[] | undefined };
   'ralph.doctor': { args: []; result: string };
   'ralph.refresh': { args: []; result: void };
+  'ralph.openDashboard': { args: []; result: void };
+  /** A tree node or `{ runId?, itemId? }` (see dashboard/revealTarget.ts). */
+  'ralph.revealInDashboard': { args: [unknown?]; result: void };
 }
 
 /** Compile-time check: an id without types (or types without an id) fails `tsc`. */

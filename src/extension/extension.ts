@@ -1,5 +1,9 @@
 import * as vscode from 'vscode';
 import { CommandIds, type CommandId, type CommandTypes, type ResetArgs } from './commandIds';
+import { listRuns } from '../core/control/runs';
+import { DashboardHub } from './dashboard/dashboardHub';
+import { DashboardPanel, registerDashboardSerializer, type DashboardDeps } from './dashboard/dashboardPanel';
+import { revealTarget } from './dashboard/revealTarget';
 import { Logger } from './logger';
 import { PlanTreeProvider } from './planTree';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
@@ -16,6 +20,8 @@ const bundleEvalMs = performance.now() - moduleStart;
 export interface RalphExtensionApi {
   plan: PlanTreeProvider;
   runs: RunController;
+  /** What the dashboard shows (tests read it). */
+  dashboard: DashboardHub;
   /** Milliseconds `activate` took (the activation benchmark reads it). */
   activationMs: number;
   /** Milliseconds spent evaluating the bundle before `activate` was called (VS Code's "code loading"). */
@@ -37,6 +43,8 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const plan = new PlanTreeProvider(log);
   const reports = new ReportDocuments();
   const runs = new RunController(log);
+  const dashboard = new DashboardHub(fileFolders, (f) => listRuns(f).runs, log);
+  const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };
   context.subscriptions.push(
     log,
     plan,
@@ -63,6 +71,11 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
       return reports.show('Ralph Doctor.txt', texts.join('\n') || 'Ralph doctor: open a folder to check it.\n');
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),
+    registerCommand(CommandIds.openDashboard, () => { DashboardPanel.createOrShow(dashboardDeps); }),
+    registerCommand(CommandIds.revealInDashboard, (arg) => DashboardPanel.createOrShow(dashboardDeps).reveal(revealTarget(arg))),
+    registerDashboardSerializer(dashboardDeps),
+    { dispose: () => DashboardPanel.instance?.dispose() },
+    runs.onEvent(({ folder, event }) => dashboard.engineEvent(folder, event)),
     new WorkspaceWatchers(log, () => plan.refresh()),
     runs.onEvent(({ event }) => {
       if (event.type === 'progress' || event.type === 'runEnded' || event.type === 'itemBlocked') plan.refresh();
@@ -72,7 +85,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, runs, activationMs, bundleEvalMs };
+  return { plan, runs, dashboard, activationMs, bundleEvalMs };
 }
 
 /**
