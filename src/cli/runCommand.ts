@@ -1,6 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { runRecordPath } from '../core/control/runRecords';
+import { markRunInterruptedSync } from '../core/control/runRecords';
 import { clockTime } from '../core/loop/activityLog';
 import { EngineRefusal, LoopEngine } from '../core/loop/engine';
 import { RunRecorder } from '../core/loop/recorder';
@@ -21,24 +20,6 @@ interface RunOptions {
 
 /** Exit code of a usage error of `ralph run` (sysexits EX_USAGE). */
 export const USAGE_EXIT = 64;
-
-/**
- * On a second Ctrl-C the process exits at once, before the engine can write its end: mark run.json synchronously
- * (atomic rename; no lock: nothing else writes a live run's record) so `ralph status` shows it stopped, not crashed.
- */
-function markInterruptedSync(folder: string, runId: string): void {
-  const file = runRecordPath(folder, runId);
-  try {
-    const record = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    if (['completed', 'stopped', 'failed'].includes(String(record.state))) return;
-    const at = new Date().toISOString();
-    Object.assign(record, { state: 'stopped', currentItem: null, completion: { reason: 'INTERRUPTED', at }, endState: 'cancelled', endReason: 'interrupted (Ctrl-C twice)', updatedAt: at });
-    writeFileSync(`${file}.tmp-${process.pid}`, JSON.stringify(record, null, 2) + '\n');
-    renameSync(`${file}.tmp-${process.pid}`, file);
-  } catch {
-    // No record yet (refused before start) or unreadable: nothing to mark.
-  }
-}
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -103,8 +84,9 @@ export function registerRunCommand(program: Command): void {
           process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
           cancel.abort();
         } else {
-          recorder.completeIfOpen('INTERRUPTED');
-          markInterruptedSync(folder, engine.runId);
+          // The engine cannot write its end any more: the recorder and run.json's writer mark it, synchronously.
+          recorder.endInterruptedSync('interrupted (Ctrl-C twice)');
+          markRunInterruptedSync(folder, engine.runId);
           process.exit(130);
         }
       };

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runRecordSchema, type RunRecord } from '../model/runRecord';
+import { FINAL_RUN_STATES, runRecordSchema, type RunRecord } from '../model/runRecord';
 import { OperationError } from '../model/operationError';
 import { isoString } from '../model/time';
 import { readTextIfExists } from '../store/atomicWrite';
@@ -64,4 +65,35 @@ export async function updateRunRecord(folder: string, runId: string, patch: Part
     return { writes: [{ file, before, after }], result: parseJsonOrThrow(shown, after, runRecordSchema) };
   });
   return result;
+}
+
+/**
+ * Marks a run interrupted, synchronously: for the second Ctrl-C, when the process exits at once and the engine
+ * never writes its end. Sets `state: "stopped"`, `endState: "cancelled"`, `completion.reason: "INTERRUPTED"`,
+ * clears `currentItem` and `agentPgid`, so `ralph status` shows the run stopped, not crashed. The file is replaced
+ * atomically (temporary file + rename) and only when it parses and validates and is not final yet; without the
+ * record's lock, because nothing asynchronous runs any more in the exiting engine and no other process writes a
+ * live run's record. Returns whether it wrote; never throws (an exit path has nobody to tell).
+ */
+export function markRunInterruptedSync(folder: string, runId: string, reason = 'interrupted (Ctrl-C twice)', nowMs: number = Date.now()): boolean {
+  const file = runRecordPath(folder, runId);
+  try {
+    const before = readFileSync(file, 'utf8');
+    const shown = workspacePath(folder, file);
+    const rec = parseJsonOrThrow(shown, before, runRecordSchema);
+    if (FINAL_RUN_STATES.includes(rec.state)) return false;
+    const at = isoString(nowMs);
+    const patch: Partial<RunRecord> = {
+      state: 'stopped', currentItem: null, completion: { reason: 'INTERRUPTED', at }, endState: 'cancelled', endReason: reason, endedAt: at,
+      agentPgid: null, agentToken: null, updatedAt: at,
+    };
+    const after = applyJsonChanges(before, Object.entries(patch).map(([k, value]) => ({ op: 'set', path: [k], value }) as JsonChange));
+    parseJsonOrThrow(shown, after, runRecordSchema);
+    const tmp = `${file}.tmp-${process.pid}`;
+    writeFileSync(tmp, after);
+    renameSync(tmp, file);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -40,7 +40,7 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     if (!parsed.ok) continue;
     const r = parsed.value;
     if (FINAL_RUN_STATES.includes(r.state) || !hosts.includes(r.host) || isPidAlive(r.pid)) continue;
-    const extra = r as { agentPgid?: unknown; agentToken?: unknown; claimBaseline?: unknown };
+    const extra = r;
     let killedGroup = false;
     if (typeof extra.agentPgid === 'number' && extra.agentPgid > 1 && processGroupAlive(extra.agentPgid)) {
       await endProcessGroup(extra.agentPgid, graceMs);
@@ -61,7 +61,7 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     await updateRunRecord(folder, r.runId, {
       state: 'failed', currentItem: null,
       completion: { reason: 'CRASHED', at: isoString(Date.now()) },
-      ...({ endState: 'crashed', endReason: reason, agentPgid: null } as object),
+      endState: 'crashed', endReason: reason, endedAt: isoString(Date.now()), agentPgid: null,
     });
     out.push({ runId: r.runId, pid: r.pid, killedGroup, failedItems });
   }

@@ -241,7 +241,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     const record = await createRunRecord(this.folder, {
       runId: this.runId, state: 'running', agent: adapter.name,
-      ...({ source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null } as object),
+      source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null,
     });
     this.startedAt = record.startedAt;
     await ensureRalphIgnored(this.folder).catch(() => false);
@@ -249,7 +249,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
     this.sentinels.on('change', (c) => this.noteSentinels(c));
     this.noteSentinels(this.sentinels.state);
-    this.emitEvent({ type: 'runStarted', runId: this.runId, folder: this.folder, source: source.label, agent: adapter.name, maxIterations, gates: gates?.commands ?? {} });
+    this.emitEvent({ type: 'runStarted', runId: this.runId, folder: this.folder, source: source.label, agent: adapter.name, maxIterations, gates: gates?.commands ?? {}, maxCostUsd: maxCost, pid: process.pid });
     await this.reportProgress(source);
 
     const wallStart = Date.now();
@@ -271,7 +271,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     await updateRunRecord(this.folder, this.runId, {
       state: finalState, currentItem: null, iteration: this.iteration,
       completion: { reason: end.completionReason, at: isoString(Date.now()) },
-      ...({ endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens } as object),
+      endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens,
     }).catch(() => undefined);
     this.emitEvent({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total });
     return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
@@ -402,10 +402,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       this.current = item;
       // Kept in run.json with the current item, so crash recovery can undo what a crashed iteration claimed.
       const baseline = await source.snapshot();
-      await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, ...({ claimBaseline: baseline ?? null } as object) });
+      await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: baseline ?? null });
       const headBefore = await headSha(this.folder);
       const fpBefore = await source.fingerprint();
-      const out = await this.runAgent(source, item, 'work', attempt.number, attempt.kind, formatAttemptHistory(records, attempt.kind));
+      const out = await this.runAgent(source, item, 'work', attempt.number, attempt.kind, formatAttemptHistory(records, attempt.kind), undefined, attempt.max);
       const handled = await this.afterIteration(out);
       if (handled) continue;
 
@@ -416,7 +416,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         if (!gate || gate.exitCode === 0) {
           await source.accept(item, claim.alsoDone);
           this.current = null;
-          await updateRunRecord(this.folder, this.runId, { currentItem: null, ...({ claimBaseline: null } as object) });
+          await updateRunRecord(this.folder, this.runId, { currentItem: null, claimBaseline: null });
           await clearAttempts(this.folder, item);
           this.lastDone = item.title;
           this.stall = 0;
@@ -543,7 +543,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   }
 
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
-  private async runAgent(source: WorkSource, item: WorkItem | null, purpose: IterationPurpose, attempt: number, attemptKind: AttemptKind, attemptsText: string, taskText?: string): Promise<IterationOutcome> {
+  private async runAgent(source: WorkSource, item: WorkItem | null, purpose: IterationPurpose, attempt: number, attemptKind: AttemptKind, attemptsText: string, taskText?: string, maxAttempts?: number): Promise<IterationOutcome> {
     this.iteration++;
     this.workIterations++;
     const n = this.iteration;
@@ -565,7 +565,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       ATTEMPTS: attemptsText,
       TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),
     });
-    this.emitEvent({ type: 'iterationStarted', iteration: n, item: item ? ref(item) : null, attempt, attemptKind, purpose });
+    this.emitEvent({ type: 'iterationStarted', iteration: n, item: item ? ref(item) : null, attempt, attemptKind, purpose, ...(maxAttempts ? { maxAttempts } : {}) });
     await updateRunRecord(this.folder, this.runId, { state: 'running', iteration: n, currentItem: item ? { source: item.source, id: item.id, title: item.title } : null });
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
@@ -585,7 +585,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       onStdout: (chunk) => raw.write(chunk),
     });
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
-    await updateRunRecord(this.folder, this.runId, { ...({ agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) } as object) });
+    await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) });
 
     const signals: AgentSignal[] = [];
     let lastText = '';
@@ -636,7 +636,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const totals = iterationTotals(exit.ledger);
     this.cost += totals.costUsd ?? 0;
     this.tokens = addTokens(this.tokens, totals.tokens);
-    await updateRunRecord(this.folder, this.runId, { ...({ agentPgid: null, agentToken: null, costUsd: this.cost } as object) });
+    await updateRunRecord(this.folder, this.runId, { agentPgid: null, agentToken: null, costUsd: this.cost });
 
     const workingAfter = workingSet(await readHandoff(this.folder));
     const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter));

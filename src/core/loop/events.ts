@@ -1,53 +1,26 @@
-import type { IterationTotals } from '../stream/ledger';
-import type { TokenCounts } from '../stream/events';
+import type { z } from 'zod';
+import type { iterationEndingSchema, iterationPurposeSchema, runEndStateSchema, workItemRefSchema } from '../model/runEvent';
 
 /**
  * Everything the loop engine reports, one discriminated union (ARCHITECTURE.md: "the UI, the CLI's output and the
- * run records on disk are all consumers of that one stream"). Each event is written as one line of
- * `.ralph/runs/<run_id>/events.jsonl` with `at` (ISO time) added.
+ * run records on disk are all consumers of that one stream"). The types come from the one schema of the run log,
+ * core/model/runEvent.ts; each event is written as one line of `.ralph/runs/<run_id>/events.jsonl` with the
+ * envelope `seq`, `at`, `lane` added.
  */
-export type EngineEvent =
-  | { type: 'runStarted'; runId: string; folder: string; source: string; agent: string; maxIterations: number; gates: Partial<Record<GateTier, string>> }
-  | { type: 'iterationStarted'; iteration: number; item: WorkItemRef | null; attempt: number; attemptKind: string; purpose: IterationPurpose }
-  | { type: 'agentStarted'; iteration: number; pid: number | null; command: string }
-  | { type: 'tokens'; iteration: number; contextTokens: number; contextWindow: number; rotateAt: number; warnAt: number; totals: TokenCounts; costUsd: number | null }
-  | { type: 'warn'; iteration: number; contextTokens: number; threshold: number }
-  | { type: 'rotate'; iteration: number; contextTokens: number; threshold: number }
-  | { type: 'agentSignal'; iteration: number; kind: string; value: string; reason?: string }
-  | { type: 'iterationEnded'; iteration: number; ending: IterationEnding; detail: string; totals: IterationTotals; exitCode: number | null }
-  | { type: 'gateStarted'; tier: GateTier; command: string }
-  | { type: 'gateResult'; tier: GateTier; command: string; exitCode: number; durationMs: number; passed: boolean; logPath: string; failingLines: string[] }
-  | { type: 'verified'; item: WorkItemRef; tier: GateTier | null }
-  | { type: 'attemptFailed'; item: WorkItemRef; attempt: number; approach: string; reason: string }
-  | { type: 'itemBlocked'; item: WorkItemRef; reason: string }
-  | { type: 'progress'; done: number; total: number; text: string }
-  | { type: 'pauseRequested'; file: string }
-  | { type: 'paused' }
-  | { type: 'resumed' }
-  | { type: 'stopRequested'; file: string; graceful: boolean }
-  | { type: 'deferred'; reason: string; waitMs: number; resetsAt: number | null; inARow: number }
-  | { type: 'reviewVerdict'; verdict: string }
-  | { type: 'warning'; message: string }
-  | { type: 'runEnded'; state: RunEndState; reason: string; completionReason: string; exitCode: number; iterations: number; costUsd: number; done: number; total: number };
+export type { EngineEvent, EngineEventOf, EngineEventType } from '../model/runEvent';
+export { EXIT_CODES } from '../model/runEvent';
 
 /** A gate tier (basic / full / final), from the command policy's `[gates]`. */
 export type { GateTier } from '../gates/commandPolicy';
-import type { GateTier } from '../gates/commandPolicy';
 
 /** Why an iteration ran: work on an item, fixing a red final gate, or the reviewer pass. */
-export type IterationPurpose = 'work' | 'finalFix' | 'review';
+export type IterationPurpose = z.infer<typeof iterationPurposeSchema>;
 
-/** How an iteration ended (issue "One iteration" 4). */
-export type IterationEnding = 'complete' | 'stuck' | 'yield' | 'natural' | 'rotation' | 'deferred' | 'error' | 'cancelled';
+/** How an iteration ended (issue "One iteration" 4; `question`: the agent asked a human). */
+export type IterationEnding = z.infer<typeof iterationEndingSchema>;
 
 /** The run's terminal state and the CLI exit code it maps to (0 complete, 1 failed/stalled/blocked, 2 cap, 3 stopped, 130 interrupted). */
-export type RunEndState = 'completed' | 'failed' | 'stalled' | 'blocked' | 'capReached' | 'stopped' | 'cancelled';
-
-export const EXIT_CODES: Record<RunEndState, number> = { completed: 0, failed: 1, stalled: 1, blocked: 1, capReached: 2, stopped: 3, cancelled: 130 };
+export type RunEndState = z.infer<typeof runEndStateSchema>;
 
 /** A work item as events name it. */
-export interface WorkItemRef {
-  source: 'flow-next' | 'quantum' | 'checklist';
-  id: string;
-  title: string;
-}
+export type WorkItemRef = z.infer<typeof workItemRefSchema>;

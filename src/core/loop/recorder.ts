@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
 import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
-import type { EngineEvent, IterationEnding } from './events';
+import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
 
 /** The activity-log label of each iteration ending (seed-systems.md §3.6, §3.12). */
@@ -14,6 +14,7 @@ const ENDING_LABEL: Record<IterationEnding, string> = {
   deferred: '⏳ DEFER',
   error: ACTIVITY.API_ERROR,
   cancelled: ACTIVITY.STOP_REQUESTED,
+  question: '❓ QUESTION',
 };
 
 const secs = (ms: number) => `${Math.round(ms / 100) / 10}s`;
@@ -94,6 +95,16 @@ export class ActivityFormatter {
         return [`⏳ DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`];
       case 'reviewVerdict':
         return [`🧑‍⚖️ REVIEW verdict: ${e.verdict}`];
+      case 'question':
+        return [`❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`, `  answer with \`ralph answer${e.item ? ` --item ${e.item.id}` : ''} <text>\` or write ${e.answerFile}`];
+      case 'answered':
+        return [`💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`];
+      case 'questionTimedOut':
+        return [`⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''} after ${secs(e.waitedMs)}`];
+      case 'notified':
+        return e.ok ? [] : [`⚠️ notify (${e.about}) failed: ${e.detail ?? ''}`];
+      case 'output':
+        return [e.text];
       case 'warning':
         return [`⚠️ ${e.message}`];
       case 'runEnded': {
@@ -121,6 +132,10 @@ export class RunRecorder {
   private readonly activity: ActivityLog;
   private readonly formatter: ActivityFormatter;
   private current: { item?: string; status: string; verdict?: string; promise?: string } = { status: 'work' };
+  private ended = false;
+  private iterations = 0;
+  private costUsd = 0;
+  private done = { done: 0, total: 0 };
 
   constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number } = {}) {
     this.events = new EventsWriter<EngineEvent>(folder, runId);
@@ -129,10 +144,13 @@ export class RunRecorder {
     this.formatter = new ActivityFormatter(opts.tokensEveryMs);
   }
 
-  /** Records one event (the engine's `event` listener). */
-  record(e: EngineEvent): void {
+  /** Records one event of `lane` (default 0, the sequential run): the engine's `event` listener. */
+  record(e: EngineEvent, lane = 0): void {
     const fail = (err: unknown) => this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
-    this.events.append(e).catch(fail);
+    if (e.type === 'runEnded') this.ended = true;
+    else if (e.type === 'iterationEnded') { this.iterations = Math.max(this.iterations, e.iteration); this.costUsd += e.totals.costUsd; }
+    else if (e.type === 'progress') this.done = { done: e.done, total: e.total };
+    this.events.append(e, lane).catch(fail);
     for (const line of this.formatter.format(e)) {
       this.opts.onLine?.(line);
       this.activity.append(line).catch(fail);
@@ -181,6 +199,23 @@ export class RunRecorder {
         break;
       default:
         break;
+    }
+  }
+
+  /**
+   * For an exit the engine does not reach (a second Ctrl-C): appends a `runEnded` event (state `cancelled`, exit
+   * 130) synchronously unless one was recorded, so a follower of the log sees the end, and writes the completion
+   * marker. Events still queued are lost (their `seq` shows the gap). Never throws.
+   */
+  endInterruptedSync(reason: string): void {
+    try {
+      if (!this.ended) {
+        this.ended = true;
+        this.events.appendSync({ type: 'runEnded', state: 'cancelled', reason, completionReason: 'INTERRUPTED', exitCode: EXIT_CODES.cancelled, iterations: this.iterations, costUsd: this.costUsd, ...this.done });
+      }
+      this.progressTxt.complete('INTERRUPTED');
+    } catch (err) {
+      this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
     }
   }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { appendFileSync, closeSync, createWriteStream, fstatSync, mkdirSync, openSync, readFileSync, readSync, type WriteStream } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runRecordPath } from '../control/runRecords';
@@ -42,26 +42,37 @@ export function iterationStreamName(iteration: number): string {
 // events.jsonl
 
 /**
- * Appends events to `events.jsonl`: `{"at":"<ISO>", ...event}` + `\n` per event, one append each, in call
- * order. The file is only ever appended to. `append` rejects with the file system's error; a failure does not
- * block later events.
+ * Appends events to `events.jsonl` (the run log, core/model/runEvent.ts): `{"seq":N,"at":"<ISO ms>","lane":L,
+ * ...event}` + `\n` per event, one append each, in call order. `seq` counts 1, 2, 3 … per run without gaps; a
+ * writer opened on an existing log goes on after its last `seq`. The file is only ever appended to. `append`
+ * rejects with the file system's error; a failure does not block later events (its `seq` is then missing: the
+ * gap tells a reader a line was lost).
  */
 export class EventsWriter<E extends object = Record<string, unknown>> {
   readonly file: string;
   private queue: Promise<unknown> = Promise.resolve();
+  private seq: number | undefined;
 
   constructor(folder: string, runId: string, private readonly now: () => number = Date.now) {
     this.file = runFilePaths(folder, runId).events;
   }
 
-  /** The line written for `event` (an `at` already on the event is kept). */
-  line(event: E): string {
-    return `${JSON.stringify({ at: isoString(this.now()), ...event })}\n`;
+  /** The `seq` the next line gets. */
+  nextSeq(): number {
+    this.seq ??= lastSeqOf(this.file);
+    return this.seq + 1;
   }
 
-  /** Appends one event; resolves when it is on disk. */
-  append(event: E): Promise<void> {
-    const line = this.line(event);
+  /** The line written for `event` in `lane`; takes the next `seq`. */
+  line(event: E, lane = 0): string {
+    const seq = this.nextSeq();
+    this.seq = seq;
+    return `${JSON.stringify({ seq, at: isoString(this.now()), lane, ...event })}\n`;
+  }
+
+  /** Appends one event of `lane` (default 0); resolves when it is on disk. */
+  append(event: E, lane = 0): Promise<void> {
+    const line = this.line(event, lane);
     const run = this.queue.then(() => this.write(line), () => this.write(line));
     this.queue = run.catch(() => undefined);
     return run;
@@ -70,11 +81,11 @@ export class EventsWriter<E extends object = Record<string, unknown>> {
   /**
    * Appends synchronously, for exit paths where no promise will be awaited (`process.on('exit')`, a signal
    * handler about to exit). Waits for nothing: call it only when no async append is still pending, or accept
-   * that this line may land before them.
+   * that this line may land before them (its `seq` still tells its place).
    */
-  appendSync(event: E): void {
+  appendSync(event: E, lane = 0): void {
     mkdirSync(path.dirname(this.file), { recursive: true });
-    appendFileSync(this.file, this.line(event), 'utf8');
+    appendFileSync(this.file, this.line(event, lane), 'utf8');
   }
 
   /** Resolves when every append queued so far has settled. */
@@ -85,6 +96,28 @@ export class EventsWriter<E extends object = Record<string, unknown>> {
   private async write(line: string): Promise<void> {
     await mkdir(path.dirname(this.file), { recursive: true });
     await appendFile(this.file, line, 'utf8');
+  }
+}
+
+/** The largest `seq` in the last 64 KiB of an existing log; 0 for a missing or empty one. */
+function lastSeqOf(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const len = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, size - len);
+    let max = 0;
+    for (const m of buf.toString('utf8').matchAll(/"seq":(\d+)/g)) max = Math.max(max, Number(m[1]));
+    return max;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runEndStateSchema, tokenCountsSchema } from './runEvent';
 
 /**
  * `.ralph/runs/<run_id>/run.json`: the record of one of our runs. The loop engine (core/loop) writes it through
@@ -21,6 +22,9 @@ export const runCurrentItemSchema = z.looseObject({
   title: z.string().optional(),
 });
 
+/** How a run ended, as run.json keeps it: an engine end state, or `crashed` (set by crash recovery). */
+export const RUN_END_STATES = [...runEndStateSchema.options, 'crashed'] as const;
+
 export const runRecordSchema = z.looseObject({
   schemaVersion: z.literal(1).default(1),
   runId: z.string().min(1),
@@ -37,6 +41,38 @@ export const runRecordSchema = z.looseObject({
   currentItem: runCurrentItemSchema.nullable().default(null),
   /** Set with a final state: why the run ended (`DONE`, `NO_WORK`, `STOPPED`, `MAX_ITERATIONS`, `FAILED`, …). */
   completion: z.looseObject({ reason: z.string(), at: z.string() }).nullable().optional(),
+  /** Agent adapter name (`claude`, `cursor-agent`). */
   agent: z.string().optional(),
+  /** The task source the run works on: kind and the label the activity shows. */
+  source: z.looseObject({ kind: z.string(), label: z.string() }).optional(),
+  /** The caps and options the run started with. `maxCostUsd` USD and `maxWallTimeMs` ms, 0 = none. */
+  config: z.looseObject({
+    maxIterations: z.number(),
+    maxCostUsd: z.number(),
+    maxWallTimeMs: z.number(),
+    model: z.string().optional(),
+    noGates: z.boolean().optional(),
+  }).optional(),
+  /** Process group of the running agent (its pid), null between iterations: crash recovery ends it. */
+  agentPgid: z.number().int().nullable().optional(),
+  /** `RALPH_ITERATION_TOKEN` of the running agent: processes its tools started outside its group carry it. */
+  agentToken: z.string().nullable().optional(),
+  /** ISO time the running agent started. */
+  agentStartedAt: z.string().optional(),
+  /**
+   * The source's snapshot of the current item taken before the agent ran (`WorkSource.snapshot()`), kept while the
+   * item is unverified so crash recovery can undo a claim no gate confirmed; null when no item is open.
+   */
+  claimBaseline: z.unknown().optional(),
+  /** The engine's end state (finer than `state`), or `crashed`. */
+  endState: z.enum(RUN_END_STATES).optional(),
+  /** Why the run ended, one line. */
+  endReason: z.string().optional(),
+  /** ISO time the run ended. */
+  endedAt: z.string().optional(),
+  /** Agents' cost so far, USD. */
+  costUsd: z.number().optional(),
+  /** Agents' token totals so far. */
+  tokens: tokenCountsSchema.optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;

@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { processGroupAlive } from '../../../src/core/agents/spawn';
+import { RunFollower } from '../../../src/core/control/runFollower';
+import { runViewOf } from '../../../src/core/control/runView';
 import { bash, edit, say, write } from '../../support/modelServer';
 import { type Workspace, runEngine, useWorkspaces } from './engineHarness';
 
@@ -39,6 +41,15 @@ describe('the loop engine with the real claude CLI', function () {
     assert.equal(JSON.parse(ws.read(`${dir}/run.json`)).state, 'completed');
     assert.match(ws.read('.ralph/activity.log'), /LOOP 1 START/);
     for (const e of run.events) if (e.type === 'agentStarted' && e.pid) assert.equal(processGroupAlive(e.pid), false);
+    // The log on disk: every event, valid against the one schema, seq 1…N without gaps; its view agrees.
+    const batch = new RunFollower(ws.dir, run.result.runId).poll();
+    assert.deepEqual(batch.problems, []);
+    assert.deepEqual(batch.entries.map((e) => e.seq), run.events.map((_, i) => i + 1));
+    assert.deepEqual(batch.entries.map((e) => e.type), run.events.map((e) => e.type));
+    assert.deepEqual(batch.end, { kind: 'ended', exitCode: 0 });
+    const view = runViewOf(run.result.runId, batch.entries);
+    assert.deepEqual([view.state, view.iteration, view.progress, view.gates.map((g) => [g.tier, g.passed])], ['completed', 3, { done: 3, total: 3 }, [['basic', true], ['final', true]]]);
+    assert.equal(view.lanes[0]!.attempt?.text, '1 of 5');
   });
 });
 

@@ -30,10 +30,17 @@ describe('run files: events.jsonl', () => {
   beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-events-')); });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('appends one JSON object per line, in call order, each with its time first', async () => {
+  it('appends one JSON object per line, in call order, each with seq, time and lane first', async () => {
     const w = new EventsWriter<{ type: string; n?: number }>(dir, RUN, () => T0);
-    await Promise.all([w.append({ type: 'runStarted' }), w.append({ type: 'tokens', n: 1 }), w.append({ type: 'runEnded' })]);
-    assert.equal(fs.readFileSync(w.file, 'utf8'), '{"at":"2026-05-18T09:04:07.000Z","type":"runStarted"}\n{"at":"2026-05-18T09:04:07.000Z","type":"tokens","n":1}\n{"at":"2026-05-18T09:04:07.000Z","type":"runEnded"}\n');
+    await Promise.all([w.append({ type: 'runStarted' }), w.append({ type: 'tokens', n: 1 }, 2), w.append({ type: 'runEnded' })]);
+    assert.equal(fs.readFileSync(w.file, 'utf8'), '{"seq":1,"at":"2026-05-18T09:04:07.000Z","lane":0,"type":"runStarted"}\n{"seq":2,"at":"2026-05-18T09:04:07.000Z","lane":2,"type":"tokens","n":1}\n{"seq":3,"at":"2026-05-18T09:04:07.000Z","lane":0,"type":"runEnded"}\n');
+  });
+
+  it('a writer opened on an existing log goes on after its last seq, without a gap', async () => {
+    await new EventsWriter(dir, RUN, () => T0).append({ type: 'a' });
+    new EventsWriter(dir, RUN, () => T0).appendSync({ type: 'b' });
+    await new EventsWriter(dir, RUN, () => T0).append({ type: 'c' });
+    assert.deepEqual(readEventsFile(runFilePaths(dir, RUN).events).events.map((e) => e.seq), [1, 2, 3]);
   });
 
   it('only ever appends: a second writer adds to the same file', async () => {

@@ -1,0 +1,487 @@
+import type { EngineEvent, RunLogEntry, UnknownRunLogEntry } from '../model/runEvent';
+import type { z } from 'zod';
+import type { gateTierSchema, runEndStateSchema, workItemRefSchema } from '../model/runEvent';
+
+/**
+ * What anyone sees of one run, computed from its log by a pure reducer: `ralph status` (text, and `--json` under
+ * `runs[].view`), `ralph watch`, the extension's run store, token gauge and dashboard all show this one shape.
+ *
+ * Build it with {@link reduceRunView} over the entries a {@link RunFollower} (runFollower.ts) reports, starting from
+ * {@link emptyRunView}; finish with {@link withFollowEnd} when the follower says the run ended or crashed. The
+ * reducer never throws, ignores entries whose `seq` it has already seen (so replaying a log twice is harmless),
+ * counts gaps in `seq`, and skips unknown event types (counted in `unknownEvents`).
+ *
+ * Units: tokens are token counts, money is USD, times are ISO-8601 strings (UTC, with ms) as the log has them.
+ * Stability: fields are only ever added; a consumer must ignore fields it does not know.
+ */
+
+/** A work item as the run log names it: source, id, title. */
+export type RunItemRef = z.infer<typeof workItemRefSchema>;
+/** A gate tier: basic, full or final. */
+export type RunGateTier = z.infer<typeof gateTierSchema>;
+/** A terminal state of the engine (completed, failed, stalled, blocked, capReached, stopped, cancelled). */
+export type RunEndViewState = z.infer<typeof runEndStateSchema>;
+
+/**
+ * The run's state as a person reads it:
+ * - `starting`: no `runStarted` seen yet;
+ * - `running`: an iteration, a gate or the pause between them;
+ * - `paused`: PAUSE honoured (or a blocked item paused the run), waiting for resume;
+ * - `waiting`: every lane waits for a human answer (see `questions`);
+ * - `deferred`: waiting out a rate limit until `deferredUntil`;
+ * - `stopping`: STOP requested, the current iteration finishes;
+ * - a terminal state: `completed`, `failed`, `stalled`, `blocked`, `capReached`, `stopped`, `cancelled`;
+ * - `crashed`: the log ended without `runEnded` and the engine process is gone (from the follower).
+ */
+export type RunViewState = 'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | RunEndViewState | 'crashed';
+
+/** States after which nothing more happens in the run. */
+export const FINAL_VIEW_STATES: ReadonlySet<RunViewState> = new Set(['completed', 'failed', 'stalled', 'blocked', 'capReached', 'stopped', 'cancelled', 'crashed']);
+
+/**
+ * The context gauge of a lane's current iteration. `percent`, `warnPercent` and `rotatePercent` are 0–100 of
+ * `window` (rounded down to one decimal), so a gauge draws its bar and the warn and rotate lines on one scale.
+ */
+export interface ContextGauge {
+  /** Context used now, tokens. */
+  tokens: number;
+  /** The model's context window, tokens. */
+  window: number;
+  /** Warn threshold (the agent is asked to hand off and yield), tokens. */
+  warnAt: number;
+  /** Rotate threshold (the agent is ended, a new iteration carries the handoff), tokens. */
+  rotateAt: number;
+  percent: number;
+  warnPercent: number;
+  rotatePercent: number;
+  /** `ok` below warn, `warn` from warn, `rotate` from the rotate threshold. */
+  level: 'ok' | 'warn' | 'rotate';
+  /** The warn event was reported in this iteration. */
+  warned: boolean;
+  /** The rotate event was reported in this iteration (the agent is being ended). */
+  rotated: boolean;
+}
+
+/** "Attempt k of N" at an item. `max` is null when the log does not say (older logs). */
+export interface AttemptView {
+  number: number;
+  max: number | null;
+  /** `first`, `fix` or `debug` (the last, root-cause attempt). */
+  kind: string;
+  /** `1 of 5`, or `2` when `max` is unknown. */
+  text: string;
+}
+
+/** One lane: the sequential run has exactly one, lane 0. */
+export interface LaneView {
+  lane: number;
+  /** What the lane does now. `idle` between iterations; `waiting` for an answer to its question. */
+  activity: 'idle' | 'agent' | 'gate' | 'waiting';
+  /** Number of its current (or last) iteration, run-wide numbering; null before the first. */
+  iteration: number | null;
+  /** `work` on an item, `finalFix` after a red final gate, `review`. */
+  purpose: 'work' | 'finalFix' | 'review' | null;
+  item: RunItemRef | null;
+  attempt: AttemptView | null;
+  /** Agent process id of the current iteration. */
+  agentPid: number | null;
+  context: ContextGauge | null;
+  /** Cost of the current (or last) iteration so far, USD. */
+  iterationCostUsd: number;
+  /** How the last iteration of the lane ended (`complete`, `natural`, `rotation`, `question`, …) and its detail. */
+  lastEnding: { iteration: number; ending: string; detail: string } | null;
+}
+
+/** The latest result of one gate tier. `running` while its command runs (then `passed`/`exitCode` are of the previous run, or null). */
+export interface GateView {
+  tier: RunGateTier;
+  command: string;
+  running: boolean;
+  passed: boolean | null;
+  exitCode: number | null;
+  durationMs: number | null;
+  /** Workspace-relative log of the last run. */
+  logPath: string | null;
+  /** First failing lines of the last run (empty when it passed). */
+  failingLines: string[];
+  /** Time of the last result. */
+  at: string | null;
+}
+
+/** A question of the agent that waits for a human answer. */
+export interface QuestionView {
+  id: string;
+  lane: number;
+  iteration: number;
+  item: RunItemRef | null;
+  /** The question, verbatim. */
+  text: string;
+  /** Where an answer can be written (absolute path); `ralph answer` writes it. */
+  answerFile: string;
+  askedAt: string;
+}
+
+/** Cost of one iteration, USD. */
+export interface IterationCost {
+  iteration: number;
+  lane: number;
+  itemId: string | null;
+  costUsd: number;
+}
+
+/** Cost of the run, USD: in total, per item (every iteration at it) and per iteration (the last {@link ITERATION_COSTS_KEPT}). */
+export interface CostView {
+  runUsd: number;
+  /** Per item, keyed `<source>:<id>`, in order of first cost. */
+  byItem: { key: string; item: RunItemRef; costUsd: number }[];
+  byIteration: IterationCost[];
+}
+
+/** One line of the activity: the same kind of text `ralph run` prints, with its entry's `seq`, time and lane. */
+export interface ActivityLine {
+  seq: number;
+  at: string;
+  lane: number;
+  text: string;
+}
+
+/** How the run ended. `exitCode` is the `ralph run` exit code (0 complete … 130 interrupted; 1 for a crash). */
+export interface RunEndView {
+  state: RunEndViewState | 'crashed';
+  reason: string;
+  completionReason: string | null;
+  exitCode: number;
+  at: string | null;
+}
+
+/** The view of one run. Fields are only ever added; see the module docstring. */
+export interface RunView {
+  runId: string;
+  /** `ralph` (our engine, events.jsonl) or `flow-next` (flow-next's ralph.sh, followed through progress.txt). */
+  kind: 'ralph' | 'flow-next';
+  state: RunViewState;
+  /** One line for a status line: `running`, `paused`, `waiting for an answer (fn-1.2)`, `deferred until 14:05`, `completed — …`. */
+  stateText: string;
+  /** True once `state` is terminal. */
+  final: boolean;
+  /** ISO time a deferral ends, while `state` is `deferred`. */
+  deferredUntil: string | null;
+  /** A PAUSE sentinel was seen and the run has not paused yet. */
+  pauseRequested: boolean;
+  /** A STOP sentinel was seen. */
+  stopRequested: boolean;
+  /** The source label, agent and caps from `runStarted`. */
+  source: string | null;
+  agent: string | null;
+  maxIterations: number | null;
+  /** Cost cap, USD; null when none or unknown. */
+  maxCostUsd: number | null;
+  /** Engine process id, when the log says. */
+  pid: number | null;
+  /** Gate commands of the run per tier, frozen at start. */
+  gateCommands: Partial<Record<RunGateTier, string>>;
+  startedAt: string | null;
+  /** Time of the newest entry. */
+  lastEventAt: string | null;
+  /** The highest iteration number started. */
+  iteration: number;
+  /** Items done over all items of the source, from the last `progress` event. */
+  progress: { done: number; total: number } | null;
+  /** Lanes by lane number (the sequential run: one, lane 0). */
+  lanes: LaneView[];
+  cost: CostView;
+  /** Latest result per tier, in the order basic, full, final. */
+  gates: GateView[];
+  /** Questions not answered yet. */
+  questions: QuestionView[];
+  /** The last {@link ACTIVITY_LINES_KEPT} lines of activity. */
+  activity: ActivityLine[];
+  /** The last few warnings (newest last). */
+  warnings: string[];
+  end: RunEndView | null;
+  /** The highest `seq` applied. */
+  lastSeq: number;
+  /** `seq` numbers skipped over (lines lost or not yet written when a later one was read). */
+  missingSeqs: number;
+  /** Entries of event types this version does not know (skipped). */
+  unknownEvents: number;
+}
+
+/** Activity lines a view keeps. */
+export const ACTIVITY_LINES_KEPT = 20;
+/** Iteration costs a view keeps. */
+export const ITERATION_COSTS_KEPT = 50;
+/** Warnings a view keeps. */
+export const WARNINGS_KEPT = 5;
+
+const GATE_ORDER: readonly RunGateTier[] = ['basic', 'full', 'final'];
+
+/** The view of a run before any entry: `starting`, no lanes. */
+export function emptyRunView(runId: string, kind: RunView['kind'] = 'ralph'): RunView {
+  return {
+    runId, kind, state: 'starting', stateText: 'starting', final: false, deferredUntil: null, pauseRequested: false, stopRequested: false,
+    source: null, agent: null, maxIterations: null, maxCostUsd: null, pid: null, gateCommands: {}, startedAt: null, lastEventAt: null,
+    iteration: 0, progress: null, lanes: [], cost: { runUsd: 0, byItem: [], byIteration: [] }, gates: [], questions: [], activity: [],
+    warnings: [], end: null, lastSeq: 0, missingSeqs: 0, unknownEvents: 0,
+  };
+}
+
+function emptyLane(lane: number): LaneView {
+  return { lane, activity: 'idle', iteration: null, purpose: null, item: null, attempt: null, agentPid: null, context: null, iterationCostUsd: 0, lastEnding: null };
+}
+
+const pct = (n: number, of: number) => (of > 0 ? Math.floor((n * 1000) / of) / 10 : 0);
+const itemKey = (i: RunItemRef) => `${i.source}:${i.id}`;
+const firstLine = (s: string) => s.split('\n')[0] ?? '';
+
+/** `HH:MM` (UTC when `utc`, else local) of an ISO time; the time as given when it does not parse. */
+export function clockOf(iso: string, utc = false): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, '0');
+  return utc ? `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}` : `${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/**
+ * The `stateText` of a view: the state in words, with the item a question waits on, the time a deferral ends
+ * (local `HH:MM`), or the end reason. Pure apart from the local time zone.
+ */
+export function stateTextOf(v: Pick<RunView, 'state' | 'deferredUntil' | 'questions' | 'end'>): string {
+  switch (v.state) {
+    case 'waiting': {
+      const ids = v.questions.map((q) => q.item?.id).filter((x): x is string => !!x);
+      return `waiting for an answer${ids.length ? ` (${ids.join(', ')})` : ''}`;
+    }
+    case 'deferred':
+      return v.deferredUntil ? `deferred until ${clockOf(v.deferredUntil)}` : 'deferred';
+    default:
+      return v.end ? `${v.state} — ${firstLine(v.end.reason)}` : v.state;
+  }
+}
+
+/** The running state of a view that is not final: waiting when every lane waits on a question, else running. */
+function liveState(v: RunView): RunViewState {
+  if (v.state === 'paused' || v.state === 'stopping') return v.state;
+  if (v.lanes.length && v.lanes.every((l) => l.activity === 'waiting')) return 'waiting';
+  return 'running';
+}
+
+function setLane(lanes: LaneView[], lane: number, f: (l: LaneView) => LaneView): LaneView[] {
+  const i = lanes.findIndex((l) => l.lane === lane);
+  if (i < 0) return [...lanes, f(emptyLane(lane))].sort((a, b) => a.lane - b.lane);
+  const out = lanes.slice();
+  out[i] = f(lanes[i]!);
+  return out;
+}
+
+function pushKept<T>(list: readonly T[], item: T, keep: number): T[] {
+  const out = list.length >= keep ? list.slice(list.length - keep + 1) : list.slice();
+  out.push(item);
+  return out;
+}
+
+/**
+ * The activity text of an event, or null for events that make no line (tokens). Short forms of what `ralph run`
+ * prints (core/loop/recorder.ts `ActivityFormatter`), without its clock-dependent TOKENS throttling. Pure.
+ */
+export function activityTextOf(e: EngineEvent): string | null {
+  switch (e.type) {
+    case 'runStarted': return `═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`;
+    case 'iterationStarted': {
+      const what = e.purpose === 'review' ? 'final review' : e.purpose === 'finalFix' ? 'fix after final verification' : e.item ? `${e.item.id} ${e.item.title}` : '';
+      const attempt = e.attempt > 1 || e.maxAttempts ? ` · attempt ${e.attempt}${e.maxAttempts ? ` of ${e.maxAttempts}` : ''}` : '';
+      return `LOOP ${e.iteration} START — ${what}${attempt}`;
+    }
+    case 'agentStarted': return `SESSION START: pid=${e.pid ?? '?'}`;
+    case 'tokens': return null;
+    case 'warn': return `WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: handoff requested`;
+    case 'rotate': return `ROTATE: context ${e.contextTokens} ≥ ${e.threshold} tokens`;
+    case 'agentSignal': return `signal ${e.kind} ${e.value}${e.reason ? ` — ${e.reason}` : ''}`;
+    case 'iterationEnded': return `LOOP ${e.iteration} END — ${e.ending} (${e.detail}; $${e.totals.costUsd.toFixed(4)})`;
+    case 'gateStarted': return `🧪 GATE start ${e.tier}: ${e.command}`;
+    case 'gateResult': return `🧪 GATE ${e.passed ? 'passed' : 'FAILED'} ${e.tier} exit=${e.exitCode} ${(e.durationMs / 1000).toFixed(1)}s`;
+    case 'verified': return `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
+    case 'attemptFailed': return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
+    case 'itemBlocked': return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
+    case 'progress': return `📋 Tasks: ${e.done}/${e.total} complete`;
+    case 'pauseRequested': return '⏸ PAUSE requested';
+    case 'paused': return '⏸ PAUSED';
+    case 'resumed': return '▶ RESUMED';
+    case 'stopRequested': return `🛑 STOP REQUESTED${e.graceful ? ' (graceful)' : ''}`;
+    case 'deferred': return `⏳ DEFER — ${e.reason}; waiting ${Math.round(e.waitMs / 1000)}s`;
+    case 'reviewVerdict': return `🧑‍⚖️ REVIEW verdict: ${e.verdict}`;
+    case 'question': return `❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
+    case 'answered': return `💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
+    case 'questionTimedOut': return `⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''}`;
+    case 'notified': return e.ok ? null : `⚠️ notify failed (${e.about}): ${e.detail ?? ''}`;
+    case 'warning': return `⚠️ ${firstLine(e.message)}`;
+    case 'output': return e.text;
+    case 'runEnded': return `RALPH STOP — ${e.state}: ${firstLine(e.reason)} · ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`;
+  }
+}
+
+/**
+ * Applies one log entry to a view and returns the new view (the input is not changed; unchanged parts are shared).
+ * Entries with a `seq` at or below `lastSeq` are ignored; an unknown event type only counts. Never throws.
+ */
+export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogEntry): RunView {
+  if (entry.seq <= view.lastSeq) return view;
+  const v: RunView = { ...view, lastSeq: entry.seq, lastEventAt: entry.at };
+  if (entry.seq > view.lastSeq + 1) v.missingSeqs += entry.seq - view.lastSeq - 1;
+  if ('unknown' in entry) {
+    v.unknownEvents++;
+    return v;
+  }
+  const e = entry as RunLogEntry;
+  const lane = e.lane;
+  switch (e.type) {
+    case 'runStarted':
+      Object.assign(v, { state: 'running', source: e.source, agent: e.agent, maxIterations: e.maxIterations, maxCostUsd: e.maxCostUsd ? e.maxCostUsd : null, pid: e.pid ?? null, gateCommands: e.gates, startedAt: e.at });
+      if (e.runId) v.runId = e.runId;
+      break;
+    case 'iterationStarted':
+      v.iteration = Math.max(v.iteration, e.iteration);
+      v.lanes = setLane(v.lanes, lane, (l) => ({
+        ...l, activity: 'agent', iteration: e.iteration, purpose: e.purpose, item: e.item, agentPid: null, context: null, iterationCostUsd: 0,
+        attempt: e.purpose === 'work' ? { number: e.attempt, max: e.maxAttempts ?? null, kind: e.attemptKind, text: e.maxAttempts ? `${e.attempt} of ${e.maxAttempts}` : String(e.attempt) } : null,
+      }));
+      if (v.state === 'deferred' || v.state === 'starting' || v.state === 'waiting' || v.state === 'paused') v.state = 'running';
+      v.deferredUntil = null;
+      break;
+    case 'agentStarted':
+      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, agentPid: e.pid }));
+      break;
+    case 'tokens':
+      v.lanes = setLane(v.lanes, lane, (l) => ({
+        ...l,
+        iterationCostUsd: e.costUsd ?? l.iterationCostUsd,
+        context: {
+          tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt,
+          percent: pct(e.contextTokens, e.contextWindow), warnPercent: pct(e.warnAt, e.contextWindow), rotatePercent: pct(e.rotateAt, e.contextWindow),
+          level: e.contextTokens >= e.rotateAt ? 'rotate' : e.contextTokens >= e.warnAt ? 'warn' : 'ok',
+          warned: l.context?.warned ?? false, rotated: l.context?.rotated ?? false,
+        },
+      }));
+      break;
+    case 'warn':
+    case 'rotate':
+      v.lanes = setLane(v.lanes, lane, (l) => (l.context ? { ...l, context: { ...l.context, ...(e.type === 'warn' ? { warned: true } : { rotated: true }) } } : l));
+      break;
+    case 'iterationEnded': {
+      const l0 = v.lanes.find((l) => l.lane === lane);
+      const item = l0?.iteration === e.iteration ? l0.item : null;
+      const usd = e.totals.costUsd;
+      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, activity: e.ending === 'question' ? 'waiting' : 'idle', agentPid: null, iterationCostUsd: usd, lastEnding: { iteration: e.iteration, ending: e.ending, detail: e.detail } }));
+      const byItem = item && usd ? addItemCost(v.cost.byItem, item, usd) : v.cost.byItem;
+      v.cost = { runUsd: v.cost.runUsd + usd, byItem, byIteration: pushKept(v.cost.byIteration, { iteration: e.iteration, lane, itemId: item?.id ?? null, costUsd: usd }, ITERATION_COSTS_KEPT) };
+      break;
+    }
+    case 'gateStarted':
+      v.gates = setGate(v.gates, e.tier, (g) => ({ ...g, command: e.command, running: true }));
+      v.lanes = setLane(v.lanes, lane, (l) => (l.activity === 'waiting' ? l : { ...l, activity: 'gate' }));
+      break;
+    case 'gateResult':
+      v.gates = setGate(v.gates, e.tier, () => ({ tier: e.tier, command: e.command, running: false, passed: e.passed, exitCode: e.exitCode, durationMs: e.durationMs, logPath: e.logPath, failingLines: e.failingLines, at: e.at }));
+      v.lanes = setLane(v.lanes, lane, (l) => (l.activity === 'gate' ? { ...l, activity: 'idle' } : l));
+      break;
+    case 'progress':
+      v.progress = { done: e.done, total: e.total };
+      break;
+    case 'pauseRequested':
+      v.pauseRequested = true;
+      break;
+    case 'paused':
+      v.state = 'paused';
+      v.pauseRequested = false;
+      break;
+    case 'resumed':
+      v.state = 'running';
+      v.state = liveState(v);
+      break;
+    case 'stopRequested':
+      v.stopRequested = true;
+      if (!v.final) v.state = 'stopping';
+      break;
+    case 'deferred':
+      v.state = 'deferred';
+      v.deferredUntil = new Date((Date.parse(e.at) || 0) + e.waitMs).toISOString();
+      break;
+    case 'question':
+      v.questions = [...v.questions.filter((q) => q.id !== e.id), { id: e.id, lane, iteration: e.iteration, item: e.item, text: e.text, answerFile: e.answerFile, askedAt: e.at }];
+      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, activity: 'waiting' }));
+      if (v.state === 'running') v.state = liveState(v);
+      break;
+    case 'answered':
+    case 'questionTimedOut': {
+      const q = v.questions.find((x) => x.id === e.id);
+      v.questions = v.questions.filter((x) => x.id !== e.id);
+      if (q) v.lanes = setLane(v.lanes, q.lane, (l) => (l.activity === 'waiting' ? { ...l, activity: 'idle' } : l));
+      if (v.state === 'waiting') v.state = liveState(v);
+      break;
+    }
+    case 'warning':
+      v.warnings = pushKept(v.warnings, e.message, WARNINGS_KEPT);
+      break;
+    case 'runEnded':
+      v.state = e.state;
+      v.end = { state: e.state, reason: e.reason, completionReason: e.completionReason, exitCode: e.exitCode, at: e.at };
+      v.progress = e.total ? { done: e.done, total: e.total } : v.progress;
+      v.iteration = Math.max(v.iteration, e.iterations);
+      v.questions = [];
+      v.deferredUntil = null;
+      v.lanes = v.lanes.map((l) => (l.activity === 'idle' && l.agentPid === null ? l : { ...l, activity: 'idle', agentPid: null }));
+      break;
+    default:
+      break;
+  }
+  v.final = FINAL_VIEW_STATES.has(v.state);
+  const text = activityTextOf(e);
+  if (text !== null) v.activity = pushKept(v.activity, { seq: e.seq, at: e.at, lane, text }, ACTIVITY_LINES_KEPT);
+  v.stateText = stateTextOf(v);
+  return v;
+}
+
+function addItemCost(list: CostView['byItem'], item: RunItemRef, usd: number): CostView['byItem'] {
+  const key = itemKey(item);
+  const i = list.findIndex((x) => x.key === key);
+  if (i < 0) return [...list, { key, item, costUsd: usd }];
+  const out = list.slice();
+  out[i] = { ...list[i]!, costUsd: list[i]!.costUsd + usd };
+  return out;
+}
+
+function setGate(gates: GateView[], tier: RunGateTier, f: (g: GateView) => GateView): GateView[] {
+  const i = gates.findIndex((g) => g.tier === tier);
+  const base: GateView = i >= 0 ? gates[i]! : { tier, command: '', running: false, passed: null, exitCode: null, durationMs: null, logPath: null, failingLines: [], at: null };
+  const out = gates.filter((g) => g.tier !== tier);
+  out.push(f(base));
+  return out.sort((a, b) => GATE_ORDER.indexOf(a.tier) - GATE_ORDER.indexOf(b.tier));
+}
+
+/** Folds every entry into a view: `entries.reduce(reduceRunView, emptyRunView(runId, kind))`. */
+export function runViewOf(runId: string, entries: Iterable<RunLogEntry | UnknownRunLogEntry>, kind: RunView['kind'] = 'ralph'): RunView {
+  let v = emptyRunView(runId, kind);
+  for (const e of entries) v = reduceRunView(v, e);
+  return v;
+}
+
+/** How a follower saw a run end: its log ended with `runEnded`, or the engine died first. */
+export type FollowEnd =
+  | { kind: 'ended'; exitCode: number }
+  | { kind: 'crashed'; reason: string; at: string | null; exitCode: number };
+
+/**
+ * Applies what the follower knows beyond the log: a run whose engine died before writing `runEnded` becomes
+ * `crashed` (exit code 1), with the lanes idle and the questions dropped. A view that already ended is returned as
+ * is. Pure.
+ */
+export function withFollowEnd(view: RunView, end: FollowEnd): RunView {
+  if (end.kind !== 'crashed' || view.end) return view;
+  const v: RunView = {
+    ...view, state: 'crashed', final: true, deferredUntil: null, questions: [],
+    end: { state: 'crashed', reason: end.reason, completionReason: 'CRASHED', exitCode: end.exitCode, at: end.at },
+    lanes: view.lanes.map((l) => ({ ...l, activity: 'idle' as const, agentPid: null })),
+  };
+  v.stateText = stateTextOf(v);
+  return v;
+}
