@@ -59,6 +59,8 @@ function filesUnder(dir, suffix) {
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
+// The plan worker thread (src/extension/planLoader.ts): reads plan graphs off the extension host's event loop.
+if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/planWorker.ts'], outfile: 'dist/planWorker.js' });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({

@@ -17,6 +17,7 @@ export const CommandIds = {
   refresh: 'ralph.refresh',
   openDashboard: 'ralph.openDashboard',
   revealInDashboard: 'ralph.revealInDashboard',
+  openLog: 'ralph.openLog',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
@@ -42,6 +43,7 @@ export interface CommandTypes {
   'ralph.openDashboard': { args: []; result: void };
   /** A tree node or `{ runId?, itemId? }` (see dashboard/revealTarget.ts). */
   'ralph.revealInDashboard': { args: [unknown?]; result: void };
+  'ralph.openLog': { args: [string?]; result: boolean };
 }
 
 /** Compile-time check: an id without types (or types without an id) fails `tsc`. */

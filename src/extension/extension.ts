@@ -1,13 +1,20 @@
 import * as vscode from 'vscode';
+import { openActivityLog } from './activityLog';
 import { CommandIds, type CommandId, type CommandTypes, type ResetArgs } from './commandIds';
 import { listRuns } from '../core/control/runs';
 import { DashboardHub } from './dashboard/dashboardHub';
 import { DashboardPanel, registerDashboardSerializer, type DashboardDeps } from './dashboard/dashboardPanel';
 import { revealTarget } from './dashboard/revealTarget';
+import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
+import { PlanLoader, planWorkerFile } from './planLoader';
 import { PlanTreeProvider } from './planTree';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
 import { RunController } from './runController';
+import { followRun, listedRunUpdate } from './runFollowing';
+import { RunNotifications } from './runNotifications';
+import { RunStore } from './runStore';
+import { Throttle } from './throttle';
 import { WorkspaceWatchers } from './workspaceWatchers';
 
 /** Set by the bundle's first line (esbuild banner): when it started evaluating, before any dependency. */
@@ -22,6 +29,10 @@ export interface RalphExtensionApi {
   runs: RunController;
   /** What the dashboard shows (tests read it). */
   dashboard: DashboardHub;
+  /** The one store every view reads (runs of the workspace, whoever started them, and plan snapshots). */
+  store: RunStore;
+  /** The status bar token gauge (tests read its item). */
+  gauge: StatusBarGauge;
   /** Milliseconds `activate` took (the activation benchmark reads it). */
   activationMs: number;
   /** Milliseconds spent evaluating the bundle before `activate` was called (VS Code's "code loading"). */
@@ -36,13 +47,58 @@ function fileFolders(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
 }
 
+/** Core modules the store needs, loaded after activation (activation stays cheap: bench extension.activation). */
+async function loadStoreCore() {
+  const [runs, follower, view, tokens, plan] = await Promise.all([
+    import('../core/control/runs'), import('../core/control/runFollower'), import('../core/control/runView'), import('../core/control/runTokens'), import('../core/sources/plan'),
+  ]);
+  return { listRuns: runs.listRuns, RunFollower: follower.RunFollower, emptyRunView: view.emptyRunView, reduceRunView: view.reduceRunView, withFollowEnd: view.withFollowEnd, emptyRunTokens: tokens.emptyRunTokens, reduceRunTokens: tokens.reduceRunTokens, loadPlan: plan.loadPlan };
+}
+type StoreCore = Awaited<ReturnType<typeof loadStoreCore>>;
+
+/** The run store wired to the core (run follower, plan worker) and VS Code (workspace folders, context keys, log). */
+function createStore(log: Logger): { store: RunStore; planLoader: PlanLoader } {
+  let core: StoreCore | undefined;
+  const need = (): StoreCore => {
+    if (!core) throw new Error('the store\'s core modules are not loaded yet');
+    return core;
+  };
+  const planLoader = new PlanLoader(planWorkerFile(__dirname), (folder) => need().loadPlan(folder));
+  const store = new RunStore({
+    folders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ folder: f.uri.fsPath, name: f.name })),
+    listRuns: (folder) => {
+      const r = need().listRuns(folder);
+      for (const p of r.problems) log.warn('runs', `${p.file}:${p.line}:${p.column}: ${p.message}`);
+      return r.runs;
+    },
+    initial: (_folder, info) => listedRunUpdate(info, need().emptyRunView(info.id, info.kind), need().emptyRunTokens()),
+    follow: (folder, info, onUpdate) => followRun(need(), folder, info, onUpdate, (m) => log.warn('runs', m)),
+    loadPlan: (folder) => planLoader.load(folder),
+    setContext: (key, value) => vscode.commands.executeCommand('setContext', key, value),
+    log,
+  });
+  void loadStoreCore().then((c) => {
+    core = c;
+    store.start();
+  }, (err: Error) => log.error('store', err));
+  return { store, planLoader };
+}
+
 /** Activates Ralph Loop: the "Ralph" log, the plan tree, the watchers and the commands. No file is read until needed. */
 export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const started = performance.now();
   const log = new Logger();
   const plan = new PlanTreeProvider(log);
   const reports = new ReportDocuments();
-  const runs = new RunController(log);
+  const { store, planLoader } = createStore(log);
+  const runs = new RunController(log, {
+    starting: (folder) => store.markStarting(folder),
+    started: (folder, runId) => store.noteStartedHere(folder, runId),
+    failed: (folder) => store.startFailed(folder),
+  });
+  const gauge = new StatusBarGauge(store);
+  // Ralph: Status follows the store while it is open (at most every 2 s: it reads every task file).
+  const statusRefresh = new Throttle(() => void reports.refresh(STATUS_DOC), 2000);
   const dashboard = new DashboardHub(fileFolders, (f) => listRuns(f).runs, log);
   const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };
   context.subscriptions.push(
@@ -50,6 +106,12 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     plan,
     reports,
     runs,
+    store,
+    planLoader,
+    gauge,
+    statusRefresh,
+    new RunNotifications(store, undefined),
+    store.onDidChange((c) => { if (c.kind !== 'run') statusRefresh.request(); }),
     vscode.window.createTreeView('ralph.plan', { treeDataProvider: plan, showCollapseAll: true }),
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
     registerCommand(CommandIds.start, (args) => runs.start(args)),
@@ -57,12 +119,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.resume, (folder) => runs.control('resume', folder)),
     registerCommand(CommandIds.stop, (folder) => runs.control('stop', folder)),
     registerCommand(CommandIds.cancel, (folder) => runs.cancel(folder)),
-    registerCommand(CommandIds.status, async () => {
-      // Core modules that commands need are loaded on first use: activation stays cheap (bench: extension.activation).
-      const { buildStatus, formatStatusText } = await import('../core/control/status');
-      const text = fileFolders().map((f) => `${f}\n${formatStatusText(buildStatus(f))}`).join('\n') || 'Ralph status: open a folder.\n';
-      return reports.show('Ralph Status.txt', text);
-    }),
+    registerCommand(CommandIds.status, () => reports.showLive(STATUS_DOC, statusText)),
     registerCommand(CommandIds.reset, (args) => resetCommand(args, log)),
     registerCommand(CommandIds.doctor, async () => {
       log.info('doctor', `running (trusted: ${vscode.workspace.isTrusted})`);
@@ -76,30 +133,50 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerDashboardSerializer(dashboardDeps),
     { dispose: () => DashboardPanel.instance?.dispose() },
     runs.onEvent(({ folder, event }) => dashboard.engineEvent(folder, event)),
-    new WorkspaceWatchers(log, () => plan.refresh()),
+    registerCommand(CommandIds.openLog, async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined),
+    new WorkspaceWatchers(log, (c) => {
+      plan.refresh();
+      store.noteChange(c);
+    }),
     runs.onEvent(({ event }) => {
       if (event.type === 'progress' || event.type === 'runEnded' || event.type === 'itemBlocked') plan.refresh();
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => plan.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      plan.refresh();
+      store.syncFolders();
+    }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => plan.refresh()),
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, runs, dashboard, activationMs, bundleEvalMs };
+  return { plan, runs, store, gauge, dashboard, activationMs, bundleEvalMs };
+}
+
+/** Name of the Ralph: Status document (`ralph:/Ralph Status.txt`). */
+const STATUS_DOC = 'Ralph Status.txt';
+
+/** The Ralph: Status text of every folder, headed by the time it was built (it refreshes while open). */
+async function statusText(): Promise<string> {
+  // Core modules that commands need are loaded on first use: activation stays cheap (bench: extension.activation).
+  const { buildStatus, formatStatusText } = await import('../core/control/status');
+  const at = new Date().toLocaleTimeString();
+  const body = fileFolders().map((f) => `${f}\n${formatStatusText(buildStatus(f))}`).join('\n') || 'Ralph status: open a folder.\n';
+  return `Ralph status at ${at} (refreshes while this document is open)\n\n${body}`;
 }
 
 /**
  * **Ralph: Reset**: a done, blocked or failed flow-next task or quantum story back to todo / pending, optionally with
- * its dependents (cascade), through the same operation as `ralph task reset`.
+ * its dependents (cascade), through the same operation as `ralph task reset`. Which items can be reset, and what the
+ * cascade takes, come from core (`core/sources/resetPolicy.ts`).
  */
 async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[] | undefined> {
   const folder = args.folder ?? fileFolders()[0];
   if (!folder) return undefined;
-  const [{ loadPlan }, { resetItem }] = await Promise.all([import('../core/sources/plan'), import('../core/sources/operations')]);
+  const [{ loadPlan }, { resetItem }, { resetOfferOf, resettableItems }] = await Promise.all([import('../core/sources/plan'), import('../core/sources/operations'), import('../core/sources/resetPolicy')]);
+  const planSnap = await loadPlan(folder);
   let id = args.id;
   if (!id) {
-    const planSnap = await loadPlan(folder);
-    const candidates = planSnap.items.filter((i) => i.source !== 'checklist' && ['done', 'blocked', 'failed'].includes(i.status));
+    const candidates = resettableItems(planSnap);
     if (!candidates.length) {
       void vscode.window.showInformationMessage('Ralph: nothing to reset (no done, blocked or failed task or story).');
       return undefined;
@@ -110,9 +187,20 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
   }
   let cascade = args.cascade;
   if (cascade === undefined) {
-    const pick = await vscode.window.showQuickPick([{ label: 'Reset', cascade: false }, { label: 'Reset with cascade', description: 'and every task that depends on it', cascade: true }], { title: `Ralph: Reset ${id}` });
-    if (!pick) return undefined;
-    cascade = pick.cascade;
+    const offer = resetOfferOf(planSnap, id);
+    if (!offer.resettable) {
+      void vscode.window.showInformationMessage(`Ralph: ${offer.why ?? `${id} cannot be reset`}`);
+      return undefined;
+    }
+    if (!offer.cascade.length) cascade = false;
+    else {
+      const pick = await vscode.window.showQuickPick([
+        { label: 'Reset', description: `${id} only`, cascade: false },
+        { label: 'Reset with cascade', description: `also ${offer.cascade.join(', ')}`, cascade: true },
+      ], { title: `Ralph: Reset ${id}` });
+      if (!pick) return undefined;
+      cascade = pick.cascade;
+    }
   }
   try {
     const r = await resetItem(id, { folder, cascade });

@@ -22,6 +22,8 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
   private readonly changed = this._register(new vscode.EventEmitter<PlanNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
   private roots: Promise<PlanNode[]> | undefined;
+  /** The last summary logged: the log says when the sources change, not every time the tree re-reads them. */
+  private lastLogged: string | undefined;
 
   constructor(private readonly log: Logger) {
     super();
@@ -59,7 +61,10 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     }));
     const roots = perFolder.flat();
     void vscode.commands.executeCommand('setContext', 'ralph.hasSources', roots.length > 0);
-    this.log.info('plan', `${roots.length} source(s) in ${folders.length} folder(s)`);
+    const summary = `${roots.length} source(s) in ${folders.length} folder(s)`;
+    if (summary !== this.lastLogged) this.log.info('plan', summary);
+    else this.log.trace('plan', summary);
+    this.lastLogged = summary;
     return roots;
   }
 }

@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
+import { openActivityLog } from './activityLog';
+import { fileProblemOf, showFileProblem } from './fileProblems';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -17,6 +19,19 @@ export interface StartArgs {
   /** Run without gates. */
   noGates?: boolean;
 }
+
+/** What the run store hears from Start (so the gauge spins at once and follows the run before its first event). */
+export interface StartHooks {
+  /** Start was given for `folder`; the run is being prepared. */
+  starting(folder: string): void;
+  /** The engine started `runId`. */
+  started(folder: string, runId: string): void;
+  /** Start ended without a run (backed out, refused, bad configuration). */
+  failed(folder: string): void;
+}
+
+/** The activity line of a paused run in the extension's log: VS Code users resume with the command, not a file. */
+export const PAUSED_LINE_IN_VSCODE = '⏸ PAUSED — run "Ralph: Resume" to go on';
 
 interface ActiveRun {
   folder: string;
@@ -35,7 +50,7 @@ export class RunController extends Disposable {
   private readonly events = this._register(new vscode.EventEmitter<{ folder: string; event: EngineEvent }>());
   readonly onEvent = this.events.event;
 
-  constructor(private readonly log: Logger) {
+  constructor(private readonly log: Logger, private readonly hooks?: StartHooks) {
     super();
     this._register({ dispose: () => { for (const r of this.runs.values()) r.cancel.abort(); } });
   }
@@ -52,6 +67,28 @@ export class RunController extends Disposable {
 
   /** **Ralph: Start**: resolves once the run has started (with its id), or undefined when the user backed out. */
   async start(args: StartArgs = {}): Promise<string | undefined> {
+    let folder: string | undefined;
+    try {
+      const runId = await this.startIn(args, (f) => {
+        folder = f;
+        this.hooks?.starting(f);
+      });
+      if (folder && runId) this.hooks?.started(folder, runId);
+      else if (folder) this.hooks?.failed(folder);
+      return runId;
+    } catch (err) {
+      if (folder) this.hooks?.failed(folder);
+      // A file Ralph cannot use (.ralph/config.json that does not parse …): a Ralph error naming file:line:column
+      // with Open File, instead of VS Code's generic "command resulted in an error" modal.
+      const problem = fileProblemOf(err);
+      this.log.error('start', err as Error);
+      if (problem && folder) void showFileProblem(problem, folder);
+      else void vscode.window.showErrorMessage(`Ralph: Start failed: ${(err as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private async startIn(args: StartArgs, noteFolder: (folder: string) => void): Promise<string | undefined> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showErrorMessage('Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).');
       return undefined;
@@ -62,6 +99,7 @@ export class RunController extends Disposable {
       void vscode.window.showWarningMessage(`Ralph is already running in ${path.basename(folder)}.`);
       return undefined;
     }
+    noteFolder(folder);
     // The engine and its dependencies load on the first Start, not at activation.
     const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }] = await Promise.all([
       import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
@@ -93,7 +131,7 @@ export class RunController extends Disposable {
     const cancel = new AbortController();
     const engine = new LoopEngine({ folder, config, source, agent, noGates: args.noGates, signal: cancel.signal });
     const recorder = new RunRecorder(folder, engine.runId, {
-      onLine: (line) => this.log.info('run', line),
+      onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
     });
     engine.on('event', (event) => {
@@ -118,8 +156,7 @@ export class RunController extends Disposable {
       },
     ).finally(() => this.runs.delete(folder));
     this.runs.set(folder, { folder, engine, cancel, done });
-    void vscode.commands.executeCommand('setContext', 'ralph.running', true);
-    void done.then(() => vscode.commands.executeCommand('setContext', 'ralph.running', this.runs.size > 0));
+    // Context keys (ralph.running …) come from the run store, which follows this run through its log like any other.
     return started;
   }
 
@@ -156,9 +193,7 @@ export class RunController extends Disposable {
     this.log.info('run', text);
     const show = r.state === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
     void show(text, 'Open Log').then(async (choice) => {
-      if (choice !== 'Open Log') return;
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(folder, '.ralph', 'activity.log')));
-      await vscode.window.showTextDocument(doc);
+      if (choice === 'Open Log') await openActivityLog(folder);
     });
   }
 

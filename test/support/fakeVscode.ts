@@ -69,7 +69,34 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 export class MarkdownString {
+  supportThemeIcons = false;
   constructor(public value = '') {}
+}
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+export class Range {
+  constructor(readonly start: Position, readonly end: Position) {}
+}
+export enum TextEditorRevealType { Default = 0, InCenter = 1, InCenterIfOutsideViewport = 2, AtTop = 3 }
+
+/** A status bar item as the fake records it: every field the extension sets, and whether it is shown. */
+export interface FakeStatusBarItem {
+  id: string;
+  alignment: StatusBarAlignment;
+  priority: number | undefined;
+  name?: string;
+  text: string;
+  tooltip?: unknown;
+  backgroundColor?: ThemeColor;
+  command?: unknown;
+  accessibilityInformation?: { label: string; role?: string };
+  visible: boolean;
+  /** How many times `text` was assigned. */
+  textSets: number;
+  show(): void;
+  hide(): void;
+  dispose(): void;
 }
 
 /** What the fake recorded: inspect from tests, reset with {@link resetFake}. */
@@ -79,6 +106,9 @@ export const recorded = {
   logLines: [] as string[],
   contexts: new Map<string, unknown>(),
   settings: new Map<string, unknown>(),
+  statusBarItems: [] as FakeStatusBarItem[],
+  /** Messages shown (`info|warn|error: text [actions]`). */
+  messages: [] as string[],
 };
 
 export function resetFake(): void {
@@ -87,6 +117,8 @@ export function resetFake(): void {
   recorded.logLines.length = 0;
   recorded.contexts.clear();
   recorded.settings.clear();
+  recorded.statusBarItems.length = 0;
+  recorded.messages.length = 0;
   workspace.workspaceFolders = undefined;
   workspace.isTrusted = true;
 }
@@ -125,10 +157,23 @@ export const window = {
     return { dispose() {} };
   },
   showTextDocument: async () => undefined,
-  showInformationMessage: async () => undefined,
-  showErrorMessage: async () => undefined,
-  showWarningMessage: async () => undefined,
-  createStatusBarItem: () => ({ text: '', tooltip: '', show() {}, hide() {}, dispose() {} }),
+  showInformationMessage: async (text: string, ...actions: string[]) => void recorded.messages.push(`info: ${text}${actions.length ? ` [${actions.join(', ')}]` : ''}`),
+  showErrorMessage: async (text: string, ...actions: string[]) => void recorded.messages.push(`error: ${text}${actions.length ? ` [${actions.join(', ')}]` : ''}`),
+  showWarningMessage: async (text: string, ...actions: string[]) => void recorded.messages.push(`warn: ${text}${actions.length ? ` [${actions.join(', ')}]` : ''}`),
+  showInputBox: async () => undefined,
+  createStatusBarItem: (id: string, alignment = StatusBarAlignment.Left, priority?: number): FakeStatusBarItem => {
+    let text = '';
+    const item: FakeStatusBarItem = {
+      id, alignment, priority, visible: false, textSets: 0,
+      get text() { return text; },
+      set text(v: string) { text = v; item.textSets++; },
+      show() { item.visible = true; },
+      hide() { item.visible = false; },
+      dispose() { item.visible = false; },
+    };
+    recorded.statusBarItems.push(item);
+    return item;
+  },
 };
 
 export const workspace = {
@@ -143,6 +188,7 @@ export const workspace = {
   }),
   registerTextDocumentContentProvider: noop,
   openTextDocument: async () => ({}),
+  textDocuments: [] as { uri: Uri }[],
   onDidChangeWorkspaceFolders: noop,
   onDidGrantWorkspaceTrust: noop,
   onDidChangeConfiguration: noop,
@@ -154,13 +200,6 @@ export const version = '1.100.3-fake';
 // Webview panels (the dashboard). Kept in one block so other additions merge cleanly.
 
 export enum ViewColumn { Active = -1, Beside = -2, One = 1, Two = 2 }
-export enum TextEditorRevealType { Default = 0, InCenter = 1, InCenterIfOutsideViewport = 2, AtTop = 3 }
-export class Position {
-  constructor(readonly line: number, readonly character: number) {}
-}
-export class Range {
-  constructor(readonly start: Position, readonly end: Position) {}
-}
 export class Selection extends Range {}
 
 /** A fake webview panel: `posted` records what the extension posted; `receive` plays a message from the page. */
