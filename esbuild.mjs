@@ -75,7 +75,7 @@ if (want('test') && !production) {
   // Plain-Node mocha tiers: unit (pure), component (child processes, the real claude CLI, git), stress, corpus.
   for (const tier of ['unit', 'component', 'stress', 'corpus']) {
     const files = filesUnder(`test/${tier}`, '.test.ts');
-    if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' } });
+    if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' }, external: ['playwright-core'] });
   }
   const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));
   if (integration.length) configs.push({ ...nodeCommon, entryPoints: integration, outdir: 'dist/test/integration', outbase: 'test/integration', external: ['vscode', 'mocha'] });

@@ -1,6 +1,6 @@
 import { elementScroll, observeElementOffset, observeElementRect, Virtualizer } from '@tanstack/virtual-core';
 import { html, LitElement, nothing } from 'lit';
-import { styleMap } from 'lit/directives/style-map.js';
+import { ref } from 'lit/directives/ref.js';
 import { LOG_KINDS, type LogLine } from '../../src/protocol/dashboard';
 import { type LogFilter, toggleKind } from '../model/filters';
 import { formatClock } from '../model/format';
@@ -121,7 +121,7 @@ export class RalphLog extends LitElement {
         <button class="link" data-testid="open-full-log" @click=${() => this.dispatchEvent(new CustomEvent('open-full-log'))}><span class="codicon codicon-go-to-file"></span> Open the full log</button>
       </div>
       <div class="log-scroller" role="log" aria-live="off">
-        <div class="log-space" style=${styleMap({ height: `${v?.getTotalSize() ?? 0}px` })}>
+        <div class="log-space" ${cssom('height', `${v?.getTotalSize() ?? 0}px`)}>
           ${items.map((it) => {
             const line = this.buffer.viewLine(it.index);
             return line ? row(line, it.start) : nothing;
@@ -133,8 +133,16 @@ export class RalphLog extends LitElement {
   }
 }
 
+/**
+ * Sets one style property through the CSSOM. Lit's styleMap writes a `style` attribute on first render, which the
+ * page's CSP (no 'unsafe-inline' styles) blocks; CSSOM writes are allowed.
+ */
+function cssom(prop: string, value: string): unknown {
+  return ref((el) => { if (el) (el as HTMLElement).style.setProperty(prop, value); });
+}
+
 function row(line: LogLine, top: number): unknown {
-  return html`<div class="log-row kind-${line.kind}" style=${styleMap({ transform: `translateY(${top}px)` })}><span class="log-time">${formatClock(line.at)}</span><span class="log-kind">${line.kind}</span><span class="log-text">${line.text}</span></div>`;
+  return html`<div class="log-row kind-${line.kind}" ${cssom('transform', `translateY(${top}px)`)}><span class="log-time">${formatClock(line.at)}</span><span class="log-kind">${line.kind}</span><span class="log-text">${line.text}</span></div>`;
 }
 
 customElements.define('ralph-log', RalphLog);
