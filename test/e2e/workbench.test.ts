@@ -5,32 +5,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { findRepoRoot } from '../support/repoRoot';
-import { copyFixture, launchBrowser, openPage, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
+import { copyFixture, launchBrowser, openPage, packageVsix, runFromPalette, serverRoot, startServer, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
 
-/** Packages the extension with vsce (production build) and returns the .vsix path. */
-function packageVsix(outDir: string): string {
-  const vsix = path.join(outDir, 'ralph-loop.vsix');
-  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
-  return vsix;
-}
-
 async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(shots, { recursive: true });
   await page.screenshot({ path: path.join(shots, `e2e-${name}.png`) });
-}
-
-/** Runs a command as a person does: F1, type its title, Enter on the matching row. */
-async function runFromPalette(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
 }
 
 describe('Ralph Loop installed from its .vsix in the VS Code web workbench', function () {
@@ -44,7 +27,7 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
   before(async function () {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-'));
     const ext = path.join(tmp, 'ext');
-    const vsix = packageVsix(tmp);
+    const vsix = packageVsix(repo, tmp);
     execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
     ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);

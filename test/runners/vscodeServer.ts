@@ -4,7 +4,7 @@
  * integration runner (development + tests paths in the URL payload) and the e2e tests (installed .vsix).
  * Recipe: ../shared/docs/real-vscode-and-claude.md §2. Everything started here is ended by `stop()`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -129,3 +129,21 @@ export function writeRecordingStub(binDir: string, logFile: string, name = 'clau
   fs.writeFileSync(file, `#!/bin/sh\necho "${name} $*" >> '${logFile}'\necho "9.9.9-stub (Claude Code)"\n`);
   fs.chmodSync(file, 0o755);
 }
+
+/** Packages the extension with vsce (production build) and returns the .vsix path. */
+export function packageVsix(repo: string, outDir: string): string {
+  const vsix = path.join(outDir, 'ralph-loop.vsix');
+  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+  return vsix;
+}
+
+/** Runs a command as a person does: F1, type its title, Enter on the matching row. */
+export async function runFromPalette(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
+
