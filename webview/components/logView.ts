@@ -55,7 +55,8 @@ export class RalphLog extends LitElement {
   /** The buffer changed (lines appended or reset): re-render, and follow the newest line when following. */
   linesChanged(): void {
     this.requestUpdate();
-    if (this.follow) void this.updateComplete.then(() => this.scrollToLatest());
+    // Once after this render and once after the next layout (the virtualizer's total size can grow in between).
+    if (this.follow) void this.updateComplete.then(() => { this.scrollToLatest(); requestAnimationFrame(() => { if (this.follow) this.scrollToLatest(); }); });
   }
 
   protected override firstUpdated(): void {
