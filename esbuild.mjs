@@ -74,6 +74,8 @@ if (want('webview') && fs.existsSync('webview/main.ts')) {
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,
     sourcemap: production ? false : 'linked', logLevel: 'warning',
     entryPoints: ['webview/main.ts', ...filesUnder('webview', '.css')], outdir: 'dist/webview',
+    // codicon.ttf (imported by webview/main.css) is copied beside the css under its own name.
+    loader: { '.ttf': 'file' }, assetNames: '[name]', legalComments: 'none',
   });
 }
 if (want('test') && !production) {
@@ -81,7 +83,7 @@ if (want('test') && !production) {
   for (const tier of ['unit', 'component', 'stress', 'corpus']) {
     const files = filesUnder(`test/${tier}`, '.test.ts');
     fs.rmSync(`dist/test/${tier}`, { recursive: true, force: true }); // a test moved to another tier must not run twice
-    if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' } });
+    if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' }, external: ['playwright-core'] });
   }
   const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));
   if (integration.length) configs.push({ ...nodeCommon, entryPoints: integration, outdir: 'dist/test/integration', outbase: 'test/integration', external: ['vscode', 'mocha'] });

@@ -17,4 +17,17 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must not import vscode: put VS Code code in src/extension.' }] }],
     },
   },
+  {
+    // The dashboard page runs in a browser sandbox: it imports only src/protocol/ and its own npm dependencies.
+    files: ['webview/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'webview/ runs in the page: talk to the host through src/protocol.' }],
+        patterns: [
+          { regex: '^(\\.\\./)+(?!src/protocol/)(src|test|bench|scripts)(/|$)', message: 'webview/ may import only src/protocol/ from the project.' },
+          { regex: '^node:', message: 'webview/ runs in the page: no Node built-ins.' },
+        ],
+      }],
+    },
+  },
 );

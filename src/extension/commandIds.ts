@@ -15,6 +15,8 @@ export const CommandIds = {
   reset: 'ralph.reset',
   doctor: 'ralph.doctor',
   refresh: 'ralph.refresh',
+  openDashboard: 'ralph.openDashboard',
+  revealInDashboard: 'ralph.revealInDashboard',
   openLog: 'ralph.openLog',
   answer: 'ralph.answer',
 } as const;
@@ -50,6 +52,9 @@ export interface CommandTypes {
   'ralph.reset': { args: [ResetArgs?]; result: string[] | undefined };
   'ralph.doctor': { args: []; result: string };
   'ralph.refresh': { args: []; result: void };
+  'ralph.openDashboard': { args: []; result: void };
+  /** A tree node or `{ runId?, itemId? }` (see dashboard/revealTarget.ts). */
+  'ralph.revealInDashboard': { args: [unknown?]; result: void };
   'ralph.openLog': { args: [string?]; result: boolean };
   'ralph.answer': { args: [AnswerArgs?]; result: string | undefined };
 }

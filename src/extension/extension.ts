@@ -1,6 +1,10 @@
 import * as vscode from 'vscode';
 import { openActivityLog } from './activityLog';
 import { CommandIds, type AnswerArgs, type CommandId, type CommandTypes, type ResetArgs } from './commandIds';
+import { listRuns } from '../core/control/runs';
+import { DashboardHub } from './dashboard/dashboardHub';
+import { DashboardPanel, registerDashboardSerializer, type DashboardDeps } from './dashboard/dashboardPanel';
+import { revealTarget } from './dashboard/revealTarget';
 import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
 import { PlanLoader, planWorkerFile } from './planLoader';
@@ -26,6 +30,8 @@ export interface RalphExtensionApi {
   /** Live wave monitors (issue 18): orphan summaries per folder; `onDidChange` when a disposition changes. */
   waves: WaveMonitors;
   runs: RunController;
+  /** What the dashboard shows (tests read it). */
+  dashboard: DashboardHub;
   /** The one store every view reads (runs of the workspace, whoever started them, and plan snapshots). */
   store: RunStore;
   /** The status bar token gauge (tests read its item). */
@@ -97,6 +103,8 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const gauge = new StatusBarGauge(store);
   // Ralph: Status follows the store while it is open (at most every 2 s: it reads every task file).
   const statusRefresh = new Throttle(() => void reports.refresh(STATUS_DOC), 2000);
+  const dashboard = new DashboardHub(fileFolders, (f) => listRuns(f).runs, log);
+  const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };
   context.subscriptions.push(
     log,
     plan,
@@ -127,6 +135,11 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     waves,
     waves.onDidChange(() => plan.refresh()),
     registerCommand(CommandIds.answer, (args) => answerCommand(args, store, log)),
+    registerCommand(CommandIds.openDashboard, () => { DashboardPanel.createOrShow(dashboardDeps); }),
+    registerCommand(CommandIds.revealInDashboard, (arg) => DashboardPanel.createOrShow(dashboardDeps).reveal(revealTarget(arg))),
+    registerDashboardSerializer(dashboardDeps),
+    { dispose: () => DashboardPanel.instance?.dispose() },
+    runs.onEvent(({ folder, event }) => dashboard.engineEvent(folder, event)),
     registerCommand(CommandIds.openLog, async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined),
     new WorkspaceWatchers(log, (c) => {
       plan.refresh();
@@ -144,7 +157,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, waves, runs, store, gauge, activationMs, bundleEvalMs };
+  return { plan, waves, runs, store, gauge, dashboard, activationMs, bundleEvalMs };
 }
 
 /** Name of the Ralph: Status document (`ralph:/Ralph Status.txt`). */

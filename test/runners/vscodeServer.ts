@@ -185,3 +185,4 @@ export function writeRecordingStub(binDir: string, logFile: string, name = 'clau
   fs.writeFileSync(file, `#!/bin/sh\necho "${name} $*" >> '${logFile}'\necho "9.9.9-stub (Claude Code)"\n`);
   fs.chmodSync(file, 0o755);
 }
+

@@ -216,3 +216,65 @@ export const workspace = {
 };
 
 export const version = '1.100.3-fake';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Webview panels (the dashboard). Kept in one block so other additions merge cleanly.
+
+export enum ViewColumn { Active = -1, Beside = -2, One = 1, Two = 2 }
+export class Selection extends Range {}
+
+/** A fake webview panel: `posted` records what the extension posted; `receive` plays a message from the page. */
+export interface FakeWebviewPanel {
+  viewType: string;
+  title: string;
+  visible: boolean;
+  disposed: boolean;
+  posted: unknown[];
+  webview: { html: string; options: unknown; cspSource: string; postMessage(m: unknown): Promise<boolean>; asWebviewUri(u: Uri): Uri; onDidReceiveMessage: EventEmitter<unknown>['event'] };
+  receive(m: unknown): Promise<void>;
+  setVisible(v: boolean): void;
+  reveal(): void;
+  onDidDispose: EventEmitter<void>['event'];
+  onDidChangeViewState: EventEmitter<unknown>['event'];
+  iconPath?: unknown;
+  dispose(): void;
+}
+
+export const webviewRecord = { panels: [] as FakeWebviewPanel[], serializers: new Map<string, { deserializeWebviewPanel(p: FakeWebviewPanel, state: unknown): Thenable<void> }>() };
+
+/** Makes a fake panel (as `createWebviewPanel` does; tests also pass one to a serializer). */
+export function fakeWebviewPanel(viewType: string, title = ''): FakeWebviewPanel {
+  const received = new EventEmitter<unknown>();
+  const disposed = new EventEmitter<void>();
+  const viewState = new EventEmitter<unknown>();
+  const listeners: Promise<unknown>[] = [];
+  const panel: FakeWebviewPanel = {
+    viewType, title, visible: true, disposed: false, posted: [],
+    webview: {
+      html: '', options: {}, cspSource: 'https://fake.vscode-cdn.net',
+      postMessage: async (m) => { panel.posted.push(JSON.parse(JSON.stringify(m))); return true; },
+      asWebviewUri: (u) => Uri.from({ scheme: 'https', path: u.path }),
+      onDidReceiveMessage: (l) => received.event((m) => { const r = l(m); listeners.push(Promise.resolve(r)); return r; }),
+    },
+    async receive(m) { received.fire(m); await Promise.all(listeners.splice(0)); },
+    setVisible(v) { panel.visible = v; viewState.fire({ webviewPanel: panel }); },
+    reveal() { panel.setVisible(true); },
+    onDidDispose: disposed.event,
+    onDidChangeViewState: viewState.event,
+    dispose() { if (panel.disposed) return; panel.disposed = true; disposed.fire(); },
+  };
+  return panel;
+}
+
+Object.assign(window, {
+  activeTextEditor: undefined,
+  createWebviewPanel(viewType: string, title: string) {
+    const p = fakeWebviewPanel(viewType, title);
+    webviewRecord.panels.push(p);
+    return p;
+  },
+  registerWebviewPanelSerializer(viewType: string, s: { deserializeWebviewPanel(p: FakeWebviewPanel, state: unknown): Thenable<void> }) {
+    webviewRecord.serializers.set(viewType, s);
+    return { dispose: () => webviewRecord.serializers.delete(viewType) };
+  },
+});

@@ -1,0 +1,130 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { findRepoRoot } from '../support/repoRoot';
+import { copyFixture, launchBrowser, openPage, packageVsix, runFromPalette, serverRoot, startServer, type RunningServer } from '../runners/vscodeServer';
+import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
+
+const repo = findRepoRoot(__dirname);
+const shots = path.join(repo, 'test-results');
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: path.join(shots, `e2e-dashboard-${name}.png`) });
+}
+
+/** The dashboard page: two frames deep in the web workbench (code-server's test/e2e/webview.test.ts). */
+function dashboard(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, real claude CLI)', function () {
+  this.timeout(180_000);
+  let tmp: string;
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let model: ModelServer;
+  let ws: string;
+
+  before(async function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-dash-'));
+    const ext = path.join(tmp, 'ext');
+    const vsix = packageVsix(repo, tmp);
+    const listed = execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'ls', '--no-dependencies'], { cwd: repo, encoding: 'utf8' });
+    assert.match(listed, /dist\/webview\/main\.js/, 'the .vsix holds the page');
+    assert.match(listed, /dist\/webview\/codicon\.ttf/, 'the .vsix holds the codicons');
+    execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
+    ws = path.join(tmp, 'workspace');
+    copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
+    const task = path.join(ws, 'RALPH_TASK.md');
+    // Slow replies leave time to watch the run and pause it from the dashboard during the first iteration.
+    model = await startModelServer([
+      edit(task, '- [ ] Add tests', '- [x] Add tests', { usage: { input: 40_000, output: 500 }, delayMs: 4_000 }),
+      say('Tests added.', { usage: { input: 60_000, output: 800 }, delayMs: 4_000 }),
+      edit(task, '- [ ] Document the CLI', '- [x] Document the CLI', { usage: { input: 30_000, output: 400 }, delayMs: 1_000 }),
+      say('Documented.', { usage: { input: 50_000, output: 600 }, delayMs: 1_000 }),
+    ]);
+    const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+    fs.mkdirSync(path.join(tmp, 'home'));
+    server = await startServer({
+      repo, tmp, trusted: true, extensionsDir: ext,
+      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e', HOME: path.join(tmp, 'home'), IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+    });
+    browser = await launchBrowser();
+    page = await openPage(browser, server.url(ws));
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  });
+
+  after(async function () {
+    if (page) await screenshot(page, 'last').catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+    await model?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('opens with Ralph: Open Dashboard under a CSP with a nonce and no inline script', async () => {
+    await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
+    await runFromPalette(page, 'Ralph: Open Dashboard');
+    const d = dashboard(page);
+    await d.locator('ralph-dashboard .run-header').waitFor({ timeout: 60_000 });
+    const csp = await d.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    assert.match(csp ?? '', /script-src 'nonce-[A-Za-z0-9+/=]{20,}'/);
+    assert.match(csp ?? '', /default-src 'none'/);
+    assert.doesNotMatch(csp ?? '', /unsafe-inline|unsafe-eval/);
+    // Our page has one script, from dist/webview with the nonce. (VS Code itself prepends its acquireVsCodeApi shim
+    // to every webview document before the page's CSP applies: that one is not ours.)
+    const scripts = await d.locator('html').evaluate(() => Array.from(document.scripts).map((s) => ({ src: s.src.replace(/^.*\//, ''), nonce: (s.nonce ?? '').length > 0, vscodeShim: !s.src && (s.textContent ?? '').includes('acquireVsCodeApi') })));
+    assert.deepEqual(scripts.filter((s) => !s.vscodeShim), [{ src: 'main.js', nonce: true, vscodeShim: false }]);
+    // And the CSP holds: an inline script added to the page does not run.
+    const ran = await d.locator('html').evaluate(async () => {
+      const s = document.createElement('script');
+      s.textContent = 'window.__ralphInlineRan = true';
+      document.head.appendChild(s);
+      await new Promise((r) => setTimeout(r, 100));
+      return (window as unknown as { __ralphInlineRan?: boolean }).__ralphInlineRan === true;
+    });
+    assert.equal(ran, false, 'an inline script ran despite the CSP');
+    await screenshot(page, '1-open');
+  });
+
+  it('shows a run started with Ralph: Start live: the chart grows and log lines stream; Pause and Resume work from it', async () => {
+    await runFromPalette(page, 'Ralph: Start');
+    const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first();
+    await pick.waitFor({ timeout: 30_000 });
+    await pick.click();
+    const d = dashboard(page);
+    await d.locator('[data-testid="run-state"]', { hasText: 'running' }).waitFor({ timeout: 60_000 });
+    await d.locator('.log-row').first().waitFor({ timeout: 30_000 });
+    await d.locator('.chart-host[data-points]:not([data-points="0"])').waitFor({ timeout: 60_000 });
+    const points1 = Number(await d.locator('.chart-host').getAttribute('data-points'));
+    await screenshot(page, '2-running');
+    await d.locator('button[data-action="pause"]:not([disabled])').click();
+    await d.locator('[data-testid="run-state"]', { hasText: 'paused' }).waitFor({ timeout: 90_000 });
+    await d.locator('[data-testid="gate-table"] tbody tr').first().waitFor({ timeout: 30_000 });
+    await screenshot(page, '3-paused-gate');
+    await d.locator('button[data-action="resume"]:not([disabled])').click();
+    await d.locator('[data-testid="run-state"]', { hasText: 'completed' }).waitFor({ timeout: 120_000 });
+    const points2 = Number(await d.locator('.chart-host').getAttribute('data-points'));
+    assert.ok(points2 > points1, `the chart grew: ${points1} → ${points2} points`);
+    assert.ok((await d.locator('[data-testid="gate-table"] tbody tr').count()) >= 2, 'a gate row per verified task');
+    assert.match(await d.locator('[data-testid="run-progress"]').innerText(), /3\/3 done/);
+    const logText = (await d.locator('.log-row').allInnerTexts()).join('\n');
+    assert.match(logText, /GATE/);
+    await screenshot(page, '4-completed');
+  });
+
+  it('is restored after the window reloads', async () => {
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    const d = dashboard(page);
+    await d.locator('[data-testid="run-state"]', { hasText: 'completed' }).waitFor({ timeout: 90_000 });
+    assert.ok((await d.locator('[data-testid="gate-table"] tbody tr').count()) >= 2);
+    await screenshot(page, '5-restored');
+  });
+});

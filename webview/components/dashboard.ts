@@ -1,0 +1,221 @@
+import { html, LitElement, nothing } from 'lit';
+import type { ControlAction, GateRow, HostMessage, PageRequest, RunHeader } from '../../src/protocol/dashboard';
+import { enabledControls } from '../model/controls';
+import { filterFromState, type LogFilter } from '../model/filters';
+import { formatClock, formatDuration, formatTokens, formatUsd } from '../model/format';
+import { LogBuffer } from '../model/logBuffer';
+import { initialPageState, reducePage, type PageState } from '../model/pageState';
+import { nextSort, sortTasks, TASK_SORT_KEYS, type TaskSort, type TaskSortKey } from '../model/tasks';
+import { postToHost, vscodeApi } from '../vscodeApi';
+import type { RalphLog } from './logView';
+import type { RalphTokenChart } from './tokenChart';
+import './logView';
+import './tokenChart';
+
+/** Lines the page keeps (older ones are in the full log, opened in an editor). */
+export const PAGE_LOG_CAPACITY = 20_000;
+
+const CONTROLS: { action: ControlAction; label: string; icon: string; title: string }[] = [
+  { action: 'start', label: 'Start', icon: 'play', title: 'Start a run (Ralph: Start)' },
+  { action: 'pause', label: 'Pause', icon: 'debug-pause', title: 'Pause after this iteration' },
+  { action: 'resume', label: 'Resume', icon: 'debug-continue', title: 'Resume the paused run' },
+  { action: 'stop', label: 'Stop', icon: 'debug-stop', title: 'Stop after this iteration' },
+  { action: 'cancel', label: 'Cancel', icon: 'close', title: "End this window's run now (the agent first)" },
+];
+
+const TASK_COLUMNS: Record<TaskSortKey, string> = { itemId: 'Task', iterations: 'Iterations', input: 'Input', output: 'Output', cacheRead: 'Cache read', costUsd: 'Cost' };
+
+/**
+ * The dashboard page: header and controls, a waiting question, tokens (chart and cost per task), gates and the
+ * Ralph log. It renders only what the host sends through the protocol and asks the host for everything else.
+ */
+export class RalphDashboard extends LitElement {
+  private page: PageState = initialPageState();
+  private readonly filter: LogFilter;
+  private readonly buffer: LogBuffer;
+  private sort: TaskSort = { key: 'costUsd', descending: true };
+  private follow: boolean;
+  private nextId = 1;
+  private error: string | null = null;
+  private revealed: string | null = null;
+  private clock: ReturnType<typeof setInterval> | undefined;
+
+  constructor() {
+    super();
+    const saved = vscodeApi().getState() ?? {};
+    this.filter = filterFromState(saved.filter);
+    this.buffer = new LogBuffer(PAGE_LOG_CAPACITY, this.filter);
+    const s = saved.sort as Partial<TaskSort> | undefined;
+    if (s && TASK_SORT_KEYS.includes(s.key as TaskSortKey)) this.sort = { key: s.key as TaskSortKey, descending: !!s.descending };
+    this.follow = saved.follow !== false;
+  }
+
+  protected override createRenderRoot(): HTMLElement {
+    return this;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.clock = setInterval(() => { if (this.page.data.run?.live) this.requestUpdate(); }, 1000);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearInterval(this.clock);
+  }
+
+  /** A parsed message from the host. */
+  receive(msg: HostMessage): void {
+    if (msg.type === 'reply') {
+      this.error = msg.ok ? null : (msg.error ?? 'the request failed');
+      this.requestUpdate();
+      return;
+    }
+    const { state, effects } = reducePage(this.page, msg);
+    this.page = state;
+    let logChanged = false;
+    for (const fx of effects) {
+      if (fx.kind === 'resync') postToHost({ type: 'resync', lastSeq: fx.lastSeq });
+      else if (fx.kind === 'resetLog') { this.buffer.reset(fx.lines); logChanged = true; }
+      else if (fx.kind === 'appendLog') { this.buffer.append(fx.lines); logChanged = true; }
+      else if (fx.kind === 'reveal') this.reveal(fx.itemId);
+    }
+    this.requestUpdate();
+    if (logChanged) this.querySelector<RalphLog>('ralph-log')?.linesChanged();
+  }
+
+  private request(request: PageRequest): void {
+    postToHost({ type: 'request', id: this.nextId++, request });
+  }
+
+  private saveUi(): void {
+    vscodeApi().setState({ filter: this.filter, sort: this.sort, follow: this.follow });
+  }
+
+  private setFilter(f: LogFilter): void {
+    Object.assign(this.filter, f);
+    this.buffer.setFilter(this.filter);
+    this.saveUi();
+    this.requestUpdate();
+    this.querySelector<RalphLog>('ralph-log')?.linesChanged();
+  }
+
+  private reveal(itemId: string | null): void {
+    this.revealed = itemId;
+    if (itemId) this.setFilter({ ...this.filter, text: itemId });
+    void this.updateComplete.then(() => this.querySelector(`[data-task="${CSS.escape(itemId ?? '')}"]`)?.scrollIntoView({ block: 'nearest' }));
+  }
+
+  protected override updated(): void {
+    const chart = this.querySelector<RalphTokenChart>('ralph-token-chart');
+    const run = this.page.data.run;
+    if (chart) {
+      chart.points = this.page.data.tokens;
+      chart.warnAt = run?.context.warnAt ?? 0;
+      chart.rotateAt = run?.context.rotateAt ?? 0;
+      chart.requestUpdate();
+    }
+    const log = this.querySelector<RalphLog>('ralph-log');
+    if (log) {
+      log.buffer = this.buffer;
+      log.filter = this.filter;
+      log.total = this.page.data.logTotal;
+      log.requestUpdate();
+    }
+  }
+
+  protected override render(): unknown {
+    const d = this.page.data;
+    const run = d.run;
+    return html`
+      ${this.header(run)}
+      ${this.error ? html`<div class="error-line" role="alert"><span class="codicon codicon-error"></span> ${this.error}</div>` : nothing}
+      ${run?.question ? this.question(run) : nothing}
+      <section class="panel tokens">
+        <h2><span class="codicon codicon-pulse"></span> Tokens <span class="sub">cost ${formatUsd(run?.costUsd ?? 0)} (the agent's estimate)</span></h2>
+        <ralph-token-chart></ralph-token-chart>
+        ${this.taskTable()}
+      </section>
+      <section class="panel gates">
+        <h2><span class="codicon codicon-verified"></span> Gates <span class="sub">${d.gates.length} run${d.gates.length === 1 ? '' : 's'}</span></h2>
+        ${this.gateTable(d.gates)}
+      </section>
+      <section class="panel log">
+        <h2><span class="codicon codicon-output"></span> Ralph log</h2>
+        <ralph-log .buffer=${this.buffer} .filter=${this.filter} .follow=${this.follow} .total=${d.logTotal}
+          @filter-change=${(e: CustomEvent<LogFilter>) => this.setFilter(e.detail)}
+          @follow-change=${(e: CustomEvent<boolean>) => { this.follow = e.detail; this.saveUi(); }}
+          @open-full-log=${() => this.request({ method: 'openFullLog' })}></ralph-log>
+      </section>`;
+  }
+
+  private header(run: RunHeader | null): unknown {
+    const enabled = enabledControls(run);
+    const d = this.page.data;
+    const elapsed = run?.startedAt ? (run.endedAt ?? Date.now()) - run.startedAt : null;
+    return html`<header class="run-header">
+      <div class="run-line">
+        <span class="state state-${run?.state ?? 'idle'}" data-testid="run-state">${run?.state ?? 'no run yet'}</span>
+        ${run?.stateDetail ? html`<span class="detail">${run.stateDetail}</span>` : nothing}
+        <select class="run-pick" aria-label="Run shown" @change=${(e: Event) => { const v = (e.target as HTMLSelectElement).value; this.request({ method: 'pickRun', runId: v || null }); }}>
+          <option value="" ?selected=${d.pinnedRunId === null}>Follow the live or latest run</option>
+          ${[...d.runs].reverse().map((r) => html`<option value=${r.runId} ?selected=${d.pinnedRunId === r.runId}>${r.label} — ${r.state}</option>`)}
+        </select>
+        ${run && !run.live ? html`<span class="static-note">shown from its log</span>` : nothing}
+      </div>
+      ${run ? html`<dl class="facts">
+        <div><dt>Source</dt><dd>${run.source || '—'}</dd></div>
+        <div><dt>Item</dt><dd data-testid="run-item">${run.item ? `${run.item.id} ${run.item.title}` : '—'}</dd></div>
+        <div><dt>Attempt</dt><dd>${run.attempt ? `${run.attempt}${run.maxAttempts ? ` of ${run.maxAttempts}` : ''}` : '—'}</dd></div>
+        <div><dt>Iteration</dt><dd data-testid="run-iteration">${run.iteration}${run.maxIterations ? ` / ${run.maxIterations}` : ''}</dd></div>
+        <div><dt>Elapsed</dt><dd>${elapsed === null ? '—' : formatDuration(elapsed)}</dd></div>
+        <div><dt>Progress</dt><dd data-testid="run-progress">${run.progress.done}/${run.progress.total} done</dd></div>
+        <div><dt>Context</dt><dd>${formatTokens(run.context.tokens)}${run.context.window ? ` / ${formatTokens(run.context.window)} (${Math.round((100 * run.context.tokens) / run.context.window)}%)` : ''}</dd></div>
+      </dl>` : html`<p class="empty">No Ralph run in this workspace yet. Start one to see its tokens, gates and log here.</p>`}
+      <div class="controls" role="toolbar" aria-label="Run controls">
+        ${CONTROLS.map((c) => html`<button class="control" data-action=${c.action} title=${c.title} ?disabled=${!enabled[c.action]}
+          @click=${() => this.request({ method: 'control', action: c.action, runId: c.action === 'start' ? null : (run?.runId ?? null) })}><span class="codicon codicon-${c.icon}"></span> ${c.label}</button>`)}
+      </div>
+    </header>`;
+  }
+
+  private question(run: RunHeader): unknown {
+    const q = run.question!;
+    const send = () => {
+      const box = this.querySelector<HTMLTextAreaElement>('.answer-box');
+      const text = box?.value.trim() ?? '';
+      if (!text) return;
+      this.request({ method: 'answer', runId: run.runId, itemId: q.itemId, text });
+      if (box) box.value = '';
+    };
+    return html`<section class="panel question" data-testid="question">
+      <h2><span class="codicon codicon-question"></span> The agent asks${q.itemId ? ` (${q.itemId})` : ''} <span class="sub">since ${formatClock(q.askedAt)}</span></h2>
+      <p class="question-text">${q.text}</p>
+      <textarea class="answer-box" rows="3" aria-label="Your answer" placeholder="Your answer"></textarea>
+      <button class="primary" data-testid="answer" @click=${send}><span class="codicon codicon-send"></span> Answer</button>
+    </section>`;
+  }
+
+  private taskTable(): unknown {
+    const tasks = sortTasks(this.page.data.tasks, this.sort);
+    if (!tasks.length) return html`<p class="empty">No task has finished an iteration yet.</p>`;
+    const th = (k: TaskSortKey) => html`<th aria-sort=${this.sort.key === k ? (this.sort.descending ? 'descending' : 'ascending') : 'none'}>
+      <button class="sort" @click=${() => { this.sort = nextSort(this.sort, k); this.saveUi(); this.requestUpdate(); }}>${TASK_COLUMNS[k]}${this.sort.key === k ? html` <span class="codicon codicon-${this.sort.descending ? 'arrow-down' : 'arrow-up'}"></span>` : nothing}</button></th>`;
+    return html`<table class="tasks" data-testid="task-table"><thead><tr>${TASK_SORT_KEYS.map(th)}</tr></thead><tbody>
+      ${tasks.map((t) => html`<tr data-task=${t.itemId} class=${this.revealed === t.itemId ? 'revealed' : ''}><td title=${t.title}>${t.itemId}</td><td>${t.iterations}</td><td>${formatTokens(t.input)}</td><td>${formatTokens(t.output)}</td><td>${formatTokens(t.cacheRead)}</td><td>${formatUsd(t.costUsd)}</td></tr>`)}
+    </tbody></table>`;
+  }
+
+  private gateTable(gates: readonly GateRow[]): unknown {
+    if (!gates.length) return html`<p class="empty">No gate has run yet.</p>`;
+    return html`<table class="gates" data-testid="gate-table"><thead><tr><th>Tier</th><th>Exit</th><th>Duration</th><th>When</th><th>Command</th><th>First failing lines</th></tr></thead><tbody>
+      ${[...gates].reverse().map((g) => html`<tr class="gate-row ${g.passed === null ? 'pending' : g.passed ? 'passed' : 'failed'} ${g.hasLog ? 'has-log' : ''}" data-gate=${g.id}
+          title=${g.hasLog ? 'Open the gate log' : ''} @click=${() => g.hasLog && this.request({ method: 'openGateLog', gateId: g.id })}>
+        <td><span class="codicon codicon-${g.passed === null ? 'loading codicon-modifier-spin' : g.passed ? 'pass' : 'error'}"></span> ${g.tier}</td>
+        <td>${g.exitCode ?? '…'}</td><td>${g.durationMs === null ? '…' : formatDuration(g.durationMs)}</td><td>${formatClock(g.at)}</td>
+        <td class="mono">${g.command}</td><td class="mono fail-lines">${g.failingLines.slice(0, 3).join('\n')}</td></tr>`)}
+    </tbody></table>`;
+  }
+}
+
+customElements.define('ralph-dashboard', RalphDashboard);

@@ -1,0 +1,121 @@
+import { LitElement, html } from 'lit';
+import uPlot from 'uplot';
+import type { TokenPoint } from '../../src/protocol/dashboard';
+import { chartColumns, rotationMarks } from '../model/chartData';
+import { formatTokens, formatUsd } from '../model/format';
+
+/** A `--vscode-*` colour from the page's theme (VS Code sets them on the document element). */
+function themeColor(name: string, fallbackVar = '--vscode-foreground'): string {
+  const s = getComputedStyle(document.documentElement);
+  return s.getPropertyValue(name).trim() || s.getPropertyValue(fallbackVar).trim() || 'gray';
+}
+
+/**
+ * Context tokens per iteration over time (uPlot), against the warn and rotate lines, with a vertical marker where
+ * an iteration began after a rotation, and the run's cumulative cost on a second axis. Colours come from the VS
+ * Code theme's chart variables; the chart re-reads them when the theme changes.
+ */
+export class RalphTokenChart extends LitElement {
+  points: readonly TokenPoint[] = [];
+  warnAt = 0;
+  rotateAt = 0;
+  private plot: uPlot | undefined;
+  private resize: ResizeObserver | undefined;
+  private themeObserver: MutationObserver | undefined;
+
+  protected override createRenderRoot(): HTMLElement {
+    return this;
+  }
+
+  protected override render(): unknown {
+    return html`<div class="chart-host" data-testid="token-chart" data-points=${this.points.length}></div>`;
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.resize?.disconnect();
+    this.themeObserver?.disconnect();
+    this.plot?.destroy();
+    this.plot = undefined;
+  }
+
+  protected override firstUpdated(): void {
+    const host = this.querySelector<HTMLElement>('.chart-host')!;
+    this.resize = new ResizeObserver(() => this.plot?.setSize({ width: Math.max(200, host.clientWidth), height: 180 }));
+    this.resize.observe(host);
+    // A theme change (body class) re-creates the chart with the new colours.
+    this.themeObserver = new MutationObserver(() => this.rebuild());
+    this.themeObserver.observe(document.body, { attributes: true, attributeFilter: ['class'] });
+    this.rebuild();
+  }
+
+  protected override updated(): void {
+    if (!this.plot) return;
+    this.plot.setData(chartColumns(this.points));
+  }
+
+  private rebuild(): void {
+    const host = this.querySelector<HTMLElement>('.chart-host');
+    if (!host) return;
+    this.plot?.destroy();
+    const fg = themeColor('--vscode-foreground');
+    const grid = themeColor('--vscode-editorWidget-border', '--vscode-panel-border');
+    const ctxColor = themeColor('--vscode-charts-blue');
+    const costColor = themeColor('--vscode-charts-green');
+    const warnColor = themeColor('--vscode-charts-yellow');
+    const rotateColor = themeColor('--vscode-charts-red');
+    const font = `11px ${themeColor('--vscode-font-family')}`;
+    const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, font };
+    const opts: uPlot.Options = {
+      width: Math.max(200, host.clientWidth),
+      height: 180,
+      legend: { show: true },
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: true }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] }, usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] } },
+      series: [
+        {},
+        { label: 'context', scale: 'tokens', stroke: ctxColor, width: 1.5, value: (_u, v) => (v == null ? '–' : formatTokens(v)) },
+        { label: 'cost', scale: 'usd', stroke: costColor, width: 1, dash: [4, 3], value: (_u, v) => (v == null ? '–' : formatUsd(v)) },
+      ],
+      axes: [
+        { ...axis },
+        { ...axis, scale: 'tokens', values: (_u, vals) => vals.map((v) => formatTokens(v)), size: 50 },
+        { ...axis, scale: 'usd', side: 1, grid: { show: false }, values: (_u, vals) => vals.map((v) => formatUsd(v)), size: 60 },
+      ],
+      hooks: {
+        draw: [(u) => {
+          const c = u.ctx;
+          const { left, top, width, height } = u.bbox;
+          const hline = (value: number, color: string, label: string) => {
+            if (!value) return;
+            const y = Math.round(u.valToPos(value, 'tokens', true));
+            if (y < top || y > top + height) return;
+            c.save();
+            c.strokeStyle = color;
+            c.setLineDash([6, 4]);
+            c.lineWidth = devicePixelRatio;
+            c.beginPath(); c.moveTo(left, y); c.lineTo(left + width, y); c.stroke();
+            c.fillStyle = color;
+            c.font = `${10 * devicePixelRatio}px sans-serif`;
+            c.fillText(label, left + 4, y - 3);
+            c.restore();
+          };
+          hline(this.warnAt, warnColor, `warn ${formatTokens(this.warnAt)}`);
+          hline(this.rotateAt, rotateColor, `rotate ${formatTokens(this.rotateAt)}`);
+          for (const x of rotationMarks(this.points)) {
+            const px = Math.round(u.valToPos(x, 'x', true));
+            if (px < left || px > left + width) continue;
+            c.save();
+            c.strokeStyle = rotateColor;
+            c.lineWidth = devicePixelRatio;
+            c.beginPath(); c.moveTo(px, top); c.lineTo(px, top + height); c.stroke();
+            c.restore();
+          }
+        }],
+      },
+    };
+    this.plot = new uPlot(opts, chartColumns(this.points), host);
+  }
+}
+
+customElements.define('ralph-token-chart', RalphTokenChart);
