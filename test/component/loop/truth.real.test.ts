@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { EngineEvent } from '../../../src/core/loop/events';
 import { bash, edit, say } from '../../support/modelServer';
@@ -51,6 +52,13 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const run = await runEngine(ws, [bash(ralph('task done fn-1.2 --force')), say('Marked fn-1.2.'), say('Nothing more.')], { config: { gates: { basic: 'false' }, maxIterations: 2 } });
     assert.notEqual(JSON.parse(ws.read('.flow/tasks/fn-1.2.json')).status, 'done', run.lines.join('\n'));
     assert.deepEqual(ofType(run.events, 'claimPutBack').flatMap((e) => e.items.map((i) => i.id)), ['fn-1.2']);
+  });
+
+  it('an agent that drops its iteration token is still inside the iteration: its `ralph task done` is a claim', async () => {
+    ws = make({ 'quantum.json': quantum([{ id: 'US-001' }, { id: 'US-002' }]) });
+    const run = await runEngine(ws, [bash(`env -u RALPH_ITERATION_TOKEN ${ralph('task done US-002 --force')}`), say('Marked US-002.')], { config: { gates: { basic: 'false' }, maxIterations: 1 } });
+    assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
+    assert.equal(fs.existsSync(ws.file('.ralph/person-done.json')), false, 'no person mark recorded');
   });
 
   it('a person\'s `ralph task done` from outside the iteration is theirs', async () => {
