@@ -243,6 +243,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const actor = resolveActor(this.folder);
     this.actor = actor;
     const source = this.pickSource(actor);
+    const unreadable = source.unreadable?.() ?? [];
+    if (unreadable.length) throw new EngineRefusal(`${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`);
     const gates = await resolveGates(this.folder, this.o.config);
     this.gates = gates;
     if (!gates && !this.o.noGates) {

@@ -5,7 +5,7 @@ import { storyRetries } from '../model/quantum';
 import { parseCheckboxes, readChecklists, type CheckboxItem, type ChecklistFile } from '../sources/checklist/checklist';
 import { readTextSync } from '../store/readJsonFile';
 import { setCheckboxes } from '../sources/checklist/checklistWrite';
-import { readFlowWorkspace } from '../sources/flowNext/readFlow';
+import { flowItemProblems, readFlowWorkspace } from '../sources/flowNext/readFlow';
 import { blockItem, completeItem, nextWork, releaseItem, resetItem, startItem } from '../sources/operations';
 import { quantumNext } from '../sources/quantum/quantumOps';
 import { readQuantum } from '../sources/quantum/readQuantum';
@@ -87,6 +87,11 @@ export interface WorkSource {
   progress(): Promise<{ done: number; total: number }>;
   /** Changes whenever any status or checkbox changes (stall detection). */
   fingerprint(): Promise<string>;
+  /**
+   * Item files of this source that cannot be read (`file:line:column: message`), issue 11: a source with an item it
+   * cannot read is never complete. Absent: the source has no per-item files (quantum.json throws as a whole).
+   */
+  unreadable?(): string[];
   /** Items of this source that an earlier run left in progress (crash recovery when run.json names none). */
   inProgress(): Promise<WorkItemRef[]>;
   /**
@@ -221,8 +226,15 @@ export class FlowSource implements WorkSource {
     return this.ws().tasks.find((t) => t.id === id);
   }
 
+  unreadable(): string[] {
+    return flowItemProblems(this.ws()).map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`);
+  }
+
   async next(): Promise<NextResult> {
     const ws = this.ws();
+    // A task or epic file that does not parse is an item we cannot see: never "complete", never "nothing to do".
+    const bad = this.unreadable();
+    if (bad.length) return { kind: 'blocked', reason: `${this.label} has a file that cannot be read: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}` };
     if (!ws.tasks.length) return { kind: 'empty' };
     const ans = nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor });
     if (ans.flow?.status === 'work') {
