@@ -106,7 +106,7 @@ export type Observation =
    * After a work iteration: does the source say the item is done, which signals the agent gave, and `others`: the
    * other items that turned done since the claim baseline (a person's own `ralph task done` excluded).
    */
-  | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string; others?: WorkItemRef[] }
+  | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string; others?: (WorkItemRef & { risky?: boolean })[] }
   /** The item's gate ran (`gate` null: the run has no gates). */
   | { kind: 'verified'; gate: { tier: GateTier; passed: boolean; reason: string } | null; approach: string }
   /** After an iteration that claimed nothing: did anything change (status, checkbox, commit)? */
@@ -300,8 +300,10 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'claimed': {
       const item = lane.item;
       if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a claim was checked with no item open' }, { type: 'continue' }]);
-      const others = obs.others ?? [];
-      if (obs.done) return out([{ type: 'runGate', tier: item.risky ? 'full' : 'basic' }], run, { ...lane, claims: others });
+      const others = (obs.others ?? []).map((o) => ({ source: o.source, id: o.id, title: o.title }));
+      // The gate verifies every item it accepts: a risky one among them asks for the `full` tier.
+      const risky = item.risky || (obs.others ?? []).some((o) => o.risky);
+      if (obs.done) return out([{ type: 'runGate', tier: risky ? 'full' : 'basic' }], run, { ...lane, claims: others });
       // Other items claimed in an iteration that did not finish its own: no gate verifies them, they go back.
       const actions: Action[] = others.length ? [{ type: 'putBack', items: others, reason: `claimed done in an iteration that did not finish ${item.id}; no gate verified it` }] : [];
       if (obs.completeSignal) actions.push({ type: 'warning', message: `agent signaled complete but ${obs.sourceLabel} says "${item.title}" is not done` });

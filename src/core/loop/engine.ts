@@ -156,7 +156,7 @@ interface WorkInProgress {
  * The claims since `baseline` that are not a person's own (`ralph task done` from outside an iteration after the
  * baseline was taken): what a green gate must confirm, or what goes back (issue 11).
  */
-export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<WorkItemRef[]> {
+export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<(WorkItemRef & { risky?: boolean })[]> {
   const claims = await source.claimsSince(baseline);
   if (!claims.length) return [];
   const theirs = markedByPerson(await readPersonMarks(folder), claims, baseline.at);
@@ -540,7 +540,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         const w = this.work!;
         const signals = w.out?.signals ?? [];
         w.claim = await source.claim(w.item, signals);
-        const others = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).filter((i) => i.id !== w.item.id).map((i) => ref(i)) : [];
+        const others = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).filter((i) => i.id !== w.item.id).map((i) => ({ ...ref(i), ...(i.risky ? { risky: true } : {}) })) : [];
         return then({ kind: 'claimed', done: w.claim.done, completeSignal: signals.some((s) => s.kind === 'complete'), storyFailed: signals.some((s) => s.kind === 'storyFailed'), lastText: oneLine(w.out?.lastText ?? ''), sourceLabel: source.label, others });
       }
       case 'runGate': {

@@ -69,8 +69,11 @@ export interface WorkSource {
    * crash recovery can undo what a crashed iteration claimed (checklist: the keys of the boxes already done).
    */
   snapshot(): Promise<ClaimBaseline>;
-  /** Every item done now that was not done at `baseline` (the claims since then, the current item included). */
-  claimsSince(baseline: ClaimBaseline): Promise<WorkItemRef[]>;
+  /**
+   * Every item done now that was not done at `baseline` (the claims since then, the current item included);
+   * `risky`: the item needs the `full` gate.
+   */
+  claimsSince(baseline: ClaimBaseline): Promise<(WorkItemRef & { risky?: boolean })[]>;
   /** Puts claimed items back to not done (quantum `pending`, flow-next `todo`, checklist unticked); attempts kept. */
   putBack(items: readonly WorkItemRef[]): Promise<void>;
   claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim>;
@@ -384,7 +387,7 @@ export class ChecklistSource implements WorkSource {
     const was = new Set(baseline.done);
     const newly = this.keyed(this.list().items).filter((k) => k.box.done && !was.has(k.key));
     for (const k of newly) this.keys.set(this.idOf(k.box), k.key);
-    return newly.map((k) => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text }));
+    return newly.map((k) => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}) }));
   }
   async putBack(items: readonly WorkItemRef[]) {
     const boxes = this.list().items;

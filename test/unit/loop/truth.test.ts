@@ -107,3 +107,14 @@ describe('decide(): every item, every exit (issue 11)', () => {
     }
   });
 });
+
+describe('decide(): the gate that verifies other claims (issue 11)', () => {
+  it('a risky box among the other claims asks for the full gate', () => {
+    const d = decide(run(), working({ item: BOX }), claimed({ done: true, others: [{ source: 'checklist', id: 'RALPH_TASK.md:4', title: 'Migrate', risky: true }] }));
+    assert.deepEqual(d.actions, [{ type: 'runGate', tier: 'full' }]);
+    assert.deepEqual(d.next.lane.claims, [{ source: 'checklist', id: 'RALPH_TASK.md:4', title: 'Migrate' }]);
+  });
+  it('plain claims keep the basic gate', () => {
+    assert.deepEqual(decide(run(), working({ item: BOX }), claimed({ done: true, others: [OTHER] })).actions, [{ type: 'runGate', tier: 'basic' }]);
+  });
+});
