@@ -2,9 +2,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { EngineEvent } from '../../../src/core/loop/events';
-import { bash, edit, say } from '../../support/modelServer';
+import { spawn } from 'node:child_process';
+import { bash, edit, say, startModelServer } from '../../support/modelServer';
 import { cliPath } from '../../support/cli';
-import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
+import { claudeBinary } from '../../support/claude';
+import { type Workspace, agentEnv, runEngine, useWorkspaces } from '../../support/engineHarness';
 
 /**
  * Issue 11 "Every item, every exit": an agent (the real claude CLI, scripted through the model server) claims
@@ -99,6 +101,34 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const run = await runEngine(ws, [edit(ws.file('RALPH_TASK.md'), '- [ ] Make', '- [x] Make'), say('Done.')], { config: { gates: { basic: 'true', final: 'true' }, maxIterations: 1 } });
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     assert.equal(run.result.exitCode, 0);
+  });
+
+  it('Ctrl-C twice during an iteration: the next run puts back the box the agent ticked (ralph run process)', async () => {
+    ws = make({ 'RALPH_TASK.md': '# T\n\n- [ ] One\n- [ ] Two\n', '.ralph/config.json': JSON.stringify({ claudePath: claudeBinary, gates: { basic: 'false' }, timing: { betweenIterationsMs: 50, killGraceMs: 8000 } }) });
+    // The agent ticks another box, then works on (a long command) when Ctrl-C is pressed twice.
+    const server = await startModelServer([edit(ws.file('RALPH_TASK.md'), '- [ ] Two', '- [x] Two'), bash("trap '' TERM; sleep 60"), say('never')]);
+    try {
+      const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      const child = spawn(process.execPath, [cliPath, 'run', '--json'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.stdout.resume();
+      child.stderr.resume();
+      await server.waitForAgentRequests(2);
+      const deadline = Date.now() + 20_000;
+      while (!ws.read('RALPH_TASK.md').includes('- [x] Two') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 500));
+      // The second Ctrl-C follows at once (as a person pressing twice): the engine cannot finish its end first.
+      child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 30));
+      child.kill('SIGINT');
+      assert.equal(await exited, 130);
+      assert.match(ws.read('RALPH_TASK.md'), /- \[x\] Two/, 'Ctrl-C twice left the unverified tick (the case to recover)');
+      const run = await runEngine(ws, [say('Nothing done.')], { config: { gates: { basic: 'false' }, maxIterations: 1 } });
+      assert.equal(ws.read('RALPH_TASK.md'), '# T\n\n- [ ] One\n- [ ] Two\n', run.lines.join('\n'));
+    } finally {
+      await server.close();
+    }
   });
 
   it('a run that ended with claims open (Ctrl-C twice marks it stopped) has them put back at the next start', async () => {
