@@ -110,6 +110,8 @@ export function registerRunCommand(program: Command): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // A closed terminal ends the run as Ctrl-C does: unverified claims are put back (issue 11 "every exit").
+      process.on('SIGHUP', onSignal);
       // The completion marker is written on every exit path (flow-next §2.11-5), even one the engine never reached.
       const onExit = () => recorder.completeIfOpen('INTERRUPTED');
       process.on('exit', onExit);
@@ -129,6 +131,7 @@ export function registerRunCommand(program: Command): void {
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        process.off('SIGHUP', onSignal);
       }
     });
 }

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { insideIteration, recordPersonDone } from '../core/loop/personMarks';
 import { readFile } from 'node:fs/promises';
 import { resolveActor } from '../core/sources/actor';
 import { blockItem, completeItem, resetItem, startItem } from '../core/sources/operations';
@@ -64,6 +65,8 @@ export function registerTaskCommand(program: Command): void {
           evidence = parsed.value as Evidence;
         }
         const r = await completeItem(id, { folder, actor: opts.actor ?? resolveActor(folder), force: opts.force, summary, evidence });
+        // A person's mark is theirs; from inside an iteration it is a claim the engine verifies (issue 11).
+        if (!insideIteration(folder)) await recordPersonDone(folder, { source: r.source, id });
         printResult(!!opts.json, { success: true, id, source: r.source, status: r.source === 'quantum' ? 'passed' : 'done' }, `Completed ${id}`);
       });
     });

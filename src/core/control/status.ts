@@ -1,4 +1,5 @@
 import type { PlanItem, SourceId } from '../model/plan';
+import { flowItemProblems } from '../sources/flowNext/readFlow';
 import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources } from '../sources/plan';
@@ -48,6 +49,8 @@ export interface StatusSnapshot {
   checklists: { path: string; done: number; total: number }[];
   /** "X/Y": done items over all items of every source. */
   progress: string;
+  /** Item files that cannot be read (flow-next task / epic files that do not parse): the source is not complete (issue 11). */
+  unreadable_items: number;
   in_progress: { source: SourceId; id: string; title: string; since: string | null; assignee?: string }[];
   /** The newest completion over flow-next tasks (`completed_at`, else `updated_at`) and passed stories (`updatedAt`, `story_passed` progress entries). */
   last_completed: { source: SourceId; id: string; title: string; at: string } | null;
@@ -110,6 +113,7 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     stories: count(['pending', 'in_progress', 'passed', 'failed', 'blocked'] as const, (src.quantum?.data.stories ?? []).map((s) => s.status)),
     checklists: src.checklists.map((c) => ({ path: c.path, done: c.items.filter((b) => b.done).length, total: c.items.length })),
     progress: `${done}/${items.length}`,
+    unreadable_items: src.flow ? flowItemProblems(src.flow).length : 0,
     in_progress: items.filter((i) => i.status === 'in_progress').map((i) => ({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) })),
     last_completed: last,
     blocked: items.filter((i) => i.status === 'blocked').map((i) => ({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null })),
@@ -179,7 +183,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   }
   for (const c of s.checklists) out.push(`Checklist ${c.path}: ${c.done}/${c.total} done`);
   if (!s.flow_exists && !s.quantum_exists && !s.checklists.length) out.push('No task sources (.flow/, quantum.json, RALPH_TASK.md, PROMPT.md, specs/*/tasks.md)');
-  else out.push(`Progress: ${s.progress}`);
+  else out.push(`Progress: ${s.progress}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`);
   for (const i of s.in_progress) out.push(`In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`);
   if (s.last_completed) out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);

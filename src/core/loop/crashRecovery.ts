@@ -5,7 +5,10 @@ import { thisHostNames } from '../control/processAlive';
 import { listRunRecords, updateRunRecord } from '../control/runRecords';
 import { isCrashedRun } from '../model/runRecord';
 import { isoString } from '../model/time';
-import type { WorkSource } from './workSource';
+import { isClaimBaseline, type WorkSource } from './workSource';
+import { markedByPerson, readPersonMarks } from './personMarks';
+import { FINAL_RUN_STATES, type RunRecord } from '../model/runRecord';
+import type { WorkItemRef } from './events';
 
 /** What crash recovery did for one run. */
 export interface RecoveredRun {
@@ -16,6 +19,26 @@ export interface RecoveredRun {
   killedGroup: boolean;
   /** Items it had in progress, now failed with a `crash` entry. */
   failedItems: string[];
+  /** Items it left claimed done that no gate verified, now put back (issue 11). */
+  putBack: string[];
+  /** False for a run that ended (stopped, e.g. Ctrl-C twice) but left unverified claims: only those were put back. */
+  crashed: boolean;
+}
+
+/**
+ * Puts back what a run left claimed since its run.json `claimBaseline` (issue 11 "every exit"): the items of the
+ * baseline's source done now that were not then, except a person's own marks after it. Returns their ids.
+ */
+async function putBackLeftClaims(folder: string, r: RunRecord, sources: readonly WorkSource[]): Promise<string[]> {
+  const b = r.claimBaseline;
+  if (!isClaimBaseline(b)) return [];
+  const source = sources.find((s) => s.kind === b.source && s.label === b.label);
+  if (!source) return [];
+  const claims = await source.claimsSince(b);
+  const theirs = markedByPerson(await readPersonMarks(folder), claims, b.at);
+  const back: WorkItemRef[] = claims.filter((c) => !theirs.includes(c));
+  if (back.length) await source.putBack(back);
+  return back.map((i) => i.id);
 }
 
 /**
@@ -29,6 +52,13 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
   const out: RecoveredRun[] = [];
   const hosts = thisHostNames();
   for (const { record: r } of listRunRecords(folder).records) {
+    // A run that ended (Ctrl-C twice marks it stopped) with its claims still open: put them back, nothing more.
+    if (FINAL_RUN_STATES.includes(r.state) && r.claimBaseline && hosts.includes(r.host) && !isPidAlive(r.pid)) {
+      const putBack = await putBackLeftClaims(folder, r, sources);
+      await updateRunRecord(folder, r.runId, { claimBaseline: null });
+      out.push({ runId: r.runId, pid: r.pid, killedGroup: false, failedItems: [], putBack, crashed: false });
+      continue;
+    }
     if (!isCrashedRun(r, hosts, isPidAlive)) continue;
     const extra = r;
     let killedGroup = false;
@@ -47,13 +77,14 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
         failedItems.push(item.id);
       }
     }
+    const putBack = (await putBackLeftClaims(folder, r, sources)).filter((id) => !failedItems.includes(id));
     new ProgressTxtWriter(folder, r.runId).complete('CRASHED');
     await updateRunRecord(folder, r.runId, {
-      state: 'failed', currentItem: null,
+      state: 'failed', currentItem: null, claimBaseline: null,
       completion: { reason: 'CRASHED', at: isoString(Date.now()) },
       endState: 'crashed', endReason: reason, endedAt: isoString(Date.now()), agentPgid: null,
     });
-    out.push({ runId: r.runId, pid: r.pid, killedGroup, failedItems });
+    out.push({ runId: r.runId, pid: r.pid, killedGroup, failedItems, putBack, crashed: true });
   }
   return out;
 }

@@ -40,6 +40,27 @@ export interface RunState {
   deferral: DeferralState;
   /** An iteration owed after a red final gate or a reviewer that did not ship. */
   pendingFix: { purpose: IterationPurpose; text: string } | null;
+  /**
+   * A cap was reached (issue 11 "completion wins over the cap"): the run asks the source once more and ends with
+   * this unless everything is done and the final gate is green. null while no cap is reached.
+   */
+  capEnd: RunEnd | null;
+  /**
+   * Failed attempts this run counted per item ({@link itemKey}); the engine keeps them in run.json `attempts`.
+   * The larger of this and the source's / `.ralph/attempts.json` count wins (issue 11: deleting attempts.json
+   * must not reset the count).
+   */
+  failedAttempts: Record<string, number>;
+  /** Items this run blocked ({@link itemKey}): offered again, the run ends blocked instead of looping. */
+  blocked: string[];
+}
+
+/**
+ * The key an item's attempts are counted under: `<source>:<id>`, or `<source>:<box text>` for a checklist box
+ * (its line moves as the file is edited). The same key as `.ralph/attempts.json` (attemptStore.ts `attemptKey`).
+ */
+export function itemKey(item: WorkItemRef): string {
+  return `${item.source}:${item.source === 'checklist' ? item.title : item.id}`;
 }
 
 /** Per-lane state. */
@@ -50,6 +71,11 @@ export interface LaneState {
   attempt: { number: number; kind: AttemptKind; max: number } | null;
   /** Iterations in a row that ended without progress. */
   stall: number;
+  /**
+   * Other items that turned done since the item's claim baseline (issue 11 "every item"): verified by the item's
+   * green gate with it, put back otherwise. Set by `claimed`, cleared when settled.
+   */
+  claims: WorkItemRef[];
   /** The question the lane's item waits on (`askedAtMs` ms since the epoch). */
   waiting: { id: string; text: string; item: WorkItemRef | null; askedAtMs: number } | null;
   /** A question and its answer, owed to the next prompt of `itemId`. */
@@ -76,8 +102,11 @@ export type Observation =
   | { kind: 'next'; next: { kind: 'empty' } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'work'; item: WorkItemRef & { risky: boolean }; failedAttempts: number; attemptLimit: number | null; lastFailure: string | null }; sourceLabel: string }
   /** An iteration ended. `fatal`: the agent cannot go on (bad key, could not start). `resetsAt` ms since the epoch. */
   | { kind: 'iterationEnded'; purpose: IterationPurpose; iteration: number; ending: IterationEnding; detail: string; fatal: boolean; resetsAt: number | null; costUsd: number; now: number; question: string | null }
-  /** After a work iteration: does the source say the item is done, and which signals the agent gave. */
-  | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string }
+  /**
+   * After a work iteration: does the source say the item is done, which signals the agent gave, and `others`: the
+   * other items that turned done since the claim baseline (a person's own `ralph task done` excluded).
+   */
+  | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string; others?: (WorkItemRef & { risky?: boolean })[] }
   /** The item's gate ran (`gate` null: the run has no gates). */
   | { kind: 'verified'; gate: { tier: GateTier; passed: boolean; reason: string } | null; approach: string }
   /** After an iteration that claimed nothing: did anything change (status, checkbox, commit)? */
@@ -121,8 +150,13 @@ export type Action =
   | { type: 'checkClaim' }
   /** Run the item's gate (`tier`), then observe `verified`. */
   | { type: 'runGate'; tier: GateTier }
-  /** The gate confirmed the item: accept it (and what else turned done), clear its attempts. */
-  | { type: 'accept'; item: WorkItemRef }
+  /** The gate confirmed the item: accept it and `also` (the other items the iteration finished), clear its attempts. */
+  | { type: 'accept'; item: WorkItemRef; also: WorkItemRef[] }
+  /**
+   * Claims no green gate confirmed (issue 11): put every item back to its state at the claim baseline, and report
+   * what the agent claimed.
+   */
+  | { type: 'putBack'; items: WorkItemRef[]; reason: string }
   /** Record a failed attempt and give the item back. */
   | { type: 'attemptFailed'; item: WorkItemRef; attempt: number; approach: string; reason: string }
   /** Compare status, checkboxes and HEAD with before the iteration, then observe `progressChecked`. */
@@ -150,19 +184,20 @@ const end = (state: RunEndState, reason: string, completionReason: string): Acti
 
 /** The first state of a run. */
 export function initialRunState(rules: RunRules, startedAtMs: number): RunState {
-  return { rules, startedAtMs, workIterations: 0, costUsd: 0, deferral: { inARow: 0, quotaWaits: 0 }, pendingFix: null };
+  return { rules, startedAtMs, workIterations: 0, costUsd: 0, deferral: { inARow: 0, quotaWaits: 0 }, pendingFix: null, capEnd: null, failedAttempts: {}, blocked: [] };
 }
 
 /** The first state of a lane. */
 export function initialLaneState(lane = 0): LaneState {
-  return { lane, item: null, attempt: null, stall: 0, waiting: null, answered: null };
+  return { lane, item: null, attempt: null, stall: 0, claims: [], waiting: null, answered: null };
 }
 
 /**
  * The loop's decision at one point. Pure: the same inputs give the same actions. Rules and their sources:
  * - sentinels (seed-systems.md §2.7, §3.15): cancel ends the run `cancelled`; STOP ends it `stopped` (honoured
  *   first); PAUSE waits;
- * - caps (issue 5 "Caps"): iterations, cost (USD), wall time → `capReached`;
+ * - caps (issue 5 "Caps"): iterations, cost (USD), wall time → `capReached`, unless the source is complete and
+ *   the final gate green then (issue 11: completion wins over the cap);
  * - a pending final fix runs before new work;
  * - next (issue 5): no tasks → completed NO_WORK; nothing ready → blocked; everything done → final verification;
  * - attempts (attempts.ts, agmo §5.4): out of attempts → block the item;
@@ -170,6 +205,10 @@ export function initialLaneState(lane = 0): LaneState {
  *   not counted against the iteration cap; fatal error → failed; rotation → next iteration; else verify;
  * - verification: a claimed item goes through its gate (`full` for risky items); red → a failed attempt, the
  *   item blocked on its last; the agent's own STORY_FAILED is a failed attempt;
+ * - every item (issue 11): other items that turned done since the baseline count only with the item's green gate
+ *   (one green gate verifies every item the iteration finished); otherwise they are put back;
+ * - attempts (issue 11): the run's own count per item wins when larger than the source's; an item this run
+ *   blocked and is offered again ends the run blocked;
  * - stalls (seed §3.6): `stallLimit` iterations in a row without progress → stalled;
  * - final verification: red final gate → a fix iteration; reviewer (flow-next §2.9) SHIP → done, else a fix.
  */
@@ -197,9 +236,12 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
         l = { ...lane, waiting: null, answered: { itemId: q.item?.id ?? null, question: q.text, answer: obs.answer } };
       }
       const outL = (actions: Action[], rs: RunState = run) => out([...pre, ...actions], rs, l);
-      if (run.workIterations >= r.maxIterations) return outL([end('capReached', `max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS')]);
-      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return outL([end('capReached', `max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST')]);
-      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return outL([end('capReached', `max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME')]);
+      // A cap ends the run, unless everything is done: the source is asked once more (completion wins over the cap).
+      const cap = (reason: string, completionReason: string) => outL([{ type: 'pickNext' }], { ...run, pendingFix: null, capEnd: { state: 'capReached', reason, completionReason } });
+      if (run.capEnd) return outL([end(run.capEnd.state, run.capEnd.reason, run.capEnd.completionReason)]);
+      if (run.workIterations >= r.maxIterations) return cap(`max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS');
+      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return cap(`max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST');
+      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return cap(`max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME');
       if (run.pendingFix) return outL([{ type: 'runFix', ...run.pendingFix }], { ...run, pendingFix: null });
       return outL([{ type: 'pickNext' }]);
     }
@@ -209,11 +251,15 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       return out([{ type: 'continue' }]);
     case 'next': {
       const n = obs.next;
+      const capEnd = run.capEnd;
+      if (capEnd && n.kind !== 'complete') return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
       if (n.kind === 'empty') return out([end('completed', `nothing to do: ${obs.sourceLabel} has no tasks`, 'NO_WORK')]);
       if (n.kind === 'blocked') return out([end('blocked', n.reason, 'BLOCKED')]);
       if (n.kind === 'complete') return out([{ type: 'runFinalGate' }]);
-      const attempt = nextAttempt(n.failedAttempts, n.attemptLimit);
-      if (attempt === 'exhausted') return out([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], run, { ...lane, item: null, attempt: null });
+      const key = itemKey(n.item);
+      if (run.blocked.includes(key)) return out([end('blocked', `${n.item.id} was blocked by this run but ${obs.sourceLabel} offers it again (was its block record removed?)`, 'BLOCKED')]);
+      const attempt = nextAttempt(Math.max(n.failedAttempts, run.failedAttempts[key] ?? 0), n.attemptLimit);
+      if (attempt === 'exhausted') return out([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], { ...run, blocked: [...run.blocked, key] }, { ...lane, item: null, attempt: null });
       const owed = lane.answered && (lane.answered.itemId === null || lane.answered.itemId === n.item.id) ? { question: lane.answered.question, answer: lane.answered.answer } : null;
       return out([{ type: 'runWork', item: n.item, attempt, answered: owed }], { ...run, workIterations: run.workIterations + 1 }, { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered });
     }
@@ -254,13 +300,17 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'claimed': {
       const item = lane.item;
       if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a claim was checked with no item open' }, { type: 'continue' }]);
-      if (obs.done) return out([{ type: 'runGate', tier: item.risky ? 'full' : 'basic' }]);
-      const actions: Action[] = [];
+      const others = (obs.others ?? []).map((o) => ({ source: o.source, id: o.id, title: o.title }));
+      // The gate verifies every item it accepts: a risky one among them asks for the `full` tier.
+      const risky = item.risky || (obs.others ?? []).some((o) => o.risky);
+      if (obs.done) return out([{ type: 'runGate', tier: risky ? 'full' : 'basic' }], run, { ...lane, claims: others });
+      // Other items claimed in an iteration that did not finish its own: no gate verifies them, they go back.
+      const actions: Action[] = others.length ? [{ type: 'putBack', items: others, reason: `claimed done in an iteration that did not finish ${item.id}; no gate verified it` }] : [];
       if (obs.completeSignal) actions.push({ type: 'warning', message: `agent signaled complete but ${obs.sourceLabel} says "${item.title}" is not done` });
       if (obs.storyFailed) {
         const approach = obs.lastText;
         actions.push({ type: 'attemptFailed', item, attempt: lane.attempt.number, approach, reason: `agent reported STORY_FAILED: ${approach}` });
-        return out(actions, run, { ...lane, item: null, attempt: null });
+        return out(actions, failedOnce(run, item, lane.attempt.number), { ...lane, item: null, attempt: null, claims: [] });
       }
       actions.push({ type: 'checkProgress' });
       return out(actions);
@@ -268,13 +318,18 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'verified': {
       const item = lane.item;
       if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a gate result came with no item open' }, { type: 'continue' }]);
-      const cleared: LaneState = { ...lane, item: null, attempt: null };
-      if (!obs.gate || obs.gate.passed) return out([{ type: 'accept', item }, { type: 'enrichHandoff' }], run, { ...cleared, stall: 0 });
+      const cleared: LaneState = { ...lane, item: null, attempt: null, claims: [] };
+      if (!obs.gate || obs.gate.passed) return out([{ type: 'accept', item, also: lane.claims }, { type: 'enrichHandoff' }], run, { ...cleared, stall: 0 });
       const a = lane.attempt;
-      const actions: Action[] = [{ type: 'attemptFailed', item, attempt: a.number, approach: obs.approach, reason: obs.gate.reason }];
-      if (a.number >= a.max) actions.push({ type: 'block', item, reason: `verification failed ${a.number} times; last: ${obs.gate.reason}`, pauseRun: !run.rules.continueOnBlocked });
+      const actions: Action[] = lane.claims.length ? [{ type: 'putBack', items: lane.claims, reason: `claimed done with ${item.id}; the ${obs.gate.tier} gate is red` }] : [];
+      actions.push({ type: 'attemptFailed', item, attempt: a.number, approach: obs.approach, reason: obs.gate.reason });
+      let r = failedOnce(run, item, a.number);
+      if (a.number >= a.max) {
+        actions.push({ type: 'block', item, reason: `verification failed ${a.number} times; last: ${obs.gate.reason}`, pauseRun: !run.rules.continueOnBlocked });
+        r = { ...r, blocked: [...r.blocked, itemKey(item)] };
+      }
       actions.push({ type: 'enrichHandoff' });
-      return out(actions, run, cleared);
+      return out(actions, r, cleared);
     }
     case 'progressChecked': {
       const stall = obs.progressed ? 0 : lane.stall + 1;
@@ -283,6 +338,9 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     }
     case 'finalGate': {
       const g = obs.gate;
+      const capEnd = run.capEnd;
+      // At a cap, only a green final gate (and no review still owed) completes the run.
+      if (capEnd && ((g && !g.passed) || run.rules.reviewer)) return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
       if (g && !g.passed) {
         return out([{ type: 'continue' }], { ...run, pendingFix: { purpose: 'finalFix', text: `Every task reports done, but the final gate fails (\`${g.command}\`, exit ${g.exitCode}). Make it pass without undoing finished work.\n\n${g.summary}` } });
       }
@@ -295,4 +353,10 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'cancelledDuringGate':
       return out([end('cancelled', 'cancelled during a gate', 'INTERRUPTED')]);
   }
+}
+
+/** The run state after a failed attempt `attempt` of `item`: the run's own count (issue 11) never goes down. */
+function failedOnce(run: RunState, item: WorkItemRef, attempt: number): RunState {
+  const key = itemKey(item);
+  return { ...run, failedAttempts: { ...run.failedAttempts, [key]: Math.max(run.failedAttempts[key] ?? 0, attempt) } };
 }

@@ -32,7 +32,8 @@ import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
 import { runNotify } from './notify';
 import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
-import { availableSources, checklistAt, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
+import { availableSources, checklistAt, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
+import { markedByPerson, readPersonMarks } from './personMarks';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
@@ -152,6 +153,17 @@ interface WorkInProgress {
 }
 
 /**
+ * The claims since `baseline` that are not a person's own (`ralph task done` from outside an iteration after the
+ * baseline was taken): what a green gate must confirm, or what goes back (issue 11).
+ */
+export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<(WorkItemRef & { risky?: boolean })[]> {
+  const claims = await source.claimsSince(baseline);
+  if (!claims.length) return [];
+  const theirs = markedByPerson(await readPersonMarks(folder), claims, baseline.at);
+  return claims.filter((c) => !theirs.includes(c));
+}
+
+/**
  * The loop engine (issue "The loop engine"): picks work from a task source, runs one agent process per iteration,
  * accounts its tokens (warn at 7/8, rotate at the threshold with a handoff), classifies how it ended, verifies
  * every claimed completion with a gate before recording it, retries with every earlier failure in the prompt
@@ -187,6 +199,12 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private agentBinary: string | null = null;
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
+  /**
+   * Every item's done state when the open claims began (issue 11): taken when a work iteration starts with none
+   * open, kept across iterations that end without a verdict (rotation, deferral, a question), settled (null) once
+   * the claims are accepted by a green gate or put back. Also in run.json `claimBaseline` while open.
+   */
+  private baseline: ClaimBaseline | null = null;
   /** The run's command guard (claude only), stopped when the run ends. */
   private guard: GuardServer | null = null;
   /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
@@ -225,6 +243,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const actor = resolveActor(this.folder);
     this.actor = actor;
     const source = this.pickSource(actor);
+    const unreadable = source.unreadable?.() ?? [];
+    if (unreadable.length) throw new EngineRefusal(`${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`);
     const gates = await resolveGates(this.folder, this.o.config);
     this.gates = gates;
     if (!gates && !this.o.noGates) {
@@ -262,7 +282,11 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
     const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs);
-    for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
+    for (const r of recovered) {
+      const back = r.putBack.length ? `, put back ${r.putBack.join(', ')} (claimed done, never verified)` : '';
+      if (r.crashed) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}` });
+      else if (r.putBack.length) this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
+    }
 
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
@@ -294,6 +318,15 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
     } finally {
       this.sentinels.close();
+    }
+    // No exit path leaves an unverified claim behind (issue 11): what was claimed since the open baseline goes back.
+    if (this.baseline) {
+      const b = this.baseline;
+      const ok = await this.putBack(source, b, `the run ended ${end.state} before a gate verified it`).then(() => true, (err: Error) => { this.emitEvent({ type: 'warning', message: `could not put back unverified claims: ${err.message} (the next run puts them back)` }); return false; });
+      if (ok) {
+        this.baseline = null;
+        await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
+      }
     }
     if (this.current && end.state !== 'completed') {
       const item = this.current;
@@ -373,6 +406,27 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
   private stopOrCancel(): boolean {
     return this.cancelled || (this.sentinels?.check().stop.length ?? 0) > 0;
+  }
+
+  /** Puts back every unverified claim since `baseline`, with a `claimPutBack` event naming them. */
+  private async putBack(source: WorkSource, baseline: ClaimBaseline, reason: string): Promise<void> {
+    const items = await unverifiedClaims(this.folder, source, baseline);
+    if (!items.length) return;
+    await source.putBack(items);
+    this.emitEvent({ type: 'claimPutBack', items: items.map((i) => ref(i)), reason });
+    await this.reportProgress(source, false);
+  }
+
+  /** The open claims are settled (accepted or put back): the next work iteration takes a new baseline. */
+  private async settleClaims(): Promise<void> {
+    if (!this.baseline) return;
+    this.baseline = null;
+    await updateRunRecord(this.folder, this.runId, { claimBaseline: null });
+  }
+
+  /** Persists the run's own attempt counts (decide.ts `failedAttempts`) in run.json `attempts` (issue 11). */
+  private async recordAttemptCounts(): Promise<void> {
+    await updateRunRecord(this.folder, this.runId, { attempts: this.runState?.failedAttempts ?? {} });
   }
 
   /** Applies the loop's pure decision to an observation: keeps its states, returns its actions. */
@@ -458,9 +512,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         await this.reportProgress(source, false);
         await source.start(item);
         this.current = item;
-        // Kept in run.json with the current item, so crash recovery can undo what a crashed iteration claimed.
-        const baseline = await source.snapshot();
-        await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: baseline ?? null });
+        // Kept in run.json with the current item, so a later start can undo what an unfinished run claimed. An
+        // open baseline (the last iteration rotated, deferred or asked) is kept: its claims are still unverified.
+        this.baseline ??= await source.snapshot();
+        await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: this.baseline });
         w.headBefore = await headSha(this.folder);
         w.fpBefore = await source.fingerprint();
         const history = formatAttemptHistory(w.records, a.attempt.kind);
@@ -485,7 +540,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         const w = this.work!;
         const signals = w.out?.signals ?? [];
         w.claim = await source.claim(w.item, signals);
-        return then({ kind: 'claimed', done: w.claim.done, completeSignal: signals.some((s) => s.kind === 'complete'), storyFailed: signals.some((s) => s.kind === 'storyFailed'), lastText: oneLine(w.out?.lastText ?? ''), sourceLabel: source.label });
+        const others = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).filter((i) => i.id !== w.item.id).map((i) => ({ ...ref(i), ...(i.risky ? { risky: true } : {}) })) : [];
+        return then({ kind: 'claimed', done: w.claim.done, completeSignal: signals.some((s) => s.kind === 'complete'), storyFailed: signals.some((s) => s.kind === 'storyFailed'), lastText: oneLine(w.out?.lastText ?? ''), sourceLabel: source.label, others });
       }
       case 'runGate': {
         const w = this.work!;
@@ -499,9 +555,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       }
       case 'accept': {
         const w = this.work!;
-        const alsoDone = w.claim?.alsoDone ?? [];
+        const alsoDone = a.also;
         await source.accept(w.item, alsoDone);
         this.current = null;
+        this.baseline = null;
         await updateRunRecord(this.folder, this.runId, { currentItem: null, claimBaseline: null });
         await clearAttempts(this.folder, w.item);
         this.lastDone = w.item.title;
@@ -513,14 +570,26 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       }
       case 'attemptFailed': {
         const w = this.work!;
+        await this.recordAttemptCounts();
         await appendAttempt(this.folder, w.item, { number: a.attempt, approach: a.approach, reason: a.reason, at: isoString(Date.now()), runId: this.runId });
-        await source.reject(w.item, w.claim?.done ? w.claim.alsoDone : [], a.reason);
+        // The other claims went back with `putBack`; the item itself goes back here (its status, its box).
+        await source.reject(w.item, [], a.reason);
         this.emitEvent({ type: 'attemptFailed', item: ref(a.item), attempt: a.attempt, approach: a.approach, reason: a.reason });
+        await this.settleClaims();
+        await this.reportProgress(source, false);
+        return null;
+      }
+      case 'putBack': {
+        await source.putBack(a.items);
+        this.emitEvent({ type: 'claimPutBack', items: a.items.map((i) => ref(i)), reason: a.reason });
+        await this.reportProgress(source, false);
         return null;
       }
       case 'checkProgress': {
         const w = this.work!;
         const progressed = w.headBefore !== (await headSha(this.folder)) || w.fpBefore !== (await source.fingerprint());
+        // Nothing was claimed done that is still open (other claims went back with `putBack`).
+        await this.settleClaims();
         return then({ kind: 'progressChecked', progressed });
       }
       case 'enrichHandoff':

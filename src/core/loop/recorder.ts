@@ -81,6 +81,8 @@ export class ActivityFormatter {
         return [`❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
       case 'itemBlocked':
         return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
+      case 'claimPutBack':
+        return e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`);
       case 'progress':
         this.progress = { done: e.done, total: e.total };
         return [`${ACTIVITY.TASKS}: ${e.done}/${e.total} complete (${Math.max(0, e.total - e.done)} remaining)`];
@@ -200,6 +202,9 @@ export class RunRecorder {
         break;
       case 'itemBlocked':
         this.activity.progress(`Blocked ${e.item.id}: ${e.reason}`).catch(fail);
+        break;
+      case 'claimPutBack':
+        for (const i of e.items) this.activity.progress(`Put back ${i.id} (${i.title}): the agent claimed it done; ${e.reason}`).catch(fail);
         break;
       case 'runEnded':
         this.progressTxt.complete(e.completionReason as CompletionReason);

@@ -5,7 +5,7 @@ import { storyRetries } from '../model/quantum';
 import { parseCheckboxes, readChecklists, type CheckboxItem, type ChecklistFile } from '../sources/checklist/checklist';
 import { readTextSync } from '../store/readJsonFile';
 import { setCheckboxes } from '../sources/checklist/checklistWrite';
-import { readFlowWorkspace } from '../sources/flowNext/readFlow';
+import { flowItemProblems, readFlowWorkspace } from '../sources/flowNext/readFlow';
 import { blockItem, completeItem, nextWork, releaseItem, resetItem, startItem } from '../sources/operations';
 import { quantumNext } from '../sources/quantum/quantumOps';
 import { readQuantum } from '../sources/quantum/readQuantum';
@@ -22,6 +22,25 @@ export interface WorkItem extends WorkItemRef {
   body: string;
   /** Needs the `full` gate instead of `basic` (checklist `[risky]`, seed-systems.md §3.13). */
   risky: boolean;
+}
+
+/**
+ * Which items were done when a claim baseline was taken (issue 11 "every item"): kept by the engine while the
+ * iteration's claims are unverified, and in run.json `claimBaseline` so a later start can put back what a run that
+ * ended (crashed, interrupted) left claimed. `done`: task / story ids, or checklist box keys (`<text> #<n>`);
+ * `at`: ISO time it was taken (a person's `ralph task done` after it is theirs).
+ */
+export interface ClaimBaseline {
+  at: string;
+  source: WorkItemRef['source'];
+  label: string;
+  done: string[];
+}
+
+/** Is `v` a {@link ClaimBaseline} (run.json is read loosely). */
+export function isClaimBaseline(v: unknown): v is ClaimBaseline {
+  const b = v as ClaimBaseline | null;
+  return !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done);
 }
 
 export type NextResult = { kind: 'work'; item: WorkItem } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'empty' };
@@ -49,7 +68,14 @@ export interface WorkSource {
    * Remembers the state before an iteration, for {@link claim}; returns it in a form the engine keeps in run.json so
    * crash recovery can undo what a crashed iteration claimed (checklist: the keys of the boxes already done).
    */
-  snapshot(): Promise<unknown>;
+  snapshot(): Promise<ClaimBaseline>;
+  /**
+   * Every item done now that was not done at `baseline` (the claims since then, the current item included);
+   * `risky`: the item needs the `full` gate.
+   */
+  claimsSince(baseline: ClaimBaseline): Promise<(WorkItemRef & { risky?: boolean })[]>;
+  /** Puts claimed items back to not done (quantum `pending`, flow-next `todo`, checklist unticked); attempts kept. */
+  putBack(items: readonly WorkItemRef[]): Promise<void>;
   claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim>;
   /** Verified: the engine records the item as done. */
   accept(item: WorkItem, also: readonly WorkItemRef[]): Promise<void>;
@@ -64,6 +90,11 @@ export interface WorkSource {
   progress(): Promise<{ done: number; total: number }>;
   /** Changes whenever any status or checkbox changes (stall detection). */
   fingerprint(): Promise<string>;
+  /**
+   * Item files of this source that cannot be read (`file:line:column: message`), issue 11: a source with an item it
+   * cannot read is never complete. Absent: the source has no per-item files (quantum.json throws as a whole).
+   */
+  unreadable?(): string[];
   /** Items of this source that an earlier run left in progress (crash recovery when run.json names none). */
   inProgress(): Promise<WorkItemRef[]>;
   /**
@@ -125,7 +156,16 @@ export class QuantumSource implements WorkSource {
   async start(item: WorkItem) {
     if (this.story(item.id)?.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env });
   }
-  async snapshot() {}
+  async snapshot(): Promise<ClaimBaseline> {
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.doc().stories.filter((s) => s.status === 'passed').map((s) => s.id) };
+  }
+  async claimsSince(baseline: ClaimBaseline) {
+    const was = new Set(baseline.done);
+    return this.doc().stories.filter((s) => s.status === 'passed' && !was.has(s.id)).map((s) => ({ source: this.kind, id: s.id, title: s.title }));
+  }
+  async putBack(items: readonly WorkItemRef[]) {
+    for (const i of items) if (this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
+  }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const passed = signals.some((s) => s.kind === 'storyPassed') || this.story(item.id)?.status === 'passed';
     const failed = signals.some((s) => s.kind === 'storyFailed');
@@ -135,6 +175,8 @@ export class QuantumSource implements WorkSource {
     if (this.story(item.id)?.status !== 'passed') await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
   async reject(item: WorkItem, _also: readonly WorkItemRef[], reason: string) {
+    // A story set to passed (by the agent, or a person) under a red gate: back first, block refuses `passed`.
+    if (this.story(item.id)?.status === 'passed') await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
     await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'verification' });
   }
   async block(item: WorkItem, reason: string) {
@@ -187,8 +229,15 @@ export class FlowSource implements WorkSource {
     return this.ws().tasks.find((t) => t.id === id);
   }
 
+  unreadable(): string[] {
+    return flowItemProblems(this.ws()).map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`);
+  }
+
   async next(): Promise<NextResult> {
     const ws = this.ws();
+    // A task or epic file that does not parse is an item we cannot see: never "complete", never "nothing to do".
+    const bad = this.unreadable();
+    if (bad.length) return { kind: 'blocked', reason: `${this.label} has a file that cannot be read: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}` };
     if (!ws.tasks.length) return { kind: 'empty' };
     const ans = nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor });
     if (ans.flow?.status === 'work') {
@@ -204,7 +253,16 @@ export class FlowSource implements WorkSource {
   async start(item: WorkItem) {
     if (this.task(item.id)?.merged.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
-  async snapshot() {}
+  async snapshot(): Promise<ClaimBaseline> {
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.ws().tasks.filter((t) => t.merged.status === 'done').map((t) => t.id) };
+  }
+  async claimsSince(baseline: ClaimBaseline) {
+    const was = new Set(baseline.done);
+    return this.ws().tasks.filter((t) => t.merged.status === 'done' && !was.has(t.id)).map((t) => ({ source: this.kind, id: t.id, title: t.merged.title }));
+  }
+  async putBack(items: readonly WorkItemRef[]) {
+    for (const i of items) if (this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env });
+  }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const status = this.task(item.id)?.merged.status;
     return { done: status === 'done' || signals.some((s) => s.kind === 'complete'), alsoDone: [] };
@@ -321,9 +379,20 @@ export class ChecklistSource implements WorkSource {
     return { kind: 'work', item: { source: 'checklist', id: this.idOf(b), title: b.text, body, risky: b.risky } };
   }
   async start() {}
-  async snapshot(): Promise<string[]> {
+  async snapshot(): Promise<ClaimBaseline> {
     this.before = this.list().items;
-    return this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key);
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key) };
+  }
+  async claimsSince(baseline: ClaimBaseline) {
+    const was = new Set(baseline.done);
+    const newly = this.keyed(this.list().items).filter((k) => k.box.done && !was.has(k.key));
+    for (const k of newly) this.keys.set(this.idOf(k.box), k.key);
+    return newly.map((k) => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}) }));
+  }
+  async putBack(items: readonly WorkItemRef[]) {
+    const boxes = this.list().items;
+    const lines = items.map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
+    if (lines.length) await setCheckboxes(this.list().file, lines, false);
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
@@ -365,8 +434,9 @@ export class ChecklistSource implements WorkSource {
   }
   /** Unticks every box ticked since `baseline` (the keys done when the crashed iteration began). */
   async recoverCrashed(_item: WorkItemRef, baseline: unknown) {
-    if (!Array.isArray(baseline)) return;
-    const wasDone = new Set(baseline.map(String));
+    const keys = isClaimBaseline(baseline) ? baseline.done : Array.isArray(baseline) ? baseline : null;
+    if (!keys) return;
+    const wasDone = new Set(keys.map(String));
     const lines = this.keyed(this.list().items).filter((k) => k.box.done && !wasDone.has(k.key)).map((k) => k.box.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false);
   }

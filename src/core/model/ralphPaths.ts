@@ -23,6 +23,8 @@ export const RALPH_FILES = {
   attempts: 'attempts.json',
   /** Checklist boxes the loop blocked, with reasons (loop/workSource.ts). */
   blocked: 'blocked.json',
+  /** Items a person marked done with `ralph task done` from outside an iteration (loop/personMarks.ts). */
+  personDone: 'person-done.json',
   /** The engine's lock: one run per folder. */
   engineLock: 'engine',
   /** ralph-wiggum's stop request: the agent yields at its next commit (a global STOP sentinel). */

@@ -115,6 +115,11 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   ev('verified', { item: workItemRefSchema, tier: gateTierSchema.nullable() }),
   /** An attempt at an item failed verification. */
   ev('attemptFailed', { item: workItemRefSchema, attempt: z.number(), approach: z.string(), reason: z.string() }),
+  /**
+   * Items claimed done that no green gate confirmed were put back (issue 11 "every item, every exit"): the agent
+   * (or an earlier run) claimed them; `reason` says why they do not count.
+   */
+  ev('claimPutBack', { items: z.array(workItemRefSchema), reason: z.string() }),
   /** An item was blocked (out of attempts, or the agent gave up). */
   ev('itemBlocked', { item: workItemRefSchema, reason: z.string() }),
   /** Items done over all items of the run's source. */

@@ -64,6 +64,11 @@ export const runRecordSchema = z.looseObject({
    * item is unverified so crash recovery can undo a claim no gate confirmed; null when no item is open.
    */
   claimBaseline: z.unknown().optional(),
+  /**
+   * Failed attempts this run counted per item (`<source>:<id>`, checklist `<source>:<box text>`; decide.ts
+   * `itemKey`): the larger of this and `.ralph/attempts.json` wins (issue 11).
+   */
+  attempts: z.record(z.string(), z.number()).optional(),
   /** The engine's end state (finer than `state`), or `crashed`. */
   endState: z.enum(RUN_END_STATES).optional(),
   /** Why the run ended, one line. */

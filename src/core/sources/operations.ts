@@ -8,7 +8,7 @@ import { commitPlan } from '../store/writePlan';
 import { checklistNext, readChecklists } from './checklist/checklist';
 import { flowNext, type FlowNextResult } from './flowNext/flowNext';
 import { decideFlowReset, flowResetWrites, planFlowBlock, planFlowDone, planFlowStart } from './flowNext/flowOps';
-import { hasFlow, readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
+import { flowItemProblems, hasFlow, readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { findCycles } from './plan';
 import { planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart, quantumNext, type QuantumNextResult, type StaleReport } from './quantum/quantumOps';
 import { quantumPath, readQuantum, type QuantumDoc } from './quantum/readQuantum';
@@ -221,6 +221,9 @@ export function nextWork(opts: OperationContext & { actor: string; epics?: strin
   const answer: NextAnswer = { checklists: [], item: null };
   const ws = readFlowWorkspace(opts.folder, opts.env, { cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined });
   if (ws) {
+    // An item file that does not parse hides a task: "none" would be a lie (issue 11).
+    const bad = flowItemProblems(ws)[0];
+    if (bad) throw new FileProblemError(bad);
     answer.flow = flowNext(ws, opts);
     if (answer.flow.status === 'work') {
       const t = ws.tasks.find((x) => x.id === answer.flow!.task);

@@ -24,10 +24,10 @@ describe('decide(): the loop\'s decisions', () => {
       { name: 'cancel wins over STOP', obs: before({ cancelled: true, stop: 'STOP' }), actions: ['end'], end: ['cancelled', 'INTERRUPTED'] },
       { name: 'PAUSE waits', obs: before({ pause: true }), actions: ['pause'] },
       { name: 'STOP wins over PAUSE', obs: before({ pause: true, stop: 'STOP' }), actions: ['honourStop', 'end'], end: ['stopped', 'STOPPED'] },
-      { name: 'the iteration cap ends the run capReached', run: run({ workIterations: 10 }), obs: before(), actions: ['end'], end: ['capReached', 'MAX_ITERATIONS'] },
-      { name: 'the cost cap (USD) ends the run capReached', run: run({ costUsd: 5 }), obs: before(), actions: ['end'], end: ['capReached', 'MAX_COST'] },
+      { name: 'the iteration cap asks the source once more before ending capReached (truth.test.ts)', run: run({ workIterations: 10 }), obs: before(), actions: ['pickNext'] },
+      { name: 'the cost cap (USD) asks the source once more before ending capReached', run: run({ costUsd: 5 }), obs: before(), actions: ['pickNext'] },
       { name: 'a cost cap of 0 is no cap', run: run({ costUsd: 500 }, { maxCostUsd: 0 }), obs: before(), actions: ['pickNext'] },
-      { name: 'the wall-time cap ends the run capReached', obs: before({ now: T0 + 3_600_000 }), actions: ['end'], end: ['capReached', 'MAX_WALL_TIME'] },
+      { name: 'the wall-time cap asks the source once more before ending capReached', obs: before({ now: T0 + 3_600_000 }), actions: ['pickNext'] },
       { name: 'a pending final fix runs before new work', run: run({ pendingFix: { purpose: 'finalFix', text: 'fix it' } }), obs: before(), actions: ['runFix'] },
       { name: 'otherwise the source is asked what is next', obs: before(), actions: ['pickNext'] },
     ];

@@ -158,3 +158,11 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * The problems of a `.flow/` workspace that hide an item: a task, epic or spec file (or meta.json) that does not parse
+ * or validate (readFlow skips such files). The flow-state overlay's problems are not items.
+ */
+export function flowItemProblems(ws: FlowWorkspace): FileProblem[] {
+  return ws.problems.filter((p) => /(^|[\\/])\.flow[\\/](tasks|epics|specs)[\\/]|(^|[\\/])\.flow[\\/]meta\.json$/.test(p.file));
+}

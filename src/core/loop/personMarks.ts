@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { ITERATION_MARKER } from '../agents/spawn';
+import { listRunRecords } from '../control/runRecords';
+import { ralphFile } from '../model/ralphPaths';
+import { readTextIfExists } from '../store/atomicWrite';
+import { commitPlan } from '../store/writePlan';
+import type { WorkItemRef } from './events';
+
+/**
+ * `.ralph/person-done.json`: items a person marked done with `ralph task done` from outside any iteration (issue 11:
+ * "run by a person from outside, it is theirs"). Shape `{"<source>:<id>": "<ISO time>"}`. The engine does not put
+ * back an item marked here after its claim baseline was taken; `ralph task done` run from inside an iteration
+ * records nothing here, so the engine verifies it like a ticked box.
+ *
+ * Not a security boundary: an agent that writes this file by hand is trusted like a person (the file is in the
+ * workspace it can write). What it prevents is an agent's `ralph task done` counting as a person's.
+ */
+const MAX_ENTRIES = 500;
+
+const keyOf = (item: Pick<WorkItemRef, 'source' | 'id'>) => `${item.source}:${item.id}`;
+
+/** The person marks, `{key: ISO time}`; a file that does not parse reads as none (it only ever keeps claims back). */
+export async function readPersonMarks(folder: string): Promise<Record<string, string>> {
+  const text = await readTextIfExists(ralphFile(folder, 'personDone'));
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
+  }
+}
+
+/** Records that a person marked `item` done now (the newest {@link MAX_ENTRIES} marks are kept). */
+export async function recordPersonDone(folder: string, item: Pick<WorkItemRef, 'source' | 'id'>, nowMs: number = Date.now()): Promise<void> {
+  const file = ralphFile(folder, 'personDone');
+  await commitPlan(file, async () => {
+    const before = await readTextIfExists(file);
+    const marks = await readPersonMarks(folder);
+    delete marks[keyOf(item)];
+    marks[keyOf(item)] = new Date(nowMs).toISOString();
+    const kept = Object.fromEntries(Object.entries(marks).slice(-MAX_ENTRIES));
+    return { writes: [{ file, before, after: JSON.stringify(kept, null, 2) + '\n' }], result: undefined };
+  });
+}
+
+/** Items of `items` a person marked done at or after `sinceIso` (their own, not claims to verify). */
+export function markedByPerson(marks: Record<string, string>, items: readonly WorkItemRef[], sinceIso: string): WorkItemRef[] {
+  const since = Date.parse(sinceIso);
+  return items.filter((i) => {
+    const at = marks[keyOf(i)];
+    return at !== undefined && Date.parse(at) >= since;
+  });
+}
+
+/**
+ * Is this process running inside an agent's iteration? Its environment carries {@link ITERATION_MARKER}, or (an
+ * agent that dropped the variable) one of its ancestors is the process group leader of a run's current agent
+ * (`agentPgid` in a run.json of `folder`; Linux `/proc`, elsewhere only the variable is looked at).
+ */
+export function insideIteration(folder: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env[ITERATION_MARKER]) return true;
+  const agents = new Set<number>();
+  try {
+    for (const { record } of listRunRecords(folder).records) if (typeof record.agentPgid === 'number' && record.agentPgid > 1) agents.add(record.agentPgid);
+  } catch {
+    return false;
+  }
+  if (!agents.size) return false;
+  let pid = process.pid;
+  for (let i = 0; i < 64 && pid > 1; i++) {
+    if (agents.has(pid)) return true;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!Number.isInteger(ppid)) return false;
+      pid = ppid;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
