@@ -40,7 +40,7 @@ describe('questions for a human (real claude CLI)', function () {
           requestsBeforeAnswer = server.agentRequests().length;
           const r = await runCliAsync(ws.dir, ['answer', '--json', 'SQLite,', 'in', 'data/app.db']);
           assert.equal(r.code, 0, r.stdout + r.stderr);
-          assert.match(r.stdout, /"success":true,"run":"[^"]+","question":"q1","item":"[^"]+"/);
+          assert.match(JSON.stringify(JSON.parse(r.stdout)), /"success":true,"run":"[^"]+","question":"q1","item":"[^"]+"/);
         })();
       },
     });

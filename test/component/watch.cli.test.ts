@@ -14,7 +14,7 @@ const cli = cliPath;
 interface Proc { child: ChildProcess; stdout: () => string; exit: Promise<number | null> }
 
 function start(ws: Workspace, server: ModelServer, args: string[]): Proc {
-  const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
+  const env = { ...process.env, ...agentEnv(ws, server), RALPH_TRUST: '1' } as NodeJS.ProcessEnv;
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   const child = spawn(process.execPath, [cli, ...args], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -88,7 +88,8 @@ describe('ralph watch --json follows a run started in another process', function
     try {
       const w = start(ws, server, ['watch', '--json']);
       assert.equal(await w.exit, 1);
-      assert.match(w.stdout(), /"success":false,"error":"No active runs/);
+      assert.match(JSON.parse(w.stdout()).error, /^No active runs/);
+      assert.equal(JSON.parse(w.stdout()).success, false);
     } finally {
       await server.close();
     }
@@ -138,7 +139,7 @@ describe('ralph watch --json follows a run started in another process', function
       try {
         const r = cliRun(dir, ['watch', '--run', 'nope', '--json']);
         assert.equal(r.status, 1);
-        assert.match(r.stdout, /"error":"Run nope not found"/);
+        assert.equal(JSON.parse(r.stdout).error, 'Run nope not found');
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

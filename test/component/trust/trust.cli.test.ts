@@ -125,19 +125,19 @@ describe('ralph trust: workspace configuration that names programs runs only onc
   });
 });
 
-describe('ralph run with the real claude: the agent weakens the gate, the next run refuses; agentArgs are redacted', function () {
+describe('ralph run with the real claude: the gate weakened between runs, the next run refuses; agentArgs are redacted', function () {
   this.timeout(180_000);
   let ws: Workspace | undefined;
   afterEach(() => ws?.cleanup());
 
-  it('the agent rewrote gates.basic to true during a run: the next run refuses and prints the change; no agentArgs value is in the records', async () => {
+  it('gates.basic rewritten to true after a trusted run (a git pull; the guard denies the agent itself writing .ralph/): the next run refuses and prints the change; no agentArgs value is in the records', async () => {
     const secret = 'sk-ant-api03-TRUSTTESTSECRET';
     ws = makeWorkspace({
       'RALPH_TASK.md': '- [ ] A\n',
       '.ralph/config.json': JSON.stringify({ agentArgs: ['--append-system-prompt', secret], gates: { basic: 'test -f done.txt' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }, null, 2) + '\n',
     }, { git: false });
     const server = await startModelServer([
-      bash(`sed -i 's/test -f done.txt/true/' .ralph/config.json && touch done.txt && sed -i 's/- \\[ \\] A/- [x] A/' RALPH_TASK.md && echo edited`),
+      bash(`touch done.txt && sed -i 's/- \\[ \\] A/- [x] A/' RALPH_TASK.md && echo edited`),
       say('Done.'),
     ]);
     try {
@@ -148,7 +148,8 @@ describe('ralph run with the real claude: the agent weakens the gate, the next r
       assert.equal((await run(['trust'])).code, 0);
       const first = await run(['run']);
       assert.equal(first.code, 0, first.stdout + first.stderr);
-      assert.match(ws.read('.ralph/config.json'), /"basic": "true"/, 'the agent did rewrite the gate');
+      // What an agent is denied (the guard keeps it out of .ralph/), a git pull can do.
+      ws.write('.ralph/config.json', ws.read('.ralph/config.json').replace('"basic": "test -f done.txt"', '"basic": "true"'));
 
       ws.write('RALPH_TASK.md', '- [x] A\n- [ ] B\n');
       const second = await run(['run']);
