@@ -129,7 +129,7 @@ function itemStatus(item: PlanItem, f: RunFactsByItem): RowStatus {
   return item.status;
 }
 
-function itemRow(folder: string, parentId: string, item: PlanItem, plan: PlanSnapshot, dependents: Map<string, string[]>, f: RunFactsByItem): TreeRow {
+function itemRow(folder: string, parentId: string, item: PlanItem, itemsById: Map<string, PlanItem>, dependents: Map<string, string[]>, f: RunFactsByItem): TreeRow {
   const status = itemStatus(item, f);
   const desc: string[] = [];
   if (item.source !== 'checklist') desc.push(statusWord(status));
@@ -138,7 +138,7 @@ function itemRow(folder: string, parentId: string, item: PlanItem, plan: PlanSna
   if (cost) desc.push(usd(cost));
   if (f.current.has(item.id)) desc.push('▶ current');
   const deps = dependents.get(`${item.source}\u0000${item.id}`) ?? [];
-  const byId = (id: string) => plan.items.find((i) => i.source === item.source && i.id === id);
+  const byId = (id: string) => itemsById.get(`${item.source}\u0000${id}`);
   const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
   if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
   if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
@@ -217,7 +217,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
             status: r.status === 'done' ? 'done' : 'open', tooltip: [`**${mdEscape(r.id)}** ${mdEscape(r.title)}`, '', `Epic status \`${r.rawStatus ?? r.status}\` from \`${r.file}\``, ...(r.dependsOn.length ? ['', `Depends on epics: ${r.dependsOn.join(', ')}`] : [])].join('\n'),
             contextValue: 'root flow-next epic file', children: [], file: r.file, itemId: r.id, source: 'flow-next', sig: '',
           });
-          for (const i of items) add(itemRow(folder, epic.id, i, plan, dependents, f));
+          for (const i of items) add(itemRow(folder, epic.id, i, itemsById, dependents, f));
         }
       }
       for (const r of plan.roots.filter((x) => x.source !== 'flow-next')) {
@@ -226,7 +226,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
         const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `${r.title}`) : r.id;
         const kindWord = r.source === 'quantum' ? 'quantum-loop project `quantum.json`: stories' : `checklist \`${r.file}\`: its boxes`;
         const root = group(folder, fs.name, key, label, countOf(items), `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
-        for (const i of items) add(itemRow(folder, root.id, i, plan, dependents, f));
+        for (const i of items) add(itemRow(folder, root.id, i, itemsById, dependents, f));
       }
     }
     const live = waves(folder);
