@@ -209,7 +209,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
       const flowRoots = plan.roots.filter((r) => r.source === 'flow-next');
       if (flowRoots.length) {
         const all = flowRoots.flatMap(itemsOf);
-        const src = group(folder, fs.name, 'flow-next', '.flow', `${flowRoots.length} epic${flowRoots.length === 1 ? '' : 's'} · ${countOf(all)}`, `**flow-next** \`.flow/\`: epics (flowctl: specs) and their tasks`, 'source flow-next', { source: 'flow-next' });
+        const src = group(folder, fs.name, 'flow-next', `flow-next (${flowRoots.length} epic${flowRoots.length === 1 ? '' : 's'})`, `${countOf(all)} tasks`, `**flow-next** \`.flow/\`: epics (flowctl: specs) and their tasks`, 'source flow-next', { source: 'flow-next' });
         for (const r of flowRoots) {
           const items = itemsOf(r);
           const epic = add({
@@ -223,9 +223,9 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
       for (const r of plan.roots.filter((x) => x.source !== 'flow-next')) {
         const items = itemsOf(r);
         const key = r.source === 'quantum' ? 'quantum' : `checklist/${r.id}`;
-        const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `${r.title}`) : r.id;
+        const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `quantum.json — ${r.title}`) : r.id;
         const kindWord = r.source === 'quantum' ? 'quantum-loop project `quantum.json`: stories' : `checklist \`${r.file}\`: its boxes`;
-        const root = group(folder, fs.name, key, label, countOf(items), `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
+        const root = group(folder, fs.name, key, label, `${countOf(items)} ${r.source === 'quantum' ? 'stories' : 'tasks'}`, `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
         for (const i of items) add(itemRow(folder, root.id, i, itemsById, dependents, f));
       }
     }
@@ -233,7 +233,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     const ws = live.length ? live : (plan?.waves ?? []);
     if (ws.length) {
       const orphans = ws.reduce((n, w) => n + w.counts.orphans, 0);
-      const src = group(folder, fs.name, 'waves', '.ijfw', `${ws.length} wave${ws.length === 1 ? '' : 's'}${orphans ? ` · ${orphans} orphan${orphans === 1 ? '' : 's'}` : ''}`, '**IJFW waves** `.ijfw/`: subagents with their dispositions (RESOLVED, RESUMED, STALE, ACTIVE, PENDING)', 'source waves');
+      const src = group(folder, fs.name, 'waves', 'IJFW waves', `${ws.length} wave${ws.length === 1 ? '' : 's'}${orphans ? ` · ${orphans} orphan${orphans === 1 ? '' : 's'}` : ''}`, '**IJFW waves** `.ijfw/`: subagents with their dispositions (RESOLVED, RESUMED, STALE, ACTIVE, PENDING)', 'source waves');
       for (const w of ws) {
         const c = w.counts;
         const wave = add({
@@ -265,7 +265,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     }
     const active = folderRuns.filter((r) => r.facts.active);
     if (folderRuns.length) {
-      const src = group(folder, fs.name, 'runs', 'runs', active.length ? `${active.length} active` : 'none active', '**Ralph runs** of this folder (whoever started them): the active run, its current item and lanes', 'source runs');
+      const src = group(folder, fs.name, 'runs', 'Ralph runs', active.length ? `${active.length} active` : 'none active', '**Ralph runs** of this folder (whoever started them): the active run, its current item and lanes', 'source runs');
       for (const r of active) {
         const v = r.view;
         const run = add({

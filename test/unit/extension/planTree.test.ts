@@ -91,9 +91,11 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     const tree = new PlanTreeProvider(new Logger(), { ...store, waves: () => WAVES });
     const roots = tree.getChildren().map((n) => n.id);
     assert.deepEqual(roots, [`${F}#flow-next`, `${F}#quantum`, `${F}#checklist/RALPH_TASK.md`, `${F}#waves`]);
-    assert.equal(label(tree, `${F}#flow-next`).description, '1 epic · 1/4');
-    assert.equal(label(tree, `${F}#quantum`).description, '2/5');
-    assert.equal(label(tree, `${F}#checklist/RALPH_TASK.md`).description, '1/2');
+    assert.equal(label(tree, `${F}#flow-next`).label, 'flow-next (1 epic)');
+    assert.equal(label(tree, `${F}#flow-next`).description, '1/4 tasks');
+    assert.equal(label(tree, `${F}#quantum`).label, 'quantum.json — Proj');
+    assert.equal(label(tree, `${F}#quantum`).description, '2/5 stories');
+    assert.equal(label(tree, `${F}#checklist/RALPH_TASK.md`).description, '1/2 tasks');
     assert.equal(label(tree, `${F}#waves`).description, '1 wave · 2 orphans');
     const epic = tree.getChildren(tree.node(`${F}#flow-next`));
     assert.deepEqual(epic.map((n) => n.id), [`${F}#flow-next/epic/fn-1`]);
