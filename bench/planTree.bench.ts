@@ -42,9 +42,9 @@ function main(): void {
 
     t = performance.now();
     const tree = new PlanTreeProvider(new Logger(), store);
-    const root = tree.getChildren()[0]!;
+    const root = tree.children()[0]!;
     let n = 0;
-    for (const c of tree.getChildren(root)) n += tree.getTreeItem(c).label ? 1 : 0;
+    for (const c of tree.children(root)) n += tree.getTreeItem(c).label ? 1 : 0;
     children.push(performance.now() - t);
     if (n !== N) throw new Error(`expected ${N} children, got ${n}`);
 

@@ -24,6 +24,8 @@ const bundleEvalMs = performance.now() - moduleStart;
 /** What `activate` returns: used by the integration tests and by other extensions. */
 export interface RalphExtensionApi {
   plan: PlanTreeProvider;
+  /** The tree's right-click commands (integration tests swap their dialogs, `ui`). */
+  tree: PlanTreeCommands;
   /** Live wave monitors (issue 18): orphan summaries per folder; `onDidChange` when a disposition changes. */
   waves: WaveMonitors;
   runs: RunController;
@@ -146,7 +148,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, waves, runs, store, gauge, activationMs, bundleEvalMs };
+  return { plan, tree, waves, runs, store, gauge, activationMs, bundleEvalMs };
 }
 
 /** Name of the Ralph: Status document (`ralph:/Ralph Status.txt`). */

@@ -19,6 +19,9 @@ export interface PlanTreeDeps {
   onWavesChange?(listener: (folder: string) => unknown): { dispose(): unknown };
 }
 
+/** How long the tree's top level waits for the first plan reads (ms) before showing what it has. */
+export const FIRST_READ_WAIT_MS = 5000;
+
 /** Icon and theme colour per status (vscode-conventions.md: theme colours, `~spin` for work under way). */
 const ICON: Record<RowStatus, [string, string | undefined]> = {
   todo: ['circle-large-outline', undefined],
@@ -115,9 +118,35 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     return item;
   }
 
-  getChildren(node?: PlanNode): PlanNode[] {
+  /**
+   * The rows under `node` (the top level without one). Before every folder's first plan read, the top level waits for
+   * it (at most {@link FIRST_READ_WAIT_MS}), so the view does not flash its "no sources" welcome.
+   */
+  getChildren(node?: PlanNode): PlanNode[] | Promise<PlanNode[]> {
+    if (!node && !this.loaded()) return this.firstRead().then(() => this.children());
+    return this.children(node);
+  }
+
+  /** The rows under `node` (the top level without one) as the model has them now. */
+  children(node?: PlanNode): PlanNode[] {
     const ids = node ? (this.model.rows.get(node.id)?.children ?? []) : this.model.roots;
     return ids.map((id) => this.nodeOf(id));
+  }
+
+  private loaded(): boolean {
+    return this.deps.snapshot().folders.every((f) => f.plan !== undefined);
+  }
+
+  private firstRead(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, FIRST_READ_WAIT_MS);
+      const sub = this.deps.onDidChange(() => { if (this.loaded()) done(); });
+      function done() {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      }
+    });
   }
 
   getParent(node: PlanNode): PlanNode | undefined {

@@ -7,17 +7,39 @@ import type { PlanNode, PlanTreeProvider } from './planTree';
 import { resetConfirmOf, type TreeRow } from './planTreeModel';
 import type { RunStore } from './runStore';
 
+/** The dialogs the tree's commands show; integration tests replace them (a modal cannot be clicked from a test). */
+export interface TreeUi {
+  /** A modal warning with one action; resolves true when the action was chosen. */
+  confirm(message: string, detail: string, action: string): Promise<boolean>;
+  /** A (non-modal) warning with an optional action; resolves true when the action was chosen. */
+  offer(message: string, action?: string): Promise<boolean>;
+  info(message: string): void;
+}
+
+const vscodeUi: TreeUi = {
+  confirm: async (message, detail, action) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
+  offer: async (message, action) => {
+    if (action) return (await vscode.window.showWarningMessage(message, action)) === action;
+    void vscode.window.showWarningMessage(message);
+    return false;
+  },
+  info: (message) => void vscode.window.showInformationMessage(message),
+};
+
 /**
  * The tree's right-click commands (hidden from the palette: `commandPalette` `when: false`). Each takes the clicked
  * node; the row says what it stands for. Decisions come from core: `resetOfferOf` (what a reset and its cascade
  * take, as `ralph task reset --cascade`), `startOfferOf` (Start Here, as `ralph run --item`).
  */
 export class PlanTreeCommands {
+  /** The dialogs (tests swap them). */
+  ui: TreeUi = vscodeUi;
+
   constructor(private readonly tree: PlanTreeProvider, private readonly store: RunStore, private readonly log: Logger) {}
 
   private rowOf(node: PlanNode | undefined): TreeRow | undefined {
     const row = node ? this.tree.row(node) : undefined;
-    if (!row) void vscode.window.showInformationMessage('Ralph: pick a row of the Ralph tree.');
+    if (!row) this.ui.info('Ralph: pick a row of the Ralph tree.');
     return row;
   }
 
@@ -39,11 +61,10 @@ export class PlanTreeCommands {
     if (!plan) return undefined;
     const confirm = resetConfirmOf(plan, resetOfferOf(plan, row.itemId), cascade);
     if (!confirm.ok) {
-      void vscode.window.showInformationMessage(confirm.message);
+      this.ui.info(confirm.message);
       return undefined;
     }
-    const ok = await vscode.window.showWarningMessage(confirm.message, { modal: true, detail: confirm.detail }, 'Reset');
-    if (ok !== 'Reset') return undefined;
+    if (!(await this.ui.confirm(confirm.message, confirm.detail, 'Reset'))) return undefined;
     try {
       const r = await resetItem(row.itemId, { folder: row.folder, cascade });
       this.log.info('reset', `${row.itemId}${cascade ? ' (cascade)' : ''} from the tree: ${r.reset.join(', ') || r.message || 'nothing to do'}`);
@@ -86,8 +107,8 @@ export class PlanTreeCommands {
     let id = row.itemId;
     if (!offer.ready) {
       const text = `Ralph: cannot start with ${row.itemId}: ${offer.why ?? 'it is not ready'}.${offer.next ? ` The next ready item of its source is ${offer.next}.` : ' No other item of its source is ready.'}`;
-      const choice = offer.next ? await vscode.window.showWarningMessage(text, `Start with ${offer.next}`) : void (await vscode.window.showWarningMessage(text));
-      if (!choice || !offer.next) return undefined;
+      const chosen = await this.ui.offer(text, offer.next ? `Start with ${offer.next}` : undefined);
+      if (!chosen || !offer.next) return undefined;
       id = offer.next;
     }
     this.log.info('run', `Start Here: ${id}${offer.source ? ` (${offer.source})` : ''}`);
@@ -117,7 +138,7 @@ export class PlanTreeCommands {
   private async pickBrief(row: TreeRow): Promise<string | undefined> {
     const briefs = this.briefsOf(row);
     if (!briefs.length) {
-      void vscode.window.showInformationMessage(`Ralph: no resume brief for ${row.itemId} yet (.planning/<phase>/resume-${row.itemId}.md). \`ralph waves check\` writes it.`);
+      this.ui.info(`Ralph: no resume brief for ${row.itemId} yet (.planning/<phase>/resume-${row.itemId}.md). \`ralph waves check\` writes it.`);
       return undefined;
     }
     if (briefs.length === 1) return briefs[0];
@@ -143,8 +164,7 @@ export class PlanTreeCommands {
     const brief = await this.pickBrief(row);
     if (!brief) return undefined;
     const where = row.worktree ? path.resolve(row.folder, row.worktree) : row.folder;
-    const ok = await vscode.window.showWarningMessage(`Resume ${row.itemId} with Ralph?`, { modal: true, detail: `Runs ralph run --source ${brief}\nin ${where}` }, 'Resume');
-    if (ok !== 'Resume') return undefined;
+    if (!(await this.ui.confirm(`Resume ${row.itemId} with Ralph?`, `Runs ralph run --source ${brief}\nin ${where}`, 'Resume'))) return undefined;
     return vscode.commands.executeCommand<string | undefined>(CommandIds.start, { folder: where, source: brief });
   }
 }

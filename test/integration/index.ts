@@ -12,6 +12,7 @@ import { registerActivationSuite } from './suites/activation';
 import { registerRestrictedModeSuite } from './suites/restrictedMode';
 import { registerGaugeSuite } from './suites/gauge';
 import { registerRunSuite } from './suites/run';
+import { registerPlanTreeSuite } from './suites/planTree';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -35,6 +36,7 @@ export async function run(): Promise<void> {
     registerActivationSuite();
     registerRunSuite();
     registerGaugeSuite();
+    registerPlanTreeSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);

@@ -89,7 +89,7 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
   it('shows every source as a row with its items, "k/N" counts and no file decorations', () => {
     const store = fakeStore(snap(plan()));
     const tree = new PlanTreeProvider(new Logger(), { ...store, waves: () => WAVES });
-    const roots = tree.getChildren().map((n) => n.id);
+    const roots = tree.children().map((n) => n.id);
     assert.deepEqual(roots, [`${F}#flow-next`, `${F}#quantum`, `${F}#checklist/RALPH_TASK.md`, `${F}#waves`]);
     assert.equal(label(tree, `${F}#flow-next`).label, 'flow-next (1 epic)');
     assert.equal(label(tree, `${F}#flow-next`).description, '1/4 tasks');
@@ -97,10 +97,10 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     assert.equal(label(tree, `${F}#quantum`).description, '2/5 stories');
     assert.equal(label(tree, `${F}#checklist/RALPH_TASK.md`).description, '1/2 tasks');
     assert.equal(label(tree, `${F}#waves`).description, '1 wave · 2 orphans');
-    const epic = tree.getChildren(tree.node(`${F}#flow-next`));
+    const epic = tree.children(tree.node(`${F}#flow-next`));
     assert.deepEqual(epic.map((n) => n.id), [`${F}#flow-next/epic/fn-1`]);
-    assert.deepEqual(tree.getChildren(epic[0]).map((n) => n.id.split('/').at(-1)), ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4']);
-    assert.deepEqual(tree.getChildren(tree.node(`${F}#checklist/RALPH_TASK.md`)).map((n) => tree.getTreeItem(n).label), ['title RALPH_TASK.md:3', 'title RALPH_TASK.md:4']);
+    assert.deepEqual(tree.children(epic[0]).map((n) => n.id.split('/').at(-1)), ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4']);
+    assert.deepEqual(tree.children(tree.node(`${F}#checklist/RALPH_TASK.md`)).map((n) => tree.getTreeItem(n).label), ['title RALPH_TASK.md:3', 'title RALPH_TASK.md:4']);
     for (const row of tree.rows().rows.values()) assert.equal(tree.getTreeItem(tree.node(row.id)!).resourceUri, undefined, `${row.id} has no resourceUri`);
   });
 
@@ -208,6 +208,16 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
     tree.setExpanded(id, false);
     assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+  });
+
+  it('lets the top level wait for the first plan read (no welcome flash), then lists the sources', async () => {
+    const store = fakeStore(snap(undefined));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const pending = tree.getChildren();
+    assert.ok(pending instanceof Promise);
+    store.change(snap(plan(), 2));
+    assert.equal((await pending).length, 3);
+    assert.ok(Array.isArray(tree.getChildren()));
   });
 
   it('falls back to the plan snapshot\'s waves before the monitor evaluated', () => {
