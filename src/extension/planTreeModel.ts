@@ -239,7 +239,8 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
         const wave = add({
           id: `${folder}#waves/${w.wave_id}`, parentId: src.id, folder, label: `wave ${w.wave_id}`,
           description: [w.status ?? '', c.orphans ? `${c.orphans} orphan${c.orphans === 1 ? '' : 's'}` : '', c.ACTIVE ? `${c.ACTIVE} active` : '', `${c.RESOLVED}/${w.subagents.length} done`].filter(Boolean).join(' · '),
-          status: c.orphans ? 'orphan' : w.subagents.length && c.RESOLVED === w.subagents.length ? 'done' : 'active',
+          // Spins only while a subagent is active; a wave with no subagents yet waits (pending).
+          status: c.orphans ? 'orphan' : !w.subagents.length ? 'pending' : c.RESOLVED === w.subagents.length ? 'done' : c.ACTIVE ? 'active' : 'open',
           tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md \`${w.status}\`)` : ''}\n\n${Object.entries(c).filter(([k]) => k !== 'orphans').map(([k, n]) => `${k} ${n}`).join(' · ')}`,
           contextValue: 'wave', children: [], waveId: w.wave_id, sig: '',
         });
