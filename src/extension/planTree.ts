@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { WaveJson } from '../core/model/waves';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
-import { buildTreeModel, diffTreeModels, type RowStatus, type TreeModel, type TreeRow } from './planTreeModel';
+import { buildTreeModel, diffTreeModels, tooltipOf, type RowStatus, type TreeModel, type TreeRow } from './planTreeModel';
 import type { StoreChange, StoreSnapshot } from './runStore';
 
 /** A node of the Ralph tree: one object per row id for the tree's life (VS Code finds a fired element by identity). */
@@ -110,9 +110,8 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
       ? [SOURCE_ICON[tokens.find((t) => t in SOURCE_ICON) ?? 'runs'] ?? 'folder', row.status === 'done' ? 'testing.iconPassed' : undefined]
       : ICON[row.status];
     item.iconPath = new vscode.ThemeIcon(icon || 'circle-outline', color ? new vscode.ThemeColor(color) : undefined);
-    const tip = new vscode.MarkdownString(row.tooltip);
-    tip.supportThemeIcons = true;
-    item.tooltip = tip;
+    // Item rows build their tooltip on hover (resolveTreeItem): producing 10,000 children stays cheap.
+    if (typeof row.tooltip === 'string') item.tooltip = markdown(row.tooltip);
     item.contextValue = row.contextValue;
     // No resourceUri: rows must not carry git decorations ("M", greyed `.ralph/`) that read as task state.
     return item;
@@ -122,6 +121,13 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
    * The rows under `node` (the top level without one). Before every folder's first plan read, the top level waits for
    * it (at most {@link FIRST_READ_WAIT_MS}), so the view does not flash its "no sources" welcome.
    */
+  /** Fills in a lazily built tooltip when VS Code is about to show it (hover). */
+  resolveTreeItem(item: vscode.TreeItem, node: PlanNode): vscode.TreeItem {
+    const row = this.model.rows.get(node.id);
+    if (row && item.tooltip === undefined) item.tooltip = markdown(tooltipOf(row));
+    return item;
+  }
+
   getChildren(node?: PlanNode): PlanNode[] | Promise<PlanNode[]> {
     if (!node && !this.loaded()) return this.firstRead().then(() => this.children());
     return this.children(node);
@@ -185,4 +191,10 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (diff.root) this.changed.fire(undefined);
     else if (diff.changed.length) this.changed.fire(diff.changed.map((id) => this.nodeOf(id)));
   }
+}
+
+function markdown(text: string): vscode.MarkdownString {
+  const tip = new vscode.MarkdownString(text);
+  tip.supportThemeIcons = true;
+  return tip;
 }

@@ -32,8 +32,10 @@ export interface TreeRow {
   label: string;
   description: string;
   status: RowStatus;
-  /** Markdown. */
-  tooltip: string;
+  /** Markdown, or a function building it (item rows: built when VS Code draws the row; see `tipKey`). Read with {@link tooltipOf}. */
+  tooltip: string | (() => string);
+  /** What the tooltip depends on, when `tooltip` is a function (part of `sig`). */
+  tipKey?: string;
   contextValue: string;
   /** Child row ids, in order (empty for a leaf). */
   children: string[];
@@ -69,6 +71,11 @@ const STATUS_WORD: Record<RowStatus, string> = {
   todo: 'to do', in_progress: 'in progress', done: 'done', blocked: 'blocked', failed: 'failed', unknown: 'unknown',
   stale: 'stale', waiting: 'waiting for an answer', open: 'open', active: 'active', pending: 'pending', orphan: 'orphan', none: '',
 };
+
+/** The markdown tooltip of a row (built now when it is lazy). */
+export function tooltipOf(row: TreeRow): string {
+  return typeof row.tooltip === 'string' ? row.tooltip : row.tooltip();
+}
 
 /** A status in words (tooltips, the confirm text). */
 export function statusWord(s: RowStatus): string {
@@ -139,14 +146,22 @@ function itemRow(folder: string, parentId: string, item: PlanItem, itemsById: Ma
   if (f.current.has(item.id)) desc.push('▶ current');
   const deps = dependents.get(`${item.source}\u0000${item.id}`) ?? [];
   const byId = (id: string) => itemsById.get(`${item.source}\u0000${id}`);
-  const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
-  if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
-  if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
-  if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
-  if (f.waiting.has(item.id)) tip.push('', `A run (${f.waiting.get(item.id)}) waits for an answer to its question.`);
-  const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
-  if (times.length) tip.push('', times.join(' · '));
-  if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
+  const waitingRun = f.waiting.get(item.id);
+  const tooltip = (): string => {
+    const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
+    if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
+    if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
+    if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
+    if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
+    const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
+    if (times.length) tip.push('', times.join(' · '));
+    if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
+    return tip.join('\n');
+  };
+  // Everything the tooltip reads, cheaply: the row is redrawn when one of these changes.
+  let tipKey = `${item.title}\u0002${item.rawStatus}\u0002${item.statusSource ?? ''}\u0002${item.reason ?? ''}\u0002${item.startedAt ?? ''}\u0002${item.updatedAt ?? ''}\u0002${item.completedAt ?? ''}\u0002${item.assignee ?? ''}\u0002${waitingRun ?? ''}`;
+  for (const d of item.dependsOn) tipKey += `\u0003${d}=${byId(d)?.rawStatus ?? ''}`;
+  for (const d of deps) tipKey += `\u0004${d}=${byId(d)?.rawStatus ?? ''}`;
   const tokens = ['item', item.source, item.kind, 'file'];
   if (item.source !== 'checklist' && (item.status === 'done' || item.status === 'blocked' || item.status === 'failed')) tokens.push('resettable');
   if (item.status !== 'done') tokens.push('startable');
@@ -154,7 +169,7 @@ function itemRow(folder: string, parentId: string, item: PlanItem, itemsById: Ma
   const label = item.source === 'checklist' ? item.title : `${item.id} ${item.title}`;
   const row: TreeRow = {
     id: `${folder}#${item.source}/${item.kind}/${item.id}`, parentId, folder, label, description: desc.join(' · '), status,
-    tooltip: tip.join('\n'), contextValue: tokens.join(' '), children: [], file: item.file, ...(item.line ? { line: item.line } : {}),
+    tooltip, tipKey, contextValue: tokens.join(' '), children: [], file: item.file, ...(item.line ? { line: item.line } : {}),
     itemId: item.id, source: item.source, ...(f.waiting.has(item.id) ? { runId: f.waiting.get(item.id)! } : {}), sig: '',
   };
   return row;
@@ -289,7 +304,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
       }
     }
   }
-  for (const row of rows.values()) row.sig = `${row.label}\u0001${row.description}\u0001${row.status}\u0001${row.tooltip}\u0001${row.contextValue}\u0001${row.children.length ? 'c' : ''}\u0001${row.file ?? ''}:${row.line ?? ''}\u0001${row.worktree ?? ''}\u0001${row.runId ?? ''}`;
+  for (const row of rows.values()) row.sig = `${row.label}\u0001${row.description}\u0001${row.status}\u0001${typeof row.tooltip === 'string' ? row.tooltip : row.tipKey ?? ''}\u0001${row.contextValue}\u0001${row.children.length ? 'c' : ''}\u0001${row.file ?? ''}:${row.line ?? ''}\u0001${row.worktree ?? ''}\u0001${row.runId ?? ''}`;
   return { rows, roots };
 }
 

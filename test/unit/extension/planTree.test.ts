@@ -134,7 +134,10 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
 
   it('writes markdown tooltips: where the status comes from, dependencies, dependents, last failure, timestamps', () => {
     const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(plan())));
-    const tip = (id: string) => String((label(tree, `${F}#${id}`).tooltip as vscode.MarkdownString).value);
+    // Item tooltips are built on hover (resolveTreeItem), source rows' at once.
+    const tip = (id: string) => String((tree.resolveTreeItem(label(tree, `${F}#${id}`), tree.node(`${F}#${id}`)!).tooltip as vscode.MarkdownString).value);
+    assert.equal(label(tree, `${F}#flow-next/task/fn-1.1`).tooltip, undefined);
+    assert.match(tip('quantum'), /quantum-loop project/);
     assert.match(tip('flow-next/task/fn-1.1'), /from `\.flow\/tasks\/fn-1\.1\.json` \(`status`\)/);
     assert.match(tip('flow-next/task/fn-1.1'), /Dependents: fn-1\.2 \(in_progress\), fn-1\.3 \(blocked\)/);
     assert.match(tip('flow-next/task/fn-1.1'), /completed 2026-12-01T10:00:00Z/);
