@@ -7,7 +7,10 @@ import { Logger } from '../../../src/extension/logger';
 import { PlanTreeProvider, type PlanNode } from '../../../src/extension/planTree';
 import { buildTreeModel, resetConfirmOf } from '../../../src/extension/planTreeModel';
 import type { StoreChange, StoreSnapshot } from '../../../src/extension/runStore';
+import { PlanTreeCommands } from '../../../src/extension/planTreeCommands';
+import type { RunStore } from '../../../src/extension/runStore';
 import { resetFake } from '../../support/fakeVscode';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 const F = '/ws';
 
@@ -249,5 +252,62 @@ describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)',
     assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'RALPH_TASK.md:3'), true), { ok: false, message: 'Ralph: cannot reset RALPH_TASK.md:3: a checkbox is reset by unticking it in its file.' });
     const c = resetConfirmOf(p, resetOfferOf(p, 'US-3'), true);
     assert.ok(c.ok && c.detail.endsWith('Nothing done, blocked or failed depends on it: only this item is reset.'));
+  });
+});
+
+describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', () => {
+  let t: TempFolder;
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-tree-cmd-');
+  });
+  afterEach(() => t.dispose());
+
+  function setup(p: PlanSnapshot | undefined, waves: WaveJson[] = []) {
+    const s: StoreSnapshot = { version: 1, folders: [{ folder: t.dir, name: 'ws', plan: p && { ...p, folder: t.dir }, starting: false }], runs: [] };
+    const store = fakeStore(s);
+    const tree = new PlanTreeProvider(new Logger(), { ...store, waves: () => waves });
+    const started: unknown[] = [];
+    const answered: unknown[] = [];
+    vscode.commands.registerCommand('ralph.start', (a: unknown) => { started.push(a); return 'run-1'; });
+    vscode.commands.registerCommand('ralph.answer', (a: unknown) => { answered.push(a); return 'q1'; });
+    const cmds = new PlanTreeCommands(tree, store as unknown as RunStore, new Logger());
+    const ui: string[] = [];
+    cmds.ui = { confirm: async (m, d) => { ui.push(`confirm: ${m} | ${d}`); return true; }, offer: async (m, a) => { ui.push(`offer: ${m} [${a}]`); return true; }, info: (m) => void ui.push(`info: ${m}`) };
+    return { tree, cmds, started, answered, ui };
+  }
+
+  it('Resume with Ralph runs `ralph run --source <brief>` in the sub\'s worktree after a confirm; Open Resume Brief finds it', async () => {
+    const wt = makeTempFolder('ralph-tree-wt-');
+    try {
+      const brief = wt.write('.planning/1.5/resume-W1-B.md', '- [ ] write the test\n');
+      const waves = structuredClone(WAVES);
+      waves[0]!.subagents[1]!.worktree = wt.dir;
+      const { tree, cmds, started, ui } = setup(undefined, waves);
+      const node = tree.node(`${t.dir}#waves/W1/W1-B`)!;
+      assert.equal(await cmds.openBrief(node), brief);
+      assert.equal(await cmds.resume(node), 'run-1');
+      assert.deepEqual(started, [{ folder: wt.dir, source: brief }]);
+      assert.deepEqual(ui, [`confirm: Resume W1-B with Ralph? | Runs ralph run --source ${brief}\nin ${wt.dir}`]);
+      // No brief yet: says how to get one, starts nothing.
+      assert.equal(await cmds.resume(tree.node(`${t.dir}#waves/W1/W1-C`)!), undefined);
+      assert.match(ui.at(-1)!, /^info: Ralph: no resume brief for W1-C yet .*`ralph waves check` writes it\.$/);
+      assert.equal(started.length, 1);
+    } finally {
+      wt.dispose();
+    }
+  });
+
+  it('Start Here starts a ready item, and offers the next ready one for a waiting item', async () => {
+    const { tree, cmds, started, ui } = setup(plan({ 'US-2': 'todo' }));
+    assert.equal(await cmds.startHere(tree.node(`${t.dir}#checklist/checkbox/RALPH_TASK.md:4`)!), 'run-1');
+    assert.deepEqual(started[0], { folder: t.dir, item: 'RALPH_TASK.md:4', source: 'RALPH_TASK.md' });
+    assert.equal(await cmds.startHere(tree.node(`${t.dir}#quantum/story/US-4`)!), 'run-1');
+    assert.deepEqual(ui, ['offer: Ralph: cannot start with US-4: US-4 waits on US-2 (pending). The next ready item of its source is US-2. [Start with US-2]']);
+    assert.deepEqual(started[1], { folder: t.dir, item: 'US-2', source: 'quantum' });
+    // Nothing else ready: says why, offers nothing, starts nothing.
+    assert.equal(await cmds.startHere(tree.node(`${t.dir}#flow-next/task/fn-1.4`)!), undefined);
+    assert.equal(ui.at(-1), 'offer: Ralph: cannot start with fn-1.4: fn-1.4 waits on fn-1.3 (blocked). No other item of its source is ready. [undefined]');
+    assert.equal(started.length, 2);
   });
 });
