@@ -13,6 +13,7 @@ import type { RalphConfig } from '../core/model/config';
 
 interface RunOptions {
   source?: string;
+  item?: string;
   agent?: string;
   maxIterations?: number;
   gates: boolean;
@@ -48,6 +49,7 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('Run the loop: drive the agent through the tasks until they are verified done')
     .option('--source <source>', 'task source: flow | quantum | checklist | a checklist path (default: the first found)')
+    .option('--item <id>', 'begin with this task, story or box (`<file>:<line>`) when it is ready; otherwise say why and name the next ready one')
     .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices(Object.keys(agentAdapters)))
     .option('--max-iterations <n>', 'stop after N iterations (default: config maxIterations, 25)', positiveInt)
     .option('--no-gates', 'run without verification gates (otherwise a run without gates is refused)')
@@ -84,7 +86,7 @@ export function registerRunCommand(program: Command): void {
         },
       });
       const cancel = new AbortController();
-      const engine = new LoopEngine({ folder, config, source: opts.source, noGates: !opts.gates, signal: cancel.signal });
+      const engine = new LoopEngine({ folder, config, source: opts.source, ...(opts.item ? { item: opts.item } : {}), noGates: !opts.gates, signal: cancel.signal });
       const recorder = new RunRecorder(folder, engine.runId, {
         onLine: opts.json ? undefined : (line) => process.stdout.write(`[${clockTime(new Date())}] ${line}\n`),
         onError: (err) => process.stderr.write(`ralph: could not write a run record: ${err.message}\n`),

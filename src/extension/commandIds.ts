@@ -1,3 +1,4 @@
+import type { PlanNode } from './planTree';
 import type { StartArgs } from './runController';
 
 /**
@@ -19,6 +20,13 @@ export const CommandIds = {
   revealInDashboard: 'ralph.revealInDashboard',
   openLog: 'ralph.openLog',
   answer: 'ralph.answer',
+  treeResetTask: 'ralph.tree.resetTask',
+  treeResetCascade: 'ralph.tree.resetTaskAndDependents',
+  treeOpenFile: 'ralph.tree.openTaskFile',
+  treeAnswer: 'ralph.tree.answerQuestion',
+  treeStartHere: 'ralph.tree.startHere',
+  treeOpenBrief: 'ralph.tree.openResumeBrief',
+  treeResume: 'ralph.tree.resumeWithRalph',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];
@@ -57,6 +65,14 @@ export interface CommandTypes {
   'ralph.revealInDashboard': { args: [unknown?]; result: void };
   'ralph.openLog': { args: [string?]; result: boolean };
   'ralph.answer': { args: [AnswerArgs?]; result: string | undefined };
+  /** Tree-only (hidden from the palette): the clicked node. */
+  'ralph.tree.resetTask': { args: [PlanNode?]; result: string[] | undefined };
+  'ralph.tree.resetTaskAndDependents': { args: [PlanNode?]; result: string[] | undefined };
+  'ralph.tree.openTaskFile': { args: [PlanNode?]; result: boolean };
+  'ralph.tree.answerQuestion': { args: [PlanNode?]; result: string | undefined };
+  'ralph.tree.startHere': { args: [PlanNode?]; result: string | undefined };
+  'ralph.tree.openResumeBrief': { args: [PlanNode?]; result: string | undefined };
+  'ralph.tree.resumeWithRalph': { args: [PlanNode?]; result: string | undefined };
 }
 
 /** Compile-time check: an id without types (or types without an id) fails `tsc`. */

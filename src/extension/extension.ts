@@ -9,6 +9,7 @@ import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
 import { PlanLoader, planWorkerFile } from './planLoader';
 import { PlanTreeProvider } from './planTree';
+import { PlanTreeCommands } from './planTreeCommands';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
 import { RunController } from './runController';
 import { WaveMonitors } from './waveMonitors';
@@ -27,6 +28,8 @@ const bundleEvalMs = performance.now() - moduleStart;
 /** What `activate` returns: used by the integration tests and by other extensions. */
 export interface RalphExtensionApi {
   plan: PlanTreeProvider;
+  /** The tree's right-click commands (integration tests swap their dialogs, `ui`). */
+  tree: PlanTreeCommands;
   /** Live wave monitors (issue 18): orphan summaries per folder; `onDidChange` when a disposition changes. */
   waves: WaveMonitors;
   runs: RunController;
@@ -92,9 +95,12 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const started = performance.now();
   const log = new Logger();
   const waves = new WaveMonitors(log);
-  const plan = new PlanTreeProvider(log, (folder) => waves.summary(folder));
   const reports = new ReportDocuments();
   const { store, planLoader } = createStore(log);
+  const plan = new PlanTreeProvider(log, { snapshot: () => store.snapshot(), onDidChange: (l) => store.onDidChange(l), waves: (f) => waves.waves(f), onWavesChange: (l) => waves.onDidChange(l) });
+  const treeView = vscode.window.createTreeView('ralph.plan', { treeDataProvider: plan, showCollapseAll: true });
+  plan.track(treeView);
+  const tree = new PlanTreeCommands(plan, store, log);
   const runs = new RunController(log, {
     starting: (folder) => store.markStarting(folder),
     started: (folder, runId) => store.noteStartedHere(folder, runId),
@@ -116,7 +122,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     statusRefresh,
     new RunNotifications(store),
     store.onDidChange((c) => { if (c.kind !== 'run') statusRefresh.request(); }),
-    vscode.window.createTreeView('ralph.plan', { treeDataProvider: plan, showCollapseAll: true }),
+    treeView,
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
     registerCommand(CommandIds.start, (args) => runs.start(args)),
     registerCommand(CommandIds.pause, (folder) => runs.control('pause', folder)),
@@ -133,31 +139,30 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),
     waves,
-    waves.onDidChange(() => plan.refresh()),
+    registerCommand(CommandIds.treeResetTask, (node) => tree.reset(node, false)),
+    registerCommand(CommandIds.treeResetCascade, (node) => tree.reset(node, true)),
+    registerCommand(CommandIds.treeOpenFile, (node) => tree.openFile(node)),
+    registerCommand(CommandIds.treeAnswer, (node) => tree.answer(node)),
+    registerCommand(CommandIds.treeStartHere, (node) => tree.startHere(node)),
+    registerCommand(CommandIds.treeOpenBrief, (node) => tree.openBrief(node)),
+    registerCommand(CommandIds.treeResume, (node) => tree.resume(node)),
     registerCommand(CommandIds.answer, (args) => answerCommand(args, store, log)),
     registerCommand(CommandIds.openDashboard, () => { DashboardPanel.createOrShow(dashboardDeps); }),
-    registerCommand(CommandIds.revealInDashboard, (arg) => DashboardPanel.createOrShow(dashboardDeps).reveal(revealTarget(arg))),
+    // From the tree the argument is a node ({ id }): its row carries the run and item ids.
+    registerCommand(CommandIds.revealInDashboard, (arg) => DashboardPanel.createOrShow(dashboardDeps).reveal(revealTarget((arg && typeof arg === 'object' && 'id' in arg ? plan.row(arg as { id: string }) : undefined) ?? arg))),
     registerDashboardSerializer(dashboardDeps),
     { dispose: () => DashboardPanel.instance?.dispose() },
     runs.onEvent(({ folder, event }) => dashboard.engineEvent(folder, event)),
     registerCommand(CommandIds.openLog, async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined),
     new WorkspaceWatchers(log, (c) => {
-      plan.refresh();
       waves.onWorkspaceChange(c);
       store.noteChange(c);
     }),
-    runs.onEvent(({ event }) => {
-      if (event.type === 'progress' || event.type === 'runEnded' || event.type === 'itemBlocked') plan.refresh();
-    }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => {
-      plan.refresh();
-      store.syncFolders();
-    }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => plan.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => store.syncFolders()),
   );
   const activationMs = performance.now() - started;
   log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
-  return { plan, waves, runs, store, gauge, dashboard, activationMs, bundleEvalMs };
+  return { plan, tree, waves, runs, store, gauge, dashboard, activationMs, bundleEvalMs };
 }
 
 /** Name of the Ralph: Status document (`ralph:/Ralph Status.txt`). */

@@ -1,81 +1,200 @@
 import * as vscode from 'vscode';
-import { detectSources, formatCount, type DetectedSource, type SourceKind } from '../core/sources/detect';
+import type { WaveJson } from '../core/model/waves';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
-import type { WaveRowSummary } from './waveMonitors';
+import { buildTreeModel, diffTreeModels, tooltipOf, type RowStatus, type TreeModel, type TreeRow } from './planTreeModel';
+import type { StoreChange, StoreSnapshot } from './runStore';
 
-/** A root node of the Ralph tree: one detected source of one workspace folder. */
-export interface SourceNode {
-  type: 'source';
-  folder: vscode.WorkspaceFolder;
-  source: DetectedSource;
+/** A node of the Ralph tree: one object per row id for the tree's life (VS Code finds a fired element by identity). */
+export interface PlanNode {
+  readonly id: string;
 }
-export type PlanNode = SourceNode;
 
-const ICONS: Record<SourceKind, string> = { 'flow-next': 'list-tree', quantum: 'type-hierarchy', checklist: 'checklist', waves: 'pulse', ralph: 'history' };
+/** What the tree reads: the run store and the live waves (injected so unit tests drive it with fakes). */
+export interface PlanTreeDeps {
+  snapshot(): StoreSnapshot;
+  onDidChange(listener: (c: StoreChange) => unknown): { dispose(): unknown };
+  /** Live waves of a folder (`WaveMonitors.waves`); empty before the first evaluation. */
+  waves?(folder: string): WaveJson[];
+  onWavesChange?(listener: (folder: string) => unknown): { dispose(): unknown };
+}
+
+/** How long the tree's top level waits for the first plan reads (ms) before showing what it has. */
+export const FIRST_READ_WAIT_MS = 5000;
+
+/** Icon and theme colour per status (vscode-conventions.md: theme colours, `~spin` for work under way). */
+const ICON: Record<RowStatus, [string, string | undefined]> = {
+  todo: ['circle-large-outline', undefined],
+  in_progress: ['sync~spin', 'charts.blue'],
+  done: ['pass-filled', 'testing.iconPassed'],
+  blocked: ['circle-slash', 'charts.red'],
+  failed: ['error', 'testing.iconFailed'],
+  unknown: ['question', 'charts.yellow'],
+  stale: ['history', 'charts.yellow'],
+  waiting: ['comment-discussion', 'charts.orange'],
+  open: ['circle-large-outline', undefined],
+  active: ['sync~spin', 'charts.blue'],
+  pending: ['clock', undefined],
+  orphan: ['debug-disconnect', 'charts.orange'],
+  none: ['', undefined],
+};
+const SOURCE_ICON: Record<string, string> = { 'flow-next': 'list-tree', quantum: 'type-hierarchy', checklist: 'checklist', waves: 'pulse', runs: 'history' };
 
 /**
- * The `ralph.plan` tree: detected sources as root nodes with cheap counts. Domain facts come from
- * core (`detectSources`); this class only maps them to tree items. Sets the `ralph.hasSources` context key
- * that `viewsWelcome` reads.
+ * The `ralph.plan` tree: epics → tasks, the quantum project → stories, checklist files → boxes, IJFW waves →
+ * subagents, runs → the active run's lanes (rows from {@link buildTreeModel}). It reads only the {@link RunStore}'s
+ * snapshot and the wave monitors, never the files; on a change it rebuilds the model and fires
+ * `onDidChangeTreeData` for the changed rows only ({@link diffTreeModels}), or for the root when the top-level rows
+ * changed. Expansion is kept: ids are stable and the rows a person expanded stay expanded when redrawn. Sets the
+ * `ralph.hasSources` context key that `viewsWelcome` reads.
  */
 export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvider<PlanNode> {
-  private readonly changed = this._register(new vscode.EventEmitter<PlanNode | undefined>());
+  private readonly changed = this._register(new vscode.EventEmitter<PlanNode | PlanNode[] | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
-  private roots: Promise<PlanNode[]> | undefined;
-  /** The last summary logged: the log says when the sources change, not every time the tree re-reads them. */
+  private model: TreeModel = { rows: new Map(), roots: [] };
+  private readonly nodes = new Map<string, PlanNode>();
+  private readonly expanded = new Set<string>();
+  private hasSources: boolean | undefined;
   private lastLogged: string | undefined;
 
-  /** `waves(folder)`: the live wave summary for the folder's waves row (issue 18), when a wave monitor runs. */
-  constructor(private readonly log: Logger, private readonly waves?: (folder: string) => WaveRowSummary | undefined) {
+  constructor(private readonly log: Logger, private readonly deps: PlanTreeDeps) {
     super();
+    this._register(deps.onDidChange(() => this.update()));
+    if (deps.onWavesChange) this._register(deps.onWavesChange(() => this.update()));
+    this.update();
   }
 
+  /** Follows a tree view's expand / collapse so redrawn rows keep their state. */
+  track(view: vscode.TreeView<PlanNode>): void {
+    this._register(view.onDidExpandElement((e) => this.expanded.add(e.element.id)));
+    this._register(view.onDidCollapseElement((e) => this.expanded.delete(e.element.id)));
+  }
+
+  /** Notes an expansion (the tree view's events call it; tests too). */
+  setExpanded(id: string, expanded: boolean): void {
+    if (expanded) this.expanded.add(id);
+    else this.expanded.delete(id);
+  }
+
+  /** **Ralph: Refresh**: rebuilds every row (the store is the source; this only redraws). */
   refresh(): void {
-    this.roots = undefined;
+    this.model = this.build();
     this.changed.fire(undefined);
   }
 
+  /** The row of a node (commands read it), or undefined once it is gone. */
+  row(node: PlanNode | string): TreeRow | undefined {
+    return this.model.rows.get(typeof node === 'string' ? node : node.id);
+  }
+
+  /** The node of a row id (stable object), if the row exists. */
+  node(id: string): PlanNode | undefined {
+    return this.model.rows.has(id) ? this.nodeOf(id) : undefined;
+  }
+
+  /** The current rows (tests, the dashboard). */
+  rows(): TreeModel {
+    return this.model;
+  }
+
   getTreeItem(node: PlanNode): vscode.TreeItem {
-    const s = node.source;
-    const item = new vscode.TreeItem(s.label, vscode.TreeItemCollapsibleState.None);
-    item.id = `${node.folder.uri.toString()}#${s.kind}:${s.path}`;
-    item.iconPath = new vscode.ThemeIcon(ICONS[s.kind]);
-    if (s.count) item.description = formatCount(s.count);
-    item.tooltip = new vscode.MarkdownString(`**${s.kind}** \`${s.path}\`${multiRoot() ? ` in ${node.folder.name}` : ''}`);
-    const waves = s.kind === 'waves' ? this.waves?.(node.folder.uri.fsPath) : undefined;
-    if (waves) {
-      item.description = `${item.description ?? ''} · ${waves.newest}`;
-      item.tooltip.appendMarkdown(`\n\n${waves.lines.map((l) => `- ${l}`).join('\n')}`);
-    }
-    item.contextValue = `source ${s.kind}`;
-    item.resourceUri = vscode.Uri.joinPath(node.folder.uri, s.path);
+    const row = this.model.rows.get(node.id);
+    if (!row) return new vscode.TreeItem('(gone)');
+    const state = !row.children.length ? vscode.TreeItemCollapsibleState.None
+      : this.expanded.has(row.id) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+    const item = new vscode.TreeItem(row.label, state);
+    item.id = row.id;
+    item.description = row.description;
+    const tokens = row.contextValue.split(' ');
+    const [icon, color] = tokens[0] === 'source'
+      ? [SOURCE_ICON[tokens.find((t) => t in SOURCE_ICON) ?? 'runs'] ?? 'folder', row.status === 'done' ? 'testing.iconPassed' : undefined]
+      : ICON[row.status];
+    item.iconPath = new vscode.ThemeIcon(icon || 'circle-outline', color ? new vscode.ThemeColor(color) : undefined);
+    // Item rows build their tooltip on hover (resolveTreeItem): producing 10,000 children stays cheap.
+    if (typeof row.tooltip === 'string') item.tooltip = markdown(row.tooltip);
+    item.contextValue = row.contextValue;
+    // No resourceUri: rows must not carry git decorations ("M", greyed `.ralph/`) that read as task state.
     return item;
   }
 
-  getChildren(node?: PlanNode): Promise<PlanNode[]> {
-    if (node) return Promise.resolve([]);
-    this.roots ??= this.loadRoots();
-    return this.roots;
+  /**
+   * The rows under `node` (the top level without one). Before every folder's first plan read, the top level waits for
+   * it (at most {@link FIRST_READ_WAIT_MS}), so the view does not flash its "no sources" welcome.
+   */
+  /** Fills in a lazily built tooltip when VS Code is about to show it (hover). */
+  resolveTreeItem(item: vscode.TreeItem, node: PlanNode): vscode.TreeItem {
+    const row = this.model.rows.get(node.id);
+    if (row && item.tooltip === undefined) item.tooltip = markdown(tooltipOf(row));
+    return item;
   }
 
-  private async loadRoots(): Promise<PlanNode[]> {
-    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
-    const perFolder = await Promise.all(folders.map(async (folder) => {
-      const report = await detectSources(folder.uri.fsPath);
-      for (const p of report.problems) this.log.warn('plan', `${p.file}:${p.line}:${p.column}: ${p.message}`);
-      return report.sources.map((source): PlanNode => ({ type: 'source', folder, source }));
-    }));
-    const roots = perFolder.flat();
-    void vscode.commands.executeCommand('setContext', 'ralph.hasSources', roots.length > 0);
-    const summary = `${roots.length} source(s) in ${folders.length} folder(s)`;
-    if (summary !== this.lastLogged) this.log.info('plan', summary);
-    else this.log.trace('plan', summary);
+  getChildren(node?: PlanNode): PlanNode[] | Promise<PlanNode[]> {
+    if (!node && !this.loaded()) return this.firstRead().then(() => this.children());
+    return this.children(node);
+  }
+
+  /** The rows under `node` (the top level without one) as the model has them now. */
+  children(node?: PlanNode): PlanNode[] {
+    const ids = node ? (this.model.rows.get(node.id)?.children ?? []) : this.model.roots;
+    return ids.map((id) => this.nodeOf(id));
+  }
+
+  private loaded(): boolean {
+    return this.deps.snapshot().folders.every((f) => f.plan !== undefined);
+  }
+
+  private firstRead(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, FIRST_READ_WAIT_MS);
+      const sub = this.deps.onDidChange(() => { if (this.loaded()) done(); });
+      function done() {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      }
+    });
+  }
+
+  getParent(node: PlanNode): PlanNode | undefined {
+    const p = this.model.rows.get(node.id)?.parentId;
+    return p ? this.nodeOf(p) : undefined;
+  }
+
+  private nodeOf(id: string): PlanNode {
+    let n = this.nodes.get(id);
+    if (!n) {
+      n = { id };
+      this.nodes.set(id, n);
+    }
+    return n;
+  }
+
+  private build(): TreeModel {
+    const waves = this.deps.waves;
+    return buildTreeModel(this.deps.snapshot(), waves ? (f) => waves(f) : undefined);
+  }
+
+  /** Rebuilds the model from the store and fires the changed rows only. */
+  private update(): void {
+    const next = this.build();
+    const diff = diffTreeModels(this.model, next);
+    this.model = next;
+    for (const id of this.nodes.keys()) if (!next.rows.has(id)) this.nodes.delete(id);
+    const has = next.roots.length > 0;
+    if (has !== this.hasSources) {
+      this.hasSources = has;
+      void vscode.commands.executeCommand('setContext', 'ralph.hasSources', has);
+    }
+    const summary = `${next.roots.length} source row(s), ${next.rows.size} row(s)`;
+    if (summary !== this.lastLogged) this.log.trace('plan', summary);
     this.lastLogged = summary;
-    return roots;
+    if (diff.root) this.changed.fire(undefined);
+    else if (diff.changed.length) this.changed.fire(diff.changed.map((id) => this.nodeOf(id)));
   }
 }
 
-function multiRoot(): boolean {
-  return (vscode.workspace.workspaceFolders?.length ?? 0) > 1;
+function markdown(text: string): vscode.MarkdownString {
+  const tip = new vscode.MarkdownString(text);
+  tip.supportThemeIcons = true;
+  return tip;
 }

@@ -20,6 +20,8 @@ export interface StartArgs {
   agent?: 'claude' | 'cursor-agent';
   /** Run without gates. */
   noGates?: boolean;
+  /** Begin with this task, story or box (`ralph run --item`; the tree's **Start Here**); with it, `source` defaults to the item's. */
+  item?: string;
 }
 
 /** What the run store hears from Start (so the gauge spins at once and follows the run before its first event). */
@@ -119,7 +121,7 @@ export class RunController extends Disposable {
       return undefined;
     }
     let source = args.source;
-    if (!source && sources.length > 1) {
+    if (!source && sources.length > 1 && !args.item) {
       const pick = await vscode.window.showQuickPick(sources.map((s) => ({ label: s.label, description: s.kind, value: s.kind === 'checklist' ? s.label : s.kind })), { title: 'Ralph: Start — which task source?' });
       if (!pick) return undefined;
       source = pick.value;
@@ -138,7 +140,7 @@ export class RunController extends Disposable {
       }
     }
     const cancel = new AbortController();
-    const engine = new LoopEngine({ folder, config, source, agent, noGates: args.noGates, signal: cancel.signal });
+    const engine = new LoopEngine({ folder, config, source, agent, ...(args.item ? { item: args.item } : {}), noGates: args.noGates, signal: cancel.signal });
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),

@@ -13,6 +13,7 @@ import { registerRestrictedModeSuite } from './suites/restrictedMode';
 import { registerGaugeSuite } from './suites/gauge';
 import { registerRunSuite } from './suites/run';
 import { registerTrustSuite } from './suites/trust';
+import { registerPlanTreeSuite } from './suites/planTree';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -37,6 +38,7 @@ export async function run(): Promise<void> {
     registerTrustSuite();
     registerRunSuite();
     registerGaugeSuite();
+    registerPlanTreeSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);

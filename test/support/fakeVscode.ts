@@ -63,7 +63,7 @@ export class TreeItem {
   constructor(public label: string, public collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None) {}
 }
 export class ThemeIcon {
-  constructor(readonly id: string) {}
+  constructor(readonly id: string, readonly color?: ThemeColor) {}
 }
 export class ThemeColor {
   constructor(readonly id: string) {}
@@ -175,7 +175,7 @@ export const window = {
   createOutputChannel: (name: string) => logChannel(name),
   createTreeView: (id: string) => {
     recorded.treeViews.push(id);
-    return { dispose() {} };
+    return { onDidExpandElement: noop, onDidCollapseElement: noop, dispose() {} };
   },
   showTextDocument: async () => undefined,
   showInformationMessage: showMessage('info'),

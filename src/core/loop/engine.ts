@@ -32,6 +32,8 @@ import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
 import { runNotify } from './notify';
 import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
+import { loadSources, buildPlan } from '../sources/plan';
+import { startOfferOf } from '../sources/startPolicy';
 import { availableSources, checklistAt, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
 import { ralphFile } from '../model/ralphPaths';
@@ -103,6 +105,12 @@ export interface EngineOptions {
   signal?: AbortSignal;
   /** Run id to use (default a new one). */
   runId?: string;
+  /**
+   * Begin with this item (`ralph run --item <id>`, the tree's **Start Here**): the run's first item when it is ready
+   * (core `startOfferOf`); else the engine refuses, naming why and the source's next ready item. Without `source`, the
+   * item's source is used. Later items are the source's usual picks.
+   */
+  item?: string;
 }
 
 /** What {@link LoopEngine.run} resolves with. */
@@ -209,6 +217,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private guard: GuardServer | null = null;
   /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
   private actor = 'unknown';
+  /** `--item`: handed to the source's first `next()` only. */
+  private firstItem: string | undefined;
 
   constructor(private readonly o: EngineOptions) {
     super();
@@ -221,10 +231,24 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     this.emit('event', e);
   }
 
+  /**
+   * With `item`: checks it can start (core `startOfferOf` over the plan graph) and returns the source to run on (the
+   * given one, else the item's own); throws {@link EngineRefusal} naming why and the next ready item when it cannot.
+   */
+  private firstItemSource(): string | undefined {
+    const id = this.o.item;
+    if (!id) return this.o.source;
+    const offer = startOfferOf(buildPlan(loadSources(this.folder)), id);
+    if (!offer.ready) {
+      throw new EngineRefusal(`Cannot start with ${id}: ${offer.why ?? 'it is not ready'}.${offer.next ? ` The next ready item of its source is ${offer.next} (ralph run --item ${offer.next}).` : ' No other item of its source is ready.'}`);
+    }
+    this.firstItem = id;
+    return this.o.source ?? offer.source;
+  }
+
   /** Resolves the source the run works on, or throws {@link EngineRefusal}. */
-  private pickSource(actor: string): WorkSource {
+  private pickSource(actor: string, want = this.o.source): WorkSource {
     const all = availableSources({ folder: this.folder, actor });
-    const want = this.o.source;
     // A markdown task file named by path (a resume brief) needs no other source in the folder.
     const named = want ? checklistAt(this.folder, want, actor) : undefined;
     if (!all.length && !named) throw new EngineRefusal(`No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`);
@@ -242,7 +266,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const actor = resolveActor(this.folder);
     this.actor = actor;
-    const source = this.pickSource(actor);
+    const source = this.pickSource(actor, this.firstItemSource());
     const unreadable = source.unreadable?.() ?? [];
     if (unreadable.length) throw new EngineRefusal(`${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`);
     const gates = await resolveGates(this.folder, this.o.config);
@@ -497,7 +521,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         return then(this.endedObservation(a.purpose, out));
       }
       case 'pickNext': {
-        const next = await source.next();
+        const first = this.firstItem;
+        this.firstItem = undefined;
+        const next = await source.next(first);
         if (next.kind !== 'work') return then({ kind: 'next', next, sourceLabel: source.label });
         const item = next.item;
         const records = await readAttempts(this.folder, item);

@@ -62,7 +62,11 @@ export interface WorkSource {
   readonly kind: WorkItemRef['source'];
   /** What a person calls it: `quantum.json`, `.flow`, `RALPH_TASK.md`. */
   readonly label: string;
-  next(): Promise<NextResult>;
+  /**
+   * The next item to work on. `want` (`ralph run --item`): that item instead of the source's own pick, when it is
+   * open in this source (the engine checked it is ready with `startOfferOf`); ignored otherwise.
+   */
+  next(want?: string): Promise<NextResult>;
   start(item: WorkItem): Promise<void>;
   /**
    * Remembers the state before an iteration, for {@link claim}; returns it in a form the engine keeps in run.json so
@@ -134,7 +138,7 @@ export class QuantumSource implements WorkSource {
     return this.doc().stories.find((s) => s.id === id);
   }
 
-  async next(): Promise<NextResult> {
+  async next(want?: string): Promise<NextResult> {
     const stories = this.doc().stories;
     if (!stories.length) return { kind: 'empty' };
     // A story left in_progress (by this run's last iteration, or failed back by crash recovery) is resumed first:
@@ -142,9 +146,10 @@ export class QuantumSource implements WorkSource {
     // BLOCKED forever (seed-systems.md §4.8-4). Crash recovery has already failed the stories of dead runs.
     const resumed = stories.find((s) => s.status === 'in_progress');
     const r = quantumNext(stories);
-    if (!resumed && r.status === 'complete') return { kind: 'complete' };
-    if (!resumed && r.status === 'blocked') return { kind: 'blocked', reason: 'no story is eligible: the rest are blocked, failed out or waiting on them' };
-    const s = resumed ?? this.story(r.stories[0]!)!;
+    const wanted = want ? stories.find((x) => x.id === want && x.status !== 'passed') : undefined;
+    if (!wanted && !resumed && r.status === 'complete') return { kind: 'complete' };
+    if (!wanted && !resumed && r.status === 'blocked') return { kind: 'blocked', reason: 'no story is eligible: the rest are blocked, failed out or waiting on them' };
+    const s = wanted ?? resumed ?? this.story(r.stories[0]!)!;
     const lines = [`Story ${s.id}: ${s.title}`];
     if (typeof s.description === 'string' && s.description) lines.push('', s.description);
     const criteria = (s as { acceptanceCriteria?: unknown }).acceptanceCriteria;
@@ -233,22 +238,23 @@ export class FlowSource implements WorkSource {
     return flowItemProblems(this.ws()).map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`);
   }
 
-  async next(): Promise<NextResult> {
+  async next(want?: string): Promise<NextResult> {
     const ws = this.ws();
     // A task or epic file that does not parse is an item we cannot see: never "complete", never "nothing to do".
     const bad = this.unreadable();
     if (bad.length) return { kind: 'blocked', reason: `${this.label} has a file that cannot be read: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}` };
     if (!ws.tasks.length) return { kind: 'empty' };
-    const ans = nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor });
-    if (ans.flow?.status === 'work') {
-      const t = this.task(ans.flow.task)!;
+    const wanted = want ? ws.tasks.find((t) => t.id === want && t.merged.status !== 'done') : undefined;
+    const ans = wanted ? undefined : nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor });
+    if (wanted || ans?.flow?.status === 'work') {
+      const t = wanted ?? this.task(ans!.flow!.task!)!;
       const md = (await readTextIfExists(t.file.replace(/\.json$/, '.md'))) ?? '';
       const body = [`Task ${t.id}: ${t.merged.title}`, '', md.trim(), '',
         `When the task is done and verified, mark it done with \`flowctl done ${t.id}\` (or \`ralph task done ${t.id}\`), or print \`<promise>COMPLETE</promise>\` if neither is available.`].join('\n');
       return { kind: 'work', item: { source: 'flow-next', id: t.id, title: t.merged.title, body, risky: false } };
     }
     if (ws.tasks.every((t) => t.merged.status === 'done')) return { kind: 'complete' };
-    return { kind: 'blocked', reason: `no task is ready (${ans.flow?.status ?? 'none'}): the rest are blocked or wait on blocked tasks` };
+    return { kind: 'blocked', reason: `no task is ready (${ans?.flow?.status ?? 'none'}): the rest are blocked or wait on blocked tasks` };
   }
   async start(item: WorkItem) {
     if (this.task(item.id)?.merged.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
@@ -364,13 +370,13 @@ export class ChecklistSource implements WorkSource {
     return `${this.label}: ${key}`;
   }
 
-  async next(): Promise<NextResult> {
+  async next(want?: string): Promise<NextResult> {
     const boxes = this.list().items;
     if (!boxes.length) return { kind: 'empty' };
     const blocked = await this.blocked();
     const open = this.keyed(boxes).filter((k) => !k.box.done);
     if (!open.length) return { kind: 'complete' };
-    const pick = open.find((k) => !blocked[this.blockedKey(k.key)]);
+    const pick = (want ? open.find((k) => this.idOf(k.box) === want) : undefined) ?? open.find((k) => !blocked[this.blockedKey(k.key)]);
     if (!pick) return { kind: 'blocked', reason: `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
     const b = pick.box;
     this.keys.set(this.idOf(b), pick.key);

@@ -58,6 +58,18 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
   let ws: Workspace | undefined;
   const make = useWorkspaces();
 
+  it('begins with the item named by --item (Start Here), then goes on in the source\'s order', async () => {
+    ws = make({ 'RALPH_TASK.md': TASKS });
+    const run = await runEngine(ws, [...doTask(ws, 'three', 'Create three.txt'), ...doTask(ws, 'one', 'Create one.txt'), ...doTask(ws, 'two', 'Create two.txt')], {
+      config: { gates: { basic: 'true', final: 'test -f one.txt && test -f two.txt && test -f three.txt' } },
+      engine: { item: 'RALPH_TASK.md:5' },
+    });
+    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    const prompts = run.prompts();
+    assert.match(prompts[0]!, /RALPH_TASK\.md, line 5: Create three\.txt/);
+    assert.match(prompts[1]!, /RALPH_TASK\.md, line 3: Create one\.txt/);
+  });
+
   it('creates the warning file at the warn threshold, and at rotate ends the agent and hands the handoff to the next prompt', async () => {
     ws = make({ 'RALPH_TASK.md': '- [ ] Finish the report\n' });
     const handoff = '# Loop Handoff\n\n## Working set\nWS-MARKER-123: report half written, finish section 2\n';

@@ -14,7 +14,7 @@ export function registerRestrictedModeSuite(): void {
     it('still activates and shows the sources in the tree', async () => {
       const api = await ralphApi();
       assert.ok(vscode.extensions.getExtension(EXTENSION_ID)!.isActive);
-      assert.ok((await rootLabels(api)).includes('quantum.json — fixture-feature'));
+      assert.ok((await rootLabels(api)).includes('quantum.json — fixture'));
     });
 
     it('Doctor locates the agent CLIs but runs none of them', async () => {

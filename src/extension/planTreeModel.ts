@@ -1,0 +1,363 @@
+import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../core/model/plan';
+import type { SubagentJson, WaveJson } from '../core/model/waves';
+import type { StoreRun, StoreSnapshot } from './runStore';
+
+/**
+ * # The plan tree's model: plain rows from the store's snapshot (no `vscode` import)
+ *
+ * {@link buildTreeModel} maps a {@link StoreSnapshot} (plan graphs per folder, followed runs) and the live waves
+ * (`WaveMonitors.waves`) to rows: per folder the sources (flow-next `.flow` → epics → tasks; quantum project →
+ * stories; a checklist file → its boxes; IJFW `.ijfw` → waves → subagents; runs → the active run → its current item
+ * and lanes). Every row has a stable `id` (folder + kind + the source's own id), so VS Code keeps expansion and
+ * selection across refreshes, and a `sig` (everything it shows) so {@link diffTreeModels} can name exactly the rows
+ * to redraw. Rows carry no file URI (no git decorations).
+ *
+ * `contextValue` is space-separated tokens the menus match with `viewItem =~ /\btoken\b/`:
+ * `item` `root` `source` `wave` `subagent` `run` `lane` and the kind (`flow-next` `quantum` `checklist`), plus
+ * `resettable` (done / blocked / failed task or story: **Reset Task**, **Reset Task and Dependents**; the command says
+ * why when core refuses), `startable` (not done: **Start Here**), `file` (**Open Task File**), `waiting` (a run waits
+ * on its answer: **Answer Question…**), `orphan` (a RESUMED / STALE subagent: **Open Resume Brief**, **Resume with
+ * Ralph**).
+ */
+
+/** The statuses a row can show; `stale` is an IJFW subagent with nothing to resume from, `waiting` an open question. */
+export type RowStatus = ItemStatus | 'stale' | 'waiting' | 'open' | 'active' | 'pending' | 'orphan' | 'none';
+
+/** One row of the tree. Plain data: the provider maps it to a `TreeItem`. */
+export interface TreeRow {
+  /** Stable across refreshes: `<folder>#<kind>/<id>`. */
+  id: string;
+  parentId: string | undefined;
+  folder: string;
+  label: string;
+  description: string;
+  status: RowStatus;
+  /** Markdown, or a function building it (item rows: built when VS Code draws the row; see `tipKey`). Read with {@link tooltipOf}. */
+  tooltip: string | (() => string);
+  /** What the tooltip depends on, when `tooltip` is a function (part of `sig`). */
+  tipKey?: string;
+  contextValue: string;
+  /** Child row ids, in order (empty for a leaf). */
+  children: string[];
+  /** Opened by a click / Open Task File: workspace-relative file and 1-based line. */
+  file?: string;
+  line?: number;
+  /** The item, subagent or run the row stands for (commands read it). */
+  itemId?: string;
+  /** `flow-next` | `quantum` | `checklist` for items and roots. */
+  source?: string;
+  /** Subagent rows: the wave, the sub's worktree (absolute or folder-relative) and its checkpoint. */
+  waveId?: string;
+  worktree?: string;
+  /** Run rows: the run id of the question a waiting item waits on. */
+  runId?: string;
+  /** What the row shows, for {@link diffTreeModels}. */
+  sig: string;
+}
+
+/** Rows by id, and the top-level ids in order. */
+export interface TreeModel {
+  rows: Map<string, TreeRow>;
+  roots: string[];
+}
+
+/** What a refresh must redraw: `root` when the top-level list changed, else the rows whose look or children changed. */
+export interface TreeDiff {
+  root: boolean;
+  changed: string[];
+}
+
+const STATUS_WORD: Record<RowStatus, string> = {
+  todo: 'to do', in_progress: 'in progress', done: 'done', blocked: 'blocked', failed: 'failed', unknown: 'unknown',
+  stale: 'stale', waiting: 'waiting for an answer', open: 'open', active: 'active', pending: 'pending', orphan: 'orphan', none: '',
+};
+
+/** The markdown tooltip of a row (built now when it is lazy). */
+export function tooltipOf(row: TreeRow): string {
+  return typeof row.tooltip === 'string' ? row.tooltip : row.tooltip();
+}
+
+/** A status in words (tooltips, the confirm text). */
+export function statusWord(s: RowStatus): string {
+  return STATUS_WORD[s];
+}
+
+/** Formats USD as `$0.12`. */
+export function usd(n: number): string {
+  return `$${n < 10 ? n.toFixed(2) : n.toFixed(1)}`;
+}
+
+/** A duration in ms as `45s`, `12m`, `3h`, `2d`. */
+export function age(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return 'unknown';
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.round(s / 60)}m`;
+  if (s < 86_400) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+function mdEscape(s: string): string {
+  return s.replace(/([\\`*_{}[\]()#+\-.!|<>])/g, '\\$1');
+}
+
+const SOURCE_LABEL: Record<string, string> = { 'flow-next': '.flow', quantum: 'quantum.json' };
+
+/** Where a status is read from (tooltips): the file and field the seed format keeps it in. */
+function statusSourceText(item: PlanItem): string {
+  switch (item.source) {
+    case 'flow-next': return item.statusSource === 'flow-state' ? `flow state (\`<git-common-dir>/flow-state\`), task \`${item.file}\`` : `\`${item.file}\` (\`status\`)`;
+    case 'quantum': return `\`quantum.json\` (\`stories[].status\`)`;
+    case 'checklist': return `\`${item.file}\` line ${item.line ?? '?'} (the checkbox)`;
+  }
+}
+
+/** What the runs of a folder say about items: the active run's current items, open questions, cost per item. */
+interface RunFactsByItem {
+  current: Set<string>;
+  waiting: Map<string, string>;
+  costUsd: Map<string, number>;
+}
+
+function runFacts(runs: StoreRun[]): RunFactsByItem {
+  const out: RunFactsByItem = { current: new Set(), waiting: new Map(), costUsd: new Map() };
+  for (const r of runs) {
+    if (r.facts.active) {
+      for (const l of r.view.lanes) if (l.item) out.current.add(l.item.id);
+      for (const q of r.facts.questions) if (q.itemId) out.waiting.set(q.itemId, r.runId);
+    }
+    for (const c of r.view.cost.byItem) out.costUsd.set(c.item.id, (out.costUsd.get(c.item.id) ?? 0) + c.costUsd);
+  }
+  return out;
+}
+
+function itemStatus(item: PlanItem, f: RunFactsByItem): RowStatus {
+  if (f.waiting.has(item.id)) return 'waiting';
+  return item.status;
+}
+
+function itemRow(folder: string, parentId: string, item: PlanItem, itemsById: Map<string, PlanItem>, dependents: Map<string, string[]>, f: RunFactsByItem): TreeRow {
+  const status = itemStatus(item, f);
+  const desc: string[] = [];
+  if (item.source !== 'checklist') desc.push(statusWord(status));
+  if (item.attempts !== undefined && item.attempts > 0) desc.push(`attempt ${item.attempts}/${item.maxAttempts ?? '?'}`);
+  const cost = f.costUsd.get(item.id);
+  if (cost) desc.push(usd(cost));
+  if (f.current.has(item.id)) desc.push('▶ current');
+  const deps = dependents.get(`${item.source}\u0000${item.id}`) ?? [];
+  const byId = (id: string) => itemsById.get(`${item.source}\u0000${id}`);
+  const waitingRun = f.waiting.get(item.id);
+  const tooltip = (): string => {
+    const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
+    if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
+    if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
+    if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
+    if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
+    const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
+    if (times.length) tip.push('', times.join(' · '));
+    if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
+    return tip.join('\n');
+  };
+  // Everything the tooltip reads, cheaply: the row is redrawn when one of these changes.
+  let tipKey = `${item.title}\u0002${item.rawStatus}\u0002${item.statusSource ?? ''}\u0002${item.reason ?? ''}\u0002${item.startedAt ?? ''}\u0002${item.updatedAt ?? ''}\u0002${item.completedAt ?? ''}\u0002${item.assignee ?? ''}\u0002${waitingRun ?? ''}`;
+  for (const d of item.dependsOn) tipKey += `\u0003${d}=${byId(d)?.rawStatus ?? ''}`;
+  for (const d of deps) tipKey += `\u0004${d}=${byId(d)?.rawStatus ?? ''}`;
+  const tokens = ['item', item.source, item.kind, 'file'];
+  if (item.source !== 'checklist' && (item.status === 'done' || item.status === 'blocked' || item.status === 'failed')) tokens.push('resettable');
+  if (item.status !== 'done') tokens.push('startable');
+  if (f.waiting.has(item.id)) tokens.push('waiting');
+  const label = item.source === 'checklist' ? item.title : `${item.id} ${item.title}`;
+  const row: TreeRow = {
+    id: `${folder}#${item.source}/${item.kind}/${item.id}`, parentId, folder, label, description: desc.join(' · '), status,
+    tooltip, tipKey, contextValue: tokens.join(' '), children: [], file: item.file, ...(item.line ? { line: item.line } : {}),
+    itemId: item.id, source: item.source, ...(f.waiting.has(item.id) ? { runId: f.waiting.get(item.id)! } : {}), sig: '',
+  };
+  return row;
+}
+
+function countOf(items: PlanItem[]): string {
+  return `${items.filter((i) => i.status === 'done').length}/${items.length}`;
+}
+
+function subagentStatus(s: SubagentJson): RowStatus {
+  switch (s.disposition) {
+    case 'RESOLVED': return 'done';
+    case 'RESUMED': return 'orphan';
+    case 'STALE': return 'stale';
+    case 'ACTIVE': return 'active';
+    case 'PENDING': return 'pending';
+  }
+}
+
+/**
+ * The tree's rows for a store snapshot and each folder's live waves (pure). `waves(folder)` gives `WaveMonitors.waves`;
+ * when it is empty the plan snapshot's `waves` (the same shape, as `loadPlan` classified them) are used.
+ */
+export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) => WaveJson[] = () => []): TreeModel {
+  const rows = new Map<string, TreeRow>();
+  const roots: string[] = [];
+  const multi = snapshot.folders.length > 1;
+  const add = (row: TreeRow): TreeRow => {
+    rows.set(row.id, row);
+    if (row.parentId) rows.get(row.parentId)!.children.push(row.id);
+    else roots.push(row.id);
+    return row;
+  };
+  const group = (folder: string, name: string, key: string, label: string, description: string, tooltip: string, contextValue: string, extra: Partial<TreeRow> = {}): TreeRow =>
+    add({ id: `${folder}#${key}`, parentId: undefined, folder, label, description: multi ? `${description} · ${name}` : description, status: 'none', tooltip, contextValue, children: [], sig: '', ...extra });
+
+  for (const fs of snapshot.folders) {
+    const folder = fs.folder;
+    const plan = fs.plan;
+    const folderRuns = snapshot.runs.filter((r) => r.folder === folder);
+    const f = runFacts(folderRuns);
+    if (plan) {
+      const dependents = new Map<string, string[]>();
+      for (const i of plan.items) for (const d of i.dependsOn) {
+        const k = `${i.source}\u0000${d}`;
+        const l = dependents.get(k);
+        if (l) l.push(i.id);
+        else dependents.set(k, [i.id]);
+      }
+      const itemsById = new Map(plan.items.map((i) => [`${i.source}\u0000${i.id}`, i]));
+      const itemsOf = (r: PlanRoot) => r.itemIds.map((id) => itemsById.get(`${r.source}\u0000${id}`)).filter((i): i is PlanItem => i !== undefined);
+      const flowRoots = plan.roots.filter((r) => r.source === 'flow-next');
+      if (flowRoots.length) {
+        const all = flowRoots.flatMap(itemsOf);
+        const src = group(folder, fs.name, 'flow-next', `flow-next (${flowRoots.length} epic${flowRoots.length === 1 ? '' : 's'})`, `${countOf(all)} tasks`, `**flow-next** \`.flow/\`: epics (flowctl: specs) and their tasks`, 'source flow-next', { source: 'flow-next' });
+        for (const r of flowRoots) {
+          const items = itemsOf(r);
+          const epic = add({
+            id: `${folder}#flow-next/epic/${r.id}`, parentId: src.id, folder, label: `${r.id} ${r.title}`, description: `${countOf(items)}${r.status === 'done' ? ' · closed' : ''}`,
+            status: r.status === 'done' ? 'done' : 'open', tooltip: [`**${mdEscape(r.id)}** ${mdEscape(r.title)}`, '', `Epic status \`${r.rawStatus ?? r.status}\` from \`${r.file}\``, ...(r.dependsOn.length ? ['', `Depends on epics: ${r.dependsOn.join(', ')}`] : [])].join('\n'),
+            contextValue: 'root flow-next epic file', children: [], file: r.file, itemId: r.id, source: 'flow-next', sig: '',
+          });
+          for (const i of items) add(itemRow(folder, epic.id, i, itemsById, dependents, f));
+        }
+      }
+      for (const r of plan.roots.filter((x) => x.source !== 'flow-next')) {
+        const items = itemsOf(r);
+        const key = r.source === 'quantum' ? 'quantum' : `checklist/${r.id}`;
+        const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `quantum.json — ${r.title}`) : r.id;
+        const kindWord = r.source === 'quantum' ? 'quantum-loop project `quantum.json`: stories' : `checklist \`${r.file}\`: its boxes`;
+        const root = group(folder, fs.name, key, label, `${countOf(items)} ${r.source === 'quantum' ? 'stories' : 'tasks'}`, `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
+        for (const i of items) add(itemRow(folder, root.id, i, itemsById, dependents, f));
+      }
+    }
+    const live = waves(folder);
+    const ws = live.length ? live : (plan?.waves ?? []);
+    if (ws.length) {
+      const orphans = ws.reduce((n, w) => n + w.counts.orphans, 0);
+      const src = group(folder, fs.name, 'waves', 'IJFW waves', `${ws.length} wave${ws.length === 1 ? '' : 's'}${orphans ? ` · ${orphans} orphan${orphans === 1 ? '' : 's'}` : ''}`, '**IJFW waves** `.ijfw/`: subagents with their dispositions (RESOLVED, RESUMED, STALE, ACTIVE, PENDING)', 'source waves');
+      for (const w of ws) {
+        const c = w.counts;
+        const wave = add({
+          id: `${folder}#waves/${w.wave_id}`, parentId: src.id, folder, label: `wave ${w.wave_id}`,
+          description: [w.status ?? '', c.orphans ? `${c.orphans} orphan${c.orphans === 1 ? '' : 's'}` : '', c.ACTIVE ? `${c.ACTIVE} active` : '', `${c.RESOLVED}/${w.subagents.length} done`].filter(Boolean).join(' · '),
+          // Spins only while a subagent is active; a wave with no subagents yet waits (pending).
+          status: c.orphans ? 'orphan' : !w.subagents.length ? 'pending' : c.RESOLVED === w.subagents.length ? 'done' : c.ACTIVE ? 'active' : 'open',
+          tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md \`${w.status}\`)` : ''}\n\n${Object.entries(c).filter(([k]) => k !== 'orphans').map(([k, n]) => `${k} ${n}`).join(' · ')}`,
+          contextValue: 'wave', children: [], waveId: w.wave_id, sig: '',
+        });
+        for (const s of w.subagents) {
+          const status = subagentStatus(s);
+          const orphan = s.disposition === 'RESUMED' || s.disposition === 'STALE';
+          const tip = [`**${mdEscape(s.sub_id)}** ${s.disposition}${s.done_source ? ` (DONE from ${s.done_source})` : ''}`, ''];
+          if (s.summary) tip.push(mdEscape(s.summary), '');
+          tip.push(`Checkpoint age ${age(s.checkpoint_age_ms)}, last activity ${age(s.last_activity_age_ms)}${s.orphan_in_ms !== undefined ? `, orphan in ${age(s.orphan_in_ms)}` : ''}`);
+          if (s.next_step) tip.push('', `Next step: ${mdEscape(s.next_step)}`);
+          if (s.last_action) tip.push('', `Last action: ${mdEscape(s.last_action)}`);
+          if (s.unreadable) tip.push('', `Unreadable: ${mdEscape(s.unreadable)}`);
+          if (s.checkpoint) tip.push('', `Checkpoint \`${s.checkpoint}\``);
+          if (s.worktree) tip.push('', `Worktree \`${s.worktree}\``);
+          add({
+            id: `${folder}#waves/${w.wave_id}/${s.sub_id}`, parentId: wave.id, folder, label: s.sub_id,
+            description: [s.disposition.toLowerCase(), s.last_activity_age_ms !== null ? `${age(s.last_activity_age_ms)} ago` : '', s.next_step ? `next: ${s.next_step}` : ''].filter(Boolean).join(' · '),
+            status, tooltip: tip.join('\n'), contextValue: `subagent${orphan ? ' orphan' : ''}${s.checkpoint ? ' file' : ''}`, children: [],
+            ...(s.checkpoint ? { file: s.checkpoint } : {}), itemId: s.sub_id, waveId: w.wave_id, ...(s.worktree ? { worktree: s.worktree } : {}), sig: '',
+          });
+        }
+      }
+    }
+    const active = folderRuns.filter((r) => r.facts.active);
+    if (folderRuns.length) {
+      const src = group(folder, fs.name, 'runs', 'Ralph runs', active.length ? `${active.length} active` : 'none active', '**Ralph runs** of this folder (whoever started them): the active run, its current item and lanes', 'source runs');
+      for (const r of active) {
+        const v = r.view;
+        const run = add({
+          id: `${folder}#runs/${r.runId}`, parentId: src.id, folder, label: r.runId,
+          description: [v.stateText, v.progress ? `${v.progress.done}/${v.progress.total}` : '', v.iteration ? `iteration ${v.iteration}` : '', v.cost.runUsd ? usd(v.cost.runUsd) : ''].filter(Boolean).join(' · '),
+          status: r.facts.questions.length ? 'waiting' : r.facts.paused ? 'blocked' : 'in_progress',
+          tooltip: [`**run ${mdEscape(r.runId)}** (${r.kind})`, '', `${mdEscape(v.stateText)}`, '', `Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`, ...(v.warnings.length ? ['', `Last warning: ${mdEscape(v.warnings.at(-1)!)}`] : [])].join('\n'),
+          contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`, children: [], runId: r.runId, sig: '',
+        });
+        for (const l of v.lanes) {
+          const waiting = r.facts.questions.find((q) => q.itemId === (l.item?.id ?? null));
+          add({
+            id: `${run.id}/lane/${l.lane}`, parentId: run.id, folder, label: l.item ? `${l.item.id} ${l.item.title ?? ''}`.trim() : `lane ${l.lane}`,
+            description: [v.lanes.length > 1 ? `lane ${l.lane}` : '', l.activity, l.iteration ? `iteration ${l.iteration}` : '', l.attempt ? `attempt ${l.attempt.text}` : "", l.iterationCostUsd ? usd(l.iterationCostUsd) : ''].filter(Boolean).join(' · '),
+            status: l.activity === 'waiting' ? 'waiting' : l.activity === 'idle' ? 'todo' : 'in_progress',
+            tooltip: [`**lane ${l.lane}**: ${l.activity}${l.purpose ? ` (${l.purpose})` : ''}`, ...(l.item ? ['', `Current item ${mdEscape(l.item.id)}`] : []), ...(l.lastEnding ? ['', `Last iteration ${l.lastEnding.iteration}: ${l.lastEnding.ending} ${mdEscape(l.lastEnding.detail)}`] : [])].join('\n'),
+            contextValue: `lane${waiting ? ' waiting' : ''}`, children: [], runId: r.runId, ...(l.item ? { itemId: l.item.id } : {}), sig: '',
+          });
+        }
+      }
+    }
+  }
+  for (const row of rows.values()) row.sig = `${row.label}\u0001${row.description}\u0001${row.status}\u0001${typeof row.tooltip === 'string' ? row.tooltip : row.tipKey ?? ''}\u0001${row.contextValue}\u0001${row.children.length ? 'c' : ''}\u0001${row.file ?? ''}:${row.line ?? ''}\u0001${row.worktree ?? ''}\u0001${row.runId ?? ''}`;
+  return { rows, roots };
+}
+
+/**
+ * The rows a refresh must redraw going from `prev` to `next` (pure): a row whose look changed, and the parent of a
+ * row added or removed (its children list changed; a redrawn parent re-asks for its children). Rows inside a redrawn
+ * parent are not listed again. `root` when the top-level list changed.
+ */
+export function diffTreeModels(prev: TreeModel, next: TreeModel): TreeDiff {
+  if (prev.roots.length !== next.roots.length || prev.roots.some((id, i) => next.roots[i] !== id)) return { root: true, changed: [] };
+  const changed = new Set<string>();
+  for (const row of next.rows.values()) {
+    const old = prev.rows.get(row.id);
+    if (!old) continue;
+    const childrenChanged = old.children.length !== row.children.length || old.children.some((c, i) => row.children[i] !== c);
+    if (childrenChanged || old.sig !== row.sig) changed.add(row.id);
+  }
+  // A redrawn row re-reads its subtree: drop descendants of rows already listed.
+  const out: string[] = [];
+  for (const id of changed) {
+    let p = next.rows.get(id)?.parentId;
+    let covered = false;
+    while (p) {
+      if (changed.has(p) && next.rows.get(p)!.children.length !== prev.rows.get(p)?.children.length) { covered = true; break; }
+      p = next.rows.get(p)?.parentId;
+    }
+    if (!covered) out.push(id);
+  }
+  return { root: false, changed: out };
+}
+
+/** The source word of a row (`.flow`, `quantum.json`, the checklist path). */
+export function sourceLabelOf(source: string | undefined, file: string | undefined): string {
+  return (source && SOURCE_LABEL[source]) ?? file ?? '';
+}
+
+/** The modal confirm of **Reset Task** / **Reset Task and Dependents**, or the refusal (a sentence saying why). */
+export type ResetConfirm =
+  | { ok: true; message: string; detail: string; ids: string[] }
+  | { ok: false; message: string };
+
+/**
+ * The confirm text of a reset from the core offer (`resetOfferOf`, the same function `ralph task reset --cascade`
+ * decides with): `ids` are exactly the items the reset will set back to todo / pending, in reset order (the item
+ * first). Pure.
+ */
+export function resetConfirmOf(plan: PlanSnapshot, offer: { id: string; resettable: boolean; why?: string; cascade: string[] }, cascade: boolean): ResetConfirm {
+  if (!offer.resettable) return { ok: false, message: `Ralph: cannot reset ${offer.id}: ${offer.why ?? 'not resettable'}.` };
+  const ids = cascade ? [offer.id, ...offer.cascade] : [offer.id];
+  const item = (id: string) => plan.items.find((i) => i.id === id && i.source !== 'checklist');
+  const to = item(offer.id)?.source === 'quantum' ? 'pending' : 'todo';
+  const lines = ids.map((id) => `• ${id} ${item(id)?.title ?? ''} (${item(id)?.rawStatus ?? '?'} → ${to})`.trimEnd());
+  if (!cascade) return { ok: true, message: `Reset ${offer.id} to ${to}?`, detail: lines.join('\n'), ids };
+  const none = offer.cascade.length ? '' : '\n\nNothing done, blocked or failed depends on it: only this item is reset.';
+  return { ok: true, message: `Reset ${offer.id} and its dependents (${ids.length} item${ids.length === 1 ? '' : 's'}) to ${to}?`, detail: `${lines.join('\n')}${none}`, ids };
+}

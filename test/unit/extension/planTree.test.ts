@@ -1,0 +1,313 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { ItemStatus, PlanItem, PlanSnapshot } from '../../../src/core/model/plan';
+import type { WaveJson } from '../../../src/core/model/waves';
+import { resetOfferOf } from '../../../src/core/sources/resetPolicy';
+import { Logger } from '../../../src/extension/logger';
+import { PlanTreeProvider, type PlanNode } from '../../../src/extension/planTree';
+import { buildTreeModel, resetConfirmOf } from '../../../src/extension/planTreeModel';
+import type { StoreChange, StoreSnapshot } from '../../../src/extension/runStore';
+import { PlanTreeCommands } from '../../../src/extension/planTreeCommands';
+import type { RunStore } from '../../../src/extension/runStore';
+import { resetFake } from '../../support/fakeVscode';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+const F = '/ws';
+
+function item(source: PlanItem['source'], id: string, status: ItemStatus, extra: Partial<PlanItem> = {}): PlanItem {
+  const kind = source === 'flow-next' ? 'task' : source === 'quantum' ? 'story' : 'checkbox';
+  const rootId = source === 'flow-next' ? 'fn-1' : source === 'quantum' ? 'quantum.json' : 'RALPH_TASK.md';
+  const raw = source === 'quantum' ? ({ todo: 'pending', done: 'passed' } as Record<string, string>)[status] ?? status : source === 'checklist' ? (status === 'done' ? 'x' : ' ') : status;
+  return { source, kind, id, rootId, title: `title ${id}`, status, rawStatus: raw, dependsOn: [], file: source === 'flow-next' ? `.flow/tasks/${id}.json` : rootId, ...extra };
+}
+
+/** One folder with every source and every status. */
+function plan(over: Partial<Record<string, ItemStatus>> = {}): PlanSnapshot {
+  const s = (id: string, d: ItemStatus) => over[id] ?? d;
+  const items = [
+    item('flow-next', 'fn-1.1', s('fn-1.1', 'done'), { completedAt: '2026-12-01T10:00:00Z' }),
+    item('flow-next', 'fn-1.2', s('fn-1.2', 'in_progress'), { dependsOn: ['fn-1.1'], assignee: 'me' }),
+    item('flow-next', 'fn-1.3', s('fn-1.3', 'blocked'), { dependsOn: ['fn-1.1'], reason: 'needs a key' }),
+    item('flow-next', 'fn-1.4', s('fn-1.4', 'todo'), { dependsOn: ['fn-1.3'] }),
+    item('quantum', 'US-1', s('US-1', 'done')),
+    item('quantum', 'US-2', s('US-2', 'done'), { dependsOn: ['US-1'] }),
+    item('quantum', 'US-3', s('US-3', 'failed'), { dependsOn: ['US-1'], attempts: 1, maxAttempts: 3, reason: 'tests red' }),
+    item('quantum', 'US-4', s('US-4', 'todo'), { dependsOn: ['US-2'] }),
+    item('quantum', 'US-5', s('US-5', 'unknown')),
+    item('checklist', 'RALPH_TASK.md:3', s('RALPH_TASK.md:3', 'done'), { line: 3 }),
+    item('checklist', 'RALPH_TASK.md:4', s('RALPH_TASK.md:4', 'todo'), { line: 4 }),
+  ];
+  return {
+    folder: F, problems: [], cycles: [], items,
+    roots: [
+      { source: 'flow-next', kind: 'epic', id: 'fn-1', title: 'Epic one', status: 'open', dependsOn: [], file: '.flow/epics/fn-1.json', itemIds: ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4'] },
+      { source: 'quantum', kind: 'project', id: 'quantum.json', title: 'Proj', status: 'open', dependsOn: [], file: 'quantum.json', itemIds: ['US-1', 'US-2', 'US-3', 'US-4', 'US-5'] },
+      { source: 'checklist', kind: 'checklist', id: 'RALPH_TASK.md', title: 'Task', status: 'open', dependsOn: [], file: 'RALPH_TASK.md', itemIds: ['RALPH_TASK.md:3', 'RALPH_TASK.md:4'] },
+    ],
+  };
+}
+
+const WAVES: WaveJson[] = [{
+  wave_id: 'W1', status: 'in_progress', counts: { RESOLVED: 1, RESUMED: 1, STALE: 1, ACTIVE: 1, PENDING: 1, orphans: 2 },
+  subagents: [
+    { sub_id: 'W1-A', disposition: 'RESOLVED', done_source: 'report', checkpoint_age_ms: 1000, last_activity_age_ms: 1000 },
+    { sub_id: 'W1-B', disposition: 'RESUMED', checkpoint_age_ms: 900_000, last_activity_age_ms: 900_000, next_step: 'write the test', worktree: '../wt-b', checkpoint: '.ijfw/wave-W1/subagent-W1-B.checkpoint.json' },
+    { sub_id: 'W1-C', disposition: 'STALE', checkpoint_age_ms: null, last_activity_age_ms: null, unreadable: 'bad JSON' },
+    { sub_id: 'W1-D', disposition: 'ACTIVE', checkpoint_age_ms: 10_000, last_activity_age_ms: 10_000, orphan_in_ms: 590_000 },
+    { sub_id: 'W1-E', disposition: 'PENDING', checkpoint_age_ms: null, last_activity_age_ms: null },
+  ],
+}];
+
+function snap(p: PlanSnapshot | undefined, version = 1): StoreSnapshot {
+  return { version, folders: [{ folder: F, name: 'ws', plan: p, starting: false }], runs: [] };
+}
+
+/** A fake store: set `current` and call `change()`. */
+function fakeStore(initial: StoreSnapshot) {
+  const listeners = new Set<(c: StoreChange) => unknown>();
+  const s = {
+    current: initial,
+    snapshot: () => s.current,
+    onDidChange: (l: (c: StoreChange) => unknown) => {
+      listeners.add(l);
+      return { dispose: () => listeners.delete(l) };
+    },
+    change(next: StoreSnapshot) {
+      s.current = next;
+      for (const l of listeners) l({ kind: 'plan', folder: F });
+    },
+  };
+  return s;
+}
+
+function label(tree: PlanTreeProvider, id: string) {
+  const n = tree.node(id);
+  assert.ok(n, `row ${id}`);
+  return tree.getTreeItem(n) as vscode.TreeItem & { iconPath: { id: string; color?: { id: string } } };
+}
+
+describe('the plan tree (rows from store snapshots, fake vscode)', () => {
+  beforeEach(() => resetFake());
+
+  it('shows every source as a row with its items, "k/N" counts and no file decorations', () => {
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), { ...store, waves: () => WAVES });
+    const roots = tree.children().map((n) => n.id);
+    assert.deepEqual(roots, [`${F}#flow-next`, `${F}#quantum`, `${F}#checklist/RALPH_TASK.md`, `${F}#waves`]);
+    assert.equal(label(tree, `${F}#flow-next`).label, 'flow-next (1 epic)');
+    assert.equal(label(tree, `${F}#flow-next`).description, '1/4 tasks');
+    assert.equal(label(tree, `${F}#quantum`).label, 'quantum.json — Proj');
+    assert.equal(label(tree, `${F}#quantum`).description, '2/5 stories');
+    assert.equal(label(tree, `${F}#checklist/RALPH_TASK.md`).description, '1/2 tasks');
+    assert.equal(label(tree, `${F}#waves`).description, '1 wave · 2 orphans');
+    const epic = tree.children(tree.node(`${F}#flow-next`));
+    assert.deepEqual(epic.map((n) => n.id), [`${F}#flow-next/epic/fn-1`]);
+    assert.deepEqual(tree.children(epic[0]).map((n) => n.id.split('/').at(-1)), ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4']);
+    assert.deepEqual(tree.children(tree.node(`${F}#checklist/RALPH_TASK.md`)).map((n) => tree.getTreeItem(n).label), ['title RALPH_TASK.md:3', 'title RALPH_TASK.md:4']);
+    for (const row of tree.rows().rows.values()) assert.equal(tree.getTreeItem(tree.node(row.id)!).resourceUri, undefined, `${row.id} has no resourceUri`);
+  });
+
+  it('gives each status its icon, theme colour, description and menu tokens', () => {
+    const tree = new PlanTreeProvider(new Logger(), { ...fakeStore(snap(plan())), waves: () => WAVES });
+    const cases: [string, string, string | undefined, RegExp, string[], string[]][] = [
+      // row id, icon, colour, description, tokens present, tokens absent
+      ['flow-next/task/fn-1.1', 'pass-filled', 'testing.iconPassed', /^done$/, ['item', 'resettable', 'file'], ['startable']],
+      ['flow-next/task/fn-1.2', 'sync~spin', 'charts.blue', /^in progress$/, ['startable'], ['resettable']],
+      ['flow-next/task/fn-1.3', 'circle-slash', 'charts.red', /^blocked$/, ['resettable', 'startable'], []],
+      ['flow-next/task/fn-1.4', 'circle-large-outline', undefined, /^to do$/, ['startable'], ['resettable']],
+      ['quantum/story/US-3', 'error', 'testing.iconFailed', /^failed · attempt 1\/3$/, ['resettable', 'quantum'], []],
+      ['quantum/story/US-5', 'question', 'charts.yellow', /^unknown$/, [], ['resettable']],
+      ['checklist/checkbox/RALPH_TASK.md:3', 'pass-filled', 'testing.iconPassed', /^$/, ['file', 'checklist'], ['resettable', 'startable']],
+      ['waves/W1/W1-A', 'pass-filled', 'testing.iconPassed', /^resolved/, ['subagent'], ['orphan']],
+      ['waves/W1/W1-B', 'debug-disconnect', 'charts.orange', /^resumed · 15m ago · next: write the test$/, ['subagent', 'orphan', 'file'], []],
+      ['waves/W1/W1-C', 'history', 'charts.yellow', /^stale$/, ['orphan'], []],
+      ['waves/W1/W1-D', 'sync~spin', 'charts.blue', /^active · 10s ago$/, [], ['orphan']],
+      ['waves/W1/W1-E', 'clock', undefined, /^pending$/, [], ['orphan']],
+    ];
+    for (const [id, icon, color, desc, yes, no] of cases) {
+      const it = label(tree, `${F}#${id}`);
+      assert.equal(it.iconPath.id, icon, id);
+      assert.equal(it.iconPath.color?.id, color, id);
+      assert.match(String(it.description), desc, id);
+      const tokens = String(it.contextValue).split(' ');
+      for (const t of yes) assert.ok(tokens.includes(t), `${id} has ${t}`);
+      for (const t of no) assert.ok(!tokens.includes(t), `${id} lacks ${t}`);
+    }
+  });
+
+  it('writes markdown tooltips: where the status comes from, dependencies, dependents, last failure, timestamps', () => {
+    const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(plan())));
+    // Item tooltips are built on hover (resolveTreeItem), source rows' at once.
+    const tip = (id: string) => String((tree.resolveTreeItem(label(tree, `${F}#${id}`), tree.node(`${F}#${id}`)!).tooltip as vscode.MarkdownString).value);
+    assert.equal(label(tree, `${F}#flow-next/task/fn-1.1`).tooltip, undefined);
+    assert.match(tip('quantum'), /quantum-loop project/);
+    assert.match(tip('flow-next/task/fn-1.1'), /from `\.flow\/tasks\/fn-1\.1\.json` \(`status`\)/);
+    assert.match(tip('flow-next/task/fn-1.1'), /Dependents: fn-1\.2 \(in_progress\), fn-1\.3 \(blocked\)/);
+    assert.match(tip('flow-next/task/fn-1.1'), /completed 2026-12-01T10:00:00Z/);
+    assert.match(tip('flow-next/task/fn-1.3'), /Depends on: fn-1\.1 \(done\)/);
+    assert.match(tip('flow-next/task/fn-1.3'), /Last failure: needs a key/);
+    assert.match(tip('quantum/story/US-3'), /`quantum\.json` \(`stories\[\]\.status`\)/);
+    assert.match(tip('checklist/checkbox/RALPH_TASK.md:4'), /`RALPH_TASK\.md` line 4/);
+  });
+
+  it('shows an item a run waits on as waiting, with Answer Question… and the run id', () => {
+    const s = snap(plan());
+    const run = {
+      key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
+      facts: { active: true, state: 'waiting', paused: false, deferred: false, startedAt: null, questions: [{ id: 'q1', text: 'which key?', itemId: 'fn-1.2', answerFile: '/x' }] },
+      view: { stateText: 'waiting for an answer (fn-1.2)', progress: { done: 1, total: 4 }, iteration: 2, lanes: [{ lane: 0, activity: 'waiting', iteration: 2, purpose: 'work', item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' }, attempt: null, agentPid: null, context: null, iterationCostUsd: 0.05, lastEnding: null }], cost: { runUsd: 0.25, byItem: [{ key: 'flow-next:fn-1.2', item: { source: 'flow-next', id: 'fn-1.2', title: 't' }, costUsd: 0.2 }], byIteration: [] }, warnings: [], source: '.flow', agent: 'claude', startedAt: null },
+    } as unknown as StoreSnapshot['runs'][number];
+    const tree = new PlanTreeProvider(new Logger(), fakeStore({ ...s, runs: [run] }));
+    const it = label(tree, `${F}#flow-next/task/fn-1.2`);
+    assert.equal(it.iconPath.id, 'comment-discussion');
+    assert.match(String(it.contextValue), /\bwaiting\b/);
+    assert.equal(it.description, 'waiting for an answer · $0.20 · ▶ current');
+    assert.equal(tree.row(`${F}#flow-next/task/fn-1.2`)?.runId, 'r1');
+    assert.equal(label(tree, `${F}#runs/r1`).description, 'waiting for an answer (fn-1.2) · 1/4 · iteration 2 · $0.25');
+    assert.equal(label(tree, `${F}#runs/r1/lane/0`).label, 'fn-1.2 title fn-1.2');
+  });
+
+  it('fires the changed row only (not the root) when one file changed one item', () => {
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const fired: (PlanNode | PlanNode[] | undefined)[] = [];
+    tree.onDidChangeTreeData((e) => fired.push(e));
+    const before = tree.node(`${F}#quantum/story/US-4`);
+    store.change(snap(plan({ 'US-4': 'in_progress' }), 2));
+    assert.equal(fired.length, 1);
+    const ids = (fired[0] as PlanNode[]).map((n) => n.id);
+    // The story and the rows whose text names its status (its source's count does not change; US-2's dependents tooltip does not name US-4's status).
+    assert.ok(ids.includes(`${F}#quantum/story/US-4`), ids.join(', '));
+    assert.ok(!ids.includes(`${F}#flow-next/task/fn-1.1`));
+    assert.ok(fired[0] !== undefined, 'not the root');
+    assert.equal(tree.node(`${F}#quantum/story/US-4`), before, 'the same node object (VS Code finds it by identity)');
+    assert.equal(label(tree, `${F}#quantum/story/US-4`).iconPath.id, 'sync~spin');
+    fired.length = 0;
+    store.change(snap(plan({ 'US-4': 'in_progress' }), 3));
+    assert.deepEqual(fired, [], 'nothing fires when nothing shown changed');
+  });
+
+  it('fires the parent when an item is added and the root when a source appears', () => {
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const fired: (PlanNode | PlanNode[] | undefined)[] = [];
+    tree.onDidChangeTreeData((e) => fired.push(e));
+    const p = plan();
+    p.items.push(item('checklist', 'RALPH_TASK.md:5', 'todo', { line: 5 }));
+    p.roots[2]!.itemIds.push('RALPH_TASK.md:5');
+    store.change(snap(p, 2));
+    assert.deepEqual((fired[0] as PlanNode[]).map((n) => n.id), [`${F}#checklist/RALPH_TASK.md`]);
+    fired.length = 0;
+    store.change(snap(undefined, 3));
+    assert.deepEqual(fired, [undefined]);
+  });
+
+  it('keeps a row expanded across refreshes (stable ids, remembered expansion)', () => {
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const id = `${F}#flow-next/epic/fn-1`;
+    assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+    tree.setExpanded(id, true);
+    store.change(snap(plan({ 'fn-1.4': 'in_progress' }), 2));
+    tree.refresh();
+    assert.equal(label(tree, id).id, id);
+    assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
+    tree.setExpanded(id, false);
+    assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+  });
+
+  it('lets the top level wait for the first plan read (no welcome flash), then lists the sources', async () => {
+    const store = fakeStore(snap(undefined));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const pending = tree.getChildren();
+    assert.ok(pending instanceof Promise);
+    store.change(snap(plan(), 2));
+    assert.equal((await pending).length, 3);
+    assert.ok(Array.isArray(tree.getChildren()));
+  });
+
+  it('falls back to the plan snapshot\'s waves before the monitor evaluated', () => {
+    const p = { ...plan(), waves: WAVES };
+    const m = buildTreeModel(snap(p), () => []);
+    assert.ok(m.rows.has(`${F}#waves/W1/W1-B`));
+    assert.equal(m.rows.get(`${F}#waves/W1/W1-B`)?.worktree, '../wt-b');
+  });
+});
+
+describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)', () => {
+  it('lists exactly the items the cascade resets', () => {
+    const p = plan();
+    const c = resetConfirmOf(p, resetOfferOf(p, 'US-1'), true);
+    assert.deepEqual(c, {
+      ok: true, ids: ['US-1', 'US-2', 'US-3'],
+      message: 'Reset US-1 and its dependents (3 items) to pending?',
+      detail: '• US-1 title US-1 (passed → pending)\n• US-2 title US-2 (passed → pending)\n• US-3 title US-3 (failed → pending)',
+    });
+    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'US-1'), false), { ok: true, ids: ['US-1'], message: 'Reset US-1 to pending?', detail: '• US-1 title US-1 (passed → pending)' });
+  });
+
+  it('says why when core refuses, and when nothing depends on the item', () => {
+    const p = plan();
+    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'fn-1.2'), true), { ok: false, message: 'Ralph: cannot reset fn-1.2: fn-1.2 is in progress: wait for it to finish or block it first.' });
+    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'RALPH_TASK.md:3'), true), { ok: false, message: 'Ralph: cannot reset RALPH_TASK.md:3: a checkbox is reset by unticking it in its file.' });
+    const c = resetConfirmOf(p, resetOfferOf(p, 'US-3'), true);
+    assert.ok(c.ok && c.detail.endsWith('Nothing done, blocked or failed depends on it: only this item is reset.'));
+  });
+});
+
+describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', () => {
+  let t: TempFolder;
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-tree-cmd-');
+  });
+  afterEach(() => t.dispose());
+
+  function setup(p: PlanSnapshot | undefined, waves: WaveJson[] = []) {
+    const s: StoreSnapshot = { version: 1, folders: [{ folder: t.dir, name: 'ws', plan: p && { ...p, folder: t.dir }, starting: false }], runs: [] };
+    const store = fakeStore(s);
+    const tree = new PlanTreeProvider(new Logger(), { ...store, waves: () => waves });
+    const started: unknown[] = [];
+    const answered: unknown[] = [];
+    vscode.commands.registerCommand('ralph.start', (a: unknown) => { started.push(a); return 'run-1'; });
+    vscode.commands.registerCommand('ralph.answer', (a: unknown) => { answered.push(a); return 'q1'; });
+    const cmds = new PlanTreeCommands(tree, store as unknown as RunStore, new Logger());
+    const ui: string[] = [];
+    cmds.ui = { confirm: async (m, d) => { ui.push(`confirm: ${m} | ${d}`); return true; }, offer: async (m, a) => { ui.push(`offer: ${m} [${a}]`); return true; }, info: (m) => void ui.push(`info: ${m}`) };
+    return { tree, cmds, started, answered, ui };
+  }
+
+  it('Resume with Ralph runs `ralph run --source <brief>` in the sub\'s worktree after a confirm; Open Resume Brief finds it', async () => {
+    const wt = makeTempFolder('ralph-tree-wt-');
+    try {
+      const brief = wt.write('.planning/1.5/resume-W1-B.md', '- [ ] write the test\n');
+      const waves = structuredClone(WAVES);
+      waves[0]!.subagents[1]!.worktree = wt.dir;
+      const { tree, cmds, started, ui } = setup(undefined, waves);
+      const node = tree.node(`${t.dir}#waves/W1/W1-B`)!;
+      assert.equal(await cmds.openBrief(node), brief);
+      assert.equal(await cmds.resume(node), 'run-1');
+      assert.deepEqual(started, [{ folder: wt.dir, source: brief }]);
+      assert.deepEqual(ui, [`confirm: Resume W1-B with Ralph? | Runs ralph run --source ${brief}\nin ${wt.dir}`]);
+      // No brief yet: says how to get one, starts nothing.
+      assert.equal(await cmds.resume(tree.node(`${t.dir}#waves/W1/W1-C`)!), undefined);
+      assert.match(ui.at(-1)!, /^info: Ralph: no resume brief for W1-C yet .*`ralph waves check` writes it\.$/);
+      assert.equal(started.length, 1);
+    } finally {
+      wt.dispose();
+    }
+  });
+
+  it('Start Here starts a ready item, and offers the next ready one for a waiting item', async () => {
+    const { tree, cmds, started, ui } = setup(plan({ 'US-2': 'todo' }));
+    assert.equal(await cmds.startHere(tree.node(`${t.dir}#checklist/checkbox/RALPH_TASK.md:4`)!), 'run-1');
+    assert.deepEqual(started[0], { folder: t.dir, item: 'RALPH_TASK.md:4', source: 'RALPH_TASK.md' });
+    assert.equal(await cmds.startHere(tree.node(`${t.dir}#quantum/story/US-4`)!), 'run-1');
+    assert.deepEqual(ui, ['offer: Ralph: cannot start with US-4: US-4 waits on US-2 (pending). The next ready item of its source is US-2. [Start with US-2]']);
+    assert.deepEqual(started[1], { folder: t.dir, item: 'US-2', source: 'quantum' });
+    // Nothing else ready: says why, offers nothing, starts nothing.
+    assert.equal(await cmds.startHere(tree.node(`${t.dir}#flow-next/task/fn-1.4`)!), undefined);
+    assert.equal(ui.at(-1), 'offer: Ralph: cannot start with fn-1.4: fn-1.4 waits on fn-1.3 (blocked). No other item of its source is ready. [undefined]');
+    assert.equal(started.length, 2);
+  });
+});
