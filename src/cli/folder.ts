@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
+import { applyFolderReadLimits } from '../core/store/loadConfig';
 
 /** `-C/--cwd` names a folder that does not exist (or a file): every command refuses it with exit 1. */
 export class FolderNotFoundError extends Error {
@@ -27,5 +28,6 @@ export function resolveFolder(cmd: Command): string {
     throw new FolderNotFoundError(`folder not found: ${opts.cwd ?? folder}`, !!opts.json);
   }
   if (!isDir) throw new FolderNotFoundError(`not a folder: ${opts.cwd ?? folder}`, !!opts.json);
+  applyFolderReadLimits(folder);
   return folder;
 }

@@ -70,6 +70,15 @@ export const ralphConfigSchema = z.looseObject({
     maxDeferrals: z.number().int().positive().optional(),
   }).default({}),
   /**
+   * Largest file the readers read, MB, per format (store/readJsonFile.ts `ReadLimits`): `jsonMb` (default 64) for
+   * `.json` files, `textMb` (default 16) for the rest. A larger file, or one that is not a regular file, is refused
+   * and named as a problem, never read.
+   */
+  readLimits: z.object({
+    jsonMb: z.number().positive().optional(),
+    textMb: z.number().positive().optional(),
+  }).default({}),
+  /**
    * IJFW wave recovery's orphan windows, ms (seed-systems.md §1.10-1, core/waves): a subagent without DONE is an
    * orphan once its checkpoint is older than `orphanAfterMs` (60000) and its last activity older than
    * `inactiveAfterMs` (90000). `ralph waves check --orphan-after-ms / --inactive-after-ms` override them.

@@ -25,7 +25,7 @@ export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env
   if (flow) problems.push(...flow.problems);
   const q = readQuantum(folder);
   if (q?.problem) problems.push(q.problem);
-  return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder), problems };
+  return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder, problems), problems };
 }
 
 /**

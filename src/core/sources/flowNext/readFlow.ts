@@ -4,7 +4,7 @@ import {
   epicNumber, epicOfTaskId, flowEpicSchema, flowMetaSchema, flowRuntimeSchema, flowTaskSchema, taskNumber,
   type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
 } from '../../model/flowNext';
-import { listDirSync, parseJsonFileText, readTextSync } from '../../store/readJsonFile';
+import { listDirSync, parseJsonFileText, readTextOrProblem } from '../../store/readJsonFile';
 import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
 
 /** One epic / spec as read from `.flow/epics/*.json` (v0.x) or `.flow/specs/*.json` (v1+). */
@@ -71,7 +71,8 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
 
   let meta: FlowMeta | undefined;
   const metaFile = path.join(flowDir, 'meta.json');
-  const metaText = readTextSync(metaFile);
+  const { text: metaText, problem: metaProblem } = readTextOrProblem(metaFile, rel(metaFile));
+  if (metaProblem) problems.push(metaProblem);
   if (metaText !== undefined) {
     const r = parseJsonFileText(rel(metaFile), metaText, flowMetaSchema);
     if (r.ok) meta = r.value;
@@ -85,7 +86,9 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     for (const e of listDirSync(dir)) {
       if (e.isDir || !e.name.endsWith('.json')) continue;
       const file = path.join(dir, e.name);
-      const r = parseJsonFileText(rel(file), readTextSync(file) ?? '', flowEpicSchema);
+      const read = readTextOrProblem(file, rel(file));
+      if (read.problem) { problems.push(read.problem); continue; }
+      const r = parseJsonFileText(rel(file), read.text ?? '', flowEpicSchema);
       if (!r.ok) { problems.push(r.problem); continue; }
       if (seenEpics.has(r.value.id)) continue;
       seenEpics.add(r.value.id);
@@ -104,8 +107,9 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stem = e.name.slice(0, -'.json'.length);
     if (!stem.includes('.')) continue;
     const file = path.join(tasksDir, e.name);
-    const text = readTextSync(file) ?? '';
-    const r = parseJsonFileText(rel(file), text, taskFileSchema);
+    const read = readTextOrProblem(file, rel(file));
+    if (read.problem) { problems.push(read.problem); continue; }
+    const r = parseJsonFileText(rel(file), read.text ?? '', taskFileSchema);
     if (!r.ok) { problems.push(r.problem); continue; }
     if (typeof r.value.id !== 'string') continue;
     const committed = r.value as FlowTask;
@@ -121,7 +125,8 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
       const stateFile = taskStateFile(state.dir, committed.id);
-      const sr = parseJsonFileText(stateFile, readTextSync(stateFile) ?? '', flowRuntimeSchema);
+      const sread = readTextOrProblem(stateFile);
+      const sr = sread.problem ? { ok: false as const, problem: sread.problem } : parseJsonFileText(stateFile, sread.text ?? '', flowRuntimeSchema);
       if (sr.ok) {
         record.stateFile = stateFile;
         record.state = sr.value;
