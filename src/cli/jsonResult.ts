@@ -1,5 +1,6 @@
 import { OperationError } from '../core/model/operationError';
 import { FileProblemError } from '../core/store/parseError';
+import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
 
 /**
  * Output helpers shared by the task, control and stale commands: flowctl's conventions (seed-systems.md §2.5):
@@ -7,7 +8,8 @@ import { FileProblemError } from '../core/store/parseError';
  * stdout (text mode: `Error: <msg>` on stderr) and exits 1.
  */
 export function printResult(json: boolean, value: Record<string, unknown>, text: string): void {
-  process.stdout.write(json ? JSON.stringify(value) + '\n' : text.endsWith('\n') || !text ? text : text + '\n');
+  // Control characters from task content are printed escaped (issue 12), in both forms.
+  process.stdout.write(json ? terminalSafeJson(value) + '\n' : escapeControls(text.endsWith('\n') || !text ? text : text + '\n'));
   process.exitCode = 0;
 }
 
@@ -23,7 +25,7 @@ export async function runReporting(json: boolean, body: () => Promise<void> | vo
 
 /** A refusal (exit 1): `{"success":false,"error":<message>}` on stdout with `--json`, else `text` on stderr. */
 export function printRefusal(json: boolean, text: string, message: string): void {
-  if (json) process.stdout.write(JSON.stringify({ success: false, error: message }) + '\n');
-  else process.stderr.write(`${text}\n`);
+  if (json) process.stdout.write(terminalSafeJson({ success: false, error: message }) + '\n');
+  else process.stderr.write(`${escapeControls(text)}\n`);
   process.exitCode = 1;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { buildStatus, formatStatusText } from '../core/control/status';
 import { resolveFolder } from './folder';
+import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
 
 /** `ralph status [--json]`: task counts, progress, in-progress / blocked / last completed items, every run. Exit 0. */
 export function registerStatusCommand(program: Command): void {
@@ -11,7 +12,7 @@ export function registerStatusCommand(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 always (file problems are listed under "problems"); 2 on a usage error.')
     .action((opts: { json?: boolean }, cmd: Command) => {
       const snapshot = buildStatus(resolveFolder(cmd));
-      process.stdout.write(opts.json ? JSON.stringify(snapshot) + '\n' : formatStatusText(snapshot));
+      process.stdout.write(opts.json ? terminalSafeJson(snapshot) + '\n' : escapeControls(formatStatusText(snapshot)));
       process.exitCode = 0;
     });
 }

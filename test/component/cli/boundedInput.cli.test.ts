@@ -53,3 +53,23 @@ describe('cli: bounded input (issue 12)', function () {
     assert.match(JSON.stringify(r.json().checklists), /"done":1,"total":3|"total":3,"done":1/);
   });
 });
+
+/** Issue 12: task content cannot drive the terminal through `ralph status` / `ralph next`. */
+describe('cli: control characters in titles are printed escaped (issue 12)', function () {
+  this.timeout(60_000);
+  let t: TempFolder;
+  beforeEach(() => { t = makeTempFolder('ralph-escape-cli-'); });
+  afterEach(() => t.dispose());
+
+  it('status and next, text and JSON', () => {
+    const title = 'Evil\x1b]0;owned\x07\rAll 3 stories passed\u009b2J';
+    t.write('quantum.json', JSON.stringify({ project: 'p', branchName: 'b', stories: [{ id: 'US-1', title, passes: false, status: 'in_progress' }, { id: 'US-2', title: 'B\x1b[2J', passes: false, status: 'blocked' }] }));
+    t.write('RALPH_TASK.md', `# T\n- [ ] box \x1b[2J clears\n`);
+    for (const args of [['status'], ['status', '--json'], ['next'], ['next', '--json']]) {
+      const r = runCliCapped(t.dir, args);
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(r.stdout), `${args.join(' ')}: ${JSON.stringify(r.stdout)}`);
+    }
+    assert.match(runCliCapped(t.dir, ['status']).stdout, /In progress: US-1 Evil\\x1b\]0;owned\\x07\\rAll 3 stories passed\\u009b2J\n/);
+  });
+});
