@@ -24,7 +24,7 @@ import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
 import { decide, initialLaneState, initialRunState, type Action, type LaneState, type Observation, type RunEnd, type RunState } from './decide';
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
-import { recoverCrashedRuns } from './crashRecovery';
+import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
@@ -262,6 +262,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
     const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs);
+    for (const skipped of skippedRunRecords(this.folder)) this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
+    for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
     for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
 
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
