@@ -83,7 +83,8 @@ export function registerRunCommand(program: Command): void {
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;
         if (interrupts === 1) {
-          process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
+          // After SIGHUP the terminal may be gone: a failed write must not stop the stop.
+          try { process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`); } catch { /* no terminal */ }
           cancel.abort();
         } else {
           // The engine cannot write its end any more: the recorder and run.json's writer mark it, synchronously.
@@ -94,6 +95,9 @@ export function registerRunCommand(program: Command): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // Closing the terminal (SIGHUP) stops the run like SIGTERM, ending the agent (issue 12); Node's default would
+      // end this process at once and leave the agent running.
+      process.on('SIGHUP', onSignal);
       // The completion marker is written on every exit path (flow-next §2.11-5), even one the engine never reached.
       const onExit = () => recorder.completeIfOpen('INTERRUPTED');
       process.on('exit', onExit);
@@ -113,6 +117,7 @@ export function registerRunCommand(program: Command): void {
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        process.off('SIGHUP', onSignal);
       }
     });
 }
