@@ -25,6 +25,7 @@ import { decide, initialLaneState, initialRunState, type Action, type LaneState,
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
 import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
+import { pruneRuns } from '../control/runPruning';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
@@ -266,6 +267,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
     for (const r of recovered) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
 
+    // .ralph/runs/ stays bounded (issue 12): finished runs' raw streams compressed, the oldest finished runs deleted.
+    await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
     if (adapter.guardHook) this.guard = await startGuardServer({ workspace: this.folder, runDir: ralphRunDir(this.folder, this.runId), onRecord: (r) => this.emitEvent({ type: 'guard', ...r }) }).catch((err: Error) => { throw new EngineRefusal(`The command guard could not start: ${err.message}`); });

@@ -69,6 +69,10 @@ export const ralphConfigSchema = z.looseObject({
     maxQuotaWaits: z.number().int().nonnegative().optional(),
     maxDeferrals: z.number().int().positive().optional(),
   }).default({}),
+  /** Finished runs kept under `.ralph/runs/` (newest first); older ones are deleted at the next run's start. */
+  keepRuns: z.number().int().positive().default(20),
+  /** Most disk `.ralph/runs/` may take, MB: the oldest finished runs are deleted above it (never the active run). */
+  runsMaxMb: z.number().positive().default(1024),
   /**
    * Largest file the readers read, MB, per format (store/readJsonFile.ts `ReadLimits`): `jsonMb` (default 64) for
    * `.json` files, `textMb` (default 16) for the rest. A larger file, or one that is not a regular file, is refused
