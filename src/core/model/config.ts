@@ -68,6 +68,12 @@ export const ralphConfigSchema = z.looseObject({
     maxResetWaitMs: z.number().int().nonnegative().optional(),
     maxQuotaWaits: z.number().int().nonnegative().optional(),
     maxDeferrals: z.number().int().positive().optional(),
+    /** Issue 12 watchdog (loop/decide.ts `decideWatchdog`): a silent agent's iteration ends after this, ms (20 min). */
+    silenceTimeoutMs: z.number().int().nonnegative().optional(),
+    /** Longest an iteration may run, ms; 0 = no limit (default). */
+    iterationTimeoutMs: z.number().int().nonnegative().optional(),
+    /** Once STOP is requested, an agent silent this long is ended, ms (60000); one still printing finishes. */
+    stopGraceMs: z.number().int().nonnegative().optional(),
   }).default({}),
   /** Finished runs kept under `.ralph/runs/` (newest first); older ones are deleted at the next run's start. */
   keepRuns: z.number().int().positive().default(20),
