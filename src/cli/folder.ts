@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { workspaceRoot } from '../core/store/workspaceRoot';
+import { applyFolderReadLimits } from '../core/store/loadConfig';
 
 /** `-C/--cwd` names a folder that does not exist (or a file): every command refuses it with exit 1. */
 export class FolderNotFoundError extends Error {
@@ -34,5 +35,7 @@ export function resolveFolderFrom(cwd: string | undefined, json: boolean): strin
     throw new FolderNotFoundError(`folder not found: ${cwd ?? folder}`, json);
   }
   if (!isDir) throw new FolderNotFoundError(`not a folder: ${cwd ?? folder}`, json);
-  return workspaceRoot(folder);
+  const root = workspaceRoot(folder);
+  applyFolderReadLimits(root);
+  return root;
 }

@@ -1,6 +1,7 @@
 import { OperationError } from '../core/model/operationError';
 import { FileProblemError } from '../core/store/parseError';
 import { FolderNotFoundError } from './folder';
+import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
 
 /**
  * Output helpers shared by the task, control and stale commands: flowctl's conventions (seed-systems.md §2.5):
@@ -9,7 +10,8 @@ import { FolderNotFoundError } from './folder';
  * `json.dumps(indent=2)` (event streams, `run --json`, stay one compact object per line).
  */
 export function printResult(json: boolean, value: Record<string, unknown>, text: string): void {
-  process.stdout.write(json ? jsonDocument(value) : text.endsWith('\n') || !text ? text : text + '\n');
+  // Control characters from task content are printed escaped (issue 12), in both forms.
+  process.stdout.write(json ? jsonDocument(value) : escapeControls(text.endsWith('\n') || !text ? text : text + '\n'));
   process.exitCode = 0;
 }
 
@@ -26,13 +28,14 @@ export async function runReporting(json: boolean, body: () => Promise<void> | vo
 /** A refusal (exit 1): `{"success":false,"error":<message>}` on stdout with `--json`, else `text` on stderr. */
 export function printRefusal(json: boolean, text: string, message: string): void {
   if (json) process.stdout.write(jsonDocument({ success: false, error: message }));
-  else process.stderr.write(`${text}\n`);
+  else process.stderr.write(`${escapeControls(text)}\n`);
   process.exitCode = 1;
 }
 
 /** A JSON document as every command prints it: two-space indent (flowctl's `json.dumps(indent=2)`) and a newline. */
 export function jsonDocument(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
+  // C1 control characters escaped too (issue 12): JSON.stringify leaves them raw, and a terminal obeys them.
+  return terminalSafeJson(value, 2) + '\n';
 }
 
 /**

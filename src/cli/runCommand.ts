@@ -101,7 +101,8 @@ export function registerRunCommand(program: Command): void {
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;
         if (interrupts === 1) {
-          process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
+          // After SIGHUP the terminal may be gone: a failed write must not stop the stop.
+          try { process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`); } catch { /* no terminal */ }
           cancel.abort();
         } else {
           // The engine cannot write its end any more: the recorder and run.json's writer mark it, synchronously.
@@ -112,7 +113,8 @@ export function registerRunCommand(program: Command): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
-      // A closed terminal ends the run as Ctrl-C does: unverified claims are put back (issue 11 "every exit").
+      // A closed terminal (SIGHUP) ends the run as Ctrl-C does: the agent is ended and unverified claims are put back
+      // (issues 11, 12); Node's default would end this process at once and leave the agent running.
       process.on('SIGHUP', onSignal);
       // The completion marker is written on every exit path (flow-next §2.11-5), even one the engine never reached.
       const onExit = () => recorder.completeIfOpen('INTERRUPTED');

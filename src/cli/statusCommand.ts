@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { buildStatus, formatStatusText } from '../core/control/status';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
+import { escapeControls } from '../core/control/terminalText';
 
 /** `ralph status [--json]`: task counts, progress, in-progress / blocked / last completed items, every run. Exit 0. */
 export function registerStatusCommand(program: Command): void {
@@ -16,6 +17,6 @@ export function registerStatusCommand(program: Command): void {
 /** The body of `ralph status`: the snapshot (read through the parse cache) as indented JSON or text; exit 0. */
 export function printStatus(folder: string, json: boolean): void {
   const snapshot = buildStatus(folder, { cached: true });
-  process.stdout.write(json ? jsonDocument(snapshot) : formatStatusText(snapshot));
+  process.stdout.write(json ? jsonDocument(snapshot) : escapeControls(formatStatusText(snapshot)));
   process.exitCode = 0;
 }

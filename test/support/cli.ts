@@ -25,3 +25,13 @@ export function runCliAsync(folder: string, args: string[], env: NodeJS.ProcessE
     child.on('close', (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> }));
   });
 }
+
+/**
+ * As {@link runCli} with the child's address space capped by `prlimit --as` (default 2 GB) and a 60 s timeout, for
+ * inputs that could make a broken build read until memory runs out (issue 12: a task source linked to /dev/zero).
+ * A child killed by the cap or the timeout has `code` null.
+ */
+export function runCliCapped(folder: string, args: string[], o: { asBytes?: number } = {}): CliResult {
+  const r = spawnSync('prlimit', [`--as=${o.asBytes ?? 2_000_000_000}`, process.execPath, cliPath, '-C', folder, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, FLOW_ACTOR: 'tester' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, unknown> };
+}

@@ -82,6 +82,19 @@ export { endProcessGroup, processGroupAlive } from '../process/processGroup';
  * `onLedgerSignal` right after the call: no output is read before the current tick ends.
  */
 /**
+ * Why an agent's arguments cannot be passed, or `undefined`: an argument with a NUL byte (a task text with `\u0000`)
+ * cannot reach a process, and Node's own error prints the whole argument, the prompt included (issue 12). The
+ * message names the argument by index, length and the NUL's offset, never its text.
+ */
+export function nulByteProblem(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const at = args[i]!.indexOf('\0');
+    if (at >= 0) return `the agent's argument ${i} (${args[i]!.length} characters${i === args.length - 1 ? ', the prompt' : ''}) contains a NUL byte at offset ${at}: remove it from the task text`;
+  }
+  return undefined;
+}
+
+/**
  * Environment variable that marks every process of one iteration. Claude's Bash tool runs commands in their own
  * process group, so `nohup server &` escapes the agent's group; the marker is inherited all the same, and whatever
  * carries it when the agent has exited is ended too (Linux).
@@ -119,6 +132,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     while (stderrBytes - (stderrChunks[0]?.length ?? 0) >= tailMax && stderrChunks.length > 1) stderrBytes -= stderrChunks.shift()!.length;
   };
 
+  const nul = nulByteProblem(invocation.args);
+  if (nul) throw new Error(nul);
   let killedBy: string | null = null;
   let leftBehind: number[] = [];
   const child = execa(invocation.file, invocation.args, {

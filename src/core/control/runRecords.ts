@@ -9,7 +9,8 @@ import { isoString } from '../model/time';
 import { readTextIfExists } from '../store/atomicWrite';
 import { newJsonText, applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../store/jsonEdit';
 import { workspacePath, type FileProblem } from '../store/parseError';
-import { listDirSync, parseJsonFileText, parseJsonWithSchema, readTextSync } from '../store/readJsonFile';
+import { listDirSync, parseJsonFileText, parseJsonWithSchema, readTextSync, schemaProblem } from '../store/readJsonFile';
+import type { z } from 'zod';
 import { commitPlan } from '../store/writePlan';
 import { ralphRunDir } from './sentinels';
 import { ralphFile, ralphRunFile } from '../model/ralphPaths';
@@ -55,9 +56,13 @@ export function listRunRecords(folder: string): { records: { dir: string; record
     const file = runRecordPath(folder, e.name);
     const text = readTextSync(file);
     if (text === undefined) continue;
-    const r = parseJsonFileText(workspacePath(folder, file), text, runRecordSchema);
-    if (r.ok) records.push({ dir: ralphRunDir(folder, e.name), record: r.value });
-    else problems.push(r.problem);
+    const shown = workspacePath(folder, file);
+    const r = parseJsonFileText(shown, text, runRecordSchema);
+    if (!r.ok) problems.push(r.problem);
+    // The record names its own folder: a runId that differs (`../../outside`) would make recovery and control
+    // write elsewhere, or look for a run.json that is not there (issue 12). Such a record is skipped.
+    else if (r.value.runId !== e.name) problems.push({ ...schemaProblem(shown, text, { issues: [{ path: ['runId'], message: '' }] } as unknown as z.ZodError), message: `runId ${JSON.stringify(r.value.runId)} is not its folder's name (${JSON.stringify(e.name)}): record skipped` });
+    else records.push({ dir: ralphRunDir(folder, e.name), record: r.value });
   }
   return { records, problems };
 }

@@ -1,5 +1,5 @@
 import { ITERATION_MARKER } from '../agents/spawn';
-import { endMarkedProcesses, endProcessGroup, isPidAlive, processGroupAlive } from '../process/processGroup';
+import { endMarkedProcesses, endProcessGroup, groupCarriesEnv, isPidAlive, processGroupAlive } from '../process/processGroup';
 import { ProgressTxtWriter } from './runFiles';
 import { thisHostNames } from '../control/processAlive';
 import { listRunRecords, updateRunRecord } from '../control/runRecords';
@@ -23,6 +23,8 @@ export interface RecoveredRun {
   putBack: string[];
   /** False for a run that ended (stopped, e.g. Ctrl-C twice) but left unverified claims: only those were put back. */
   crashed: boolean;
+  /** What recovery refused to do for this run (a recorded group that does not carry the run's token). */
+  warnings?: string[];
 }
 
 /**
@@ -39,6 +41,14 @@ async function putBackLeftClaims(folder: string, r: RunRecord, sources: readonly
   const back: WorkItemRef[] = claims.filter((c) => !theirs.includes(c));
   if (back.length) await source.putBack(back);
   return back.map((i) => i.id);
+}
+
+/**
+ * Crash recovery's warnings about records it skipped (issue 12: a record whose runId is not its folder's name, one
+ * that does not parse), one line each, `file:line:column: message`.
+ */
+export function skippedRunRecords(folder: string): string[] {
+  return listRunRecords(folder).problems.map((p) => `${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);
 }
 
 /**
@@ -62,9 +72,16 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     if (!isCrashedRun(r, hosts, isPidAlive)) continue;
     const extra = r;
     let killedGroup = false;
+    const warnings: string[] = [];
+    // Only a group whose processes carry this run's own token is this run's agent (issue 12: a pgid in a record can
+    // name any group, an unrelated one once the number is reused, or one a hostile record points at).
     if (typeof extra.agentPgid === 'number' && extra.agentPgid > 1 && processGroupAlive(extra.agentPgid)) {
-      await endProcessGroup(extra.agentPgid, graceMs);
-      killedGroup = true;
+      if (typeof extra.agentToken === 'string' && extra.agentToken && groupCarriesEnv(extra.agentPgid, ITERATION_MARKER, extra.agentToken)) {
+        await endProcessGroup(extra.agentPgid, graceMs);
+        killedGroup = true;
+      } else {
+        warnings.push(`process group ${extra.agentPgid} named by run ${r.runId} does not carry that run's token: left alone`);
+      }
     }
     // What the agent's tools started outside its group (setsid, nohup) carries the iteration's marker.
     if (typeof extra.agentToken === 'string' && (await endMarkedProcesses(ITERATION_MARKER, extra.agentToken, graceMs)).length) killedGroup = true;
@@ -84,7 +101,7 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
       completion: { reason: 'CRASHED', at: isoString(Date.now()) },
       endState: 'crashed', endReason: reason, endedAt: isoString(Date.now()), agentPgid: null,
     });
-    out.push({ runId: r.runId, pid: r.pid, killedGroup, failedItems, putBack, crashed: true });
+    out.push({ runId: r.runId, pid: r.pid, killedGroup, failedItems, putBack, crashed: true, ...(warnings.length ? { warnings } : {}) });
   }
   return out;
 }

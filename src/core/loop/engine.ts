@@ -24,7 +24,9 @@ import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
 import { decide, initialLaneState, initialRunState, type Action, type LaneState, type Observation, type RunEnd, type RunState } from './decide';
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
-import { recoverCrashedRuns } from './crashRecovery';
+import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
+import { pruneRuns } from '../control/runPruning';
+import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
@@ -53,6 +55,8 @@ export interface EngineTiming {
   gateTimeoutMs: number;
   /** Rate-limit backoff (seed §3.6, see backoff.ts). */
   backoff: BackoffPolicy;
+  /** The iteration watchdog (issue 12, decide.ts `decideWatchdog`): silence, iteration and STOP-grace limits, ms. */
+  watchdog?: WatchdogRules;
 }
 
 export const defaultTiming: EngineTiming = {
@@ -74,6 +78,11 @@ export function timingFromConfig(config: RalphConfig): EngineTiming {
     sentinelPollMs: defaultTiming.sentinelPollMs,
     stallLimit: t.stallLimit ?? defaultTiming.stallLimit,
     gateTimeoutMs: config.gateTimeoutMs,
+    watchdog: {
+      silenceTimeoutMs: t.silenceTimeoutMs ?? DEFAULT_WATCHDOG.silenceTimeoutMs,
+      iterationTimeoutMs: t.iterationTimeoutMs ?? DEFAULT_WATCHDOG.iterationTimeoutMs,
+      stopGraceMs: t.stopGraceMs ?? DEFAULT_WATCHDOG.stopGraceMs,
+    },
     backoff: {
       baseMs: t.backoffBaseMs ?? b.baseMs, capMs: t.backoffCapMs ?? b.capMs, resetMarginMs: t.resetMarginMs ?? b.resetMarginMs,
       maxResetWaitMs: t.maxResetWaitMs ?? b.maxResetWaitMs, maxQuotaWaits: t.maxQuotaWaits ?? b.maxQuotaWaits, maxDeferrals: t.maxDeferrals ?? b.maxDeferrals,
@@ -197,6 +206,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private review: IterationOutcome | null = null;
   private startedAt = '';
   private stopNoted = false;
+  /** When the STOP now in force was first seen (ms since the epoch), for the watchdog's STOP grace. */
+  private stopRequestedAt: number | null = null;
   private pauseNoted = false;
   private lastDone: string | null = null;
   /** The run's gates, resolved once at start: frozen for the run (seed-systems.md §3.9), the prompt and the verdicts agree. */
@@ -306,12 +317,16 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
     const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs);
+    for (const skipped of skippedRunRecords(this.folder)) this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
+    for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
     for (const r of recovered) {
       const back = r.putBack.length ? `, put back ${r.putBack.join(', ')} (claimed done, never verified)` : '';
       if (r.crashed) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}` });
       else if (r.putBack.length) this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
     }
 
+    // .ralph/runs/ stays bounded (issue 12): finished runs' raw streams compressed, the oldest finished runs deleted.
+    await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
     if (adapter.guardHook) this.guard = await startGuardServer({ workspace: this.folder, runDir: ralphRunDir(this.folder, this.runId), onRecord: (r) => this.emitEvent({ type: 'guard', ...r }) }).catch((err: Error) => { throw new EngineRefusal(`The command guard could not start: ${err.message}`); });
@@ -387,9 +402,13 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private noteSentinels(c: SentinelCheck): void {
     if (c.stop.length && !this.stopNoted) {
       this.stopNoted = true;
+      this.stopRequestedAt = Date.now();
       this.emitEvent({ type: 'stopRequested', file: c.stop[0]!.file, graceful: c.stop.some((h) => h.file.endsWith('stop-requested')) });
     }
-    if (!c.stop.length) this.stopNoted = false;
+    if (!c.stop.length) {
+      this.stopNoted = false;
+      this.stopRequestedAt = null;
+    }
     if (c.pause.length && !this.pauseNoted) {
       this.pauseNoted = true;
       this.emitEvent({ type: 'pauseRequested', file: c.pause[0]!.file });
@@ -745,6 +764,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const raw = new IterationStreamWriter(this.folder, this.runId, n);
+    const iterationStartedAt = Date.now();
+    let lastOutputAt = iterationStartedAt;
+    let watchdogTimer: NodeJS.Timeout | undefined;
+    let watchdogEnd: string | null = null;
     const handle = spawnIteration(adapter, {
       prompt, cwd: this.folder,
       binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
@@ -758,8 +781,24 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       contextWindowTokens: this.o.config.contextWindowTokens,
       thresholds: { warnThresholdTokens: this.o.config.warnThresholdTokens, rotateThresholdTokens: this.o.config.rotateThresholdTokens },
       killGraceMs: this.timing.killGraceMs,
-      onStdout: (chunk) => raw.write(chunk),
+      onStdout: (chunk) => {
+        lastOutputAt = Date.now();
+        raw.write(chunk);
+      },
     });
+    // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
+    const watch = () => {
+      const v = decideWatchdog({ now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt }, this.timing.watchdog ?? DEFAULT_WATCHDOG);
+      if (v.kind === 'end') {
+        watchdogEnd = v.detail;
+        this.emitEvent({ type: 'warning', message: `iteration ${n}: ${v.detail}: ending the agent` });
+        void handle.kill(v.reason);
+        return;
+      }
+      // Re-checked at least every second so a STOP requested meanwhile is seen.
+      watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
+    };
+    watchdogTimer = setTimeout(watch, 50);
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
     await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) });
 
@@ -808,6 +847,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     try {
       exit = await handle.done;
     } finally {
+      clearTimeout(watchdogTimer);
       this.o.signal?.removeEventListener('abort', onAbort);
       await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
     }
@@ -822,7 +862,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const workingAfter = workingSet(await readHandoff(this.folder));
     // Only work on an item can wait for an answer; the plain-question rule also needs no commit.
     const question = purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
-    const outcome = classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
+    // An iteration the watchdog ended is an error (not fatal): its claim is still verified, and no progress stalls.
+    const outcome = watchdogEnd !== null ? { ending: 'error' as const, detail: watchdogEnd } : classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
     this.emitEvent({ type: 'iterationEnded', iteration: n, ending: outcome.ending, detail: outcome.detail, totals, exitCode: exit.exitCode });
     return { ...outcome, exit, signals, lastText, resetsAt: exit.outcome.resetsAt ?? null, costUsd: totals.costUsd ?? 0, iteration: n, question: outcome.ending === 'question' ? question : null };
   }

@@ -1,5 +1,7 @@
 import { execa } from 'execa';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
+import { commitPlan } from '../store/writePlan';
+import { readTextSync } from '../store/readJsonFile';
 
 /**
  * The few git facts the engine needs (progress detection and the attempt's approach line). A folder that is not a
@@ -34,9 +36,13 @@ export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   }
   const ignored = await execa('git', ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`], { cwd: folder, reject: false, stdin: 'ignore' });
   if (ignored.exitCode === 0) return false;
-  const fs = await import('node:fs/promises');
+  // Replaced atomically, never appended in place (a kill mid-append left half a file, issue 12), and through the
+  // store's careful write: never through a link leaving the workspace, never over a newer file.
   const file = `${folder}/.gitignore`;
-  const text = await fs.readFile(file, 'utf8').catch(() => '');
-  await fs.writeFile(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}${RALPH_DIR}/\n`);
+  await commitPlan(file, async () => {
+    const before = readTextSync(file);
+    const text = before ?? '';
+    return { writes: [{ file, before, after: `${text}${text && !text.endsWith('\n') ? '\n' : ''}${RALPH_DIR}/\n` }], result: undefined };
+  });
   return true;
 }

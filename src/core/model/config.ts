@@ -68,6 +68,25 @@ export const ralphConfigSchema = z.looseObject({
     maxResetWaitMs: z.number().int().nonnegative().optional(),
     maxQuotaWaits: z.number().int().nonnegative().optional(),
     maxDeferrals: z.number().int().positive().optional(),
+    /** Issue 12 watchdog (loop/decide.ts `decideWatchdog`): a silent agent's iteration ends after this, ms (20 min). */
+    silenceTimeoutMs: z.number().int().nonnegative().optional(),
+    /** Longest an iteration may run, ms; 0 = no limit (default). */
+    iterationTimeoutMs: z.number().int().nonnegative().optional(),
+    /** Once STOP is requested, an agent silent this long is ended, ms (60000); one still printing finishes. */
+    stopGraceMs: z.number().int().nonnegative().optional(),
+  }).default({}),
+  /** Finished runs kept under `.ralph/runs/` (newest first); older ones are deleted at the next run's start. */
+  keepRuns: z.number().int().positive().default(20),
+  /** Most disk `.ralph/runs/` may take, MB: the oldest finished runs are deleted above it (never the active run). */
+  runsMaxMb: z.number().positive().default(1024),
+  /**
+   * Largest file the readers read, MB, per format (store/readJsonFile.ts `ReadLimits`): `jsonMb` (default 64) for
+   * `.json` files, `textMb` (default 16) for the rest. A larger file, or one that is not a regular file, is refused
+   * and named as a problem, never read.
+   */
+  readLimits: z.object({
+    jsonMb: z.number().positive().optional(),
+    textMb: z.number().positive().optional(),
   }).default({}),
   /**
    * IJFW wave recovery's orphan windows, ms (seed-systems.md §1.10-1, core/waves): a subagent without DONE is an

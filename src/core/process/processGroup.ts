@@ -116,6 +116,32 @@ export function processesWithEnv(name: string, value: string): number[] {
 }
 
 /**
+ * Whether a member of group `pgid` carries `name=value` in its environment (`/proc/<pid>/environ`): the proof that a
+ * group recorded in a run record is that run's agent and not an unrelated group that now has the number, or that a
+ * hostile record names (issue 12). False without /proc.
+ */
+export function groupCarriesEnv(pgid: number, name: string, value: string): boolean {
+  const needle = `${name}=${value}`;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return false;
+  }
+  for (const n of names) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      if (readFileSync(`/proc/${n}/environ`, 'latin1').split('\0').includes(needle)) return true;
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return false;
+}
+
+/**
  * Ends every process marked with `name=value` (see {@link processesWithEnv}): SIGTERM, then SIGKILL after
  * `graceMs` for those left, then waits (at most 5 s) for them to go. Returns the pids that were found.
  */

@@ -12,6 +12,10 @@ import { flowItemProblems, hasFlow, readFlowWorkspace, type FlowWorkspace } from
 import { findCycles } from './plan';
 import { planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart, quantumNext, type QuantumNextResult, type StaleReport } from './quantum/quantumOps';
 import { quantumPath, readQuantum, type QuantumDoc } from './quantum/readQuantum';
+import { listRunRecords } from '../control/runRecords';
+import { thisHostNames } from '../control/processAlive';
+import { isPidAlive } from '../process/processGroup';
+import { FINAL_RUN_STATES } from '../model/runRecord';
 
 /**
  * The task operations the CLI and the loop engine call: each finds the item's source by its id (a flow-next task
@@ -188,16 +192,31 @@ export interface StaleOptions extends OperationContext {
   apply?: boolean;
 }
 
+/**
+ * Quantum stories held by a live run of this folder (story id → run id): the `currentItem` of every run record that
+ * is not final and whose engine is alive on this host, or runs on another host (which cannot be probed from here).
+ */
+export function heldStories(folder: string): Map<string, string> {
+  const hosts = thisHostNames();
+  const held = new Map<string, string>();
+  for (const { record: r } of listRunRecords(folder).records) {
+    if (FINAL_RUN_STATES.includes(r.state) || r.currentItem?.source !== 'quantum') continue;
+    if (hosts.includes(r.host) && !isPidAlive(r.pid)) continue;
+    held.set(r.currentItem.id, r.runId);
+  }
+  return held;
+}
+
 /** Finds (and with `apply` resets) stale quantum stories (§4.7, see `planQuantumStale`). `undefined` without quantum.json. */
 export async function staleStories(opts: StaleOptions): Promise<(StaleReport & { written: string[] }) | undefined> {
   if (!readQuantum(opts.folder)) return undefined;
   if (!opts.apply) {
     const doc = loadQuantumOrThrow(opts);
-    return { ...planQuantumStale(doc, opts, clock(opts)).result, written: [] };
+    return { ...planQuantumStale(doc, { ...opts, held: heldStories(opts.folder) }, clock(opts)).result, written: [] };
   }
   const { written, result } = await commitPlan(quantumPath(opts.folder), async () => {
     const doc = loadQuantumOrThrow(opts);
-    const plan = planQuantumStale(doc, opts, clock(opts));
+    const plan = planQuantumStale(doc, { ...opts, held: heldStories(opts.folder) }, clock(opts));
     return { writes: [{ file: doc.file, before: doc.text, after: plan.text }], result: plan.result };
   });
   return { ...result, written };

@@ -29,7 +29,7 @@ export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env
   if (flow) problems.push(...flow.problems);
   const q = readQuantum(folder, 'quantum.json', opts.cached ? openParseCache(folder, 'quantum', env) : undefined);
   if (q?.problem) problems.push(q.problem);
-  return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder), problems };
+  return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder, problems), problems };
 }
 
 /**

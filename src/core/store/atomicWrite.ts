@@ -1,4 +1,5 @@
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
+import { readTextSync } from './readJsonFile';
 import writeFileAtomic from 'write-file-atomic';
 
 /**
@@ -9,14 +10,12 @@ export async function writeTextAtomic(file: string, text: string): Promise<void>
   await writeFileAtomic(file, text, { encoding: 'utf8' });
 }
 
-/** The file's text, or `undefined` when it does not exist. Other read errors are thrown. */
+/**
+ * The file's text, or `undefined` when it does not exist. Bounded like every store read (store/readJsonFile.ts
+ * `readTextSync`: regular files only, a size limit per format, no NUL byte); refusals and other read errors are thrown.
+ */
 export async function readTextIfExists(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  return Promise.resolve(readTextSync(file));
 }
 
 /** Removes a file; absent is fine. Returns whether it existed. */

@@ -42,6 +42,16 @@ export async function withFileLock<T>(target: string, fn: () => Promise<T>): Pro
  */
 export async function tryHoldLock(target: string, onLost: (err: Error) => void): Promise<(() => Promise<void>) | null> {
   await mkdir(path.dirname(target), { recursive: true });
+  // Taking the lock and naming its holder are one step under a short lock (issue 12): otherwise a second process
+  // could read the dead holder's pid after a first one took the lock but before it wrote its own pid, remove the
+  // fresh lock and run too (two `ralph run` after a SIGKILL, 1 in 40).
+  return withFileLock(`${target}.takeover`, () => holdLock(target, onLost));
+}
+
+/** Fault injection for tests: runs after the lock is taken and before the holder's pid is written. */
+export const lockFaults: { afterTake?: () => Promise<void> } = {};
+
+async function holdLock(target: string, onLost: (err: Error) => void): Promise<(() => Promise<void>) | null> {
   const pidFile = `${target}.pid`;
   const take = () => lockfile.lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: onLost });
   let release: () => Promise<void>;
@@ -60,6 +70,7 @@ export async function tryHoldLock(target: string, onLost: (err: Error) => void):
       throw again;
     }
   }
+  await lockFaults.afterTake?.();
   await writeFile(pidFile, `${process.pid}\n`);
   return async () => {
     await rm(pidFile, { force: true });

@@ -103,19 +103,37 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
       if (change.op === 'delete' && !node) continue;
     }
     touched.push(change.path);
+    // An object or array written on one line inside an indented file (a story per line) keeps its own layout
+    // (issue 12: one `task start` expanded a one-line story into 12 lines).
+    const local = style.oneLine ? undefined : oneLineContainer(change.op === 'append' || tree !== original ? out : text, change.op === 'append' ? parseTree(out) : tree, change.op === 'append' ? change.path : change.path.slice(0, -1));
+    const oneLine = style.oneLine ?? local;
     const edits = change.op === 'append'
-      ? modify(out, [...change.path, -1], change.value, { formattingOptions, isArrayInsertion: true })
+      ? modify(out, [...change.path, -1], change.value, { formattingOptions: oneLine ? undefined : formattingOptions, isArrayInsertion: true })
       : modify(out, change.path, change.op === 'set' ? change.value : undefined, {
-        formattingOptions,
+        formattingOptions: oneLine ? undefined : formattingOptions,
         getInsertionIndex: (props) => insertionIndex(props, String(change.path.at(-1)), siblingKeys(tree, change.path), style.sortedKeys),
       });
     for (const e of edits) {
-      if (style.oneLine && e.content) e.content = oneLineText(e.content, style.oneLine);
+      if (oneLine && e.content) e.content = oneLineText(e.content, oneLine);
       if (style.asciiOnly) e.content = escapeNonAscii(e.content);
     }
     out = applyEdits(out, edits);
   }
   return out;
+}
+
+/**
+ * The spacing of the object or array at `path` when it is written on one line (`{"id": "US-1", "passes": false}`
+ * inside an indented file), else `undefined`. Only containers, never the document itself (its style decides).
+ */
+function oneLineContainer(text: string, tree: Node | undefined, path: JSONPath): { colon: string; comma: string } | undefined {
+  if (!tree || !path.length) return undefined;
+  const node = findNodeAtLocation(tree, path);
+  if (!node || (node.type !== 'object' && node.type !== 'array')) return undefined;
+  const own = text.slice(node.offset, node.offset + node.length);
+  if (/[\r\n]/.test(own)) return undefined;
+  const colon = spacingAfter(own, COLON);
+  return { colon, comma: own.includes(',') ? spacingAfter(own, COMMA) : colon };
 }
 
 /**

@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { FileProblemError } from './parseError';
-import { parseJsonWithSchema } from './readJsonFile';
+import { parseJsonWithSchema, readTextSync, setReadLimits } from './readJsonFile';
 
 /** Path of the configuration file of a workspace folder (`.ralph/config.json`). */
 export function configPath(folder: string): string {
@@ -28,11 +27,10 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
   let fromFile: Record<string, unknown> = {};
   let text: string | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    text = readTextSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw new FileProblemError({ file, line: 0, column: 0, message: `cannot read: ${(err as Error).message}` });
-    }
+    if (err instanceof FileProblemError) throw err;
+    throw new FileProblemError({ file, line: 0, column: 0, message: `cannot read: ${(err as Error).message}` });
   }
   if (text !== undefined) fromFile = parseJsonWithSchema(file, text, ralphConfigSchema.partial().loose()) as Record<string, unknown>;
   const settings: Record<string, unknown> = { ...(layers.settings ?? {}) };
@@ -42,7 +40,32 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
       delete settings[k];
     }
   }
-  return ralphConfigSchema.parse({ ...stripUndefined(fromFile), ...stripUndefined(settings), ...stripUndefined(layers.flags ?? {}) });
+  const config = ralphConfigSchema.parse({ ...stripUndefined(fromFile), ...stripUndefined(settings), ...stripUndefined(layers.flags ?? {}) });
+  applyReadLimits(config.readLimits);
+  return config;
+}
+
+/** Makes `readLimits` (MB) the store's read limits for this process (store/readJsonFile.ts `setReadLimits`). */
+export function applyReadLimits(limits: RalphConfig['readLimits'] | undefined): void {
+  setReadLimits({
+    ...(limits?.jsonMb ? { jsonBytes: Math.round(limits.jsonMb * 1024 * 1024) } : {}),
+    ...(limits?.textMb ? { textBytes: Math.round(limits.textMb * 1024 * 1024) } : {}),
+  });
+}
+
+/**
+ * Applies the folder's `readLimits` before a command reads its files, synchronously and forgivingly: a config file
+ * that is absent, refused or does not parse leaves the defaults (the command that loads the configuration reports it).
+ */
+export function applyFolderReadLimits(folder: string): void {
+  try {
+    const text = readTextSync(configPath(folder));
+    if (text === undefined) return applyReadLimits(undefined);
+    const parsed = ralphConfigSchema.pick({ readLimits: true }).safeParse(JSON.parse(text));
+    applyReadLimits(parsed.success ? parsed.data.readLimits : undefined);
+  } catch {
+    applyReadLimits(undefined);
+  }
 }
 
 function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { z } from 'zod';
 import { parseJsonFileText, readTextSync } from './readJsonFile';
 import { cacheDir } from './cacheDir';
-import type { FileProblem } from './parseError';
+import { FileProblemError, type FileProblem } from './parseError';
 
 /**
  * A cache of parsed and validated files for the read-only commands (`ralph status`, `ralph next`): a file's parse
@@ -94,17 +94,13 @@ export class ParseCache {
       throw err;
     }
     const e = this.old[file];
-    if (e && e[0] === st.size && e[1] === st.mtimeMs && e[2] === st.ino && st.mtimeMs + RACY_TICK_MS < this.writtenAtMs) {
+    if (e && st.isFile() && e[0] === st.size && e[1] === st.mtimeMs && e[2] === st.ino && st.mtimeMs + RACY_TICK_MS < this.writtenAtMs) {
       this.next.set(file, e);
       return e[3] as T;
     }
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+    // The one bounded reader (regular files only, size limits, no NUL bytes): it throws FileProblemError on refusal.
+    const text = readTextSync(file);
+    if (text === undefined) return undefined;
     const value = parse(text);
     this.next.set(file, [st.size, st.mtimeMs, st.ino, value]);
     this.dirty = true;
@@ -165,7 +161,13 @@ export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefine
     const r = parseJsonFileText(shown, text, schema);
     return r.ok ? { ok: true, value: r.value } : { ok: false, problem: r.problem };
   };
-  if (cache) return cache.read(file, parse);
-  const text = readTextSync(file);
-  return text === undefined ? undefined : parse(text);
+  try {
+    if (cache) return cache.read(file, parse);
+    const text = readTextSync(file);
+    return text === undefined ? undefined : parse(text);
+  } catch (err) {
+    // A file the bounded reader refuses (not a regular file, too large, a NUL byte) is a problem naming it.
+    if (err instanceof FileProblemError) return { ok: false, problem: { ...err.problem, file: shown } };
+    throw err;
+  }
 }

@@ -51,6 +51,8 @@ export type JsonParseResult = { ok: true; value: unknown } | { ok: false; proble
 export function parseJsonText(file: string, text: string): JsonParseResult {
   // JSON.parse and the owning tools (Python's json.load) reject a BOM; say so instead of "invalid symbol" at 1:1.
   if (text.charCodeAt(0) === 0xfeff) return { ok: false, problem: { file, line: 1, column: 1, message: 'the file starts with a byte order mark (BOM): save it as UTF-8 without a BOM' } };
+  const deep = tooDeepAt(text, MAX_NESTING);
+  if (deep >= 0) return { ok: false, problem: { file, ...positionAt(text, deep), message: `refused: arrays and objects nested more than ${MAX_NESTING} deep` } };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
@@ -64,6 +66,29 @@ export function parseJsonText(file: string, text: string): JsonParseResult {
     const { line, column } = positionAt(text, jsonErrorOffset(err, text));
     return { ok: false, problem: { file, line, column, message: `invalid JSON: ${(err as Error).message}` } };
   }
+}
+
+/** Deepest nesting of arrays and objects the JSON readers accept (200,000 levels overflowed the parsers' stacks). */
+export const MAX_NESTING = 512;
+
+/**
+ * Offset of the first `[` or `{` that opens level `max + 1`, or -1. One pass without recursion; brackets inside
+ * strings do not count.
+ */
+export function tooDeepAt(text: string, max: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \\ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return i;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return -1;
 }
 
 /** `PropertyNameExpected` → `property name expected`. */

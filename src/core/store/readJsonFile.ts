@@ -1,6 +1,5 @@
 import { findNodeAtLocation, parseTree, type Node } from 'jsonc-parser';
-import { readdirSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
 import type { z } from 'zod';
 import { FileProblemError, parseJsonText, positionAt, type FileProblem } from './parseError';
 
@@ -11,13 +10,105 @@ import { FileProblemError, parseJsonText, positionAt, type FileProblem } from '.
  * synchronous reads avoid a promise and a thread-pool hop per file (see bench/sources.bench.ts).
  */
 
-/** Text of a file, or `undefined` when it does not exist. */
-export function readTextSync(file: string): string | undefined {
+/**
+ * Largest file each format's reader reads, in bytes. Generous enough for a 20,000-item plan (a quantum.json of
+ * 20,000 stories is about 20 MB); a file above its limit is refused, not read (issue 12: a task source linked to
+ * `/dev/zero` read until memory ran out). `.ralph/config.json` `readLimits` (`jsonMb`, `textMb`) changes them.
+ */
+export interface ReadLimits {
+  /** `.json` files (plans, flow-next tasks, run records, configuration), bytes. Default 64 MiB. */
+  jsonBytes: number;
+  /** Every other text file (task markdown, checklists, progress.txt, logs read whole), bytes. Default 16 MiB. */
+  textBytes: number;
+}
+
+/** The defaults of {@link ReadLimits}. */
+export const DEFAULT_READ_LIMITS: Readonly<ReadLimits> = Object.freeze({ jsonBytes: 64 * 1024 * 1024, textBytes: 16 * 1024 * 1024 });
+
+let readLimits: ReadLimits = { ...DEFAULT_READ_LIMITS };
+
+/** Sets the process's read limits (from configuration); omitted fields go back to their defaults. */
+export function setReadLimits(limits: Partial<ReadLimits> = {}): void {
+  readLimits = { ...DEFAULT_READ_LIMITS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => typeof v === 'number' && v > 0)) };
+}
+
+/** The limit that applies to `file`, bytes (by its extension). */
+export function readLimitFor(file: string): number {
+  return file.toLowerCase().endsWith('.json') ? readLimits.jsonBytes : readLimits.textBytes;
+}
+
+function refuse(file: string, message: string): never {
+  throw new FileProblemError({ file, line: 0, column: 0, message });
+}
+
+function kindOf(st: Stats): string {
+  return st.isDirectory() ? 'a directory' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isFIFO() ? 'a named pipe' : st.isSocket() ? 'a socket' : 'not a regular file';
+}
+
+/**
+ * Reads a regular file whole, bounded: anything else (a directory, a device such as `/dev/zero` behind a link, a
+ * pipe) and a file larger than its format's limit ({@link readLimitFor}) are refused with a
+ * {@link FileProblemError} naming the file and why, before a byte is read. The file is opened without blocking
+ * (a pipe cannot hang the reader) and read only up to the limit, so a file that grows while read is refused too.
+ * `undefined` when it does not exist.
+ */
+export function readBoundedSync(file: string, limit = readLimitFor(file)): Buffer | undefined {
+  let fd: number;
   try {
-    return readFileSync(file, 'utf8');
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (code === 'ELOOP') refuse(file, 'cannot read: a symbolic link loop');
     throw err;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) refuse(file, `refused: ${kindOf(st)}, not a regular file`);
+    if (st.size > limit) refuse(file, `refused: ${formatBytes(st.size)} is more than the ${formatBytes(limit)} limit for this kind of file (readLimits in .ralph/config.json)`);
+    const buf = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(st.size + 1, 64 * 1024)));
+    let used = 0;
+    for (;;) {
+      if (used === buf.length) {
+        if (used > limit) refuse(file, `refused: it grew past the ${formatBytes(limit)} limit while read`);
+        break;
+      }
+      const n = readSync(fd, buf, used, buf.length - used, null);
+      if (n === 0) break;
+      used += n;
+    }
+    if (used > limit) refuse(file, `refused: it grew past the ${formatBytes(limit)} limit while read`);
+    return buf.subarray(0, used);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `12.0 MiB`, `640 B`. */
+export function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
+}
+
+/**
+ * Text of a file (UTF-8), or `undefined` when it does not exist. Bounded as {@link readBoundedSync}; a file with a
+ * NUL byte is refused (no format of ours holds one; it would end the agent's prompt argument), positioned at it.
+ */
+export function readTextSync(file: string): string | undefined {
+  const buf = readBoundedSync(file);
+  if (buf === undefined) return undefined;
+  const text = buf.toString('utf8');
+  const nul = text.indexOf('\0');
+  if (nul >= 0) throw new FileProblemError({ file, ...positionAt(text, nul), message: 'refused: the file contains a NUL byte (is it binary?)' });
+  return text;
+}
+
+/** As {@link readTextSync}, but a refused or unreadable file is a problem instead of an exception. */
+export function readTextOrProblem(file: string, name = file): { text?: string; problem?: FileProblem } {
+  try {
+    return { text: readTextSync(file) };
+  } catch (err) {
+    if (err instanceof FileProblemError) return { problem: { ...err.problem, file: name } };
+    return { problem: { file: name, line: 0, column: 0, message: `cannot read: ${(err as Error).message}` } };
   }
 }
 
@@ -46,7 +137,8 @@ export function parseJsonFileText<S extends z.ZodType>(file: string, text: strin
  * syntax error, and the path of the offending value on a schema error. Never writes.
  */
 export async function readJsonFile<S extends z.ZodType>(file: string, schema: S): Promise<z.infer<S>> {
-  const text = await readFile(file, 'utf8');
+  const text = readTextSync(file);
+  if (text === undefined) refuse(file, 'cannot read: it does not exist');
   return parseJsonWithSchema(file, text, schema);
 }
 

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { FileProblemError, type FileProblem } from '../../store/parseError';
 import { listDirSync, readTextSync } from '../../store/readJsonFile';
 
 /**
@@ -36,7 +37,8 @@ export interface ChecklistFile {
 export function parseCheckboxes(text: string): { title?: string; items: CheckboxItem[] } {
   const items: CheckboxItem[] = [];
   let title: string | undefined;
-  const lines = text.split(/\r?\n/);
+  // CR-only line ends (classic Mac) are line ends too: read as one line they hid every box (issue 12).
+  const lines = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
     if (title === undefined) {
@@ -65,12 +67,24 @@ export function checklistCandidates(folder: string): string[] {
   return out;
 }
 
-/** Reads every checkbox file of a folder that exists. */
-export function readChecklists(folder: string): ChecklistFile[] {
+/**
+ * Reads every checkbox file of a folder that exists. A file the store refuses (not a regular file, over its size
+ * limit, a NUL byte) is left out and, when `problems` is given, listed there (named relative to the folder);
+ * without `problems` the refusal is thrown ({@link FileProblemError}), so a run never takes a refused file for an
+ * empty, complete list.
+ */
+export function readChecklists(folder: string, problems?: FileProblem[]): ChecklistFile[] {
   const out: ChecklistFile[] = [];
   for (const rel of checklistCandidates(folder)) {
     const file = path.join(folder, ...rel.split('/'));
-    const text = readTextSync(file);
+    let text: string | undefined;
+    try {
+      text = readTextSync(file);
+    } catch (err) {
+      if (!problems || !(err instanceof FileProblemError)) throw err;
+      problems.push({ ...err.problem, file: rel });
+      continue;
+    }
     if (text === undefined) continue;
     out.push({ path: rel, file, ...parseCheckboxes(text) });
   }

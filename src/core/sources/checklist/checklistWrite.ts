@@ -11,7 +11,7 @@ export async function setCheckboxes(file: string, lines: readonly number[], chec
   const { written } = await commitPlan(file, async () => {
     const before = readTextSync(file);
     if (before === undefined) throw new Error(`${file}: not found`);
-    const parts = before.split(/(\r?\n)/);
+    const parts = before.split(/(\r\n|\r|\n)/);
     for (const line of lines) {
       const idx = (line - 1) * 2;
       const text = parts[idx];

@@ -27,7 +27,7 @@ export function parseProgressTxt(text: string): ProgressInfo {
   const kv = new Map<string, string>();
   const info: ProgressInfo = { iteration: null, epic: null, task: null };
   let inTail = false;
-  for (const raw of text.split(/\r?\n/)) {
+  for (const raw of text.split(/\r\n|\r|\n/)) {
     const line = raw.trimEnd();
     if (inTail) {
       if (line === '---') inTail = false;

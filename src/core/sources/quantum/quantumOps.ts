@@ -209,9 +209,10 @@ export interface StaleReport {
  * `{phase: "stale_detection", timestamp, error: "Story exceeded <n> minute stale threshold"}`. The threshold is
  * `thresholdMinutes` (the `--stale-timeout` flag), else the file's `staleThresholdMinutes`, else 20 (fixes §4.8-5:
  * the seed never read the JSON field). Timestamps with milliseconds and offsets parse (fixes §4.8-2). An
- * `in_progress` story without `startedAt` is a warning only.
+ * `in_progress` story without `startedAt` is a warning only. `held` (story id → run id) names stories a live run is
+ * working on: they are skipped with a warning (issue 12).
  */
-export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: number }, nowMs: number): QuantumPlan<StaleReport> {
+export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: number; held?: ReadonlyMap<string, string> }, nowMs: number): QuantumPlan<StaleReport> {
   const threshold = opts.thresholdMinutes ?? doc.data.staleThresholdMinutes ?? QUANTUM_DEFAULT_STALE_MINUTES;
   const report: StaleReport = { thresholdMinutes: threshold, stale: [], warnings: [] };
   const now = isoString(nowMs);
@@ -224,6 +225,12 @@ export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: num
       return;
     }
     if (nowMs - started <= threshold * 60_000) return;
+    // A story a live run is working on is not stale, however long it takes (issue 12): skipped, said why.
+    const holder = opts.held?.get(s.id);
+    if (holder !== undefined) {
+      report.warnings.push(`${s.id} is held by live run ${holder}: skipped`);
+      return;
+    }
     const r = storyRetries(s);
     const attempts = r.attempts + 1;
     const becomes = attempts >= r.maxAttempts ? 'blocked' : 'failed';

@@ -1,8 +1,9 @@
 import * as path from 'node:path';
 import { quantumFileSchema, type QuantumFile } from '../../model/quantum';
+import type { z } from 'zod';
 import type { FileProblem } from '../../store/parseError';
 import { readJsonParsed, type ParseCache } from '../../store/parseCache';
-import { parseJsonFileText, readTextSync } from '../../store/readJsonFile';
+import { parseJsonFileText, readTextOrProblem, readTextSync, schemaProblem } from '../../store/readJsonFile';
 
 /** `quantum.json` as read: its validated content and its exact text (writers edit that text in place). */
 export interface QuantumDoc {
@@ -18,6 +19,21 @@ export function quantumPath(folder: string): string {
 }
 
 /**
+ * The second story that repeats an earlier story's id, positioned at it: ids name stories in dependencies, attempts
+ * and the run log, so two stories with one id would be confused later (issue 12). `undefined` when ids are unique.
+ */
+export function duplicateStoryId(text: string, data: QuantumFile): { line: number; column: number; message: string } | undefined {
+  const seen = new Set<string>();
+  for (let i = 0; i < data.stories.length; i++) {
+    const id = data.stories[i]!.id;
+    if (!seen.has(id)) { seen.add(id); continue; }
+    const problem = schemaProblem('', text, { issues: [{ path: ['stories', i, 'id'], message: '' }] } as unknown as z.ZodError);
+    return { line: problem.line, column: problem.column, message: `stories.${i}.id: duplicate story id "${id}" (another story already has it)` };
+  }
+  return undefined;
+}
+
+/**
  * Reads and validates `quantum.json` (seed-systems.md §4.1). `undefined` when absent; `{problem}` naming file,
  * line and column when it does not parse or validate. With a `cache` (read-only commands), a parse of the same
  * file (size, mtime, inode) is reused and `doc.text` is read only when asked for.
@@ -25,15 +41,24 @@ export function quantumPath(folder: string): string {
 export function readQuantum(folder: string, relName = 'quantum.json', cache?: ParseCache): { doc?: QuantumDoc; problem?: FileProblem } | undefined {
   const file = quantumPath(folder);
   if (!cache) {
-    const text = readTextSync(file);
+    const { text, problem } = readTextOrProblem(file, relName);
+    if (problem) return { problem };
     if (text === undefined) return undefined;
     const r = parseJsonFileText(relName, text, quantumFileSchema);
-    return r.ok ? { doc: { file, text, data: r.value } } : { problem: r.problem };
+    if (!r.ok) return { problem: r.problem };
+    const dup = duplicateStoryId(text, r.value);
+    return dup ? { problem: { file: relName, ...dup } } : { doc: { file, text, data: r.value } };
   }
   const r = readJsonParsed(cache, file, relName, quantumFileSchema);
   cache.save();
   if (!r) return undefined;
   if (!r.ok) return { problem: r.problem };
   let text: string | undefined;
-  return { doc: { file, data: r.value, get text() { return (text ??= readTextSync(file) ?? ''); } } };
+  const textOf = () => (text ??= readTextSync(file) ?? '');
+  // Duplicate ids are rare: the text (for the position) is read only when there is one.
+  if (new Set(r.value.stories.map((s) => s.id)).size !== r.value.stories.length) {
+    const dup = duplicateStoryId(textOf(), r.value);
+    if (dup) return { problem: { file: relName, ...dup } };
+  }
+  return { doc: { file, data: r.value, get text() { return textOf(); } } };
 }
