@@ -183,7 +183,8 @@ export const TABLE: Row[] = [
   // wrap: the segment goes through the gate runner, the rest of the chain is kept
   ['npm test', { command: gate('basic', "'npm test'") }],
   ['npm run test', { command: gate('basic', "'npm test'") }],
-  ['npm test -- --grep slugify', 'allow'],
+  // A pinned gate with more words would run the suite outside the gate runner (holdout-attacks-2: gate-without-write).
+  ['npm test -- --grep slugify', 'deny'],
   ['git config alias.p push', 'deny'],
   ['git config --local core.hooksPath /tmp/h', 'deny'],
   ['git config user.name "Ralph"', 'allow'],
