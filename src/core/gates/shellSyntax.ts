@@ -204,6 +204,26 @@ export function parseShell(text: string): ParsedShell {
   const calls: ShellCall[] = [];
   for (const stmt of stmts) {
     const cmd = stmt.Cmd as ShNode | null;
+    if (cmd && syntax.NodeType(cmd) === 'DeclClause') {
+      // `export NAME=value` / `declare -x …`: a call named by its variant, with the assignments (names kept).
+      const declAssigns = ((cmd.Args as ShNode[] | null) ?? []).filter((x) => x.Name);
+      const variant = cmd.Variant as ShNode | null;
+      const name = String(variant?.Value ?? 'declare');
+      const at = variant ? { start: variant.Pos().Offset(), end: variant.End().Offset() } : { start: stmt.Pos().Offset(), end: stmt.Pos().Offset() };
+      const call: ShellCall = {
+        words: [{ value: name, pattern: new RegExp(`^${name}$`), splittable: false, literal: name, expansion: 'none', ...at }],
+        assignValues: declAssigns.filter((x) => x.Value).map((x) => convertWord(x.Value as ShNode, bytes)),
+        assignments: declAssigns.map((x) => ({ name: String((x.Name as ShNode | null)?.Value ?? ''), value: x.Value ? convertWord(x.Value as ShNode, bytes) : null })),
+        redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
+        stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
+        pipedOut: pipedOut.has(stmt),
+        start: stmt.Pos().Offset(),
+        end: stmt.End().Offset(),
+      };
+      callOfStmt.set(stmt, call);
+      calls.push(call);
+      continue;
+    }
     if (!cmd || syntax.NodeType(cmd) !== 'CallExpr') continue;
     const args = (cmd.Args as ShNode[] | null) ?? [];
     const assigns = (cmd.Assigns as ShNode[] | null) ?? [];
