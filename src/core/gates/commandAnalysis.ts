@@ -725,7 +725,7 @@ export const DANGEROUS_GIT_KEY = /^alias\.|(command|cmd|pager|editor|hookspath|a
  */
 const COMMAND_VARS = new Set(['GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_PAGER', 'PAGER', 'MANPAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_SEQUENCE_EDITOR', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'SSH_ASKPASS', 'GIT_PROXY_COMMAND', 'LESSOPEN', 'LESSCLOSE', 'PROMPT_COMMAND', 'BROWSER']);
 /** Variables that point a program at configuration or code the guard does not read: denied unless `/dev/null`. */
-const CODE_FILE_VARS = new Set(['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR', 'GIT_CONFIG_PARAMETERS', 'BASH_ENV', 'ENV', 'LD_PRELOAD', 'LD_AUDIT', 'NODE_OPTIONS']);
+const CODE_FILE_VARS = new Set(['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR', 'GIT_CONFIG_PARAMETERS', 'BASH_ENV', 'LD_PRELOAD', 'LD_AUDIT']);
 
 /** Checks `NAME=value` settings (prefix assignments, `env`, `export`) that make a program run a command. */
 function envCommands(assigns: { name: string; value: ShellWord | null }[], out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
@@ -737,6 +737,8 @@ function envCommands(assigns: { name: string; value: ShellWord | null }[], out: 
     } else if (/^GIT_CONFIG_KEY_\d+$/.test(name)) {
       const k = value?.value?.toLowerCase() ?? null;
       if (k === null || DANGEROUS_GIT_KEY.test(k)) out.problems.push({ reason: `${name}=${k ?? '(computed)'}: configuration that runs commands is not allowed from the environment (as with git -c)` });
+    } else if (name === 'NODE_OPTIONS' && (value?.value === null || /(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b/.test(value?.value ?? ''))) {
+      out.problems.push({ reason: 'NODE_OPTIONS that loads code into every node process: not allowed from the agent' });
     } else if (CODE_FILE_VARS.has(name) && value?.value !== '/dev/null' && value?.value !== '') {
       out.problems.push({ reason: `${name} points a program at configuration or code the guard cannot check: not allowed from the agent` });
     }
