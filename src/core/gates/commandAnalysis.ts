@@ -22,6 +22,8 @@ export interface Invocation {
   via: string[];
   /** True when the words are not in the original text (inside a `bash -c` string, `eval`, a here-document …). */
   nested: boolean;
+  /** The simple commands it is nested in (`bash -c '…' | head` for the calls of the script), outermost first. */
+  hosts: ShellCall[];
   /** When the invocation is a gate-runner call: its label and the gated command text. */
   gate?: { label: string; command: string };
 }
@@ -41,6 +43,10 @@ export interface Analysis {
   problems: Problem[];
   /** Code given inline to interpreters (`python -c CODE`, `node -e CODE`, a here-document fed to them). */
   inlineCode: { name: string; code: string }[];
+  /** `alias NAME=VALUE` definitions seen so far (a later `NAME …` is expanded, as with `shopt -s expand_aliases`). */
+  aliases: Map<string, string>;
+  /** Calls being expanded (internal: becomes each invocation's `hosts`). */
+  hostStack: ShellCall[];
 }
 
 /** How a gate-runner call looks, so a wrapped command is recognised when it comes back (absolute cli path). */
@@ -68,7 +74,7 @@ const val = (w: ShellWord | undefined): string | null => (w ? w.value : null);
 
 /** Analyses `text` (throws {@link ShellSyntaxError} when it does not parse). */
 export function analyseCommand(text: string, shape: GateRunnerShape): Analysis {
-  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [], inlineCode: [] };
+  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [], inlineCode: [], aliases: new Map(), hostStack: [] };
   analyseScript(text, false, [], 0, out, shape);
   return out;
 }
@@ -153,6 +159,15 @@ function skipOptions(words: ShellWord[], i: number, withArg: Set<string>, opts: 
 }
 
 function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+  out.hostStack.push(call);
+  try {
+    expandIn(argv, call, nested, via, depth, out, shape);
+  } finally {
+    out.hostStack.pop();
+  }
+}
+
+function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
   if (depth > MAX_DEPTH) {
     out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
     return;
@@ -168,8 +183,17 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     out.problems.push({ reason: 'an empty command name' });
     return;
   }
-  const inv: Invocation = { name, argv, call, via, nested };
+  const hosts = [...new Set(out.hostStack)];
+  const inv: Invocation = { name, argv, call, via, nested, hosts };
   out.invocations.push(inv);
+  // Variables through which programs run a command (GIT_PAGER='git push' git log): their value is a command.
+  envCommands(call.assignments.map((x) => ({ name: x.name, value: x.value })), out, via, depth, shape);
+  // An alias defined earlier in the command (bash expands it with `shopt -s expand_aliases`): its text is run.
+  const aliasText = first.value === name ? out.aliases.get(name) : undefined;
+  if (aliasText !== undefined && !via.some((v) => v === `alias ${name}`)) {
+    const restText = joinExact(argv.slice(1), `the arguments of alias ${name}`, out);
+    if (restText !== null) analyseScript(`${aliasText} ${argv.slice(1).map((w) => shellQuote(w.value ?? '')).join(' ')}`, true, [...via, `alias ${name}`], depth + 1, out, shape);
+  }
   // A program known under another name (`~/bin/g` → git, a symlink): checked under its real name as well.
   const real = shape.resolveProgram?.(first.value);
   if (real && real !== name && depth < MAX_DEPTH) {
@@ -223,7 +247,9 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
         }
         break;
       }
+      const envStart = i;
       while (i < argv.length && a(i) !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a(i)!)) i++;
+      envCommands(argv.slice(envStart, i).map((w) => ({ name: w.value!.slice(0, w.value!.indexOf('=')), value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) } })), out, via, depth, shape);
       if (splitStrings.length) {
         script([...splitStrings, ...argv.slice(i).map((w) => ({ ...w, value: w.value === null ? null : shellQuote(w.value) }))], 'env -S');
         return;
@@ -333,7 +359,10 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     case 'script': {
       const c = commandOption(argv);
       if (c) script([c], `${name} -c`);
-      else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null)) shellFromStdin(inv, out, via, depth, shape);
+      else if (name === 'runuser' && argv.slice(1).some((w) => w.value === '-u' || w.value === '--user' || w.value?.startsWith('--user='))) {
+        const i = skipOptions(argv, 1, new Set(['-u', '--user', '-g', '--group', '-G', '--supp-group', '-s', '--shell', '-w', '--whitelist-environment']));
+        if (i < argv.length) rest(i, 'runuser -u');
+      } else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null)) shellFromStdin(inv, out, via, depth, shape);
       return;
     }
     case 'parallel': {
@@ -362,9 +391,88 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
           continue;
         }
         const eq = w.value.indexOf('=');
-        if (eq > 0) analyseScript(w.value.slice(eq + 1), true, [...via, 'alias'], depth + 1, out, shape);
+        if (eq > 0) {
+          out.aliases.set(w.value.slice(0, eq), w.value.slice(eq + 1));
+          analyseScript(w.value.slice(eq + 1), true, [...via, 'alias'], depth + 1, out, shape);
+        }
       }
       return;
+    case 'export':
+    case 'declare':
+    case 'typeset':
+    case 'readonly':
+    case 'local':
+      envCommands(argv.slice(1).filter((w) => w.value !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value)).map((w) => ({ name: w.value!.slice(0, w.value!.indexOf('=')), value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) } })), out, via, depth, shape);
+      return;
+    case 'strace':
+    case 'ltrace':
+      rest(skipOptions(argv, 1, new Set(['-e', '-o', '-p', '-u', '-s', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X', '-U', '--output', '--user', '--env', '--string-limit'])), name);
+      return;
+    case 'ssh-agent':
+      rest(skipOptions(argv, 1, new Set(['-a', '-E', '-t', '-P', '-O'])), name);
+      return;
+    case 'chrt': {
+      if (argv.slice(1).some((w) => w.value === '-p' || w.value === '--pid')) return;
+      let i = skipOptions(argv, 1, new Set(['-T', '-P', '-D', '--sched-runtime', '--sched-period', '--sched-deadline']));
+      i++; // the priority
+      rest(i, 'chrt');
+      return;
+    }
+    case 'tmux':
+      // tmux sub-commands take shell commands as arguments (new-session, run-shell, if-shell, send-keys …): every
+      // argument that is not an option is checked as a script (fail closed).
+      for (const w of argv.slice(1)) {
+        if (w.value === null) out.problems.push({ reason: `tmux with a computed argument (${w.literal || 'an expansion'}…)` });
+        else if (!w.value.startsWith('-') && w.value !== ';') analyseScript(w.value, true, [...via, 'tmux'], depth + 1, out, shape);
+      }
+      return;
+    case 'screen': {
+      if (argv.slice(1).some((w) => w.value === '-X' || w.value === '-x' || w.value === '-r' || w.value === '-R')) {
+        for (const w of argv.slice(1)) if (w.value !== null && !w.value.startsWith('-')) analyseScript(w.value, true, [...via, 'screen'], depth + 1, out, shape);
+        return;
+      }
+      rest(skipOptions(argv, 1, new Set(['-S', '-c', '-e', '-h', '-p', '-T', '-t', '-s', '-Logfile'])), 'screen');
+      return;
+    }
+    case 'vim':
+    case 'vi':
+    case 'nvim':
+    case 'ex':
+    case 'view':
+    case 'gvim':
+    case 'vimdiff':
+      exCommands(argv, name, out, via, depth, shape);
+      return;
+    case 'gdb': {
+      const argsAt = argv.findIndex((w) => w.value === '--args');
+      for (let k = 1; k < argv.length; k++) {
+        const v = argv[k]!.value;
+        const cmd = v === '-ex' || v === '-iex' || v === '--eval-command' || v === '--init-eval-command' ? argv[k + 1]?.value : v?.startsWith('--eval-command=') ? v.slice('--eval-command='.length) : undefined;
+        if (cmd === undefined) continue;
+        if (cmd === null) out.problems.push({ reason: 'gdb with a computed command' });
+        else gdbCommand(cmd, out, via, depth, shape);
+      }
+      if (argsAt > 0) rest(argsAt + 1, 'gdb --args');
+      return;
+    }
+    case 'make':
+    case 'gmake':
+      makeCall(inv, out, via, depth, shape);
+      return;
+    case 'npm': {
+      // npm exec -c / --call SCRIPT (npx -c): the script runs in a shell.
+      if (argv.some((w) => w.value === 'exec' || w.value === 'x')) {
+        for (let k = 1; k < argv.length; k++) {
+          const v = argv[k]!.value;
+          if (v === '-c' || v === '--call') script(argv.slice(k + 1, k + 2), 'npm exec --call');
+          else if (v?.startsWith('--call=')) script([{ ...argv[k]!, value: v.slice('--call='.length) }], 'npm exec --call');
+        }
+      }
+      break;
+    }
+    case 'git':
+      gitRuns(argv, out, via, depth, shape, script, rest);
+      break;
     case 'source':
     case '.':
       if (argv[1] && argv[1].value === null) out.problems.push({ reason: `${name} of a computed file (${argv[1].literal || 'an expansion'}…)` });
@@ -416,8 +524,9 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     }
     case 'node':
     case 'nodejs': {
-      const script1 = a(1);
-      const g = afterCliOptions(argv, 2);
+      const s1 = skipOptions(argv, 1, new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--inspect-port', '--title', '--conditions', '-C']));
+      const script1 = a(s1);
+      const g = afterCliOptions(argv, s1 + 1);
       if (script1 !== null && a(g) === 'gate' && (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')) {
         gateCall(inv, g + 1, out, via, depth, shape);
         return;
@@ -429,12 +538,29 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
     case 'pnpx': {
       const cIdx = argv.findIndex((w, k) => k > 0 && (w.value === '-c' || w.value === '--call'));
       if (cIdx > 0) script(argv.slice(cIdx + 1, cIdx + 2), `${name} -c`);
-      return;
+      break;
     }
   }
+  // The gate runner under any spelling (`npx ralph gate …`, `pnpm ralph gate …`, `node_modules/.bin/ralph gate …`):
+  // `ralph` or `cli.js` among the words, then `gate`, then the command after `--`, which the runner runs.
+  if (!inv.gate) runnerGateCall(inv, out, via, depth, shape);
   if (first.value.includes('/') && !SHELLS.has(name) && !INTERPRETERS.has(name)) scriptFile(first.value, inv, out, via, depth, shape, true);
   if (SHELLS.has(name)) expandShell(inv, out, via, depth, shape);
-  else if (INTERPRETERS.has(name)) {
+  else if (AWKS.has(name)) {
+    const i = skipOptions(argv, 1, new Set(['-F', '-v', '-f', '-i', '-l', '-e', '--source', '--file', '--assign', '--field-separator', '--include', '--load']));
+    for (let k = 1; k < i; k++) if (['-e', '--source'].includes(argv[k]!.value ?? '') && argv[k + 1]) out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
+    if (!argv.slice(1, i).some((w) => ['-f', '--file', '-e', '--source'].includes(w.value ?? '')) && argv[i]) out.inlineCode.push({ name, code: argv[i]!.value ?? argv[i]!.literal });
+  } else if (name === 'sed' || name === 'gsed') {
+    const i = skipOptions(argv, 1, new Set(['-e', '-f', '--expression', '--file', '-l', '--line-length']));
+    const scripts: ShellWord[] = [];
+    for (let k = 1; k < i; k++) {
+      const v = argv[k]!.value;
+      if ((v === '-e' || v === '--expression') && argv[k + 1]) scripts.push(argv[k + 1]!);
+      else if (v?.startsWith('--expression=')) scripts.push({ ...argv[k]!, value: v.slice('--expression='.length) });
+    }
+    if (!argv.slice(1, i).some((w) => ['-e', '--expression', '-f', '--file'].includes(w.value ?? '') || w.value?.startsWith('--expression='))) if (argv[i]) scripts.push(argv[i]!);
+    for (const w of scripts) out.inlineCode.push({ name: 'sed', code: w.value ?? w.literal });
+  } else if (INTERPRETERS.has(name)) {
     if (call.stdin.kind === 'heredoc' && call.stdin.body.value !== null) out.inlineCode.push({ name, code: call.stdin.body.value });
     for (let k = 1; k < argv.length; k++) {
       const v = argv[k]!.value;
@@ -584,6 +710,158 @@ function expandFind(argv: ShellWord[], call: ShellCall, nested: boolean, via: st
       const inner = argv.slice(i + 1, j).map((w) => (w.value === '{}' ? { ...w, value: null, pattern: /^[\s\S]*$/, literal: '{}', expansion: 'dynamic' as const } : w));
       expand(inner, call, nested, [...via, `find ${v}`], depth + 1, out, shape);
       i = j;
+    }
+  }
+}
+
+const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
+
+/** Git configuration keys whose value is run as a command (or re-points one). */
+export const DANGEROUS_GIT_KEY = /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec)$/;
+
+/**
+ * Environment variables whose value a program runs as a shell command (git, ssh, less, man, bash): the value is
+ * checked as a script, like the `git -c` keys they stand for (`GIT_PAGER='git push' git log`).
+ */
+const COMMAND_VARS = new Set(['GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_PAGER', 'PAGER', 'MANPAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_SEQUENCE_EDITOR', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'SSH_ASKPASS', 'GIT_PROXY_COMMAND', 'LESSOPEN', 'LESSCLOSE', 'PROMPT_COMMAND', 'BROWSER']);
+/** Variables that point a program at configuration or code the guard does not read: denied unless `/dev/null`. */
+const CODE_FILE_VARS = new Set(['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR', 'GIT_CONFIG_PARAMETERS', 'BASH_ENV', 'LD_PRELOAD', 'LD_AUDIT']);
+
+/** Checks `NAME=value` settings (prefix assignments, `env`, `export`) that make a program run a command. */
+function envCommands(assigns: { name: string; value: ShellWord | null }[], out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  for (const { name, value } of assigns) {
+    if (COMMAND_VARS.has(name)) {
+      if (value === null) continue;
+      if (value.value === null) out.problems.push({ reason: `${name} (a command git or another program runs) is computed at run time: write it out literally` });
+      else if (value.value.trim()) analyseScript(value.value, true, [...via, `${name}=`], depth + 1, out, shape);
+    } else if (/^GIT_CONFIG_KEY_\d+$/.test(name)) {
+      const k = value?.value?.toLowerCase() ?? null;
+      if (k === null || DANGEROUS_GIT_KEY.test(k)) out.problems.push({ reason: `${name}=${k ?? '(computed)'}: configuration that runs commands is not allowed from the environment (as with git -c)` });
+    } else if (name === 'NODE_OPTIONS' && (value?.value === null || /(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b/.test(value?.value ?? ''))) {
+      out.problems.push({ reason: 'NODE_OPTIONS that loads code into every node process: not allowed from the agent' });
+    } else if (CODE_FILE_VARS.has(name) && value?.value !== '/dev/null' && value?.value !== '') {
+      out.problems.push({ reason: `${name} points a program at configuration or code the guard cannot check: not allowed from the agent` });
+    }
+  }
+}
+
+/** vim / ex commands given on the command line (`-c CMD`, `+CMD`, `--cmd CMD`): `!…` runs a shell command. */
+function exCommands(argv: ShellWord[], name: string, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const cmds: (string | null)[] = [];
+  for (let k = 1; k < argv.length; k++) {
+    const v = argv[k]!.value;
+    if (v === '-c' || v === '--cmd') cmds.push(argv[++k]?.value ?? null);
+    else if (v !== null && v.startsWith('+') && v.length > 1) cmds.push(v.slice(1));
+    else if (v === '-s' || v === '-S' || v === '-u' || v === '-w' || v === '-W') {
+      out.problems.push({ reason: `${name} ${v} runs commands from a file the guard does not read` });
+      k++;
+    }
+  }
+  for (const c of cmds) {
+    if (c === null) {
+      out.problems.push({ reason: `${name} with a computed command` });
+      continue;
+    }
+    for (const part of [c]) {
+      if (/\b(system|systemlist|jobstart|termopen|term|terminal|exe|execute|py|python|python3|py3|pyx|perl|ruby|lua|luado|pydo|py3do|rubydo|perldo|so|source|runtime|libcall|libcallnr|call)\b/.test(part)) {
+        out.problems.push({ reason: `${name} command that may run programs (${part}): run the program directly` });
+        continue;
+      }
+      const bang = /(^|[^A-Za-z])!(.*)$/s.exec(part.replace(/^[:\s]+/, ''));
+      if (bang) analyseScript(bang[2]!, true, [...via, `${name} !`], depth + 1, out, shape);
+    }
+  }
+}
+
+/** A gdb command (`-ex CMD`): `shell X` / `!X` run X in a shell; python/guile/pipe run code the guard cannot read. */
+function gdbCommand(cmd: string, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const c = cmd.trim();
+  const sh = /^(?:shell\b|!)\s*([\s\S]*)$/.exec(c);
+  if (sh) analyseScript(sh[1]!, true, [...via, 'gdb shell'], depth + 1, out, shape);
+  else if (/^(python|py|pi|python-interactive|guile|gu|pipe|source)\b|^\|/.test(c)) {
+    out.problems.push({ reason: `gdb command that runs code the guard cannot read (${c})` });
+  }
+}
+
+/** `make -f - <<<…` / `make --eval=…`: a makefile given inline; its recipes run in a shell. */
+function makeCall(inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const argv = inv.argv;
+  const texts: string[] = [];
+  for (let k = 1; k < argv.length; k++) {
+    const v = argv[k]!.value;
+    let file: ShellWord | undefined;
+    if (v === '-f' || v === '--file' || v === '--makefile') file = argv[++k];
+    else if (v?.startsWith('--file=') || v?.startsWith('--makefile=')) file = { ...argv[k]!, value: v.slice(v.indexOf('=') + 1) };
+    else if (v?.startsWith('-f') && v.length > 2) file = { ...argv[k]!, value: v.slice(2) };
+    else if (v === '-E' || v === '--eval') {
+      const t = argv[++k];
+      if (t?.value == null) out.problems.push({ reason: 'make --eval with a computed makefile' });
+      else texts.push(t.value);
+    } else if (v?.startsWith('--eval=')) texts.push(v.slice('--eval='.length));
+    if (file === undefined) continue;
+    if (file.value === null) out.problems.push({ reason: 'make -f of a computed file' });
+    else if (STDIN_FILES.test(file.value)) {
+      const stdin = inv.call.stdin;
+      if (stdin.kind === 'heredoc' && stdin.body.value !== null) texts.push(stdin.body.value);
+      else if (stdin.kind !== 'inherited' || file.value !== '/dev/tty') out.problems.push({ reason: 'make reads a makefile the guard cannot see (standard input)' });
+    }
+  }
+  for (const t of texts) {
+    if (/\$[({]shell\b/.test(t)) out.problems.push({ reason: 'an inline makefile with $(shell …)' });
+    for (const line of t.split('\n')) {
+      if (!line.startsWith('\t') && !/^[^:=#]*:[^=].*;/.test(line)) continue;
+      const recipe = line.startsWith('\t') ? line.slice(1) : line.slice(line.indexOf(';') + 1);
+      analyseScript(recipe.replace(/^[\s@+-]+/, ''), true, [...via, 'make recipe'], depth + 1, out, shape);
+    }
+  }
+}
+
+/** Git sub-commands that run a command: `rebase --exec`, `bisect run`, `submodule foreach`, `filter-branch --*-filter`, `difftool -x`. */
+function gitRuns(argv: ShellWord[], out: Analysis, via: string[], depth: number, shape: GateRunnerShape, script: (words: ShellWord[], how: string) => void, rest: (i: number, how: string) => void): void {
+  let i = 1;
+  while (i < argv.length && argv[i]!.value?.startsWith('-')) {
+    const v = argv[i]!.value!;
+    i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix'].includes(v) ? 2 : 1;
+  }
+  const sub = argv[i]?.value;
+  const after = (k: number) => argv.slice(k + 1);
+  for (let k = i + 1; k < argv.length; k++) {
+    const v = argv[k]!.value;
+    if (v === null) continue;
+    if (sub === 'rebase' && (v === '--exec' || v === '-x')) script(after(k).slice(0, 1), 'git rebase --exec');
+    else if (sub === 'rebase' && v.startsWith('--exec=')) script([{ ...argv[k]!, value: v.slice(7) }], 'git rebase --exec');
+    else if (sub === 'rebase' && /^-x./.test(v)) script([{ ...argv[k]!, value: v.slice(2) }], 'git rebase --exec');
+    else if (sub === 'filter-branch' && /^--[a-z-]+-filter$/.test(v)) script(after(k).slice(0, 1), `git filter-branch ${v}`);
+    else if ((sub === 'difftool' || sub === 'mergetool') && (v === '-x' || v === '--extcmd')) script(after(k).slice(0, 1), `git ${sub} --extcmd`);
+    else if ((sub === 'difftool' || sub === 'mergetool') && v.startsWith('--extcmd=')) script([{ ...argv[k]!, value: v.slice(9) }], `git ${sub} --extcmd`);
+  }
+  if (sub === 'bisect' && argv[i + 1]?.value === 'run') rest(i + 2, 'git bisect run');
+  if (sub === 'submodule') {
+    const f = argv.findIndex((w, k) => k > i && w.value === 'foreach');
+    if (f > 0) {
+      let j = f + 1;
+      while (j < argv.length && argv[j]!.value?.startsWith('-')) j++;
+      if (j < argv.length) script(argv.slice(j), 'git submodule foreach');
+    }
+  }
+}
+
+/**
+ * The gate runner under any spelling: a word `ralph` (or `cli.js`) followed, after the CLI's global options, by
+ * `gate` (`npx ralph gate …`, `pnpm exec ralph -C x gate …`): the runner runs the command after `--`, so it is
+ * analysed like `ralph gate`.
+ */
+function runnerGateCall(inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const argv = inv.argv;
+  for (let r = 1; r < argv.length; r++) {
+    const v = argv[r]!.value;
+    if (v === null || v === '--') return;
+    const base = path.posix.basename(v);
+    if (base !== 'ralph' && base !== 'cli.js' && !/^ralph@/.test(v) && !/\/ralph(@|$)/.test(v)) continue;
+    const g = afterCliOptions(argv, r + 1);
+    if (argv[g]?.value === 'gate') {
+      gateCall(inv, g + 1, out, via, depth, shape);
+      return;
     }
   }
 }

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { analyseCommand, type Analysis, type Invocation } from './commandAnalysis';
+import { analyseCommand, DANGEROUS_GIT_KEY, type Analysis, type Invocation } from './commandAnalysis';
 import { applyRewriteRule, GATE_LABELS, GATE_TIERS, normalizeCommand, type CommandPolicy, type GateTier } from './commandPolicy';
 import { parseShell, shellQuote, ShellSyntaxError, writesTarget, type ShellWord } from './shellSyntax';
 import { ralphDir } from '../model/ralphPaths';
@@ -49,6 +49,11 @@ export interface GuardContext {
   readScript?: (absPath: string) => string | null | undefined;
   /** The real file name of a program (see `GateRunnerShape.resolveProgram`). */
   resolveProgram?: (nameOrPath: string, cwd: string) => string | undefined;
+  /**
+   * The real path of an absolute path: symlinks of its longest existing prefix resolved, the rest kept
+   * (`r/command-policy` with `r -> .ralph` → `<ws>/.ralph/command-policy`). Without it paths are taken as written.
+   */
+  realPath?: (absPath: string) => string;
   state: GateStateSnapshot;
   /** Now, epoch ms. */
   now: number;
@@ -96,7 +101,8 @@ function deny(reason: string, subject: string): GuardDecision {
 // Write / Edit / MultiEdit
 
 function decideWrite(file: string, cwd: string, ctx: GuardContext): GuardDecision {
-  const abs = path.resolve(cwd, file.startsWith('~/') ? path.join(ctx.home, file.slice(2)) : file);
+  const written = path.resolve(cwd, file.startsWith('~/') ? path.join(ctx.home, file.slice(2)) : file);
+  const abs = inZoneTerms(ctx.realPath?.(written) ?? written, ctx);
   const ralph = ralphDir(ctx.workspace);
   if (isWithin(abs, ctx.stateDir)) return deny('the gate state is the guard\'s; it is not written by the agent', file);
   if (isWithin(abs, ralph)) {
@@ -105,6 +111,18 @@ function decideWrite(file: string, cwd: string, ctx: GuardContext): GuardDecisio
     return deny(`.ralph/${rel} is managed by the loop; the agent may write only ${AGENT_WRITABLE_RALPH_FILES.map((f) => `.ralph/${f}`).join(', ')}. To change the policy, write the proposal to .ralph/policy-proposal and stop`, file);
   }
   return { kind: 'allow', effects: [{ kind: 'write' }] };
+}
+
+/**
+ * A real path put back in the workspace's own terms: when the workspace itself sits under a symlink (macOS /tmp), a
+ * resolved path inside the workspace's real folder is mapped back to the workspace path.
+ */
+function inZoneTerms(real: string, ctx: GuardContext): string {
+  const wsReal = ctx.realPath?.(ctx.workspace) ?? ctx.workspace;
+  if (wsReal !== ctx.workspace && isWithin(real, wsReal)) return path.join(ctx.workspace, path.relative(wsReal, real));
+  const stReal = ctx.realPath?.(ctx.stateDir) ?? ctx.stateDir;
+  if (stReal !== ctx.stateDir && isWithin(real, stReal)) return path.join(ctx.stateDir, path.relative(stReal, real));
+  return real;
 }
 
 /** True when `p` is `dir` or inside it. */
@@ -133,12 +151,11 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
 
   const policy = ctx.policy;
   for (const { name, code } of analysis.inlineCode) {
-    const tokens = code.match(/[A-Za-z0-9_.:/@=+-]+/g) ?? [];
-    for (const rule of policy?.deny ?? []) {
-      const words = canonicalPrefix(rule.prefix);
-      if (tokens.some((_t, k) => words.every((w, j) => tokens[k + j] === w))) return deny(`${name} code that runs \`${rule.prefix}\`: ${rule.reason || 'denied by the command policy'} (.ralph/command-policy line ${rule.line})`, subject);
-    }
-    if (mentionsZone(code, ctx)) return deny(`${name} code that names .ralph/ or the gate state: those files are managed by the loop`, subject);
+    // Inline code that can start a program could start a denied one under any spelling ("gi"+"t push"): with a
+    // [deny] list, code reaching a process-spawning API is denied; code that cannot spawn (printing words) is data.
+    const spawn = policy?.deny.length ? spawnApi(name, code) : null;
+    if (spawn) return deny(`${name} code that can run programs (${spawn}): the guard cannot check which; run the command itself`, subject);
+    if (name !== 'sed' && mentionsZone(code, ctx)) return deny(`${name} code that names .ralph/ or the gate state: those files are managed by the loop`, subject);
   }
   const tierPins = tierPinForms(policy);
   for (const inv of analysis.invocations) {
@@ -148,8 +165,9 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
     }
     for (const rule of policy?.protect ?? []) {
       if (prefixMatches(forms, canonicalPrefix(rule.prefix)) === 'sure') {
-        const call = inv.call;
-        if (call.pipedOut || call.stdin.kind === 'pipe' || call.redirects.some((r) => writesTarget(r) && !(r.target?.value && /^\/dev\/(null|stdout|stderr)$/.test(r.target.value)))) {
+        // The call itself and every call it is nested in (`bash -c 'npm run format' | head`).
+        const piped = [inv.call, ...inv.hosts].some((call) => call.pipedOut || call.stdin.kind === 'pipe' || call.redirects.some((r) => writesTarget(r) && !(r.target?.value && /^\/dev\/(null|stdout|stderr)$/.test(r.target.value))));
+        if (piped) {
           return deny(`${rule.prefix} may run only bare: no pipe or redirection (.ralph/command-policy line ${rule.line}, [protect])`, subject);
         }
       }
@@ -219,6 +237,9 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
         if (m === 'maybe') maybe ??= row.what;
       }
       if (!matched) {
+        // A pin with more words (`npm test -- --watch=false`) runs the gate's suite outside the gate runner.
+        const longer = wrapRows.find((row) => row.pin && prefixMatches(forms.filter((f) => f.length > row.prefix.length), row.prefix));
+        if (longer) return deny(`\`${longer.pin}\` is the pinned ${longer.label} gate: run it exactly as pinned (it goes through the gate runner), or run a narrower suite through ralph gate unit -- '…'`, subject);
         if (maybe) return deny(`this may run \`${maybe}\`, which the policy routes through the gate runner: spell the command out`, subject);
         continue;
       }
@@ -305,9 +326,26 @@ const GLOBAL_OPTIONS: Record<string, { withArg: string[]; flags?: string[] }> = 
 const SUBCOMMAND_ALIASES: Record<string, Record<string, string>> = {
   npm: { 'run-script': 'run', rum: 'run', urn: 'run', t: 'test', tst: 'test', x: 'exec', i: 'install', add: 'install', rb: 'rebuild' },
   pnpm: { i: 'install', t: 'test', tst: 'test', rm: 'remove' },
-  git: {},
+  git: { stage: 'add' },
   yarn: {},
 };
+/**
+ * npm's commands (npm 10 `cmd-list`): npm also accepts any unambiguous abbreviation of one (`npm pub` = `npm
+ * publish`), resolved here against these and the aliases.
+ */
+const NPM_COMMANDS = ['access', 'adduser', 'audit', 'bugs', 'cache', 'ci', 'completion', 'config', 'dedupe', 'deprecate', 'diff', 'dist-tag', 'docs', 'doctor', 'edit', 'exec', 'explain', 'explore', 'find-dupes', 'fund', 'get', 'help', 'help-search', 'hook', 'init', 'install', 'install-ci-test', 'install-test', 'link', 'll', 'login', 'logout', 'ls', 'org', 'outdated', 'owner', 'pack', 'ping', 'pkg', 'prefix', 'profile', 'prune', 'publish', 'query', 'rebuild', 'repo', 'restart', 'root', 'run-script', 'sbom', 'search', 'set', 'shrinkwrap', 'star', 'stars', 'start', 'stop', 'team', 'test', 'token', 'undeprecate', 'uninstall', 'unpublish', 'unstar', 'update', 'version', 'view', 'whoami'];
+const NPM_ALIASES: Record<string, string> = { run: 'run-script', author: 'owner', home: 'docs', issues: 'bugs', info: 'view', show: 'view', find: 'search', unlink: 'uninstall', remove: 'uninstall', rm: 'uninstall', r: 'uninstall', un: 'uninstall', list: 'ls', ln: 'link', create: 'init', it: 'install-test', cit: 'install-ci-test', up: 'update', upgrade: 'update', c: 'config', s: 'search', se: 'search', ddp: 'dedupe', v: 'view', 'clean-install': 'ci', ic: 'ci', why: 'explain', la: 'll' };
+
+/** An npm sub-command as npm resolves it: alias, exact command, or unique abbreviation; unchanged otherwise. */
+function npmCommand(sub: string): string {
+  if (SUBCOMMAND_ALIASES.npm![sub]) return SUBCOMMAND_ALIASES.npm![sub]!;
+  if (NPM_COMMANDS.includes(sub) || sub in NPM_ALIASES) return sub;
+  const hits = [...new Set([...NPM_COMMANDS, ...Object.keys(NPM_ALIASES)].filter((c) => c.startsWith(sub)).map((c) => NPM_ALIASES[c] ?? c))];
+  const one = hits.length === 1 ? hits[0]! : sub;
+  return one === 'run-script' ? 'run' : one;
+}
+/** npm's boolean long options (they take no value), for the `--opt value` spelling above. */
+const NPM_FLAGS = new Set(['--global', '--yes', '--no', '--silent', '--quiet', '--verbose', '--force', '--dry-run', '--json', '--parseable', '--long', '--offline', '--prefer-offline', '--prefer-online', '--ignore-scripts', '--if-present', '--workspaces', '--include-workspace-root', '--save', '--save-dev', '--save-exact', '--no-save', '--legacy-peer-deps', '--foreground-scripts', '--no-audit', '--no-fund', '--color', '--no-color', '--progress', '--no-progress', '--production', '--all', '--recursive']);
 /** Runners whose next word is the program (`npx mocha` runs `mocha`). */
 const RUNNERS: Record<string, string[]> = { npx: [], bunx: [], pnpx: [], 'pnpm dlx': [], 'pnpm exec': [], 'npm exec': [], 'yarn exec': [], 'yarn dlx': [] };
 
@@ -322,6 +360,7 @@ type Form = (string | ShellWord)[];
 export function commandForms(argv: ShellWord[]): Form[] {
   const name = path.posix.basename(argv[0]!.value ?? '');
   let words: Form = [name, ...argv.slice(1).map((w) => (w.value !== null ? w.value : w))];
+  const extra: Form[] = [];
   const g = GLOBAL_OPTIONS[name];
   if (g) {
     let i = 1;
@@ -331,17 +370,33 @@ export function commandForms(argv: ShellWord[]): Form[] {
       const opt = w.includes('=') ? w.slice(0, w.indexOf('=')) : w;
       i += g.withArg.includes(opt) && !w.includes('=') ? 2 : 1;
     }
+    // npm takes unknown `--opt value` pairs too (`npm --registry X publish`): the spelling with each unknown long
+    // option taking the next word is matched as well.
+    if (name === 'npm') {
+      let j = 1;
+      while (j < words.length) {
+        const w = words[j];
+        if (typeof w !== 'string' || !w.startsWith('-') || w === '--') break;
+        j += w.startsWith('--') && !w.includes('=') && !NPM_FLAGS.has(w) ? 2 : g.withArg.includes(w) ? 2 : 1;
+      }
+      if (j !== i && j < words.length) {
+        const alt: Form = [name, ...words.slice(j)];
+        if (typeof alt[1] === 'string') alt[1] = npmCommand(alt[1]);
+        if (name === 'npm' && alt[1] === 'run' && typeof alt[2] === 'string' && ['test', 'start', 'stop', 'restart'].includes(alt[2])) alt.splice(1, 1);
+        extra.push(alt);
+      }
+    }
     words = [name, ...words.slice(i)];
     const sub = words[1];
     if (typeof sub === 'string') {
-      const alias = SUBCOMMAND_ALIASES[name]?.[sub];
+      const alias = name === 'npm' ? npmCommand(sub) : SUBCOMMAND_ALIASES[name]?.[sub];
       if (alias) words[1] = alias;
     }
     // `pnpm run X` / `yarn run X` → `pnpm X`; `npm run test|start|stop|restart` → `npm test` …
     if ((name === 'pnpm' || name === 'yarn') && words[1] === 'run') words.splice(1, 1);
     if (name === 'npm' && words[1] === 'run' && typeof words[2] === 'string' && ['test', 'start', 'stop', 'restart'].includes(words[2])) words.splice(1, 1);
   }
-  const forms: Form[] = [words];
+  const forms: Form[] = [words, ...extra];
   // Package runners and node_modules/.bin: the bare program is a second spelling.
   for (const runner of Object.keys(RUNNERS)) {
     const parts = runner.split(' ');
@@ -590,6 +645,23 @@ function targetsOf(inv: Invocation): Target[] {
     }
     case 'git':
       return gitTargets(args);
+    case 'vim':
+    case 'vi':
+    case 'nvim':
+    case 'ex':
+    case 'ed':
+    case 'view':
+    case 'gvim':
+    case 'vimdiff':
+    case 'emacs':
+    case 'nano':
+    case 'pico':
+    case 'micro':
+    case 'joe':
+    case 'kak':
+    case 'hx':
+      // An editor may write every file it opens (`vim -es -c '%d' -c wq FILE`).
+      return nonOptions(args, ['-c', '--cmd', '-S', '-s', '-u', '-i', '-T', '-w', '-W', '--eval', '-l', '--load']).filter((w) => !(w.value ?? '').startsWith('+')).map((word) => ({ word, destructive: false }));
   }
   return [];
 }
@@ -607,6 +679,18 @@ function optionValues(words: ShellWord[], names: string[]): ShellWord[] {
     }
   }
   return out;
+}
+
+/** The folder of `git -C DIR` (the last one), undefined when none, null when computed. */
+function gitDirOption(argv: ShellWord[]): string | null | undefined {
+  let base: string | null | undefined;
+  for (let i = 1; i < argv.length; i++) {
+    const v = argv[i]!.value;
+    if (v === null || !v.startsWith('-')) break;
+    if (v === '-C') base = argv[i + 1]?.value ?? null;
+    if (['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix'].includes(v)) i++;
+  }
+  return base;
 }
 
 /** `git rm|mv|clean|stash -u`: what they would delete (relative to `git -C`). */
@@ -627,6 +711,13 @@ function gitTargets(args: ShellWord[]): Target[] {
     case 'rm':
     case 'mv':
       return paths.map((word) => withBase({ word, destructive: true }));
+    case 'checkout':
+    case 'restore': {
+      // Overwrites the named paths with committed content; `.` (or a folder above .ralph/) takes .ralph/ with it.
+      const dd = rest.findIndex((w) => w.value === '--');
+      const named = sub === 'checkout' && dd >= 0 ? rest.slice(dd + 1) : nonOptions(rest, ['-b', '-B', '--orphan', '-s', '--source', '--conflict', '--pathspec-from-file']);
+      return named.map((word) => withBase({ word, destructive: true }));
+    }
     case 'clean': {
       const flags = rest.filter((w) => w.value?.startsWith('-')).map((w) => w.value!).join(' ');
       if (!/-[a-zA-Z]*[dxX]/.test(flags)) return paths.map((word) => withBase({ word, destructive: true }));
@@ -640,8 +731,6 @@ function gitTargets(args: ShellWord[]): Target[] {
   return [];
 }
 
-/** Git configuration keys whose value is run as a command (or re-points one). */
-const DANGEROUS_GIT_KEY = /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec)$/;
 
 /** The hard denies: `.ralph/` and the gate state, blanket `git add`, unsafe git config; null when none applies. */
 function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | null {
@@ -659,7 +748,9 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
         return null;
       }
       for (const b of candidates ?? [cwd]) {
-        const abs = path.resolve(b, expandHome(word.value, ctx.home));
+        const written = path.resolve(b, expandHome(word.value, ctx.home));
+        // Through an existing symlink (`r -> .ralph`): the real path of its longest existing prefix.
+        const abs = inZoneTerms(ctx.realPath?.(written) ?? written, ctx);
         for (const z of zones) {
           if (isWithin(abs, z)) return `${what} ${word.value}: ${z === ralph ? '.ralph/' : 'the gate state'} is managed by the loop`;
           if (destructive && isWithin(z, abs)) return `${what} ${word.value} would take ${z === ralph ? '.ralph/' : 'the gate state'} with it`;
@@ -680,6 +771,19 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
     }
   }
   for (const inv of analysis.invocations) {
+    // A link (symbolic or hard) or symlinking copy whose source is in a zone: writes through it would land there.
+    if (inv.name === 'ln' || (inv.name === 'cp' && inv.argv.some((w) => /^-[a-zA-Z]*[sl]|^--(symbolic-link|link)$/.test(w.value ?? '')))) {
+      const files = nonOptions(inv.argv.slice(1), ['-t', '--target-directory', '-S', '--suffix']);
+      for (const w of files.slice(0, -1).concat(files.length === 1 ? files : [])) {
+        const src = w.value ?? w.literal;
+        const hit = mentionsZone(src, ctx) || bases.some((b) => {
+          const abs = path.resolve(b, expandHome(src, ctx.home));
+          const real = inZoneTerms(ctx.realPath?.(abs) ?? abs, ctx);
+          return zones.some((z) => isWithin(abs, z) || isWithin(real, z) || isWithin(z, abs));
+        });
+        if (hit) return `${inv.name} ${src}: a link to .ralph/ or the gate state would let writes through it reach files the loop manages`;
+      }
+    }
     for (const t of targetsOf(inv)) {
       const r = check(t.word, t.destructive, t.destructive ? `${inv.name} of` : `${inv.name} writes`, t.base);
       if (r) return r;
@@ -689,10 +793,17 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
       const forms = commandForms(inv.argv);
       const f = forms[0]!;
       if (f[1] === 'add') {
+        const gitBase = gitDirOption(inv.argv);
+        const addBases = gitBase === null ? null : gitBase ? bases.map((b) => path.resolve(b, expandHome(gitBase, ctx.home))) : bases;
         for (const w of f.slice(2)) {
           if (typeof w !== 'string') return 'git add of a computed pathspec: name the files';
-          if (['-A', '--all', '--no-ignore-removal', ':/', ':', ':(top)', '*', '.', './'].includes(w) || /^-[a-zA-Z]*A/.test(w)) return `blanket git add (${w}): add the files you changed by name`;
-          if (!w.startsWith('-') && bases.some((b) => isWithin(path.resolve(b, w), ctx.workspace) && path.resolve(b, w) === ctx.workspace)) return `blanket git add (${w}): add the files you changed by name`;
+          // git takes unambiguous abbreviations of long options (`--al`, `--a` = `--all`).
+          const longAbbrev = w.startsWith('--') && w.length > 2 && !w.includes('=') && ('--all'.startsWith(w) || ('--no-ignore-removal'.startsWith(w) && w.length >= 6));
+          if (['-A', '--all', '--no-ignore-removal', ':/', ':', ':(top)', '*', '.', './'].includes(w) || /^-[a-zA-Z]*A/.test(w) || longAbbrev) return `blanket git add (${w}): add the files you changed by name`;
+          if (w.startsWith('-')) continue;
+          if (addBases === null) return 'git add after git -C of a computed folder: name the files from the workspace';
+          // The workspace itself or a folder above it (`git -C src add ..`).
+          if (addBases.some((b) => isWithin(ctx.workspace, path.resolve(b, w)))) return `blanket git add (${w}): add the files you changed by name`;
         }
       }
       if (f[1] === 'config') {
@@ -715,6 +826,94 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
     if (!writesTarget(redirect) || !redirect.target) continue;
     const r = check(redirect.target, false, `redirect (${redirect.op}) into`);
     if (r) return r;
+  }
+  return null;
+}
+
+/** Process-spawning (or code-evaluating) APIs, per language of inline code (issue 17, README "Command guard"). */
+const SPAWN_APIS: { langs: RegExp; re: RegExp }[] = [
+  // Python: os.system/popen/exec*/spawn* (also imported bare), subprocess, pty, and the dynamic ways to reach them
+  // (`re.compile(…)` is not `compile(…)`).
+  { langs: /^python/, re: /\b(system|popen|exec[lv]\w*|spawn[lv]\w*|posix_spawn\w*|fork\w*|startfile|subprocess|pty|commands|multiprocessing|create_subprocess_\w+|__import__|importlib|__builtins__|builtins|ctypes|cffi|code|runpy)\b|(?<![.\w])(eval|exec|compile|getattr|globals|vars|breakpoint)\s*\(/ },
+  // JavaScript (node, deno, bun): child_process, and the dynamic ways to reach it (a computed require or import,
+  // eval, Function, vm, globals by computed name); `/re/.exec(s)` is not a process.
+  { langs: /^(node|nodejs|deno|bun)$/, re: /\b(child_process|process\s*\.\s*(binding|dlopen|_linkedBinding|mainModule)|module\s*\.\s*(require|constructor)|createRequire|worker_threads|vm|Deno\s*\.\s*(run|Command)|Bun\s*\.\s*(spawn\w*|\$))\b|(?<![.\w])(eval|Function|import)\s*\(|\brequire\s*\(\s*(?!(?<q>['"])[\w@/.:-]+\k<q>\s*\))|\b(globalThis|global|process|module|require)\s*\[|\$`/ },
+  // Perl, Ruby, PHP, Lua, R, AppleScript.
+  { langs: /^(perl|ruby|php|lua|Rscript|osascript)$/, re: /\b(system|exec|spawn|fork|popen|IO\s*\.\s*popen|Open3|Kernel|PTY|qx|shell_exec|passthru|proc_open|pcntl_exec|eval|send|public_send|instance_eval|class_eval|os\s*\.\s*execute|io\s*\.\s*popen|system2|shell|do shell script|dlopen|syscall)\b|`|%x|\bopen\w*\s*\(?[^;]*\|/ },
+  // awk: system(), print/printf into a command (`| "sh"`, `|&`), a command read with `cmd | getline`.
+  { langs: /awk$/, re: /\bsystem\s*\(|\|\s*&|(^|[^|])\|(?!\|)\s*[^|\s]/ },
+];
+
+/**
+ * The process-spawning API inline code reaches (`os.system`, `child_process`, awk `system()`, sed's `e`), or
+ * null when it reaches none. Code is matched as text, fail closed: a name in a string counts too.
+ */
+export function spawnApi(lang: string, code: string): string | null {
+  if (lang === 'sed') return sedExecutes(code);
+  for (const { langs, re } of SPAWN_APIS) {
+    if (!langs.test(lang)) continue;
+    const m = re.exec(code);
+    if (m) return m[0].trim();
+  }
+  return null;
+}
+
+/** GNU sed commands that run a shell: `e [command]` and the `e` flag of `s///`; null when the script has none. */
+function sedExecutes(script: string): string | null {
+  let i = 0;
+  const n = script.length;
+  const skipDelimited = (delim: string) => {
+    while (i < n && script[i] !== delim) {
+      if (script[i] === '\\') i++;
+      if (script[i] === '\n' && delim !== '\n') return;
+      i++;
+    }
+    i++;
+  };
+  while (i < n) {
+    const c = script[i]!;
+    if (/[\s;{}!]/.test(c)) {
+      i++;
+      continue;
+    }
+    // Addresses: numbers, $, /re/, \cREc, ranges, steps.
+    if (/[0-9$,~+]/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '/') {
+      i++;
+      skipDelimited('/');
+      while (i < n && /[IM]/.test(script[i]!)) i++;
+      continue;
+    }
+    if (c === '\\') {
+      const d = script[i + 1] ?? '';
+      i += 2;
+      skipDelimited(d);
+      continue;
+    }
+    if (c === '#' || c === ':' || c === 'b' || c === 't' || c === 'T' || c === 'a' || c === 'i' || c === 'c' || c === 'r' || c === 'R' || c === 'w' || c === 'W') {
+      // Comments, labels, branches, text and file names run to the end of the line (labels/branches also to `;`).
+      while (i < n && script[i] !== '\n' && !(/[:btT]/.test(c) && script[i] === ';')) i++;
+      continue;
+    }
+    if (c === 'e') return 'sed e command';
+    if (c === 's' || c === 'y') {
+      const d = script[i + 1] ?? '';
+      i += 2;
+      skipDelimited(d);
+      skipDelimited(d);
+      if (c === 's') {
+        const flags = /^[0-9gpiImMe]*/.exec(script.slice(i))![0];
+        if (flags.includes('e')) return 'the e flag of sed s///';
+        i += flags.length;
+        // w FILE flag: the rest of the line is a file name.
+        if (script[i] === 'w') while (i < n && script[i] !== '\n') i++;
+      }
+      continue;
+    }
+    i++;
   }
   return null;
 }

@@ -114,7 +114,7 @@ export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: Gua
     const policy = await (o.loadPolicy ?? loadPolicyForGuard)(workspace);
     const stateDir = guardStateDir(workspace, env);
     const now = (o.now ?? Date.now)();
-    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, resolveProgram: (p, cwd) => resolveProgram(p, cwd, env.PATH ?? ''), state: readGateState(workspace, stateDir), now });
+    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, resolveProgram: (p, cwd) => resolveProgram(p, cwd, env.PATH ?? ''), realPath: realPrefix, state: readGateState(workspace, stateDir), now });
     if (decision.kind !== 'deny') applyGuardEffects(stateDir, decision.effects, now);
     const record = guardRecord(input.tool_name, decision);
     if (record) {
@@ -140,6 +140,26 @@ export function readScript(file: string): string | null | undefined {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : null;
   }
+}
+
+/**
+ * The real path of an absolute path: the longest prefix that exists has its symlinks resolved, the rest is kept
+ * (`<ws>/r/command-policy` with `r -> .ralph` → `<ws>/.ralph/command-policy`). At most 64 levels are climbed.
+ */
+export function realPrefix(abs: string): string {
+  let head = path.resolve(abs);
+  const tail: string[] = [];
+  for (let k = 0; k < 64; k++) {
+    try {
+      return path.join(realpathSync(head), ...tail);
+    } catch {
+      const up = path.dirname(head);
+      if (up === head) break;
+      tail.unshift(path.basename(head));
+      head = up;
+    }
+  }
+  return abs;
 }
 
 /** The real file name of a program: a path resolved against `cwd`, or a name looked up on `PATH`; symlinks followed. */

@@ -51,6 +51,8 @@ export interface ShellCall {
   words: ShellWord[];
   /** Values of `NAME=value` prefixes (the names are not needed to decide). */
   assignValues: ShellWord[];
+  /** The `NAME=value` prefixes with their names (`GIT_PAGER='…' git log`); value null for `NAME=` or an array. */
+  assignments: { name: string; value: ShellWord | null }[];
   redirects: ShellRedirect[];
   stdin: ShellStdin;
   /** True when the statement's output goes into a pipe. */
@@ -164,7 +166,16 @@ export function parseShell(text: string): ParsedShell {
   for (const p of pipes) {
     const left = leaves(p.X as ShNode);
     const right = leaves(p.Y as ShNode);
-    for (const l of left) pipedOut.set(l, true);
+    for (const l of left) {
+      pipedOut.set(l, true);
+      // `(a; b) | head`, `{ a; } | head`: every statement inside a piped compound writes into the pipe.
+      if (l.Cmd && syntax.NodeType(l.Cmd as ShNode) !== 'CallExpr') {
+        syntax.Walk(l.Cmd as ShNode, (n) => {
+          if (n && syntax.NodeType(n) === 'Stmt') pipedOut.set(n, true);
+          return true;
+        });
+      }
+    }
     const first = right[0]!;
     upstreamStmts.set(first, left);
   }
@@ -193,6 +204,26 @@ export function parseShell(text: string): ParsedShell {
   const calls: ShellCall[] = [];
   for (const stmt of stmts) {
     const cmd = stmt.Cmd as ShNode | null;
+    if (cmd && syntax.NodeType(cmd) === 'DeclClause') {
+      // `export NAME=value` / `declare -x …`: a call named by its variant, with the assignments (names kept).
+      const declAssigns = ((cmd.Args as ShNode[] | null) ?? []).filter((x) => x.Name);
+      const variant = cmd.Variant as ShNode | null;
+      const name = String(variant?.Value ?? 'declare');
+      const at = variant ? { start: variant.Pos().Offset(), end: variant.End().Offset() } : { start: stmt.Pos().Offset(), end: stmt.Pos().Offset() };
+      const call: ShellCall = {
+        words: [{ value: name, pattern: new RegExp(`^${name}$`), splittable: false, literal: name, expansion: 'none', ...at }],
+        assignValues: declAssigns.filter((x) => x.Value).map((x) => convertWord(x.Value as ShNode, bytes)),
+        assignments: declAssigns.map((x) => ({ name: String((x.Name as ShNode | null)?.Value ?? ''), value: x.Value ? convertWord(x.Value as ShNode, bytes) : null })),
+        redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
+        stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
+        pipedOut: pipedOut.has(stmt),
+        start: stmt.Pos().Offset(),
+        end: stmt.End().Offset(),
+      };
+      callOfStmt.set(stmt, call);
+      calls.push(call);
+      continue;
+    }
     if (!cmd || syntax.NodeType(cmd) !== 'CallExpr') continue;
     const args = (cmd.Args as ShNode[] | null) ?? [];
     const assigns = (cmd.Assigns as ShNode[] | null) ?? [];
@@ -206,6 +237,7 @@ export function parseShell(text: string): ParsedShell {
     const call: ShellCall = {
       words: args.map((w) => convertWord(w, bytes)),
       assignValues,
+      assignments: assigns.map((a) => ({ name: String((a.Name as ShNode | null)?.Value ?? ''), value: a.Value ? convertWord(a.Value as ShNode, bytes) : null })),
       redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
       stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
       pipedOut: pipedOut.has(stmt),
