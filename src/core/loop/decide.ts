@@ -278,9 +278,12 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
           const item = obs.purpose === 'work' ? lane.item : null;
           const id = `q${obs.iteration}`;
           const ref = item ? { source: item.source, id: item.id, title: item.title } : null;
-          // continueOnBlocked: the item is set aside and the lane is free for other ready work.
-          if (run.rules.continueOnBlocked && ref) return out([{ type: 'ask', id, iteration: obs.iteration, item: ref, text }], { ...r, deferral: { ...r.deferral, inARow: 0 }, asked: [...r.asked, { id, text, item: ref, askedAtMs: obs.now }] }, { ...lane, item: null, attempt: null });
-          return out([{ type: 'ask', id, iteration: obs.iteration, item: item ? { source: item.source, id: item.id, title: item.title } : null, text }], { ...r, deferral: { ...r.deferral, inARow: 0 } }, { ...lane, waiting: { id, text, item: item ? { source: item.source, id: item.id, title: item.title } : null, askedAtMs: obs.now } });
+          const q: WaitingQuestion = { id, text, item: ref, askedAtMs: obs.now };
+          const ask: Action = { type: 'ask', id, iteration: obs.iteration, item: ref, text };
+          const settled: RunState = { ...r, deferral: { ...r.deferral, inARow: 0 } };
+          // continueOnBlocked: the item is set aside and the lane is free for other ready work; else the run waits.
+          if (run.rules.continueOnBlocked && ref) return out([ask], { ...settled, asked: [...r.asked, q] }, { ...lane, item: null, attempt: null });
+          return out([ask], settled, { ...lane, waiting: q });
         }
         default:
           break;
