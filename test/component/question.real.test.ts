@@ -40,7 +40,8 @@ describe('questions for a human (real claude CLI)', function () {
           requestsBeforeAnswer = server.agentRequests().length;
           const r = await runCliAsync(ws.dir, ['answer', '--json', 'SQLite,', 'in', 'data/app.db']);
           assert.equal(r.code, 0, r.stdout + r.stderr);
-          assert.match(JSON.stringify(JSON.parse(r.stdout)), /"success":true,"run":"[^"]+","question":"q1","item":"[^"]+"/);
+          const j = JSON.parse(r.stdout) as { success: boolean; run: string; question: string; item: string };
+          assert.deepEqual([j.success, j.question, typeof j.run, typeof j.item], [true, 'q1', 'string', 'string'], r.stdout);
         })();
       },
     });
@@ -77,6 +78,39 @@ describe('questions for a human (real claude CLI)', function () {
     assert.match(run.prompts()[1]!, /The answer:\n\nSQLite\n/);
     // A notify command that fails is reported, never fails the run.
     assert.ok(run.events.some((e) => e.type === 'notified' && !e.ok && /exit 3/.test(e.detail ?? '')), JSON.stringify(run.events.filter((e) => e.type === 'notified')));
+  });
+
+  it('with continueOnBlocked the asking item is set aside: a second item is finished meanwhile, then ralph answer lets the first finish', async () => {
+    const ws = make({ 'RALPH_TASK.md': '- [ ] Pick the database\n- [ ] Write the readme\n' });
+    let answered: Promise<unknown> | undefined;
+    const readme = [
+      write(ws.file('README.md'), '# app\n'),
+      edit(ws.file('RALPH_TASK.md'), '- [ ] Write the readme', '- [x] Write the readme'),
+      bash('git add README.md RALPH_TASK.md && git commit -q -m "docs: readme"'),
+      say('Readme written.'),
+    ];
+    const run = await runEngine(ws, [say('<question>Postgres or SQLite?</question>'), ...readme, ...finish(ws)], {
+      config: { gates: { basic: 'test -f README.md' }, continueOnBlocked: true },
+      onEvent: (e) => {
+        // The answer comes only after the other item was verified (the run waits a little for it in between).
+        if (e.type !== 'verified' || e.item.title !== 'Write the readme') return;
+        answered = (async () => {
+          await new Promise((r) => setTimeout(r, 1500));
+          const r = await runCliAsync(ws.dir, ['answer', 'SQLite']);
+          assert.equal(r.code, 0, r.stdout + r.stderr);
+        })();
+      },
+    });
+    await answered;
+    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    assert.equal(run.result.iterations, 3);
+    const order = run.events.flatMap((e) => e.type === 'question' ? [`asked ${e.item?.title}`] : e.type === 'iterationStarted' ? [`work ${e.item?.title}`] : e.type === 'verified' ? [`verified ${e.item.title}`] : e.type === 'answered' ? ['answered'] : []);
+    assert.deepEqual(order, ['work Pick the database', 'asked Pick the database', 'work Write the readme', 'verified Write the readme', 'answered', 'work Pick the database', 'verified Pick the database']);
+    const prompts = run.prompts();
+    assert.doesNotMatch(prompts[1]!, /You asked:/, 'the other item gets no answer');
+    assert.match(prompts[2]!, /You asked:\n\nPostgres or SQLite\?\n\nThe answer:\n\nSQLite\n/);
+    assert.equal(attemptFailures(run.events), 0);
+    assert.match(fs.readFileSync(ws.file('RALPH_TASK.md'), 'utf8'), /- \[x\] Pick the database\n- \[x\] Write the readme/);
   });
 });
 

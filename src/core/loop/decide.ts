@@ -1,6 +1,7 @@
 import { decideDeferral, type BackoffPolicy, type DeferralState } from './backoff';
 import { nextAttempt, type AttemptKind } from './attempts';
 import type { GateTier, IterationEnding, IterationPurpose, RunEndState, WorkItemRef } from './events';
+import { settleSetAside, type WaitingQuestion } from './question';
 
 /**
  * The loop's decisions as one pure function (ARCHITECTURE.md "decide(state, observation) → actions"): caps,
@@ -41,6 +42,11 @@ export interface RunState {
   /** An iteration owed after a red final gate or a reviewer that did not ship. */
   pendingFix: { purpose: IterationPurpose; text: string } | null;
   /**
+   * Items set aside while they wait for an answer and other ready work goes on (`continueOnBlocked`), in asking
+   * order; the sources skip them in `next` until their answer comes.
+   */
+  asked: WaitingQuestion[];
+  /**
    * A cap was reached (issue 11 "completion wins over the cap"): the run asks the source once more and ends with
    * this unless everything is done and the final gate is green. null while no cap is reached.
    */
@@ -77,7 +83,7 @@ export interface LaneState {
    */
   claims: WorkItemRef[];
   /** The question the lane's item waits on (`askedAtMs` ms since the epoch). */
-  waiting: { id: string; text: string; item: WorkItemRef | null; askedAtMs: number } | null;
+  waiting: WaitingQuestion | null;
   /** A question and its answer, owed to the next prompt of `itemId`. */
   answered: { itemId: string | null; question: string; answer: string } | null;
 }
@@ -93,9 +99,10 @@ export interface RunEnd {
 export type Observation =
   /**
    * Before an iteration: cancel, sentinels, the clock. `stop` names the STOP file, if any. `answer`: the answer
-   * to the lane's waiting question when one was written (null: none yet, or nothing waits).
+   * to the lane's waiting question when one was written (null: none yet, or nothing waits). `answers`: the answers
+   * written to the run's set-aside questions ({@link RunState.asked}), by question id.
    */
-  | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number; answer: string | null }
+  | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number; answer: string | null; answers?: Readonly<Record<string, string>> }
   /** A pause ended (PAUSE removed, or STOP/cancel while paused). */
   | { kind: 'pauseEnded'; cancelled: boolean; stop: string | null }
   /** The source's answer to "what next", with the item's failed attempts and the source's attempt limit. */
@@ -127,8 +134,11 @@ export type Action =
   | { type: 'pause' }
   /** Run the owed fix (or review) iteration, then observe `iterationEnded`. */
   | { type: 'runFix'; purpose: IterationPurpose; text: string }
-  /** Ask the source what is next, then observe `next`. */
-  | { type: 'pickNext' }
+  /**
+   * Ask the source what is next, then observe `next`. `skip`: ids of items that wait for an answer (never
+   * picked); `take`: the item whose answer just came, picked first while it is still open.
+   */
+  | { type: 'pickNext'; skip?: string[]; take?: string }
   /**
    * Start the item and run a work iteration at this attempt, then observe `iterationEnded`. `answered`: a question
    * of the item and its answer, for the prompt verbatim.
@@ -182,9 +192,15 @@ export interface Decision {
 
 const end = (state: RunEndState, reason: string, completionReason: string): Action => ({ type: 'end', end: { state, reason, completionReason } });
 
+/** A question waited `questionTimeoutMs` without an answer: report it, then end the run stalled. */
+const questionTimedOut = (q: WaitingQuestion, waitedMs: number, timeoutMs: number): Action[] => [
+  { type: 'questionTimedOut', id: q.id, item: q.item, waitedMs },
+  end('stalled', `stalled: the question${q.item ? ` of ${q.item.id}` : ''} got no answer in ${Math.round(timeoutMs / 60000)} min`, 'STALLED'),
+];
+
 /** The first state of a run. */
 export function initialRunState(rules: RunRules, startedAtMs: number): RunState {
-  return { rules, startedAtMs, workIterations: 0, costUsd: 0, deferral: { inARow: 0, quotaWaits: 0 }, pendingFix: null, capEnd: null, failedAttempts: {}, blocked: [] };
+  return { rules, startedAtMs, workIterations: 0, costUsd: 0, deferral: { inARow: 0, quotaWaits: 0 }, pendingFix: null, capEnd: null, failedAttempts: {}, blocked: [], asked: [] };
 }
 
 /** The first state of a lane. */
@@ -210,7 +226,10 @@ export function initialLaneState(lane = 0): LaneState {
  * - attempts (issue 11): the run's own count per item wins when larger than the source's; an item this run
  *   blocked and is offered again ends the run blocked;
  * - stalls (seed §3.6): `stallLimit` iterations in a row without progress → stalled;
- * - final verification: red final gate → a fix iteration; reviewer (flow-next §2.9) SHIP → done, else a fix.
+ * - final verification: red final gate → a fix iteration; reviewer (flow-next §2.9) SHIP → done, else a fix;
+ * - questions (issue 9): an item whose agent asked waits; with `continueOnBlocked` it is set aside
+ *   ({@link RunState.asked}) and other ready work goes on, its answer takes it up again before new work, and the
+ *   run waits only when nothing else is ready; without, the run waits. `questionTimeoutMs` ends a wait stalled.
  */
 export function decide(run: RunState, lane: LaneState, obs: Observation): Decision {
   const out = (actions: Action[], r: RunState = run, l: LaneState = lane): Decision => ({ actions, next: { run: r, lane: l } });
@@ -228,22 +247,37 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
         if (obs.answer === null) {
           const waitedMs = obs.now - q.askedAtMs;
           if (r.questionTimeoutMs > 0 && waitedMs >= r.questionTimeoutMs) {
-            return out([{ type: 'questionTimedOut', id: q.id, item: q.item, waitedMs }, end('stalled', `stalled: the question${q.item ? ` of ${q.item.id}` : ''} got no answer in ${Math.round(r.questionTimeoutMs / 60000)} min`, 'STALLED')], run, { ...lane, waiting: null });
+            return out(questionTimedOut(q, waitedMs, r.questionTimeoutMs), run, { ...lane, waiting: null });
           }
           return out([{ type: 'waitForAnswer', id: q.id }]);
         }
         pre.push({ type: 'answered', id: q.id, item: q.item, text: obs.answer });
         l = { ...lane, waiting: null, answered: { itemId: q.item?.id ?? null, question: q.text, answer: obs.answer } };
       }
-      const outL = (actions: Action[], rs: RunState = run) => out([...pre, ...actions], rs, l);
+      // Set-aside questions (continueOnBlocked): a timeout ends the run; an answer takes its item up before new work.
+      let rn = run;
+      let take: string | undefined;
+      if (run.asked.length) {
+        const s = settleSetAside(run.asked, obs.answers ?? {}, obs.now, r.questionTimeoutMs);
+        if (s.timedOut) return out([...pre, ...questionTimedOut(s.timedOut.question, s.timedOut.waitedMs, r.questionTimeoutMs)], { ...run, asked: s.rest }, l);
+        if (s.answered) {
+          const q = s.answered.question;
+          pre.push({ type: 'answered', id: q.id, item: q.item, text: s.answered.answer });
+          l = { ...l, answered: { itemId: q.item?.id ?? null, question: q.text, answer: s.answered.answer } };
+          take = q.item?.id;
+        }
+        rn = { ...run, asked: s.rest };
+      }
+      const outL = (actions: Action[], rs: RunState = rn) => out([...pre, ...actions], rs, l);
       // A cap ends the run, unless everything is done: the source is asked once more (completion wins over the cap).
-      const cap = (reason: string, completionReason: string) => outL([{ type: 'pickNext' }], { ...run, pendingFix: null, capEnd: { state: 'capReached', reason, completionReason } });
+      const cap = (reason: string, completionReason: string) => outL([{ type: 'pickNext' }], { ...rn, pendingFix: null, capEnd: { state: 'capReached', reason, completionReason } });
       if (run.capEnd) return outL([end(run.capEnd.state, run.capEnd.reason, run.capEnd.completionReason)]);
       if (run.workIterations >= r.maxIterations) return cap(`max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS');
       if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return cap(`max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST');
       if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return cap(`max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME');
-      if (run.pendingFix) return outL([{ type: 'runFix', ...run.pendingFix }], { ...run, pendingFix: null });
-      return outL([{ type: 'pickNext' }]);
+      if (run.pendingFix) return outL([{ type: 'runFix', ...run.pendingFix }], { ...rn, pendingFix: null });
+      const skip = rn.asked.flatMap((q) => (q.item ? [q.item.id] : []));
+      return outL([{ type: 'pickNext', ...(skip.length ? { skip } : {}), ...(take ? { take } : {}) }]);
     }
     case 'pauseEnded':
       if (obs.cancelled) return out([end('cancelled', 'cancelled', 'INTERRUPTED')]);
@@ -253,6 +287,8 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       const n = obs.next;
       const capEnd = run.capEnd;
       if (capEnd && n.kind !== 'complete') return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
+      // Nothing is ready but the items that wait for an answer: the run waits for one (as without continueOnBlocked).
+      if (n.kind !== 'work' && run.asked.length) return out([{ type: 'waitForAnswer', id: run.asked[0]!.id }]);
       if (n.kind === 'empty') return out([end('completed', `nothing to do: ${obs.sourceLabel} has no tasks`, 'NO_WORK')]);
       if (n.kind === 'blocked') return out([end('blocked', n.reason, 'BLOCKED')]);
       if (n.kind === 'complete') return out([{ type: 'runFinalGate' }]);
@@ -287,7 +323,13 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
           const text = obs.question ?? obs.detail;
           const item = obs.purpose === 'work' ? lane.item : null;
           const id = `q${obs.iteration}`;
-          return out([{ type: 'ask', id, iteration: obs.iteration, item: item ? { source: item.source, id: item.id, title: item.title } : null, text }], { ...r, deferral: { ...r.deferral, inARow: 0 } }, { ...lane, waiting: { id, text, item: item ? { source: item.source, id: item.id, title: item.title } : null, askedAtMs: obs.now } });
+          const ref = item ? { source: item.source, id: item.id, title: item.title } : null;
+          const q: WaitingQuestion = { id, text, item: ref, askedAtMs: obs.now };
+          const ask: Action = { type: 'ask', id, iteration: obs.iteration, item: ref, text };
+          const settled: RunState = { ...r, deferral: { ...r.deferral, inARow: 0 } };
+          // continueOnBlocked: the item is set aside and the lane is free for other ready work; else the run waits.
+          if (run.rules.continueOnBlocked && ref) return out([ask], { ...settled, asked: [...r.asked, q] }, { ...lane, item: null, attempt: null });
+          return out([ask], settled, { ...lane, waiting: q });
         }
         default:
           break;

@@ -224,6 +224,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
    * the claims are accepted by a green gate or put back. Also in run.json `claimBaseline` while open.
    */
   private baseline: ClaimBaseline | null = null;
+  /** Items set aside while they wait for an answer (continueOnBlocked), by id; given back like `current`. */
+  private readonly setAside = new Map<string, WorkItem>();
   /** The run's command guard (claude only), stopped when the run ends. */
   private guard: GuardServer | null = null;
   /** flow-next actor of the run; the agent gets it as FLOW_ACTOR so its `flowctl done` matches our claim. */
@@ -367,9 +369,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
       }
     }
-    if (this.current && end.state !== 'completed') {
-      const item = this.current;
-      await source.release(item).catch((err: Error) => this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }));
+    if (end.state !== 'completed') {
+      for (const item of [...(this.current ? [this.current] : []), ...this.setAside.values()]) {
+        await source.release(item).catch((err: Error) => this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }));
+      }
     }
     const progress = await source.progress().catch((err: unknown) => { this.warn('could not read the final progress')(err); return { done: 0, total: 0 }; });
     const exitCode = EXIT_CODES[end.state];
@@ -499,7 +502,12 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       first = false;
       const c = this.sentinels!.check();
       const answer = this.laneState.waiting ? await this.readAnswer(this.laneState.waiting.id) : null;
-      const end = await this.perform(source, gates, this.step({ kind: 'beforeIteration', cancelled: this.cancelled, stop: this.stopName(c), pause: c.pause.length > 0, now: Date.now(), answer }));
+      const answers: Record<string, string> = {};
+      for (const q of this.runState!.asked) {
+        const text = await this.readAnswer(q.id);
+        if (text !== null) answers[q.id] = text;
+      }
+      const end = await this.perform(source, gates, this.step({ kind: 'beforeIteration', cancelled: this.cancelled, stop: this.stopName(c), pause: c.pause.length > 0, now: Date.now(), answer, answers }));
       if (end) return end;
     }
   }
@@ -542,7 +550,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       case 'pickNext': {
         const first = this.firstItem;
         this.firstItem = undefined;
-        const next = await source.next(first);
+        // `ralph run --item` (the first pick) and an answered item are both "take this one": the source returns it while open.
+        const take = a.take ?? first;
+        const next = await source.next({ ...(a.skip ? { skip: a.skip } : {}), ...(take ? { take } : {}) });
         if (next.kind !== 'work') return then({ kind: 'next', next, sourceLabel: source.label });
         const item = next.item;
         const records = await readAttempts(this.folder, item);
@@ -557,6 +567,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         await this.reportProgress(source, false);
         await source.start(item);
         this.current = item;
+        this.setAside.delete(item.id);
         // Kept in run.json with the current item, so a later start can undo what an unfinished run claimed. An
         // open baseline (the last iteration rotated, deferred or asked) is kept: its claims are still unverified.
         this.baseline ??= await source.snapshot();
@@ -658,6 +669,11 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       case 'ask': {
         const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.folder, this.runId, a.id) };
         this.emitEvent(event);
+        // continueOnBlocked: decide() set the item aside; it stays started (in progress, claimed) while other work goes on.
+        if (this.current && this.runState!.asked.some((q) => q.id === a.id)) {
+          this.setAside.set(this.current.id, this.current);
+          this.current = null;
+        }
         await updateRunRecord(this.folder, this.runId, { state: 'waiting' }).catch(this.warn('could not mark run.json waiting'));
         await this.notify(event, `Ralph run ${this.runId}: question${a.item ? ` on ${a.item.id}` : ''}: ${a.text}`);
         return null;
@@ -719,7 +735,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   }
 
   private async enrichHandoff(source: WorkSource): Promise<void> {
-    const next = await source.next().catch((err: unknown) => { this.warn('could not ask the source for the next item (handoff)')(err); return null; });
+    const skip = this.runState?.asked.flatMap((q) => (q.item ? [q.item.id] : [])) ?? [];
+    const next = await source.next(skip.length ? { skip } : {}).catch((err: unknown) => { this.warn('could not ask the source for the next item (handoff)')(err); return null; });
     await writeAutoEnriched(this.folder, { lastCommit: await lastCommitLine(this.folder), lastDone: this.lastDone, nextItem: next?.kind === 'work' ? next.item.title : null }).catch(this.warn('could not update the handoff'));
   }
 

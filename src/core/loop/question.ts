@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { ralphRunDir } from '../control/sentinels';
+import type { WorkItemRef } from './events';
 
 /**
  * Questions for a human (issue 9): an iteration ends with a question when its own text holds
@@ -39,4 +40,31 @@ export function questionAnswerSection(question: string, answer: string): string 
 /** Where the answer to question `id` of a run is written (`ralph answer`, or by hand): `.ralph/runs/<run>/answers/<id>.md`. */
 export function answerFilePath(folder: string, runId: string, questionId: string): string {
   return path.join(ralphRunDir(folder, runId), 'answers', `${questionId}.md`);
+}
+
+/** A question an item waits on: its id (`q<iteration>`), text, item and when it was asked (ms since the epoch). */
+export interface WaitingQuestion {
+  id: string;
+  text: string;
+  item: WorkItemRef | null;
+  askedAtMs: number;
+}
+
+/**
+ * What becomes of the questions set aside while other work goes on (`continueOnBlocked`, issue 9 "Questions for a
+ * human"), before an iteration: the first (in asking order) that waited `timeoutMs` or more without an answer
+ * ends the run stalled (`timedOut`, 0 = wait for ever); otherwise the first that has an answer in `answers` (by
+ * question id) is taken up again before new work (`answered`); `rest` still waits. Pure.
+ */
+export function settleSetAside(asked: readonly WaitingQuestion[], answers: Readonly<Record<string, string>>, now: number, timeoutMs: number): {
+  timedOut: { question: WaitingQuestion; waitedMs: number } | null;
+  answered: { question: WaitingQuestion; answer: string } | null;
+  rest: WaitingQuestion[];
+} {
+  const open = asked.filter((q) => answers[q.id] === undefined);
+  const late = timeoutMs > 0 ? open.find((q) => now - q.askedAtMs >= timeoutMs) : undefined;
+  if (late) return { timedOut: { question: late, waitedMs: now - late.askedAtMs }, answered: null, rest: asked.filter((q) => q !== late) };
+  const got = asked.find((q) => answers[q.id] !== undefined);
+  if (got) return { timedOut: null, answered: { question: got, answer: answers[got.id]! }, rest: asked.filter((q) => q !== got) };
+  return { timedOut: null, answered: null, rest: [...asked] };
 }

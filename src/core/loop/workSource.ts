@@ -43,6 +43,16 @@ export function isClaimBaseline(v: unknown): v is ClaimBaseline {
   return !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done);
 }
 
+/**
+ * What {@link WorkSource.next} leaves out or prefers (issue 9, `continueOnBlocked`): `skip` = ids of items that wait
+ * for a human answer (left as they are: in progress and claimed), never returned; `take` = the item whose answer
+ * came (or the item `ralph run --item` names), returned first while it is still open.
+ */
+export interface NextOptions {
+  skip?: readonly string[];
+  take?: string;
+}
+
 export type NextResult = { kind: 'work'; item: WorkItem } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'empty' };
 
 /** What the source said about one item after an iteration. */
@@ -63,10 +73,10 @@ export interface WorkSource {
   /** What a person calls it: `quantum.json`, `.flow`, `RALPH_TASK.md`. */
   readonly label: string;
   /**
-   * The next item to work on. `want` (`ralph run --item`): that item instead of the source's own pick, when it is
-   * open in this source (the engine checked it is ready with `startOfferOf`); ignored otherwise.
+   * The next ready item (see {@link NextOptions}); `blocked` when nothing but skipped or blocked items is open.
+   * `take` also serves `ralph run --item` (the engine checked the item is ready with `startOfferOf`).
    */
-  next(want?: string): Promise<NextResult>;
+  next(opts?: NextOptions): Promise<NextResult>;
   start(item: WorkItem): Promise<void>;
   /**
    * Remembers the state before an iteration, for {@link claim}; returns it in a form the engine keeps in run.json so
@@ -138,18 +148,20 @@ export class QuantumSource implements WorkSource {
     return this.doc().stories.find((s) => s.id === id);
   }
 
-  async next(want?: string): Promise<NextResult> {
+  async next(opts: NextOptions = {}): Promise<NextResult> {
     const stories = this.doc().stories;
     if (!stories.length) return { kind: 'empty' };
+    const skip = new Set(opts.skip ?? []);
+    const taken = opts.take === undefined ? undefined : stories.find((s) => s.id === opts.take && s.status !== 'passed' && s.status !== 'blocked');
     // A story left in_progress (by this run's last iteration, or failed back by crash recovery) is resumed first:
     // quantum-loop's query skips in_progress stories, so an agent that ended without a signal left the run
     // BLOCKED forever (seed-systems.md §4.8-4). Crash recovery has already failed the stories of dead runs.
-    const resumed = stories.find((s) => s.status === 'in_progress');
+    const resumed = stories.find((s) => s.status === 'in_progress' && !skip.has(s.id));
     const r = quantumNext(stories);
-    const wanted = want ? stories.find((x) => x.id === want && x.status !== 'passed') : undefined;
-    if (!wanted && !resumed && r.status === 'complete') return { kind: 'complete' };
-    if (!wanted && !resumed && r.status === 'blocked') return { kind: 'blocked', reason: 'no story is eligible: the rest are blocked, failed out or waiting on them' };
-    const s = wanted ?? resumed ?? this.story(r.stories[0]!)!;
+    const eligible = r.stories.find((id) => !skip.has(id));
+    const s = taken ?? resumed ?? (eligible === undefined ? undefined : this.story(eligible));
+    if (!s && r.status === 'complete') return { kind: 'complete' };
+    if (!s) return { kind: 'blocked', reason: skip.size ? `no story is eligible but ${[...skip].join(', ')}, which wait for an answer` : 'no story is eligible: the rest are blocked, failed out or waiting on them' };
     const lines = [`Story ${s.id}: ${s.title}`];
     if (typeof s.description === 'string' && s.description) lines.push('', s.description);
     const criteria = (s as { acceptanceCriteria?: unknown }).acceptanceCriteria;
@@ -238,22 +250,26 @@ export class FlowSource implements WorkSource {
     return flowItemProblems(this.ws()).map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`);
   }
 
-  async next(want?: string): Promise<NextResult> {
+  async next(opts: NextOptions = {}): Promise<NextResult> {
     const ws = this.ws();
     // A task or epic file that does not parse is an item we cannot see: never "complete", never "nothing to do".
     const bad = this.unreadable();
     if (bad.length) return { kind: 'blocked', reason: `${this.label} has a file that cannot be read: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}` };
     if (!ws.tasks.length) return { kind: 'empty' };
-    const wanted = want ? ws.tasks.find((t) => t.id === want && t.merged.status !== 'done') : undefined;
-    const ans = wanted ? undefined : nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor });
-    if (wanted || ans?.flow?.status === 'work') {
-      const t = wanted ?? this.task(ans!.flow!.task!)!;
+    const taken = opts.take === undefined ? undefined : ws.tasks.find((t) => t.id === opts.take && (t.merged.status === 'in_progress' || t.merged.status === 'todo'));
+    // flowctl's selection order (resume the actor's in-progress task, else the first ready one), without the tasks
+    // that wait for an answer: they stay in_progress and claimed by this actor.
+    const ans = taken ? null : nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor, ...(opts.skip?.length ? { skip: opts.skip } : {}) });
+    const pick = taken?.id ?? (ans?.flow?.status === 'work' ? ans.flow.task : undefined);
+    if (pick !== undefined) {
+      const t = this.task(pick)!;
       const md = (await readTextIfExists(t.file.replace(/\.json$/, '.md'))) ?? '';
       const body = [`Task ${t.id}: ${t.merged.title}`, '', md.trim(), '',
         `When the task is done and verified, mark it done with \`flowctl done ${t.id}\` (or \`ralph task done ${t.id}\`), or print \`<promise>COMPLETE</promise>\` if neither is available.`].join('\n');
       return { kind: 'work', item: { source: 'flow-next', id: t.id, title: t.merged.title, body, risky: false } };
     }
     if (ws.tasks.every((t) => t.merged.status === 'done')) return { kind: 'complete' };
+    if (opts.skip?.length) return { kind: 'blocked', reason: `no task is ready but ${opts.skip.join(', ')}, which wait for an answer` };
     return { kind: 'blocked', reason: `no task is ready (${ans?.flow?.status ?? 'none'}): the rest are blocked or wait on blocked tasks` };
   }
   async start(item: WorkItem) {
@@ -370,19 +386,27 @@ export class ChecklistSource implements WorkSource {
     return `${this.label}: ${key}`;
   }
 
-  async next(want?: string): Promise<NextResult> {
+  async next(opts: NextOptions = {}): Promise<NextResult> {
     const boxes = this.list().items;
     if (!boxes.length) return { kind: 'empty' };
     const blocked = await this.blocked();
     const open = this.keyed(boxes).filter((k) => !k.box.done);
     if (!open.length) return { kind: 'complete' };
-    const pick = (want ? open.find((k) => this.idOf(k.box) === want) : undefined) ?? open.find((k) => !blocked[this.blockedKey(k.key)]);
-    if (!pick) return { kind: 'blocked', reason: `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
+    const ready = open.filter((k) => !blocked[this.blockedKey(k.key)]);
+    // A box that waits for an answer is known by its key (lines move when boxes are added above it).
+    const skipKeys = new Set((opts.skip ?? []).map((id) => this.keys.get(id)));
+    // `take` names a box this run picked before (by its key) or, from `ralph run --item`, by its id (`<file>:<line>`).
+    const takeKey = opts.take === undefined ? undefined : (this.keys.get(opts.take) ?? open.find((k) => this.idOf(k.box) === opts.take)?.key);
+    const taken = takeKey === undefined ? undefined : open.find((k) => k.key === takeKey);
+    const pick = taken ?? ready.find((k) => !skipKeys.has(k.key));
+    if (!pick) return { kind: 'blocked', reason: ready.length ? `every open box of ${this.label} but the ones that wait for an answer is blocked` : `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
     const b = pick.box;
-    this.keys.set(this.idOf(b), pick.key);
+    // The taken box keeps its id, so its answer reaches its prompt.
+    const id = taken ? opts.take! : this.idOf(b);
+    this.keys.set(id, pick.key);
     const body = [`${this.label}, line ${b.line}: ${b.text}${b.risky ? ' [risky]' : ''}`, '',
       `When this criterion is met and committed, tick its box (\`- [x]\`) in ${this.label}. Tick only boxes you finished.`].join('\n');
-    return { kind: 'work', item: { source: 'checklist', id: this.idOf(b), title: b.text, body, risky: b.risky } };
+    return { kind: 'work', item: { source: 'checklist', id, title: b.text, body, risky: b.risky } };
   }
   async start() {}
   async snapshot(): Promise<ClaimBaseline> {

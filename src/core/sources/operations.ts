@@ -236,7 +236,7 @@ export interface NextAnswer {
  * checklist's first unchecked box. A dependency cycle in quantum stories is an error naming the cycle.
  * `cached`: read through the parse cache (store/parseCache.ts); the answer is the same either way.
  */
-export function nextWork(opts: OperationContext & { actor: string; epics?: string[]; requirePlanReview?: boolean; cached?: boolean }): NextAnswer {
+export function nextWork(opts: OperationContext & { actor: string; epics?: string[]; requirePlanReview?: boolean; cached?: boolean; skip?: readonly string[] }): NextAnswer {
   const answer: NextAnswer = { checklists: [], item: null };
   const ws = readFlowWorkspace(opts.folder, opts.env, { cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined });
   if (ws) {

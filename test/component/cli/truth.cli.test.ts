@@ -16,7 +16,7 @@ describe('cli: a source with an item it cannot read is never complete', () => {
 
   it('run refuses to start, naming the file and line (not COMPLETE 1/1)', () => {
     make();
-    const r = runCli(ws.dir, ['run', '--max-iterations', '1']);
+    const r = runCli(ws.dir, ['run', '--max-iterations', '1', '--trust']);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stderr, /\.flow has a file that cannot be read[^]*\.flow\/tasks\/fn-1\.2\.json:2:\d+: invalid JSON/);
     assert.doesNotMatch(r.stdout, /COMPLETE/);

@@ -186,6 +186,53 @@ describe('decide(): the loop\'s decisions', () => {
     it('before the timeout it still waits', () => assert.deepEqual(types(decide(run({}, { questionTimeoutMs: 60_000 }), waiting(), before({ now: T0 + 59_999 })).actions), ['waitForAnswer']));
   });
 
+  describe('questions with continueOnBlocked: other ready work goes on', () => {
+    const REF = { source: ITEM.source, id: ITEM.id, title: ITEM.title };
+    const Q = { id: 'q3', text: 'Postgres or SQLite?', item: REF, askedAtMs: T0 };
+    const Q2 = { id: 'q5', text: 'Which port?', item: { source: 'quantum' as const, id: 'US-004', title: 'Serve' }, askedAtMs: T0 + 500 };
+    const cob = (o: Partial<RunState> = {}, rules: Partial<RunRules> = {}) => run(o, { continueOnBlocked: true, ...rules });
+    const work = (id: string) => ({ kind: 'next' as const, next: { kind: 'work' as const, item: { ...ITEM, id }, failedAttempts: 0, attemptLimit: null, lastFailure: null }, sourceLabel: 'quantum.json' });
+    const none = (kind: 'blocked' | 'complete' | 'empty') => ({ kind: 'next' as const, next: kind === 'blocked' ? { kind, reason: 'nothing ready' } : { kind }, sourceLabel: 'quantum.json' });
+
+    it('an item that asks is set aside in the run state and the lane is free', () => {
+      const d = decide(cob(), working(), ended({ ending: 'question', question: 'Postgres or SQLite?' }));
+      assert.deepEqual(d.actions, [{ type: 'ask', id: 'q3', iteration: 3, item: REF, text: 'Postgres or SQLite?' }]);
+      assert.deepEqual(d.next.run.asked, [{ ...Q, askedAtMs: T0 + 1000 }]);
+      assert.deepEqual([d.next.lane.waiting, d.next.lane.item, d.next.lane.attempt], [null, null, null]);
+    });
+    it('a question of an iteration without an item (a final fix) still makes the run wait', () => {
+      const d = decide(cob(), initialLaneState(), ended({ purpose: 'finalFix', ending: 'question', question: 'Q?' }));
+      assert.deepEqual([d.next.run.asked, d.next.lane.waiting?.id], [[], 'q3']);
+    });
+
+    const table: { name: string; run: RunState; obs: Observation; actions: Action[]; asked?: string[] }[] = [
+      { name: 'without answers the source is asked for work other than the waiting items', run: cob({ asked: [Q, Q2] }), obs: before({ answers: {} }), actions: [{ type: 'pickNext', skip: ['US-001', 'US-004'] }], asked: ['q3', 'q5'] },
+      { name: 'an answer reports it and takes its item up before new work', run: cob({ asked: [Q, Q2] }), obs: before({ answers: { q5: '8080' } }), actions: [{ type: 'answered', id: 'q5', item: Q2.item, text: '8080' }, { type: 'pickNext', skip: ['US-001'], take: 'US-004' }], asked: ['q3'] },
+      { name: 'two answers at once: the first asked is taken, the other on the next iteration', run: cob({ asked: [Q, Q2] }), obs: before({ answers: { q3: 'SQLite', q5: '8080' } }), actions: [{ type: 'answered', id: 'q3', item: REF, text: 'SQLite' }, { type: 'pickNext', skip: ['US-004'], take: 'US-001' }], asked: ['q5'] },
+      { name: 'the last answer leaves nothing to skip', run: cob({ asked: [Q] }), obs: before({ answers: { q3: 'SQLite' } }), actions: [{ type: 'answered', id: 'q3', item: REF, text: 'SQLite' }, { type: 'pickNext', take: 'US-001' }], asked: [] },
+      { name: 'STOP still ends the run', run: cob({ asked: [Q] }), obs: before({ stop: 'STOP' }), actions: [{ type: 'honourStop' }, { type: 'end', end: { state: 'stopped', reason: 'stopped by STOP', completionReason: 'STOPPED' } }], asked: ['q3'] },
+      { name: 'PAUSE still pauses', run: cob({ asked: [Q] }), obs: before({ pause: true }), actions: [{ type: 'pause' }], asked: ['q3'] },
+      { name: 'questionTimeoutMinutes ends the run stalled', run: cob({ asked: [Q, Q2] }, { questionTimeoutMs: 60_000 }), obs: before({ now: T0 + 60_000 }), actions: [{ type: 'questionTimedOut', id: 'q3', item: REF, waitedMs: 60_000 }, { type: 'end', end: { state: 'stalled', reason: 'stalled: the question of US-001 got no answer in 1 min', completionReason: 'STALLED' } }], asked: ['q5'] },
+      { name: 'an answered question does not time out', run: cob({ asked: [Q] }, { questionTimeoutMs: 60_000 }), obs: before({ now: T0 + 60_000, answers: { q3: 'SQLite' } }), actions: [{ type: 'answered', id: 'q3', item: REF, text: 'SQLite' }, { type: 'pickNext', take: 'US-001' }], asked: [] },
+      { name: 'other ready work runs while items wait', run: cob({ asked: [Q] }), obs: work('US-002'), actions: [{ type: 'runWork', item: { ...ITEM, id: 'US-002' }, attempt: { number: 1, kind: 'first', max: 5 }, answered: null }], asked: ['q3'] },
+      { name: 'nothing else ready (blocked): the run waits for an answer', run: cob({ asked: [Q, Q2] }), obs: none('blocked'), actions: [{ type: 'waitForAnswer', id: 'q3' }], asked: ['q3', 'q5'] },
+      { name: 'a source that says complete while items wait: the run waits, no final gate', run: cob({ asked: [Q] }), obs: none('complete'), actions: [{ type: 'waitForAnswer', id: 'q3' }], asked: ['q3'] },
+      { name: 'nothing waits and nothing is ready: blocked as before', run: cob(), obs: none('blocked'), actions: [{ type: 'end', end: { state: 'blocked', reason: 'nothing ready', completionReason: 'BLOCKED' } }], asked: [] },
+    ];
+    for (const t of table) {
+      it(t.name, () => {
+        const d = decide(t.run, initialLaneState(), t.obs);
+        assert.deepEqual(d.actions, t.actions);
+        if (t.asked) assert.deepEqual(d.next.run.asked.map((q) => q.id), t.asked);
+      });
+    }
+    it('the answer reaches the prompt of the taken item', () => {
+      const a = decide(cob({ asked: [Q] }), initialLaneState(), before({ answers: { q3: 'SQLite' } }));
+      const d = decide(a.next.run, a.next.lane, work('US-001'));
+      assert.deepEqual((d.actions[0] as Extract<Action, { type: 'runWork' }>).answered, { question: 'Postgres or SQLite?', answer: 'SQLite' });
+    });
+  });
+
   describe('final verification and review', () => {
     const gate = (passed: boolean) => ({ kind: 'finalGate' as const, hasGates: true, gate: { passed, command: 'make all', exitCode: passed ? 0 : 2, summary: 'FAIL x' } });
     it('a green final gate completes the run', () => assert.deepEqual(endOf(decide(run(), initialLaneState(), gate(true)).actions), ['completed', 'DONE']));

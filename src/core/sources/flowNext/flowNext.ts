@@ -12,6 +12,8 @@ export interface FlowNextOptions {
   /** Only these epics (a run's `--epics-file`), in the given set; all when absent. */
   epics?: readonly string[];
   requirePlanReview?: boolean;
+  /** Task ids never returned (the engine's tasks that wait for a human answer, issue 9); the order is otherwise kept. */
+  skip?: readonly string[];
 }
 
 /**
@@ -29,6 +31,7 @@ export function flowNext(ws: FlowWorkspace, opts: FlowNextOptions): FlowNextResu
     byEpic.set(t.epicId, list);
   }
   const blocked: Record<string, string[]> = {};
+  const skip = new Set(opts.skip ?? []);
   const scope = opts.epics ? new Set(opts.epics) : undefined;
   const epics = [...ws.epics].filter((e) => !scope || scope.has(e.id)).sort((a, b) => epicNumber(a.id) - epicNumber(b.id));
   for (const e of epics) {
@@ -39,11 +42,11 @@ export function flowNext(ws: FlowWorkspace, opts: FlowNextOptions): FlowNextResu
       return { status: 'plan', epic: e.id, spec: e.id, task: null, reason: 'needs_plan_review' };
     }
     const tasks = byEpic.get(e.id) ?? [];
-    const mine = tasks.find((t) => t.merged.status === 'in_progress' && t.merged.assignee === opts.actor);
+    const mine = tasks.find((t) => t.merged.status === 'in_progress' && t.merged.assignee === opts.actor && !skip.has(t.id));
     if (mine) return { status: 'work', epic: e.id, spec: e.id, task: mine.id, reason: 'resume_in_progress' };
     const status = new Map(tasks.map((t) => [t.id, t.merged.status]));
     const ready = tasks
-      .filter((t) => t.merged.status === 'todo' && t.merged.depends_on.every((d) => !status.has(d) || status.get(d) === 'done'))
+      .filter((t) => t.merged.status === 'todo' && !skip.has(t.id) && t.merged.depends_on.every((d) => !status.has(d) || status.get(d) === 'done'))
       .sort((a, b) => (a.merged.priority ?? 999) - (b.merged.priority ?? 999) || taskNumber(a.id) - taskNumber(b.id));
     if (ready[0]) return { status: 'work', epic: e.id, spec: e.id, task: ready[0].id, reason: 'ready_task' };
   }
