@@ -7,8 +7,8 @@ import { blockedReasonFromMarkdown } from './flowNext/taskMarkdown';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
 import { openParseCache } from '../store/parseCache';
 import { readTextSync } from '../store/readJsonFile';
+import { relativeTo } from '../store/relativePath';
 import { loadWaveViews, waveJson } from '../waves/summary';
-import * as path from 'node:path';
 
 /** The raw sources of a folder, as read: what the plan graph, `status` and the operations are built from. */
 export interface SourceSet {
@@ -50,7 +50,7 @@ export function buildPlan(src: SourceSet): PlanSnapshot {
   const items: PlanItem[] = [];
   const problems = [...src.problems];
   const cycles: string[][] = [];
-  const rel = (p: string) => path.relative(src.folder, p).split(path.sep).join('/');
+  const rel = relativeTo(src.folder);
 
   if (src.flow) {
     const ws = src.flow;

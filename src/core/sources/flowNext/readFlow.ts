@@ -6,6 +6,7 @@ import {
 } from '../../model/flowNext';
 import { readJsonParsed, type ParseCache } from '../../store/parseCache';
 import { listDirSync } from '../../store/readJsonFile';
+import { relativeTo } from '../../store/relativePath';
 import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
 
 /** One epic / spec as read from `.flow/epics/*.json` (v0.x) or `.flow/specs/*.json` (v1+). */
@@ -77,7 +78,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
   const flowDir = path.join(folder, '.flow');
   if (!hasFlow(folder)) return undefined;
   const problems: FileProblem[] = [];
-  const rel = (p: string) => path.relative(folder, p).split(path.sep).join('/');
+  const rel = relativeTo(folder);
 
   let meta: FlowMeta | undefined;
   const metaFile = path.join(flowDir, 'meta.json');
