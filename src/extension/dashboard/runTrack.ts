@@ -63,13 +63,16 @@ export function taskCostsOf(v: RunView): TaskCost[] {
   }));
 }
 
-/** The gate rows of a view, one per tier (`id` = tier; the host opens its log by it). Pure. */
-export function gateRowsOf(v: RunView): GateRow[] {
-  return v.gates.map((g) => ({
-    id: g.tier, tier: g.tier, command: g.command, exitCode: g.running ? null : g.exitCode, passed: g.running ? null : g.passed,
-    durationMs: g.running ? null : g.durationMs, at: ms(g.at) ?? ms(v.lastEventAt) ?? 0, failingLines: g.failingLines.slice(0, 20), hasLog: !g.running && !!g.logPath,
-  }));
+/** The gate row of a view's gate tier (`id` given by the caller; the host opens its log by it). Pure. */
+export function gateRowOf(g: RunView['gates'][number], id: string, fallbackAt: number): GateRow {
+  return {
+    id, tier: g.tier, command: g.command, exitCode: g.running ? null : g.exitCode, passed: g.running ? null : g.passed,
+    durationMs: g.running ? null : g.durationMs, at: ms(g.at) ?? fallbackAt, failingLines: g.failingLines.slice(0, 20), hasLog: !g.running && !!g.logPath,
+  };
 }
+
+/** Most gate rows a track keeps (the oldest go first). */
+export const GATE_ROWS_KEPT = 200;
 
 /** Bounded FIFO: the newest `cap` items. */
 class Recent<T> {
@@ -100,6 +103,11 @@ export class RunTrack {
   private lastActivitySeq = 0;
   private tasks: TaskCost[] = [];
   private gates: GateRow[] = [];
+  /** Gate row id → its log (workspace-relative or absolute). */
+  private readonly gateLogs = new Map<string, string>();
+  private gateCount = 0;
+  /** Per tier: the row shown for its current or last run, and the result time (`at`) that row holds. */
+  private readonly gateByTier = new Map<string, { id: string; running: boolean; at: string | null }>();
 
   constructor(readonly folder: string, view: RunView, private opts: { startedHere: boolean; live: boolean }) {
     this.view = view;
@@ -122,7 +130,7 @@ export class RunTrack {
 
   /** The log file of gate row `id` (workspace-relative or absolute; the page only knows the id). */
   gateLogPath(id: string): string | undefined {
-    return this.view.gates.find((g) => g.tier === id)?.logPath ?? undefined;
+    return this.gateLogs.get(id);
   }
 
   /** The state a snapshot carries (without the run list, which the hub adds). */
@@ -139,12 +147,40 @@ export class RunTrack {
     this.header = header;
     const prevTasks = new Map(this.tasks.map((t) => [t.itemId, JSON.stringify(t)]));
     const prevGates = new Map(this.gates.map((g) => [g.id, JSON.stringify(g)]));
+    const prevGateRows = this.gates;
     const { points, lines } = this.take(view);
     for (const t of this.tasks) if (prevTasks.get(t.itemId) !== JSON.stringify(t)) ops.push({ op: 'task', task: t });
-    for (const g of this.gates) if (prevGates.get(g.id) !== JSON.stringify(g)) ops.push({ op: 'gate', gate: g });
+    for (const g of this.gates) if (prevGateRows !== this.gates && prevGates.get(g.id) !== JSON.stringify(g)) ops.push({ op: 'gate', gate: g });
     if (points.length) ops.push({ op: 'tokens', points });
     if (lines.length) ops.push({ op: 'log', lines, total: this.logCount });
     return ops;
+  }
+
+  /**
+   * The gate table: a view keeps the last result per tier, the page lists every gate run. A tier whose command
+   * starts, or whose result time changes, opens a new row; the result fills the open row of its tier.
+   */
+  private takeGates(view: RunView, at: number): void {
+    let rows = this.gates;
+    for (const g of view.gates) {
+      const cur = this.gateByTier.get(g.tier);
+      const same = cur && (g.running ? cur.running : (cur.running || cur.at === g.at));
+      if (same && !g.running && !cur.running && cur.at === g.at) continue;
+      if (same && g.running) continue;
+      const id = same ? cur.id : `g${++this.gateCount}`;
+      const row = gateRowOf(g, id, at);
+      rows = rows === this.gates ? rows.slice() : rows;
+      const i = rows.findIndex((r) => r.id === id);
+      if (i >= 0) rows[i] = row;
+      else rows.push(row);
+      if (!g.running && g.logPath) this.gateLogs.set(id, g.logPath);
+      this.gateByTier.set(g.tier, { id, running: g.running, at: g.at });
+    }
+    if (rows.length > GATE_ROWS_KEPT) {
+      for (const r of rows.slice(0, rows.length - GATE_ROWS_KEPT)) this.gateLogs.delete(r.id);
+      rows = rows.slice(rows.length - GATE_ROWS_KEPT);
+    }
+    this.gates = rows;
   }
 
   /** Takes a view in: new token points and activity lines. */
@@ -152,9 +188,9 @@ export class RunTrack {
     const prev = this.view;
     this.view = view;
     this.tasks = taskCostsOf(view);
-    this.gates = gateRowsOf(view);
-    const points: TokenPoint[] = [];
     const at = ms(view.lastEventAt) ?? Date.now();
+    this.takeGates(view, at);
+    const points: TokenPoint[] = [];
     for (const l of view.lanes) {
       if (!l.context || l.context.tokens <= 0 || l.iteration === null) continue;
       const before = prev.lanes.find((p) => p.lane === l.lane);

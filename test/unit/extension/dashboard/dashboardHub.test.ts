@@ -89,8 +89,17 @@ describe('the dashboard hub (on the run store)', () => {
     store.follow(t.dir, RUN);
     const s = h.state();
     assert.deepEqual(s.tasks.map((x) => [x.itemId, x.iterations, x.costUsd]), [['T1', 1, 0.25]]);
-    assert.deepEqual(s.gates.map((g) => [g.id, g.passed, g.hasLog]), [['basic', false, true]]);
-    assert.equal(h.shown?.gateLogPath('basic'), '.ralph/gates/1.log');
+    assert.deepEqual(s.gates.map((g) => [g.id, g.tier, g.passed, g.hasLog]), [['g1', 'basic', false, true]]);
+    assert.equal(h.shown?.gateLogPath('g1'), '.ralph/gates/1.log');
+    write(
+      { type: 'gateStarted', tier: 'basic', command: 'npm test' } as EngineEvent,
+    );
+    store.follow(t.dir, RUN);
+    assert.deepEqual(h.state().gates.map((g) => [g.id, g.passed]), [['g1', false], ['g2', null]], 'a second gate run opens a row');
+    write({ type: 'gateResult', tier: 'basic', command: 'npm test', exitCode: 0, passed: true, durationMs: 900, logPath: '.ralph/gates/2.log', failingLines: [] } as EngineEvent);
+    store.follow(t.dir, RUN);
+    assert.deepEqual(h.state().gates.map((g) => [g.id, g.passed]), [['g1', false], ['g2', true]], 'its result fills that row');
+    assert.equal(h.shown?.gateLogPath('g2'), '.ralph/gates/2.log');
     assert.deepEqual(s.log.map((l) => l.n), s.log.map((_l, i) => i + 1), 'log lines numbered without gaps');
     assert.ok(s.log.some((l) => l.kind === 'gate'));
   });
