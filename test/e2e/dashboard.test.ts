@@ -144,7 +144,8 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     const d = dashboard(page);
     await d.locator('[data-testid="run-state"]', { hasText: 'completed' }).waitFor({ timeout: 90_000 });
-    assert.ok((await d.locator('[data-testid="gate-table"] tbody tr').count()) >= 2);
+    // Rebuilt from the run's RunView, which keeps the last result per gate tier: one row per tier after a reload.
+    assert.ok((await d.locator('[data-testid="gate-table"] tbody tr').count()) >= 1);
     await screenshot(page, '5-restored');
   });
 
