@@ -109,7 +109,11 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const gauge = new StatusBarGauge(store);
   // Ralph: Status follows the store while it is open (at most every 2 s: it reads every task file).
   const statusRefresh = new Throttle(() => void reports.refresh(STATUS_DOC), 2000);
-  const dashboard = new DashboardHub(fileFolders, (f) => listRuns(f).runs, log);
+  const dashboard = new DashboardHub({
+    store, folders: fileFolders, listRuns: (f) => listRuns(f).runs, log,
+    readView: async (folder, runId, kind) => (await import('../core/control/runFollower')).readRunViewNow(folder, runId, { kind }),
+    answer: async (folder, text, opts) => (await import('../core/control/runControl')).answerQuestion(folder, text, opts),
+  });
   const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };
   context.subscriptions.push(
     log,
@@ -152,7 +156,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.revealInDashboard, (arg) => DashboardPanel.createOrShow(dashboardDeps).reveal(revealTarget((arg && typeof arg === 'object' && 'id' in arg ? plan.row(arg as { id: string }) : undefined) ?? arg))),
     registerDashboardSerializer(dashboardDeps),
     { dispose: () => DashboardPanel.instance?.dispose() },
-    runs.onEvent(({ folder, event }) => dashboard.engineEvent(folder, event)),
+    { dispose: () => dashboard.dispose() },
     registerCommand(CommandIds.openLog, async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined),
     new WorkspaceWatchers(log, (c) => {
       waves.onWorkspaceChange(c);

@@ -1,34 +1,48 @@
-import { createReadStream } from 'node:fs';
-import * as readline from 'node:readline';
-import type { EngineEvent } from '../../core/loop/events';
-import { runFilePaths } from '../../core/loop/runFiles';
+import type { RunView } from '../../core/control/runView';
 import type { DashboardState, RunChoice, UpdateOp } from '../../protocol/dashboard';
-import { RunFeed, type TimedEvent } from './runFeed';
+import type { StoreChange, StoreRun, StoreSnapshot } from '../runStore';
+import { RunTrack } from './runTrack';
 
 /** The runs the hub can list (injectable; the extension passes core's `listRuns`). */
 export type ListRuns = (folder: string) => { id: string; kind: string; state: string; active: boolean; startedAt?: string; currentItem?: { id: string } | null }[];
 
-/** Longest `events.jsonl` line read back, bytes; longer lines are skipped (never read an unbounded line). */
-const MAX_EVENT_LINE = 1024 * 1024;
+/** What the hub needs: the run store (live runs, whoever started them) and one-off reads of past runs. */
+export interface DashboardHubDeps {
+  /** The extension's `RunStore` (runStore.ts): its snapshot and change event. */
+  store: { snapshot(): StoreSnapshot; onDidChange(fn: (c: StoreChange) => void): { dispose(): void } };
+  /** The file workspace folders. */
+  folders(): string[];
+  /** Every run of a folder (core `listRuns`). */
+  listRuns: ListRuns;
+  /** The view of a run the store does not follow (a past run picked), read once (core `readRunViewNow`). */
+  readView(folder: string, runId: string, kind: RunView['kind']): Promise<RunView>;
+  /** Writes the answer to a run's waiting question (core `answerQuestion`, the path of `ralph answer`). */
+  answer(folder: string, text: string, opts: { runId: string; itemId?: string }): Promise<{ question: string; file: string }>;
+  log: { info(c: string, m: string): void; warn(c: string, m: string): void };
+}
 
 /**
- * What the dashboard shows, independent of any panel: a {@link RunFeed} per run this window followed (live runs
- * of this window's engine) or loaded (a past run picked, replayed from its `events.jsonl`), the run picked by the
- * person (`pinned`, null = follow the live or latest run) and the run list. Listeners get the updates of the shown
- * run, or `'snapshot'` when the shown run changed.
- * PROVISIONAL until the run follower (issue 9) and the store (issue 13) land: live runs come from this window's
- * engine events; runs started elsewhere are shown from their log, static.
+ * What the dashboard shows, independent of any panel. The shown run is the one the person picked (`pinned`), else
+ * the store's active run (the newest), else its latest run. Runs the store follows (every active run of the
+ * workspace, whoever started it: this window, `ralph run` in a terminal, a bot) are live: each store change turns
+ * into small updates through a {@link RunTrack}. A past run the store does not follow is read once and shown static.
+ * Listeners get the updates of the shown run, or `'snapshot'` when the shown run changed.
  */
 export class DashboardHub {
-  private readonly feeds = new Map<string, RunFeed>();
-  /** folder → id of this window's live run there. */
-  private readonly liveByFolder = new Map<string, string>();
   private pinned: string | null = null;
-  private shownId: string | null = null;
+  private track: RunTrack | undefined;
   private runList: RunChoice[] = [];
   private readonly listeners = new Set<(change: UpdateOp[] | 'snapshot') => void>();
+  private readonly sub: { dispose(): void };
 
-  constructor(private readonly folders: () => string[], private readonly listRuns: ListRuns, private readonly log: { warn(c: string, m: string): void }) {}
+  constructor(private readonly deps: DashboardHubDeps) {
+    this.sub = deps.store.onDidChange((c) => this.storeChanged(c));
+  }
+
+  dispose(): void {
+    this.sub.dispose();
+    this.listeners.clear();
+  }
 
   /** Subscribes to changes of the shown run; returns the unsubscribe. */
   onChange(fn: (change: UpdateOp[] | 'snapshot') => void): { dispose(): void } {
@@ -36,67 +50,92 @@ export class DashboardHub {
     return { dispose: () => this.listeners.delete(fn) };
   }
 
-  /** An event of this window's engine in `folder`. */
-  engineEvent(folder: string, event: EngineEvent): void {
-    let id = this.liveByFolder.get(folder);
-    if (event.type === 'runStarted') {
-      id = event.runId;
-      this.liveByFolder.set(folder, id);
-      this.feeds.set(id, new RunFeed(id, folder, { ownedByThisWindow: true, live: true }));
-      this.refreshRuns();
-      if (!this.pinned) this.show(id);
-    }
-    if (!id) return;
-    const feed = this.feeds.get(id);
-    if (!feed) return;
-    const ops = feed.apply({ ...event, at: Date.now() });
-    if (event.type === 'runEnded') {
-      this.liveByFolder.delete(folder);
-      ops.push(...feed.setOwnership(false, false));
-      this.refreshRuns();
-      ops.push({ op: 'runs', runs: this.runList, pinnedRunId: this.pinned });
-    }
-    if (id === this.shownId && ops.length) this.emit(ops);
-  }
-
   /** The run shown now, if any. */
-  get shown(): RunFeed | undefined {
-    return this.shownId ? this.feeds.get(this.shownId) : undefined;
+  get shown(): RunTrack | undefined {
+    return this.track;
   }
 
-  /** The live run of this window in `folder`, if any (its id). */
-  liveRun(folder: string): string | undefined {
-    return this.liveByFolder.get(folder);
-  }
-
-  /** Picks the run to show (null: this window's live run, else the latest). Loads a past run from its log. */
+  /** Picks the run to show (null: the active or latest run). Throws for a run that is not in the workspace. */
   async pick(runId: string | null): Promise<void> {
     this.refreshRuns();
     if (runId !== null && !this.runList.some((r) => r.runId === runId)) throw new Error(`no run ${runId} in this workspace`);
     this.pinned = runId;
-    const id = runId ?? [...this.liveByFolder.values()][0] ?? this.runList[this.runList.length - 1]?.runId ?? null;
-    if (id && !this.feeds.has(id)) await this.load(id);
-    this.show(id);
+    await this.reshow(true);
   }
 
-  /** Re-reads the run list; picks the latest run when nothing is shown yet. */
+  /** Re-reads the run list and the shown run. */
   async refresh(): Promise<void> {
-    if (!this.shownId) await this.pick(this.pinned);
-    else {
-      this.refreshRuns();
-      this.emit([{ op: 'runs', runs: this.runList, pinnedRunId: this.pinned }]);
-    }
+    this.refreshRuns();
+    await this.reshow(!this.track);
+    if (this.track) this.emit([{ op: 'runs', runs: this.runList, pinnedRunId: this.pinned }]);
   }
 
   /** The dashboard state (snapshot). */
   state(): DashboardState {
-    const feed = this.shown;
-    const base = feed?.state() ?? { run: null, tokens: [], tasks: [], gates: [], log: [], logTotal: 0 };
+    const base = this.track?.state() ?? { run: null, tokens: [], tasks: [], gates: [], log: [], logTotal: 0 };
     return { ...base, runs: this.runList, pinnedRunId: this.pinned };
   }
 
-  private show(id: string | null): void {
-    this.shownId = id;
+  /**
+   * Answers the question the shown run waits on (for `itemId`, or its only one) through core `answerQuestion`.
+   * Throws when `runId` is not the shown run or the run waits on no such question.
+   */
+  async answer(runId: string, itemId: string | null, text: string): Promise<void> {
+    const t = this.track;
+    if (!t || t.runId !== runId) throw new Error(`refused answer: run ${runId} is not the run shown`);
+    const open = t.runView.questions.filter((q) => itemId === null || q.item?.id === itemId);
+    if (!open.length) throw new Error(`run ${runId} has no waiting question${itemId ? ` for ${itemId}` : ''}`);
+    const r = await this.deps.answer(t.folder, text, { runId, ...(itemId ? { itemId } : {}) });
+    this.deps.log.info('dashboard', `answered question ${r.question} of run ${runId}: ${r.file}`);
+  }
+
+  private storeChanged(c: StoreChange): void {
+    if (c.kind !== 'run') this.refreshRuns();
+    const before = this.track;
+    void this.reshow(false).then(() => {
+      if (c.kind !== 'run' && this.track === before && this.track) this.emit([{ op: 'runs', runs: this.runList, pinnedRunId: this.pinned }]);
+    }, (err: unknown) => this.deps.log.warn('dashboard', String(err)));
+  }
+
+  /** The store's run to show: the pinned one, else the newest active, else the newest. */
+  private storeRun(s: StoreSnapshot): StoreRun | undefined {
+    const runs = s.runs.filter((r) => r.kind === 'ralph');
+    if (this.pinned) return runs.find((r) => r.runId === this.pinned);
+    return runs.find((r) => r.facts.active) ?? runs[0];
+  }
+
+  /** Updates the shown run from the store; a different run (or `force`) makes a new track and a snapshot. */
+  private async reshow(force: boolean): Promise<void> {
+    const sr = this.storeRun(this.deps.store.snapshot());
+    if (sr) {
+      const opts = { startedHere: sr.startedHere, live: true };
+      if (!force && this.track && this.track.runId === sr.runId && this.track.folder === sr.folder) {
+        const ops = this.track.update(sr.view, opts);
+        if (ops.length) this.emit(ops);
+        return;
+      }
+      this.track = new RunTrack(sr.folder, sr.view, opts);
+      this.emit('snapshot');
+      return;
+    }
+    const id = this.pinned ?? this.runList[this.runList.length - 1]?.runId ?? null;
+    const choice = id ? this.runList.find((r) => r.runId === id) : undefined;
+    if (!choice) {
+      if (this.track || force) {
+        this.track = undefined;
+        this.emit('snapshot');
+      }
+      return;
+    }
+    if (!force && this.track?.runId === choice.runId && this.track.folder === choice.folder && !this.track.run.live) return;
+    let view: RunView;
+    try {
+      view = await this.deps.readView(choice.folder, choice.runId, 'ralph');
+    } catch (err) {
+      this.deps.log.warn('dashboard', `could not read run ${choice.runId}: ${(err as Error).message}`);
+      return;
+    }
+    this.track = new RunTrack(choice.folder, view, { startedHere: false, live: false });
     this.emit('snapshot');
   }
 
@@ -105,48 +144,21 @@ export class DashboardHub {
   }
 
   private refreshRuns(): void {
+    const followed = new Map(this.deps.store.snapshot().runs.map((r) => [`${r.folder}#${r.runId}`, r]));
     const list: RunChoice[] = [];
-    for (const folder of this.folders()) {
+    for (const folder of this.deps.folders()) {
       let runs: ReturnType<ListRuns> = [];
       try {
-        runs = this.listRuns(folder);
+        runs = this.deps.listRuns(folder);
       } catch (err) {
-        this.log.warn('dashboard', `could not list the runs of ${folder}: ${(err as Error).message}`);
+        this.deps.log.warn('dashboard', `could not list the runs of ${folder}: ${(err as Error).message}`);
       }
       for (const r of runs) {
         if (r.kind !== 'ralph') continue;
-        const live = this.liveByFolder.get(folder) === r.id;
-        list.push({ runId: r.id, folder, label: `${r.id}${r.currentItem ? ` · ${r.currentItem.id}` : ''}`, state: live ? 'running' : r.state, active: r.active || live });
+        const f = followed.get(`${folder}#${r.id}`);
+        list.push({ runId: r.id, folder, label: `${r.id}${r.currentItem ? ` · ${r.currentItem.id}` : ''}`, state: f ? f.view.state : r.state, active: f ? f.facts.active : r.active });
       }
     }
-    for (const [folder, id] of this.liveByFolder) if (!list.some((r) => r.runId === id)) list.push({ runId: id, folder, label: id, state: 'running', active: true });
     this.runList = list.slice(-200);
-  }
-
-  /** Replays a past run's `events.jsonl` into a feed (streamed line by line; bad lines skipped). */
-  private async load(runId: string): Promise<void> {
-    const choice = this.runList.find((r) => r.runId === runId);
-    if (!choice) return;
-    const feed = new RunFeed(runId, choice.folder, { ownedByThisWindow: false, live: false });
-    const file = runFilePaths(choice.folder, runId).events;
-    let bad = 0;
-    try {
-      const rl = readline.createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
-      for await (const line of rl) {
-        if (!line.trim()) continue;
-        if (line.length > MAX_EVENT_LINE) { bad++; continue; }
-        try {
-          const e = JSON.parse(line) as TimedEvent;
-          if (e && typeof e === 'object' && typeof e.type === 'string') feed.apply(e);
-          else bad++;
-        } catch {
-          bad++;
-        }
-      }
-    } catch (err) {
-      this.log.warn('dashboard', `could not read ${file}: ${(err as Error).message}`);
-    }
-    if (bad) this.log.warn('dashboard', `${file}: skipped ${bad} line(s) that are not events`);
-    this.feeds.set(runId, feed);
   }
 }

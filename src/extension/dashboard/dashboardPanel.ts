@@ -105,7 +105,7 @@ export class DashboardPanel extends Disposable {
         if (!shown || r.runId !== shown.runId) throw new Error(`refused ${r.action}: run ${r.runId ?? '(none)'} is not the run shown`);
         log.info('dashboard', `${r.action} ${shown.runId} from the dashboard`);
         if (r.action === 'cancel') {
-          if (hub.liveRun(shown.folder) !== shown.runId) throw new Error('refused cancel: this window does not run that engine (use Stop)');
+          if (!shown.ownedByThisWindow) throw new Error('refused cancel: this window does not run that engine (use Stop)');
           runs.cancel(shown.folder);
           return;
         }
@@ -113,9 +113,8 @@ export class DashboardPanel extends Disposable {
         return;
       }
       case 'answer':
-        if (!shown || r.runId !== shown.runId) throw new Error(`refused answer: run ${r.runId} is not the run shown`);
-        // Questions and `ralph answer` come with the run log (issue 9); until then there is nothing to answer.
-        throw new Error('this run has no waiting question');
+        await hub.answer(r.runId, r.itemId, r.text);
+        return;
       case 'openGateLog': {
         const file = hub.shown?.gateLogPath(r.gateId);
         if (!file) throw new Error(`no log for gate ${r.gateId}`);

@@ -2,7 +2,7 @@ import {
   PROTOCOL_VERSION, parsePageMessage,
   type DashboardState, type HostMessage, type PageRequest, type UpdateOp,
 } from '../../protocol/dashboard';
-import { coalesceOps } from './runFeed';
+import { coalesceOps } from './runTrack';
 
 /** What the host does for a page request; errors thrown become an error reply (and a log line). */
 export interface DashboardActions {

@@ -1,66 +1,135 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { answerQuestion } from '../../../../src/core/control/runControl';
+import { readRunViewNow } from '../../../../src/core/control/runFollower';
+import { runLogLine, type EngineEvent } from '../../../../src/core/model/runEvent';
 import { DashboardHub } from '../../../../src/extension/dashboard/dashboardHub';
-import { runFilePaths } from '../../../../src/core/loop/runFiles';
-import type { UpdateOp } from '../../../../src/protocol/dashboard';
+import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
+import type { StoreChange, StoreRun, StoreSnapshot } from '../../../../src/extension/runStore';
+import { runFactsOf } from '../../../../src/extension/runFollowing';
+import type { HostMessage, UpdateOp } from '../../../../src/protocol/dashboard';
 import { makeTempFolder, type TempFolder } from '../../../support/tempFolder';
 
-describe('the dashboard hub', () => {
-  let tmp: TempFolder;
+const RUN = '20261201T090000Z-ab12';
+const AT = '2026-12-01T09:00:00.000Z';
+const HOST = os.hostname();
+const item = { source: 'checklist' as const, id: 'T1', title: 'Task one' };
+
+/** A fake store: the hub reads `snapshot()` and listens to `onDidChange`, as it does on the real RunStore. */
+class FakeStore {
+  snap: StoreSnapshot = { version: 0, folders: [], runs: [] };
+  private fns = new Set<(c: StoreChange) => void>();
+  snapshot(): StoreSnapshot { return this.snap; }
+  onDidChange(fn: (c: StoreChange) => void) { this.fns.add(fn); return { dispose: () => this.fns.delete(fn) }; }
+  /** The run's files changed: the store's follower re-read them (here: one read of the log) and fired. */
+  follow(folder: string, runId: string, startedHere = false): void {
+    const view = readRunViewNow(folder, runId, { isAlive: () => true, hostNames: [HOST] });
+    const run = { key: `${folder}#${runId}`, folder, folderName: 'ws', runId, kind: 'ralph', startedHere, view, facts: runFactsOf(view), seenAt: 0 } as unknown as StoreRun;
+    const known = this.snap.runs.some((r) => r.key === run.key);
+    this.snap = { ...this.snap, version: this.snap.version + 1, runs: [run, ...this.snap.runs.filter((r) => r.key !== run.key)] };
+    for (const fn of this.fns) fn(known ? { kind: 'run', keys: [run.key] } : { kind: 'runs', folder });
+  }
+}
+
+describe('the dashboard hub (on the run store)', () => {
+  let t: TempFolder;
+  let store: FakeStore;
+  const events: EngineEvent[] = [];
   const warnings: string[] = [];
-  const runs: { id: string; kind: string; state: string; active: boolean }[] = [];
-  const hub = () => new DashboardHub(() => [tmp.dir], () => runs, { warn: (_c, m) => warnings.push(m) });
   beforeEach(() => {
-    tmp = makeTempFolder('ralph-hub-');
-    runs.length = 0;
+    t = makeTempFolder('ralph-hub-');
+    store = new FakeStore();
+    events.length = 0;
     warnings.length = 0;
   });
-  afterEach(() => tmp.dispose());
+  afterEach(() => t.dispose());
 
-  const writeEvents = (id: string, lines: string[]) => tmp.write(path.relative(tmp.dir, runFilePaths(tmp.dir, id).events), lines.join('\n') + '\n');
-
-  it('shows the latest past run from its events.jsonl, static, skipping lines that are not events', async () => {
-    runs.push({ id: 'r1', kind: 'ralph', state: 'completed', active: false }, { id: 'r2', kind: 'ralph', state: 'completed', active: false }, { id: 'f1', kind: 'flow-next', state: 'completed', active: false });
-    writeEvents('r2', [
-      JSON.stringify({ at: '2026-12-01T10:00:00.000Z', type: 'runStarted', runId: 'r2', folder: tmp.dir, source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} }),
-      '{not json',
-      JSON.stringify({ at: '2026-12-01T10:00:05.000Z', type: 'runEnded', state: 'completed', reason: 'done', completionReason: 'DONE', exitCode: 0, iterations: 1, costUsd: 0.5, done: 1, total: 1 }),
-    ]);
-    const h = hub();
-    await h.refresh();
-    const s = h.state();
-    assert.deepEqual(s.runs.map((r) => r.runId), ['r1', 'r2'], 'flow-next runs have no events to show');
-    assert.equal(s.run?.runId, 'r2');
-    assert.equal(s.run?.state, 'completed');
-    assert.equal(s.run?.live, false);
-    assert.equal(s.run?.costUsd, 0.5);
-    assert.match(warnings.join('\n'), /skipped 1 line/);
+  /** A run started elsewhere (a terminal `ralph run`): its run.json and log, appended to as it goes. */
+  function write(...more: EngineEvent[]): void {
+    events.push(...more);
+    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'running', iteration: 1, currentItem: null }));
+    t.write(`.ralph/runs/${RUN}/events.jsonl`, events.map((e, i) => runLogLine(i + 1, AT, 0, e)).join(''));
+  }
+  const hub = () => new DashboardHub({
+    store, folders: () => [t.dir], log: { info: () => undefined, warn: (_c, m) => warnings.push(m) },
+    listRuns: () => (fs.existsSync(path.join(t.dir, '.ralph', 'runs', RUN)) ? [{ id: RUN, kind: 'ralph', state: 'running', active: true }] : []),
+    readView: async (folder, runId, kind) => readRunViewNow(folder, runId, { kind }),
+    answer: (folder, text, opts) => answerQuestion(folder, text, { ...opts, probe: { isAlive: () => true, hostNames: [HOST] } }),
   });
+  const answerFile = () => path.join(t.dir, '.ralph', 'runs', RUN, 'answers', 'q1.md');
 
-  it('picks a past run, and refuses one that is not in the workspace', async () => {
-    runs.push({ id: 'r1', kind: 'ralph', state: 'stopped', active: false });
-    writeEvents('r1', [JSON.stringify({ type: 'progress', done: 2, total: 4, text: '' })]);
-    const h = hub();
-    await h.pick('r1');
-    assert.equal(h.state().pinnedRunId, 'r1');
-    assert.deepEqual(h.state().run?.progress, { done: 2, total: 4 });
-    await assert.rejects(h.pick('../../etc'), /no run \.\.\/\.\.\/etc/);
-  });
-
-  it("follows this window's live run and sends its updates", async () => {
+  it('shows a run started elsewhere live: attempt k of N, context gauge, cost by item, gates, activity', async () => {
     const h = hub();
     const changes: (UpdateOp[] | 'snapshot')[] = [];
     h.onChange((c) => changes.push(c));
-    h.engineEvent(tmp.dir, { type: 'runStarted', runId: 'live1', folder: tmp.dir, source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} });
-    h.engineEvent(tmp.dir, { type: 'progress', done: 0, total: 2, text: '' });
+    write({ type: 'runStarted', runId: RUN, folder: t.dir, source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} } as EngineEvent);
+    store.follow(t.dir, RUN);
     assert.equal(changes[0], 'snapshot');
-    assert.equal(h.state().run?.runId, 'live1');
-    assert.equal(h.state().run?.ownedByThisWindow, true);
-    assert.equal(h.liveRun(tmp.dir), 'live1');
-    const ops = changes.slice(1).flatMap((c) => (c === 'snapshot' ? [] : c.map((o) => o.op)));
-    assert.ok(ops.includes('run') && ops.includes('log'), ops.join(','));
-    h.engineEvent(tmp.dir, { type: 'runEnded', state: 'completed', reason: 'done', completionReason: 'DONE', exitCode: 0, iterations: 1, costUsd: 0, done: 2, total: 2 });
-    assert.equal(h.liveRun(tmp.dir), undefined);
+    assert.equal(h.state().run?.runId, RUN);
+    assert.equal(h.state().run?.live, true);
     assert.equal(h.state().run?.ownedByThisWindow, false);
+    write(
+      { type: 'iterationStarted', iteration: 1, item, attempt: 2, maxAttempts: 5, attemptKind: 'fix', purpose: 'work' } as EngineEvent,
+      { type: 'tokens', iteration: 1, contextTokens: 90_000, contextWindow: 200_000, warnAt: 120_000, rotateAt: 160_000, totals: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.2 } as EngineEvent,
+    );
+    store.follow(t.dir, RUN);
+    const run = h.state().run!;
+    assert.equal(run.attempt, 2);
+    assert.equal(run.maxAttempts, 5);
+    assert.deepEqual(run.item, { id: 'T1', title: 'Task one' });
+    assert.deepEqual(run.context, { tokens: 90_000, window: 200_000, warnAt: 120_000, rotateAt: 160_000 });
+    const ops = changes.slice(1).flatMap((c) => (c === 'snapshot' ? ['SNAPSHOT'] : c.map((o) => o.op)));
+    assert.ok(!ops.includes('SNAPSHOT') && ops.includes('run') && ops.includes('tokens') && ops.includes('log'), ops.join(','));
+    write(
+      { type: 'iterationEnded', iteration: 1, ending: 'complete', detail: 'done', totals: { tokens: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.25 }, exitCode: 0 } as EngineEvent,
+      { type: 'gateResult', tier: 'basic', command: 'npm test', exitCode: 1, passed: false, durationMs: 1200, logPath: '.ralph/gates/1.log', failingLines: ['x failed'] } as EngineEvent,
+    );
+    store.follow(t.dir, RUN);
+    const s = h.state();
+    assert.deepEqual(s.tasks.map((x) => [x.itemId, x.iterations, x.costUsd]), [['T1', 1, 0.25]]);
+    assert.deepEqual(s.gates.map((g) => [g.id, g.tier, g.passed, g.hasLog]), [['g1', 'basic', false, true]]);
+    assert.equal(h.shown?.gateLogPath('g1'), '.ralph/gates/1.log');
+    write(
+      { type: 'gateStarted', tier: 'basic', command: 'npm test' } as EngineEvent,
+    );
+    store.follow(t.dir, RUN);
+    assert.deepEqual(h.state().gates.map((g) => [g.id, g.passed]), [['g1', false], ['g2', null]], 'a second gate run opens a row');
+    write({ type: 'gateResult', tier: 'basic', command: 'npm test', exitCode: 0, passed: true, durationMs: 900, logPath: '.ralph/gates/2.log', failingLines: [] } as EngineEvent);
+    store.follow(t.dir, RUN);
+    assert.deepEqual(h.state().gates.map((g) => [g.id, g.passed]), [['g1', false], ['g2', true]], 'its result fills that row');
+    assert.equal(h.shown?.gateLogPath('g2'), '.ralph/gates/2.log');
+    assert.deepEqual(s.log.map((l) => l.n), s.log.map((_l, i) => i + 1), 'log lines numbered without gaps');
+    assert.ok(s.log.some((l) => l.kind === 'gate'));
+  });
+
+  it('answers the waiting question through the page: the answer file is written', async () => {
+    const h = hub();
+    const posted: HostMessage[] = [];
+    const session = new DashboardSession({ post: (m) => { posted.push(m); return true; }, state: () => h.state(), actions: { handle: async (r) => { if (r.method === 'answer') await h.answer(r.runId, r.itemId, r.text); } }, log: { info: () => undefined, warn: (_c, m) => warnings.push(m) }, setTimer: () => 0, clearTimer: () => undefined });
+    write(
+      { type: 'runStarted', runId: RUN, folder: t.dir, source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} } as EngineEvent,
+      { type: 'question', id: 'q1', iteration: 1, item, text: 'Which database?', answerFile: answerFile() } as EngineEvent,
+    );
+    store.follow(t.dir, RUN);
+    assert.equal(h.state().run?.state, 'waiting');
+    assert.deepEqual(h.state().run?.question && { itemId: h.state().run!.question!.itemId, text: h.state().run!.question!.text }, { itemId: 'T1', text: 'Which database?' });
+    await session.receive({ type: 'ready', v: 1 });
+    await session.receive({ type: 'request', id: 7, request: { method: 'answer', runId: RUN, itemId: 'T1', text: 'SQLite' } });
+    assert.deepEqual(posted[posted.length - 1], { type: 'reply', id: 7, ok: true });
+    assert.equal(fs.readFileSync(answerFile(), 'utf8'), 'SQLite\n');
+    await session.receive({ type: 'request', id: 8, request: { method: 'answer', runId: 'other', itemId: null, text: 'x' } });
+    assert.match(JSON.stringify(posted[posted.length - 1]), /"ok":false.*not the run shown/);
+  });
+
+  it('shows a past run the store does not follow, static, and refuses a run not in the workspace', async () => {
+    write({ type: 'runStarted', runId: RUN, folder: t.dir, source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} } as EngineEvent, { type: 'progress', done: 2, total: 4, text: '' } as EngineEvent);
+    const h = hub();
+    await h.pick(RUN);
+    assert.equal(h.state().pinnedRunId, RUN);
+    assert.equal(h.state().run?.live, false);
+    assert.deepEqual(h.state().run?.progress, { done: 2, total: 4 });
+    await assert.rejects(h.pick('../../etc'), /no run \.\.\/\.\.\/etc/);
   });
 });
