@@ -26,7 +26,7 @@ describe('cli: ralph run on SIGHUP (issue 12)', function () {
     bin = shellStub('claude', `echo $$ > '${t.file('agent.pid')}'\nexec sleep 60`);
     t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude') }));
     t.write('RALPH_TASK.md', '- [ ] one\n');
-    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--trust'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => { out += String(d); });
     child.stderr.on('data', (d) => { out += String(d); });
@@ -59,7 +59,7 @@ describe('cli: ralph run watchdog (issue 12)', function () {
     bin = shellStub('claude', `echo $$ > '${t.file('agent.pid')}'\nexec sleep 60`);
     t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude'), timing: { betweenIterationsMs: 0, ...timing } }));
     t.write('RALPH_TASK.md', '- [ ] one\n');
-    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--max-iterations', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--max-iterations', '1', '--trust'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => { out += String(d); });
     child.stderr.on('data', (d) => { out += String(d); });

@@ -36,7 +36,8 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
   afterEach(() => ws.dispose());
 
   it('two callers with the same command share one run; a different command is busy (75)', async () => {
-    const cmd = 'echo run >> runs.txt; touch started; sleep 2; echo finished';
+    // The shared run lasts long enough that both later callers (separate node processes, slow on a loaded machine) arrive while it runs.
+    const cmd = 'echo run >> runs.txt; touch started; sleep 8; echo finished';
     const a = gate(ws, ['unit', '--', cmd]);
     await waitForFile(path.join(ws.dir, 'started'));
     const b = gate(ws, ['unit', '--', cmd]);

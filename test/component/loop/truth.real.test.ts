@@ -110,7 +110,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     try {
       const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-      const child = spawn(process.execPath, [cliPath, 'run', '--json'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [cliPath, 'run', '--json', '--trust'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       child.stdout.resume();
       child.stderr.resume();

@@ -60,7 +60,7 @@ export function registerGaugeSuite(): void {
       const timer = setInterval(sample, 50);
       let stdout = '';
       try {
-        child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '6'], {
+        child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '6', '--trust'], {
           env: {
             ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
           },
@@ -111,7 +111,7 @@ export function registerGaugeSuite(): void {
       });
       const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-question-home-'));
       let out = '';
-      child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4'], {
+      child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4', '--trust'], {
         env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
