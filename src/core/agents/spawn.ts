@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { endMarkedProcesses, endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
+import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
 import { type LedgerSignal, type LedgerSnapshot, TokenLedger } from '../stream/ledger';
@@ -151,6 +151,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   });
   const pid = child.pid;
   if (pid !== undefined) trackProcessGroup(pid);
+  trackMarker(ITERATION_MARKER, token);
   child.stdout?.on('data', (chunk: Buffer) => {
     opts.onStdout?.(chunk);
     stream.push(chunk);
@@ -170,6 +171,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       untrackProcessGroup(pid);
     }
     leftBehind = await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs);
+    untrackMarker(ITERATION_MARKER, token);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');

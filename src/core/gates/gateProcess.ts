@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { endMarkedProcesses, endProcessGroup, trackProcessGroup, untrackProcessGroup } from '../process/processGroup';
+import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 
 /**
  * One gate command in its own process group with a watchdog (seed-systems.md §3.10): `bash -c` detached,
@@ -56,6 +56,7 @@ export async function runInGroup(
     return { exitCode: EXIT_SPAWN_FAILED, timedOut: false, cancelled: false, pid, spawnError: r.shortMessage ?? r.message };
   }
   trackProcessGroup(pid);
+  trackMarker(GATE_MARKER, token);
   let timedOut = false;
   let cancelled = false;
   let ending: Promise<void> | undefined;
@@ -87,6 +88,7 @@ export async function runInGroup(
     clearTimeout(timer);
     o.signal?.removeEventListener('abort', onAbort);
     untrackProcessGroup(pid);
+    untrackMarker(GATE_MARKER, token);
   }
 }
 

@@ -73,20 +73,51 @@ export async function endProcessGroup(pgid: number, graceMs: number): Promise<vo
 
 /** Groups still running; SIGKILLed if this process exits first. */
 const liveGroups = new Set<number>();
+const liveMarkers = new Map<string, number>();
 let exitHookInstalled = false;
 
-/** Remembers a group to SIGKILL if this process exits while it runs; `untrackProcessGroup` when it ended. */
-export function trackProcessGroup(pgid: number): void {
-  liveGroups.add(pgid);
+function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once('exit', () => {
     for (const g of liveGroups) signalProcessGroup(g, 'SIGKILL');
+    // Processes that left the group (a tool's own shell group, `setsid`) still carry the marker: ended too, so an
+    // immediate exit (Ctrl-C twice, `process.exit`) leaves nothing running.
+    for (const needle of liveMarkers.keys()) {
+      const eq = needle.indexOf('=');
+      for (const pid of processesWithEnv(needle.slice(0, eq), needle.slice(eq + 1))) {
+        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    }
   });
+}
+
+/** Remembers a group to SIGKILL if this process exits while it runs; `untrackProcessGroup` when it ended. */
+export function trackProcessGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  installExitHook();
 }
 
 export function untrackProcessGroup(pgid: number): void {
   liveGroups.delete(pgid);
+}
+
+/**
+ * Remembers an environment marker (`name=value`, see {@link processesWithEnv}) whose processes are SIGKILLed if this
+ * process exits before `untrackMarker` (Linux `/proc`; elsewhere nothing is found). Counted: tracking the same
+ * marker twice needs two untracks.
+ */
+export function trackMarker(name: string, value: string): void {
+  const key = `${name}=${value}`;
+  liveMarkers.set(key, (liveMarkers.get(key) ?? 0) + 1);
+  installExitHook();
+}
+
+export function untrackMarker(name: string, value: string): void {
+  const key = `${name}=${value}`;
+  const n = (liveMarkers.get(key) ?? 0) - 1;
+  if (n > 0) liveMarkers.set(key, n);
+  else liveMarkers.delete(key);
 }
 
 /**
