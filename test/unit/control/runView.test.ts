@@ -129,7 +129,7 @@ describe('RunView tokens per item and several lanes', () => {
       want: [[['US-2', 1, 2, 0, 0, 0, 0.2], ['US-1', 1, 1, 0, 0, 0, 0.1], ['US-3', 1, 3, 0, 0, 0, 0.3]], [[2, 2, 'US-2'], [1, 1, 'US-1'], [3, 2, 'US-3']]],
     },
     { name: 'one lane at a gate, another working: each lane has its own activity', events: [started, [1, at(1, A)], [2, at(2, B)], [1, end(1, [0, 0, 0, 0], 0)], [1, { type: 'gateStarted', tier: 'basic', command: 'npm test' }]], expect: (v) => v.lanes.map((l) => [l.lane, l.activity]), want: [[1, 'gate'], [2, 'agent']] },
-    { name: 'the run\'s end makes every lane idle', events: [started, [1, at(1, A)], [2, at(2, B)], { type: 'runEnded', state: 'stopped', reason: 'STOP', completionReason: null, exitCode: 3, iterations: 2, costUsd: 0, done: 0, total: 3 }], expect: (v) => v.lanes.map((l) => l.activity), want: ['idle', 'idle'] },
+    { name: 'the run\'s end makes every lane idle', events: [started, [1, at(1, A)], [2, at(2, B)], { type: 'runEnded', state: 'stopped', reason: 'STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 2, costUsd: 0, done: 0, total: 3 }], expect: (v) => v.lanes.map((l) => l.activity), want: ['idle', 'idle'] },
   ];
   for (const t of table) {
     it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
