@@ -104,6 +104,9 @@ describe('the dashboard page in Chromium (fake host)', function () {
     const fill = await rows.nth(0).locator('.gauge-fill').evaluate((el) => el.getBoundingClientRect().width / el.parentElement!.getBoundingClientRect().width);
     assert.ok(Math.abs(fill - 0.7) < 0.03, `gauge fill ${fill}`);
     assert.match(await d.page.locator('[data-testid="task-table"] tbody tr[data-task="US-1"]').innerText(), /US-1\s+3\s+48k\s+9\.1k\s+1\.3M\s+\$1\.42/);
+    // One context line per lane in the chart (three lanes: three context series, then cost).
+    assert.equal(await d.page.locator('[data-testid="token-chart"] .u-legend .u-series').count(), 5);
+    await d.page.locator('.log-search').fill('');
     fs.mkdirSync(shots, { recursive: true });
     await d.page.screenshot({ path: path.join(shots, 'dashboard-lanes.png'), fullPage: true });
     // A numbered update replaces the lanes: lane 2 works again, lane 3 is idle, a fourth lane starts.

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { LaneRow } from '../../../src/protocol/dashboard';
+import { chartColumns, laneChartData } from '../../../webview/model/chartData';
 import { laneDisplayOf, lanesSummaryOf } from '../../../webview/model/lanes';
 import { initialPageState, reducePage } from '../../../webview/model/pageState';
 import { hostSamples, lanes } from '../../support/dashboardSamples';
@@ -32,6 +33,23 @@ describe('the page lanes', () => {
     assert.equal(lanesSummaryOf(lanes), '3 lanes: 1 working, 1 at a gate, 1 waiting');
     assert.equal(lanesSummaryOf([row({ activity: 'idle' })]), '1 lane: 1 idle');
     assert.equal(lanesSummaryOf([]), '0 lanes');
+  });
+
+  it('charts one context line per lane, null where a point is another lane\'s, one cost line', () => {
+    const pts = [
+      { iteration: 1, at: 1_000, contextTokens: 10, costUsd: 0.1, lane: 1 },
+      { iteration: 2, at: 2_000, contextTokens: 20, costUsd: 0.2, lane: 2 },
+      { iteration: 2, at: 2_000, contextTokens: 25, costUsd: 0.25, lane: 1 },
+      { iteration: 3, at: 3_000, contextTokens: 30, costUsd: 0.3, lane: 2 },
+    ];
+    assert.deepEqual(laneChartData(pts), { lanes: [1, 2], data: [[1, 2, 3], [10, 25, null], [null, 20, 30], [0.1, 0.25, 0.3]] });
+  });
+
+  it('charts the sequential run (lane 0, no lane field) exactly as before', () => {
+    const pts = [{ iteration: 1, at: 1_000, contextTokens: 10, costUsd: 0.1 }, { iteration: 1, at: 1_000, contextTokens: 12, costUsd: 0.1 }, { iteration: 2, at: 3_000, contextTokens: 5, costUsd: 0.3, rotated: true }];
+    const { lanes, data } = laneChartData(pts);
+    assert.deepEqual([lanes, data], [[0], chartColumns(pts)]);
+    assert.deepEqual(laneChartData([]), { lanes: [], data: [[], []] });
   });
 
   it('takes the lanes of a snapshot and replaces them with a lanes op', () => {
