@@ -3,7 +3,7 @@ import type { ControlAction, GateRow, HostMessage, LaneRow, PageRequest, RunHead
 import { enabledControls } from '../model/controls';
 import { filterFromState, type LogFilter } from '../model/filters';
 import { formatClock, formatDuration, formatTokens, formatUsd } from '../model/format';
-import { laneDisplayOf, lanesSummaryOf } from '../model/lanes';
+import { laneColorVar, laneDisplayOf, lanesSummaryOf } from '../model/lanes';
 import { LogBuffer } from '../model/logBuffer';
 import { initialPageState, reducePage, type PageState } from '../model/pageState';
 import { nextSort, sortTasks, TASK_SORT_KEYS, type TaskSort, type TaskSortKey } from '../model/tasks';
@@ -197,7 +197,7 @@ export class RalphDashboard extends LitElement {
       ${lanes.map((l) => {
         const x = laneDisplayOf(l);
         return html`<tr class="lane-row lane-${x.activity}" data-lane=${x.lane} data-item=${l.item?.id ?? ''}>
-          <td class="lane-no">#${x.lane}</td><td title=${x.item}>${x.item}</td><td>${x.attempt}</td><td>${x.iteration}</td>
+          <td class="lane-no"><span class="lane-swatch" title="its line in the chart" ${cssom('background-color', `var(${laneColorVar(x.lane)})`)}></span>#${x.lane}</td><td title=${x.item}>${x.item}</td><td>${x.attempt}</td><td>${x.iteration}</td>
           <td><div class="lane-context"><div class="gauge gauge-${x.level}" role="meter" aria-label="Context of lane ${x.lane}" aria-valuemin="0" aria-valuemax="100" aria-valuenow=${x.percent}
               ${cssom('--pct', `${x.percent}%`)}><div class="gauge-fill"></div>${x.level === 'none' ? nothing : html`<div class="gauge-line warn" ${cssom('left', `${x.warnPercent}%`)}></div><div class="gauge-line rotate" ${cssom('left', `${x.rotatePercent}%`)}></div>`}</div>
             <span class="gauge-text">${x.contextText}</span></div></td>

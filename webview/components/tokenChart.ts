@@ -3,6 +3,7 @@ import uPlot from 'uplot';
 import type { TokenPoint } from '../../src/protocol/dashboard';
 import { laneChartData, rotationMarks } from '../model/chartData';
 import { formatTokens, formatUsd } from '../model/format';
+import { LANE_COLOR_VARS, laneColorVar } from '../model/lanes';
 
 /** A `--vscode-*` colour from the page's theme (VS Code sets them on the document element). */
 function themeColor(name: string, fallbackVar = '--vscode-foreground'): string {
@@ -66,7 +67,6 @@ export class RalphTokenChart extends LitElement {
     const grid = themeColor('--vscode-editorWidget-border', '--vscode-panel-border');
     const { lanes, data } = laneChartData(this.points);
     this.laneKey = lanes.join(',');
-    const laneColors = ['--vscode-charts-blue', '--vscode-charts-purple', '--vscode-charts-orange', '--vscode-foreground'].map((v) => themeColor(v));
     const single = lanes.length <= 1 && (lanes[0] ?? 0) === 0;
     const costColor = themeColor('--vscode-charts-green');
     const warnColor = themeColor('--vscode-charts-yellow');
@@ -81,9 +81,9 @@ export class RalphTokenChart extends LitElement {
       scales: { x: { time: true }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] }, usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] } },
       series: [
         {},
-        ...(lanes.length ? lanes : [0]).map((lane, i): uPlot.Series => ({
-          label: single ? 'context' : `lane ${lane}`, scale: 'tokens', stroke: laneColors[i % laneColors.length], width: 1.5, spanGaps: true,
-          ...(i >= laneColors.length ? { dash: [2, 2] } : {}), value: (_u, v) => (v == null ? '–' : formatTokens(v)),
+        ...(lanes.length ? lanes : [0]).map((lane): uPlot.Series => ({
+          label: single ? 'context' : `lane ${lane}`, scale: 'tokens', stroke: themeColor(laneColorVar(lane)), width: 1.5, spanGaps: true,
+          ...(lane > LANE_COLOR_VARS.length ? { dash: [2, 2] } : {}), value: (_u, v) => (v == null ? '–' : formatTokens(v)),
         })),
         { label: 'cost', scale: 'usd', stroke: costColor, width: 1, dash: [4, 3], value: (_u, v) => (v == null ? '–' : formatUsd(v)) },
       ],

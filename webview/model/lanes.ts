@@ -52,3 +52,11 @@ export function lanesSummaryOf(lanes: readonly LaneRow[]): string {
     .map(([a, w]) => [n(a), w] as const).filter(([k]) => k > 0).map(([k, w]) => `${k} ${w}`);
   return `${lanes.length} lane${lanes.length === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }
+
+/** Theme colours of the lanes' lines in the chart, in turn; the lane table shows the same colour beside each lane. */
+export const LANE_COLOR_VARS = ['--vscode-charts-blue', '--vscode-charts-purple', '--vscode-charts-orange', '--vscode-foreground'] as const;
+
+/** The colour variable of a lane: lane 0 (the sequential run) and lane 1 blue, then purple, orange, foreground, in turn (green is the cost line's). Pure. */
+export function laneColorVar(lane: number): string {
+  return LANE_COLOR_VARS[Math.max(0, lane - 1) % LANE_COLOR_VARS.length]!;
+}

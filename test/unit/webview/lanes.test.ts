@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { LaneRow } from '../../../src/protocol/dashboard';
 import { chartColumns, laneChartData } from '../../../webview/model/chartData';
-import { laneDisplayOf, lanesSummaryOf } from '../../../webview/model/lanes';
+import { laneColorVar, laneDisplayOf, lanesSummaryOf } from '../../../webview/model/lanes';
 import { initialPageState, reducePage } from '../../../webview/model/pageState';
 import { hostSamples, lanes } from '../../support/dashboardSamples';
 
@@ -50,6 +50,10 @@ describe('the page lanes', () => {
     const { lanes, data } = laneChartData(pts);
     assert.deepEqual([lanes, data], [[0], chartColumns(pts)]);
     assert.deepEqual(laneChartData([]), { lanes: [], data: [[], []] });
+  });
+
+  it('gives each lane the colour of its chart line, never the cost line\'s green', () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map(laneColorVar), ['--vscode-charts-blue', '--vscode-charts-blue', '--vscode-charts-purple', '--vscode-charts-orange', '--vscode-foreground', '--vscode-charts-blue']);
   });
 
   it('takes the lanes of a snapshot and replaces them with a lanes op', () => {
