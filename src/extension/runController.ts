@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LoopEngine, RunResult } from '../core/loop/engine';
+import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
 import { ralphFile } from '../core/model/ralphPaths';
 import { openActivityLog } from './activityLog';
@@ -9,6 +9,7 @@ import { ensureContentTrusted } from './contentTrust';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
+import { parallelOfferOf, parallelPickItems, type ParallelChoice } from './startChoices';
 
 /** Arguments of **Ralph: Start** when called programmatically (tests, other extensions); the UI asks otherwise. */
 export interface StartArgs {
@@ -22,7 +23,17 @@ export interface StartArgs {
   noGates?: boolean;
   /** Begin with this task, story or box (`ralph run --item`; the tree's **Start Here**); with it, `source` defaults to the item's. */
   item?: string;
+  /**
+   * Run independent quantum stories at once in git worktrees (`ralph run --parallel`). Given (true or false), Start
+   * does not ask; absent, Start asks for a quantum.json run (startChoices.ts `parallelOfferOf`).
+   */
+  parallel?: boolean;
+  /** Most stories at once with `parallel` (`--max-parallel N`); default the settings' or configuration's, else 4. */
+  maxParallel?: number;
 }
+
+/** How Start makes an engine (tests give a fake one: a unit test must not spawn the agent). */
+export type EngineFactory = (options: EngineOptions) => LoopEngine;
 
 /** What the run store hears from Start (so the gauge spins at once and follows the run before its first event). */
 export interface StartHooks {
@@ -54,7 +65,7 @@ export class RunController extends Disposable {
   private readonly events = this._register(new vscode.EventEmitter<{ folder: string; event: EngineEvent }>());
   readonly onEvent = this.events.event;
 
-  constructor(private readonly log: Logger, private readonly hooks?: StartHooks) {
+  constructor(private readonly log: Logger, private readonly hooks?: StartHooks, private readonly createEngine?: EngineFactory) {
     super();
     this._register({ dispose: () => { for (const r of this.runs.values()) r.cancel.abort(); } });
   }
@@ -126,6 +137,16 @@ export class RunController extends Disposable {
       if (!pick) return undefined;
       source = pick.value;
     }
+    const offer = parallelOfferOf({
+      source, sourceKinds: sources.map((s) => s.kind), args,
+      setting: settings as Record<string, unknown>, configuredMaxParallel: (config as unknown as Record<string, unknown>).maxParallel,
+    });
+    let parallel: ParallelChoice | null = offer.ask ? null : offer.choice;
+    if (offer.ask) {
+      const pick = await vscode.window.showQuickPick(parallelPickItems(offer.maxParallel), { title: 'Ralph: Start — how should the stories run?' });
+      if (!pick) return undefined;
+      parallel = pick.choice;
+    }
     let agent = args.agent;
     if (!agent && settings.agent === undefined) {
       // Which binary each agent uses is the registry's to say (each adapter owns its config key).
@@ -140,7 +161,8 @@ export class RunController extends Disposable {
       }
     }
     const cancel = new AbortController();
-    const engine = new LoopEngine({ folder, config, source, agent, ...(args.item ? { item: args.item } : {}), noGates: args.noGates, signal: cancel.signal });
+    const options: EngineOptions = { folder, config, source, agent, ...(args.item ? { item: args.item } : {}), ...(parallel ?? {}), noGates: args.noGates, signal: cancel.signal };
+    const engine = this.createEngine ? this.createEngine(options) : new LoopEngine(options);
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),

@@ -8,7 +8,8 @@ import * as z from 'zod/mini';
  * Conversation (ideas: vscode-pull-request-github's `ready`, Roo-Code's sequence numbers, gitlens' typed protocol):
  *   page → host  `ready {v}`                   once the page listens (and again after a reload)
  *   host → page  `snapshot {seq, state}`       the whole dashboard state; `seq` restarts the numbering
- *   host → page  `update {seq, ops}`           small changes, `seq` = previous + 1
+ *   host → page  `update {seq, ops}`           small changes, `seq` = previous + 1 (`run` header, `lanes`, `tokens`,
+ *                                              `task`, `gate`, `log`, `runs`)
  *   page → host  `resync {lastSeq}`            when an update's seq is not the next one (a gap): the host answers
  *                                              with a fresh snapshot
  *   page → host  `request {id, request}`       a typed request (control, answer, open a log, pick a run)
@@ -19,7 +20,7 @@ import * as z from 'zod/mini';
  */
 
 /** Bumped when a message changes incompatibly; a page of another version is answered with an error reply. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** Most log lines a snapshot carries (the host's ring buffer); older lines stay in the log file. */
 export const SNAPSHOT_LOG_LINES = 2_000;
@@ -88,11 +89,43 @@ export const runHeaderSchema = z.strictObject({
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 
-/** One measurement of context for the chart: the iteration, when, context tokens, the run's cost so far (USD). */
-export const tokenPointSchema = z.strictObject({ iteration: count, at: epochMs, contextTokens: count, costUsd: nonNeg, rotated: z.optional(z.boolean()) });
+/** What a lane does now: between iterations, in its agent, at a gate, or waiting for an answer to its question. */
+export const LANE_ACTIVITIES = ['idle', 'agent', 'gate', 'waiting'] as const;
+export const laneActivitySchema = z.enum(LANE_ACTIVITIES);
+export type LaneActivity = z.infer<typeof laneActivitySchema>;
+
+/** Most lanes a state carries (a parallel run has `maxParallel` of them; far below this). */
+export const MAX_LANES = 256;
+
+/**
+ * One lane of the run (the sequential run has one, lane 0; a parallel run one per story at work): its item,
+ * "attempt k of N", its current iteration (run-wide numbering), its context now (tokens against the warn and
+ * rotate lines; zeros when unknown or between iterations), the current iteration's cost so far (USD), and how
+ * its last iteration ended (`complete`, `rotation`, …; null before the first).
+ */
+export const laneRowSchema = z.strictObject({
+  lane: count,
+  activity: laneActivitySchema,
+  /** `work`, `finalFix`, `review`; null before the lane's first iteration. */
+  purpose: z.nullable(z.string()),
+  item: z.nullable(itemRefSchema),
+  attempt: count,
+  maxAttempts: z.nullable(count),
+  iteration: z.nullable(count),
+  context: z.strictObject({ tokens: count, window: count, warnAt: count, rotateAt: count }),
+  costUsd: nonNeg,
+  lastEnding: z.nullable(z.string()),
+});
+export type LaneRow = z.infer<typeof laneRowSchema>;
+
+/** One measurement of context for the chart: the iteration, when, context tokens, the run's cost so far (USD), the lane (absent: 0). */
+export const tokenPointSchema = z.strictObject({ iteration: count, at: epochMs, contextTokens: count, costUsd: nonNeg, rotated: z.optional(z.boolean()), lane: z.optional(count) });
 export type TokenPoint = z.infer<typeof tokenPointSchema>;
 
-/** Tokens and cost of one task (work item) over all its iterations. */
+/**
+ * Tokens and cost of one task (work item) over all its iterations: tokens as the agent reports them (input,
+ * output, cache read, cache creation), cost in USD; an iteration still running counts with its figures so far.
+ */
 export const taskCostSchema = z.strictObject({
   itemId: z.string(),
   title: z.string(),
@@ -127,6 +160,8 @@ export type RunChoice = z.infer<typeof runChoiceSchema>;
 /** Everything the page shows. `run` is null when no run was ever recorded in the workspace. */
 export const dashboardStateSchema = z.strictObject({
   run: z.nullable(runHeaderSchema),
+  /** The run's lanes by lane number (empty before its first iteration, or with no run). */
+  lanes: z.array(laneRowSchema).check(z.maxLength(MAX_LANES)),
   tokens: z.array(tokenPointSchema).check(z.maxLength(SNAPSHOT_TOKEN_POINTS)),
   tasks: z.array(taskCostSchema),
   gates: z.array(gateRowSchema),
@@ -145,6 +180,8 @@ export type DashboardState = z.infer<typeof dashboardStateSchema>;
 /** One small change of the state. */
 export const updateOpSchema = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('run'), run: z.nullable(runHeaderSchema) }),
+  /** Every lane, replacing the page's list (lanes are few; one changed lane resends all). */
+  z.strictObject({ op: z.literal('lanes'), lanes: z.array(laneRowSchema).check(z.maxLength(MAX_LANES)) }),
   z.strictObject({ op: z.literal('tokens'), points: z.array(tokenPointSchema).check(z.minLength(1)) }),
   z.strictObject({ op: z.literal('task'), task: taskCostSchema }),
   z.strictObject({ op: z.literal('gate'), gate: gateRowSchema }),

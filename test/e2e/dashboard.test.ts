@@ -136,6 +136,9 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     assert.match(await d.locator('[data-testid="run-progress"]').innerText(), /3\/3 done/);
     const logText = (await d.locator('.log-row').allInnerTexts()).join('\n');
     assert.match(logText, /GATE/);
+    // Cost and tokens per task: the real CLI's usage reaches the table (input tokens per task, not zeros).
+    const inputs = await d.locator('[data-testid="task-table"] tbody tr td:nth-child(3)').allInnerTexts();
+    assert.ok(inputs.length >= 2 && inputs.every((t) => t.trim() !== '0'), `input tokens per task: ${inputs.join(', ')}`);
     await screenshot(page, '4-completed');
   });
 

@@ -14,6 +14,7 @@ import { registerGaugeSuite } from './suites/gauge';
 import { registerRunSuite } from './suites/run';
 import { registerTrustSuite } from './suites/trust';
 import { registerPlanTreeSuite } from './suites/planTree';
+import { registerStartPickSuite } from './suites/startPick';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -39,6 +40,7 @@ export async function run(): Promise<void> {
     registerRunSuite();
     registerGaugeSuite();
     registerPlanTreeSuite();
+    registerStartPickSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);

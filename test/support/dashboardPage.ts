@@ -65,7 +65,7 @@ export async function openDashboardPage(repo: string, opts: { browser?: Browser;
       '--vscode-foreground': '#cccccc', '--vscode-editor-background': '#1e1e1e', '--vscode-font-family': 'sans-serif', '--vscode-font-size': '13px',
       '--vscode-editor-font-family': 'monospace', '--vscode-editor-font-size': '12px', '--vscode-descriptionForeground': '#9d9d9d',
       '--vscode-charts-blue': '#3794ff', '--vscode-charts-green': '#89d185', '--vscode-charts-yellow': '#cca700', '--vscode-charts-red': '#f14c4c',
-      '--vscode-charts-purple': '#b180d7', '--vscode-button-background': '#0e639c', '--vscode-button-foreground': '#ffffff',
+      '--vscode-charts-purple': '#b180d7', '--vscode-charts-orange': '#d18616', '--vscode-button-background': '#0e639c', '--vscode-button-foreground': '#ffffff',
       '--vscode-button-secondaryBackground': '#3a3d41', '--vscode-button-secondaryForeground': '#ffffff', '--vscode-badge-background': '#4d4d4d',
       '--vscode-badge-foreground': '#ffffff', '--vscode-panel-border': '#444444', '--vscode-input-background': '#3c3c3c', '--vscode-input-foreground': '#cccccc',
       '--vscode-errorForeground': '#f48771', '--vscode-textLink-foreground': '#3794ff', '--vscode-focusBorder': '#007fd4',

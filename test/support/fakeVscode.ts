@@ -115,6 +115,10 @@ export const recorded = {
   messages: [] as { kind: 'info' | 'warning' | 'error'; message: string; options?: { modal?: boolean; detail?: string }; items: string[] }[],
   /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel; a function is called when the message shows). */
   answers: [] as (string | undefined | (() => string | undefined))[],
+  /** Every quick pick shown: its title and the labels of its items. */
+  quickPicks: [] as { title?: string; labels: string[] }[],
+  /** Answers the next quick picks return, in order: the first item whose label contains the text; undefined = Escape. */
+  pickAnswers: [] as (string | undefined)[],
 };
 
 function showMessage(kind: 'info' | 'warning' | 'error') {
@@ -140,6 +144,8 @@ export function resetFake(): void {
   recorded.statusBarItems.length = 0;
   recorded.messages.length = 0;
   recorded.answers.length = 0;
+  recorded.quickPicks.length = 0;
+  recorded.pickAnswers.length = 0;
   workspace.workspaceFolders = undefined;
   workspace.isTrusted = true;
 }
@@ -182,6 +188,13 @@ export const window = {
   showErrorMessage: showMessage('error'),
   showWarningMessage: showMessage('warning'),
   showInputBox: async () => undefined,
+  showQuickPick: async <T extends string | { label: string }>(items: readonly T[] | Thenable<readonly T[]>, options?: { title?: string }): Promise<T | undefined> => {
+    const list = await items;
+    const labelOf = (i: T) => (typeof i === 'string' ? i : i.label);
+    recorded.quickPicks.push({ title: options?.title, labels: list.map(labelOf) });
+    const answer = recorded.pickAnswers.shift();
+    return answer === undefined ? undefined : list.find((i) => labelOf(i).includes(answer));
+  },
   createStatusBarItem: (id: string, alignment = StatusBarAlignment.Left, priority?: number): FakeStatusBarItem => {
     let text = '';
     const item: FakeStatusBarItem = {

@@ -1,13 +1,14 @@
 import { html, LitElement, nothing } from 'lit';
-import type { ControlAction, GateRow, HostMessage, PageRequest, RunHeader } from '../../src/protocol/dashboard';
+import type { ControlAction, GateRow, HostMessage, LaneRow, PageRequest, RunHeader } from '../../src/protocol/dashboard';
 import { enabledControls } from '../model/controls';
 import { filterFromState, type LogFilter } from '../model/filters';
 import { formatClock, formatDuration, formatTokens, formatUsd } from '../model/format';
+import { laneColorVar, laneDisplayOf, lanesSummaryOf } from '../model/lanes';
 import { LogBuffer } from '../model/logBuffer';
 import { initialPageState, reducePage, type PageState } from '../model/pageState';
 import { nextSort, sortTasks, TASK_SORT_KEYS, type TaskSort, type TaskSortKey } from '../model/tasks';
 import { postToHost, vscodeApi } from '../vscodeApi';
-import type { RalphLog } from './logView';
+import { cssom, type RalphLog } from './logView';
 import type { RalphTokenChart } from './tokenChart';
 import './logView';
 import './tokenChart';
@@ -22,6 +23,13 @@ const CONTROLS: { action: ControlAction; label: string; icon: string; title: str
   { action: 'stop', label: 'Stop', icon: 'debug-stop', title: 'Stop after this iteration' },
   { action: 'cancel', label: 'Cancel', icon: 'close', title: "End this window's run now (the agent first)" },
 ];
+
+const LANE_ICONS: Record<LaneRow['activity'], string> = { idle: 'circle-outline', agent: 'loading codicon-modifier-spin', gate: 'beaker', waiting: 'comment-discussion' };
+
+/** A parallel run: more than one lane, or a lane other than the sequential run's lane 0. */
+function isParallel(lanes: readonly LaneRow[]): boolean {
+  return lanes.length > 1 || lanes.some((l) => l.lane !== 0);
+}
 
 const TASK_COLUMNS: Record<TaskSortKey, string> = { itemId: 'Task', iterations: 'Iterations', input: 'Input', output: 'Output', cacheRead: 'Cache read', costUsd: 'Cost' };
 
@@ -129,6 +137,7 @@ export class RalphDashboard extends LitElement {
     const run = d.run;
     return html`
       ${this.header(run)}
+      ${isParallel(d.lanes) ? this.laneTable(d.lanes) : nothing}
       ${this.error ? html`<div class="error-line" role="alert"><span class="codicon codicon-error"></span> ${this.error}</div>` : nothing}
       ${run?.question ? this.question(run) : nothing}
       <section class="panel tokens">
@@ -165,18 +174,37 @@ export class RalphDashboard extends LitElement {
       </div>
       ${run ? html`<dl class="facts">
         <div><dt>Source</dt><dd>${run.source || '—'}</dd></div>
-        <div><dt>Item</dt><dd data-testid="run-item">${run.item ? `${run.item.id} ${run.item.title}` : '—'}</dd></div>
-        <div><dt>Attempt</dt><dd>${run.attempt ? `${run.attempt}${run.maxAttempts ? ` of ${run.maxAttempts}` : ''}` : '—'}</dd></div>
+        ${isParallel(d.lanes) ? html`<div><dt>Lanes</dt><dd data-testid="run-lanes">${lanesSummaryOf(d.lanes)}</dd></div>`
+          : html`<div><dt>Item</dt><dd data-testid="run-item">${run.item ? `${run.item.id} ${run.item.title}` : '—'}</dd></div>`}
+        ${isParallel(d.lanes) ? nothing : html`<div><dt>Attempt</dt><dd>${run.attempt ? `${run.attempt}${run.maxAttempts ? ` of ${run.maxAttempts}` : ''}` : '—'}</dd></div>`}
         <div><dt>Iteration</dt><dd data-testid="run-iteration">${run.iteration}${run.maxIterations ? ` / ${run.maxIterations}` : ''}</dd></div>
         <div><dt>Elapsed</dt><dd>${elapsed === null ? '—' : formatDuration(elapsed)}</dd></div>
         <div><dt>Progress</dt><dd data-testid="run-progress">${run.progress.done}/${run.progress.total} done</dd></div>
-        <div><dt>Context</dt><dd>${formatTokens(run.context.tokens)}${run.context.window ? ` / ${formatTokens(run.context.window)} (${Math.round((100 * run.context.tokens) / run.context.window)}%)` : ''}</dd></div>
+        ${isParallel(d.lanes) ? nothing : html`<div><dt>Context</dt><dd>${formatTokens(run.context.tokens)}${run.context.window ? ` / ${formatTokens(run.context.window)} (${Math.round((100 * run.context.tokens) / run.context.window)}%)` : ''}</dd></div>`}
       </dl>` : html`<p class="empty">No Ralph run in this workspace yet. Start one to see its tokens, gates and log here.</p>`}
       <div class="controls" role="toolbar" aria-label="Run controls">
         ${CONTROLS.map((c) => html`<button class="control" data-action=${c.action} title=${c.title} ?disabled=${!enabled[c.action]}
           @click=${() => this.request({ method: 'control', action: c.action, runId: c.action === 'start' ? null : (run?.runId ?? null) })}><span class="codicon codicon-${c.icon}"></span> ${c.label}</button>`)}
       </div>
     </header>`;
+  }
+
+  /** One row per lane: number, item, attempt, iteration, context gauge (with the warn and rotate lines), state. */
+  private laneTable(lanes: readonly LaneRow[]): unknown {
+    return html`<section class="panel lanes" data-testid="lanes">
+      <h2><span class="codicon codicon-layers"></span> Lanes <span class="sub">${lanesSummaryOf(lanes)}</span></h2>
+      <table class="lanes" data-testid="lane-table"><thead><tr><th>Lane</th><th>Item</th><th>Attempt</th><th>Iteration</th><th>Context</th><th>Cost</th><th>State</th></tr></thead><tbody>
+      ${lanes.map((l) => {
+        const x = laneDisplayOf(l);
+        return html`<tr class="lane-row lane-${x.activity}" data-lane=${x.lane} data-item=${l.item?.id ?? ''}>
+          <td class="lane-no"><span class="lane-swatch" title="its line in the chart" ${cssom('background-color', `var(${laneColorVar(x.lane)})`)}></span>#${x.lane}</td><td title=${x.item}>${x.item}</td><td>${x.attempt}</td><td>${x.iteration}</td>
+          <td><div class="lane-context"><div class="gauge gauge-${x.level}" role="meter" aria-label="Context of lane ${x.lane}" aria-valuemin="0" aria-valuemax="100" aria-valuenow=${x.percent}
+              ${cssom('--pct', `${x.percent}%`)}><div class="gauge-fill"></div>${x.level === 'none' ? nothing : html`<div class="gauge-line warn" ${cssom('left', `${x.warnPercent}%`)}></div><div class="gauge-line rotate" ${cssom('left', `${x.rotatePercent}%`)}></div>`}</div>
+            <span class="gauge-text">${x.contextText}</span></div></td>
+          <td>${l.costUsd ? formatUsd(l.costUsd) : '—'}</td>
+          <td class="lane-state"><span class="codicon codicon-${LANE_ICONS[x.activity]}"></span> ${x.state}</td></tr>`;
+      })}
+      </tbody></table></section>`;
   }
 
   private question(run: RunHeader): unknown {

@@ -138,7 +138,7 @@ export class RalphLog extends LitElement {
  * Sets one style property through the CSSOM. Lit's styleMap writes a `style` attribute on first render, which the
  * page's CSP (no 'unsafe-inline' styles) blocks; CSSOM writes are allowed.
  */
-function cssom(prop: string, value: string): unknown {
+export function cssom(prop: string, value: string): unknown {
   return ref((el) => { if (el) (el as HTMLElement).style.setProperty(prop, value); });
 }
 

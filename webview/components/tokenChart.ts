@@ -1,8 +1,9 @@
 import { LitElement, html } from 'lit';
 import uPlot from 'uplot';
 import type { TokenPoint } from '../../src/protocol/dashboard';
-import { chartColumns, rotationMarks } from '../model/chartData';
+import { laneChartData, rotationMarks } from '../model/chartData';
 import { formatTokens, formatUsd } from '../model/format';
+import { LANE_COLOR_VARS, laneColorVar } from '../model/lanes';
 
 /** A `--vscode-*` colour from the page's theme (VS Code sets them on the document element). */
 function themeColor(name: string, fallbackVar = '--vscode-foreground'): string {
@@ -11,7 +12,7 @@ function themeColor(name: string, fallbackVar = '--vscode-foreground'): string {
 }
 
 /**
- * Context tokens per iteration over time (uPlot), against the warn and rotate lines, with a vertical marker where
+ * Context tokens per iteration over time (uPlot; one line per lane in a parallel run), against the warn and rotate lines, with a vertical marker where
  * an iteration began after a rotation, and the run's cumulative cost on a second axis. Colours come from the VS
  * Code theme's chart variables; the chart re-reads them when the theme changes.
  */
@@ -20,6 +21,8 @@ export class RalphTokenChart extends LitElement {
   warnAt = 0;
   rotateAt = 0;
   private plot: uPlot | undefined;
+  /** The lanes the chart has a series for (`1,2,3`); another set re-creates the chart. */
+  private laneKey = '';
   private resize: ResizeObserver | undefined;
   private themeObserver: MutationObserver | undefined;
 
@@ -51,7 +54,9 @@ export class RalphTokenChart extends LitElement {
 
   protected override updated(): void {
     if (!this.plot) return;
-    this.plot.setData(chartColumns(this.points));
+    const { lanes, data } = laneChartData(this.points);
+    if (lanes.join(',') !== this.laneKey) this.rebuild();
+    else this.plot.setData(data as uPlot.AlignedData);
   }
 
   private rebuild(): void {
@@ -60,7 +65,9 @@ export class RalphTokenChart extends LitElement {
     this.plot?.destroy();
     const fg = themeColor('--vscode-foreground');
     const grid = themeColor('--vscode-editorWidget-border', '--vscode-panel-border');
-    const ctxColor = themeColor('--vscode-charts-blue');
+    const { lanes, data } = laneChartData(this.points);
+    this.laneKey = lanes.join(',');
+    const single = lanes.length <= 1 && (lanes[0] ?? 0) === 0;
     const costColor = themeColor('--vscode-charts-green');
     const warnColor = themeColor('--vscode-charts-yellow');
     const rotateColor = themeColor('--vscode-charts-red');
@@ -74,7 +81,10 @@ export class RalphTokenChart extends LitElement {
       scales: { x: { time: true }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] }, usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] } },
       series: [
         {},
-        { label: 'context', scale: 'tokens', stroke: ctxColor, width: 1.5, value: (_u, v) => (v == null ? '–' : formatTokens(v)) },
+        ...(lanes.length ? lanes : [0]).map((lane): uPlot.Series => ({
+          label: single ? 'context' : `lane ${lane}`, scale: 'tokens', stroke: themeColor(laneColorVar(lane)), width: 1.5, spanGaps: true,
+          ...(lane > LANE_COLOR_VARS.length ? { dash: [2, 2] } : {}), value: (_u, v) => (v == null ? '–' : formatTokens(v)),
+        })),
         { label: 'cost', scale: 'usd', stroke: costColor, width: 1, dash: [4, 3], value: (_u, v) => (v == null ? '–' : formatUsd(v)) },
       ],
       axes: [
@@ -114,7 +124,7 @@ export class RalphTokenChart extends LitElement {
         }],
       },
     };
-    this.plot = new uPlot(opts, chartColumns(this.points), host);
+    this.plot = new uPlot(opts, (lanes.length ? data : [[], [], []]) as uPlot.AlignedData, host);
   }
 }
 

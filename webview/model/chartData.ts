@@ -27,3 +27,30 @@ export function chartColumns(points: readonly TokenPoint[]): ChartColumns {
 export function rotationMarks(points: readonly TokenPoint[]): number[] {
   return points.filter((p) => p.rotated).map((p) => p.at / 1000);
 }
+
+/**
+ * The chart's data with one context series per lane (a parallel run draws each lane's line; the sequential run has
+ * lane 0 only and gets exactly {@link chartColumns}' columns): `lanes` by number, `data` = [seconds, context of each
+ * lane in `lanes` order (null where a point is another lane's), cumulative cost]. Points at the same or an earlier
+ * second than the last row fill that row. Pure.
+ */
+export function laneChartData(points: readonly TokenPoint[]): { lanes: number[]; data: (number | null)[][] } {
+  const lanes = [...new Set(points.map((p) => p.lane ?? 0))].sort((a, b) => a - b);
+  const index = new Map(lanes.map((l, i) => [l, i]));
+  const xs: number[] = [];
+  const ctx: (number | null)[][] = lanes.map(() => []);
+  const cost: number[] = [];
+  for (const p of points) {
+    const x = p.at / 1000;
+    const i = index.get(p.lane ?? 0)!;
+    if (!xs.length || x > xs[xs.length - 1]!) {
+      xs.push(x);
+      for (const c of ctx) c.push(null);
+      cost.push(p.costUsd);
+    } else {
+      cost[cost.length - 1] = p.costUsd;
+    }
+    ctx[i]![xs.length - 1] = p.contextTokens;
+  }
+  return { lanes, data: [xs, ...ctx, cost] };
+}

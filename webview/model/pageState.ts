@@ -17,7 +17,7 @@ export type PageEffect =
   | { kind: 'reveal'; itemId: string | null };
 
 export function initialPageState(): PageState {
-  return { seq: null, awaitingSnapshot: false, data: { run: null, tokens: [], tasks: [], gates: [], logTotal: 0, runs: [], pinnedRunId: null } };
+  return { seq: null, awaitingSnapshot: false, data: { run: null, lanes: [], tokens: [], tasks: [], gates: [], logTotal: 0, runs: [], pinnedRunId: null } };
 }
 
 /**
@@ -51,6 +51,8 @@ function applyOp(d: PageState['data'], op: UpdateOp, effects: PageEffect[]): Pag
   switch (op.op) {
     case 'run':
       return { ...d, run: op.run };
+    case 'lanes':
+      return { ...d, lanes: op.lanes };
     case 'tokens': {
       const tokens = d.tokens.concat(op.points);
       return { ...d, tokens: tokens.length > SNAPSHOT_TOKEN_POINTS ? tokens.slice(tokens.length - SNAPSHOT_TOKEN_POINTS) : tokens };

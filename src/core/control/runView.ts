@@ -1,6 +1,6 @@
 import type { EngineEvent, RunLogEntry, UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
-import type { gateTierSchema, runEndStateSchema, workItemRefSchema } from '../model/runEvent';
+import type { gateTierSchema, runEndStateSchema, tokenCountsSchema, workItemRefSchema } from '../model/runEvent';
 
 /**
  * What anyone sees of one run, computed from its log by a pure reducer: `ralph status` (text, and `--json` under
@@ -19,6 +19,8 @@ import type { gateTierSchema, runEndStateSchema, workItemRefSchema } from '../mo
 export type RunItemRef = z.infer<typeof workItemRefSchema>;
 /** A gate tier: basic, full or final. */
 export type RunGateTier = z.infer<typeof gateTierSchema>;
+/** Token counts as the agent reports them: input, output, cache read, cache creation (tokens). */
+export type RunTokenCounts = z.infer<typeof tokenCountsSchema>;
 /** A terminal state of the engine (completed, failed, stalled, blocked, capReached, stopped, cancelled). */
 export type RunEndViewState = z.infer<typeof runEndStateSchema>;
 
@@ -88,6 +90,11 @@ export interface LaneView {
   context: ContextGauge | null;
   /** Cost of the current (or last) iteration so far, USD. */
   iterationCostUsd: number;
+  /**
+   * Tokens of the current (or last) iteration so far (its agent's totals from the last `tokens` event, then the
+   * iteration's totals from `iterationEnded`); null before the first figure of the iteration.
+   */
+  iterationTokens: RunTokenCounts | null;
   /** How the last iteration of the lane ended (`complete`, `natural`, `rotation`, `question`, …) and its detail. */
   lastEnding: { iteration: number; ending: string; detail: string } | null;
 }
@@ -129,11 +136,25 @@ export interface IterationCost {
   costUsd: number;
 }
 
+/**
+ * Spend of one item over every ended iteration at it: cost (USD), tokens (summed from each iteration's
+ * `iterationEnded.totals.tokens`) and how many iterations ended at it. An iteration still running is not in it
+ * (its lane's `iterationCostUsd` / `iterationTokens` are).
+ */
+export interface ItemCost {
+  /** `<source>:<id>`. */
+  key: string;
+  item: RunItemRef;
+  costUsd: number;
+  tokens: RunTokenCounts;
+  iterations: number;
+}
+
 /** Cost of the run, USD: in total, per item (every iteration at it) and per iteration (the last {@link ITERATION_COSTS_KEPT}). */
 export interface CostView {
   runUsd: number;
-  /** Per item, keyed `<source>:<id>`, in order of first cost. */
-  byItem: { key: string; item: RunItemRef; costUsd: number }[];
+  /** Per item, keyed `<source>:<id>`, in order of the first iteration that ended at it. */
+  byItem: ItemCost[];
   byIteration: IterationCost[];
 }
 
@@ -227,7 +248,7 @@ export function emptyRunView(runId: string, kind: RunView['kind'] = 'ralph'): Ru
 }
 
 function emptyLane(lane: number): LaneView {
-  return { lane, activity: 'idle', iteration: null, purpose: null, item: null, attempt: null, agentPid: null, context: null, iterationCostUsd: 0, lastEnding: null };
+  return { lane, activity: 'idle', iteration: null, purpose: null, item: null, attempt: null, agentPid: null, context: null, iterationCostUsd: 0, iterationTokens: null, lastEnding: null };
 }
 
 const pct = (n: number, of: number) => (of > 0 ? Math.floor((n * 1000) / of) / 10 : 0);
@@ -344,7 +365,7 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
     case 'iterationStarted':
       v.iteration = Math.max(v.iteration, e.iteration);
       v.lanes = setLane(v.lanes, lane, (l) => ({
-        ...l, activity: 'agent', iteration: e.iteration, purpose: e.purpose, item: e.item, agentPid: null, context: null, iterationCostUsd: 0,
+        ...l, activity: 'agent', iteration: e.iteration, purpose: e.purpose, item: e.item, agentPid: null, context: null, iterationCostUsd: 0, iterationTokens: null,
         attempt: e.purpose === 'work' ? { number: e.attempt, max: e.maxAttempts ?? null, kind: e.attemptKind, text: e.maxAttempts ? `${e.attempt} of ${e.maxAttempts}` : String(e.attempt) } : null,
       }));
       if (v.state === 'deferred' || v.state === 'starting' || v.state === 'waiting' || v.state === 'paused') v.state = 'running';
@@ -357,6 +378,7 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       v.lanes = setLane(v.lanes, lane, (l) => ({
         ...l,
         iterationCostUsd: e.costUsd ?? l.iterationCostUsd,
+        iterationTokens: e.totals,
         context: {
           tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt,
           percent: pct(e.contextTokens, e.contextWindow), warnPercent: pct(e.warnAt, e.contextWindow), rotatePercent: pct(e.rotateAt, e.contextWindow),
@@ -373,8 +395,8 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       const l0 = v.lanes.find((l) => l.lane === lane);
       const item = l0?.iteration === e.iteration ? l0.item : null;
       const usd = e.totals.costUsd;
-      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, activity: e.ending === 'question' ? 'waiting' : 'idle', agentPid: null, iterationCostUsd: usd, lastEnding: { iteration: e.iteration, ending: e.ending, detail: e.detail } }));
-      const byItem = item && usd ? addItemCost(v.cost.byItem, item, usd) : v.cost.byItem;
+      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, activity: e.ending === 'question' ? 'waiting' : 'idle', agentPid: null, iterationCostUsd: usd, iterationTokens: e.totals.tokens, lastEnding: { iteration: e.iteration, ending: e.ending, detail: e.detail } }));
+      const byItem = item ? addItemCost(v.cost.byItem, item, usd, e.totals.tokens) : v.cost.byItem;
       v.cost = { runUsd: v.cost.runUsd + usd, byItem, byIteration: pushKept(v.cost.byIteration, { iteration: e.iteration, lane, itemId: item?.id ?? null, costUsd: usd }, ITERATION_COSTS_KEPT) };
       break;
     }
@@ -448,12 +470,21 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
   return v;
 }
 
-function addItemCost(list: CostView['byItem'], item: RunItemRef, usd: number): CostView['byItem'] {
+/** Token counts `a + b`, field by field. Pure. */
+export function addTokenCounts(a: RunTokenCounts, b: RunTokenCounts): RunTokenCounts {
+  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheCreation: a.cacheCreation + b.cacheCreation };
+}
+
+/** No tokens. */
+export const NO_TOKENS: Readonly<RunTokenCounts> = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
+
+function addItemCost(list: CostView['byItem'], item: RunItemRef, usd: number, tokens: RunTokenCounts): CostView['byItem'] {
   const key = itemKey(item);
   const i = list.findIndex((x) => x.key === key);
-  if (i < 0) return [...list, { key, item, costUsd: usd }];
+  if (i < 0) return [...list, { key, item, costUsd: usd, tokens: addTokenCounts(NO_TOKENS, tokens), iterations: 1 }];
   const out = list.slice();
-  out[i] = { ...list[i]!, costUsd: list[i]!.costUsd + usd };
+  const c = list[i]!;
+  out[i] = { ...c, costUsd: c.costUsd + usd, tokens: addTokenCounts(c.tokens, tokens), iterations: c.iterations + 1 };
   return out;
 }
 

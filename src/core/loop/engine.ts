@@ -120,6 +120,13 @@ export interface EngineOptions {
    * item's source is used. Later items are the source's usual picks.
    */
   item?: string;
+  /**
+   * Run independent quantum stories at once, each on its own lane in its own git worktree (`ralph run --parallel`,
+   * **Ralph: Start**'s "in parallel" choice); default the configuration's. Only the quantum source runs in parallel.
+   */
+  parallel?: boolean;
+  /** Most lanes at once in a parallel run (`--max-parallel N`, a whole number ≥ 1); default the configuration's. */
+  maxParallel?: number;
 }
 
 /** What {@link LoopEngine.run} resolves with. */

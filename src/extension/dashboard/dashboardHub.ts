@@ -72,7 +72,7 @@ export class DashboardHub {
 
   /** The dashboard state (snapshot). */
   state(): DashboardState {
-    const base = this.track?.state() ?? { run: null, tokens: [], tasks: [], gates: [], log: [], logTotal: 0 };
+    const base = this.track?.state() ?? { run: null, lanes: [], tokens: [], tasks: [], gates: [], log: [], logTotal: 0 };
     return { ...base, runs: this.runList, pinnedRunId: this.pinned };
   }
 

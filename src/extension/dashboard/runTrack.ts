@@ -1,7 +1,7 @@
 import type { ActivityLine, LaneView, RunView, RunViewState } from '../../core/control/runView';
 import {
-  SNAPSHOT_LOG_LINES, SNAPSHOT_TOKEN_POINTS,
-  type DashboardState, type GateRow, type LogKind, type LogLine, type RunHeader, type RunState, type TaskCost, type TokenPoint, type UpdateOp,
+  MAX_LANES, SNAPSHOT_LOG_LINES, SNAPSHOT_TOKEN_POINTS,
+  type DashboardState, type GateRow, type LaneRow, type LogKind, type LogLine, type RunHeader, type RunState, type TaskCost, type TokenPoint, type UpdateOp,
 } from '../../protocol/dashboard';
 
 /** The dashboard state of a view state (the page knows fewer end states: stalled and blocked read as failed). */
@@ -47,7 +47,7 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
     startedAt: ms(v.startedAt), endedAt: ms(v.end?.at),
     progress: v.progress ?? { done: 0, total: 0 },
     context: c && !v.final ? { tokens: c.tokens, window: c.window, warnAt: c.warnAt, rotateAt: c.rotateAt } : { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
-    costUsd: Math.max(0, v.cost.runUsd + (lane?.activity === 'agent' ? lane.iterationCostUsd : 0)),
+    costUsd: liveCostOf(v),
     question: q ? { itemId: q.item?.id ?? null, text: q.text, askedAt: ms(q.askedAt) ?? 0 } : null,
     ownedByThisWindow: opts.startedHere && !v.final, live: opts.live && !v.final,
   };
@@ -55,12 +55,55 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
   return h;
 }
 
-/** Per-item cost rows of a view: cost by item (USD) and the iterations at it (of the kept iteration costs). Pure. */
+/** The run's cost now, USD: the ended iterations' plus what every lane's running agent has spent so far. Pure. */
+export function liveCostOf(v: RunView): number {
+  let usd = v.cost.runUsd;
+  for (const l of v.lanes) if (l.activity === 'agent') usd += l.iterationCostUsd;
+  return Math.max(0, usd);
+}
+
+const whole = (n: number) => Math.max(0, Math.round(n));
+
+/**
+ * The lane rows of a view, by lane number (at most {@link MAX_LANES}): item, attempt, iteration, context gauge
+ * (zeros when unknown or once the run is final), the running iteration's cost (0 unless its agent runs), how the
+ * last iteration ended. Pure.
+ */
+export function laneRowsOf(v: RunView): LaneRow[] {
+  return v.lanes.slice(0, MAX_LANES).map((l) => {
+    const c = !v.final && l.activity !== 'idle' ? l.context : null;
+    return {
+      lane: l.lane, activity: l.activity, purpose: l.purpose, item: l.item ? { id: l.item.id, title: l.item.title } : null,
+      attempt: l.attempt?.number ?? 0, maxAttempts: l.attempt?.max ?? null, iteration: l.iteration,
+      context: c ? { tokens: whole(c.tokens), window: whole(c.window), warnAt: whole(c.warnAt), rotateAt: whole(c.rotateAt) } : { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
+      costUsd: l.activity === 'agent' ? Math.max(0, l.iterationCostUsd) : 0, lastEnding: l.lastEnding?.ending ?? null,
+    };
+  });
+}
+
+/**
+ * Per-item rows of the cost table: every ended iteration's tokens (input, output, cache read, cache creation) and
+ * cost (USD) at the item, from the view's `cost.byItem`, plus the figures so far of an iteration running at it on
+ * any lane (so the row grows live; it is counted among the iterations once it ends). Pure.
+ */
 export function taskCostsOf(v: RunView): TaskCost[] {
-  return v.cost.byItem.map((c) => ({
-    itemId: c.item.id, title: c.item.title, iterations: v.cost.byIteration.filter((i) => i.itemId === c.item.id).length,
-    input: 0, output: 0, cacheRead: 0, cacheCreation: 0, costUsd: c.costUsd,
-  }));
+  const rows = new Map<string, TaskCost>();
+  for (const c of v.cost.byItem) {
+    rows.set(c.item.id, {
+      itemId: c.item.id, title: c.item.title, iterations: c.iterations,
+      input: c.tokens.input, output: c.tokens.output, cacheRead: c.tokens.cacheRead, cacheCreation: c.tokens.cacheCreation, costUsd: c.costUsd,
+    });
+  }
+  for (const l of v.lanes) {
+    if (l.activity !== 'agent' || !l.item || (!l.iterationTokens && !l.iterationCostUsd)) continue;
+    const t = l.iterationTokens;
+    const r = rows.get(l.item.id) ?? { itemId: l.item.id, title: l.item.title, iterations: 0, input: 0, output: 0, cacheRead: 0, cacheCreation: 0, costUsd: 0 };
+    rows.set(l.item.id, {
+      ...r, input: r.input + (t?.input ?? 0), output: r.output + (t?.output ?? 0), cacheRead: r.cacheRead + (t?.cacheRead ?? 0),
+      cacheCreation: r.cacheCreation + (t?.cacheCreation ?? 0), costUsd: r.costUsd + l.iterationCostUsd,
+    });
+  }
+  return [...rows.values()].map((r) => ({ ...r, input: whole(r.input), output: whole(r.output), cacheRead: whole(r.cacheRead), cacheCreation: whole(r.cacheCreation), costUsd: Math.max(0, r.costUsd) }));
 }
 
 /** The gate row of a view's gate tier (`id` given by the caller; the host opens its log by it). Pure. */
@@ -102,6 +145,7 @@ export class RunTrack {
   private logCount = 0;
   private lastActivitySeq = 0;
   private tasks: TaskCost[] = [];
+  private lanes: LaneRow[] = [];
   private gates: GateRow[] = [];
   /** Gate row id → its log (workspace-relative or absolute). */
   private readonly gateLogs = new Map<string, string>();
@@ -112,6 +156,7 @@ export class RunTrack {
   constructor(readonly folder: string, view: RunView, private opts: { startedHere: boolean; live: boolean }) {
     this.view = view;
     this.header = runHeaderOf(view, folder, opts);
+    this.lanes = laneRowsOf(view);
     this.take(view);
   }
 
@@ -135,7 +180,7 @@ export class RunTrack {
 
   /** The state a snapshot carries (without the run list, which the hub adds). */
   state(): Omit<DashboardState, 'runs' | 'pinnedRunId'> {
-    return { run: this.header, tokens: this.points.last(), tasks: this.tasks.slice(), gates: this.gates.slice(), log: this.log.last(), logTotal: this.logCount };
+    return { run: this.header, lanes: this.lanes.slice(), tokens: this.points.last(), tasks: this.tasks.slice(), gates: this.gates.slice(), log: this.log.last(), logTotal: this.logCount };
   }
 
   /** Applies a newer view (and whether the run is still followed / this window's); returns the ops for the page. */
@@ -145,6 +190,9 @@ export class RunTrack {
     const header = runHeaderOf(view, this.folder, opts);
     if (JSON.stringify(header) !== JSON.stringify(this.header)) ops.push({ op: 'run', run: header });
     this.header = header;
+    const lanes = laneRowsOf(view);
+    if (JSON.stringify(lanes) !== JSON.stringify(this.lanes)) ops.push({ op: 'lanes', lanes });
+    this.lanes = lanes;
     const prevTasks = new Map(this.tasks.map((t) => [t.itemId, JSON.stringify(t)]));
     const prevGates = new Map(this.gates.map((g) => [g.id, JSON.stringify(g)]));
     const prevGateRows = this.gates;
@@ -196,7 +244,8 @@ export class RunTrack {
       const before = prev.lanes.find((p) => p.lane === l.lane);
       const first = !this.points.items.length;
       if (!first && before?.iteration === l.iteration && before.context?.tokens === l.context.tokens) continue;
-      const point: TokenPoint = { iteration: l.iteration, at, contextTokens: l.context.tokens, costUsd: Math.max(0, view.cost.runUsd + (l.activity === 'agent' ? l.iterationCostUsd : 0)) };
+      const point: TokenPoint = { iteration: l.iteration, at, contextTokens: l.context.tokens, costUsd: liveCostOf(view) };
+      if (l.lane) point.lane = l.lane;
       if (before && before.iteration !== l.iteration && l.lastEnding?.ending === 'rotation') point.rotated = true;
       if (l.lastEnding?.ending === 'rotation' && l.lastEnding.iteration === l.iteration - 1 && before?.iteration !== l.iteration) point.rotated = true;
       points.push(point);
@@ -211,15 +260,16 @@ export class RunTrack {
 
 /**
  * Merges queued updates into fewer ops (the host batches what arrived within one flush): consecutive `log` ops
- * join, consecutive `tokens` ops join, and only the last `run` header and `runs` list of the batch are kept (at
+ * join, consecutive `tokens` ops join, and only the last `run` header, `lanes` list and `runs` list of the batch are kept (at
  * the place of the last one). Order among the others is kept.
  */
 export function coalesceOps(ops: readonly UpdateOp[]): UpdateOp[] {
   const lastRun = ops.map((o) => o.op).lastIndexOf('run');
   const lastRuns = ops.map((o) => o.op).lastIndexOf('runs');
+  const lastLanes = ops.map((o) => o.op).lastIndexOf('lanes');
   const out: UpdateOp[] = [];
   ops.forEach((op, i) => {
-    if ((op.op === 'run' && i !== lastRun) || (op.op === 'runs' && i !== lastRuns)) return;
+    if ((op.op === 'run' && i !== lastRun) || (op.op === 'runs' && i !== lastRuns) || (op.op === 'lanes' && i !== lastLanes)) return;
     const prev = out[out.length - 1];
     if (op.op === 'log' && prev?.op === 'log') out[out.length - 1] = { op: 'log', lines: [...prev.lines, ...op.lines], total: op.total };
     else if (op.op === 'tokens' && prev?.op === 'tokens') out[out.length - 1] = { op: 'tokens', points: [...prev.points, ...op.points] };

@@ -83,6 +83,47 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.equal(ui.filter.text, 'line 49995', 'the filter is kept with setState');
   });
 
+  it('draws one row per lane of a parallel run, live, with the context gauge of each lane and the tokens per task', async () => {
+    const now = Date.now();
+    const tasks = [
+      { itemId: 'US-1', title: 'Login form', iterations: 3, input: 48_200, output: 9_100, cacheRead: 1_250_000, cacheCreation: 61_000, costUsd: 1.42 },
+      { itemId: 'US-2', title: 'Signup API', iterations: 2, input: 21_000, output: 4_400, cacheRead: 610_000, cacheCreation: 30_500, costUsd: 0.66 },
+      { itemId: 'US-4', title: 'Password reset mail', iterations: 1, input: 7_300, output: 1_900, cacheRead: 150_000, cacheCreation: 12_000, costUsd: 0.21 },
+    ];
+    const tokens = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => ({ iteration: 1 + Math.floor(i / 2), at: now - 80_000 + i * 10_000, contextTokens: [20_000, 60_000, 35_000, 90_000, 40_000, 120_000, 52_000, 140_000][i]!, costUsd: 0.3 * (i + 1), lane: 1 + (i % 3) }));
+    await d.push([{ type: 'snapshot', v: PROTOCOL_VERSION, seq: 20, state: { ...state, run: { ...state.run!, question: null, source: 'quantum.json', iteration: 6, progress: { done: 2, total: 8 } }, tasks, tokens, log: lines(1, 40) } }]);
+    const rows = d.page.locator('[data-testid="lane-table"] tbody tr');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), 3);
+    assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-lane'))), ['1', '2', '3']);
+    assert.match(await rows.nth(0).innerText(), /#1\s+US-1 Login form\s+1 of 3\s+4\s+140k \/ 200k \(70%\)\s+\$0\.31\s+working/);
+    assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+2 of 3\s+5\s+—\s+—\s+at a gate/);
+    assert.match(await rows.nth(2).innerText(), /waiting for an answer/);
+    assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '3 lanes: 1 working, 1 at a gate, 1 waiting');
+    // The gauge's fill is drawn from --pct, set through the CSSOM (the CSP forbids style attributes).
+    const fill = await rows.nth(0).locator('.gauge-fill').evaluate((el) => el.getBoundingClientRect().width / el.parentElement!.getBoundingClientRect().width);
+    assert.ok(Math.abs(fill - 0.7) < 0.03, `gauge fill ${fill}`);
+    assert.match(await d.page.locator('[data-testid="task-table"] tbody tr[data-task="US-1"]').innerText(), /US-1\s+3\s+48k\s+9\.1k\s+1\.3M\s+\$1\.42/);
+    // One context line per lane in the chart (three lanes: three context series, then cost).
+    assert.equal(await d.page.locator('[data-testid="token-chart"] .u-legend .u-series').count(), 5);
+    await d.page.locator('.log-search').fill('');
+    fs.mkdirSync(shots, { recursive: true });
+    await d.page.screenshot({ path: path.join(shots, 'dashboard-lanes.png'), fullPage: true });
+    // A numbered update replaces the lanes: lane 2 works again, lane 3 is idle, a fourth lane starts.
+    await d.push([{ type: 'update', seq: 21, ops: [{ op: 'lanes', lanes: [
+      state.lanes[0]!,
+      { ...state.lanes[1]!, activity: 'agent', iteration: 7, context: { tokens: 30_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }, costUsd: 0.02 },
+      { ...state.lanes[2]!, activity: 'idle', context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 }, lastEnding: 'complete' },
+      { lane: 4, activity: 'agent', purpose: 'work', item: { id: 'US-5', title: 'Audit log' }, attempt: 1, maxAttempts: 3, iteration: 8, context: { tokens: 171_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }, costUsd: 0.5, lastEnding: null },
+    ] }] }]);
+    await d.page.locator('[data-testid="lane-table"] tbody tr[data-lane="4"]').waitFor();
+    assert.equal(await rows.count(), 4);
+    assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+2 of 3\s+7\s+30k \/ 200k \(15%\)/);
+    assert.match(await rows.nth(2).innerText(), /idle \(last: complete\)/);
+    assert.equal(await rows.nth(3).locator('.gauge.gauge-rotate').count(), 1);
+    assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '4 lanes: 3 working, 1 idle');
+  });
+
   it('runs no inline script and reports no CSP violation or page error', async () => {
     assert.deepEqual(d.problems, []);
     const inline = await d.page.evaluate(() => Array.from(document.scripts).filter((s) => !s.src).length);

@@ -98,3 +98,40 @@ describe('RunView reducer', () => {
     assert.equal(withFollowEnd(v, { kind: 'crashed', reason: 'x', at: null, exitCode: 1 }), v);
   });
 });
+
+describe('RunView tokens per item and several lanes', () => {
+  const A = { source: 'quantum' as const, id: 'US-1', title: 'Login' };
+  const B = { source: 'quantum' as const, id: 'US-2', title: 'Signup' };
+  const C = { source: 'quantum' as const, id: 'US-3', title: 'Reset' };
+  const at = (n: number, item: typeof A | null, purpose: 'work' | 'review' = 'work'): EngineEvent => ({ type: 'iterationStarted', iteration: n, item, attempt: 1, attemptKind: 'first', purpose, maxAttempts: 3 });
+  const tok = (n: number, ctx: number, t: [number, number, number, number], cost: number | null): EngineEvent => ({ type: 'tokens', iteration: n, contextTokens: ctx, contextWindow: 200_000, warnAt: 140_000, rotateAt: 160_000, totals: { input: t[0], output: t[1], cacheRead: t[2], cacheCreation: t[3] }, costUsd: cost });
+  const end = (n: number, t: [number, number, number, number], cost: number): EngineEvent => ({ type: 'iterationEnded', iteration: n, ending: 'natural', detail: 'd', totals: { tokens: { input: t[0], output: t[1], cacheRead: t[2], cacheCreation: t[3] }, costUsd: cost }, exitCode: 0 });
+  const items = (v: RunView) => v.cost.byItem.map((c) => [c.item.id, c.iterations, c.tokens.input, c.tokens.output, c.tokens.cacheRead, c.tokens.cacheCreation, c.costUsd]);
+
+  const table: { name: string; events: (EngineEvent | [number, EngineEvent])[]; expect: (v: RunView) => unknown; want: unknown }[] = [
+    { name: 'an ended iteration adds its tokens (input, output, cache read, cache creation) to its item', events: [started, at(1, A), end(1, [10, 20, 30, 40], 0.5)], expect: items, want: [['US-1', 1, 10, 20, 30, 40, 0.5]] },
+    { name: 'iterations at the same item add up, each counted once', events: [started, at(1, A), end(1, [10, 20, 30, 40], 0.5), at(2, A), end(2, [1, 2, 3, 4], 0.25)], expect: items, want: [['US-1', 2, 11, 22, 33, 44, 0.75]] },
+    { name: 'tokens events of a running iteration are not in the item (the lane has them)', events: [started, at(1, A), tok(1, 900, [5, 6, 7, 8], 0.1)], expect: (v) => [items(v), v.lanes[0]!.iterationTokens, v.lanes[0]!.iterationCostUsd], want: [[], { input: 5, output: 6, cacheRead: 7, cacheCreation: 8 }, 0.1] },
+    { name: 'an item whose iterations cost nothing (the agent reports no cost) still has its tokens', events: [started, at(1, A), end(1, [100, 200, 0, 0], 0)], expect: items, want: [['US-1', 1, 100, 200, 0, 0, 0]] },
+    { name: 'a review iteration (no item) counts for the run, not for an item', events: [started, at(1, null, 'review'), end(1, [1, 1, 1, 1], 1)], expect: (v) => [items(v), v.cost.runUsd], want: [[], 1] },
+    { name: 'a new iteration clears the lane\'s iteration tokens; iterationEnded sets them to the iteration\'s totals', events: [started, at(1, A), tok(1, 900, [5, 6, 7, 8], 0.1), end(1, [9, 9, 9, 9], 0.2)], expect: (v) => v.lanes[0]!.iterationTokens, want: { input: 9, output: 9, cacheRead: 9, cacheCreation: 9 } },
+    { name: 'after a new iteration starts the lane has no iteration tokens yet', events: [started, at(1, A), end(1, [9, 9, 9, 9], 0.2), at(2, A)], expect: (v) => v.lanes[0]!.iterationTokens, want: null },
+    {
+      name: 'three lanes at three items: one row per lane, each with its item, iteration, attempt and gauge',
+      events: [started, [1, at(1, A)], [2, at(2, B)], [3, at(3, C)], [2, tok(2, 40_000, [1, 1, 1, 1], 0.01)], [1, tok(1, 150_000, [1, 1, 1, 1], 0.02)]],
+      expect: (v) => v.lanes.map((l) => [l.lane, l.item?.id, l.iteration, l.attempt?.text, l.activity, l.context?.tokens ?? null, l.context?.level ?? null]),
+      want: [[1, 'US-1', 1, '1 of 3', 'agent', 150_000, 'warn'], [2, 'US-2', 2, '1 of 3', 'agent', 40_000, 'ok'], [3, 'US-3', 3, '1 of 3', 'agent', null, null]],
+    },
+    {
+      name: 'lanes ending in any order put tokens and cost on the right items',
+      events: [started, [1, at(1, A)], [2, at(2, B)], [2, end(2, [2, 0, 0, 0], 0.2)], [1, end(1, [1, 0, 0, 0], 0.1)], [2, at(3, C)], [2, end(3, [3, 0, 0, 0], 0.3)]],
+      expect: (v) => [items(v), v.cost.byIteration.map((i) => [i.iteration, i.lane, i.itemId])],
+      want: [[['US-2', 1, 2, 0, 0, 0, 0.2], ['US-1', 1, 1, 0, 0, 0, 0.1], ['US-3', 1, 3, 0, 0, 0, 0.3]], [[2, 2, 'US-2'], [1, 1, 'US-1'], [3, 2, 'US-3']]],
+    },
+    { name: 'one lane at a gate, another working: each lane has its own activity', events: [started, [1, at(1, A)], [2, at(2, B)], [1, end(1, [0, 0, 0, 0], 0)], [1, { type: 'gateStarted', tier: 'basic', command: 'npm test' }]], expect: (v) => v.lanes.map((l) => [l.lane, l.activity]), want: [[1, 'gate'], [2, 'agent']] },
+    { name: 'the run\'s end makes every lane idle', events: [started, [1, at(1, A)], [2, at(2, B)], { type: 'runEnded', state: 'stopped', reason: 'STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 2, costUsd: 0, done: 0, total: 3 }], expect: (v) => v.lanes.map((l) => l.activity), want: ['idle', 'idle'] },
+  ];
+  for (const t of table) {
+    it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
+  }
+});

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { MAX_ANSWER_CHARS, PROTOCOL_VERSION, SNAPSHOT_LOG_LINES, parseHostMessage, parsePageMessage } from '../../../src/protocol/dashboard';
-import { header, hostSamples, pageSamples, state } from '../../support/dashboardSamples';
+import { MAX_ANSWER_CHARS, MAX_LANES, PROTOCOL_VERSION, SNAPSHOT_LOG_LINES, parseHostMessage, parsePageMessage } from '../../../src/protocol/dashboard';
+import { header, hostSamples, lanes, pageSamples, state } from '../../support/dashboardSamples';
 
 describe('the dashboard protocol', () => {
   describe('round-trips', () => {
@@ -52,6 +52,13 @@ describe('the dashboard protocol', () => {
       ['a snapshot of another protocol version', { type: 'snapshot', v: PROTOCOL_VERSION + 1, seq: 1, state }],
       ['a snapshot with a log over the cap', { type: 'snapshot', v: PROTOCOL_VERSION, seq: 1, state: { ...state, log: Array.from({ length: SNAPSHOT_LOG_LINES + 1 }, (_, i) => ({ n: i + 1, at: 1, kind: 'loop', text: '' })) } }],
       ['a log line of an unknown kind', { type: 'update', seq: 1, ops: [{ op: 'log', lines: [{ n: 1, at: 1, kind: 'shell', text: 'x' }], total: 1 }] }],
+      ['a lane with a negative number', { type: 'update', seq: 1, ops: [{ op: 'lanes', lanes: [{ ...lanes[0]!, lane: -1 }] }] }],
+      ['a lane of an unknown activity', { type: 'update', seq: 1, ops: [{ op: 'lanes', lanes: [{ ...lanes[0]!, activity: 'mining' }] }] }],
+      ['a lane with an extra field', { type: 'update', seq: 1, ops: [{ op: 'lanes', lanes: [{ ...lanes[0]!, worktreePath: '/etc' }] }] }],
+      ['a lane with fractional tokens', { type: 'update', seq: 1, ops: [{ op: 'lanes', lanes: [{ ...lanes[0]!, context: { ...lanes[0]!.context, tokens: 1.5 } }] }] }],
+      [`more than ${MAX_LANES} lanes`, { type: 'snapshot', v: PROTOCOL_VERSION, seq: 1, state: { ...state, lanes: Array.from({ length: MAX_LANES + 1 }, (_, i) => ({ ...lanes[0]!, lane: i })) } }],
+      ['a snapshot without lanes (protocol 1)', { type: 'snapshot', v: PROTOCOL_VERSION, seq: 1, state: { ...state, lanes: undefined } }],
+      ['a token point of a negative lane', { type: 'update', seq: 1, ops: [{ op: 'tokens', points: [{ iteration: 1, at: 1, contextTokens: 1, costUsd: 0, lane: -2 }] }] }],
       ['a header with a negative cost', { type: 'update', seq: 1, ops: [{ op: 'run', run: { ...header, costUsd: -1 } }] }],
       ['a page message', pageSamples[0]],
     ];

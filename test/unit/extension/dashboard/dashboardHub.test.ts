@@ -9,7 +9,7 @@ import { DashboardHub } from '../../../../src/extension/dashboard/dashboardHub';
 import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
 import type { StoreChange, StoreRun, StoreSnapshot } from '../../../../src/extension/runStore';
 import { runFactsOf } from '../../../../src/extension/runFollowing';
-import type { HostMessage, UpdateOp } from '../../../../src/protocol/dashboard';
+import { PROTOCOL_VERSION, type HostMessage, type UpdateOp } from '../../../../src/protocol/dashboard';
 import { makeTempFolder, type TempFolder } from '../../../support/tempFolder';
 
 const RUN = '20261201T090000Z-ab12';
@@ -115,7 +115,7 @@ describe('the dashboard hub (on the run store)', () => {
     store.follow(t.dir, RUN);
     assert.equal(h.state().run?.state, 'waiting');
     assert.deepEqual(h.state().run?.question && { itemId: h.state().run!.question!.itemId, text: h.state().run!.question!.text }, { itemId: 'T1', text: 'Which database?' });
-    await session.receive({ type: 'ready', v: 1 });
+    await session.receive({ type: 'ready', v: PROTOCOL_VERSION });
     await session.receive({ type: 'request', id: 7, request: { method: 'answer', runId: RUN, itemId: 'T1', text: 'SQLite' } });
     assert.deepEqual(posted[posted.length - 1], { type: 'reply', id: 7, ok: true });
     assert.equal(fs.readFileSync(answerFile(), 'utf8'), 'SQLite\n');
