@@ -72,6 +72,8 @@ if (want('cli')) {
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
+// `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

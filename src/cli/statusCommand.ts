@@ -5,12 +5,14 @@ import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
 import { writeSnapshot, type FsRecording, type SnapshotKey } from '../core/store/snapshotCache';
 
-/** A status computed while the small entry records the paths it reads (src/cli/entry.ts), to store its answer. */
-export interface StatusRecording {
+/** A status or next answer computed while the small entry records the paths it reads (src/cli/entry.ts), to store it. */
+export interface SnapshotRecording {
   key: SnapshotKey;
   recording: FsRecording;
   /** The input the entry's lookup found changed, if any (examined first when storing). */
   changed?: string;
+  /** `next`: the actor the entry resolved (part of the key). */
+  actor?: string;
 }
 
 /** `ralph status [--json]`: task counts, progress, in-progress / blocked / last completed items, every run. Exit 0. */
@@ -29,7 +31,7 @@ export function registerStatusCommand(program: Command): void {
  * function of files alone: no runs and no waves (their state depends on live processes and the clock), the folder
  * the one the entry keyed it by, and no asynchronous read.
  */
-export function printStatus(folder: string, json: boolean, recorded?: StatusRecording): void {
+export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
   const snapshot = buildStatus(folder, { cached: true });
   const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
   const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';

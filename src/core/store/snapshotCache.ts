@@ -14,7 +14,7 @@ import { fnv1a } from './fnv';
  * the `fs` module (read, open, stat, lstat, exists, readdir, access, realpath, opendir, readlink) and notes every
  * path asked about, whether it exists or not (a path that did not exist is an input too: its creation must miss).
  * A directory that was listed is an input through its own mtime (entries added, removed or renamed change it). An
- * asynchronous `fs` call while recording taints the recording: nothing is stored.
+ * asynchronous `fs` call or a child process started while recording taints the recording: nothing is stored.
  *
  * Rules (the parse cache's, store/parseCache.ts):
  * - Outside the workspace, in `$XDG_CACHE_HOME/ralph/` (`<fnv(folder)>-<command>.snapshot.json`); paths under that
@@ -184,7 +184,7 @@ export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer
 export interface FsRecording {
   /** Absolute paths asked about, in first-seen order (paths under the ignored folders left out). */
   readonly paths: Set<string>;
-  /** Why the recording cannot be trusted (an asynchronous `fs` call), or `undefined`. */
+  /** Why the recording cannot be trusted (an asynchronous `fs` call, a child process), or `undefined`. */
   readonly tainted: string | undefined;
   /** Puts the original functions back. */
   stop(): void;
@@ -193,6 +193,8 @@ export interface FsRecording {
 const SYNC_READERS = ['readFileSync', 'openSync', 'statSync', 'lstatSync', 'existsSync', 'readdirSync', 'accessSync', 'realpathSync', 'opendirSync', 'readlinkSync'] as const;
 const ASYNC_READERS = ['readFile', 'open', 'stat', 'lstat', 'exists', 'readdir', 'access', 'realpath', 'opendir', 'readlink', 'createReadStream', 'watch', 'watchFile'] as const;
 const PROMISE_READERS = ['readFile', 'open', 'stat', 'lstat', 'readdir', 'access', 'realpath', 'opendir', 'readlink'] as const;
+/** A child process reads what no recording sees (git reads its config files): any of these taints the recording. */
+const CHILD_STARTERS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
 
 function pathOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') return path.resolve(arg);
@@ -243,6 +245,9 @@ export function recordFsReads(ignore: readonly string[] = []): FsRecording {
   }
   for (const name of ASYNC_READERS) wrap(mod, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `fs.${name}`; return orig.apply(this, a); });
   for (const name of PROMISE_READERS) wrap(promises, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `fs.promises.${name}`; return orig.apply(this, a); });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cp = require('node:child_process') as Record<string, unknown>;
+  for (const name of CHILD_STARTERS) wrap(cp, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `child_process.${name}`; return orig.apply(this, a); });
   return {
     paths,
     get tainted() { return tainted; },

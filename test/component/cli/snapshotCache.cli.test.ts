@@ -50,7 +50,21 @@ describe('cli: status snapshot cache', () => {
     const stored = fs.existsSync(entryOf(dir));
     assert.equal(clockFree(status(dir, true)), plainJson, `${what}: second call`);
     assert.equal(clockFree(status(dir, false)), plainText, `${what}: text`);
+    sameNext(dir, what);
     return stored;
+  }
+
+  /** `next` in both forms, cold and warm, equals the uncached answer (exit code and both streams). */
+  function sameNext(dir: string, what: string): void {
+    for (const args of [['next', '--json'], ['next']]) {
+      const answer = (extra: NodeJS.ProcessEnv = {}) => {
+        const r = runCli(dir, args, { ...env(), ...extra });
+        return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+      };
+      const plain = answer({ RALPH_CACHE: '0' });
+      assert.deepEqual(answer(), plain, `${what}: ${args.join(' ')} first call`);
+      assert.deepEqual(answer(), plain, `${what}: ${args.join(' ')} second call`);
+    }
   }
 
   function generated(ws: TempWorkspace, n: number): void {
@@ -104,6 +118,7 @@ describe('cli: status snapshot cache', () => {
       fs.utimesSync(file, st.atime, st.mtime);
       assert.equal(fs.statSync(file).size, st.size);
       assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: changed within the tick`);
+      sameNext(ws.dir, `${n}: changed within the tick`);
       // Another change, with an mtime an hour back (an editor or a checkout that sets times).
       fs.writeFileSync(file, flowJson({ id, epic: 'fn-1', title: 'Changed', status: 'blocked', depends_on: [], blocked_reason: 'why' }));
       fs.rmSync(path.join(ws.dir, '.git', 'flow-state', 'tasks', `${id}.state.json`), { force: true });
@@ -119,6 +134,7 @@ describe('cli: status snapshot cache', () => {
       assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: removed file`);
       ws.write('PROMPT.md', '- [ ] new source\n');
       assert.equal(status(ws.dir, false), uncached(ws.dir, false), `${n}: new source`);
+      sameNext(ws.dir, `${n}: new source`);
     }
   });
 
@@ -141,6 +157,19 @@ describe('cli: status snapshot cache', () => {
     ws.write('RALPH_TASK.md', '- [x] a\n- [x] b\n');
     assert.equal(status(ws.dir, true), uncached(ws.dir, true));
     assert.notEqual(uncached(ws.dir, true), plain);
+  });
+
+  it('next: the answer is keyed by the actor, and a planted answer shows a warm call is served', async () => {
+    const ws = folder('ralph-snap-next-');
+    generated(ws, 20);
+    await sleep(PAST_TICK_MS);
+    const first = runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'alice' }).stdout;
+    const file = snapshotFile(ws.dir, 'next-json', env());
+    const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(file, JSON.stringify({ ...entry, outputs: { out: 'PLANTED\n' } }));
+    assert.equal(runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'alice' }).stdout, 'PLANTED\n');
+    assert.equal(runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'bob' }).stdout, runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'bob', RALPH_CACHE: '0' }).stdout);
+    assert.ok(first.includes('"success": true'));
   });
 
   it('ignores a corrupt or foreign entry and rebuilds it; writes nothing into the workspace, nothing with RALPH_CACHE=0', async () => {
