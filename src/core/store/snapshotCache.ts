@@ -222,7 +222,8 @@ export function recordFsReads(ignore: readonly string[] = []): FsRecording {
     const orig = target[name];
     if (typeof orig !== 'function') return;
     const w = make(orig as (...a: unknown[]) => unknown);
-    for (const k of Object.keys(orig)) (w as unknown as Record<string, unknown>)[k] = (orig as unknown as Record<string, unknown>)[k];
+    // Own properties too (`realpathSync.native`, `exists[util.promisify.custom]`).
+    for (const k of Reflect.ownKeys(orig)) if (!(k in w) || typeof k === 'symbol' || k === 'native') (w as unknown as Record<string | symbol, unknown>)[k] = (orig as unknown as Record<string | symbol, unknown>)[k];
     saved.push([target, name, orig]);
     target[name] = w;
   };
