@@ -4,7 +4,7 @@ import { isWavesCheck, matchFastCommand } from './fastArgs';
 import { endQuietlyOnBrokenPipe } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
-import { resolveActor } from '../core/sources/actor';
+import type { resolveActor } from '../core/sources/actor';
 import { buildKey, readSnapshot, recordFsReads, snapshotEnvKey, snapshotsEnabled, type SnapshotKey } from '../core/store/snapshotCache';
 import type { runFast } from './readEntry';
 
@@ -35,7 +35,9 @@ async function entry(argv: string[]): Promise<void> {
   if (folder !== undefined) {
     // `next` answers for an actor (FLOW_ACTOR, else git's user.email / user.name: a child process whose reads are
     // not recorded), so the actor is part of its key and handed down; the answer is stored per output form.
-    if (fast.command === 'next') actor = resolveActor(folder);
+    // Required here: `child_process` (and what it loads) costs a status hit a few ms.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    if (fast.command === 'next') actor = (require('../core/sources/actor') as { resolveActor: typeof resolveActor }).resolveActor(folder);
     const command = fast.command === 'status' ? 'status' : fast.json ? 'next-json' : 'next-text';
     key = { folder, command, build: buildKey([__filename, readBundle]), env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : '') };
     const found = readSnapshot(key);

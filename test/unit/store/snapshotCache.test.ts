@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readSnapshot, recordFsReads, snapshotEnvKey, snapshotFile, writeSnapshot, type SnapshotKey } from '../../../src/core/store/snapshotCache';
@@ -51,7 +52,7 @@ describe('snapshot cache', () => {
     try {
       // The unit tier refuses child processes; the recorder notes the attempt before the call goes through.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      assert.throws(() => (require('node:child_process') as typeof import('node:child_process')).spawnSync('git'));
+      assert.throws(() => (require('node:child_process') as typeof ChildProcess).spawnSync('git'));
       assert.equal(rec2.tainted, 'child_process.spawnSync');
     } finally {
       rec2.stop();
