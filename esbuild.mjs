@@ -1,6 +1,7 @@
 // Bundles every entry point of Ralph Loop with esbuild.
 //   dist/extension.js           the VS Code extension (cjs, `vscode` external)
-//   dist/cli.js                 the `ralph` CLI (node, shebang): status / next, else dist/cli-main.js (the full program)
+//   dist/cli.js                 the `ralph` CLI (node, shebang): status from the snapshot cache, else dist/cli-read.js
+//                               (status / next) or dist/cli-main.js (the full program)
 //   dist/webview/*              the dashboard page (browser iife + css)
 //   dist/test/{unit,component,stress,corpus}/**  mocha tiers on plain Node (`vscode` is the fake in test/support)
 //   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
@@ -66,9 +67,13 @@ if (want('cli')) {
   configs.push({ ...nodeCommon, entryPoints: ['src/hook/client.ts'], outfile: 'dist/guard-hook.js', sourcemap: false, banner: {} });
   configs.push({ ...nodeCommon, entryPoints: ['src/hook/inProcess.ts'], outfile: 'dist/guard.js' });
 }
-// dist/cli.js is the small entry (status and next without commander); it loads dist/cli-main.js for the rest.
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${importMetaShim}` } });
+// dist/cli.js is the tiny entry (status from the snapshot cache); it loads dist/cli-read.js for status and next
+// (no commander) and dist/cli-main.js for the rest.
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
+// `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

@@ -3,9 +3,10 @@
  * `node -e 0` measured in the same run (medians). One JSON object per line: {"name","value","unit",…}.
  *  - node_start: `node -e 0`.
  *  - status_json_warm / _one_changed / _no_cache: `ralph status --json` on 5,000 flow-next tasks + 5,000 quantum
- *    stories: nothing changed since the last call (parse cache warm); one task file rewritten before each call;
+ *    stories: nothing changed since the last call (the answer cache serves it: a `stat` per input); one task file
+ *    rewritten before each call (within the racy tick, so the answer is computed again over the warm parse cache);
  *    `RALPH_CACHE=0`. Targets ≤ 2×, ≤ 2×, ≤ 3× node_start.
- *  - next_json_warm: `ralph next --json` on the same plan; reset_cascade: `ralph task reset fn-7.1 --cascade` (49
+ *  - next_json_warm: `ralph next --json` on the same plan, nothing changed (answer cache); reset_cascade: `ralph task reset fn-7.1 --cascade` (49
  *    dependents in its epic) on the same plan. Target ≤ 2.5×.
  *  - status_json_peak_rss_<n>: peak RSS (MB) of `status --json` at n = 1,000, 5,000, 10,000 and 20,000 (n flow
  *    tasks and n stories: 2n items), warm and without cache; status_json_rss_growth: n = 20,000 over n = 1,000.

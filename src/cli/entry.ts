@@ -1,33 +1,71 @@
+import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { matchFastCommand } from './fastArgs';
-import { resolveFolderFrom } from './folder';
-import { endQuietlyOnBrokenPipe, reportFailure } from './jsonResult';
-import { printNext } from './nextCommand';
-import { printStatus } from './statusCommand';
+import { isWavesCheck, matchFastCommand } from './fastArgs';
+import { endQuietlyOnBrokenPipe } from './brokenPipe';
+import { workspaceRoot } from '../core/store/workspaceRoot';
+import { cacheDir } from '../core/store/cacheDir';
+import type { resolveActor } from '../core/sources/actor';
+import { buildKey, readSnapshot, recordFsReads, snapshotEnvKey, snapshotsEnabled, type SnapshotKey } from '../core/store/snapshotCache';
+import type { runFast } from './readEntry';
 
 /**
- * dist/cli.js, the `ralph` entry. The commands bots poll (`status`, `next`, see {@link matchFastCommand}) run here,
- * from a bundle without commander, the loop engine, the agents and the process libraries; every other command line
- * loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
- * exit codes either way (test/component/cli/botParity.test.ts).
+ * dist/cli.js, the `ralph` entry, kept tiny (no schemas, no readers): `ralph [-C dir] status|next [--json]` is
+ * answered here from the snapshot cache (core/store/snapshotCache.ts) when nothing it read has changed; otherwise the
+ * commands bots poll (`status`, `next`, see {@link matchFastCommand}) load dist/cli-read.js (src/cli/readEntry.ts,
+ * no commander, engine or agents), which records what status reads and stores the answer; `waves check` loads
+ * dist/cli-waves.js (src/cli/wavesMain.ts, that command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
+ * exit codes every way (test/component/cli/botParity.test.ts, test/component/cli/snapshotCache.test.ts).
  */
 async function entry(argv: string[]): Promise<void> {
   const fast = matchFastCommand(argv.slice(2));
   if (!fast) {
-    // A runtime path, so esbuild keeps the full program in its own file, loaded only here.
+    // Runtime paths, so esbuild keeps each program in its own file, loaded only here. `waves check` (issue 18's
+    // bench) has a program of its own; everything else the full one.
+    const program = isWavesCheck(argv.slice(2)) ? 'cli-waves.js' : 'cli-main.js';
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const full = require(path.join(__dirname, 'cli-main.js')) as { main: (argv: string[]) => Promise<void> };
+    const full = require(path.join(__dirname, program)) as { main: (argv: string[]) => Promise<void> };
     await full.main(argv);
     return;
   }
-  endQuietlyOnBrokenPipe();
-  try {
-    const folder = resolveFolderFrom(fast.cwd, fast.json);
-    if (fast.command === 'status') printStatus(folder, fast.json);
-    else await printNext(folder, { json: fast.json });
-  } catch (err) {
-    reportFailure(err);
+  const readBundle = path.join(__dirname, 'cli-read.js');
+  let key: SnapshotKey | undefined;
+  let changed: string | undefined;
+  let actor: string | undefined;
+  const folder = snapshotsEnabled() ? quickFolder(fast.cwd) : undefined;
+  if (folder !== undefined) {
+    // `next` answers for an actor (FLOW_ACTOR, else git's user.email / user.name: a child process whose reads are
+    // not recorded), so the actor is part of its key and handed down; the answer is stored per output form.
+    // Required here: `child_process` (and what it loads) costs a status hit a few ms.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    if (fast.command === 'next') actor = (require('../core/sources/actor') as { resolveActor: typeof resolveActor }).resolveActor(folder);
+    const command = fast.command === 'status' ? 'status' : fast.json ? 'next-json' : 'next-text';
+    key = { folder, command, build: buildKey([__filename, readBundle]), env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : '') };
+    const found = readSnapshot(key);
+    const out = found.answer?.outputs[fast.command === 'next' ? 'out' : fast.json ? 'json' : 'text'];
+    if (found.answer && out !== undefined) {
+      endQuietlyOnBrokenPipe();
+      process.stdout.write(out);
+      process.exitCode = found.answer.exitCode;
+      return;
+    }
+    changed = found.changed;
   }
+  // Recording starts before the readers are loaded, so a library that copies `fs` at load time copies the wrappers.
+  const recording = key ? recordFsReads([cacheDir(), __dirname]) : undefined;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const read = require(readBundle) as { runFast: typeof runFast };
+  await read.runFast(fast, key && recording ? { key, recording, ...(changed !== undefined ? { changed } : {}), ...(actor !== undefined ? { actor } : {}) } : undefined);
+}
+
+/** The workspace folder of `-C` / the current directory (src/cli/folder.ts's rule), or `undefined` when it is not a folder (the full path reports that). */
+function quickFolder(cwd: string | undefined): string | undefined {
+  const start = path.resolve(cwd ?? process.cwd());
+  try {
+    if (!statSync(start).isDirectory()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return workspaceRoot(start);
 }
 
 void entry(process.argv);

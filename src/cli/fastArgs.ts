@@ -30,3 +30,17 @@ export function matchFastCommand(args: readonly string[]): FastCommand | undefin
   if (rest.length > 1 || (rest.length === 1 && rest[0] !== '--json')) return undefined;
   return { command, json: rest.length === 1, ...(cwd !== undefined ? { cwd } : {}) };
 }
+
+/**
+ * Whether a command line is `[-C <dir> | --cwd <dir> | --cwd=<dir>] waves check …` without a help or version
+ * flag (`-h`, `--help`, `-V`, `--version`) anywhere: the small entry then loads the waves program
+ * (src/cli/wavesMain.ts) instead of the full one; its options and usage errors are the same command's. Pure.
+ */
+export function isWavesCheck(args: readonly string[]): boolean {
+  let i = 0;
+  const a0 = args[0];
+  if (a0 === '-C' || a0 === '--cwd') i = 2;
+  else if (a0?.startsWith('--cwd=')) i = 1;
+  if (args[i] !== 'waves' || args[i + 1] !== 'check') return false;
+  return !args.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version');
+}

@@ -38,19 +38,7 @@ export function jsonDocument(value: unknown): string {
   return terminalSafeJson(value, 2) + '\n';
 }
 
-/**
- * Ends the process quietly when the reader of stdout or stderr goes away (`ralph status --json | head -c 100`):
- * an `EPIPE` on either stream exits with the exit code set so far, without a stack trace. Other stream errors
- * are thrown as before.
- */
-export function endQuietlyOnBrokenPipe(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
-      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-    });
-  }
-}
+export { endQuietlyOnBrokenPipe } from './brokenPipe';
 
 /** How a command's failure ends the process (every entry): a missing `-C` folder, a file problem, anything else; exit 1. */
 export function reportFailure(err: unknown): void {

@@ -3,6 +3,17 @@ import { buildStatus, formatStatusText } from '../core/control/status';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
+import { writeSnapshot, type FsRecording, type SnapshotKey } from '../core/store/snapshotCache';
+
+/** A status or next answer computed while the small entry records the paths it reads (src/cli/entry.ts), to store it. */
+export interface SnapshotRecording {
+  key: SnapshotKey;
+  recording: FsRecording;
+  /** The input the entry's lookup found changed, if any (examined first when storing). */
+  changed?: string;
+  /** `next`: the actor the entry resolved (part of the key). */
+  actor?: string;
+}
 
 /** `ralph status [--json]`: task counts, progress, in-progress / blocked / last completed items, every run. Exit 0. */
 export function registerStatusCommand(program: Command): void {
@@ -14,9 +25,22 @@ export function registerStatusCommand(program: Command): void {
     .action((opts: { json?: boolean }, cmd: Command) => printStatus(resolveFolder(cmd), !!opts.json));
 }
 
-/** The body of `ralph status`: the snapshot (read through the parse cache) as indented JSON or text; exit 0. */
-export function printStatus(folder: string, json: boolean): void {
+/**
+ * The body of `ralph status`: the snapshot (read through the parse cache) as indented JSON or text; exit 0. With
+ * `recorded`, both forms are stored in the snapshot cache (core/store/snapshotCache.ts) when the answer is a
+ * function of files alone: no runs and no waves (their state depends on live processes and the clock), the folder
+ * the one the entry keyed it by, and no asynchronous read.
+ */
+export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
   const snapshot = buildStatus(folder, { cached: true });
-  process.stdout.write(json ? jsonDocument(snapshot) : escapeControls(formatStatusText(snapshot)));
+  const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
+  const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
+  process.stdout.write(json ? jsonOut : textOut);
   process.exitCode = 0;
+  if (!recorded) return;
+  recorded.recording.stop();
+  const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
+  if (fileOnly && folder === recorded.key.folder && !recorded.recording.tainted) {
+    writeSnapshot(recorded.key, recorded.recording.paths, { outputs: { json: jsonOut, text: textOut }, exitCode: 0 }, recorded.changed !== undefined ? { checkFirst: recorded.changed } : {});
+  }
 }

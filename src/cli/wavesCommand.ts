@@ -3,7 +3,6 @@ import { loadConfig } from '../core/store/loadConfig';
 import { isValidId } from '../core/waves/checkpoint';
 import { DEFAULT_WINDOWS } from '../core/waves/classify';
 import { checkWave, formatCheckText, resolveRoots, type WaveCheckResult } from '../core/waves/check';
-import { WaveMonitor } from '../core/waves/monitor';
 import { PHASE_ID } from '../core/waves/pass';
 import { WaveError } from '../core/waves/readWave';
 import { resolveFolder } from './folder';
@@ -89,6 +88,8 @@ export function registerWavesCommand(program: Command): void {
 
 /** Runs `pass` after every monitor update (file event or orphan-window timer), one at a time, until SIGINT / SIGTERM. */
 async function watchWaves(folder: string, roots: string[], waveId: string | undefined, windows: { orphanAfterMs: number; inactiveAfterMs: number }, pass: () => Promise<void>): Promise<void> {
+  // Loaded only for --watch: one pass needs no file watcher (chokidar).
+  const { WaveMonitor } = await import('../core/waves/monitor');
   const monitor = new WaveMonitor({ folder, roots, waveId, windows });
   let running: Promise<void> = Promise.resolve();
   let again = false;

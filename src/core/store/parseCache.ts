@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { z } from 'zod';
 import { parseJsonFileText, readTextSync } from './readJsonFile';
 import { cacheDir } from './cacheDir';
+import { fnv1a } from './fnv';
 import { FileProblemError, type FileProblem } from './parseError';
 
 /**
@@ -38,16 +39,6 @@ interface CacheFile {
   kind: string;
   build: string;
   entries: Record<string, Entry>;
-}
-
-/** FNV-1a (32-bit, hex) of a string: a short, stable file name for a folder path, without loading `crypto`. */
-function fnv1a(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
 }
 
 /** Identifies the running build of ralph: a cache written by another build (other schemas) is not trusted. */

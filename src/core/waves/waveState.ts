@@ -1,4 +1,4 @@
-import { parse as parseYaml } from 'yaml';
+import type * as Yaml from 'yaml';
 import { parseIsoTime } from '../model/time';
 import { DONE_STATUSES } from './checkpoint';
 
@@ -29,7 +29,9 @@ export function parseWaveState(text: string): { ok: true; state: WaveState } | {
   let fm: unknown = parseFlatYaml(m[1]!);
   if (fm === undefined) {
     try {
-      fm = parseYaml(m[1]!);
+      // Loaded only here: most STATE.md files take the flat fast path, and a CLI pass need not initialise `yaml`.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      fm = (require('yaml') as typeof Yaml).parse(m[1]!);
     } catch (err) {
       return { ok: false, reason: `frontmatter is not YAML: ${(err as Error).message.split('\n')[0]}` };
     }

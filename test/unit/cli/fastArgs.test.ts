@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { matchFastCommand } from '../../../src/cli/fastArgs';
+import { isWavesCheck, matchFastCommand } from '../../../src/cli/fastArgs';
 
 /** The command lines dist/cli.js answers without the full program; everything else goes to commander. */
 describe('matchFastCommand', () => {
@@ -23,4 +23,23 @@ describe('matchFastCommand', () => {
     [['--version'], undefined],
   ];
   for (const [args, out] of table) it(args.join(' ') || '(none)', () => assert.deepEqual(matchFastCommand(args), out));
+});
+
+/** The command lines dist/cli.js hands to the waves program (dist/cli-waves.js) instead of the full one. */
+describe('isWavesCheck', () => {
+  const table: [string[], boolean][] = [
+    [['waves', 'check', '--phase', 'p'], true],
+    [['-C', '/w', 'waves', 'check', '--phase', 'p', '--json'], true],
+    [['--cwd=/w', 'waves', 'check'], true],
+    [['--cwd', 'w', 'waves', 'check', '--watch'], true],
+    [['waves', 'check', '--help'], false],
+    [['waves', 'check', '-h'], false],
+    [['waves', 'check', '--version'], false],
+    [['waves'], false],
+    [['waves', '--help'], false],
+    [['status', '--json'], false],
+    [['-C', '/w', 'status', 'waves', 'check'], false],
+    [[], false],
+  ];
+  for (const [args, out] of table) it(args.join(' ') || '(none)', () => assert.equal(isWavesCheck(args), out));
 });

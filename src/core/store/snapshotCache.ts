@@ -1,0 +1,260 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cacheDir } from './cacheDir';
+import { fnv1a } from './fnv';
+
+/**
+ * The whole-answer cache of the read-only commands bots poll (`ralph status`, issue 10): the printed answer of a
+ * command is reused while every file-system path the command looked at while computing it is unchanged, so a warm
+ * call costs a `stat` per input and a write of the stored answer, without loading the readers, the schemas or the
+ * plan graph (the small entry dist/cli.js answers it; src/cli/entry.ts).
+ *
+ * How the inputs are known: while the answer is computed, {@link recordFsReads} wraps the synchronous readers of
+ * the `fs` module (read, open, stat, lstat, exists, readdir, access, realpath, opendir, readlink) and notes every
+ * path asked about, whether it exists or not (a path that did not exist is an input too: its creation must miss).
+ * A directory that was listed is an input through its own mtime (entries added, removed or renamed change it). An
+ * asynchronous `fs` call or a child process started while recording taints the recording: nothing is stored.
+ *
+ * Rules (the parse cache's, store/parseCache.ts):
+ * - Outside the workspace, in `$XDG_CACHE_HOME/ralph/` (`<fnv(folder)>-<command>.snapshot.json`); paths under that
+ *   folder are never inputs (the parse cache rewrites its own files).
+ * - Racy clean: an entry is served only when every input's mtime and ctime are older than the entry file's own mtime
+ *   by more than {@link SNAPSHOT_RACY_TICK_MS}; an answer whose inputs changed within that tick is not even written.
+ * - Keyed by the folder, the build of ralph (size and mtime of its bundle files), and the environment variables that
+ *   can change an answer ({@link snapshotEnvKey}); an entry that does not parse or does not match is ignored and
+ *   replaced by the next store. Written atomically (a temporary file, then a rename); failures are ignored.
+ * - Only answers that are a function of files alone are stored: the caller decides (status stores none while there
+ *   are runs or waves, whose state depends on live processes and the clock).
+ * - `RALPH_CACHE=0` (or `off`) disables it, like the parse cache.
+ */
+
+/** How much older than the entry's write an input's mtime / ctime must be for the entry to be served (ms). */
+export const SNAPSHOT_RACY_TICK_MS = 2000;
+
+const FORMAT = 'ralph-snapshot-cache';
+const VERSION = 1;
+
+/** One input: `[path]` when it did not exist, else `[path, size, mtimeMs, ctimeMs, ino]`. */
+type Input = [string] | [string, number, number, number, number];
+
+interface SnapshotFile {
+  format: typeof FORMAT;
+  version: number;
+  folder: string;
+  command: string;
+  build: string;
+  env: string;
+  inputs: Input[];
+  /** The answer: what was printed for each output mode (e.g. `json`, `text`), and the exit code. */
+  outputs: Record<string, string>;
+  exitCode: number;
+}
+
+/** `RALPH_CACHE` is not `0` / `off`. */
+export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.RALPH_CACHE !== '0' && env.RALPH_CACHE !== 'off';
+}
+
+/**
+ * The environment variables an answer may depend on, as one string: every `RALPH_*`, `FLOW_*`, `XDG_*` and `GIT_*`
+ * variable, `HOME` and `USER`, sorted. Anything else in the environment does not reach the readers.
+ */
+export function snapshotEnvKey(env: NodeJS.ProcessEnv = process.env): string {
+  return Object.keys(env)
+    .filter((k) => /^(RALPH_|FLOW_|XDG_|GIT_)/.test(k) || k === 'HOME' || k === 'USER')
+    .sort()
+    .map((k) => `${k}=${env[k]}`)
+    .join('\0');
+}
+
+/** Identifies a build of ralph from its bundle files (path, size, mtime of each); `unknown` parts when absent. */
+export function buildKey(files: readonly string[]): string {
+  return files
+    .map((f) => {
+      const st = fs.statSync(f, { throwIfNoEntry: false });
+      return st ? `${f}:${st.size}:${st.mtimeMs}` : `${f}:unknown`;
+    })
+    .join('|');
+}
+
+/** The entry file of `command` for `folder` (absolute). */
+export function snapshotFile(folder: string, command: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(cacheDir(env), `${fnv1a(folder)}-${command}.snapshot.json`);
+}
+
+/** The key of an entry: which folder, command, build and environment it answers for. */
+export interface SnapshotKey {
+  folder: string;
+  command: string;
+  build: string;
+  env: string;
+}
+
+/** A stored answer. */
+export interface SnapshotAnswer {
+  outputs: Record<string, string>;
+  exitCode: number;
+}
+
+function sameInput(i: Input): boolean {
+  const st = fs.statSync(i[0], { throwIfNoEntry: false });
+  if (i.length === 1) return st === undefined;
+  return st !== undefined && st.size === i[1] && st.mtimeMs === i[2] && st.ctimeMs === i[3] && st.ino === i[4];
+}
+
+/** What {@link readSnapshot} found: the stored answer, or why not (`changed`: the first input found changed or racy). */
+export interface SnapshotLookup {
+  answer?: SnapshotAnswer;
+  changed?: string;
+}
+
+/**
+ * The stored answer for `key` when the entry exists, matches the key, is not racy, and every input is unchanged;
+ * else no answer, with the first changed (or racy) input when that was the reason. Never throws for a missing,
+ * unreadable or corrupt entry.
+ */
+export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.env): SnapshotLookup {
+  const file = snapshotFile(key.folder, key.command, env);
+  let c: Partial<SnapshotFile>;
+  let writtenAtMs: number;
+  try {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (!st || !st.isFile()) return {};
+    writtenAtMs = st.mtimeMs;
+    c = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<SnapshotFile>;
+  } catch {
+    return {};
+  }
+  if (!c || c.format !== FORMAT || c.version !== VERSION || c.folder !== key.folder || c.command !== key.command || c.build !== key.build || c.env !== key.env) return {};
+  if (!Array.isArray(c.inputs) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number') return {};
+  const limit = writtenAtMs - SNAPSHOT_RACY_TICK_MS;
+  for (const i of c.inputs) {
+    if (!Array.isArray(i) || typeof i[0] !== 'string') return {};
+    if (i.length !== 1 && !(Math.max(i[2]!, i[3]!) < limit)) return { changed: i[0] };
+    try {
+      if (!sameInput(i)) return { changed: i[0] };
+    } catch {
+      return { changed: i[0] };
+    }
+  }
+  return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
+}
+
+/**
+ * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths). Nothing is written when an
+ * input changed within {@link SNAPSHOT_RACY_TICK_MS} of now (it could not be served) or cannot be examined;
+ * `checkFirst` (the input a lookup found changed) is examined first.
+ * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
+ */
+export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; checkFirst?: string } = {}): boolean {
+  const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
+  const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
+  const sigs: Input[] = [];
+  try {
+    // The input that made the lookup miss was likely just written: when it is racy, nothing else needs a stat.
+    const first = opts.checkFirst !== undefined ? fs.statSync(opts.checkFirst, { throwIfNoEntry: false }) : undefined;
+    if (first && Math.max(first.mtimeMs, first.ctimeMs) >= racyFrom) return false;
+    for (const p of inputs) {
+      const st = fs.statSync(p, { throwIfNoEntry: false });
+      if (!st) {
+        sigs.push([p]);
+        continue;
+      }
+      if (Math.max(st.mtimeMs, st.ctimeMs) >= racyFrom) return false;
+      sigs.push([p, st.size, st.mtimeMs, st.ctimeMs, st.ino]);
+    }
+  } catch {
+    return false;
+  }
+  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputs: sigs, outputs: answer.outputs, exitCode: answer.exitCode };
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(tmp, JSON.stringify(body));
+    fs.renameSync(tmp, file);
+    return true;
+  } catch {
+    try { fs.unlinkSync(tmp); } catch { /* never written */ }
+    return false;
+  }
+}
+
+/** What {@link recordFsReads} saw. */
+export interface FsRecording {
+  /** Absolute paths asked about, in first-seen order (paths under the ignored folders left out). */
+  readonly paths: Set<string>;
+  /** Why the recording cannot be trusted (an asynchronous `fs` call, a child process), or `undefined`. */
+  readonly tainted: string | undefined;
+  /** Puts the original functions back. */
+  stop(): void;
+}
+
+const SYNC_READERS = ['readFileSync', 'openSync', 'statSync', 'lstatSync', 'existsSync', 'readdirSync', 'accessSync', 'realpathSync', 'opendirSync', 'readlinkSync'] as const;
+const ASYNC_READERS = ['readFile', 'open', 'stat', 'lstat', 'exists', 'readdir', 'access', 'realpath', 'opendir', 'readlink', 'createReadStream', 'watch', 'watchFile'] as const;
+const PROMISE_READERS = ['readFile', 'open', 'stat', 'lstat', 'readdir', 'access', 'realpath', 'opendir', 'readlink'] as const;
+/** A child process reads what no recording sees (git reads its config files): any of these taints the recording. */
+const CHILD_STARTERS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
+
+function pathOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return path.resolve(arg);
+  if (Buffer.isBuffer(arg)) return path.resolve(arg.toString());
+  if (arg instanceof URL) return arg.protocol === 'file:' ? path.resolve(fileURLToPath(arg)) : undefined;
+  return undefined; // a file descriptor: its path was recorded when it was opened
+}
+
+/**
+ * Starts recording the paths the synchronous `fs` readers are asked about (process-wide, until `stop()`), leaving
+ * out paths at or under `ignore` (e.g. the cache folder). Calls go through to the real functions unchanged. Call it
+ * before the code under record is loaded, so that libraries copying `fs` at load time copy the wrappers.
+ */
+export function recordFsReads(ignore: readonly string[] = []): FsRecording {
+  // The module object itself (a namespace import is a read-only view of it); bundled code reads it at each call.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const real = require('node:fs') as typeof fs;
+  const mod = real as unknown as Record<string, unknown>;
+  const promises = real.promises as unknown as Record<string, unknown>;
+  const paths = new Set<string>();
+  let tainted: string | undefined;
+  const saved: [Record<string, unknown>, string, unknown][] = [];
+  const ignored = (p: string) => ignore.some((d) => p === d || p.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
+  const wrap = (target: Record<string, unknown>, name: string, make: (orig: (...a: unknown[]) => unknown) => (...a: unknown[]) => unknown) => {
+    const orig = target[name];
+    if (typeof orig !== 'function') return;
+    const w = make(orig as (...a: unknown[]) => unknown);
+    // Own properties too (`realpathSync.native`, `exists[util.promisify.custom]`).
+    for (const k of Reflect.ownKeys(orig)) if (!(k in w) || typeof k === 'symbol' || k === 'native') (w as unknown as Record<string | symbol, unknown>)[k] = (orig as unknown as Record<string | symbol, unknown>)[k];
+    saved.push([target, name, orig]);
+    target[name] = w;
+  };
+  for (const name of SYNC_READERS) {
+    wrap(mod, name, (orig) => function (this: unknown, ...a: unknown[]) {
+      const p = pathOf(a[0]);
+      if (p !== undefined && !ignored(p)) paths.add(p);
+      return orig.apply(this, a);
+    });
+  }
+  // realpathSync.native is a separate function.
+  const rp = mod.realpathSync as { native?: (...a: unknown[]) => unknown };
+  if (rp.native) {
+    const nat = rp.native;
+    rp.native = function (this: unknown, ...a: unknown[]) {
+      const p = pathOf(a[0]);
+      if (p !== undefined && !ignored(p)) paths.add(p);
+      return nat.apply(this, a);
+    };
+  }
+  for (const name of ASYNC_READERS) wrap(mod, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `fs.${name}`; return orig.apply(this, a); });
+  for (const name of PROMISE_READERS) wrap(promises, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `fs.promises.${name}`; return orig.apply(this, a); });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cp = require('node:child_process') as Record<string, unknown>;
+  for (const name of CHILD_STARTERS) wrap(cp, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `child_process.${name}`; return orig.apply(this, a); });
+  return {
+    paths,
+    get tainted() { return tainted; },
+    stop() {
+      for (const [target, name, orig] of saved.reverse()) target[name] = orig;
+      saved.length = 0;
+    },
+  };
+}

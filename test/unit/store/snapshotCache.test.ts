@@ -1,0 +1,89 @@
+import * as assert from 'node:assert/strict';
+import type * as ChildProcess from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readSnapshot, recordFsReads, snapshotEnvKey, snapshotFile, writeSnapshot, type SnapshotKey } from '../../../src/core/store/snapshotCache';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+
+const HOUR_AGO = (Date.now() - 3_600_000) / 1000;
+
+/** The whole-answer cache's pieces (core/store/snapshotCache.ts); the CLI's use is test/component/cli/snapshotCache.cli.test.ts. */
+describe('snapshot cache', () => {
+  let ws: TempFolder;
+  let home: TempFolder;
+  let env: NodeJS.ProcessEnv;
+  beforeEach(() => {
+    ws = makeTempFolder('ralph-snapunit-ws-');
+    home = makeTempFolder('ralph-snapunit-home-');
+    env = { XDG_CACHE_HOME: home.dir };
+  });
+  afterEach(() => { ws.dispose(); home.dispose(); });
+
+  it('records the paths the synchronous readers ask about, present or not, except ignored folders, and puts fs back', () => {
+    ws.write('a.json', '{}');
+    fs.mkdirSync(path.join(ws.dir, 'd'));
+    const original = fs.readFileSync;
+    const rec = recordFsReads([path.join(ws.dir, 'ignored')]);
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const real = require('node:fs') as typeof fs;
+      real.readFileSync(path.join(ws.dir, 'a.json'), 'utf8');
+      real.existsSync(path.join(ws.dir, 'missing.md'));
+      real.readdirSync(path.join(ws.dir, 'd'));
+      real.statSync(path.join(ws.dir, 'ignored', 'x'), { throwIfNoEntry: false });
+      assert.equal(rec.tainted, undefined);
+      assert.deepEqual([...rec.paths], ['a.json', 'missing.md', 'd'].map((p) => path.join(ws.dir, p)));
+    } finally {
+      rec.stop();
+    }
+    assert.equal(fs.readFileSync, original);
+  });
+
+  it('an asynchronous read or a child process taints the recording', () => {
+    const rec = recordFsReads();
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      (require('node:fs') as typeof fs).stat(ws.dir, () => undefined);
+      assert.equal(rec.tainted, 'fs.stat');
+    } finally {
+      rec.stop();
+    }
+    const rec2 = recordFsReads();
+    try {
+      // The unit tier refuses child processes; the recorder notes the attempt before the call goes through.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      assert.throws(() => (require('node:child_process') as typeof ChildProcess).spawnSync('git'));
+      assert.equal(rec2.tainted, 'child_process.spawnSync');
+    } finally {
+      rec2.stop();
+    }
+  });
+
+  it('writes no entry while an input changed within the racy tick (its ctime is now)', () => {
+    ws.write('a.json', '{"x":1}');
+    fs.utimesSync(path.join(ws.dir, 'a.json'), HOUR_AGO, HOUR_AGO);
+    const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: snapshotEnvKey(env) };
+    const inputs = [path.join(ws.dir, 'a.json'), path.join(ws.dir, 'absent.md')];
+    // a.json's ctime is now: within the racy tick, nothing is written.
+    assert.equal(writeSnapshot(key, inputs, { outputs: { json: 'J' }, exitCode: 0 }, { env }), false);
+    assert.equal(fs.existsSync(snapshotFile(ws.dir, 'status', env)), false);
+  });
+
+  it('ignores a corrupt entry, another key, an input that was created since', () => {
+    const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
+    const file = snapshotFile(ws.dir, 'status', env);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const entry = { format: 'ralph-snapshot-cache', version: 1, ...key, inputs: [[path.join(ws.dir, 'absent.md')]], outputs: { json: 'J' }, exitCode: 0 };
+    fs.writeFileSync(file, JSON.stringify(entry));
+    fs.utimesSync(file, HOUR_AGO, HOUR_AGO);
+    assert.deepEqual(readSnapshot(key, env), { answer: { outputs: { json: 'J' }, exitCode: 0 } });
+    assert.deepEqual(readSnapshot({ ...key, build: 'b2' }, env), {});
+    assert.deepEqual(readSnapshot({ ...key, env: 'FLOW_ACTOR=x' }, env), {});
+    ws.write('absent.md', 'now here');
+    assert.deepEqual(readSnapshot(key, env), { changed: path.join(ws.dir, 'absent.md') });
+    for (const garbage of ['{', 'null', '[]', JSON.stringify({ ...entry, inputs: [5] }), JSON.stringify({ ...entry, exitCode: 'x' })]) {
+      fs.writeFileSync(file, garbage);
+      assert.equal(readSnapshot(key, env).answer, undefined);
+    }
+  });
+});
