@@ -747,7 +747,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!g) return null;
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
-    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs });
+    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });
     this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
     await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
     return r;
@@ -798,6 +798,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       contextWindowTokens: this.o.config.contextWindowTokens,
       thresholds: { warnThresholdTokens: this.o.config.warnThresholdTokens, rotateThresholdTokens: this.o.config.rotateThresholdTokens },
       killGraceMs: this.timing.killGraceMs,
+      containment: this.o.config.containment,
       onStdout: (chunk) => {
         lastOutputAt = Date.now();
         raw.write(chunk);
