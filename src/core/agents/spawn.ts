@@ -189,7 +189,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
     const spawnError = pid === undefined ? ((r as { originalMessage?: string }).originalMessage || `could not start ${invocation.file}: ${r.code ?? 'unknown error'}`) : null;
-    const status = contained ? containedExit(r.exitCode ?? null, r.signal ?? null) : { exitCode: r.exitCode ?? null, signal: r.signal ?? null };
+    // Contained, a signal death arrives as 128+n; read back as the signal only when we ended the agent ourselves.
+    const status = contained && killedBy !== null ? containedExit(r.exitCode ?? null, r.signal ?? null) : { exitCode: r.exitCode ?? null, signal: r.signal ?? null };
     const exit = { ...status, stderr: spawnError && !stderr ? spawnError : stderr };
     const summary = inspector.finish(adapter, stream.stats, exit);
     return {
