@@ -54,6 +54,9 @@ export const CONTAINMENT_INIT = [
   'exit $s',
 ].join('\n');
 
+/** `$0` of the init (argv[3] of its command line: `bash -c INIT ralph-init …`): how a process sees it is contained. */
+export const CONTAINMENT_INIT_NAME = 'ralph-init';
+
 let mode: ContainmentMode = 'auto';
 let probed: Containment | undefined;
 
@@ -127,7 +130,7 @@ export interface ContainedCommand {
 export function containedCommand(c: Extract<Containment, { kind: 'pid-namespace' }>, file: string, args: readonly string[], o: { graceMs: number; token: string; report: boolean }): ContainedCommand {
   const reportFile = o.report ? path.join(tmpdir(), `ralph-leftovers-${o.token}`) : null;
   const ticks = String(Math.max(1, Math.ceil(o.graceMs / 50)));
-  return { file: 'unshare', args: [...c.unshareArgs, 'bash', '-c', CONTAINMENT_INIT, 'ralph-init', ticks, reportFile ?? '-', file, ...args], reportFile };
+  return { file: 'unshare', args: [...c.unshareArgs, 'bash', '-c', CONTAINMENT_INIT, CONTAINMENT_INIT_NAME, ticks, reportFile ?? '-', file, ...args], reportFile };
 }
 
 /** A process the contained command left running: its pid and process group as seen inside the namespace. */

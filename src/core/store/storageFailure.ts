@@ -1,6 +1,7 @@
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { ralphDir, ralphFile } from '../model/ralphPaths';
 
 /**
  * When the disk cannot take the run's records (issue 12): `.ralph/` read-only, a full disk. A run refuses to start on
@@ -38,7 +39,7 @@ export function modeAllowsWrite(mode: number, o: { uid: number; gid: number; own
  * refuses (a read-only mount: EROFS). The message names the folder and the fix.
  */
 export function ralphWritableProblem(folder: string): string | undefined {
-  for (const dir of [path.join(folder, '.ralph'), path.join(folder, '.ralph', 'runs')]) {
+  for (const dir of [ralphDir(folder), ralphFile(folder, 'runs')]) {
     let st;
     try {
       st = statSync(dir);
