@@ -1,7 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { markRunInterruptedSync } from '../core/control/runRecords';
 import { clockTime } from '../core/loop/activityLog';
-import { EngineRefusal, LoopEngine } from '../core/loop/engine';
+import { EngineRefusal, LoopEngine, StorageRefusal } from '../core/loop/engine';
+import { STORAGE_EXIT } from '../core/store/storageFailure';
 import { RunRecorder } from '../core/loop/recorder';
 import { loadConfig } from '../core/store/loadConfig';
 import { redactEvent } from '../core/trust/redact';
@@ -42,7 +43,8 @@ function nonNegative(v: string): number {
 /**
  * `ralph run`: the loop engine headless, printing the activity stream (or, with `--json`, one engine event per
  * line). Exit codes: 0 complete, 1 failed / stalled / blocked (or refused to start), 2 a cap reached, 3 stopped by
- * the user (STOP, stop-requested), 130 interrupted (Ctrl-C: the agent's process group is ended first).
+ * the user (STOP, stop-requested), 74 `.ralph/` cannot be written (read-only, disk full: the cause is recorded in
+ * run.json when it can be, and always printed), 130 interrupted (Ctrl-C: the agent's process group is ended first).
  */
 export function registerRunCommand(program: Command): void {
   program
@@ -59,7 +61,7 @@ export function registerRunCommand(program: Command): void {
     .option('--reviewer', 'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides')
     .option('--json', 'print engine events as JSON lines instead of the activity stream')
     .option('--trust', 'use the workspace configuration that names programs (agent paths and arguments, gates) for this run even if it is not trusted (RALPH_TRUST=1 does the same)')
-    .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 130 interrupted, 64 a usage error.')
+    .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 74 .ralph/ cannot be written (read-only, disk full), 130 interrupted, 64 a usage error.')
     // 2 means "a cap reached" for this command, so its usage errors exit 64 (EX_USAGE) instead of the CLI's usual 2.
     .exitOverride((err) => {
       throw Object.assign(err, { exitCode: err.exitCode === 0 ? 0 : USAGE_EXIT });
@@ -117,17 +119,29 @@ export function registerRunCommand(program: Command): void {
       // (issues 11, 12); Node's default would end this process at once and leave the agent running.
       process.on('SIGHUP', onSignal);
       // The completion marker is written on every exit path (flow-next §2.11-5), even one the engine never reached.
-      const onExit = () => recorder.completeIfOpen('INTERRUPTED');
+      // Never a stack trace from here (issue 12): a .ralph/ that became unwritable is reported in one line.
+      const onExit = () => {
+        try {
+          recorder.completeIfOpen('INTERRUPTED');
+        } catch (err) {
+          try { process.stderr.write(`ralph: could not mark the run log complete: ${(err as Error).message}\n`); } catch { /* no terminal */ }
+        }
+      };
       process.on('exit', onExit);
       try {
         const result = await engine.run();
-        await recorder.flush();
+        await recorder.flush().catch((err: Error) => process.stderr.write(`ralph: could not write the run log: ${err.message}\n`));
+        if (result.storageFailure) {
+          // The cause is in run.json and the run log when they could be written; the terminal always gets it.
+          process.stderr.write(`ralph: the run stopped because .ralph/ cannot be written: ${result.storageFailure}\n`);
+          if (result.endNotRecorded) process.stderr.write(`ralph: its end is not in .ralph/runs/${engine.runId}/run.json (${result.endNotRecorded}); the next \`ralph run\` marks it crashed and puts its claims back.\n`);
+        }
         process.exitCode = result.exitCode;
       } catch (err) {
         if (err instanceof EngineRefusal) {
           if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
           else process.stderr.write(`ralph: ${err.message}\n`);
-          process.exitCode = 1;
+          process.exitCode = err instanceof StorageRefusal ? STORAGE_EXIT : 1;
           process.off('exit', onExit);
           return;
         }

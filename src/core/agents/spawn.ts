@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
+import { commandExists, containedCommand, containedExit, type ContainmentMode, resolveContainment, takeLeftovers } from '../process/containment';
 import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
@@ -31,6 +32,8 @@ export interface SpawnOptions {
   stderrTailBytes?: number;
   /** Receives every raw stdout chunk before decoding (the engine keeps the raw stream as `iter-NNN.jsonl`). */
   onStdout?: (chunk: Buffer) => void;
+  /** Config `containment`; default the process's mode (process/containment.ts `setContainmentMode`). */
+  containment?: ContainmentMode;
 }
 
 /** How an iteration ended. */
@@ -50,8 +53,13 @@ export interface IterationExit {
   decoder: DecoderStats;
   /** Set when the process could not be started at all, e.g. `spawn /usr/bin/claude ENOENT` (never the command line: it holds the prompt). */
   spawnError: string | null;
-  /** Processes the agent left running outside its group (its tool shells' `nohup … &`), ended after it exited. */
+  /**
+   * Processes the agent left running outside its group (its tool shells' `nohup … &`, `setsid …`), ended after it
+   * exited: pids in the iteration's PID namespace when contained, host pids found by the marker sweep otherwise.
+   */
   leftBehind: number[];
+  /** `pid-namespace` when the iteration ran in its own PID namespace, `marker` when only the marker sweep covered it. */
+  containment?: 'pid-namespace' | 'marker';
 }
 
 export interface IterationHandle {
@@ -136,7 +144,13 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   if (nul) throw new Error(nul);
   let killedBy: string | null = null;
   let leftBehind: number[] = [];
-  const child = execa(invocation.file, invocation.args, {
+  // Containment (issue 12): in a PID namespace when available, so that ending the iteration ends everything in it;
+  // a binary that cannot be found is started bare, so that its spawn error is reported as such.
+  const containment = resolveContainment(opts.containment);
+  const contained = containment.kind === 'pid-namespace' && commandExists(invocation.file, invocation.env.PATH)
+    ? containedCommand(containment, invocation.file, invocation.args, { graceMs: killGraceMs, token, report: true })
+    : null;
+  const child = execa(contained?.file ?? invocation.file, contained?.args ?? invocation.args, {
     cwd: invocation.cwd,
     env: invocation.env,
     extendEnv: false,
@@ -170,13 +184,16 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       await endProcessGroup(pid, killGraceMs);
       untrackProcessGroup(pid);
     }
-    leftBehind = await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs);
+    leftBehind = takeLeftovers(contained?.reportFile ?? null).filter((l) => l.pgrp !== 0).map((l) => l.pid);
+    leftBehind.push(...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)));
     untrackMarker(ITERATION_MARKER, token);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
     const spawnError = pid === undefined ? ((r as { originalMessage?: string }).originalMessage || `could not start ${invocation.file}: ${r.code ?? 'unknown error'}`) : null;
-    const exit = { exitCode: r.exitCode ?? null, signal: r.signal ?? null, stderr: spawnError && !stderr ? spawnError : stderr };
+    // Contained, a signal death arrives as 128+n; read back as the signal only when we ended the agent ourselves.
+    const status = contained && killedBy !== null ? containedExit(r.exitCode ?? null, r.signal ?? null) : { exitCode: r.exitCode ?? null, signal: r.signal ?? null };
+    const exit = { ...status, stderr: spawnError && !stderr ? spawnError : stderr };
     const summary = inspector.finish(adapter, stream.stats, exit);
     return {
       exitCode: exit.exitCode,
@@ -189,6 +206,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       decoder: stream.stats,
       spawnError,
       leftBehind,
+      containment: contained ? 'pid-namespace' as const : 'marker' as const,
     };
   })();
 

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
 import { agentAdapters, agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
 import { loadConfig } from '../store/loadConfig';
+import { type ContainmentMode, resolveContainment } from '../process/containment';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
@@ -24,6 +25,12 @@ export interface DoctorReport {
   trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string }) | null;
   /** Agent paths the workspace configuration names but that were not executed because it is not trusted. */
   untrustedAgentPaths: { key: string; value: string }[];
+  /**
+   * Process containment `ralph run` uses for agent iterations and gate commands (issue 12, process/containment.ts):
+   * `pid-namespace` (everything started under an iteration ends with it) or `marker` (the environment-marker sweep
+   * only), the configured `mode` and a one-line `detail`.
+   */
+  containment: { kind: 'pid-namespace' | 'marker'; mode: ContainmentMode; detail: string };
   /** True when at least one task source (flow-next, quantum-loop, checklist) and one agent CLI were found (the CLI exits 0). */
   ok: boolean;
 }
@@ -54,6 +61,7 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   let selected: { key: string; value: string; resolved: string } | undefined;
   let trust: DoctorReport['trust'] = null;
   const untrustedAgentPaths: DoctorReport['untrustedAgentPaths'] = [];
+  let containmentMode: ContainmentMode = 'auto';
   try {
     const v = await checkWorkspaceTrust(folder, opts.trustOverride ?? null, opts.env);
     trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v) };
@@ -64,6 +72,7 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   try {
     const contentAllowed = trust?.allowed === true;
     const config = await loadConfig(folder, { trusted: opts.trusted !== false && contentAllowed });
+    containmentMode = config.containment;
     if (!contentAllowed && opts.trusted !== false) {
       const raw = await loadConfig(folder, { trusted: true });
       for (const adapter of Object.values(agentAdapters)) {
@@ -96,7 +105,9 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
     problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: `${selected.key} "${selected.value}" is not an executable${selected.value.includes('/') ? '' : ' on PATH'}: \`ralph run\` cannot start the agent` });
   }
   const trustOk = opts.trusted === false || trust?.allowed === true;
-  return { folder, sources, agents: uniqueAgents, problems, trust, untrustedAgentPaths, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk };
+  const c = resolveContainment(containmentMode);
+  const containment = { kind: c.kind, mode: containmentMode, detail: c.detail };
+  return { folder, sources, agents: uniqueAgents, problems, trust, untrustedAgentPaths, containment, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk };
 }
 
 function relativeTo(folder: string, file: string): string {
@@ -118,6 +129,10 @@ export function formatDoctorReport(r: DoctorReport): string {
   // The command guard (issue 17) rides on Claude Code's PreToolUse hook; cursor-agent has none.
   lines.push('', 'Command guard:', '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions');
   for (const a of r.agents) if (!findAdapter(a.name)?.guardHook) lines.push(`  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`);
+  lines.push('', `Process containment (containment: "${r.containment.mode}"):`, `  ${r.containment.detail}`);
+  lines.push(r.containment.kind === 'pid-namespace'
+    ? '  every process an iteration or a gate starts ends with it, even one that left its process group and cleared its environment'
+    : '  a process that leaves its process group AND clears its environment (setsid env -i …) can outlive the run');
   lines.push('', 'Trust (workspace configuration that names programs to run):');
   if (!r.trust) lines.push('  unknown: .ralph/config.json cannot be read (see Problems)');
   else {

@@ -1,6 +1,7 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
+import { containedCommand, type ContainmentMode, resolveContainment } from '../process/containment';
 import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 
 /**
@@ -31,7 +32,7 @@ export interface GroupRun {
 
 export async function runInGroup(
   command: string,
-  o: { cwd: string; fd: number; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal },
+  o: { cwd: string; fd: number; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal; containment?: ContainmentMode },
 ): Promise<GroupRun> {
   if (o.signal?.aborted) return { exitCode: EXIT_CANCELLED, timedOut: false, cancelled: true, pid: undefined };
   // Both streams go straight to the log's file descriptor (like `>log 2>&1`): true interleaving, no pipe a
@@ -39,7 +40,11 @@ export async function runInGroup(
   // descriptor; its types only list 3–9 for stdout/stderr.
   const fd = o.fd as 3;
   const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
-  const child = execa('bash', ['-c', command], {
+  // In its own PID namespace when available (process/containment.ts): whatever the command started ends with it,
+  // even `setsid env -i server &`, which the marker below cannot find.
+  const containment = resolveContainment(o.containment);
+  const wrapped = containment.kind === 'pid-namespace' ? containedCommand(containment, 'bash', ['-c', command], { graceMs: o.graceMs, token, report: false }) : null;
+  const child = execa(wrapped?.file ?? 'bash', wrapped?.args ?? ['-c', command], {
     cwd: o.cwd,
     // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
     env: { ...o.env, [GATE_MARKER]: token },

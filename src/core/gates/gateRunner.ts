@@ -4,6 +4,7 @@ import { writeTextAtomic, removeIfExists } from '../store/atomicWrite';
 import { GATE_LABELS, normalizeCommand, type GateLabel } from './commandPolicy';
 import { coverageGaps, endsWithNewline, GATE_LOGS_KEPT, gateSummary, gatesDir, gateTimestamp, latestGatePaths, pruneLogs, readTail, scanFailingLines } from './gateArtifacts';
 import { GATE_KILL_GRACE_MS, runInGroup } from './gateProcess';
+import type { ContainmentMode } from '../process/containment';
 
 export * from './gateArtifacts';
 export * from './gateProcess';
@@ -56,6 +57,8 @@ export interface GateRunOptions {
   env?: Record<string, string>;
   /** Receives activity-log texts (`🧪 GATE start …`, `🧪 GATE TIMEOUT …`, `🧪 GATE end …`, §3.10) without the time prefix. */
   onActivity?: (text: string) => void;
+  /** Config `containment`; default the process's mode (process/containment.ts `setContainmentMode`). */
+  containment?: ContainmentMode;
 }
 
 /** The verdict of one gate run. */
@@ -107,7 +110,7 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   try {
     await handle.write(header);
     opts.onActivity?.(`🧪 GATE start label=${label} cmd=${normalizeCommand(command)}`);
-    const outcome = await runInGroup(command, { cwd: folder, fd: handle.fd, env: opts.env, timeoutMs, graceMs, signal: opts.signal });
+    const outcome = await runInGroup(command, { cwd: folder, fd: handle.fd, env: opts.env, timeoutMs, graceMs, signal: opts.signal, containment: opts.containment });
     timedOut = outcome.timedOut;
     cancelled = outcome.cancelled;
     exitCode = outcome.exitCode;

@@ -27,6 +27,7 @@ import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } f
 import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
 import { pruneRuns } from '../control/runPruning';
 import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
+import { isStorageError, makeSpaceReserve, ralphWritableProblem, STORAGE_EXIT, type SpaceReserve } from '../store/storageFailure';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
@@ -140,6 +141,10 @@ export interface RunResult {
   costUsd: number;
   done: number;
   total: number;
+  /** Set when the run ended on a storage error (disk full, read-only): the cause; the exit code is then {@link STORAGE_EXIT}. */
+  storageFailure?: string;
+  /** Set when even the end could not be written to run.json: why (the next run marks the record crashed). */
+  endNotRecorded?: string;
 }
 
 /** A refusal to start (no gates, no source, bad configuration): a message a user can act on. */
@@ -148,6 +153,11 @@ export class EngineRefusal extends Error {
     super(message);
     this.name = 'EngineRefusal';
   }
+}
+
+/** A refusal because `.ralph/` cannot be written (read-only by its mode, a read-only mount): `ralph run` exits {@link STORAGE_EXIT}. */
+export class StorageRefusal extends EngineRefusal {
+  readonly exitCode = STORAGE_EXIT;
 }
 
 
@@ -305,6 +315,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
 
+    // A .ralph/ we may not write (by its mode bits: root ignores them) is refused up front (issue 12).
+    const readOnly = ralphWritableProblem(this.folder);
+    if (readOnly) throw new StorageRefusal(readOnly);
     // One engine per folder: two runs would claim the same items and fight over the same files.
     const releaseLock = await tryHoldLock(ralphFile(this.folder, 'engineLock'), (err) => this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }));
     if (!releaseLock) {
@@ -337,6 +350,16 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     // .ralph/runs/ stays bounded (issue 12): finished runs' raw streams compressed, the oldest finished runs deleted.
     await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
+    // Space to record the end on a full disk (issue 12): released before the end is written after a storage error.
+    const reserve = await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => { this.emitEvent({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }); return null; });
+    try {
+      return await this.runStarted(adapter, source, gates, maxIterations, maxCost, maxWallMs, reserve);
+    } finally {
+      await reserve?.release();
+    }
+  }
+
+  private async runStarted(adapter: AgentAdapter, source: WorkSource, gates: ResolvedGates | null, maxIterations: number, maxCost: number, maxWallMs: number, reserve: SpaceReserve | null): Promise<RunResult> {
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
     if (adapter.guardHook) this.guard = await startGuardServer({ workspace: this.folder, runDir: ralphRunDir(this.folder, this.runId), onRecord: (r) => this.emitEvent({ type: 'guard', ...r }) }).catch((err: Error) => { throw new EngineRefusal(`The command guard could not start: ${err.message}`); });
     const record = await createRunRecord(this.folder, {
@@ -358,12 +381,19 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       questionTimeoutMs: this.o.config.questionTimeoutMinutes * 60_000,
     }, Date.now());
     let end: RunEnd;
+    let storageFailure: string | null = null;
     try {
       end = await this.loop(source, gates);
     } catch (err) {
       // An effect failed in a way no decision covers (a file system error, a source that cannot be written): the
       // run ends failed with the error's message, as a value like every other end.
       end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
+      // A full disk or a read-only .ralph/ (issue 12): free the reserve so the cause and the give-back can be written.
+      if (isStorageError(err)) {
+        storageFailure = `could not write (${err.code}): ${err.message}`;
+        end.reason = `storage error: ${err.message}`;
+        await reserve?.release();
+      }
     } finally {
       this.sentinels.close();
     }
@@ -382,18 +412,31 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       }
     }
     const progress = await source.progress().catch((err: unknown) => { this.warn('could not read the final progress')(err); return { done: 0, total: 0 }; });
-    const exitCode = EXIT_CODES[end.state];
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
-    await updateRunRecord(this.folder, this.runId, {
+    const writeEnd = () => updateRunRecord(this.folder, this.runId, {
       state: finalState, currentItem: null, iteration: this.iteration,
       completion: { reason: end.completionReason, at: isoString(Date.now()) },
       endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens,
-    }).catch(this.warn('could not write the end to run.json'));
+    });
+    let endNotRecorded: string | null = null;
+    await writeEnd().catch(async (err: Error) => {
+      // The disk filled up at the very end: free the reserve and try once more before giving up (issue 12).
+      if (isStorageError(err) && (await reserve?.release())) {
+        storageFailure ??= `could not write (${err.code}): ${err.message}`;
+        const again = await writeEnd().then(() => null, (e: Error) => e);
+        if (!again) return;
+        err = again;
+      }
+      if (isStorageError(err)) storageFailure ??= `could not write (${err.code}): ${err.message}`;
+      endNotRecorded = err.message;
+      this.warn('could not write the end to run.json')(err);
+    });
+    const exitCode = storageFailure ? STORAGE_EXIT : EXIT_CODES[end.state];
     const ended: EngineEvent = { type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
     // Notified before the event is logged, so a follower that stops at runEnded sees how the notification went.
     await this.notify(ended, `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`);
     this.emitEvent(ended);
-    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
+    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total, ...(storageFailure ? { storageFailure } : {}), ...(endNotRecorded ? { endNotRecorded } : {}) };
   }
 
   /**
@@ -754,7 +797,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!g) return null;
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
-    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs });
+    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });
     this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
     await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
     return r;
@@ -805,6 +848,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       contextWindowTokens: this.o.config.contextWindowTokens,
       thresholds: { warnThresholdTokens: this.o.config.warnThresholdTokens, rotateThresholdTokens: this.o.config.rotateThresholdTokens },
       killGraceMs: this.timing.killGraceMs,
+      containment: this.o.config.containment,
       onStdout: (chunk) => {
         lastOutputAt = Date.now();
         raw.write(chunk);
@@ -824,7 +868,14 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     };
     watchdogTimer = setTimeout(watch, 50);
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
-    await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) });
+    await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) }).catch(async (err: unknown) => {
+      // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
+      clearTimeout(watchdogTimer);
+      watchdogEnd = 'run.json could not be written';
+      await handle.kill('error');
+      await raw.close().catch(() => undefined);
+      throw err;
+    });
 
     const signals: AgentSignal[] = [];
     let lastText = '';

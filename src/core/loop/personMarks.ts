@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ITERATION_MARKER } from '../agents/spawn';
+import { CONTAINMENT_INIT_NAME } from '../process/containment';
 import { listRunRecords } from '../control/runRecords';
 import { ralphFile } from '../model/ralphPaths';
 import { readTextIfExists } from '../store/atomicWrite';
@@ -54,6 +55,15 @@ export function markedByPerson(marks: Record<string, string>, items: readonly Wo
   });
 }
 
+/** Whether PID 1 of this process's PID namespace is the init of a contained iteration (Linux; false elsewhere). */
+export function insideContainedIteration(): boolean {
+  try {
+    return readFileSync('/proc/1/cmdline', 'latin1').split('\0')[3] === CONTAINMENT_INIT_NAME;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Is this process running inside an agent's iteration? Its environment carries {@link ITERATION_MARKER}, or (an
  * agent that dropped the variable) one of its ancestors is the process group leader of a run's current agent
@@ -61,6 +71,9 @@ export function markedByPerson(marks: Record<string, string>, items: readonly Wo
  */
 export function insideIteration(folder: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env[ITERATION_MARKER]) return true;
+  // In an iteration's PID namespace (process/containment.ts) the ancestors' pids are the namespace's own, so the walk
+  // below cannot meet the host's agentPgid; PID 1 there is our init, which tells (issue 12).
+  if (insideContainedIteration()) return true;
   const agents = new Set<number>();
   try {
     for (const { record } of listRunRecords(folder).records) if (typeof record.agentPgid === 'number' && record.agentPgid > 1) agents.add(record.agentPgid);

@@ -84,6 +84,12 @@ export const ralphConfigSchema = z.looseObject({
    * `.json` files, `textMb` (default 16) for the rest. A larger file, or one that is not a regular file, is refused
    * and named as a problem, never read.
    */
+  /**
+   * Process containment (process/containment.ts): `"auto"` (default) runs each agent iteration and gate command in
+   * its own PID namespace when the system allows it (`unshare`), so ending it ends every process started under it;
+   * `"marker"` uses only the environment-marker sweep (which misses `setsid env -i …`).
+   */
+  containment: z.enum(['auto', 'marker']).default('auto'),
   readLimits: z.object({
     jsonMb: z.number().positive().optional(),
     textMb: z.number().positive().optional(),

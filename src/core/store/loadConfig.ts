@@ -1,5 +1,6 @@
 import { ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
+import { setContainmentMode } from '../process/containment';
 import { FileProblemError } from './parseError';
 import { parseJsonWithSchema, readTextSync, setReadLimits } from './readJsonFile';
 
@@ -42,6 +43,7 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
   }
   const config = ralphConfigSchema.parse({ ...stripUndefined(fromFile), ...stripUndefined(settings), ...stripUndefined(layers.flags ?? {}) });
   applyReadLimits(config.readLimits);
+  setContainmentMode(config.containment);
   return config;
 }
 

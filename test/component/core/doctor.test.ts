@@ -29,6 +29,22 @@ describe('finding agent CLIs on PATH (running their --version)', () => {
 });
 
 describe('ralph doctor', () => {
+  it('reports the process containment in use: a PID namespace here by default, the marker sweep when config says "marker" (issue 12)', () => {
+    const run = (config: object) => {
+      const dir = tempWorkspace({ '.ralph/config.json': JSON.stringify(config), 'RALPH_TASK.md': '- [ ] a\n' });
+      const env = { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` };
+      const json = JSON.parse(spawnSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env }).stdout.toString());
+      const text = spawnSync(process.execPath, [cli, 'doctor'], { cwd: dir, env }).stdout.toString();
+      return { json, text };
+    };
+    const auto = run({});
+    assert.deepEqual([auto.json.containment.kind, auto.json.containment.mode], ['pid-namespace', 'auto'], JSON.stringify(auto.json.containment));
+    assert.match(auto.text, /Process containment \(containment: "auto"\):\n {2}PID namespace \(unshare [^)]*--pid[^)]*\)\n {2}every process an iteration or a gate starts ends with it/);
+    const marker = run({ containment: 'marker' });
+    assert.deepEqual([marker.json.containment.kind, marker.json.containment.mode], ['marker', 'marker']);
+    assert.match(marker.text, /Process containment \(containment: "marker"\):\n {2}environment marker sweep \(config containment: "marker"\)\n {2}a process that leaves its process group AND clears its environment \(setsid env -i …\) can outlive the run/);
+  });
+
   it('lists .ralph/ and quantum.json and the real claude 2.1.328, exiting 0', () => {
     const dir = tempWorkspace({ '.ralph/': '', 'quantum.json': '{"stories":[]}' });
     const out = execFileSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } }).toString();

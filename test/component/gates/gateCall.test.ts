@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { gateLockDir } from '../../../src/core/gates/gateLock';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
-import { liveGroupMembers, waitForFile } from '../../support/processes';
+import { listProcesses, liveGroupMembers, processesRunning, waitForFile } from '../../support/processes';
 
 /** `ralph gate` as processes (issue 17, seed-systems.md §3.10): joining, the watchdog, killed waiters. */
 
@@ -64,11 +64,14 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
   });
 
   it('a gate that outlives its timeout is killed with its children (124)', async () => {
-    const r = gate(ws, ['lint', '--timeout-ms', '800', '--', 'sleep 30 & echo $! > child.pid; sleep 30'], { RALPH_GATE_KILL_GRACE: '1' });
+    // The background child is found by its command line: inside the gate's PID namespace `$!` is not the host's pid.
+    const r = gate(ws, ['lint', '--timeout-ms', '800', '--', 'sleep 3031 & touch started; sleep 30'], { RALPH_GATE_KILL_GRACE: '1' });
+    await waitForFile(path.join(ws.dir, 'started'));
+    const child = processesRunning('sleep 3031')[0]!;
+    assert.ok(child > 0);
     const done = await r.done;
     assert.equal(done.code, 124, done.out);
     assert.equal(ws.read('.ralph/gates/lint-latest.exit'), '124');
-    const child = Number(ws.read('child.pid'));
     let alive = true;
     for (let i = 0; i < 50 && alive; i++) {
       try {
@@ -93,7 +96,7 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
   });
 
   it('a killed waiter and a killed runner leave no lock that blocks the next gate', async () => {
-    const a = gate(ws, ['e2e', '--', 'echo $$ > group.pid; touch started; sleep 30']);
+    const a = gate(ws, ['e2e', '--', 'touch started; sleep 3032']);
     await waitForFile(path.join(ws.dir, 'started'));
     const lock = gateLockDir(ws.dir, 'e2e');
     const runnerPid = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8'));
@@ -103,7 +106,9 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
     process.kill(runnerPid, 'SIGKILL');
     await sleep(200);
     // Its command's group is orphaned now; end it so the test leaves nothing behind.
-    process.kill(-Number(ws.read('group.pid')), 'SIGKILL');
+    // (found by its command line: inside the gate's PID namespace `$$` is not the host's pid)
+    const pgid = listProcesses().find((p) => p.cmdline === 'sleep 3032')!.pgid;
+    process.kill(-pgid, 'SIGKILL');
     const next = await gate(ws, ['e2e', '--lock-wait-ms', '1000', '--', 'echo next']).done;
     assert.equal(next.code, 0, next.out);
     assert.match(next.out, /next/);

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gateSummary, isFailingLine, runGate, SUMMARY_MAX_BYTES, type GateResult, type GateRunOptions } from '../../../src/core/gates/gateRunner';
+import { resolveContainment } from '../../../src/core/process/containment';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { liveGroupMembers, processesRunning, waitForFile } from '../../support/processes';
 
@@ -174,6 +175,54 @@ describe('gate runner: ending the process group', () => {
   it('a command killed by a signal reports 128 + the signal number', async () => {
     const r = await runGate({ folder: ws.dir, label: 'lint', command: 'kill -KILL $$' });
     assert.equal(r.exitCode, 137);
+  });
+});
+
+describe('gate runner: containment (issue 12, nothing escapes)', () => {
+  let ws: TempFolder;
+  const stray: number[] = [];
+  beforeEach(() => { ws = makeTempFolder('ralph-gates-', { ralphDir: true }); });
+  afterEach(() => {
+    for (const pid of stray.splice(0)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    ws.dispose();
+  });
+  const escape = (n: number) => `(setsid env -i /bin/sleep ${n} >/dev/null 2>&1 </dev/null &); echo detached`;
+
+  it('containment "auto" runs the gate in a PID namespace here', () => {
+    assert.equal(resolveContainment('auto').kind, 'pid-namespace', resolveContainment('auto').detail);
+  });
+
+  it('a process the gate detaches with setsid and a cleared environment (setsid env -i) is ended with the gate', async () => {
+    const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: escape(361), containment: 'auto' });
+    assert.equal(r.exitCode, 0);
+    const left = processesRunning('/bin/sleep 361');
+    stray.push(...left);
+    assert.deepEqual(left, [], 'the setsid env -i sleep is gone');
+  });
+
+  it('a gate that times out in its namespace still gets exit 124 and leaves nothing, detached or not', async () => {
+    const r = await runGate({ folder: ws.dir, label: 'final', timeoutMs: 300, killGraceMs: 300, command: `${escape(362)}; trap '' TERM; sleep 120`, containment: 'auto' });
+    assert.deepEqual([r.exitCode, r.timedOut], [124, true]);
+    const left = processesRunning('/bin/sleep 362');
+    stray.push(...left);
+    assert.deepEqual(left, []);
+    assert.deepEqual(liveGroupMembers(groupOf(r)), []);
+  });
+
+  it('containment "marker" (the fallback) still ends a setsid process that kept its environment', async () => {
+    assert.equal(resolveContainment('marker').kind, 'marker');
+    const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: '(setsid sleep 363 >/dev/null 2>&1 </dev/null &); echo detached', containment: 'marker' });
+    assert.equal(r.exitCode, 0);
+    assert.deepEqual(processesRunning('sleep 363'), []);
+  });
+
+  it('containment "marker" cannot see a setsid env -i process: the documented limit of the fallback', async () => {
+    const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: escape(364), containment: 'marker' });
+    assert.equal(r.exitCode, 0);
+    await new Promise((res) => setTimeout(res, 100));
+    const left = processesRunning('/bin/sleep 364');
+    stray.push(...left);
+    assert.equal(left.length, 1, 'the fallback misses it (this is why the namespace is used when available)');
   });
 });
 

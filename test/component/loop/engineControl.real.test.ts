@@ -11,7 +11,7 @@ import { cliPath } from '../../support/cli';
 import { EngineRefusal, LoopEngine } from '../../../src/core/loop/engine';
 import { claudeBinary } from '../../support/claude';
 import { type Workspace, agentEnv, runEngine, testConfig, useWorkspaces } from '../../support/engineHarness';
-import { processesUnder } from '../../support/processes';
+import { processesRunning, processesUnder } from '../../support/processes';
 
 const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], type: T) => events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
 
@@ -208,15 +208,33 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     }
   });
 
-  it('ends the processes the agent started in the background, even outside its process group', async () => {
+  for (const containment of ['auto', 'marker'] as const) {
+    it(`ends the processes the agent started in the background, even outside its process group (containment ${containment})`, async () => {
+      ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
+      const run = await runEngine(ws, [
+        bash('(sleep 1231 >/dev/null 2>&1 &) ; nohup sleep 1232 >/dev/null 2>&1 & setsid sleep 1233 >/dev/null 2>&1 < /dev/null & echo started'),
+        edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'),
+      ], { config: { gates: { basic: 'true' }, containment } });
+      assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+      assert.ok(ofType(run.events, 'warning').some((w) => /left running outside its process group/.test(w.message)), run.lines.join('\n'));
+      assert.deepEqual(processesUnder(ws.root), [], 'nothing the agent started is still running');
+    });
+  }
+
+  it('ends what the agent and a gate start with setsid env -i (no marker left): the iteration\'s PID namespace (issue 12)', async () => {
     ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
-    const run = await runEngine(ws, [
-      bash('(sleep 1231 >/dev/null 2>&1 &) ; nohup sleep 1232 >/dev/null 2>&1 & setsid sleep 1233 >/dev/null 2>&1 < /dev/null & echo started'),
-      edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'),
-    ], { config: { gates: { basic: 'true' } } });
-    assert.equal(run.result.state, 'completed', run.lines.join('\n'));
-    assert.ok(ofType(run.events, 'warning').some((w) => /left running outside its process group/.test(w.message)), run.lines.join('\n'));
-    assert.deepEqual(processesUnder(ws.root), [], 'nothing the agent started is still running');
+    const stray = (n: number) => `(setsid env -i /bin/sleep ${n} >/dev/null 2>&1 </dev/null &); echo started`;
+    try {
+      const run = await runEngine(ws, [
+        bash(stray(1241)), bash('echo "$$" > ns-pid; ls /proc | grep -c "^[0-9]" > ns-count'),
+        edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'),
+      ], { config: { gates: { basic: stray(1242) }, containment: 'auto' } });
+      assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+      assert.deepEqual([...processesRunning('/bin/sleep 1241'), ...processesRunning('/bin/sleep 1242')], [], 'the setsid env -i sleeps of agent and gate are gone');
+      assert.ok(Number(ws.read('ns-count')) < 30, `the agent's shell sees only its namespace in /proc (${ws.read('ns-count').trim()} processes)`);
+    } finally {
+      for (const pid of [...processesRunning('/bin/sleep 1241'), ...processesRunning('/bin/sleep 1242')]) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('refuses a second run in a folder whose run is still active', async () => {

@@ -1,0 +1,175 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants as fsConstants, readFileSync, rmSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
+import path from 'node:path';
+
+/**
+ * Process containment (issue 12 "nothing escapes"): every agent iteration and every gate command runs in its own
+ * PID namespace when the system allows it, so ending the iteration ends every process started under it, including
+ * ones that left the process group and cleared their environment (`setsid env -i server &`), which the environment
+ * marker sweep (processGroup.ts `endMarkedProcesses`) cannot find. Where no namespace can be made (not Linux, no
+ * `unshare`, namespaces forbidden) or config `containment` is `"marker"`, the marker sweep is the only net.
+ *
+ * Shape of a contained command: `unshare [--user --map-current-user] --pid --fork --kill-child --mount-proc bash -c
+ * INIT ralph-init <graceTicks> <reportFile> <file> <args…>`. `unshare` is the process-group leader we spawn (the pid
+ * the callers track and kill as a group); bash becomes PID 1 of the namespace and runs the command in the foreground
+ * in the same process group, so group signals reach it as before. PID 1 ignores signals it has no handler for, and
+ * the handlers INIT installs do nothing: it outlives the command, reaps orphans, and when the command has exited it
+ * lists what is left (`<reportFile>`: `<pid-in-namespace> <pgrp-in-namespace>` lines; pgrp 0 means the command's own
+ * group), sends SIGTERM to all of it, waits up to the grace and exits with the command's status, at which point the
+ * kernel SIGKILLs whatever is left in the namespace. SIGKILL of the group (our grace ran out, or this process exited)
+ * kills PID 1 and so, again, everything in the namespace. The network is not touched (no network namespace): the
+ * agent still reaches 127.0.0.1.
+ *
+ * Limits: a command killed by a signal is reported by the init as exit 128+n (a shell's convention), see
+ * {@link containedExit}; `/proc` inside is the namespace's own (tools there see only the iteration's processes).
+ */
+
+/** Config `containment`: `"auto"` uses a PID namespace when available, `"marker"` forces the marker sweep. */
+export type ContainmentMode = 'auto' | 'marker';
+
+/** What is in use: a namespace with the `unshare` arguments, or the marker sweep with the reason. */
+export type Containment =
+  | { kind: 'pid-namespace'; unshareArgs: readonly string[]; detail: string }
+  | { kind: 'marker'; detail: string };
+
+/** PID 1 of the namespace (bash): see the module comment. $1 grace in 50 ms ticks, $2 report file ('-': none). */
+export const CONTAINMENT_INIT = [
+  'trap : INT TERM HUP QUIT PIPE',
+  'g=$1 r=$2; shift 2',
+  '"$@"; s=$?',
+  'l=',
+  'for d in /proc/[0-9]*; do',
+  '  p=${d#/proc/}; [ "$p" = 1 ] && continue',
+  '  read -r st 2>/dev/null < "$d/stat" || continue',
+  '  st=${st##*) }; set -- $st',
+  '  [ "$1" = Z ] && continue',
+  '  l="$l$p $3"$\'\\n\'',
+  'done',
+  '[ "$r" = - ] || printf "%s" "$l" > "$r" 2>/dev/null',
+  'if [ -n "$l" ]; then',
+  '  kill -TERM -1 2>/dev/null',
+  '  i=0; while kill -0 -1 2>/dev/null && [ $i -lt $g ]; do sleep 0.05; i=$((i+1)); done',
+  'fi',
+  'exit $s',
+].join('\n');
+
+/** `$0` of the init (argv[3] of its command line: `bash -c INIT ralph-init …`): how a process sees it is contained. */
+export const CONTAINMENT_INIT_NAME = 'ralph-init';
+
+let mode: ContainmentMode = 'auto';
+let probed: Containment | undefined;
+
+/** Makes `m` this process's containment mode (config `containment`, applied by `loadConfig`). */
+export function setContainmentMode(m: ContainmentMode | undefined): void {
+  mode = m ?? 'auto';
+}
+
+/** The mode set by {@link setContainmentMode} (default `"auto"`). */
+export function containmentMode(): ContainmentMode {
+  return mode;
+}
+
+/** The `unshare` arguments tried, in order: as root a plain PID namespace, otherwise inside a user namespace too. */
+export function unshareCandidates(isRoot: boolean): string[][] {
+  const pid = ['--pid', '--fork', '--kill-child', '--mount-proc'];
+  const user = ['--user', '--map-current-user', ...pid];
+  return isRoot ? [pid, user] : [user];
+}
+
+/**
+ * The containment `m` gives on this system. `"auto"` probes once per process (runs `unshare … bash -c 'exit 0'`,
+ * at most 5 s per candidate) and caches the answer; `"marker"` never probes.
+ */
+export function resolveContainment(m: ContainmentMode = mode): Containment {
+  if (m === 'marker') return { kind: 'marker', detail: 'environment marker sweep (config containment: "marker")' };
+  return (probed ??= probe());
+}
+
+function probe(): Containment {
+  if (process.platform !== 'linux') return { kind: 'marker', detail: `environment marker sweep (no PID namespaces on ${process.platform})` };
+  let last = '';
+  for (const args of unshareCandidates(process.getuid?.() === 0)) {
+    const r = spawnSync('unshare', [...args, 'bash', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000, encoding: 'utf8' });
+    if (r.status === 0) return { kind: 'pid-namespace', unshareArgs: args, detail: `PID namespace (unshare ${args.join(' ')})` };
+    last = r.error ? r.error.message : (r.stderr || `exit ${r.status ?? r.signal}`).trim().split('\n')[0]!;
+  }
+  return { kind: 'marker', detail: `environment marker sweep (no PID namespace: ${last})` };
+}
+
+/** Forgets the probe (tests). */
+export function resetContainmentProbe(): void {
+  probed = undefined;
+}
+
+/** Whether `file` can be executed as a command (a path, or a name found on `PATH`); false when it cannot be. */
+export function commandExists(file: string, pathVar: string | undefined): boolean {
+  const can = (f: string) => {
+    try {
+      accessSync(f, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (file.includes('/')) return can(file);
+  return (pathVar ?? '').split(path.delimiter).some((d) => d && can(path.join(d, file)));
+}
+
+/** A command wrapped for a namespace: run `file args` instead; read leftovers from `reportFile` after it exits. */
+export interface ContainedCommand {
+  file: string;
+  args: string[];
+  reportFile: string | null;
+}
+
+/**
+ * Wraps `file args` in the namespace of `c` (see the module comment). `graceMs` is how long leftovers get between
+ * SIGTERM and the namespace's end; `report` asks for a leftovers file (named after `token`, in the temp folder).
+ */
+export function containedCommand(c: Extract<Containment, { kind: 'pid-namespace' }>, file: string, args: readonly string[], o: { graceMs: number; token: string; report: boolean }): ContainedCommand {
+  const reportFile = o.report ? path.join(tmpdir(), `ralph-leftovers-${o.token}`) : null;
+  const ticks = String(Math.max(1, Math.ceil(o.graceMs / 50)));
+  return { file: 'unshare', args: [...c.unshareArgs, 'bash', '-c', CONTAINMENT_INIT, CONTAINMENT_INIT_NAME, ticks, reportFile ?? '-', file, ...args], reportFile };
+}
+
+/** A process the contained command left running: its pid and process group as seen inside the namespace. */
+export interface Leftover {
+  pid: number;
+  /** 0 when it stayed in the command's own process group. */
+  pgrp: number;
+}
+
+/** Reads and removes a leftovers report (see {@link CONTAINMENT_INIT}); none when absent. Pure parse: {@link parseLeftovers}. */
+export function takeLeftovers(reportFile: string | null): Leftover[] {
+  if (!reportFile) return [];
+  let text = '';
+  try {
+    text = readFileSync(reportFile, 'utf8');
+  } catch {
+    return [];
+  }
+  rmSync(reportFile, { force: true });
+  return parseLeftovers(text);
+}
+
+/** `<pid> <pgrp>` lines to leftovers; other lines are skipped. */
+export function parseLeftovers(text: string): Leftover[] {
+  const out: Leftover[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^(\d+) (-?\d+)$/.exec(line.trim());
+    if (m) out.push({ pid: Number(m[1]), pgrp: Number(m[2]) });
+  }
+  return out;
+}
+
+/**
+ * A contained command's exit as the caller would have seen it uncontained: the init exits 128+n when the command
+ * died of signal n, so such a status is reported as that signal (the shell's convention; a command that really
+ * exits with 129–192 is misread the same way a shell misreads it).
+ */
+export function containedExit(exitCode: number | null, signal: string | null): { exitCode: number | null; signal: string | null } {
+  if (signal || exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return { exitCode, signal };
+  const name = Object.entries(osConstants.signals).find(([, n]) => n === exitCode - 128)?.[0];
+  return name ? { exitCode: null, signal: name } : { exitCode, signal };
+}

@@ -1,0 +1,50 @@
+import * as assert from 'node:assert/strict';
+import { containedCommand, containedExit, CONTAINMENT_INIT_NAME, parseLeftovers, resolveContainment, unshareCandidates } from '../../../src/core/process/containment';
+import { modeAllowsWrite } from '../../../src/core/store/storageFailure';
+
+describe('process containment: the pure parts (issue 12)', () => {
+  it('tries a plain PID namespace as root, then a user namespace; only the user namespace otherwise', () => {
+    assert.deepEqual(unshareCandidates(true), [['--pid', '--fork', '--kill-child', '--mount-proc'], ['--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc']]);
+    assert.deepEqual(unshareCandidates(false), [['--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc']]);
+  });
+
+  it('"marker" never probes and says why', () => {
+    assert.deepEqual(resolveContainment('marker'), { kind: 'marker', detail: 'environment marker sweep (config containment: "marker")' });
+  });
+
+  it('wraps a command as unshare … bash -c INIT ralph-init <ticks> <report> <file> <args…>', () => {
+    const c = containedCommand({ kind: 'pid-namespace', unshareArgs: ['--pid', '--fork'], detail: '' }, '/bin/claude', ['-p', 'x y'], { graceMs: 3000, token: 'T', report: false });
+    assert.equal(c.file, 'unshare');
+    assert.deepEqual([c.args.slice(0, 4), c.args.slice(5)], [['--pid', '--fork', 'bash', '-c'], [CONTAINMENT_INIT_NAME, '60', '-', '/bin/claude', '-p', 'x y']]);
+    assert.equal(c.reportFile, null);
+    assert.match(containedCommand({ kind: 'pid-namespace', unshareArgs: [], detail: '' }, 'x', [], { graceMs: 1, token: 'T', report: true }).reportFile!, /ralph-leftovers-T$/);
+  });
+
+  const exits: [number | null, string | null, number | null, string | null][] = [
+    [0, null, 0, null], [1, null, 1, null], [128, null, 128, null], [143, null, null, 'SIGTERM'], [137, null, null, 'SIGKILL'],
+    [130, null, null, 'SIGINT'], [255, null, 255, null], [null, 'SIGKILL', null, 'SIGKILL'],
+  ];
+  for (const [code, sig, wantCode, wantSig] of exits) {
+    it(`a contained exit ${code}/${sig} reads as ${wantCode}/${wantSig}`, () => assert.deepEqual(containedExit(code, sig), { exitCode: wantCode, signal: wantSig }));
+  }
+
+  it('parses the leftovers report: pid and process group per line, junk skipped', () => {
+    assert.deepEqual(parseLeftovers('3 3\n4 0\nnope\n\n'), [{ pid: 3, pgrp: 3 }, { pid: 4, pgrp: 0 }]);
+  });
+});
+
+describe('storage: write permission from the mode bits (issue 12; root ignores EACCES)', () => {
+  const o = (uid: number, gid = 100) => ({ uid, gid, ownerUid: 1000, ownerGid: 100 });
+  const rows: [string, number, ReturnType<typeof o>, boolean][] = [
+    ['root, 0555', 0o555, o(0), false],
+    ['root, 0755', 0o755, o(0), true],
+    ['root, 0444 file', 0o444, o(0), false],
+    ['owner, 0555', 0o555, o(1000), false],
+    ['owner, 0755', 0o755, o(1000), true],
+    ['group member, 0755', 0o755, o(2000, 100), false],
+    ['group member, 0775', 0o775, o(2000, 100), true],
+    ['other, 0757', 0o757, o(2000, 200), true],
+    ['other, 0775', 0o775, o(2000, 200), false],
+  ];
+  for (const [name, mode, who, want] of rows) it(`${name}: ${want ? 'writable' : 'read-only'}`, () => assert.equal(modeAllowsWrite(mode, who), want));
+});
