@@ -50,7 +50,9 @@ describe('the dashboard page in Chromium (fake host)', function () {
 
   it('refuses a malformed host message and asks for a snapshot after a gap', async () => {
     await d.push([{ type: 'html', html: '<script>alert(1)</script>' }, { type: 'update', seq: 5, ops: [{ op: 'log', lines: lines(2, 1), total: 2 }] }]);
-    assert.equal(await d.page.evaluate(() => document.body.dataset.refused), '1');
+    // The page handles posted messages asynchronously: wait for it rather than read at once (flaky under load).
+    await d.page.waitForFunction(() => document.body.dataset.refused === '1', undefined, { timeout: 10_000 });
+    for (let i = 0; i < 50 && (await d.posted()).at(-1)?.type !== 'resync'; i++) await new Promise((r) => setTimeout(r, 100));
     const last = (await d.posted()).at(-1);
     assert.deepEqual(last, { type: 'resync', lastSeq: 1 });
   });
