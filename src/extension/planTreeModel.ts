@@ -350,7 +350,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
           else {
             row = itemRow(folder, { item, parentId: parent.id, costUsd, current, waitingRun }, tips, was?.item.kind === item.kind ? old!.id : undefined);
             rebuilt.add(row);
-            if (!was || was.item.rawStatus !== item.rawStatus) noteMoved(source, item.id);
+            if (before && (!was || was.item.rawStatus !== item.rawStatus)) noteMoved(source, item.id);
           }
           bySource.set(item.id, row);
           rows.set(row.id, row);
