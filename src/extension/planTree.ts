@@ -43,7 +43,8 @@ const SOURCE_ICON: Record<string, string> = { 'flow-next': 'list-tree', quantum:
 /**
  * The `ralph.plan` tree: epics → tasks, the quantum project → stories, checklist files → boxes, IJFW waves →
  * subagents, runs → the active run's lanes (rows from {@link buildTreeModel}). It reads only the {@link RunStore}'s
- * snapshot and the wave monitors, never the files; on a change it rebuilds the model and fires
+ * snapshot and the wave monitors, never the files; on a change it rebuilds the model from the previous one (item
+ * rows whose inputs did not change are reused as they are, so a one-file change to 10,000 items stays cheap) and fires
  * `onDidChangeTreeData` for the changed rows only ({@link diffTreeModels}), or for the root when the top-level rows
  * changed. Expansion is kept: ids are stable and the rows a person expanded stay expanded when redrawn. Sets the
  * `ralph.hasSources` context key that `viewsWelcome` reads.
@@ -192,9 +193,10 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
 
 /** Theme icons are immutable: one object per look, shared by every row that has it (10,000 rows, a few icons). */
 const icons = new Map<string, vscode.ThemeIcon>();
-
+/** The icon of a non-source row, by status (no key string built per row). */
 const statusIcons = new Map<RowStatus, vscode.ThemeIcon>();
 
+/** A row's icon and theme colour: a source's kind icon (green when done), else its status's. */
 function iconOf(row: TreeRow): vscode.ThemeIcon {
   const source = row.contextValue.startsWith('source');
   if (!source) {
