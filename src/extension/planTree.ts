@@ -43,7 +43,8 @@ const SOURCE_ICON: Record<string, string> = { 'flow-next': 'list-tree', quantum:
 /**
  * The `ralph.plan` tree: epics → tasks, the quantum project → stories, checklist files → boxes, IJFW waves →
  * subagents, runs → the active run's lanes (rows from {@link buildTreeModel}). It reads only the {@link RunStore}'s
- * snapshot and the wave monitors, never the files; on a change it rebuilds the model and fires
+ * snapshot and the wave monitors, never the files; on a change it rebuilds the model from the previous one (item
+ * rows whose inputs did not change are reused as they are, so a one-file change to 10,000 items stays cheap) and fires
  * `onDidChangeTreeData` for the changed rows only ({@link diffTreeModels}), or for the root when the top-level rows
  * changed. Expansion is kept: ids are stable and the rows a person expanded stay expanded when redrawn. Sets the
  * `ralph.hasSources` context key that `viewsWelcome` reads.
@@ -78,7 +79,8 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   /** **Ralph: Refresh**: rebuilds every row (the store is the source; this only redraws). */
   refresh(): void {
-    this.model = this.build();
+    const waves = this.deps.waves;
+    this.model = buildTreeModel(this.deps.snapshot(), waves ? (f) => waves(f) : undefined);
     this.changed.fire(undefined);
   }
 
@@ -105,11 +107,7 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     const item = new vscode.TreeItem(row.label, state);
     item.id = row.id;
     item.description = row.description;
-    const tokens = row.contextValue.split(' ');
-    const [icon, color] = tokens[0] === 'source'
-      ? [SOURCE_ICON[tokens.find((t) => t in SOURCE_ICON) ?? 'runs'] ?? 'folder', row.status === 'done' ? 'testing.iconPassed' : undefined]
-      : ICON[row.status];
-    item.iconPath = new vscode.ThemeIcon(icon || 'circle-outline', color ? new vscode.ThemeColor(color) : undefined);
+    item.iconPath = iconOf(row);
     // Item rows build their tooltip on hover (resolveTreeItem): producing 10,000 children stays cheap.
     if (typeof row.tooltip === 'string') item.tooltip = markdown(row.tooltip);
     item.contextValue = row.contextValue;
@@ -171,7 +169,7 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   private build(): TreeModel {
     const waves = this.deps.waves;
-    return buildTreeModel(this.deps.snapshot(), waves ? (f) => waves(f) : undefined);
+    return buildTreeModel(this.deps.snapshot(), waves ? (f) => waves(f) : undefined, this.model);
   }
 
   /** Rebuilds the model from the store and fires the changed rows only. */
@@ -191,6 +189,32 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (diff.root) this.changed.fire(undefined);
     else if (diff.changed.length) this.changed.fire(diff.changed.map((id) => this.nodeOf(id)));
   }
+}
+
+/** Theme icons are immutable: one object per look, shared by every row that has it (10,000 rows, a few icons). */
+const icons = new Map<string, vscode.ThemeIcon>();
+/** The icon of a non-source row, by status (no key string built per row). */
+const statusIcons = new Map<RowStatus, vscode.ThemeIcon>();
+
+/** A row's icon and theme colour: a source's kind icon (green when done), else its status's. */
+function iconOf(row: TreeRow): vscode.ThemeIcon {
+  const source = row.contextValue.startsWith('source');
+  if (!source) {
+    const cached = statusIcons.get(row.status);
+    if (cached) return cached;
+  }
+  let icon: string;
+  let color: string | undefined;
+  if (source) {
+    const tokens = row.contextValue.split(' ');
+    icon = SOURCE_ICON[tokens.find((t) => t in SOURCE_ICON) ?? 'runs'] ?? 'folder';
+    color = row.status === 'done' ? 'testing.iconPassed' : undefined;
+  } else [icon, color] = ICON[row.status];
+  const key = color ? `${icon} ${color}` : icon;
+  let out = icons.get(key);
+  if (!out) icons.set(key, (out = new vscode.ThemeIcon(icon || 'circle-outline', color ? new vscode.ThemeColor(color) : undefined)));
+  if (!source) statusIcons.set(row.status, out);
+  return out;
 }
 
 function markdown(text: string): vscode.MarkdownString {

@@ -14,6 +14,8 @@ export interface TreeUi {
   /** A (non-modal) warning with an optional action; resolves true when the action was chosen. */
   offer(message: string, action?: string): Promise<boolean>;
   info(message: string): void;
+  /** An input box (kept open on focus loss); resolves with the text, or undefined when dismissed. */
+  ask(title: string, prompt: string | undefined, placeHolder: string): Promise<string | undefined>;
 }
 
 const vscodeUi: TreeUi = {
@@ -24,6 +26,7 @@ const vscodeUi: TreeUi = {
     return false;
   },
   info: (message) => void vscode.window.showInformationMessage(message),
+  ask: async (title, prompt, placeHolder) => vscode.window.showInputBox({ title, prompt, placeHolder, ignoreFocusOut: true }),
 };
 
 /**
@@ -86,11 +89,28 @@ export class PlanTreeCommands {
     return true;
   }
 
-  /** **Answer Question…** on a waiting item: **Ralph: Answer Question…** for its run and item. */
+  /**
+   * **Answer Question…** on a waiting item (or its run / lane): asks for the answer (the question's text as the
+   * prompt), then **Ralph: Answer Question…** with the text for the row's run and item, which writes it through core
+   * `answerQuestion` (as `ralph answer`). Resolves with the id of the question answered, or undefined (dismissed, or
+   * no question: the command says why).
+   */
   async answer(node: PlanNode | undefined): Promise<string | undefined> {
     const row = this.rowOf(node);
     if (!row) return undefined;
-    return vscode.commands.executeCommand<string | undefined>(CommandIds.answer, { folder: row.folder, ...(row.runId ? { runId: row.runId } : {}), ...(row.itemId && !row.contextValue.startsWith('run') ? { itemId: row.itemId } : {}) });
+    const itemId = row.itemId && !row.contextValue.startsWith('run') ? row.itemId : undefined;
+    const args = { folder: row.folder, ...(row.runId ? { runId: row.runId } : {}), ...(itemId ? { itemId } : {}) };
+    // Without a run the command offers the open questions itself (a quick pick).
+    if (!row.runId) return vscode.commands.executeCommand<string | undefined>(CommandIds.answer, args);
+    const run = this.store.snapshot().runs.find((r) => r.folder === row.folder && r.runId === row.runId);
+    const question = run?.facts.questions.find((q) => !itemId || q.itemId === itemId);
+    if (!question) {
+      this.ui.info(`Ralph: run ${row.runId} waits on no question${itemId ? ` for ${itemId}` : ''} now.`);
+      return undefined;
+    }
+    const text = await this.ui.ask(`Ralph: answer${itemId ? ` (${itemId})` : ''}`, question.text, 'Your answer (the agent reads it verbatim)');
+    if (!text) return undefined;
+    return vscode.commands.executeCommand<string | undefined>(CommandIds.answer, { ...args, text });
   }
 
   /**

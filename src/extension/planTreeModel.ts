@@ -9,8 +9,9 @@ import type { StoreRun, StoreSnapshot } from './runStore';
  * (`WaveMonitors.waves`) to rows: per folder the sources (flow-next `.flow` → epics → tasks; quantum project →
  * stories; a checklist file → its boxes; IJFW `.ijfw` → waves → subagents; runs → the active run → its current item
  * and lanes). Every row has a stable `id` (folder + kind + the source's own id), so VS Code keeps expansion and
- * selection across refreshes, and a `sig` (everything it shows) so {@link diffTreeModels} can name exactly the rows
- * to redraw. Rows carry no file URI (no git decorations).
+ * selection across refreshes; {@link diffTreeModels} compares rows field by field to name exactly the rows to redraw.
+ * Given the previous model, a rebuild reuses every item row whose inputs did not change ({@link sameInputs}), so a
+ * one-file change to a 10,000-item source allocates little and diffs by identity. Rows carry no file URI (no git decorations).
  *
  * `contextValue` is space-separated tokens the menus match with `viewItem =~ /\btoken\b/`:
  * `item` `root` `source` `wave` `subagent` `run` `lane` and the kind (`flow-next` `quantum` `checklist`), plus
@@ -34,8 +35,6 @@ export interface TreeRow {
   status: RowStatus;
   /** Markdown, or a function building it (item rows: built when VS Code draws the row; see `tipKey`). Read with {@link tooltipOf}. */
   tooltip: string | (() => string);
-  /** What the tooltip depends on, when `tooltip` is a function (part of `sig`). */
-  tipKey?: string;
   contextValue: string;
   /** Child row ids, in order (empty for a leaf). */
   children: string[];
@@ -51,14 +50,23 @@ export interface TreeRow {
   worktree?: string;
   /** Run rows: the run id of the question a waiting item waits on. */
   runId?: string;
-  /** What the row shows, for {@link diffTreeModels}. */
-  sig: string;
+  /** Item rows: what the row was built from (a rebuild reuses the row when {@link sameInputs}). */
+  inputs?: ItemInputs;
+  /** Ignored (rows are diffed by their fields since the bench rework); kept so rows written with `sig: ''` compile. */
+  sig?: string;
 }
 
 /** Rows by id, and the top-level ids in order. */
 export interface TreeModel {
   rows: Map<string, TreeRow>;
   roots: string[];
+  /** Per folder, what the next {@link buildTreeModel} with this model as `prev` reuses. */
+  cache?: Map<string, FolderCache>;
+  /**
+   * Rows reused from `prev` unchanged whose lazy tooltip now reads a changed neighbour (a dependency's or dependent's
+   * status): {@link diffTreeModels} redraws them too.
+   */
+  touched?: Set<string>;
 }
 
 /** What a refresh must redraw: `root` when the top-level list changed, else the rows whose look or children changed. */
@@ -131,52 +139,107 @@ function runFacts(runs: StoreRun[]): RunFactsByItem {
   return out;
 }
 
-function itemStatus(item: PlanItem, f: RunFactsByItem): RowStatus {
-  if (f.waiting.has(item.id)) return 'waiting';
-  return item.status;
+/**
+ * What an item row shows, besides its neighbours' statuses (its tooltip reads those through the folder's
+ * {@link TipContext}): the plan item and the run facts about it. Two rows with equal inputs ({@link sameInputs}) look
+ * the same, so a rebuild reuses the previous row object.
+ */
+export interface ItemInputs {
+  item: PlanItem;
+  parentId: string;
+  costUsd: number | undefined;
+  current: boolean;
+  waitingRun: string | undefined;
 }
 
-function itemRow(folder: string, parentId: string, item: PlanItem, itemsById: Map<string, PlanItem>, dependents: Map<string, string[]>, f: RunFactsByItem): TreeRow {
-  const status = itemStatus(item, f);
-  const desc: string[] = [];
-  if (item.source !== 'checklist') desc.push(statusWord(status));
-  if (item.attempts !== undefined && item.attempts > 0) desc.push(`attempt ${item.attempts}/${item.maxAttempts ?? '?'}`);
-  const cost = f.costUsd.get(item.id);
-  if (cost) desc.push(usd(cost));
-  if (f.current.has(item.id)) desc.push('▶ current');
-  const deps = dependents.get(`${item.source}\u0000${item.id}`) ?? [];
-  const byId = (id: string) => itemsById.get(`${item.source}\u0000${id}`);
-  const waitingRun = f.waiting.get(item.id);
-  const tooltip = (): string => {
-    const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
-    if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
-    if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
-    if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
-    if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
-    const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
-    if (times.length) tip.push('', times.join(' · '));
-    if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
-    return tip.join('\n');
-  };
-  // Everything the tooltip reads, cheaply: the row is redrawn when one of these changes.
-  let tipKey = `${item.title}\u0002${item.rawStatus}\u0002${item.statusSource ?? ''}\u0002${item.reason ?? ''}\u0002${item.startedAt ?? ''}\u0002${item.updatedAt ?? ''}\u0002${item.completedAt ?? ''}\u0002${item.assignee ?? ''}\u0002${waitingRun ?? ''}`;
-  for (const d of item.dependsOn) tipKey += `\u0003${d}=${byId(d)?.rawStatus ?? ''}`;
-  for (const d of deps) tipKey += `\u0004${d}=${byId(d)?.rawStatus ?? ''}`;
-  const tokens = ['item', item.source, item.kind, 'file'];
-  if (item.source !== 'checklist' && (item.status === 'done' || item.status === 'blocked' || item.status === 'failed')) tokens.push('resettable');
-  if (item.status !== 'done') tokens.push('startable');
-  if (f.waiting.has(item.id)) tokens.push('waiting');
-  const label = item.source === 'checklist' ? item.title : `${item.id} ${item.title}`;
+/**
+ * The plan a folder's lazy item tooltips read (dependencies' and dependents' statuses). One holder per folder lives
+ * across rebuilds; each rebuild points it at the newest plan, so a reused row's tooltip is never stale.
+ */
+interface TipContext {
+  items: Map<string, Map<string, PlanItem>>;
+}
+
+/** Per folder: the item rows by source and item id (what the next rebuild may reuse), and the tooltip context. */
+interface FolderCache {
+  rowsBySource: Map<string, Map<string, TreeRow>>;
+  tips: TipContext;
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Whether two plan items show the same in a row and its tooltip (field by field; no strings built). */
+export function sameItem(x: PlanItem, y: PlanItem): boolean {
+  return x === y || (x.id === y.id && x.source === y.source && x.kind === y.kind && x.title === y.title && x.status === y.status
+    && x.rawStatus === y.rawStatus && x.statusSource === y.statusSource && x.attempts === y.attempts && x.maxAttempts === y.maxAttempts
+    && x.startedAt === y.startedAt && x.updatedAt === y.updatedAt && x.completedAt === y.completedAt && x.reason === y.reason
+    && x.assignee === y.assignee && x.file === y.file && x.line === y.line && sameStrings(x.dependsOn, y.dependsOn));
+}
+
+/** Whether an item row built from `a` looks exactly like one built from `b`. */
+export function sameInputs(a: ItemInputs, b: ItemInputs): boolean {
+  return a.parentId === b.parentId && a.costUsd === b.costUsd && a.current === b.current && a.waitingRun === b.waitingRun && sameItem(a.item, b.item);
+}
+
+function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): string {
+  const { item, waitingRun } = inputs;
+  const same = tips.items.get(item.source);
+  const byId = (id: string) => same?.get(id);
+  // Dependents are found when the tooltip is shown (a hover): one pass over the source's items.
+  const deps: string[] = [];
+  if (same) for (const i of same.values()) if (i.dependsOn.includes(item.id)) deps.push(i.id);
+  const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
+  if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
+  if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
+  if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
+  if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
+  const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
+  if (times.length) tip.push('', times.join(' · '));
+  if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
+  return tip.join('\n');
+}
+
+const contextValues = new Map<string, string>();
+
+/** An item row's menu tokens; the few distinct strings are shared by every row (no string per row). */
+function itemContextValue(item: PlanItem, waiting: boolean): string {
+  const resettable = item.source !== 'checklist' && (item.status === 'done' || item.status === 'blocked' || item.status === 'failed');
+  const startable = item.status !== 'done';
+  const key = `${item.source}${item.kind}${resettable ? 1 : 0}${startable ? 1 : 0}${waiting ? 1 : 0}`;
+  let v = contextValues.get(key);
+  if (v === undefined) contextValues.set(key, (v = `item ${item.source} ${item.kind} file${resettable ? ' resettable' : ''}${startable ? ' startable' : ''}${waiting ? ' waiting' : ''}`));
+  return v;
+}
+
+/** A new item row (only when no previous row with the same inputs can be reused). `id` is the previous row's id string, when there was one. */
+function itemRow(folder: string, inputs: ItemInputs, tips: TipContext, id: string | undefined): TreeRow {
+  const { item, waitingRun } = inputs;
+  const status: RowStatus = waitingRun ? 'waiting' : item.status;
+  let description = item.source !== 'checklist' ? statusWord(status) : '';
+  const more = (s: string) => { description = description ? `${description} · ${s}` : s; };
+  if (item.attempts !== undefined && item.attempts > 0) more(`attempt ${item.attempts}/${item.maxAttempts ?? '?'}`);
+  if (inputs.costUsd) more(usd(inputs.costUsd));
+  if (inputs.current) more('▶ current');
+  const contextValue = itemContextValue(item, waitingRun !== undefined);
   const row: TreeRow = {
-    id: `${folder}#${item.source}/${item.kind}/${item.id}`, parentId, folder, label, description: desc.join(' · '), status,
-    tooltip, tipKey, contextValue: tokens.join(' '), children: [], file: item.file, ...(item.line ? { line: item.line } : {}),
-    itemId: item.id, source: item.source, ...(f.waiting.has(item.id) ? { runId: f.waiting.get(item.id)! } : {}), sig: '',
+    id: id ?? `${folder}#${item.source}/${item.kind}/${item.id}`, parentId: inputs.parentId, folder,
+    label: item.source === 'checklist' ? item.title : `${item.id} ${item.title}`, description, status,
+    tooltip: () => itemTooltip(inputs, status, tips), contextValue, children: [], file: item.file, itemId: item.id, source: item.source, inputs,
   };
+  if (item.line) row.line = item.line;
+  if (waitingRun) row.runId = waitingRun;
   return row;
 }
 
 function countOf(items: PlanItem[]): string {
-  return `${items.filter((i) => i.status === 'done').length}/${items.length}`;
+  let done = 0;
+  for (const i of items) if (i.status === 'done') done++;
+  return `${done}/${items.length}`;
 }
 
 function subagentStatus(s: SubagentJson): RowStatus {
@@ -190,12 +253,44 @@ function subagentStatus(s: SubagentJson): RowStatus {
 }
 
 /**
- * The tree's rows for a store snapshot and each folder's live waves (pure). `waves(folder)` gives `WaveMonitors.waves`;
- * when it is empty the plan snapshot's `waves` (the same shape, as `loadPlan` classified them) are used.
+ * Lists in `touched` the reused item rows whose tooltip names the status of an item in `moved` (its dependencies and
+ * dependents; items that went count too, with the dependencies they had).
  */
-export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) => WaveJson[] = () => []): TreeModel {
+function touchNeighbours(before: FolderCache, rowsBySource: Map<string, Map<string, TreeRow>>, moved: Map<string, Set<string>>, noteMoved: (source: string, id: string) => void, rebuilt: Set<TreeRow>, touched: Set<string>): void {
+  const gone: TreeRow[] = [];
+  for (const [source, old] of before.rowsBySource) {
+    const now = rowsBySource.get(source);
+    if (now && now.size === old.size && !moved.has(source)) continue; // same ids: nothing went (an id that went makes room for one that came, which moved)
+    for (const [id, row] of old) if (!now?.has(id)) { noteMoved(source, id); gone.push(row); }
+  }
+  if (!moved.size) return;
+  const touch = (row: TreeRow | undefined) => { if (row && !rebuilt.has(row)) touched.add(row.id); };
+  for (const [source, now] of rowsBySource) {
+    const m = moved.get(source);
+    if (!m) continue;
+    for (const row of now.values()) {
+      const item = row.inputs!.item;
+      if (m.has(item.id)) for (const d of item.dependsOn) touch(now.get(d));
+      for (const d of item.dependsOn) if (m.has(d)) { touch(row); break; }
+    }
+  }
+  for (const row of gone) {
+    const now = rowsBySource.get(row.inputs!.item.source);
+    for (const d of row.inputs!.item.dependsOn) touch(now?.get(d));
+  }
+}
+
+/**
+ * The tree's rows for a store snapshot and each folder's live waves (pure, apart from moving `prev`'s tooltip context
+ * to the newest plan). `waves(folder)` gives `WaveMonitors.waves`; when it is empty the plan snapshot's `waves` (the
+ * same shape, as `loadPlan` classified them) are used. With `prev` (the model shown now), an item row whose inputs are
+ * unchanged is `prev`'s row object itself, and rows whose tooltip reads a changed neighbour are listed in `touched`.
+ */
+export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) => WaveJson[] = () => [], prev?: TreeModel): TreeModel {
   const rows = new Map<string, TreeRow>();
   const roots: string[] = [];
+  const cache = new Map<string, FolderCache>();
+  const touched = new Set<string>();
   const multi = snapshot.folders.length > 1;
   const add = (row: TreeRow): TreeRow => {
     rows.set(row.id, row);
@@ -204,7 +299,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     return row;
   };
   const group = (folder: string, name: string, key: string, label: string, description: string, tooltip: string, contextValue: string, extra: Partial<TreeRow> = {}): TreeRow =>
-    add({ id: `${folder}#${key}`, parentId: undefined, folder, label, description: multi ? `${description} · ${name}` : description, status: 'none', tooltip, contextValue, children: [], sig: '', ...extra });
+    add({ id: `${folder}#${key}`, parentId: undefined, folder, label, description: multi ? `${description} · ${name}` : description, status: 'none', tooltip, contextValue, children: [], ...extra });
 
   for (const fs of snapshot.folders) {
     const folder = fs.folder;
@@ -212,15 +307,56 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     const folderRuns = snapshot.runs.filter((r) => r.folder === folder);
     const f = runFacts(folderRuns);
     if (plan) {
-      const dependents = new Map<string, string[]>();
-      for (const i of plan.items) for (const d of i.dependsOn) {
-        const k = `${i.source}\u0000${d}`;
-        const l = dependents.get(k);
-        if (l) l.push(i.id);
-        else dependents.set(k, [i.id]);
+      const before = prev?.cache?.get(folder);
+      const tips = before?.tips ?? { items: new Map() };
+      const itemsBySource = new Map<string, Map<string, PlanItem>>();
+      for (const i of plan.items) {
+        let m = itemsBySource.get(i.source);
+        if (!m) itemsBySource.set(i.source, (m = new Map()));
+        m.set(i.id, i);
       }
-      const itemsById = new Map(plan.items.map((i) => [`${i.source}\u0000${i.id}`, i]));
-      const itemsOf = (r: PlanRoot) => r.itemIds.map((id) => itemsById.get(`${r.source}\u0000${id}`)).filter((i): i is PlanItem => i !== undefined);
+      tips.items = itemsBySource;
+      const rowsBySource = new Map<string, Map<string, TreeRow>>();
+      cache.set(folder, { rowsBySource, tips });
+      /** Items (by source) whose status text changed, appeared or went: their neighbours' tooltips name it. */
+      const moved = new Map<string, Set<string>>();
+      /** Item rows built anew (not reused from `prev`). */
+      const rebuilt = new Set<TreeRow>();
+      const noteMoved = (source: string, id: string) => {
+        let m = moved.get(source);
+        if (!m) moved.set(source, (m = new Set()));
+        m.add(id);
+      };
+      const itemsOf = (r: PlanRoot): PlanItem[] => {
+        const m = itemsBySource.get(r.source);
+        const out: PlanItem[] = [];
+        if (m) for (const id of r.itemIds) { const i = m.get(id); if (i) out.push(i); }
+        return out;
+      };
+      /** The item rows under `parent` (items of one source): `prev`'s row where the inputs are the same, else a new one. */
+      const addItems = (parent: TreeRow, source: string, items: PlanItem[]) => {
+        let bySource = rowsBySource.get(source);
+        if (!bySource) rowsBySource.set(source, (bySource = new Map()));
+        const prevBySource = before?.rowsBySource.get(source);
+        const children = parent.children;
+        for (const item of items) {
+          const old = prevBySource?.get(item.id);
+          const was = old?.inputs;
+          const waitingRun = f.waiting.size ? f.waiting.get(item.id) : undefined;
+          const costUsd = f.costUsd.size ? f.costUsd.get(item.id) : undefined;
+          const current = f.current.size ? f.current.has(item.id) : false;
+          let row: TreeRow;
+          if (was && was.parentId === parent.id && was.costUsd === costUsd && was.current === current && was.waitingRun === waitingRun && sameItem(was.item, item)) row = old;
+          else {
+            row = itemRow(folder, { item, parentId: parent.id, costUsd, current, waitingRun }, tips, was?.item.kind === item.kind ? old!.id : undefined);
+            rebuilt.add(row);
+            if (before && (!was || was.item.rawStatus !== item.rawStatus)) noteMoved(source, item.id);
+          }
+          bySource.set(item.id, row);
+          rows.set(row.id, row);
+          children.push(row.id);
+        }
+      };
       const flowRoots = plan.roots.filter((r) => r.source === 'flow-next');
       if (flowRoots.length) {
         const all = flowRoots.flatMap(itemsOf);
@@ -230,9 +366,9 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
           const epic = add({
             id: `${folder}#flow-next/epic/${r.id}`, parentId: src.id, folder, label: `${r.id} ${r.title}`, description: `${countOf(items)}${r.status === 'done' ? ' · closed' : ''}`,
             status: r.status === 'done' ? 'done' : 'open', tooltip: [`**${mdEscape(r.id)}** ${mdEscape(r.title)}`, '', `Epic status \`${r.rawStatus ?? r.status}\` from \`${r.file}\``, ...(r.dependsOn.length ? ['', `Depends on epics: ${r.dependsOn.join(', ')}`] : [])].join('\n'),
-            contextValue: 'root flow-next epic file', children: [], file: r.file, itemId: r.id, source: 'flow-next', sig: '',
+            contextValue: 'root flow-next epic file', children: [], file: r.file, itemId: r.id, source: 'flow-next',
           });
-          for (const i of items) add(itemRow(folder, epic.id, i, itemsById, dependents, f));
+          addItems(epic, 'flow-next', items);
         }
       }
       for (const r of plan.roots.filter((x) => x.source !== 'flow-next')) {
@@ -241,8 +377,9 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
         const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `quantum.json — ${r.title}`) : r.id;
         const kindWord = r.source === 'quantum' ? 'quantum-loop project `quantum.json`: stories' : `checklist \`${r.file}\`: its boxes`;
         const root = group(folder, fs.name, key, label, `${countOf(items)} ${r.source === 'quantum' ? 'stories' : 'tasks'}`, `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
-        for (const i of items) add(itemRow(folder, root.id, i, itemsById, dependents, f));
+        addItems(root, r.source, items);
       }
+      if (before) touchNeighbours(before, rowsBySource, moved, noteMoved, rebuilt, touched);
     }
     const live = waves(folder);
     const ws = live.length ? live : (plan?.waves ?? []);
@@ -257,7 +394,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
           // Spins only while a subagent is active; a wave with no subagents yet waits (pending).
           status: c.orphans ? 'orphan' : !w.subagents.length ? 'pending' : c.RESOLVED === w.subagents.length ? 'done' : c.ACTIVE ? 'active' : 'open',
           tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md \`${w.status}\`)` : ''}\n\n${Object.entries(c).filter(([k]) => k !== 'orphans').map(([k, n]) => `${k} ${n}`).join(' · ')}`,
-          contextValue: 'wave', children: [], waveId: w.wave_id, sig: '',
+          contextValue: 'wave', children: [], waveId: w.wave_id
         });
         for (const s of w.subagents) {
           const status = subagentStatus(s);
@@ -274,7 +411,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
             id: `${folder}#waves/${w.wave_id}/${s.sub_id}`, parentId: wave.id, folder, label: s.sub_id,
             description: [s.disposition.toLowerCase(), s.last_activity_age_ms !== null ? `${age(s.last_activity_age_ms)} ago` : '', s.next_step ? `next: ${s.next_step}` : ''].filter(Boolean).join(' · '),
             status, tooltip: tip.join('\n'), contextValue: `subagent${orphan ? ' orphan' : ''}${s.checkpoint ? ' file' : ''}`, children: [],
-            ...(s.checkpoint ? { file: s.checkpoint } : {}), itemId: s.sub_id, waveId: w.wave_id, ...(s.worktree ? { worktree: s.worktree } : {}), sig: '',
+            ...(s.checkpoint ? { file: s.checkpoint } : {}), itemId: s.sub_id, waveId: w.wave_id, ...(s.worktree ? { worktree: s.worktree } : {})
           });
         }
       }
@@ -289,7 +426,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
           description: [v.stateText, v.progress ? `${v.progress.done}/${v.progress.total}` : '', v.iteration ? `iteration ${v.iteration}` : '', v.cost.runUsd ? usd(v.cost.runUsd) : ''].filter(Boolean).join(' · '),
           status: r.facts.questions.length ? 'waiting' : r.facts.paused ? 'blocked' : 'in_progress',
           tooltip: [`**run ${mdEscape(r.runId)}** (${r.kind})`, '', `${mdEscape(v.stateText)}`, '', `Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`, ...(v.warnings.length ? ['', `Last warning: ${mdEscape(v.warnings.at(-1)!)}`] : [])].join('\n'),
-          contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`, children: [], runId: r.runId, sig: '',
+          contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`, children: [], runId: r.runId
         });
         for (const l of v.lanes) {
           const waiting = r.facts.questions.find((q) => q.itemId === (l.item?.id ?? null));
@@ -298,37 +435,50 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
             description: [v.lanes.length > 1 ? `lane ${l.lane}` : '', l.activity, l.iteration ? `iteration ${l.iteration}` : '', l.attempt ? `attempt ${l.attempt.text}` : "", l.iterationCostUsd ? usd(l.iterationCostUsd) : ''].filter(Boolean).join(' · '),
             status: l.activity === 'waiting' ? 'waiting' : l.activity === 'idle' ? 'todo' : 'in_progress',
             tooltip: [`**lane ${l.lane}**: ${l.activity}${l.purpose ? ` (${l.purpose})` : ''}`, ...(l.item ? ['', `Current item ${mdEscape(l.item.id)}`] : []), ...(l.lastEnding ? ['', `Last iteration ${l.lastEnding.iteration}: ${l.lastEnding.ending} ${mdEscape(l.lastEnding.detail)}`] : [])].join('\n'),
-            contextValue: `lane${waiting ? ' waiting' : ''}`, children: [], runId: r.runId, ...(l.item ? { itemId: l.item.id } : {}), sig: '',
+            contextValue: `lane${waiting ? ' waiting' : ''}`, children: [], runId: r.runId, ...(l.item ? { itemId: l.item.id } : {})
           });
         }
       }
     }
   }
-  for (const row of rows.values()) row.sig = `${row.label}\u0001${row.description}\u0001${row.status}\u0001${typeof row.tooltip === 'string' ? row.tooltip : row.tipKey ?? ''}\u0001${row.contextValue}\u0001${row.children.length ? 'c' : ''}\u0001${row.file ?? ''}:${row.line ?? ''}\u0001${row.worktree ?? ''}\u0001${row.runId ?? ''}`;
-  return { rows, roots };
+  return { rows, roots, cache, touched };
 }
 
 /**
- * The rows a refresh must redraw going from `prev` to `next` (pure): a row whose look changed, and the parent of a
- * row added or removed (its children list changed; a redrawn parent re-asks for its children). Rows inside a redrawn
- * parent are not listed again. `root` when the top-level list changed.
+ * Whether two rows with the same id look the same (pure): every field the provider shows or a command reads, and
+ * whether there are children. Lazy tooltips compare by identity: a rebuilt item row (inputs changed) is redrawn.
+ */
+export function sameLook(a: TreeRow, b: TreeRow): boolean {
+  return a === b || (a.label === b.label && a.description === b.description && a.status === b.status && a.tooltip === b.tooltip
+    && a.contextValue === b.contextValue && a.file === b.file && a.line === b.line && a.worktree === b.worktree
+    && a.runId === b.runId && a.itemId === b.itemId && a.waveId === b.waveId && a.source === b.source
+    && (a.children.length > 0) === (b.children.length > 0));
+}
+
+/**
+ * The rows a refresh must redraw going from `prev` to `next` (pure): a row whose look changed ({@link sameLook}, or
+ * listed in `next.touched`), and the parent of a row added or removed (its children list changed; a redrawn parent
+ * re-asks for its children). Rows inside a redrawn parent are not listed again. `root` when the top-level list changed.
  */
 export function diffTreeModels(prev: TreeModel, next: TreeModel): TreeDiff {
-  if (prev.roots.length !== next.roots.length || prev.roots.some((id, i) => next.roots[i] !== id)) return { root: true, changed: [] };
+  if (!sameStrings(prev.roots, next.roots)) return { root: true, changed: [] };
   const changed = new Set<string>();
+  const regrown = new Set<string>();
   for (const row of next.rows.values()) {
     const old = prev.rows.get(row.id);
     if (!old) continue;
-    const childrenChanged = old.children.length !== row.children.length || old.children.some((c, i) => row.children[i] !== c);
-    if (childrenChanged || old.sig !== row.sig) changed.add(row.id);
+    if (!sameStrings(old.children, row.children)) {
+      changed.add(row.id);
+      regrown.add(row.id);
+    } else if (!sameLook(old, row) || next.touched?.has(row.id)) changed.add(row.id);
   }
-  // A redrawn row re-reads its subtree: drop descendants of rows already listed.
+  // A row whose children list changed re-reads its subtree: drop its descendants.
   const out: string[] = [];
   for (const id of changed) {
     let p = next.rows.get(id)?.parentId;
     let covered = false;
-    while (p) {
-      if (changed.has(p) && next.rows.get(p)!.children.length !== prev.rows.get(p)?.children.length) { covered = true; break; }
+    while (p && regrown.size) {
+      if (regrown.has(p)) { covered = true; break; }
       p = next.rows.get(p)?.parentId;
     }
     if (!covered) out.push(id);

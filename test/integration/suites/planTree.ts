@@ -1,12 +1,15 @@
 import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../../src/extension/commandIds';
 import type { RalphExtensionApi } from '../../../src/extension/extension';
 import type { PlanNode } from '../../../src/extension/planTree';
 import type { TreeUi } from '../../../src/extension/planTreeCommands';
-import { ralphApi } from './helpers';
+import { edit, say, startModelServer } from '../../support/modelServer';
+import { EXTENSION_ID, ralphApi } from './helpers';
 
 type Story = { id: string; status: string; dependsOn?: string[] };
 const quantum = (stories: Story[]) => JSON.stringify({ project: 'fixture', feature: 'fixture-feature', stories: stories.map((s, i) => ({ id: s.id, title: `Story ${s.id}`, status: s.status, priority: i + 1, dependsOn: s.dependsOn ?? [], attempts: 0 })) }, null, 2) + '\n';
@@ -19,6 +22,17 @@ async function rowShows(api: RalphExtensionApi, id: string, re: RegExp, timeoutM
     if (n && re.test(String(api.plan.getTreeItem(n).description))) return n;
     if (Date.now() > until) throw new Error(`row ${id} did not show ${re} (now: ${n ? String(api.plan.getTreeItem(n).description) : 'absent'})`);
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Resolves with the node once row `id` exists and its tree item passes `ok` (the store re-read the file or followed the run). */
+async function rowUntil(api: RalphExtensionApi, id: string, ok: (item: vscode.TreeItem) => boolean, timeoutMs = 5000): Promise<PlanNode> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const n = api.plan.node(id);
+    if (n && ok(api.plan.getTreeItem(n))) return n;
+    if (Date.now() > until) throw new Error(`row ${id} did not become as expected (now: ${n ? JSON.stringify({ label: api.plan.getTreeItem(n).label, description: api.plan.getTreeItem(n).description, contextValue: api.plan.getTreeItem(n).contextValue }) : 'absent'})`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -88,6 +102,77 @@ export function registerPlanTreeSuite(): void {
       const started = await vscode.commands.executeCommand<string | undefined>(CommandIds.treeStartHere, node);
       assert.equal(started, undefined, 'declined: no run');
       assert.deepEqual(offered, [['Ralph: cannot start with US-002: US-002 waits on US-001 (pending). The next ready item of its source is US-001.', 'Start with US-001']]);
+    });
+
+    it('Open Task File on a checklist box opens its file at the box\'s line', async () => {
+      const task = path.join(folder, 'RALPH_TASK.md');
+      const before = fs.readFileSync(task, 'utf8');
+      try {
+        fs.writeFileSync(task, '# Task\n\n- [x] First box\n- [ ] Second box\n');
+        const id = `${folder}#checklist/checkbox/RALPH_TASK.md:4`;
+        const node = await rowUntil(api, id, (it) => it.label === 'Second box');
+        assert.match(String(api.plan.getTreeItem(node).contextValue), /\bfile\b/);
+        assert.equal(await vscode.commands.executeCommand<boolean>(CommandIds.treeOpenFile, node), true);
+        const e = vscode.window.activeTextEditor!;
+        assert.equal(e.document.uri.fsPath, task);
+        assert.equal(e.selection.active.line, 3, 'line 4 (0-based 3)');
+        assert.equal(e.document.lineAt(e.selection.active.line).text, '- [ ] Second box');
+      } finally {
+        await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+        fs.writeFileSync(task, before);
+      }
+    });
+
+    it('Answer Question… on the item a run waits on writes the answer through core answerQuestion, and the run goes on', async function () {
+      this.timeout(150_000);
+      const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
+      const task = path.join(folder, 'RALPH_TASK.md');
+      const taskBefore = fs.readFileSync(task, 'utf8');
+      const configFile = path.join(folder, '.ralph', 'config.json');
+      const config = fs.readFileSync(configFile, 'utf8');
+      const server = await startModelServer([
+        say('I need a decision first.\n<question>Which port?</question>'),
+        edit(task, '- [ ] Pick the port', '- [x] Pick the port'), say('Done with 8080.'),
+      ]);
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-tree-answer-home-'));
+      let child: ChildProcess | undefined;
+      try {
+        fs.writeFileSync(task, '- [ ] Pick the port\n');
+        fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+        let out = '';
+        child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder, 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4', '--trust'], {
+          env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child.stdout!.on('data', (d) => { out += String(d); });
+        child.stderr!.on('data', (d) => { out += String(d); });
+        const exited = new Promise<number | null>((resolve) => child!.on('close', resolve));
+        const id = `${folder}#checklist/checkbox/RALPH_TASK.md:1`;
+        const node = await Promise.race([
+          rowUntil(api, id, (it) => /\bwaiting\b/.test(String(it.contextValue)), 90_000),
+          exited.then((code) => { throw new Error(`the run ended (${code}) before the tree showed the item waiting:\n${out}`); }),
+        ]);
+        assert.equal((api.plan.getTreeItem(node).iconPath as vscode.ThemeIcon).id, 'comment-discussion');
+        const runId = api.plan.row(node)!.runId!;
+        const answerFile = api.store.snapshot().runs.find((r) => r.runId === runId)!.facts.questions[0]!.answerFile;
+        assert.equal(fs.existsSync(answerFile), false, 'not answered yet');
+        const asked: [string, string | undefined][] = [];
+        api.tree.ui = { ...realUi, ask: async (title, prompt) => { asked.push([title, prompt]); return 'Port 8080'; } };
+        const requestsAtQuestion = server.agentRequests().length;
+        const question = await vscode.commands.executeCommand<string | undefined>(CommandIds.treeAnswer, node);
+        assert.ok(question, 'a question was answered');
+        assert.deepEqual(asked, [['Ralph: answer (RALPH_TASK.md:1)', 'Which port?']]);
+        // Core answerQuestion wrote the question's answer file (`ralph answer`'s path), which the engine reads.
+        assert.equal(fs.readFileSync(answerFile, 'utf8'), 'Port 8080\n');
+        assert.equal(await exited, 0, out);
+        assert.ok(server.agentRequests().length > requestsAtQuestion, 'the run went on');
+        assert.match(JSON.stringify(server.agentRequests().map((r) => r.body)), /Port 8080/, 'the next prompt holds the answer');
+      } finally {
+        if (child && child.exitCode === null) child.kill('SIGINT');
+        await server.close();
+        fs.writeFileSync(configFile, config);
+        fs.writeFileSync(task, taskBefore);
+      }
     });
   });
 }

@@ -11,6 +11,10 @@ import { PlanTreeCommands } from '../../../src/extension/planTreeCommands';
 import type { RunStore } from '../../../src/extension/runStore';
 import { resetFake } from '../../support/fakeVscode';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot } from '../../support/repoRoot';
+import { activate } from '../../../src/extension/extension';
 
 const F = '/ws';
 
@@ -234,6 +238,73 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
   });
 });
 
+describe('the plan tree\'s incremental rebuild (rows reused, diffed by fields)', () => {
+  beforeEach(() => resetFake());
+
+  it('keeps the row objects of unchanged items and fires the changed item and the neighbours whose tooltip names its status', () => {
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const before = new Map(tree.rows().rows);
+    const fired: (PlanNode | PlanNode[] | undefined)[] = [];
+    tree.onDidChangeTreeData((e) => fired.push(e));
+    store.change(snap(plan({ 'US-2': 'failed' }), 2));
+    // US-2 itself; US-1 (its Dependents list names US-2's status); US-4 (depends on US-2); the source (2/5 → 1/5).
+    assert.deepEqual((fired[0] as PlanNode[]).map((n) => n.id).sort(), [`${F}#quantum`, `${F}#quantum/story/US-1`, `${F}#quantum/story/US-2`, `${F}#quantum/story/US-4`].sort());
+    const rows = tree.rows().rows;
+    for (const id of ['flow-next/task/fn-1.1', 'quantum/story/US-1', 'quantum/story/US-3', 'quantum/story/US-4', 'checklist/checkbox/RALPH_TASK.md:3']) assert.equal(rows.get(`${F}#${id}`), before.get(`${F}#${id}`), `${id} reused`);
+    assert.notEqual(rows.get(`${F}#quantum/story/US-2`), before.get(`${F}#quantum/story/US-2`), 'US-2 rebuilt');
+    // A reused row's tooltip reads the newest plan.
+    const tip = (id: string) => String((tree.resolveTreeItem(tree.getTreeItem(tree.node(id)!), tree.node(id)!).tooltip as vscode.MarkdownString).value);
+    assert.match(tip(`${F}#quantum/story/US-1`), /Dependents: US-2 \(failed\), US-3 \(failed\)/);
+    assert.match(tip(`${F}#quantum/story/US-4`), /Depends on: US-2 \(failed\)/);
+  });
+
+  it('fires a row whose only change is in its tooltip (a timestamp), and the parent (with its subtree) of an item that went', () => {
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const fired: string[][] = [];
+    tree.onDidChangeTreeData((e) => fired.push(Array.isArray(e) ? e.map((n) => n.id) : ['root']));
+    const p = plan();
+    p.items[0] = { ...p.items[0]!, updatedAt: '2026-12-01T11:00:00Z' };
+    store.change(snap(p, 2));
+    assert.deepEqual(fired.at(-1), [`${F}#flow-next/task/fn-1.1`]);
+    const q = plan();
+    q.items = q.items.filter((i) => i.id !== 'fn-1.4');
+    q.roots[0]!.itemIds.pop();
+    store.change(snap(q, 3));
+    // The epic's children changed (a redrawn row re-reads its subtree, so fn-1.3, whose Dependents lost fn-1.4, is
+    // covered) and the source's count.
+    assert.deepEqual(fired.at(-1)!.sort(), [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`].sort());
+    assert.doesNotMatch(String((tree.resolveTreeItem(label(tree, `${F}#flow-next/task/fn-1.3`), tree.node(`${F}#flow-next/task/fn-1.3`)!).tooltip as vscode.MarkdownString).value), /Dependents/);
+    assert.equal(tree.node(`${F}#flow-next/task/fn-1.4`), undefined);
+    // US-4 went: its source redraws its subtree (US-2's Dependents list with it).
+    const u = plan();
+    u.items = u.items.filter((i) => i.id !== 'US-4');
+    u.roots[1]!.itemIds = u.roots[1]!.itemIds.filter((i) => i !== 'US-4');
+    store.change(snap(u, 4));
+    assert.deepEqual(fired.at(-1)!.sort(), [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`, `${F}#quantum`].sort(), 'fn-1.4 is back (its epic), US-4 went (its source)');
+  });
+
+  it('fires the item rows whose run facts changed (cost, current) and the run\'s rows, nothing else', () => {
+    const s = snap(plan());
+    const store = fakeStore(s);
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const fired: string[][] = [];
+    tree.onDidChangeTreeData((e) => fired.push(Array.isArray(e) ? e.map((n) => n.id) : ['root']));
+    const run = (cost: number) => ({
+      key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
+      facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] },
+      view: { stateText: 'running', progress: null, iteration: 1, lanes: [{ lane: 0, activity: 'agent', iteration: 1, purpose: 'work', item: { source: 'quantum', id: 'US-4', title: 't' }, attempt: null, agentPid: null, context: null, iterationCostUsd: cost, lastEnding: null }], cost: { runUsd: cost, byItem: [{ key: 'quantum:US-4', item: { source: 'quantum', id: 'US-4', title: 't' }, costUsd: cost }], byIteration: [] }, warnings: [], source: 'quantum', agent: 'claude', startedAt: null },
+    }) as unknown as StoreSnapshot['runs'][number];
+    store.change({ ...s, version: 2, runs: [run(0.1)] });
+    assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.10 · ▶ current');
+    assert.deepEqual(fired.at(-1), ['root'], 'the runs source appeared');
+    store.change({ ...s, version: 3, runs: [run(0.3)] });
+    assert.deepEqual(fired.at(-1)!.sort(), [`${F}#quantum/story/US-4`, `${F}#runs/r1`, `${F}#runs/r1/lane/0`].sort());
+    assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.30 · ▶ current');
+  });
+});
+
 describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)', () => {
   it('lists exactly the items the cascade resets', () => {
     const p = plan();
@@ -273,9 +344,71 @@ describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', 
     vscode.commands.registerCommand('ralph.answer', (a: unknown) => { answered.push(a); return 'q1'; });
     const cmds = new PlanTreeCommands(tree, store as unknown as RunStore, new Logger());
     const ui: string[] = [];
-    cmds.ui = { confirm: async (m, d) => { ui.push(`confirm: ${m} | ${d}`); return true; }, offer: async (m, a) => { ui.push(`offer: ${m} [${a}]`); return true; }, info: (m) => void ui.push(`info: ${m}`) };
-    return { tree, cmds, started, answered, ui };
+    const replies: (string | undefined)[] = [];
+    cmds.ui = {
+      confirm: async (m, d) => { ui.push(`confirm: ${m} | ${d}`); return true; },
+      offer: async (m, a) => { ui.push(`offer: ${m} [${a}]`); return true; },
+      info: (m) => void ui.push(`info: ${m}`),
+      ask: async (title, prompt) => { ui.push(`ask: ${title} | ${prompt}`); return replies.shift(); },
+    };
+    return { tree, cmds, started, answered, ui, replies, store };
   }
+
+  /** A run of `folder` waiting on question q1 for item fn-1.2. */
+  function waitingRun(folder: string, questions = [{ id: 'q1', text: 'which key?', itemId: 'fn-1.2', answerFile: '/x' }]) {
+    return {
+      key: `${folder}#r1`, folder, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
+      facts: { active: true, state: 'waiting', paused: false, deferred: false, startedAt: null, questions },
+      view: { stateText: 'waiting for an answer (fn-1.2)', progress: null, iteration: 2, lanes: [{ lane: 0, activity: 'waiting', iteration: 2, purpose: 'work', item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' }, attempt: null, agentPid: null, context: null, iterationCostUsd: 0, lastEnding: null }], cost: { runUsd: 0, byItem: [], byIteration: [] }, warnings: [], source: '.flow', agent: 'claude', startedAt: null },
+    } as unknown as StoreSnapshot['runs'][number];
+  }
+
+  it('Answer Question… on a waiting item asks with the question\'s text, then answers its run and item (ralph.answer with the text)', async () => {
+    const { tree, cmds, answered, ui, replies, store } = setup(plan());
+    store.change({ ...store.current, version: 2, runs: [waitingRun(t.dir)] });
+    const node = tree.node(`${t.dir}#flow-next/task/fn-1.2`)!;
+    assert.match(String(tree.getTreeItem(node).contextValue), /\bwaiting\b/);
+    replies.push('the staging key');
+    assert.equal(await cmds.answer(node), 'q1');
+    assert.deepEqual(answered, [{ folder: t.dir, runId: 'r1', itemId: 'fn-1.2', text: 'the staging key' }]);
+    assert.deepEqual(ui, ['ask: Ralph: answer (fn-1.2) | which key?']);
+    // Dismissed: nothing is answered.
+    replies.push(undefined);
+    assert.equal(await cmds.answer(node), undefined);
+    assert.equal(answered.length, 1);
+    // On the run's row: the run's question, no item named.
+    replies.push('yes');
+    assert.equal(await cmds.answer(tree.node(`${t.dir}#runs/r1`)!), 'q1');
+    assert.deepEqual(answered[1], { folder: t.dir, runId: 'r1', text: 'yes' });
+    // The question was answered meanwhile (the run goes on): the item is no longer waiting; the run's row says so, asks nothing.
+    store.change({ ...store.current, version: 3, runs: [waitingRun(t.dir, [])] });
+    assert.doesNotMatch(String(tree.getTreeItem(node).contextValue), /\bwaiting\b/);
+    const asked = ui.length;
+    assert.equal(await cmds.answer(tree.node(`${t.dir}#runs/r1`)!), undefined);
+    assert.equal(ui.length, asked + 1);
+    assert.equal(ui.at(-1), 'info: Ralph: run r1 waits on no question now.');
+    assert.equal(answered.length, 2);
+  });
+
+  it('Open Task File opens a checklist box\'s file at its line, a task\'s JSON file at its start', async () => {
+    const { tree, cmds } = setup(plan());
+    const shown: { path: string; line: number | undefined; preview: boolean | undefined }[] = [];
+    const real = vscode.window.showTextDocument;
+    (vscode.window as { showTextDocument: unknown }).showTextDocument = async (uri: vscode.Uri, o?: { preview?: boolean; selection?: vscode.Range }) => { shown.push({ path: uri.fsPath, line: o?.selection?.start.line, preview: o?.preview }); };
+    try {
+      assert.equal(await cmds.openFile(tree.node(`${t.dir}#checklist/checkbox/RALPH_TASK.md:4`)!), true);
+      assert.equal(await cmds.openFile(tree.node(`${t.dir}#flow-next/task/fn-1.3`)!), true);
+      assert.equal(await cmds.openFile(tree.node(`${t.dir}#checklist/RALPH_TASK.md`)!), true);
+      assert.equal(await cmds.openFile(undefined), false);
+    } finally {
+      (vscode.window as { showTextDocument: unknown }).showTextDocument = real;
+    }
+    assert.deepEqual(shown, [
+      { path: path.join(t.dir, 'RALPH_TASK.md'), line: 3, preview: true },
+      { path: path.join(t.dir, '.flow/tasks/fn-1.3.json'), line: 0, preview: true },
+      { path: path.join(t.dir, 'RALPH_TASK.md'), line: 0, preview: true },
+    ]);
+  });
 
   it('Resume with Ralph runs `ralph run --source <brief>` in the sub\'s worktree after a confirm; Open Resume Brief finds it', async () => {
     const wt = makeTempFolder('ralph-tree-wt-');
@@ -309,5 +442,83 @@ describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', 
     assert.equal(await cmds.startHere(tree.node(`${t.dir}#flow-next/task/fn-1.4`)!), undefined);
     assert.equal(ui.at(-1), 'offer: Ralph: cannot start with fn-1.4: fn-1.4 waits on fn-1.3 (blocked). No other item of its source is ready. [undefined]');
     assert.equal(started.length, 2);
+  });
+});
+
+describe('the tree\'s menus and view (package.json against the rows\' contextValue tokens)', () => {
+  beforeEach(() => resetFake());
+  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { contributes: { commands: { command: string; title: string }[]; menus: Record<string, { command: string; when?: string; group?: string }[]> } };
+  const title = (c: string) => manifest.contributes.commands.find((x) => x.command === c)!.title;
+
+  /** The titles of the right-click menu (not inline) a row's contextValue shows, evaluating `viewItem =~ /re/` as VS Code does. */
+  function menuOf(contextValue: string): string[] {
+    const out: string[] = [];
+    for (const m of manifest.contributes.menus['view/item/context']!) {
+      if (m.group === 'inline' || !m.when) continue;
+      const parts = m.when.split('&&').map((x) => x.trim());
+      if (!parts.includes('view == ralph.plan')) continue;
+      const ok = parts.filter((x) => x.startsWith('viewItem')).every((x) => new RegExp(/=~ \/(.*)\/$/.exec(x)![1]!).test(contextValue));
+      if (ok && m.command.startsWith('ralph.tree.')) out.push(title(m.command));
+    }
+    return out.sort();
+  }
+
+  it('shows on each kind of row exactly the commands that apply to it', () => {
+    const s = snap(plan());
+    const run = {
+      key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
+      facts: { active: true, state: 'waiting', paused: false, deferred: false, startedAt: null, questions: [{ id: 'q1', text: '?', itemId: 'US-4', answerFile: '/x' }] },
+      view: { stateText: 'waiting', progress: null, iteration: 1, lanes: [], cost: { runUsd: 0, byItem: [], byIteration: [] }, warnings: [], source: 'quantum', agent: 'claude', startedAt: null },
+    } as unknown as StoreSnapshot['runs'][number];
+    const tree = new PlanTreeProvider(new Logger(), { ...fakeStore({ ...s, runs: [run] }), waves: () => WAVES });
+    const cv = (id: string) => String(tree.getTreeItem(tree.node(`${F}#${id}`)!).contextValue);
+    const cases: [string, string[]][] = [
+      ['quantum/story/US-1', ['Open Task File', 'Reset Task', 'Reset Task and Dependents']],
+      ['quantum/story/US-3', ['Open Task File', 'Reset Task', 'Reset Task and Dependents', 'Start Here']],
+      ['quantum/story/US-4', ['Answer Question…', 'Open Task File', 'Start Here']],
+      ['flow-next/task/fn-1.2', ['Open Task File', 'Start Here']],
+      ['checklist/checkbox/RALPH_TASK.md:3', ['Open Task File']],
+      ['checklist/checkbox/RALPH_TASK.md:4', ['Open Task File', 'Start Here']],
+      ['flow-next/epic/fn-1', ['Open Task File']],
+      ['quantum', ['Open Task File']],
+      ['flow-next', []],
+      ['waves/W1/W1-B', ['Open Resume Brief', 'Open Task File', 'Resume with Ralph']],
+      ['waves/W1/W1-A', []],
+      ['runs/r1', ['Answer Question…']],
+    ];
+    for (const [id, want] of cases) assert.deepEqual(menuOf(cv(id)), [...want].sort(), `${id} (${cv(id)})`);
+  });
+
+  it('hides every tree-only command from the Command Palette', () => {
+    const tree = manifest.contributes.commands.filter((c) => c.command.startsWith('ralph.tree.')).map((c) => c.command);
+    assert.equal(tree.length, 7);
+    const palette = manifest.contributes.menus['commandPalette']!;
+    for (const c of tree) assert.equal(palette.find((m) => m.command === c)?.when, 'false', c);
+  });
+
+  it('creates the view with Collapse All, and forgets collapsed rows so a redraw does not re-expand them', () => {
+    const real = vscode.window.createTreeView;
+    const options: unknown[] = [];
+    (vscode.window as { createTreeView: unknown }).createTreeView = (id: string, o: unknown) => { options.push(o); return real(id, o as vscode.TreeViewOptions<unknown>); };
+    const subscriptions: { dispose(): unknown }[] = [];
+    try {
+      activate({ subscriptions } as unknown as Parameters<typeof activate>[0]);
+    } finally {
+      (vscode.window as { createTreeView: unknown }).createTreeView = real;
+      subscriptions.forEach((d) => d.dispose());
+    }
+    assert.equal((options[0] as { showCollapseAll?: boolean }).showCollapseAll, true);
+    const store = fakeStore(snap(plan()));
+    const tree = new PlanTreeProvider(new Logger(), store);
+    const expand = new vscode.EventEmitter<{ element: PlanNode }>();
+    const collapse = new vscode.EventEmitter<{ element: PlanNode }>();
+    tree.track({ onDidExpandElement: expand.event, onDidCollapseElement: collapse.event } as unknown as vscode.TreeView<PlanNode>);
+    const ids = [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`];
+    for (const id of ids) expand.fire({ element: tree.node(id)! });
+    store.change(snap(plan({ 'fn-1.4': 'in_progress' }), 2));
+    for (const id of ids) assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Expanded, id);
+    for (const id of ids) collapse.fire({ element: tree.node(id)! });
+    store.change(snap(plan({ 'fn-1.4': 'done' }), 3));
+    for (const id of ids) assert.equal(label(tree, id).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed, id);
   });
 });
