@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
+import { isRootRefusal } from '../stream/classify';
 import { redactEvent } from '../trust/redact';
 import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
@@ -67,7 +68,9 @@ export class ActivityFormatter {
         // The context at the end of the iteration, unless that very figure was just printed.
         if (t && t.contextTokens !== this.printedTokens) lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
         this.printedTokens = -1;
-        lines.push(loopEndText(e.iteration, ENDING_LABEL[e.ending], `${e.detail}; ${totalsText(e.totals)}`));
+        // The CLI's refusal to run as root is no API error: say what it is (the detail names the cause and the fix).
+        const label = e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
+        lines.push(loopEndText(e.iteration, label, `${e.detail}; ${totalsText(e.totals)}`));
         this.lastTokens = undefined;
         return lines;
       }
