@@ -119,3 +119,41 @@ export async function snapshotGateFiles(folder: string, commands: readonly strin
   const lines = await read();
   return { lines, changed: async () => diffLines(lines, await read()) };
 }
+
+/**
+ * Thrown by the engine before a gate run when a file the gates run changed since the run started (the agent
+ * rewrote `scripts/check.sh` to `exit 0`): the gate is not run, the run ends failed with this message as its reason,
+ * and what was claimed since the last verified state goes back (the engine's end path). The change is not undone:
+ * the person decides (`ralph trust` after checking it, or revert it).
+ */
+export class GateFilesChangedError extends Error {
+  constructor(readonly tier: string, readonly diff: readonly string[]) {
+    super(`the ${tier} gate was not run: a file the gates run changed during the run (${changedKeys(diff).join(', ')}); check the change, then run \`ralph trust\` (or revert it) and start again`);
+  }
+}
+
+/** The keys (`scripts/check.sh`, `package.json scripts.test`) of a diff of workspace-file lines, once each. */
+export function changedKeys(diff: readonly string[]): string[] {
+  const keys = diff.map((l) => l.replace(/^[-+] /, '')).filter((l) => l.startsWith(`${WORKSPACE_FILE} `)).map((l) => {
+    const rest = l.slice(WORKSPACE_FILE.length + 1);
+    const m = /^(.*?) (?:= |\(|sha256:|missing$|not a file$|unreadable: )/.exec(rest);
+    return m ? m[1]! : rest;
+  });
+  return [...new Set(keys)];
+}
+
+/**
+ * The coverage as lines for `ralph trust --show` and `ralph doctor`: the files the trusted commands run (covered:
+ * a change needs trust again, and stops a run before its next gate) and what they run that is not covered.
+ */
+export function coverageLines(c: GateCoverage, indent = ''): string[] {
+  if (!c.covered.length && !c.uncovered.length) return [];
+  const out = [`${indent}Files the trusted commands run (covered: a change needs \`ralph trust\` again):`];
+  if (!c.covered.length) out.push(`${indent}  none`);
+  for (const f of c.covered) out.push(`${indent}  ${f.key}  (${f.via})`);
+  if (c.uncovered.length) {
+    out.push(`${indent}Not covered (a change there is not noticed; gates run them with your environment):`);
+    for (const u of c.uncovered) out.push(`${indent}  ${u}`);
+  }
+  return out;
+}
