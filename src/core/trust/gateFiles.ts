@@ -12,7 +12,8 @@ import { parseShell, ShellSyntaxError, type ShellCall, type ShellWord } from '..
  * - a program given by path (`./test.sh`, `scripts/x`, an absolute path inside the workspace): that file;
  * - a script given to an interpreter: `bash|sh|zsh|dash|ksh|fish <file>`, `node|tsx|ts-node|bun|deno run <file>`,
  *   `python|python3|python2|ruby|perl|php <file>`: the file (options before it are skipped; `bash -c '<text>'` is
- *   parsed in turn; `python -m module`, `node -e …` name no file: not covered);
+ *   parsed in turn; `node --run <name>` is a package.json script; `python -m module`, `node -e …`, `node --test`
+ *   name no file: not covered);
  * - `source <file>` / `. <file>`: the file;
  * - `npm test|t|start|run|run-script <name>`, `yarn [run] <name>`, `pnpm [run] <name>`, `bun run <name>`: the
  *   `scripts.<name>`, `scripts.pre<name>` and `scripts.post<name>` entries of `package.json` (the script texts,
@@ -56,7 +57,7 @@ const SCRIPT_RUNNERS = new Set(['node', 'nodejs', 'tsx', 'ts-node', 'python', 'p
 /** Options of the interpreters that take the next word as their value (so it is not the script). */
 const OPTION_VALUES = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-W', '-X', '-I', '-o', '-O', '--project', '-P', '--conditions', '-C']);
 /** Options after which the interpreter runs no file (code inline, a module, the REPL). */
-const NO_FILE = new Set(['-e', '--eval', '-p', '--print', '-m', '-c', '-E', '--version', '-v', '-V', '--help', '-h']);
+const NO_FILE = new Set(['-e', '--eval', '--test', '-p', '--print', '-m', '-c', '-E', '--version', '-v', '-V', '--help', '-h']);
 const WRAPPERS = new Set(['command', 'exec', 'time', 'nice', 'nohup', 'xvfb-run', 'stdbuf', 'builtin']);
 const MAKEFILES = ['GNUmakefile', 'makefile', 'Makefile'];
 const JUSTFILES = ['justfile', 'Justfile', '.justfile'];
@@ -212,6 +213,10 @@ function scriptArg(name: string, args: readonly ShellWord[], dir: string, scan: 
     const a = args[k]!;
     if (a.value === null) {
       out.uncovered.push(`${name} ${a.literal}: the script is computed at run time`);
+      return;
+    }
+    if (a.value === '--run' && (name === 'node' || name === 'nodejs')) {
+      packageOrFile(name, args.slice(k + 1), dir, scan, false);
       return;
     }
     if (NO_FILE.has(a.value)) {

@@ -28,6 +28,8 @@ describe('the workspace files a gate command runs (gateFileRefs)', () => {
     ['tsx test/run.ts', ['file test/run.ts']],
     ['python3 -u tools/check.py', ['file tools/check.py']],
     ['python -m pytest', []],
+    ['node --test test/', []],
+    ['node --run check', ['script package.json check']],
     ['ruby t.rb; perl t.pl; php t.php', ['file t.rb', 'file t.pl', 'file t.php']],
     ['deno run -A check.ts', ['file check.ts']],
     ['npm test', ['script package.json test']],
