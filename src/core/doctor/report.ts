@@ -11,6 +11,7 @@ import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
 import { describeTrust, HOW_TO_TRUST, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
 import { checkWorkspaceTrust } from '../trust/workspaceTrust';
+import { coverageLines, type GateCoverage } from '../trust/gateFileContent';
 
 /** Source kinds the loop can work on (`.ralph/` runs and IJFW waves are shown but are not tasks). */
 const TASK_SOURCE_KINDS = new Set(['flow-next', 'quantum', 'checklist']);
@@ -25,7 +26,7 @@ export interface DoctorReport {
    * Trust of the workspace configuration that names programs (issue 11): its state, the content as lines and, when it
    * changed, the diff; null when the configuration could not be read (see `problems`).
    */
-  trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string }) | null;
+  trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string; coverage: GateCoverage }) | null;
   /** Agent paths the workspace configuration names but that were not executed because it is not trusted. */
   untrustedAgentPaths: { key: string; value: string }[];
   /**
@@ -93,7 +94,7 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   let containmentMode: ContainmentMode = 'auto';
   try {
     const v = await checkWorkspaceTrust(folder, opts.trustOverride ?? null, opts.env);
-    trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v) };
+    trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v), coverage: v.coverage };
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     // The same problem is reported once, by loadConfig below.
@@ -180,6 +181,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     if (r.trust.state === 'changed') lines.push(...(r.trust.diff.length ? r.trust.diff : ['(the same values in another order)']).map((l) => `    ${l}`));
     else if (r.trust.state !== 'nothing') lines.push(...r.trust.lines.map((l) => `    ${l}`));
     if (r.trust.state === 'untrusted' || r.trust.state === 'changed') lines.push(`  ${HOW_TO_TRUST}`);
+    lines.push(...coverageLines(r.trust.coverage, '  '));
   }
   lines.push('', 'Problems:');
   if (!r.problems.length) lines.push('  none');
