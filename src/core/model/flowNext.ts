@@ -45,7 +45,7 @@ const evidenceSchema = z.looseObject({
  * The runtime fields of a task: in the committed task JSON (v0.x) or, from 2026-01-21 on, in
  * `<git-common-dir>/flow-state/tasks/<id>.state.json` merged over it (§2.4).
  */
-export const flowRuntimeSchema = z.looseObject({
+const flowRuntimeShape = {
   status: z.string().optional(),
   updated_at: z.string().nullable().optional(),
   claimed_at: z.string().nullable().optional(),
@@ -54,12 +54,13 @@ export const flowRuntimeSchema = z.looseObject({
   evidence: evidenceSchema.nullable().optional(),
   blocked_reason: z.string().nullable().optional(),
   completed_at: z.string().nullable().optional(),
-});
+};
+export const flowRuntimeSchema = z.looseObject(flowRuntimeShape);
 export type FlowRuntime = z.infer<typeof flowRuntimeSchema>;
 
 /** `.flow/tasks/<epicId>.<n>.json`: one task (§2.4). */
 export const flowTaskSchema = z.looseObject({
-  ...flowRuntimeSchema.shape,
+  ...flowRuntimeShape,
   id: z.string().min(1),
   epic: z.string().optional(),
   spec: z.string().optional(),

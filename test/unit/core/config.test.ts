@@ -26,7 +26,7 @@ describe('the .ralph/config.json configuration', () => {
     assert.equal(c.maxIterations, 11);
     assert.equal(c.model, 'settings-model');
     assert.equal(c.agent, 'cursor-agent');
-    assert.equal(c.permissionMode, defaultConfig.permissionMode);
+    assert.equal(c.permissionMode, defaultConfig().permissionMode);
   });
 
   it('keeps keys it does not know', async () => {
