@@ -144,12 +144,12 @@ export type CachedParse<T> = { ok: true; value: T } | { ok: false; problem: File
 
 /**
  * The one JSON reader of the source readers, through the cache when one is given: reads `file` (absolute), parses
- * and validates it with `schema` (problems named `shown`), and returns the value or the problem; `undefined` when
- * the file does not exist.
+ * and validates it with `schema` (problems named `shown`; `fast`: a fast path giving zod's value, or `undefined` to
+ * ask the schema, see model/fastLoose.ts), and returns the value or the problem; `undefined` when the file does not exist.
  */
-export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S): CachedParse<z.infer<S>> | undefined {
+export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined): CachedParse<z.infer<S>> | undefined {
   const parse = (text: string): CachedParse<z.infer<S>> => {
-    const r = parseJsonFileText(shown, text, schema);
+    const r = parseJsonFileText(shown, text, schema, fast);
     return r.ok ? { ok: true, value: r.value } : { ok: false, problem: r.problem };
   };
   try {

@@ -17,7 +17,7 @@ function folderWithConfig(text?: string): string {
 
 describe('the .ralph/config.json configuration', () => {
   it('is all defaults when the file is absent', async () => {
-    assert.deepEqual(await loadConfig(folderWithConfig()), defaultConfig);
+    assert.deepEqual(await loadConfig(folderWithConfig()), defaultConfig());
   });
 
   it('layers flags over settings over the file over the defaults', async () => {
