@@ -66,12 +66,16 @@ export function readBoundedSync(file: string, limit = readLimitFor(file)): Buffe
     const st = fstatSync(fd);
     if (!st.isFile()) refuse(file, `refused: ${kindOf(st)}, not a regular file`);
     if (st.size > limit) refuse(file, `refused: ${formatBytes(st.size)} is more than the ${formatBytes(limit)} limit for this kind of file (readLimits in .ralph/config.json)`);
-    const buf = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(st.size + 1, 64 * 1024)));
+    // Sized to the file (+1 to see its end): small files come from Buffer's shared pool. A file that grows while
+    // read gets a larger buffer, up to the limit.
+    let buf = Buffer.allocUnsafe(Math.min(limit + 1, st.size + 1));
     let used = 0;
     for (;;) {
       if (used === buf.length) {
         if (used > limit) refuse(file, `refused: it grew past the ${formatBytes(limit)} limit while read`);
-        break;
+        const bigger = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(buf.length * 2, 64 * 1024)));
+        buf.copy(bigger, 0, 0, used);
+        buf = bigger;
       }
       const n = readSync(fd, buf, used, buf.length - used, null);
       if (n === 0) break;
