@@ -116,6 +116,20 @@ export function defaultConfig(): RalphConfig {
   return ralphConfigSchema.parse({});
 }
 
+/**
+ * The defaults as a literal, built without the schema (what `ralphConfigSchema.parse({})` returns, key order
+ * included; test/unit/core/config.test.ts holds them equal): `loadConfig` of a folder without a config file, settings
+ * or flags returns this, so a CLI command that needs only the defaults does not load zod (src/cli/lazyZod.ts).
+ */
+export function defaultConfigLiteral(): RalphConfig {
+  return {
+    agent: 'claude', claudePath: 'claude', cursorAgentPath: 'cursor-agent', agentArgs: [], model: '', permissionMode: 'bypassPermissions',
+    maxIterations: 25, contextWindowTokens: 200000, maxLineBytes: 67108864, gates: {}, gateTimeoutMs: 1200000, rotateThresholdTokens: 0,
+    warnThresholdTokens: 0, maxCostUsd: 0, maxWallTimeMinutes: 0, continueOnBlocked: false, questionTimeoutMinutes: 0, notify: '',
+    notifyTimeoutMs: 10000, reviewer: false, timing: {}, keepRuns: 20, runsMaxMb: 1024, containment: 'auto', readLimits: {}, waves: {},
+  };
+}
+
 /** Keys a user may set (the schema's own keys, without passthrough extras). */
 export const configKeys = Object.keys(ralphConfigShape) as (keyof RalphConfig)[];
 
