@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_END_STATE_VALUES, runEndStateSchema, tokenCountsSchema } from './runEvent';
+import { RUN_END_STATE_VALUES, tokenCountsSchema } from './runEvent';
 
 /**
  * `.ralph/runs/<run_id>/run.json`: the record of one of our runs. The loop engine (core/loop) writes it through
