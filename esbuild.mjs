@@ -70,10 +70,20 @@ if (want('cli')) {
 // dist/cli.js is the tiny entry (status from the snapshot cache); it loads dist/cli-read.js for status and next
 // (no commander) and dist/cli-main.js for the rest.
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
+// The three CLI programs see `zod` as src/cli/lazyZod.ts (schemas built on first use; the real zod, dist/zod.js,
+// loaded only then): a status answered from the parse cache never compiles or runs zod.
+const lazyZod = {
+  name: 'lazy-zod',
+  setup(build) {
+    build.onResolve({ filter: /^zod$/ }, (args) => (args.importer.endsWith(path.join('src', 'cli', 'lazyZod.ts')) ? undefined : { path: path.resolve('src/cli/lazyZod.ts') }));
+  },
+};
+const cliProgram = { ...nodeCommon, plugins: [lazyZod] };
+if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,
@@ -106,10 +116,10 @@ if (want('bench') && !production) {
 }
 
 if (watch) {
-  const contexts = await Promise.all(configs.map((c) => esbuild.context({ ...c, plugins: [watchReporter] })));
+  const contexts = await Promise.all(configs.map((c) => esbuild.context({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })));
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
-  const results = await Promise.allSettled(configs.map((c) => esbuild.build({ ...c, plugins: [watchReporter] })));
+  const results = await Promise.allSettled(configs.map((c) => esbuild.build({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })));
   const failed = results.filter((r) => r.status === 'rejected');
   if (failed.length) { process.exitCode = 1; }
   if (fs.existsSync('dist/cli.js')) fs.chmodSync('dist/cli.js', 0o755);

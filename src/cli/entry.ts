@@ -5,7 +5,7 @@ import { endQuietlyOnBrokenPipe } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
 import type { resolveActor } from '../core/sources/actor';
-import { buildKey, readSnapshot, recordFsReads, snapshotEnvKey, snapshotsEnabled, type SnapshotKey } from '../core/store/snapshotCache';
+import { buildKey, readSnapshot, recordFsReads, snapshotEnvKey, snapshotsEnabled, type SnapshotKey, type SnapshotLookup } from '../core/store/snapshotCache';
 import type { runFast } from './readEntry';
 
 /**
@@ -30,6 +30,7 @@ async function entry(argv: string[]): Promise<void> {
   const readBundle = path.join(__dirname, 'cli-read.js');
   let key: SnapshotKey | undefined;
   let changed: string | undefined;
+  let unchanged: SnapshotLookup['unchanged'];
   let actor: string | undefined;
   const folder = snapshotsEnabled() ? quickFolder(fast.cwd) : undefined;
   if (folder !== undefined) {
@@ -49,12 +50,13 @@ async function entry(argv: string[]): Promise<void> {
       return;
     }
     changed = found.changed;
+    unchanged = found.unchanged;
   }
   // Recording starts before the readers are loaded, so a library that copies `fs` at load time copies the wrappers.
   const recording = key ? recordFsReads([cacheDir(), __dirname]) : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const read = require(readBundle) as { runFast: typeof runFast };
-  await read.runFast(fast, key && recording ? { key, recording, ...(changed !== undefined ? { changed } : {}), ...(actor !== undefined ? { actor } : {}) } : undefined);
+  await read.runFast(fast, key && recording ? { key, recording, ...(changed !== undefined ? { changed } : {}), ...(unchanged ? { known: unchanged } : {}), ...(actor !== undefined ? { actor } : {}) } : undefined);
 }
 
 /** The workspace folder of `-C` / the current directory (src/cli/folder.ts's rule), or `undefined` when it is not a folder (the full path reports that). */

@@ -3,6 +3,7 @@ import { resolveFolderFrom } from './folder';
 import { endQuietlyOnBrokenPipe, reportFailure } from './jsonResult';
 import { printNext } from './nextCommand';
 import { printStatus, type SnapshotRecording } from './statusCommand';
+import { useKnownStats } from '../core/store/parseCache';
 
 /**
  * dist/cli-read.js: the commands bots poll (`status`, `next`), loaded by the small entry (src/cli/entry.ts) when
@@ -11,6 +12,9 @@ import { printStatus, type SnapshotRecording } from './statusCommand';
  */
 export async function runFast(fast: FastCommand, recorded?: SnapshotRecording): Promise<void> {
   endQuietlyOnBrokenPipe();
+  // Files the entry's snapshot lookup found unchanged are served from the parse cache without a second stat; the
+  // recording counts them as read (they are inputs of the new answer).
+  if (recorded?.known) useKnownStats(recorded.known, (file) => recorded.recording.paths.add(file));
   try {
     const folder = resolveFolderFrom(fast.cwd, fast.json);
     if (fast.command === 'status') printStatus(folder, fast.json, recorded);
@@ -19,5 +23,6 @@ export async function runFast(fast: FastCommand, recorded?: SnapshotRecording): 
     reportFailure(err);
   } finally {
     recorded?.recording.stop();
+    useKnownStats(undefined);
   }
 }

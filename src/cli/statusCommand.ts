@@ -3,7 +3,7 @@ import { buildStatus, formatStatusText } from '../core/control/status';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
-import { writeSnapshot, type FsRecording, type SnapshotKey } from '../core/store/snapshotCache';
+import { writeSnapshot, type FsRecording, type KnownStat, type SnapshotKey } from '../core/store/snapshotCache';
 
 /** A status or next answer computed while the small entry records the paths it reads (src/cli/entry.ts), to store it. */
 export interface SnapshotRecording {
@@ -11,6 +11,11 @@ export interface SnapshotRecording {
   recording: FsRecording;
   /** The input the entry's lookup found changed, if any (examined first when storing). */
   changed?: string;
+  /**
+   * The inputs the entry's lookup found unchanged, with their identity (size, mtime, inode): the parse cache serves
+   * them without a `stat` of its own (store/parseCache.ts `useKnownStats`), so only the changed files are re-read.
+   */
+  known?: ReadonlyMap<string, KnownStat>;
   /** `next`: the actor the entry resolved (part of the key). */
   actor?: string;
 }

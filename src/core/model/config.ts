@@ -6,7 +6,7 @@ import { z } from 'zod';
  * > the defaults below. Every VS Code setting in package.json has its key and default here (a unit test checks).
  * Unknown keys are kept (passthrough) so a newer file is not damaged by an older build.
  */
-export const ralphConfigSchema = z.looseObject({
+const ralphConfigShape = {
   /** Agent CLI the loop drives. */
   agent: z.enum(['claude', 'cursor-agent']).default('claude'),
   /** Path or name (looked up on PATH) of the Claude Code CLI. Restricted in untrusted workspaces. */
@@ -103,16 +103,35 @@ export const ralphConfigSchema = z.looseObject({
     orphanAfterMs: z.number().int().nonnegative().optional(),
     inactiveAfterMs: z.number().int().nonnegative().optional(),
   }).default({}),
-});
+};
+
+/** `.ralph/config.json` (loose: unknown keys are kept). */
+export const ralphConfigSchema = z.looseObject(ralphConfigShape);
 
 /** A complete configuration after defaults are applied. */
 export type RalphConfig = z.infer<typeof ralphConfigSchema>;
 
-/** The defaults, i.e. what an empty `.ralph/config.json` means. */
-export const defaultConfig: RalphConfig = ralphConfigSchema.parse({});
+/** The defaults, i.e. what an empty `.ralph/config.json` means (built on call: no schema work at module load). */
+export function defaultConfig(): RalphConfig {
+  return ralphConfigSchema.parse({});
+}
+
+/**
+ * The defaults as a literal, built without the schema (what `ralphConfigSchema.parse({})` returns, key order
+ * included; test/unit/core/config.test.ts holds them equal): `loadConfig` of a folder without a config file, settings
+ * or flags returns this, so a CLI command that needs only the defaults does not load zod (src/cli/lazyZod.ts).
+ */
+export function defaultConfigLiteral(): RalphConfig {
+  return {
+    agent: 'claude', claudePath: 'claude', cursorAgentPath: 'cursor-agent', agentArgs: [], model: '', permissionMode: 'bypassPermissions',
+    maxIterations: 25, contextWindowTokens: 200000, maxLineBytes: 67108864, gates: {}, gateTimeoutMs: 1200000, rotateThresholdTokens: 0,
+    warnThresholdTokens: 0, maxCostUsd: 0, maxWallTimeMinutes: 0, continueOnBlocked: false, questionTimeoutMinutes: 0, notify: '',
+    notifyTimeoutMs: 10000, reviewer: false, timing: {}, keepRuns: 20, runsMaxMb: 1024, containment: 'auto', readLimits: {}, waves: {},
+  };
+}
 
 /** Keys a user may set (the schema's own keys, without passthrough extras). */
-export const configKeys = Object.keys(ralphConfigSchema.shape) as (keyof RalphConfig)[];
+export const configKeys = Object.keys(ralphConfigShape) as (keyof RalphConfig)[];
 
 /** Keys that name programs or arguments to run: never taken from an untrusted workspace's settings. */
 export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates', 'notify'];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FastField, FastShape } from './fastLoose';
 
 /**
  * Schemas of flow-next's `.flow/` files (seed-systems.md §2.2–§2.4). Every object is loose: unknown keys are kept
@@ -45,7 +46,7 @@ const evidenceSchema = z.looseObject({
  * The runtime fields of a task: in the committed task JSON (v0.x) or, from 2026-01-21 on, in
  * `<git-common-dir>/flow-state/tasks/<id>.state.json` merged over it (§2.4).
  */
-export const flowRuntimeSchema = z.looseObject({
+const flowRuntimeShape = {
   status: z.string().optional(),
   updated_at: z.string().nullable().optional(),
   claimed_at: z.string().nullable().optional(),
@@ -54,12 +55,13 @@ export const flowRuntimeSchema = z.looseObject({
   evidence: evidenceSchema.nullable().optional(),
   blocked_reason: z.string().nullable().optional(),
   completed_at: z.string().nullable().optional(),
-});
+};
+export const flowRuntimeSchema = z.looseObject(flowRuntimeShape);
 export type FlowRuntime = z.infer<typeof flowRuntimeSchema>;
 
 /** `.flow/tasks/<epicId>.<n>.json`: one task (§2.4). */
 export const flowTaskSchema = z.looseObject({
-  ...flowRuntimeSchema.shape,
+  ...flowRuntimeShape,
   id: z.string().min(1),
   epic: z.string().optional(),
   spec: z.string().optional(),
@@ -103,3 +105,37 @@ export function taskNumber(taskId: string): number {
   const m = /\.(\d+)$/.exec(taskId);
   return m ? Number(m[1]) : Number.MAX_SAFE_INTEGER;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fast paths (model/fastLoose.ts): the same schemas as flat descriptions, for the thousands of files `status`,
+// `next` and `task reset` read. A file they do not plainly accept goes to the zod schema above (the value or the
+// positioned error). Keep each in step with its schema: test/unit/model/fastLoose.test.ts compares them.
+
+const optStr: FastField = { kind: 'str' };
+const optStrN: FastField = { kind: 'str', nullable: true };
+const evidenceFast: FastShape = [['commits', { kind: 'strArray' }], ['tests', { kind: 'strArray' }], ['prs', { kind: 'strArray' }]];
+const runtimeFast: FastShape = [
+  ['status', optStr], ['updated_at', optStrN], ['claimed_at', optStrN], ['assignee', optStrN], ['claim_note', optStrN],
+  ['evidence', { kind: evidenceFast, nullable: true }], ['blocked_reason', optStrN], ['completed_at', optStrN],
+];
+
+/** {@link flowMetaSchema} as a fast path. */
+export const flowMetaFast: FastShape = [['schema_version', { kind: 'int' }], ['next_epic', { kind: 'int' }], ['next_spec', { kind: 'int' }]];
+
+/** {@link flowEpicSchema} as a fast path. */
+export const flowEpicFast: FastShape = [
+  ['id', { kind: 'str1', required: true }], ['title', { kind: 'str', default: () => '' }], ['status', { kind: 'str', default: () => 'open' }],
+  ['branch_name', optStrN], ['spec_path', optStr], ['next_task', { kind: 'int' }], ['depends_on_epics', { kind: 'strArray', default: () => [] }],
+  ['plan_review_status', optStr], ['plan_reviewed_at', optStrN], ['created_at', optStr], ['updated_at', optStr],
+];
+
+/** {@link flowRuntimeSchema} (a state file) as a fast path. */
+export const flowRuntimeFast: FastShape = runtimeFast;
+
+/** A task file: {@link flowTaskSchema} with `id` optional (`flowTaskSchema.partial({ id: true })`), as a fast path. */
+export const flowTaskFileFast: FastShape = [
+  // The spread runtime shape keeps its place; `status` is overridden in place (a default of 'todo').
+  ['status', { kind: 'str', default: () => 'todo' }], ...runtimeFast.slice(1),
+  ['id', { kind: 'str1' }], ['epic', optStr], ['spec', optStr], ['title', { kind: 'str', default: () => '' }],
+  ['depends_on', { kind: 'strArray', default: () => [] }], ['priority', { kind: 'num', nullable: true }], ['spec_path', optStr], ['created_at', optStr],
+];

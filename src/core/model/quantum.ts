@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FastField, FastShape } from './fastLoose';
 
 /**
  * Schema of quantum-loop's `quantum.json` (seed-systems.md §4.1), the whole shape including later versions'
@@ -109,3 +110,38 @@ export function storyRetries(story: QuantumStory): { attempts: number; maxAttemp
     failureLog: story.retries?.failureLog ?? [],
   };
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The fast path of {@link quantumFileSchema} (model/fastLoose.ts): the same schema as a flat description, so a
+// plain quantum.json of thousands of stories is read without zod; anything it does not plainly accept goes to the
+// schema (the value or the positioned error). Keep in step: test/unit/core/fastLoose.test.ts compares them.
+
+const s: FastField = { kind: 'str' };
+const sN: FastField = { kind: 'str', nullable: true };
+const strs: FastField = { kind: 'strArray' };
+const failureFast: FastShape = [['phase', { kind: 'str', required: true }], ['timestamp', { kind: 'str', required: true }], ['attempt', { kind: 'num' }], ['error', s], ['files', s]];
+const reviewStageFast: FastShape = [['status', s], ['issues', { kind: { arrayOf: 'unknown' } }], ['reviewedAt', sN]];
+const taskFast: FastShape = [['id', { kind: 'str', required: true }], ['title', s], ['description', s], ['filePaths', strs], ['commands', strs], ['testFirst', { kind: 'bool' }], ['status', s]];
+const retriesFast: FastShape = [
+  ['attempts', { kind: 'int0', default: () => 0 }], ['maxAttempts', { kind: 'int1', default: () => QUANTUM_DEFAULT_MAX_ATTEMPTS }],
+  ['failureLog', { kind: { arrayOf: failureFast }, default: () => [] }],
+];
+const storyFast: FastShape = [
+  ['id', { kind: 'str1', required: true }], ['title', { kind: 'str', default: () => '' }], ['description', s], ['acceptanceCriteria', strs],
+  ['priority', { kind: 'num' }], ['status', { kind: 'str', default: () => 'pending' }], ['dependsOn', { kind: 'strArray', default: () => [] }],
+  ['tasks', { kind: { arrayOf: taskFast } }], ['review', { kind: [['specCompliance', { kind: reviewStageFast }], ['codeQuality', { kind: reviewStageFast }]] }],
+  ['retries', { kind: retriesFast }], ['notes', s], ['startedAt', sN], ['worktree', s],
+];
+const progressFast: FastShape = [['timestamp', s], ['iteration', { kind: 'num' }], ['storyId', s], ['action', s], ['details', s], ['filesChanged', strs], ['learnings', s]];
+
+/** {@link quantumFileSchema} as a fast path. */
+export const quantumFileFast: FastShape = [
+  ['project', s], ['branchName', s], ['description', s], ['prdPath', s], ['designPath', sN], ['createdAt', s], ['updatedAt', s],
+  ['stories', { kind: { arrayOf: storyFast }, required: true }], ['progress', { kind: { arrayOf: progressFast } }], ['codebasePatterns', strs],
+  ['fileConflicts', { kind: { arrayOf: [['file', { kind: 'str', required: true }], ['stories', { kind: 'strArray', required: true }], ['reconciliationTask', s]] } }],
+  ['testCommand', s], ['staleThresholdMinutes', { kind: 'pos' }],
+  ['execution', { kind: [['mode', s], ['maxParallel', { kind: 'num' }], ['currentWave', { kind: 'num' }], ['activeWorktrees', strs]] }],
+  ['routing', { kind: [] }],
+  ['userIntent', { kind: [['text', s], ['timestamp', s], ['source_message_id', sN]] }],
+  ['userClarifications', { kind: { arrayOf: [] } }], ['intentDrift', { kind: 'record' }], ['reviews', { kind: 'record' }], ['deslop', { kind: 'unknown' }],
+];

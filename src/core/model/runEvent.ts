@@ -54,7 +54,9 @@ export const iterationEndingSchema = z.enum(['complete', 'stuck', 'yield', 'natu
  * The run's terminal state. Exit codes ({@link EXIT_CODES}): 0 completed, 1 failed / stalled / blocked, 2 a cap
  * reached, 3 stopped by the user, 130 cancelled (Ctrl-C, **Ralph: Cancel**).
  */
-export const runEndStateSchema = z.enum(['completed', 'failed', 'stalled', 'blocked', 'capReached', 'stopped', 'cancelled']);
+/** How a run ended (the engine's end states). */
+export const RUN_END_STATE_VALUES = ['completed', 'failed', 'stalled', 'blocked', 'capReached', 'stopped', 'cancelled'] as const;
+export const runEndStateSchema = z.enum(RUN_END_STATE_VALUES);
 
 /** The CLI exit code of each terminal state (`ralph run`, `ralph watch`). */
 export const EXIT_CODES: Record<z.infer<typeof runEndStateSchema>, number> = { completed: 0, failed: 1, stalled: 1, blocked: 1, capReached: 2, stopped: 3, cancelled: 130 };
@@ -62,7 +64,12 @@ export const EXIT_CODES: Record<z.infer<typeof runEndStateSchema>, number> = { c
 // ---------------------------------------------------------------------------------------------------------------
 // Events
 
-const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => z.object({ type: z.literal(type), ...shape });
+/** The `type` of every event built with `ev` (all of them are options of {@link engineEventSchema}). */
+const eventTypes: string[] = [];
+const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => {
+  eventTypes.push(type);
+  return z.object({ type: z.literal(type), ...shape });
+};
 
 /**
  * Every event the loop engine reports. Units: tokens are token counts, `costUsd` USD, `*Ms` milliseconds,
@@ -171,7 +178,7 @@ export type EngineEventType = EngineEvent['type'];
 export type EngineEventOf<T extends EngineEventType> = Extract<EngineEvent, { type: T }>;
 
 /** Every known event type (the discriminator values of {@link engineEventSchema}). */
-export const ENGINE_EVENT_TYPES: ReadonlySet<string> = new Set(engineEventSchema.options.map((o) => o.shape.type.value));
+export const ENGINE_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypes);
 
 // ---------------------------------------------------------------------------------------------------------------
 // The envelope

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runEndStateSchema, tokenCountsSchema } from './runEvent';
+import { RUN_END_STATE_VALUES, tokenCountsSchema } from './runEvent';
 
 /**
  * `.ralph/runs/<run_id>/run.json`: the record of one of our runs. The loop engine (core/loop) writes it through
@@ -23,7 +23,7 @@ export const runCurrentItemSchema = z.looseObject({
 });
 
 /** How a run ended, as run.json keeps it: an engine end state, or `crashed` (set by crash recovery). */
-export const RUN_END_STATES = [...runEndStateSchema.options, 'crashed'] as const;
+export const RUN_END_STATES = [...RUN_END_STATE_VALUES, 'crashed'] as const;
 
 export const runRecordSchema = z.looseObject({
   schemaVersion: z.literal(1).default(1),

@@ -1,4 +1,4 @@
-import { ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from '../model/config';
+import { defaultConfigLiteral, ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { setContainmentMode } from '../process/containment';
 import { FileProblemError } from './parseError';
@@ -41,7 +41,9 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
       delete settings[k];
     }
   }
-  const config = ralphConfigSchema.parse({ ...stripUndefined(fromFile), ...stripUndefined(settings), ...stripUndefined(layers.flags ?? {}) });
+  const input = { ...stripUndefined(fromFile), ...stripUndefined(settings), ...stripUndefined(layers.flags ?? {}) };
+  // Nothing set anywhere: the defaults, without building the schema (the CLI then never loads zod for them).
+  const config = Object.keys(input).length ? ralphConfigSchema.parse(input) : defaultConfigLiteral();
   applyReadLimits(config.readLimits);
   setContainmentMode(config.containment);
   return config;

@@ -5,6 +5,7 @@ import { parseJsonFileText, readTextSync } from './readJsonFile';
 import { cacheDir } from './cacheDir';
 import { fnv1a } from './fnv';
 import { FileProblemError, type FileProblem } from './parseError';
+import type { KnownStat } from './snapshotCache';
 
 /**
  * A cache of parsed and validated files for the read-only commands (`ralph status`, `ralph next`): a file's parse
@@ -41,6 +42,23 @@ interface CacheFile {
   entries: Record<string, Entry>;
 }
 
+/** How many fresh parses a run may make without rewriting the cache file (re-parsing a few files costs less). */
+export const PARSE_CACHE_FEW = 16;
+
+let knownStats: ReadonlyMap<string, KnownStat> | undefined;
+let onKnownUse: ((file: string) => void) | undefined;
+
+/**
+ * Hands the read-only commands the identity (size, mtime, inode) of files the snapshot lookup just examined and
+ * found unchanged (store/snapshotCache.ts `readSnapshot`), so {@link ParseCache.read} serves them without a second
+ * `stat`; `onUse` is told each file served that way (the snapshot recording counts it as read). `undefined` clears.
+ * Process-wide: set by the CLI's read entry only (src/cli/readEntry.ts).
+ */
+export function useKnownStats(known: ReadonlyMap<string, KnownStat> | undefined, onUse?: (file: string) => void): void {
+  knownStats = known;
+  onKnownUse = known ? onUse : undefined;
+}
+
 /** Identifies the running build of ralph: a cache written by another build (other schemas) is not trusted. */
 function buildId(): string {
   const script = process.argv[1];
@@ -58,7 +76,7 @@ function buildId(): string {
  */
 export class ParseCache {
   private readonly next = new Map<string, Entry>();
-  private dirty = false;
+  private fresh = 0;
 
   /** @internal */
   constructor(
@@ -77,6 +95,15 @@ export class ParseCache {
    * `undefined` when the file does not exist. Only results that are plain JSON values may be cached.
    */
   read<T>(file: string, parse: (text: string) => T): T | undefined {
+    const known = knownStats?.get(file);
+    if (known) {
+      const e = this.old[file];
+      if (e && e[0] === known[0] && e[1] === known[1] && e[2] === known[2] && known[1] + RACY_TICK_MS < this.writtenAtMs) {
+        onKnownUse?.(file);
+        this.next.set(file, e);
+        return e[3] as T;
+      }
+    }
     let st: Stats | undefined;
     try {
       st = statSync(file);
@@ -94,16 +121,21 @@ export class ParseCache {
     if (text === undefined) return undefined;
     const value = parse(text);
     this.next.set(file, [st.size, st.mtimeMs, st.ino, value]);
-    this.dirty = true;
+    this.fresh++;
     return value;
   }
 
   /**
-   * Writes the entries used in this run (others are dropped) when anything was parsed afresh or dropped: a
+   * Writes the entries used in this run (others are dropped) when an entry was dropped or more than
+   * {@link PARSE_CACHE_FEW} files were parsed afresh (any, for a new cache): a
    * temporary file, then a rename. Failures (a read-only home, a full disk) are ignored: the cache is an optimisation.
    */
   save(): void {
-    if (!this.dirty && this.next.size === Object.keys(this.old).length) return;
+    const oldKeys = Object.keys(this.old);
+    const dropped = oldKeys.some((k) => !this.next.has(k));
+    // Nothing new, or only a few files parsed afresh (a bot polling while one task file changes): the next run
+    // re-parses those few rather than rewriting every entry now.
+    if (!dropped && this.fresh <= (oldKeys.length ? PARSE_CACHE_FEW : 0)) return;
     const body: CacheFile = { format: FORMAT, version: VERSION, folder: this.folder, kind: this.kind, build: this.build, entries: Object.fromEntries(this.next) };
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
@@ -144,12 +176,12 @@ export type CachedParse<T> = { ok: true; value: T } | { ok: false; problem: File
 
 /**
  * The one JSON reader of the source readers, through the cache when one is given: reads `file` (absolute), parses
- * and validates it with `schema` (problems named `shown`), and returns the value or the problem; `undefined` when
- * the file does not exist.
+ * and validates it with `schema` (problems named `shown`; `fast`: a fast path giving zod's value, or `undefined` to
+ * ask the schema, see model/fastLoose.ts), and returns the value or the problem; `undefined` when the file does not exist.
  */
-export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S): CachedParse<z.infer<S>> | undefined {
+export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined): CachedParse<z.infer<S>> | undefined {
   const parse = (text: string): CachedParse<z.infer<S>> => {
-    const r = parseJsonFileText(shown, text, schema);
+    const r = parseJsonFileText(shown, text, schema, fast);
     return r.ok ? { ok: true, value: r.value } : { ok: false, problem: r.problem };
   };
   try {

@@ -66,12 +66,16 @@ export function readBoundedSync(file: string, limit = readLimitFor(file)): Buffe
     const st = fstatSync(fd);
     if (!st.isFile()) refuse(file, `refused: ${kindOf(st)}, not a regular file`);
     if (st.size > limit) refuse(file, `refused: ${formatBytes(st.size)} is more than the ${formatBytes(limit)} limit for this kind of file (readLimits in .ralph/config.json)`);
-    const buf = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(st.size + 1, 64 * 1024)));
+    // Sized to the file (+1 to see its end): small files come from Buffer's shared pool. A file that grows while
+    // read gets a larger buffer, up to the limit.
+    let buf = Buffer.allocUnsafe(Math.min(limit + 1, st.size + 1));
     let used = 0;
     for (;;) {
       if (used === buf.length) {
         if (used > limit) refuse(file, `refused: it grew past the ${formatBytes(limit)} limit while read`);
-        break;
+        const bigger = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(buf.length * 2, 64 * 1024)));
+        buf.copy(bigger, 0, 0, used);
+        buf = bigger;
       }
       const n = readSync(fd, buf, used, buf.length - used, null);
       if (n === 0) break;
@@ -123,10 +127,15 @@ export function listDirSync(dir: string): { name: string; isDir: boolean }[] {
 
 export type Parsed<T> = { ok: true; value: T; text: string } | { ok: false; problem: FileProblem };
 
-/** Parses and validates JSON text; a syntax or schema error becomes a positioned problem (file:line:column). */
-export function parseJsonFileText<S extends z.ZodType>(file: string, text: string, schema: S): Parsed<z.infer<S>> {
+/**
+ * Parses and validates JSON text; a syntax or schema error becomes a positioned problem (file:line:column).
+ * `fast`: a fast path giving the value zod would (model/fastLoose.ts), or `undefined` to ask the schema.
+ */
+export function parseJsonFileText<S extends z.ZodType>(file: string, text: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined): Parsed<z.infer<S>> {
   const parsed = parseJsonText(file, text);
   if (!parsed.ok) return { ok: false, problem: parsed.problem };
+  const quick = fast?.(parsed.value);
+  if (quick !== undefined) return { ok: true, value: quick, text };
   const result = schema.safeParse(parsed.value);
   if (!result.success) return { ok: false, problem: schemaProblem(file, text, result.error) };
   return { ok: true, value: result.data, text };

@@ -103,16 +103,28 @@ function sameInput(i: Input): boolean {
   return st !== undefined && st.size === i[1] && st.mtimeMs === i[2] && st.ctimeMs === i[3] && st.ino === i[4];
 }
 
+/** A file's identity as an entry recorded it and a lookup found it unchanged: size, mtime (ms), inode. */
+export type KnownStat = readonly [size: number, mtimeMs: number, ino: number];
+
+/** After a miss, how many changed inputs a lookup looks for before it gives up on {@link SnapshotLookup.unchanged}. */
+export const SNAPSHOT_MAX_CHANGED = 32;
+
 /** What {@link readSnapshot} found: the stored answer, or why not (`changed`: the first input found changed or racy). */
 export interface SnapshotLookup {
   answer?: SnapshotAnswer;
   changed?: string;
+  /**
+   * On a miss where at most {@link SNAPSHOT_MAX_CHANGED} inputs changed: the existing inputs examined and found
+   * unchanged (and not racy), by absolute path, with the size, mtime and inode just seen, so the recomputation
+   * re-reads only the changed files without a second `stat` of the others (store/parseCache.ts `useKnownStats`).
+   */
+  unchanged?: Map<string, KnownStat>;
 }
 
 /**
  * The stored answer for `key` when the entry exists, matches the key, is not racy, and every input is unchanged;
- * else no answer, with the first changed (or racy) input when that was the reason. Never throws for a missing,
- * unreadable or corrupt entry.
+ * else no answer, with the first changed (or racy) input when that was the reason, and then the unchanged inputs
+ * (see {@link SnapshotLookup.unchanged}). Never throws for a missing, unreadable or corrupt entry.
  */
 export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.env): SnapshotLookup {
   const file = snapshotFile(key.folder, key.command, env);
@@ -129,15 +141,25 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   if (!c || c.format !== FORMAT || c.version !== VERSION || c.folder !== key.folder || c.command !== key.command || c.build !== key.build || c.env !== key.env) return {};
   if (!Array.isArray(c.inputs) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number') return {};
   const limit = writtenAtMs - SNAPSHOT_RACY_TICK_MS;
+  let changed: string | undefined;
+  let count = 0;
+  const unchanged = new Map<string, KnownStat>();
   for (const i of c.inputs) {
-    if (!Array.isArray(i) || typeof i[0] !== 'string') return {};
-    if (i.length !== 1 && !(Math.max(i[2]!, i[3]!) < limit)) return { changed: i[0] };
+    if (!Array.isArray(i) || typeof i[0] !== 'string') return changed !== undefined ? { changed } : {};
+    let same: boolean;
     try {
-      if (!sameInput(i)) return { changed: i[0] };
+      same = (i.length === 1 || Math.max(i[2]!, i[3]!) < limit) && sameInput(i);
     } catch {
-      return { changed: i[0] };
+      same = false;
     }
+    if (same) {
+      if (i.length !== 1) unchanged.set(i[0], [i[1]!, i[2]!, i[4]!]);
+      continue;
+    }
+    changed ??= i[0];
+    if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
   }
+  if (changed !== undefined) return { changed, unchanged };
   return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
 }
 
@@ -196,8 +218,13 @@ const PROMISE_READERS = ['readFile', 'open', 'stat', 'lstat', 'readdir', 'access
 /** A child process reads what no recording sees (git reads its config files): any of these taints the recording. */
 const CHILD_STARTERS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
 
+/** An absolute path that `path.resolve` would return unchanged (no `.`/`..` segment, no doubled or trailing slash). */
+function isNormalAbsolute(p: string): boolean {
+  return path.sep === '/' && p.charCodeAt(0) === 47 && p.length > 1 && !p.includes('//') && !p.endsWith('/') && !/\/\.\.?(\/|$)/.test(p);
+}
+
 function pathOf(arg: unknown): string | undefined {
-  if (typeof arg === 'string') return path.resolve(arg);
+  if (typeof arg === 'string') return isNormalAbsolute(arg) ? arg : path.resolve(arg);
   if (Buffer.isBuffer(arg)) return path.resolve(arg.toString());
   if (arg instanceof URL) return arg.protocol === 'file:' ? path.resolve(fileURLToPath(arg)) : undefined;
   return undefined; // a file descriptor: its path was recorded when it was opened

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { defaultConfig } from '../../../src/core/model/config';
+import { defaultConfig, defaultConfigLiteral } from '../../../src/core/model/config';
 import { loadConfig } from '../../../src/core/store/loadConfig';
 import { FileProblemError } from '../../../src/core/store/parseError';
 import { makeTempDir } from '../../support/tempFolder';
@@ -17,7 +17,13 @@ function folderWithConfig(text?: string): string {
 
 describe('the .ralph/config.json configuration', () => {
   it('is all defaults when the file is absent', async () => {
-    assert.deepEqual(await loadConfig(folderWithConfig()), defaultConfig);
+    assert.deepEqual(await loadConfig(folderWithConfig()), defaultConfig());
+  });
+
+  it('has the schema defaults as a literal (the same keys, order and values as parsing {}), a fresh object each call', () => {
+    assert.deepStrictEqual(defaultConfigLiteral(), defaultConfig());
+    assert.deepEqual(Object.keys(defaultConfigLiteral()), Object.keys(defaultConfig()));
+    assert.notEqual(defaultConfigLiteral().agentArgs, defaultConfigLiteral().agentArgs);
   });
 
   it('layers flags over settings over the file over the defaults', async () => {
@@ -26,7 +32,7 @@ describe('the .ralph/config.json configuration', () => {
     assert.equal(c.maxIterations, 11);
     assert.equal(c.model, 'settings-model');
     assert.equal(c.agent, 'cursor-agent');
-    assert.equal(c.permissionMode, defaultConfig.permissionMode);
+    assert.equal(c.permissionMode, defaultConfig().permissionMode);
   });
 
   it('keeps keys it does not know', async () => {

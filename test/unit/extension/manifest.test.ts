@@ -34,9 +34,9 @@ describe('the extension manifest', () => {
   it('has every setting in the configuration schema, with the same default', () => {
     const props = manifest.contributes.configuration.properties as Record<string, { default: unknown }>;
     for (const [name, prop] of Object.entries(props)) {
-      const key = name.replace(/^ralph\./, '') as keyof typeof defaultConfig;
+      const key = name.replace(/^ralph\./, '') as keyof ReturnType<typeof defaultConfig>;
       assert.ok(configKeys.includes(key), `${name} has no key in the .ralph/config.json schema`);
-      assert.deepEqual(prop.default, defaultConfig[key], `${name} default differs from the schema's`);
+      assert.deepEqual(prop.default, defaultConfig()[key], `${name} default differs from the schema's`);
     }
     for (const key of configKeys) assert.ok(props[`ralph.${key}`], `schema key ${key} has no VS Code setting`);
   });

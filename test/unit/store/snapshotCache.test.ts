@@ -69,6 +69,29 @@ describe('snapshot cache', () => {
     assert.equal(fs.existsSync(snapshotFile(ws.dir, 'status', env)), false);
   });
 
+  it('after a miss, lists the unchanged inputs with the identity just seen (the recomputation stats only the changed ones)', () => {
+    const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
+    const file = snapshotFile(ws.dir, 'status', env);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const a = ws.write('a.json', '{}');
+    const b = ws.write('b.json', '{}');
+    fs.utimesSync(a, HOUR_AGO, HOUR_AGO);
+    fs.utimesSync(b, HOUR_AGO, HOUR_AGO);
+    const sig = (p: string) => { const st = fs.statSync(p); return [p, st.size, st.mtimeMs, st.ctimeMs, st.ino]; };
+    const inputs = [sig(a), sig(b), [path.join(ws.dir, 'gone.md')]];
+    fs.writeFileSync(file, JSON.stringify({ format: 'ralph-snapshot-cache', version: 1, ...key, inputs, outputs: { json: 'J' }, exitCode: 0 }));
+    // The entry is written long after its inputs' ctime (now): back-date nothing, wait for nothing: write its mtime in the future.
+    const future = (Date.now() + 10_000) / 1000;
+    fs.utimesSync(file, future, future);
+    assert.equal(readSnapshot(key, env).answer?.outputs.json, 'J');
+    fs.writeFileSync(b, '{"x":1}');
+    const found = readSnapshot(key, env);
+    assert.equal(found.answer, undefined);
+    assert.equal(found.changed, b);
+    const stA = fs.statSync(a);
+    assert.deepEqual(found.unchanged, new Map([[a, [stA.size, stA.mtimeMs, stA.ino]]]));
+  });
+
   it('ignores a corrupt entry, another key, an input that was created since', () => {
     const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
     const file = snapshotFile(ws.dir, 'status', env);
@@ -80,7 +103,7 @@ describe('snapshot cache', () => {
     assert.deepEqual(readSnapshot({ ...key, build: 'b2' }, env), {});
     assert.deepEqual(readSnapshot({ ...key, env: 'FLOW_ACTOR=x' }, env), {});
     ws.write('absent.md', 'now here');
-    assert.deepEqual(readSnapshot(key, env), { changed: path.join(ws.dir, 'absent.md') });
+    assert.deepEqual(readSnapshot(key, env), { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map() });
     for (const garbage of ['{', 'null', '[]', JSON.stringify({ ...entry, inputs: [5] }), JSON.stringify({ ...entry, exitCode: 'x' })]) {
       fs.writeFileSync(file, garbage);
       assert.equal(readSnapshot(key, env).answer, undefined);

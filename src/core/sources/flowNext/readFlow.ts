@@ -1,10 +1,11 @@
 import * as path from 'node:path';
 import type { FileProblem } from '../../store/parseError';
 import {
-  epicNumber, epicOfTaskId, flowEpicSchema, flowMetaSchema, flowRuntimeSchema, flowTaskSchema, taskNumber,
+  epicNumber, epicOfTaskId, flowEpicFast, flowEpicSchema, flowMetaFast, flowMetaSchema, flowRuntimeFast, flowRuntimeSchema, flowTaskFileFast, flowTaskSchema, taskNumber,
   type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
 } from '../../model/flowNext';
 import { readJsonParsed, type ParseCache } from '../../store/parseCache';
+import { fastLoose } from '../../model/fastLoose';
 import { listDirSync } from '../../store/readJsonFile';
 import { relativeTo } from '../../store/relativePath';
 import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
@@ -61,6 +62,12 @@ export interface FlowReadOptions {
 /** A task file before the `id` check of §2.3 (built once: zod compiles each schema on first use). */
 const taskFileSchema = flowTaskSchema.partial({ id: true });
 
+// Fast paths of the four schemas (zod's value without zod; anything unusual goes to zod).
+const metaFast = (v: unknown) => fastLoose(flowMetaFast, v) as FlowMeta | undefined;
+const epicFast = (v: unknown) => fastLoose(flowEpicFast, v) as FlowEpic | undefined;
+const taskFast = (v: unknown) => fastLoose(flowTaskFileFast, v) as ReturnType<typeof taskFileSchema.parse> | undefined;
+const runtimeFast = (v: unknown) => fastLoose(flowRuntimeFast, v) as FlowRuntime | undefined;
+
 /** Whether the folder has a `.flow/` directory. */
 export function hasFlow(folder: string): boolean {
   return listDirSync(folder).some((e) => e.isDir && e.name === '.flow');
@@ -82,7 +89,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
 
   let meta: FlowMeta | undefined;
   const metaFile = path.join(flowDir, 'meta.json');
-  const mr = readJsonParsed(cache, metaFile, rel(metaFile), flowMetaSchema);
+  const mr = readJsonParsed(cache, metaFile, rel(metaFile), flowMetaSchema, metaFast);
   if (mr) {
     const r = mr;
     if (r.ok) meta = r.value;
@@ -96,7 +103,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     for (const e of listDirSync(dir)) {
       if (e.isDir || !e.name.endsWith('.json')) continue;
       const file = path.join(dir, e.name);
-      const r = readJsonParsed(cache, file, rel(file), flowEpicSchema);
+      const r = readJsonParsed(cache, file, rel(file), flowEpicSchema, epicFast);
       if (!r) continue;
       if (!r.ok) { problems.push(r.problem); continue; }
       if (seenEpics.has(r.value.id)) continue;
@@ -117,7 +124,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     if (!stem.includes('.')) continue;
     if (opts.epic !== undefined && !stem.startsWith(`${opts.epic}.`)) continue;
     const file = path.join(tasksDir, e.name);
-    const r = readJsonParsed(cache, file, rel(file), taskFileSchema);
+    const r = readJsonParsed(cache, file, rel(file), taskFileSchema, taskFast);
     if (!r) continue;
     if (!r.ok) { problems.push(r.problem); continue; }
     if (typeof r.value.id !== 'string') continue;
@@ -134,7 +141,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
       const stateFile = taskStateFile(state.dir, committed.id);
-      const sr = readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema);
+      const sr = readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast);
       if (sr?.ok) {
         record.stateFile = stateFile;
         record.state = sr.value;

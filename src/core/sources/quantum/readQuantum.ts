@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { quantumFileSchema, type QuantumFile } from '../../model/quantum';
+import { quantumFileFast, quantumFileSchema, type QuantumFile } from '../../model/quantum';
+import { fastLoose } from '../../model/fastLoose';
 import type { z } from 'zod';
 import type { FileProblem } from '../../store/parseError';
 import { readJsonParsed, type ParseCache } from '../../store/parseCache';
@@ -12,6 +13,9 @@ export interface QuantumDoc {
   text: string;
   data: QuantumFile;
 }
+
+/** The fast path of the schema (model/fastLoose.ts): zod's value for a plain file, else `undefined` (ask zod). */
+const quantumFast = (v: unknown) => fastLoose(quantumFileFast, v) as QuantumFile | undefined;
 
 /** The path of a folder's `quantum.json`. */
 export function quantumPath(folder: string): string {
@@ -44,12 +48,12 @@ export function readQuantum(folder: string, relName = 'quantum.json', cache?: Pa
     const { text, problem } = readTextOrProblem(file, relName);
     if (problem) return { problem };
     if (text === undefined) return undefined;
-    const r = parseJsonFileText(relName, text, quantumFileSchema);
+    const r = parseJsonFileText(relName, text, quantumFileSchema, quantumFast);
     if (!r.ok) return { problem: r.problem };
     const dup = duplicateStoryId(text, r.value);
     return dup ? { problem: { file: relName, ...dup } } : { doc: { file, text, data: r.value } };
   }
-  const r = readJsonParsed(cache, file, relName, quantumFileSchema);
+  const r = readJsonParsed(cache, file, relName, quantumFileSchema, quantumFast);
   cache.save();
   if (!r) return undefined;
   if (!r.ok) return { problem: r.problem };
