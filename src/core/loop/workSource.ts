@@ -18,6 +18,7 @@ import { applyJsonChanges, refuseDuplicateKeys } from '../store/jsonEdit';
 import { commitPlan } from '../store/writePlan';
 import { flowLockTarget } from '../sources/operations';
 import type { BaselineSlot } from './decide';
+import { boxKeys, type ClaimBaseline } from '../model/claimBaseline';
 import { blockedFileSchema, type BlockedFile } from '../model/ralphState';
 import { parseJsonWithSchema } from '../store/readJsonFile';
 
@@ -29,27 +30,8 @@ export interface WorkItem extends WorkItemRef {
   risky: boolean;
 }
 
-/**
- * Which items were done when a claim baseline was taken (issue 11 "every item"): kept by the engine while the
- * iteration's claims are unverified, and in run.json `claimBaseline` so a later start can put back what a run that
- * ended (crashed, interrupted) left claimed. `done`: task / story ids, or checklist box keys (`<text> #<n>`);
- * `at`: ISO time it was taken (a person's `ralph task done` after it is theirs).
- */
-export interface ClaimBaseline {
-  at: string;
-  source: WorkItemRef['source'];
-  label: string;
-  done: string[];
-  /** flow-next: ids of the epics (specs) whose status was `done` (issue 11 F3/F4: an epic closed by the agent is a claim). */
-  epics?: string[];
-  /**
-   * The other checklist files `ralph status` reads as sources (issue 11 A3/A3b), by folder-relative path: the keys of
-   * their boxes done. A file absent here but present later has all its done boxes as claims.
-   */
-  checklists?: Record<string, string[]>;
-  /** Every item key of the run's source the run has seen (issue 11 A6/C3: one gone since has vanished). */
-  items?: string[];
-}
+export { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
+import { isClaimBaseline } from '../model/claimBaseline';
 
 /**
  * An item done now that was not done at a baseline: a claim to verify or put back. `slot` and `key` say where it
@@ -89,12 +71,6 @@ class OtherChecklists {
       if (mine.length) await s.putBack(mine);
     }
   }
-}
-
-/** Is `v` a {@link ClaimBaseline} (run.json is read loosely). */
-export function isClaimBaseline(v: unknown): v is ClaimBaseline {
-  const b = v as ClaimBaseline | null;
-  return !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done);
 }
 
 /**
@@ -455,12 +431,7 @@ export class ChecklistSource implements WorkSource {
    * (two sections may both say "Add tests"), e.g. `Add tests #2`.
    */
   private keyed(boxes: readonly CheckboxItem[]): { box: CheckboxItem; key: string }[] {
-    const seen = new Map<string, number>();
-    return boxes.map((box) => {
-      const n = (seen.get(box.text) ?? 0) + 1;
-      seen.set(box.text, n);
-      return { box, key: `${box.text} #${n}` };
-    });
+    return boxKeys(boxes);
   }
   /**
    * The box an item names now. By key; when the key is gone (the agent reworded the box) only the box at the same
