@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { runCli } from '../../support/cli';
 import { useWorkspaces, type Workspace } from '../../support/engineHarness';
-import { unverifiedClaimsOf, type ClaimBaseline } from '../../../src/core/model/claimBaseline';
+import type { ClaimBaseline } from '../../../src/core/model/claimBaseline';
+import { unverifiedClaimsOf } from '../../../src/core/control/unverifiedClaims';
 import { loadSources } from '../../../src/core/sources/plan';
 
 /**
