@@ -5,6 +5,7 @@ import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources, type SourceSet } from '../sources/plan';
 import { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
 import { unverifiedClaimsOf, type UnverifiedClaim } from './unverifiedClaims';
+import { trustedBaseline } from '../loop/baselineMirror';
 import { readTextSync } from '../store/readJsonFile';
 import { ralphFile } from '../model/ralphPaths';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
@@ -141,7 +142,8 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
  * person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
  */
 function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo[]): UnverifiedClaim[] {
-  const withBaseline = runs.filter((r) => r.kind === 'ralph' && isClaimBaseline(r.claimBaseline));
+  // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3).
+  const withBaseline = runs.filter((r) => r.kind === 'ralph').map((r) => ({ r, b: trustedBaseline(folder, r.id, r.claimBaseline) })).filter((x) => isClaimBaseline(x.b));
   if (!withBaseline.length) return [];
   let marks: Record<string, string> = {};
   try {
@@ -152,8 +154,8 @@ function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo
   }
   const seen = new Set<string>();
   const out: UnverifiedClaim[] = [];
-  for (const r of withBaseline) {
-    for (const u of unverifiedClaimsOf(src, r.claimBaseline as ClaimBaseline, r.id, marks)) {
+  for (const { r, b } of withBaseline) {
+    for (const u of unverifiedClaimsOf(src, b as ClaimBaseline, r.id, marks)) {
       const k = `${u.source}:${u.id}`;
       if (!seen.has(k)) { seen.add(k); out.push(u); }
     }

@@ -39,6 +39,7 @@ import { loadSources, buildPlan } from '../sources/plan';
 import { startOfferOf } from '../sources/startPolicy';
 import { availableSources, checklistAt, type Claim, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
+import { writeBaselineMirror } from './baselineMirror';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
@@ -405,6 +406,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       if (ok) {
         this.baseline = null;
         await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
+        await writeBaselineMirror(this.folder, this.runId, null).catch(this.warn('could not remove the claim baseline mirror'));
       }
     }
     if (end.state !== 'completed') {
@@ -521,6 +523,12 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private async carryBaseline(source: WorkSource, verified: readonly Claim[] = []): Promise<void> {
     this.baseline = carriedBaseline(this.baseline, await source.snapshot(), verified.map((c) => ({ slot: c.slot, key: c.key })));
     await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await this.mirrorBaseline();
+  }
+
+  /** Mirrors the baseline outside the workspace (K2/K3: the agent can edit run.json); a failure is a warning. */
+  private async mirrorBaseline(): Promise<void> {
+    await writeBaselineMirror(this.folder, this.runId, this.baseline).catch(this.warn('could not mirror the claim baseline in the state folder'));
   }
 
   /**
@@ -565,6 +573,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     // The state the run found is its first verified baseline (R1); crash recovery has put back what earlier runs left.
     this.baseline = await source.snapshot();
     await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await this.mirrorBaseline();
     let first = true;
     for (;;) {
       // Woken early by STOP or cancel, the sleep returns at once; the decision then ends the run.
@@ -644,6 +653,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         // baseline is carried, never read afresh (R1): what became done since the last verdict is still a claim.
         this.baseline = carriedBaseline(this.baseline, await source.snapshot());
         await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: this.baseline });
+        await this.mirrorBaseline();
         w.headBefore = await headSha(this.folder);
         w.fpBefore = await source.fingerprint();
         const history = formatAttemptHistory(w.records, a.attempt.kind);

@@ -1,5 +1,8 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { baselineMirrorPath, writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
 import { runCli } from '../../support/cli';
 import { useWorkspaces, type Workspace } from '../../support/engineHarness';
 import type { ClaimBaseline } from '../../../src/core/model/claimBaseline';
@@ -65,5 +68,35 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
     assert.deepEqual(got.map((u) => u.id), ['fn-1', 'RALPH_TASK.md:4']);
     // A baseline from before the epics and checklists fields: only its own items.
     assert.deepEqual(unverifiedClaimsOf(src, baseline(['fn-1.1'], { source: 'flow-next', label: '.flow' }), 'r'), []);
+  });
+});
+
+describe('the claim baseline mirror outside the workspace (issue 11 K2/K3)', function () {
+  this.timeout(120_000);
+  const make = useWorkspaces();
+  let state: string;
+  beforeEach(() => { state = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-state-')); });
+  afterEach(() => fs.rmSync(state, { recursive: true, force: true }));
+
+  it('a forged run.json claimBaseline (the agent added its claim to `done`) loses to the mirror: status and the next start', async () => {
+    const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']) });
+    writeRun(ws, baseline(['US-001', 'US-002']));
+    const env = { XDG_STATE_HOME: state };
+    await writeBaselineMirror(ws.dir, runId, baseline(['US-001']), env);
+    const j = runCli(ws.dir, ['status', '--json'], env).json();
+    assert.deepEqual((j.unverified_claims as { id: string }[]).map((u) => u.id), ['US-002']);
+    const { recoverCrashedRuns } = await import('../../../src/core/loop/crashRecovery');
+    const { availableSources } = await import('../../../src/core/loop/workSource');
+    const prev = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = state;
+    try {
+      const rec = await recoverCrashedRuns(ws.dir, availableSources({ folder: ws.dir, actor: 't' }), 100);
+      assert.deepEqual(rec.map((r) => r.putBack), [['US-002']]);
+    } finally {
+      if (prev === undefined) delete process.env.XDG_STATE_HOME;
+      else process.env.XDG_STATE_HOME = prev;
+    }
+    assert.notEqual((JSON.parse(ws.read('quantum.json')) as { stories: { status: string }[] }).stories[1]!.status, 'passed');
+    assert.equal(fs.existsSync(baselineMirrorPath(ws.dir, runId, env)), false, 'the mirror is removed once settled');
   });
 });
