@@ -43,15 +43,18 @@ export function registerGateCommand(program: Command): void {
         return;
       }
       let pins = {};
+      let pinFile: string | undefined;
       try {
-        pins = (await resolveGates(folder))?.commands ?? {};
+        const resolved = await resolveGates(folder);
+        pins = resolved?.commands ?? {};
+        if (resolved) pinFile = resolved.source === 'config' ? '"gates" of .ralph/config.json' : '.ralph/command-policy';
       } catch (err) {
         process.stderr.write(`ralph gate: ${(err as Error).message}\n`);
         process.exitCode = EXIT_USAGE;
         return;
       }
       process.exitCode = await gateCall({
-        folder, label, command, pins,
+        folder, label, command, pins, pinFile,
         waitMs: num(opts.waitMs) ?? envSeconds('RALPH_GATE_WAIT'),
         lockWaitMs: num(opts.lockWaitMs) ?? envSeconds('RALPH_GATE_LOCK_WAIT'),
         print: (t) => process.stdout.write(t),

@@ -2,11 +2,13 @@ import type { Command } from 'commander';
 import { describeTrust, HOW_TO_TRUST } from '../core/trust/trustDecision';
 import { trustRecordPath, trustKey } from '../core/trust/trustStore';
 import { checkWorkspaceTrust, trustWorkspace } from '../core/trust/workspaceTrust';
+import { coverageLines } from '../core/trust/gateFileContent';
 import { resolveFolder } from './folder';
 
 /**
  * `ralph trust [--show] [--json]`: trusts the workspace configuration that names programs to run (agent paths and
- * arguments, gates, notify, the command policy's `[gates]`, `[rewrite]`, `[wrap]`), as `direnv allow` / `mise trust`
+ * arguments, gates, notify, the command policy's `[gates]`, `[rewrite]`, `[wrap]`, and the workspace files those
+ * gates and notify run: scripts, package.json scripts, makefiles; core/trust/gateFiles.ts), as `direnv allow` / `mise trust`
  * do: the hash of that exact content is recorded in the user's state folder (`$XDG_STATE_HOME/ralph/trust/`).
  * `--show` only reports the state. Exit 0; with `--show`, 1 when the content is not trusted.
  */
@@ -15,18 +17,19 @@ export function registerTrustCommand(program: Command): void {
     .command('trust')
     .description('Trust the workspace configuration that names programs to run (agent paths and arguments, gates), as it is now')
     .option('--show', 'show the trust state, the content and what changed, without trusting (exit 1 when not trusted)')
-    .option('--json', 'print {success, state, trusted, hash, lines[], diff[], recordFile}')
+    .option('--json', 'print {success, state, trusted, hash, lines[], diff[], recordFile, covered[{key,via}], uncovered[]}')
     .action(async (opts: { show?: boolean; json?: boolean }, cmd: Command) => {
       const folder = resolveFolder(cmd);
       const recordFile = trustRecordPath(await trustKey(folder));
       if (opts.show) {
         const v = await checkWorkspaceTrust(folder);
         if (opts.json) {
-          process.stdout.write(JSON.stringify({ success: true, state: v.state, trusted: v.allowed, hash: v.hash, lines: v.lines, diff: v.diff, ...(v.trustedAt ? { trustedAt: v.trustedAt } : {}), recordFile }) + '\n');
+          process.stdout.write(JSON.stringify({ success: true, state: v.state, trusted: v.allowed, hash: v.hash, lines: v.lines, diff: v.diff, ...(v.trustedAt ? { trustedAt: v.trustedAt } : {}), recordFile, covered: v.coverage.covered, uncovered: v.coverage.uncovered }) + '\n');
         } else {
           const out = [`Trust of ${folder}: ${describeTrust(v)}`];
           if (v.state === 'changed') out.push('What changed:', ...(v.diff.length ? v.diff : ['(the same values in another order)']).map((l) => `  ${l}`));
           if (v.state !== 'nothing') out.push('Content (what it runs):', ...v.lines.map((l) => `  ${l}`));
+          out.push(...coverageLines(v.coverage));
           if (!v.allowed) out.push(HOW_TO_TRUST);
           process.stdout.write(out.join('\n') + '\n');
         }

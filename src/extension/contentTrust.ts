@@ -42,7 +42,7 @@ export async function ensureContentTrusted(folder: string, log: Logger): Promise
     'Trust runs these with your permissions, from now on (also for `ralph run` in a terminal). Check them first.',
   ].join('\n');
   const message = changed
-    ? `Ralph: the configuration of ${path.basename(folder)} that names programs to run changed since you trusted it.`
+    ? `Ralph: the configuration of ${path.basename(folder)} that names programs to run (or a file its gates run) changed since you trusted it.`
     : `Ralph: the configuration of ${path.basename(folder)} names programs to run. Trust it?`;
   log.info('trust', `${folder}: asking (${verdict.state})\n${what.join('\n')}`);
   const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, TRUST_BUTTON);

@@ -137,8 +137,8 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.reset, (args) => resetCommand(args, log)),
     registerCommand(CommandIds.doctor, async () => {
       log.info('doctor', `running (trusted: ${vscode.workspace.isTrusted})`);
-      const { buildDoctorReport, formatDoctorReport } = await import('../core/doctor/report');
-      const texts = await Promise.all(fileFolders().map(async (f) => formatDoctorReport(await buildDoctorReport(f, { trusted: vscode.workspace.isTrusted }))));
+      const [{ buildDoctorReport, formatDoctorReport }, { configKeys }, { readSettingsLayer }] = await Promise.all([import('../core/doctor/report'), import('../core/model/config'), import('./settings')]);
+      const texts = await Promise.all(fileFolders().map(async (f) => formatDoctorReport(await buildDoctorReport(f, { trusted: vscode.workspace.isTrusted, settings: readSettingsLayer(configKeys, vscode.Uri.file(f)) }))));
       return reports.show('Ralph Doctor.txt', texts.join('\n') || 'Ralph doctor: open a folder to check it.\n');
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),

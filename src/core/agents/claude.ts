@@ -325,6 +325,16 @@ function claudeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
   return 0;
 }
 
+/**
+ * The warning for the Claude CLI's refusal to bypass permissions as root (stream/classify.ts `ROOT_REFUSAL_REASON`), for `ralph doctor`:
+ * a sentence when `uid` is 0, the agent is claude, the permission mode is `bypassPermissions` and `IS_SANDBOX` is not
+ * `1` (the CLI's own exemption); else null. Pure.
+ */
+export function claudeRootBypassWarning(uid: number | undefined, agent: string, permissionMode: string, isSandbox: string | undefined): string | null {
+  if (uid !== 0 || agent !== 'claude' || permissionMode !== 'bypassPermissions' || isSandbox === '1') return null;
+  return 'running as root: the Claude CLI refuses to skip permission prompts as root, so `ralph run` would fail at once. Run ralph as a normal (non-root) user, or, only on a disposable sandbox or container, set IS_SANDBOX=1';
+}
+
 /** The `claude` adapter (Claude Code CLI 2.x). */
 export const claudeAdapter: AgentAdapter = {
   name: 'claude',

@@ -1,13 +1,17 @@
 import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
+import { claudeRootBypassWarning } from '../agents/claude';
 import { agentAdapters, agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
-import { loadConfig } from '../store/loadConfig';
+import { ralphConfigSchema, type RalphConfig } from '../model/config';
+import { configPath, loadConfig } from '../store/loadConfig';
+import { parseJsonWithSchema, readTextSync } from '../store/readJsonFile';
 import { type ContainmentMode, resolveContainment } from '../process/containment';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
 import { describeTrust, HOW_TO_TRUST, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
 import { checkWorkspaceTrust } from '../trust/workspaceTrust';
+import { coverageLines, type GateCoverage } from '../trust/gateFileContent';
 
 /** Source kinds the loop can work on (`.ralph/` runs and IJFW waves are shown but are not tasks). */
 const TASK_SOURCE_KINDS = new Set(['flow-next', 'quantum', 'checklist']);
@@ -22,7 +26,7 @@ export interface DoctorReport {
    * Trust of the workspace configuration that names programs (issue 11): its state, the content as lines and, when it
    * changed, the diff; null when the configuration could not be read (see `problems`).
    */
-  trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string }) | null;
+  trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string; coverage: GateCoverage }) | null;
   /** Agent paths the workspace configuration names but that were not executed because it is not trusted. */
   untrustedAgentPaths: { key: string; value: string }[];
   /**
@@ -31,9 +35,20 @@ export interface DoctorReport {
    * only), the configured `mode` and a one-line `detail`.
    */
   containment: { kind: 'pid-namespace' | 'marker'; mode: ContainmentMode; detail: string };
+  /**
+   * The agent binary `ralph run` would start: the config `key` (`claudePath` / `cursorAgentPath`), its `value`, where
+   * that value comes from (`default`: no layer sets it; `settings`: VS Code settings; `.ralph/config.json`) and
+   * whether it was `found` (an executable, on PATH for a bare name). Null when the configuration cannot be read.
+   */
+  selectedAgent: { key: string; value: string; source: AgentPathSource; found: boolean } | null;
+  /** Sentences about things that will stop `ralph run` but are no file problem (the agent missing, root + bypass). */
+  warnings: string[];
   /** True when at least one task source (flow-next, quantum-loop, checklist) and one agent CLI were found (the CLI exits 0). */
   ok: boolean;
 }
+
+/** Where the agent path `ralph run` would use comes from (layers of `loadConfig`, lowest first). */
+export type AgentPathSource = 'default' | '.ralph/config.json' | 'settings';
 
 export interface DoctorOptions {
   pathEnv?: string;
@@ -41,8 +56,22 @@ export interface DoctorOptions {
   trusted?: boolean;
   /** `--trust` / `RALPH_TRUST=1`: use untrusted workspace configuration for this report (core/trust/trustDecision.ts). */
   trustOverride?: TrustOverride;
-  /** Environment for the trust store location (`XDG_STATE_HOME`, `HOME`); default `process.env`. */
+  /** Environment for the trust store location (`XDG_STATE_HOME`, `HOME`) and `IS_SANDBOX`; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** VS Code settings layer (only keys the user set), as `ralph run` from the extension applies it; the CLI has none. */
+  settings?: Partial<RalphConfig>;
+  /** The user id the agent would run as (root is 0); default `process.getuid()`. */
+  uid?: number;
+}
+
+/**
+ * Which layer gave `key` its effective `value` (settings > file > default, as `loadConfig` merges them; a layer
+ * whose value is not the effective one was ignored, e.g. an untrusted file's agent path). Pure.
+ */
+export function agentPathSource(key: string, value: string, fileValues: Record<string, unknown>, settings: Partial<RalphConfig> | undefined): AgentPathSource {
+  if (settings && (settings as Record<string, unknown>)[key] === value) return 'settings';
+  if (fileValues[key] === value) return '.ralph/config.json';
+  return 'default';
 }
 
 /**
@@ -58,20 +87,22 @@ export interface DoctorOptions {
 export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}): Promise<DoctorReport> {
   const problems: FileProblem[] = [];
   const configured: string[] = [];
-  let selected: { key: string; value: string; resolved: string } | undefined;
+  let selected: { key: string; value: string; resolved: string; source: AgentPathSource } | undefined;
+  const warnings: string[] = [];
   let trust: DoctorReport['trust'] = null;
   const untrustedAgentPaths: DoctorReport['untrustedAgentPaths'] = [];
   let containmentMode: ContainmentMode = 'auto';
   try {
     const v = await checkWorkspaceTrust(folder, opts.trustOverride ?? null, opts.env);
-    trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v) };
+    trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v), coverage: v.coverage };
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     // The same problem is reported once, by loadConfig below.
   }
   try {
     const contentAllowed = trust?.allowed === true;
-    const config = await loadConfig(folder, { trusted: opts.trusted !== false && contentAllowed });
+    const settings = opts.settings;
+    const config = await loadConfig(folder, { trusted: opts.trusted !== false && contentAllowed, ...(settings ? { settings } : {}) });
     containmentMode = config.containment;
     if (!contentAllowed && opts.trusted !== false) {
       const raw = await loadConfig(folder, { trusted: true });
@@ -83,7 +114,13 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
     // Configured paths are relative to the workspace folder, as `ralph run` resolves them (agents/registry.ts).
     configured.push(...configuredAgentBinaries(config, folder).map((b) => b.binary));
     const chosen = agentBinary(getAdapter(config.agent), config, folder);
-    selected = { key: chosen.key, value: chosen.configured, resolved: chosen.binary };
+    // loadConfig read the file already (a problem would have thrown), so this parse succeeds.
+    const text = readTextSync(configPath(folder));
+    const fileValues = text === undefined ? {} : (parseJsonWithSchema(configPath(folder), text, ralphConfigSchema.partial().loose()) as Record<string, unknown>);
+    selected = { key: chosen.key, value: chosen.configured, resolved: chosen.binary, source: agentPathSource(chosen.key, chosen.configured, fileValues, settings) };
+    const env = opts.env ?? process.env;
+    const root = claudeRootBypassWarning(opts.uid ?? process.getuid?.(), config.agent, config.permissionMode, env.IS_SANDBOX);
+    if (root) warnings.push(root);
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     problems.push({ ...err.problem, file: relativeTo(folder, err.problem.file) });
@@ -102,12 +139,16 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   // The agent `ralph run` would start must be there, not just any agent CLI.
   const selectedFound = !selected || (await which(selected.resolved, opts.pathEnv ?? process.env.PATH ?? '')) !== null;
   if (selected && !selectedFound) {
-    problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: `${selected.key} "${selected.value}" is not an executable${selected.value.includes('/') ? '' : ' on PATH'}: \`ralph run\` cannot start the agent` });
+    const what = `${selected.key} "${selected.value}" is not an executable${selected.value.includes('/') ? '' : ' on PATH'}: \`ralph run\` cannot start the agent`;
+    // Only a value the file sets is a problem of the file; a default or a setting is named as such.
+    if (selected.source === '.ralph/config.json') problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: what });
+    else warnings.push(`${what} (${selected.source === 'default' ? `the default ${selected.key}; set "${selected.key}" in .ralph/config.json or install the CLI on PATH` : `${selected.key} from VS Code settings`})`);
   }
   const trustOk = opts.trusted === false || trust?.allowed === true;
   const c = resolveContainment(containmentMode);
   const containment = { kind: c.kind, mode: containmentMode, detail: c.detail };
-  return { folder, sources, agents: uniqueAgents, problems, trust, untrustedAgentPaths, containment, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk };
+  const selectedAgent = selected ? { key: selected.key, value: selected.value, source: selected.source, found: selectedFound } : null;
+  return { folder, sources, agents: uniqueAgents, problems, trust, untrustedAgentPaths, containment, selectedAgent, warnings, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk };
 }
 
 function relativeTo(folder: string, file: string): string {
@@ -140,11 +181,23 @@ export function formatDoctorReport(r: DoctorReport): string {
     if (r.trust.state === 'changed') lines.push(...(r.trust.diff.length ? r.trust.diff : ['(the same values in another order)']).map((l) => `    ${l}`));
     else if (r.trust.state !== 'nothing') lines.push(...r.trust.lines.map((l) => `    ${l}`));
     if (r.trust.state === 'untrusted' || r.trust.state === 'changed') lines.push(`  ${HOW_TO_TRUST}`);
+    lines.push(...coverageLines(r.trust.coverage, '  '));
   }
   lines.push('', 'Problems:');
   if (!r.problems.length) lines.push('  none');
   for (const p of r.problems) lines.push(`  ${formatProblem(p)}`);
-  const untrusted = r.trust !== null && !r.trust.allowed;
-  lines.push('', r.ok ? 'OK: at least one task source and one agent CLI found.' : untrusted ? 'NOT READY: `ralph run` refuses until the workspace configuration is trusted (`ralph trust`).' : 'NOT READY: needs at least one task source (quantum.json, .flow/, a checklist) and one agent CLI.');
+  if (r.warnings.length) lines.push('', 'Warnings:', ...r.warnings.map((w) => `  ${w}`));
+  lines.push('', doctorVerdict(r));
   return lines.join('\n') + '\n';
+}
+
+/** The report's last line: OK, or NOT READY naming what is actually missing (trust, a task source, the agent). Pure. */
+export function doctorVerdict(r: Pick<DoctorReport, 'ok' | 'trust' | 'sources' | 'agents' | 'selectedAgent'>): string {
+  if (r.ok) return 'OK: at least one task source and one agent CLI found.';
+  if (r.trust !== null && !r.trust.allowed) return 'NOT READY: `ralph run` refuses until the workspace configuration is trusted (`ralph trust`).';
+  const missing: string[] = [];
+  if (!r.sources.some((s) => TASK_SOURCE_KINDS.has(s.kind))) missing.push('a task source (quantum.json, .flow/, a checklist)');
+  if (r.selectedAgent && !r.selectedAgent.found) missing.push(`the agent \`ralph run\` would start (${r.selectedAgent.key} "${r.selectedAgent.value}", ${r.selectedAgent.source === 'default' ? 'the default' : `from ${r.selectedAgent.source}`})`);
+  else if (!r.agents.length) missing.push('an agent CLI (claude or cursor-agent)');
+  return `NOT READY: needs ${missing.join(' and ') || 'at least one task source (quantum.json, .flow/, a checklist) and one agent CLI'}.`;
 }

@@ -46,6 +46,8 @@ export interface GateCallOptions {
   command: string;
   /** The `[gates]` pins (a tier label must run its pin: else 64 "STALE TIER PIN"). */
   pins?: Partial<Record<GateTier, string>>;
+  /** The file the pins come from, as the refusal names it (default `.ralph/command-policy`). */
+  pinFile?: string;
   /** Waiter's budget, ms (default {@link GATE_WAIT_MS}). */
   waitMs?: number;
   /** Budget for another command's lock, ms (default {@link GATE_LOCK_WAIT_MS}). */
@@ -57,13 +59,16 @@ export interface GateCallOptions {
   onActivity?: (text: string) => void;
 }
 
-/** Checks label and pin; a message and 64 when the call is refused before anything runs. */
-export function checkGateCall(label: string, command: string, pins: Partial<Record<GateTier, string>> = {}): string | undefined {
+/**
+ * Checks label and pin; a message and 64 when the call is refused before anything runs. `pinFile`: the file the pins
+ * come from (`.ralph/command-policy` `[gates]`, or `"gates"` of `.ralph/config.json`), named in the refusal.
+ */
+export function checkGateCall(label: string, command: string, pins: Partial<Record<GateTier, string>> = {}, pinFile = '.ralph/command-policy'): string | undefined {
   if (!(GATE_LABELS as readonly string[]).includes(label)) return `unknown gate label "${label}" (expected ${GATE_LABELS.join(', ')})`;
   if (normalizeCommand(command) === '') return 'no command given: ralph gate <label> -- <command…>';
   if ((GATE_TIERS as readonly string[]).includes(label)) {
     const pin = pins[label as GateTier];
-    if (pin !== undefined && normalizeCommand(pin) !== normalizeCommand(command)) return `STALE TIER PIN: the ${label} gate is pinned to \`${normalizeCommand(pin)}\` in .ralph/command-policy, not \`${normalizeCommand(command)}\`; nothing ran`;
+    if (pin !== undefined && normalizeCommand(pin) !== normalizeCommand(command)) return `STALE TIER PIN: the ${label} gate is pinned to \`${normalizeCommand(pin)}\` in ${pinFile}, not \`${normalizeCommand(command)}\`; nothing ran`;
   }
   return undefined;
 }
@@ -72,7 +77,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The CLI's gate call: returns the exit code to exit with. */
 export async function gateCall(o: GateCallOptions): Promise<number> {
-  const refused = checkGateCall(o.label, o.command, o.pins);
+  const refused = checkGateCall(o.label, o.command, o.pins, o.pinFile);
   if (refused) {
     o.print(`${refused}\n`);
     return EXIT_USAGE;

@@ -12,6 +12,7 @@ import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinel
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
 import { type GateResult } from '../gates/gateRunner';
 import { runGateExclusive } from '../gates/gateCall';
+import { GateFilesChangedError, snapshotGateFiles } from '../trust/gateFileContent';
 import { startGuardServer, type GuardServer } from '../gates/guardServer';
 import { ensureHandoff, readHandoff, workingSet, workingSetChanged, writeAutoEnriched, writeLastGateState } from '../gates/handoff';
 import type { RalphConfig } from '../model/config';
@@ -230,6 +231,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   private lastDone: string | null = null;
   /** The run's gates, resolved once at start: frozen for the run (seed-systems.md §3.9), the prompt and the verdicts agree. */
   private gates: ResolvedGates | null = null;
+  /** The files the gates run as they were when the run started (null without gates). */
+  private gateFiles: { changed: () => Promise<string[]> } | null = null;
   /** The last progress text reported. */
   private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
@@ -303,6 +306,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (unreadable.length) throw new EngineRefusal(`${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`);
     const gates = await resolveGates(this.folder, this.o.config);
     this.gates = gates;
+    // The files the gates run, read again before every gate run (issue 11, core/trust/gateFileContent.ts).
+    this.gateFiles = gates ? await snapshotGateFiles(this.folder, Object.values(gates.commands)) : null;
     if (!gates && !this.o.noGates) {
       throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
     }
@@ -389,7 +394,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     } catch (err) {
       // An effect failed in a way no decision covers (a file system error, a source that cannot be written): the
       // run ends failed with the error's message, as a value like every other end.
-      end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
+      end = { state: 'failed', reason: err instanceof GateFilesChangedError ? err.message : `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
       // A full disk or a read-only .ralph/ (issue 12): free the reserve so the cause and the give-back can be written.
       if (isStorageError(err)) {
         storageFailure = `could not write (${err.code}): ${err.message}`;
@@ -837,6 +842,12 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     if (!gates) return null;
     const g = gateCommandFor(gates, tier);
     if (!g) return null;
+    // A gate whose files changed during the run (the agent weakened scripts/check.sh) is not run: the run ends.
+    const changed = (await this.gateFiles?.changed()) ?? [];
+    if (changed.length) {
+      this.emitEvent({ type: 'warning', message: `gate files changed during the run:\n${changed.map((l) => `  ${l}`).join('\n')}` });
+      throw new GateFilesChangedError(g.tier, changed);
+    }
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
     const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
+import { isRootRefusal } from '../stream/classify';
 import { redactEvent } from '../trust/redact';
 import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
@@ -17,6 +18,39 @@ const ENDING_LABEL: Record<IterationEnding, string> = {
   cancelled: ACTIVITY.STOP_REQUESTED,
   question: '❓ QUESTION',
 };
+
+/**
+ * The agent command line for the SESSION START line: the `--settings <JSON>` value (the guard's hook settings, a few
+ * hundred bytes) shown as `--settings «guard: on (PreToolUse hook)»` (or `«settings»` when it holds no PreToolUse
+ * hook). The `agentStarted` event keeps the whole command. Pure; a value that is not one JSON object is left as is.
+ */
+export function shortSettings(command: string): string {
+  const at = command.indexOf('--settings {');
+  if (at < 0) return command;
+  const start = at + '--settings '.length;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < command.length; i++) {
+    const c = command[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) {
+      const json = command.slice(start, i + 1);
+      let label = '«settings»';
+      try {
+        const v = JSON.parse(json) as { hooks?: { PreToolUse?: unknown } };
+        if (v.hooks?.PreToolUse) label = '«guard: on (PreToolUse hook)»';
+      } catch {
+        return command;
+      }
+      return command.slice(0, start) + label + command.slice(i + 1);
+    }
+  }
+  return command;
+}
 
 const secs = (ms: number) => `${Math.round(ms / 100) / 10}s`;
 
@@ -44,7 +78,7 @@ export class ActivityFormatter {
         return [loopStartText(e.iteration, `${tasksDetail(this.progress.done, this.progress.total)} · ${what}${attempt}`)];
       }
       case 'agentStarted':
-        return [`SESSION START: pid=${e.pid ?? '?'} ${e.command}`];
+        return [`SESSION START: pid=${e.pid ?? '?'} ${shortSettings(e.command)}`];
       case 'tokens':
         if (e.contextTokens === 0) return [];
         this.lastTokens = e;
@@ -67,7 +101,9 @@ export class ActivityFormatter {
         // The context at the end of the iteration, unless that very figure was just printed.
         if (t && t.contextTokens !== this.printedTokens) lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
         this.printedTokens = -1;
-        lines.push(loopEndText(e.iteration, ENDING_LABEL[e.ending], `${e.detail}; ${totalsText(e.totals)}`));
+        // The CLI's refusal to run as root is no API error: say what it is (the detail names the cause and the fix).
+        const label = e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
+        lines.push(loopEndText(e.iteration, label, `${e.detail}; ${totalsText(e.totals)}`));
         this.lastTokens = undefined;
         return lines;
       }

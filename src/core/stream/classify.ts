@@ -58,6 +58,23 @@ const FATAL_TEXT = [
   /requires --verbose|unknown option|error: unknown command/i,
   /cannot use this model|invalid model|model (?:is )?not (?:available|allowed|supported|found)/i,
 ];
+/**
+ * The Claude Code CLI's refusal to bypass permissions as root (printed on stderr, exit 1, before any stream line;
+ * seen in 2.1.x: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons").
+ * The CLI skips the check when `IS_SANDBOX=1` is set (read in its binary; not in its documentation, named by its
+ * maintainers in anthropics/claude-code#3490) or under its bubblewrap sandbox.
+ */
+const ROOT_REFUSAL_TEXT = /--dangerously-skip-permissions cannot be used with root\/sudo privileges/i;
+
+/** What a user reads when the Claude CLI refused to run as root: the cause and the two ways out. */
+export const ROOT_REFUSAL_REASON =
+  'the Claude CLI refuses to skip permission prompts as root (it printed "--dangerously-skip-permissions cannot be used with root/sudo privileges"): run ralph as a normal (non-root) user, or, only on a disposable sandbox or container, set IS_SANDBOX=1 in the environment';
+
+/** True when `text` (stderr or a stream text) is the Claude CLI's refusal to bypass permissions as root. */
+export function isRootRefusal(text: string): boolean {
+  return ROOT_REFUSAL_TEXT.test(text);
+}
+
 const SPEND_TEXT = /spend limit|out of (?:extra usage|usage credits)|usage credits required/i;
 const LIMIT_TEXT = [
   /you['’]ve hit your (?:[\w-]+ )?limit/i,
@@ -169,6 +186,9 @@ export class OutcomeTracker {
     const texts = [r?.text ?? '', ...(r?.errors ?? []), ...this.syntheticTexts, this.errorCode?.message ?? ''].filter(Boolean);
     const joined = texts.join('\n');
     const reasonText = (fallback: string): string => (texts[0] ?? fallback).slice(0, 500);
+    // The CLI's refusal to run as root: not retryable, and the user needs the cause and the fix, not "no result".
+    const stderrPlain = exit ? plainLines(exit.stderr) : '';
+    if (isRootRefusal(joined) || isRootRefusal(stderrPlain)) return { kind: 'fatal', reason: ROOT_REFUSAL_REASON, evidence: isRootRefusal(joined) ? 'text' : 'stderr', ...retry };
     const byStatus = classifyStatus(r?.apiErrorStatus ?? this.errorCode?.status);
     if (byStatus) {
       const status = r?.apiErrorStatus ?? this.errorCode?.status ?? null;
@@ -184,7 +204,7 @@ export class OutcomeTracker {
       return { kind: 'error', reason: reason || 'the turn ended with an error', evidence: 'result', ...retry };
     }
     // No result: cursor-agent's only error channel is stderr (JSON mirrors of events are skipped).
-    const stderrText = exit ? plainLines(exit.stderr) : '';
+    const stderrText = stderrPlain;
     const st = classifyText(stderrText);
     if (st) return this.fromText(st, lastLine(stderrText), 'stderr', resetsAt, retry);
     const how = exit ? (exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode}`) : 'stream ended';

@@ -86,7 +86,7 @@ export const HOW_TO_TRUST = 'Check it, then run `ralph trust` to trust this cont
  */
 export function formatTrustRefusal(v: TrustVerdict, what: string): string {
   const head = v.state === 'changed'
-    ? `${what} refused: the workspace configuration that names programs to run changed since you trusted it${v.trustedAt ? ` (${v.trustedAt})` : ''}.`
+    ? `${what} refused: the workspace configuration that names programs to run (or a workspace file its gates run) changed since you trusted it${v.trustedAt ? ` (${v.trustedAt})` : ''}.`
     : `${what} refused: the workspace configuration names programs to run and is not trusted here.`;
   const body = v.state === 'changed'
     ? (v.diff.length ? ['What changed:', ...v.diff.map((l) => `  ${l}`)] : ['What changed: the same values in another order (order matters: the first [rewrite] row that matches wins).'])

@@ -12,12 +12,15 @@ import { REDACTED, redactArg } from './redact';
  * program has empty content: there is nothing to trust (the common case stays friction-free).
  */
 
-/** Where a trusted field lives. */
-export type TrustedFile = '.ralph/config.json' | '.ralph/command-policy';
+/**
+ * Where a trusted value lives: a field of `.ralph/config.json` or `.ralph/command-policy`, or a `workspace file` a
+ * trusted command runs (a script, package.json's scripts, a makefile: gateFiles.ts), whose key is its path.
+ */
+export type TrustedFile = '.ralph/config.json' | '.ralph/command-policy' | 'workspace file';
 
 /** One field of the workspace's files that names programs (or their arguments) to run. */
 export interface TrustedField {
-  file: TrustedFile;
+  file: Exclude<TrustedFile, 'workspace file'>;
   /** A top-level key of `.ralph/config.json`, or a section of `.ralph/command-policy` (`gates` for `[gates]`). */
   key: string;
   /** Why it is trusted: what it runs. */
@@ -106,12 +109,16 @@ export function contentHash(content: readonly TrustedEntry[]): string {
 
 /**
  * The content as lines a person reads and diffs, one per value: `.ralph/config.json gates.basic = "npm test"`,
- * `.ralph/command-policy [gates] basic | npm test`. Objects are flattened by key (sorted), arrays of the config by
+ * `.ralph/command-policy [gates] basic | npm test`, `workspace file scripts/check.sh sha256:…`. Objects are flattened by key (sorted), arrays of the config by
  * index (`agentArgs[1] = "…"`), policy sections one line per row. `agentArgs` values are never shown (fingerprintArg).
  */
 export function contentLines(content: readonly TrustedEntry[]): string[] {
   const lines: string[] = [];
   for (const e of content) {
+    if (e.file === 'workspace file') {
+      lines.push(`${e.file} ${e.key} ${String(e.value)}`);
+      continue;
+    }
     if (e.file === '.ralph/command-policy') {
       for (const row of e.value as string[]) lines.push(`${e.file} [${e.key}] ${row}`);
       continue;

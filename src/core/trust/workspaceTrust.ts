@@ -4,6 +4,7 @@ import { readTextIfExists } from '../store/atomicWrite';
 import { FileProblemError, parseJsonText, workspacePath } from '../store/parseError';
 import { decideTrust, type TrustOverride, type TrustRecord, type TrustVerdict } from './trustDecision';
 import { trustedContent, type TrustedEntry } from './trustedContent';
+import { gateFileEntries, type GateCoverage } from './gateFileContent';
 import { readTrustRecord, writeTrustRecord } from './trustStore';
 
 /**
@@ -16,6 +17,16 @@ import { readTrustRecord, writeTrustRecord } from './trustStore';
  * `.ralph/config.json` is not JSON or a file cannot be read: content that cannot be read cannot be trusted.
  */
 export async function readTrustedContent(folder: string): Promise<TrustedEntry[]> {
+  return (await readTrustedContentAndCoverage(folder)).content;
+}
+
+/**
+ * {@link readTrustedContent} and what its commands run that is and is not covered. The content is the fields of
+ * `.ralph/config.json` and `.ralph/command-policy` (trustedContent.ts), then one `workspace file` entry per file the
+ * trusted commands run (config `gates`, `[gates]`, `notify`; gateFiles.ts): a change to `scripts/check.sh` is a
+ * change of the trusted content, exactly like a change of the gate command.
+ */
+export async function readTrustedContentAndCoverage(folder: string): Promise<{ content: TrustedEntry[]; coverage: GateCoverage }> {
   const cfgFile = configPath(folder);
   const policyFile = commandPolicyPath(folder);
   const read = async (file: string) => {
@@ -33,13 +44,36 @@ export async function readTrustedContent(folder: string): Promise<TrustedEntry[]
     config = parsed.value;
   }
   const policy = policyText === undefined ? undefined : parseCommandPolicy(policyText, policyFile).policy;
-  return trustedContent({ config, policy });
+  const content = trustedContent({ config, policy });
+  const { entries, coverage } = await gateFileEntries(folder, trustedCommands(content));
+  return { content: [...content, ...entries], coverage };
 }
 
-/** The trust verdict of `folder` now (its content against the user's record, with the command's override). */
-export async function checkWorkspaceTrust(folder: string, override: TrustOverride = null, env: NodeJS.ProcessEnv = process.env): Promise<TrustVerdict> {
-  const [content, record] = await Promise.all([readTrustedContent(folder), readTrustRecord(folder, env)]);
-  return decideTrust(content, record, override);
+/**
+ * The shell texts of the trusted content that run in the workspace: config `gates` (each tier), `notify`, and the
+ * policy's `[gates]` rows. (`[rewrite]` replacements and `[wrap]` prefixes are the agent's commands: not searched.)
+ */
+export function trustedCommands(content: readonly TrustedEntry[]): string[] {
+  const out: string[] = [];
+  for (const e of content) {
+    if (e.file === '.ralph/config.json' && e.key === 'gates' && e.value !== null && typeof e.value === 'object') {
+      for (const v of Object.values(e.value as Record<string, unknown>)) if (typeof v === 'string') out.push(v);
+    } else if (e.file === '.ralph/config.json' && e.key === 'notify' && typeof e.value === 'string') {
+      out.push(e.value);
+    } else if (e.file === '.ralph/command-policy' && e.key === 'gates' && Array.isArray(e.value)) {
+      for (const row of e.value as string[]) out.push(row.slice(row.indexOf('|') + 1).trim());
+    }
+  }
+  return out;
+}
+
+/**
+ * The trust verdict of `folder` now (its content, gate files included, against the user's record, with the
+ * command's override), and what the trusted commands run that is and is not covered.
+ */
+export async function checkWorkspaceTrust(folder: string, override: TrustOverride = null, env: NodeJS.ProcessEnv = process.env): Promise<TrustVerdict & { coverage: GateCoverage }> {
+  const [{ content, coverage }, record] = await Promise.all([readTrustedContentAndCoverage(folder), readTrustRecord(folder, env)]);
+  return { ...decideTrust(content, record, override), coverage };
 }
 
 /**

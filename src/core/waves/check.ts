@@ -165,6 +165,9 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
   const hr = o.hrtime ?? (() => performance.now());
   const started = hr();
   const logFile = path.join(o.folder, ...logPath(o.phase).split('/'));
+  // No wave at all (no `.ijfw/wave-*/`): nothing to recover, so nothing is written — no `.planning/<phase>/`, no log
+  // entry, no lock file (new-user try, session 3). The result says so (PASS, `wave_id` null, `logged` false).
+  if (!waveId) return noWaveResult(o, clock(), hr() - started);
   return withFileLock(logFile, async () => {
     const view: WaveView | undefined = waveId ? classifyWave(readWave(roots, waveId), clock(), o.windows ?? DEFAULT_WINDOWS) : undefined;
     const decision: PassDecision = view
@@ -238,11 +241,18 @@ function sameBrief(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** The result of a pass over a folder without any wave: PASS, nothing found, nothing written. */
+function noWaveResult(o: WaveCheckOptions, now: number, durationMs: number): WaveCheckResult {
+  const decision: PassDecision = { waveId: '(none)', phase: o.phase, severity: 'PASS', findings: [], subs: [] };
+  const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? (() => randomBytes(2).toString('hex')))(), durationMs, dispatch: () => '' });
+  return { success: true, severity: 'PASS', findings: [], wave_id: null, phase: o.phase, wave: null, log_path: logPath(o.phase), briefs_written: [], gate_result: gate, problems: [], logged: false, pass_key: passKey(decision) };
+}
+
 /** The text output of a pass: one line per finding, the rest of the wave, problems, then the canonical block last (§1.9). */
 export function formatCheckText(r: WaveCheckResult): string {
   const out: string[] = [];
   if (!r.wave_id) {
-    out.push(`No wave found under .ijfw/ — ${r.severity}`);
+    out.push(`No waves: no .ijfw/wave-<id>/ in this folder, nothing to check — ${r.severity} (nothing written)`);
   } else {
     out.push(`Wave ${r.wave_id} (phase ${r.phase}): ${r.severity}${r.findings.length ? '' : ' — no orphans'}`);
     for (const f of r.findings) {

@@ -118,3 +118,23 @@ describe('ralph doctor: the agent ralph run would start', () => {
     assert.ok(report.agents.some((a) => a.path === path.join(dir, 'bin/claude') && a.version === '2.0.0'));
   });
 });
+
+describe('ralph doctor: attribution and verdict (new-user try, session 3)', () => {
+  it('without .ralph/config.json, a missing default claude is named as the default (no file problem) and the verdict names the agent only', () => {
+    const dir = tempWorkspace({ 'quantum.json': JSON.stringify({ project: 'p', stories: [{ id: 'US-1', title: 't', status: 'pending', priority: 1, dependsOn: [] }] }) });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], { env: { ...process.env, PATH: path.dirname(process.execPath) }, encoding: 'utf8' });
+    assert.equal(r.status, 1);
+    assert.doesNotMatch(r.stdout, /^ {2}\.ralph\/config\.json/m, 'no problem of a file that does not exist');
+    assert.match(r.stdout, /claudePath "claude" is not an executable on PATH: `ralph run` cannot start the agent \(the default claudePath/);
+    assert.match(r.stdout, /NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.\n$/);
+    assert.doesNotMatch(r.stdout, /needs a task source/);
+  });
+
+  it('warns when running as root with bypassPermissions and no IS_SANDBOX', async () => {
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n' });
+    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin, uid: 0, env: { ...process.env, IS_SANDBOX: '' } });
+    assert.match(formatDoctorReport(report), /Warnings:\n {2}running as root: the Claude CLI refuses/);
+    const sandboxed = await buildDoctorReport(dir, { pathEnv: realClaudeBin, uid: 0, env: { ...process.env, IS_SANDBOX: '1' } });
+    assert.deepEqual(sandboxed.warnings, []);
+  });
+});

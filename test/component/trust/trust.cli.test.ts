@@ -115,7 +115,8 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     t.write('ws/.ralph/command-policy', '[gates]\nbasic | true\n');
     const changed = ralph(ws, ['trust', '--show', '--json']);
     assert.equal(changed.code, 1);
-    assert.deepEqual(JSON.parse(changed.stdout).diff, ['- .ralph/command-policy [gates] basic | make test', '+ .ralph/command-policy [gates] basic | true']);
+    // The makefile `make test` read (none here) is no longer part of the content either.
+    assert.deepEqual(JSON.parse(changed.stdout).diff, ['- .ralph/command-policy [gates] basic | make test', '- workspace file Makefile missing', '+ .ralph/command-policy [gates] basic | true']);
     const empty = path.join(t.dir, 'empty');
     fs.mkdirSync(empty);
     const nothing = ralph(empty, ['trust']);
@@ -125,10 +126,104 @@ describe('ralph trust: workspace configuration that names programs runs only onc
   });
 });
 
+describe('ralph trust covers the workspace files the gates run (scripts, package.json scripts, makefiles)', function () {
+  this.timeout(120_000);
+  let t: TempFolder;
+  let state: string;
+  beforeEach(() => {
+    t = makeTempFolder('ralph-trust-files-');
+    state = path.join(t.dir, 'state');
+  });
+  afterEach(() => t.dispose());
+  function ralph(folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+    const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env } });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  it('scripts/check.sh, package.json scripts.test or the Makefile rewritten after `ralph trust`: ralph run refuses, naming the file; trust --show and doctor list what is and is not covered', () => {
+    const ws = path.join(t.dir, 'ws');
+    t.write('ws/RALPH_TASK.md', '- [ ] a\n');
+    t.write('ws/scripts/check.sh', 'test -f done.txt\n');
+    t.write('ws/package.json', JSON.stringify({ scripts: { test: 'node scripts/verify.js' } }));
+    t.write('ws/scripts/verify.js', 'process.exit(1)\n');
+    t.write('ws/Makefile', 'check:\n\tfalse\n');
+    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './missing-claude', gates: { basic: 'bash scripts/check.sh', full: 'npm test && cargo test', final: 'make check' } }));
+    const show = ralph(ws, ['trust', '--show']);
+    assert.match(show.stdout, /Files the trusted commands run[^\n]*\n {2}scripts\/check\.sh {2}\(bash scripts\/check\.sh\)/);
+    assert.match(show.stdout, /package\.json scripts\.test {2}\(npm test\)/);
+    assert.match(show.stdout, /scripts\/verify\.js {2}\(node scripts\/verify\.js\)/);
+    assert.match(show.stdout, /Makefile {2}\(make check\)/);
+    assert.match(show.stdout, /Not covered[^\n]*\n {2}cargo: a program outside the workspace/);
+    const doctor = JSON.parse(ralph(ws, ['doctor', '--json'], { PATH: path.dirname(process.execPath) }).stdout);
+    assert.deepEqual(doctor.trust.coverage.covered.map((c: { key: string }) => c.key), ['scripts/check.sh', 'package.json scripts.test', 'Makefile', 'scripts/verify.js']);
+    assert.match(ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) }).stdout, /Files the trusted commands run/);
+    assert.equal(ralph(ws, ['trust']).code, 0);
+
+    const attacks: [string, string, string][] = [
+      ['scripts/check.sh', 'exit 0\n', 'scripts/check.sh'],
+      ['package.json', JSON.stringify({ scripts: { test: 'true' } }), 'package.json scripts.test'],
+      ['scripts/verify.js', 'process.exit(0)\n', 'scripts/verify.js'],
+      ['Makefile', 'check:\n\ttrue\n', 'Makefile'],
+    ];
+    for (const [file, text, key] of attacks) {
+      const before = fs.readFileSync(path.join(ws, file), 'utf8');
+      fs.writeFileSync(path.join(ws, file), text);
+      const refused = ralph(ws, ['run']);
+      assert.equal(refused.code, 1, file);
+      assert.match(refused.stderr, /`ralph run` refused: .*changed since you trusted it/, file);
+      assert.ok(refused.stderr.includes(`+ workspace file ${key}`), refused.stderr);
+      assert.ok(refused.stderr.includes(`- workspace file ${key}`), refused.stderr);
+      assert.match(refused.stderr, /run `ralph trust`/);
+      assert.equal(fs.existsSync(path.join(ws, '.ralph', 'runs')), false, 'no run was created');
+      fs.writeFileSync(path.join(ws, file), before);
+    }
+    // Put back, it is the trusted content again: past the trust check, the run stops at the missing agent.
+    assert.match(ralph(ws, ['run']).stderr, /The claude CLI was not found/);
+  });
+});
+
 describe('ralph run with the real claude: the gate weakened between runs, the next run refuses; agentArgs are redacted', function () {
   this.timeout(180_000);
   let ws: Workspace | undefined;
   afterEach(() => ws?.cleanup());
+
+  it('the agent rewrites scripts/check.sh (the trusted gate `bash scripts/check.sh`) to `exit 0` during the run: the gate is not run, the item is not recorded done, the run ends failed naming the file', async () => {
+    ws = makeWorkspace({
+      'RALPH_TASK.md': '- [ ] A\n',
+      'scripts/check.sh': 'test -f done.txt\n',
+      '.ralph/config.json': JSON.stringify({ gates: { basic: 'bash scripts/check.sh' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }, null, 2) + '\n',
+    }, { git: false });
+    const server = await startModelServer([
+      bash(`printf 'exit 0\\n' > scripts/check.sh && sed -i 's/- \\[ \\] A/- [x] A/' RALPH_TASK.md && echo edited`),
+      say('Done.'),
+    ]);
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(ws, server), XDG_STATE_HOME: path.join(ws.root, 'state'), RALPH_TRUST: '', PATH: `${path.dirname(claudeBinary)}${path.delimiter}${process.env.PATH}` };
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      const run = (args: string[]) => runCliAsync(ws!.dir, args, env);
+      assert.equal((await run(['trust'])).code, 0);
+      const r = await run(['run']);
+      assert.equal(ws.read('scripts/check.sh'), 'exit 0\n', 'the agent did rewrite the gate script');
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.equal(ws.read('RALPH_TASK.md'), '- [ ] A\n', 'the unverified tick was put back');
+      assert.match(r.stdout, /gate files changed during the run:\n\s+- workspace file scripts\/check\.sh sha256:/);
+      assert.match(r.stdout, /the basic gate was not run: a file the gates run changed during the run \(scripts\/check\.sh\)/);
+      const runDir = fs.readdirSync(ws.file('.ralph/runs'))[0]!;
+      const events = ws.read(`.ralph/runs/${runDir}/events.jsonl`).trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: string; reason?: string; state?: string });
+      assert.equal(events.filter((e) => e.type === 'gateStarted').length, 0, 'the changed gate never ran');
+      assert.equal(events.filter((e) => e.type === 'verified').length, 0);
+      assert.ok(events.some((e) => e.type === 'warning' && /gate files changed during the run/.test(e.message ?? '')));
+      const end = events.find((e) => e.type === 'runEnded')!;
+      assert.equal(end.state, 'failed');
+      assert.match(end.reason ?? '', /scripts\/check\.sh.*ralph trust/);
+      // The next run refuses: the file is no longer what was trusted.
+      const next = await run(['run']);
+      assert.equal(next.code, 1);
+      assert.match(next.stderr, /\+ workspace file scripts\/check\.sh sha256:/);
+    } finally {
+      await server.close();
+    }
+  });
 
   it('gates.basic rewritten to true after a trusted run (a git pull; the guard denies the agent itself writing .ralph/): the next run refuses and prints the change; no agentArgs value is in the records', async () => {
     const secret = 'sk-ant-api03-TRUSTTESTSECRET';

@@ -99,7 +99,9 @@ describe('guard install: .claude/settings.json (idempotent, keeps the user\'s se
 describe('gate call: checks and verdict text (§3.10)', () => {
   it('refuses an unknown label and a stale tier pin (64 before anything runs)', () => {
     assert.match(checkGateCall('smoke', 'x')!, /unknown gate label/);
-    assert.match(checkGateCall('basic', 'npm  test -- --x', { basic: 'npm test' })!, /^STALE TIER PIN/);
+    assert.match(checkGateCall('basic', 'npm  test -- --x', { basic: 'npm test' })!, /^STALE TIER PIN: .* in \.ralph\/command-policy, not/);
+    // New-user try (session 3): a pin from config.json names config.json.
+    assert.match(checkGateCall('basic', 'npm run x', { basic: 'npm test' }, '"gates" of .ralph/config.json')!, /pinned to `npm test` in "gates" of \.ralph\/config\.json, not `npm run x`/);
     assert.equal(checkGateCall('basic', ' npm   test ', { basic: 'npm test' }), undefined);
     assert.equal(checkGateCall('unit', 'anything', { basic: 'npm test' }), undefined);
   });

@@ -98,6 +98,21 @@ describe('outcome classification', () => {
     assert.equal(classify([], { exitCode: 1, signal: null, stderr }).kind, 'fatal');
   });
 
+  it("the Claude CLI's refusal to run as root (stderr, exit 1, no stream) is fatal and names the cause and the fix", () => {
+    const o = classify([], { exitCode: 1, signal: null, stderr: '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n' });
+    assert.equal(o.kind, 'fatal');
+    assert.equal(o.evidence, 'stderr');
+    assert.match(o.reason, /as root/);
+    assert.match(o.reason, /non-root\) user/);
+    assert.match(o.reason, /IS_SANDBOX=1/);
+  });
+
+  it('other stderr on an exit 1 without a result is not taken for the root refusal', () => {
+    const o = classify([], { exitCode: 1, signal: null, stderr: 'Error: something else went wrong as root\n' });
+    assert.equal(o.kind, 'noResult');
+    assert.doesNotMatch(o.reason, /IS_SANDBOX/);
+  });
+
   it('maps HTTP statuses to kinds', () => {
     assert.deepEqual([429, 529, 503, 401, 403, 400, null].map((s) => classifyStatus(s)), ['rateLimited', 'transient', 'transient', 'fatal', 'fatal', null, null]);
   });

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseCheckboxes } from '../../../src/core/sources/checklist/checklist';
 import { loadPlan } from '../../../src/core/sources/plan';
-import { checkWave, readLoggedResolved, type WaveCheckResult } from '../../../src/core/waves/check';
+import { checkWave, formatCheckText, readLoggedResolved, type WaveCheckResult } from '../../../src/core/waves/check';
 import { classifyWave } from '../../../src/core/waves/classify';
 import { SEVERITY_TO_STATUS } from '../../../src/core/waves/gateResult';
 import { loggedResolved } from '../../../src/core/waves/ralphLog';
@@ -219,13 +219,15 @@ describe('wave recovery passes over crafted waves', () => {
     }
   });
 
-  it('logs a pass over a folder without waves too', async () => {
+  it('a folder without waves: reports there are none and writes nothing (new-user try, session 3)', async () => {
     const t = makeTempFolder('ralph-waves-none-');
     try {
       const r = await checkWave({ folder: t.dir, phase: 'p', clock, nonce });
       assert.equal(r.wave_id, null);
       assert.equal(r.severity, 'PASS');
-      assert.match(t.read('.planning/p/RALPH-LOG.md'), /— PASS \(no wave found under \.ijfw\/\)/);
+      assert.equal(r.logged, false);
+      assert.equal(t.exists('.planning'), false, 'no .planning/ written');
+      assert.match(formatCheckText(r), /^No waves: no \.ijfw\/wave-<id>\/ in this folder, nothing to check — PASS \(nothing written\)/);
     } finally {
       t.dispose();
     }
@@ -286,6 +288,7 @@ describe('wave recovery passes over crafted waves', () => {
     const t = makeTempFolder('ralph-waves-log-');
     try {
       t.write('.planning/p/RALPH-LOG.md', '# Ralph log\n\nhand-written note');
+      writeCheckpoint(t.dir, 'W5', 'W5-A', { schema_version: 1, ts: new Date(WAVE_CLOCK - 10_000).toISOString(), next_step: 'x' });
       await checkWave({ folder: t.dir, phase: 'p', clock, nonce });
       assert.match(t.read('.planning/p/RALPH-LOG.md'), /^# Ralph log\n\nhand-written note\n### /);
     } finally {

@@ -1,0 +1,51 @@
+import * as assert from 'node:assert/strict';
+import { claudeRootBypassWarning as rootBypassWarning } from '../../../src/core/agents/claude';
+import { agentPathSource, doctorVerdict, type DoctorReport } from '../../../src/core/doctor/report';
+
+type V = Parameters<typeof doctorVerdict>[0];
+const base: V = { ok: false, trust: null, sources: [], agents: [], selectedAgent: null };
+const quantum = [{ kind: 'quantum', path: 'quantum.json' }] as DoctorReport['sources'];
+const missingClaude = { key: 'claudePath', value: 'claude', source: 'default' as const, found: false };
+
+describe('doctor: where the agent path comes from (new-user try, session 3)', () => {
+  const cases: [string, Record<string, unknown>, Record<string, unknown> | undefined, string][] = [
+    ['no file, no settings: the default', {}, undefined, 'default'],
+    ['the file sets it', { claudePath: 'bin/claude' }, undefined, '.ralph/config.json'],
+    ['settings win over the file', { claudePath: 'bin/claude' }, { claudePath: 'bin/claude' }, 'settings'],
+    ['a file value that was ignored (untrusted) is not the source', { claudePath: 'evil' }, undefined, 'default'],
+  ];
+  for (const [name, file, settings, want] of cases) {
+    it(name, () => {
+      const value = name.startsWith('a file value') ? 'claude' : ((settings?.claudePath ?? file.claudePath ?? 'claude') as string);
+      assert.equal(agentPathSource('claudePath', value, file, settings), want);
+    });
+  }
+});
+
+describe('doctor: the verdict names what is missing', () => {
+  const cases: [string, V, RegExp][] = [
+    ['only the agent missing', { ...base, sources: quantum, selectedAgent: missingClaude }, /^NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.$/],
+    ['only the task source missing', { ...base, agents: [{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'], selectedAgent: { ...missingClaude, found: true } }, /^NOT READY: needs a task source \(quantum\.json, \.flow\/, a checklist\)\.$/],
+    ['both missing', { ...base, selectedAgent: { ...missingClaude, source: '.ralph/config.json' } }, /needs a task source .* and the agent `ralph run` would start \(claudePath "claude", from \.ralph\/config\.json\)/],
+    ['untrusted configuration', { ...base, trust: { allowed: false } as DoctorReport['trust'] }, /until the workspace configuration is trusted/],
+    ['ready', { ...base, ok: true }, /^OK:/],
+  ];
+  for (const [name, r, want] of cases) it(name, () => assert.match(doctorVerdict(r), want));
+});
+
+describe('doctor: warns that the Claude CLI refuses bypassPermissions as root', () => {
+  const cases: [string, Parameters<typeof rootBypassWarning>, boolean][] = [
+    ['root, claude, bypass, no IS_SANDBOX', [0, 'claude', 'bypassPermissions', undefined], true],
+    ['root with IS_SANDBOX=1 (the CLI allows it)', [0, 'claude', 'bypassPermissions', '1'], false],
+    ['a normal user', [1000, 'claude', 'bypassPermissions', undefined], false],
+    ['root, cursor-agent', [0, 'cursor-agent', 'bypassPermissions', undefined], false],
+    ['root, permission mode acceptEdits', [0, 'claude', 'acceptEdits', undefined], false],
+  ];
+  for (const [name, args, warns] of cases) {
+    it(name, () => {
+      const w = rootBypassWarning(...args);
+      assert.equal(w !== null, warns);
+      if (w) assert.match(w, /as root.*non-root\) user.*IS_SANDBOX=1/);
+    });
+  }
+});
