@@ -324,6 +324,7 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'verified': return `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
     case 'attemptFailed': return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemBlocked': return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
+    case 'itemsVanished': return `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
     case 'claimPutBack': return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}`;
     case 'progress': return `📋 Tasks: ${e.done}/${e.total} complete`;
     case 'pauseRequested': return '⏸ PAUSE requested';

@@ -36,6 +36,8 @@ export interface RunInfo {
   stopped: boolean;
   startedAt?: string;
   pid?: number;
+  /** Our runs: run.json `claimBaseline` (the last verified state, issue 11), while the run lives or left claims open. */
+  claimBaseline?: unknown;
 }
 
 /** How liveness is probed; injectable so tests can say "dead" without killing anything. */
@@ -122,5 +124,6 @@ function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: 
     currentTask: item?.id ?? null,
     currentItem: item ? { source: item.source, id: item.id, ...(item.title ? { title: item.title } : {}) } : null,
     paused, stopped, startedAt: rec.startedAt, pid: rec.pid,
+    ...(rec.claimBaseline ? { claimBaseline: rec.claimBaseline } : {}),
   };
 }

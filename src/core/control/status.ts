@@ -2,7 +2,12 @@ import type { PlanItem, SourceId } from '../model/plan';
 import { flowItemProblems } from '../sources/flowNext/readFlow';
 import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
-import { buildPlan, loadSources } from '../sources/plan';
+import { buildPlan, loadSources, type SourceSet } from '../sources/plan';
+import { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
+import { unverifiedClaimsOf, type UnverifiedClaim } from './unverifiedClaims';
+import { trustedBaseline } from '../loop/baselineMirror';
+import { readTextSync } from '../store/readJsonFile';
+import { ralphFile } from '../model/ralphPaths';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
 import { formatAge, formatWaveLine, loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
@@ -47,8 +52,13 @@ export interface StatusSnapshot {
   /** quantum-loop stories by raw status (§4.1). */
   stories: { pending: number; in_progress: number; passed: number; failed: number; blocked: number };
   checklists: { path: string; done: number; total: number }[];
-  /** "X/Y": done items over all items of every source. */
+  /** "X/Y": done items over all items of every source, items claimed done but not verified left out of X (issue 11 C1/C4). */
   progress: string;
+  /**
+   * Items claimed done that no gate verified (issue 11 C1/C4): done now but not in the claim baseline (run.json
+   * `claimBaseline`) of a run that is going on or ended leaving its claims open, a person's own marks left out.
+   */
+  unverified_claims: UnverifiedClaim[];
   /** Item files that cannot be read (flow-next task / epic files that do not parse): the source is not complete (issue 11). */
   unreadable_items: number;
   in_progress: { source: SourceId; id: string; title: string; since: string | null; assignee?: string }[];
@@ -81,7 +91,9 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
   const waves = loadWaveViews(folder);
   const epicCounts = count(['open', 'done'] as const, (src.flow?.epics ?? []).map((e) => e.epic.status));
   const items = plan.items;
-  const done = items.filter((i) => i.status === 'done').length;
+  const unverified = unverifiedOfRuns(folder, src, runs);
+  const claimed = new Set(unverified.map((u) => `${u.source}:${u.id}`));
+  const done = items.filter((i) => i.status === 'done' && !claimed.has(`${i.source}:${i.id}`)).length;
 
   let last: StatusSnapshot['last_completed'] = null;
   let lastMs = -Infinity;
@@ -113,6 +125,7 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     stories: count(['pending', 'in_progress', 'passed', 'failed', 'blocked'] as const, (src.quantum?.data.stories ?? []).map((s) => s.status)),
     checklists: src.checklists.map((c) => ({ path: c.path, done: c.items.filter((b) => b.done).length, total: c.items.length })),
     progress: `${done}/${items.length}`,
+    unverified_claims: unverified,
     unreadable_items: src.flow ? flowItemProblems(src.flow).length : 0,
     in_progress: items.filter((i) => i.status === 'in_progress').map((i) => ({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) })),
     last_completed: last,
@@ -122,6 +135,32 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
     waves: waves.map((w) => waveJson(w, folder)),
     problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
   };
+}
+
+/**
+ * The unverified claims against every run record that holds a claim baseline (issue 11 C1/C4), each item once. The
+ * person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
+ */
+function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo[]): UnverifiedClaim[] {
+  // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3).
+  const withBaseline = runs.filter((r) => r.kind === 'ralph').map((r) => ({ r, b: trustedBaseline(folder, r.id, r.claimBaseline) })).filter((x) => isClaimBaseline(x.b));
+  if (!withBaseline.length) return [];
+  let marks: Record<string, string> = {};
+  try {
+    const v = JSON.parse(readTextSync(ralphFile(folder, 'personDone')) ?? '{}') as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) marks = Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    marks = {};
+  }
+  const seen = new Set<string>();
+  const out: UnverifiedClaim[] = [];
+  for (const { r, b } of withBaseline) {
+    for (const u of unverifiedClaimsOf(src, b as ClaimBaseline, r.id, marks)) {
+      const k = `${u.source}:${u.id}`;
+      if (!seen.has(k)) { seen.add(k); out.push(u); }
+    }
+  }
+  return out;
 }
 
 /** Finished runs newest first: by `startedAt` (ISO, compared as time), then by id, descending. */
@@ -183,7 +222,7 @@ export function formatStatusText(s: StatusSnapshot): string {
   }
   for (const c of s.checklists) out.push(`Checklist ${c.path}: ${c.done}/${c.total} done`);
   if (!s.flow_exists && !s.quantum_exists && !s.checklists.length) out.push('No task sources (.flow/, quantum.json, RALPH_TASK.md, PROMPT.md, specs/*/tasks.md)');
-  else out.push(`Progress: ${s.progress}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`);
+  else out.push(`Progress: ${s.progress}${s.unverified_claims.length ? ` (+${s.unverified_claims.length} claimed done, not verified: ${s.unverified_claims.map((u) => u.id).join(', ')})` : ''}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`);
   for (const i of s.in_progress) out.push(`In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`);
   if (s.last_completed) out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);

@@ -7,6 +7,7 @@ import { isCrashedRun } from '../model/runRecord';
 import { isoString } from '../model/time';
 import { isClaimBaseline, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
+import { trustedBaseline, writeBaselineMirror } from './baselineMirror';
 import { FINAL_RUN_STATES, type RunRecord } from '../model/runRecord';
 import type { WorkItemRef } from './events';
 
@@ -32,7 +33,8 @@ export interface RecoveredRun {
  * baseline's source done now that were not then, except a person's own marks after it. Returns their ids.
  */
 async function putBackLeftClaims(folder: string, r: RunRecord, sources: readonly WorkSource[]): Promise<string[]> {
-  const b = r.claimBaseline;
+  // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3).
+  const b = trustedBaseline(folder, r.runId, r.claimBaseline);
   if (!isClaimBaseline(b)) return [];
   const source = sources.find((s) => s.kind === b.source && s.label === b.label);
   if (!source) return [];
@@ -63,9 +65,10 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
   const hosts = thisHostNames();
   for (const { record: r } of listRunRecords(folder).records) {
     // A run that ended (Ctrl-C twice marks it stopped) with its claims still open: put them back, nothing more.
-    if (FINAL_RUN_STATES.includes(r.state) && r.claimBaseline && hosts.includes(r.host) && !isPidAlive(r.pid)) {
+    if (FINAL_RUN_STATES.includes(r.state) && trustedBaseline(folder, r.runId, r.claimBaseline) && hosts.includes(r.host) && !isPidAlive(r.pid)) {
       const putBack = await putBackLeftClaims(folder, r, sources);
       await updateRunRecord(folder, r.runId, { claimBaseline: null });
+      await writeBaselineMirror(folder, r.runId, null);
       out.push({ runId: r.runId, pid: r.pid, killedGroup: false, failedItems: [], putBack, crashed: false });
       continue;
     }
@@ -90,11 +93,12 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     for (const source of sources) {
       const items = r.currentItem ? (r.currentItem.source === source.kind ? [{ ...r.currentItem, title: r.currentItem.title ?? '' }] : []) : await source.inProgress();
       for (const item of items) {
-        await source.recoverCrashed(item, extra.claimBaseline, reason);
+        await source.recoverCrashed(item, trustedBaseline(folder, r.runId, extra.claimBaseline), reason);
         failedItems.push(item.id);
       }
     }
     const putBack = (await putBackLeftClaims(folder, r, sources)).filter((id) => !failedItems.includes(id));
+    await writeBaselineMirror(folder, r.runId, null);
     new ProgressTxtWriter(folder, r.runId).complete('CRASHED');
     await updateRunRecord(folder, r.runId, {
       state: 'failed', currentItem: null, claimBaseline: null,

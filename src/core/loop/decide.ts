@@ -2,6 +2,7 @@ import { decideDeferral, type BackoffPolicy, type DeferralState } from './backof
 import { nextAttempt, type AttemptKind } from './attempts';
 import type { GateTier, IterationEnding, IterationPurpose, RunEndState, WorkItemRef } from './events';
 import { settleSetAside, type WaitingQuestion } from './question';
+import type { ClaimBaseline } from './workSource';
 
 /**
  * The loop's decisions as one pure function (ARCHITECTURE.md "decide(state, observation) → actions"): caps,
@@ -59,6 +60,11 @@ export interface RunState {
   failedAttempts: Record<string, number>;
   /** Items this run blocked ({@link itemKey}): offered again, the run ends blocked instead of looping. */
   blocked: string[];
+  /**
+   * Items of the run's source that vanished since the run saw them (issue 11 A6/C3: an agent deleting a story, task
+   * or box makes the total smaller and progress look done), as labels. While any is gone the run never completes.
+   */
+  vanished?: string[];
 }
 
 /**
@@ -105,8 +111,13 @@ export type Observation =
   | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number; answer: string | null; answers?: Readonly<Record<string, string>> }
   /** A pause ended (PAUSE removed, or STOP/cancel while paused). */
   | { kind: 'pauseEnded'; cancelled: boolean; stop: string | null }
-  /** The source's answer to "what next", with the item's failed attempts and the source's attempt limit. */
-  | { kind: 'next'; next: { kind: 'empty' } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'work'; item: WorkItemRef & { risky: boolean }; failedAttempts: number; attemptLimit: number | null; lastFailure: string | null }; sourceLabel: string }
+  /**
+   * The source's answer to "what next", with the item's failed attempts and the source's attempt limit.
+   * `unverified`: items done now that no gate verified since the carried baseline (issue 11 R1: made done between
+   * iterations, by a process the agent left behind); `vanished`: items of the run's source gone since the run saw
+   * them (issue 11 A6/C3), as `<id> (<title>)` labels.
+   */
+  | { kind: 'next'; next: { kind: 'empty' } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'work'; item: WorkItemRef & { risky: boolean }; failedAttempts: number; attemptLimit: number | null; lastFailure: string | null }; sourceLabel: string; unverified?: WorkItemRef[]; vanished?: string[] }
   /** An iteration ended. `fatal`: the agent cannot go on (bad key, could not start). `resetsAt` ms since the epoch. */
   | { kind: 'iterationEnded'; purpose: IterationPurpose; iteration: number; ending: IterationEnding; detail: string; fatal: boolean; resetsAt: number | null; costUsd: number; now: number; question: string | null }
   /**
@@ -114,12 +125,18 @@ export type Observation =
    * other items that turned done since the claim baseline (a person's own `ralph task done` excluded).
    */
   | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string; others?: (WorkItemRef & { risky?: boolean })[] }
-  /** The item's gate ran (`gate` null: the run has no gates). */
-  | { kind: 'verified'; gate: { tier: GateTier; passed: boolean; reason: string } | null; approach: string }
+  /**
+   * The item's gate ran (`gate` null: the run has no gates). `claimsAfter`: every unverified claim since the carried
+   * baseline when the gate ended (issue 11 B1v/B2: what became done while the gate ran is not verified by it).
+   */
+  | { kind: 'verified'; gate: { tier: GateTier; passed: boolean; reason: string } | null; approach: string; claimsAfter?: WorkItemRef[] }
   /** After an iteration that claimed nothing: did anything change (status, checkbox, commit)? */
   | { kind: 'progressChecked'; progressed: boolean }
-  /** The final gate ran (`null`: none configured). */
-  | { kind: 'finalGate'; gate: { passed: boolean; command: string; exitCode: number; summary: string } | null; hasGates: boolean }
+  /**
+   * The final gate ran (`null`: none configured). `claimsAfter`: unverified claims when it ended (made done while it
+   * ran: not verified by it, issue 11 B1v/B2).
+   */
+  | { kind: 'finalGate'; gate: { passed: boolean; command: string; exitCode: number; summary: string } | null; hasGates: boolean; claimsAfter?: WorkItemRef[] }
   /** The reviewer iteration gave its verdict (`NONE` when it gave none) and its final text. */
   | { kind: 'reviewed'; verdict: string; text: string }
   /** A gate was cut short by cancel. */
@@ -181,6 +198,8 @@ export type Action =
   | { type: 'checkVerdict' }
   /** Report something that does not end the run. */
   | { type: 'warning'; message: string }
+  /** Items of the run's source vanished (issue 11 A6/C3): report them (event + activity line); the run cannot complete. */
+  | { type: 'itemsVanished'; items: string[]; source: string }
   /** Nothing more at this point: go on to the next iteration. */
   | { type: 'continue' };
 
@@ -286,18 +305,36 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'next': {
       const n = obs.next;
       const capEnd = run.capEnd;
-      if (capEnd && n.kind !== 'complete') return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
+      // Items gone from the source since the run saw them (A6/C3): reported once each, and the run never completes.
+      const pre: Action[] = [];
+      let rn = run;
+      if (obs.vanished) {
+        const fresh = obs.vanished.filter((v) => !(run.vanished ?? []).includes(v));
+        if (fresh.length) pre.push({ type: 'itemsVanished', items: fresh, source: obs.sourceLabel });
+        rn = { ...run, vanished: obs.vanished };
+      }
+      const vanished = rn.vanished ?? [];
+      const o = (actions: Action[], r: RunState = rn, l: LaneState = lane) => out([...pre, ...actions], r, l);
+      // Everything reads done, but some of it no gate verified (R1: made done between iterations): back, then on.
+      if (n.kind === 'complete' && obs.unverified?.length) {
+        pre.push({ type: 'putBack', items: obs.unverified, reason: 'done without a gate that verified it (made done between iterations, or by a process the agent left behind)' });
+        return o([capEnd ? end(capEnd.state, capEnd.reason, capEnd.completionReason) : { type: 'continue' }]);
+      }
+      if (capEnd && n.kind !== 'complete') return o([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
       // Nothing is ready but the items that wait for an answer: the run waits for one (as without continueOnBlocked).
-      if (n.kind !== 'work' && run.asked.length) return out([{ type: 'waitForAnswer', id: run.asked[0]!.id }]);
-      if (n.kind === 'empty') return out([end('completed', `nothing to do: ${obs.sourceLabel} has no tasks`, 'NO_WORK')]);
-      if (n.kind === 'blocked') return out([end('blocked', n.reason, 'BLOCKED')]);
-      if (n.kind === 'complete') return out([{ type: 'runFinalGate' }]);
+      if (n.kind !== 'work' && run.asked.length) return o([{ type: 'waitForAnswer', id: run.asked[0]!.id }]);
+      if ((n.kind === 'empty' || n.kind === 'complete') && vanished.length) {
+        return o([end('blocked', `${vanished.length} item${vanished.length > 1 ? 's' : ''} vanished from ${obs.sourceLabel} during the run (${vanished.join(', ')}): not complete. Restore ${vanished.length > 1 ? 'them' : 'it'}, or start a new run if a person removed ${vanished.length > 1 ? 'them' : 'it'}`, 'BLOCKED')]);
+      }
+      if (n.kind === 'empty') return o([end('completed', `nothing to do: ${obs.sourceLabel} has no tasks`, 'NO_WORK')]);
+      if (n.kind === 'blocked') return o([end('blocked', n.reason, 'BLOCKED')]);
+      if (n.kind === 'complete') return o([{ type: 'runFinalGate' }]);
       const key = itemKey(n.item);
-      if (run.blocked.includes(key)) return out([end('blocked', `${n.item.id} was blocked by this run but ${obs.sourceLabel} offers it again (was its block record removed?)`, 'BLOCKED')]);
+      if (run.blocked.includes(key)) return o([end('blocked', `${n.item.id} was blocked by this run but ${obs.sourceLabel} offers it again (was its block record removed?)`, 'BLOCKED')]);
       const attempt = nextAttempt(Math.max(n.failedAttempts, run.failedAttempts[key] ?? 0), n.attemptLimit);
-      if (attempt === 'exhausted') return out([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], { ...run, blocked: [...run.blocked, key] }, { ...lane, item: null, attempt: null });
+      if (attempt === 'exhausted') return o([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], { ...rn, blocked: [...rn.blocked, key] }, { ...lane, item: null, attempt: null });
       const owed = lane.answered && (lane.answered.itemId === null || lane.answered.itemId === n.item.id) ? { question: lane.answered.question, answer: lane.answered.answer } : null;
-      return out([{ type: 'runWork', item: n.item, attempt, answered: owed }], { ...run, workIterations: run.workIterations + 1 }, { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered });
+      return o([{ type: 'runWork', item: n.item, attempt, answered: owed }], { ...rn, workIterations: rn.workIterations + 1 }, { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered });
     }
     case 'iterationEnded': {
       const r: RunState = { ...run, costUsd: run.costUsd + obs.costUsd, ...(obs.purpose === 'work' ? {} : { workIterations: run.workIterations + 1 }) };
@@ -361,9 +398,15 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       const item = lane.item;
       if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a gate result came with no item open' }, { type: 'continue' }]);
       const cleared: LaneState = { ...lane, item: null, attempt: null, claims: [] };
-      if (!obs.gate || obs.gate.passed) return out([{ type: 'accept', item, also: lane.claims }, { type: 'enrichHandoff' }], run, { ...cleared, stall: 0 });
+      // B1v/B2: the gate verified the state it started on. Claims still done are verified with the item; what became
+      // done while it ran (its own command, a process left behind) is not, and goes back.
+      const { also, late } = verifiedAfterGate(item, lane.claims, obs.claimsAfter);
+      const tier = obs.gate?.tier ?? 'no';
+      const lateBack: Action[] = late.length ? [{ type: 'putBack', items: late, reason: `became done while the ${tier} gate of ${item.id} ran; a gate verifies only the state it started on` }] : [];
+      if (!obs.gate || obs.gate.passed) return out([...lateBack, { type: 'accept', item, also }, { type: 'enrichHandoff' }], run, { ...cleared, stall: 0 });
       const a = lane.attempt;
       const actions: Action[] = lane.claims.length ? [{ type: 'putBack', items: lane.claims, reason: `claimed done with ${item.id}; the ${obs.gate.tier} gate is red` }] : [];
+      actions.push(...lateBack);
       actions.push({ type: 'attemptFailed', item, attempt: a.number, approach: obs.approach, reason: obs.gate.reason });
       let r = failedOnce(run, item, a.number);
       if (a.number >= a.max) {
@@ -381,6 +424,12 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'finalGate': {
       const g = obs.gate;
       const capEnd = run.capEnd;
+      // B1v/B2: items made done while the final gate ran are not verified by it: back, and no completion on them.
+      const late = obs.claimsAfter ?? [];
+      if (late.length) {
+        const back: Action = { type: 'putBack', items: late, reason: 'became done while the final gate ran; a gate verifies only the state it started on' };
+        return out([back, capEnd ? end(capEnd.state, capEnd.reason, capEnd.completionReason) : { type: 'continue' }]);
+      }
       // At a cap, only a green final gate (and no review still owed) completes the run.
       if (capEnd && ((g && !g.passed) || run.rules.reviewer)) return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
       if (g && !g.passed) {
@@ -395,6 +444,60 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     case 'cancelledDuringGate':
       return out([end('cancelled', 'cancelled during a gate', 'INTERRUPTED')]);
   }
+}
+
+/**
+ * Two references name the same item: the same source and id; a checklist box by its file and text (its line moves
+ * when boxes are added or removed above it).
+ */
+export function sameItem(a: WorkItemRef, b: WorkItemRef): boolean {
+  if (a.source !== b.source) return false;
+  if (a.source !== 'checklist') return a.id === b.id;
+  const file = (id: string) => id.slice(0, Math.max(0, id.lastIndexOf(':')));
+  return a.id === b.id || (file(a.id) === file(b.id) && a.title === b.title);
+}
+
+/**
+ * What a gate verified (issue 11 B1v/B2): `atStart` are the other claims checked before the gate started (the
+ * lane's claims), `after` every unverified claim when it ended (undefined: not observed, all of `atStart` count).
+ * `also`: the claims of `atStart` still done after it (verified with `item`); `late`: claims that appeared while it
+ * ran (not verified by it: the gate's own command or a process left behind made them done). Pure.
+ */
+export function verifiedAfterGate(item: WorkItemRef, atStart: readonly WorkItemRef[], after: readonly WorkItemRef[] | undefined): { also: WorkItemRef[]; late: WorkItemRef[] } {
+  if (!after) return { also: [...atStart], late: [] };
+  const also = atStart.filter((c) => after.some((a) => sameItem(a, c)));
+  const late = after.filter((a) => !sameItem(a, item) && !atStart.some((c) => sameItem(c, a))).map((a) => ({ source: a.source, id: a.id, title: a.title }));
+  return { also, late };
+}
+
+/** A place in a {@link ClaimBaseline}: the source's own items (`done`), flow-next epics, or another checklist file. */
+export type BaselineSlot = 'done' | 'epics' | `checklist:${string}`;
+
+/**
+ * The claim baseline carried to the next point of the run (issue 11 R1): the last VERIFIED state, never a fresh
+ * read. `prev` null (the run's start): `now`, the state the run found. Else, per slot: what was done at `prev` and
+ * is still done `now` (an item undone since, by a put-back or a person's reset, is a claim again when redone), plus
+ * what a green gate `verified` (`{slot, key}`) and is done `now`. What became done otherwise (between iterations,
+ * during a gate, after the check) stays out: it is a claim, verified by a later green gate or put back. `at` is
+ * kept from `prev` (a person's `ralph task done` since the run began is theirs); `items` (every item key the run has
+ * seen, for vanished items) is the union. Pure.
+ */
+export function carriedBaseline(prev: ClaimBaseline | null, now: ClaimBaseline, verified: readonly { slot: BaselineSlot; key: string }[] = []): ClaimBaseline {
+  if (!prev) return now;
+  const keep = (was: readonly string[] | undefined, is: readonly string[] | undefined, slot: BaselineSlot): string[] => {
+    const nowSet = new Set(is ?? []);
+    const wasSet = new Set(was ?? []);
+    const ok = new Set(verified.filter((v) => v.slot === slot).map((v) => v.key));
+    return (is ?? []).filter((k) => nowSet.has(k) && (wasSet.has(k) || ok.has(k)));
+  };
+  const out: ClaimBaseline = { at: prev.at, source: now.source, label: now.label, done: keep(prev.done, now.done, 'done') };
+  if (now.epics || prev.epics) out.epics = keep(prev.epics, now.epics, 'epics');
+  if (now.checklists || prev.checklists) {
+    const labels = new Set([...Object.keys(prev.checklists ?? {}), ...Object.keys(now.checklists ?? {})]);
+    out.checklists = Object.fromEntries([...labels].map((l) => [l, keep(prev.checklists?.[l], now.checklists?.[l], `checklist:${l}`)]));
+  }
+  if (now.items || prev.items) out.items = [...new Set([...(prev.items ?? []), ...(now.items ?? [])])];
+  return out;
 }
 
 /** The run state after a failed attempt `attempt` of `item`: the run's own count (issue 11) never goes down. */

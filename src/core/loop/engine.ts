@@ -22,7 +22,7 @@ import { type TokenCounts, zeroTokens, addTokens } from '../stream/events';
 import { iterationTotals } from '../stream/ledger';
 import { findSignals, type AgentSignal } from '../stream/signals';
 import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
-import { decide, initialLaneState, initialRunState, type Action, type LaneState, type Observation, type RunEnd, type RunState } from './decide';
+import { carriedBaseline, decide, initialLaneState, initialRunState, sameItem, type Action, type LaneState, type Observation, type RunEnd, type RunState } from './decide';
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
 import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
@@ -38,8 +38,9 @@ import { runNotify } from './notify';
 import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
 import { loadSources, buildPlan } from '../sources/plan';
 import { startOfferOf } from '../sources/startPolicy';
-import { availableSources, checklistAt, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
+import { availableSources, checklistAt, type Claim, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
+import { writeBaselineMirror } from './baselineMirror';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
@@ -191,7 +192,7 @@ interface WorkInProgress {
  * The claims since `baseline` that are not a person's own (`ralph task done` from outside an iteration after the
  * baseline was taken): what a green gate must confirm, or what goes back (issue 11).
  */
-export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<(WorkItemRef & { risky?: boolean })[]> {
+export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<Claim[]> {
   const claims = await source.claimsSince(baseline);
   if (!claims.length) return [];
   const theirs = markedByPerson(await readPersonMarks(folder), claims, baseline.at);
@@ -239,9 +240,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
   /**
-   * Every item's done state when the open claims began (issue 11): taken when a work iteration starts with none
-   * open, kept across iterations that end without a verdict (rotation, deferral, a question), settled (null) once
-   * the claims are accepted by a green gate or put back. Also in run.json `claimBaseline` while open.
+   * The last VERIFIED state of every item (issue 11 R1): taken when the run starts, then carried (decide.ts
+   * `carriedBaseline`): a green gate adds what it verified, what was undone leaves it; nothing made done otherwise
+   * (between iterations, during a gate, after the check) ever enters it, so it stays a claim. In run.json
+   * `claimBaseline` while the run lives; null once the run's end put back what was open.
    */
   private baseline: ClaimBaseline | null = null;
   /** Items set aside while they wait for an answer (continueOnBlocked), by id; given back like `current`. */
@@ -409,6 +411,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       if (ok) {
         this.baseline = null;
         await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
+        await writeBaselineMirror(this.folder, this.runId, null).catch(this.warn('could not remove the claim baseline mirror'));
       }
     }
     if (end.state !== 'completed') {
@@ -518,11 +521,33 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     await this.reportProgress(source, false);
   }
 
-  /** The open claims are settled (accepted or put back): the next work iteration takes a new baseline. */
-  private async settleClaims(): Promise<void> {
-    if (!this.baseline) return;
-    this.baseline = null;
-    await updateRunRecord(this.folder, this.runId, { claimBaseline: null });
+  /**
+   * The open claims are settled (put back): the baseline is carried (what was undone leaves it, nothing joins it)
+   * and kept in run.json. `verified`: the claims a green gate verified, which join it.
+   */
+  private async carryBaseline(source: WorkSource, verified: readonly Claim[] = []): Promise<void> {
+    this.baseline = carriedBaseline(this.baseline, await source.snapshot(), verified.map((c) => ({ slot: c.slot, key: c.key })));
+    await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await this.mirrorBaseline();
+  }
+
+  /** Mirrors the baseline outside the workspace (K2/K3: the agent can edit run.json); a failure is a warning. */
+  private async mirrorBaseline(): Promise<void> {
+    await writeBaselineMirror(this.folder, this.runId, this.baseline).catch(this.warn('could not mirror the claim baseline in the state folder'));
+  }
+
+  /**
+   * What the source says now against the carried baseline: the unverified claims (a person's marks left out) and
+   * the items of the run's source that vanished since the run saw them (issue 11 R1, A6/C3).
+   */
+  private async truthNow(source: WorkSource): Promise<{ unverified: Claim[]; vanished: string[] }> {
+    const b = this.baseline;
+    if (!b) return { unverified: [], vanished: [] };
+    const unverified = await unverifiedClaims(this.folder, source, b);
+    const now = await source.snapshot();
+    const present = new Set(now.items ?? []);
+    const vanished = b.items && now.items ? b.items.filter((k) => !present.has(k)) : [];
+    return { unverified, vanished };
   }
 
   /** Persists the run's own attempt counts (decide.ts `failedAttempts`) in run.json `attempts` (issue 11). */
@@ -550,6 +575,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
   /** The shell: observes, asks {@link decide}, performs the actions, until an `end`. */
   private async loop(source: WorkSource, gates: ResolvedGates | null): Promise<RunEnd> {
+    // The state the run found is its first verified baseline (R1); crash recovery has put back what earlier runs left.
+    this.baseline = await source.snapshot();
+    await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await this.mirrorBaseline();
     let first = true;
     for (;;) {
       // Woken early by STOP or cancel, the sleep returns at once; the decision then ends the run.
@@ -608,12 +637,14 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         // `ralph run --item` (the first pick) and an answered item are both "take this one": the source returns it while open.
         const take = a.take ?? first;
         const next = await source.next({ ...(a.skip ? { skip: a.skip } : {}), ...(take ? { take } : {}) });
-        if (next.kind !== 'work') return then({ kind: 'next', next, sourceLabel: source.label });
+        const truth = await this.truthNow(source);
+        const seen = { vanished: truth.vanished, ...(next.kind === 'complete' ? { unverified: truth.unverified.map((i) => ref(i)) } : {}) };
+        if (next.kind !== 'work') return then({ kind: 'next', next, sourceLabel: source.label, ...seen });
         const item = next.item;
         const records = await readAttempts(this.folder, item);
         this.work = { item, records, headBefore: null, fpBefore: null, out: null, claim: null };
         const failed = Math.max(records.length, (await source.failedAttempts(item)) ?? 0);
-        return then({ kind: 'next', next: { kind: 'work', item: ref(item, item.risky), failedAttempts: failed, attemptLimit: await source.attemptLimit(item), lastFailure: records.at(-1)?.reason ?? null }, sourceLabel: source.label });
+        return then({ kind: 'next', next: { kind: 'work', item: ref(item, item.risky), failedAttempts: failed, attemptLimit: await source.attemptLimit(item), lastFailure: records.at(-1)?.reason ?? null }, sourceLabel: source.label, ...seen });
       }
       case 'runWork': {
         const w = this.work!;
@@ -623,10 +654,11 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         await source.start(item);
         this.current = item;
         this.setAside.delete(item.id);
-        // Kept in run.json with the current item, so a later start can undo what an unfinished run claimed. An
-        // open baseline (the last iteration rotated, deferred or asked) is kept: its claims are still unverified.
-        this.baseline ??= await source.snapshot();
+        // Kept in run.json with the current item, so a later start can undo what an unfinished run claimed. The
+        // baseline is carried, never read afresh (R1): what became done since the last verdict is still a claim.
+        this.baseline = carriedBaseline(this.baseline, await source.snapshot());
         await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: this.baseline });
+        await this.mirrorBaseline();
         w.headBefore = await headSha(this.folder);
         w.fpBefore = await source.fingerprint();
         const history = formatAttemptHistory(w.records, a.attempt.kind);
@@ -659,18 +691,22 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         const gate = await this.runTier(gates, a.tier);
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
         if (!gate) return then({ kind: 'verified', gate: null, approach: '' });
+        // B1v/B2: what is claimed now; decide() keeps only what was claimed before the gate started.
+        const claimsAfter = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).map((i) => ref(i)) : undefined;
         const approach = (w.headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ?? oneLine(w.out?.lastText ?? '');
         const reason = `${gate.label} gate exit ${gate.exitCode}${gate.timedOut ? ' (timed out)' : ''}: ${gate.failingLines.slice(0, 5).join(' | ') || gate.tail.slice(-3).join(' | ') || 'no output'}`;
         this.work!.verifiedBy = gate.label as GateTier;
-        return then({ kind: 'verified', gate: { tier: gate.label as GateTier, passed: gate.exitCode === 0, reason }, approach });
+        return then({ kind: 'verified', gate: { tier: gate.label as GateTier, passed: gate.exitCode === 0, reason }, approach, ...(claimsAfter ? { claimsAfter } : {}) });
       }
       case 'accept': {
         const w = this.work!;
         const alsoDone = a.also;
         await source.accept(w.item, alsoDone);
         this.current = null;
-        this.baseline = null;
-        await updateRunRecord(this.folder, this.runId, { currentItem: null, claimBaseline: null });
+        // The verified items join the carried baseline (R1); nothing else does.
+        const claims = this.baseline ? await unverifiedClaims(this.folder, source, this.baseline) : [];
+        await this.carryBaseline(source, claims.filter((c) => sameItem(c, w.item) || alsoDone.some((x) => sameItem(x, c))));
+        await updateRunRecord(this.folder, this.runId, { currentItem: null });
         await clearAttempts(this.folder, w.item);
         this.lastDone = w.item.title;
         const tier = w.verifiedBy ?? null;
@@ -686,7 +722,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         // The other claims went back with `putBack`; the item itself goes back here (its status, its box).
         await source.reject(w.item, [], a.reason);
         this.emitEvent({ type: 'attemptFailed', item: ref(a.item), attempt: a.attempt, approach: a.approach, reason: a.reason });
-        await this.settleClaims();
+        await this.carryBaseline(source);
         await this.reportProgress(source, false);
         return null;
       }
@@ -700,7 +736,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         const w = this.work!;
         const progressed = w.headBefore !== (await headSha(this.folder)) || w.fpBefore !== (await source.fingerprint());
         // Nothing was claimed done that is still open (other claims went back with `putBack`).
-        await this.settleClaims();
+        await this.carryBaseline(source);
         return then({ kind: 'progressChecked', progressed });
       }
       case 'enrichHandoff':
@@ -709,7 +745,10 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       case 'runFinalGate': {
         const gate = await this.runTier(gates, 'final');
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
-        return then({ kind: 'finalGate', hasGates: gates !== null, gate: gate ? { passed: gate.exitCode === 0, command: gate.command, exitCode: gate.exitCode, summary: gate.summary ?? gate.failingLines.join('\n') } : null });
+        // B1v/B2: the final gate started with nothing unverified (decide() put it back first); what is claimed now
+        // became done while it ran.
+        const claimsAfter = gate ? (await this.truthNow(source)).unverified.map((i) => ref(i)) : [];
+        return then({ kind: 'finalGate', hasGates: gates !== null, claimsAfter, gate: gate ? { passed: gate.exitCode === 0, command: gate.command, exitCode: gate.exitCode, summary: gate.summary ?? gate.failingLines.join('\n') } : null });
       }
       case 'runReview': {
         this.review = await this.runAgent(source, null, 'review', 1, 'first', '');
@@ -746,6 +785,9 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
         return null;
       case 'warning':
         this.emitEvent({ type: 'warning', message: a.message });
+        return null;
+      case 'itemsVanished':
+        this.emitEvent({ type: 'itemsVanished', source: a.source, items: a.items });
         return null;
       case 'continue':
         return null;

@@ -119,6 +119,8 @@ export class ActivityFormatter {
         return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
       case 'claimPutBack':
         return e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`);
+      case 'itemsVanished':
+        return [`⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — deleted during the run; not counted as progress, the run will not complete`];
       case 'progress':
         this.progress = { done: e.done, total: e.total };
         return [`${ACTIVITY.TASKS}: ${e.done}/${e.total} complete (${Math.max(0, e.total - e.done)} remaining)`];
@@ -241,6 +243,9 @@ export class RunRecorder {
         break;
       case 'claimPutBack':
         for (const i of e.items) this.activity.progress(`Put back ${i.id} (${i.title}): the agent claimed it done; ${e.reason}`).catch(fail);
+        break;
+      case 'itemsVanished':
+        this.activity.progress(`Vanished from ${e.source}: ${e.items.join(', ')} (deleted during the run; the run will not complete)`).catch(fail);
         break;
       case 'runEnded':
         this.progressTxt.complete(e.completionReason as CompletionReason);

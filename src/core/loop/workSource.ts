@@ -13,6 +13,12 @@ import { readTextIfExists, writeTextAtomic } from '../store/atomicWrite';
 import type { AgentSignal } from '../stream/signals';
 import type { WorkItemRef } from './events';
 import { ralphFile } from '../model/ralphPaths';
+import { readFile } from 'node:fs/promises';
+import { applyJsonChanges, refuseDuplicateKeys } from '../store/jsonEdit';
+import { commitPlan } from '../store/writePlan';
+import { flowLockTarget } from '../sources/operations';
+import type { BaselineSlot } from './decide';
+import { boxKeys, type ClaimBaseline } from '../model/claimBaseline';
 import { blockedFileSchema, type BlockedFile } from '../model/ralphState';
 import { parseJsonWithSchema } from '../store/readJsonFile';
 
@@ -24,23 +30,47 @@ export interface WorkItem extends WorkItemRef {
   risky: boolean;
 }
 
-/**
- * Which items were done when a claim baseline was taken (issue 11 "every item"): kept by the engine while the
- * iteration's claims are unverified, and in run.json `claimBaseline` so a later start can put back what a run that
- * ended (crashed, interrupted) left claimed. `done`: task / story ids, or checklist box keys (`<text> #<n>`);
- * `at`: ISO time it was taken (a person's `ralph task done` after it is theirs).
- */
-export interface ClaimBaseline {
-  at: string;
-  source: WorkItemRef['source'];
-  label: string;
-  done: string[];
-}
+export { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
+import { isClaimBaseline } from '../model/claimBaseline';
 
-/** Is `v` a {@link ClaimBaseline} (run.json is read loosely). */
-export function isClaimBaseline(v: unknown): v is ClaimBaseline {
-  const b = v as ClaimBaseline | null;
-  return !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done);
+/**
+ * An item done now that was not done at a baseline: a claim to verify or put back. `slot` and `key` say where it
+ * goes in a carried baseline once verified (decide.ts `carriedBaseline`).
+ */
+export type Claim = WorkItemRef & { risky?: boolean; slot: BaselineSlot; key: string };
+
+/**
+ * The other checklist files of the folder than `except` (the run's own source), kept as {@link ChecklistSource}s so
+ * their boxes are snapshotted, claimed and put back like the run's own (issue 11 A3/A3b).
+ */
+class OtherChecklists {
+  private readonly files = new Map<string, ChecklistSource>();
+  constructor(private readonly o: WorkSourceOptions, private readonly except: string | null) {}
+  private sources(): ChecklistSource[] {
+    return readChecklists(this.o.folder).filter((c) => c.path !== this.except).map((c) => {
+      let s = this.files.get(c.path);
+      if (!s) this.files.set(c.path, (s = new ChecklistSource(this.o, c.path, false)));
+      return s;
+    });
+  }
+  snapshot(): Record<string, string[]> {
+    return Object.fromEntries(this.sources().map((s) => [s.label, s.doneKeys()]));
+  }
+  async claimsSince(b: ClaimBaseline): Promise<Claim[]> {
+    if (!b.checklists) return [];
+    const out: Claim[] = [];
+    for (const s of this.sources()) {
+      const claims = await s.claimsSince({ ...b, source: 'checklist', label: s.label, done: b.checklists[s.label] ?? [], checklists: undefined });
+      out.push(...claims.map((c) => ({ ...c, slot: `checklist:${s.label}` as const })));
+    }
+    return out;
+  }
+  async putBack(items: readonly WorkItemRef[]): Promise<void> {
+    for (const s of this.files.values()) {
+      const mine = items.filter((i) => i.source === 'checklist' && i.id.slice(0, i.id.lastIndexOf(':')) === s.label);
+      if (mine.length) await s.putBack(mine);
+    }
+  }
 }
 
 /**
@@ -84,11 +114,14 @@ export interface WorkSource {
    */
   snapshot(): Promise<ClaimBaseline>;
   /**
-   * Every item done now that was not done at `baseline` (the claims since then, the current item included);
-   * `risky`: the item needs the `full` gate.
+   * Every item done now that was not done at `baseline` (the claims since then, the current item included), with
+   * flow-next epics and the boxes of the folder's other checklist files; `risky`: the item needs the `full` gate.
    */
-  claimsSince(baseline: ClaimBaseline): Promise<(WorkItemRef & { risky?: boolean })[]>;
-  /** Puts claimed items back to not done (quantum `pending`, flow-next `todo`, checklist unticked); attempts kept. */
+  claimsSince(baseline: ClaimBaseline): Promise<Claim[]>;
+  /**
+   * Puts claimed items back to not done (quantum `pending`, flow-next `todo`, an epic `open`, a box unticked, in
+   * the run's source or another checklist file); attempts kept.
+   */
   putBack(items: readonly WorkItemRef[]): Promise<void>;
   claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim>;
   /** Verified: the engine records the item as done. */
@@ -173,15 +206,22 @@ export class QuantumSource implements WorkSource {
   async start(item: WorkItem) {
     if (this.story(item.id)?.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env });
   }
-  async snapshot(): Promise<ClaimBaseline> {
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.doc().stories.filter((s) => s.status === 'passed').map((s) => s.id) };
+  private othersOf: OtherChecklists | undefined;
+  private get others(): OtherChecklists {
+    return (this.othersOf ??= new OtherChecklists(this.o, null));
   }
-  async claimsSince(baseline: ClaimBaseline) {
+  async snapshot(): Promise<ClaimBaseline> {
+    const stories = this.doc().stories;
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: stories.filter((s) => s.status === 'passed').map((s) => s.id), items: stories.map((s) => s.id), checklists: this.others.snapshot() };
+  }
+  async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
-    return this.doc().stories.filter((s) => s.status === 'passed' && !was.has(s.id)).map((s) => ({ source: this.kind, id: s.id, title: s.title }));
+    const own = this.doc().stories.filter((s) => s.status === 'passed' && !was.has(s.id)).map((s): Claim => ({ source: this.kind, id: s.id, title: s.title, slot: 'done', key: s.id }));
+    return [...own, ...(await this.others.claimsSince(baseline))];
   }
   async putBack(items: readonly WorkItemRef[]) {
-    for (const i of items) if (this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
+    for (const i of items) if (i.source === this.kind && this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
+    await this.others.putBack(items);
   }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const passed = signals.some((s) => s.kind === 'storyPassed') || this.story(item.id)?.status === 'passed';
@@ -275,15 +315,34 @@ export class FlowSource implements WorkSource {
   async start(item: WorkItem) {
     if (this.task(item.id)?.merged.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
-  async snapshot(): Promise<ClaimBaseline> {
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.ws().tasks.filter((t) => t.merged.status === 'done').map((t) => t.id) };
+  private othersOf: OtherChecklists | undefined;
+  private get others(): OtherChecklists {
+    return (this.othersOf ??= new OtherChecklists(this.o, null));
   }
-  async claimsSince(baseline: ClaimBaseline) {
+  async snapshot(): Promise<ClaimBaseline> {
+    const ws = this.ws();
+    return {
+      at: new Date().toISOString(), source: this.kind, label: this.label, done: ws.tasks.filter((t) => t.merged.status === 'done').map((t) => t.id),
+      epics: ws.epics.filter((e) => e.epic.status === 'done').map((e) => e.id), items: ws.tasks.map((t) => t.id), checklists: this.others.snapshot(),
+    };
+  }
+  async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
-    return this.ws().tasks.filter((t) => t.merged.status === 'done' && !was.has(t.id)).map((t) => ({ source: this.kind, id: t.id, title: t.merged.title }));
+    const ws = this.ws();
+    const own = ws.tasks.filter((t) => t.merged.status === 'done' && !was.has(t.id)).map((t): Claim => ({ source: this.kind, id: t.id, title: t.merged.title, slot: 'done', key: t.id }));
+    // An epic closed (or added closed) since the baseline is a claim too (F3/F4); a baseline without epics predates the rule.
+    const epicsWere = baseline.epics ? new Set(baseline.epics) : null;
+    const epics = epicsWere ? ws.epics.filter((e) => e.epic.status === 'done' && !epicsWere.has(e.id)).map((e): Claim => ({ source: this.kind, id: e.id, title: e.epic.title, slot: 'epics', key: e.id })) : [];
+    return [...epics, ...own, ...(await this.others.claimsSince(baseline))];
   }
   async putBack(items: readonly WorkItemRef[]) {
-    for (const i of items) if (this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env });
+    // Epics first: flowctl refuses to reset a task of a closed epic.
+    for (const i of items) {
+      const e = i.source === this.kind ? this.ws().epics.find((x) => x.id === i.id) : undefined;
+      if (e && e.epic.status === 'done') await reopenEpic(this.o.folder, e.file);
+    }
+    for (const i of items) if (i.source === this.kind && this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env });
+    await this.others.putBack(items);
   }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const status = this.task(item.id)?.merged.status;
@@ -340,7 +399,16 @@ export class ChecklistSource implements WorkSource {
   private before: CheckboxItem[] = [];
   /** Item id (`<path>:<line>` when picked) → box key, for the boxes this run picked or saw ticked. */
   private readonly keys = new Map<string, string>();
-  constructor(private readonly o: WorkSourceOptions, readonly label: string) {}
+  private readonly others: OtherChecklists | null;
+  /** `withOthers`: also snapshot, claim and put back the folder's other checklist files (false for those themselves). */
+  constructor(private readonly o: WorkSourceOptions, readonly label: string, withOthers = true) {
+    this.others = withOthers ? new OtherChecklists(o, label) : null;
+  }
+
+  /** The keys of the boxes done now (`<text> #<n>`). */
+  doneKeys(): string[] {
+    return this.keyed(this.list().items).filter((k) => k.box.done).map((k) => k.key);
+  }
 
   private list(): ChecklistFile {
     const l = readChecklists(this.o.folder).find((c) => c.path === this.label) ?? readChecklistAt(this.o.folder, this.label);
@@ -363,12 +431,7 @@ export class ChecklistSource implements WorkSource {
    * (two sections may both say "Add tests"), e.g. `Add tests #2`.
    */
   private keyed(boxes: readonly CheckboxItem[]): { box: CheckboxItem; key: string }[] {
-    const seen = new Map<string, number>();
-    return boxes.map((box) => {
-      const n = (seen.get(box.text) ?? 0) + 1;
-      seen.set(box.text, n);
-      return { box, key: `${box.text} #${n}` };
-    });
+    return boxKeys(boxes);
   }
   /**
    * The box an item names now. By key; when the key is gone (the agent reworded the box) only the box at the same
@@ -411,18 +474,22 @@ export class ChecklistSource implements WorkSource {
   async start() {}
   async snapshot(): Promise<ClaimBaseline> {
     this.before = this.list().items;
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key) };
+    const keyed = this.keyed(this.before);
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: keyed.filter((k) => k.box.done).map((k) => k.key), items: keyed.map((k) => k.key), ...(this.others ? { checklists: this.others.snapshot() } : {}) };
   }
-  async claimsSince(baseline: ClaimBaseline) {
+  async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
     const newly = this.keyed(this.list().items).filter((k) => k.box.done && !was.has(k.key));
     for (const k of newly) this.keys.set(this.idOf(k.box), k.key);
-    return newly.map((k) => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}) }));
+    const own = newly.map((k): Claim => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}), slot: 'done', key: k.key }));
+    return [...own, ...(this.others ? await this.others.claimsSince(baseline) : [])];
   }
   async putBack(items: readonly WorkItemRef[]) {
     const boxes = this.list().items;
-    const lines = items.map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
+    const mine = items.filter((i) => i.source === this.kind && i.id.slice(0, i.id.lastIndexOf(':')) === this.label);
+    const lines = mine.map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false);
+    await this.others?.putBack(items);
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
@@ -474,6 +541,15 @@ export class ChecklistSource implements WorkSource {
     const c = await this.claim(item);
     await this.reject(item, c.alsoDone);
   }
+}
+
+/** Sets a closed epic's (spec's) `status` back to `open` in place, under flowctl's lock (issue 11 F3/F4 put-back). */
+async function reopenEpic(folder: string, file: string): Promise<void> {
+  await commitPlan(flowLockTarget(folder), async () => {
+    const before = await readFile(file, 'utf8');
+    refuseDuplicateKeys(file, before);
+    return { writes: [{ file, before, after: applyJsonChanges(before, [{ op: 'set', path: ['status'], value: 'open' }]) }], result: undefined };
+  });
 }
 
 /** A checkbox file at `rel` (relative to the folder, or absolute), read with the one checkbox grammar; `undefined` when absent. */

@@ -127,6 +127,12 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    * (or an earlier run) claimed them; `reason` says why they do not count.
    */
   ev('claimPutBack', { items: z.array(workItemRefSchema), reason: z.string() }),
+  /**
+   * Items of the run's source vanished since the run saw them (issue 11 A6/C3: a story, task or box deleted makes the
+   * total smaller and progress look done); `items` are their keys (ids, or a box's `<text> #<n>`). The run does not
+   * complete while any is gone.
+   */
+  ev('itemsVanished', { source: z.string(), items: z.array(z.string()) }),
   /** An item was blocked (out of attempts, or the agent gave up). */
   ev('itemBlocked', { item: workItemRefSchema, reason: z.string() }),
   /** Items done over all items of the run's source. */

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { defaultBackoffPolicy } from '../../../src/core/loop/backoff';
-import { decide, initialLaneState, initialRunState, itemKey, type Action, type LaneState, type Observation, type RunRules, type RunState } from '../../../src/core/loop/decide';
+import { carriedBaseline, decide, initialLaneState, initialRunState, itemKey, sameItem, verifiedAfterGate, type Action, type BaselineSlot, type LaneState, type Observation, type RunRules, type RunState } from '../../../src/core/loop/decide';
+import type { ClaimBaseline } from '../../../src/core/loop/workSource';
 
 /** Issue 11 "Every item, every exit": the truth rules of decide(), as tables. */
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
@@ -116,5 +117,77 @@ describe('decide(): the gate that verifies other claims (issue 11)', () => {
   });
   it('plain claims keep the basic gate', () => {
     assert.deepEqual(decide(run(), working({ item: BOX }), claimed({ done: true, others: [OTHER] })).actions, [{ type: 'runGate', tier: 'basic' }]);
+  });
+});
+
+describe('decide(): the carried verified baseline and the gate-start snapshot (issue 11 R1, B1v/B2, A6/C3)', () => {
+  const LATE = { source: 'quantum' as const, id: 'US-003', title: 'Late story' };
+  const base = (o: Partial<ClaimBaseline> = {}): ClaimBaseline => ({ at: '2026-12-01T09:00:00.000Z', source: 'quantum', label: 'quantum.json', done: [], ...o });
+  describe('carriedBaseline', () => {
+    const table: { name: string; prev: ClaimBaseline | null; now: ClaimBaseline; verified?: { slot: BaselineSlot; key: string }[]; want: Partial<ClaimBaseline> }[] = [
+      { name: 'the run start: the state the run found', prev: null, now: base({ done: ['US-001'] }), want: { done: ['US-001'] } },
+      { name: 'R1: an item made done between iterations does not join the baseline', prev: base(), now: base({ done: ['US-002'] }), want: { done: [] } },
+      { name: 'a verified item joins it', prev: base(), now: base({ done: ['US-001', 'US-002'] }), verified: [{ slot: 'done', key: 'US-001' }], want: { done: ['US-001'] } },
+      { name: 'an item undone since (put back, reset) leaves it: redone, it is a claim again', prev: base({ done: ['US-001'] }), now: base(), want: { done: [] } },
+      { name: 'verified but not done now: not in it', prev: base(), now: base(), verified: [{ slot: 'done', key: 'US-001' }], want: { done: [] } },
+      { name: 'F3/F4: an epic closed without a gate stays out; a verified one joins', prev: base({ epics: [] }), now: base({ epics: ['fn-1', 'fn-2'] }), verified: [{ slot: 'epics', key: 'fn-2' }], want: { epics: ['fn-2'] } },
+      { name: 'A3: other checklist files per file; a new file\'s boxes stay out', prev: base({ checklists: { 'a.md': ['x #1'] } }), now: base({ checklists: { 'a.md': ['x #1', 'y #1'], 'b.md': ['z #1'] } }), verified: [{ slot: 'checklist:a.md', key: 'y #1' }], want: { checklists: { 'a.md': ['x #1', 'y #1'], 'b.md': [] } } },
+      { name: 'A6: every item seen is kept (one gone has vanished)', prev: base({ items: ['US-001', 'US-002'] }), now: base({ items: ['US-001', 'US-003'] }), want: { items: ['US-001', 'US-002', 'US-003'] } },
+    ];
+    for (const t of table) {
+      it(t.name, () => {
+        const got = carriedBaseline(t.prev, t.now, t.verified);
+        for (const [k, v] of Object.entries(t.want)) assert.deepEqual(got[k as keyof ClaimBaseline], v);
+        if (t.prev) assert.equal(got.at, t.prev.at, 'a person\'s marks since the run began stay theirs');
+      });
+    }
+  });
+  describe('verifiedAfterGate and the verified decision', () => {
+    it('a claim that appeared while the gate ran is late; one undone during it is not accepted', () => {
+      assert.deepEqual(verifiedAfterGate(ITEM, [OTHER], [ITEM, LATE]), { also: [], late: [LATE] });
+      assert.deepEqual(verifiedAfterGate(ITEM, [OTHER], [OTHER, ITEM]), { also: [OTHER], late: [] });
+      assert.deepEqual(verifiedAfterGate(ITEM, [OTHER], undefined), { also: [OTHER], late: [] });
+    });
+    it('a checklist box is the same item when its line moved', () => {
+      assert.ok(sameItem({ source: 'checklist', id: 'T.md:3', title: 'Two' }, { source: 'checklist', id: 'T.md:5', title: 'Two' }));
+      assert.ok(!sameItem({ source: 'checklist', id: 'T.md:3', title: 'Two' }, { source: 'checklist', id: 'U.md:3', title: 'Two' }));
+    });
+    const table: { name: string; lane: Partial<LaneState>; obs: Observation; actions: string[]; also?: unknown[]; back?: string[][] }[] = [
+      { name: 'B1v: green gate, a late claim goes back before the accept', lane: { claims: [OTHER] }, obs: { ...gate(true), claimsAfter: [ITEM, OTHER, LATE] } as Observation, actions: ['putBack', 'accept', 'enrichHandoff'], also: [OTHER], back: [['US-003']] },
+      { name: 'B2: red gate, the claims and the late one go back', lane: { claims: [OTHER] }, obs: { ...gate(false), claimsAfter: [OTHER, LATE] } as Observation, actions: ['putBack', 'putBack', 'attemptFailed', 'enrichHandoff'], back: [['US-002'], ['US-003']] },
+      { name: 'green gate, nothing late', lane: {}, obs: { ...gate(true), claimsAfter: [ITEM] } as Observation, actions: ['accept', 'enrichHandoff'], also: [] },
+    ];
+    for (const t of table) {
+      it(t.name, () => {
+        const d = decide(run(), working(t.lane), t.obs);
+        assert.deepEqual(types(d.actions), t.actions);
+        const acc = d.actions.find((a) => a.type === 'accept');
+        if (t.also && acc?.type === 'accept') assert.deepEqual(acc.also, t.also);
+        if (t.back) assert.deepEqual(d.actions.flatMap((a) => (a.type === 'putBack' ? [a.items.map((i) => i.id)] : [])), t.back);
+      });
+    }
+  });
+  describe('the source reads complete', () => {
+    const complete = (o: Partial<Extract<Observation, { kind: 'next' }>> = {}): Observation => ({ kind: 'next', next: { kind: 'complete' }, sourceLabel: 'quantum.json', ...o });
+    const table: { name: string; run: RunState; obs: Observation; actions: string[]; end?: [string, string] }[] = [
+      { name: 'R1: items no gate verified (made done between iterations) go back; the run goes on', run: run(), obs: complete({ unverified: [OTHER] }), actions: ['putBack', 'continue'] },
+      { name: 'R1 at a cap: back, then the cap ends the run', run: run({ capEnd: { state: 'capReached', reason: 'r', completionReason: 'MAX_ITERATIONS' } }), obs: complete({ unverified: [OTHER] }), actions: ['putBack', 'end'], end: ['capReached', 'MAX_ITERATIONS'] },
+      { name: 'A6/C3: an item vanished: reported, and the run ends blocked, not complete', run: run(), obs: complete({ vanished: ['US-002'] }), actions: ['itemsVanished', 'end'], end: ['blocked', 'BLOCKED'] },
+      { name: 'A6/C3: every item deleted (empty) is not "nothing to do"', run: run({ vanished: ['US-001'] }), obs: { kind: 'next', next: { kind: 'empty' }, sourceLabel: 'quantum.json' }, actions: ['end'], end: ['blocked', 'BLOCKED'] },
+      { name: 'A6/C3: reported once; work goes on while items are gone', run: run({ vanished: ['US-002'] }), obs: { ...work(ITEM), vanished: ['US-002'] } as Observation, actions: ['runWork'] },
+      { name: 'A6/C3: restored, the run may complete', run: run({ vanished: ['US-002'] }), obs: complete({ vanished: [] }), actions: ['runFinalGate'] },
+      { name: 'B1v: an item made done while the final gate ran goes back; no completion', run: run(), obs: { kind: 'finalGate', gate: { passed: true, command: 'c', exitCode: 0, summary: '' }, hasGates: true, claimsAfter: [OTHER] }, actions: ['putBack', 'continue'] },
+    ];
+    for (const t of table) {
+      it(t.name, () => {
+        const d = decide(t.run, initialLaneState(), t.obs);
+        assert.deepEqual(types(d.actions), t.actions);
+        if (t.end) assert.deepEqual(endOf(d.actions), t.end);
+      });
+    }
+    it('the vanished message names the items', () => {
+      const d = decide(run(), initialLaneState(), complete({ vanished: ['US-002', 'US-003'] }));
+      assert.match(JSON.stringify(d.actions), /2 items vanished from quantum.json during the run \(US-002, US-003\): not complete/);
+    });
   });
 });
