@@ -123,17 +123,32 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
 }
 
 /**
- * The spacing of the object or array at `path` when it is written on one line (`{"id": "US-1", "passes": false}`
- * inside an indented file), else `undefined`. Only containers, never the document itself (its style decides).
+ * The spacing of the object or array at `path` when it is written compactly inside an indented file, else
+ * `undefined`: on one line (`{"id": "US-1", "passes": false}`), or over a few lines with members sharing a line
+ * (a story on two lines, `{"id": "US-1", "title": "t",` / ` "status": "pending", "dependsOn": []}`). Such a
+ * container is edited without jsonc-parser's formatting, which would put every member of the edited lines on its
+ * own line (the new-user try: a no-work run turned a two-line story into 9 lines). A container whose members each
+ * start their own line is not compact (formatting indents new keys as its siblings). Never the document itself
+ * (its style decides).
  */
 function oneLineContainer(text: string, tree: Node | undefined, path: JSONPath): { colon: string; comma: string } | undefined {
   if (!tree || !path.length) return undefined;
   const node = findNodeAtLocation(tree, path);
   if (!node || (node.type !== 'object' && node.type !== 'array')) return undefined;
   const own = text.slice(node.offset, node.offset + node.length);
-  if (/[\r\n]/.test(own)) return undefined;
+  if (/[\r\n]/.test(own) && !sharesLines(text, node)) return undefined;
   const colon = spacingAfter(own, COLON);
   return { colon, comma: own.includes(',') ? spacingAfter(own, COMMA) : colon };
+}
+
+/** Whether a multi-line container puts a member on the line of its opening bracket or of the member before it. */
+function sharesLines(text: string, node: Node): boolean {
+  let prevEnd = node.offset + 1;
+  for (const child of node.children ?? []) {
+    if (!/[\r\n]/.test(text.slice(prevEnd, child.offset))) return true;
+    prevEnd = child.offset + child.length;
+  }
+  return false;
 }
 
 /**

@@ -94,6 +94,12 @@ describe('guard install: .claude/settings.json (idempotent, keeps the user\'s se
     assert.ok(JSON.parse(editGuardSettings('s.json', undefined, group, false)!));
     assert.throws(() => editGuardSettings('s.json', '{\n  "a": ,\n}', group, false), /s\.json:2:\d+: not valid JSON/);
   });
+
+  it('the installed command names the install\'s node and hook by absolute path (shell-quoted when needed), not "$CLAUDE_PROJECT_DIR" (the hook is not in the project; a missing hook fails open)', () => {
+    const hooks = (JSON.parse(editGuardSettings('s.json', undefined, group, false)!) as { hooks: { PreToolUse: { hooks: { command: string }[] }[] } }).hooks.PreToolUse[0]!.hooks;
+    assert.equal(hooks[0]!.command, '/n /r/dist/guard-hook.js');
+    assert.doesNotMatch(hooks[0]!.command, /CLAUDE_PROJECT_DIR/);
+  });
 });
 
 describe('gate call: checks and verdict text (§3.10)', () => {

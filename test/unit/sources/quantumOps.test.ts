@@ -55,8 +55,10 @@ describe('quantum-loop: start, done, block', () => {
     const d = doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z', attempts: 2 }]);
     const s = stories(planQuantumRelease(d, 'A', NOW).text)[0]!;
     assert.equal(s.status, 'pending');
-    assert.equal(s.startedAt, null);
+    assert.ok(!('startedAt' in s), 'no other story carries startedAt: the key is removed, not set to null');
     assert.equal(s.retries.attempts, 2);
+    const kept = doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' }, { id: 'B', status: 'passed', startedAt: null }]);
+    assert.equal(stories(planQuantumRelease(kept, 'A', NOW).text)[0]!.startedAt, null, 'the file writes startedAt: cleared to null');
   });
 
   it('release of a story that is not in_progress changes nothing', () => {

@@ -73,6 +73,18 @@ function hasKey(doc: QuantumDoc, i: number, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(rawStory(doc, i), key);
 }
 
+/**
+ * The change that gives back story `i`'s `startedAt` when the story returns to `pending` (release, reset): none
+ * when the key is absent; `null` (quantum-loop's "cleared") when another story of the file carries the key, so the
+ * file already writes it; else the key is deleted, so a `start` followed by a `release` (a run that did no work)
+ * leaves a file that never had `startedAt` as it was, instead of adding `"startedAt": null` (new-user try).
+ */
+function giveBackStartedAt(doc: QuantumDoc, i: number): JsonChange[] {
+  if (!hasKey(doc, i, 'startedAt')) return [];
+  const fileKeepsIt = doc.data.stories.some((_, j) => j !== i && hasKey(doc, j, 'startedAt'));
+  return [fileKeepsIt ? { op: 'set', path: ['stories', i, 'startedAt'], value: null } : { op: 'delete', path: ['stories', i, 'startedAt'] }];
+}
+
 /** The new text with `changes` and the file's `updatedAt`; refuses a file that repeats a key (never written). */
 function withUpdatedAt(doc: QuantumDoc, changes: JsonChange[], now: string): string {
   if (!changes.length) return doc.text;
@@ -122,7 +134,8 @@ export function planQuantumDone(doc: QuantumDoc, id: string, opts: { force?: boo
 
 /**
  * `release`: a run that ends without finishing its `in_progress` story (stopped, cancelled, a cap, an error) gives it
- * back: `pending` again, `startedAt` cleared, attempts and failure log untouched. Without it the story stays
+ * back: `pending` again, `startedAt` cleared (`null`, or removed when no other story carries the key: see
+ * `giveBackStartedAt`), attempts and failure log untouched. Without it the story stays
  * `in_progress` and quantum-loop's query skips it, so the project reads BLOCKED (§4.8-4). With `alsoPassed`, a
  * `passed` story goes back too (the engine never marked it: an agent's unverified claim). Other states: no-op.
  */
@@ -131,8 +144,7 @@ export function planQuantumRelease(doc: QuantumDoc, id: string, nowMs: number, o
   const status = doc.data.stories[i]!.status;
   if (status !== 'in_progress' && !(opts.alsoPassed && status === 'passed')) return { text: doc.text, result: undefined };
   const now = isoString(nowMs);
-  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'pending' }];
-  if (hasKey(doc, i, 'startedAt')) changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
+  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'pending' }, ...giveBackStartedAt(doc, i)];
   return { text: withUpdatedAt(doc, changes, now), result: undefined };
 }
 
@@ -180,7 +192,7 @@ export function planQuantumReset(doc: QuantumDoc, id: string, opts: { cascade?: 
     const story = doc.data.stories[k]!;
     changes.push({ op: 'set', path: ['stories', k, 'status'], value: 'pending' });
     if (story.retries) changes.push({ op: 'set', path: ['stories', k, 'retries', 'attempts'], value: 0 });
-    if (hasKey(doc, k, 'startedAt')) changes.push({ op: 'set', path: ['stories', k, 'startedAt'], value: null });
+    changes.push(...giveBackStartedAt(doc, k));
   }
   return { text: withUpdatedAt(doc, changes, isoString(nowMs)), result: { reset: ordered } };
 }
