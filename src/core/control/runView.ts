@@ -1,4 +1,4 @@
-import type { EngineEvent, RunLogEntry, UnknownRunLogEntry } from '../model/runEvent';
+import { laneMergeIcon, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
 import type { gateTierSchema, runEndStateSchema, tokenCountsSchema, workItemRefSchema } from '../model/runEvent';
 
@@ -324,6 +324,7 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'verified': return `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
     case 'attemptFailed': return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemBlocked': return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
+    case 'laneMerge': return `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
     case 'claimPutBack': return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}`;
     case 'progress': return `📋 Tasks: ${e.done}/${e.total} complete`;
     case 'pauseRequested': return '⏸ PAUSE requested';
