@@ -65,7 +65,8 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
   const inside = await git(folder, ['rev-parse', '--show-toplevel'], { reject: false });
   if (inside.exitCode !== 0) throw new EngineRefusal(`A parallel run needs a git repository: ${folder} is not one (lanes are git worktrees merged back into the feature branch). Run without --parallel, or \`git init\` and commit first.`);
   if (path.resolve(inside.stdout.trim()) !== folder) throw new EngineRefusal(`A parallel run needs the repository's top folder (${inside.stdout.trim()}), not ${folder}.`);
-  const dirty = (await git(folder, ['status', '--porcelain', '--untracked-files=no'])).stdout.trim();
+  // quantum.json is the runner's own (its statuses change during the run; lanes never commit it).
+  const dirty = (await git(folder, ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'])).stdout.trim();
   if (dirty) throw new EngineRefusal(`A parallel run refuses to start while tracked files have uncommitted changes (the lanes merge into this folder); commit or stash them first:\n${dirty.split('\n').slice(0, 10).map((l) => `  ${l}`).join('\n')}`);
   const q = readQuantum(folder);
   if (!q?.doc) throw new EngineRefusal(q?.problem ? `${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}` : `No quantum.json in ${folder}: only quantum stories run in parallel.`);
@@ -250,7 +251,15 @@ class Coordinator {
     for (let i = 1; ; i++) if (!this.lanes.has(i)) return i;
   }
 
-  private async writeLanes(): Promise<void> {
+  private lanesWrite: Promise<void> = Promise.resolve();
+
+  /** Writes run.json `lanes[]`; one write at a time, each taking the lanes as they are when it runs (never an older view last). */
+  private writeLanes(): Promise<void> {
+    this.lanesWrite = this.lanesWrite.then(() => this.writeLanesNow());
+    return this.lanesWrite;
+  }
+
+  private async writeLanesNow(): Promise<void> {
     const lanes = [...this.lanes.values()].map((l) => ({ lane: l.index, item: l.story.id, worktree: path.relative(this.folder, l.tree), branch: l.branch, iteration: l.iteration, agentPgid: l.agentPgid, agentToken: l.agentToken }));
     await updateRunRecord(this.folder, this.runId, { ...({ lanes } as object), iteration: this.iterations, costUsd: this.cost }).catch(this.warn('could not write the lanes to run.json'));
   }

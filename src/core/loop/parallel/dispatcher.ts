@@ -36,8 +36,8 @@ export const LANE_DIR = '.ql-wt';
 /** The working tree of story `id` under `folder`. */
 export const laneTree = (folder: string, id: string): string => path.join(folder, LANE_DIR, id);
 
-/** Files of the runner a lane never commits: the run state, the engine's copy of quantum.json and its temp file. */
-const RUNNER_PATHS = [':(exclude).ralph', ':(exclude)quantum.json', ':(exclude)quantum.json.tmp', `:(exclude)${LANE_DIR}`];
+/** Files of the runner a lane never commits: the engine's copy of quantum.json and its temp file (`.ralph/` is excluded by info/exclude). */
+const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 
 /** Runs git in `cwd`; throws with git's own message on a non-zero exit. */
 export async function git(cwd: string, args: string[], opts: { reject?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
@@ -88,7 +88,9 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
   async saveLeftovers(id: string, message: string) {
     const tree = laneTree(this.folder, id);
     if (!existsSync(tree)) return null;
-    await git(tree, ['add', '-A', '--', '.', ...RUNNER_PATHS]);
+    await git(tree, ['add', '-A']);
+    // The runner's files are never a lane's work (ignored ones, .ralph/ and .ql-wt/, are never added at all).
+    for (const f of RUNNER_FILES) if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
     const staged = await git(tree, ['diff', '--cached', '--quiet'], { reject: false });
     if (staged.exitCode === 0) return null;
     await git(tree, [...(await identity(tree)), 'commit', '-q', '--no-verify', '-m', message]);

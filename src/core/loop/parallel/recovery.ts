@@ -72,9 +72,20 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
       if (typeof l.agentToken === 'string' && l.agentToken) await endMarkedProcesses(ITERATION_MARKER, l.agentToken, graceMs);
     }
   }
+  // A lane engine's own record in its tree names its agent too (in case run.json's lanes[] was behind).
+  const leftovers = existsSync(path.join(folder, LANE_DIR)) ? readdirSync(path.join(folder, LANE_DIR)) : [];
+  for (const id of leftovers) {
+    for (const { record: r } of listRunRecords(path.join(folder, LANE_DIR, id)).records) {
+      if (!isCrashedRun(r, hosts, isPidAlive)) continue;
+      if (typeof r.agentPgid === 'number' && r.agentPgid > 1 && processGroupAlive(r.agentPgid) && typeof r.agentToken === 'string' && r.agentToken && groupCarriesEnv(r.agentPgid, ITERATION_MARKER, r.agentToken)) {
+        await endProcessGroup(r.agentPgid, graceMs);
+        notes.push(`ended the agent (group ${r.agentPgid}) of ${id}'s lane of crashed run ${r.runId}`);
+      }
+      if (typeof r.agentToken === 'string' && r.agentToken) await endMarkedProcesses(ITERATION_MARKER, r.agentToken, graceMs);
+    }
+  }
   // 2. What a leftover tree holds uncommitted goes onto its branch.
   const dispatcher = new GitWorktreeDispatcher(folder, feature);
-  const leftovers = existsSync(path.join(folder, LANE_DIR)) ? readdirSync(path.join(folder, LANE_DIR)) : [];
   for (const id of leftovers) {
     const saved = await dispatcher.saveLeftovers(id, `ralph: work left uncommitted by the lane of ${id} (recovered)`).catch((err: Error) => { notes.push(`could not save the leftovers of ${LANE_DIR}/${id}: ${err.message}`); return null; });
     if (saved) notes.push(`saved what the lane of ${id} left uncommitted as ${saved.slice(0, 8)} on ${laneBranch(id)}`);
