@@ -322,15 +322,19 @@ class Coordinator {
       clearTimeout(timer);
     }
     const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false) });
-    // One merge at a time: the lanes' ends go through one chain.
+    // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
+    await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
+    // One merge at a time: the lanes' merges, gates and records go through one chain.
     const step = this.mergeChain.then(() => this.endLane(lane, d));
-    this.mergeChain = step.catch(() => undefined);
+    this.mergeChain = step.then(() => undefined, () => undefined);
     await step;
+    // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or the next lane).
+    await this.dispatcher.remove(lane.story.id).catch(this.warn(`could not remove ${LANE_DIR}/${lane.story.id}`));
   }
 
+  /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
   private async endLane(lane: Lane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
     const id = lane.story.id;
-    await this.dispatcher.saveLeftovers(id, `ralph: ${id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${id} left`));
     let end: StoryEnd;
     let outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released';
     let files: string[] | undefined;
@@ -353,8 +357,6 @@ class Coordinator {
     }
     const others = this.activeTrees().filter((t) => t !== path.relative(this.folder, lane.tree));
     await laneEnded(this.folder, id, end, others);
-    // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or the next lane).
-    await this.dispatcher.remove(id).catch(this.warn(`could not remove ${LANE_DIR}/${id}`));
     const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
     if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);

@@ -72,6 +72,7 @@ async function identity(cwd: string): Promise<string[]> {
 
 /** The lanes as git worktrees of the repository at `folder`, branched from and merged into `featureBranch`. */
 export class GitWorktreeDispatcher implements LaneDispatcher {
+  private mergeIdentity: Promise<string[]> | undefined;
   constructor(private readonly folder: string, private readonly featureBranch: string) {}
 
   async create(id: string) {
@@ -99,7 +100,7 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
 
   async merge(id: string): Promise<MergeOutcome> {
     const before = (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim();
-    const r = await git(this.folder, [...(await identity(this.folder)), 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
+    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
     if (r.exitCode === 0) return { kind: 'merged', before, after: (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim() };
     const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout.split('\n').map((l) => l.trim()).filter(Boolean);
     await git(this.folder, ['merge', '--abort'], { reject: false });
