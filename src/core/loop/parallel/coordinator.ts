@@ -52,6 +52,8 @@ interface Lane {
   iteration: number | null;
   agentPgid: number | null;
   agentToken: string | null;
+  /** Its end is being recorded: no longer one of quantum.json's `activeWorktrees`. */
+  settled: boolean;
 }
 
 /**
@@ -281,7 +283,7 @@ class Coordinator {
     }
     const source = new LaneStorySource(this.folder, id, resolveActor(this.folder));
     const abort = new AbortController();
-    const lane: Lane = { index, story, tree: created.tree, branch: created.branch, source, abort, timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null };
+    const lane: Lane = { index, story, tree: created.tree, branch: created.branch, source, abort, timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false };
     this.lanes.set(index, lane);
     await laneStarted(this.folder, id, path.relative(this.folder, created.tree), this.round, this.activeTrees());
     await this.writeLanes();
@@ -294,7 +296,7 @@ class Coordinator {
   }
 
   private activeTrees(): string[] {
-    return [...this.lanes.values()].map((l) => path.relative(this.folder, l.tree));
+    return [...this.lanes.values()].filter((l) => !l.settled).map((l) => path.relative(this.folder, l.tree));
   }
 
   /** One lane: its engine over its story in its tree, then what its end means (merge, fail, release). */
@@ -355,7 +357,8 @@ class Coordinator {
       end = { kind: 'failed', phase: d.phase, reason: d.reason };
       outcome = 'failed';
     }
-    const others = this.activeTrees().filter((t) => t !== path.relative(this.folder, lane.tree));
+    lane.settled = true;
+    const others = this.activeTrees();
     await laneEnded(this.folder, id, end, others);
     const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
