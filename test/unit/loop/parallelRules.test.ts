@@ -34,7 +34,8 @@ describe('parallel crash recovery decisions (issue 19, recovery.ts planRecovery)
   const cases: [string, QuantumStory[], Record<string, BranchFacts>, { id: string; to: string }[]][] = [
     ['an in-progress story whose branch is merged passed', [story('a', { status: 'in_progress' })], { a: { exists: true, merged: true } }, [{ id: 'a', to: 'passed' }]],
     ['an in-progress story whose branch is not merged goes back to pending (branch kept)', [story('a', { status: 'in_progress' })], { a: { exists: true, merged: false } }, [{ id: 'a', to: 'pending' }]],
-    ['an in-progress story without a branch goes back to pending', [story('a', { status: 'in_progress' })], {}, [{ id: 'a', to: 'pending' }]],
+    ['an in-progress story of a lane without a branch goes back to pending', [quantumStorySchema.parse({ id: 'a', status: 'in_progress', worktree: '.ql-wt/a' })], {}, [{ id: 'a', to: 'pending' }]],
+    ['an in-progress story of a sequential run (no branch, no worktree) is left to the usual crash rule', [story('a', { status: 'in_progress' })], {}, []],
     ['other statuses are left alone', [story('a', { status: 'passed' }), story('b', { status: 'failed' }), story('c')], { a: { exists: true, merged: true }, b: { exists: true, merged: false } }, []],
   ];
   for (const [name, stories, f, want] of cases) {

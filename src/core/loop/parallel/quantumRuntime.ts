@@ -98,6 +98,7 @@ export function laneEnded(folder: string, id: string, end: StoryEnd, active: rea
       { op: 'set', path: ['stories', i, 'startedAt'], value: null },
       ...execution(doc, { activeWorktrees: [...active] }),
     ];
+    if (doc.data.stories[i]!.worktree !== undefined) changes.push({ op: 'delete', path: ['stories', i, 'worktree'] });
     if (end.kind === 'passed') changes.push({ op: 'set', path: ['stories', i, 'updatedAt'], value: now });
     if (end.kind === 'failed') changes.push(...failure(doc, i, { phase: end.phase, error: end.reason, ...(end.files?.length ? { files: end.files.join(', ') } : {}) }, now));
     return changes;

@@ -24,13 +24,16 @@ export type RecoveryStep = { id: string; to: 'passed' | 'pending'; why: string }
  * Crash recovery of a parallel run (issue 19, seed-systems.md §4.8-1 done right), the decision: an `in_progress`
  * story whose lane branch is merged into the feature branch passed (the crash came after its merge); every other
  * `in_progress` story goes back to `pending` with its branch kept (the next lane takes the branch up again: nothing
- * it committed is lost). Other statuses are left alone. Pure.
+ * it committed is lost). Only stories of lanes (a lane branch, or `worktree` set) are touched: other in-progress
+ * stories are the sequential crash rule's (crashRecovery.ts). Other statuses are left alone. Pure.
  */
 export function planRecovery(stories: readonly QuantumStory[], branches: ReadonlyMap<string, BranchFacts>): RecoveryStep[] {
   const out: RecoveryStep[] = [];
   for (const s of stories) {
     if (s.status !== 'in_progress') continue;
     const b = branches.get(s.id);
+    // Only a lane's story: one a sequential run left in progress is the usual crash rule's (failed with a crash entry).
+    if (!b?.exists && !s.worktree) continue;
     if (b?.exists && b.merged) out.push({ id: s.id, to: 'passed', why: `its branch ${laneBranch(s.id)} is merged` });
     else out.push({ id: s.id, to: 'pending', why: b?.exists ? `its branch ${laneBranch(s.id)} is kept` : 'it has no branch' });
   }
