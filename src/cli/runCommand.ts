@@ -24,6 +24,8 @@ interface RunOptions {
   maxTime?: number;
   reviewer?: boolean;
   trust?: boolean;
+  parallel?: boolean;
+  maxParallel?: number;
 }
 
 /** Exit code of a usage error of `ralph run` (sysexits EX_USAGE). */
@@ -59,6 +61,8 @@ export function registerRunCommand(program: Command): void {
     .option('--max-cost <usd>', 'stop once the agents cost this much, USD (0 = no cap)', nonNegative)
     .option('--max-time <minutes>', 'stop after this many minutes (0 = no cap)', nonNegative)
     .option('--reviewer', 'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides')
+    .option('--parallel', 'quantum.json: run independent stories at once, each in its own git worktree .ql-wt/<id> on branch ql-wt/<id>, merged back into the feature branch (needs a clean git folder)')
+    .option('--max-parallel <n>', 'most stories at once with --parallel (default: config maxParallel, 4)', positiveInt)
     .option('--json', 'print engine events as JSON lines instead of the activity stream')
     .option('--trust', 'use the workspace configuration that names programs (agent paths and arguments, gates) for this run even if it is not trusted (RALPH_TRUST=1 does the same)')
     .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 74 .ralph/ cannot be written (read-only, disk full), 130 interrupted, 64 a usage error.')
@@ -77,6 +81,16 @@ export function registerRunCommand(program: Command): void {
         process.exitCode = 1;
         return;
       }
+      if (opts.parallel && opts.source && opts.source !== 'quantum') {
+        process.stderr.write(`ralph: --parallel runs quantum stories only (--source quantum), not ${opts.source}\n`);
+        process.exitCode = USAGE_EXIT;
+        return;
+      }
+      if (opts.maxParallel !== undefined && !opts.parallel) {
+        process.stderr.write('ralph: --max-parallel needs --parallel\n');
+        process.exitCode = USAGE_EXIT;
+        return;
+      }
       const config = await loadConfig(folder, {
         flags: {
           ...(opts.agent ? { agent: opts.agent as RalphConfig['agent'] } : {}),
@@ -88,15 +102,15 @@ export function registerRunCommand(program: Command): void {
         },
       });
       const cancel = new AbortController();
-      const engine = new LoopEngine({ folder, config, source: opts.source, ...(opts.item ? { item: opts.item } : {}), noGates: !opts.gates, signal: cancel.signal });
+      const engine = new LoopEngine({ folder, config, source: opts.source, ...(opts.item ? { item: opts.item } : {}), ...(opts.parallel ? { parallel: true } : {}), ...(opts.maxParallel ? { maxParallel: opts.maxParallel } : {}), noGates: !opts.gates, signal: cancel.signal });
       const recorder = new RunRecorder(folder, engine.runId, {
         onLine: opts.json ? undefined : (line) => process.stdout.write(`[${clockTime(new Date())}] ${line}\n`),
         onError: (err) => process.stderr.write(`ralph: could not write a run record: ${err.message}\n`),
         agentArgs: config.agentArgs,
       });
-      engine.on('event', (e) => {
-        recorder.record(e);
-        if (opts.json) process.stdout.write(JSON.stringify(redactEvent(e, config.agentArgs)) + '\n');
+      engine.on('event', (e, lane) => {
+        recorder.record(e, lane);
+        if (opts.json) process.stdout.write(JSON.stringify({ ...redactEvent(e, config.agentArgs), ...(lane ? { lane } : {}) }) + '\n');
       });
       if (trust.via && !opts.json) process.stderr.write(`ralph: the workspace configuration is ${trust.state === 'changed' ? 'changed since you trusted it' : 'not trusted'}; used for this run because of ${trust.via}\n`);
       let interrupts = 0;

@@ -168,8 +168,8 @@ export class RunController extends Disposable {
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
       agentArgs: config.agentArgs,
     });
-    engine.on('event', (event) => {
-      recorder.record(event);
+    engine.on('event', (event, lane) => {
+      recorder.record(event, lane);
       this.events.fire({ folder, event });
     });
     let resolveStarted!: (id: string | undefined) => void;

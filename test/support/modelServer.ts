@@ -121,7 +121,24 @@ export function toolResults(body: unknown): { tool_use_id: string; content: unkn
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export async function startModelServer(script: Turn[], opts: { model?: string } = {}): Promise<ModelServer> {
+/**
+ * The story a request is about: `Story <id>:` in its user text (the quantum prompt's task line), when `ids` has it.
+ * Lanes of a parallel run (issue 19) each talk about their own story; null when none is named.
+ */
+export function storyOfRequest(body: unknown, ids: readonly string[]): string | null {
+  for (const t of userTexts(body)) {
+    for (const m of t.matchAll(/Story (\S+?):/g)) if (ids.includes(m[1]!)) return m[1]!;
+  }
+  return null;
+}
+
+/**
+ * Starts the scripted model server. `script`: one list of turns taken in order by every agent request (the
+ * sequential engine), or one list per story id (parallel lanes): each agent request takes the next turn of the
+ * story its prompt names ({@link storyOfRequest}); a request naming none takes from the `'*'` list when there is one.
+ * `RecordedRequest.turn` is then the index within that story's list.
+ */
+export async function startModelServer(script: Turn[] | Record<string, Turn[]>, opts: { model?: string } = {}): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const waiters: { n: number; resolve: () => void }[] = [];
@@ -132,9 +149,23 @@ export async function startModelServer(script: Turn[], opts: { model?: string } 
   let exhausted = 0;
   let agentCount = 0;
 
-  const nextTurn = (): { turn: Turn; index: number } | null => {
-    while (cursor < script.length) {
-      const t = script[cursor]!;
+  const routed = Array.isArray(script) ? null : new Map(Object.entries(script).map(([id, turns]) => [id, { turns, cursor: 0, used: 0 }]));
+  const nextTurn = (body?: unknown): { turn: Turn; index: number } | null => {
+    if (routed) {
+      const id = storyOfRequest(body, [...routed.keys()]) ?? '*';
+      const r = routed.get(id);
+      if (!r) return null;
+      while (r.cursor < r.turns.length) {
+        const t = r.turns[r.cursor]!;
+        if (r.used < (t.times ?? 1)) { r.used++; return { turn: t, index: r.cursor }; }
+        r.cursor++;
+        r.used = 0;
+      }
+      return null;
+    }
+    const list = script as Turn[];
+    while (cursor < list.length) {
+      const t = list[cursor]!;
       if (usedOfCursor < (t.times ?? 1)) {
         usedOfCursor++;
         return { turn: t, index: cursor };
@@ -181,7 +212,7 @@ export async function startModelServer(script: Turn[], opts: { model?: string } 
       sse(res, model, { kind: 'text', text: 'ok' });
       return;
     }
-    const next = nextTurn();
+    const next = nextTurn(body);
     agentCount++;
     for (const w of waiters.splice(0)) {
       if (agentCount >= w.n) w.resolve();

@@ -1,4 +1,4 @@
-import type { EngineEvent, RunLogEntry, UnknownRunLogEntry } from '../model/runEvent';
+import { laneMergeIcon, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
 import type { gateTierSchema, runEndStateSchema, tokenCountsSchema, workItemRefSchema } from '../model/runEvent';
 
@@ -325,6 +325,7 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'attemptFailed': return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemBlocked': return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemsVanished': return `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
+    case 'laneMerge': return `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
     case 'claimPutBack': return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}`;
     case 'progress': return `📋 Tasks: ${e.done}/${e.total} complete`;
     case 'pauseRequested': return '⏸ PAUSE requested';

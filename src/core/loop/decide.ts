@@ -559,3 +559,90 @@ export function decideWatchdog(o: WatchdogObservation, rules: WatchdogRules = DE
   ].reduce((a, b) => Math.min(a, b));
   return { kind: 'wait', checkAt: Number.isFinite(at) ? at : null };
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lanes of a parallel run (issue 19). Each lane runs the rules above for its one story (its own RunState and
+// LaneState); these are the coordinator's rules around them: when to start lanes, what a lane's end means for its
+// story, and what a merge means. loop/parallel/coordinator.ts is their shell.
+
+/** What the coordinator observed before starting lanes: sentinels, cancel, spend (USD), iterations, time (ms), lanes. */
+export interface CoordinatorObservation {
+  cancelled: boolean;
+  /** The STOP file in force (state root), or null. */
+  stop: string | null;
+  pause: boolean;
+  /** Every lane's cost so far, USD. */
+  costUsd: number;
+  /** Iterations started over every lane. */
+  iterations: number;
+  elapsedMs: number;
+  /** Lanes running now. */
+  running: number;
+  /** Stories that could start now (rounds.ts `pickRound` with every lane free). */
+  ready: number;
+  /** Every story of quantum.json passed; `stories`: how many there are. */
+  allPassed: boolean;
+  stories: number;
+}
+
+/**
+ * The coordinator's decision: start lanes (`dispatch`), wait for running lanes (`wait`, also while paused), let the
+ * running lanes finish and then end (`drain`: STOP, cancel and caps act on every lane: the shell passes STOP on to
+ * them), or end now. Rules: cancel → cancelled; STOP → stopped; the caps count every lane (iterations, cost USD,
+ * wall time) → capReached; PAUSE → no new lane; nothing running and nothing ready → completed when every story
+ * passed (NO_WORK without stories), else blocked. Pure.
+ */
+export function decideCoordinator(rules: Pick<RunRules, 'maxIterations' | 'maxCostUsd' | 'maxWallMs'>, o: CoordinatorObservation): { kind: 'dispatch' } | { kind: 'wait' } | { kind: 'drain'; end: RunEnd } | { kind: 'end'; end: RunEnd } {
+  const drainOrEnd = (e: RunEnd) => (o.running > 0 ? { kind: 'drain' as const, end: e } : { kind: 'end' as const, end: e });
+  if (o.cancelled) return drainOrEnd({ state: 'cancelled', reason: 'cancelled', completionReason: 'INTERRUPTED' });
+  if (o.stop) return drainOrEnd({ state: 'stopped', reason: `stopped by ${o.stop}`, completionReason: 'STOPPED' });
+  if (o.stories === 0) return { kind: 'end', end: { state: 'completed', reason: 'nothing to do: quantum.json has no stories', completionReason: 'NO_WORK' } };
+  if (o.running === 0 && o.allPassed) return { kind: 'end', end: { state: 'completed', reason: 'complete: every story merged, the feature branch green', completionReason: 'DONE' } };
+  if (o.iterations >= rules.maxIterations) return drainOrEnd({ state: 'capReached', reason: `max iterations (${rules.maxIterations}) reached over every lane`, completionReason: 'MAX_ITERATIONS' });
+  if (rules.maxCostUsd > 0 && o.costUsd >= rules.maxCostUsd) return drainOrEnd({ state: 'capReached', reason: `max cost reached over every lane: $${o.costUsd.toFixed(4)} ≥ $${rules.maxCostUsd}`, completionReason: 'MAX_COST' });
+  if (rules.maxWallMs > 0 && o.elapsedMs >= rules.maxWallMs) return drainOrEnd({ state: 'capReached', reason: `max wall time reached (${Math.round(rules.maxWallMs / 60000)} min)`, completionReason: 'MAX_WALL_TIME' });
+  if (o.pause) return { kind: 'wait' };
+  if (o.ready > 0) return { kind: 'dispatch' };
+  if (o.running > 0) return { kind: 'wait' };
+  return { kind: 'end', end: { state: 'blocked', reason: 'no story is eligible: the rest are failed out, blocked or waiting on them', completionReason: 'BLOCKED' } };
+}
+
+/** How a lane's run ended, for {@link decideLaneEnd}. */
+export interface LaneEndObservation {
+  /** The lane engine's end state. */
+  end: RunEndState;
+  reason: string;
+  /** The lane's story was verified (its gate green) in the lane. */
+  storyVerified: boolean;
+  /** The lane blocked its story (out of attempts, STORY_FAILED on the last attempt): the lane's reason. */
+  blocked: string | null;
+  /** The story's time (`storyTimeoutMs`) ran out and the lane was ended. */
+  timedOut: boolean;
+  /** The run is stopping or cancelled (STOP, cancel, a cap): the lane was asked to end. */
+  runEnding: boolean;
+}
+
+/**
+ * What a lane's end means for its story (issue 19 "Behaviour"): verified and completed → merge; the story's time ran
+ * out → failed `story_timeout`; stopped or cancelled while the run ends → back to pending, its branch kept
+ * (`release`); blocked → failed with the lane's reason; any other end (stalled, failed, a lane cap, a crash of the
+ * lane) → failed `lane_failed`. Pure.
+ */
+export function decideLaneEnd(o: LaneEndObservation): { kind: 'merge' } | { kind: 'release'; reason: string } | { kind: 'fail'; phase: string; reason: string } {
+  if (o.storyVerified && o.end === 'completed') return { kind: 'merge' };
+  if (o.timedOut) return { kind: 'fail', phase: 'story_timeout', reason: `the story ran out of time (storyTimeoutMs): ${o.reason}` };
+  if (o.runEnding && (o.end === 'stopped' || o.end === 'cancelled' || o.end === 'capReached')) return { kind: 'release', reason: `the run ended ${o.end}: ${o.reason}` };
+  if (o.blocked !== null) return { kind: 'fail', phase: 'blocked', reason: o.blocked };
+  return { kind: 'fail', phase: 'lane_failed', reason: `the lane ended ${o.end}: ${o.reason}` };
+}
+
+/**
+ * What a merge of a lane's branch means (issue 19): a conflict fails the story `merge_conflict` naming the files
+ * (the branch is kept for a person); a red feature-branch gate after the merge undoes the merge and fails the story
+ * `merge_regression`; else the story passed. `gate` null: the run has no gates. Pure.
+ */
+export function decideMerge(o: { merge: { kind: 'merged' } | { kind: 'conflict'; files: readonly string[]; detail: string }; gate: { passed: boolean; reason: string } | null }): { kind: 'passed' } | { kind: 'fail'; phase: 'merge_conflict' | 'merge_regression'; reason: string; files?: string[]; undo: boolean } {
+  if (o.merge.kind === 'conflict') return { kind: 'fail', phase: 'merge_conflict', reason: `merge conflict in ${o.merge.files.join(', ') || '(unknown files)'}${o.merge.detail ? `: ${o.merge.detail}` : ''}`, files: [...o.merge.files], undo: false };
+  if (o.gate && !o.gate.passed) return { kind: 'fail', phase: 'merge_regression', reason: `the feature branch's gate is red after the merge: ${o.gate.reason}`, undo: true };
+  return { kind: 'passed' };
+}

@@ -26,6 +26,7 @@ import { carriedBaseline, decide, initialLaneState, initialRunState, sameItem, t
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
 import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
+import { recoverParallel } from './parallel/recovery';
 import { pruneRuns } from '../control/runPruning';
 import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
 import { isStorageError, makeSpaceReserve, ralphWritableProblem, STORAGE_EXIT, type SpaceReserve } from '../store/storageFailure';
@@ -130,6 +131,22 @@ export interface EngineOptions {
   parallel?: boolean;
   /** Most lanes at once in a parallel run (`--max-parallel N`, a whole number ≥ 1); default the configuration's. */
   maxParallel?: number;
+  /** Set by a parallel run's coordinator for each lane's engine (loop/parallel/coordinator.ts); never by a face. */
+  lane?: EngineLane;
+}
+
+/**
+ * What makes an engine one lane of a parallel run (issue 19): `folder` is then the lane's working tree (the agent's
+ * cwd, its gates, handoff and `.ralph/` of the lane), while the run's state root keeps the iteration streams; the
+ * lane works on `source` (its one story); iteration numbers are counted over every lane (`nextIteration`); the
+ * coordinator learns each agent's process group and token (`onAgent`) for crash recovery.
+ */
+export interface EngineLane {
+  index: number;
+  stateRoot: string;
+  source: WorkSource;
+  nextIteration(): number;
+  onAgent?(pid: number | null, token: string | null): void;
 }
 
 /** What {@link LoopEngine.run} resolves with. */
@@ -210,7 +227,7 @@ export async function unverifiedClaims(folder: string, source: WorkSource, basel
  * Every agent process is owned: on rotate, stop or cancel its group gets SIGTERM, then SIGKILL after the grace,
  * and the engine waits for it before going on.
  */
-export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
+export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> {
   readonly runId: string;
   private readonly timing: EngineTiming;
   private readonly folder: string;
@@ -298,10 +315,15 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
   /** Runs the loop to its end. Throws {@link EngineRefusal} before starting when it cannot run. */
   async run(): Promise<RunResult> {
+    // A parallel run (issue 19) is a coordinator of lanes, each an engine of its own (loop/parallel/coordinator.ts).
+    if (!this.o.lane && (this.o.parallel ?? this.o.config.parallel)) {
+      const parallel = await import('./parallel/coordinator');
+      if (parallel.parallelApplies(this.folder, this.o)) return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
+    }
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const actor = resolveActor(this.folder);
     this.actor = actor;
-    const source = this.pickSource(actor, this.firstItemSource());
+    const source = this.o.lane?.source ?? this.pickSource(actor, this.firstItemSource());
     const unreadable = source.unreadable?.() ?? [];
     if (unreadable.length) throw new EngineRefusal(`${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`);
     const gates = await resolveGates(this.folder, this.o.config);
@@ -345,6 +367,8 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     const candidates = availableSources({ folder: this.folder, actor: this.actor });
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
+    // Lanes a crashed parallel run left (issue 19): stories and worktrees recovered before the usual crash rule.
+    if (!this.o.lane) for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs).catch((err: Error) => ({ notes: [`could not recover a parallel run's lanes: ${err.message}`] }))).notes) this.emitEvent({ type: 'warning', message: note });
     const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs);
     for (const skipped of skippedRunRecords(this.folder)) this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
     for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
@@ -858,7 +882,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
 
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
   private async runAgent(source: WorkSource, item: WorkItem | null, purpose: IterationPurpose, attempt: number, attemptKind: AttemptKind, attemptsText: string, taskText?: string, maxAttempts?: number): Promise<IterationOutcome> {
-    this.iteration++;
+    this.iteration = this.o.lane ? this.o.lane.nextIteration() : this.iteration + 1;
     const n = this.iteration;
     await rm(ralphFile(this.folder, 'contextWarning'), { force: true });
     const handoff = await readHandoff(this.folder);
@@ -883,7 +907,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
     await updateRunRecord(this.folder, this.runId, { state: 'running', iteration: n, currentItem: item ? { source: item.source, id: item.id, title: item.title } : null });
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
-    const raw = new IterationStreamWriter(this.folder, this.runId, n);
+    const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
     const iterationStartedAt = Date.now();
     let lastOutputAt = iterationStartedAt;
     let watchdogTimer: NodeJS.Timeout | undefined;
@@ -920,6 +944,7 @@ export class LoopEngine extends EventEmitter<{ event: [EngineEvent] }> {
       watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
     };
     watchdogTimer = setTimeout(watch, 50);
+    this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
     await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) }).catch(async (err: unknown) => {
       // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.

@@ -4,6 +4,7 @@ import { isRootRefusal } from '../stream/classify';
 import { redactEvent } from '../trust/redact';
 import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
+import { laneMergeIcon } from '../model/runEvent';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
 
 /** The activity-log label of each iteration ending (seed-systems.md §3.6, §3.12). */
@@ -115,6 +116,8 @@ export class ActivityFormatter {
         return [`✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`];
       case 'attemptFailed':
         return [`❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
+      case 'laneMerge':
+        return [`${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}): ${e.reason}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`];
       case 'itemBlocked':
         return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
       case 'claimPutBack':

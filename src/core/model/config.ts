@@ -37,6 +37,15 @@ const ralphConfigShape = {
   maxCostUsd: z.number().nonnegative().default(0),
   /** Stop the run after this many minutes of wall time; 0 = no cap. */
   maxWallTimeMinutes: z.number().nonnegative().default(0),
+  /**
+   * Run independent quantum stories at once, each on its own lane in a git worktree `.ql-wt/<id>` (issue 19;
+   * `ralph run --parallel`). Only the quantum source runs in parallel; a parallel run needs a clean git folder.
+   */
+  parallel: z.boolean().default(false),
+  /** Most lanes (stories at once) of a parallel run (`--max-parallel N`). */
+  maxParallel: z.number().int().positive().default(4),
+  /** Longest one story may take across its iterations in a parallel run, ms (default 15 minutes); its lane is then ended. */
+  storyTimeoutMs: z.number().int().positive().default(900_000),
   /** After blocking an item that ran out of attempts, go on with other ready work instead of pausing the run. */
   continueOnBlocked: z.boolean().default(false),
   /** Minutes an item waits for the answer to its agent's question before the run stops as stalled; 0 = wait for ever. */

@@ -169,6 +169,17 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    * Never written by our engine; the follower produces it.
    */
   ev('output', { iteration: z.number().nullable(), text: z.string() }),
+  /**
+   * A parallel run's lane came back (issue 19): its story's branch `branch` was merged into the feature branch
+   * (`merged`), or not: `conflict` (the merge was aborted; `files` the conflicting paths, the branch kept),
+   * `regression` (the feature branch's gate went red after the merge: the merge was undone), `failed` (the story
+   * failed in its lane), `released` (stopped or cancelled: the story is pending again, its branch kept). `durationMs`:
+   * the merge and the feature branch's gate, ms (0 when nothing was merged).
+   */
+  ev('laneMerge', {
+    item: workItemRefSchema, branch: z.string(), outcome: z.enum(['merged', 'conflict', 'regression', 'failed', 'released']),
+    reason: z.string(), files: z.array(z.string()).optional(), durationMs: z.number(),
+  }),
   /** The run ended: terminal state, reason, progress.txt completion reason, exit code, totals (USD). */
   ev('runEnded', {
     state: runEndStateSchema, reason: z.string(), completionReason: z.string(), exitCode: z.number(), iterations: z.number(),
@@ -182,6 +193,11 @@ export type EngineEvent = z.infer<typeof engineEventSchema>;
 export type EngineEventType = EngineEvent['type'];
 /** The event of one type. */
 export type EngineEventOf<T extends EngineEventType> = Extract<EngineEvent, { type: T }>;
+
+/** The mark of a lane's end in the activity lines (issue 19): merged, given back, or failed. */
+export function laneMergeIcon(outcome: EngineEventOf<'laneMerge'>['outcome']): string {
+  return outcome === 'merged' ? '🔀' : outcome === 'released' ? '↩' : '❌';
+}
 
 /** Every known event type (the discriminator values of {@link engineEventSchema}). */
 export const ENGINE_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypes);

@@ -1,0 +1,62 @@
+/**
+ * Parallel lanes benchmark (issue 19; `npm run bench` / `node scripts/bench.mjs lanes`): eight independent quantum
+ * stories, a stub agent of fixed duration (test/support/stubs/laneAgent.cjs sleeping BENCH_LANES_STORY_MS, default
+ * 1500 ms; not the real CLI: four real CLIs on two cores would measure the CPU, not the scheduling), real git.
+ *   - lanes.wallRatio: wall time with --max-parallel 4 over --max-parallel 1 (target ≤ 0.35);
+ *   - lanes.mergeMsPerStory: the merge and the feature branch's gate per story, mean ms (laneMerge durationMs).
+ * Prints one JSON object per line. Temporary folders are deleted at the end.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LoopEngine } from '../src/core/loop/engine';
+import { ralphConfigSchema } from '../src/core/model/config';
+
+const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
+const STORIES = 8;
+const storyMs = Number(process.env.BENCH_LANES_STORY_MS ?? 1500);
+const stub = path.resolve(__dirname, '..', '..', 'test', 'support', 'stubs', 'laneAgent.cjs');
+
+function gitIn(dir: string, ...args: string[]): void {
+  execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+}
+
+async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: number[] }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-lanes-'));
+  try {
+    const stories = Array.from({ length: STORIES }, (_, i) => ({ id: `S${i + 1}`, title: `story ${i + 1}`, priority: i + 1, status: 'pending', dependsOn: [], filePaths: [`s${i + 1}.txt`] }));
+    fs.writeFileSync(path.join(dir, 'quantum.json'), JSON.stringify({ project: 'bench', stories }, null, 2) + '\n');
+    fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
+    const plan = Object.fromEntries(stories.map((s) => [s.id, { write: { [`s${s.id.slice(1)}.txt`]: `${s.id}\n` }, sleepMs: storyMs }]));
+    fs.writeFileSync(path.join(dir, '..', `${path.basename(dir)}.plan.json`), JSON.stringify(plan));
+    gitIn(dir, 'init', '-q', '-b', 'main');
+    gitIn(dir, 'config', 'user.email', 'bench@example.invalid');
+    gitIn(dir, 'config', 'user.name', 'bench');
+    gitIn(dir, 'add', '-A');
+    gitIn(dir, 'commit', '-q', '-m', 'initial');
+    const config = ralphConfigSchema.parse({ claudePath: stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } });
+    const engine = new LoopEngine({ folder: dir, config, source: 'quantum', parallel: true, maxParallel, agentEnv: { LANE_STUB_PLAN: path.join(dir, '..', `${path.basename(dir)}.plan.json`) } });
+    const mergeMs: number[] = [];
+    engine.on('event', (e) => { if (e.type === 'laneMerge' && e.outcome === 'merged') mergeMs.push(e.durationMs); });
+    const t0 = performance.now();
+    const r = await engine.run();
+    const wallMs = performance.now() - t0;
+    if (r.state !== 'completed' || r.done !== STORIES) throw new Error(`bench run ended ${r.state} (${r.done}/${r.total}): ${r.reason}`);
+    return { wallMs, mergeMs };
+  } finally {
+    fs.rmSync(path.join(dir, '..', `${path.basename(dir)}.plan.json`), { force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const one = await once(1);
+  const four = await once(4);
+  const ratio = four.wallMs / one.wallMs;
+  emit({ name: 'lanes.wallRatio', value: Number(ratio.toFixed(3)), unit: 'ratio', target: 0.35, stories: STORIES, storyMs, wallMs1: Math.round(one.wallMs), wallMs4: Math.round(four.wallMs) });
+  const all = [...one.mergeMs, ...four.mergeMs];
+  emit({ name: 'lanes.mergeMsPerStory', value: Math.round(all.reduce((a, b) => a + b, 0) / Math.max(1, all.length)), unit: 'ms', merges: all.length });
+}
+
+main().catch((err) => { console.error(err); process.exit(1); });

@@ -1,0 +1,407 @@
+import { existsSync } from 'node:fs';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { availableSources } from '../workSource';
+import { createRunRecord, updateRunRecord } from '../../control/runRecords';
+import { listRuns } from '../../control/runs';
+import { honourStop, ralphRunDir } from '../../control/sentinels';
+import { pruneRuns } from '../../control/runPruning';
+import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
+import { runGateExclusive } from '../../gates/gateCall';
+import { ralphFile } from '../../model/ralphPaths';
+import { isoString } from '../../model/time';
+import { resolveActor } from '../../sources/actor';
+import { readQuantum } from '../../sources/quantum/readQuantum';
+import { tryHoldLock } from '../../store/fileLock';
+import { recoverCrashedRuns } from '../crashRecovery';
+import { decideCoordinator, decideLaneEnd, decideMerge, type RunEnd } from '../decide';
+import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
+import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
+import { SentinelWatcher } from '../sentinelWatcher';
+import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
+import { LaneStorySource } from './laneSource';
+import { laneEnded, laneStarted, type StoryEnd } from './quantumRuntime';
+import { recoverParallel } from './recovery';
+import { pickRound } from './rounds';
+
+/**
+ * The coordinator of a parallel run (issue 19 "Lanes"): the run's caps, sentinels, cost, run.json and merging, over
+ * lanes that each run the usual engine (engine.ts with {@link EngineOptions.lane}) on one quantum story in its own
+ * git worktree. The rules are pure functions in decide.ts (`decideCoordinator`, `decideLaneEnd`, `decideMerge`) and
+ * rounds.ts (`pickRound`); this file observes, asks them, and acts. One merge at a time, each followed by the feature
+ * branch's gate. Events carry their lane (lane 0: the run's own).
+ */
+
+/** Does a run with these options run in parallel: the quantum source, named or the folder's first source. */
+export function parallelApplies(folder: string, o: EngineOptions): boolean {
+  if (o.source) return o.source === 'quantum';
+  const first = availableSources({ folder, actor: 'unknown' })[0];
+  return first?.kind === 'quantum';
+}
+
+/** One running lane. */
+interface Lane {
+  index: number;
+  story: WorkItemRef;
+  tree: string;
+  branch: string;
+  source: LaneStorySource;
+  abort: AbortController;
+  timedOut: boolean;
+  done: Promise<void>;
+  iteration: number | null;
+  agentPgid: number | null;
+  agentToken: string | null;
+  /** Its end is being recorded: no longer one of quantum.json's `activeWorktrees`. */
+  settled: boolean;
+}
+
+/**
+ * Runs a parallel run to its end (called by `LoopEngine.run` when `parallel` is asked for a quantum source).
+ * Refuses (EngineRefusal) outside a git repository, with uncommitted changes to tracked files (merges happen in the
+ * folder), without gates unless `noGates`, or with `item`. `emit` gets every event with its lane.
+ */
+export async function runParallel(o: EngineOptions, runId: string, emit: (e: EngineEvent, lane: number) => void): Promise<RunResult> {
+  const folder = path.resolve(o.folder);
+  if (o.item) throw new EngineRefusal('--item cannot be used with a parallel run: the rounds pick the stories (run without --parallel to begin with one story).');
+  const inside = await git(folder, ['rev-parse', '--show-toplevel'], { reject: false });
+  if (inside.exitCode !== 0) throw new EngineRefusal(`A parallel run needs a git repository: ${folder} is not one (lanes are git worktrees merged back into the feature branch). Run without --parallel, or \`git init\` and commit first.`);
+  if (path.resolve(inside.stdout.trim()) !== folder) throw new EngineRefusal(`A parallel run needs the repository's top folder (${inside.stdout.trim()}), not ${folder}.`);
+  // quantum.json is the runner's own (its statuses change during the run; lanes never commit it).
+  const dirty = (await git(folder, ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'])).stdout.trim();
+  if (dirty) throw new EngineRefusal(`A parallel run refuses to start while tracked files have uncommitted changes (the lanes merge into this folder); commit or stash them first:\n${dirty.split('\n').slice(0, 10).map((l) => `  ${l}`).join('\n')}`);
+  const q = readQuantum(folder);
+  if (!q?.doc) throw new EngineRefusal(q?.problem ? `${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}` : `No quantum.json in ${folder}: only quantum stories run in parallel.`);
+  const gates = await resolveGates(folder, o.config);
+  if (!gates && !o.noGates) throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
+  const releaseLock = await tryHoldLock(ralphFile(folder, 'engineLock'), (err) => emit({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }, 0));
+  if (!releaseLock) {
+    const active = listRuns(folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
+    throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
+  }
+  try {
+    return await new Coordinator(o, folder, runId, gates, emit).run();
+  } finally {
+    await releaseLock().catch((err: Error) => emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0));
+  }
+}
+
+class Coordinator {
+  private readonly timing;
+  private readonly lanes = new Map<number, Lane>();
+  private iterations = 0;
+  private cost = 0;
+  private round = 0;
+  private mergeChain: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+  private dispatcher!: LaneDispatcher;
+  private feature = '';
+  private sentinels!: SentinelWatcher;
+  private startedAt = '';
+  private runEnding = false;
+  private readonly maxParallel: number;
+  private readonly storyTimeoutMs: number;
+  private lastProgress = '';
+
+  constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void) {
+    this.timing = { ...timingFromConfig(o.config), ...o.timing };
+    this.maxParallel = Math.max(1, o.maxParallel ?? o.config.maxParallel);
+    this.storyTimeoutMs = o.config.storyTimeoutMs;
+  }
+
+  private emit(e: EngineEvent, lane = 0): void {
+    this.emitLane(e, lane);
+  }
+
+  private warn(what: string): (err: unknown) => void {
+    return (err) => this.emit({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
+  }
+
+  async run(): Promise<RunResult> {
+    const o = this.o;
+    const maxIterations = o.maxIterations ?? o.config.maxIterations;
+    const maxCost = o.maxCostUsd ?? o.config.maxCostUsd;
+    const maxWallMs = o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000;
+    await this.useFeatureBranch();
+    await excludeRunnerFiles(this.folder);
+    // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
+    for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes) this.emit({ type: 'warning', message: note });
+    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: resolveActor(this.folder) }), this.timing.killGraceMs);
+    for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
+    await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
+    await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
+    const agent = o.agent ?? o.config.agent;
+    const record = await createRunRecord(this.folder, {
+      runId: this.runId, state: 'running', agent, source: { kind: 'quantum', label: 'quantum.json' },
+      config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: o.config.model, noGates: !!o.noGates }, agentPgid: null,
+      ...({ parallel: { maxParallel: this.maxParallel, featureBranch: this.feature }, lanes: [] } as object),
+    });
+    this.startedAt = record.startedAt;
+    this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
+    this.sentinels.on('change', () => this.poke());
+    const onAbort = () => this.poke();
+    o.signal?.addEventListener('abort', onAbort);
+    this.emit({ type: 'runStarted', runId: this.runId, folder: this.folder, source: `quantum.json (parallel, up to ${this.maxParallel} lanes, feature branch ${this.feature})`, agent, maxIterations, gates: this.gates?.commands ?? {}, maxCostUsd: maxCost, pid: process.pid });
+    await this.reportProgress(true);
+    const t0 = Date.now();
+    let end: RunEnd;
+    let stopHonoured = false;
+    try {
+      for (;;) {
+        const c = this.sentinels.check();
+        const stop = c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null;
+        const stories = readQuantum(this.folder)?.doc?.data.stories ?? [];
+        const running = [...this.lanes.values()].map((l) => l.story.id);
+        const d = decideCoordinator({ maxIterations, maxCostUsd: maxCost, maxWallMs }, {
+          cancelled: o.signal?.aborted ?? false, stop, pause: c.pause.length > 0, costUsd: this.cost, iterations: this.iterations,
+          elapsedMs: Date.now() - t0, running: running.length, ready: pickRound(stories, running, this.maxParallel).length,
+          allPassed: stories.length > 0 && stories.every((s) => s.status === 'passed'), stories: stories.length,
+        });
+        await this.mirrorSentinels(stop !== null || d.kind === 'drain', c.pause.length > 0);
+        if (stop && !stopHonoured && (d.kind === 'drain' || d.kind === 'end')) { stopHonoured = true; await honourStop(c).catch(this.warn('could not honour STOP')); }
+        if (d.kind === 'end') { end = d.end; break; }
+        if (d.kind === 'drain') {
+          this.runEnding = true;
+          this.emit({ type: 'warning', message: `${d.end.reason}: letting ${this.lanes.size} lane(s) finish their iteration` });
+          await this.drain();
+          end = d.end;
+          break;
+        }
+        if (d.kind === 'dispatch') {
+          const free = this.maxParallel - running.length;
+          const ids = pickRound(stories, running, free);
+          if (ids.length) {
+            this.round++;
+            for (const id of ids) await this.startLane(id);
+            continue;
+          }
+        }
+        await this.nextChange(1000);
+      }
+    } catch (err) {
+      end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
+      this.runEnding = true;
+      for (const l of this.lanes.values()) l.abort.abort();
+      await this.drain().catch(this.warn('could not end the lanes'));
+    } finally {
+      o.signal?.removeEventListener('abort', onAbort);
+      this.sentinels.close();
+    }
+    await this.mergeChain;
+    const progress = this.progress();
+    const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
+    await updateRunRecord(this.folder, this.runId, {
+      state: finalState, currentItem: null, iteration: this.iterations, completion: { reason: end.completionReason, at: isoString(Date.now()) },
+      endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, ...({ lanes: [] } as object),
+    }).catch(this.warn('could not write the end to run.json'));
+    const exitCode = EXIT_CODES[end.state];
+    this.emit({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total });
+    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total };
+  }
+
+  /** The feature branch: quantum.json's `branchName` (checked out, created from HEAD when missing), else the branch checked out now. */
+  private async useFeatureBranch(): Promise<void> {
+    const want = readQuantum(this.folder)?.doc?.data.branchName?.trim();
+    const current = (await git(this.folder, ['rev-parse', '--abbrev-ref', 'HEAD'])).stdout.trim();
+    if (want && want !== current) {
+      const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${want}`], { reject: false })).exitCode === 0;
+      await git(this.folder, exists ? ['checkout', '-q', want] : ['checkout', '-q', '-b', want]);
+      this.emit({ type: 'warning', message: `checked out the feature branch ${want} (quantum.json branchName)${exists ? '' : ', created from ' + current}` });
+    }
+    this.feature = want || current;
+    if (this.feature === 'HEAD') throw new EngineRefusal('A parallel run needs a branch checked out (HEAD is detached): check out the feature branch, or set quantum.json "branchName".');
+    this.dispatcher = new GitWorktreeDispatcher(this.folder, this.feature);
+  }
+
+  private poke(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  /** Waits until a lane ends, a sentinel changes, cancel, or `ms` pass. */
+  private nextChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => { this.wake = null; resolve(); }, ms);
+      this.wake = () => { clearTimeout(t); resolve(); };
+    });
+  }
+
+  /** Waits for every running lane (and its merge) to end. */
+  private async drain(): Promise<void> {
+    while (this.lanes.size) {
+      await this.mirrorSentinels(true, false);
+      await this.nextChange(500);
+    }
+    await this.mergeChain;
+  }
+
+  /** STOP and PAUSE of the run, passed on to every lane's own run folder (each lane engine watches its own). */
+  private async mirrorSentinels(stop: boolean, pause: boolean): Promise<void> {
+    for (const l of this.lanes.values()) {
+      const dir = ralphRunDir(l.tree, this.runId);
+      if (!existsSync(dir)) continue;
+      const stopFile = path.join(dir, 'STOP');
+      const pauseFile = path.join(dir, 'PAUSE');
+      if (stop && !existsSync(stopFile)) await writeFile(stopFile, 'the parallel run stops\n').catch(this.warn(`could not pass STOP to lane ${l.index}`));
+      if (pause && !existsSync(pauseFile)) await writeFile(pauseFile, 'the parallel run is paused\n').catch(this.warn(`could not pass PAUSE to lane ${l.index}`));
+      if (!pause && existsSync(pauseFile)) await rm(pauseFile, { force: true });
+    }
+  }
+
+  private freeIndex(): number {
+    for (let i = 1; ; i++) if (!this.lanes.has(i)) return i;
+  }
+
+  private lanesWrite: Promise<void> = Promise.resolve();
+
+  /** Writes run.json `lanes[]`; one write at a time, each taking the lanes as they are when it runs (never an older view last). */
+  private writeLanes(): Promise<void> {
+    this.lanesWrite = this.lanesWrite.then(() => this.writeLanesNow());
+    return this.lanesWrite;
+  }
+
+  private async writeLanesNow(): Promise<void> {
+    const lanes = [...this.lanes.values()].map((l) => ({ lane: l.index, item: l.story.id, worktree: path.relative(this.folder, l.tree), branch: l.branch, iteration: l.iteration, agentPgid: l.agentPgid, agentToken: l.agentToken }));
+    await updateRunRecord(this.folder, this.runId, { ...({ lanes } as object), iteration: this.iterations, costUsd: this.cost }).catch(this.warn('could not write the lanes to run.json'));
+  }
+
+  private async startLane(id: string): Promise<void> {
+    const index = this.freeIndex();
+    const doc = readQuantum(this.folder)?.doc;
+    const s = doc?.data.stories.find((x) => x.id === id);
+    const story: WorkItemRef = { source: 'quantum', id, title: s?.title ?? '' };
+    const created = await this.dispatcher.create(id).catch((err: Error) => { this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` }); return null; });
+    if (!created) {
+      await laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees()).catch(this.warn(`could not record ${id} failed`));
+      return;
+    }
+    // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
+    for (const name of ['commandPolicy', 'config', 'prompts'] as const) {
+      const from = ralphFile(this.folder, name);
+      if (existsSync(from)) await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`));
+    }
+    const source = new LaneStorySource(this.folder, id, resolveActor(this.folder));
+    const abort = new AbortController();
+    const lane: Lane = { index, story, tree: created.tree, branch: created.branch, source, abort, timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false };
+    this.lanes.set(index, lane);
+    await laneStarted(this.folder, id, path.relative(this.folder, created.tree), this.round, this.activeTrees());
+    await this.writeLanes();
+    if (created.reused) this.emit({ type: 'warning', message: `lane ${index}: ${id} takes up its kept branch ${created.branch}` }, index);
+    lane.done = this.runLane(lane).catch(this.warn(`lane ${index} (${id})`)).finally(() => {
+      this.lanes.delete(index);
+      void this.writeLanes();
+      this.poke();
+    });
+  }
+
+  private activeTrees(): string[] {
+    return [...this.lanes.values()].filter((l) => !l.settled).map((l) => path.relative(this.folder, l.tree));
+  }
+
+  /** One lane: its engine over its story in its tree, then what its end means (merge, fail, release). */
+  private async runLane(lane: Lane): Promise<void> {
+    const o = this.o;
+    const signals = [lane.abort.signal, ...(o.signal ? [o.signal] : [])];
+    const engine = new LoopEngine({
+      folder: lane.tree, config: { ...o.config, notify: '', parallel: false }, agent: o.agent, noGates: o.noGates,
+      maxIterations: o.maxIterations ?? o.config.maxIterations, maxCostUsd: 0, maxWallTimeMs: this.storyTimeoutMs,
+      reviewer: o.reviewer, continueOnBlocked: true, agentEnv: o.agentEnv, timing: o.timing, signal: AbortSignal.any(signals), runId: this.runId,
+      lane: {
+        index: lane.index, stateRoot: this.folder, source: lane.source,
+        nextIteration: () => ++this.iterations,
+        onAgent: (pid, token) => { lane.agentPgid = pid; lane.agentToken = token; void this.writeLanes(); },
+      },
+    });
+    engine.on('event', (e) => this.fromLane(lane, e));
+    const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
+    let result: { state: RunResult['state']; reason: string };
+    try {
+      result = await engine.run();
+    } catch (err) {
+      result = { state: 'failed', reason: (err as Error).message };
+    } finally {
+      clearTimeout(timer);
+    }
+    const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false) });
+    // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
+    await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
+    // One merge at a time: the lanes' merges, gates and records go through one chain.
+    const step = this.mergeChain.then(() => this.endLane(lane, d));
+    this.mergeChain = step.then(() => undefined, () => undefined);
+    await step;
+    // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or the next lane).
+    await this.dispatcher.remove(lane.story.id).catch(this.warn(`could not remove ${LANE_DIR}/${lane.story.id}`));
+  }
+
+  /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
+  private async endLane(lane: Lane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
+    const id = lane.story.id;
+    let end: StoryEnd;
+    let outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released';
+    let files: string[] | undefined;
+    let durationMs = 0;
+    if (d.kind === 'merge') {
+      const t0 = Date.now();
+      const merged = await this.dispatcher.merge(id);
+      const gate = merged.kind === 'merged' ? await this.featureGate(lane) : null;
+      const m = decideMerge({ merge: merged, gate });
+      if (m.kind === 'fail' && m.undo && merged.kind === 'merged') await this.dispatcher.undoMerge(merged.before);
+      durationMs = Date.now() - t0;
+      if (m.kind === 'passed') { end = { kind: 'passed' }; outcome = 'merged'; }
+      else { end = { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) }; outcome = m.phase === 'merge_conflict' ? 'conflict' : 'regression'; files = m.files; }
+    } else if (d.kind === 'release') {
+      end = { kind: 'released' };
+      outcome = 'released';
+    } else {
+      end = { kind: 'failed', phase: d.phase, reason: d.reason };
+      outcome = 'failed';
+    }
+    lane.settled = true;
+    const others = this.activeTrees();
+    await laneEnded(this.folder, id, end, others);
+    const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
+    this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
+    if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
+    else if (end.kind === 'failed') this.emit({ type: 'itemBlocked', item: lane.story, reason: `${end.phase}: ${end.reason}` }, lane.index);
+    await this.reportProgress();
+  }
+
+  /** The feature branch's gate after a merge (the final tier, else the next one there is), in the folder itself. */
+  private async featureGate(lane: Lane): Promise<{ passed: boolean; reason: string } | null> {
+    if (!this.gates) return null;
+    const g = gateCommandFor(this.gates, 'final');
+    if (!g) return null;
+    this.emit({ type: 'gateStarted', tier: g.tier, command: g.command }, lane.index);
+    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });
+    this.emit({ type: 'gateResult', tier: g.tier as GateTier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines }, lane.index);
+    return { passed: r.exitCode === 0, reason: `${g.tier} gate exit ${r.exitCode}: ${r.failingLines.slice(0, 3).join(' | ') || r.tail.slice(-3).join(' | ') || 'no output'}` };
+  }
+
+  /** A lane's event, passed on with its lane; the lane's own run start, end and progress are the coordinator's to report. */
+  private fromLane(lane: Lane, e: EngineEvent): void {
+    if (e.type === 'runStarted' || e.type === 'runEnded' || e.type === 'progress' || e.type === 'verified') return;
+    if (e.type === 'iterationStarted') lane.iteration = e.iteration;
+    if (e.type === 'iterationEnded') {
+      this.cost += e.totals.costUsd;
+      lane.agentPgid = null;
+      lane.agentToken = null;
+      void this.writeLanes();
+      this.poke();
+    }
+    this.emit(e, lane.index);
+  }
+
+  private progress(): { done: number; total: number } {
+    const stories = readQuantum(this.folder)?.doc?.data.stories ?? [];
+    return { done: stories.filter((s) => s.status === 'passed').length, total: stories.length };
+  }
+
+  private async reportProgress(force = false): Promise<void> {
+    const p = this.progress();
+    const text = `${p.done}/${p.total} done`;
+    if (!force && text === this.lastProgress) return;
+    this.lastProgress = text;
+    this.emit({ type: 'progress', done: p.done, total: p.total, text });
+  }
+}

@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { execa } from 'execa';
+
+/**
+ * How a lane of a parallel run gets a working tree and comes back (issue 19 "Lanes"): create it from the feature
+ * branch, save what the agent left, merge it back, remove it. The coordinator (coordinator.ts) only talks to this
+ * interface, so another way of running lanes (a container, another machine: docs/distributed-lanes.md) can be added
+ * without touching the engine. {@link GitWorktreeDispatcher} is the one implementation: git worktrees under
+ * `.ql-wt/<id>` on branches `ql-wt/<id>` (quantum-loop's names, seed-systems.md §4.6).
+ */
+export interface LaneDispatcher {
+  /** The working tree of story `id` (absolute) and its branch, created from the feature branch's head, or reused. */
+  create(id: string): Promise<{ tree: string; branch: string; reused: boolean }>;
+  /**
+   * Commits what the agent left uncommitted in the tree (runner files excluded: `.ralph/`, quantum.json), so
+   * nothing done in a lane is lost. Returns the new commit's sha, or null when there was nothing to commit.
+   */
+  saveLeftovers(id: string, message: string): Promise<string | null>;
+  /** Merges the story's branch into the feature branch (`--no-ff --no-edit`); one merge at a time is the caller's rule. */
+  merge(id: string): Promise<MergeOutcome>;
+  /** Undoes the merge `outcome` made (a regression): the feature branch goes back to `before`; the story's branch is kept. */
+  undoMerge(before: string): Promise<void>;
+  /** Removes the story's working tree (its branch is kept). */
+  remove(id: string): Promise<void>;
+}
+
+/** What a merge did: merged (with the sha before it), or a conflict (aborted) naming the conflicting paths. */
+export type MergeOutcome = { kind: 'merged'; before: string; after: string } | { kind: 'conflict'; files: string[]; detail: string };
+
+/** The branch of story `id` (quantum-loop's naming). */
+export const laneBranch = (id: string): string => `ql-wt/${id}`;
+/** The folder holding the lanes' working trees, relative to the repository folder. */
+export const LANE_DIR = '.ql-wt';
+/** The working tree of story `id` under `folder`. */
+export const laneTree = (folder: string, id: string): string => path.join(folder, LANE_DIR, id);
+
+/** Files of the runner a lane never commits: the engine's copy of quantum.json and its temp file (`.ralph/` is excluded by info/exclude). */
+const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
+
+/** Runs git in `cwd`; throws with git's own message on a non-zero exit. */
+export async function git(cwd: string, args: string[], opts: { reject?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+  const r = await execa('git', args, { cwd, reject: false, stdin: 'ignore', env: { GIT_TERMINAL_PROMPT: '0' } });
+  const out = { stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), exitCode: r.exitCode ?? 1 };
+  if (out.exitCode !== 0 && opts.reject !== false) throw new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+  return out;
+}
+
+/**
+ * Keeps `.ralph/` and `.ql-wt/` out of every worktree's status through the repository's `info/exclude` (shared by
+ * all worktrees of the repository, never committed), so a lane's tree is clean and a parallel run never edits a
+ * tracked `.gitignore`.
+ */
+export async function excludeRunnerFiles(folder: string): Promise<void> {
+  const common = (await git(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).stdout.trim();
+  const file = path.join(common, 'info', 'exclude');
+  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
+  const lines = text.split('\n').map((l) => l.trim());
+  const missing = ['/.ralph/', `/${LANE_DIR}/`].filter((l) => !lines.includes(l));
+  if (!missing.length) return;
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n`);
+}
+
+/** `-c user.name/user.email` for the runner's own commits when git has no identity configured (else none: the person's). */
+async function identity(cwd: string): Promise<string[]> {
+  const name = (await git(cwd, ['config', 'user.name'], { reject: false })).stdout.trim();
+  const email = (await git(cwd, ['config', 'user.email'], { reject: false })).stdout.trim();
+  return [...(name ? [] : ['-c', 'user.name=Ralph']), ...(email ? [] : ['-c', 'user.email=ralph@localhost'])];
+}
+
+/** The lanes as git worktrees of the repository at `folder`, branched from and merged into `featureBranch`. */
+export class GitWorktreeDispatcher implements LaneDispatcher {
+  private mergeIdentity: Promise<string[]> | undefined;
+  constructor(private readonly folder: string, private readonly featureBranch: string) {}
+
+  async create(id: string) {
+    const tree = laneTree(this.folder, id);
+    const branch = laneBranch(id);
+    const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { reject: false })).exitCode === 0;
+    await mkdir(path.dirname(tree), { recursive: true });
+    // A branch kept from an earlier lane (a crash, a stop) is taken up again: what it committed is not lost.
+    if (exists) await git(this.folder, ['worktree', 'add', tree, branch]);
+    else await git(this.folder, ['worktree', 'add', '-b', branch, tree, this.featureBranch]);
+    return { tree, branch, reused: exists };
+  }
+
+  async saveLeftovers(id: string, message: string) {
+    const tree = laneTree(this.folder, id);
+    if (!existsSync(tree)) return null;
+    await git(tree, ['add', '-A']);
+    // The runner's files are never a lane's work (ignored ones, .ralph/ and .ql-wt/, are never added at all).
+    for (const f of RUNNER_FILES) if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
+    const staged = await git(tree, ['diff', '--cached', '--quiet'], { reject: false });
+    if (staged.exitCode === 0) return null;
+    await git(tree, [...(await identity(tree)), 'commit', '-q', '--no-verify', '-m', message]);
+    return (await git(tree, ['rev-parse', 'HEAD'])).stdout.trim();
+  }
+
+  async merge(id: string): Promise<MergeOutcome> {
+    const before = (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim();
+    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
+    if (r.exitCode === 0) return { kind: 'merged', before, after: (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim() };
+    const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+    await git(this.folder, ['merge', '--abort'], { reject: false });
+    const detail = (r.stdout + '\n' + r.stderr).trim().split('\n').filter(Boolean).slice(-3).join(' | ');
+    return { kind: 'conflict', files, detail };
+  }
+
+  async undoMerge(before: string) {
+    // --keep: the runner's own uncommitted quantum.json edits stay; refuses rather than lose a person's work.
+    await git(this.folder, ['reset', '--keep', before]);
+  }
+
+  async remove(id: string) {
+    const tree = laneTree(this.folder, id);
+    if (existsSync(tree)) await git(this.folder, ['worktree', 'remove', '--force', tree], { reject: false });
+    await git(this.folder, ['worktree', 'prune'], { reject: false });
+  }
+}

@@ -1,0 +1,192 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LoopEngine, type EngineOptions, type RunResult } from '../../../src/core/loop/engine';
+import { RunRecorder } from '../../../src/core/loop/recorder';
+import { ralphConfigSchema } from '../../../src/core/model/config';
+import type { EngineEvent } from '../../../src/core/model/runEvent';
+import { cliPath } from '../../support/cli';
+import { listProcesses } from '../../support/processes';
+import { repoRoot } from '../../support/repoRoot';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { git, gitInit, quantumJson, type StorySpec } from '../../support/workspace';
+
+/**
+ * Issue 19, the lanes engine: parallel quantum stories in git worktrees, with a stub agent (test/support/stubs/
+ * laneAgent.cjs: it finds its story in the prompt, does the step planned for it, commits, signals) and real git.
+ */
+const STUB = path.join(repoRoot, 'test', 'support', 'stubs', 'laneAgent.cjs');
+
+interface Ws { t: TempFolder; dir: string; plan: string; log: string }
+
+function makeRepo(stories: (StorySpec & { filePaths?: string[] })[], gates: Record<string, string> = { basic: 'true' }, extra: Record<string, unknown> = {}): Ws {
+  const t = makeTempFolder('ralph-lanes-');
+  const q = JSON.parse(quantumJson(stories)) as { stories: Record<string, unknown>[] };
+  stories.forEach((s, i) => { if (s.filePaths) q.stories[i]!.filePaths = s.filePaths; });
+  t.write('quantum.json', JSON.stringify({ ...q, ...extra }, null, 2) + '\n');
+  t.write('README.md', 'demo\n');
+  t.write('.gitignore', '.ralph/\n');
+  t.write('.ralph/config.json', JSON.stringify({ claudePath: STUB, gates, timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 } }));
+  gitInit(t, { commit: true });
+  const side = makeTempFolder('ralph-lanes-side-');
+  return { t, dir: t.dir, plan: side.write('plan.json', '{}'), log: side.file('log.txt') };
+}
+
+function plan(ws: Ws, steps: Record<string, unknown>): void {
+  fs.writeFileSync(ws.plan, JSON.stringify(steps));
+}
+
+function config(ws: Ws) {
+  return ralphConfigSchema.parse(JSON.parse(ws.t.read('.ralph/config.json')));
+}
+
+async function runParallel(ws: Ws, o: Partial<EngineOptions> = {}, onEvent?: (e: EngineEvent, lane: number, engine: LoopEngine) => void): Promise<{ result: RunResult; events: { e: EngineEvent; lane: number }[] }> {
+  const engine = new LoopEngine({ folder: ws.dir, config: config(ws), source: 'quantum', parallel: true, maxParallel: 4, agentEnv: { LANE_STUB_PLAN: ws.plan, LANE_STUB_LOG: ws.log }, ...o });
+  const recorder = new RunRecorder(ws.dir, engine.runId);
+  const events: { e: EngineEvent; lane: number }[] = [];
+  engine.on('event', (e, lane = 0) => { events.push({ e, lane }); recorder.record(e, lane); onEvent?.(e, lane, engine); });
+  const result = await engine.run();
+  await recorder.flush();
+  return { result, events };
+}
+
+const stories = (dir: string) => (JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')) as { stories: { id: string; status: string; retries: { failureLog: { phase: string; files?: string }[] } }[]; execution?: { activeWorktrees?: string[] } });
+const statusOf = (dir: string) => Object.fromEntries(stories(dir).stories.map((s) => [s.id, s.status]));
+const logLines = (ws: Ws) => (fs.existsSync(ws.log) ? fs.readFileSync(ws.log, 'utf8').trim().split('\n') : []);
+
+/** Nothing is left behind: no worktree, no lock of git's worktree list, no stub process. */
+function assertNothingLeft(ws: Ws): void {
+  assert.equal(git(ws.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, git(ws.dir, 'worktree', 'list'));
+  assert.deepEqual(fs.existsSync(path.join(ws.dir, '.ql-wt')) ? fs.readdirSync(path.join(ws.dir, '.ql-wt')) : [], []);
+  assert.equal(fs.existsSync(path.join(ws.dir, '.git', 'worktrees')) ? fs.readdirSync(path.join(ws.dir, '.git', 'worktrees')).length : 0, 0);
+  assert.deepEqual(listProcesses().filter((p) => p.cmdline.includes('laneAgent.cjs')).map((p) => p.cmdline), []);
+  assert.deepEqual(stories(ws.dir).execution?.activeWorktrees ?? [], []);
+}
+
+describe('parallel lanes (issue 19, stub agent, real git)', function () {
+  this.timeout(120_000);
+  const made: Ws[] = [];
+  const repo = (...a: Parameters<typeof makeRepo>) => { const w = makeRepo(...a); made.push(w); return w; };
+  afterEach(() => {
+    for (const w of made.splice(0)) { w.t.dispose(); fs.rmSync(path.dirname(w.plan), { recursive: true, force: true }); }
+  });
+
+  it('runs a round of independent stories at once and waits for a dependency to be merged before its dependent starts', async () => {
+    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'C', priority: 3, deps: ['A'] }]);
+    // A and B each wait until the other has started: they can only both pass when their lanes overlap.
+    plan(ws, { A: { waitFor: ['B'], write: { 'a.txt': 'a\n' } }, B: { waitFor: ['A'], write: { 'b.txt': 'b\n' } }, C: { seeFile: 'a.txt', write: { 'c.txt': 'c\n' } } });
+    const { result, events } = await runParallel(ws);
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statusOf(ws.dir), { A: 'passed', B: 'passed', C: 'passed' });
+    const lines = logLines(ws);
+    assert.ok(lines.includes('saw A B yes') && lines.includes('saw B A yes'), lines.join('\n'));
+    assert.ok(lines.includes('see C a.txt yes'), 'C started from the feature branch after A was merged');
+    // Spans overlap: both started before either ended.
+    const at = (k: string) => Number(lines.find((l) => l.startsWith(k))!.split(' ')[2]);
+    assert.ok(at('start B') < at('end A') && at('start A') < at('end B'));
+    const merges = events.filter((x) => x.e.type === 'laneMerge');
+    assert.deepEqual(merges.map((x) => (x.e as { outcome: string }).outcome), ['merged', 'merged', 'merged']);
+    assert.ok(new Set(events.filter((x) => x.e.type === 'iterationStarted').map((x) => x.lane)).size >= 2, 'iterations ran on two lanes');
+    assert.equal(git(ws.dir, 'rev-parse', '--abbrev-ref', 'HEAD'), 'ql/demo');
+    for (const f of ['a.txt', 'b.txt', 'c.txt']) assert.ok(ws.t.exists(f), `${f} merged into the feature branch`);
+    const log = fs.readFileSync(path.join(ws.dir, '.ralph', 'runs', result.runId, 'events.jsonl'), 'utf8');
+    assert.match(log, /"lane":2/);
+    assertNothingLeft(ws);
+  });
+
+  it('a merge conflict fails the right story, keeps its branch and names the file; a regression is undone and fails its story', async () => {
+    const ws = repo([{ id: 'P', priority: 1 }, { id: 'Q', priority: 2 }, { id: 'X', priority: 3 }, { id: 'Y', priority: 4 }],
+      // The feature branch's gate: x.txt and y.txt together are a regression (each alone is green in its lane).
+      { basic: 'true', final: '! { test -f x.txt && test -f y.txt; }' });
+    const maxAttempts = { maxAttempts: 1 };
+    const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
+    for (const s of q.stories) Object.assign(s.retries, maxAttempts);
+    ws.t.write('quantum.json', JSON.stringify(q, null, 2) + '\n');
+    git(ws.dir, 'commit', '-qam', 'one attempt each');
+    plan(ws, {
+      P: { waitFor: ['Q'], write: { 'same.txt': 'from P\n' }, sleepMs: 0 },
+      Q: { waitFor: ['P'], write: { 'same.txt': 'from Q\n' }, sleepMs: 600 },
+      X: { waitFor: ['Y'], write: { 'x.txt': 'x\n' } },
+      Y: { waitFor: ['X'], write: { 'y.txt': 'y\n' }, sleepMs: 600 },
+    });
+    const { result, events } = await runParallel(ws);
+    assert.equal(result.state, 'blocked', result.reason);
+    // Which of two racing lanes merges first is the scheduler's: the other one conflicts (or regresses).
+    const st = statusOf(ws.dir);
+    const [won, lost] = st.P === 'passed' ? ['P', 'Q'] : ['Q', 'P'];
+    const [ok, bad] = st.X === 'passed' ? ['X', 'Y'] : ['Y', 'X'];
+    assert.deepEqual([st[won], st[lost], st[ok], st[bad]], ['passed', 'failed', 'passed', 'failed'], JSON.stringify(st));
+    const byId = Object.fromEntries(stories(ws.dir).stories.map((s) => [s.id, s.retries.failureLog.at(-1)]));
+    assert.equal(byId[lost!]?.phase, 'merge_conflict');
+    assert.equal(byId[lost!]?.files, 'same.txt');
+    assert.equal(byId[bad!]?.phase, 'merge_regression');
+    // The feature branch is green: the winner's text, one of x.txt / y.txt; the failed stories' branches are kept.
+    assert.equal(ws.t.read('same.txt'), `from ${won}\n`);
+    assert.ok(ws.t.exists(`${ok!.toLowerCase()}.txt`) && !ws.t.exists(`${bad!.toLowerCase()}.txt`));
+    assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${lost}`), new RegExp(`^${lost}: `));
+    assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
+    assert.equal(git(ws.dir, 'status', '--porcelain', '--untracked-files=no').split('\n').filter((l) => l && !l.endsWith('quantum.json')).length, 0);
+    const outcomes = events.filter((x) => x.e.type === 'laneMerge').map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`).sort();
+    assert.deepEqual(outcomes, [`${won}:merged`, `${lost}:conflict`, `${ok}:merged`, `${bad}:regression`].sort());
+    assertNothingLeft(ws);
+  });
+
+  it('STOP during a round ends every lane; the stories go back to pending with their branches kept', async () => {
+    const ws = repo([{ id: 'S1', priority: 1 }, { id: 'S2', priority: 2 }]);
+    plan(ws, { S1: { waitFor: ['S2'], write: { 's1.txt': '1\n' }, hang: true }, S2: { waitFor: ['S1'], write: { 's2.txt': '2\n' }, hang: true } });
+    let runId = '';
+    // STOP once both lanes' agents are running (seen in the stub's log), written to the run's own folder.
+    const poll = setInterval(() => {
+      if (runId && logLines(ws).filter((l) => l.startsWith('hang ')).length === 2) {
+        clearInterval(poll);
+        fs.writeFileSync(path.join(ws.dir, '.ralph', 'runs', runId, 'STOP'), '');
+      }
+    }, 100);
+    const { result } = await runParallel(ws, {}, (_e, _lane, engine) => { runId = engine.runId; }).finally(() => clearInterval(poll));
+    assert.equal(result.state, 'stopped', result.reason);
+    assert.deepEqual(statusOf(ws.dir), { S1: 'pending', S2: 'pending' });
+    assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/S1'), /^S1: /);
+    assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/S2'), /^S2: /);
+    assertNothingLeft(ws);
+  });
+
+  it('killing the runner mid-round and starting again recovers: no commit lost, no worktree left', async () => {
+    const ws = repo([{ id: 'K1', priority: 1 }, { id: 'K2', priority: 2 }]);
+    plan(ws, { K1: { waitFor: ['K2'], write: { 'k1.txt': 'first run\n' }, subject: 'first run', hang: true }, K2: { waitFor: ['K1'], write: { 'k2.txt': 'first run\n' }, subject: 'first run', hang: true } });
+    const child = spawn(process.execPath, [cliPath, '-C', ws.dir, 'run', '--source', 'quantum', '--parallel', '--json'], { env: { ...process.env, LANE_STUB_PLAN: ws.plan, LANE_STUB_LOG: ws.log, RALPH_TRUST: '1' }, stdio: 'ignore' });
+    try {
+      const until = Date.now() + 60_000;
+      while (logLines(ws).filter((l) => l.startsWith('hang ')).length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(logLines(ws).filter((l) => l.startsWith('hang ')).length, 2, logLines(ws).join('\n'));
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+    // Left behind by the crash: two lanes, their agents still running.
+    assert.equal(fs.readdirSync(path.join(ws.dir, '.ql-wt')).length, 2);
+    plan(ws, { K1: { write: { 'k1-more.txt': 'second\n' } }, K2: { write: { 'k2-more.txt': 'second\n' } } });
+    const { result, events } = await runParallel(ws);
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statusOf(ws.dir), { K1: 'passed', K2: 'passed' });
+    // The first run's commits are on the feature branch (taken up from the kept branches).
+    const subjects = git(ws.dir, 'log', '--format=%s').split('\n');
+    assert.ok(subjects.includes('K1: first run') && subjects.includes('K2: first run'), subjects.join('\n'));
+    assert.ok(ws.t.exists('k1.txt') && ws.t.exists('k2-more.txt'));
+    assert.ok(events.some((x) => x.e.type === 'warning' && /in progress in a crashed run: pending/.test((x.e as { message: string }).message)));
+    assertNothingLeft(ws);
+  });
+
+  it('refuses to start with uncommitted changes to tracked files, or outside a git repository', async () => {
+    const ws = repo([{ id: 'A' }]);
+    ws.t.write('README.md', 'changed\n');
+    await assert.rejects(runParallel(ws), /uncommitted changes/);
+    const plain = makeTempFolder('ralph-lanes-nogit-', { files: { 'quantum.json': quantumJson([{ id: 'A' }]), '.ralph/config.json': JSON.stringify({ claudePath: STUB, gates: { basic: 'true' } }) } });
+    try {
+      const engine = new LoopEngine({ folder: plain.dir, config: ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' } }), source: 'quantum', parallel: true });
+      await assert.rejects(engine.run(), /needs a git repository/);
+    } finally {
+      plain.dispose();
+    }
+  });
+});

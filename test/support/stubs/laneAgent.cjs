@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// A stub Claude Code CLI for parallel-lane tests and the lanes bench (issue 19). It finds the story id in its prompt
+// (the last argument, "Story <id>: …"), reads what to do for that story from $LANE_STUB_PLAN (JSON: id → step), logs
+// `start <id> <ms>` / `end <id> <ms>` lines to $LANE_STUB_LOG, does the step in its cwd (the lane's worktree), and
+// prints a stream-json result with `<quantum>STORY_PASSED</quantum>` (or STORY_FAILED).
+// A step: { write: {path: text}, commit: bool (default true), waitFor: [ids whose start must be logged first],
+//           sleepMs: n, hang: bool (sleeps silently until killed), fail: bool, seeFile: path (logs whether it exists) }.
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const prompt = process.argv[process.argv.length - 1] || '';
+const m = /Story (\S+):/.exec(prompt);
+const id = m ? m[1] : '?';
+const plan = process.env.LANE_STUB_PLAN ? JSON.parse(fs.readFileSync(process.env.LANE_STUB_PLAN, 'utf8')) : {};
+const step = plan[id] || {};
+const log = process.env.LANE_STUB_LOG;
+const note = (line) => { if (log) fs.appendFileSync(log, `${line}\n`); };
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const logged = () => (log && fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
+
+note(`start ${id} ${Date.now()}`);
+if (step.seeFile) note(`see ${id} ${step.seeFile} ${fs.existsSync(step.seeFile) ? 'yes' : 'no'}`);
+for (const other of step.waitFor || []) {
+  const until = Date.now() + 30000;
+  while (!logged().includes(`start ${other} `) && Date.now() < until) sleep(50);
+  note(`saw ${id} ${other} ${logged().includes(`start ${other} `) ? 'yes' : 'no'}`);
+}
+for (const [rel, text] of Object.entries(step.write || {})) {
+  fs.mkdirSync(path.dirname(path.resolve(rel)), { recursive: true });
+  fs.writeFileSync(rel, text);
+}
+if (step.write && step.commit !== false) {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'stub', GIT_AUTHOR_EMAIL: 'stub@example.invalid', GIT_COMMITTER_NAME: 'stub', GIT_COMMITTER_EMAIL: 'stub@example.invalid' };
+  execFileSync('git', ['add', '-A', '--', ...Object.keys(step.write)], { env });
+  execFileSync('git', ['commit', '-q', '--no-verify', '-m', `${id}: ${step.subject || 'work'}`], { env });
+}
+if (step.sleepMs) sleep(step.sleepMs);
+if (step.hang) { note(`hang ${id} ${process.pid}`); for (;;) sleep(1000); }
+note(`end ${id} ${Date.now()}`);
+const text = step.fail ? `could not do ${id} <quantum>STORY_FAILED</quantum>` : `${id} done <quantum>STORY_PASSED</quantum>`;
+process.stdout.write(JSON.stringify({ type: 'assistant', message: { id: `m-${id}`, role: 'assistant', content: [{ type: 'text', text }], usage: { input_tokens: 100, output_tokens: 10 } } }) + '\n');
+process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.01, usage: { input_tokens: 100, output_tokens: 10 } }) + '\n');

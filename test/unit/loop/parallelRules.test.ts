@@ -1,0 +1,100 @@
+import * as assert from 'node:assert/strict';
+import { decideCoordinator, decideLaneEnd, decideMerge, type CoordinatorObservation, type LaneEndObservation } from '../../../src/core/loop/decide';
+import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
+import { planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
+import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
+
+const story = (id: string, o: Partial<{ status: string; priority: number; deps: string[]; files: string[]; attempts: number }> = {}): QuantumStory =>
+  quantumStorySchema.parse({ id, title: id, status: o.status ?? 'pending', priority: o.priority, dependsOn: o.deps ?? [], ...(o.files ? { filePaths: o.files } : {}), ...(o.attempts !== undefined ? { retries: { attempts: o.attempts, maxAttempts: 3, failureLog: [] } } : {}) });
+
+describe('parallel rounds (issue 19, rounds.ts pickRound)', () => {
+  const cases: [string, QuantumStory[], string[], number, string[]][] = [
+    ['independent stories by priority, up to the free lanes', [story('c', { priority: 3 }), story('a', { priority: 1 }), story('b', { priority: 2 })], [], 2, ['a', 'b']],
+    ['a story sharing a file with a higher-priority one of the round waits', [story('a', { priority: 1, files: ['src/x.ts'] }), story('b', { priority: 2, files: ['./src/x.ts'] }), story('c', { priority: 3, files: ['src/y.ts'] })], [], 4, ['a', 'c']],
+    ['a story sharing a file with a running story waits', [story('a', { status: 'in_progress', files: ['f'] }), story('b', { files: ['f'] }), story('c')], ['a'], 3, ['c']],
+    ['dependents wait until their dependency passed (merged)', [story('a', { status: 'in_progress' }), story('b', { deps: ['a'] })], ['a'], 3, []],
+    ['a passed dependency frees its dependent', [story('a', { status: 'passed' }), story('b', { deps: ['a'] })], [], 3, ['b']],
+    ['a failed story with attempts left is eligible again', [story('a', { status: 'failed', attempts: 1 })], [], 1, ['a']],
+    ['a failed story out of attempts is not', [story('a', { status: 'failed', attempts: 3 })], [], 1, []],
+    ['no free lane, no story', [story('a')], [], 0, []],
+    ['a missing priority sorts last', [story('z'), story('a', { priority: 5 })], [], 1, ['a']],
+  ];
+  for (const [name, stories, running, free, want] of cases) {
+    it(name, () => assert.deepEqual(pickRound(stories, running, free), want));
+  }
+
+  it('reads a story\'s files from its own filePaths and its tasks\'', () => {
+    const s = quantumStorySchema.parse({ id: 'a', filePaths: ['./a/', 'b'], tasks: [{ id: 't', filePaths: ['c', 'b'] }] });
+    assert.deepEqual(filesOf(s), ['a', 'b', 'c']);
+  });
+});
+
+describe('parallel crash recovery decisions (issue 19, recovery.ts planRecovery)', () => {
+  const facts = (o: Record<string, BranchFacts>) => new Map(Object.entries(o));
+  const cases: [string, QuantumStory[], Record<string, BranchFacts>, { id: string; to: string }[]][] = [
+    ['an in-progress story whose branch is merged passed', [story('a', { status: 'in_progress' })], { a: { exists: true, merged: true } }, [{ id: 'a', to: 'passed' }]],
+    ['an in-progress story whose branch is not merged goes back to pending (branch kept)', [story('a', { status: 'in_progress' })], { a: { exists: true, merged: false } }, [{ id: 'a', to: 'pending' }]],
+    ['an in-progress story of a lane without a branch goes back to pending', [quantumStorySchema.parse({ id: 'a', status: 'in_progress', worktree: '.ql-wt/a' })], {}, [{ id: 'a', to: 'pending' }]],
+    ['an in-progress story of a sequential run (no branch, no worktree) is left to the usual crash rule', [story('a', { status: 'in_progress' })], {}, []],
+    ['other statuses are left alone', [story('a', { status: 'passed' }), story('b', { status: 'failed' }), story('c')], { a: { exists: true, merged: true }, b: { exists: true, merged: false } }, []],
+  ];
+  for (const [name, stories, f, want] of cases) {
+    it(name, () => assert.deepEqual(planRecovery(stories, facts(f)).map(({ id, to }) => ({ id, to })), want));
+  }
+});
+
+describe('lane rules (issue 19, decide.ts decideCoordinator / decideLaneEnd / decideMerge)', () => {
+  const rules = { maxIterations: 10, maxCostUsd: 1, maxWallMs: 0 };
+  const obs = (o: Partial<CoordinatorObservation> = {}): CoordinatorObservation => ({ cancelled: false, stop: null, pause: false, costUsd: 0, iterations: 0, elapsedMs: 0, running: 0, ready: 0, allPassed: false, stories: 3, ...o });
+  const coordinatorCases: [string, Partial<CoordinatorObservation>, string, string?][] = [
+    ['ready stories start lanes', { ready: 2 }, 'dispatch'],
+    ['running lanes are waited for', { running: 2 }, 'wait'],
+    ['PAUSE starts no lane', { pause: true, ready: 2 }, 'wait'],
+    ['STOP lets running lanes finish, then stops', { stop: 'STOP', running: 2 }, 'drain', 'stopped'],
+    ['STOP with no lane ends now', { stop: 'STOP' }, 'end', 'stopped'],
+    ['cancel ends every lane', { cancelled: true, running: 1 }, 'drain', 'cancelled'],
+    ['the cost cap counts every lane', { costUsd: 1.2, running: 2, ready: 1 }, 'drain', 'capReached'],
+    ['the iteration cap counts every lane', { iterations: 10, ready: 1 }, 'end', 'capReached'],
+    ['every story passed: completed', { allPassed: true }, 'end', 'completed'],
+    ['nothing ready, nothing running, not all passed: blocked', {}, 'end', 'blocked'],
+    ['no stories: completed, no work', { stories: 0 }, 'end', 'completed'],
+  ];
+  for (const [name, o, kind, state] of coordinatorCases) {
+    it(`coordinator: ${name}`, () => {
+      const d = decideCoordinator(rules, obs(o));
+      assert.equal(d.kind, kind);
+      if (state) assert.equal((d as { end: { state: string } }).end.state, state);
+    });
+  }
+
+  const end = (o: Partial<LaneEndObservation>): LaneEndObservation => ({ end: 'completed', reason: 'r', storyVerified: false, blocked: null, timedOut: false, runEnding: false, ...o });
+  const laneCases: [string, Partial<LaneEndObservation>, string, string?][] = [
+    ['a verified, completed lane is merged', { storyVerified: true }, 'merge'],
+    ['a lane out of time fails its story', { end: 'cancelled', timedOut: true }, 'fail', 'story_timeout'],
+    ['a lane stopped with the run gives its story back', { end: 'stopped', runEnding: true }, 'release'],
+    ['a lane cancelled with the run gives its story back', { end: 'cancelled', runEnding: true }, 'release'],
+    ['a blocked lane fails its story with the lane\'s reason', { end: 'blocked', blocked: 'gate red 3 times' }, 'fail', 'blocked'],
+    ['a stalled lane fails its story', { end: 'stalled' }, 'fail', 'lane_failed'],
+  ];
+  for (const [name, o, kind, phase] of laneCases) {
+    it(`lane end: ${name}`, () => {
+      const d = decideLaneEnd(end(o));
+      assert.equal(d.kind, kind);
+      if (phase) assert.equal((d as { phase: string }).phase, phase);
+    });
+  }
+
+  it('merge: a conflict fails the story naming the files, nothing to undo', () => {
+    assert.deepEqual(decideMerge({ merge: { kind: 'conflict', files: ['a.txt'], detail: '' }, gate: null }), { kind: 'fail', phase: 'merge_conflict', reason: 'merge conflict in a.txt', files: ['a.txt'], undo: false });
+  });
+  it('merge: a red feature-branch gate undoes the merge and fails the story', () => {
+    const d = decideMerge({ merge: { kind: 'merged' }, gate: { passed: false, reason: 'exit 1' } });
+    assert.equal(d.kind, 'fail');
+    assert.equal((d as { phase: string }).phase, 'merge_regression');
+    assert.equal((d as { undo: boolean }).undo, true);
+  });
+  it('merge: merged with a green gate (or none) passed', () => {
+    assert.deepEqual(decideMerge({ merge: { kind: 'merged' }, gate: { passed: true, reason: '' } }), { kind: 'passed' });
+    assert.deepEqual(decideMerge({ merge: { kind: 'merged' }, gate: null }), { kind: 'passed' });
+  });
+});
