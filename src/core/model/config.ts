@@ -134,7 +134,7 @@ export function defaultConfigLiteral(): RalphConfig {
   return {
     agent: 'claude', claudePath: 'claude', cursorAgentPath: 'cursor-agent', agentArgs: [], model: '', permissionMode: 'bypassPermissions',
     maxIterations: 25, contextWindowTokens: 200000, maxLineBytes: 67108864, gates: {}, gateTimeoutMs: 1200000, rotateThresholdTokens: 0,
-    warnThresholdTokens: 0, maxCostUsd: 0, maxWallTimeMinutes: 0, continueOnBlocked: false, questionTimeoutMinutes: 0, notify: '',
+    warnThresholdTokens: 0, maxCostUsd: 0, maxWallTimeMinutes: 0, parallel: false, maxParallel: 4, storyTimeoutMs: 900000, continueOnBlocked: false, questionTimeoutMinutes: 0, notify: '',
     notifyTimeoutMs: 10000, reviewer: false, timing: {}, keepRuns: 20, runsMaxMb: 1024, containment: 'auto', readLimits: {}, waves: {},
   };
 }

@@ -1,6 +1,6 @@
 import type { AgentSignal } from '../../stream/signals';
 import type { WorkItemRef } from '../events';
-import { QuantumSource, type ClaimBaseline, type DoneClaim, type NextResult, type WorkItem, type WorkSource } from '../workSource';
+import { QuantumSource, type Claim, type ClaimBaseline, type DoneClaim, type NextResult, type WorkItem, type WorkSource } from '../workSource';
 import { laneAttemptFailed, storyAttempts } from './quantumRuntime';
 
 /**
@@ -35,7 +35,7 @@ export class LaneStorySource implements WorkSource {
   async snapshot(): Promise<ClaimBaseline> {
     return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.verified ? [this.storyId] : [] };
   }
-  async claimsSince(): Promise<(WorkItemRef & { risky?: boolean })[]> {
+  async claimsSince(): Promise<Claim[]> {
     return [];
   }
   async putBack(): Promise<void> { /* nothing is marked done in a lane */ }
