@@ -281,7 +281,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     assert.equal(run.result.state, 'stopped');
     const story = JSON.parse(ws.read('quantum.json')).stories[0];
     assert.equal(story.status, 'pending');
-    assert.equal(story.startedAt, null);
+    assert.equal(story.startedAt ?? null, null, 'startedAt cleared (removed when no other story carries the key)');
     assert.equal(story.retries.attempts, 1);
   });
 
