@@ -8,6 +8,12 @@ import { agentEnv, makeWorkspace, type Workspace } from '../../support/engineHar
 import { bash, say, startModelServer } from '../../support/modelServer';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
+/** `ralph -C <folder> …` with the user's state folder `state` (the test's temp folder), RALPH_TRUST cleared. */
+function ralphIn(state: string, folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
 /**
  * Issue 11, "A repository is not trusted by default", through `dist/cli.js` processes: workspace configuration that
  * names programs runs only once trusted (`ralph trust`), `--trust` / `RALPH_TRUST=1` for one command, `ralph doctor`
@@ -23,11 +29,7 @@ describe('ralph trust: workspace configuration that names programs runs only onc
   });
   afterEach(() => t.dispose());
 
-  /** `ralph -C <ws> …` with the user's state folder in the test's temp folder. */
-  function ralph(folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-    const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env } });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  }
+  const ralph = (folder: string, args: string[], env: NodeJS.ProcessEnv = {}) => ralphIn(state, folder, args, env);
 
   /** An agent stub that leaves a marker when executed at all. */
   function markerAgent(rel: string, marker: string): void {
@@ -135,10 +137,7 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     state = path.join(t.dir, 'state');
   });
   afterEach(() => t.dispose());
-  function ralph(folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-    const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env } });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  }
+  const ralph = (folder: string, args: string[], env: NodeJS.ProcessEnv = {}) => ralphIn(state, folder, args, env);
 
   it('scripts/check.sh, package.json scripts.test or the Makefile rewritten after `ralph trust`: ralph run refuses, naming the file; trust --show and doctor list what is and is not covered', () => {
     const ws = path.join(t.dir, 'ws');
