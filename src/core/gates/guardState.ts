@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { GATE_LABELS } from './commandPolicy';
 import { pidAlive } from './gateLock';
 import type { GateStateSnapshot, GuardEffect } from './guardDecision';
 import { ralphFile } from '../model/ralphPaths';
+import { userStateDir } from '../store/userStateDir';
 
 /**
  * The gate-without-write state (§3.9 step 6) outside the workspace, where the agent cannot reach it:
@@ -16,8 +16,7 @@ import { ralphFile } from '../model/ralphPaths';
 
 /** The state folder of `workspace` (absolute path, not resolved through symlinks). */
 export function guardStateDir(workspace: string, env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : path.join(env.HOME || os.homedir(), '.local', 'state');
-  return path.join(base, 'ralph', createHash('sha256').update(path.resolve(workspace)).digest('hex'));
+  return path.join(userStateDir(env), createHash('sha256').update(path.resolve(workspace)).digest('hex'));
 }
 
 function readMs(file: string): number {

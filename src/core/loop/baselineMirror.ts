@@ -1,28 +1,26 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeTextAtomic } from '../store/atomicWrite';
+import { userStateDir } from '../store/userStateDir';
 import { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
 
 /**
  * The engine's mirror of a run's claim baseline outside the workspace (issue 11 K2/K3): the agent can edit
  * `.ralph/runs/<id>/run.json` (its `claimBaseline`), not the user's state folder, so crash recovery and `ralph status`
  * trust the mirror when one exists. `$XDG_STATE_HOME/ralph/baselines/<sha256(real folder)[:32]>/<runId>.json`
- * (default `~/.local/state`, a relative `XDG_STATE_HOME` ignored, as trust does). Not a sandbox: an agent running as
+ * (the user's state folder, `userStateDir`, as trust). Not a sandbox: an agent running as
  * the user can still write there, it has to know to.
  */
 export function baselineMirrorPath(folder: string, runId: string, env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(env.HOME || os.homedir(), '.local', 'state');
   let real = path.resolve(folder);
   try {
     real = realpathSync(folder);
   } catch {
     // the folder as given
   }
-  return path.join(base, 'ralph', 'baselines', createHash('sha256').update(real).digest('hex').slice(0, 32), `${path.basename(runId)}.json`);
+  return path.join(userStateDir(env), 'baselines', createHash('sha256').update(real).digest('hex').slice(0, 32), `${path.basename(runId)}.json`);
 }
 
 /** Writes (atomically) or, for null, removes the mirror of run `runId`'s baseline. */

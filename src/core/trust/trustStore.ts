@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, realpath } from 'node:fs/promises';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { writeTextAtomic } from '../store/atomicWrite';
+import { userStateDir } from '../store/userStateDir';
 import type { TrustRecord } from './trustDecision';
 
 /**
@@ -13,9 +13,7 @@ import type { TrustRecord } from './trustDecision';
  * One file per folder keeps writers of different folders apart; each write is atomic.
  */
 export function trustDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(env.HOME || os.homedir(), '.local', 'state');
-  return path.join(base, 'ralph', 'trust');
+  return path.join(userStateDir(env), 'trust');
 }
 
 /** The real path of a workspace folder (symlinks resolved), the key of its trust record. */
