@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { decideCoordinator, decideLaneEnd, decideMerge, type CoordinatorObservation, type LaneEndObservation } from '../../../src/core/loop/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
-import { planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
+import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
 import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
 
 const story = (id: string, o: Partial<{ status: string; priority: number; deps: string[]; files: string[]; attempts: number }> = {}): QuantumStory =>
@@ -41,6 +41,18 @@ describe('parallel crash recovery decisions (issue 19, recovery.ts planRecovery)
   for (const [name, stories, f, want] of cases) {
     it(name, () => assert.deepEqual(planRecovery(stories, facts(f)).map(({ id, to }) => ({ id, to })), want));
   }
+});
+
+describe('parallel recovery runs only where a lane was (issue 19, recovery.ts hasLaneEvidence)', () => {
+  const cases: [string, Parameters<typeof hasLaneEvidence>[0], boolean, boolean][] = [
+    ['a sequential repository: nothing to recover', { stories: [{ status: 'in_progress' }, { status: 'passed' }] }, false, false],
+    ['a leftover .ql-wt/ folder', { stories: [] }, true, true],
+    ['recorded activeWorktrees', { stories: [], execution: { activeWorktrees: ['.ql-wt/US-1'] } }, false, true],
+    ['an in-progress story with its worktree', { stories: [{ status: 'in_progress', worktree: '.ql-wt/US-1' }] }, false, true],
+    ['a pending story that kept its worktree field is not in progress', { stories: [{ status: 'pending', worktree: '.ql-wt/US-1' }] }, false, false],
+    ['empty activeWorktrees', { stories: [], execution: { activeWorktrees: [] } }, false, false],
+  ];
+  for (const [name, doc, dir, want] of cases) it(name, () => assert.equal(hasLaneEvidence(doc, dir), want));
 });
 
 describe('lane rules (issue 19, decide.ts decideCoordinator / decideLaneEnd / decideMerge)', () => {

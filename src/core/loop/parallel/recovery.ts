@@ -60,6 +60,12 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
   const notes: string[] = [];
   const q = readQuantum(folder);
   if (!q?.doc) return { notes };
+  // No lane was ever here: no git call, no `worktree prune` in a repository that never ran in parallel (every
+  // sequential run's start comes through here).
+  if (!hasLaneEvidence(q.doc.data, existsSync(path.join(folder, LANE_DIR)))) {
+    await rm(`${quantumPath(folder)}.tmp`, { force: true });
+    return { notes };
+  }
   if ((await git(folder, ['rev-parse', '--is-inside-work-tree'], { reject: false })).exitCode !== 0) return { notes };
   // 1. Lane agents of crashed runs are ended before anything they work on is touched.
   const hosts = thisHostNames();
@@ -124,6 +130,15 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
   await git(folder, ['worktree', 'prune'], { reject: false });
   await rm(`${quantumPath(folder)}.tmp`, { force: true });
   return { notes };
+}
+
+/**
+ * Whether a parallel run may have left something to recover (pure): a leftover `.ql-wt/` folder, recorded
+ * `execution.activeWorktrees`, or an in-progress story with its `worktree` set (the coordinator sets it before a
+ * lane starts, so a crashed lane always leaves one of the three).
+ */
+export function hasLaneEvidence(doc: { stories: readonly { status: string; worktree?: unknown }[]; execution?: { activeWorktrees?: readonly unknown[] } }, laneDirExists: boolean): boolean {
+  return laneDirExists || (doc.execution?.activeWorktrees?.length ?? 0) > 0 || doc.stories.some((s) => s.status === 'in_progress' && !!s.worktree);
 }
 
 /** Tips of branches merged into `feature` by a merge commit (its second and later parents). */
