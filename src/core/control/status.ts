@@ -3,7 +3,7 @@ import { flowItemProblems } from '../sources/flowNext/readFlow';
 import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources, type SourceSet } from '../sources/plan';
-import { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
+import { isClaimBaseline, parsePersonMarks, type ClaimBaseline } from '../model/claimBaseline';
 import { unverifiedClaimsOf, type UnverifiedClaim } from './unverifiedClaims';
 import { trustedBaseline } from '../loop/baselineMirror';
 import { readTextSync } from '../store/readJsonFile';
@@ -145,13 +145,13 @@ function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo
   // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3).
   const withBaseline = runs.filter((r) => r.kind === 'ralph').map((r) => ({ r, b: trustedBaseline(folder, r.id, r.claimBaseline) })).filter((x) => isClaimBaseline(x.b));
   if (!withBaseline.length) return [];
-  let marks: Record<string, string> = {};
+  let text: string | undefined;
   try {
-    const v = JSON.parse(readTextSync(ralphFile(folder, 'personDone')) ?? '{}') as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) marks = Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    text = readTextSync(ralphFile(folder, 'personDone'));
   } catch {
-    marks = {};
+    text = undefined; // refused (too large, binary): no marks, which only reports more claims
   }
+  const marks = parsePersonMarks(text);
   const seen = new Set<string>();
   const out: UnverifiedClaim[] = [];
   for (const { r, b } of withBaseline) {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ITERATION_MARKER } from '../agents/spawn';
 import { CONTAINMENT_INIT_NAME } from '../process/containment';
 import { listRunRecords } from '../control/runRecords';
+import { parsePersonMarks } from '../model/claimBaseline';
 import { ralphFile } from '../model/ralphPaths';
 import { readTextIfExists } from '../store/atomicWrite';
 import { commitPlan } from '../store/writePlan';
@@ -22,15 +23,7 @@ const keyOf = (item: Pick<WorkItemRef, 'source' | 'id'>) => `${item.source}:${it
 
 /** The person marks, `{key: ISO time}`; a file that does not parse reads as none (it only ever keeps claims back). */
 export async function readPersonMarks(folder: string): Promise<Record<string, string>> {
-  const text = await readTextIfExists(ralphFile(folder, 'personDone'));
-  if (!text) return {};
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
-  } catch {
-    return {};
-  }
+  return parsePersonMarks(await readTextIfExists(ralphFile(folder, 'personDone')));
 }
 
 /** Records that a person marked `item` done now (the newest {@link MAX_ENTRIES} marks are kept). */

@@ -42,3 +42,18 @@ export function boxKeys<B extends { text: string }>(boxes: readonly B[]): { box:
     return { box, key: `${box.text} #${n}` };
   });
 }
+
+/**
+ * Parses `.ralph/person-done.json` (`{"<source>:<id>": "<ISO time>"}`, loop/personMarks.ts): the string entries; text
+ * absent, not JSON or not an object reads as none (the marks only ever keep claims back, so none reports more). Pure.
+ */
+export function parsePersonMarks(text: string | null | undefined): Record<string, string> {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
+  }
+}
