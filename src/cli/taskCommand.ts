@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { insideIteration, recordPersonDone } from '../core/loop/personMarks';
+import { insideIteration, recordPersonDone, runWithAgentRunning } from '../core/loop/personMarks';
 import { readFile } from 'node:fs/promises';
 import { resolveActor } from '../core/sources/actor';
 import { blockItem, completeItem, resetItem, startItem } from '../core/sources/operations';
@@ -66,7 +66,11 @@ export function registerTaskCommand(program: Command): void {
         }
         const r = await completeItem(id, { folder, actor: opts.actor ?? resolveActor(folder), force: opts.force, summary, evidence });
         // A person's mark is theirs; from inside an iteration it is a claim the engine verifies (issue 11).
-        if (!insideIteration(folder)) await recordPersonDone(folder, { source: r.source, id });
+        if (!insideIteration(folder)) {
+          await recordPersonDone(folder, { source: r.source, id });
+          const busy = runWithAgentRunning(folder);
+          if (busy) process.stderr.write(`ralph: note: an agent of run ${busy} is running: a mark made now cannot be told from the agent's, so the run verifies ${id} with a gate like a claim (pause the run first, or mark it between iterations, to make it yours)\n`);
+        }
         printResult(!!opts.json, { success: true, id, source: r.source, status: r.source === 'quantum' ? 'passed' : 'done' }, `Completed ${id}`);
       });
     });

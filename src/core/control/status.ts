@@ -3,7 +3,7 @@ import { flowItemProblems } from '../sources/flowNext/readFlow';
 import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources, type SourceSet } from '../sources/plan';
-import { isClaimBaseline, parsePersonMarks, type ClaimBaseline } from '../model/claimBaseline';
+import { isClaimBaseline, parsePersonMarks, personMarksFor, type ClaimBaseline } from '../model/claimBaseline';
 import { unverifiedClaimsOf, type UnverifiedClaim } from './unverifiedClaims';
 import { trustedBaseline } from '../loop/baselineMirror';
 import { readTextSync } from '../store/readJsonFile';
@@ -155,7 +155,7 @@ function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo
   const seen = new Set<string>();
   const out: UnverifiedClaim[] = [];
   for (const { r, b } of withBaseline) {
-    for (const u of unverifiedClaimsOf(src, b as ClaimBaseline, r.id, marks)) {
+    for (const u of unverifiedClaimsOf(src, b as ClaimBaseline, r.id, personMarksFor(marks, b as ClaimBaseline))) {
       const k = `${u.source}:${u.id}`;
       if (!seen.has(k)) { seen.add(k); out.push(u); }
     }

@@ -7,6 +7,7 @@ import { isCrashedRun } from '../model/runRecord';
 import { isoString } from '../model/time';
 import { isClaimBaseline, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
+import { personMarksFor } from '../model/claimBaseline';
 import { trustedBaseline, writeBaselineMirror } from './baselineMirror';
 import { FINAL_RUN_STATES, type RunRecord } from '../model/runRecord';
 import type { WorkItemRef } from './events';
@@ -39,7 +40,7 @@ async function putBackLeftClaims(folder: string, r: RunRecord, sources: readonly
   const source = sources.find((s) => s.kind === b.source && s.label === b.label);
   if (!source) return [];
   const claims = await source.claimsSince(b);
-  const theirs = markedByPerson(await readPersonMarks(folder), claims, b.at);
+  const theirs = markedByPerson(personMarksFor(await readPersonMarks(folder), b), claims, b.at);
   const back: WorkItemRef[] = claims.filter((c) => !theirs.includes(c));
   if (back.length) await source.putBack(back);
   return back.map((i) => i.id);

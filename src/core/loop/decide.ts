@@ -497,6 +497,9 @@ export function carriedBaseline(prev: ClaimBaseline | null, now: ClaimBaseline, 
     out.checklists = Object.fromEntries([...labels].map((l) => [l, keep(prev.checklists?.[l], now.checklists?.[l], `checklist:${l}`)]));
   }
   if (now.items || prev.items) out.items = [...new Set([...(prev.items ?? []), ...(now.items ?? [])])];
+  // What the engine learned about the person marks is the run's, not the source's: carried as is.
+  if (prev.agentMarks?.length) out.agentMarks = [...prev.agentMarks];
+  if (prev.marksAtAgentStart) out.marksAtAgentStart = { ...prev.marksAtAgentStart };
   return out;
 }
 

@@ -41,6 +41,7 @@ import { loadSources, buildPlan } from '../sources/plan';
 import { startOfferOf } from '../sources/startPolicy';
 import { availableSources, checklistAt, type Claim, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
+import { marksChanged, personMarksFor } from '../model/claimBaseline';
 import { writeBaselineMirror } from './baselineMirror';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
@@ -207,12 +208,13 @@ interface WorkInProgress {
 
 /**
  * The claims since `baseline` that are not a person's own (`ralph task done` from outside an iteration after the
- * baseline was taken): what a green gate must confirm, or what goes back (issue 11).
+ * baseline was taken, and not written while an agent ran: `personMarksFor`): what a green gate must confirm, or what
+ * goes back (issue 11).
  */
 export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<Claim[]> {
   const claims = await source.claimsSince(baseline);
   if (!claims.length) return [];
-  const theirs = markedByPerson(await readPersonMarks(folder), claims, baseline.at);
+  const theirs = markedByPerson(personMarksFor(await readPersonMarks(folder), baseline), claims, baseline.at);
   return claims.filter((c) => !theirs.includes(c));
 }
 
@@ -551,6 +553,35 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    */
   private async carryBaseline(source: WorkSource, verified: readonly Claim[] = []): Promise<void> {
     this.baseline = carriedBaseline(this.baseline, await source.snapshot(), verified.map((c) => ({ slot: c.slot, key: c.key })));
+    await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await this.mirrorBaseline();
+  }
+
+  /**
+   * Before an agent starts: the person marks as they are now go into the baseline (`marksAtAgentStart`, run.json and
+   * the mirror), so marks written while it runs are told apart even if the engine dies meanwhile (issue 11).
+   * Returns that reading (none without an open baseline).
+   */
+  private async markAgentStart(): Promise<Record<string, string> | null> {
+    if (!this.baseline) return null;
+    const marks = await readPersonMarks(this.folder);
+    this.baseline = { ...this.baseline, marksAtAgentStart: marks };
+    await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await this.mirrorBaseline();
+    return marks;
+  }
+
+  /**
+   * After the agent of iteration `n` ended: marks that changed while it ran join `agentMarks` (claims the gate
+   * verifies, never a person's own for this run), with a warning naming them; `marksAtAgentStart` is dropped.
+   */
+  private async markAgentEnd(before: Record<string, string> | null, n: number): Promise<void> {
+    if (!before || !this.baseline) return;
+    const changed = marksChanged(before, await readPersonMarks(this.folder));
+    const { marksAtAgentStart: _, ...rest } = this.baseline;
+    const agentMarks = [...new Set([...(rest.agentMarks ?? []), ...changed])];
+    this.baseline = agentMarks.length ? { ...rest, agentMarks } : rest;
+    if (changed.length) this.emitEvent({ type: 'warning', message: `iteration ${n}: .ralph/person-done.json changed while the agent ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's` });
     await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
     await this.mirrorBaseline();
   }
@@ -908,6 +939,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
+    const marksAtStart = await this.markAgentStart();
     const iterationStartedAt = Date.now();
     let lastOutputAt = iterationStartedAt;
     let watchdogTimer: NodeJS.Timeout | undefined;
@@ -1005,6 +1037,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
     }
     emitTokens();
+    await this.markAgentEnd(marksAtStart, n);
     if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
     const totals = iterationTotals(exit.ledger);
     // The run's cost is the decision state's (decide.ts adds it when the iteration's end is observed).

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ITERATION_MARKER } from '../agents/spawn';
 import { CONTAINMENT_INIT_NAME } from '../process/containment';
 import { listRunRecords } from '../control/runRecords';
+import { isPidAlive } from '../process/processGroup';
 import { parsePersonMarks } from '../model/claimBaseline';
 import { ralphFile } from '../model/ralphPaths';
 import { readTextIfExists } from '../store/atomicWrite';
@@ -14,8 +15,10 @@ import type { WorkItemRef } from './events';
  * back an item marked here after its claim baseline was taken; `ralph task done` run from inside an iteration
  * records nothing here, so the engine verifies it like a ticked box.
  *
- * Not a security boundary: an agent that writes this file by hand is trusted like a person (the file is in the
- * workspace it can write). What it prevents is an agent's `ralph task done` counting as a person's.
+ * The file is in the workspace the agent can write, so the engine reads it before and after every agent process and
+ * takes a mark that appeared or changed meanwhile as a claim (`ClaimBaseline.agentMarks`, model/claimBaseline.ts
+ * `personMarksFor`): a person who marks an item done while an agent runs gets it verified by the gate like a claim
+ * (`ralph task done` says so); between iterations, or with the run paused, the mark is theirs.
  */
 const MAX_ENTRIES = 500;
 
@@ -46,6 +49,21 @@ export function markedByPerson(marks: Record<string, string>, items: readonly Wo
     const at = marks[keyOf(i)];
     return at !== undefined && Date.parse(at) >= since;
   });
+}
+
+/**
+ * The id of a run of `folder` whose agent is running now (run.json `agentPgid` set and the engine alive on this host),
+ * or null: a person mark made now cannot be told from the agent's (see the file's doc).
+ */
+export function runWithAgentRunning(folder: string): string | null {
+  try {
+    for (const { record } of listRunRecords(folder).records) {
+      if (typeof record.agentPgid === 'number' && record.agentPgid > 1 && isPidAlive(record.pid)) return record.runId;
+    }
+  } catch {
+    return null;
+  }
+  return null;
 }
 
 /** Whether PID 1 of this process's PID namespace is the init of a contained iteration (Linux; false elsewhere). */

@@ -22,12 +22,43 @@ export interface ClaimBaseline {
   checklists?: Record<string, string[]>;
   /** Every item key of the run's source the run has seen (issue 11 A6/C3: one gone since has vanished). */
   items?: string[];
+  /**
+   * Keys of `.ralph/person-done.json` (`<source>:<id>`) that appeared or changed while an agent of this run was running
+   * (issue 11: the file is in the workspace the agent can write, so a mark made then is the agent's forgery or, rarely,
+   * a person's: either way a claim the gate must verify, never a person's own for this run).
+   */
+  agentMarks?: string[];
+  /**
+   * The person marks as they were when the agent now running started; present only while an agent runs, so crash
+   * recovery and `ralph status` can tell which marks changed during the iteration the engine did not see end.
+   */
+  marksAtAgentStart?: Record<string, string>;
 }
 
 /** Is `v` a {@link ClaimBaseline} (run.json is read loosely). */
 export function isClaimBaseline(v: unknown): v is ClaimBaseline {
   const b = v as ClaimBaseline | null;
   return !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done);
+}
+
+/**
+ * The keys whose mark differs between two readings of `.ralph/person-done.json` (added, changed or removed), in
+ * `after`'s order then `before`'s. Pure.
+ */
+export function marksChanged(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): string[] {
+  const out = Object.keys(after).filter((k) => before[k] !== after[k]);
+  for (const k of Object.keys(before)) if (!(k in after)) out.push(k);
+  return out;
+}
+
+/**
+ * The person marks that count as a person's own for a run with baseline `b` (issue 11, "run by a person from outside,
+ * it is theirs"): `marks` without the keys the agent could have written — those in `b.agentMarks`, and, while an agent
+ * runs (or a run crashed during one), those that changed since `b.marksAtAgentStart`. Pure.
+ */
+export function personMarksFor(marks: Readonly<Record<string, string>>, b: Pick<ClaimBaseline, 'agentMarks' | 'marksAtAgentStart'> | null | undefined): Record<string, string> {
+  const drop = new Set([...(b?.agentMarks ?? []), ...(b?.marksAtAgentStart ? marksChanged(b.marksAtAgentStart, marks) : [])]);
+  return drop.size ? Object.fromEntries(Object.entries(marks).filter(([k]) => !drop.has(k))) : { ...marks };
 }
 
 /**

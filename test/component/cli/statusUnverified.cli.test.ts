@@ -42,6 +42,31 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
     assert.equal(j.progress, '2/3');
   });
 
+  it('a person mark written while an agent ran (agentMarks), or since the running agent started (a crash during it), is a claim', async () => {
+    const marks = JSON.stringify({ 'quantum:US-002': '2026-12-01T00:00:30.000Z' });
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-state-'));
+    const { recoverCrashedRuns } = await import('../../../src/core/loop/crashRecovery');
+    const { availableSources } = await import('../../../src/core/loop/workSource');
+    for (const b of [baseline(['US-001'], { agentMarks: ['quantum:US-002'] }), baseline(['US-001'], { marksAtAgentStart: {} })]) {
+      const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']), '.ralph/person-done.json': marks });
+      writeRun(ws, b);
+      const j = runCli(ws.dir, ['status', '--json'], { XDG_STATE_HOME: state }).json();
+      assert.deepEqual(j.unverified_claims, [{ source: 'quantum', id: 'US-002', title: 'Story US-002', run: runId }], JSON.stringify(b));
+      assert.equal(j.progress, '1/3');
+      // The next start's crash recovery reads the same rule: put back.
+      const prev = process.env.XDG_STATE_HOME;
+      process.env.XDG_STATE_HOME = state;
+      try {
+        const rec = await recoverCrashedRuns(ws.dir, availableSources({ folder: ws.dir, actor: 't' }), 100);
+        assert.deepEqual(rec.map((r) => r.putBack), [['US-002']]);
+      } finally {
+        if (prev === undefined) delete process.env.XDG_STATE_HOME;
+        else process.env.XDG_STATE_HOME = prev;
+      }
+    }
+    fs.rmSync(state, { recursive: true, force: true });
+  });
+
   it('the answer cache: a status cached before a run record appeared (or changed) is not served after', async () => {
     const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']) });
     // Inputs older than the cache's racy tick (2 s), so the first answer is stored and the second served.

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { EngineEvent } from '../../../src/core/loop/events';
 import { spawn } from 'node:child_process';
-import { bash, edit, say, startModelServer } from '../../support/modelServer';
+import { bash, edit, say, startModelServer, write } from '../../support/modelServer';
 import { cliPath } from '../../support/cli';
 import { claudeBinary } from '../../support/claude';
 import { type Workspace, agentEnv, runEngine, useWorkspaces } from '../../support/engineHarness';
@@ -63,15 +63,42 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     assert.equal(fs.existsSync(ws.file('.ralph/person-done.json')), false, 'no person mark recorded');
   });
 
-  it('a person\'s `ralph task done` from outside the iteration is theirs', async () => {
+  it('a person\'s `ralph task done` from outside an iteration, between iterations, is theirs', async () => {
     ws = make({ 'quantum.json': quantum([{ id: 'US-001' }, { id: 'US-002' }]) });
     const { runCli } = await import('../../support/cli');
+    let marked = false;
     const run = await runEngine(ws, [bash('sleep 1'), say('Nothing done.')], {
       config: { gates: { basic: 'false' }, maxIterations: 1 },
-      onEvent: (e) => { if (e.type === 'agentStarted') assert.equal(runCli(ws!.dir, ['task', 'done', 'US-002', '--force']).code, 0); },
+      onEvent: (e) => { if (e.type === 'iterationEnded' && !marked) { marked = true; assert.equal(runCli(ws!.dir, ['task', 'done', 'US-002', '--force']).code, 0); } },
     });
+    assert.ok(marked);
     assert.equal(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
     assert.deepEqual(ofType(run.events, 'claimPutBack'), []);
+  });
+
+  it('a mark made while the agent runs cannot be told from the agent\'s: a claim the gate verifies (red: put back), and the person is told', async () => {
+    ws = make({ 'quantum.json': quantum([{ id: 'US-001' }, { id: 'US-002' }]) });
+    const { runCli } = await import('../../support/cli');
+    let stderr = '';
+    const run = await runEngine(ws, [bash('sleep 1'), say('Nothing done.')], {
+      config: { gates: { basic: 'false' }, maxIterations: 1 },
+      // At the agent's first token report its run.json names it (agentStarted is emitted just before that is written).
+      onEvent: (e) => { if (e.type === 'tokens' && !stderr) { const r = runCli(ws!.dir, ['task', 'done', 'US-002', '--force']); assert.equal(r.code, 0); stderr = r.stderr; } },
+    });
+    assert.match(stderr, /an agent of run .* is running: .* verifies US-002 with a gate like a claim/);
+    assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
+    assert.deepEqual(ofType(run.events, 'claimPutBack').flatMap((e) => e.items.map((i) => i.id)), ['US-002']);
+  });
+
+  it('a forged .ralph/person-done.json written by the agent does not make its claim a person\'s', async () => {
+    ws = make({ 'quantum.json': quantum([{ id: 'US-001' }, { id: 'US-002' }]) });
+    // The guard denies a command that names .ralph/; a script file it does not read gets past it (a known limit).
+    const script = `const fs = require('fs'); fs.writeFileSync('.' + 'ralph/person-done.json', JSON.stringify({ 'quantum:US-002': '2099-01-01T00:00:00.000Z' }));\n`;
+    const run = await runEngine(ws, [write(ws.file('forge.js'), script), bash(`node forge.js && ${ralph('task done US-002 --force')}`), say('Marked US-002.'), say('Nothing more.')], { config: { gates: { basic: 'false' }, maxIterations: 2 } });
+    assert.match(ws.read('.ralph/person-done.json'), /quantum:US-002/, run.lines.join('\n'));
+    assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
+    assert.deepEqual(ofType(run.events, 'claimPutBack').flatMap((e) => e.items.map((i) => i.id)), ['US-002'], run.lines.join('\n'));
+    assert.ok(ofType(run.events, 'warning').some((e) => /person-done\.json changed while the agent ran \(quantum:US-002\)/.test(e.message)), run.lines.join('\n'));
   });
 
   it('the current story set to passed under a red gate is a failed attempt, not an engine error', async () => {

@@ -133,6 +133,9 @@ describe('decide(): the carried verified baseline and the gate-start snapshot (i
       { name: 'F3/F4: an epic closed without a gate stays out; a verified one joins', prev: base({ epics: [] }), now: base({ epics: ['fn-1', 'fn-2'] }), verified: [{ slot: 'epics', key: 'fn-2' }], want: { epics: ['fn-2'] } },
       { name: 'A3: other checklist files per file; a new file\'s boxes stay out', prev: base({ checklists: { 'a.md': ['x #1'] } }), now: base({ checklists: { 'a.md': ['x #1', 'y #1'], 'b.md': ['z #1'] } }), verified: [{ slot: 'checklist:a.md', key: 'y #1' }], want: { checklists: { 'a.md': ['x #1', 'y #1'], 'b.md': [] } } },
       { name: 'A6: every item seen is kept (one gone has vanished)', prev: base({ items: ['US-001', 'US-002'] }), now: base({ items: ['US-001', 'US-003'] }), want: { items: ['US-001', 'US-002', 'US-003'] } },
+      { name: 'person marks written while an agent ran stay the agent\'s (agentMarks carried)', prev: base({ agentMarks: ['quantum:US-002'] }), now: base(), want: { agentMarks: ['quantum:US-002'] } },
+      { name: 'the marks at the running agent\'s start are carried (a crash during it can tell)', prev: base({ marksAtAgentStart: { 'quantum:US-001': '2026-12-01T09:01:00.000Z' } }), now: base(), want: { marksAtAgentStart: { 'quantum:US-001': '2026-12-01T09:01:00.000Z' } } },
+      { name: 'no agent facts: none added', prev: base(), now: base(), want: { agentMarks: undefined, marksAtAgentStart: undefined } },
     ];
     for (const t of table) {
       it(t.name, () => {
