@@ -14,6 +14,7 @@ export interface UnverifiedClaim {
  * The items of `src` done now that were not done at `b` (issue 11 C1/C4): the run's source, flow-next epics, and
  * the other checklist files the baseline names (a file it does not name: every done box). Items a person marked
  * done (`.ralph/person-done.json`, `marks` `{"<source>:<id>": ISO}`) at or after `b.at` are theirs, not claims.
+ * The baseline's `sources` (quantum.json and `.flow` when not the run's own) are checked the same way.
  * Checklist ids are `<path>:<line>` (the plan's); epic ids are the epic's. Pure.
  */
 export function unverifiedClaimsOf(src: SourceSet, b: ClaimBaseline, run: string, marks: Readonly<Record<string, string>> = {}): UnverifiedClaim[] {
@@ -32,6 +33,17 @@ export function unverifiedClaimsOf(src: SourceSet, b: ClaimBaseline, run: string
       const epicsWere = new Set(b.epics);
       for (const e of src.flow.epics) if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
     }
+  }
+  // The folder's sources of another kind than the run's (issue 11, breaker s5 row 05).
+  if (b.sources?.quantum && b.source !== 'quantum') {
+    const was = new Set(b.sources.quantum);
+    for (const s of src.quantum?.data.stories ?? []) if (s.status === 'passed' && !was.has(s.id)) push('quantum', s.id, s.title);
+  }
+  if (b.sources?.flow && b.source !== 'flow-next' && src.flow) {
+    const was = new Set(b.sources.flow);
+    const epicsWere = new Set(b.sources.flowEpics ?? []);
+    for (const t of src.flow.tasks) if (t.merged.status === 'done' && !was.has(t.id)) push('flow-next', t.id, t.merged.title);
+    for (const e of src.flow.epics) if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
   }
   for (const list of src.checklists) {
     const keys = list.path === b.label && b.source === 'checklist' ? b.done : b.checklists ? (b.checklists[list.path] ?? []) : null;

@@ -471,7 +471,7 @@ export function verifiedAfterGate(item: WorkItemRef, atStart: readonly WorkItemR
 }
 
 /** A place in a {@link ClaimBaseline}: the source's own items (`done`), flow-next epics, or another checklist file. */
-export type BaselineSlot = 'done' | 'epics' | `checklist:${string}`;
+export type BaselineSlot = 'done' | 'epics' | `checklist:${string}` | 'source:quantum' | 'source:flow' | 'source:flowEpics';
 
 /**
  * The claim baseline carried to the next point of the run (issue 11 R1): the last VERIFIED state, never a fresh
@@ -497,6 +497,11 @@ export function carriedBaseline(prev: ClaimBaseline | null, now: ClaimBaseline, 
     out.checklists = Object.fromEntries([...labels].map((l) => [l, keep(prev.checklists?.[l], now.checklists?.[l], `checklist:${l}`)]));
   }
   if (now.items || prev.items) out.items = [...new Set([...(prev.items ?? []), ...(now.items ?? [])])];
+  if (now.sources || prev.sources) {
+    const kinds = ['quantum', 'flow', 'flowEpics'] as const;
+    out.sources = Object.fromEntries(kinds.filter((k) => (now.sources?.[k] ?? prev.sources?.[k]) !== undefined)
+      .map((k) => [k, keep(prev.sources?.[k], now.sources?.[k], `source:${k}`)]));
+  }
   // What the engine learned about the person marks is the run's, not the source's: carried as is.
   if (prev.agentMarks?.length) out.agentMarks = [...prev.agentMarks];
   if (prev.marksAtAgentStart) out.marksAtAgentStart = { ...prev.marksAtAgentStart };

@@ -74,6 +74,69 @@ class OtherChecklists {
 }
 
 /**
+ * The folder's quantum.json and `.flow` when they are not the run's own source (issue 11, breaker s5 row 05):
+ * `ralph status` counts their items, so one the agent made done is a claim like the run's own, snapshotted in
+ * `ClaimBaseline.sources`, verified by a green gate or put back. A source that cannot be read counts as absent here
+ * (no claims from it; the run's own source reports its problems).
+ */
+class OtherKinds {
+  constructor(private readonly o: WorkSourceOptions, private readonly except: WorkItemRef['source']) {}
+  /** quantum.json's stories, or null when it is the run's own source, absent or unreadable. */
+  private stories() {
+    if (this.except === 'quantum') return null;
+    try {
+      const q = readQuantum(this.o.folder);
+      return q?.doc && !q.problem ? q.doc.data.stories : q ? null : [];
+    } catch {
+      return null;
+    }
+  }
+  /** `.flow`'s tasks and epics, or null when it is the run's own source or unreadable; empty when absent. */
+  private flow() {
+    if (this.except === 'flow-next') return null;
+    try {
+      const ws = readFlowWorkspace(this.o.folder, this.o.env);
+      return ws ? { tasks: ws.tasks, epics: ws.epics } : { tasks: [], epics: [] };
+    } catch {
+      return null;
+    }
+  }
+  snapshot(): NonNullable<ClaimBaseline['sources']> {
+    const out: NonNullable<ClaimBaseline['sources']> = {};
+    if (this.except !== 'quantum') out.quantum = (this.stories() ?? []).filter((s) => s.status === 'passed').map((s) => s.id);
+    if (this.except !== 'flow-next') {
+      const f = this.flow();
+      out.flow = (f?.tasks ?? []).filter((t) => t.merged.status === 'done').map((t) => t.id);
+      out.flowEpics = (f?.epics ?? []).filter((e) => e.epic.status === 'done').map((e) => e.id);
+    }
+    return out;
+  }
+  claimsSince(b: ClaimBaseline): Claim[] {
+    const src = b.sources;
+    if (!src) return [];
+    const out: Claim[] = [];
+    if (src.quantum) {
+      const was = new Set(src.quantum);
+      for (const s of this.stories() ?? []) if (s.status === 'passed' && !was.has(s.id)) out.push({ source: 'quantum', id: s.id, title: s.title, slot: 'source:quantum', key: s.id });
+    }
+    const f = src.flow ? this.flow() : null;
+    if (f && src.flow) {
+      const epicsWere = new Set(src.flowEpics ?? []);
+      for (const e of f.epics) if (e.epic.status === 'done' && !epicsWere.has(e.id)) out.push({ source: 'flow-next', id: e.id, title: e.epic.title, slot: 'source:flowEpics', key: e.id });
+      const was = new Set(src.flow);
+      for (const t of f.tasks) if (t.merged.status === 'done' && !was.has(t.id)) out.push({ source: 'flow-next', id: t.id, title: t.merged.title, slot: 'source:flow', key: t.id });
+    }
+    return out;
+  }
+  async putBack(items: readonly WorkItemRef[]): Promise<void> {
+    const qs = items.filter((i) => i.source === 'quantum');
+    if (this.except !== 'quantum' && qs.length) await new QuantumSource(this.o).putBack(qs);
+    const fs = items.filter((i) => i.source === 'flow-next');
+    if (this.except !== 'flow-next' && fs.length) await new FlowSource(this.o).putBack(fs);
+  }
+}
+
+/**
  * What {@link WorkSource.next} leaves out or prefers (issue 9, `continueOnBlocked`): `skip` = ids of items that wait
  * for a human answer (left as they are: in progress and claimed), never returned; `take` = the item whose answer
  * came (or the item `ralph run --item` names), returned first while it is still open.
@@ -210,18 +273,23 @@ export class QuantumSource implements WorkSource {
   private get others(): OtherChecklists {
     return (this.othersOf ??= new OtherChecklists(this.o, null));
   }
+  private kindsOf: OtherKinds | undefined;
+  private get kinds(): OtherKinds {
+    return (this.kindsOf ??= new OtherKinds(this.o, this.kind));
+  }
   async snapshot(): Promise<ClaimBaseline> {
     const stories = this.doc().stories;
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: stories.filter((s) => s.status === 'passed').map((s) => s.id), items: stories.map((s) => s.id), checklists: this.others.snapshot() };
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: stories.filter((s) => s.status === 'passed').map((s) => s.id), items: stories.map((s) => s.id), checklists: this.others.snapshot(), sources: this.kinds.snapshot() };
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
     const own = this.doc().stories.filter((s) => s.status === 'passed' && !was.has(s.id)).map((s): Claim => ({ source: this.kind, id: s.id, title: s.title, slot: 'done', key: s.id }));
-    return [...own, ...(await this.others.claimsSince(baseline))];
+    return [...own, ...(await this.others.claimsSince(baseline)), ...this.kinds.claimsSince(baseline)];
   }
   async putBack(items: readonly WorkItemRef[]) {
     for (const i of items) if (i.source === this.kind && this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
     await this.others.putBack(items);
+    await this.kinds.putBack(items);
   }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const passed = signals.some((s) => s.kind === 'storyPassed') || this.story(item.id)?.status === 'passed';
@@ -324,7 +392,12 @@ export class FlowSource implements WorkSource {
     return {
       at: new Date().toISOString(), source: this.kind, label: this.label, done: ws.tasks.filter((t) => t.merged.status === 'done').map((t) => t.id),
       epics: ws.epics.filter((e) => e.epic.status === 'done').map((e) => e.id), items: ws.tasks.map((t) => t.id), checklists: this.others.snapshot(),
+      sources: this.kinds.snapshot(),
     };
+  }
+  private kindsOf: OtherKinds | undefined;
+  private get kinds(): OtherKinds {
+    return (this.kindsOf ??= new OtherKinds(this.o, this.kind));
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
@@ -333,7 +406,7 @@ export class FlowSource implements WorkSource {
     // An epic closed (or added closed) since the baseline is a claim too (F3/F4); a baseline without epics predates the rule.
     const epicsWere = baseline.epics ? new Set(baseline.epics) : null;
     const epics = epicsWere ? ws.epics.filter((e) => e.epic.status === 'done' && !epicsWere.has(e.id)).map((e): Claim => ({ source: this.kind, id: e.id, title: e.epic.title, slot: 'epics', key: e.id })) : [];
-    return [...epics, ...own, ...(await this.others.claimsSince(baseline))];
+    return [...epics, ...own, ...(await this.others.claimsSince(baseline)), ...this.kinds.claimsSince(baseline)];
   }
   async putBack(items: readonly WorkItemRef[]) {
     // Epics first: flowctl refuses to reset a task of a closed epic.
@@ -343,6 +416,7 @@ export class FlowSource implements WorkSource {
     }
     for (const i of items) if (i.source === this.kind && this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env });
     await this.others.putBack(items);
+    await this.kinds.putBack(items);
   }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const status = this.task(item.id)?.merged.status;
@@ -400,9 +474,12 @@ export class ChecklistSource implements WorkSource {
   /** Item id (`<path>:<line>` when picked) → box key, for the boxes this run picked or saw ticked. */
   private readonly keys = new Map<string, string>();
   private readonly others: OtherChecklists | null;
+  /** The folder's quantum.json and `.flow` (issue 11 row 05); null for another file's own source, as `others`. */
+  private readonly kinds: OtherKinds | null;
   /** `withOthers`: also snapshot, claim and put back the folder's other checklist files (false for those themselves). */
   constructor(private readonly o: WorkSourceOptions, readonly label: string, withOthers = true) {
     this.others = withOthers ? new OtherChecklists(o, label) : null;
+    this.kinds = withOthers ? new OtherKinds(o, 'checklist') : null;
   }
 
   /** The keys of the boxes done now (`<text> #<n>`). */
@@ -475,14 +552,14 @@ export class ChecklistSource implements WorkSource {
   async snapshot(): Promise<ClaimBaseline> {
     this.before = this.list().items;
     const keyed = this.keyed(this.before);
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: keyed.filter((k) => k.box.done).map((k) => k.key), items: keyed.map((k) => k.key), ...(this.others ? { checklists: this.others.snapshot() } : {}) };
+    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: keyed.filter((k) => k.box.done).map((k) => k.key), items: keyed.map((k) => k.key), ...(this.others ? { checklists: this.others.snapshot(), sources: this.kinds!.snapshot() } : {}) };
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
     const newly = this.keyed(this.list().items).filter((k) => k.box.done && !was.has(k.key));
     for (const k of newly) this.keys.set(this.idOf(k.box), k.key);
     const own = newly.map((k): Claim => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}), slot: 'done', key: k.key }));
-    return [...own, ...(this.others ? await this.others.claimsSince(baseline) : [])];
+    return [...own, ...(this.others ? await this.others.claimsSince(baseline) : []), ...(this.kinds ? this.kinds.claimsSince(baseline) : [])];
   }
   async putBack(items: readonly WorkItemRef[]) {
     const boxes = this.list().items;
@@ -490,6 +567,7 @@ export class ChecklistSource implements WorkSource {
     const lines = mine.map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false);
     await this.others?.putBack(items);
+    await this.kinds?.putBack(items);
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;

@@ -23,6 +23,14 @@ export interface ClaimBaseline {
   /** Every item key of the run's source the run has seen (issue 11 A6/C3: one gone since has vanished). */
   items?: string[];
   /**
+   * The folder's sources of another kind than the run's that `ralph status` counts (issue 11, breaker s5 row 05: a
+   * quantum story set `passed` during a checklist run): `quantum` the passed story ids of quantum.json, `flow` the done
+   * task ids and `flowEpics` the done epic ids of `.flow`; an empty list also when the source was absent (one created
+   * later has all its done items as claims). A kind absent here (the run's own, or a baseline of an older ralph) has
+   * no claims.
+   */
+  sources?: { quantum?: string[]; flow?: string[]; flowEpics?: string[] };
+  /**
    * Keys of `.ralph/person-done.json` (`<source>:<id>`) that appeared or changed while an agent of this run was running
    * (issue 11: the file is in the workspace the agent can write, so a mark made then is the agent's forgery or, rarely,
    * a person's: either way a claim the gate must verify, never a person's own for this run).

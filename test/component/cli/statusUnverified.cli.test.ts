@@ -94,6 +94,13 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
     // A baseline from before the epics and checklists fields: only its own items.
     assert.deepEqual(unverifiedClaimsOf(src, baseline(['fn-1.1'], { source: 'flow-next', label: '.flow' }), 'r'), []);
   });
+
+  it('a story of quantum.json made passed during a checklist run (another kind of source) is an unverified claim (breaker s5 row 05)', () => {
+    const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']), 'RALPH_TASK.md': '# T\n\n- [ ] One\n' });
+    writeRun(ws, baseline([], { source: 'checklist', label: 'RALPH_TASK.md', sources: { quantum: ['US-001'], flow: [], flowEpics: [] } }));
+    const j = runCli(ws.dir, ['status', '--json']).json();
+    assert.deepEqual(j.unverified_claims, [{ source: 'quantum', id: 'US-002', title: 'Story US-002', run: runId }]);
+  });
 });
 
 describe('the claim baseline mirror outside the workspace (issue 11 K2/K3)', function () {

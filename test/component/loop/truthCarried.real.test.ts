@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { EngineEvent } from '../../../src/core/loop/events';
-import { edit, say } from '../../support/modelServer';
+import { edit, say, write } from '../../support/modelServer';
 import { runEngine, useWorkspaces } from '../../support/engineHarness';
 
 /**
@@ -65,6 +65,26 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
     assert.equal(ws.read('specs/x/tasks.md'), '# X\n\n- [x] Other\n', run.lines.join('\n'));
     assert.equal(run.result.state, 'completed');
     assert.deepEqual(ofType(run.events, 'verified').map((e) => e.item.title).sort(), ['One', 'Other']);
+  });
+
+  it('row 05 (breaker s5): a story of quantum.json the agent set passed during a checklist run goes back', async () => {
+    const q = JSON.stringify({ project: 'p', stories: ['US-001', 'US-002'].map((id, i) => ({ id, title: `Story ${id}`, status: 'pending', priority: i + 1, dependsOn: [] })) }, null, 2) + '\n';
+    const ws = make({ 'RALPH_TASK.md': '# T\n\n- [ ] One\n', 'quantum.json': q });
+    const passed = q.replace(/("id": "US-002",[\s\S]*?"status": )"pending"/, '$1"passed"');
+    assert.notEqual(passed, q);
+    const run = await runEngine(ws, [write(ws.file('quantum.json'), passed), say('Set US-002 passed.'), say('Nothing more.')], { config: { gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'RALPH_TASK.md' } });
+    assert.equal(ws.read('quantum.json'), q, run.lines.join('\n'));
+    assert.deepEqual(backIds(run.events), ['Story US-002']);
+  });
+
+  it('row 05: a flow-next task closed during a quantum run goes back', async () => {
+    const task = (id: string, title: string) => JSON.stringify({ id, epic: 'fn-1', title, status: 'todo', depends_on: [], priority: null }, null, 2) + '\n';
+    const files = { '.flow/meta.json': '{\n  "schema_version": 2,\n  "next_epic": 2\n}\n', '.flow/epics/fn-1.json': JSON.stringify({ id: 'fn-1', title: 'Epic', status: 'open', depends_on_epics: [] }, null, 2) + '\n', '.flow/tasks/fn-1.1.json': task('fn-1.1', 'First'),
+      'quantum.json': JSON.stringify({ project: 'p', stories: [{ id: 'US-001', title: 'Story US-001', status: 'pending', priority: 1, dependsOn: [] }] }, null, 2) + '\n' };
+    const red = make(files);
+    const r1 = await runEngine(red, [edit(red.file('.flow/tasks/fn-1.1.json'), '"status": "todo"', '"status": "done"'), say('Closed fn-1.1.'), say('Nothing more.')], { config: { gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'quantum' } });
+    assert.equal(JSON.parse(red.read('.flow/tasks/fn-1.1.json')).status, 'todo', r1.lines.join('\n'));
+    assert.deepEqual(backIds(r1.events), ['First']);
   });
 
   it('A6/C3: a box the agent deleted is reported vanished and the run does not complete on it', async () => {

@@ -135,6 +135,7 @@ describe('decide(): the carried verified baseline and the gate-start snapshot (i
       { name: 'A6: every item seen is kept (one gone has vanished)', prev: base({ items: ['US-001', 'US-002'] }), now: base({ items: ['US-001', 'US-003'] }), want: { items: ['US-001', 'US-002', 'US-003'] } },
       { name: 'person marks written while an agent ran stay the agent\'s (agentMarks carried)', prev: base({ agentMarks: ['quantum:US-002'] }), now: base(), want: { agentMarks: ['quantum:US-002'] } },
       { name: 'the marks at the running agent\'s start are carried (a crash during it can tell)', prev: base({ marksAtAgentStart: { 'quantum:US-001': '2026-12-01T09:01:00.000Z' } }), now: base(), want: { marksAtAgentStart: { 'quantum:US-001': '2026-12-01T09:01:00.000Z' } } },
+      { name: 'row 05: another kind of source per kind; what became done without a gate stays out, a verified one joins', prev: base({ source: 'checklist', sources: { quantum: ['US-001'], flow: [], flowEpics: [] } }), now: base({ source: 'checklist', sources: { quantum: ['US-001', 'US-002', 'US-003'], flow: ['fn-1.1'], flowEpics: ['fn-1'] } }), verified: [{ slot: 'source:quantum', key: 'US-003' }, { slot: 'source:flowEpics', key: 'fn-1' }], want: { sources: { quantum: ['US-001', 'US-003'], flow: [], flowEpics: ['fn-1'] } } },
       { name: 'no agent facts: none added', prev: base(), now: base(), want: { agentMarks: undefined, marksAtAgentStart: undefined } },
     ];
     for (const t of table) {
