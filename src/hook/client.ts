@@ -28,6 +28,13 @@ interface Answer {
   exitCode: number;
 }
 
+/** True for `{stdout: string, stderr: string, exitCode: 0 | 2}`: anything else is denied, never printed. */
+function isAnswer(a: unknown): a is Answer {
+  if (typeof a !== 'object' || a === null) return false;
+  const o = a as Record<string, unknown>;
+  return typeof o.stdout === 'string' && typeof o.stderr === 'string' && (o.exitCode === 0 || o.exitCode === 2);
+}
+
 function emit(a: Answer): void {
   if (a.stderr) process.stderr.write(a.stderr);
   process.stdout.write(a.stdout, () => process.exit(a.exitCode));
@@ -46,13 +53,13 @@ function viaServer(socket: string, stdin: string): void {
   conn.on('error', (err) => deny(`the run's guard server is not answering (${err.message})`));
   conn.on('end', () => {
     clearTimeout(timer);
-    let a: Answer;
+    let a: unknown;
     try {
-      a = JSON.parse(buf) as Answer;
+      a = JSON.parse(buf);
     } catch {
       deny('the guard server sent no answer');
     }
-    if (typeof a.exitCode !== 'number') deny('the guard server sent a malformed answer');
+    if (!isAnswer(a)) deny('the guard server sent a malformed answer');
     emit(a);
   });
 }
@@ -70,7 +77,12 @@ async function main(): Promise<void> {
   const ws = args.indexOf('--workspace');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(path.join(__dirname, 'guard.js')) as { runInProcess(stdin: string, workspace?: string): Promise<Answer> };
-  emit(await mod.runInProcess(stdin, ws >= 0 ? args[ws + 1] : undefined));
+  const a: unknown = await mod.runInProcess(stdin, ws >= 0 ? args[ws + 1] : undefined);
+  if (!isAnswer(a)) deny('the in-process guard gave a malformed answer');
+  emit(a);
 }
 
+// An exception thrown in an event handler would end node with exit 1, which Claude Code treats as a non-blocking
+// hook error (the call goes through): turn it into a denial too.
+process.on('uncaughtException', (err: Error) => deny(`internal error: ${err.message}`));
 main().catch((err: Error) => deny(err.message));

@@ -235,5 +235,19 @@ export const TABLE: Row[] = [
   ["npm publ", 'deny'],
   ["pnpm exec ralph gate unit -- 'git push'", 'deny'],
   ["git rebase -x 'npm run build' HEAD~2", 'allow'],
+  // audit of issue 17 (branch a17): xargs' replace string makes an argument input (the script of a shell, the name)
+  ["echo 'git push' | xargs -I{} sh -c '{}'", 'deny'],
+  ["xargs -I{} bash -c '{}' <<< 'git push'", 'deny'],
+  ['echo git | xargs -0I % % push', 'deny'],
+  ["echo 'git push' | xargs -i sh -c '{}'", 'deny'],
+  ["echo 'git push' | xargs --replace=@ sh -c @", 'deny'],
+  ['find src -name "*.ts" | xargs -I{} cp {} dist/', 'allow'],
+  ['ls src | xargs -I{} echo {}', 'allow'],
+  // runners that were not seen through: pkexec (like sudo), sg (runs a shell string)
+  ['pkexec git push', 'deny'],
+  ['pkexec --user root git push', 'deny'],
+  ["sg staff 'git push'", 'deny'],
+  ["sg - staff -c 'git push'", 'deny'],
+  ["sg staff 'ls src'", 'allow'],
 ];
 

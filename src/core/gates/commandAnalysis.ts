@@ -158,6 +158,41 @@ function skipOptions(words: ShellWord[], i: number, withArg: Set<string>, opts: 
   return i;
 }
 
+/**
+ * The replace string of xargs' options (the words before the command), or undefined without one: `-I R`, `-IR`,
+ * `-i[R]` and `--replace[=R]` (both default to `{}`), also inside a short-option cluster (`-0I R`). An option whose
+ * value is not known (an expansion) gives the empty string, which every argument contains.
+ */
+function xargsReplaceString(options: ShellWord[]): string | undefined {
+  let r: string | undefined;
+  const withArg = new Set(['L', 'n', 'P', 's', 'd', 'E', 'a']);
+  for (let k = 0; k < options.length; k++) {
+    const v = options[k]!.value;
+    if (v === null) continue;
+    if (v === '--replace') r = '{}';
+    else if (v.startsWith('--replace=')) r = v.slice('--replace='.length);
+    else if (v.startsWith('-') && !v.startsWith('--')) {
+      for (let c = 1; c < v.length; c++) {
+        const ch = v[c]!;
+        if (ch === 'I') {
+          r = c < v.length - 1 ? v.slice(c + 1) : (options[k + 1]?.value ?? '');
+          if (c === v.length - 1) k++;
+          break;
+        }
+        if (ch === 'i') {
+          r = c < v.length - 1 ? v.slice(c + 1) : '{}';
+          break;
+        }
+        if (withArg.has(ch)) {
+          if (c === v.length - 1) k++;
+          break;
+        }
+      }
+    }
+  }
+  return r;
+}
+
 function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
   out.hostStack.push(call);
   try {
@@ -287,6 +322,19 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
     case 'tsp':
       rest(skipOptions(argv, 1, new Set(['-u', '-C'])), name);
       return;
+    case 'pkexec':
+      rest(skipOptions(argv, 1, new Set(['--user', '-u'])), 'pkexec');
+      return;
+    case 'sg': {
+      // sg [-] [-c] group [-c] 'command' (the command is a shell string); without one it starts a shell on stdin.
+      let i = 1;
+      while (a(i) === '-' || a(i) === '-c') i++;
+      i++; // the group
+      if (a(i) === '-c') i++;
+      if (i < argv.length) script(argv.slice(i), 'sg');
+      else shellFromStdin(inv, out, via, depth, shape);
+      return;
+    }
     case 'stdbuf':
       rest(skipOptions(argv, 1, new Set(['-i', '-o', '-e', '--input', '--output', '--error'])), 'stdbuf');
       return;
@@ -329,7 +377,11 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       const withArg = new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--replace', '--max-lines', '--max-chars', '--eof', '--process-slot-var']);
       const i = skipOptions(argv, 1, withArg);
       const supplied: ShellWord = { value: null, pattern: /^[\s\S]*$/, splittable: true, literal: '', expansion: 'dynamic', start: call.end, end: call.end };
-      if (i < argv.length) expand([...argv.slice(i), supplied], call, nested, [...via, 'xargs'], depth + 1, out, shape);
+      // With -I R / -i / --replace, the input goes where R is (every argument holding R is computed: `xargs -I{} sh -c
+      // '{}'` runs its input) and is not appended; without, it is appended.
+      const r = xargsReplaceString(argv.slice(1, i));
+      const args = r === undefined ? [...argv.slice(i), supplied] : argv.slice(i).map((w) => (w.value === null || w.value.includes(r) ? { ...supplied, start: w.start, end: w.end } : w));
+      if (i < argv.length) expand(args, call, nested, [...via, 'xargs'], depth + 1, out, shape);
       return;
     }
     case 'time': {

@@ -5,8 +5,8 @@ import { applyJsonChanges, newJsonText } from '../store/jsonEdit';
 /**
  * `ralph guard install [--uninstall]` (issue 17): our PreToolUse hook in a project's `.claude/settings.json`, for
  * people who run claude themselves. Idempotent; every other key and hook of the file is kept (edits through
- * jsonc-parser keep the file's formatting); `--uninstall` removes only our entry. Our entry is the matcher group
- * whose command runs `guard-hook.js`. Pure: text in, text out.
+ * jsonc-parser keep the file's formatting); `--uninstall` removes only our entry. Our entry is the hook whose
+ * command runs `guard-hook.js` (with its matcher group when the group holds nothing else). Pure: text in, text out.
  */
 
 /** The marker that identifies our hook command. */
@@ -17,7 +17,18 @@ interface MatcherGroup {
   hooks?: { type?: string; command?: string }[];
 }
 
-const isOurs = (g: MatcherGroup) => Array.isArray(g?.hooks) && g.hooks.some((h) => typeof h?.command === 'string' && h.command.includes(GUARD_HOOK_MARKER));
+type HookEntry = NonNullable<MatcherGroup['hooks']>[number];
+const isOurHook = (h: HookEntry) => typeof h?.command === 'string' && h.command.includes(GUARD_HOOK_MARKER);
+
+/**
+ * The user's part of a matcher group: the group without our hook entries; undefined when nothing of the user's is
+ * left (the group held only ours). A hook the user added to the same group as ours is kept.
+ */
+function withoutOurs(g: MatcherGroup): MatcherGroup | undefined {
+  if (!Array.isArray(g?.hooks) || !g.hooks.some(isOurHook)) return g;
+  const rest = g.hooks.filter((h) => !isOurHook(h));
+  return rest.length ? { ...g, hooks: rest } : undefined;
+}
 
 /**
  * The new text of the settings file (`text` undefined: no file yet), or `undefined` when nothing changes.
@@ -39,7 +50,7 @@ export function editGuardSettings(file: string, text: string | undefined, group:
   const pre = hooks?.PreToolUse;
   if (pre !== undefined && !Array.isArray(pre)) throw new FileProblemError({ file, line: 1, column: 1, message: 'hooks.PreToolUse is not a list; the file was left as it is' });
   const groups = (pre ?? []) as MatcherGroup[];
-  const others = groups.filter((g) => !isOurs(g));
+  const others = groups.map(withoutOurs).filter((g): g is MatcherGroup => g !== undefined);
   const next = uninstall ? others : [...others, group];
   if (JSON.stringify(next) === JSON.stringify(groups)) return undefined;
   if (uninstall && next.length === 0) {

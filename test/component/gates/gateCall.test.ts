@@ -52,6 +52,26 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
     assert.equal(fs.existsSync(gateLockDir(ws.dir, 'unit')), false, 'the lock is released');
   });
 
+  it('two working trees running the same command hold different locks: each runs its own code (no join, no 75)', async () => {
+    // The worst case: the second tree shares the first one's .ralph/ (a symlink), so both locks sit in one folder.
+    // The one command waits for the other tree's run to start: both pass only when the two ran at the same time.
+    const other = makeTempFolder('ralph-gates-tree2-');
+    try {
+      fs.symlinkSync(path.join(ws.dir, '.ralph'), path.join(other.dir, '.ralph'));
+      ws.write('peer', other.dir);
+      other.write('peer', ws.dir);
+      const cmd = 'touch started; for i in $(seq 400); do [ -e "$(cat peer)/started" ] && exit 0; sleep 0.1; done; exit 9';
+      assert.notEqual(gateLockDir(ws.dir, 'unit'), gateLockDir(other.dir, 'unit'));
+      const a = gate(ws, ['unit', '--', cmd]);
+      await waitForFile(path.join(ws.dir, 'started'));
+      const b = await gate(other, ['unit', '--lock-wait-ms', '300', '--', cmd]).done;
+      assert.equal(b.code, 0, b.out);
+      assert.equal((await a.done).code, 0, 'the first tree saw the second one run beside it');
+    } finally {
+      other.dispose();
+    }
+  });
+
   it('writes the handoff\'s Last gate state and leaves the agent\'s Working set as it was', async () => {
     ws.write('.ralph/handoff.md', '# Loop Handoff\n\n## Working set\n- WS-MARKER: halfway through the parser\n\n## Last gate state\n\nold\n');
     const r = await gate(ws, ['unit', '--', 'echo "FAIL one test"; exit 1']).done;

@@ -232,6 +232,12 @@ describe('gate runner: files kept', () => {
     assert.ok(ws.exists('.ralph/gates/unit-20000101T000000Z-1.log'));
   });
 
+  it('keeps 10 logs per label by default (§3.10)', async () => {
+    for (let i = 0; i < 11; i++) await runGate({ folder: ws.dir, label: 'lint', command: 'true' });
+    const logs = fs.readdirSync(path.join(ws.dir, '.ralph/gates')).filter((f) => /^lint-\d.*\.log$/.test(f));
+    assert.equal(logs.length, 10);
+  });
+
   it('refuses an unknown label', async () => {
     await assert.rejects(runGate({ folder: ws.dir, label: 'smoke' as 'basic', command: 'true' }), /unknown gate label "smoke"/);
   });

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -57,5 +58,43 @@ describe('guard: ralph guard install and dist/guard-hook.js as processes', funct
     const viaCli = run([cli, '-C', ws.dir, 'guard'], input);
     assert.equal(viaCli.status, 0);
     assert.match(viaCli.stdout, /"permissionDecision":"deny"/);
+  });
+
+  it('the hook denies (exit 2) when the server hangs, hangs up, or answers anything but a hook answer', async () => {
+    const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'touch x' }, cwd: ws.dir });
+    // Each server behaviour → the hook's exit code and stderr. Async spawn: the servers live in this process.
+    const behaviours: [string, (c: net.Socket) => void, RegExp][] = [
+      ['accepts and never answers', () => undefined, /did not answer within 300 ms/],
+      ['hangs up without an answer', (c) => c.end(), /sent no answer/],
+      ['answers null', (c) => c.end('null\n'), /malformed answer/],
+      ['answers exit 1 (a non-blocking error for Claude Code)', (c) => c.end(`${JSON.stringify({ stdout: '', stderr: '', exitCode: 1 })}\n`), /malformed answer/],
+      ['answers a non-string stdout', (c) => c.end(`${JSON.stringify({ stdout: 5, stderr: '', exitCode: 0 })}\n`), /malformed answer/],
+    ];
+    for (const [name, behave, reason] of behaviours) {
+      const socket = path.join(ws.dir, 'fake.sock');
+      const conns: net.Socket[] = [];
+      const server = net.createServer((c) => {
+        conns.push(c);
+        c.once('data', () => behave(c));
+      });
+      await new Promise<void>((resolve) => server.listen(socket, resolve));
+      try {
+        const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [hook, '--socket', socket], { env: { ...env(), RALPH_GUARD_TIMEOUT_MS: '300' }, cwd: ws.dir });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          child.on('close', (code) => resolve({ code, stdout, stderr }));
+          child.stdin.end(input);
+        });
+        assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+        assert.equal(r.stdout, '', name);
+        assert.match(r.stderr, reason, name);
+      } finally {
+        for (const c of conns) c.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    }
   });
 });

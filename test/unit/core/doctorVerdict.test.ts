@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { claudeRootBypassWarning as rootBypassWarning } from '../../../src/core/agents/claude';
-import { agentPathSource, doctorVerdict, type DoctorReport } from '../../../src/core/doctor/report';
+import { agentPathSource, doctorVerdict, formatDoctorReport, type DoctorReport } from '../../../src/core/doctor/report';
 
 type V = Parameters<typeof doctorVerdict>[0];
 const base: V = { ok: false, trust: null, sources: [], agents: [], selectedAgent: null };
@@ -48,4 +48,19 @@ describe('doctor: warns that the Claude CLI refuses bypassPermissions as root', 
       if (w) assert.match(w, /as root.*non-root\) user.*IS_SANDBOX=1/);
     });
   }
+});
+
+describe('doctor: the command guard (issue 17): cursor-agent has no PreToolUse hook', () => {
+  const report = (agents: DoctorReport['agents']): DoctorReport => ({
+    folder: '/w', sources: quantum, agents, problems: [], trust: null, untrustedAgentPaths: [], selectedAgent: null, warnings: [], ok: true,
+    containment: { mode: 'auto', kind: 'pid-namespace', detail: 'x' } as DoctorReport['containment'],
+  });
+  it('says the guard is not enforced for cursor-agent, and how claude gets it', () => {
+    const text = formatDoctorReport(report([{ name: 'claude', path: '/x/claude', version: '2' }, { name: 'cursor-agent', path: '/x/cursor-agent', version: '1' }] as DoctorReport['agents']));
+    assert.match(text, /Command guard:\n {2}claude {8}PreToolUse hook passed with --settings by `ralph run`/);
+    assert.match(text, /\n {2}cursor-agent {2}no PreToolUse hook: \.ralph\/command-policy and the guard's hard denies are NOT enforced for it/);
+  });
+  it('names no agent without the hook when only claude is found', () => {
+    assert.doesNotMatch(formatDoctorReport(report([{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'])), /no PreToolUse hook/);
+  });
 });

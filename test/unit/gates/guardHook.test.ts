@@ -90,6 +90,15 @@ describe('guard install: .claude/settings.json (idempotent, keeps the user\'s se
     assert.equal(editGuardSettings('s.json', user, group, true), undefined);
   });
 
+  it('a hook of the user\'s that shares our matcher group survives install and --uninstall', () => {
+    const mixed = `{ "hooks": { "PreToolUse": [ { "matcher": "Bash", "hooks": [ { "type": "command", "command": "/old/node /old/dist/guard-hook.js" }, { "type": "command", "command": "my-audit" } ] } ] } }\n`;
+    type Doc = { hooks?: { PreToolUse: { matcher: string; hooks: { command: string }[] }[] } };
+    const installed = JSON.parse(editGuardSettings('s.json', mixed, group, false)!) as Doc;
+    assert.deepEqual(installed.hooks!.PreToolUse.map((g) => [g.matcher, g.hooks.map((h) => h.command)]), [['Bash', ['my-audit']], ['Bash|Write|Edit|MultiEdit|NotebookEdit', ['/n /r/dist/guard-hook.js']]], 'the stale guard entry is replaced, the user\'s hook kept');
+    const removed = JSON.parse(editGuardSettings('s.json', mixed, group, true)!) as Doc;
+    assert.deepEqual(removed.hooks!.PreToolUse, [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-audit' }] }]);
+  });
+
   it('creates the file when absent, refuses a file it cannot parse (naming line and column)', () => {
     assert.ok(JSON.parse(editGuardSettings('s.json', undefined, group, false)!));
     assert.throws(() => editGuardSettings('s.json', '{\n  "a": ,\n}', group, false), /s\.json:2:\d+: not valid JSON/);

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { runViewOf, type RunView } from '../../../../src/core/control/runView';
 import type { EngineEvent, RunLogEntry } from '../../../../src/core/model/runEvent';
-import { coalesceOps, laneRowsOf, liveCostOf, RunTrack, runHeaderOf, taskCostsOf } from '../../../../src/extension/dashboard/runTrack';
+import { coalesceOps, laneRowsOf, liveCostOf, logKindOfText, RunTrack, runHeaderOf, taskCostsOf } from '../../../../src/extension/dashboard/runTrack';
 import { lanes as sampleLanes } from '../../../support/dashboardSamples';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
@@ -67,4 +67,16 @@ describe('the dashboard run track: lanes and tokens per task', () => {
     const log1 = { op: 'log' as const, lines: [{ n: 1, at: 1, kind: 'loop' as const, text: 'a' }], total: 1 };
     assert.deepEqual(coalesceOps([l1, log1, l2]), [log1, l2]);
   });
+});
+
+describe('the dashboard run track: the kind of a log line (the log filter)', () => {
+  const cases: [string, string][] = [
+    ['⛔ GUARD DENY git push → pushing is the operator\'s job', 'guard'],
+    ['🔀 GUARD REWRITE npm test → /usr/bin/node /x/dist/cli.js -C /w gate unit -- \'npm test\'', 'guard'],
+    ['⛔ BLOCKED US-1 — no progress', 'error'],
+    ['🧪 GATE FAILED unit exit=1 2.0s', 'gate'],
+    ['❓ QUESTION US-1 — which one?', 'question'],
+    ['LOOP 1 START', 'loop'],
+  ];
+  for (const [text, kind] of cases) it(`${kind}: ${text}`, () => assert.equal(logKindOfText(text), kind));
 });
