@@ -1,4 +1,5 @@
 import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../core/model/plan';
+import { pastStaleThreshold, QUANTUM_DEFAULT_STALE_MINUTES } from '../core/model/quantumStale';
 import type { SubagentJson, WaveJson } from '../core/model/waves';
 import type { StoreRun, StoreSnapshot } from './runStore';
 
@@ -21,7 +22,10 @@ import type { StoreRun, StoreSnapshot } from './runStore';
  * Ralph**).
  */
 
-/** The statuses a row can show; `stale` is an IJFW subagent with nothing to resume from, `waiting` an open question. */
+/**
+ * The statuses a row can show; `stale` is an IJFW subagent with nothing to resume from, or a quantum story left
+ * `in_progress` past its stale threshold with no run active; `waiting` an open question.
+ */
 export type RowStatus = ItemStatus | 'stale' | 'waiting' | 'open' | 'active' | 'pending' | 'orphan' | 'none';
 
 /** One row of the tree. Plain data: the provider maps it to a `TreeItem`. */
@@ -150,6 +154,12 @@ export interface ItemInputs {
   costUsd: number | undefined;
   current: boolean;
   waitingRun: string | undefined;
+  /**
+   * A quantum story `in_progress` past its stale threshold (§4.7, core `pastStaleThreshold`) while no run of the folder
+   * is active: the threshold in minutes; shown `stale` (no spinner), with `ralph stale --apply` in its tooltip.
+   * Undefined otherwise.
+   */
+  stale?: number;
 }
 
 /**
@@ -183,7 +193,7 @@ export function sameItem(x: PlanItem, y: PlanItem): boolean {
 
 /** Whether an item row built from `a` looks exactly like one built from `b`. */
 export function sameInputs(a: ItemInputs, b: ItemInputs): boolean {
-  return a.parentId === b.parentId && a.costUsd === b.costUsd && a.current === b.current && a.waitingRun === b.waitingRun && sameItem(a.item, b.item);
+  return a.parentId === b.parentId && a.costUsd === b.costUsd && a.current === b.current && a.waitingRun === b.waitingRun && a.stale === b.stale && sameItem(a.item, b.item);
 }
 
 function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): string {
@@ -198,6 +208,7 @@ function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): s
   if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
   if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
   if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
+  if (inputs.stale !== undefined) tip.push('', `Stale: no run is active and it started more than ${inputs.stale} minutes ago (the stale threshold); \`ralph stale --apply\` fails or blocks it.`);
   const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
   if (times.length) tip.push('', times.join(' · '));
   if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
@@ -219,7 +230,7 @@ function itemContextValue(item: PlanItem, waiting: boolean): string {
 /** A new item row (only when no previous row with the same inputs can be reused). `id` is the previous row's id string, when there was one. */
 function itemRow(folder: string, inputs: ItemInputs, tips: TipContext, id: string | undefined): TreeRow {
   const { item, waitingRun } = inputs;
-  const status: RowStatus = waitingRun ? 'waiting' : item.status;
+  const status: RowStatus = waitingRun ? 'waiting' : inputs.stale !== undefined ? 'stale' : item.status;
   let description = item.source !== 'checklist' ? statusWord(status) : '';
   const more = (s: string) => { description = description ? `${description} · ${s}` : s; };
   if (item.attempts !== undefined && item.attempts > 0) more(`attempt ${item.attempts}/${item.maxAttempts ?? '?'}`);
@@ -285,8 +296,10 @@ function touchNeighbours(before: FolderCache, rowsBySource: Map<string, Map<stri
  * to the newest plan). `waves(folder)` gives `WaveMonitors.waves`; when it is empty the plan snapshot's `waves` (the
  * same shape, as `loadPlan` classified them) are used. With `prev` (the model shown now), an item row whose inputs are
  * unchanged is `prev`'s row object itself, and rows whose tooltip reads a changed neighbour are listed in `touched`.
+ * `nowMs` (epoch ms) dates the stale rule of quantum stories; a story crosses its threshold on the next rebuild (any
+ * store change), not by a timer.
  */
-export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) => WaveJson[] = () => [], prev?: TreeModel): TreeModel {
+export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) => WaveJson[] = () => [], prev?: TreeModel, nowMs: number = Date.now()): TreeModel {
   const rows = new Map<string, TreeRow>();
   const roots: string[] = [];
   const cache = new Map<string, FolderCache>();
@@ -306,6 +319,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     const plan = fs.plan;
     const folderRuns = snapshot.runs.filter((r) => r.folder === folder);
     const f = runFacts(folderRuns);
+    const anyActive = folderRuns.some((r) => r.facts.active);
     if (plan) {
       const before = prev?.cache?.get(folder);
       const tips = before?.tips ?? { items: new Map() };
@@ -334,7 +348,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
         return out;
       };
       /** The item rows under `parent` (items of one source): `prev`'s row where the inputs are the same, else a new one. */
-      const addItems = (parent: TreeRow, source: string, items: PlanItem[]) => {
+      const addItems = (parent: TreeRow, source: string, items: PlanItem[], staleMinutes?: number) => {
         let bySource = rowsBySource.get(source);
         if (!bySource) rowsBySource.set(source, (bySource = new Map()));
         const prevBySource = before?.rowsBySource.get(source);
@@ -345,10 +359,11 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
           const waitingRun = f.waiting.size ? f.waiting.get(item.id) : undefined;
           const costUsd = f.costUsd.size ? f.costUsd.get(item.id) : undefined;
           const current = f.current.size ? f.current.has(item.id) : false;
+          const stale = staleMinutes !== undefined && !anyActive && pastStaleThreshold(item, nowMs, staleMinutes) ? staleMinutes : undefined;
           let row: TreeRow;
-          if (was && was.parentId === parent.id && was.costUsd === costUsd && was.current === current && was.waitingRun === waitingRun && sameItem(was.item, item)) row = old;
+          if (was && was.parentId === parent.id && was.costUsd === costUsd && was.current === current && was.waitingRun === waitingRun && was.stale === stale && sameItem(was.item, item)) row = old;
           else {
-            row = itemRow(folder, { item, parentId: parent.id, costUsd, current, waitingRun }, tips, was?.item.kind === item.kind ? old!.id : undefined);
+            row = itemRow(folder, { item, parentId: parent.id, costUsd, current, waitingRun, ...(stale !== undefined ? { stale } : {}) }, tips, was?.item.kind === item.kind ? old!.id : undefined);
             rebuilt.add(row);
             if (before && (!was || was.item.rawStatus !== item.rawStatus)) noteMoved(source, item.id);
           }
@@ -377,7 +392,7 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
         const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `quantum.json — ${r.title}`) : r.id;
         const kindWord = r.source === 'quantum' ? 'quantum-loop project `quantum.json`: stories' : `checklist \`${r.file}\`: its boxes`;
         const root = group(folder, fs.name, key, label, `${countOf(items)} ${r.source === 'quantum' ? 'stories' : 'tasks'}`, `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
-        addItems(root, r.source, items);
+        addItems(root, r.source, items, r.source === 'quantum' ? (r.staleThresholdMinutes ?? QUANTUM_DEFAULT_STALE_MINUTES) : undefined);
       }
       if (before) touchNeighbours(before, rowsBySource, moved, noteMoved, rebuilt, touched);
     }

@@ -2,7 +2,6 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
-import { ralphFile } from '../core/model/ralphPaths';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
 import { ensureContentTrusted } from './contentTrust';
@@ -226,10 +225,8 @@ export class RunController extends Disposable {
     const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${r.reason.replace(/^complete: /, '')} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
     this.log.info('run', text);
     const show = r.state === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    // Open Log opens the activity log at its end (the run that just ended), like Ralph: Open Log.
     void show(text, 'Open Log').then(async (choice) => {
-      if (choice !== 'Open Log') return;
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(ralphFile(folder, 'activityLog')));
-      await vscode.window.showTextDocument(doc);
       if (choice === 'Open Log') await openActivityLog(folder);
     });
   }

@@ -65,6 +65,8 @@ export interface PlanRoot {
   dependsOn: string[];
   file: string;
   itemIds: string[];
+  /** quantum: the file's `staleThresholdMinutes` (§4.7), when it sets one. */
+  staleThresholdMinutes?: number;
 }
 
 /** The snapshot `loadPlan(folder)` returns. Items are in file order within each root. */

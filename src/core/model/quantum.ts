@@ -75,8 +75,7 @@ export const quantumProgressEntrySchema = z.looseObject({
   learnings: z.string().optional(),
 });
 
-/** Default stale threshold in minutes (§4.7, the PRD's `staleThresholdMinutes` default). */
-export const QUANTUM_DEFAULT_STALE_MINUTES = 20;
+export { QUANTUM_DEFAULT_STALE_MINUTES } from './quantumStale';
 
 export const quantumFileSchema = z.looseObject({
   project: z.string().optional(),

@@ -81,7 +81,7 @@ export function buildPlan(src: SourceSet): PlanSnapshot {
   if (src.quantum) {
     const q = src.quantum.data;
     const ids = q.stories.map((s) => s.id);
-    roots.push({ source: 'quantum', kind: 'project', id: 'quantum.json', title: q.project ?? 'quantum.json', status: q.stories.length && q.stories.every((s) => s.status === 'passed') ? 'done' : 'open', dependsOn: [], file: 'quantum.json', itemIds: ids });
+    roots.push({ source: 'quantum', kind: 'project', id: 'quantum.json', title: q.project ?? 'quantum.json', status: q.stories.length && q.stories.every((s) => s.status === 'passed') ? 'done' : 'open', dependsOn: [], file: 'quantum.json', itemIds: ids, ...(q.staleThresholdMinutes !== undefined ? { staleThresholdMinutes: q.staleThresholdMinutes } : {}) });
     for (const s of q.stories) items.push(quantumItem(s));
     for (const c of findCycles(q.stories.map((s) => ({ id: s.id, deps: s.dependsOn })))) {
       cycles.push(c);

@@ -134,6 +134,25 @@ export function registerGaugeSuite(): void {
       assert.equal(api.store.contextKey(ContextKeys.waiting), false);
     });
 
+    it('Ralph: Start with a .ralph/config.json that does not parse resolves (no generic error modal) and clears the starting spinner', async () => {
+      const api = await ralphApi();
+      const configFile = path.join(folder(), '.ralph', 'config.json');
+      const config = fs.readFileSync(configFile, 'utf8');
+      try {
+        fs.writeFileSync(configFile, '{\n  "maxIterations": 3,\n  "agent": claude\n}\n');
+        // A rejected command promise is what VS Code shows as "command resulted in an error"; Start reports the
+        // problem itself (file:line:column with Open File, unit test startErrors.test.ts) and resolves.
+        const started = await vscode.commands.executeCommand<string | undefined>('ralph.start', { folder: folder(), source: 'RALPH_TASK.md', noGates: true });
+        assert.equal(started, undefined);
+        assert.equal(api.store.snapshot().folders.find((f) => f.folder === folder())?.starting, false, 'the starting mark is cleared');
+        for (let i = 0; i < 20 && /starting/.test(api.gauge.statusBarItem.text); i++) await new Promise((r) => setTimeout(r, 100));
+        assert.doesNotMatch(api.gauge.statusBarItem.text, /starting/);
+        assert.equal(api.runs.isRunning(folder()), false);
+      } finally {
+        fs.writeFileSync(configFile, config);
+      }
+    });
+
     it('Ralph: Open Log opens the activity log at its end (the latest run), not at line 1', async () => {
       const editor = vscode.window.activeTextEditor;
       assert.ok(await vscode.commands.executeCommand<boolean>('ralph.openLog', folder()));

@@ -104,6 +104,27 @@ export function registerPlanTreeSuite(): void {
       assert.deepEqual(offered, [['Ralph: cannot start with US-002: US-002 waits on US-001 (pending). The next ready item of its source is US-001.', 'Start with US-001']]);
     });
 
+    it('shows a wave\'s subagents as its children, live, when a checkpoint appears and goes (issue 18\'s core)', async () => {
+      const wave = `${folder}#waves/1`;
+      await rowUntil(api, wave, () => true, 10_000);
+      const checkpoint = path.join(folder, '.ijfw', 'wave-1', 'subagent-1-A.checkpoint.json');
+      const sub = `${wave}/1-A`;
+      try {
+        fs.writeFileSync(checkpoint, JSON.stringify({ schema_version: 1, wave_id: '1', sub_id: '1-A', ts: new Date().toISOString(), last_action: 'editing the lexer', next_step: 'finish the lexer' }));
+        const node = await rowUntil(api, sub, (it) => it.label === '1-A', 5000);
+        assert.deepEqual((await api.plan.getChildren(api.plan.node(wave)!)).map((n) => n.id), [sub], 'the wave row\'s children');
+        const item = api.plan.getTreeItem(node);
+        assert.match(String(item.description), /^active · .* next: finish the lexer$/);
+        assert.match(String(item.contextValue), /\bsubagent\b/);
+        assert.match(String(api.plan.getTreeItem(api.plan.node(wave)!).description), /0\/1 done/);
+      } finally {
+        fs.rmSync(checkpoint, { force: true });
+      }
+      const until = Date.now() + 5000;
+      while (api.plan.node(sub) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(api.plan.node(sub), undefined, 'the row went with its checkpoint');
+    });
+
     it('Open Task File on a checklist box opens its file at the box\'s line', async () => {
       const task = path.join(folder, 'RALPH_TASK.md');
       const before = fs.readFileSync(task, 'utf8');

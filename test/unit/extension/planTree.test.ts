@@ -5,6 +5,7 @@ import type { WaveJson } from '../../../src/core/model/waves';
 import { resetOfferOf } from '../../../src/core/sources/resetPolicy';
 import { Logger } from '../../../src/extension/logger';
 import { PlanTreeProvider, type PlanNode } from '../../../src/extension/planTree';
+import { pastStaleThreshold } from '../../../src/core/model/quantumStale';
 import { buildTreeModel, resetConfirmOf } from '../../../src/extension/planTreeModel';
 import type { StoreChange, StoreSnapshot } from '../../../src/extension/runStore';
 import { PlanTreeCommands } from '../../../src/extension/planTreeCommands';
@@ -235,6 +236,58 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     const m = buildTreeModel(snap(p), () => []);
     assert.ok(m.rows.has(`${F}#waves/W1/W1-B`));
     assert.equal(m.rows.get(`${F}#waves/W1/W1-B`)?.worktree, '../wt-b');
+  });
+});
+
+describe('a quantum story left in progress (the stale rule, core pastStaleThreshold)', () => {
+  const now = Date.now(); // the provider dates the rule with the real clock
+  const started = (min: number) => new Date(now - min * 60_000).toISOString();
+  const table: [string, { status: string; startedAt?: string | null }, number | undefined, boolean][] = [
+    ['in_progress 21 min, default 20', { status: 'in_progress', startedAt: started(21) }, undefined, true],
+    ['in_progress 19 min, default 20', { status: 'in_progress', startedAt: started(19) }, undefined, false],
+    ['in_progress 20 min exactly (not more)', { status: 'in_progress', startedAt: started(20) }, undefined, false],
+    ['in_progress 11 min, file threshold 10', { status: 'in_progress', startedAt: started(11) }, 10, true],
+    ['in_progress without startedAt (core only warns)', { status: 'in_progress' }, undefined, false],
+    ['in_progress with an unreadable startedAt', { status: 'in_progress', startedAt: 'yesterday' }, undefined, false],
+    ['pending with an old startedAt', { status: 'pending', startedAt: started(90) }, undefined, false],
+  ];
+  for (const [name, story, threshold, want] of table) {
+    it(`${name}: ${want ? 'stale' : 'not stale'}`, () => assert.equal(pastStaleThreshold(story, now, threshold), want));
+  }
+
+  const stalePlan = (min: number, threshold?: number): PlanSnapshot => {
+    const p = plan({ 'US-4': 'in_progress' });
+    p.items = p.items.map((i) => (i.id === 'US-4' ? { ...i, rawStatus: 'in_progress', startedAt: started(min) } : i));
+    if (threshold !== undefined) p.roots = p.roots.map((r) => (r.source === 'quantum' ? { ...r, staleThresholdMinutes: threshold } : r));
+    return p;
+  };
+  const activeRun = { key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0, facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] }, view: { stateText: 'running', progress: null, iteration: 1, lanes: [], cost: { runUsd: 0, byItem: [], byIteration: [] }, warnings: [], source: 'quantum.json', agent: 'claude', startedAt: null } } as unknown as StoreSnapshot['runs'][number];
+
+  it('shows a story in progress past its threshold with no run active as stale (history icon, no spinner), with ralph stale in its tooltip', () => {
+    const m = buildTreeModel(snap(stalePlan(45)), () => [], undefined, now);
+    const row = m.rows.get(`${F}#quantum/story/US-4`)!;
+    assert.equal(row.status, 'stale');
+    assert.equal(row.description, 'stale');
+    const tip = typeof row.tooltip === 'function' ? row.tooltip() : row.tooltip;
+    assert.match(tip, /more than 20 minutes ago \(the stale threshold\); `ralph stale --apply`/);
+    const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(stalePlan(45))));
+    assert.deepEqual([label(tree, `${F}#quantum/story/US-4`).iconPath.id, label(tree, `${F}#quantum/story/US-4`).iconPath.color?.id], ['history', 'charts.yellow']);
+  });
+
+  it('keeps the spinner while a run of the folder is active, before the threshold, and reads the file\'s own threshold', () => {
+    assert.equal(buildTreeModel({ ...snap(stalePlan(45)), runs: [activeRun] }, () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status, 'in_progress');
+    assert.equal(buildTreeModel(snap(stalePlan(5)), () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status, 'in_progress');
+    assert.equal(buildTreeModel(snap(stalePlan(5, 4)), () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status, 'stale');
+    assert.equal(buildTreeModel(snap(stalePlan(45)), () => [], undefined, now).rows.get(`${F}#flow-next/task/fn-1.2`)!.status, 'in_progress', 'flow-next tasks have no stale rule');
+  });
+
+  it('redraws the story when the run that held it ends (the row is rebuilt, not reused)', () => {
+    const running = buildTreeModel({ ...snap(stalePlan(45)), runs: [activeRun] }, () => [], undefined, now);
+    const ended = { ...activeRun, facts: { ...activeRun.facts, active: false } } as StoreSnapshot['runs'][number];
+    const after = buildTreeModel({ ...snap(stalePlan(45)), runs: [ended] }, () => [], running, now);
+    assert.notEqual(after.rows.get(`${F}#quantum/story/US-4`), running.rows.get(`${F}#quantum/story/US-4`));
+    assert.equal(after.rows.get(`${F}#quantum/story/US-4`)!.status, 'stale');
+    assert.equal(after.rows.get(`${F}#quantum/story/US-1`), running.rows.get(`${F}#quantum/story/US-1`), 'the others are reused');
   });
 });
 

@@ -113,4 +113,21 @@ describe('run notifications (fake vscode)', () => {
     r.emit(started('t-1'), iteration(1), { type: 'question', id: 'q1', iteration: 1, item: { source: 'checklist', id: 'T-1', title: 'T' }, text: 'Postgres or SQLite?', answerFile: '/w/a' });
     assert.deepEqual(messageLines(), ['info: Ralph: run t-1 asks (T-1): Postgres or SQLite? [Answer…]']);
   });
+
+  it('runs Ralph: Answer Question… for that run and item when Answer… is clicked, and Ralph: Resume for Resume', async () => {
+    const h = storeHarness();
+    const calls: [string, unknown][] = [];
+    recorded.commands.set('ralph.answer', (a) => { calls.push(['ralph.answer', a]); });
+    recorded.commands.set('ralph.resume', (f) => { calls.push(['ralph.resume', f]); });
+    recorded.answers.push('Answer…', 'Resume');
+    new RunNotifications(h.store);
+    const r = h.addRun(runInfo('t-1'));
+    r.emit(started('t-1'), iteration(1), { type: 'question', id: 'q1', iteration: 1, item: { source: 'checklist', id: 'T-1', title: 'T' }, text: 'Postgres or SQLite?', answerFile: '/w/a' });
+    await new Promise((res) => setImmediate(res));
+    r.emit({ type: 'paused' });
+    h.clock.advance(300);
+    await new Promise((res) => setImmediate(res));
+    const folder = h.store.snapshot().runs[0]!.folder;
+    assert.deepEqual(calls, [['ralph.answer', { folder, runId: 't-1', itemId: 'T-1' }], ['ralph.resume', folder]]);
+  });
 });

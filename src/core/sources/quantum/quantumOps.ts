@@ -1,3 +1,4 @@
+import { pastStaleThreshold } from '../../model/quantumStale';
 import { QUANTUM_DEFAULT_MAX_ATTEMPTS, QUANTUM_DEFAULT_STALE_MINUTES, storyRetries, type QuantumFailureEntry, type QuantumStory } from '../../model/quantum';
 import { OperationError } from '../../model/operationError';
 import { isoString, parseIsoTime } from '../../model/time';
@@ -236,7 +237,7 @@ export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: num
       report.warnings.push(s.startedAt ? `${s.id} is in_progress with an unreadable startedAt "${s.startedAt}"` : `${s.id} is in_progress without startedAt`);
       return;
     }
-    if (nowMs - started <= threshold * 60_000) return;
+    if (!pastStaleThreshold(s, nowMs, threshold)) return;
     // A story a live run is working on is not stale, however long it takes (issue 12): skipped, said why.
     const holder = opts.held?.get(s.id);
     if (holder !== undefined) {
