@@ -478,7 +478,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    */
   private async removeStaleStopRequest(): Promise<void> {
     const file = ralphFile(this.folder, 'stopRequested');
-    const st = await stat(file).catch(() => null);
+    const st = await stat(file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') this.warn('could not look at .ralph/stop-requested')(err); return null; });
     if (!st) return;
     await rm(file, { force: true });
     this.emitEvent({ type: 'warning', message: `removed .ralph/stop-requested from ${st.mtime.toISOString()}: it predates this run` });
