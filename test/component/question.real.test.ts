@@ -66,13 +66,30 @@ describe('questions for a human (real claude CLI)', function () {
 
   it('a plain question (no writes, ends with "?") waits too, and an answer written to the answer file lets it go on', async () => {
     const ws = make({ 'RALPH_TASK.md': '- [ ] Pick the database\n' });
-    const run = await runEngine(ws, [say('I looked at the code.\n\nShould the app use Postgres or SQLite?'), ...finish(ws)], {
+    let requestsAtQuestion = -1;
+    let requestsBeforeAnswer = -1;
+    let answered: Promise<unknown> | undefined;
+    const server = await startModelServer([say('I looked at the code.\n\nShould the app use Postgres or SQLite?'), ...finish(ws)]);
+    const run = await runEngine(ws, [], {
+      server,
       config: { gates: { basic: 'test -f db.txt' }, notify: 'exit 3', notifyTimeoutMs: 5000 },
       onEvent: (e) => {
-        if (e.type === 'question') setTimeout(() => { fs.mkdirSync(path.dirname(e.answerFile), { recursive: true }); fs.writeFileSync(e.answerFile, 'SQLite\n'); }, 500);
+        if (e.type !== 'question') return;
+        answered = (async () => {
+          requestsAtQuestion = server.agentRequests().length;
+          await new Promise((r) => setTimeout(r, 2500));
+          requestsBeforeAnswer = server.agentRequests().length;
+          fs.mkdirSync(path.dirname(e.answerFile), { recursive: true });
+          fs.writeFileSync(e.answerFile, 'SQLite\n');
+        })();
       },
     });
+    await answered;
+    await server.close();
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
+    assert.equal(run.result.iterations, 2, 'the wait spent no iteration');
+    assert.equal(requestsBeforeAnswer, requestsAtQuestion, 'no agent request while waiting');
+    assert.equal(attemptFailures(run.events), 0, 'a question is not a failed attempt');
     const q = run.events.find((e): e is Q => e.type === 'question')!;
     assert.equal(q.text, 'Should the app use Postgres or SQLite?');
     assert.match(run.prompts()[1]!, /The answer:\n\nSQLite\n/);

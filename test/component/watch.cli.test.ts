@@ -134,6 +134,33 @@ describe('ralph watch --json follows a run started in another process', function
       }
     });
 
+    it('follows the only active flow-next driver run (progress.txt and its iteration log) until its completion marker, exit 0', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-watch-flow-'));
+      // flow-next's run id names its host and driver pid: this process stands in for the live driver.
+      const id = `20261201T090000Z-${os.hostname()}-dev-${process.pid}-ab12`;
+      const runDir = path.join(dir, 'scripts', 'ralph', 'runs', id);
+      const progress = path.join(runDir, 'progress.txt');
+      fs.mkdirSync(runDir, { recursive: true });
+      fs.writeFileSync(progress, `# Ralph Progress Log\nRun: ${id}\nStarted: ${AT}\n---\n`);
+      fs.writeFileSync(path.join(runDir, 'iter-001.log'), `${JSON.stringify({ type: 'assistant', message: { id: 'm1', model: 'claude-sonnet-4-5', role: 'assistant', content: [{ type: 'text', text: 'Working on fn-1.1' }], usage: { input_tokens: 1000, output_tokens: 50, cache_read_input_tokens: 20000, cache_creation_input_tokens: 0 } } })}\n`);
+      try {
+        const w = spawn(process.execPath, [cli, '-C', dir, 'watch', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        w.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
+        w.stderr!.on('data', (b: Buffer) => { err += b.toString(); });
+        const exit = new Promise<number | null>((resolve) => w.once('close', resolve));
+        await until(() => (/"type":"tokens"/.test(out) ? true : undefined), `the live part of the run (stdout ${out}, stderr ${err})`);
+        fs.appendFileSync(progress, `## 2026-12-01T09:05:00Z\niteration=1\nstatus=work\nspec=fn-1\ntask=fn-1.1\nreason=\nclaude_rc=0\nverdict=SHIP\npromise=\niter_log=scripts/ralph/runs/${id}/iter-001.log\nlast_output:\n---\n  done\n---\n\ncompletion_reason=DONE\npromise=COMPLETE\n`);
+        assert.equal(await exit, 0, err);
+        const events = out.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; type: string });
+        assert.deepEqual(events.map((e) => e.type), ['runStarted', 'iterationStarted', 'output', 'tokens', 'iterationEnded', 'runEnded']);
+        assert.deepEqual(events.map((e) => e.seq), [1, 2, 3, 4, 5, 6]);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('refuses a run that does not exist', () => {
       const dir = folder('stopped', 999_999, [started]);
       try {

@@ -1,6 +1,7 @@
 import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ralphFile } from '../model/ralphPaths';
+import { WriteQueue } from './writeQueue';
 
 /**
  * The human-readable logs under `.ralph/` that the seed's monitors and people `tail -f` (seed-systems.md §3.1,
@@ -141,7 +142,7 @@ export class ActivityLog {
   private readonly maxBytes: number;
   private readonly keep: number;
   private readonly now: () => Date;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new WriteQueue();
 
   constructor(readonly folder: string, opts: ActivityLogOptions = {}) {
     this.paths = ralphLogPaths(folder);
@@ -184,8 +185,8 @@ export class ActivityLog {
   }
 
   /** Resolves when every write queued so far has settled. */
-  async flush(): Promise<void> {
-    await this.queue.catch(() => undefined);
+  flush(): Promise<void> {
+    return this.queue.flush();
   }
 
   /** `activity.log.(keep-1)` → `.keep`, …, `activity.log` → `.1`; the oldest generation is overwritten. */
@@ -200,8 +201,6 @@ export class ActivityLog {
   }
 
   private enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.queue.push(task);
   }
 }

@@ -140,7 +140,12 @@ export type Observation =
   /** The reviewer iteration gave its verdict (`NONE` when it gave none) and its final text. */
   | { kind: 'reviewed'; verdict: string; text: string }
   /** A gate was cut short by cancel. */
-  | { kind: 'cancelledDuringGate' };
+  | { kind: 'cancelledDuringGate' }
+  /**
+   * A gate was not run because a file it runs changed during the run (issue 11: the agent weakened
+   * scripts/check.sh). `changed`: the diff lines; `reason`: why the run ends, naming the files.
+   */
+  | { kind: 'gateFilesChanged'; tier: string; changed: string[]; reason: string };
 
 /** What the shell does, in order. */
 export type Action =
@@ -245,6 +250,7 @@ export function initialLaneState(lane = 0): LaneState {
  * - attempts (issue 11): the run's own count per item wins when larger than the source's; an item this run
  *   blocked and is offered again ends the run blocked;
  * - stalls (seed §3.6): `stallLimit` iterations in a row without progress → stalled;
+ * - a gate whose files changed during the run is not run: the run ends failed (issue 11; not a failed attempt);
  * - final verification: red final gate → a fix iteration; reviewer (flow-next §2.9) SHIP → done, else a fix;
  * - questions (issue 9): an item whose agent asked waits; with `continueOnBlocked` it is set aside
  *   ({@link RunState.asked}) and other ready work goes on, its answer takes it up again before new work, and the
@@ -443,6 +449,9 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       return out([{ type: 'continue' }], { ...run, pendingFix: { purpose: 'finalFix', text: `The reviewer did not ship the change (verdict ${obs.verdict}). Address every point below, commit, then stop.\n\n${obs.text.slice(0, 4000)}` } });
     case 'cancelledDuringGate':
       return out([end('cancelled', 'cancelled during a gate', 'INTERRUPTED')]);
+    case 'gateFilesChanged':
+      // Not a failed attempt (the agent's work was never judged): the run ends failed; its claims go back at the end.
+      return out([{ type: 'warning', message: `gate files changed during the run:\n${obs.changed.map((l) => `  ${l}`).join('\n')}` }, end('failed', obs.reason, 'FAILED')]);
   }
 }
 

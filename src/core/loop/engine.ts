@@ -12,7 +12,7 @@ import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinel
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
 import { type GateResult } from '../gates/gateRunner';
 import { runGateExclusive } from '../gates/gateCall';
-import { GateFilesChangedError, snapshotGateFiles } from '../trust/gateFileContent';
+import { gateFilesChangedReason, snapshotGateFiles } from '../trust/gateFileContent';
 import { startGuardServer, type GuardServer } from '../gates/guardServer';
 import { ensureHandoff, readHandoff, workingSet, workingSetChanged, writeAutoEnriched, writeLastGateState } from '../gates/handoff';
 import type { RalphConfig } from '../model/config';
@@ -420,7 +420,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     } catch (err) {
       // An effect failed in a way no decision covers (a file system error, a source that cannot be written): the
       // run ends failed with the error's message, as a value like every other end.
-      end = { state: 'failed', reason: err instanceof GateFilesChangedError ? err.message : `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
+      end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
       // A full disk or a read-only .ralph/ (issue 12): free the reserve so the cause and the give-back can be written.
       if (isStorageError(err)) {
         storageFailure = `could not write (${err.code}): ${err.message}`;
@@ -480,7 +480,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    */
   private async removeStaleStopRequest(): Promise<void> {
     const file = ralphFile(this.folder, 'stopRequested');
-    const st = await stat(file).catch(() => null);
+    const st = await stat(file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') this.warn('could not look at .ralph/stop-requested')(err); return null; });
     if (!st) return;
     await rm(file, { force: true });
     this.emitEvent({ type: 'warning', message: `removed .ralph/stop-requested from ${st.mtime.toISOString()}: it predates this run` });
@@ -744,6 +744,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       case 'runGate': {
         const w = this.work!;
         const gate = await this.runTier(gates, a.tier);
+        if (gate && 'filesChanged' in gate) return then(gate.filesChanged);
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
         if (!gate) return then({ kind: 'verified', gate: null, approach: '' });
         // B1v/B2: what is claimed now; decide() keeps only what was claimed before the gate started.
@@ -799,6 +800,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         return null;
       case 'runFinalGate': {
         const gate = await this.runTier(gates, 'final');
+        if (gate && 'filesChanged' in gate) return then(gate.filesChanged);
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
         // B1v/B2: the final gate started with nothing unverified (decide() put it back first); what is claimed now
         // became done while it ran.
@@ -892,17 +894,17 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     await writeAutoEnriched(this.folder, { lastCommit: await lastCommitLine(this.folder), lastDone: this.lastDone, nextItem: next?.kind === 'work' ? next.item.title : null }).catch(this.warn('could not update the handoff'));
   }
 
-  /** Runs the gate of a tier (with the fallback of gateCommandFor); null when the run has no gates. */
-  private async runTier(gates: ResolvedGates | null, tier: GateTier): Promise<GateResult | null> {
+  /**
+   * Runs the gate of a tier (with the fallback of gateCommandFor); null when the run has no gates. A gate whose
+   * files changed during the run (the agent weakened scripts/check.sh) is not run: `filesChanged` is returned,
+   * and decide() ends the run (the `gateFilesChanged` observation).
+   */
+  private async runTier(gates: ResolvedGates | null, tier: GateTier): Promise<GateResult | null | { filesChanged: Extract<Observation, { kind: 'gateFilesChanged' }> }> {
     if (!gates) return null;
     const g = gateCommandFor(gates, tier);
     if (!g) return null;
-    // A gate whose files changed during the run (the agent weakened scripts/check.sh) is not run: the run ends.
     const changed = (await this.gateFiles?.changed()) ?? [];
-    if (changed.length) {
-      this.emitEvent({ type: 'warning', message: `gate files changed during the run:\n${changed.map((l) => `  ${l}`).join('\n')}` });
-      throw new GateFilesChangedError(g.tier, changed);
-    }
+    if (changed.length) return { filesChanged: { kind: 'gateFilesChanged', tier: g.tier, changed, reason: gateFilesChangedReason(g.tier, changed) } };
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
     const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });
@@ -983,7 +985,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       clearTimeout(watchdogTimer);
       watchdogEnd = 'run.json could not be written';
       await handle.kill('error');
-      await raw.close().catch(() => undefined);
+      await raw.close().catch(this.warn(`raw stream of iteration ${n}`));
       throw err;
     });
 

@@ -7,6 +7,7 @@ import { isoString } from '../model/time';
 import { type FileProblem } from '../store/parseError';
 import { RUN_FILES } from '../model/ralphPaths';
 import { parseProgressTxt } from '../sources/flowNext/progressTxt';
+import { WriteQueue } from './writeQueue';
 
 /**
  * The per-run records under `.ralph/runs/<run_id>/` besides `run.json` (whose schema and writer belong to the
@@ -52,7 +53,7 @@ export function iterationStreamName(iteration: number): string {
  */
 export class EventsWriter<E extends object = Record<string, unknown>> {
   readonly file: string;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new WriteQueue();
   private seq: number | undefined;
 
   constructor(folder: string, runId: string, private readonly now: () => number = Date.now) {
@@ -75,9 +76,7 @@ export class EventsWriter<E extends object = Record<string, unknown>> {
   /** Appends one event of `lane` (default 0); resolves when it is on disk. */
   append(event: E, lane = 0): Promise<void> {
     const line = this.line(event, lane);
-    const run = this.queue.then(() => this.write(line), () => this.write(line));
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.queue.push(() => this.write(line));
   }
 
   /**
@@ -91,8 +90,8 @@ export class EventsWriter<E extends object = Record<string, unknown>> {
   }
 
   /** Resolves when every append queued so far has settled. */
-  async flush(): Promise<void> {
-    await this.queue.catch(() => undefined);
+  flush(): Promise<void> {
+    return this.queue.flush();
   }
 
   private async write(line: string): Promise<void> {

@@ -22,6 +22,18 @@ export const runCurrentItemSchema = z.looseObject({
   title: z.string().optional(),
 });
 
+/** One lane of a parallel run in run.json `lanes[]` (issue 19). `iteration`: the lane's current one, null before its first. */
+export const runLaneRecordSchema = z.looseObject({
+  lane: z.number().int(),
+  item: z.string(),
+  worktree: z.string(),
+  branch: z.string(),
+  iteration: z.number().int().nullable(),
+  agentPgid: z.number().int().nullable(),
+  agentToken: z.string().nullable(),
+});
+export type RunLaneRecord = z.infer<typeof runLaneRecordSchema>;
+
 /** How a run ended, as run.json keeps it: an engine end state, or `crashed` (set by crash recovery). */
 export const RUN_END_STATES = [...RUN_END_STATE_VALUES, 'crashed'] as const;
 
@@ -79,6 +91,13 @@ export const runRecordSchema = z.looseObject({
   costUsd: z.number().optional(),
   /** Agents' token totals so far. */
   tokens: tokenCountsSchema.optional(),
+  /** A parallel run (issue 19): its lane limit and the feature branch the lanes merge into. */
+  parallel: z.looseObject({ maxParallel: z.number().int().positive(), featureBranch: z.string() }).optional(),
+  /**
+   * A parallel run's running lanes (empty once it ended): story, worktree (workspace-relative) and branch of each,
+   * and its agent's process group and `RALPH_ITERATION_TOKEN`, so crash recovery can end a lane's agent.
+   */
+  lanes: z.array(runLaneRecordSchema).optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

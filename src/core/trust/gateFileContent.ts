@@ -121,15 +121,14 @@ export async function snapshotGateFiles(folder: string, commands: readonly strin
 }
 
 /**
- * Thrown by the engine before a gate run when a file the gates run changed since the run started (the agent
- * rewrote `scripts/check.sh` to `exit 0`): the gate is not run, the run ends failed with this message as its reason,
- * and what was claimed since the last verified state goes back (the engine's end path). The change is not undone:
- * the person decides (`ralph trust` after checking it, or revert it).
+ * Why a run ends when a file its `tier` gate runs changed since the run started (`diff`: the workspace-file lines
+ * of {@link snapshotGateFiles}' `changed()`; the agent rewrote `scripts/check.sh` to `exit 0`): names the changed
+ * files and what to do. The engine does not run the gate and decide() ends the run failed with this reason; what
+ * was claimed since the last verified state goes back (the engine's end path). The change is not undone: the person
+ * decides (`ralph trust` after checking it, or revert it).
  */
-export class GateFilesChangedError extends Error {
-  constructor(readonly tier: string, readonly diff: readonly string[]) {
-    super(`the ${tier} gate was not run: a file the gates run changed during the run (${changedKeys(diff).join(', ')}); check the change, then run \`ralph trust\` (or revert it) and start again`);
-  }
+export function gateFilesChangedReason(tier: string, diff: readonly string[]): string {
+  return `the ${tier} gate was not run: a file the gates run changed during the run (${changedKeys(diff).join(', ')}); check the change, then run \`ralph trust\` (or revert it) and start again`;
 }
 
 /** The keys (`scripts/check.sh`, `package.json scripts.test`) of a diff of workspace-file lines, once each. */

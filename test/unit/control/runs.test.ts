@@ -146,6 +146,15 @@ describe('control: run records', () => {
     assert.equal((rec as Record<string, unknown>).engineExtra, true);
   });
 
+  it('a parallel run\'s parallel and lanes[] are typed fields of the record (no cast), and a malformed lane is refused', async () => {
+    await createRunRecord(ws.dir, { runId: 'r1', parallel: { maxParallel: 2, featureBranch: 'feat' }, lanes: [] });
+    const lane = { lane: 1, item: 'US-001', worktree: '.ralph/lanes/US-001', branch: 'ralph/lane/US-001', iteration: 3, agentPgid: 4321, agentToken: 'tok' };
+    const rec = await updateRunRecord(ws.dir, 'r1', { lanes: [lane] });
+    assert.deepEqual([rec.parallel, rec.lanes], [{ maxParallel: 2, featureBranch: 'feat' }, [lane]]);
+    assert.deepEqual((await readRunRecord(ws.dir, 'r1'))?.lanes, [lane]);
+    await assert.rejects(updateRunRecord(ws.dir, 'r1', { lanes: [{ ...lane, agentPgid: 'x' }] as never }), /lanes/);
+  });
+
   it('an update that breaks the schema is refused and nothing is written', async () => {
     await createRunRecord(ws.dir, { runId: 'r1' });
     const before = ws.read('.ralph/runs/r1/run.json');

@@ -143,6 +143,16 @@ describe('decide(): the loop\'s decisions', () => {
     it('no progress counts a stall', () => assert.equal(decide(run(), working({ stall: 1 }), { kind: 'progressChecked', progressed: false }).next.lane.stall, 2));
     it('the stall limit ends the run stalled', () => assert.deepEqual(endOf(decide(run(), working({ stall: 2 }), { kind: 'progressChecked', progressed: false }).actions), ['stalled', 'STALLED']));
     it('a gate cut short by cancel ends the run cancelled', () => assert.deepEqual(endOf(decide(run(), working(), { kind: 'cancelledDuringGate' }).actions), ['cancelled', 'INTERRUPTED']));
+    it('a gate whose files changed during the run: a warning listing them, then the run ends failed with the reason (no failed attempt, a value, not a throw)', () => {
+      const d = decide(run(), working(), { kind: 'gateFilesChanged', tier: 'basic', changed: ['- workspace file scripts/check.sh sha256:aa', '+ workspace file scripts/check.sh sha256:bb'], reason: 'the basic gate was not run: …' });
+      assert.deepEqual(d.actions, [
+        { type: 'warning', message: 'gate files changed during the run:\n  - workspace file scripts/check.sh sha256:aa\n  + workspace file scripts/check.sh sha256:bb' },
+        { type: 'end', end: { state: 'failed', reason: 'the basic gate was not run: …', completionReason: 'FAILED' } },
+      ]);
+      assert.deepEqual(d.next.run.failedAttempts, {});
+    });
+    it('a claim checked with no item open: a warning, and the run goes on', () => assert.deepEqual(types(decide(run(), initialLaneState(), claimed({ done: true })).actions), ['warning', 'continue']));
+    it('a gate result with no item open: a warning, and the run goes on', () => assert.deepEqual(types(decide(run(), initialLaneState(), { kind: 'verified', gate: { tier: 'basic', passed: true, reason: '' }, approach: '' }).actions), ['warning', 'continue']));
   });
 
   describe('questions for a human', () => {

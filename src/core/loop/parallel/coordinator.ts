@@ -134,7 +134,7 @@ class Coordinator {
     const record = await createRunRecord(this.folder, {
       runId: this.runId, state: 'running', agent, source: { kind: 'quantum', label: 'quantum.json' },
       config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: o.config.model, noGates: !!o.noGates }, agentPgid: null,
-      ...({ parallel: { maxParallel: this.maxParallel, featureBranch: this.feature }, lanes: [] } as object),
+      parallel: { maxParallel: this.maxParallel, featureBranch: this.feature }, lanes: [],
     });
     this.startedAt = record.startedAt;
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
@@ -192,7 +192,7 @@ class Coordinator {
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
     await updateRunRecord(this.folder, this.runId, {
       state: finalState, currentItem: null, iteration: this.iterations, completion: { reason: end.completionReason, at: isoString(Date.now()) },
-      endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, ...({ lanes: [] } as object),
+      endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, lanes: [],
     }).catch(this.warn('could not write the end to run.json'));
     const exitCode = EXIT_CODES[end.state];
     this.emit({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total });
@@ -263,7 +263,7 @@ class Coordinator {
 
   private async writeLanesNow(): Promise<void> {
     const lanes = [...this.lanes.values()].map((l) => ({ lane: l.index, item: l.story.id, worktree: path.relative(this.folder, l.tree), branch: l.branch, iteration: l.iteration, agentPgid: l.agentPgid, agentToken: l.agentToken }));
-    await updateRunRecord(this.folder, this.runId, { ...({ lanes } as object), iteration: this.iterations, costUsd: this.cost }).catch(this.warn('could not write the lanes to run.json'));
+    await updateRunRecord(this.folder, this.runId, { lanes, iteration: this.iterations, costUsd: this.cost }).catch(this.warn('could not write the lanes to run.json'));
   }
 
   private async startLane(id: string): Promise<void> {

@@ -41,8 +41,6 @@ export function planRecovery(stories: readonly QuantumStory[], branches: Readonl
 }
 
 /** The lanes a run record names (run.json `lanes[]`), loosely read. */
-interface RecordedLane { lane?: number; item?: string; agentPgid?: number | null; agentToken?: string | null }
-
 /** What {@link recoverParallel} did, one line each (the engine reports them as warnings). */
 export interface ParallelRecovery {
   notes: string[];
@@ -71,14 +69,12 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
   const hosts = thisHostNames();
   for (const { record: r } of listRunRecords(folder).records) {
     if (!isCrashedRun(r, hosts, isPidAlive)) continue;
-    const lanes = (r as { lanes?: unknown }).lanes;
-    if (!Array.isArray(lanes)) continue;
-    for (const l of lanes as RecordedLane[]) {
-      if (typeof l.agentPgid === 'number' && l.agentPgid > 1 && processGroupAlive(l.agentPgid) && typeof l.agentToken === 'string' && l.agentToken && groupCarriesEnv(l.agentPgid, ITERATION_MARKER, l.agentToken)) {
+    for (const l of r.lanes ?? []) {
+      if (l.agentPgid !== null && l.agentPgid > 1 && processGroupAlive(l.agentPgid) && l.agentToken && groupCarriesEnv(l.agentPgid, ITERATION_MARKER, l.agentToken)) {
         await endProcessGroup(l.agentPgid, graceMs);
-        notes.push(`ended lane ${l.lane ?? '?'}'s agent (group ${l.agentPgid}) of crashed run ${r.runId}`);
+        notes.push(`ended lane ${l.lane}'s agent (group ${l.agentPgid}) of crashed run ${r.runId}`);
       }
-      if (typeof l.agentToken === 'string' && l.agentToken) await endMarkedProcesses(ITERATION_MARKER, l.agentToken, graceMs);
+      if (l.agentToken) await endMarkedProcesses(ITERATION_MARKER, l.agentToken, graceMs);
     }
   }
   // A lane engine's own record in its tree names its agent too (in case run.json's lanes[] was behind).
