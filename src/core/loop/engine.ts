@@ -799,7 +799,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         return then({ kind: 'reviewed', verdict, text: out?.lastText ?? '' });
       }
       case 'ask': {
-        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.folder, this.runId, a.id) };
+        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.stateRoot, this.runId, a.id) };
         this.emitEvent(event);
         // continueOnBlocked: decide() set the item aside; it stays started (in progress, claimed) while other work goes on.
         if (this.current && this.runState!.asked.some((q) => q.id === a.id)) {
@@ -832,17 +832,25 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     }
   }
 
-  /** The answer written for question `id` (trimmed), or null while there is none. Read errors are warnings. */
+  /**
+   * The folder of the run's shared files: the folder itself, or a lane's state root (issue 19). Answers live in its
+   * run folder (`.ralph/runs/<run>/answers/`), where `ralph answer` (control/runControl.ts `answerQuestion`) writes them.
+   */
+  private get stateRoot(): string {
+    return this.o.lane?.stateRoot ?? this.folder;
+  }
+
+  /** The answer written for question `id` in the state root's run folder (trimmed), or null while there is none. Read errors are warnings. */
   private async readAnswer(id: string): Promise<string | null> {
-    const file = answerFilePath(this.folder, this.runId, id);
+    const file = answerFilePath(this.stateRoot, this.runId, id);
     try {
       const st = await stat(file);
       // An answer is a few lines; a huge file is not read whole (never an unbounded read).
       const text = st.size > 1024 * 1024 ? null : (await readFile(file, 'utf8')).trim();
-      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.folder, file)} is larger than 1 MiB: not read as an answer` });
+      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.stateRoot, file)} is larger than 1 MiB: not read as an answer` });
       return text ? text : null;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.folder, file)}`)(err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.stateRoot, file)}`)(err);
       return null;
     }
   }
