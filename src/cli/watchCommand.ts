@@ -62,7 +62,9 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
       if ('unknown' in e) continue;
       entryMs = Date.parse(e.at) || Date.now();
       const stamp = clockTime(new Date(entryMs));
-      for (const line of formatter.format(e)) text += `[${stamp}] ${line}\n`;
+      // A lane of a parallel run (issue 19) names itself on each of its lines.
+      const lane = e.lane ? `[lane ${e.lane}] ` : '';
+      for (const line of formatter.format(e)) text += `[${stamp}] ${lane}${line}\n`;
     }
     if (!text) return drawStatus();
     clearStatus();

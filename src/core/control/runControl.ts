@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { OperationError } from '../model/operationError';
 import { readTextIfExists, removeIfExists, writeTextAtomic } from '../store/atomicWrite';
 import { readRunViewNow } from './runFollower';
+import { answerFilePath } from '../loop/question';
 import { listRuns, type RunInfo, type RunProbe } from './runs';
 import { GLOBAL_PAUSE_FILES } from './sentinels';
 import { RUN_FILES } from '../model/ralphPaths';
@@ -121,8 +122,11 @@ export async function answerQuestion(folder: string, text: string, opts: { runId
   if (!candidates.length) throw new OperationError('no_question', opts.itemId === undefined ? `Run ${run.id} has no open question` : `Run ${run.id} has no open question for ${opts.itemId}`);
   if (candidates.length > 1) throw new OperationError('no_question', `Several items wait for an answer, specify --item: ${candidates.map((q) => q.item?.id ?? q.id).join(', ')}`);
   const q = candidates[0]!;
-  if ((await readTextIfExists(q.answerFile))?.trim()) throw new OperationError('invalid_state', `Question ${q.id} of run ${run.id} is already answered (${q.answerFile})`);
-  await mkdir(path.dirname(q.answerFile), { recursive: true });
-  await writeTextAtomic(q.answerFile, text.endsWith('\n') ? text : `${text}\n`);
-  return { success: true, run: run.id, question: q.id, item: q.item?.id ?? null, file: q.answerFile };
+  // Our engine reads answers from the run folder of the folder it was started in, lanes of a parallel run included
+  // (engine.ts `readAnswer`): the answer goes there, whatever path the run log names.
+  const file = run.kind === 'ralph' ? answerFilePath(folder, run.id, q.id) : q.answerFile;
+  if ((await readTextIfExists(file))?.trim()) throw new OperationError('invalid_state', `Question ${q.id} of run ${run.id} is already answered (${file})`);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeTextAtomic(file, text.endsWith('\n') ? text : `${text}\n`);
+  return { success: true, run: run.id, question: q.id, item: q.item?.id ?? null, file };
 }

@@ -208,7 +208,10 @@ export interface RunView {
   iteration: number;
   /** Items done over all items of the source, from the last `progress` event. */
   progress: { done: number; total: number } | null;
-  /** Lanes by lane number (the sequential run: one, lane 0). */
+  /**
+   * Lanes by lane number (the sequential run: one, lane 0). A lane of a parallel run is dropped at its `laneMerge`
+   * (its end), so these are the lanes at work (issue 19: status, watch, the tree and the dashboard show them live).
+   */
   lanes: LaneView[];
   cost: CostView;
   /** Latest result per tier, in the order basic, full, final. */
@@ -445,6 +448,11 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       if (v.state === 'waiting') v.state = liveState(v);
       break;
     }
+    case 'laneMerge':
+      // The lane of a parallel run ended (merged, or its story failed or went back): it is no longer shown; its
+      // number may be used again by a later lane.
+      v.lanes = v.lanes.filter((l) => l.lane !== lane);
+      break;
     case 'warning':
       v.warnings = pushKept(v.warnings, e.message, WARNINGS_KEPT);
       break;
@@ -533,8 +541,9 @@ export function gaugeBar(percent: number, width = 10): string {
 }
 
 /**
- * The one-line status `ralph watch` keeps at the bottom: state, iteration, the lane's item and attempt, its
- * context gauge and the run's cost; several lanes are joined with ` | `. Pure (local time zone aside).
+ * The one-line status `ralph watch` keeps at the bottom: state, iteration, the lane's item and attempt (a lane of a
+ * parallel run also its iteration and activity), its context gauge and the run's cost; several lanes (`#n`) are
+ * joined with ` · `. Pure (local time zone aside).
  * Example: `running · LOOP 3/25 · fn-1.2 Add login (attempt 2 of 5) · ctx ███░░░░░░░ 31% 62k/200k · $0.4210`.
  */
 export function statusLineOf(v: RunView): string {
@@ -543,7 +552,10 @@ export function statusLineOf(v: RunView): string {
   const lanes = v.lanes.map((l) => {
     const parts: string[] = [];
     if (v.lanes.length > 1) parts.push(`#${l.lane}`);
-    if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}${l.attempt ? ` (attempt ${l.attempt.text})` : ''}`);
+    // A lane of a parallel run (numbered from 1) also says its iteration and what it does (issue 19).
+    const more = l.lane > 0 ? [...(l.iteration !== null ? [`iteration ${l.iteration}`] : []), l.activity] : [];
+    const detail = [...(l.attempt ? [`attempt ${l.attempt.text}`] : []), ...more];
+    if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}${detail.length ? ` (${detail.join(', ')})` : ''}`);
     else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose === 'review' ? 'final review' : 'final fix');
     if (l.context && !v.final) parts.push(`ctx ${gaugeBar(l.context.percent)} ${Math.round(l.context.percent)}% ${k(l.context.tokens)}/${k(l.context.window)}`);
     return parts.join(' · ');

@@ -38,6 +38,8 @@ export interface RunInfo {
   pid?: number;
   /** Our runs: run.json `claimBaseline` (the last verified state, issue 11), while the run lives or left claims open. */
   claimBaseline?: unknown;
+  /** Our runs: true for a parallel run (run.json `parallel`, issue 19): its items are on lanes. */
+  parallel?: boolean;
 }
 
 /** How liveness is probed; injectable so tests can say "dead" without killing anything. */
@@ -125,5 +127,6 @@ function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: 
     currentItem: item ? { source: item.source, id: item.id, ...(item.title ? { title: item.title } : {}) } : null,
     paused, stopped, startedAt: rec.startedAt, pid: rec.pid,
     ...(rec.claimBaseline ? { claimBaseline: rec.claimBaseline } : {}),
+    ...((rec as { parallel?: unknown }).parallel ? { parallel: true } : {}),
   };
 }

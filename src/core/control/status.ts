@@ -11,7 +11,7 @@ import { ralphFile } from '../model/ralphPaths';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
 import { formatAge, formatWaveLine, loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
-import type { RunView } from './runView';
+import type { LaneView, RunView } from './runView';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
 export interface StatusRun {
@@ -33,6 +33,28 @@ export interface StatusRun {
    * item, attempt and context gauge, cost, gates, open questions, the last activity lines.
    */
   view: RunView;
+  /**
+   * A parallel run's lanes at work (issue 19), one per running story, by lane number: the same lanes as
+   * `view.lanes`, in short. Absent for a sequential run.
+   */
+  lanes?: StatusLane[];
+}
+
+/** One lane of a parallel run in `ralph status`: its story, iteration (run-wide numbering), attempt and what it does. */
+export interface StatusLane {
+  lane: number;
+  story: string | null;
+  title: string | null;
+  iteration: number | null;
+  /** `1 of 3`, or null before the lane's first iteration. */
+  attempt: string | null;
+  /** `agent` (its agent runs), `gate`, `waiting` (for an answer) or `idle` (between iterations). */
+  state: LaneView['activity'];
+}
+
+/** The lanes of a parallel run's view in short ({@link StatusLane}). Pure. */
+export function statusLanesOf(v: RunView): StatusLane[] {
+  return v.lanes.map((l) => ({ lane: l.lane, story: l.item?.id ?? null, title: l.item?.title ?? null, iteration: l.iteration, attempt: l.attempt?.text ?? null, state: l.activity }));
 }
 
 /**
@@ -170,11 +192,13 @@ function newestFirst(runs: RunInfo[]): RunInfo[] {
 }
 
 function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun {
+  const view = readRunViewNow(folder, r.id, { kind: r.kind, ...(probe.isAlive ? { isAlive: probe.isAlive } : {}), ...(probe.hostNames ? { hostNames: probe.hostNames } : {}) });
   return {
     id: r.id, kind: r.kind, state: r.state, active: r.active, reason: r.reason ?? null, iteration: r.iteration,
     current_epic: r.currentEpic, current_spec: r.currentEpic, current_task: r.currentTask, current_item: r.currentItem,
     paused: r.paused, stopped: r.stopped, started_at: r.startedAt ?? null,
-    view: readRunViewNow(folder, r.id, { kind: r.kind, ...(probe.isAlive ? { isAlive: probe.isAlive } : {}), ...(probe.hostNames ? { hostNames: probe.hostNames } : {}) }),
+    view,
+    ...(r.parallel ? { lanes: statusLanesOf(view) } : {}),
   };
 }
 
@@ -191,6 +215,8 @@ export function formatRunViewLines(v: RunView, indent = '    '): string[] {
     const parts = [`lane ${l.lane}: ${l.activity}`];
     if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`);
     else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose);
+    // A lane of a parallel run (numbered from 1) says which of the run's iterations it runs.
+    if (l.lane > 0 && l.iteration !== null) parts.push(`iteration ${l.iteration}`);
     if (l.attempt) parts.push(`attempt ${l.attempt.text}`);
     if (l.context) parts.push(`context ${l.context.tokens}/${l.context.window} tokens (${l.context.percent}%; warn ${l.context.warnPercent}%, rotate ${l.context.rotatePercent}%)`);
     parts.push(`iteration cost $${l.iterationCostUsd.toFixed(4)}`);
@@ -233,7 +259,7 @@ export function formatStatusText(s: StatusSnapshot): string {
     out.push('Active runs:');
     for (const r of active) {
       const flags = [r.paused ? 'PAUSED' : '', r.stopped ? 'STOPPED' : ''].filter(Boolean);
-      const working = r.current_task ? `, working on ${r.current_task}` : '';
+      const working = r.current_task ? `, working on ${r.current_task}` : r.lanes ? `, ${r.lanes.length} lane${r.lanes.length === 1 ? '' : 's'} at work` : '';
       out.push(`  ${r.id} (iteration ${r.iteration ?? '?'}${working})${flags.length ? ` [${flags.join(', ')}]` : ''}`);
       out.push(...formatRunViewLines(r.view));
     }

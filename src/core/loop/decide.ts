@@ -663,3 +663,30 @@ export function decideMerge(o: { merge: { kind: 'merged' } | { kind: 'conflict';
   if (o.gate && !o.gate.passed) return { kind: 'fail', phase: 'merge_regression', reason: `the feature branch's gate is red after the merge: ${o.gate.reason}`, undo: true };
   return { kind: 'passed' };
 }
+
+/**
+ * A gate that passed in a lane, and the working tree's state (git.ts `treeState`) when it started and when it ended.
+ * `command`: the command that ran (after the tier fallback of gates/gateConfig.ts `gateCommandFor`).
+ */
+export interface GreenGate {
+  command: string;
+  treeBefore: string | null;
+  treeAfter: string | null;
+}
+
+/**
+ * Would a lane's final gate repeat a gate that just passed (issue 19 bench: a one-story lane ran its basic gate, then
+ * the same command again as its final gate)? Yes only when all of these hold, else the final gate runs:
+ * - the engine is a lane of a parallel run (`lane`): a sequential run always runs its final gate, as before;
+ * - the final gate's command (`finalCommand`, after the tier fallback) is the command of the last gate that passed
+ *   (`lastGreen`, null when none passed since the last agent iteration);
+ * - the tree state was the same when that gate started, when it ended and now (`treeNow`): a gate verifies only the
+ *   state it started on (issue 11 B1v/B2), so a gate that changed the tree, or anything changed since, runs it again.
+ *   An unknown state (null) is never the same.
+ * The feature branch's own gate after the merge (coordinator.ts) is not affected. Pure.
+ */
+export function finalGateRepeats(o: { lane: boolean; finalCommand: string | null; lastGreen: GreenGate | null; treeNow: string | null }): boolean {
+  const g = o.lastGreen;
+  if (!o.lane || !g || o.finalCommand === null || g.command !== o.finalCommand) return false;
+  return o.treeNow !== null && g.treeBefore === o.treeNow && g.treeAfter === o.treeNow;
+}

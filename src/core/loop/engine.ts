@@ -22,7 +22,7 @@ import { type TokenCounts, zeroTokens, addTokens } from '../stream/events';
 import { iterationTotals } from '../stream/ledger';
 import { findSignals, type AgentSignal } from '../stream/signals';
 import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
-import { carriedBaseline, decide, initialLaneState, initialRunState, sameItem, type Action, type LaneState, type Observation, type RunEnd, type RunState } from './decide';
+import { carriedBaseline, decide, finalGateRepeats, initialLaneState, initialRunState, sameItem, type Action, type LaneState, type GreenGate, type Observation, type RunEnd, type RunState } from './decide';
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
 import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
@@ -31,7 +31,7 @@ import { pruneRuns } from '../control/runPruning';
 import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
 import { isStorageError, makeSpaceReserve, ralphWritableProblem, STORAGE_EXIT, type SpaceReserve } from '../store/storageFailure';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
-import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject } from './git';
+import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
 import { IterationStreamWriter } from './runFiles';
 import { SentinelWatcher } from './sentinelWatcher';
@@ -248,6 +248,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   private stopRequestedAt: number | null = null;
   private pauseNoted = false;
   private lastDone: string | null = null;
+  /** A lane's last green gate and the tree around it (decide.ts `finalGateRepeats`); null in a sequential run. */
+  private lastGreen: GreenGate | null = null;
   /** The run's gates, resolved once at start: frozen for the run (seed-systems.md §3.9), the prompt and the verdicts agree. */
   private gates: ResolvedGates | null = null;
   /** The files the gates run as they were when the run started (null without gates). */
@@ -743,10 +745,14 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       }
       case 'runGate': {
         const w = this.work!;
+        // A lane notes the tree around a green gate, so that its final gate does not repeat it (finalGateRepeats).
+        this.lastGreen = null;
+        const treeBefore = this.o.lane ? await treeState(this.folder) : null;
         const gate = await this.runTier(gates, a.tier);
         if (gate && 'filesChanged' in gate) return then(gate.filesChanged);
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
         if (!gate) return then({ kind: 'verified', gate: null, approach: '' });
+        if (this.o.lane && gate.exitCode === 0) this.lastGreen = { command: gate.command, treeBefore, treeAfter: await treeState(this.folder) };
         // B1v/B2: what is claimed now; decide() keeps only what was claimed before the gate started.
         const claimsAfter = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).map((i) => ref(i)) : undefined;
         const approach = (w.headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ?? oneLine(w.out?.lastText ?? '');
@@ -799,6 +805,14 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         await this.enrichHandoff(source);
         return null;
       case 'runFinalGate': {
+        // A lane whose last green gate ran this same command on this same tree does not run it again (issue 19); no
+        // gate event: none ran (the run log shows the green gate it repeats).
+        const finalCommand = gates ? gateCommandFor(gates, 'final')?.command ?? null : null;
+        const last = this.lastGreen;
+        this.lastGreen = null;
+        if (last && finalGateRepeats({ lane: !!this.o.lane, finalCommand, lastGreen: last, treeNow: await treeState(this.folder) })) {
+          return then({ kind: 'finalGate', hasGates: true, claimsAfter: (await this.truthNow(source)).unverified.map((i) => ref(i)), gate: { passed: true, command: last.command, exitCode: 0, summary: 'passed on this same tree just before' } });
+        }
         const gate = await this.runTier(gates, 'final');
         if (gate && 'filesChanged' in gate) return then(gate.filesChanged);
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
@@ -818,7 +832,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         return then({ kind: 'reviewed', verdict, text: out?.lastText ?? '' });
       }
       case 'ask': {
-        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.folder, this.runId, a.id) };
+        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.stateRoot, this.runId, a.id) };
         this.emitEvent(event);
         // continueOnBlocked: decide() set the item aside; it stays started (in progress, claimed) while other work goes on.
         if (this.current && this.runState!.asked.some((q) => q.id === a.id)) {
@@ -851,17 +865,25 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     }
   }
 
-  /** The answer written for question `id` (trimmed), or null while there is none. Read errors are warnings. */
+  /**
+   * The folder of the run's shared files: the folder itself, or a lane's state root (issue 19). Answers live in its
+   * run folder (`.ralph/runs/<run>/answers/`), where `ralph answer` (control/runControl.ts `answerQuestion`) writes them.
+   */
+  private get stateRoot(): string {
+    return this.o.lane?.stateRoot ?? this.folder;
+  }
+
+  /** The answer written for question `id` in the state root's run folder (trimmed), or null while there is none. Read errors are warnings. */
   private async readAnswer(id: string): Promise<string | null> {
-    const file = answerFilePath(this.folder, this.runId, id);
+    const file = answerFilePath(this.stateRoot, this.runId, id);
     try {
       const st = await stat(file);
       // An answer is a few lines; a huge file is not read whole (never an unbounded read).
       const text = st.size > 1024 * 1024 ? null : (await readFile(file, 'utf8')).trim();
-      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.folder, file)} is larger than 1 MiB: not read as an answer` });
+      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.stateRoot, file)} is larger than 1 MiB: not read as an answer` });
       return text ? text : null;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.folder, file)}`)(err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.stateRoot, file)}`)(err);
       return null;
     }
   }
@@ -916,6 +938,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
   private async runAgent(source: WorkSource, item: WorkItem | null, purpose: IterationPurpose, attempt: number, attemptKind: AttemptKind, attemptsText: string, taskText?: string, maxAttempts?: number): Promise<IterationOutcome> {
     this.iteration = this.o.lane ? this.o.lane.nextIteration() : this.iteration + 1;
+    this.lastGreen = null;
     const n = this.iteration;
     await rm(ralphFile(this.folder, 'contextWarning'), { force: true });
     const handoff = await readHandoff(this.folder);

@@ -1,3 +1,5 @@
+import { lstat } from 'node:fs/promises';
+import * as path from 'node:path';
 import { execa } from 'execa';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';
@@ -23,6 +25,34 @@ export async function lastCommitSubject(folder: string): Promise<string | null> 
 export async function lastCommitLine(folder: string): Promise<string | null> {
   const r = await execa('git', ['log', '-1', '--format=%h %s'], { cwd: folder, reject: false, stdin: 'ignore' });
   return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+}
+
+/**
+ * The working tree's state as one string, to tell whether anything changed between two moments (issue 19: a lane's
+ * final gate is skipped when it would repeat a gate that passed on the same state, decide.ts `finalGateRepeats`).
+ * One `git status --porcelain=v2 -z --branch --untracked-files=all` (HEAD, the index's blob of each changed path,
+ * untracked files; ignored files such as `.ralph/` are not part of it), plus size, mtime, ctime and inode of every
+ * path it lists (a changed file that stays "modified" changes these). Two equal strings: the same HEAD, index and
+ * files. null outside a git repository or when git fails (callers then assume a change).
+ */
+export async function treeState(folder: string): Promise<string | null> {
+  const r = await execa('git', ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all'], { cwd: folder, reject: false, stdin: 'ignore', stripFinalNewline: false });
+  if (r.exitCode !== 0) return null;
+  const records = String(r.stdout).split('\0');
+  const paths: string[] = [];
+  // Fields before the path (git-status(1) "Porcelain Format Version 2"): 1 → 8, 2 → 9 (then the original path), u → 10, ? → 1.
+  for (let i = 0; i < records.length; i++) {
+    const rec = records[i]!;
+    const skip = rec.startsWith('1 ') ? 8 : rec.startsWith('2 ') ? 9 : rec.startsWith('u ') ? 10 : rec.startsWith('? ') ? 1 : -1;
+    if (skip < 0) continue;
+    paths.push(rec.split(' ').slice(skip).join(' '));
+    if (rec.startsWith('2 ')) i++;
+  }
+  const stats = await Promise.all(paths.map(async (p) => {
+    const st = await lstat(path.join(folder, p)).catch(() => null);
+    return st ? `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` : 'gone';
+  }));
+  return `${String(r.stdout)}\n${stats.join('\n')}`;
 }
 
 /**

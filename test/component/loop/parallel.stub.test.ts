@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { answerQuestion, type AnswerResult } from '../../../src/core/control/runControl';
 import { LoopEngine, type EngineOptions, type RunResult } from '../../../src/core/loop/engine';
 import { RunRecorder } from '../../../src/core/loop/recorder';
 import { ralphConfigSchema } from '../../../src/core/model/config';
@@ -88,6 +89,10 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const merges = events.filter((x) => x.e.type === 'laneMerge');
     assert.deepEqual(merges.map((x) => (x.e as { outcome: string }).outcome), ['merged', 'merged', 'merged']);
     assert.ok(new Set(events.filter((x) => x.e.type === 'iterationStarted').map((x) => x.lane)).size >= 2, 'iterations ran on two lanes');
+    // Each one-story lane ran its basic gate once (its final gate would repeat it on the same tree), then the
+    // feature branch's gate after its merge: two gates per story, not three.
+    const gates = events.filter((x) => x.e.type === 'gateResult').map((x) => `${x.lane}:${(x.e as { tier: string }).tier}`);
+    assert.equal(gates.length, 6, gates.join(' '));
     assert.equal(git(ws.dir, 'rev-parse', '--abbrev-ref', 'HEAD'), 'ql/demo');
     for (const f of ['a.txt', 'b.txt', 'c.txt']) assert.ok(ws.t.exists(f), `${f} merged into the feature branch`);
     const log = fs.readFileSync(path.join(ws.dir, '.ralph', 'runs', result.runId, 'events.jsonl'), 'utf8');
@@ -174,6 +179,34 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.ok(subjects.includes('K1: first run') && subjects.includes('K2: first run'), subjects.join('\n'));
     assert.ok(ws.t.exists('k1.txt') && ws.t.exists('k2-more.txt'));
     assert.ok(events.some((x) => x.e.type === 'warning' && /in progress in a crashed run: pending/.test((x.e as { message: string }).message)));
+    assertNothingLeft(ws);
+  });
+
+  it('a question asked in a lane waits for `ralph answer`, which writes it where the lane reads it; the other lane goes on', async () => {
+    const ws = repo([{ id: 'Q1', priority: 1 }, { id: 'Q2', priority: 2 }]);
+    plan(ws, { Q1: { ask: 'Which colour?', write: { 'q1.txt': '1\n' } }, Q2: { write: { 'q2.txt': '2\n' } } });
+    let answered: AnswerResult | null = null;
+    let tried = '';
+    // Answered as a person would, through core answerQuestion (`ralph answer`), once the question is in the run log.
+    const poll = setInterval(() => {
+      if (answered || !logLines(ws).includes('asked Q1')) return;
+      answerQuestion(ws.dir, 'blue').then((r) => { answered = r; }, (err: Error) => { tried = err.message; });
+    }, 200);
+    const { result, events } = await runParallel(ws).finally(() => clearInterval(poll));
+    assert.equal(result.state, 'completed', `${result.reason} (last answer error: ${tried})`);
+    assert.deepEqual(statusOf(ws.dir), { Q1: 'passed', Q2: 'passed' });
+    const a = answered as AnswerResult | null;
+    assert.ok(a, tried);
+    assert.equal(a.item, 'Q1');
+    // One place: the state root's run folder, the path the lane's question event names too.
+    assert.equal(a.file, path.join(ws.dir, '.ralph', 'runs', result.runId, 'answers', `${a.question}.md`));
+    assert.equal(fs.readFileSync(a.file, 'utf8'), 'blue\n', 'the answer outlives the lane\'s worktree');
+    const q = events.find((x) => x.e.type === 'question');
+    assert.equal((q?.e as { answerFile: string }).answerFile, a.file);
+    assert.ok(logLines(ws).includes('answer Q1 blue'), logLines(ws).join('\n'));
+    assert.ok(events.some((x) => x.e.type === 'answered' && (x.e as { text: string }).text === 'blue'));
+    // The lane waited: Q1's agent ran twice (the question, then the work), never a third time meanwhile.
+    assert.equal(logLines(ws).filter((l) => l.startsWith('start Q1 ')).length, 2, logLines(ws).join('\n'));
     assertNothingLeft(ws);
   });
 

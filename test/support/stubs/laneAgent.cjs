@@ -4,7 +4,9 @@
 // `start <id> <ms>` / `end <id> <ms>` lines to $LANE_STUB_LOG, does the step in its cwd (the lane's worktree), and
 // prints a stream-json result with `<quantum>STORY_PASSED</quantum>` (or STORY_FAILED).
 // A step: { write: {path: text}, commit: bool (default true), waitFor: [ids whose start must be logged first],
-//           sleepMs: n, hang: bool (sleeps silently until killed), fail: bool, seeFile: path (logs whether it exists) }.
+//           sleepMs: n, hang: bool (sleeps silently until killed), fail: bool, seeFile: path (logs whether it exists),
+//           ask: text (while the prompt holds no answer: asks `<question>text</question>` and does nothing else; with
+//           the answer in the prompt, logs `answer <id> <first line of the answer>` and does the step) }.
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
@@ -20,6 +22,17 @@ const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 
 const logged = () => (log && fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
 
 note(`start ${id} ${Date.now()}`);
+if (step.ask) {
+  const answered = /The answer:\n\n([^\n]*)/.exec(prompt);
+  if (!answered) {
+    const text = `<question>${step.ask}</question>`;
+    process.stdout.write(JSON.stringify({ type: 'assistant', message: { id: `m-${id}`, role: 'assistant', content: [{ type: 'text', text }], usage: { input_tokens: 100, output_tokens: 10 } } }) + '\n');
+    process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.01, usage: { input_tokens: 100, output_tokens: 10 } }) + '\n');
+    note(`asked ${id}`);
+    process.exit(0);
+  }
+  note(`answer ${id} ${answered[1]}`);
+}
 if (step.seeFile) note(`see ${id} ${step.seeFile} ${fs.existsSync(step.seeFile) ? 'yes' : 'no'}`);
 for (const other of step.waitFor || []) {
   const until = Date.now() + 30000;

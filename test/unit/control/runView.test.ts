@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { ACTIVITY_LINES_KEPT, clockOf, emptyRunView, reduceRunView, runViewOf, withFollowEnd, type RunView } from '../../../src/core/control/runView';
+import { ACTIVITY_LINES_KEPT, clockOf, emptyRunView, reduceRunView, runViewOf, statusLineOf, withFollowEnd, type RunView } from '../../../src/core/control/runView';
 import type { EngineEvent, RunLogEntry, UnknownRunLogEntry } from '../../../src/core/model/runEvent';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
@@ -129,6 +129,22 @@ describe('RunView tokens per item and several lanes', () => {
       want: [[['US-2', 1, 2, 0, 0, 0, 0.2], ['US-1', 1, 1, 0, 0, 0, 0.1], ['US-3', 1, 3, 0, 0, 0, 0.3]], [[2, 2, 'US-2'], [1, 1, 'US-1'], [3, 2, 'US-3']]],
     },
     { name: 'one lane at a gate, another working: each lane has its own activity', events: [started, [1, at(1, A)], [2, at(2, B)], [1, end(1, [0, 0, 0, 0], 0)], [1, { type: 'gateStarted', tier: 'basic', command: 'npm test' }]], expect: (v) => v.lanes.map((l) => [l.lane, l.activity]), want: [[1, 'gate'], [2, 'agent']] },
+    {
+      name: 'a lane is dropped at its end (laneMerge, any outcome); its number is used again by a later lane',
+      events: [started, [1, at(1, A)], [2, at(2, B)], [1, end(1, [0, 0, 0, 0], 0)], [1, { type: 'laneMerge', item: A, branch: 'ql-wt/US-1', outcome: 'merged', reason: 'merged', durationMs: 5 }], [1, { type: 'verified', item: A, tier: 'basic' }]],
+      expect: (v) => v.lanes.map((l) => [l.lane, l.item?.id]), want: [[2, 'US-2']],
+    },
+    {
+      name: 'a failed lane goes too, and a new lane with its number shows its own story',
+      events: [started, [1, at(1, A)], [1, { type: 'laneMerge', item: A, branch: 'ql-wt/US-1', outcome: 'conflict', reason: 'conflict', files: ['a'], durationMs: 5 }], [1, at(2, C)]],
+      expect: (v) => v.lanes.map((l) => [l.lane, l.item?.id, l.iteration]), want: [[1, 'US-3', 2]],
+    },
+    {
+      name: 'ralph watch\'s status line: a lane of a parallel run says its story, attempt, iteration and activity',
+      events: [started, [1, at(1, A)], [2, at(2, B)], [2, end(2, [0, 0, 0, 0], 0)], [2, { type: 'gateStarted', tier: 'basic', command: 'npm test' }]],
+      expect: (v) => statusLineOf(v).split(' · ').slice(2, 6),
+      want: ['#1', 'US-1 Login (attempt 1 of 3, iteration 1, agent)', '#2', 'US-2 Signup (attempt 1 of 3, iteration 2, gate)'],
+    },
     { name: 'the run\'s end makes every lane idle', events: [started, [1, at(1, A)], [2, at(2, B)], { type: 'runEnded', state: 'stopped', reason: 'STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 2, costUsd: 0, done: 0, total: 3 }], expect: (v) => v.lanes.map((l) => l.activity), want: ['idle', 'idle'] },
   ];
   for (const t of table) {

@@ -42,6 +42,38 @@ describe('ralph status: the run view', () => {
     assert.match(text, new RegExp(`answer: ralph answer --run ${RUN} --item RALPH_TASK\\.md#1 "<text>", or write /ws/\\.ralph/runs/x/answers/q1\\.md`));
   });
 
+  it('shows the lanes at work of a parallel run, one line each (story, iteration, attempt, state), and under runs[].lanes in --json', () => {
+    t.write('quantum.json', JSON.stringify({ project: 'p', stories: ['S1', 'S2', 'S3'].map((id) => ({ id, title: `story ${id}`, status: 'in_progress', dependsOn: [] })) }));
+    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'running', iteration: 3, currentItem: null, parallel: { maxParallel: 4, featureBranch: 'main' }, lanes: [] }));
+    const s = (id: string) => ({ source: 'quantum' as const, id, title: `story ${id}` });
+    const lanes: [number, EngineEvent][] = [
+      [0, { type: 'runStarted', runId: RUN, folder: '/ws', source: 'quantum.json (parallel, up to 4 lanes, feature branch main)', agent: 'claude', maxIterations: 25, gates: { basic: 'true' } }],
+      [1, { type: 'iterationStarted', iteration: 1, item: s('S1'), attempt: 1, attemptKind: 'first', purpose: 'work', maxAttempts: 3 }],
+      [2, { type: 'iterationStarted', iteration: 2, item: s('S2'), attempt: 2, attemptKind: 'fix', purpose: 'work', maxAttempts: 3 }],
+      [3, { type: 'iterationStarted', iteration: 3, item: s('S3'), attempt: 1, attemptKind: 'first', purpose: 'work', maxAttempts: 3 }],
+      [3, { type: 'laneMerge', item: s('S3'), branch: 'ql-wt/S3', outcome: 'merged', reason: 'merged into main', durationMs: 10 }],
+      [2, { type: 'gateStarted', tier: 'basic', command: 'true' }],
+    ];
+    t.write(`.ralph/runs/${RUN}/events.jsonl`, lanes.map(([lane, e], i) => runLogLine(i + 1, AT, lane, e)).join(''));
+    const snap = buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } });
+    assert.deepEqual(snap.runs[0]!.lanes, [
+      { lane: 1, story: 'S1', title: 'story S1', iteration: 1, attempt: '1 of 3', state: 'agent' },
+      { lane: 2, story: 'S2', title: 'story S2', iteration: 2, attempt: '2 of 3', state: 'gate' },
+    ]);
+    const text = formatStatusText(snap);
+    assert.match(text, new RegExp(`${RUN} \\(iteration 3, 2 lanes at work\\)`));
+    assert.match(text, /lane 1: agent · S1 story S1 · iteration 1 · attempt 1 of 3/);
+    assert.match(text, /lane 2: gate · S2 story S2 · iteration 2 · attempt 2 of 3/);
+    assert.doesNotMatch(text, /lane 3:/, 'a lane that ended is not shown');
+  });
+
+  it('a sequential run has no runs[].lanes and no iteration on its lane line', () => {
+    activeRun(events);
+    const snap = buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } });
+    assert.equal(snap.runs[0]!.lanes, undefined);
+    assert.doesNotMatch(formatStatusText(snap), /lane 0:.* iteration 1/);
+  });
+
   it('shows a run whose engine is gone as crashed in its view', () => {
     activeRun(events.slice(0, 2));
     const s = buildStatus(t.dir, { probe: { isAlive: () => false, hostNames: [HOST] } });

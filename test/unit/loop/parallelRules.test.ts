@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { decideCoordinator, decideLaneEnd, decideMerge, type CoordinatorObservation, type LaneEndObservation } from '../../../src/core/loop/decide';
+import { decideCoordinator, decideLaneEnd, decideMerge, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation } from '../../../src/core/loop/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
 import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
@@ -109,4 +109,20 @@ describe('lane rules (issue 19, decide.ts decideCoordinator / decideLaneEnd / de
     assert.deepEqual(decideMerge({ merge: { kind: 'merged' }, gate: { passed: true, reason: '' } }), { kind: 'passed' });
     assert.deepEqual(decideMerge({ merge: { kind: 'merged' }, gate: null }), { kind: 'passed' });
   });
+});
+
+describe('a lane\'s final gate that would repeat a green gate (issue 19, decide.ts finalGateRepeats)', () => {
+  const green = (o: Partial<GreenGate> = {}): GreenGate => ({ command: 'npm test', treeBefore: 'T', treeAfter: 'T', ...o });
+  const cases: [string, { lane: boolean; finalCommand: string | null; lastGreen: GreenGate | null; treeNow: string | null }, boolean][] = [
+    ['a lane, the same command just passed on the same tree: not run again', { lane: true, finalCommand: 'npm test', lastGreen: green(), treeNow: 'T' }, true],
+    ['a sequential run always runs its final gate (as before)', { lane: false, finalCommand: 'npm test', lastGreen: green(), treeNow: 'T' }, false],
+    ['another final command runs', { lane: true, finalCommand: 'npm run test:all', lastGreen: green(), treeNow: 'T' }, false],
+    ['no green gate since the last iteration', { lane: true, finalCommand: 'npm test', lastGreen: null, treeNow: 'T' }, false],
+    ['no final gate configured', { lane: true, finalCommand: null, lastGreen: green(), treeNow: 'T' }, false],
+    ['the tree changed since the gate ended', { lane: true, finalCommand: 'npm test', lastGreen: green(), treeNow: 'U' }, false],
+    ['the gate changed the tree while it ran (it verified the state it started on)', { lane: true, finalCommand: 'npm test', lastGreen: green({ treeAfter: 'U' }), treeNow: 'U' }, false],
+    ['an unknown tree state now', { lane: true, finalCommand: 'npm test', lastGreen: green(), treeNow: null }, false],
+    ['an unknown tree state at the gate', { lane: true, finalCommand: 'npm test', lastGreen: green({ treeBefore: null, treeAfter: null }), treeNow: null }, false],
+  ];
+  for (const [name, o, want] of cases) it(name, () => assert.equal(finalGateRepeats(o), want));
 });

@@ -1,6 +1,6 @@
 import type { AgentSignal } from '../../stream/signals';
 import type { WorkItemRef } from '../events';
-import { QuantumSource, type Claim, type ClaimBaseline, type DoneClaim, type NextResult, type WorkItem, type WorkSource } from '../workSource';
+import { QuantumSource, type Claim, type ClaimBaseline, type DoneClaim, type NextOptions, type NextResult, type WorkItem, type WorkSource } from '../workSource';
 import { laneAttemptFailed, storyAttempts } from './quantumRuntime';
 
 /**
@@ -24,9 +24,11 @@ export class LaneStorySource implements WorkSource {
     this.quantum = new QuantumSource({ folder: stateRoot, actor });
   }
 
-  async next(): Promise<NextResult> {
+  async next(opts: NextOptions = {}): Promise<NextResult> {
     if (this.verified) return { kind: 'complete' };
     if (this.blocked !== null) return { kind: 'blocked', reason: `${this.storyId}: ${this.blocked}` };
+    // The story waits for the answer to its question (set aside, `continueOnBlocked`): the lane waits, never re-runs it.
+    if (opts.skip?.includes(this.storyId)) return { kind: 'blocked', reason: `${this.storyId} waits for an answer` };
     const n = await this.quantum.next({ take: this.storyId });
     if (n.kind === 'work' && n.item.id === this.storyId) return n;
     return { kind: 'blocked', reason: `${this.storyId} is no longer open in quantum.json` };
