@@ -54,3 +54,16 @@ export function laneChartData(points: readonly TokenPoint[]): { lanes: number[];
   }
   return { lanes, data: [xs, ...ctx, cost] };
 }
+
+/** Seconds of time axis a lone point (or none) gets on each side, so the axis reads in seconds, not years. */
+export const LONE_POINT_SPAN_S = 30;
+
+/**
+ * The chart's time range, seconds: the data's own, widened around a single point (uPlot would stretch one point's
+ * axis over years) or around `nowS` when there is no point. Pure.
+ */
+export function timeRangeOf(min: number | null, max: number | null, nowS: number): [number, number] {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [nowS - 2 * LONE_POINT_SPAN_S, nowS];
+  if (max - min < 1) return [min - LONE_POINT_SPAN_S, max + LONE_POINT_SPAN_S];
+  return [min, max];
+}
