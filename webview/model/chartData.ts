@@ -59,11 +59,14 @@ export function laneChartData(points: readonly TokenPoint[]): { lanes: number[];
 export const LONE_POINT_SPAN_S = 30;
 
 /**
- * The chart's time range, seconds: the data's own, widened around a single point (uPlot would stretch one point's
- * axis over years) or around `nowS` when there is no point. Pure.
+ * The chart's time range, seconds, from its x column (increasing): first to last point, widened around a lone point
+ * (uPlot's own default for one time point spans 1,000 days at second resolution) or ending at `nowS` when there is no
+ * point. Pure.
  */
-export function timeRangeOf(min: number | null, max: number | null, nowS: number): [number, number] {
-  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [nowS - 2 * LONE_POINT_SPAN_S, nowS];
-  if (max - min < 1) return [min - LONE_POINT_SPAN_S, max + LONE_POINT_SPAN_S];
-  return [min, max];
+export function timeRangeOf(xs: ArrayLike<number | null | undefined>, nowS: number): [number, number] {
+  const first = xs.length ? xs[0] : null;
+  const last = xs.length ? xs[xs.length - 1] : null;
+  if (typeof first !== 'number' || typeof last !== 'number' || !Number.isFinite(first) || !Number.isFinite(last)) return [nowS - 2 * LONE_POINT_SPAN_S, nowS];
+  if (last - first < 1) return [first - LONE_POINT_SPAN_S, last + LONE_POINT_SPAN_S];
+  return [first, last];
 }

@@ -117,8 +117,9 @@ export class DashboardHub {
         if (ops.length) this.emit(ops);
         return;
       }
-      // A run that has ended when first shown (after a reload, or picked) is shown from its whole log.
-      const track = sr.view.final ? await this.replay(sr.folder, sr.runId) : undefined;
+      // A run that has ended when first shown (after a reload, or picked) is shown from its whole log. (The store may
+      // list it before reading its log: `facts.active` is the listing's word, the view may still be empty.)
+      const track = sr.view.final || !sr.facts.active ? await this.replay(sr.folder, sr.runId) : undefined;
       this.track = track ?? new RunTrack(sr.folder, sr.view, opts);
       this.emit('snapshot');
       return;

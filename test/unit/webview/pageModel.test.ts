@@ -111,12 +111,13 @@ describe('the token chart data', () => {
 });
 
 describe('the token chart time range', () => {
-  const table: [string, number | null, number | null, [number, number]][] = [
-    ['the data\'s own range for two points or more', 1_000, 1_600, [1_000, 1_600]],
-    ['a minute around a lone point (not years)', 1_000, 1_000, [1_000 - LONE_POINT_SPAN_S, 1_000 + LONE_POINT_SPAN_S]],
-    ['the last minute when there is no point', null, null, [5_000 - 2 * LONE_POINT_SPAN_S, 5_000]],
+  const table: [string, number[], [number, number]][] = [
+    ['the data\'s own range for two points or more', [1_000, 1_200, 1_600], [1_000, 1_600]],
+    ['a minute around a lone point (not years)', [1_000], [1_000 - LONE_POINT_SPAN_S, 1_000 + LONE_POINT_SPAN_S]],
+    ['a minute around points in the same second', [1_000, 1_000.5], [1_000 - LONE_POINT_SPAN_S, 1_000.5 + LONE_POINT_SPAN_S]],
+    ['the last minute when there is no point', [], [5_000 - 2 * LONE_POINT_SPAN_S, 5_000]],
   ];
-  for (const [what, min, max, want] of table) it(what, () => assert.deepEqual(timeRangeOf(min, max, 5_000), want));
+  for (const [what, xs, want] of table) it(what, () => assert.deepEqual(timeRangeOf(xs, 5_000), want));
 });
 
 describe('the page formats', () => {

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { answerQuestion } from '../../../../src/core/control/runControl';
 import { readRunViewNow } from '../../../../src/core/control/runFollower';
+import { emptyRunView } from '../../../../src/core/control/runView';
 import { runLogLine, type EngineEvent } from '../../../../src/core/model/runEvent';
 import { DashboardHub } from '../../../../src/extension/dashboard/dashboardHub';
 import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
@@ -30,6 +31,13 @@ class FakeStore {
     const known = this.snap.runs.some((r) => r.key === run.key);
     this.snap = { ...this.snap, version: this.snap.version + 1, runs: [run, ...this.snap.runs.filter((r) => r.key !== run.key)] };
     for (const fn of this.fns) fn(known ? { kind: 'run', keys: [run.key] } : { kind: 'runs', folder });
+  }
+  /** The store lists a finished run before reading its log (as `listedRunUpdate` does): an empty view, not active. */
+  listed(folder: string, runId: string): void {
+    const view = emptyRunView(runId);
+    const run = { key: `${folder}#${runId}`, folder, folderName: 'ws', runId, kind: 'ralph', startedHere: false, view, facts: { ...runFactsOf(view), active: false }, seenAt: 0 } as unknown as StoreRun;
+    this.snap = { ...this.snap, version: this.snap.version + 1, runs: [run] };
+    for (const fn of this.fns) fn({ kind: 'runs', folder });
   }
 }
 
@@ -164,6 +172,12 @@ describe('the dashboard hub (on the run store)', () => {
     store.follow(t.dir, RUN);
     for (let i = 0; i < 50 && !reloaded.state().run; i++) await new Promise((r) => setTimeout(r, 10));
     check(reloaded, 'after a reload');
+    // Listed by the store before it read the log (the window just opened).
+    store = new FakeStore();
+    const listed = hub();
+    store.listed(t.dir, RUN);
+    for (let i = 0; i < 50 && !listed.state().run?.state.startsWith('completed'); i++) await new Promise((r) => setTimeout(r, 10));
+    check(listed, 'listed before its log was read');
   });
 
   it('shows a past run the store does not follow, static, and refuses a run not in the workspace', async () => {
