@@ -163,17 +163,23 @@ async function startFromWorkbench(page: Page, project: string, screenshot: strin
     // Its tasks in view, as a person would open them (again if a redraw folded the row).
     if (!(await firstTask.isVisible().catch(() => false)) && (await source.getAttribute('aria-expanded').catch(() => null)) !== 'true') await source.click().catch(() => undefined);
     await page.mouse.move(700, 880);
-    const text = (await gauge.count()) ? (await gauge.innerText().catch(() => '')).trim() : '';
-    const shows = await dashboardShows(page);
-    if (/\d+k\/\d+k/.test(text) && (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1
-      && /^[1-9]\d*\/\d+ done$/.test(shows.progress) && shows.points >= 2 && shows.gates >= 1 && (await firstTask.isVisible().catch(() => false))) {
-      // Let the tree and the chart catch up before taking it.
-      await new Promise((r) => setTimeout(r, 1500));
-      const now = await dashboardShows(page);
-      fs.mkdirSync(path.dirname(screenshot), { recursive: true });
-      await page.screenshot({ path: screenshot });
-      console.log(`demo: screenshot written to ${screenshot} (tree, gauge ${text}, dashboard: ${now.progress}, ${now.points} chart points, ${now.gates} gate row(s))`);
-      return;
+    const ready = async () => {
+      const text = (await gauge.count()) ? (await gauge.innerText().catch(() => '')).trim() : '';
+      const shows = await dashboardShows(page);
+      const ok = /\d+k\/\d+k/.test(text) && (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1
+        && /^[1-9]\d*\/\d+ done$/.test(shows.progress) && shows.points >= 2 && shows.gates >= 1 && (await firstTask.isVisible().catch(() => false));
+      return ok ? { text, ...shows } : null;
+    };
+    if (await ready()) {
+      // Let the tree and the chart catch up, and take it only if the moment still holds (the gauge counts tokens).
+      await new Promise((r) => setTimeout(r, 1000));
+      const now = await ready();
+      if (now) {
+        fs.mkdirSync(path.dirname(screenshot), { recursive: true });
+        await page.screenshot({ path: screenshot });
+        console.log(`demo: screenshot written to ${screenshot} (tree, gauge ${now.text}, dashboard: ${now.progress}, ${now.points} chart points, ${now.gates} gate row(s))`);
+        return;
+      }
     }
     await new Promise((r) => setTimeout(r, 300));
   }

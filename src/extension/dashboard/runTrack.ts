@@ -190,7 +190,7 @@ export class RunTrack {
   update(view: RunView, opts: { startedHere: boolean; live: boolean } = this.opts): UpdateOp[] {
     this.opts = opts;
     const ops: UpdateOp[] = [];
-    const header = runHeaderOf(view, this.folder, opts);
+    const header = this.keepLines(runHeaderOf(view, this.folder, opts));
     if (JSON.stringify(header) !== JSON.stringify(this.header)) ops.push({ op: 'run', run: header });
     this.header = header;
     const lanes = laneRowsOf(view);
@@ -205,6 +205,16 @@ export class RunTrack {
     if (points.length) ops.push({ op: 'tokens', points });
     if (lines.length) ops.push({ op: 'log', lines, total: this.logCount });
     return ops;
+  }
+
+  /**
+   * The header with the warn and rotate lines of the previous one when the view has none now (a new iteration has no
+   * context figure until its first `tokens` event): the chart keeps its lines between iterations.
+   */
+  private keepLines(h: RunHeader): RunHeader {
+    const prev = this.header.context;
+    if (h.context.warnAt || h.context.rotateAt || !(prev.warnAt || prev.rotateAt)) return h;
+    return { ...h, context: { ...h.context, warnAt: prev.warnAt, rotateAt: prev.rotateAt } };
   }
 
   /**

@@ -48,6 +48,13 @@ describe('the dashboard run track: lanes and tokens per task', () => {
   ];
   for (const t of table) it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
 
+  it('keeps the warn and rotate lines in the header while a new iteration has no context figure yet', () => {
+    const track = new RunTrack('/ws', view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1)), { startedHere: false, live: true });
+    assert.deepEqual(track.run.context, { tokens: 50_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 });
+    track.update(view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1), end(1, [0, 0, 0, 0], 0.1), at(2, B)));
+    assert.deepEqual(track.run.context, { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 });
+  });
+
   it('sends a lanes op when a lane changes, and none when nothing of the lanes did', () => {
     const e: Ev[] = [started, [1, at(1, A)], [2, at(2, B)]];
     const track = new RunTrack('/ws', view(...e), { startedHere: false, live: true });
