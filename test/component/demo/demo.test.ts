@@ -43,6 +43,7 @@ describe('npm run demo without VS Code server', () => {
     assert.match(r.out, /stories: US-002 passed, US-001 passed/);
     assert.match(r.out, /\nRalph Loop demo: complete/);
     assert.deepEqual(processesUnder(scratch), [], 'nothing the demo started runs on');
-    assert.deepEqual(fs.readdirSync(scratch), [], 'the sample project is removed');
+    // (The Claude CLI leaves its own socket folders in TMPDIR: only the demo's project folder must be gone.)
+    assert.deepEqual(fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')), [], 'the sample project is removed');
   });
 });
