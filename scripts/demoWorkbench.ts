@@ -7,7 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { listRunRecords } from '../src/core/control/runRecords';
 import { recordExitCode } from '../src/core/control/runFollower';
 import { FINAL_RUN_STATES } from '../src/core/model/runRecord';
@@ -35,7 +35,10 @@ export interface WorkbenchDemoOptions {
   open: boolean;
   /** An already packaged .vsix (the e2e tier's); default: package one with vsce now. */
   vsix?: string;
-  /** With `start`: where to write a PNG of the workbench during the run (the README's screenshot). */
+  /**
+   * With `start`: where to write a PNG of the workbench during the run (the README's screenshot): the Plan tree with
+   * the tasks, the token gauge and the dashboard, once a task is done.
+   */
   screenshot?: string;
 }
 
@@ -119,41 +122,68 @@ function endedRun(project: string): { runId: string; state: string; exitCode: nu
   return last ? { runId: last.runId, state: last.endState ?? last.state, exitCode: recordExitCode(last) } : undefined;
 }
 
-/** Headless Chromium on the workbench: opens the Ralph view, runs **Ralph: Start**, and takes the screenshot. */
+/** The dashboard page inside the workbench: two frames deep (the webview host, then its active frame). */
+function dashboardFrame(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+/** What the dashboard shows now: progress text, token chart points, gate rows (zeros while it is not drawn). */
+async function dashboardShows(page: Page): Promise<{ progress: string; points: number; gates: number }> {
+  const d = dashboardFrame(page);
+  const progress = (await d.locator('[data-testid="run-progress"]').innerText({ timeout: 1000 }).catch(() => '')).trim();
+  const points = Number(await d.locator('.chart-host').getAttribute('data-points', { timeout: 1000 }).catch(() => '0')) || 0;
+  const gates = await d.locator('[data-testid="gate-table"] tbody tr').count().catch(() => 0);
+  return { progress, points, gates };
+}
+
+/**
+ * Headless Chromium on the workbench: opens the Ralph view, runs **Ralph: Start**, and with `screenshot` takes the
+ * README's picture: the Plan tree with the tasks, the token gauge and the dashboard (**Ralph: Open Dashboard**) once
+ * a task is done, the chart has points and a gate has run.
+ */
 async function startFromWorkbench(page: Page, project: string, screenshot: string | undefined, stopped: () => boolean): Promise<void> {
   await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
-  await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
+  // The Ralph icon comes once the extension host has scanned the extensions: well over 30 s on a loaded machine.
+  await page.locator('.activitybar [aria-label^="Ralph"]').first().click({ timeout: 180_000 });
   // The tree's rows appear once the extension is active: then Start is the extension's, not a stale palette entry.
   const source = page.locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first();
-  await source.waitFor({ timeout: 60_000 });
-  // Its tasks in view, as a person would open them.
-  if ((await source.getAttribute('aria-expanded')) === 'false') await source.click();
+  await source.waitFor({ timeout: 120_000 });
   await runFromPalette(page, 'Ralph: Start');
   console.log('demo: Ralph: Start pressed (--start)');
   if (!screenshot) return;
-  // The task file in the editor (instead of the welcome page), the pointer out of the way.
+  // The dashboard alone in the editor area (the welcome page closed), the tasks in view, the pointer out of the way.
   await runFromPalette(page, 'View: Close All Editors').catch(() => undefined);
-  await page.keyboard.press('Control+P');
-  await page.locator('.quick-input-widget input').fill('RALPH_TASK.md');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
-  await page.mouse.move(900, 600);
-  // A moment worth showing: the gauge counts tokens and the tree has a task ticked.
+  await runFromPalette(page, 'Ralph: Open Dashboard');
+  await dashboardFrame(page).locator('ralph-dashboard .run-header').waitFor({ timeout: 60_000 });
+  const firstTask = page.locator('.pane-body .monaco-list-row', { hasText: 'Implement slugify' }).first();
   const gauge = page.locator('.part.statusbar [aria-label^="Ralph run"]').first();
   const task = path.join(project, 'RALPH_TASK.md');
   const deadline = Date.now() + 180_000;
   while (!stopped() && Date.now() < deadline) {
-    const text = (await gauge.count()) ? (await gauge.innerText().catch(() => '')).trim() : '';
-    if (/\d+k\/\d+k/.test(text) && (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1) {
-      // Let the tree catch up with the file before taking it.
-      await new Promise((r) => setTimeout(r, 1500));
-      fs.mkdirSync(path.dirname(screenshot), { recursive: true });
-      await page.screenshot({ path: screenshot });
-      console.log(`demo: screenshot written to ${screenshot}`);
-      return;
+    // Its tasks in view, as a person would open them (again if a redraw folded the row).
+    if (!(await firstTask.isVisible().catch(() => false)) && (await source.getAttribute('aria-expanded').catch(() => null)) !== 'true') await source.click().catch(() => undefined);
+    await page.mouse.move(700, 880);
+    const ready = async () => {
+      const text = (await gauge.count()) ? (await gauge.innerText().catch(() => '')).trim() : '';
+      const shows = await dashboardShows(page);
+      const ok = /\d+k\/\d+k/.test(text) && (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1
+        && /^[1-9]\d*\/\d+ done$/.test(shows.progress) && shows.points >= 2 && shows.gates >= 1 && (await firstTask.isVisible().catch(() => false));
+      return ok ? { text, ...shows } : null;
+    };
+    if (await ready()) {
+      // Let the tree and the chart catch up, and take it only if the moment still holds (the gauge counts tokens).
+      await new Promise((r) => setTimeout(r, 1000));
+      const now = await ready();
+      if (now) {
+        fs.mkdirSync(path.dirname(screenshot), { recursive: true });
+        await page.screenshot({ path: screenshot });
+        console.log(`demo: screenshot written to ${screenshot} (tree, gauge ${now.text}, dashboard: ${now.progress}, ${now.points} chart points, ${now.gates} gate row(s))`);
+        return;
+      }
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 300));
   }
+  if (!stopped()) console.error('demo: no screenshot: the dashboard did not show a finished task, chart points and a gate row within 180 s');
 }
 
 /**
@@ -210,13 +240,15 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     console.log(o.start ? 'demo: --start: the demo presses Ralph: Start itself' : 'Press Ralph: Start (the ▶ in the Ralph view, or F1 → "Ralph: Start") and watch the loop work through the tree.');
     console.log(o.exitWhenDone ? 'demo: exits when the run ends (--exit-when-done); Ctrl-C stops everything sooner' : 'Ctrl-C stops the demo and everything it started.');
 
+    /** Ralph: Start pressed and the screenshot taken (or given up): what --exit-when-done waits for. */
+    let pressed: Promise<void> = Promise.resolve();
     if (o.start) {
       if (!fs.existsSync(CHROMIUM)) throw new Error(serverHelp(`Chromium is not installed at ${CHROMIUM}`));
       browser = await launchBrowser({ ownSignals: true });
       const page = await openPage(browser, url);
-      void startFromWorkbench(page, o.project, o.screenshot, () => stopping).catch((err: Error) => {
+      pressed = startFromWorkbench(page, o.project, o.screenshot, () => stopping).catch((err: Error) => {
         if (stopping) return;
-        console.error(`demo: --start could not press Ralph: Start: ${err.message}`);
+        console.error(`demo: --start failed: ${err.message}`);
         finished(1);
       });
     }
@@ -227,7 +259,8 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
       if (!end || end.runId === reported) return;
       reported = end.runId;
       console.log(`demo: run ${end.runId} ended: ${end.state} (exit ${end.exitCode})`);
-      if (o.exitWhenDone) finished(end.exitCode);
+      // The screenshot, when asked for, is taken first (the dashboard still shows the ended run); at most 60 s more.
+      if (o.exitWhenDone) void Promise.race([pressed, new Promise((r) => setTimeout(r, 60_000))]).then(() => finished(end.exitCode));
       else console.log('demo: Ctrl-C stops the demo (or press Ralph: Start again after Ralph: Reset Task… on a task)');
     }, 500);
     const code = await done;

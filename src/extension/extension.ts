@@ -111,7 +111,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const statusRefresh = new Throttle(() => void reports.refresh(STATUS_DOC), 2000);
   const dashboard = new DashboardHub({
     store, folders: fileFolders, listRuns: (f) => listRuns(f).runs, log,
-    readView: async (folder, runId, kind) => (await import('../core/control/runFollower')).readRunViewNow(folder, runId, { kind }),
+    readView: async (folder, runId, kind, onView) => (await import('../core/control/runFollower')).readRunViewNow(folder, runId, { kind, ...(onView ? { onView } : {}) }),
     answer: async (folder, text, opts) => (await import('../core/control/runControl')).answerQuestion(folder, text, opts),
   });
   const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };

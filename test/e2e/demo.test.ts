@@ -13,7 +13,8 @@ const repo = findRepoRoot(__dirname);
 const shot = path.join(repo, 'test-results', 'e2e-demo.png');
 
 describe('npm run demo -- --start --exit-when-done (the extension in a browser)', function () {
-  this.timeout(420_000);
+  // Packaging (when this file runs alone), the server, two Chromium windows and the run: 420 s was too little at load ~30.
+  this.timeout(720_000);
   let tmp: string;
   let browser: Browser | undefined;
 
@@ -29,7 +30,7 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
   it('serves the workbench with the extension active at the printed URL, completes the run and leaves no process', async () => {
     // TMPDIR puts the demo's scratch (project, agent HOME, server data) under `tmp`, so every process it starts is findable.
     const demo = spawn(process.execPath, [path.join(repo, 'dist', 'demo.js'), '--start', '--exit-when-done', '--no-open', '--keep', '--vsix', tierVsix(repo), '--screenshot', shot], {
-      cwd: repo, env: { ...process.env, TMPDIR: tmp, RALPH_DEMO_TURN_MS: '300' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repo, env: { ...process.env, TMPDIR: tmp, RALPH_DEMO_TURN_MS: '1000' }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     demo.stdout.on('data', (b: Buffer) => { out += b.toString(); });
@@ -49,10 +50,15 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       // A second window on the printed URL: the workbench loads and the extension's tree shows the sample's source.
       browser = await launchBrowser();
       const page = await openPage(browser, url);
-      await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
-      await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
-      await page.locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first().waitFor({ timeout: 60_000 });
-      await page.locator('.pane-body .monaco-list-row', { hasText: 'Ralph runs' }).first().waitFor({ timeout: 60_000 });
+      try {
+        await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+        await page.locator('.activitybar [aria-label^="Ralph"]').first().click({ timeout: 120_000 });
+        await page.locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first().waitFor({ timeout: 60_000 });
+        await page.locator('.pane-body .monaco-list-row', { hasText: 'Ralph runs' }).first().waitFor({ timeout: 60_000 });
+      } catch (err) {
+        await page.screenshot({ path: path.join(repo, 'test-results', 'e2e-demo-second-window.png') }).catch(() => undefined);
+        throw new Error(`${(err as Error).message}\ndemo exited: ${demo.exitCode}\n${out}`);
+      }
 
       const code = await exited;
       assert.equal(code, 0, out);
@@ -62,6 +68,8 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       assert.doesNotMatch(task, /\[ \]/, task);
       assert.equal((task.match(/\[x\]/g) ?? []).length, 3, task);
       assert.ok(fs.existsSync(shot), `the demo wrote its screenshot: ${shot}`);
+      // Taken with the dashboard open on the run: a task done, the token chart drawn, a gate row; the gauge counting.
+      assert.match(out, /demo: screenshot written to \S+ \(tree, gauge \d+k\/\d+k[^,]*, dashboard: [1-9]\/3 done, ([2-9]|\d\d+) chart points, [1-9]\d* gate row\(s\)\)/);
     } finally {
       if (demo.exitCode === null) demo.kill('SIGINT');
       await exited;

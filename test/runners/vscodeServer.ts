@@ -130,7 +130,8 @@ export async function launchBrowser(o: { ownSignals?: boolean } = {}): Promise<B
 export async function openPage(browser: Browser, url: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
-  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  // 120 s, not Playwright's 30: the first load of the workbench takes longer than that on a loaded machine.
+  await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 120_000 });
   return page;
 }
 

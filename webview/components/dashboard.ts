@@ -1,4 +1,6 @@
 import { html, LitElement, nothing } from 'lit';
+// The selection follows the host's pinned run even after the person used the list (an attribute would not).
+import { live } from 'lit/directives/live.js';
 import type { ControlAction, GateRow, HostMessage, LaneRow, PageRequest, RunHeader } from '../../src/protocol/dashboard';
 import { enabledControls } from '../model/controls';
 import { filterFromState, type LogFilter } from '../model/filters';
@@ -167,8 +169,8 @@ export class RalphDashboard extends LitElement {
         <span class="state state-${run?.state ?? 'idle'}" data-testid="run-state">${run?.state ?? 'no run yet'}</span>
         ${run?.stateDetail ? html`<span class="detail">${run.stateDetail}</span>` : nothing}
         <select class="run-pick" aria-label="Run shown" @change=${(e: Event) => { const v = (e.target as HTMLSelectElement).value; this.request({ method: 'pickRun', runId: v || null }); }}>
-          <option value="" ?selected=${d.pinnedRunId === null}>Follow the live or latest run</option>
-          ${[...d.runs].reverse().map((r) => html`<option value=${r.runId} ?selected=${d.pinnedRunId === r.runId}>${r.label} — ${r.state}</option>`)}
+          <option value="" .selected=${live(d.pinnedRunId === null)}>Follow the live or latest run</option>
+          ${[...d.runs].reverse().map((r) => html`<option value=${r.runId} .selected=${live(d.pinnedRunId === r.runId)}>${r.label} — ${r.state}</option>`)}
         </select>
         ${run && !run.live ? html`<span class="static-note">shown from its log</span>` : nothing}
       </div>

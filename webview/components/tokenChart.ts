@@ -1,7 +1,7 @@
 import { LitElement, html } from 'lit';
 import uPlot from 'uplot';
 import type { TokenPoint } from '../../src/protocol/dashboard';
-import { laneChartData, rotationMarks } from '../model/chartData';
+import { laneChartData, rotationMarks, timeRangeOf } from '../model/chartData';
 import { formatTokens, formatUsd } from '../model/format';
 import { LANE_COLOR_VARS, laneColorVar } from '../model/lanes';
 
@@ -78,7 +78,7 @@ export class RalphTokenChart extends LitElement {
       height: 180,
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] }, usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] } },
+      scales: { x: { time: true, range: (u) => timeRangeOf(u.data[0], Date.now() / 1000) }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] }, usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] } },
       series: [
         {},
         ...(lanes.length ? lanes : [0]).map((lane): uPlot.Series => ({

@@ -54,3 +54,19 @@ export function laneChartData(points: readonly TokenPoint[]): { lanes: number[];
   }
   return { lanes, data: [xs, ...ctx, cost] };
 }
+
+/** Seconds of time axis a lone point (or none) gets on each side, so the axis reads in seconds, not years. */
+export const LONE_POINT_SPAN_S = 30;
+
+/**
+ * The chart's time range, seconds, from its x column (increasing): first to last point, widened around a lone point
+ * (uPlot's own default for one time point spans 1,000 days at second resolution) or ending at `nowS` when there is no
+ * point. Pure.
+ */
+export function timeRangeOf(xs: ArrayLike<number | null | undefined>, nowS: number): [number, number] {
+  const first = xs.length ? xs[0] : null;
+  const last = xs.length ? xs[xs.length - 1] : null;
+  if (typeof first !== 'number' || typeof last !== 'number' || !Number.isFinite(first) || !Number.isFinite(last)) return [nowS - 2 * LONE_POINT_SPAN_S, nowS];
+  if (last - first < 1) return [first - LONE_POINT_SPAN_S, last + LONE_POINT_SPAN_S];
+  return [first, last];
+}

@@ -398,21 +398,23 @@ export function recordExitCode(rec: RunRecord): number {
 /**
  * The view of a run as its log says now (one-shot, for `ralph status`): reads the whole log in bounded polls (at
  * most `maxBytes`, default 256 MiB; a longer log's view covers its start) and applies the follower's end
- * (crashed). Never throws for a bad line (problems are skipped); throws only for I/O errors other than a missing
- * file.
+ * (crashed). `onView`, when given, gets the view after each entry, oldest first (the dashboard replays a past run's
+ * chart, gates and log from them); the returned view is the last one with the end applied. Never throws for a bad
+ * line (problems are skipped); throws only for I/O errors other than a missing file.
  */
-export function readRunViewNow(folder: string, runId: string, opts: RunFollowerOptions & { maxBytes?: number } = {}): RunView {
+export function readRunViewNow(folder: string, runId: string, opts: RunFollowerOptions & { maxBytes?: number; onView?: (v: RunView) => void } = {}): RunView {
   const f = new RunFollower(folder, runId, { endGraceMs: 0, ...opts });
   let v = emptyRunView(runId, f.kind);
   const max = opts.maxBytes ?? 256 * 1024 * 1024;
+  const each = opts.onView;
   for (;;) {
     const b = f.poll();
-    for (const e of b.entries) v = reduceRunView(v, e);
+    for (const e of b.entries) { v = reduceRunView(v, e); each?.(v); }
     if (b.end) return withFollowEnd(v, b.end);
     if (!b.entries.length && !b.problems.length) {
       // Nothing new: one more poll tells an end seen only once the log is exhausted (crash, final run.json).
       const last = f.poll();
-      for (const e of last.entries) v = reduceRunView(v, e);
+      for (const e of last.entries) { v = reduceRunView(v, e); each?.(v); }
       return last.end ? withFollowEnd(v, last.end) : v;
     }
     if (f.offset >= max) return v;

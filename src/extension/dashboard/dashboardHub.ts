@@ -14,8 +14,11 @@ export interface DashboardHubDeps {
   folders(): string[];
   /** Every run of a folder (core `listRuns`). */
   listRuns: ListRuns;
-  /** The view of a run the store does not follow (a past run picked), read once (core `readRunViewNow`). */
-  readView(folder: string, runId: string, kind: RunView['kind']): Promise<RunView>;
+  /**
+   * The view of a run the store does not follow (a past run picked), read once (core `readRunViewNow`); `onView`
+   * gets the view after each entry of its log, oldest first.
+   */
+  readView(folder: string, runId: string, kind: RunView['kind'], onView?: (v: RunView) => void): Promise<RunView>;
   /** Writes the answer to a run's waiting question (core `answerQuestion`, the path of `ralph answer`). */
   answer(folder: string, text: string, opts: { runId: string; itemId?: string }): Promise<{ question: string; file: string }>;
   log: { info(c: string, m: string): void; warn(c: string, m: string): void };
@@ -114,7 +117,10 @@ export class DashboardHub {
         if (ops.length) this.emit(ops);
         return;
       }
-      this.track = new RunTrack(sr.folder, sr.view, opts);
+      // A run that has ended when first shown (after a reload, or picked) is shown from its whole log. (The store may
+      // list it before reading its log: `facts.active` is the listing's word, the view may still be empty.)
+      const track = sr.view.final || !sr.facts.active ? await this.replay(sr.folder, sr.runId) : undefined;
+      this.track = track ?? new RunTrack(sr.folder, sr.view, opts);
       this.emit('snapshot');
       return;
     }
@@ -128,15 +134,30 @@ export class DashboardHub {
       return;
     }
     if (!force && this.track?.runId === choice.runId && this.track.folder === choice.folder && !this.track.run.live) return;
+    const track = await this.replay(choice.folder, choice.runId);
+    if (!track) return;
+    this.track = track;
+    this.emit('snapshot');
+  }
+
+  /**
+   * A run shown from its log: the track takes the view after each entry, so the chart, the gate rows and the log
+   * hold the run's whole history (bounded as a live track's), not only its last view. Undefined (logged) when the
+   * log cannot be read.
+   */
+  private async replay(folder: string, runId: string): Promise<RunTrack | undefined> {
+    const opts = { startedHere: false, live: false };
+    let track: RunTrack | undefined;
     let view: RunView;
     try {
-      view = await this.deps.readView(choice.folder, choice.runId, 'ralph');
+      view = await this.deps.readView(folder, runId, 'ralph', (v) => { if (track) track.update(v, opts); else track = new RunTrack(folder, v, opts); });
     } catch (err) {
-      this.deps.log.warn('dashboard', `could not read run ${choice.runId}: ${(err as Error).message}`);
-      return;
+      this.deps.log.warn('dashboard', `could not read run ${runId}: ${(err as Error).message}`);
+      return undefined;
     }
-    this.track = new RunTrack(choice.folder, view, { startedHere: false, live: false });
-    this.emit('snapshot');
+    if (!track) return new RunTrack(folder, view, opts);
+    track.update(view, opts);
+    return track;
   }
 
   private emit(change: UpdateOp[] | 'snapshot'): void {

@@ -33,12 +33,14 @@ export function logKindOfText(text: string): LogKind {
 
 /**
  * The dashboard header of a core `RunView` (runView.ts): state, the shown lane's item, "attempt k of N", context
- * gauge (tokens against warn and rotate), the run's cost (USD), the first waiting question. `startedHere`: this
+ * gauge (tokens against warn and rotate; a final run keeps only the warn and rotate lines, for its chart), the
+ * run's cost (USD), the first waiting question. `startedHere`: this
  * window's engine runs it; `live`: followed by the run store (false for a past run read once). Pure.
  */
 export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boolean; live: boolean }): RunHeader {
   const lane = shownLaneOf(v);
   const c = lane?.context;
+  const lastLines = c ?? v.lanes.find((l) => l.context)?.context;
   const q = v.questions[0];
   const state = STATE[v.state] ?? 'failed';
   const h: RunHeader = {
@@ -48,7 +50,8 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
     iteration: v.iteration, maxIterations: v.maxIterations,
     startedAt: ms(v.startedAt), endedAt: ms(v.end?.at),
     progress: v.progress ?? { done: 0, total: 0 },
-    context: c && !v.final ? { tokens: c.tokens, window: c.window, warnAt: c.warnAt, rotateAt: c.rotateAt } : { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
+    // A final run uses no context, but its chart still draws the warn and rotate lines it ran against.
+    context: c && !v.final ? { tokens: c.tokens, window: c.window, warnAt: c.warnAt, rotateAt: c.rotateAt } : { tokens: 0, window: 0, warnAt: lastLines?.warnAt ?? 0, rotateAt: lastLines?.rotateAt ?? 0 },
     costUsd: liveCostOf(v),
     question: q ? { itemId: q.item?.id ?? null, text: q.text, askedAt: ms(q.askedAt) ?? 0 } : null,
     ownedByThisWindow: opts.startedHere && !v.final, live: opts.live && !v.final,
@@ -189,7 +192,7 @@ export class RunTrack {
   update(view: RunView, opts: { startedHere: boolean; live: boolean } = this.opts): UpdateOp[] {
     this.opts = opts;
     const ops: UpdateOp[] = [];
-    const header = runHeaderOf(view, this.folder, opts);
+    const header = this.keepLines(runHeaderOf(view, this.folder, opts));
     if (JSON.stringify(header) !== JSON.stringify(this.header)) ops.push({ op: 'run', run: header });
     this.header = header;
     const lanes = laneRowsOf(view);
@@ -204,6 +207,16 @@ export class RunTrack {
     if (points.length) ops.push({ op: 'tokens', points });
     if (lines.length) ops.push({ op: 'log', lines, total: this.logCount });
     return ops;
+  }
+
+  /**
+   * The header with the warn and rotate lines of the previous one when the view has none now (a new iteration has no
+   * context figure until its first `tokens` event): the chart keeps its lines between iterations.
+   */
+  private keepLines(h: RunHeader): RunHeader {
+    const prev = this.header.context;
+    if (h.context.warnAt || h.context.rotateAt || !(prev.warnAt || prev.rotateAt)) return h;
+    return { ...h, context: { ...h.context, warnAt: prev.warnAt, rotateAt: prev.rotateAt } };
   }
 
   /**

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processesUnder } from '../../support/processes';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempDir } from '../../support/tempFolder';
 
@@ -25,5 +26,24 @@ describe('npm run demo without VS Code server', () => {
     assert.match(r.stderr, /npm run demo -- --cli/);
     assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
     assert.deepEqual(fs.readdirSync(tmp), [], 'no sample project was made');
+  });
+
+  it('--cli runs the headless demo (ralph run on the checklist, then on quantum.json) to complete, and leaves no agent', async function () {
+    this.timeout(420_000);
+    const scratch = fs.mkdtempSync(path.join(tmp, 'cli-'));
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [demoJs, '--cli'], { env: { ...process.env, TMPDIR: scratch }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+      child.stderr.on('data', (b: Buffer) => { out += b.toString(); });
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /checklist run: exit 0; quantum run: exit 0; claude processes left: 0/);
+    assert.match(r.out, /stories: US-002 passed, US-001 passed/);
+    assert.match(r.out, /\nRalph Loop demo: complete/);
+    assert.deepEqual(processesUnder(scratch), [], 'nothing the demo started runs on');
+    // (The Claude CLI leaves its own socket folders in TMPDIR: only the demo's project folder must be gone.)
+    assert.deepEqual(fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')), [], 'the sample project is removed');
   });
 });

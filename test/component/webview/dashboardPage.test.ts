@@ -126,6 +126,61 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '4 lanes: 3 working, 1 idle');
   });
 
+  it('sorts the cost per task table by a click on a header, both ways', async () => {
+    const tasks = [
+      { itemId: 'T2', title: 'Two', iterations: 1, input: 5_000, output: 100, cacheRead: 0, cacheCreation: 0, costUsd: 0.40 },
+      { itemId: 'T10', title: 'Ten', iterations: 3, input: 90_000, output: 300, cacheRead: 0, cacheCreation: 0, costUsd: 0.10 },
+      { itemId: 'T1', title: 'One', iterations: 2, input: 20_000, output: 200, cacheRead: 0, cacheCreation: 0, costUsd: 0.25 },
+    ];
+    await d.push([{ type: 'snapshot', v: PROTOCOL_VERSION, seq: 30, state: { ...state, lanes: [], tasks, log: lines(1, 40), logTotal: 40 } }]);
+    const order = () => d.page.locator('[data-testid="task-table"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-task')));
+    const header = (name: string) => d.page.locator('[data-testid="task-table"] thead th', { hasText: name });
+    await d.page.locator('[data-testid="task-table"] tbody tr[data-task="T10"]').waitFor();
+    // The default: most expensive first.
+    assert.deepEqual(await order(), ['T2', 'T1', 'T10']);
+    assert.equal(await header('Cost').getAttribute('aria-sort'), 'descending');
+    await header('Input').locator('button').click();
+    assert.deepEqual(await order(), ['T10', 'T1', 'T2']);
+    assert.equal(await header('Input').getAttribute('aria-sort'), 'descending');
+    await header('Input').locator('button').click();
+    assert.deepEqual(await order(), ['T2', 'T1', 'T10']);
+    assert.equal(await header('Input').getAttribute('aria-sort'), 'ascending');
+    // Task ids sort naturally (T2 before T10), smallest first on the first click.
+    await header('Task').locator('button').click();
+    assert.deepEqual(await order(), ['T1', 'T2', 'T10']);
+    const ui = await d.page.evaluate(() => (window as unknown as { __state: { sort: unknown } }).__state);
+    assert.deepEqual(ui.sort, { key: 'itemId', descending: false }, 'the sort is kept with setState');
+  });
+
+  it('asks the host to open the full log and to show a past run; a revealed item filters the log and marks its task', async () => {
+    const runs = [{ runId: 'r0', folder: '/w', label: 'r0 (yesterday)', state: 'completed' as const, active: false }, ...state.runs];
+    await d.push([{ type: 'update', seq: 31, ops: [{ op: 'runs', runs, pinnedRunId: null }] }]);
+    await d.page.locator('.run-pick option[value="r0"]').waitFor({ state: 'attached' });
+    const before = (await d.posted()).length;
+    await d.page.locator('[data-testid="open-full-log"]').click();
+    await d.page.locator('.run-pick').selectOption('r0');
+    await d.page.locator('.run-pick').selectOption('');
+    for (let i = 0; i < 50 && (await d.posted()).length < before + 3; i++) await new Promise((r) => setTimeout(r, 100));
+    const reqs = (await d.posted()).slice(before).map((m) => m.type === 'request' && m.request);
+    assert.deepEqual(reqs, [{ method: 'openFullLog' }, { method: 'pickRun', runId: 'r0' }, { method: 'pickRun', runId: null }]);
+    // The host shows the past run, static: Start is the only control on.
+    await d.push([{ type: 'update', seq: 32, ops: [{ op: 'run', run: { ...state.run!, runId: 'r0', state: 'completed', question: null, live: false, ownedByThisWindow: false } }, { op: 'runs', runs, pinnedRunId: 'r0' }] }]);
+    await d.page.locator('.static-note').waitFor();
+    const enabled = await d.page.locator('button.control').evaluateAll((bs) => bs.filter((b) => !(b as HTMLButtonElement).disabled).map((b) => b.getAttribute('data-action')));
+    assert.deepEqual(enabled, ['start']);
+    assert.equal(await d.page.locator('.run-pick').inputValue(), 'r0');
+    // Reveal in Dashboard on T1: the log shows T1's lines, the task row is marked.
+    if ((await d.page.locator('.chip[data-kind="loop"]').getAttribute('aria-pressed')) !== 'true') await d.page.locator('.chip[data-kind="loop"]').click();
+    await d.push([{ type: 'update', seq: 33, ops: [{ op: 'log', lines: [{ n: 41, at: 1_700_000_100_000, kind: 'loop', text: 'ITERATION 3 T1 Add tests' }], total: 41 }] }, { type: 'reveal', itemId: 'T1' }]);
+    await d.page.waitForFunction(() => document.querySelectorAll('.log-row').length === 1);
+    assert.equal(await d.page.locator('.log-search').inputValue(), 'T1');
+    assert.equal(await d.page.locator('.chip[data-kind="loop"]').getAttribute('aria-pressed'), 'true', 'the loop chip shows on');
+    assert.equal(await d.page.locator('.chip[data-kind="loop"].on').count(), 1);
+    assert.equal(await d.page.locator('.log-row .log-text').innerText(), 'ITERATION 3 T1 Add tests');
+    assert.equal(await d.page.locator('[data-testid="task-table"] tr.revealed').getAttribute('data-task'), 'T1');
+    await d.page.screenshot({ path: path.join(shots, 'dashboard-page-revealed.png'), fullPage: true });
+  });
+
   it('runs no inline script and reports no CSP violation or page error', async () => {
     assert.deepEqual(d.problems, []);
     const inline = await d.page.evaluate(() => Array.from(document.scripts).filter((s) => !s.src).length);

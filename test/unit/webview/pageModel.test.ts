@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { PROTOCOL_VERSION, type HostMessage, type RunHeader, type RunState } from '../../../src/protocol/dashboard';
-import { chartColumns, rotationMarks } from '../../../webview/model/chartData';
+import { chartColumns, LONE_POINT_SPAN_S, rotationMarks, timeRangeOf } from '../../../webview/model/chartData';
 import { enabledControls } from '../../../webview/model/controls';
 import { formatDuration, formatTokens, formatUsd } from '../../../webview/model/format';
 import { initialPageState, reducePage } from '../../../webview/model/pageState';
@@ -108,6 +108,16 @@ describe('the token chart data', () => {
     assert.deepEqual(chartColumns(pts), [[1, 3], [20, 5], [0.2, 0.3]]);
     assert.deepEqual(rotationMarks(pts), [3]);
   });
+});
+
+describe('the token chart time range', () => {
+  const table: [string, number[], [number, number]][] = [
+    ['the data\'s own range for two points or more', [1_000, 1_200, 1_600], [1_000, 1_600]],
+    ['a minute around a lone point (not years)', [1_000], [1_000 - LONE_POINT_SPAN_S, 1_000 + LONE_POINT_SPAN_S]],
+    ['a minute around points in the same second', [1_000, 1_000.5], [1_000 - LONE_POINT_SPAN_S, 1_000.5 + LONE_POINT_SPAN_S]],
+    ['the last minute when there is no point', [], [5_000 - 2 * LONE_POINT_SPAN_S, 5_000]],
+  ];
+  for (const [what, xs, want] of table) it(what, () => assert.deepEqual(timeRangeOf(xs, 5_000), want));
 });
 
 describe('the page formats', () => {

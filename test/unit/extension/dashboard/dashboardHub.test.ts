@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { answerQuestion } from '../../../../src/core/control/runControl';
 import { readRunViewNow } from '../../../../src/core/control/runFollower';
+import { emptyRunView } from '../../../../src/core/control/runView';
 import { runLogLine, type EngineEvent } from '../../../../src/core/model/runEvent';
 import { DashboardHub } from '../../../../src/extension/dashboard/dashboardHub';
 import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
@@ -31,6 +32,13 @@ class FakeStore {
     this.snap = { ...this.snap, version: this.snap.version + 1, runs: [run, ...this.snap.runs.filter((r) => r.key !== run.key)] };
     for (const fn of this.fns) fn(known ? { kind: 'run', keys: [run.key] } : { kind: 'runs', folder });
   }
+  /** The store lists a finished run before reading its log (as `listedRunUpdate` does): an empty view, not active. */
+  listed(folder: string, runId: string): void {
+    const view = emptyRunView(runId);
+    const run = { key: `${folder}#${runId}`, folder, folderName: 'ws', runId, kind: 'ralph', startedHere: false, view, facts: { ...runFactsOf(view), active: false }, seenAt: 0 } as unknown as StoreRun;
+    this.snap = { ...this.snap, version: this.snap.version + 1, runs: [run] };
+    for (const fn of this.fns) fn({ kind: 'runs', folder });
+  }
 }
 
 describe('the dashboard hub (on the run store)', () => {
@@ -55,7 +63,7 @@ describe('the dashboard hub (on the run store)', () => {
   const hub = () => new DashboardHub({
     store, folders: () => [t.dir], log: { info: () => undefined, warn: (_c, m) => warnings.push(m) },
     listRuns: () => (fs.existsSync(path.join(t.dir, '.ralph', 'runs', RUN)) ? [{ id: RUN, kind: 'ralph', state: 'running', active: true }] : []),
-    readView: async (folder, runId, kind) => readRunViewNow(folder, runId, { kind }),
+    readView: async (folder, runId, kind, onView) => readRunViewNow(folder, runId, { kind, ...(onView ? { onView } : {}) }),
     answer: (folder, text, opts) => answerQuestion(folder, text, { ...opts, probe: { isAlive: () => true, hostNames: [HOST] } }),
   });
   const answerFile = () => path.join(t.dir, '.ralph', 'runs', RUN, 'answers', 'q1.md');
@@ -121,6 +129,55 @@ describe('the dashboard hub (on the run store)', () => {
     assert.equal(fs.readFileSync(answerFile(), 'utf8'), 'SQLite\n');
     await session.receive({ type: 'request', id: 8, request: { method: 'answer', runId: 'other', itemId: null, text: 'x' } });
     assert.match(JSON.stringify(posted[posted.length - 1]), /"ok":false.*not the run shown/);
+  });
+
+  /** A whole finished run: two iterations with three token figures, two gate runs, 25 progress lines, the end. */
+  function finishedRun(): void {
+    const tokens = (iteration: number, contextTokens: number) => ({ type: 'tokens', iteration, contextTokens, contextWindow: 200_000, warnAt: 120_000, rotateAt: 160_000, totals: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.1 }) as EngineEvent;
+    write(
+      { type: 'runStarted', runId: RUN, folder: t.dir, source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} } as EngineEvent,
+      { type: 'iterationStarted', iteration: 1, item, attempt: 1, maxAttempts: 5, attemptKind: 'first', purpose: 'work' } as EngineEvent,
+      tokens(1, 40_000), tokens(1, 60_000),
+      { type: 'iterationEnded', iteration: 1, ending: 'natural', detail: 'd', totals: { tokens: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.2 }, exitCode: 0 } as EngineEvent,
+      { type: 'gateResult', tier: 'basic', command: 'npm test', exitCode: 1, passed: false, durationMs: 1200, logPath: '.ralph/gates/1.log', failingLines: ['x failed'] } as EngineEvent,
+      { type: 'iterationStarted', iteration: 2, item, attempt: 2, maxAttempts: 5, attemptKind: 'fix', purpose: 'work' } as EngineEvent,
+      tokens(2, 30_000),
+      { type: 'iterationEnded', iteration: 2, ending: 'natural', detail: 'd', totals: { tokens: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.2 }, exitCode: 0 } as EngineEvent,
+      { type: 'gateStarted', tier: 'basic', command: 'npm test' } as EngineEvent,
+      { type: 'gateResult', tier: 'basic', command: 'npm test', exitCode: 0, passed: true, durationMs: 900, logPath: '.ralph/gates/2.log', failingLines: [] } as EngineEvent,
+      ...Array.from({ length: 25 }, (_, i) => ({ type: 'progress', done: i % 2, total: 1, text: '' }) as EngineEvent),
+      { type: 'runEnded', state: 'completed', reason: 'done', completionReason: 'COMPLETE', exitCode: 0, iterations: 2, costUsd: 0.4, done: 1, total: 1 } as EngineEvent,
+    );
+    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'completed', endState: 'completed', iteration: 2, currentItem: null }));
+  }
+
+  it('shows a finished run from its whole log: every token point, every gate run, more than a view\'s 20 lines', async () => {
+    finishedRun();
+    const check = (h: DashboardHub, what: string) => {
+      const s = h.state();
+      assert.equal(s.run?.state, 'completed', what);
+      assert.deepEqual(s.tokens.map((p) => [p.iteration, p.contextTokens]), [[1, 40_000], [1, 60_000], [2, 30_000]], what);
+      assert.deepEqual(s.gates.map((g) => [g.id, g.passed]), [['g1', false], ['g2', true]], what);
+      assert.ok(s.log.length > 30 && s.logTotal === s.log.length, `${what}: ${s.log.length} log lines`);
+      assert.match(s.log[0]!.text, /RALPH START/, what);
+      assert.match(s.log.at(-1)!.text, /RALPH STOP — completed/, what);
+      assert.deepEqual([s.run?.context.warnAt, s.run?.context.rotateAt], [120_000, 160_000], `${what}: the chart keeps its warn and rotate lines`);
+    };
+    // Picked from the list (the store does not follow it).
+    const picked = hub();
+    await picked.pick(RUN);
+    check(picked, 'picked');
+    // Followed by the store but already final when first shown (the window reloaded after the run).
+    const reloaded = hub();
+    store.follow(t.dir, RUN);
+    for (let i = 0; i < 50 && !reloaded.state().run; i++) await new Promise((r) => setTimeout(r, 10));
+    check(reloaded, 'after a reload');
+    // Listed by the store before it read the log (the window just opened).
+    store = new FakeStore();
+    const listed = hub();
+    store.listed(t.dir, RUN);
+    for (let i = 0; i < 50 && !listed.state().run?.state.startsWith('completed'); i++) await new Promise((r) => setTimeout(r, 10));
+    check(listed, 'listed before its log was read');
   });
 
   it('shows a past run the store does not follow, static, and refuses a run not in the workspace', async () => {

@@ -39,8 +39,21 @@ describe('the dashboard run track: lanes and tokens per task', () => {
     },
     { name: 'a finished run shows no context on any lane', events: [started, [1, at(1, A)], [1, tok(1, 150_000, [0, 0, 0, 0], 0.3)], { type: 'runEnded', state: 'stopped', reason: 'STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 1, costUsd: 0.3, done: 0, total: 2 }], expect: (v) => laneRowsOf(v).map((l) => [l.activity, l.context.window, l.costUsd]), want: [['idle', 0, 0]] },
     { name: 'no lanes before the first iteration', events: [started], expect: laneRowsOf, want: [] },
+    {
+      name: 'a finished run\'s header has no context figure but keeps the warn and rotate lines for its chart',
+      events: [started, at(1, A), tok(1, 150_000, [0, 0, 0, 0], 0.3), end(1, [0, 0, 0, 0], 0.3), { type: 'runEnded', state: 'completed', reason: 'done', completionReason: 'COMPLETE', exitCode: 0, iterations: 1, costUsd: 0.3, done: 2, total: 2 }],
+      expect: (v) => runHeaderOf(v, '/ws', { startedHere: false, live: false }).context,
+      want: { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 },
+    },
   ];
   for (const t of table) it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
+
+  it('keeps the warn and rotate lines in the header while a new iteration has no context figure yet', () => {
+    const track = new RunTrack('/ws', view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1)), { startedHere: false, live: true });
+    assert.deepEqual(track.run.context, { tokens: 50_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 });
+    track.update(view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1), end(1, [0, 0, 0, 0], 0.1), at(2, B)));
+    assert.deepEqual(track.run.context, { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 });
+  });
 
   it('sends a lanes op when a lane changes, and none when nothing of the lanes did', () => {
     const e: Ev[] = [started, [1, at(1, A)], [2, at(2, B)]];
