@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { formatStatusText, loadStatusBasis } from '../core/control/status';
 import { composeStatus } from '../core/control/statusCompose';
-import { parseIsoTime } from '../core/model/time';
 import { statusPatchFile, writeStatusPatchFile } from './statusPatch';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
@@ -41,7 +40,7 @@ export function registerStatusCommand(program: Command): void {
  */
 export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
   const { basis, flow } = loadStatusBasis(folder, { cached: true });
-  const snapshot = composeStatus(basis, parseIsoTime);
+  const snapshot = composeStatus(basis);
   const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
   const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
   process.stdout.write(json ? jsonOut : textOut);

@@ -53,7 +53,8 @@ export interface StatusPatchFile {
   limits: { jsonBytes: number; textBytes: number };
 }
 
-function basisFile(folder: string, env: NodeJS.ProcessEnv): string {
+/** The side file of `folder`'s stored status answer (absolute). */
+export function basisFile(folder: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(cacheDir(env), `${fnv1a(folder)}-status.basis.json`);
 }
 
@@ -106,11 +107,22 @@ export function writeStatusPatchFile(content: Omit<StatusPatchFile, 'id'>, env: 
 export function patchBasis(p: StatusPatchFile, changed: readonly string[]): StatusBasis | undefined {
   const folder = p.folder;
   const rel = relativeTo(folder);
-  const byPath = new Map<string, number>();
-  p.rows.forEach((r, k) => {
-    byPath.set(path.join(folder, r[0]), k);
-    if (r[3] && p.stateDir !== undefined) byPath.set(taskStateFile(p.stateDir, p.basis.items[k]!.id), k);
-  });
+  // Which task a changed path is: its file (`<folder>/<row file>`) or its state file (`<stateDir>/tasks/<id>.state.json`).
+  const underFolder = folder.endsWith(path.sep) ? folder : folder + path.sep;
+  const stateTasks = p.stateDir !== undefined ? path.join(p.stateDir, 'tasks') + path.sep : undefined;
+  let byRel: Map<string, number> | undefined;
+  let byState: Map<string, number> | undefined;
+  const taskOf = (c: string): number | undefined => {
+    if (stateTasks !== undefined && c.startsWith(stateTasks) && c.endsWith('.state.json')) {
+      byState ??= new Map(p.rows.flatMap((r, k) => (r[3] ? [[p.basis.items[k]!.id, k] as [string, number]] : [])));
+      const k = byState.get(c.slice(stateTasks.length, -'.state.json'.length));
+      if (k !== undefined && taskStateFile(p.stateDir!, p.basis.items[k]!.id) === c) return k;
+    }
+    if (!c.startsWith(underFolder)) return undefined;
+    byRel ??= new Map(p.rows.map((r, k) => [r[0], k]));
+    const k = byRel.get(c.slice(underFolder.length).split(path.sep).join('/'));
+    return k !== undefined && path.join(folder, p.rows[k]![0]) === c ? k : undefined;
+  };
   const touched = new Set<number>();
   for (const c of changed) {
     const listed = p.listings[c];
@@ -118,7 +130,7 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
       if (listingHash(c) !== listed) return undefined;
       continue;
     }
-    const k = byPath.get(c);
+    const k = taskOf(c);
     if (k === undefined) return undefined;
     touched.add(k);
   }
@@ -139,14 +151,14 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
     }
     if (JSON.stringify(rec.merged.depends_on) !== JSON.stringify(deps)) return undefined;
     if (rec.merged.status === 'blocked' && !rec.merged.blocked_reason) return undefined;
-    items[k] = basisItemOf(flowItem(rec, rel(file)));
+    items[k] = basisItemOf(flowItem(rec, rel(file)), parseIsoTime);
   }
   return { ...p.basis, items };
 }
 
 /** `ralph status [--json]` as the uncached command prints it, from a composed snapshot: `{ json, text }`. */
 export function statusOutputs(basis: StatusBasis): { json: string; text: string } {
-  const snapshot = composeStatus(basis, parseIsoTime);
+  const snapshot = composeStatus(basis);
   // The same text as src/cli/statusCommand.ts (jsonDocument: terminal-safe JSON, 2 spaces, a newline).
   return { json: terminalSafeJson(snapshot, 2) + '\n', text: escapeControls(formatStatusText(snapshot)) };
 }

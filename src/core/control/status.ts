@@ -12,7 +12,7 @@ import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
 import { loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
 import type { RunView } from './runView';
-import { basisItemOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
+import { basisItemOf, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
 import type { FlowWorkspace } from '../sources/flowNext/readFlow';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
@@ -88,7 +88,7 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
  * ({@link loadStatusBasis}) then the pure composition (control/statusCompose.ts `composeStatus`).
  */
 export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): StatusSnapshot {
-  return composeStatus(loadStatusBasis(folder, opts).basis, parseIsoTime);
+  return composeStatus(loadStatusBasis(folder, opts).basis);
 }
 
 /**
@@ -141,7 +141,8 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
       waves: waves.map((w) => waveJson(w, folder)),
       problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
     },
-    items: items.map(basisItemOf),
+    items: items.filter((i) => i.source === 'flow-next').map((i) => basisItemOf(i, parseIsoTime)),
+    rest: basisRestOf(items.filter((i) => i.source !== 'flow-next'), new Set(unverified.map((u) => `${u.source}:${u.id}`))),
     quantumLast: qLast,
   };
   return { basis, ...(src.flow ? { flow: src.flow } : {}) };
