@@ -2,7 +2,7 @@ import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../model/plan
 import { storyRetries, type QuantumStory } from '../model/quantum';
 import type { FileProblem } from '../store/parseError';
 import { readChecklists, type ChecklistFile } from './checklist/checklist';
-import { readFlowWorkspace, type FlowTaskRecord, type FlowWorkspace } from './flowNext/readFlow';
+import { readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { flowItem } from './flowNext/flowItem';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
 import { openParseCache } from '../store/parseCache';
