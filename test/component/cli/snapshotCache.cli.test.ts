@@ -179,13 +179,15 @@ describe('cli: status snapshot cache', () => {
           const plainJson = uncached(dir, true);
           const p = patchBasis(side, [file]);
           if (change.patchable !== 'either') assert.equal(p !== undefined, change.patchable, `${what} ${id} ${change.name}: patched or declined`);
+          const plainText = uncached(dir, false);
           if (p) {
             assert.equal(statusOutputs(p).json, plainJson, `${what} ${id} ${change.name}: patched json`);
-            assert.equal(statusOutputs(p).text, uncached(dir, false), `${what} ${id} ${change.name}: patched text`);
+            assert.equal(statusOutputs(p).text, plainText, `${what} ${id} ${change.name}: patched text`);
             patched++;
           }
-          assert.equal(status(dir, true), plainJson, `${what} ${id} ${change.name}: cli json`);
-          assert.equal(status(dir, false), uncached(dir, false), `${what} ${id} ${change.name}: cli text`);
+          // The CLI (one form per change, in turn: each call costs a Node start-up).
+          if (TASK_CHANGES.indexOf(change) % 2) assert.equal(status(dir, false), plainText, `${what} ${id} ${change.name}: cli text`);
+          else assert.equal(status(dir, true), plainJson, `${what} ${id} ${change.name}: cli json`);
         }
         // Rewritten atomically (a temporary file, then a rename): the folder's mtime moves, its names do not.
         const tmp = `${file}.tmp`;
@@ -244,12 +246,13 @@ describe('cli: status snapshot cache', () => {
       status(dir, true);
       if (!fs.existsSync(basisFile(dir, env()))) continue; // runs or waves: nothing stored
       const side = JSON.parse(fs.readFileSync(basisFile(dir, env()), 'utf8')) as StatusPatchFile;
-      const ids = side.basis.items.slice(0, 2).map((i) => i.id);
+      const ids = side.basis.items.slice(0, 1).map((i) => i.id);
       if (!ids.length) continue;
       patched += samePatchedAndNot(dir, dir, ids);
       folders++;
     }
-    for (const { dir, n } of plans) patched += samePatchedAndNot(dir, `${n}`, n === 1 ? ['fn-1.1'] : ['fn-1.1', 'fn-1.4', 'fn-2.3']);
+    // fn-1.1 has a state file (generated: every third task), fn-1.2 has none.
+    for (const { dir, n } of plans) patched += samePatchedAndNot(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
     assert.ok(folders >= 1, `fixture folders patched: ${folders}`);
     assert.ok(patched > 0);
   });
