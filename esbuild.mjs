@@ -81,6 +81,8 @@ const lazyZod = {
 const cliProgram = { ...nodeCommon, plugins: [lazyZod] };
 if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
+// `status` after a task file changed: the stored answer patched (src/cli/statusPatch.ts), loaded by dist/cli.js.
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/statusPatch.ts'], outfile: 'dist/cli-patch.js' });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });

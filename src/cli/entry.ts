@@ -7,6 +7,7 @@ import { cacheDir } from '../core/store/cacheDir';
 import type { resolveActor } from '../core/sources/actor';
 import { buildKey, readSnapshot, recordFsReads, snapshotEnvKey, snapshotsEnabled, type SnapshotKey, type SnapshotLookup } from '../core/store/snapshotCache';
 import type { runFast } from './readEntry';
+import type { patchStatus } from './statusPatch';
 
 /**
  * dist/cli.js, the `ralph` entry, kept tiny (no schemas, no readers): `ralph [-C dir] status|next [--json]` is
@@ -40,7 +41,7 @@ async function entry(argv: string[]): Promise<void> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     if (fast.command === 'next') actor = (require('../core/sources/actor') as { resolveActor: typeof resolveActor }).resolveActor(folder);
     const command = fast.command === 'status' ? 'status' : fast.json ? 'next-json' : 'next-text';
-    key = { folder, command, build: buildKey([__filename, readBundle]), env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : '') };
+    key = { folder, command, build: buildKey([__filename, readBundle, path.join(__dirname, 'cli-patch.js')]), env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : '') };
     const found = readSnapshot(key);
     const out = found.answer?.outputs[fast.command === 'next' ? 'out' : fast.json ? 'json' : 'text'];
     if (found.answer && out !== undefined) {
@@ -48,6 +49,14 @@ async function entry(argv: string[]): Promise<void> {
       process.stdout.write(out);
       process.exitCode = found.answer.exitCode;
       return;
+    }
+    // `status` after a few task files changed: patch the stored answer (dist/cli-patch.js, src/cli/statusPatch.ts),
+    // which re-reads those files alone; it declines (printing nothing) whenever a patch could differ.
+    if (fast.command === 'status' && found.entry?.basis !== undefined && found.changedAll?.length) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const patch = require(path.join(__dirname, 'cli-patch.js')) as { patchStatus: typeof patchStatus };
+      endQuietlyOnBrokenPipe();
+      if (patch.patchStatus(key, found, fast.json)) return;
     }
     changed = found.changed;
     unchanged = found.unchanged;

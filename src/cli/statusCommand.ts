@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { buildStatus, formatStatusText } from '../core/control/status';
+import { formatStatusText, loadStatusBasis } from '../core/control/status';
+import { composeStatus } from '../core/control/statusCompose';
+import { statusPatchFile, writeStatusPatchFile } from './statusPatch';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
@@ -34,10 +36,11 @@ export function registerStatusCommand(program: Command): void {
  * The body of `ralph status`: the snapshot (read through the parse cache) as indented JSON or text; exit 0. With
  * `recorded`, both forms are stored in the snapshot cache (core/store/snapshotCache.ts) when the answer is a
  * function of files alone: no runs and no waves (their state depends on live processes and the clock), the folder
- * the one the entry keyed it by, and no asynchronous read.
+ * the one the entry keyed it by, and no asynchronous read; with the patch side file (src/cli/statusPatch.ts).
  */
 export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
-  const snapshot = buildStatus(folder, { cached: true });
+  const { basis, flow } = loadStatusBasis(folder, { cached: true });
+  const snapshot = composeStatus(basis);
   const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
   const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
   process.stdout.write(json ? jsonOut : textOut);
@@ -46,6 +49,11 @@ export function printStatus(folder: string, json: boolean, recorded?: SnapshotRe
   recorded.recording.stop();
   const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
   if (fileOnly && folder === recorded.key.folder && !recorded.recording.tainted) {
-    writeSnapshot(recorded.key, recorded.recording.paths, { outputs: { json: jsonOut, text: textOut }, exitCode: 0 }, recorded.changed !== undefined ? { checkFirst: recorded.changed } : {});
+    // With the composition's basis beside it (src/cli/statusPatch.ts), so a later call after a task file changed
+    // patches this answer instead of computing it again.
+    writeSnapshot(recorded.key, recorded.recording.paths, { outputs: { json: jsonOut, text: textOut }, exitCode: 0 }, {
+      ...(recorded.changed !== undefined ? { checkFirst: recorded.changed } : {}),
+      basis: () => writeStatusPatchFile(statusPatchFile(folder, basis, flow)),
+    });
   }
 }

@@ -9,9 +9,11 @@ import { trustedBaseline } from '../loop/baselineMirror';
 import { readTextSync } from '../store/readJsonFile';
 import { ralphFile } from '../model/ralphPaths';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
-import { formatAge, formatWaveLine, loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
+import { loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
 import type { LaneView, RunView } from './runView';
+import { basisItemOf, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
+import type { FlowWorkspace } from '../sources/flowNext/readFlow';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
 export interface StatusRun {
@@ -104,9 +106,18 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
 
 /**
  * Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. `cached`: read
- * the sources through the parse cache (store/parseCache.ts); the snapshot is the same either way.
+ * the sources through the parse cache (store/parseCache.ts); the snapshot is the same either way. The load
+ * ({@link loadStatusBasis}) then the pure composition (control/statusCompose.ts `composeStatus`).
  */
 export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): StatusSnapshot {
+  return composeStatus(loadStatusBasis(folder, opts).basis);
+}
+
+/**
+ * The load step of {@link buildStatus}: what the composition needs (control/statusCompose.ts), and the flow-next
+ * workspace it read (for the CLI's patch rows, src/cli/statusPatch.ts), if any.
+ */
+export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): { basis: StatusBasis; flow?: FlowWorkspace } {
   const src = loadSources(folder, opts.env, { cached: opts.cached });
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
@@ -114,49 +125,49 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
   const epicCounts = count(['open', 'done'] as const, (src.flow?.epics ?? []).map((e) => e.epic.status));
   const items = plan.items;
   const unverified = unverifiedOfRuns(folder, src, runs);
-  const claimed = new Set(unverified.map((u) => `${u.source}:${u.id}`));
-  const done = items.filter((i) => i.status === 'done' && !claimed.has(`${i.source}:${i.id}`)).length;
 
-  let last: StatusSnapshot['last_completed'] = null;
-  let lastMs = -Infinity;
+  // The quantum side's newest completion: a passed story's `updatedAt` (set by `ralph task done`) or quantum-loop's
+  // `story_passed` entry; the first of the latest wins (composeStatus weighs it against the flow-next tasks).
+  let qLast: StatusCompletion | null = null;
   const consider = (i: PlanItem, at: string | undefined) => {
     const ms = parseIsoTime(at);
-    if (at && ms !== undefined && ms > lastMs) { lastMs = ms; last = { source: i.source, id: i.id, title: i.title, at }; }
+    if (at && ms !== undefined && (qLast === null || ms > qLast.ms)) qLast = { source: i.source, id: i.id, title: i.title, at, ms };
   };
-  const byId = new Map(items.map((i) => [`${i.source}:${i.id}`, i]));
-  for (const i of items) if (i.source === 'flow-next' && i.status === 'done') consider(i, i.completedAt ?? i.updatedAt);
-  // A passed story's completion: its `updatedAt` (set by `ralph task done`) or quantum-loop's `story_passed` entry.
-  for (const s of src.quantum?.data.stories ?? []) {
-    const i = byId.get(`quantum:${s.id}`);
-    const at = (s as { updatedAt?: unknown }).updatedAt;
-    if (i && i.status === 'done' && typeof at === 'string') consider(i, at);
-  }
-  for (const p of src.quantum?.data.progress ?? []) {
-    const i = p.storyId ? byId.get(`quantum:${p.storyId}`) : undefined;
-    if (i && i.status === 'done' && (p.action ?? 'story_passed') === 'story_passed') consider(i, p.timestamp);
+  if (src.quantum) {
+    const byId = new Map(items.filter((i) => i.source === 'quantum').map((i) => [i.id, i]));
+    for (const s of src.quantum.data.stories) {
+      const i = byId.get(s.id);
+      const at = (s as { updatedAt?: unknown }).updatedAt;
+      if (i && i.status === 'done' && typeof at === 'string') consider(i, at);
+    }
+    for (const p of src.quantum.data.progress ?? []) {
+      const i = p.storyId ? byId.get(p.storyId) : undefined;
+      if (i && i.status === 'done' && (p.action ?? 'story_passed') === 'story_passed') consider(i, p.timestamp);
+    }
   }
 
-  return {
-    success: true,
-    flow_exists: src.flow !== undefined,
-    flow_dialect: src.flow?.dialect ?? null,
-    epics: epicCounts,
-    specs: { ...epicCounts },
-    tasks: count(['todo', 'in_progress', 'blocked', 'done'] as const, (src.flow?.tasks ?? []).map((t) => t.merged.status)),
-    quantum_exists: src.quantum !== undefined,
-    stories: count(['pending', 'in_progress', 'passed', 'failed', 'blocked'] as const, (src.quantum?.data.stories ?? []).map((s) => s.status)),
-    checklists: src.checklists.map((c) => ({ path: c.path, done: c.items.filter((b) => b.done).length, total: c.items.length })),
-    progress: `${done}/${items.length}`,
-    unverified_claims: unverified,
-    unreadable_items: src.flow ? flowItemProblems(src.flow).length : 0,
-    in_progress: items.filter((i) => i.status === 'in_progress').map((i) => ({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) })),
-    last_completed: last,
-    blocked: items.filter((i) => i.status === 'blocked').map((i) => ({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null })),
-    runs: runs.filter((r) => r.active).map((r) => statusRun(folder, r, opts.probe)),
-    recent_runs: newestFirst(runs.filter((r) => !r.active)).map((r) => statusRun(folder, r, opts.probe)),
-    waves: waves.map((w) => waveJson(w, folder)),
-    problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
+  const basis: StatusBasis = {
+    head: {
+      success: true,
+      flow_exists: src.flow !== undefined,
+      flow_dialect: src.flow?.dialect ?? null,
+      epics: epicCounts,
+      specs: { ...epicCounts },
+      quantum_exists: src.quantum !== undefined,
+      stories: count(['pending', 'in_progress', 'passed', 'failed', 'blocked'] as const, (src.quantum?.data.stories ?? []).map((s) => s.status)),
+      checklists: src.checklists.map((c) => ({ path: c.path, done: c.items.filter((b) => b.done).length, total: c.items.length })),
+      unverified_claims: unverified,
+      unreadable_items: src.flow ? flowItemProblems(src.flow).length : 0,
+      runs: runs.filter((r) => r.active).map((r) => statusRun(folder, r, opts.probe)),
+      recent_runs: newestFirst(runs.filter((r) => !r.active)).map((r) => statusRun(folder, r, opts.probe)),
+      waves: waves.map((w) => waveJson(w, folder)),
+      problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
+    },
+    items: items.filter((i) => i.source === 'flow-next').map((i) => basisItemOf(i, parseIsoTime)),
+    rest: basisRestOf(items.filter((i) => i.source !== 'flow-next'), new Set(unverified.map((u) => `${u.source}:${u.id}`))),
+    quantumLast: qLast,
   };
+  return { basis, ...(src.flow ? { flow: src.flow } : {}) };
 }
 
 /**
@@ -202,95 +213,4 @@ function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun 
   };
 }
 
-/**
- * The lines `ralph status` prints under an active run, from its view: state, per lane the iteration, item,
- * attempt, context gauge and cost, the run's cost, the last gate results, and each open question with how to
- * answer it. Pure.
- */
-export function formatRunViewLines(v: RunView, indent = '    '): string[] {
-  const out: string[] = [];
-  const cost = `$${v.cost.runUsd.toFixed(4)}${v.maxCostUsd ? ` of $${v.maxCostUsd}` : ''}`;
-  out.push(`${indent}state: ${v.stateText} · iteration ${v.iteration}${v.maxIterations ? ` of ${v.maxIterations}` : ''} · cost ${cost}${v.progress ? ` · ${v.progress.done}/${v.progress.total} done` : ''}`);
-  for (const l of v.lanes) {
-    const parts = [`lane ${l.lane}: ${l.activity}`];
-    if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`);
-    else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose);
-    // A lane of a parallel run (numbered from 1) says which of the run's iterations it runs.
-    if (l.lane > 0 && l.iteration !== null) parts.push(`iteration ${l.iteration}`);
-    if (l.attempt) parts.push(`attempt ${l.attempt.text}`);
-    if (l.context) parts.push(`context ${l.context.tokens}/${l.context.window} tokens (${l.context.percent}%; warn ${l.context.warnPercent}%, rotate ${l.context.rotatePercent}%)`);
-    parts.push(`iteration cost $${l.iterationCostUsd.toFixed(4)}`);
-    out.push(`${indent}${parts.join(' · ')}`);
-  }
-  for (const g of v.gates) out.push(`${indent}gate ${g.tier}: ${g.running ? 'running' : g.passed ? 'passed' : `failed (exit ${g.exitCode})`}${g.command ? ` — ${g.command}` : ''}`);
-  for (const q of v.questions) {
-    out.push(`${indent}question${q.item ? ` (${q.item.id})` : ''}: ${q.text.split('\n')[0]}`);
-    out.push(`${indent}  answer: ralph answer --run ${v.runId}${q.item ? ` --item ${q.item.id}` : ''} "<text>", or write ${q.answerFile}`);
-  }
-  return out;
-}
-
-/**
- * Text form, starting with flowctl's lines (§2.6): `Epics: N open, N done` (`Specs:` for v1+ folders),
- * `Tasks: N todo, N in_progress, N done, N blocked`, then ours, then `Active runs:` with
- * `  <id> (iteration N, working on <task>) [PAUSED, STOPPED]` or `No active runs`.
- */
-export function formatStatusText(s: StatusSnapshot): string {
-  const dialect = s.flow_dialect ?? 'epics';
-  const out: string[] = [];
-  if (s.flow_exists) {
-    out.push(`${dialect === 'specs' ? 'Specs' : 'Epics'}: ${s.epics.open} open, ${s.epics.done} done`);
-    out.push(`Tasks: ${s.tasks.todo} todo, ${s.tasks.in_progress} in_progress, ${s.tasks.done} done, ${s.tasks.blocked} blocked`);
-  }
-  if (s.quantum_exists) {
-    const q = s.stories;
-    out.push(`Stories: ${q.pending} pending, ${q.in_progress} in_progress, ${q.passed} passed, ${q.failed} failed, ${q.blocked} blocked`);
-  }
-  for (const c of s.checklists) out.push(`Checklist ${c.path}: ${c.done}/${c.total} done`);
-  if (!s.flow_exists && !s.quantum_exists && !s.checklists.length) out.push('No task sources (.flow/, quantum.json, RALPH_TASK.md, PROMPT.md, specs/*/tasks.md)');
-  else out.push(`Progress: ${s.progress}${s.unverified_claims.length ? ` (+${s.unverified_claims.length} claimed done, not verified: ${s.unverified_claims.map((u) => u.id).join(', ')})` : ''}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`);
-  for (const i of s.in_progress) out.push(`In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`);
-  if (s.last_completed) out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
-  for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);
-  out.push(...formatWavesText(s.waves));
-  out.push('');
-  const active = s.runs;
-  if (active.length) {
-    out.push('Active runs:');
-    for (const r of active) {
-      const flags = [r.paused ? 'PAUSED' : '', r.stopped ? 'STOPPED' : ''].filter(Boolean);
-      const working = r.current_task ? `, working on ${r.current_task}` : r.lanes ? `, ${r.lanes.length} lane${r.lanes.length === 1 ? '' : 's'} at work` : '';
-      out.push(`  ${r.id} (iteration ${r.iteration ?? '?'}${working})${flags.length ? ` [${flags.join(', ')}]` : ''}`);
-      out.push(...formatRunViewLines(r.view));
-    }
-  } else {
-    out.push('No active runs');
-  }
-  const finished = s.recent_runs;
-  if (finished.length) {
-    out.push('Finished runs:');
-    for (const r of finished) out.push(`  ${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}`);
-  }
-  for (const p of s.problems) out.push(`Problem: ${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);
-  return out.join('\n') + '\n';
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0]!;
-}
-
-/** `Wave <id> [status]: …` and a line per subagent that is not done (orphans first, at most 20), for the text status. */
-function formatWavesText(waves: readonly WaveJson[]): string[] {
-  const out: string[] = [];
-  const order = ['STALE', 'RESUMED', 'ACTIVE', 'PENDING'];
-  for (const w of waves) {
-    out.push(`Wave ${formatWaveLine(w)}`);
-    const open = w.subagents.filter((s) => s.disposition !== 'RESOLVED').sort((a, b) => order.indexOf(a.disposition) - order.indexOf(b.disposition));
-    for (const s of open.slice(0, 20)) {
-      const tail = s.disposition === 'ACTIVE' ? `, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity` : s.next_step !== undefined ? ` — next_step ${JSON.stringify(s.next_step)}` : '';
-      out.push(`  ${s.sub_id} ${s.disposition}${s.checkpoint_age_ms !== null ? ` (checkpoint ${formatAge(s.checkpoint_age_ms)} old)` : ''}${tail}`);
-    }
-    if (open.length > 20) out.push(`  … and ${open.length - 20} more (ralph status --json lists them all)`);
-  }
-  return out;
-}
+export { formatRunViewLines, formatStatusText } from './statusText';

@@ -2,11 +2,10 @@ import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../model/plan
 import { storyRetries, type QuantumStory } from '../model/quantum';
 import type { FileProblem } from '../store/parseError';
 import { readChecklists, type ChecklistFile } from './checklist/checklist';
-import { readFlowWorkspace, type FlowTaskRecord, type FlowWorkspace } from './flowNext/readFlow';
-import { blockedReasonFromMarkdown } from './flowNext/taskMarkdown';
+import { readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
+import { flowItem } from './flowNext/flowItem';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
 import { openParseCache } from '../store/parseCache';
-import { readTextSync } from '../store/readJsonFile';
 import { relativeTo } from '../store/relativePath';
 import { loadWaveViews, waveJson } from '../waves/summary';
 
@@ -97,28 +96,6 @@ export function buildPlan(src: SourceSet): PlanSnapshot {
     }
   }
   return { folder: src.folder, roots, items, problems, cycles };
-}
-
-const FLOW_STATUS: Record<string, ItemStatus> = { todo: 'todo', in_progress: 'in_progress', blocked: 'blocked', done: 'done' };
-
-function flowItem(t: FlowTaskRecord, file: string): PlanItem {
-  const m = t.merged;
-  const status = FLOW_STATUS[m.status] ?? 'unknown';
-  let reason = m.blocked_reason ?? undefined;
-  if (status === 'blocked' && !reason) {
-    const md = readTextSync(t.mdFile);
-    if (md) reason = blockedReasonFromMarkdown(md);
-  }
-  return {
-    source: 'flow-next', kind: 'task', id: t.id, rootId: t.epicId, title: m.title, status, rawStatus: m.status, statusSource: t.statusSource,
-    dependsOn: m.depends_on, file,
-    ...(typeof m.priority === 'number' ? { priority: m.priority } : {}),
-    ...(m.claimed_at ? { startedAt: m.claimed_at } : {}),
-    ...(m.updated_at ? { updatedAt: m.updated_at } : {}),
-    ...(m.completed_at ? { completedAt: m.completed_at } : {}),
-    ...(m.assignee ? { assignee: m.assignee } : {}),
-    ...(reason ? { reason } : {}),
-  };
 }
 
 /** quantum status → normalized; failed with attempts ≥ maxAttempts reads as blocked (§4.2). */

@@ -36,7 +36,7 @@ const FORMAT = 'ralph-snapshot-cache';
 const VERSION = 1;
 
 /** One input: `[path]` when it did not exist, else `[path, size, mtimeMs, ctimeMs, ino]`. */
-type Input = [string] | [string, number, number, number, number];
+export type SnapshotInput = [string] | [string, number, number, number, number];
 
 interface SnapshotFile {
   format: typeof FORMAT;
@@ -45,10 +45,12 @@ interface SnapshotFile {
   command: string;
   build: string;
   env: string;
-  inputs: Input[];
+  inputs: SnapshotInput[];
   /** The answer: what was printed for each output mode (e.g. `json`, `text`), and the exit code. */
   outputs: Record<string, string>;
   exitCode: number;
+  /** The id of a side file the answer can be patched from (`status`: src/cli/statusPatch.ts), if any. */
+  basis?: string;
 }
 
 /** `RALPH_CACHE` is not `0` / `off`. */
@@ -95,9 +97,11 @@ export interface SnapshotKey {
 export interface SnapshotAnswer {
   outputs: Record<string, string>;
   exitCode: number;
+  /** The id of the side file this answer can be patched from (written by the caller before the entry), if any. */
+  basis?: string;
 }
 
-function sameInput(i: Input): boolean {
+function sameInput(i: SnapshotInput): boolean {
   const st = fs.statSync(i[0], { throwIfNoEntry: false });
   if (i.length === 1) return st === undefined;
   return st !== undefined && st.size === i[1] && st.mtimeMs === i[2] && st.ctimeMs === i[3] && st.ino === i[4];
@@ -119,6 +123,10 @@ export interface SnapshotLookup {
    * re-reads only the changed files without a second `stat` of the others (store/parseCache.ts `useKnownStats`).
    */
   unchanged?: Map<string, KnownStat>;
+  /** With {@link unchanged}: every input found changed or racy (at most {@link SNAPSHOT_MAX_CHANGED}), in entry order. */
+  changedAll?: string[];
+  /** With {@link unchanged}: the entry's inputs as stored, its `basis` id, and the entry file's mtime (ms). */
+  entry?: { inputs: SnapshotInput[]; basis?: string; writtenAtMs: number; outputs: Record<string, string> };
 }
 
 /**
@@ -144,6 +152,7 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   let changed: string | undefined;
   let count = 0;
   const unchanged = new Map<string, KnownStat>();
+  const changedAll: string[] = [];
   for (const i of c.inputs) {
     if (!Array.isArray(i) || typeof i[0] !== 'string') return changed !== undefined ? { changed } : {};
     let same: boolean;
@@ -157,9 +166,10 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       continue;
     }
     changed ??= i[0];
+    changedAll.push(i[0]);
     if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
   }
-  if (changed !== undefined) return { changed, unchanged };
+  if (changed !== undefined) return { changed, unchanged, changedAll, entry: { inputs: c.inputs, ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs } };
   return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
 }
 
@@ -169,10 +179,10 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
  * `checkFirst` (the input a lookup found changed) is examined first.
  * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
  */
-export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; checkFirst?: string } = {}): boolean {
+export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; checkFirst?: string; basis?: () => string | undefined } = {}): boolean {
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
   const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
-  const sigs: Input[] = [];
+  const sigs: SnapshotInput[] = [];
   try {
     // The input that made the lookup miss was likely just written: when it is racy, nothing else needs a stat.
     const first = opts.checkFirst !== undefined ? fs.statSync(opts.checkFirst, { throwIfNoEntry: false }) : undefined;
@@ -189,7 +199,39 @@ export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer
   } catch {
     return false;
   }
-  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputs: sigs, outputs: answer.outputs, exitCode: answer.exitCode };
+  return writeEntry(file, key, sigs, answer, opts.basis);
+}
+
+/**
+ * Stores `answer` for `key` after a lookup that found only `changed` inputs changed: the entry's other inputs keep
+ * the signatures the lookup just confirmed (they are older than the old entry, so not racy now); only the changed
+ * ones are examined again. Nothing is written when one of them changed within {@link SNAPSHOT_RACY_TICK_MS} of now
+ * or cannot be examined. `basis`: as in {@link writeSnapshot}. Returns whether the entry was written.
+ */
+export function writeSnapshotPatched(key: SnapshotKey, inputs: readonly SnapshotInput[], changed: readonly string[], answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; basis?: () => string | undefined } = {}): boolean {
+  const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
+  const fresh = new Map<string, SnapshotInput>();
+  try {
+    for (const p of changed) {
+      const st = fs.statSync(p, { throwIfNoEntry: false });
+      if (st && Math.max(st.mtimeMs, st.ctimeMs) >= racyFrom) return false;
+      fresh.set(p, st ? [p, st.size, st.mtimeMs, st.ctimeMs, st.ino] : [p]);
+    }
+  } catch {
+    return false;
+  }
+  const sigs = inputs.map((i) => fresh.get(i[0]) ?? i);
+  return writeEntry(snapshotFile(key.folder, key.command, opts.env ?? process.env), key, sigs, answer, opts.basis);
+}
+
+/**
+ * Writes an entry file atomically; failures are ignored (returns false). `basis` (called once the inputs passed the
+ * racy check, so a side file is never replaced for an entry that is not written) writes the answer's side file and
+ * returns its id, or `undefined` (then the entry names none).
+ */
+function writeEntry(file: string, key: SnapshotKey, inputs: SnapshotInput[], answer: SnapshotAnswer, basis?: () => string | undefined): boolean {
+  const basisId = basis ? basis() : answer.basis;
+  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputs, outputs: answer.outputs, exitCode: answer.exitCode, ...(basisId !== undefined ? { basis: basisId } : {}) };
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -6,6 +6,7 @@ import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
 import { snapshotFile } from '../../../src/core/store/snapshotCache';
+import { basisFile, patchBasis, statusOutputs, type StatusPatchFile } from '../../../src/cli/statusPatch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Past the racy tick (core/store/snapshotCache.ts): files written before are old enough to be served. */
@@ -136,6 +137,154 @@ describe('cli: status snapshot cache', () => {
       assert.equal(status(ws.dir, false), uncached(ws.dir, false), `${n}: new source`);
       sameNext(ws.dir, `${n}: new source`);
     }
+  });
+
+  /**
+   * Changes of one task file (or its state file) and whether a patch may answer them (src/cli/statusPatch.ts): the
+   * patch must equal the uncached answer, or decline. `either`: declined unless a state file's status wins over it.
+   */
+  const TASK_CHANGES: { name: string; patchable: boolean | 'either'; apply: (task: Record<string, unknown>) => Record<string, unknown> | string }[] = [
+    { name: 'title (with a terminal escape)', patchable: true, apply: (t) => ({ ...t, title: `${String(t.title)} \u001b]0;x\u0007 changed` }) },
+    { name: 'in progress with an assignee', patchable: true, apply: (t) => ({ ...t, status: 'in_progress', assignee: 'bot@example.invalid', claimed_at: '2026-02-01T00:00:00Z' }) },
+    { name: 'done, the newest completion', patchable: true, apply: (t) => ({ ...t, status: 'done', completed_at: '2027-03-01T00:00:00Z' }) },
+    { name: 'todo', patchable: true, apply: (t) => ({ ...t, status: 'todo' }) },
+    { name: 'an unknown status', patchable: true, apply: (t) => ({ ...t, status: 'weird' }) },
+    { name: 'blocked with a reason', patchable: true, apply: (t) => ({ ...t, status: 'blocked', blocked_reason: 'waits on a human' }) },
+    { name: 'blocked without a reason (read from the markdown)', patchable: 'either', apply: (t) => ({ ...t, status: 'blocked', blocked_reason: null }) },
+    { name: 'other dependencies', patchable: false, apply: (t) => ({ ...t, depends_on: [...((t.depends_on as string[] | undefined) ?? []), 'fn-1.1'] }) },
+    { name: 'another id', patchable: false, apply: (t) => ({ ...t, id: `${String(t.id)}9` }) },
+    { name: 'another epic', patchable: false, apply: (t) => ({ ...t, epic: 'fn-77' }) },
+    { name: 'not JSON', patchable: false, apply: (t) => JSON.stringify(t).slice(0, -1) },
+    { name: 'a schema error', patchable: false, apply: (t) => ({ ...t, depends_on: 'fn-1.1' }) },
+  ];
+
+  /**
+   * For every task change: the patch of the stored side file (in process) equals the uncached answer or declines as
+   * expected, and the CLI (which patches or recomputes) prints the uncached answer in both forms. The change is
+   * made within the racy tick, so nothing is stored and each case patches the same stored answer.
+   */
+  function samePatchedAndNot(dir: string, what: string, taskIds: readonly string[]): number {
+    status(dir, true);
+    const side = JSON.parse(fs.readFileSync(basisFile(dir, env()), 'utf8')) as StatusPatchFile;
+    let patched = 0;
+    for (const id of taskIds) {
+      const k = side.basis.items.findIndex((i) => i.id === id);
+      assert.ok(k >= 0 && side.rows[k], `${what}: ${id} has a patch row`);
+      const file = path.join(dir, side.rows[k]![0]);
+      const original = fs.readFileSync(file, 'utf8');
+      try {
+        for (const change of TASK_CHANGES) {
+          const next = change.apply(JSON.parse(original) as Record<string, unknown>);
+          fs.writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2) + '\n');
+          const plainJson = uncached(dir, true);
+          const p = patchBasis(side, [file]);
+          if (change.patchable !== 'either') assert.equal(p !== undefined, change.patchable, `${what} ${id} ${change.name}: patched or declined`);
+          const plainText = uncached(dir, false);
+          if (p) {
+            assert.equal(statusOutputs(p).json, plainJson, `${what} ${id} ${change.name}: patched json`);
+            assert.equal(statusOutputs(p).text, plainText, `${what} ${id} ${change.name}: patched text`);
+            patched++;
+          }
+          // The CLI (one form per change, in turn: each call costs a Node start-up).
+          if (TASK_CHANGES.indexOf(change) % 2) assert.equal(status(dir, false), plainText, `${what} ${id} ${change.name}: cli text`);
+          else assert.equal(status(dir, true), plainJson, `${what} ${id} ${change.name}: cli json`);
+        }
+        // Rewritten atomically (a temporary file, then a rename): the folder's mtime moves, its names do not.
+        const tmp = `${file}.tmp`;
+        fs.writeFileSync(tmp, original.replace(/"title": "/, '"title": "renamed '));
+        fs.renameSync(tmp, file);
+        const tasksDir = path.dirname(file);
+        const p = patchBasis(side, [tasksDir, file]);
+        assert.ok(p, `${what} ${id}: an atomic rewrite is patched`);
+        assert.equal(statusOutputs(p).json, uncached(dir, true), `${what} ${id}: atomic rewrite`);
+        assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: atomic rewrite, cli`);
+        // A new file in the folder: declined.
+        fs.writeFileSync(path.join(tasksDir, 'zz-new.json'), '{}');
+        assert.equal(patchBasis(side, [tasksDir]), undefined, `${what} ${id}: a new name in the folder`);
+        fs.rmSync(path.join(tasksDir, 'zz-new.json'));
+        // Its state file (when it has one) changed.
+        if (side.rows[k]![3] && side.stateDir) {
+          const stateFile = path.join(side.stateDir, 'tasks', `${id}.state.json`);
+          const stateText = fs.readFileSync(stateFile, 'utf8');
+          fs.writeFileSync(stateFile, JSON.stringify({ status: 'in_progress', assignee: 'state@example.invalid', claimed_at: '2026-02-02T00:00:00Z' }));
+          const ps = patchBasis(side, [stateFile]);
+          assert.ok(ps, `${what} ${id}: state file change patched`);
+          assert.equal(statusOutputs(ps).json, uncached(dir, true), `${what} ${id}: state file change`);
+          assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: state file change, cli`);
+          fs.writeFileSync(stateFile, stateText);
+        }
+      } finally {
+        fs.writeFileSync(file, original);
+      }
+    }
+    return patched;
+  }
+
+  it('patched after a task file changed == uncached: every fixture folder with flow-next tasks, and generated plans', async () => {
+    const fixtures = path.join(repoRoot, 'test', 'fixtures');
+    const dirs: string[] = [];
+    for (const name of fs.readdirSync(fixtures)) {
+      const top = path.join(fixtures, name);
+      if (!fs.statSync(top).isDirectory()) continue;
+      for (const sub of ['', ...fs.readdirSync(top).filter((s) => fs.statSync(path.join(top, s)).isDirectory())]) {
+        const src = path.join(top, sub);
+        if (!fs.existsSync(path.join(src, '.flow', 'tasks'))) continue;
+        const f = folder('ralph-snap-patch-fx-');
+        fs.cpSync(src, f.dir, { recursive: true });
+        dirs.push(f.dir);
+      }
+    }
+    const plans = [1, 50, 300].map((n) => {
+      const ws = folder('ralph-snap-patch-gen-');
+      generated(ws, n);
+      return { dir: ws.dir, n };
+    });
+    await sleep(PAST_TICK_MS);
+    let patched = 0;
+    let folders = 0;
+    for (const dir of dirs) {
+      status(dir, true);
+      if (!fs.existsSync(basisFile(dir, env()))) continue; // runs or waves: nothing stored
+      const side = JSON.parse(fs.readFileSync(basisFile(dir, env()), 'utf8')) as StatusPatchFile;
+      const ids = side.basis.items.slice(0, 1).map((i) => i.id);
+      if (!ids.length) continue;
+      patched += samePatchedAndNot(dir, dir, ids);
+      folders++;
+    }
+    // fn-1.1 has a state file (generated: every third task), fn-1.2 has none.
+    for (const { dir, n } of plans) patched += samePatchedAndNot(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
+    assert.ok(folders >= 1, `fixture folders patched: ${folders}`);
+    assert.ok(patched > 0);
+  });
+
+  it('the CLI answers a changed task file by patching the stored answer (a planted side file shows it), and stores the patched answer past the tick', async () => {
+    const ws = folder('ralph-snap-patch-cli-');
+    generated(ws, 20);
+    await sleep(PAST_TICK_MS);
+    status(ws.dir, true);
+    const sideFile = basisFile(ws.dir, env());
+    const side = JSON.parse(fs.readFileSync(sideFile, 'utf8')) as StatusPatchFile;
+    const planted = { ...side, basis: { ...side.basis, head: { ...side.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } };
+    fs.writeFileSync(sideFile, JSON.stringify(planted));
+    const file = path.join(ws.dir, '.flow', 'tasks', 'fn-1.2.json');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched title"'));
+    assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched from the side file');
+    // A side file of another entry (its id) is not used.
+    fs.writeFileSync(sideFile, JSON.stringify({ ...planted, id: 'other' }));
+    assert.equal(status(ws.dir, true), uncached(ws.dir, true));
+    // Past the tick, a patched answer is stored with a new side file, then served. (Planted again into whatever side
+    // file is current: under load the call above may have stored a fresh entry.)
+    const current = JSON.parse(fs.readFileSync(sideFile, 'utf8')) as StatusPatchFile;
+    const entryNow = JSON.parse(fs.readFileSync(entryOf(ws.dir), 'utf8')) as { basis: string };
+    fs.writeFileSync(sideFile, JSON.stringify({ ...current, id: entryNow.basis, basis: { ...current.basis, head: { ...current.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } }));
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched again"'));
+    await sleep(PAST_TICK_MS);
+    assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched');
+    const stored = JSON.parse(fs.readFileSync(entryOf(ws.dir), 'utf8')) as { outputs: { json: string }; basis: string };
+    assert.notEqual(stored.basis, entryNow.basis, 'a new side file');
+    assert.equal(stored.basis, (JSON.parse(fs.readFileSync(sideFile, 'utf8')) as StatusPatchFile).id);
+    assert.ok(stored.outputs.json.includes('PLANTED'), 'the patched answer is stored');
+    assert.ok(status(ws.dir, true).includes('PLANTED'), 'and served');
   });
 
   it('serves the stored answer while nothing changed, and never once an input changed', async () => {

@@ -103,7 +103,11 @@ describe('snapshot cache', () => {
     assert.deepEqual(readSnapshot({ ...key, build: 'b2' }, env), {});
     assert.deepEqual(readSnapshot({ ...key, env: 'FLOW_ACTOR=x' }, env), {});
     ws.write('absent.md', 'now here');
-    assert.deepEqual(readSnapshot(key, env), { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map() });
+    const missed = readSnapshot(key, env);
+    assert.deepEqual({ changed: missed.changed, unchanged: missed.unchanged, changedAll: missed.changedAll }, { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map(), changedAll: [path.join(ws.dir, 'absent.md')] });
+    // The entry as stored comes back for a patch (src/cli/statusPatch.ts).
+    assert.deepEqual(missed.entry?.inputs, entry.inputs);
+    assert.deepEqual(missed.entry?.outputs, { json: 'J' });
     for (const garbage of ['{', 'null', '[]', JSON.stringify({ ...entry, inputs: [5] }), JSON.stringify({ ...entry, exitCode: 'x' })]) {
       fs.writeFileSync(file, garbage);
       assert.equal(readSnapshot(key, env).answer, undefined);

@@ -4,7 +4,7 @@ import {
   epicNumber, epicOfTaskId, flowEpicFast, flowEpicSchema, flowMetaFast, flowMetaSchema, flowRuntimeFast, flowRuntimeSchema, flowTaskFileFast, flowTaskSchema, taskNumber,
   type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
 } from '../../model/flowNext';
-import { readJsonParsed, type ParseCache } from '../../store/parseCache';
+import { readJsonParsed, type CachedParse, type ParseCache } from '../../store/parseCache';
 import { fastLoose } from '../../model/fastLoose';
 import { listDirSync } from '../../store/readJsonFile';
 import { relativeTo } from '../../store/relativePath';
@@ -124,32 +124,18 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     if (!stem.includes('.')) continue;
     if (opts.epic !== undefined && !stem.startsWith(`${opts.epic}.`)) continue;
     const file = path.join(tasksDir, e.name);
-    const r = readJsonParsed(cache, file, rel(file), taskFileSchema, taskFast);
+    const r = readFlowTaskFile(cache, file, rel(file));
     if (!r) continue;
     if (!r.ok) { problems.push(r.problem); continue; }
     if (typeof r.value.id !== 'string') continue;
     const committed = r.value as FlowTask;
-    const record: FlowTaskRecord = {
-      id: committed.id,
-      epicId: committed.epic ?? committed.spec ?? epicOfTaskId(committed.id),
-      file,
-      mdFile: path.join(tasksDir, `${stem}.md`),
-      committed,
-      merged: committed,
-      statusSource: 'committed',
-    };
+    const record = flowTaskRecord(committed, file);
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
       const stateFile = taskStateFile(state.dir, committed.id);
-      const sr = readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast);
-      if (sr?.ok) {
-        record.stateFile = stateFile;
-        record.state = sr.value;
-        record.merged = { ...committed, ...stripUndefined(sr.value) } as FlowTask;
-        if (typeof sr.value.status === 'string') record.statusSource = 'flow-state';
-      } else if (sr) {
-        problems.push(sr.problem);
-      }
+      const sr = readFlowTaskState(cache, stateFile);
+      if (sr?.ok) withFlowTaskState(record, stateFile, sr.value);
+      else if (sr) problems.push(sr.problem);
     }
     tasks.push(record);
   }
@@ -161,6 +147,38 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
   cache?.save();
   const dialect = (meta?.schema_version ?? 0) >= 3 || (meta?.next_spec !== undefined) || (!listDirSync(path.join(flowDir, 'epics')).length && listDirSync(path.join(flowDir, 'specs')).some((e) => e.name.endsWith('.json'))) ? 'specs' : 'epics';
   return { folder, flowDir, meta, dialect, epics, tasks, state, problems };
+}
+
+/** A task file's parse as {@link readFlowWorkspace} does it (absolute path; `undefined` when absent): the fast path, else zod. */
+export function readFlowTaskFile(cache: ParseCache | undefined, file: string, shown: string): CachedParse<Partial<FlowTask>> | undefined {
+  return readJsonParsed(cache, file, shown, taskFileSchema, taskFast);
+}
+
+/** A task state file's parse as {@link readFlowWorkspace} does it (problems name the absolute path). */
+export function readFlowTaskState(cache: ParseCache | undefined, stateFile: string): CachedParse<FlowRuntime> | undefined {
+  return readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast);
+}
+
+/** The record of a committed task file (`file`: absolute `.flow/tasks/<stem>.json`), before any state overlay. */
+export function flowTaskRecord(committed: FlowTask, file: string): FlowTaskRecord {
+  return {
+    id: committed.id,
+    epicId: committed.epic ?? committed.spec ?? epicOfTaskId(committed.id),
+    file,
+    mdFile: `${file.slice(0, -'.json'.length)}.md`,
+    committed,
+    merged: committed,
+    statusSource: 'committed',
+  };
+}
+
+/** Merges a task's state file over its record (§2.4): `merged` gets the state's defined keys; `status` there wins. */
+export function withFlowTaskState(record: FlowTaskRecord, stateFile: string, state: FlowRuntime): FlowTaskRecord {
+  record.stateFile = stateFile;
+  record.state = state;
+  record.merged = { ...record.committed, ...stripUndefined(state) } as FlowTask;
+  if (typeof state.status === 'string') record.statusSource = 'flow-state';
+  return record;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
