@@ -87,7 +87,7 @@ describe('crash recovery trusts the baseline mirror, not the run record (issue 1
 
   const cases: [string, string][] = [
     ['07: the agent changed run.json runId (the record is skipped)', 'node -e "const f=process.argv[1],fs=require(\'fs\');const j=JSON.parse(fs.readFileSync(f,\'utf8\'));j.runId=\'x\'+j.runId;fs.writeFileSync(f,JSON.stringify(j,null,2))" "$R"'],
-    ['08: the agent marked its run completed', 'node -e "const f=process.argv[1],fs=require(\'fs\');const j=JSON.parse(fs.readFileSync(f,\'utf8\'));Object.assign(j,{state:\'completed\',endedAt:new Date().toISOString(),completion:{reason:\'COMPLETE\',at:new Date().toISOString()},claimBaseline:null});fs.writeFileSync(f,JSON.stringify(j,null,2))" "$R"'],
+    ['08: the agent marked its run completed (its pid one that lives)', 'node -e "const f=process.argv[1],fs=require(\'fs\');const j=JSON.parse(fs.readFileSync(f,\'utf8\'));Object.assign(j,{pid:1,state:\'completed\',endedAt:new Date().toISOString(),completion:{reason:\'COMPLETE\',at:new Date().toISOString()},claimBaseline:null});fs.writeFileSync(f,JSON.stringify(j,null,2))" "$R"'],
     ['34: the agent deleted its run folder (the mirror is intact)', 'rm -rf ".ralph/runs/$RALPH_RUN_ID"'],
   ];
   for (const [name, tamper] of cases) {
