@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { commandExists, containedCommand, containedExit, type ContainmentMode, resolveContainment, takeLeftovers } from '../process/containment';
+import { commandExists, containedCommand, containedExit, type ContainmentMode, parentDeathPrefix, resolveContainment, takeLeftovers, withPrefix } from '../process/containment';
 import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
@@ -146,11 +146,15 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   let leftBehind: number[] = [];
   // Containment (issue 12): in a PID namespace when available, so that ending the iteration ends everything in it;
   // a binary that cannot be found is started bare, so that its spawn error is reported as such.
+  // The agent dies with the runner (issue 11, breaker-s5 35: SIGKILL of the runner left it working): setpriv --pdeathsig.
   const containment = resolveContainment(opts.containment);
-  const contained = containment.kind === 'pid-namespace' && commandExists(invocation.file, invocation.env.PATH)
-    ? containedCommand(containment, invocation.file, invocation.args, { graceMs: killGraceMs, token, report: true })
+  const found = commandExists(invocation.file, invocation.env.PATH);
+  const deathPrefix = found ? parentDeathPrefix() : null;
+  const contained = containment.kind === 'pid-namespace' && found
+    ? containedCommand(containment, invocation.file, invocation.args, { graceMs: killGraceMs, token, report: true, deathPrefix })
     : null;
-  const child = execa(contained?.file ?? invocation.file, contained?.args ?? invocation.args, {
+  const started = contained ?? withPrefix(deathPrefix, invocation.file, invocation.args);
+  const child = execa(started.file, started.args, {
     cwd: invocation.cwd,
     env: invocation.env,
     extendEnv: false,

@@ -3,9 +3,9 @@ import { flowItemProblems } from '../sources/flowNext/readFlow';
 import { parseIsoTime } from '../model/time';
 import type { FileProblem } from '../store/parseError';
 import { buildPlan, loadSources, type SourceSet } from '../sources/plan';
-import { isClaimBaseline, parsePersonMarks, personMarksFor, type ClaimBaseline } from '../model/claimBaseline';
+import { openBaselines, parsePersonMarks, personMarksFor } from '../model/claimBaseline';
 import { unverifiedClaimsOf, type UnverifiedClaim } from './unverifiedClaims';
-import { trustedBaseline } from '../loop/baselineMirror';
+import { listBaselineMirrors } from '../loop/baselineMirror';
 import { readTextSync } from '../store/readJsonFile';
 import { ralphFile } from '../model/ralphPaths';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
@@ -171,12 +171,14 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
 }
 
 /**
- * The unverified claims against every run record that holds a claim baseline (issue 11 C1/C4), each item once. The
+ * The unverified claims against every open baseline (issue 11 C1/C4: a mirror in the state folder, else a run
+ * record's `claimBaseline`; model/claimBaseline.ts `openBaselines`), each item once. The
  * person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
  */
 function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo[]): UnverifiedClaim[] {
-  // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3).
-  const withBaseline = runs.filter((r) => r.kind === 'ralph').map((r) => ({ r, b: trustedBaseline(folder, r.id, r.claimBaseline) })).filter((x) => isClaimBaseline(x.b));
+  // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3), and counts when
+  // no record matches it (the record deleted, its runId changed: breaker-s5 07/34).
+  const withBaseline = openBaselines(listBaselineMirrors(folder), runs.filter((r) => r.kind === 'ralph').map((r) => ({ runId: r.id, claimBaseline: r.claimBaseline })));
   if (!withBaseline.length) return [];
   let text: string | undefined;
   try {
@@ -187,8 +189,8 @@ function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo
   const marks = parsePersonMarks(text);
   const seen = new Set<string>();
   const out: UnverifiedClaim[] = [];
-  for (const { r, b } of withBaseline) {
-    for (const u of unverifiedClaimsOf(src, b as ClaimBaseline, r.id, personMarksFor(marks, b as ClaimBaseline))) {
+  for (const { runId, baseline: b } of withBaseline) {
+    for (const u of unverifiedClaimsOf(src, b, runId, personMarksFor(marks, b))) {
       const k = `${u.source}:${u.id}`;
       if (!seen.has(k)) { seen.add(k); out.push(u); }
     }

@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { containedCommand, type ContainmentMode, resolveContainment } from '../process/containment';
+import { containedCommand, type ContainmentMode, parentDeathPrefix, resolveContainment } from '../process/containment';
 import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 
 /**
@@ -41,9 +41,9 @@ export async function runInGroup(
   const fd = o.fd as 3;
   const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
   // In its own PID namespace when available (process/containment.ts): whatever the command started ends with it,
-  // even `setsid env -i server &`, which the marker below cannot find.
+  // even `setsid env -i server &`, which the marker below cannot find; and it dies with this process (setpriv --pdeathsig).
   const containment = resolveContainment(o.containment);
-  const wrapped = containment.kind === 'pid-namespace' ? containedCommand(containment, 'bash', ['-c', command], { graceMs: o.graceMs, token, report: false }) : null;
+  const wrapped = containment.kind === 'pid-namespace' ? containedCommand(containment, 'bash', ['-c', command], { graceMs: o.graceMs, token, report: false, deathPrefix: parentDeathPrefix() }) : null;
   const child = execa(wrapped?.file ?? 'bash', wrapped?.args ?? ['-c', command], {
     cwd: o.cwd,
     // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.

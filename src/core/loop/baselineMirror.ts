@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import * as path from 'node:path';
 import { writeTextAtomic } from '../store/atomicWrite';
@@ -14,13 +14,89 @@ import { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
  * the user can still write there, it has to know to.
  */
 export function baselineMirrorPath(folder: string, runId: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(baselineMirrorDir(folder, env), `${path.basename(runId)}.json`);
+}
+
+/** The folder holding the mirrors of `folder`'s runs: `$XDG_STATE_HOME/ralph/baselines/<sha256(real folder)[:32]>/`. */
+export function baselineMirrorDir(folder: string, env: NodeJS.ProcessEnv = process.env): string {
   let real = path.resolve(folder);
   try {
     real = realpathSync(folder);
   } catch {
     // the folder as given
   }
-  return path.join(userStateDir(env), 'baselines', createHash('sha256').update(real).digest('hex').slice(0, 32), `${path.basename(runId)}.json`);
+  return path.join(userStateDir(env), 'baselines', createHash('sha256').update(real).digest('hex').slice(0, 32));
+}
+
+/** Suffix of a run's agent file next to its mirror (`<runId>.agent.json`); never a mirror itself. */
+const AGENT_SUFFIX = '.agent.json';
+
+/** One mirror found in the state folder: the run it names (file name) and its baseline, null when it does not parse. */
+export interface MirrorEntry {
+  runId: string;
+  baseline: ClaimBaseline | null;
+}
+
+/**
+ * Every mirror of `folder`'s runs (issue 11, breaker-s5 07/08/34: the mirror is the truth until its claims are
+ * settled, whatever `.ralph/runs/` says or whether the run's folder still exists). Sorted by run id. None when the
+ * state folder has none; a mirror that does not parse is listed with `baseline: null`.
+ */
+export function listBaselineMirrors(folder: string, env: NodeJS.ProcessEnv = process.env): MirrorEntry[] {
+  let names: string[];
+  try {
+    names = readdirSync(baselineMirrorDir(folder, env));
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.endsWith('.json') && !n.endsWith(AGENT_SUFFIX) && !n.startsWith('.')).sort()
+    .map((n) => { const runId = n.slice(0, -'.json'.length); return { runId, baseline: readBaselineMirror(folder, runId, env) }; });
+}
+
+/** The agent of a run as its engine recorded it outside the workspace: process group id and iteration token. */
+export interface AgentMirror {
+  runId: string;
+  pgid: number;
+  token: string;
+}
+
+/** Path of run `runId`'s agent file (`<mirror folder>/<runId>.agent.json`). */
+export function agentMirrorPath(folder: string, runId: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(baselineMirrorDir(folder, env), `${path.basename(runId)}${AGENT_SUFFIX}`);
+}
+
+/**
+ * Records (atomically) or, for null, removes the running agent of run `runId` (issue 11, breaker-s5 35): the next
+ * start ends an orphan agent group from it even when the run's folder in the workspace was deleted.
+ */
+export async function writeAgentMirror(folder: string, runId: string, agent: { pgid: number; token: string } | null, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const file = agentMirrorPath(folder, runId, env);
+  if (!agent) await rm(file, { force: true });
+  else {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeTextAtomic(file, JSON.stringify({ pgid: agent.pgid, token: agent.token }) + '\n');
+  }
+}
+
+/** Every agent file of `folder`'s runs that parses (`pgid` an integer > 1, `token` a non-empty string), by run id. */
+export function listAgentMirrors(folder: string, env: NodeJS.ProcessEnv = process.env): AgentMirror[] {
+  const dir = baselineMirrorDir(folder, env);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: AgentMirror[] = [];
+  for (const n of names.filter((x) => x.endsWith(AGENT_SUFFIX)).sort()) {
+    try {
+      const v = JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as { pgid?: unknown; token?: unknown };
+      if (Number.isInteger(v.pgid) && (v.pgid as number) > 1 && typeof v.token === 'string' && v.token) out.push({ runId: n.slice(0, -AGENT_SUFFIX.length), pgid: v.pgid as number, token: v.token });
+    } catch {
+      // unreadable: nothing to end from it
+    }
+  }
+  return out;
 }
 
 /** Writes (atomically) or, for null, removes the mirror of run `runId`'s baseline. */

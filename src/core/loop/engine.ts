@@ -42,7 +42,7 @@ import { startOfferOf } from '../sources/startPolicy';
 import { availableSources, checklistAt, type Claim, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
 import { marksChanged, personMarksFor } from '../model/claimBaseline';
-import { writeBaselineMirror } from './baselineMirror';
+import { writeAgentMirror, writeBaselineMirror } from './baselineMirror';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
@@ -373,12 +373,14 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
     // Lanes a crashed parallel run left (issue 19): stories and worktrees recovered before the usual crash rule.
     if (!this.o.lane) for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs).catch((err: Error) => ({ notes: [`could not recover a parallel run's lanes: ${err.message}`] }))).notes) this.emitEvent({ type: 'warning', message: note });
-    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs);
+    // Holding the folder's lock, every other mirror is a dead run's open claims (issue 11); lanes leave theirs to the coordinator.
+    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: !this.o.lane });
     for (const skipped of skippedRunRecords(this.folder)) this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
     for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
     for (const r of recovered) {
       const back = r.putBack.length ? `, put back ${r.putBack.join(', ')} (claimed done, never verified)` : '';
       if (r.crashed) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}` });
+      else if (r.recorded === false) this.emitEvent({ type: 'warning', message: `run ${r.runId} left claims open in its baseline mirror (its run record is gone, names another run, or says it ended)${r.killedGroup ? ', its agent group killed' : ''}${back || ', nothing to put back'}` });
       else if (r.putBack.length) this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
     }
 
@@ -1003,6 +1005,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     watchdogTimer = setTimeout(watch, 50);
     this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
+    // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
+    if (handle.pid !== undefined) await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(this.warn('could not record the agent in the state folder'));
     await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) }).catch(async (err: unknown) => {
       // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
       clearTimeout(watchdogTimer);
@@ -1059,6 +1063,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     } finally {
       clearTimeout(watchdogTimer);
       this.o.signal?.removeEventListener('abort', onAbort);
+      await writeAgentMirror(this.folder, this.runId, null).catch(this.warn('could not remove the agent record in the state folder'));
       await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
     }
     emitTokens();

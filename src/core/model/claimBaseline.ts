@@ -96,3 +96,33 @@ export function parsePersonMarks(text: string | null | undefined): Record<string
     return {};
   }
 }
+
+/** A run's open claims as a start or `ralph status` finds them: the baseline to judge against and where it was read. */
+export interface OpenBaseline {
+  runId: string;
+  baseline: ClaimBaseline;
+  /** `mirror`: the engine's copy in the user's state folder; `record`: run.json `claimBaseline` (no mirror). */
+  from: 'mirror' | 'record';
+}
+
+/**
+ * The baselines whose claims are open in a folder (issue 11 rule "the mirror is the truth until settled",
+ * breaker-s5 07/08/34): every mirror that parses, whatever run.json says or whether it exists (a record naming
+ * another run id, a state forged to completed, a deleted run folder); then, for a run with no mirror that parses, its
+ * record's `claimBaseline` (a run of an older ralph, or a mirror that could not be written). `except`: the run id to leave out
+ * (the new run's own at a start). Mirrors first, both in the order given. Pure.
+ */
+export function openBaselines(
+  mirrors: readonly { runId: string; baseline: ClaimBaseline | null }[],
+  records: readonly { runId: string; claimBaseline?: unknown }[],
+  except: string | null = null,
+): OpenBaseline[] {
+  const out: OpenBaseline[] = [];
+  const mirrored = new Set(mirrors.filter((m) => m.baseline).map((m) => m.runId));
+  for (const m of mirrors) if (m.runId !== except && m.baseline) out.push({ runId: m.runId, baseline: m.baseline, from: 'mirror' });
+  for (const r of records) {
+    if (r.runId === except || mirrored.has(r.runId) || !isClaimBaseline(r.claimBaseline)) continue;
+    out.push({ runId: r.runId, baseline: r.claimBaseline, from: 'record' });
+  }
+  return out;
+}

@@ -21,6 +21,13 @@ import path from 'node:path';
  * kills PID 1 and so, again, everything in the namespace. The network is not touched (no network namespace): the
  * agent still reaches 127.0.0.1.
  *
+ * Dying with the runner (issue 11, breaker-s5 35): `--kill-child` ties the namespace to `unshare`, not `unshare` to us;
+ * a runner killed with SIGKILL left `unshare` and the agent running (an orphan that could claim items after the
+ * crash). So `unshare` is started through `setpriv --pdeathsig SIGKILL` (util-linux) when that works here
+ * ({@link parentDeathPrefix}): the kernel SIGKILLs `unshare` when the runner's thread that spawned it dies, and with it
+ * the namespace. Uncontained (marker mode) the agent itself gets the same prefix; what it started outside its group
+ * then lives on until the next start ends it (crashRecovery.ts, from the agent file in the state folder).
+ *
  * Limits: a command killed by a signal is reported by the init as exit 128+n (a shell's convention), see
  * {@link containedExit}; `/proc` inside is the namespace's own (tools there see only the iteration's processes).
  */
@@ -97,9 +104,31 @@ function probe(): Containment {
   return { kind: 'marker', detail: `environment marker sweep (no PID namespace: ${last})` };
 }
 
-/** Forgets the probe (tests). */
+/** Forgets the probes (tests). */
 export function resetContainmentProbe(): void {
   probed = undefined;
+  deathPrefix = undefined;
+}
+
+let deathPrefix: readonly string[] | null | undefined;
+
+/**
+ * The command prefix that makes a child die with this process: `['setpriv', '--pdeathsig', 'SIGKILL']` when
+ * `setpriv` (util-linux ≥ 2.33) runs here with that option, else `null` (not Linux, no setpriv: the child outlives a
+ * runner killed with SIGKILL, and only the next start's sweep ends it). Probed once per process (at most 5 s).
+ * Node spawns children from the main thread, whose end is the process's end, so the signal comes when the runner dies.
+ */
+export function parentDeathPrefix(): readonly string[] | null {
+  if (deathPrefix !== undefined) return deathPrefix;
+  if (process.platform !== 'linux') return (deathPrefix = null);
+  const prefix = ['setpriv', '--pdeathsig', 'SIGKILL'];
+  const r = spawnSync(prefix[0]!, [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 });
+  return (deathPrefix = r.status === 0 ? prefix : null);
+}
+
+/** `file args` started through `prefix` ({@link parentDeathPrefix}); unchanged for a null prefix. Pure. */
+export function withPrefix(prefix: readonly string[] | null, file: string, args: readonly string[]): { file: string; args: string[] } {
+  return prefix && prefix.length ? { file: prefix[0]!, args: [...prefix.slice(1), file, ...args] } : { file, args: [...args] };
 }
 
 /** Whether `file` can be executed as a command (a path, or a name found on `PATH`); false when it cannot be. */
@@ -125,12 +154,13 @@ export interface ContainedCommand {
 
 /**
  * Wraps `file args` in the namespace of `c` (see the module comment). `graceMs` is how long leftovers get between
- * SIGTERM and the namespace's end; `report` asks for a leftovers file (named after `token`, in the temp folder).
+ * SIGTERM and the namespace's end; `report` asks for a leftovers file (named after `token`, in the temp folder);
+ * `deathPrefix` ({@link parentDeathPrefix}) starts `unshare` through it, so the namespace dies with this process.
  */
-export function containedCommand(c: Extract<Containment, { kind: 'pid-namespace' }>, file: string, args: readonly string[], o: { graceMs: number; token: string; report: boolean }): ContainedCommand {
+export function containedCommand(c: Extract<Containment, { kind: 'pid-namespace' }>, file: string, args: readonly string[], o: { graceMs: number; token: string; report: boolean; deathPrefix?: readonly string[] | null }): ContainedCommand {
   const reportFile = o.report ? path.join(tmpdir(), `ralph-leftovers-${o.token}`) : null;
   const ticks = String(Math.max(1, Math.ceil(o.graceMs / 50)));
-  return { file: 'unshare', args: [...c.unshareArgs, 'bash', '-c', CONTAINMENT_INIT, CONTAINMENT_INIT_NAME, ticks, reportFile ?? '-', file, ...args], reportFile };
+  return { ...withPrefix(o.deathPrefix ?? null, 'unshare', [...c.unshareArgs, 'bash', '-c', CONTAINMENT_INIT, CONTAINMENT_INIT_NAME, ticks, reportFile ?? '-', file, ...args]), reportFile };
 }
 
 /** A process the contained command left running: its pid and process group as seen inside the namespace. */

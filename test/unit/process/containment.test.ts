@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { containedCommand, containedExit, CONTAINMENT_INIT_NAME, parseLeftovers, resolveContainment, unshareCandidates } from '../../../src/core/process/containment';
+import { containedCommand, containedExit, CONTAINMENT_INIT_NAME, parseLeftovers, resolveContainment, unshareCandidates, withPrefix } from '../../../src/core/process/containment';
 import { modeAllowsWrite } from '../../../src/core/store/storageFailure';
 
 describe('process containment: the pure parts (issue 12)', () => {
@@ -18,6 +18,18 @@ describe('process containment: the pure parts (issue 12)', () => {
     assert.deepEqual([c.args.slice(0, 4), c.args.slice(5)], [['--pid', '--fork', 'bash', '-c'], [CONTAINMENT_INIT_NAME, '60', '-', '/bin/claude', '-p', 'x y']]);
     assert.equal(c.reportFile, null);
     assert.match(containedCommand({ kind: 'pid-namespace', unshareArgs: [], detail: '' }, 'x', [], { graceMs: 1, token: 'T', report: true }).reportFile!, /ralph-leftovers-T$/);
+  });
+
+  it('starts unshare through the parent-death prefix when given (issue 11, breaker-s5 35), unchanged without', () => {
+    const c = containedCommand({ kind: 'pid-namespace', unshareArgs: ['--pid'], detail: '' }, '/bin/claude', ['-p'], { graceMs: 50, token: 'T', report: false, deathPrefix: ['setpriv', '--pdeathsig', 'SIGKILL'] });
+    assert.deepEqual([c.file, c.args.slice(0, 4)], ['setpriv', ['--pdeathsig', 'SIGKILL', 'unshare', '--pid']]);
+    assert.deepEqual(c.args.slice(-2), ['/bin/claude', '-p']);
+    const rows: [readonly string[] | null, { file: string; args: string[] }][] = [
+      [null, { file: 'a', args: ['b'] }],
+      [[], { file: 'a', args: ['b'] }],
+      [['setpriv', '--pdeathsig', 'SIGKILL'], { file: 'setpriv', args: ['--pdeathsig', 'SIGKILL', 'a', 'b'] }],
+    ];
+    for (const [prefix, want] of rows) assert.deepEqual(withPrefix(prefix, 'a', ['b']), want);
   });
 
   const exits: [number | null, string | null, number | null, string | null][] = [

@@ -126,7 +126,7 @@ class Coordinator {
     await excludeRunnerFiles(this.folder);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
     for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes) this.emit({ type: 'warning', message: note });
-    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: resolveActor(this.folder) }), this.timing.killGraceMs);
+    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: resolveActor(this.folder) }), this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: true });
     for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
