@@ -178,7 +178,7 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     assert.match(show.stdout, /Makefile {2}\(make check\)/);
     assert.match(show.stdout, /Not covered[^\n]*\n {2}cargo: a program outside the workspace/);
     const doctor = JSON.parse(ralph(ws, ['doctor', '--json'], { PATH: path.dirname(process.execPath) }).stdout);
-    assert.deepEqual(doctor.trust.coverage.covered.map((c: { key: string }) => c.key), ['scripts/check.sh', 'package.json scripts.test', 'Makefile', 'scripts/verify.js']);
+    assert.deepEqual(doctor.trust.coverage.covered.map((c: { key: string }) => c.key), ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'scripts/verify.js']);
     assert.match(ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) }).stdout, /Files the trusted commands run/);
     assert.equal(ralph(ws, ['trust']).code, 0);
 
