@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { runGit } from '../process/git';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';
 import { readTextSync } from '../store/readJsonFile';
@@ -9,20 +9,20 @@ import { readTextSync } from '../store/readJsonFile';
  * still works").
  */
 export async function headSha(folder: string): Promise<string | null> {
-  const r = await execa('git', ['rev-parse', '--verify', '-q', 'HEAD'], { cwd: folder, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 ? String(r.stdout).trim() : null;
+  const r = await runGit(folder, ['rev-parse', '--verify', '-q', 'HEAD']);
+  return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
 /** Subject of the newest commit, or null. */
 export async function lastCommitSubject(folder: string): Promise<string | null> {
-  const r = await execa('git', ['log', '-1', '--format=%s'], { cwd: folder, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+  const r = await runGit(folder, ['log', '-1', '--format=%s']);
+  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
 }
 
 /** `<short sha> <subject>` of the newest commit, or null. */
 export async function lastCommitLine(folder: string): Promise<string | null> {
-  const r = await execa('git', ['log', '-1', '--format=%h %s'], { cwd: folder, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+  const r = await runGit(folder, ['log', '-1', '--format=%h %s']);
+  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
 }
 
 /**
@@ -31,10 +31,10 @@ export async function lastCommitLine(folder: string): Promise<string | null> {
  */
 export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   if ((await headSha(folder)) === null) {
-    const inside = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: folder, reject: false, stdin: 'ignore' });
+    const inside = await runGit(folder, ['rev-parse', '--is-inside-work-tree']);
     if (inside.exitCode !== 0) return false;
   }
-  const ignored = await execa('git', ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`], { cwd: folder, reject: false, stdin: 'ignore' });
+  const ignored = await runGit(folder, ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`]);
   if (ignored.exitCode === 0) return false;
   // Replaced atomically, never appended in place (a kill mid-append left half a file, issue 12), and through the
   // store's careful write: never through a link leaving the workspace, never over a newer file.
