@@ -4,13 +4,23 @@ import { trustRecordPath, trustKey } from '../core/trust/trustStore';
 import { checkWorkspaceTrust, trustWorkspace } from '../core/trust/workspaceTrust';
 import { coverageLines } from '../core/trust/gateFileContent';
 import { resolveFolder } from './folder';
+import { insideIteration } from '../core/loop/personMarks';
+import { printRefusal } from './jsonResult';
+
+/**
+ * The refusal of `ralph trust` run from inside an agent's iteration (breaker-s5 row 19): trust is a person's decision,
+ * and the agent that just rewrote a gate must not approve its own change. The same test as `ralph task done`'s
+ * (loop/personMarks.ts `insideIteration`: the iteration token, the containment init, or an agent ancestor).
+ */
+export const TRUST_INSIDE_ITERATION = 'ralph trust refuses to run inside an agent iteration: trusting the workspace is the user\'s decision, not the agent\'s. Run `ralph trust` yourself, outside the run (`ralph trust --show` shows what changed).';
 
 /**
  * `ralph trust [--show] [--json]`: trusts the workspace configuration that names programs to run (agent paths and
  * arguments, gates, notify, the command policy's `[gates]`, `[rewrite]`, `[wrap]`, and the workspace files those
  * gates and notify run: scripts, package.json scripts, makefiles; core/trust/gateFiles.ts), as `direnv allow` / `mise trust`
  * do: the hash of that exact content is recorded in the user's state folder (`$XDG_STATE_HOME/ralph/trust/`).
- * `--show` only reports the state. Exit 0; with `--show`, 1 when the content is not trusted.
+ * `--show` only reports the state. Exit 0; with `--show`, 1 when the content is not trusted. Without `--show`, run
+ * from inside an agent's iteration it records nothing and exits 1 ({@link TRUST_INSIDE_ITERATION}).
  */
 export function registerTrustCommand(program: Command): void {
   program
@@ -34,6 +44,10 @@ export function registerTrustCommand(program: Command): void {
           process.stdout.write(out.join('\n') + '\n');
         }
         process.exitCode = v.allowed ? 0 : 1;
+        return;
+      }
+      if (insideIteration(folder)) {
+        printRefusal(!!opts.json, `Error: ${TRUST_INSIDE_ITERATION}`, TRUST_INSIDE_ITERATION);
         return;
       }
       const r = await trustWorkspace(folder);

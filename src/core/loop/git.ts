@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import * as path from 'node:path';
-import { execa } from 'execa';
+import { runGit } from '../process/git';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';
 import { readTextSync } from '../store/readJsonFile';
@@ -11,20 +11,20 @@ import { readTextSync } from '../store/readJsonFile';
  * still works").
  */
 export async function headSha(folder: string): Promise<string | null> {
-  const r = await execa('git', ['rev-parse', '--verify', '-q', 'HEAD'], { cwd: folder, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 ? String(r.stdout).trim() : null;
+  const r = await runGit(folder, ['rev-parse', '--verify', '-q', 'HEAD']);
+  return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
 /** Subject of the newest commit, or null. */
 export async function lastCommitSubject(folder: string): Promise<string | null> {
-  const r = await execa('git', ['log', '-1', '--format=%s'], { cwd: folder, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+  const r = await runGit(folder, ['log', '-1', '--format=%s']);
+  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
 }
 
 /** `<short sha> <subject>` of the newest commit, or null. */
 export async function lastCommitLine(folder: string): Promise<string | null> {
-  const r = await execa('git', ['log', '-1', '--format=%h %s'], { cwd: folder, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 && String(r.stdout).trim() ? String(r.stdout).trim() : null;
+  const r = await runGit(folder, ['log', '-1', '--format=%h %s']);
+  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
 }
 
 /**
@@ -36,7 +36,7 @@ export async function lastCommitLine(folder: string): Promise<string | null> {
  * files. null outside a git repository or when git fails (callers then assume a change).
  */
 export async function treeState(folder: string): Promise<string | null> {
-  const r = await execa('git', ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all'], { cwd: folder, reject: false, stdin: 'ignore', stripFinalNewline: false });
+  const r = await runGit(folder, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all']);
   if (r.exitCode !== 0) return null;
   const records = String(r.stdout).split('\0');
   const paths: string[] = [];
@@ -61,10 +61,10 @@ export async function treeState(folder: string): Promise<string | null> {
  */
 export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   if ((await headSha(folder)) === null) {
-    const inside = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: folder, reject: false, stdin: 'ignore' });
+    const inside = await runGit(folder, ['rev-parse', '--is-inside-work-tree']);
     if (inside.exitCode !== 0) return false;
   }
-  const ignored = await execa('git', ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`], { cwd: folder, reject: false, stdin: 'ignore' });
+  const ignored = await runGit(folder, ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`]);
   if (ignored.exitCode === 0) return false;
   // Replaced atomically, never appended in place (a kill mid-append left half a file, issue 12), and through the
   // store's careful write: never through a link leaving the workspace, never over a newer file.

@@ -96,7 +96,8 @@ const ralphConfigShape = {
   /**
    * Process containment (process/containment.ts): `"auto"` (default) runs each agent iteration and gate command in
    * its own PID namespace when the system allows it (`unshare`), so ending it ends every process started under it;
-   * `"marker"` uses only the environment-marker sweep (which misses `setsid env -i …`).
+   * `"marker"` uses only the environment-marker sweep (which misses `setsid env -i …`). Weakening it weakens a
+   * guarantee, so a workspace's value is trusted content (trust/trustedContent.ts) and restricted in untrusted workspaces.
    */
   containment: z.enum(['auto', 'marker']).default('auto'),
   readLimits: z.object({
@@ -143,4 +144,4 @@ export function defaultConfigLiteral(): RalphConfig {
 export const configKeys = Object.keys(ralphConfigShape) as (keyof RalphConfig)[];
 
 /** Keys that name programs or arguments to run: never taken from an untrusted workspace's settings. */
-export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates', 'notify'];
+export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates', 'notify', 'containment'];

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { runGitSync } from '../process/git';
 
 /**
  * Who is acting, as flowctl decides it (seed-systems.md §2.4 "Actor"): env `FLOW_ACTOR`, else
@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 export function resolveActor(folder: string, env: NodeJS.ProcessEnv = process.env): string {
   if (env.FLOW_ACTOR?.trim()) return env.FLOW_ACTOR.trim();
   for (const key of ['user.email', 'user.name']) {
-    const r = spawnSync('git', ['config', key], { cwd: folder, encoding: 'utf8', timeout: 5_000 });
-    const v = r.status === 0 ? r.stdout.trim() : '';
+    const r = runGitSync(folder, ['config', key]);
+    const v = r.exitCode === 0 ? r.stdout.trim() : '';
     if (v) return v;
   }
   return env.USER?.trim() || 'unknown';

@@ -174,6 +174,34 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
 }
 
 /**
+ * Removes every answer-cache entry of `folder` (all commands) from the user's cache folder; returns how many.
+ * The engine calls it after every agent process ends and when a run ends (breaker-s5 row 23): the cache folder is
+ * writable by the agent (it runs as the user), so an entry could be a forgery whose answer says `2/2` whatever the
+ * files say. No agent process outlives its iteration, so an entry written after this is the CLI's own. Never throws.
+ */
+export function removeSnapshots(folder: string, env: NodeJS.ProcessEnv = process.env): number {
+  const dir = cacheDir(env);
+  const prefix = `${fnv1a(folder)}-`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.includes('.snapshot.json')) continue;
+    try {
+      fs.rmSync(path.join(dir, name), { force: true });
+      removed++;
+    } catch {
+      // A file we may not remove: the structural check in readSnapshot still applies.
+    }
+  }
+  return removed;
+}
+
+/**
  * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths). Nothing is written when an
  * input changed within {@link SNAPSHOT_RACY_TICK_MS} of now (it could not be served) or cannot be examined;
  * `checkFirst` (the input a lookup found changed) is examined first.

@@ -175,6 +175,7 @@ function callRefs(words: readonly ShellWord[], dir: string, scan: Scan): string 
   }
   if (name === 'deno' || name === 'bun') {
     const sub = args[0]?.value;
+    if (name === 'bun') rcRefs(name, dir, scan);
     if (name === 'deno' && sub === 'run') scriptArg(name, args.slice(1), dir, scan);
     else if (name === 'bun' && sub === 'run') packageOrFile(name, args.slice(1), dir, scan);
     else if (name === 'bun' && sub && /\.[cm]?[jt]sx?$/.test(sub)) addFile(args[0], dir, `bun ${sub}`, scan);
@@ -183,6 +184,11 @@ function callRefs(words: readonly ShellWord[], dir: string, scan: Scan): string 
   }
   if (name === 'npm' || name === 'yarn' || name === 'pnpm') {
     npmRefs(name, args, dir, scan);
+    return undefined;
+  }
+  if (name === 'npx') {
+    rcRefs(name, npmDir(args, dir, scan), scan);
+    out.uncovered.push('npx: the package it runs is not covered');
     return undefined;
   }
   if (name === 'make' || name === 'gmake' || name === 'just') {
@@ -245,6 +251,7 @@ function npmRefs(name: string, args: readonly ShellWord[], dir: string, scan: Sc
     if (a !== null && a.startsWith('-')) continue;
     rest.push(args[k]!);
   }
+  rcRefs(name, d, scan);
   const sub = rest[0]?.value;
   if (sub === undefined) { out.uncovered.push(`${name}: no script named`); return; }
   if (sub === null) { out.uncovered.push(`${name} ${rest[0]!.literal}: the script is computed at run time`); return; }
@@ -260,6 +267,52 @@ function npmRefs(name: string, args: readonly ShellWord[], dir: string, scan: Sc
     return;
   }
   out.uncovered.push(`${name} ${sub}: not a package.json script (not covered)`);
+}
+
+/**
+ * The configuration files a package manager reads that change what a script entry runs (breaker-s5 row 17:
+ * `.npmrc` `script-shell=/bin/true` turns a covered `scripts.test` into a success; also `node-options`, `shell`,
+ * yarn 1 `yarn-path`, yarn 2+ `yarnPath` / plugins, pnpm's settings in `pnpm-workspace.yaml` and its
+ * `.pnpmfile.cjs` hooks, bun's `bunfig.toml` `preload` / `[run] shell`). Sources: docs.npmjs.com "npmrc" (project
+ * file next to package.json), "config" (`script-shell`, `node-options`); yarnpkg.com ".yarnrc" / ".yarnrc.yml";
+ * pnpm.io "settings" / ".pnpmfile.cjs"; bun.sh "bunfig.toml". The user's own files (`~/.npmrc` …) are outside the
+ * workspace: not trusted content.
+ */
+export const PACKAGE_MANAGER_RC: Readonly<Record<string, readonly string[]>> = {
+  npm: ['.npmrc'],
+  npx: ['.npmrc'],
+  yarn: ['.npmrc', '.yarnrc', '.yarnrc.yml'],
+  pnpm: ['.npmrc', 'pnpm-workspace.yaml', '.pnpmfile.cjs'],
+  bun: ['.npmrc', 'bunfig.toml'],
+};
+
+/**
+ * Adds the rc files of package manager `name` in `dir` and in every folder above it up to the workspace root (npm
+ * and yarn look for the project root upward; covering each folder, absent files as `missing`, means creating one
+ * later is a change too).
+ */
+function rcRefs(name: string, dir: string, scan: Scan): void {
+  const files = PACKAGE_MANAGER_RC[name] ?? [];
+  let d = dir;
+  for (;;) {
+    for (const f of files) scan.out.refs.push({ kind: 'file', path: join(d, f), via: `${name} (its configuration)` });
+    if (!d) return;
+    const up = path.posix.dirname(d);
+    d = up === '.' ? '' : up;
+  }
+}
+
+/** The folder `npx --prefix <dir>` runs in (else `dir`). */
+function npmDir(args: readonly ShellWord[], dir: string, scan: Scan): string {
+  let d = dir;
+  for (let k = 0; k < args.length; k++) {
+    const a = args[k]!.value;
+    if (a === '--prefix' && args[k + 1]?.value) d = inside(scan.root, d, args[++k]!.value!) ?? d;
+    const m = a === null ? null : /^--prefix=(.+)$/.exec(a);
+    if (m) d = inside(scan.root, d, m[1]!) ?? d;
+    if (a !== null && !a.startsWith('-')) break;
+  }
+  return d;
 }
 
 function packageOrFile(name: string, args: readonly ShellWord[], dir: string, scan: Scan, fileToo = true): void {

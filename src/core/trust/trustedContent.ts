@@ -23,13 +23,15 @@ export interface TrustedField {
   file: Exclude<TrustedFile, 'workspace file'>;
   /** A top-level key of `.ralph/config.json`, or a section of `.ralph/command-policy` (`gates` for `[gates]`). */
   key: string;
-  /** Why it is trusted: what it runs. */
+  /** Why it is trusted: what it runs, or which guarantee a change of it weakens. */
   runs: string;
 }
 
 /**
- * The trusted fields: adding a field that names programs is one line here. Fields not listed (model, caps, timing …)
- * change freely. `notify` is listed by key before its schema exists (another change adds it): whatever the file holds
+ * The trusted fields: adding a field that names programs, or one whose change weakens a safety guarantee, is one
+ * line here. Fields not listed (model, caps, timing, readLimits …) change freely: they change how long or how much,
+ * never whether a claim is checked or a process is contained (docs/NOTES.md "issue 11 / breaker-s5" lists the
+ * decision per key). `notify` is listed by key before its schema exists (another change adds it): whatever the file holds
  * under that key is trusted content.
  */
 export const TRUSTED_FIELDS: readonly TrustedField[] = [
@@ -38,6 +40,7 @@ export const TRUSTED_FIELDS: readonly TrustedField[] = [
   { file: '.ralph/config.json', key: 'agentArgs', runs: 'extra arguments of every agent invocation' },
   { file: '.ralph/config.json', key: 'gates', runs: 'the gate commands (bash -c) that decide whether an item is done' },
   { file: '.ralph/config.json', key: 'notify', runs: 'the notification command' },
+  { file: '.ralph/config.json', key: 'containment', runs: 'whether agents and gates run in their own PID namespace ("marker" lets a `setsid env -i` process outlive its iteration)' },
   { file: '.ralph/command-policy', key: 'gates', runs: 'the gate commands (bash -c) that decide whether an item is done' },
   { file: '.ralph/command-policy', key: 'rewrite', runs: "the replacement commands the guard substitutes for the agent's" },
   { file: '.ralph/command-policy', key: 'wrap', runs: "the agent commands the gate runner runs under a gate's label" },

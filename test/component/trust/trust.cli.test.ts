@@ -126,6 +126,30 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     assert.match(nothing.stdout, /Nothing to trust/);
     assert.equal(ralph(empty, ['trust', '--show']).code, 0);
   });
+  it('ralph trust refuses inside an agent iteration (breaker-s5 row 19): exit 1, a clear message, nothing recorded; --show still reports', () => {
+    const ws = path.join(t.dir, 'ws');
+    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
+    const inside = { RALPH_ITERATION_TOKEN: 'it-1' };
+    const refused = ralph(ws, ['trust'], inside);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /refuses to run inside an agent iteration/);
+    assert.equal(fs.existsSync(state), false, 'nothing recorded');
+    const json = ralph(ws, ['trust', '--json'], inside);
+    assert.equal(json.code, 1);
+    assert.equal(JSON.parse(json.stdout).success, false);
+    assert.equal(ralph(ws, ['trust', '--show'], inside).code, 1, '--show reports (not trusted) from inside too');
+    assert.equal(ralph(ws, ['trust']).code, 0, 'the user, outside the run, trusts');
+  });
+
+  it('containment weakened to "marker" in .ralph/config.json asks for trust again (breaker-s5 row 31)', () => {
+    const ws = path.join(t.dir, 'ws');
+    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
+    assert.equal(ralph(ws, ['trust']).code, 0);
+    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' }, containment: 'marker' }));
+    const show = ralph(ws, ['trust', '--show', '--json']);
+    assert.equal(show.code, 1);
+    assert.deepEqual(JSON.parse(show.stdout).diff, ['+ .ralph/config.json containment = "marker"']);
+  });
 });
 
 describe('ralph trust covers the workspace files the gates run (scripts, package.json scripts, makefiles)', function () {
@@ -154,7 +178,7 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     assert.match(show.stdout, /Makefile {2}\(make check\)/);
     assert.match(show.stdout, /Not covered[^\n]*\n {2}cargo: a program outside the workspace/);
     const doctor = JSON.parse(ralph(ws, ['doctor', '--json'], { PATH: path.dirname(process.execPath) }).stdout);
-    assert.deepEqual(doctor.trust.coverage.covered.map((c: { key: string }) => c.key), ['scripts/check.sh', 'package.json scripts.test', 'Makefile', 'scripts/verify.js']);
+    assert.deepEqual(doctor.trust.coverage.covered.map((c: { key: string }) => c.key), ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'scripts/verify.js']);
     assert.match(ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) }).stdout, /Files the trusted commands run/);
     assert.equal(ralph(ws, ['trust']).code, 0);
 

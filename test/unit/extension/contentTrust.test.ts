@@ -56,7 +56,7 @@ describe('Ralph: Start asks before using untrusted workspace configuration (fake
     recorded.answers.push(undefined);
     assert.equal(await ensureContentTrusted(ws(), new Logger()), false);
     assert.match(recorded.messages[0]!.message, /changed since you trusted it/);
-    assert.match(recorded.messages[0]!.options?.detail ?? '', /- \.ralph\/config\.json gates\.basic = "npm test"\n- workspace file package\.json scripts\.test \(no package\.json\)\n\+ \.ralph\/config\.json gates\.basic = "true"/);
+    assert.match(recorded.messages[0]!.options?.detail ?? '', /- \.ralph\/config\.json gates\.basic = "npm test"\n- workspace file \.npmrc missing\n- workspace file package\.json scripts\.test \(no package\.json\)\n\+ \.ralph\/config\.json gates\.basic = "true"/);
   });
 
   it('trusts nothing when the files change while the modal is open', async () => {

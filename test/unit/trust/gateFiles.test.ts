@@ -32,22 +32,25 @@ describe('the workspace files a gate command runs (gateFileRefs)', () => {
     ['node --run check', ['script package.json check']],
     ['ruby t.rb; perl t.pl; php t.php', ['file t.rb', 'file t.pl', 'file t.php']],
     ['deno run -A check.ts', ['file check.ts']],
-    ['npm test', ['script package.json test']],
-    ['npm t', ['script package.json test']],
-    ['npm run lint -- --fix', ['script package.json lint']],
-    ['npm run-script build', ['script package.json build']],
-    ['npm --prefix web test', ['script web/package.json test']],
-    ['yarn lint', ['script package.json lint']],
-    ['yarn run check', ['script package.json check']],
-    ['pnpm -C app test', ['script app/package.json test']],
-    ['bun run check', ['script package.json check']],
+    // The package manager's rc files change what a script entry runs (`script-shell`, breaker-s5 row 17): covered.
+    ['npm test', ['file .npmrc', 'script package.json test']],
+    ['npm t', ['file .npmrc', 'script package.json test']],
+    ['npm run lint -- --fix', ['file .npmrc', 'script package.json lint']],
+    ['npm run-script build', ['file .npmrc', 'script package.json build']],
+    ['npm --prefix web test', ['file web/.npmrc', 'file .npmrc', 'script web/package.json test']],
+    ['npm ci', ['file .npmrc']],
+    ['npx jest', ['file .npmrc']],
+    ['yarn lint', ['file .npmrc', 'file .yarnrc', 'file .yarnrc.yml', 'script package.json lint']],
+    ['yarn run check', ['file .npmrc', 'file .yarnrc', 'file .yarnrc.yml', 'script package.json check']],
+    ['pnpm -C app test', ['file app/.npmrc', 'file app/pnpm-workspace.yaml', 'file app/.pnpmfile.cjs', 'file .npmrc', 'file pnpm-workspace.yaml', 'file .pnpmfile.cjs', 'script app/package.json test']],
+    ['bun run check', ['file .npmrc', 'file bunfig.toml', 'script package.json check']],
     ['make check', ['first GNUmakefile|makefile|Makefile']],
     ['make -C sub -j4 test', ['first sub/GNUmakefile|sub/makefile|sub/Makefile']],
     ['make -f build/ci.mk all', ['file build/ci.mk']],
     ['just test', ['first justfile|Justfile|.justfile']],
     ['source env.sh && ./run', ['file env.sh', 'file run']],
     ['. ./env.sh', ['file env.sh']],
-    ['bash -c "./inner.sh && npm test"', ['file inner.sh', 'script package.json test']],
+    ['bash -c "./inner.sh && npm test"', ['file inner.sh', 'file .npmrc', 'script package.json test']],
     ['env CI=1 FOO=bar ./gate.sh', ['file gate.sh']],
     ['timeout 300 bash scripts/check.sh', ['file scripts/check.sh']],
     ['time nice -n 5 ./gate', ['file gate']],
@@ -101,11 +104,12 @@ describe('reading the gate files into the trusted content', () => {
 
   it('hashes files, shows package.json scripts (pre/post too) and follows them to the files they run', async () => {
     const { entries, coverage } = await gateFileEntries(ws(), ['bash scripts/check.sh', 'npm test', 'make check', './missing.sh']);
-    assert.deepEqual(entries.map((e) => e.key), ['scripts/check.sh', 'package.json scripts.test', 'Makefile', 'missing.sh', 'scripts/verify.js']);
+    assert.deepEqual(entries.map((e) => e.key), ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'missing.sh', 'scripts/verify.js']);
     assert.match(String(entries[0]!.value), /^sha256:[0-9a-f]{64}$/);
-    assert.equal(entries[1]!.value, '= "pretest: echo pre ; node scripts/verify.js"');
-    assert.equal(entries[3]!.value, 'missing');
-    assert.deepEqual(coverage.covered.map((c) => c.via), ['bash scripts/check.sh', 'npm test', 'make check', './missing.sh', 'node scripts/verify.js']);
+    assert.equal(entries[1]!.value, 'missing');
+    assert.equal(entries[2]!.value, '= "pretest: echo pre ; node scripts/verify.js"');
+    assert.equal(entries[4]!.value, 'missing');
+    assert.deepEqual(coverage.covered.map((c) => c.via), ['bash scripts/check.sh', 'npm (its configuration)', 'npm test', 'make check', './missing.sh', 'node scripts/verify.js']);
   });
 
   it('makes a rewritten gate script, script entry or makefile a change of trust; a new dependency is not', async () => {
@@ -132,6 +136,18 @@ describe('reading the gate files into the trusted content', () => {
       fs.writeFileSync(path.join(ws(), what.split(' ')[0]!), before);
       assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'trusted', `${what} restored`);
     }
+  });
+
+  it('makes a new or rewritten .npmrc a change of trust when a gate runs npm (breaker-s5 row 17: script-shell=/bin/true)', async () => {
+    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'npm test' } }));
+    await trustWorkspace(ws(), { env });
+    t.write('ws/.npmrc', 'script-shell=/bin/true\n');
+    const v = await checkWorkspaceTrust(ws(), null, env);
+    assert.equal(v.state, 'changed');
+    assert.deepEqual(v.diff.map((l) => l.replace(/sha256:\w+/, 'sha256:…')), ['- workspace file .npmrc missing', '+ workspace file .npmrc sha256:…']);
+    await trustWorkspace(ws(), { env });
+    t.write('ws/.npmrc', 'script-shell=/bin/sh\n');
+    assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'changed', 'a rewritten .npmrc too');
   });
 
   it('reports what is covered and what is not with the verdict', async () => {

@@ -53,7 +53,7 @@ describe('recording trust in the user state folder', () => {
     assert.equal(v.state, 'changed');
     assert.equal(v.allowed, false);
     // The file `npm test` ran (package.json's scripts.test, here absent) is no longer part of the content either.
-    assert.deepEqual(v.diff, ['- .ralph/config.json gates.basic = "npm test"', '- workspace file package.json scripts.test (no package.json)', '+ .ralph/config.json gates.basic = "true"']);
+    assert.deepEqual(v.diff, ['- .ralph/config.json gates.basic = "npm test"', '- workspace file .npmrc missing', '- workspace file package.json scripts.test (no package.json)', '+ .ralph/config.json gates.basic = "true"']);
   });
 
   it('refuses to trust content other than the one shown (expectedHash), and records nothing when there is nothing to trust', async () => {

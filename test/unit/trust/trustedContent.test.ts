@@ -9,7 +9,7 @@ describe('the trusted content of a workspace', () => {
   it('lists the program-naming fields in one table, notify included before its schema exists', () => {
     assert.deepEqual(TRUSTED_FIELDS.map((f) => `${f.file} ${f.key}`), [
       '.ralph/config.json claudePath', '.ralph/config.json cursorAgentPath', '.ralph/config.json agentArgs', '.ralph/config.json gates',
-      '.ralph/config.json notify', '.ralph/command-policy gates', '.ralph/command-policy rewrite', '.ralph/command-policy wrap',
+      '.ralph/config.json notify', '.ralph/config.json containment', '.ralph/command-policy gates', '.ralph/command-policy rewrite', '.ralph/command-policy wrap',
     ]);
   });
 
@@ -42,6 +42,9 @@ describe('the trusted content of a workspace', () => {
     ['gates.basic weakened to true', { ...base, gates: { ...base.gates, basic: 'true' } }],
     ['a gate tier removed', { ...base, gates: { basic: 'npm test' } }],
     ['notify', { ...base, notify: 'curl evil' }],
+    // breaker-s5 row 31: "marker" lets a `setsid env -i` process outlive its iteration and tick a box after the run.
+    ['containment weakened to marker', { ...base, containment: 'marker' }],
+    ['containment set where the file had none', { ...base, containment: 'auto' }],
   ];
   for (const [what, changed] of table) {
     it(`changes its hash when ${what} changes`, () => assert.notEqual(hashOf(changed), hashOf(base)));

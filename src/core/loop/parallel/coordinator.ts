@@ -20,6 +20,7 @@ import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '.
 import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
 import { LaneStorySource } from './laneSource';
+import { removeSnapshots } from '../../store/snapshotCache';
 import { laneEnded, laneStarted, type StoryEnd } from './quantumRuntime';
 import { recoverParallel } from './recovery';
 import { pickRound } from './rounds';
@@ -188,6 +189,8 @@ class Coordinator {
       this.sentinels.close();
     }
     await this.mergeChain;
+    // A lane's agent could have forged this folder's status / next answers in the user's cache (breaker-s5 row 23).
+    removeSnapshots(this.folder);
     const progress = this.progress();
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
     await updateRunRecord(this.folder, this.runId, {
@@ -359,6 +362,7 @@ class Coordinator {
     }
     lane.settled = true;
     const others = this.activeTrees();
+    removeSnapshots(this.folder);
     await laneEnded(this.folder, id, end, others);
     const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { execa } from 'execa';
+import { runGit } from '../../process/git';
 
 /**
  * How a lane of a parallel run gets a working tree and comes back (issue 19 "Lanes"): create it from the feature
@@ -39,10 +39,9 @@ export const laneTree = (folder: string, id: string): string => path.join(folder
 /** Files of the runner a lane never commits: the engine's copy of quantum.json and its temp file (`.ralph/` is excluded by info/exclude). */
 const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 
-/** Runs git in `cwd`; throws with git's own message on a non-zero exit. */
+/** Runs git in `cwd` through process/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
 export async function git(cwd: string, args: string[], opts: { reject?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
-  const r = await execa('git', args, { cwd, reject: false, stdin: 'ignore', env: { GIT_TERMINAL_PROMPT: '0' } });
-  const out = { stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), exitCode: r.exitCode ?? 1 };
+  const out = await runGit(cwd, args);
   if (out.exitCode !== 0 && opts.reject !== false) throw new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
   return out;
 }

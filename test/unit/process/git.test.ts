@@ -1,0 +1,32 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gitArgv, RALPH_GIT_CONFIG } from '../../../src/core/process/git';
+import { repoRoot } from '../../support/repoRoot';
+
+function tsFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f));
+}
+
+/**
+ * Breaker-s5 rows 21, 22: every git command ralph runs goes through process/git.ts, which turns off the programs a
+ * repository's config can name (fsmonitor, hooks, signing, pager). The real-git behaviour: test/component/process/git.test.ts.
+ */
+describe("ralph's own git commands (process/git.ts)", () => {
+  it('builds the argv with the overrides before the command', () => {
+    assert.deepEqual(gitArgv(['status', '--porcelain']), [
+      '--no-pager', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgSign=false', '-c', 'tag.gpgSign=false', 'status', '--porcelain',
+    ]);
+    assert.deepEqual(RALPH_GIT_CONFIG.map((c) => c.split('=')[0]), ['core.fsmonitor', 'core.hooksPath', 'commit.gpgSign', 'tag.gpgSign']);
+  });
+
+  it('is the only place in src/ that spawns git (no execa/spawn/execFile of "git" elsewhere)', () => {
+    const spawnGit = /\b(?:execa|execaSync|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\s*\(\s*(['"`])(?:[^'"`]*\/)?git\1/;
+    const shellGit = /\b(?:exec|execSync)\s*\(\s*(['"`])git\s/;
+    const offenders = tsFiles(path.join(repoRoot, 'src'))
+      .filter((f) => !f.endsWith(path.join('core', 'process', 'git.ts')))
+      .filter((f) => { const text = fs.readFileSync(f, 'utf8'); return spawnGit.test(text) || shellGit.test(text); })
+      .map((f) => path.relative(repoRoot, f));
+    assert.deepEqual(offenders, []);
+  });
+});
