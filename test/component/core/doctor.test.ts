@@ -32,7 +32,9 @@ describe('ralph doctor', () => {
   it('reports the process containment in use: a PID namespace here by default, the marker sweep when config says "marker" (issue 12)', () => {
     const run = (config: object) => {
       const dir = tempWorkspace({ '.ralph/config.json': JSON.stringify(config), 'RALPH_TASK.md': '- [ ] a\n' });
-      const env = { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` };
+      // `containment` is trusted content (breaker s5 row 31): trusted here, in a state folder of the test's own.
+      const env = { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}`, XDG_STATE_HOME: path.join(dir, '.state') };
+      assert.equal(spawnSync(process.execPath, [cli, 'trust'], { cwd: dir, env }).status, 0);
       const json = JSON.parse(spawnSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env }).stdout.toString());
       const text = spawnSync(process.execPath, [cli, 'doctor'], { cwd: dir, env }).stdout.toString();
       return { json, text };
