@@ -78,18 +78,26 @@ describe('cli: status snapshot cache', () => {
     ws.write('RALPH_TASK.md', '- [x] a\n- [ ] b\n');
   }
 
-  it('every fixture folder: the same output cached and uncached (stored only without runs and waves)', async () => {
+  /** A temp copy of every fixture folder (each folder of test/fixtures/ and each of its sub-folders) that `keep` accepts. */
+  function fixtureCopies(prefix: string, keep: (src: string) => boolean = () => true): string[] {
     const fixtures = path.join(repoRoot, 'test', 'fixtures');
     const dirs: string[] = [];
     for (const name of fs.readdirSync(fixtures)) {
       const top = path.join(fixtures, name);
       if (!fs.statSync(top).isDirectory()) continue;
       for (const sub of ['', ...fs.readdirSync(top).filter((s) => fs.statSync(path.join(top, s)).isDirectory())]) {
-        const f = folder('ralph-snap-fx-');
-        fs.cpSync(path.join(top, sub), f.dir, { recursive: true });
+        const src = path.join(top, sub);
+        if (!keep(src)) continue;
+        const f = folder(prefix);
+        fs.cpSync(src, f.dir, { recursive: true });
         dirs.push(f.dir);
       }
     }
+    return dirs;
+  }
+
+  it('every fixture folder: the same output cached and uncached (stored only without runs and waves)', async () => {
+    const dirs = fixtureCopies('ralph-snap-fx-');
     await sleep(PAST_TICK_MS);
     let stored = 0;
     for (const dir of dirs) {
@@ -221,19 +229,7 @@ describe('cli: status snapshot cache', () => {
   }
 
   it('patched after a task file changed == uncached: every fixture folder with flow-next tasks, and generated plans', async () => {
-    const fixtures = path.join(repoRoot, 'test', 'fixtures');
-    const dirs: string[] = [];
-    for (const name of fs.readdirSync(fixtures)) {
-      const top = path.join(fixtures, name);
-      if (!fs.statSync(top).isDirectory()) continue;
-      for (const sub of ['', ...fs.readdirSync(top).filter((s) => fs.statSync(path.join(top, s)).isDirectory())]) {
-        const src = path.join(top, sub);
-        if (!fs.existsSync(path.join(src, '.flow', 'tasks'))) continue;
-        const f = folder('ralph-snap-patch-fx-');
-        fs.cpSync(src, f.dir, { recursive: true });
-        dirs.push(f.dir);
-      }
-    }
+    const dirs = fixtureCopies('ralph-snap-patch-fx-', (src) => fs.existsSync(path.join(src, '.flow', 'tasks')));
     const plans = [1, 50, 300].map((n) => {
       const ws = folder('ralph-snap-patch-gen-');
       generated(ws, n);

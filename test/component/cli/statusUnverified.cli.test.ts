@@ -22,6 +22,20 @@ const writeRun = (ws: Workspace, claimBaseline: ClaimBaseline | null) => ws.writ
   completion: { reason: 'INTERRUPTED', at: '2026-12-01T00:01:00.000Z' }, endState: 'cancelled', claimBaseline,
 }, null, 2) + '\n');
 
+/** The next start's crash recovery in this process, with the baseline mirrors of `state` (XDG_STATE_HOME). */
+async function recoverWithState(ws: Workspace, state: string) {
+  const { recoverCrashedRuns } = await import('../../../src/core/loop/crashRecovery');
+  const { availableSources } = await import('../../../src/core/loop/workSource');
+  const prev = process.env.XDG_STATE_HOME;
+  process.env.XDG_STATE_HOME = state;
+  try {
+    return await recoverCrashedRuns(ws.dir, availableSources({ folder: ws.dir, actor: 't' }), 100);
+  } finally {
+    if (prev === undefined) delete process.env.XDG_STATE_HOME;
+    else process.env.XDG_STATE_HOME = prev;
+  }
+}
+
 describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
   const make = useWorkspaces();
 
@@ -45,8 +59,6 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
   it('a person mark written while an agent ran (agentMarks), or since the running agent started (a crash during it), is a claim', async () => {
     const marks = JSON.stringify({ 'quantum:US-002': '2026-12-01T00:00:30.000Z' });
     const state = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-state-'));
-    const { recoverCrashedRuns } = await import('../../../src/core/loop/crashRecovery');
-    const { availableSources } = await import('../../../src/core/loop/workSource');
     for (const b of [baseline(['US-001'], { agentMarks: ['quantum:US-002'] }), baseline(['US-001'], { marksAtAgentStart: {} })]) {
       const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']), '.ralph/person-done.json': marks });
       writeRun(ws, b);
@@ -54,15 +66,7 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
       assert.deepEqual(j.unverified_claims, [{ source: 'quantum', id: 'US-002', title: 'Story US-002', run: runId }], JSON.stringify(b));
       assert.equal(j.progress, '1/3');
       // The next start's crash recovery reads the same rule: put back.
-      const prev = process.env.XDG_STATE_HOME;
-      process.env.XDG_STATE_HOME = state;
-      try {
-        const rec = await recoverCrashedRuns(ws.dir, availableSources({ folder: ws.dir, actor: 't' }), 100);
-        assert.deepEqual(rec.map((r) => r.putBack), [['US-002']]);
-      } finally {
-        if (prev === undefined) delete process.env.XDG_STATE_HOME;
-        else process.env.XDG_STATE_HOME = prev;
-      }
+      assert.deepEqual((await recoverWithState(ws, state)).map((r) => r.putBack), [['US-002']]);
     }
     fs.rmSync(state, { recursive: true, force: true });
   });
@@ -117,17 +121,7 @@ describe('the claim baseline mirror outside the workspace (issue 11 K2/K3)', fun
     await writeBaselineMirror(ws.dir, runId, baseline(['US-001']), env);
     const j = runCli(ws.dir, ['status', '--json'], env).json();
     assert.deepEqual((j.unverified_claims as { id: string }[]).map((u) => u.id), ['US-002']);
-    const { recoverCrashedRuns } = await import('../../../src/core/loop/crashRecovery');
-    const { availableSources } = await import('../../../src/core/loop/workSource');
-    const prev = process.env.XDG_STATE_HOME;
-    process.env.XDG_STATE_HOME = state;
-    try {
-      const rec = await recoverCrashedRuns(ws.dir, availableSources({ folder: ws.dir, actor: 't' }), 100);
-      assert.deepEqual(rec.map((r) => r.putBack), [['US-002']]);
-    } finally {
-      if (prev === undefined) delete process.env.XDG_STATE_HOME;
-      else process.env.XDG_STATE_HOME = prev;
-    }
+    assert.deepEqual((await recoverWithState(ws, state)).map((r) => r.putBack), [['US-002']]);
     assert.notEqual((JSON.parse(ws.read('quantum.json')) as { stories: { status: string }[] }).stories[1]!.status, 'passed');
     assert.equal(fs.existsSync(baselineMirrorPath(ws.dir, runId, env)), false, 'the mirror is removed once settled');
   });
