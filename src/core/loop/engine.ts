@@ -578,7 +578,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   }
 
   /**
-   * After the agent of iteration `n` ended: marks that changed while it ran join `agentMarks` (claims the gate
+   * After the agent of iteration `n` ended: the folder's `ralph status` / `ralph next` answer-cache entries are removed
+   * (the agent could have forged them), and marks that changed while it ran join `agentMarks` (claims the gate
    * verifies, never a person's own for this run), with a warning naming them; `marksAtAgentStart` is dropped.
    */
   private async markAgentEnd(before: Record<string, string> | null, n: number): Promise<void> {
