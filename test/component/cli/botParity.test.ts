@@ -77,9 +77,13 @@ describe('cli: what bots rely on', () => {
   it('ends quietly when the reader goes away (status --json | head -c 100)', () => {
     ws = tempWorkspace('ralph-bot-');
     ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
-    const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" status --json | head -c 100 >/dev/null`], { encoding: 'utf8' });
-    assert.equal(r.stderr, '');
-    assert.equal(r.status, 0);
+    // status twice: computed, then served from the answer cache (another code path of the small entry); next and the
+    // text form; stale through the full program.
+    for (const args of ['status --json', 'status --json', 'status', 'next --json', 'stale --json']) {
+      const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" ${args} | head -c 100 >/dev/null`], { encoding: 'utf8' });
+      assert.equal(r.stderr, '', args);
+      assert.equal(r.status, 0, args);
+    }
   });
 
   it('the small entry (status, next) and the full program print the same', () => {
