@@ -62,8 +62,7 @@ export function registerWavesCommand(program: Command): void {
         orphanAfterMs: opts.orphanAfterMs ?? configured.orphanAfterMs ?? DEFAULT_WINDOWS.orphanAfterMs,
         inactiveAfterMs: opts.inactiveAfterMs ?? configured.inactiveAfterMs ?? DEFAULT_WINDOWS.inactiveAfterMs,
       };
-      // One pass is a JSON document, indented as every command's (issue 10); --watch is a stream: one compact line per pass.
-      const print = (r: WaveCheckResult) => process.stdout.write(opts.json ? JSON.stringify(r, null, opts.watch ? undefined : 2) + '\n' : formatCheckText(r));
+      const print = (r: WaveCheckResult) => process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : formatCheckText(r));
       try {
         const roots = resolveRoots(folder, opts.root).slice(1);
         const pass = (unlessSameAs?: string) => checkWave({ folder, phase: opts.phase, waveId: opts.wave, roots, windows, unlessSameAs });
@@ -80,7 +79,7 @@ export function registerWavesCommand(program: Command): void {
         });
       } catch (err) {
         if (!(err instanceof WaveError)) throw err;
-        if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }, null, 2) + '\n');
+        if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
         else process.stderr.write(`ralph: ${err.message}\n`);
         process.exitCode = 2;
       }
