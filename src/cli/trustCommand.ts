@@ -5,7 +5,7 @@ import { checkWorkspaceTrust, trustWorkspace } from '../core/trust/workspaceTrus
 import { coverageLines } from '../core/trust/gateFileContent';
 import { resolveFolder } from './folder';
 import { insideIteration } from '../core/loop/personMarks';
-import { printRefusal } from './jsonResult';
+import { jsonDocument, printRefusal } from './jsonResult';
 
 /**
  * The refusal of `ralph trust` run from inside an agent's iteration (breaker-s5 row 19): trust is a person's decision,
@@ -34,7 +34,7 @@ export function registerTrustCommand(program: Command): void {
       if (opts.show) {
         const v = await checkWorkspaceTrust(folder);
         if (opts.json) {
-          process.stdout.write(JSON.stringify({ success: true, state: v.state, trusted: v.allowed, hash: v.hash, lines: v.lines, diff: v.diff, ...(v.trustedAt ? { trustedAt: v.trustedAt } : {}), recordFile, covered: v.coverage.covered, uncovered: v.coverage.uncovered }) + '\n');
+          process.stdout.write(jsonDocument({ success: true, state: v.state, trusted: v.allowed, hash: v.hash, lines: v.lines, diff: v.diff, ...(v.trustedAt ? { trustedAt: v.trustedAt } : {}), recordFile, covered: v.coverage.covered, uncovered: v.coverage.uncovered }));
         } else {
           const out = [`Trust of ${folder}: ${describeTrust(v)}`];
           if (v.state === 'changed') out.push('What changed:', ...(v.diff.length ? v.diff : ['(the same values in another order)']).map((l) => `  ${l}`));
@@ -53,7 +53,7 @@ export function registerTrustCommand(program: Command): void {
       const r = await trustWorkspace(folder);
       const before = r!.before;
       if (opts.json) {
-        process.stdout.write(JSON.stringify({ success: true, state: r!.record ? 'trusted' : 'nothing', previous: before.state, trusted: true, hash: before.hash, lines: before.lines, diff: before.diff, ...(r!.record ? { trustedAt: r!.record.trustedAt, recordFile } : {}) }) + '\n');
+        process.stdout.write(jsonDocument({ success: true, state: r!.record ? 'trusted' : 'nothing', previous: before.state, trusted: true, hash: before.hash, lines: before.lines, diff: before.diff, ...(r!.record ? { trustedAt: r!.record.trustedAt, recordFile } : {}) }));
       } else if (!r!.record) {
         process.stdout.write(`Nothing to trust in ${folder}: its configuration names no program to run.\n`);
       } else {

@@ -7,14 +7,34 @@ import type { Logger } from './logger';
 export const TRUST_BUTTON = 'Trust and Start';
 
 /**
+ * The dialogs of the trust check. The real ones are VS Code's; integration tests replace them (`RunController.trustUi`)
+ * because a modal cannot be clicked from a test in the real host.
+ */
+export interface TrustUi {
+  /** A modal warning with `message`, `detail` (shown below it) and one action; resolves true when it was chosen. */
+  confirm(message: string, detail: string, action: string): Promise<boolean>;
+  /** A non-modal warning. */
+  warn(message: string): void;
+  /** A non-modal error. */
+  error(message: string): void;
+}
+
+/** VS Code's own dialogs (the default {@link TrustUi}). */
+export const vscodeTrustUi: TrustUi = {
+  confirm: async (message, detail, action) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
+  warn: (message) => void vscode.window.showWarningMessage(message),
+  error: (message) => void vscode.window.showErrorMessage(message),
+};
+
+/**
  * Before **Ralph: Start** uses a folder's configuration (issue 11): Workspace Trust has already decided that anything
  * may run at all; here the same content hash as `ralph trust` is checked (core/trust), and content that is new or
  * changed since it was trusted is shown in a modal (what it runs, or what changed) with **Trust and Start** / Cancel.
  * Trusting records the hash in the same place as `ralph trust`, so the CLI then trusts it too. `RALPH_TRUST=1` in the
  * extension host's environment trusts for one start without asking (CI, tests). Resolves true when the run may
- * use the content.
+ * use the content. `ui`: the dialogs (default VS Code's).
  */
-export async function ensureContentTrusted(folder: string, log: Logger): Promise<boolean> {
+export async function ensureContentTrusted(folder: string, log: Logger, ui: TrustUi = vscodeTrustUi): Promise<boolean> {
   const [{ checkWorkspaceTrust, trustWorkspace }, { trustOverride }] = await Promise.all([
     import('../core/trust/workspaceTrust'), import('../core/trust/trustDecision'),
   ]);
@@ -24,7 +44,7 @@ export async function ensureContentTrusted(folder: string, log: Logger): Promise
   } catch (err) {
     // A file that cannot be read (.ralph/config.json that does not parse): Start reports it with Open File.
     if (fileProblemOf(err)) throw err;
-    void vscode.window.showErrorMessage(`Ralph: ${(err as Error).message}`);
+    ui.error(`Ralph: ${(err as Error).message}`);
     return false;
   }
   if (verdict.allowed) {
@@ -45,15 +65,14 @@ export async function ensureContentTrusted(folder: string, log: Logger): Promise
     ? `Ralph: the configuration of ${path.basename(folder)} that names programs to run (or a file its gates run) changed since you trusted it.`
     : `Ralph: the configuration of ${path.basename(folder)} names programs to run. Trust it?`;
   log.info('trust', `${folder}: asking (${verdict.state})\n${what.join('\n')}`);
-  const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, TRUST_BUTTON);
-  if (choice !== TRUST_BUTTON) {
+  if (!(await ui.confirm(message, detail, TRUST_BUTTON))) {
     log.info('trust', `${folder}: not trusted; Start cancelled`);
     return false;
   }
   // Trust exactly what was shown: if the files changed while the modal was open, ask again instead.
   const r = await trustWorkspace(folder, { expectedHash: verdict.hash });
   if (!r) {
-    void vscode.window.showWarningMessage('Ralph: the configuration changed while you were deciding; nothing was trusted. Start again to see the change.');
+    ui.warn('Ralph: the configuration changed while you were deciding; nothing was trusted. Start again to see the change.');
     return false;
   }
   log.info('trust', `${folder}: trusted ${verdict.hash}`);

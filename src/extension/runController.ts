@@ -4,7 +4,7 @@ import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
-import { ensureContentTrusted } from './contentTrust';
+import { ensureContentTrusted, vscodeTrustUi, type TrustUi } from './contentTrust';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
@@ -62,7 +62,10 @@ interface ActiveRun {
 export class RunController extends Disposable {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly events = this._register(new vscode.EventEmitter<{ folder: string; event: EngineEvent }>());
+  /** Engine events of this host's runs, `agentArgs` values redacted (as in events.jsonl). */
   readonly onEvent = this.events.event;
+  /** The dialogs of the workspace-configuration trust check at Start (integration tests swap them). */
+  trustUi: TrustUi = vscodeTrustUi;
 
   constructor(private readonly log: Logger, private readonly hooks?: StartHooks, private readonly createEngine?: EngineFactory) {
     super();
@@ -115,11 +118,11 @@ export class RunController extends Disposable {
     }
     noteFolder(folder);
     // Workspace Trust let anything run; the folder's program-naming configuration must also be trusted as it is now.
-    if (!(await ensureContentTrusted(folder, this.log))) return undefined;
+    if (!(await ensureContentTrusted(folder, this.log, this.trustUi))) return undefined;
     // The engine and its dependencies load on the first Start, not at activation.
-    const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }] = await Promise.all([
+    const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }, { redactEvent, redactText }] = await Promise.all([
       import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
-      import('../core/store/loadConfig'), import('../core/sources/actor'),
+      import('../core/store/loadConfig'), import('../core/sources/actor'), import('../core/trust/redact'),
     ]);
     const { configKeys } = await import('../core/model/config');
     const settings = readSettingsLayer(configKeys, vscode.Uri.file(folder));
@@ -162,14 +165,15 @@ export class RunController extends Disposable {
     const cancel = new AbortController();
     const options: EngineOptions = { folder, config, source, agent, ...(args.item ? { item: args.item } : {}), ...(parallel ?? {}), noGates: args.noGates, signal: cancel.signal };
     const engine = this.createEngine ? this.createEngine(options) : new LoopEngine(options);
+    // agentArgs values (possibly secrets) are redacted once, before the records, the log and onEvent see an event (issue 11).
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
-      agentArgs: config.agentArgs,
     });
     engine.on('event', (event, lane) => {
-      recorder.record(event, lane);
-      this.events.fire({ folder, event });
+      const shown = redactEvent(event, config.agentArgs);
+      recorder.record(shown, lane);
+      this.events.fire({ folder, event: shown });
     });
     let resolveStarted!: (id: string | undefined) => void;
     const started = new Promise<string | undefined>((r) => (resolveStarted = r));
@@ -177,12 +181,12 @@ export class RunController extends Disposable {
     const done = engine.run().then(
       async (result) => {
         await recorder.flush();
-        this.notifyEnd(folder, result);
+        this.notifyEnd(folder, { ...result, reason: redactText(result.reason, config.agentArgs) });
         return result;
       },
       (err: Error) => {
         resolveStarted(undefined);
-        const msg = err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`;
+        const msg = redactText(err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`, config.agentArgs);
         this.log.error('run', msg);
         void vscode.window.showErrorMessage(`Ralph: ${msg}`);
         return undefined;

@@ -51,7 +51,8 @@ describeFlowctl('side by side with flowctl 4.4.0', () => {
   };
 
   before(function () {
-    this.timeout(600_000);
+    // ~75 flowctl calls; flowctl compiles its 50,000-line source at every call (~1.2 s CPU): minutes on a loaded machine.
+    this.timeout(1_800_000);
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-flowctl-'));
     master = path.join(root, 'master');
     fs.mkdirSync(master);
@@ -117,6 +118,34 @@ describeFlowctl('side by side with flowctl 4.4.0', () => {
     assert.deepEqual(byId(o.runs).map((r) => Object.fromEntries(runKeys.map((k) => [k, (r as Record<string, unknown>)[k]]))), byId(t.runs));
     assert.deepEqual((o.recent_runs as { id: string; state: string }[]).map((r) => [r.id, r.state]), [['2026-11-29-z', 'completed']]);
     assert.equal(ours.stdout, JSON.stringify(o, null, 2) + '\n', 'indented like flowctl');
+  });
+
+  it('from a subfolder without -C, both tools work on the git top level: status --json and task reset --cascade; -C names the starting folder', () => {
+    const a = copy();
+    const b = copy();
+    const sub = (d: string) => { const p = path.join(d, 'src', 'deep'); fs.mkdirSync(p, { recursive: true }); return p; };
+    const [subA, subB] = [sub(a), sub(b)];
+    const theirs = runFlowctl(subA, ['status', '--json']);
+    const ours = runRalph(subB, ['status', '--json']);
+    assert.deepEqual([ours.code, theirs.code], [0, 0]);
+    const t = theirs.json();
+    const o = ours.json();
+    assert.equal(t.flow_exists, true, 'flowctl found the tree from the subfolder');
+    for (const k of Object.keys(t)) if (k !== 'runs') assert.deepEqual(o[k], t[k], k);
+    const ids = (l: unknown) => (l as { id: string }[]).map((r) => r.id).sort();
+    assert.deepEqual(ids(o.runs), ids(t.runs));
+    // -C names where to start; from anywhere, it resolves to the same top level.
+    const viaC = spawnSync(process.execPath, [cli, '-C', subB, 'status', '--json'], { cwd: os.tmpdir(), encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
+    assert.deepEqual(JSON.parse(viaC.stdout), o);
+
+    const resetT = runFlowctl(subA, ['task', 'reset', 'fn-2-chain.1', '--cascade', '--json']);
+    const resetO = runRalph(subB, ['task', 'reset', 'fn-2-chain.1', '--cascade', '--json']);
+    assert.deepEqual([resetO.code, resetO.json()], [resetT.code, resetT.json()]);
+    assert.deepEqual(resetT.json().reset, [1, 2, 3, 4, 6, 8].map((n) => `fn-2-chain.${n}`));
+    assert.deepEqual(files(b), files(a), 'the same files');
+    assert.deepEqual(mergedTasks(b), mergedTasks(a), 'every task as flowctl reads it');
+    assert.deepEqual(fs.readdirSync(subB), fs.readdirSync(subA), 'nothing written into the subfolder');
+    assert.deepEqual(fs.readdirSync(subB), []);
   });
 
   it('next --json: the same task, status and reason', () => {

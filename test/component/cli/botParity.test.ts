@@ -65,8 +65,11 @@ describe('cli: what bots rely on', () => {
   it('JSON documents are indented; refusals too', () => {
     ws = tempWorkspace('ralph-bot-');
     writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }]);
-    for (const args of [['status', '--json'], ['next', '--json'], ['task', 'reset', 'fn-1.1', '--json'], ['task', 'start', 'fn-9.9', '--json'], ['doctor', '--json'], ['pause', '--json']]) {
-      const out = runCli(ws.dir, args).stdout;
+    ws.write('.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
+    const state = { XDG_STATE_HOME: path.join(ws.dir, '.state') };
+    for (const args of [['status', '--json'], ['next', '--json'], ['task', 'reset', 'fn-1.1', '--json'], ['task', 'start', 'fn-9.9', '--json'], ['doctor', '--json'], ['pause', '--json'],
+      ['trust', '--show', '--json'], ['trust', '--json'], ['stale', '--json']]) {
+      const out = runCli(ws.dir, args, state).stdout;
       assert.equal(out, JSON.stringify(JSON.parse(out), null, 2) + '\n', args.join(' '));
     }
   });
@@ -74,9 +77,13 @@ describe('cli: what bots rely on', () => {
   it('ends quietly when the reader goes away (status --json | head -c 100)', () => {
     ws = tempWorkspace('ralph-bot-');
     ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
-    const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" status --json | head -c 100 >/dev/null`], { encoding: 'utf8' });
-    assert.equal(r.stderr, '');
-    assert.equal(r.status, 0);
+    // status twice: computed, then served from the answer cache (another code path of the small entry); next and the
+    // text form; stale through the full program.
+    for (const args of ['status --json', 'status --json', 'status', 'next --json', 'stale --json']) {
+      const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" ${args} | head -c 100 >/dev/null`], { encoding: 'utf8' });
+      assert.equal(r.stderr, '', args);
+      assert.equal(r.status, 0, args);
+    }
   });
 
   it('the small entry (status, next) and the full program print the same', () => {

@@ -38,4 +38,22 @@ describe('cli: a source with an item it cannot read is never complete', () => {
     assert.match(r.stdout, /Problem: \.flow\/tasks\/fn-1\.2\.json:2:\d+: invalid JSON/);
     assert.equal(runCli(ws.dir, ['status', '--json']).json().unreadable_items, 1);
   });
+
+  it('an epic file that does not parse is not "no task is ready": run refuses, next and status name it', () => {
+    ws = tempWorkspace('ralph-unreadable-epic-');
+    writeFlow(ws, [{ id: 'fn-1.1', status: 'todo' }]);
+    const epic = '{"id": "fn-1", "title": "E",\n  "status": "open" "depends_on_epics": []}\n';
+    ws.write('.flow/epics/fn-1.json', epic);
+    ws.write('.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
+    const run = runCli(ws.dir, ['run', '--max-iterations', '1', '--trust']);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stderr, /\.flow has a file that cannot be read[^]*\.flow\/epics\/fn-1\.json:2:\d+: invalid JSON/);
+    const next = runCli(ws.dir, ['next']);
+    assert.equal(next.code, 1);
+    assert.match(next.stderr, /\.flow\/epics\/fn-1\.json:2:\d+: invalid JSON/);
+    const status = runCli(ws.dir, ['status']);
+    assert.match(status.stdout, /\(\+1 unreadable item file: not complete/);
+    assert.match(status.stdout, /Problem: \.flow\/epics\/fn-1\.json:2:\d+: invalid JSON/);
+    assert.equal(ws.read('.flow/epics/fn-1.json'), epic);
+  });
 });

@@ -112,6 +112,22 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     assert.equal(story.retries?.attempts, 1);
   });
 
+  it('a person\'s `ralph task done` on the current story during a red-gate iteration is a failed attempt, not an engine error', async () => {
+    ws = make({ 'quantum.json': quantum([{ id: 'US-001' }]) });
+    const { runCli } = await import('../../support/cli');
+    let marked = false;
+    const run = await runEngine(ws, [bash('sleep 1'), say('Still working.')], {
+      config: { gates: { basic: 'false' }, maxIterations: 1 },
+      // From outside the agent's process tree, while it runs (as a person in another terminal).
+      onEvent: (e) => { if (e.type === 'tokens' && !marked) { marked = true; assert.equal(runCli(ws!.dir, ['task', 'done', 'US-001', '--force']).code, 0); } },
+    });
+    assert.ok(marked, run.lines.join('\n'));
+    assert.equal(run.result.state, 'capReached', run.lines.join('\n'));
+    assert.doesNotMatch(run.result.reason, /engine error/);
+    assert.equal(ofType(run.events, 'attemptFailed').length, 1);
+    assert.notEqual(statuses(ws)['US-001'], 'passed');
+  });
+
   it('deleting .ralph/attempts.json each iteration does not keep a box from blocking', async () => {
     ws = make({ 'RALPH_TASK.md': '# T\n\n- [ ] Make\n' });
     // The command guard refuses `rm .ralph/…`; a script does not ask.

@@ -141,6 +141,24 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     assert.equal(ralph(ws, ['trust']).code, 0, 'the user, outside the run, trusts');
   });
 
+  it('an agent found on PATH needs no trust: doctor asks it for its version in an untrusted workspace, and a configuration naming no program is run without trust', () => {
+    const ws = path.join(t.dir, 'ws');
+    const marker = path.join(t.dir, 'path-claude-ran');
+    markerAgent('bin/claude', marker);
+    t.write('ws/RALPH_TASK.md', '- [ ] a\n');
+    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' }, model: 'opus' }));
+    const env = { PATH: `${path.join(t.dir, 'bin')}${path.delimiter}${path.dirname(process.execPath)}` };
+    const doctor = ralph(ws, ['doctor', '--json'], env);
+    assert.equal(JSON.parse(doctor.stdout).trust.state, 'untrusted');
+    assert.equal(fs.existsSync(marker), true, 'the claude on PATH was asked for its version although the workspace is untrusted');
+    // Settings that name no program (model, caps) need no trust: past the trust check, run stops at the missing gates.
+    t.write('ws/.ralph/config.json', JSON.stringify({ model: 'opus', maxIterations: 3 }));
+    assert.equal(JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state, 'nothing');
+    const run = ralph(ws, ['run'], env);
+    assert.doesNotMatch(run.stderr, /refused: the workspace configuration/);
+    assert.match(run.stderr, /No gates configured/);
+  });
+
   it('containment weakened to "marker" in .ralph/config.json asks for trust again (breaker-s5 row 31)', () => {
     const ws = path.join(t.dir, 'ws');
     t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
@@ -281,6 +299,16 @@ describe('ralph run with the real claude: the gate weakened between runs, the ne
       const events = ws.read(`.ralph/runs/${runDir}/events.jsonl`);
       assert.match(activity, /SESSION START: .*--append-system-prompt «redacted»/);
       for (const text of [activity, events, first.stdout]) assert.doesNotMatch(text, /TRUSTTESTSECRET/);
+      // Nowhere else either: no file ralph wrote (run.json, progress.txt, the raw agent stream, the state folder's
+      // trust record and baselines), and no reader of the records (`ralph watch` — the dashboard follows the same
+      // events.jsonl —, `ralph status`).
+      const written = (dir: string): string[] => fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name)) : [];
+      const files = [...written(ws.file('.ralph')), ...written(path.join(ws.root, 'state'))].filter((f) => f !== ws!.file('.ralph/config.json'));
+      assert.ok(files.some((f) => f.endsWith('run.json')) && files.some((f) => f.endsWith('progress.txt')), files.join('\n'));
+      for (const f of files) assert.doesNotMatch(fs.readFileSync(f, 'latin1'), /TRUSTTESTSECRET/, f);
+      const readers = await Promise.all([['watch', '--run', runDir], ['watch', '--run', runDir, '--json'], ['status', '--json'], ['status']].map((args) => run(args)));
+      assert.match(readers[0]!.stdout, /SESSION START: .*--append-system-prompt «redacted»/);
+      for (const r of readers) assert.doesNotMatch(r.stdout + r.stderr, /TRUSTTESTSECRET/);
     } finally {
       await server.close();
     }

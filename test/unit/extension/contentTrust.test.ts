@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { checkWorkspaceTrust, trustWorkspace } from '../../../src/core/trust/workspaceTrust';
-import { ensureContentTrusted, TRUST_BUTTON } from '../../../src/extension/contentTrust';
+import { ensureContentTrusted, TRUST_BUTTON, type TrustUi } from '../../../src/extension/contentTrust';
 import { Logger } from '../../../src/extension/logger';
 import { recorded, resetFake } from '../../support/fakeVscode';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -88,5 +88,17 @@ describe('Ralph: Start asks before using untrusted workspace configuration (fake
     assert.equal(runs.isRunning(ws()), false);
     assert.equal(recorded.messages[0]!.options?.modal, true);
     runs.dispose();
+  });
+
+  it('asks through the ui it is given (the seam the real-host test answers through), and trusts what it showed', async () => {
+    t.write('ws/.ralph/config.json', '{"gates": {"basic": "npm test"}}');
+    const asked: string[] = [];
+    const ui: TrustUi = { confirm: async (m, d, a) => { asked.push(m, d, a); return true; }, warn: (m) => void asked.push(m), error: (m) => void asked.push(m) };
+    assert.equal(await ensureContentTrusted(ws(), new Logger(), ui), true);
+    assert.match(asked[0]!, /names programs to run\. Trust it\?/);
+    assert.match(asked[1]!, /\.ralph\/config\.json gates\.basic = "npm test"/);
+    assert.equal(asked[2], TRUST_BUTTON);
+    assert.deepEqual(recorded.messages, [], 'VS Code\'s own dialogs were not used');
+    assert.equal((await checkWorkspaceTrust(ws())).state, 'trusted');
   });
 });
