@@ -33,6 +33,17 @@ import { pickRound } from './rounds';
  * branch's gate. Events carry their lane (lane 0: the run's own).
  */
 
+/**
+ * `RALPH_TRACE_LANES=1`: one line per phase of each lane on stderr (`trace-lanes {"t":ms since the run began,"lane",
+ * "story","phase"}`), to see where a story's time goes (bench/lanes.bench.ts; docs/NOTES.md "Issue 19, lanes
+ * profile"). Off by default: no cost but the test of one variable.
+ */
+const TRACE = process.env.RALPH_TRACE_LANES === '1';
+const TRACE_T0 = performance.now();
+function trace(lane: number, story: string, phase: string): void {
+  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), lane, story, phase })}\n`);
+}
+
 /** Does a run with these options run in parallel: the quantum source, named or the folder's first source. */
 export function parallelApplies(folder: string, o: EngineOptions): boolean {
   if (o.source) return o.source === 'quantum';
@@ -274,25 +285,31 @@ class Coordinator {
     const doc = readQuantum(this.folder)?.doc;
     const s = doc?.data.stories.find((x) => x.id === id);
     const story: WorkItemRef = { source: 'quantum', id, title: s?.title ?? '' };
+    trace(index, id, 'dispatch');
     const created = await this.dispatcher.create(id).catch((err: Error) => { this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` }); return null; });
     if (!created) {
       await laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees()).catch(this.warn(`could not record ${id} failed`));
       return;
     }
+    trace(index, id, 'worktreeAdded');
     // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
     for (const name of ['commandPolicy', 'config', 'prompts'] as const) {
       const from = ralphFile(this.folder, name);
       if (existsSync(from)) await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`));
     }
+    trace(index, id, 'configCopied');
     const source = new LaneStorySource(this.folder, id, resolveActor(this.folder));
     const abort = new AbortController();
     const lane: Lane = { index, story, tree: created.tree, branch: created.branch, source, abort, timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false };
     this.lanes.set(index, lane);
     await laneStarted(this.folder, id, path.relative(this.folder, created.tree), this.round, this.activeTrees());
+    trace(index, id, 'quantumStarted');
     await this.writeLanes();
+    trace(index, id, 'lanesWritten');
     if (created.reused) this.emit({ type: 'warning', message: `lane ${index}: ${id} takes up its kept branch ${created.branch}` }, index);
     lane.done = this.runLane(lane).catch(this.warn(`lane ${index} (${id})`)).finally(() => {
       this.lanes.delete(index);
+      trace(index, id, 'freed');
       void this.writeLanes();
       this.poke();
     });
@@ -316,7 +333,7 @@ class Coordinator {
         onAgent: (pid, token) => { lane.agentPgid = pid; lane.agentToken = token; void this.writeLanes(); },
       },
     });
-    engine.on('event', (e) => this.fromLane(lane, e));
+    engine.on('event', (e) => { trace(lane.index, lane.story.id, `event:${e.type}`); this.fromLane(lane, e); });
     const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
     let result: { state: RunResult['state']; reason: string };
     try {
@@ -326,15 +343,19 @@ class Coordinator {
     } finally {
       clearTimeout(timer);
     }
+    trace(lane.index, lane.story.id, 'engineReturned');
     const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false) });
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
     await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
+    trace(lane.index, lane.story.id, 'leftoversSaved');
     // One merge at a time: the lanes' merges, gates and records go through one chain.
     const step = this.mergeChain.then(() => this.endLane(lane, d));
     this.mergeChain = step.then(() => undefined, () => undefined);
     await step;
+    trace(lane.index, lane.story.id, 'endLaneDone');
     // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or the next lane).
     await this.dispatcher.remove(lane.story.id).catch(this.warn(`could not remove ${LANE_DIR}/${lane.story.id}`));
+    trace(lane.index, lane.story.id, 'removed');
   }
 
   /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
@@ -344,9 +365,11 @@ class Coordinator {
     let outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released';
     let files: string[] | undefined;
     let durationMs = 0;
+    trace(lane.index, id, 'mergeSlot');
     if (d.kind === 'merge') {
       const t0 = Date.now();
       const merged = await this.dispatcher.merge(id);
+      trace(lane.index, id, 'merged');
       const gate = merged.kind === 'merged' ? await this.featureGate(lane) : null;
       const m = decideMerge({ merge: merged, gate });
       if (m.kind === 'fail' && m.undo && merged.kind === 'merged') await this.dispatcher.undoMerge(merged.before);
@@ -363,7 +386,9 @@ class Coordinator {
     lane.settled = true;
     const others = this.activeTrees();
     removeSnapshots(this.folder);
+    trace(lane.index, id, 'featureGateDone');
     await laneEnded(this.folder, id, end, others);
+    trace(lane.index, id, 'recorded');
     const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
     if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
