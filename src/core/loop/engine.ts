@@ -149,6 +149,8 @@ export interface EngineLane {
   source: WorkSource;
   nextIteration(): number;
   onAgent?(pid: number | null, token: string | null): void;
+  /** The run's actor, resolved once by the coordinator (the lane's tree has the repository's config): no git call per lane. */
+  actor?: string;
 }
 
 /** What {@link LoopEngine.run} resolves with. */
@@ -326,7 +328,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       if (parallel.parallelApplies(this.folder, this.o)) return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
     }
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
-    const actor = resolveActor(this.folder);
+    const actor = this.o.lane?.actor ?? resolveActor(this.folder);
     this.actor = actor;
     const source = this.o.lane?.source ?? this.pickSource(actor, this.firstItemSource());
     const unreadable = source.unreadable?.() ?? [];
@@ -405,7 +407,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null,
     });
     this.startedAt = record.startedAt;
-    await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
+    // A lane's `.ralph/` is kept out of git by the repository's info/exclude (parallel/dispatcher.ts excludeRunnerFiles).
+    if (!this.o.lane) await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
     await ensureHandoff(this.folder);
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
     this.sentinels.on('change', (c) => this.noteSentinels(c));
