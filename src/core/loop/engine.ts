@@ -964,7 +964,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       COMPLETE_SIGNAL_RULE: source.kind === 'quantum'
         ? 'The story is implemented, committed and verified: print `<quantum>STORY_PASSED</quantum>` and stop.'
         : 'Every task is done and verified: print `<promise>ALL_TASKS_DONE</promise>` and stop.',
-      GIT_NOTE: (await headSha(this.folder)) === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
+      GIT_NOTE: headAtStart === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
       GATES: gates ? `Run \`${gates.commands.basic ?? gates.commands.full ?? gates.commands.final}\` after each task${gates.commands.full ? `, \`${gates.commands.full}\` after a [risky] task` : ''}${gates.commands.final ? ` and \`${gates.commands.final}\` at the end` : ''}. The harness runs them again to verify.` : 'No gates are configured for this run.',
       ATTEMPTS: attemptsText,
       TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),

@@ -121,9 +121,10 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     return (await git(tree, ['rev-parse', 'HEAD'])).stdout.trim();
   }
 
+  /** No automatic `git maintenance` after the runner's merge (one process less per story; the person's own git still runs it). */
   async merge(id: string): Promise<MergeOutcome> {
     const before = (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim();
-    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
+    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
     if (r.exitCode === 0) return { kind: 'merged', before, after: (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim() };
     const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout.split('\n').map((l) => l.trim()).filter(Boolean);
     await git(this.folder, ['merge', '--abort'], { reject: false });
