@@ -151,6 +151,12 @@ export interface EngineLane {
   onAgent?(pid: number | null, token: string | null): void;
   /** The run's actor, resolved once by the coordinator (the lane's tree has the repository's config): no git call per lane. */
   actor?: string;
+  /**
+   * The lane's final gate was not repeated: `command` passed on the tree `state` (git.ts `treeState`, the same at the
+   * gate's start, end and now). The coordinator may then skip the same gate on the same tree after the merge
+   * (decide.ts `featureGateRepeats`).
+   */
+  onGreenTree?(green: { command: string; state: string }): void;
 }
 
 /** What {@link LoopEngine.run} resolves with. */
@@ -820,7 +826,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         const finalCommand = gates ? gateCommandFor(gates, 'final')?.command ?? null : null;
         const last = this.lastGreen;
         this.lastGreen = null;
-        if (last && finalGateRepeats({ lane: !!this.o.lane, finalCommand, lastGreen: last, treeNow: await treeState(this.folder) })) {
+        const treeNow = last && this.o.lane ? await treeState(this.folder) : null;
+        if (last && finalGateRepeats({ lane: !!this.o.lane, finalCommand, lastGreen: last, treeNow })) {
+          if (treeNow !== null) this.o.lane?.onGreenTree?.({ command: last.command, state: treeNow });
           return then({ kind: 'finalGate', hasGates: true, claimsAfter: (await this.truthNow(source)).unverified.map((i) => ref(i)), gate: { passed: true, command: last.command, exitCode: 0, summary: 'passed on this same tree just before' } });
         }
         const gate = await this.runTier(gates, 'final');

@@ -14,7 +14,7 @@ import { resolveActor } from '../../sources/actor';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
 import { recoverCrashedRuns } from '../crashRecovery';
-import { decideCoordinator, decideLaneEnd, decideMerge, type RunEnd } from '../decide';
+import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { SentinelWatcher } from '../sentinelWatcher';
@@ -72,6 +72,8 @@ interface Lane {
    * the next story at once, not after the merge queue.
    */
   working: boolean;
+  /** The lane's last green gate on a clean tree, when its final gate was not repeated (engine.ts `onGreenTree`). */
+  green: LaneGreen | null;
 }
 
 /**
@@ -338,7 +340,7 @@ class Coordinator {
       const s = doc?.data.stories.find((x) => x.id === m.id);
       const story: WorkItemRef = { source: 'quantum', id: m.id, title: s?.title ?? '' };
       const source = new LaneStorySource(this.folder, m.id, this.actor);
-      const lane: Lane = { index: m.index, story, tree: m.created.tree, branch: m.created.branch, source, abort: new AbortController(), timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false, working: true };
+      const lane: Lane = { index: m.index, story, tree: m.created.tree, branch: m.created.branch, source, abort: new AbortController(), timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false, working: true, green: null };
       this.lanes.set(m.index, lane);
       lanes.push(lane);
       if (m.created.reused) this.emit({ type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` }, m.index);
@@ -374,6 +376,7 @@ class Coordinator {
         index: lane.index, stateRoot: this.folder, source: lane.source, actor: this.actor,
         nextIteration: () => ++this.iterations,
         onAgent: (pid, token) => { lane.agentPgid = pid; lane.agentToken = token; void this.writeLanes(); },
+        onGreenTree: (green) => { lane.green = green; },
       },
     });
     engine.on('event', (e) => { trace(lane.index, lane.story.id, `event:${e.type}`); this.fromLane(lane, e); });
@@ -416,12 +419,15 @@ class Coordinator {
     let outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released';
     let files: string[] | undefined;
     let durationMs = 0;
+    let repeated = false;
     trace(lane.index, id, 'mergeSlot');
     if (d.kind === 'merge') {
       const t0 = Date.now();
       const merged = await this.dispatcher.merge(id);
       trace(lane.index, id, 'merged');
-      const gate = merged.kind === 'merged' ? await this.featureGate(lane) : null;
+      // The feature branch's gate, unless the lane's green gate already ran that command on the tree the merge made.
+      repeated = merged.kind === 'merged' && (await this.featureGateRepeated(lane));
+      const gate = merged.kind === 'merged' && !repeated ? await this.featureGate(lane) : null;
       const m = decideMerge({ merge: merged, gate });
       if (m.kind === 'fail' && m.undo && merged.kind === 'merged') await this.dispatcher.undoMerge(merged.before);
       durationMs = Date.now() - t0;
@@ -440,11 +446,24 @@ class Coordinator {
     trace(lane.index, id, 'featureGateDone');
     await laneEnded(this.folder, id, end, others);
     trace(lane.index, id, 'recorded');
-    const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
+    const reason = end.kind === 'passed' ? `merged into ${this.feature}${repeated ? ' (the same gate passed on this same tree in the lane: not run again)' : ''}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
     if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
     else if (end.kind === 'failed') this.emit({ type: 'itemBlocked', item: lane.story, reason: `${end.phase}: ${end.reason}` }, lane.index);
     await this.reportProgress();
+  }
+
+  /**
+   * Would the feature branch's gate repeat the lane's last green gate (decide.ts `featureGateRepeats`)? One git call
+   * (the merged tree and the green commit's tree), made only when the commands match and the lane's tree was clean.
+   */
+  private async featureGateRepeated(lane: Lane): Promise<boolean> {
+    const featureCommand = this.gates ? (gateCommandFor(this.gates, 'final')?.command ?? null) : null;
+    const commit = cleanCommitOf(lane.green?.state ?? null);
+    if (!lane.green || !commit || featureCommand !== lane.green.command) return false;
+    const r = await git(this.folder, ['rev-parse', 'HEAD^{tree}', `${commit}^{tree}`], { reject: false });
+    const [mergedTree = null, greenTree = null] = r.exitCode === 0 ? r.stdout.trim().split('\n') : [];
+    return featureGateRepeats({ featureCommand, laneGreen: lane.green, mergedTree, greenTree });
   }
 
   /** The feature branch's gate after a merge (the final tier, else the next one there is), in the folder itself. */
