@@ -427,6 +427,7 @@ class Coordinator {
       trace(lane.index, id, 'merged');
       // The feature branch's gate, unless the lane's green gate already ran that command on the tree the merge made.
       repeated = merged.kind === 'merged' && (await this.featureGateRepeated(lane));
+      trace(lane.index, id, repeated ? 'featureGateSkipped' : 'featureGateRuns');
       const gate = merged.kind === 'merged' && !repeated ? await this.featureGate(lane) : null;
       const m = decideMerge({ merge: merged, gate });
       if (m.kind === 'fail' && m.undo && merged.kind === 'merged') await this.dispatcher.undoMerge(merged.before);
