@@ -51,6 +51,13 @@ async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: num
 }
 
 async function main(): Promise<void> {
+  // BENCH_LANES_ONLY=N: one run with N lanes (for profiling: RALPH_TRACE_LANES=1, --cpu-prof, strace), no ratio.
+  const only = Number(process.env.BENCH_LANES_ONLY ?? 0);
+  if (only > 0) {
+    const r = await once(only);
+    emit({ name: 'lanes.wallMs', value: Math.round(r.wallMs), unit: 'ms', lanes: only, stories: STORIES, storyMs });
+    return;
+  }
   const one = await once(1);
   const four = await once(4);
   const ratio = four.wallMs / one.wallMs;

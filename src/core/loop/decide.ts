@@ -690,3 +690,45 @@ export function finalGateRepeats(o: { lane: boolean; finalCommand: string | null
   if (!o.lane || !g || o.finalCommand === null || g.command !== o.finalCommand) return false;
   return o.treeNow !== null && g.treeBefore === o.treeNow && g.treeAfter === o.treeNow;
 }
+
+/**
+ * The commit a gate ran on when the tree was clean: `state` is git.ts `treeState` (`git status --porcelain=v2 -z
+ * --branch --untracked-files=all`, then the listed paths' stats). Clean = no entry but the `# branch.*` headers (no
+ * change to a tracked file, no untracked file; ignored files such as `.ralph/` are never listed); the commit is the
+ * `# branch.oid` header. Null when the state is unknown, not clean, or names no commit (`(initial)`). Pure.
+ */
+export function cleanCommitOf(state: string | null): string | null {
+  if (state === null) return null;
+  const [status = ''] = state.split('\n', 1);
+  let oid: string | null = null;
+  for (const rec of status.split('\0')) {
+    if (!rec) continue;
+    if (!rec.startsWith('# ')) return null;
+    const m = /^# branch\.oid ([0-9a-f]{40,64})$/.exec(rec);
+    if (m) oid = m[1]!;
+  }
+  return oid;
+}
+
+/** A lane's last green gate on a clean tree (engine.ts tells the coordinator): its command and the tree it ran on. */
+export interface LaneGreen {
+  command: string;
+  /** git.ts `treeState` when it started, ended, and when the lane's final gate was decided (all equal). */
+  state: string;
+}
+
+/**
+ * May the coordinator skip the feature branch's gate after merging a lane (issue 19 bench; same reasoning as
+ * {@link finalGateRepeats})? Yes only when all of these hold, else the gate runs:
+ * - the feature gate's command (`featureCommand`, the final tier after the fallback) is the command of the lane's
+ *   last green gate (`laneGreen`), which ran on a clean tree (`cleanCommitOf(laneGreen.state)`);
+ * - the tree the merge made (`mergedTree`: `HEAD^{tree}` in the folder after the merge) is the tree of that commit
+ *   (`greenTree`): the feature branch had not moved since the lane began (or moved to the same content), and nothing
+ *   was committed in the lane after its gate (leftovers). The gate would run the same command on the same files.
+ * Unknown values (null) never match. Pure.
+ */
+export function featureGateRepeats(o: { featureCommand: string | null; laneGreen: LaneGreen | null; mergedTree: string | null; greenTree: string | null }): boolean {
+  if (o.featureCommand === null || !o.laneGreen || o.laneGreen.command !== o.featureCommand) return false;
+  if (cleanCommitOf(o.laneGreen.state) === null) return false;
+  return o.mergedTree !== null && o.greenTree !== null && o.mergedTree === o.greenTree;
+}

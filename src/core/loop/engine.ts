@@ -149,6 +149,14 @@ export interface EngineLane {
   source: WorkSource;
   nextIteration(): number;
   onAgent?(pid: number | null, token: string | null): void;
+  /** The run's actor, resolved once by the coordinator (the lane's tree has the repository's config): no git call per lane. */
+  actor?: string;
+  /**
+   * The lane's final gate was not repeated: `command` passed on the tree `state` (git.ts `treeState`, the same at the
+   * gate's start, end and now). The coordinator may then skip the same gate on the same tree after the merge
+   * (decide.ts `featureGateRepeats`).
+   */
+  onGreenTree?(green: { command: string; state: string }): void;
 }
 
 /** What {@link LoopEngine.run} resolves with. */
@@ -326,7 +334,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       if (parallel.parallelApplies(this.folder, this.o)) return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
     }
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
-    const actor = resolveActor(this.folder);
+    const actor = this.o.lane?.actor ?? resolveActor(this.folder);
     this.actor = actor;
     const source = this.o.lane?.source ?? this.pickSource(actor, this.firstItemSource());
     const unreadable = source.unreadable?.() ?? [];
@@ -405,7 +413,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null,
     });
     this.startedAt = record.startedAt;
-    await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
+    // A lane's `.ralph/` is kept out of git by the repository's info/exclude (parallel/dispatcher.ts excludeRunnerFiles).
+    if (!this.o.lane) await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
     await ensureHandoff(this.folder);
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
     this.sentinels.on('change', (c) => this.noteSentinels(c));
@@ -817,7 +826,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         const finalCommand = gates ? gateCommandFor(gates, 'final')?.command ?? null : null;
         const last = this.lastGreen;
         this.lastGreen = null;
-        if (last && finalGateRepeats({ lane: !!this.o.lane, finalCommand, lastGreen: last, treeNow: await treeState(this.folder) })) {
+        const treeNow = last && this.o.lane ? await treeState(this.folder) : null;
+        if (last && finalGateRepeats({ lane: !!this.o.lane, finalCommand, lastGreen: last, treeNow })) {
+          if (treeNow !== null) this.o.lane?.onGreenTree?.({ command: last.command, state: treeNow });
           return then({ kind: 'finalGate', hasGates: true, claimsAfter: (await this.truthNow(source)).unverified.map((i) => ref(i)), gate: { passed: true, command: last.command, exitCode: 0, summary: 'passed on this same tree just before' } });
         }
         const gate = await this.runTier(gates, 'final');
@@ -961,7 +972,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       COMPLETE_SIGNAL_RULE: source.kind === 'quantum'
         ? 'The story is implemented, committed and verified: print `<quantum>STORY_PASSED</quantum>` and stop.'
         : 'Every task is done and verified: print `<promise>ALL_TASKS_DONE</promise>` and stop.',
-      GIT_NOTE: (await headSha(this.folder)) === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
+      GIT_NOTE: headAtStart === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
       GATES: gates ? `Run \`${gates.commands.basic ?? gates.commands.full ?? gates.commands.final}\` after each task${gates.commands.full ? `, \`${gates.commands.full}\` after a [risky] task` : ''}${gates.commands.final ? ` and \`${gates.commands.final}\` at the end` : ''}. The harness runs them again to verify.` : 'No gates are configured for this run.',
       ATTEMPTS: attemptsText,
       TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),

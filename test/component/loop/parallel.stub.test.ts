@@ -90,9 +90,12 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.deepEqual(merges.map((x) => (x.e as { outcome: string }).outcome), ['merged', 'merged', 'merged']);
     assert.ok(new Set(events.filter((x) => x.e.type === 'iterationStarted').map((x) => x.lane)).size >= 2, 'iterations ran on two lanes');
     // Each one-story lane ran its basic gate once (its final gate would repeat it on the same tree), then the
-    // feature branch's gate after its merge: two gates per story, not three.
+    // feature branch's gate after its merge, unless the merge made exactly the tree that gate passed on (the first
+    // merge of A and B, both from the same head): at most two gates per story, never three.
     const gates = events.filter((x) => x.e.type === 'gateResult').map((x) => `${x.lane}:${(x.e as { tier: string }).tier}`);
-    assert.equal(gates.length, 6, gates.join(' '));
+    const notAgain = merges.filter((x) => /not run again/.test((x.e as { reason: string }).reason)).length;
+    assert.ok(notAgain >= 1 && notAgain <= 2, merges.map((x) => (x.e as { reason: string }).reason).join(' | '));
+    assert.equal(gates.length, 3 + 3 - notAgain, gates.join(' '));
     assert.equal(git(ws.dir, 'rev-parse', '--abbrev-ref', 'HEAD'), 'ql/demo');
     for (const f of ['a.txt', 'b.txt', 'c.txt']) assert.ok(ws.t.exists(f), `${f} merged into the feature branch`);
     const log = fs.readFileSync(path.join(ws.dir, '.ralph', 'runs', result.runId, 'events.jsonl'), 'utf8');

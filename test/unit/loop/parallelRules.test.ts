@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { decideCoordinator, decideLaneEnd, decideMerge, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation } from '../../../src/core/loop/decide';
+import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, featureGateRepeats, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation, type LaneGreen } from '../../../src/core/loop/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
 import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
@@ -125,4 +125,29 @@ describe('a lane\'s final gate that would repeat a green gate (issue 19, decide.
     ['an unknown tree state at the gate', { lane: true, finalCommand: 'npm test', lastGreen: green({ treeBefore: null, treeAfter: null }), treeNow: null }, false],
   ];
   for (const [name, o, want] of cases) it(name, () => assert.equal(finalGateRepeats(o), want));
+});
+
+describe('the feature branch\'s gate that would repeat a lane\'s green gate (issue 19, decide.ts featureGateRepeats)', () => {
+  const sha = 'a'.repeat(40);
+  // git status --porcelain=v2 -z --branch --untracked-files=all, then "\n" and the listed paths' stats (git.ts treeState).
+  const clean = `# branch.oid ${sha}\0# branch.head ql-wt/A\0\n`;
+  const dirty = `# branch.oid ${sha}\0# branch.head ql-wt/A\0? new.txt\0\n12:1:1:7`;
+  it('reads the commit of a clean tree, and nothing of a dirty, unknown or unborn one', () => {
+    assert.equal(cleanCommitOf(clean), sha);
+    assert.equal(cleanCommitOf(dirty), null);
+    assert.equal(cleanCommitOf(`# branch.oid ${sha}\0# branch.head x\x001 .M N... 100644 100644 100644 ${sha} ${sha} a.txt\0\n1:1:1:1`), null);
+    assert.equal(cleanCommitOf(null), null);
+    assert.equal(cleanCommitOf('# branch.oid (initial)\0# branch.head main\0\n'), null);
+  });
+  const green = (o: Partial<LaneGreen> = {}): LaneGreen => ({ command: 'npm test', state: clean, ...o });
+  const cases: [string, { featureCommand: string | null; laneGreen: LaneGreen | null; mergedTree: string | null; greenTree: string | null }, boolean][] = [
+    ['the merge made exactly the tree the lane\'s same gate passed on: not run again', { featureCommand: 'npm test', laneGreen: green(), mergedTree: 'T', greenTree: 'T' }, true],
+    ['the feature branch moved (another lane merged first): the merged tree differs, it runs', { featureCommand: 'npm test', laneGreen: green(), mergedTree: 'M', greenTree: 'T' }, false],
+    ['another feature command runs', { featureCommand: 'npm run test:all', laneGreen: green(), mergedTree: 'T', greenTree: 'T' }, false],
+    ['no green gate noted in the lane (its final gate ran, or none passed)', { featureCommand: 'npm test', laneGreen: null, mergedTree: 'T', greenTree: 'T' }, false],
+    ['the lane\'s gate ran on a dirty tree', { featureCommand: 'npm test', laneGreen: green({ state: dirty }), mergedTree: 'T', greenTree: 'T' }, false],
+    ['no feature gate configured', { featureCommand: null, laneGreen: green(), mergedTree: 'T', greenTree: 'T' }, false],
+    ['unknown trees', { featureCommand: 'npm test', laneGreen: green(), mergedTree: null, greenTree: null }, false],
+  ];
+  for (const [name, o, want] of cases) it(name, () => assert.equal(featureGateRepeats(o), want));
 });

@@ -14,14 +14,14 @@ import { resolveActor } from '../../sources/actor';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
 import { recoverCrashedRuns } from '../crashRecovery';
-import { decideCoordinator, decideLaneEnd, decideMerge, type RunEnd } from '../decide';
+import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
 import { LaneStorySource } from './laneSource';
 import { removeSnapshots } from '../../store/snapshotCache';
-import { laneEnded, laneStarted, type StoryEnd } from './quantumRuntime';
+import { laneEnded, lanesStarted, type StoryEnd } from './quantumRuntime';
 import { recoverParallel } from './recovery';
 import { pickRound } from './rounds';
 
@@ -32,6 +32,17 @@ import { pickRound } from './rounds';
  * rounds.ts (`pickRound`); this file observes, asks them, and acts. One merge at a time, each followed by the feature
  * branch's gate. Events carry their lane (lane 0: the run's own).
  */
+
+/**
+ * `RALPH_TRACE_LANES=1`: one line per phase of each lane on stderr (`trace-lanes {"t":ms since the run began,"lane",
+ * "story","phase"}`), to see where a story's time goes (bench/lanes.bench.ts; docs/NOTES.md "Issue 19, lanes
+ * profile"). Off by default: no cost but the test of one variable.
+ */
+const TRACE = process.env.RALPH_TRACE_LANES === '1';
+const TRACE_T0 = performance.now();
+function trace(lane: number, story: string, phase: string): void {
+  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), lane, story, phase })}\n`);
+}
 
 /** Does a run with these options run in parallel: the quantum source, named or the folder's first source. */
 export function parallelApplies(folder: string, o: EngineOptions): boolean {
@@ -55,6 +66,14 @@ interface Lane {
   agentToken: string | null;
   /** Its end is being recorded: no longer one of quantum.json's `activeWorktrees`. */
   settled: boolean;
+  /**
+   * Its engine still runs (the agent's lane is taken). False once the engine returned: the story then waits for its
+   * merge, still a running story for the rounds (its files taken, its dependents waiting), but its lane is free for
+   * the next story at once, not after the merge queue.
+   */
+  working: boolean;
+  /** The lane's last green gate on a clean tree, when its final gate was not repeated (engine.ts `onGreenTree`). */
+  green: LaneGreen | null;
 }
 
 /**
@@ -103,6 +122,8 @@ class Coordinator {
   private readonly maxParallel: number;
   private readonly storyTimeoutMs: number;
   private lastProgress = '';
+  /** The run's actor (git identity or $USER), resolved once for every lane. */
+  private actor = 'unknown';
 
   constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void) {
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
@@ -127,7 +148,8 @@ class Coordinator {
     await excludeRunnerFiles(this.folder);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
     for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes) this.emit({ type: 'warning', message: note });
-    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: resolveActor(this.folder) }), this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: true });
+    this.actor = resolveActor(this.folder);
+    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: this.actor }), this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: true });
     for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
@@ -153,6 +175,7 @@ class Coordinator {
         const stop = c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null;
         const stories = readQuantum(this.folder)?.doc?.data.stories ?? [];
         const running = [...this.lanes.values()].map((l) => l.story.id);
+        const working = [...this.lanes.values()].filter((l) => l.working).length;
         const d = decideCoordinator({ maxIterations, maxCostUsd: maxCost, maxWallMs }, {
           cancelled: o.signal?.aborted ?? false, stop, pause: c.pause.length > 0, costUsd: this.cost, iterations: this.iterations,
           elapsedMs: Date.now() - t0, running: running.length, ready: pickRound(stories, running, this.maxParallel).length,
@@ -169,11 +192,11 @@ class Coordinator {
           break;
         }
         if (d.kind === 'dispatch') {
-          const free = this.maxParallel - running.length;
+          const free = this.maxParallel - working;
           const ids = pickRound(stories, running, free);
           if (ids.length) {
             this.round++;
-            for (const id of ids) await this.startLane(id);
+            await this.startLanes(ids);
             continue;
           }
         }
@@ -189,6 +212,8 @@ class Coordinator {
       this.sentinels.close();
     }
     await this.mergeChain;
+    // Trees are removed off the lanes' critical path; none is left behind when the run ends.
+    await Promise.all(this.removing.values());
     // A lane's agent could have forged this folder's status / next answers in the user's cache (breaker-s5 row 23).
     removeSnapshots(this.folder);
     const progress = this.progress();
@@ -252,16 +277,29 @@ class Coordinator {
     }
   }
 
-  private freeIndex(): number {
-    for (let i = 1; ; i++) if (!this.lanes.has(i)) return i;
+  /** The lowest lane number not in use (a lane waiting for its merge keeps its number until its `laneMerge`). */
+  private freeIndex(reserved: ReadonlySet<number>): number {
+    for (let i = 1; ; i++) if (!this.lanes.has(i) && !reserved.has(i)) return i;
   }
 
   private lanesWrite: Promise<void> = Promise.resolve();
+  private lanesWriteQueued: Promise<void> | null = null;
+  /** Trees being removed, by story id (a story started again waits for its old tree to go). */
+  private readonly removing = new Map<string, Promise<void>>();
 
-  /** Writes run.json `lanes[]`; one write at a time, each taking the lanes as they are when it runs (never an older view last). */
+  /**
+   * Writes run.json `lanes[]`; one write at a time, each taking the lanes as they are when it runs (never an older
+   * view last). Calls made while a write waits to start share it (one write for a burst of changes).
+   */
   private writeLanes(): Promise<void> {
-    this.lanesWrite = this.lanesWrite.then(() => this.writeLanesNow());
-    return this.lanesWrite;
+    if (this.lanesWriteQueued) return this.lanesWriteQueued;
+    const next = this.lanesWrite.then(() => {
+      this.lanesWriteQueued = null;
+      return this.writeLanesNow();
+    });
+    this.lanesWriteQueued = next;
+    this.lanesWrite = next;
+    return next;
   }
 
   private async writeLanesNow(): Promise<void> {
@@ -269,33 +307,57 @@ class Coordinator {
     await updateRunRecord(this.folder, this.runId, { lanes, iteration: this.iterations, costUsd: this.cost }).catch(this.warn('could not write the lanes to run.json'));
   }
 
-  private async startLane(id: string): Promise<void> {
-    const index = this.freeIndex();
+  /**
+   * Starts a lane for each story of `ids` (one round): their worktrees are created at once, then one quantum.json
+   * write marks them all started and one run.json write lists them, then each lane's engine starts.
+   */
+  private async startLanes(ids: readonly string[]): Promise<void> {
+    const reserved = new Set<number>();
+    const picks = ids.map((id) => { const index = this.freeIndex(reserved); reserved.add(index); trace(index, id, 'dispatch'); return { id, index }; });
     const doc = readQuantum(this.folder)?.doc;
-    const s = doc?.data.stories.find((x) => x.id === id);
-    const story: WorkItemRef = { source: 'quantum', id, title: s?.title ?? '' };
-    const created = await this.dispatcher.create(id).catch((err: Error) => { this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` }); return null; });
-    if (!created) {
+    const made = await Promise.all(picks.map(async ({ id, index }) => {
+      // A story started again (a failed attempt) waits for its previous tree to be removed.
+      await this.removing.get(id);
+      const created = await this.dispatcher.create(id).catch((err: Error) => { this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` }); return null; });
+      trace(index, id, 'worktreeAdded');
+      if (!created) return null;
+      // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
+      for (const name of ['commandPolicy', 'config', 'prompts'] as const) {
+        const from = ralphFile(this.folder, name);
+        if (existsSync(from)) await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`));
+      }
+      trace(index, id, 'configCopied');
+      return { id, index, created };
+    }));
+    for (const [i, m] of made.entries()) {
+      if (m) continue;
+      const id = picks[i]!.id;
       await laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees()).catch(this.warn(`could not record ${id} failed`));
-      return;
     }
-    // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
-    for (const name of ['commandPolicy', 'config', 'prompts'] as const) {
-      const from = ralphFile(this.folder, name);
-      if (existsSync(from)) await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`));
+    const lanes: Lane[] = [];
+    for (const m of made) {
+      if (!m) continue;
+      const s = doc?.data.stories.find((x) => x.id === m.id);
+      const story: WorkItemRef = { source: 'quantum', id: m.id, title: s?.title ?? '' };
+      const source = new LaneStorySource(this.folder, m.id, this.actor);
+      const lane: Lane = { index: m.index, story, tree: m.created.tree, branch: m.created.branch, source, abort: new AbortController(), timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false, working: true, green: null };
+      this.lanes.set(m.index, lane);
+      lanes.push(lane);
+      if (m.created.reused) this.emit({ type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` }, m.index);
     }
-    const source = new LaneStorySource(this.folder, id, resolveActor(this.folder));
-    const abort = new AbortController();
-    const lane: Lane = { index, story, tree: created.tree, branch: created.branch, source, abort, timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false };
-    this.lanes.set(index, lane);
-    await laneStarted(this.folder, id, path.relative(this.folder, created.tree), this.round, this.activeTrees());
+    if (!lanes.length) return;
+    await lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), this.round, this.activeTrees());
+    for (const l of lanes) trace(l.index, l.story.id, 'quantumStarted');
     await this.writeLanes();
-    if (created.reused) this.emit({ type: 'warning', message: `lane ${index}: ${id} takes up its kept branch ${created.branch}` }, index);
-    lane.done = this.runLane(lane).catch(this.warn(`lane ${index} (${id})`)).finally(() => {
-      this.lanes.delete(index);
-      void this.writeLanes();
-      this.poke();
-    });
+    for (const lane of lanes) {
+      trace(lane.index, lane.story.id, 'lanesWritten');
+      lane.done = this.runLane(lane).catch(this.warn(`lane ${lane.index} (${lane.story.id})`)).finally(() => {
+        this.lanes.delete(lane.index);
+        trace(lane.index, lane.story.id, 'freed');
+        void this.writeLanes();
+        this.poke();
+      });
+    }
   }
 
   private activeTrees(): string[] {
@@ -311,12 +373,13 @@ class Coordinator {
       maxIterations: o.maxIterations ?? o.config.maxIterations, maxCostUsd: 0, maxWallTimeMs: this.storyTimeoutMs,
       reviewer: o.reviewer, continueOnBlocked: true, agentEnv: o.agentEnv, timing: o.timing, signal: AbortSignal.any(signals), runId: this.runId,
       lane: {
-        index: lane.index, stateRoot: this.folder, source: lane.source,
+        index: lane.index, stateRoot: this.folder, source: lane.source, actor: this.actor,
         nextIteration: () => ++this.iterations,
         onAgent: (pid, token) => { lane.agentPgid = pid; lane.agentToken = token; void this.writeLanes(); },
+        onGreenTree: (green) => { lane.green = green; },
       },
     });
-    engine.on('event', (e) => this.fromLane(lane, e));
+    engine.on('event', (e) => { trace(lane.index, lane.story.id, `event:${e.type}`); this.fromLane(lane, e); });
     const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
     let result: { state: RunResult['state']; reason: string };
     try {
@@ -326,15 +389,27 @@ class Coordinator {
     } finally {
       clearTimeout(timer);
     }
+    trace(lane.index, lane.story.id, 'engineReturned');
+    // The agent's lane is free: the next story may start while this one waits for its merge.
+    lane.working = false;
+    this.poke();
     const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false) });
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
     await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
+    trace(lane.index, lane.story.id, 'leftoversSaved');
     // One merge at a time: the lanes' merges, gates and records go through one chain.
     const step = this.mergeChain.then(() => this.endLane(lane, d));
     this.mergeChain = step.then(() => undefined, () => undefined);
     await step;
-    // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or the next lane).
-    await this.dispatcher.remove(lane.story.id).catch(this.warn(`could not remove ${LANE_DIR}/${lane.story.id}`));
+    trace(lane.index, lane.story.id, 'endLaneDone');
+    // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or
+    // the next lane), off the critical path: the run waits for every removal before it ends.
+    const id = lane.story.id;
+    const removal = this.dispatcher.remove(id).catch(this.warn(`could not remove ${LANE_DIR}/${id}`)).finally(() => {
+      if (this.removing.get(id) === removal) this.removing.delete(id);
+      trace(lane.index, id, 'removed');
+    });
+    this.removing.set(id, removal);
   }
 
   /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
@@ -344,10 +419,16 @@ class Coordinator {
     let outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released';
     let files: string[] | undefined;
     let durationMs = 0;
+    let repeated = false;
+    trace(lane.index, id, 'mergeSlot');
     if (d.kind === 'merge') {
       const t0 = Date.now();
       const merged = await this.dispatcher.merge(id);
-      const gate = merged.kind === 'merged' ? await this.featureGate(lane) : null;
+      trace(lane.index, id, 'merged');
+      // The feature branch's gate, unless the lane's green gate already ran that command on the tree the merge made.
+      repeated = merged.kind === 'merged' && (await this.featureGateRepeated(lane));
+      trace(lane.index, id, repeated ? 'featureGateSkipped' : 'featureGateRuns');
+      const gate = merged.kind === 'merged' && !repeated ? await this.featureGate(lane) : null;
       const m = decideMerge({ merge: merged, gate });
       if (m.kind === 'fail' && m.undo && merged.kind === 'merged') await this.dispatcher.undoMerge(merged.before);
       durationMs = Date.now() - t0;
@@ -363,12 +444,27 @@ class Coordinator {
     lane.settled = true;
     const others = this.activeTrees();
     removeSnapshots(this.folder);
+    trace(lane.index, id, 'featureGateDone');
     await laneEnded(this.folder, id, end, others);
-    const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
+    trace(lane.index, id, 'recorded');
+    const reason = end.kind === 'passed' ? `merged into ${this.feature}${repeated ? ' (the same gate passed on this same tree in the lane: not run again)' : ''}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
     if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
     else if (end.kind === 'failed') this.emit({ type: 'itemBlocked', item: lane.story, reason: `${end.phase}: ${end.reason}` }, lane.index);
     await this.reportProgress();
+  }
+
+  /**
+   * Would the feature branch's gate repeat the lane's last green gate (decide.ts `featureGateRepeats`)? One git call
+   * (the merged tree and the green commit's tree), made only when the commands match and the lane's tree was clean.
+   */
+  private async featureGateRepeated(lane: Lane): Promise<boolean> {
+    const featureCommand = this.gates ? (gateCommandFor(this.gates, 'final')?.command ?? null) : null;
+    const commit = cleanCommitOf(lane.green?.state ?? null);
+    if (!lane.green || !commit || featureCommand !== lane.green.command) return false;
+    const r = await git(this.folder, ['rev-parse', 'HEAD^{tree}', `${commit}^{tree}`], { reject: false });
+    const [mergedTree = null, greenTree = null] = r.exitCode === 0 ? r.stdout.trim().split('\n') : [];
+    return featureGateRepeats({ featureCommand, laneGreen: lane.green, mergedTree, greenTree });
   }
 
   /** The feature branch's gate after a merge (the final tier, else the next one there is), in the folder itself. */

@@ -62,6 +62,25 @@ export async function excludeRunnerFiles(folder: string): Promise<void> {
   await writeFile(file, `${text}${text && !text.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n`);
 }
 
+/**
+ * Does the tree at `tree` hold changes other than the runner's files ({@link RUNNER_FILES}; ignored files never
+ * count): one `git status --porcelain=v1 -z --untracked-files=all`. A status git cannot give counts as changes (the
+ * caller then runs the full save, whose errors name the problem).
+ */
+export async function hasLeftovers(tree: string): Promise<boolean> {
+  const r = await git(tree, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], { reject: false });
+  if (r.exitCode !== 0) return true;
+  const entries = r.stdout.split('\0');
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e.length < 4) continue;
+    // "XY path"; a rename or copy (X or Y is R or C) is followed by its original path as the next entry.
+    if (e[0] === 'R' || e[0] === 'C' || e[1] === 'R' || e[1] === 'C') i++;
+    if (!RUNNER_FILES.includes(e.slice(3))) return true;
+  }
+  return false;
+}
+
 /** `-c user.name/user.email` for the runner's own commits when git has no identity configured (else none: the person's). */
 async function identity(cwd: string): Promise<string[]> {
   const name = (await git(cwd, ['config', 'user.name'], { reject: false })).stdout.trim();
@@ -77,17 +96,22 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
   async create(id: string) {
     const tree = laneTree(this.folder, id);
     const branch = laneBranch(id);
-    const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { reject: false })).exitCode === 0;
     await mkdir(path.dirname(tree), { recursive: true });
-    // A branch kept from an earlier lane (a crash, a stop) is taken up again: what it committed is not lost.
-    if (exists) await git(this.folder, ['worktree', 'add', tree, branch]);
-    else await git(this.folder, ['worktree', 'add', '-b', branch, tree, this.featureBranch]);
-    return { tree, branch, reused: exists };
+    // One git call in the usual case: a new branch from the feature branch. `-b` refuses an existing branch: a
+    // branch kept from an earlier lane (a crash, a stop) is then taken up again, so what it committed is not lost.
+    const fresh = await git(this.folder, ['worktree', 'add', '-b', branch, tree, this.featureBranch], { reject: false });
+    if (fresh.exitCode === 0) return { tree, branch, reused: false };
+    const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { reject: false })).exitCode === 0;
+    if (!exists) throw new Error(`git worktree add -b ${branch} ${tree} ${this.featureBranch}: ${(fresh.stderr || fresh.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+    await git(this.folder, ['worktree', 'add', tree, branch]);
+    return { tree, branch, reused: true };
   }
 
   async saveLeftovers(id: string, message: string) {
     const tree = laneTree(this.folder, id);
     if (!existsSync(tree)) return null;
+    // One git call when the agent committed everything (the usual case): nothing but runner files is left.
+    if (!(await hasLeftovers(tree))) return null;
     await git(tree, ['add', '-A']);
     // The runner's files are never a lane's work (ignored ones, .ralph/ and .ql-wt/, are never added at all).
     for (const f of RUNNER_FILES) if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
@@ -97,9 +121,10 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     return (await git(tree, ['rev-parse', 'HEAD'])).stdout.trim();
   }
 
+  /** No automatic `git maintenance` after the runner's merge (one process less per story; the person's own git still runs it). */
   async merge(id: string): Promise<MergeOutcome> {
     const before = (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim();
-    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
+    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
     if (r.exitCode === 0) return { kind: 'merged', before, after: (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim() };
     const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout.split('\n').map((l) => l.trim()).filter(Boolean);
     await git(this.folder, ['merge', '--abort'], { reject: false });
@@ -114,7 +139,8 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
 
   async remove(id: string) {
     const tree = laneTree(this.folder, id);
-    if (existsSync(tree)) await git(this.folder, ['worktree', 'remove', '--force', tree], { reject: false });
-    await git(this.folder, ['worktree', 'prune'], { reject: false });
+    // `worktree remove` also removes git's record of the tree; `prune` is for a tree deleted behind git's back.
+    const removed = existsSync(tree) && (await git(this.folder, ['worktree', 'remove', '--force', tree], { reject: false })).exitCode === 0;
+    if (!removed) await git(this.folder, ['worktree', 'prune'], { reject: false });
   }
 }

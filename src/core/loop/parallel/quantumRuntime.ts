@@ -56,15 +56,22 @@ function failure(doc: QuantumDoc, i: number, entry: Omit<QuantumFailureEntry, 'a
 
 /** A lane took story `id`: `in_progress`, `startedAt` now, `worktree` (relative path), the round and the active trees. */
 export function laneStarted(folder: string, id: string, worktree: string, round: number, active: readonly string[]): Promise<void> {
-  return editQuantum(folder, (doc, now) => {
-    const i = indexOf(doc, id);
-    return [
-      { op: 'set', path: ['stories', i, 'status'], value: 'in_progress' },
-      { op: 'set', path: ['stories', i, 'startedAt'], value: now },
-      { op: 'set', path: ['stories', i, 'worktree'], value: worktree },
-      ...execution(doc, { currentWave: round, activeWorktrees: [...active] }),
-    ];
-  });
+  return lanesStarted(folder, [{ id, worktree }], round, active);
+}
+
+/** {@link laneStarted} for every lane of a round at once: one locked write of quantum.json. */
+export function lanesStarted(folder: string, starts: readonly { id: string; worktree: string }[], round: number, active: readonly string[]): Promise<void> {
+  return editQuantum(folder, (doc, now) => [
+    ...starts.flatMap(({ id, worktree }): JsonChange[] => {
+      const i = indexOf(doc, id);
+      return [
+        { op: 'set', path: ['stories', i, 'status'], value: 'in_progress' },
+        { op: 'set', path: ['stories', i, 'startedAt'], value: now },
+        { op: 'set', path: ['stories', i, 'worktree'], value: worktree },
+      ];
+    }),
+    ...execution(doc, { currentWave: round, activeWorktrees: [...active] }),
+  ]);
 }
 
 /** A lane's attempt failed and the lane retries: attempts + 1 and a failure entry; the story stays `in_progress`. */
