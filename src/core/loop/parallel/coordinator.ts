@@ -21,7 +21,7 @@ import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
 import { LaneStorySource } from './laneSource';
 import { removeSnapshots } from '../../store/snapshotCache';
-import { laneEnded, laneStarted, type StoryEnd } from './quantumRuntime';
+import { laneEnded, laneStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
 import { recoverParallel } from './recovery';
 import { pickRound } from './rounds';
 
@@ -103,6 +103,13 @@ class Coordinator {
   private readonly maxParallel: number;
   private readonly storyTimeoutMs: number;
   private lastProgress = '';
+  /**
+   * The status of every story of the main folder's quantum.json as the coordinator last wrote or found it (issue 11,
+   * breaker-s5 row 36): the coordinator is the only writer of statuses there; see {@link guardMain}.
+   */
+  private readonly expected = new Map<string, string>();
+  /** The coordinator's status writes and the guard's checks, one at a time. */
+  private mainChain: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void) {
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
@@ -138,6 +145,7 @@ class Coordinator {
       parallel: { maxParallel: this.maxParallel, featureBranch: this.feature }, lanes: [],
     });
     this.startedAt = record.startedAt;
+    for (const s of readQuantum(this.folder)?.doc?.data.stories ?? []) this.expected.set(s.id, s.status);
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
     this.sentinels.on('change', () => this.poke());
     const onAbort = () => this.poke();
@@ -151,6 +159,7 @@ class Coordinator {
       for (;;) {
         const c = this.sentinels.check();
         const stop = c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null;
+        await this.guardMain();
         const stories = readQuantum(this.folder)?.doc?.data.stories ?? [];
         const running = [...this.lanes.values()].map((l) => l.story.id);
         const d = decideCoordinator({ maxIterations, maxCostUsd: maxCost, maxWallMs }, {
@@ -189,6 +198,7 @@ class Coordinator {
       this.sentinels.close();
     }
     await this.mergeChain;
+    await this.guardMain();
     // A lane's agent could have forged this folder's status / next answers in the user's cache (breaker-s5 row 23).
     removeSnapshots(this.folder);
     const progress = this.progress();
@@ -276,7 +286,7 @@ class Coordinator {
     const story: WorkItemRef = { source: 'quantum', id, title: s?.title ?? '' };
     const created = await this.dispatcher.create(id).catch((err: Error) => { this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` }); return null; });
     if (!created) {
-      await laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees()).catch(this.warn(`could not record ${id} failed`));
+      await this.writeStatus(id, 'failed', () => laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees())).catch(this.warn(`could not record ${id} failed`));
       return;
     }
     // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
@@ -284,11 +294,11 @@ class Coordinator {
       const from = ralphFile(this.folder, name);
       if (existsSync(from)) await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`));
     }
-    const source = new LaneStorySource(this.folder, id, resolveActor(this.folder));
+    const source = new LaneStorySource(this.folder, id, resolveActor(this.folder), () => this.guardMain());
     const abort = new AbortController();
     const lane: Lane = { index, story, tree: created.tree, branch: created.branch, source, abort, timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false };
     this.lanes.set(index, lane);
-    await laneStarted(this.folder, id, path.relative(this.folder, created.tree), this.round, this.activeTrees());
+    await this.writeStatus(id, 'in_progress', () => laneStarted(this.folder, id, path.relative(this.folder, created.tree), this.round, this.activeTrees()));
     await this.writeLanes();
     if (created.reused) this.emit({ type: 'warning', message: `lane ${index}: ${id} takes up its kept branch ${created.branch}` }, index);
     lane.done = this.runLane(lane).catch(this.warn(`lane ${index} (${id})`)).finally(() => {
@@ -296,6 +306,42 @@ class Coordinator {
       void this.writeLanes();
       this.poke();
     });
+  }
+
+  /** One coordinator write of story `id`'s status (`status`, as `write` records it), in turn with the guard's checks. */
+  private writeStatus(id: string, status: string, write: () => Promise<void>): Promise<void> {
+    const step = this.mainChain.then(async () => {
+      await write();
+      this.expected.set(id, status);
+    });
+    this.mainChain = step.catch(() => undefined);
+    return step;
+  }
+
+  /**
+   * Puts back every story status of the main folder's quantum.json that the coordinator did not write (issue 11,
+   * breaker-s5 row 36: a lane's agent set `US-002=passed` there), with a `claimPutBack` event naming the stories,
+   * what they were set to and the lanes at work. Run before each round, by each lane before it reads its story
+   * (LaneStorySource), before each merge and record, and at the end. A quantum.json that cannot be read is left to
+   * the run's readers (they refuse it; nothing in it counts).
+   */
+  private guardMain(): Promise<void> {
+    const step = this.mainChain.then(async () => {
+      const stories = readQuantum(this.folder)?.doc?.data.stories;
+      if (!stories) return;
+      const drift = statusDrift(this.expected, stories);
+      if (!drift.length) return;
+      await putBackStatuses(this.folder, drift);
+      const lanes = [...this.lanes.values()].map((l) => `lane ${l.index} (${l.story.id})`);
+      for (const d of drift) {
+        const item = { source: 'quantum' as const, id: d.id, title: stories.find((s) => s.id === d.id)?.title ?? '' };
+        const lane = [...this.lanes.values()].find((l) => l.story.id === d.id);
+        this.emit({ type: 'claimPutBack', items: [item], reason: `status set to ${d.found} in the main folder's quantum.json by no write of the coordinator${lanes.length ? ` while ${lanes.join(', ')} worked` : ''}; only the coordinator records statuses in a parallel run: back to ${d.expected}` }, lane?.index ?? 0);
+      }
+      await this.reportProgress();
+    });
+    this.mainChain = step.catch(() => undefined);
+    return step.catch(this.warn('could not check the main quantum.json for status changes'));
   }
 
   private activeTrees(): string[] {
@@ -363,7 +409,8 @@ class Coordinator {
     lane.settled = true;
     const others = this.activeTrees();
     removeSnapshots(this.folder);
-    await laneEnded(this.folder, id, end, others);
+    await this.guardMain();
+    await this.writeStatus(id, end.kind === 'passed' ? 'passed' : end.kind === 'failed' ? 'failed' : 'pending', () => laneEnded(this.folder, id, end, others));
     const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
     if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
