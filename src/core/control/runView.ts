@@ -329,7 +329,8 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'itemBlocked': return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemsVanished': return `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
     case 'laneMerge': return `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
-    case 'claimPutBack': return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}`;
+    case 'claimPutBack': return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`;
+    case 'fileRestored': return `↩ RESTORED ${e.file} — ${firstLine(e.problem)}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`;
     case 'progress': return `📋 Tasks: ${e.done}/${e.total} complete`;
     case 'pauseRequested': return '⏸ PAUSE requested';
     case 'paused': return '⏸ PAUSED';

@@ -4,7 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import * as path from 'node:path';
 import { writeTextAtomic } from '../store/atomicWrite';
 import { userStateDir } from '../store/userStateDir';
-import { isClaimBaseline, type ClaimBaseline } from '../model/claimBaseline';
+import { isClaimBaseline, leastDone, type ClaimBaseline } from '../model/claimBaseline';
 
 /**
  * The engine's mirror of a run's claim baseline outside the workspace (issue 11 K2/K3): the agent can edit
@@ -19,13 +19,27 @@ export function baselineMirrorPath(folder: string, runId: string, env: NodeJS.Pr
 
 /** The folder holding the mirrors of `folder`'s runs: `$XDG_STATE_HOME/ralph/baselines/<sha256(real folder)[:32]>/`. */
 export function baselineMirrorDir(folder: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(userStateDir(env), 'baselines', folderKey(folder));
+}
+
+/** `sha256(real path of folder)[:32]`, the folder's name in the state folder. */
+function folderKey(folder: string): string {
   let real = path.resolve(folder);
   try {
     real = realpathSync(folder);
   } catch {
     // the folder as given
   }
-  return path.join(userStateDir(env), 'baselines', createHash('sha256').update(real).digest('hex').slice(0, 32));
+  return createHash('sha256').update(real).digest('hex').slice(0, 32);
+}
+
+/**
+ * The second copy of every mirror (issue 11, breaker-s5 rows 09/10): `$XDG_STATE_HOME/ralph/claims/<hash>/<runId>.json`,
+ * written with the mirror and read with it ({@link readBaselineMirror}): an agent that deletes or forges the mirror
+ * (and run.json) must find and change this one too. A mitigation, not a wall: it is in the user's reach as well.
+ */
+export function baselineCopyPath(folder: string, runId: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(userStateDir(env), 'claims', folderKey(folder), `${path.basename(runId)}.json`);
 }
 
 /** Suffix of a run's agent file next to its mirror (`<runId>.agent.json`); never a mirror itself. */
@@ -43,12 +57,13 @@ export interface MirrorEntry {
  * state folder has none; a mirror that does not parse is listed with `baseline: null`.
  */
 export function listBaselineMirrors(folder: string, env: NodeJS.ProcessEnv = process.env): MirrorEntry[] {
-  let names: string[];
-  try {
-    names = readdirSync(baselineMirrorDir(folder, env));
-  } catch {
-    return [];
-  }
+  const names = [...new Set([baselineMirrorDir(folder, env), path.dirname(baselineCopyPath(folder, 'x', env))].flatMap((d) => {
+    try {
+      return readdirSync(d);
+    } catch {
+      return [];
+    }
+  }))];
   return names.filter((n) => n.endsWith('.json') && !n.endsWith(AGENT_SUFFIX) && !n.startsWith('.')).sort()
     .map((n) => { const runId = n.slice(0, -'.json'.length); return { runId, baseline: readBaselineMirror(folder, runId, env) }; });
 }
@@ -101,25 +116,31 @@ export function listAgentMirrors(folder: string, env: NodeJS.ProcessEnv = proces
 
 /** Writes (atomically) or, for null, removes the mirror of run `runId`'s baseline. */
 export async function writeBaselineMirror(folder: string, runId: string, b: ClaimBaseline | null, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const file = baselineMirrorPath(folder, runId, env);
-  if (!b) await rm(file, { force: true });
-  else {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeTextAtomic(file, JSON.stringify(b) + '\n');
+  // The copy first: a crash between the two writes leaves copies that differ, read as the one with fewer done.
+  for (const file of [baselineCopyPath(folder, runId, env), baselineMirrorPath(folder, runId, env)]) {
+    if (!b) await rm(file, { force: true });
+    else {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeTextAtomic(file, JSON.stringify(b) + '\n');
+    }
   }
 }
 
 /**
  * The mirrored baseline of run `runId`, or `null` when there is no mirror (a run of an older ralph, or one that
- * ended cleanly). A mirror that does not parse reads as none.
+ * ended cleanly). Both copies are read (the mirror and {@link baselineCopyPath}): one gone or not parsing, the other
+ * counts; two that differ count as the one with fewer items done (`leastDone`, breaker-s5 rows 09/10).
  */
 export function readBaselineMirror(folder: string, runId: string, env: NodeJS.ProcessEnv = process.env): ClaimBaseline | null {
-  try {
-    const v = JSON.parse(readFileSync(baselineMirrorPath(folder, runId, env), 'utf8')) as unknown;
-    return isClaimBaseline(v) ? v : null;
-  } catch {
-    return null;
-  }
+  const [a, b] = [baselineMirrorPath(folder, runId, env), baselineCopyPath(folder, runId, env)].map((file) => {
+    try {
+      const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      return isClaimBaseline(v) ? v : null;
+    } catch {
+      return null;
+    }
+  });
+  return a && b ? leastDone(a, b) : (a ?? b ?? null);
 }
 
 /** The baseline to trust for a run: its mirror when there is one, else run.json's `claimBaseline`. */

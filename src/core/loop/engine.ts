@@ -44,6 +44,7 @@ import { availableSources, checklistAt, type Claim, type ClaimBaseline, type Don
 import { markedByPerson, readPersonMarks } from './personMarks';
 import { marksChanged, personMarksFor } from '../model/claimBaseline';
 import { writeAgentMirror, writeBaselineMirror } from './baselineMirror';
+import { TaskFileStash, type RestoredFile } from './taskFileStash';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
@@ -246,6 +247,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   private iteration = 0;
   private cost = 0;
   private tokens: TokenCounts = zeroTokens();
+  /** The task files' content at each agent start (issue 11 row 14); none in a lane (the coordinator owns quantum.json). */
+  private readonly stash: TaskFileStash | null;
   /** The loop's run-level and lane states (decide.ts); set at start. */
   private runState: RunState | undefined;
   private laneState: LaneState = initialLaneState(0);
@@ -288,12 +291,35 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   constructor(private readonly o: EngineOptions) {
     super();
     this.folder = path.resolve(o.folder);
+    this.stash = o.lane ? null : new TaskFileStash(this.folder);
     this.runId = o.runId ?? newRunId();
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
   }
 
   private emitEvent(e: EngineEvent): void {
     this.emit('event', e);
+  }
+
+  /** A message with the workspace's absolute path shortened to workspace-relative paths (for events). */
+  private shown(text: string): string {
+    return text.split(this.folder + path.sep).join('');
+  }
+
+  /**
+   * After agent process `n`: a task file it left unreadable (a duplicate key, a JSON error, a checklist that cannot
+   * be read) is moved aside into the run folder and its content at the agent's start written back, with a
+   * `fileRestored` event per file (taskFileStash.ts). Before any claim is read: nothing in it stays done.
+   */
+  private restoreTaskFiles(n: number): void {
+    if (!this.stash) return;
+    const dir = path.join(ralphRunDir(this.folder, this.runId), 'rejected', `iter-${String(n).padStart(3, '0')}`);
+    let restored: RestoredFile[] = [];
+    try {
+      restored = this.stash.restoreUnreadable(dir);
+    } catch (err) {
+      this.warn(`iteration ${n}: could not restore a task file the agent left unreadable`)(err);
+    }
+    for (const r of restored) this.emitEvent({ type: 'fileRestored', file: r.file, aside: r.aside, problem: r.problem });
   }
 
   /**
@@ -557,8 +583,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   private async putBack(source: WorkSource, baseline: ClaimBaseline, reason: string): Promise<void> {
     const items = await unverifiedClaims(this.folder, source, baseline);
     if (!items.length) return;
-    await source.putBack(items);
-    this.emitEvent({ type: 'claimPutBack', items: items.map((i) => ref(i)), reason });
+    const how: string[] = [];
+    await source.putBack(items, how);
+    this.emitEvent({ type: 'claimPutBack', items: items.map((i) => ref(i)), reason, ...(how.length ? { how: how.map((h) => this.shown(h)) } : {}) });
     await this.reportProgress(source, false);
   }
 
@@ -805,8 +832,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         return null;
       }
       case 'putBack': {
-        await source.putBack(a.items);
-        this.emitEvent({ type: 'claimPutBack', items: a.items.map((i) => ref(i)), reason: a.reason });
+        const how: string[] = [];
+        await source.putBack(a.items, how);
+        this.emitEvent({ type: 'claimPutBack', items: a.items.map((i) => ref(i)), reason: a.reason, ...(how.length ? { how: how.map((h) => this.shown(h)) } : {}) });
         await this.reportProgress(source, false);
         return null;
       }
@@ -983,6 +1011,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
     const marksAtStart = await this.markAgentStart();
+    this.stash?.capture();
     const iterationStartedAt = Date.now();
     let lastOutputAt = iterationStartedAt;
     let watchdogTimer: NodeJS.Timeout | undefined;
@@ -1084,6 +1113,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     }
     emitTokens();
     await this.markAgentEnd(marksAtStart, n);
+    this.restoreTaskFiles(n);
     if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
     const totals = iterationTotals(exit.ledger);
     // The run's cost is the decision state's (decide.ts adds it when the iteration's end is observed).

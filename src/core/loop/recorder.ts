@@ -121,7 +121,9 @@ export class ActivityFormatter {
       case 'itemBlocked':
         return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
       case 'claimPutBack':
-        return e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`);
+        return [...e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`), ...(e.how ?? []).map((h) => `   put back anyway: ${h}`)];
+      case 'fileRestored':
+        return [`↩ RESTORED ${e.file} — ${e.problem}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`];
       case 'itemsVanished':
         return [`⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — deleted during the run; not counted as progress, the run will not complete`];
       case 'progress':
@@ -245,7 +247,10 @@ export class RunRecorder {
         this.activity.progress(`Blocked ${e.item.id}: ${e.reason}`).catch(fail);
         break;
       case 'claimPutBack':
-        for (const i of e.items) this.activity.progress(`Put back ${i.id} (${i.title}): the agent claimed it done; ${e.reason}`).catch(fail);
+        for (const i of e.items) this.activity.progress(`Put back ${i.id} (${i.title}): the agent claimed it done; ${e.reason}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`).catch(fail);
+        break;
+      case 'fileRestored':
+        this.activity.progress(`Restored ${e.file} (${e.problem}): its content at the iteration's start is back; the agent's bytes are in ${e.aside}`).catch(fail);
         break;
       case 'itemsVanished':
         this.activity.progress(`Vanished from ${e.source}: ${e.items.join(', ')} (deleted during the run; the run will not complete)`).catch(fail);

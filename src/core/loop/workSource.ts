@@ -15,7 +15,7 @@ import type { WorkItemRef } from './events';
 import { ralphFile } from '../model/ralphPaths';
 import { readFile } from 'node:fs/promises';
 import { applyJsonChanges, refuseDuplicateKeys } from '../store/jsonEdit';
-import { commitPlan } from '../store/writePlan';
+import { commitPlan, type CommitOptions } from '../store/writePlan';
 import { flowLockTarget } from '../sources/operations';
 import type { BaselineSlot } from './decide';
 import { boxKeys, type ClaimBaseline } from '../model/claimBaseline';
@@ -65,10 +65,10 @@ class OtherChecklists {
     }
     return out;
   }
-  async putBack(items: readonly WorkItemRef[]): Promise<void> {
+  async putBack(items: readonly WorkItemRef[], how?: string[]): Promise<void> {
     for (const s of this.files.values()) {
       const mine = items.filter((i) => i.source === 'checklist' && i.id.slice(0, i.id.lastIndexOf(':')) === s.label);
-      if (mine.length) await s.putBack(mine);
+      if (mine.length) await s.putBack(mine, how);
     }
   }
 }
@@ -128,11 +128,11 @@ class OtherKinds {
     }
     return out;
   }
-  async putBack(items: readonly WorkItemRef[]): Promise<void> {
+  async putBack(items: readonly WorkItemRef[], how?: string[]): Promise<void> {
     const qs = items.filter((i) => i.source === 'quantum');
-    if (this.except !== 'quantum' && qs.length) await new QuantumSource(this.o).putBack(qs);
+    if (this.except !== 'quantum' && qs.length) await new QuantumSource(this.o).putBack(qs, how);
     const fs = items.filter((i) => i.source === 'flow-next');
-    if (this.except !== 'flow-next' && fs.length) await new FlowSource(this.o).putBack(fs);
+    if (this.except !== 'flow-next' && fs.length) await new FlowSource(this.o).putBack(fs, how);
   }
 }
 
@@ -183,9 +183,10 @@ export interface WorkSource {
   claimsSince(baseline: ClaimBaseline): Promise<Claim[]>;
   /**
    * Puts claimed items back to not done (quantum `pending`, flow-next `todo`, an epic `open`, a box unticked, in
-   * the run's source or another checklist file); attempts kept.
+   * the run's source or another checklist file); attempts kept. A file the agent made hard to edit is still
+   * written ({@link putBackWrites}); `how` receives a line for each file written that way.
    */
-  putBack(items: readonly WorkItemRef[]): Promise<void>;
+  putBack(items: readonly WorkItemRef[], how?: string[]): Promise<void>;
   claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim>;
   /** Verified: the engine records the item as done. */
   accept(item: WorkItem, also: readonly WorkItemRef[]): Promise<void>;
@@ -227,6 +228,15 @@ export interface WorkSourceOptions {
 }
 
 const hash = (s: string) => createHash('sha1').update(s).digest('hex').slice(0, 16);
+
+/**
+ * The write mode of every put-back of an unverified claim (writePlan.ts `decideWrite` with `putBack`): a file the
+ * agent made read-only, not UTF-8, or a link out of the workspace is still put back; `how` collects one line per
+ * file written that way, for the `claimPutBack` event.
+ */
+export function putBackWrites(how?: string[]): CommitOptions {
+  return { putBack: { note: (text) => how?.push(text) } };
+}
 
 /** quantum-loop `quantum.json` in sequential mode (seed-systems.md §4.5), with the engine owning statuses. */
 export class QuantumSource implements WorkSource {
@@ -286,10 +296,10 @@ export class QuantumSource implements WorkSource {
     const own = this.doc().stories.filter((s) => s.status === 'passed' && !was.has(s.id)).map((s): Claim => ({ source: this.kind, id: s.id, title: s.title, slot: 'done', key: s.id }));
     return [...own, ...(await this.others.claimsSince(baseline)), ...this.kinds.claimsSince(baseline)];
   }
-  async putBack(items: readonly WorkItemRef[]) {
-    for (const i of items) if (i.source === this.kind && this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
-    await this.others.putBack(items);
-    await this.kinds.putBack(items);
+  async putBack(items: readonly WorkItemRef[], how?: string[]) {
+    for (const i of items) if (i.source === this.kind && this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true, commit: putBackWrites(how) });
+    await this.others.putBack(items, how);
+    await this.kinds.putBack(items, how);
   }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const passed = signals.some((s) => s.kind === 'storyPassed') || this.story(item.id)?.status === 'passed';
@@ -301,7 +311,7 @@ export class QuantumSource implements WorkSource {
   }
   async reject(item: WorkItem, _also: readonly WorkItemRef[], reason: string) {
     // A story set to passed (by the agent, or a person) under a red gate: back first, block refuses `passed`.
-    if (this.story(item.id)?.status === 'passed') await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
+    if (this.story(item.id)?.status === 'passed') await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true, commit: putBackWrites() });
     await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'verification' });
   }
   async block(item: WorkItem, reason: string) {
@@ -335,7 +345,7 @@ export class QuantumSource implements WorkSource {
     await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'crash' });
   }
   async release(item: WorkItem) {
-    await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true });
+    await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true, commit: putBackWrites() });
   }
 }
 
@@ -408,15 +418,15 @@ export class FlowSource implements WorkSource {
     const epics = epicsWere ? ws.epics.filter((e) => e.epic.status === 'done' && !epicsWere.has(e.id)).map((e): Claim => ({ source: this.kind, id: e.id, title: e.epic.title, slot: 'epics', key: e.id })) : [];
     return [...epics, ...own, ...(await this.others.claimsSince(baseline)), ...this.kinds.claimsSince(baseline)];
   }
-  async putBack(items: readonly WorkItemRef[]) {
+  async putBack(items: readonly WorkItemRef[], how?: string[]) {
     // Epics first: flowctl refuses to reset a task of a closed epic.
     for (const i of items) {
       const e = i.source === this.kind ? this.ws().epics.find((x) => x.id === i.id) : undefined;
-      if (e && e.epic.status === 'done') await reopenEpic(this.o.folder, e.file);
+      if (e && e.epic.status === 'done') await reopenEpic(this.o.folder, e.file, putBackWrites(how));
     }
-    for (const i of items) if (i.source === this.kind && this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env });
-    await this.others.putBack(items);
-    await this.kinds.putBack(items);
+    for (const i of items) if (i.source === this.kind && this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites(how) });
+    await this.others.putBack(items, how);
+    await this.kinds.putBack(items, how);
   }
   async claim(item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const status = this.task(item.id)?.merged.status;
@@ -427,7 +437,7 @@ export class FlowSource implements WorkSource {
   }
   async reject(item: WorkItem) {
     // The agent marked it done but verification failed: back to todo so it is picked again (flowctl reset, §2.5).
-    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env });
+    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
   }
   async block(item: WorkItem, reason: string) {
     await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
@@ -459,7 +469,7 @@ export class FlowSource implements WorkSource {
   async release(item: WorkItem) {
     // An unverified `done` goes back to todo (flowctl reset); an in_progress task keeps the actor's claim, since
     // flowctl's `next` resumes the actor's in-progress task first (§2.5).
-    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env });
+    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
   }
 }
 
@@ -561,13 +571,13 @@ export class ChecklistSource implements WorkSource {
     const own = newly.map((k): Claim => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}), slot: 'done', key: k.key }));
     return [...own, ...(this.others ? await this.others.claimsSince(baseline) : []), ...(this.kinds ? this.kinds.claimsSince(baseline) : [])];
   }
-  async putBack(items: readonly WorkItemRef[]) {
+  async putBack(items: readonly WorkItemRef[], how?: string[]) {
     const boxes = this.list().items;
     const mine = items.filter((i) => i.source === this.kind && i.id.slice(0, i.id.lastIndexOf(':')) === this.label);
     const lines = mine.map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
-    if (lines.length) await setCheckboxes(this.list().file, lines, false);
-    await this.others?.putBack(items);
-    await this.kinds?.putBack(items);
+    if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites(how));
+    await this.others?.putBack(items, how);
+    await this.kinds?.putBack(items, how);
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
@@ -582,7 +592,7 @@ export class ChecklistSource implements WorkSource {
   async reject(item: WorkItem, also: readonly WorkItemRef[]) {
     const boxes = this.list().items;
     const lines = [item, ...also].map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
-    if (lines.length) await setCheckboxes(this.list().file, lines, false);
+    if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites());
   }
   async block(item: WorkItem, reason: string) {
     const key = this.keys.get(item.id);
@@ -613,7 +623,7 @@ export class ChecklistSource implements WorkSource {
     if (!keys) return;
     const wasDone = new Set(keys.map(String));
     const lines = this.keyed(this.list().items).filter((k) => k.box.done && !wasDone.has(k.key)).map((k) => k.box.line);
-    if (lines.length) await setCheckboxes(this.list().file, lines, false);
+    if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites());
   }
   async release(item: WorkItem) {
     const c = await this.claim(item);
@@ -622,12 +632,12 @@ export class ChecklistSource implements WorkSource {
 }
 
 /** Sets a closed epic's (spec's) `status` back to `open` in place, under flowctl's lock (issue 11 F3/F4 put-back). */
-async function reopenEpic(folder: string, file: string): Promise<void> {
+async function reopenEpic(folder: string, file: string, commit: CommitOptions): Promise<void> {
   await commitPlan(flowLockTarget(folder), async () => {
     const before = await readFile(file, 'utf8');
     refuseDuplicateKeys(file, before);
     return { writes: [{ file, before, after: applyJsonChanges(before, [{ op: 'set', path: ['status'], value: 'open' }]) }], result: undefined };
-  });
+  }, commit);
 }
 
 /** A checkbox file at `rel` (relative to the folder, or absolute), read with the one checkbox grammar; `undefined` when absent. */

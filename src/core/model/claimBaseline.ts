@@ -126,3 +126,35 @@ export function openBaselines(
   }
   return out;
 }
+
+const both = (a: readonly string[] | undefined, b: readonly string[] | undefined): string[] | undefined =>
+  a && b ? a.filter((k) => b.includes(k)) : (a ?? b)?.slice();
+
+/**
+ * The baseline that counts the fewest items done of two copies of one run's baseline (pure; issue 11, breaker-s5
+ * rows 09/10: the agent deleted or forged one copy). A forged copy adds done keys so the agent's claims read as
+ * verified; taking, per list, only the keys both copies hold undoes that. Done lists (`done`, `epics`, each
+ * `sources` kind) are intersected (a list one copy lacks is the other's); a checklist file one copy lacks counts as no
+ * box done; `items` and `agentMarks` are joined (more vanished items, more claims); the rest is `a`'s.
+ */
+export function leastDone(a: ClaimBaseline, b: ClaimBaseline): ClaimBaseline {
+  const out: ClaimBaseline = { ...a, done: both(a.done, b.done)! };
+  const epics = both(a.epics, b.epics);
+  if (epics) out.epics = epics;
+  if (a.checklists || b.checklists) {
+    const labels = new Set([...Object.keys(a.checklists ?? {}), ...Object.keys(b.checklists ?? {})]);
+    out.checklists = Object.fromEntries([...labels].map((l) => [l, both(a.checklists?.[l] ?? [], b.checklists?.[l] ?? [])!]));
+  }
+  if (a.sources || b.sources) {
+    const s: NonNullable<ClaimBaseline['sources']> = {};
+    for (const k of ['quantum', 'flow', 'flowEpics'] as const) {
+      const v = both(a.sources?.[k], b.sources?.[k]);
+      if (v) s[k] = v;
+    }
+    out.sources = s;
+  }
+  if (a.items || b.items) out.items = [...new Set([...(a.items ?? []), ...(b.items ?? [])])];
+  if (a.agentMarks || b.agentMarks) out.agentMarks = [...new Set([...(a.agentMarks ?? []), ...(b.agentMarks ?? [])])];
+  if (!out.marksAtAgentStart && b.marksAtAgentStart) out.marksAtAgentStart = b.marksAtAgentStart;
+  return out;
+}

@@ -124,9 +124,18 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   ev('attemptFailed', { item: workItemRefSchema, attempt: z.number(), approach: z.string(), reason: z.string() }),
   /**
    * Items claimed done that no green gate confirmed were put back (issue 11 "every item, every exit"): the agent
-   * (or an earlier run) claimed them; `reason` says why they do not count.
+   * (or an earlier run) claimed them; `reason` says why they do not count. `how`: one line per file the agent had
+   * made hard to edit (read-only, not UTF-8, a link out of the workspace) and how it was put back anyway
+   * (`<file>: <how>`, writePlan.ts `decideWrite`).
    */
-  ev('claimPutBack', { items: z.array(workItemRefSchema), reason: z.string() }),
+  ev('claimPutBack', { items: z.array(workItemRefSchema), reason: z.string(), how: z.array(z.string()).optional() }),
+  /**
+   * A task file that no longer parses after an agent process (issue 11, breaker-s5 row 14: a duplicate key hides a
+   * `passed` from ralph's writer but not from `JSON.parse`) was set aside and restored to its content at the
+   * iteration's start: `file` (workspace-relative) now holds that content, `aside` (workspace-relative, in the run
+   * folder) the agent's bytes; `problem`: why it was not readable.
+   */
+  ev('fileRestored', { file: z.string(), aside: z.string(), problem: z.string() }),
   /**
    * Items of the run's source vanished since the run saw them (issue 11 A6/C3: a story, task or box deleted makes the
    * total smaller and progress look done); `items` are their keys (ids, or a box's `<text> #<n>`). The run does not

@@ -4,7 +4,7 @@ import { OperationError } from '../model/operationError';
 import type { SourceId } from '../model/plan';
 import { openParseCache } from '../store/parseCache';
 import { FileProblemError } from '../store/parseError';
-import { commitPlan } from '../store/writePlan';
+import { commitPlan, type CommitOptions } from '../store/writePlan';
 import { checklistNext, readChecklists } from './checklist/checklist';
 import { flowNext, type FlowNextResult } from './flowNext/flowNext';
 import { decideFlowReset, flowResetWrites, planFlowBlock, planFlowDone, planFlowStart } from './flowNext/flowOps';
@@ -36,6 +36,8 @@ export interface OperationContext {
   folder: string;
   env?: NodeJS.ProcessEnv;
   now?: () => number;
+  /** How the files are written (writePlan.ts); `commit.putBack` for the engine's put-back of unverified claims. */
+  commit?: CommitOptions;
 }
 
 const clock = (ctx: OperationContext) => (ctx.now ?? Date.now)();
@@ -129,7 +131,7 @@ export async function releaseItem(id: string, opts: OperationContext & { alsoPas
   const { written } = await commitPlan(quantumPath(opts.folder), async () => {
     const doc = loadQuantumOrThrow(opts);
     return { writes: [{ file: doc.file, before: doc.text, after: planQuantumRelease(doc, id, clock(opts), opts).text }], result: undefined };
-  });
+  }, opts.commit);
   return { source: 'quantum', id, written };
 }
 
@@ -174,14 +176,14 @@ export async function resetItem(id: string, opts: ResetOptions): Promise<ResetRe
       const ws = loadFlowOrThrow(opts, FLOW_TASK_ID.test(id) ? epicOfTaskId(id) : undefined);
       const decision = decideFlowReset(ws, id, opts.cascade ?? false);
       return { writes: flowResetWrites(ws, decision.reset, clock(opts)), result: decision };
-    });
+    }, opts.commit);
     return { source, id, written, ...result };
   }
   const { written, result } = await commitPlan(quantumPath(opts.folder), async () => {
     const doc = loadQuantumOrThrow(opts);
     const plan = planQuantumReset(doc, id, opts, clock(opts));
     return { writes: [{ file: doc.file, before: doc.text, after: plan.text }], result: plan.result };
-  });
+  }, opts.commit);
   return { source, id, written, ...result };
 }
 

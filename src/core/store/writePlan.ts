@@ -4,6 +4,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, lstatSync, openSync, readF
 import * as path from 'node:path';
 import { withFileLock } from './fileLock';
 import { FileProblemError } from './parseError';
+import { spliceChangedLines } from './byteSplice';
 
 /** One file a planner decided to write, with the text it read (for the no-op check) and the text to write. */
 export interface FileWrite {
@@ -29,6 +30,15 @@ export const MAX_PLAN_ATTEMPTS = 5;
 export const writeFaults: { betweenReadAndWrite?: (files: readonly string[], attempt: number) => void | Promise<void> } = {};
 
 /**
+ * Options of {@link commitPlan}. `putBack`: the write undoes claims no gate verified (issue 11, breaker-s5 rows 12,
+ * 13, 16): a file the agent made hard to edit is still written, by the rules of {@link decideWrite}, and `note`
+ * receives one line per file written that way (`<file>: <how>`), for the put-back's event and activity line.
+ */
+export interface CommitOptions {
+  putBack?: { note(text: string): void };
+}
+
+/**
  * The one careful write of the store: takes the lock of `lockTarget`, lets `plan` read the current files and
  * decide (pure, returning the writes and a result value), then writes every changed file atomically. Files whose
  * new text equals the old one are not touched (a no-op leaves them byte-identical, mtime included). A planner
@@ -37,22 +47,25 @@ export const writeFaults: { betweenReadAndWrite?: (files: readonly string[], att
  * No lost update (issue 12): right before each rename the file is compared with what the plan read; when another
  * writer that does not take our lock (an editor) changed it, the plan is redone on the new content (at most
  * {@link MAX_PLAN_ATTEMPTS} times, then a {@link FileProblemError}). Refused, naming the file, before anything is
- * written ({@link checkEditable}): a file that is not UTF-8 text, a read-only file (mode without write bits; tests
- * run as root, where the OS would not stop us), a symbolic link whose target leaves the workspace.
+ * written ({@link decideWrite}): a file that is not UTF-8 text, a read-only file (mode without write bits; tests
+ * run as root, where the OS would not stop us), a symbolic link whose target leaves the workspace; with
+ * `opts.putBack` those are written instead (see {@link CommitOptions}).
  */
-export async function commitPlan<T>(lockTarget: string, plan: () => Promise<{ writes: FileWrite[]; result: T }>): Promise<CommitResult<T>> {
+export async function commitPlan<T>(lockTarget: string, plan: () => Promise<{ writes: FileWrite[]; result: T }>, opts: CommitOptions = {}): Promise<CommitResult<T>> {
   return withFileLock(lockTarget, async () => {
     for (let attempt = 1; ; attempt++) {
       const { writes, result } = await plan();
       const changed = writes.filter((w) => w.before !== w.after);
-      const targets = changed.map((w) => checkEditable(w.file));
+      const targets = changed.map((w) => resolveWrite(w.file, !!opts.putBack));
       await writeFaults.betweenReadAndWrite?.(changed.map((w) => w.file), attempt);
       const written: string[] = [];
       let stale: string | undefined;
       for (let i = 0; i < changed.length; i++) {
         const w = changed[i]!;
-        if (!replaceIfUnchanged(targets[i]!, w.before, w.after)) { stale = w.file; break; }
+        const t = targets[i]!;
+        if (!replaceIfUnchanged(t, w)) { stale = w.file; break; }
         written.push(w.file);
+        for (const n of t.notes) opts.putBack?.note(`${w.file}: ${n}`);
       }
       if (stale === undefined) return { result, written };
       if (attempt >= MAX_PLAN_ATTEMPTS) throw new FileProblemError({ file: stale, line: 0, column: 0, message: `changed by another writer while being edited, ${attempt} times: not written` });
@@ -60,35 +73,102 @@ export async function commitPlan<T>(lockTarget: string, plan: () => Promise<{ wr
   });
 }
 
+/** What {@link decideWrite} looks at: the file as `lstat` and its (link's) target show it. */
+export interface FileFacts {
+  /** `none`: not a link; `inside` / `outside`: a link whose real target is inside / outside the workspace; `dangling`: a link to nothing. */
+  link: 'none' | 'inside' | 'outside' | 'dangling';
+  /** The real path a link leads to (for messages). */
+  linkTo?: string;
+  /** The file (a link's target) is a regular file. */
+  regular: boolean;
+  /** Permission bits of the file (a link's target), e.g. 0o444. */
+  mode: number;
+  /** Its bytes are UTF-8 text. */
+  utf8: boolean;
+}
+
+/**
+ * How a file is written, or why not (pure). `through`: write the link's target instead of the link;
+ * `replaceLink`: rename a regular file over the link itself (the target is never written); `bytes`: place only the
+ * changed lines into the file's bytes (byteSplice.ts); `notes`: how it was written, for the put-back's event.
+ */
+export type WriteRule =
+  | { write: false; message: string }
+  | { write: true; through: boolean; replaceLink: boolean; bytes: boolean; notes: string[] };
+
+/**
+ * The write rule of the store (issue 12) and of a put-back (issue 11, breaker-s5 rows 12, 13, 16). An ordinary edit
+ * refuses a link out of the workspace (or to nothing), anything but a regular file, a read-only file and a file that
+ * is not UTF-8. A put-back refuses only a link to nothing and what is not a regular file:
+ * - a read-only file is replaced the atomic way every write uses (a temporary file renamed over it, which needs only
+ *   the folder's write permission), its mode kept: the agent's `chmod a-w` does not keep its claim in the file;
+ * - a file that is not UTF-8 gets only the bytes of the changed lines rewritten, every other byte kept;
+ * - a link out of the workspace is the agent's change: the link itself is replaced by a regular file holding the
+ *   link target's content (read bounded, as every reader reads it) with the claims put back; the outside file is
+ *   neither written nor removed.
+ */
+export function decideWrite(f: FileFacts, putBack: boolean): WriteRule {
+  const mode = (f.mode & 0o777).toString(8).padStart(4, '0');
+  if (f.link === 'dangling') return { write: false, message: 'refused: a symbolic link whose target does not exist' };
+  if (f.link === 'outside' && !putBack) return { write: false, message: `refused: a symbolic link to ${f.linkTo}, outside the workspace: not written through` };
+  if (!f.regular) return { write: false, message: 'refused: not a regular file' };
+  const replaceLink = f.link === 'outside';
+  const notes: string[] = [];
+  if (replaceLink) notes.push(`was a symbolic link to ${f.linkTo}, outside the workspace: the link was replaced by a regular file (its target's content with the claims put back; ${f.linkTo} left untouched)`);
+  if ((f.mode & 0o222) === 0 && !replaceLink) {
+    if (!putBack) return { write: false, message: `refused: the file is read-only (mode ${mode}): not written` };
+    notes.push(`read-only (mode ${mode}): replaced by a new file (temporary file + rename in its folder), mode ${mode} kept`);
+  }
+  if (!f.utf8) {
+    if (!putBack) return { write: false, message: 'refused: the file is not UTF-8 text (editing it would replace its other bytes): not edited' };
+    notes.push('not UTF-8 text: only the bytes of the changed lines were rewritten, every other byte kept');
+  }
+  return { write: true, through: f.link === 'inside', replaceLink, bytes: !f.utf8, notes };
+}
+
+/** Where and how one file of a plan is written (see {@link decideWrite}). */
+interface WriteTarget {
+  /** The path renamed over: the file, or a link's target inside the workspace. */
+  path: string;
+  /** Mode of the new file: the old file's (a replaced link: the default for a new file). */
+  mode: number;
+  bytes: boolean;
+  notes: string[];
+}
+
 /**
  * The path to write for `file` (its own path, or a link's real target inside the workspace), after the refusals of
  * {@link commitPlan}. The workspace of a file is its nearest folder holding `.ralph` or `.git` (else its own folder).
  */
 export function checkEditable(file: string): string {
-  let target = file;
+  return resolveWrite(file, false).path;
+}
+
+function resolveWrite(file: string, putBack: boolean): WriteTarget {
+  const fresh = 0o666 & ~process.umask();
   let st;
   try {
     st = lstatSync(file);
   } catch {
-    return file; // new file
+    return { path: file, mode: fresh, bytes: false, notes: [] }; // new file
   }
+  let link: FileFacts['link'] = 'none';
+  let real = file;
   if (st.isSymbolicLink()) {
-    let real: string;
     try {
       real = realpathSync(file);
+      const root = realpathSync(workspaceOf(path.dirname(path.resolve(file))));
+      const rel = path.relative(root, real);
+      link = rel.startsWith('..') || path.isAbsolute(rel) ? 'outside' : 'inside';
+      st = statSync(real);
     } catch {
-      throw new FileProblemError({ file, line: 0, column: 0, message: 'refused: a symbolic link whose target does not exist' });
+      link = 'dangling';
     }
-    const root = realpathSync(workspaceOf(path.dirname(path.resolve(file))));
-    const rel = path.relative(root, real);
-    if (rel.startsWith('..') || path.isAbsolute(rel)) throw new FileProblemError({ file, line: 0, column: 0, message: `refused: a symbolic link to ${real}, outside the workspace: not written through` });
-    target = real;
-    st = statSync(real);
   }
-  if (!st.isFile()) throw new FileProblemError({ file, line: 0, column: 0, message: 'refused: not a regular file' });
-  if ((st.mode & 0o222) === 0) throw new FileProblemError({ file, line: 0, column: 0, message: `refused: the file is read-only (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}): not written` });
-  if (!isUtf8(readFileSync(target))) throw new FileProblemError({ file, line: 0, column: 0, message: 'refused: the file is not UTF-8 text (editing it would replace its other bytes): not edited' });
-  return target;
+  const regular = link !== 'dangling' && st.isFile();
+  const rule = decideWrite({ link, linkTo: real, regular, mode: st.mode, utf8: regular ? isUtf8(readFileSync(real)) : true }, putBack);
+  if (!rule.write) throw new FileProblemError({ file, line: 0, column: 0, message: rule.message });
+  return { path: rule.through ? real : file, mode: rule.replaceLink ? fresh : st.mode & 0o7777, bytes: rule.bytes, notes: rule.notes };
 }
 
 function workspaceOf(dir: string): string {
@@ -99,21 +179,27 @@ function workspaceOf(dir: string): string {
 }
 
 /**
- * Writes `after` to a temporary file beside `file` (fsync, the old file's mode), then renames it over `file` only
- * when `file` still holds `before` (absent when `before` is undefined). Returns false, leaving `file` untouched, when
- * it changed.
+ * Writes the new content to a temporary file beside `t.path` (fsync, `t.mode`), then renames it over `t.path` only
+ * when the file still holds what the plan read (`before`; absent when undefined). `t.bytes`: the file is not UTF-8, so
+ * its bytes are read again here and only the changed lines are placed into them (byteSplice.ts); a change that cannot
+ * be placed exactly is refused. Returns false, leaving the file untouched, when it changed.
  */
-function replaceIfUnchanged(file: string, before: string | undefined, after: string): boolean {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  let mode = 0o666 & ~process.umask();
-  try {
-    mode = statSync(file).mode & 0o7777;
-  } catch {
-    // new file
+function replaceIfUnchanged(t: WriteTarget, w: FileWrite): boolean {
+  const file = t.path;
+  const { before, after } = w;
+  let expected: Buffer | undefined = before === undefined ? undefined : Buffer.from(before, 'utf8');
+  let buf: Buffer = Buffer.from(after, 'utf8');
+  if (t.bytes && before !== undefined) {
+    const raw = readFileSync(file);
+    if (raw.toString('utf8') !== before) return false;
+    const spliced = spliceChangedLines(raw, before, after);
+    if (!spliced) throw new FileProblemError({ file: w.file, line: 0, column: 0, message: 'refused: the file is not UTF-8 text and the change could not be placed into its bytes exactly: not edited' });
+    expected = raw;
+    buf = spliced;
   }
-  const fd = openSync(tmp, 'wx', mode);
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', t.mode);
   try {
-    const buf = Buffer.from(after, 'utf8');
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     fsyncSync(fd);
@@ -123,7 +209,7 @@ function replaceIfUnchanged(file: string, before: string | undefined, after: str
     throw err;
   }
   closeSync(fd);
-  if (!stillHolds(file, before)) {
+  if (!stillHolds(file, expected)) {
     unlinkSync(tmp);
     return false;
   }
@@ -137,16 +223,15 @@ function replaceIfUnchanged(file: string, before: string | undefined, after: str
   return true;
 }
 
-function stillHolds(file: string, before: string | undefined): boolean {
+function stillHolds(file: string, expected: Buffer | undefined): boolean {
   let fd: number;
   try {
     fd = openSync(file, 'r');
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' && before === undefined;
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' && expected === undefined;
   }
   try {
-    if (before === undefined) return false;
-    const expected = Buffer.from(before, 'utf8');
+    if (expected === undefined) return false;
     if (fstatSync(fd).size !== expected.length) return false;
     return readFileSync(fd).equals(expected);
   } finally {

@@ -38,7 +38,7 @@ describe('run log schema', () => {
   }
 
   it('knows every event type the engine writes', () => {
-    const types: EngineEvent['type'][] = ['runStarted', 'iterationStarted', 'agentStarted', 'tokens', 'warn', 'rotate', 'agentSignal', 'iterationEnded', 'gateStarted', 'gateResult', 'verified', 'attemptFailed', 'claimPutBack', 'itemsVanished', 'itemBlocked', 'progress', 'pauseRequested', 'paused', 'resumed', 'stopRequested', 'deferred', 'reviewVerdict', 'question', 'answered', 'questionTimedOut', 'notified', 'warning', 'guard', 'output', 'laneMerge', 'runEnded'];
+    const types: EngineEvent['type'][] = ['runStarted', 'iterationStarted', 'agentStarted', 'tokens', 'warn', 'rotate', 'agentSignal', 'iterationEnded', 'gateStarted', 'gateResult', 'verified', 'attemptFailed', 'claimPutBack', 'fileRestored', 'itemsVanished', 'itemBlocked', 'progress', 'pauseRequested', 'paused', 'resumed', 'stopRequested', 'deferred', 'reviewVerdict', 'question', 'answered', 'questionTimedOut', 'notified', 'warning', 'guard', 'output', 'laneMerge', 'runEnded'];
     assert.deepEqual([...ENGINE_EVENT_TYPES].sort(), [...types].sort());
   });
 

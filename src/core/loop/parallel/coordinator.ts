@@ -21,7 +21,7 @@ import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
 import { LaneStorySource } from './laneSource';
 import { removeSnapshots } from '../../store/snapshotCache';
-import { laneEnded, lanesStarted, type StoryEnd } from './quantumRuntime';
+import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
 import { recoverParallel } from './recovery';
 import { pickRound } from './rounds';
 
@@ -124,6 +124,13 @@ class Coordinator {
   private lastProgress = '';
   /** The run's actor (git identity or $USER), resolved once for every lane. */
   private actor = 'unknown';
+  /**
+   * The status of every story of the main folder's quantum.json as the coordinator last wrote or found it (issue 11,
+   * breaker-s5 row 36): the coordinator is the only writer of statuses there; see {@link guardMain}.
+   */
+  private readonly expected = new Map<string, string>();
+  /** The coordinator's status writes and the guard's checks, one at a time. */
+  private mainChain: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void) {
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
@@ -160,6 +167,7 @@ class Coordinator {
       parallel: { maxParallel: this.maxParallel, featureBranch: this.feature }, lanes: [],
     });
     this.startedAt = record.startedAt;
+    for (const s of readQuantum(this.folder)?.doc?.data.stories ?? []) this.expected.set(s.id, s.status);
     this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
     this.sentinels.on('change', () => this.poke());
     const onAbort = () => this.poke();
@@ -173,6 +181,7 @@ class Coordinator {
       for (;;) {
         const c = this.sentinels.check();
         const stop = c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null;
+        await this.guardMain();
         const stories = readQuantum(this.folder)?.doc?.data.stories ?? [];
         const running = [...this.lanes.values()].map((l) => l.story.id);
         const working = [...this.lanes.values()].filter((l) => l.working).length;
@@ -214,6 +223,7 @@ class Coordinator {
     await this.mergeChain;
     // Trees are removed off the lanes' critical path; none is left behind when the run ends.
     await Promise.all(this.removing.values());
+    await this.guardMain();
     // A lane's agent could have forged this folder's status / next answers in the user's cache (breaker-s5 row 23).
     removeSnapshots(this.folder);
     const progress = this.progress();
@@ -332,21 +342,21 @@ class Coordinator {
     for (const [i, m] of made.entries()) {
       if (m) continue;
       const id = picks[i]!.id;
-      await laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees()).catch(this.warn(`could not record ${id} failed`));
+      await this.writeStatus(id, 'failed', () => laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees())).catch(this.warn(`could not record ${id} failed`));
     }
     const lanes: Lane[] = [];
     for (const m of made) {
       if (!m) continue;
       const s = doc?.data.stories.find((x) => x.id === m.id);
       const story: WorkItemRef = { source: 'quantum', id: m.id, title: s?.title ?? '' };
-      const source = new LaneStorySource(this.folder, m.id, this.actor);
+      const source = new LaneStorySource(this.folder, m.id, this.actor, () => this.guardMain());
       const lane: Lane = { index: m.index, story, tree: m.created.tree, branch: m.created.branch, source, abort: new AbortController(), timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false, working: true, green: null };
       this.lanes.set(m.index, lane);
       lanes.push(lane);
       if (m.created.reused) this.emit({ type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` }, m.index);
     }
     if (!lanes.length) return;
-    await lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), this.round, this.activeTrees());
+    await this.writeStarted(lanes.map((l) => l.story.id), () => lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), this.round, this.activeTrees()));
     for (const l of lanes) trace(l.index, l.story.id, 'quantumStarted');
     await this.writeLanes();
     for (const lane of lanes) {
@@ -358,6 +368,52 @@ class Coordinator {
         this.poke();
       });
     }
+  }
+
+  /** One coordinator write of story `id`'s status (`status`, as `write` records it), in turn with the guard's checks. */
+  private writeStatus(id: string, status: string, write: () => Promise<void>): Promise<void> {
+    const step = this.mainChain.then(async () => {
+      await write();
+      this.expected.set(id, status);
+    });
+    this.mainChain = step.catch(() => undefined);
+    return step;
+  }
+
+  /** The coordinator's one write marking a round's stories `in_progress` (`write`), in turn with the guard's checks. */
+  private writeStarted(ids: readonly string[], write: () => Promise<void>): Promise<void> {
+    const step = this.mainChain.then(async () => {
+      await write();
+      for (const id of ids) this.expected.set(id, 'in_progress');
+    });
+    this.mainChain = step.catch(() => undefined);
+    return step;
+  }
+
+  /**
+   * Puts back every story status of the main folder's quantum.json that the coordinator did not write (issue 11,
+   * breaker-s5 row 36: a lane's agent set `US-002=passed` there), with a `claimPutBack` event naming the stories,
+   * what they were set to and the lanes at work. Run before each round, by each lane before it reads its story
+   * (LaneStorySource), before each merge and record, and at the end. A quantum.json that cannot be read is left to
+   * the run's readers (they refuse it; nothing in it counts).
+   */
+  private guardMain(): Promise<void> {
+    const step = this.mainChain.then(async () => {
+      const stories = readQuantum(this.folder)?.doc?.data.stories;
+      if (!stories) return;
+      const drift = statusDrift(this.expected, stories);
+      if (!drift.length) return;
+      await putBackStatuses(this.folder, drift);
+      const lanes = [...this.lanes.values()].map((l) => `lane ${l.index} (${l.story.id})`);
+      for (const d of drift) {
+        const item = { source: 'quantum' as const, id: d.id, title: stories.find((s) => s.id === d.id)?.title ?? '' };
+        const lane = [...this.lanes.values()].find((l) => l.story.id === d.id);
+        this.emit({ type: 'claimPutBack', items: [item], reason: `status set to ${d.found} in the main folder's quantum.json by no write of the coordinator${lanes.length ? ` while ${lanes.join(', ')} worked` : ''}; only the coordinator records statuses in a parallel run: back to ${d.expected}` }, lane?.index ?? 0);
+      }
+      await this.reportProgress();
+    });
+    this.mainChain = step.catch(() => undefined);
+    return step.catch(this.warn('could not check the main quantum.json for status changes'));
   }
 
   private activeTrees(): string[] {
@@ -445,7 +501,8 @@ class Coordinator {
     const others = this.activeTrees();
     removeSnapshots(this.folder);
     trace(lane.index, id, 'featureGateDone');
-    await laneEnded(this.folder, id, end, others);
+    await this.guardMain();
+    await this.writeStatus(id, end.kind === 'passed' ? 'passed' : end.kind === 'failed' ? 'failed' : 'pending', () => laneEnded(this.folder, id, end, others));
     trace(lane.index, id, 'recorded');
     const reason = end.kind === 'passed' ? `merged into ${this.feature}${repeated ? ' (the same gate passed on this same tree in the lane: not run again)' : ''}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);

@@ -20,11 +20,16 @@ export class LaneStorySource implements WorkSource {
   blocked: string | null = null;
   private readonly quantum: QuantumSource;
 
-  constructor(private readonly stateRoot: string, readonly storyId: string, actor: string) {
+  /**
+   * `guard`: the coordinator's check of the main quantum.json (statuses it did not write are put back, issue 11
+   * row 36), run before the story is read, so a status the lane's own agent forged there is never what the lane sees.
+   */
+  constructor(private readonly stateRoot: string, readonly storyId: string, actor: string, private readonly guard: () => Promise<void> = async () => {}) {
     this.quantum = new QuantumSource({ folder: stateRoot, actor });
   }
 
   async next(opts: NextOptions = {}): Promise<NextResult> {
+    await this.guard();
     if (this.verified) return { kind: 'complete' };
     if (this.blocked !== null) return { kind: 'blocked', reason: `${this.storyId}: ${this.blocked}` };
     // The story waits for the answer to its question (set aside, `continueOnBlocked`): the lane waits, never re-runs it.

@@ -111,3 +111,34 @@ export function laneEnded(folder: string, id: string, end: StoryEnd, active: rea
     return changes;
   });
 }
+
+/** A story whose status in the main folder's quantum.json is not the one the coordinator wrote: `from` (expected) → `to` (found). */
+export interface StatusDrift {
+  id: string;
+  expected: string;
+  found: string;
+}
+
+/**
+ * The stories of the main folder's quantum.json whose status differs from what the coordinator of a parallel run
+ * wrote or found at its start (pure; issue 11, breaker-s5 row 36). In a parallel run the coordinator is the only
+ * writer of statuses there (lanes record through it), so any other change (a lane's agent that found the main folder
+ * with `git rev-parse --git-common-dir` and set a story `passed`) is to be put back. Stories the coordinator has no
+ * status for (added meanwhile) and stories gone are not its to judge here (the run's readers report them).
+ */
+export function statusDrift(expected: ReadonlyMap<string, string>, found: readonly { id: string; status: string }[]): StatusDrift[] {
+  const out: StatusDrift[] = [];
+  for (const s of found) {
+    const want = expected.get(s.id);
+    if (want !== undefined && want !== s.status) out.push({ id: s.id, expected: want, found: s.status });
+  }
+  return out;
+}
+
+/** Sets the drifted stories' statuses back to what the coordinator expects (locked, in place). */
+export function putBackStatuses(folder: string, drift: readonly StatusDrift[]): Promise<void> {
+  return editQuantum(folder, (doc) => drift.flatMap((d) => {
+    const i = doc.data.stories.findIndex((s) => s.id === d.id);
+    return i < 0 || doc.data.stories[i]!.status === d.expected ? [] : [{ op: 'set' as const, path: ['stories', i, 'status'], value: d.expected }];
+  }));
+}
