@@ -37,8 +37,11 @@ export interface SubObservation {
   /** The file's text as read (verbatim in the resume brief); `undefined` when it could not be read. */
   text?: string;
   read: CheckpointRead;
-  /** The checkpoint file's modification time, ms since epoch. */
-  mtimeMs: number;
+  /**
+   * The checkpoint file's modification time, ms since epoch: the age of a checkpoint without a time of its own
+   * (§1.10-2). readWave.ts asks for it only then (a readable checkpoint with a time may leave it out).
+   */
+  mtimeMs?: number;
   /** Modification time of `events-<subId>.jsonl`, when one exists. */
   eventsMtimeMs?: number;
   /** The worktree the checkpoint names, once confirmed to be a git worktree of the workspace (readWave.ts). */
@@ -103,7 +106,8 @@ export interface WaveView {
 /** Classifies one subagent at `now` by §1.10-1 (pure). */
 export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'waveId' | 'state' | 'claims' | 'roots'> & { claimsByAgent?: ReadonlyMap<string, ClaimSummary> }, now: number, windows: OrphanWindows): SubView {
   const cp = obs.read.ok ? obs.read.checkpoint : undefined;
-  const anchor = cp?.timeMs ?? obs.mtimeMs;
+  // readWave.ts always gives the mtime of a checkpoint without a time; `now` (age 0) only for a hand-made observation.
+  const anchor = cp?.timeMs ?? obs.mtimeMs ?? now;
   const lastActivity = Math.max(anchor, obs.eventsMtimeMs ?? -Infinity, wave.state?.updatedAtMs ?? -Infinity);
   const summary = claimSummary(claimFor(wave.claims, wave.waveId, obs.subId, wave.claimsByAgent));
   const base: SubView = {
