@@ -84,9 +84,10 @@ async function watchWaves(folder: string, roots: string[], waveId: string | unde
       busy = false;
     })();
   };
-  monitor.on('update', (u) => {
-    if (u.reason !== 'initial') trigger();
-  });
+  // The initial evaluation too: a checkpoint written after the first pass but before the watcher was ready has no
+  // event of its own (the bench's first sample waited forever under load). A pass that decides what the last one
+  // did writes and prints nothing, so this costs one read of the wave.
+  monitor.on('update', () => trigger());
   monitor.on('error', (err) => process.stderr.write(`ralph: ${err.message}\n`));
   await monitor.start();
   await new Promise<void>((resolve) => {

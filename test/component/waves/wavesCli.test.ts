@@ -180,6 +180,17 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     assert.ok(t.exists('.planning/p/resume-W1-B.md'));
   });
 
+  it('reports a checkpoint written right after the first pass, before the watcher is ready', async () => {
+    // 500 subs: the watcher's first scan takes a while, and a checkpoint written meanwhile has no event of its own.
+    for (let i = 0; i < 500; i++) writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
+    w = new Watch(t.dir, ['--phase', 'p']);
+    await w.passCount(1, 20_000);
+    assert.equal(w.passes[0]!.result.severity, 'PASS');
+    writeCheckpoint(t.dir, 'W1', 'W1-LATE', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
+    await w.passCount(2, 15_000);
+    assert.deepEqual(w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]), [['W1-LATE', 'RESUMED']]);
+  });
+
   it('reports a sub crossing its orphan window with no file event', async () => {
     writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(0), next_step: 'x' });
     // Windows of 2 s / 3 s: the first pass must come before the crossing even when a loaded machine takes a second
