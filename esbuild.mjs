@@ -85,7 +85,20 @@ if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/readEntry.
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/statusPatch.ts'], outfile: 'dist/cli-patch.js' });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
-if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });
+// Without the import.meta.url shim (its pathToFileURL at load is a few ms of every pass, bench/waves.bench.ts): nothing
+// it bundles reads import.meta.url, and the build fails if something starts to.
+const noImportMeta = {
+  name: 'no-import-meta',
+  setup(build) {
+    build.onEnd((result) => {
+      const out = build.initialOptions.outfile;
+      if (!result.errors.length && out && fs.existsSync(out) && fs.readFileSync(out, 'utf8').includes('__importMetaUrl')) {
+        return { errors: [{ text: `${out} reads import.meta.url: give it the importMetaShim banner (esbuild.mjs)` }] };
+      }
+    });
+  },
+};
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js', banner: {}, plugins: [lazyZod, noImportMeta] });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

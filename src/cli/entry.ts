@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { isWavesCheck, matchFastCommand } from './fastArgs';
+import { isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
 import { endQuietlyOnBrokenPipe } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
@@ -13,18 +13,23 @@ import type { patchStatus } from './statusPatch';
  * dist/cli.js, the `ralph` entry, kept tiny (no schemas, no readers): `ralph [-C dir] status|next [--json]` is
  * answered here from the snapshot cache (core/store/snapshotCache.ts) when nothing it read has changed; otherwise the
  * commands bots poll (`status`, `next`, see {@link matchFastCommand}) load dist/cli-read.js (src/cli/readEntry.ts,
- * no commander, engine or agents), which records what status reads and stores the answer; `waves check` loads
- * dist/cli-waves.js (src/cli/wavesMain.ts, that command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
+ * no commander, engine or agents), which records what status reads and stores the answer; `waves check` in its plain forms
+ * loads dist/cli-waves.js (src/cli/wavesMain.ts, that command alone, no commander); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
  * exit codes every way (test/component/cli/botParity.test.ts, test/component/cli/snapshotCache.test.ts).
  */
 async function entry(argv: string[]): Promise<void> {
   const fast = matchFastCommand(argv.slice(2));
   if (!fast) {
-    // Runtime paths, so esbuild keeps each program in its own file, loaded only here. `waves check` (issue 18's
-    // bench) has a program of its own; everything else the full one.
-    const program = isWavesCheck(argv.slice(2)) ? 'cli-waves.js' : 'cli-main.js';
+    // Runtime paths, so esbuild keeps each program in its own file, loaded only here. `waves check` in its plain
+    // forms (issue 18's bench) has a program of its own, without commander; everything else the full one.
+    const waves = isWavesCheck(argv.slice(2)) ? matchWavesCheck(argv.slice(2)) : undefined;
+    if (waves) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      await (require(path.join(__dirname, 'cli-waves.js')) as { main: (argv: string[], args: WavesCheckArgs) => Promise<void> }).main(argv, waves);
+      return;
+    }
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const full = require(path.join(__dirname, program)) as { main: (argv: string[]) => Promise<void> };
+    const full = require(path.join(__dirname, 'cli-main.js')) as { main: (argv: string[]) => Promise<void> };
     await full.main(argv);
     return;
   }

@@ -44,3 +44,90 @@ export function isWavesCheck(args: readonly string[]): boolean {
   if (args[i] !== 'waves' || args[i + 1] !== 'check') return false;
   return !args.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version');
 }
+
+/** A `waves check` command line as {@link matchWavesCheck} read it: the raw option values, not yet validated. */
+export interface WavesCheckArgs {
+  /** `-C` / `--cwd` value, when given. */
+  cwd?: string;
+  phase: string;
+  wave?: string;
+  /** `--root` values in order (repeatable). */
+  root: string[];
+  /** `--orphan-after-ms` / `--inactive-after-ms`: plain decimal digits as written. */
+  orphanAfterMs?: string;
+  inactiveAfterMs?: string;
+  json: boolean;
+  watch: boolean;
+}
+
+const WAVES_VALUE_OPTIONS: Record<string, 'phase' | 'wave' | 'root' | 'orphanAfterMs' | 'inactiveAfterMs'> = {
+  '--phase': 'phase',
+  '--wave': 'wave',
+  '--root': 'root',
+  '--orphan-after-ms': 'orphanAfterMs',
+  '--inactive-after-ms': 'inactiveAfterMs',
+};
+
+/**
+ * Reads the plain forms of `[-C <dir> | --cwd <dir> | --cwd=<dir>] waves check --phase <p> [--wave <id>]
+ * [--root <dir>…] [--orphan-after-ms <n>] [--inactive-after-ms <n>] [--json] [--watch]` (`process.argv.slice(2)`;
+ * values as the next word or after `=`), so dist/cli.js can run the pass without commander. Anything else is
+ * `undefined` and goes to the full commander program, which owns usage errors and help: a missing `--phase`, an
+ * unknown or repeated option (`--root` aside), a value that is empty or starts with `-`, a `--json=…`, a
+ * positional word, `--`, help or version flags, and windows that are not plain digits. Values are checked by the
+ * waves program (src/cli/wavesMain.ts), which hands an invalid one to the full program too. Pure.
+ */
+export function matchWavesCheck(args: readonly string[]): WavesCheckArgs | undefined {
+  let i = 0;
+  let cwd: string | undefined;
+  const a0 = args[0];
+  if (a0 === '-C' || a0 === '--cwd') {
+    if (args.length < 2 || !args[1] || args[1].startsWith('-')) return undefined;
+    cwd = args[1];
+    i = 2;
+  } else if (a0?.startsWith('--cwd=')) {
+    cwd = a0.slice('--cwd='.length);
+    if (!cwd) return undefined;
+    i = 1;
+  }
+  if (args[i] !== 'waves' || args[i + 1] !== 'check') return undefined;
+  const got: Partial<Record<'phase' | 'wave' | 'orphanAfterMs' | 'inactiveAfterMs', string>> = {};
+  const root: string[] = [];
+  let json = false;
+  let watch = false;
+  for (i += 2; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--json' || a === '--watch') {
+      if (a === '--json' ? json : watch) return undefined;
+      if (a === '--json') json = true;
+      else watch = true;
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    const key = Object.prototype.hasOwnProperty.call(WAVES_VALUE_OPTIONS, name) ? WAVES_VALUE_OPTIONS[name] : undefined;
+    if (!key) return undefined;
+    let value: string | undefined;
+    if (eq > 0) value = a.slice(eq + 1);
+    else value = args[++i];
+    if (!value || value.startsWith('-')) return undefined;
+    if ((key === 'orphanAfterMs' || key === 'inactiveAfterMs') && !/^[0-9]{1,15}$/.test(value)) return undefined;
+    if (key === 'root') {
+      root.push(value);
+      continue;
+    }
+    if (got[key] !== undefined) return undefined;
+    got[key] = value;
+  }
+  if (got.phase === undefined) return undefined;
+  return {
+    ...(cwd !== undefined ? { cwd } : {}),
+    phase: got.phase,
+    ...(got.wave !== undefined ? { wave: got.wave } : {}),
+    root,
+    ...(got.orphanAfterMs !== undefined ? { orphanAfterMs: got.orphanAfterMs } : {}),
+    ...(got.inactiveAfterMs !== undefined ? { inactiveAfterMs: got.inactiveAfterMs } : {}),
+    json,
+    watch,
+  };
+}

@@ -1,14 +1,39 @@
-import { baseProgram, runProgram } from './program';
-import { registerWavesCommand } from './wavesCommand';
+import * as path from 'node:path';
+import { isValidId } from '../core/waves/checkpoint';
+import { PHASE_ID } from '../core/waves/pass';
+import type { WavesCheckArgs } from './fastArgs';
+import { resolveFolderFrom } from './folder';
+import { endQuietlyOnBrokenPipe, reportFailure } from './jsonResult';
+import { runWavesCheck } from './wavesAction';
 
 /**
- * dist/cli-waves.js: `ralph [-C dir] waves check …` (issue 18's one pass as a whole process), loaded by the small
- * entry (src/cli/entry.ts, see {@link matchWavesCheck}) instead of the full program: the same commander
- * definition of the command (src/cli/wavesCommand.ts) on the same base program, without every other command's
- * modules to compile and initialise. Help goes to the full program.
+ * dist/cli-waves.js: `ralph [-C dir] waves check …` in its plain forms (issue 18's one pass as a whole process),
+ * loaded by the small entry (src/cli/entry.ts) when {@link matchWavesCheck} read the command line. No commander:
+ * the values are checked here as the command's definition (src/cli/wavesCommand.ts) checks them, and a value it would
+ * refuse sends the whole command line to the full program (dist/cli-main.js), which prints the usage error. Failures
+ * end as the full program's do (`reportFailure`), so output and exit codes are the same either way
+ * (test/component/waves/wavesCli.test.ts).
  */
-export async function main(argv: string[]): Promise<void> {
-  const program = baseProgram();
-  registerWavesCommand(program);
-  await runProgram(program, argv);
+export async function main(argv: string[], args: WavesCheckArgs): Promise<void> {
+  if (!PHASE_ID.test(args.phase) || (args.wave !== undefined && !isValidId(args.wave))) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const full = require(path.join(__dirname, 'cli-main.js')) as { main: (argv: string[]) => Promise<void> };
+    await full.main(argv);
+    return;
+  }
+  endQuietlyOnBrokenPipe();
+  try {
+    const folder = resolveFolderFrom(args.cwd, args.json);
+    await runWavesCheck(folder, {
+      phase: args.phase,
+      ...(args.wave !== undefined ? { wave: args.wave } : {}),
+      root: args.root,
+      ...(args.json ? { json: true } : {}),
+      ...(args.watch ? { watch: true } : {}),
+      ...(args.orphanAfterMs !== undefined ? { orphanAfterMs: Number(args.orphanAfterMs) } : {}),
+      ...(args.inactiveAfterMs !== undefined ? { inactiveAfterMs: Number(args.inactiveAfterMs) } : {}),
+    });
+  } catch (err) {
+    reportFailure(err);
+  }
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import type * as Jsonc from 'jsonc-parser';
+import type { ParseError } from 'jsonc-parser';
 import type { FileProblem } from '../model/fileProblem';
 
 /** A problem found in a file on disk, positioned for a person: 1-based line and column (defined in model). */
@@ -57,6 +58,9 @@ export function parseJsonText(file: string, text: string): JsonParseResult {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
     const errors: ParseError[] = [];
+    // Loaded on a syntax error only: initialising jsonc-parser at start cost every CLI call a few ms (bench/waves.bench.ts).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { parse, printParseErrorCode } = require('jsonc-parser') as typeof Jsonc;
     parse(text, errors, { allowTrailingComma: false, disallowComments: true, allowEmptyContent: false });
     const first = errors[0];
     if (first) {

@@ -1,4 +1,5 @@
-import { findNodeAtLocation, parseTree, type Node } from 'jsonc-parser';
+import type * as Jsonc from 'jsonc-parser';
+import type { Node } from 'jsonc-parser';
 import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
 import type { z } from 'zod';
 import { FileProblemError, parseJsonText, positionAt, type FileProblem } from './parseError';
@@ -167,6 +168,9 @@ export function schemaProblem(file: string, text: string, error: z.ZodError): Fi
   const issue = error.issues[0];
   const segments = (issue?.path ?? []).map((p) => (typeof p === 'number' ? p : String(p)));
   const where = segments.length ? segments.join('.') : '(root)';
+  // Loaded on a schema problem only (see parseError.ts).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { findNodeAtLocation, parseTree } = require('jsonc-parser') as typeof Jsonc;
   const tree = parseTree(text);
   let node: Node | undefined;
   for (let n = segments.length; tree && !node && n >= 0; n--) node = findNodeAtLocation(tree, segments.slice(0, n));

@@ -1,8 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
-import writeFileAtomic from 'write-file-atomic';
 import { withFileLock } from '../store/fileLock';
 import { formatProblem, type FileProblem } from '../store/parseError';
 import { classifyWave, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
@@ -100,7 +97,14 @@ export function dispatchCommand(folder: string, phase: string, sub: Pick<SubView
     : `ralph run --source ${rel}`;
 }
 
-/** The subIds already logged RESOLVED for the wave: a line-by-line scan of the log in 64 KiB chunks (bounded memory). */
+/** A line longer than this (bytes) is dropped by {@link readLoggedResolved}: log lines Ralph writes are short. */
+const MAX_LOG_LINE = 1024 * 1024;
+
+/**
+ * The subIds already logged RESOLVED for the wave: the log read in 256 KiB chunks (bounded memory: a partial line is
+ * carried, up to {@link MAX_LOG_LINE}) and scanned as bytes (ralphLog.ts `lines`), so only the lines that matter are
+ * decoded.
+ */
 export function readLoggedResolved(file: string, waveId: string): Set<string> {
   const scan = resolvedScanner(waveId);
   let fd: number;
@@ -110,20 +114,31 @@ export function readLoggedResolved(file: string, waveId: string): Set<string> {
     return scan.done();
   }
   try {
-    const buf = Buffer.allocUnsafe(64 * 1024);
-    // A chunk may end inside a multi-byte character (the headings' em dash): the decoder carries it over.
-    const decoder = new StringDecoder('utf8');
-    let rest = '';
+    let buf = Buffer.allocUnsafe(256 * 1024);
+    let have = 0;
     for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
+      if (have === buf.length) {
+        if (buf.length > MAX_LOG_LINE) {
+          have = 0;
+        } else {
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, have);
+          buf = bigger;
+        }
+      }
+      const n = readSync(fd, buf, have, buf.length - have, null);
       if (n === 0) break;
-      const lines = (rest + decoder.write(buf.subarray(0, n))).split('\n');
-      rest = lines.pop()!;
-      // A line longer than a chunk is kept only up to 1 MiB: log lines Ralph writes are short.
-      if (rest.length > 1024 * 1024) rest = '';
-      for (const l of lines) scan.line(l.replace(/\r$/, ''));
+      const end = have + n;
+      const last = buf.lastIndexOf(0x0a, end - 1);
+      if (last < 0) {
+        have = end;
+        continue;
+      }
+      scan.lines(buf.subarray(0, last + 1));
+      buf.copy(buf, 0, last + 1, end);
+      have = end - last - 1;
     }
-    if (rest) scan.line(rest);
+    if (have) scan.line(buf.toString('utf8', 0, have));
   } finally {
     closeSync(fd);
   }
@@ -179,25 +194,30 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
     const skip = o.unlessSameAs !== undefined && o.unlessSameAs === key;
     const written: string[] = [];
     // One listing instead of a failed open per new brief.
-    const existing = new Set(listNames(path.join(o.folder, '.planning', o.phase)));
+    const planDir = path.join(o.folder, '.planning', o.phase);
+    const names = listNames(planDir);
+    const existing = new Set(names);
+    if (!skip) removeLeftoverTemps(planDir, names);
+    let madeDir = false;
     for (const s of skip ? [] : decision.subs) {
       if (s.disposition !== 'RESUMED') continue;
       const rel = briefPath(o.phase, s.subId);
       const file = path.join(o.folder, ...rel.split('/'));
       const text = renderResumeBrief({ waveId: decision.waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
-      const old = existing.has(path.basename(file)) ? readIfExists(file) : undefined;
+      const exists = existing.has(path.basename(file));
+      const old = exists ? readIfExists(file) : undefined;
       // The same brief (timestamps aside) is left alone, so a box the loop already ticked stays ticked.
       if (old !== undefined && sameBrief(old, text)) continue;
-      mkdirSync(path.dirname(file), { recursive: true });
-      // Atomic (temp file + rename: never half-written), synchronous and without an fsync per brief: a brief is
-      // regenerated from the checkpoint by the next pass, and hundreds of fsyncs or thread-pool round trips would
-      // dominate a pass over a large wave (bench/waves.bench.ts).
-      writeFileAtomic.sync(file, text, { encoding: 'utf8', fsync: false });
+      if (!madeDir) {
+        mkdirSync(planDir, { recursive: true });
+        madeDir = true;
+      }
+      writeBrief(file, text, exists);
       written.push(rel);
     }
     const bySub = new Map(decision.subs.map((s) => [s.subId, s]));
     const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, bySub.get(subId) ?? { subId });
-    const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? (() => randomBytes(2).toString('hex')))(), durationMs: hr() - started, dispatch });
+    const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs: hr() - started, dispatch });
     const block = formatGateResultBlock(gate);
     const entries = view ? renderLogEntries(decision, { at, block, dispatch }) : `### ${at} — PASS (no wave found under .ijfw/)\n\n${block}\n`;
     if (!skip) appendLog(logFile, entries);
@@ -218,11 +238,82 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
   });
 }
 
+/**
+ * Four lowercase hex digits for the canonical gate id (`randomBytes(2).toString('hex')`'s shape). Not a secret:
+ * `Math.random`, so a pass does not load node:crypto (bench/waves.bench.ts).
+ */
+function randomNonce(): string {
+  return Math.floor(Math.random() * 0x10000).toString(16).padStart(4, '0');
+}
+
 function listNames(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch {
     return [];
+  }
+}
+
+/** Temp files of {@link writeBrief}: `resume-<subId>.md.<pid>.<n>.tmp`. */
+const BRIEF_TEMP = /^resume-[A-Za-z0-9_-]{1,64}\.md\.[0-9]+\.[0-9]+\.tmp$/;
+let briefTemps = 0;
+
+/**
+ * Writes a brief atomically (a temp file beside it, then a rename: never half-written), synchronously and without
+ * fsync: a brief is regenerated from its checkpoint by the next pass, and per-file fsyncs, thread-pool round trips or
+ * a library's per-file realpath / stat / exit-handler bookkeeping dominated a pass over a large wave
+ * (bench/waves.bench.ts: 334 new briefs). A brief rewritten in place keeps what write-file-atomic kept: its mode and
+ * owner, and a symlinked brief is written through to its target. The temp file is removed when the write fails; one
+ * left by a process killed mid-write is removed by the next pass ({@link removeLeftoverTemps}).
+ */
+function writeBrief(file: string, text: string, exists: boolean): void {
+  let target = file;
+  let keep: { mode: number; uid: number; gid: number } | undefined;
+  if (exists) {
+    try {
+      if (lstatSync(file).isSymbolicLink()) target = realpathSync(file);
+      const st = statSync(target);
+      keep = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+    } catch {
+      // Gone meanwhile: written as a new brief.
+    }
+  }
+  const tmp = `${target}.${process.pid}.${briefTemps++}.tmp`;
+  try {
+    writeFileSync(tmp, text, keep ? { encoding: 'utf8', mode: keep.mode } : { encoding: 'utf8' });
+    if (keep) {
+      chmodSync(tmp, keep.mode);
+      if (process.getuid && (keep.uid !== process.getuid() || keep.gid !== process.getgid?.())) {
+        try {
+          chownSync(tmp, keep.uid, keep.gid);
+        } catch {
+          // Not allowed to give it away: the brief is ours now (write-file-atomic ignores this too).
+        }
+      }
+    }
+    renameSync(tmp, target);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Never created.
+    }
+    throw err;
+  }
+}
+
+/**
+ * Removes brief temp files a pass killed mid-write left in `.planning/<phase>/` (`names`: its listing). Only called
+ * under the log's lock, which every pass writing there holds, so no live pass is writing them.
+ */
+function removeLeftoverTemps(dir: string, names: readonly string[]): void {
+  for (const n of names) {
+    if (!BRIEF_TEMP.test(n)) continue;
+    try {
+      unlinkSync(path.join(dir, n));
+    } catch {
+      // Removed meanwhile.
+    }
   }
 }
 
@@ -244,7 +335,7 @@ function sameBrief(a: string, b: string): boolean {
 /** The result of a pass over a folder without any wave: PASS, nothing found, nothing written. */
 function noWaveResult(o: WaveCheckOptions, now: number, durationMs: number): WaveCheckResult {
   const decision: PassDecision = { waveId: '(none)', phase: o.phase, severity: 'PASS', findings: [], subs: [] };
-  const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? (() => randomBytes(2).toString('hex')))(), durationMs, dispatch: () => '' });
+  const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs, dispatch: () => '' });
   return { success: true, severity: 'PASS', findings: [], wave_id: null, phase: o.phase, wave: null, log_path: logPath(o.phase), briefs_written: [], gate_result: gate, problems: [], logged: false, pass_key: passKey(decision) };
 }
 

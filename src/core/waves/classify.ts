@@ -37,8 +37,11 @@ export interface SubObservation {
   /** The file's text as read (verbatim in the resume brief); `undefined` when it could not be read. */
   text?: string;
   read: CheckpointRead;
-  /** The checkpoint file's modification time, ms since epoch. */
-  mtimeMs: number;
+  /**
+   * The checkpoint file's modification time, ms since epoch: the age of a checkpoint without a time of its own
+   * (§1.10-2). readWave.ts asks for it only then (a readable checkpoint with a time may leave it out).
+   */
+  mtimeMs?: number;
   /** Modification time of `events-<subId>.jsonl`, when one exists. */
   eventsMtimeMs?: number;
   /** The worktree the checkpoint names, once confirmed to be a git worktree of the workspace (readWave.ts). */
@@ -103,31 +106,38 @@ export interface WaveView {
 /** Classifies one subagent at `now` by §1.10-1 (pure). */
 export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'waveId' | 'state' | 'claims' | 'roots'> & { claimsByAgent?: ReadonlyMap<string, ClaimSummary> }, now: number, windows: OrphanWindows): SubView {
   const cp = obs.read.ok ? obs.read.checkpoint : undefined;
-  const anchor = cp?.timeMs ?? obs.mtimeMs;
+  // readWave.ts always gives the mtime of a checkpoint without a time; `now` (age 0) only for a hand-made observation.
+  const anchor = cp?.timeMs ?? obs.mtimeMs ?? now;
   const lastActivity = Math.max(anchor, obs.eventsMtimeMs ?? -Infinity, wave.state?.updatedAtMs ?? -Infinity);
   const summary = claimSummary(claimFor(wave.claims, wave.waveId, obs.subId, wave.claimsByAgent));
-  const base: SubView = {
-    subId: obs.subId,
-    disposition: 'ACTIVE',
-    checkpointAgeMs: now - anchor,
-    lastActivityAgeMs: now - lastActivity,
-    ...(cp?.nextStep !== undefined ? { nextStep: cp.nextStep } : {}),
-    ...(cp?.lastAction !== undefined ? { lastAction: cp.lastAction } : {}),
-    ...(!obs.read.ok ? { unreadable: obs.read.reason } : {}),
-    ...(summary ? { summary } : {}),
-    ...(cp ? { checkpoint: cp } : {}),
-    ...(obs.text !== undefined ? { checkpointText: obs.text } : {}),
-    file: obs.file,
-    ...(obs.root !== wave.roots[0] ? { worktree: obs.root } : obs.namedWorktree ? { worktree: obs.namedWorktree } : {}),
-  };
+  // Plain assignments in the order of the fields of SubView, not conditional spreads: a pass classifies a thousand
+  // subagents in code that has not warmed up yet (bench/waves.bench.ts). The disposition is set last, in place.
+  const view: SubView = { subId: obs.subId, disposition: 'ACTIVE', checkpointAgeMs: now - anchor, lastActivityAgeMs: now - lastActivity };
+  if (cp?.nextStep !== undefined) view.nextStep = cp.nextStep;
+  if (cp?.lastAction !== undefined) view.lastAction = cp.lastAction;
+  if (!obs.read.ok) view.unreadable = obs.read.reason;
+  if (summary) view.summary = summary;
+  if (cp) view.checkpoint = cp;
+  if (obs.text !== undefined) view.checkpointText = obs.text;
+  view.file = obs.file;
+  if (obs.root !== wave.roots[0]) view.worktree = obs.root;
+  else if (obs.namedWorktree) view.worktree = obs.namedWorktree;
   const done: DoneSource | undefined = (cp && checkpointDoneSource(cp))
     ?? (wave.state?.doneTasks.has(obs.subId) ? 'state-tasks' : undefined)
     ?? (wave.state?.status && WAVE_OVER_STATUSES.includes(wave.state.status) ? 'wave-status' : undefined);
-  if (done) return { ...base, disposition: 'RESOLVED', doneSource: done };
+  if (done) {
+    view.disposition = 'RESOLVED';
+    view.doneSource = done;
+    return view;
+  }
   // Strictly older than both windows (§1.2 step 3: "no new checkpoint in the last 60 s, no DONE in the last 90 s").
   const orphanAt = Math.max(anchor + windows.orphanAfterMs, lastActivity + windows.inactiveAfterMs) + 1;
-  if (now < orphanAt) return { ...base, disposition: 'ACTIVE', orphanAtMs: orphanAt };
-  return { ...base, disposition: cp && isUseful(cp) ? 'RESUMED' : 'STALE' };
+  if (now < orphanAt) {
+    view.orphanAtMs = orphanAt;
+    return view;
+  }
+  view.disposition = cp && isUseful(cp) ? 'RESUMED' : 'STALE';
+  return view;
 }
 
 /** Classifies every subagent of a wave at `now` (pure). Subagents are sorted by id; PENDING ones come from the roster. */

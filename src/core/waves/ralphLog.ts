@@ -48,31 +48,87 @@ export function staleReason(s: SubView): string {
  * Scans log lines for the subagents already logged RESOLVED in `waveId` (an entry `### <ISO> — RESOLVED <subId>`
  * followed by `- wave: <waveId>`). Feed it lines in order; `done()` gives the set. Constant memory per line.
  */
-export function resolvedScanner(waveId: string): { line(l: string): void; done(): Set<string> } {
+export function resolvedScanner(waveId: string): ResolvedScanner {
   const found = new Set<string>();
   let pending: string | undefined;
-  return {
-    line(l: string) {
-      const h = HEADING.exec(l);
-      if (h) {
-        pending = h[2] === 'RESOLVED' && h[3] ? h[3].trim() : undefined;
-        return;
+  const line = (l: string) => {
+    const h = HEADING.exec(l);
+    if (h) {
+      pending = h[2] === 'RESOLVED' && h[3] ? h[3].trim() : undefined;
+      return;
+    }
+    if (pending !== undefined) {
+      const w = WAVE_LINE.exec(l);
+      if (w) {
+        if (w[1] === waveId) found.add(pending);
+        pending = undefined;
       }
-      if (pending !== undefined) {
-        const w = /^- wave: (\S+)/.exec(l);
-        if (w) {
-          if (w[1] === waveId) found.add(pending);
-          pending = undefined;
+    }
+  };
+  const lines = (b: Uint8Array) => {
+    const n = b.length;
+    const buf = Buffer.from(b.buffer, b.byteOffset, n);
+    const lineAt = (start: number): number => {
+      let e = buf.indexOf(0x0a, start);
+      if (e < 0) e = n;
+      line(buf.toString('utf8', start, e > start && buf[e - 1] === 0x0d ? e - 1 : e));
+      return e + 1;
+    };
+    const settle = (p: number): number => {
+      while (pending !== undefined && p < n) {
+        if (startsWithAt(buf, p, HEADING_START) || startsWithAt(buf, p, WAVE_START)) {
+          p = lineAt(p);
+        } else {
+          const e = buf.indexOf(0x0a, p);
+          p = e < 0 ? n : e + 1;
         }
       }
-    },
-    done: () => found,
+      return p;
+    };
+    let p = settle(0);
+    while (p < n) {
+      const at = buf.indexOf(RESOLVED_NEEDLE, p);
+      if (at < 0) break;
+      p = settle(lineAt(buf.lastIndexOf(0x0a, at) + 1));
+    }
   };
+  return { line, lines, done: () => found };
+}
+
+/** A scan of RALPH-LOG.md for the RESOLVED entries of one wave (see {@link resolvedScanner}). */
+export interface ResolvedScanner {
+  /** One line, without its line break. */
+  line(l: string): void;
+  /**
+   * UTF-8 bytes holding whole lines (ending at a `\n`; a last line without one is given to {@link line}), as
+   * {@link line} on each line (one trailing `\r` dropped) in order, without decoding the lines that cannot matter:
+   * a RESOLVED heading is found by a byte search for ` — RESOLVED`, and only while one is pending are the following
+   * lines looked at (a heading ends it, a `- wave:` line settles it); any other line changes nothing. The log grows
+   * by every pass, so this is most of a steady pass's log cost (bench/waves.bench.ts). A `\n` byte never sits inside
+   * a multi-byte character, so each line decodes as it would from the whole text.
+   */
+  lines(bytes: Uint8Array): void;
+  done(): Set<string>;
+}
+
+const WAVE_LINE = /^- wave: (\S+)/;
+const RESOLVED_NEEDLE = Buffer.from(' — RESOLVED', 'utf8');
+const HEADING_START = Buffer.from('### ', 'utf8');
+const WAVE_START = Buffer.from('- wave: ', 'utf8');
+
+function startsWithAt(buf: Buffer, p: number, prefix: Buffer): boolean {
+  if (p + prefix.length > buf.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (buf[p + i] !== prefix[i]) return false;
+  return true;
 }
 
 /** The set of subIds logged RESOLVED for `waveId` in a whole log text (pure; tests and small logs). */
 export function loggedResolved(text: string, waveId: string): Set<string> {
   const s = resolvedScanner(waveId);
-  for (const l of text.split(/\r?\n/)) s.line(l);
+  const b = Buffer.from(text, 'utf8');
+  const last = b.lastIndexOf(0x0a);
+  if (last >= 0) s.lines(b.subarray(0, last + 1));
+  if (last + 1 < b.length) s.line(b.toString('utf8', last + 1));
   return s.done();
 }
+

@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseJsonText, workspacePath, type FileProblem } from '../store/parseError';
-import { isValidId, parseCheckpoint, subIdOfEventsFile, subIdOfFile } from './checkpoint';
+import { isValidId, parseCheckpoint, subIdOfEventsFile, subIdOfFile, type CheckpointRead } from './checkpoint';
 import type { SubObservation, WaveObservation } from './classify';
 import { parseClaims, parseWaveState, type ClaimSummary, type WaveState } from './waveState';
 
@@ -60,30 +60,48 @@ export function readBounded(file: string, max: number): { text: string; mtimeMs:
   }
 }
 
+/** One buffer for every checkpoint read ({@link MAX_CHECKPOINT_BYTES} + 1 bytes, allocated on first use). */
+let checkpointBuf: Buffer | undefined;
+
 /**
- * As {@link readBounded} with two calls (stat, then Node's one-call UTF-8 read) instead of four: a wave of 1,000
- * checkpoints is read per pass (bench/waves.bench.ts). A file that grew past `max` between the two is too large.
+ * Reads a checkpoint as {@link readBounded} does, with three calls and no `stat` (a wave of 1,000 checkpoints is read
+ * per pass, bench/waves.bench.ts; Node 20's Stats objects cost more than the read): open, one read of up to
+ * `MAX_CHECKPOINT_BYTES + 1` bytes into a shared buffer (a regular file reads short only at its end), close. The
+ * file's mtime is asked (`fstat`) only when `needMtime(text)` says so — a checkpoint with its own time never needs it
+ * (§1.10-2) — or the file is over the limit. `undefined` when absent or not a regular file.
  */
-function readSmall(file: string, max: number): { text: string; mtimeMs: number } | { tooLarge: number; mtimeMs: number } | undefined {
-  let st;
+function readCheckpointFile(file: string, needMtime: (text: string) => boolean): { text: string; mtimeMs?: number } | { tooLarge: number; mtimeMs: number } | undefined {
+  let fd: number;
   try {
-    st = statSync(file);
+    // Non-blocking: a FIFO swapped in after the listing must not hang the pass (no effect on a regular file).
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENXIO') return undefined;
     throw err;
   }
-  if (!st.isFile()) return undefined;
-  if (st.size > max) return { tooLarge: st.size, mtimeMs: st.mtimeMs };
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    const buf = (checkpointBuf ??= Buffer.allocUnsafe(MAX_CHECKPOINT_BYTES + 1));
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, 0);
+    } catch (err) {
+      // A folder or another non-file opened read-only.
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR' || (err as NodeJS.ErrnoException).code === 'EAGAIN') return undefined;
+      throw err;
+    }
+    if (n > MAX_CHECKPOINT_BYTES) {
+      const st = fstatSync(fd);
+      return { tooLarge: st.size, mtimeMs: st.mtimeMs };
+    }
+    const text = buf.toString('utf8', 0, n);
+    if (!needMtime(text)) return { text };
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    return { text, mtimeMs: st.mtimeMs };
+  } finally {
+    closeSync(fd);
   }
-  if (Buffer.byteLength(text) > max) return { tooLarge: Buffer.byteLength(text), mtimeMs: st.mtimeMs };
-  return { text, mtimeMs: st.mtimeMs };
 }
 
 function entries(dir: string): { name: string; isFile: boolean; isDir: boolean }[] {
@@ -182,7 +200,12 @@ export function readWave(roots: readonly string[], waveId: string): WaveObservat
         problems.push({ file: rel(file), line: 0, column: 0, message: 'ignored: the subagent id in the name does not match ^[A-Za-z0-9_-]{1,64}$' });
         continue;
       }
-      const got = readSmall(file, MAX_CHECKPOINT_BYTES);
+      let read: CheckpointRead | undefined;
+      // The mtime is the age only of a checkpoint without a time of its own (§1.10-2), so it is asked only then.
+      const got = readCheckpointFile(file, (text) => {
+        read = parseCheckpoint(text);
+        return !read.ok || read.checkpoint.timeMs === undefined;
+      });
       if (!got) continue;
       let obs: SubObservation;
       if ('tooLarge' in got) {
@@ -190,12 +213,12 @@ export function readWave(roots: readonly string[], waveId: string): WaveObservat
         problems.push({ file: rel(file), line: 0, column: 0, message: `checkpoint unreadable: ${reason}` });
         obs = { subId, root, file, read: { ok: false, reason }, mtimeMs: got.mtimeMs };
       } else {
-        const read = parseCheckpoint(got.text);
+        if (!read) throw new Error('unreachable: a checkpoint read without parsing');
         if (!read.ok) {
           const positioned = parseJsonText(rel(file), got.text);
           problems.push(positioned.ok ? { file: rel(file), line: 0, column: 0, message: `checkpoint unreadable: ${read.reason}` } : { ...positioned.problem, message: `checkpoint unreadable: ${positioned.problem.message}` });
         }
-        obs = { subId, root, file, text: got.text, read, mtimeMs: got.mtimeMs };
+        obs = { subId, root, file, text: got.text, read, ...(got.mtimeMs !== undefined ? { mtimeMs: got.mtimeMs } : {}) };
       }
       const ev = events.get(subId);
       if (ev !== undefined) obs.eventsMtimeMs = ev;
@@ -249,5 +272,5 @@ export function isWorktreeOf(folder: string, dir: string): boolean {
 }
 
 function anchorOf(o: SubObservation): number {
-  return (o.read.ok ? o.read.checkpoint.timeMs : undefined) ?? o.mtimeMs;
+  return (o.read.ok ? o.read.checkpoint.timeMs : undefined) ?? o.mtimeMs ?? 0;
 }

@@ -65,6 +65,14 @@ export function parseFlatYaml(text: string): Record<string, unknown> | undefined
   const out: Record<string, unknown> = {};
   let list: unknown[] | undefined;
   for (const raw of text.split(/\r?\n/)) {
+    // The roster's lines (`  - W1-S0001`, a thousand in a large wave) in one test: a plain word is itself.
+    if (list && raw.startsWith('  - ')) {
+      const v = raw.slice(4);
+      if (PLAIN_WORD.test(v) && v !== 'null' && v !== 'true' && v !== 'false') {
+        list.push(v);
+        continue;
+      }
+    }
     if (!raw.trim() || /^\s*#/.test(raw)) continue;
     const item = /^\s+-\s+(.*)$/.exec(raw) ?? /^-\s+(.*)$/.exec(raw);
     if (item) {
@@ -108,6 +116,9 @@ export function parseFlatYaml(text: string): Record<string, unknown> | undefined
 
 const INVALID = Symbol('invalid');
 
+/** A scalar {@link flatScalar} returns as it is: a word of letters, digits, `_` and `-`, not starting with a digit or `-`. */
+const PLAIN_WORD = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
 function flatScalar(s: string): unknown {
   if (s.startsWith('"')) {
     try {
@@ -143,13 +154,25 @@ export function parseClaims(text: string): ClaimSummary[] {
   }
   const claims = raw && typeof raw === 'object' && Array.isArray((raw as { claims?: unknown }).claims) ? (raw as { claims: unknown[] }).claims : [];
   const s = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-  return claims.filter((c): c is Record<string, unknown> => !!c && typeof c === 'object').map((c) => ({
-    ...(s(c.id) ? { id: s(c.id) } : {}),
-    ...(s(c.artifact_id) ?? s(c.artifact) ? { artifactId: s(c.artifact_id) ?? s(c.artifact) } : {}),
-    ...(s(c.agent) ?? s(c.owner) ? { agent: s(c.agent) ?? s(c.owner) } : {}),
-    ...(s(c.note) ? { note: s(c.note) } : {}),
-    ...(s(c.status) ? { status: s(c.status) } : {}),
-  }));
+  // Plain assignments, not conditional spreads: a pass reads a thousand claims in code that has not warmed up yet.
+  const out: ClaimSummary[] = [];
+  for (const c of claims) {
+    if (!c || typeof c !== 'object') continue;
+    const r = c as Record<string, unknown>;
+    const one: ClaimSummary = {};
+    const id = s(r.id);
+    if (id) one.id = id;
+    const artifactId = s(r.artifact_id) ?? s(r.artifact);
+    if (artifactId) one.artifactId = artifactId;
+    const agent = s(r.agent) ?? s(r.owner);
+    if (agent) one.agent = agent;
+    const note = s(r.note);
+    if (note) one.note = note;
+    const status = s(r.status);
+    if (status) one.status = status;
+    out.push(one);
+  }
+  return out;
 }
 
 /**

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cliPath, runCli } from '../../support/cli';
-import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { makeTempFolder, testCacheHome, type TempFolder } from '../../support/tempFolder';
 import { copyWaveWorkspace, snapshotFiles, writeCheckpoint, type WaveWorkspace } from '../../support/waveFixture';
 
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
@@ -66,6 +66,42 @@ describe('ralph waves check (dist/cli.js)', function () {
     assert.equal(unknown.code, 2);
     assert.deepEqual(unknown.json(), { success: false, error: 'no wave W9: .ijfw/wave-W9 not found' });
     assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--root', 'nowhere']).code, 2);
+  });
+
+  it('the commander-free path and the full program print the same, usage errors included', () => {
+    const full = path.join(path.dirname(cliPath), 'cli-main.js');
+    // Times, ages, durations and the gate id's nonce differ between two runs; everything else must not.
+    const norm = (s: string) => s.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').replace(/-[0-9a-f]{4}"/g, '-N"').replace(/\d+/g, '0');
+    const lines: string[][] = [
+      ['waves', 'check', '--phase', '1.5.0', '--wave', 'W1', '--root', ws.worktree, '--json'],
+      ['waves', 'check', '--phase', 'p', '--wave', 'W1'],
+      ['waves', 'check', '--phase=p', '--wave=W2', '--json'],
+      ['waves', 'check', '--phase', 'p', '--orphan-after-ms', '600000', '--inactive-after-ms', '600000', '--json'],
+      ['waves', 'check', '--phase', 'p', '--wave', '../W1'],
+      ['waves', 'check', '--phase', '../p', '--json'],
+      ['waves', 'check', '--phase', 'p', '--wave', 'W9', '--json'],
+      ['waves', 'check', '--phase', 'p', '--wave', 'W9'],
+      ['waves', 'check', '--phase', 'p', '--root', 'nowhere'],
+      ['waves', 'check'],
+      ['waves', 'check', '--phase', 'p', '--jsn'],
+    ];
+    for (const args of lines) {
+      const copies = [copyWaveWorkspace(), copyWaveWorkspace()];
+      try {
+        const a = args.map((x) => (x === ws.worktree ? copies[0]!.worktree : x));
+        const b = args.map((x) => (x === ws.worktree ? copies[1]!.worktree : x));
+        const fast = runCli(copies[0]!.folder, a);
+        const slow = spawnSync(process.execPath, [full, '-C', copies[1]!.folder, ...b], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
+        const same = (s: string, w: WaveWorkspace) => norm(s.split(w.folder).join('<ws>').split(w.worktree).join('<wt>'));
+        assert.deepEqual([fast.code, same(fast.stdout, copies[0]!), same(fast.stderr, copies[0]!)], [slow.status, same(slow.stdout, copies[1]!), same(slow.stderr, copies[1]!)], args.join(' '));
+        const planning = (w: WaveWorkspace) => (fs.existsSync(path.join(w.folder, '.planning')) ? fs.readdirSync(path.join(w.folder, '.planning'), { recursive: true }).map(String).sort() : []);
+        assert.deepEqual(planning(copies[0]!), planning(copies[1]!), args.join(' '));
+      } finally {
+        for (const c of copies) c.dispose();
+      }
+    }
+    const missing = runCli(path.join(ws.folder, 'nope'), ['waves', 'check', '--phase', 'p', '--json']);
+    assert.deepEqual([missing.code, (missing.json() as { error: string }).error], [1, `folder not found: ${path.join(ws.folder, 'nope')}`]);
   });
 
   it('shows waves with their subagents in ralph status (text and --json)', () => {
@@ -144,12 +180,25 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     assert.ok(t.exists('.planning/p/resume-W1-B.md'));
   });
 
+  it('reports a checkpoint written right after the first pass, before the watcher is ready', async () => {
+    // 500 subs: the watcher's first scan takes a while, and a checkpoint written meanwhile has no event of its own.
+    for (let i = 0; i < 500; i++) writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
+    w = new Watch(t.dir, ['--phase', 'p']);
+    await w.passCount(1, 20_000);
+    assert.equal(w.passes[0]!.result.severity, 'PASS');
+    writeCheckpoint(t.dir, 'W1', 'W1-LATE', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
+    await w.passCount(2, 15_000);
+    assert.deepEqual(w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]), [['W1-LATE', 'RESUMED']]);
+  });
+
   it('reports a sub crossing its orphan window with no file event', async () => {
     writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(0), next_step: 'x' });
-    w = new Watch(t.dir, ['--phase', 'p', '--orphan-after-ms', '400', '--inactive-after-ms', '700']);
+    // Windows of 2 s / 3 s: the first pass must come before the crossing even when a loaded machine takes a second
+    // to start the process (400 / 700 ms failed under a load average of 20).
+    w = new Watch(t.dir, ['--phase', 'p', '--orphan-after-ms', '2000', '--inactive-after-ms', '3000']);
     await w.passCount(1, 20_000);
     assert.deepEqual(w.passes[0]!.result.findings, []);
-    await w.passCount(2, 5_000);
+    await w.passCount(2, 10_000);
     assert.deepEqual(w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]), [['W1-A', 'RESUMED']]);
     const log = t.read('.planning/p/RALPH-LOG.md');
     assert.match(log, /— PASS \(no orphans in wave W1\)[\s\S]*— RESUMED W1-A/);

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { isWavesCheck, matchFastCommand } from '../../../src/cli/fastArgs';
+import { isWavesCheck, matchFastCommand, matchWavesCheck } from '../../../src/cli/fastArgs';
 
 /** The command lines dist/cli.js answers without the full program; everything else goes to commander. */
 describe('matchFastCommand', () => {
@@ -42,4 +42,43 @@ describe('isWavesCheck', () => {
     [[], false],
   ];
   for (const [args, out] of table) it(args.join(' ') || '(none)', () => assert.equal(isWavesCheck(args), out));
+});
+
+/** The `waves check` command lines dist/cli.js runs without commander; `undefined` sends the line to the full program. */
+describe('matchWavesCheck', () => {
+  const base = { root: [], json: false, watch: false };
+  const table: [string[], unknown][] = [
+    [['waves', 'check', '--phase', 'p'], { ...base, phase: 'p' }],
+    [['-C', '/w', 'waves', 'check', '--phase', 'p', '--json'], { ...base, cwd: '/w', phase: 'p', json: true }],
+    [['--cwd=/w', 'waves', 'check', '--phase=1.5.0', '--wave=W1'], { ...base, cwd: '/w', phase: '1.5.0', wave: 'W1' }],
+    [['--cwd', 'w', 'waves', 'check', '--watch', '--phase', 'p', '--root', 'a', '--root=b'], { ...base, cwd: 'w', phase: 'p', root: ['a', 'b'], watch: true }],
+    [['waves', 'check', '--phase', 'p', '--orphan-after-ms', '1000', '--inactive-after-ms=0'], { ...base, phase: 'p', orphanAfterMs: '1000', inactiveAfterMs: '0' }],
+    // Values are handed on as written: wavesMain.ts checks them and hands a bad one to the full program.
+    [['waves', 'check', '--phase', '../p', '--wave', '../W1'], { ...base, phase: '../p', wave: '../W1' }],
+    // Everything else is the full program's: usage errors and help read the same as for any command.
+    [['waves', 'check'], undefined],
+    [['waves', 'check', '--phase'], undefined],
+    [['waves', 'check', '--phase', ''], undefined],
+    [['waves', 'check', '--phase='], undefined],
+    [['waves', 'check', '--phase', '--json'], undefined],
+    [['waves', 'check', '--phase', 'p', '--phase', 'q'], undefined],
+    [['waves', 'check', '--phase', 'p', '--json', '--json'], undefined],
+    [['waves', 'check', '--phase', 'p', '--json=1'], undefined],
+    [['waves', 'check', '--phase', 'p', 'extra'], undefined],
+    [['waves', 'check', '--phase', 'p', '--'], undefined],
+    [['waves', 'check', '--phase', 'p', '--jsn'], undefined],
+    [['waves', 'check', '--phase', 'p', '--orphan-after-ms', '1e3'], undefined],
+    [['waves', 'check', '--phase', 'p', '--orphan-after-ms', '-1'], undefined],
+    [['waves', 'check', '--phase', 'p', '--orphan-after-ms', ' 5'], undefined],
+    [['waves', 'check', '--phase', 'p', '-C', '/w'], undefined],
+    [['waves', 'check', '--phase', 'p', '--help'], undefined],
+    [['waves', 'check', '--phase', 'p', '-V'], undefined],
+    [['-C', '--json', 'waves', 'check', '--phase', 'p'], undefined],
+    [['-Cw', 'waves', 'check', '--phase', 'p'], undefined],
+    [['--cwd=', 'waves', 'check', '--phase', 'p'], undefined],
+    [['waves', 'list', '--phase', 'p'], undefined],
+    [['waves', 'check', '--phase', 'p', '--constructor', 'x'], undefined],
+    [['waves', 'check', '--phase', 'p', '--__proto__=x'], undefined],
+  ];
+  for (const [args, out] of table) it(args.join(' ') || '(none)', () => assert.deepEqual(matchWavesCheck(args), out));
 });

@@ -160,6 +160,33 @@ describe('wave recovery over the fixture workspace', () => {
     assert.ok(fs.readFileSync(file, 'utf8').endsWith('- [ ] document `load`\n'));
   });
 
+  it('writes briefs atomically: no temp file left, a leftover one removed, a rewritten brief keeps its mode and its symlink', async () => {
+    const dir = path.join(ws.folder, '.planning', 'p');
+    fs.mkdirSync(dir, { recursive: true });
+    // A pass killed between creating a temp file and renaming it leaves one behind; the next pass removes it.
+    fs.writeFileSync(path.join(dir, 'resume-W1-S1.md.99999.0.tmp'), 'half');
+    fs.writeFileSync(path.join(dir, 'notes.md.1.2.tmp'), 'not ours');
+    const first = await checkWave({ folder: ws.folder, phase: 'p', waveId: 'W1', clock, nonce });
+    assert.deepEqual(first.briefs_written, ['.planning/p/resume-W1-S1.md', '.planning/p/resume-W1-S10.md']);
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['RALPH-LOG.md', 'notes.md.1.2.tmp', 'resume-W1-S1.md', 'resume-W1-S10.md']);
+    // A brief the next pass must rewrite (its checkpoint moved on) keeps its mode; a symlinked one is written through.
+    const s1 = path.join(dir, 'resume-W1-S1.md');
+    fs.chmodSync(s1, 0o600);
+    const target = path.join(ws.folder, 'elsewhere.md');
+    const s10 = path.join(dir, 'resume-W1-S10.md');
+    fs.renameSync(s10, target);
+    fs.symlinkSync(target, s10);
+    fs.writeFileSync(target, 'old brief\n');
+    writeCheckpoint(ws.folder, 'W1', 'W1-S1', { schema_version: 1, ts: '2026-05-18T14:55:00Z', last_action: 'wired it', next_step: 'document `load`' });
+    const second = await checkWave({ folder: ws.folder, phase: 'p', waveId: 'W1', clock: () => WAVE_CLOCK + 10_000, nonce });
+    assert.deepEqual(second.briefs_written, ['.planning/p/resume-W1-S1.md', '.planning/p/resume-W1-S10.md']);
+    assert.equal(fs.statSync(s1).mode & 0o777, 0o600);
+    assert.ok(fs.readFileSync(s1, 'utf8').endsWith('- [ ] document `load`\n'));
+    assert.ok(fs.lstatSync(s10).isSymbolicLink());
+    assert.match(fs.readFileSync(target, 'utf8'), /^# Resume brief: W1-S10 /m);
+    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp')), ['notes.md.1.2.tmp']);
+  });
+
   it('never modifies or deletes a checkpoint file (byte for byte)', async () => {
     const before = snapshotFiles(path.join(ws.folder, '.ijfw'));
     const beforeWt = snapshotFiles(path.join(ws.worktree, '.ijfw'));
