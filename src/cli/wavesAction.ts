@@ -39,7 +39,7 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
     orphanAfterMs: opts.orphanAfterMs ?? configured.orphanAfterMs ?? DEFAULT_WINDOWS.orphanAfterMs,
     inactiveAfterMs: opts.inactiveAfterMs ?? configured.inactiveAfterMs ?? DEFAULT_WINDOWS.inactiveAfterMs,
   };
-  const print = (r: WaveCheckResult) => process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : formatCheckText(r));
+  const print = (r: WaveCheckResult) => process.stdout.write(opts.json ? JSON.stringify(r, null, opts.watch ? undefined : 2) + '\n' : formatCheckText(r));
   try {
     const roots = resolveRoots(folder, opts.root).slice(1);
     const pass = (unlessSameAs?: string) => checkWave({ folder, phase: opts.phase, waveId: opts.wave, roots, windows, unlessSameAs });
@@ -56,7 +56,7 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
     });
   } catch (err) {
     if (!(err instanceof WaveError)) throw err;
-    if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
+    if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }, null, 2) + '\n');
     else process.stderr.write(`ralph: ${err.message}\n`);
     process.exitCode = 2;
   }

@@ -68,7 +68,7 @@ describe('cli: what bots rely on', () => {
     ws.write('.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
     const state = { XDG_STATE_HOME: path.join(ws.dir, '.state') };
     for (const args of [['status', '--json'], ['next', '--json'], ['task', 'reset', 'fn-1.1', '--json'], ['task', 'start', 'fn-9.9', '--json'], ['doctor', '--json'], ['pause', '--json'],
-      ['trust', '--show', '--json'], ['trust', '--json'], ['stale', '--json']]) {
+      ['trust', '--show', '--json'], ['trust', '--json'], ['stale', '--json'], ['waves', 'check', '--phase', 'p1', '--json']]) {
       const out = runCli(ws.dir, args, state).stdout;
       assert.equal(out, JSON.stringify(JSON.parse(out), null, 2) + '\n', args.join(' '));
     }
