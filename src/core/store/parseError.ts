@@ -51,7 +51,8 @@ export type JsonParseResult = { ok: true; value: unknown } | { ok: false; proble
 export function parseJsonText(file: string, text: string): JsonParseResult {
   // JSON.parse and the owning tools (Python's json.load) reject a BOM; say so instead of "invalid symbol" at 1:1.
   if (text.charCodeAt(0) === 0xfeff) return { ok: false, problem: { file, line: 1, column: 1, message: 'the file starts with a byte order mark (BOM): save it as UTF-8 without a BOM' } };
-  const deep = tooDeepAt(text, MAX_NESTING);
+  // Level max + 1 needs max + 1 opening brackets: a shorter text cannot be too deep (most task files: no scan).
+  const deep = text.length > MAX_NESTING ? tooDeepAt(text, MAX_NESTING) : -1;
   if (deep >= 0) return { ok: false, problem: { file, ...positionAt(text, deep), message: `refused: arrays and objects nested more than ${MAX_NESTING} deep` } };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
-import { DEFAULT_READ_LIMITS, readTextOrProblem, readTextSync, setReadLimits } from '../../../src/core/store/readJsonFile';
+import { DEFAULT_READ_LIMITS, readListedTextSync, readTextOrProblem, readTextSync, setReadLimits } from '../../../src/core/store/readJsonFile';
+import { execFileSync } from 'node:child_process';
 import { FileProblemError, parseJsonText } from '../../../src/core/store/parseError';
 import { readTextIfExists } from '../../../src/core/store/atomicWrite';
 import { loadConfig } from '../../../src/core/store/loadConfig';
@@ -108,6 +109,32 @@ describe('store: bounded input (issue 12)', () => {
     await setCheckboxes(t.file('RALPH_TASK.md'), [4], true);
     assert.equal(fs.readFileSync(t.file('RALPH_TASK.md'), 'utf8'), '# T\r- [ ] one\r- [x] two\r- [x] three\r');
     assert.deepEqual(parseProgressTxt('iteration: 3\rtask: fn-1.2\r').task, 'fn-1.2', 'progress.txt too');
+  });
+
+  it('readListedTextSync (the cheap reader of listed files) answers as readTextSync: text, refusal or absence', () => {
+    const answer = (f: () => unknown): string => {
+      try {
+        return JSON.stringify({ text: f() ?? null });
+      } catch (err) {
+        return err instanceof FileProblemError ? `refused ${err.message}` : `threw ${String(err)}`;
+      }
+    };
+    t.write('small.json', '{"a": 1}\n');
+    t.write('empty.json', '');
+    t.write('big.json', `"${'x'.repeat(200 * 1024)}"`);
+    t.write('exact.json', 'y'.repeat(64 * 1024));
+    t.write('nul.json', '{"a":\n "x\0y"}');
+    t.write('utf8.json', '"ünïcödé ✓"');
+    fs.symlinkSync('/dev/zero', t.file('zero.json'));
+    fs.symlinkSync(t.file('small.json'), t.file('link.json'));
+    fs.mkdirSync(t.file('dir.json'));
+    let fifo = false;
+    try { execFileSync('mkfifo', [t.file('pipe.json')]); fifo = true; } catch { /* no mkfifo: skip that case */ }
+    const names = ['small.json', 'empty.json', 'big.json', 'exact.json', 'nul.json', 'utf8.json', 'zero.json', 'link.json', 'dir.json', 'absent.json', ...(fifo ? ['pipe.json'] : [])];
+    for (const limits of [{}, { jsonBytes: 5 }, { jsonBytes: 64 * 1024 }]) {
+      setReadLimits(limits);
+      for (const n of names) assert.equal(answer(() => readListedTextSync(t.file(n))), answer(() => readTextSync(t.file(n))), `${n} with ${JSON.stringify(limits)}`);
+    }
   });
 
   it('readTextOrProblem names the file as asked', () => {
