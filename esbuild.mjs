@@ -86,6 +86,8 @@ if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/statusPatc
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js' });
+// `ralph task start|done|block|reset` alone (src/cli/taskMain.ts), loaded by dist/cli.js for those command lines.
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/taskMain.ts'], outfile: 'dist/cli-task.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

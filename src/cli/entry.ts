@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { isWavesCheck, matchFastCommand } from './fastArgs';
+import { isTaskCommand, isWavesCheck, matchFastCommand } from './fastArgs';
 import { endQuietlyOnBrokenPipe } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
@@ -14,15 +14,17 @@ import type { patchStatus } from './statusPatch';
  * answered here from the snapshot cache (core/store/snapshotCache.ts) when nothing it read has changed; otherwise the
  * commands bots poll (`status`, `next`, see {@link matchFastCommand}) load dist/cli-read.js (src/cli/readEntry.ts,
  * no commander, engine or agents), which records what status reads and stores the answer; `waves check` loads
- * dist/cli-waves.js (src/cli/wavesMain.ts, that command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
+ * dist/cli-waves.js (src/cli/wavesMain.ts, that command alone); `task start|done|block|reset` loads dist/cli-task.js
+ * (src/cli/taskMain.ts, the `task` command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
  * exit codes every way (test/component/cli/botParity.test.ts, test/component/cli/snapshotCache.test.ts).
  */
 async function entry(argv: string[]): Promise<void> {
   const fast = matchFastCommand(argv.slice(2));
   if (!fast) {
     // Runtime paths, so esbuild keeps each program in its own file, loaded only here. `waves check` (issue 18's
-    // bench) has a program of its own; everything else the full one.
-    const program = isWavesCheck(argv.slice(2)) ? 'cli-waves.js' : 'cli-main.js';
+    // bench) and `task start|done|block|reset` (issue 10's) have programs of their own; everything else the full one.
+    const args = argv.slice(2);
+    const program = isWavesCheck(args) ? 'cli-waves.js' : isTaskCommand(args) ? 'cli-task.js' : 'cli-main.js';
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const full = require(path.join(__dirname, program)) as { main: (argv: string[]) => Promise<void> };
     await full.main(argv);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import writeFileAtomic from 'write-file-atomic';
+import { writeFileAtomicModule } from '../store/atomicWrite';
 import { withFileLock } from '../store/fileLock';
 import { formatProblem, type FileProblem } from '../store/parseError';
 import { classifyWave, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
@@ -192,7 +192,7 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       // Atomic (temp file + rename: never half-written), synchronous and without an fsync per brief: a brief is
       // regenerated from the checkpoint by the next pass, and hundreds of fsyncs or thread-pool round trips would
       // dominate a pass over a large wave (bench/waves.bench.ts).
-      writeFileAtomic.sync(file, text, { encoding: 'utf8', fsync: false });
+      writeFileAtomicModule().sync(file, text, { encoding: 'utf8', fsync: false });
       written.push(rel);
     }
     const bySub = new Map(decision.subs.map((s) => [s.subId, s]));

@@ -124,7 +124,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stem = e.name.slice(0, -'.json'.length);
     if (!stem.includes('.')) continue;
     if (opts.epic !== undefined && !stem.startsWith(`${opts.epic}.`)) continue;
-    const file = path.join(tasksDir, e.name);
+    const file = tasksDir + path.sep + e.name; // path.join's answer: a listed name has no separator, no `.`/`..`
     const r = readFlowTaskFile(cache, file, rel(file), e.isFile);
     if (!r) continue;
     if (!r.ok) { problems.push(r.problem); continue; }
@@ -186,7 +186,12 @@ export function withFlowTaskState(record: FlowTaskRecord, stateFile: string, sta
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) {
+    const v = (o as Record<string, unknown>)[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out as Partial<T>;
 }
 
 /**
