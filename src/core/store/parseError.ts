@@ -78,14 +78,21 @@ export const MAX_NESTING = 512;
  */
 export function tooDeepAt(text: string, max: number): number {
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \\ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 || c === 123) {
+    if (c === 34 /* " */) {
+      // A string: jump to its closing quote (one not escaped by an odd run of backslashes) with indexOf, which is
+      // several times faster than a step per character over a quantum.json that is mostly strings.
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return -1; // unterminated: no bracket after it counts
+        let b = q - 1;
+        while (text.charCodeAt(b) === 92 /* \\ */) b--;
+        i = q;
+        if (((q - 1 - b) & 1) === 0) break;
+      }
+    } else if (c === 91 || c === 123) {
       if (++depth > max) return i;
     } else if (c === 93 || c === 125) depth--;
   }

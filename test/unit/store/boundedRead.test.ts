@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { DEFAULT_READ_LIMITS, readListedTextSync, readTextOrProblem, readTextSync, setReadLimits } from '../../../src/core/store/readJsonFile';
 import { execFileSync } from 'node:child_process';
-import { FileProblemError, parseJsonText } from '../../../src/core/store/parseError';
+import { FileProblemError, parseJsonText, tooDeepAt } from '../../../src/core/store/parseError';
 import { readTextIfExists } from '../../../src/core/store/atomicWrite';
 import { loadConfig } from '../../../src/core/store/loadConfig';
 import { readQuantum } from '../../../src/core/sources/quantum/readQuantum';
@@ -135,6 +135,34 @@ describe('store: bounded input (issue 12)', () => {
       setReadLimits(limits);
       for (const n of names) assert.equal(answer(() => readListedTextSync(t.file(n))), answer(() => readTextSync(t.file(n))), `${n} with ${JSON.stringify(limits)}`);
     }
+  });
+
+  it('tooDeepAt (strings skipped with indexOf) finds what the step-per-character scan finds, on random texts', () => {
+    const reference = (text: string, max: number): number => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (inString) {
+          if (c === 92) i++;
+          else if (c === 34) inString = false;
+        } else if (c === 34) inString = true;
+        else if (c === 91 || c === 123) {
+          if (++depth > max) return i;
+        } else if (c === 93 || c === 125) depth--;
+      }
+      return -1;
+    };
+    let seed = 11;
+    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    const alphabet = '[]{}"\\ a';
+    for (let k = 0; k < 50_000; k++) {
+      let text = '';
+      for (let i = rnd(24); i > 0; i--) text += alphabet[rnd(alphabet.length)];
+      const max = 1 + rnd(4);
+      assert.equal(tooDeepAt(text, max), reference(text, max), JSON.stringify(text));
+    }
+    assert.equal(tooDeepAt(`${'['.repeat(600)}${']'.repeat(600)}`, 512), 512);
   });
 
   it('readTextOrProblem names the file as asked', () => {
