@@ -265,8 +265,10 @@ describe('cli: status snapshot cache', () => {
     const file = path.join(ws.dir, '.flow', 'tasks', 'fn-1.2.json');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched title"'));
     assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched from the side file');
-    // A side file of another entry (its id) is not used.
+    // A side file of another entry (its id) is not used. (The task changes again: under load the call above can take
+    // past the tick and store its patched answer, which a lookup would then serve as it is.)
     fs.writeFileSync(sideFile, JSON.stringify({ ...planted, id: 'other' }));
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched once more"'));
     assert.equal(status(ws.dir, true), uncached(ws.dir, true));
     // Past the tick, a patched answer is stored with a new side file, then served. (Planted again into whatever side
     // file is current: under load the call above may have stored a fresh entry.)
