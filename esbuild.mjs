@@ -99,6 +99,8 @@ const noImportMeta = {
   },
 };
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js', banner: {}, plugins: [lazyZod, noImportMeta] });
+// `ralph task start|done|block|reset` alone (src/cli/taskMain.ts), loaded by dist/cli.js for those command lines.
+if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/taskMain.ts'], outfile: 'dist/cli-task.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
-import { isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
+import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
 import { endQuietlyOnBrokenPipe } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
@@ -14,7 +14,8 @@ import type { patchStatus } from './statusPatch';
  * answered here from the snapshot cache (core/store/snapshotCache.ts) when nothing it read has changed; otherwise the
  * commands bots poll (`status`, `next`, see {@link matchFastCommand}) load dist/cli-read.js (src/cli/readEntry.ts,
  * no commander, engine or agents), which records what status reads and stores the answer; `waves check` in its plain forms
- * loads dist/cli-waves.js (src/cli/wavesMain.ts, that command alone, no commander); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
+ * loads dist/cli-waves.js (src/cli/wavesMain.ts, that command alone, no commander); `task start|done|block|reset` loads
+ * dist/cli-task.js (src/cli/taskMain.ts, the `task` command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
  * exit codes every way (test/component/cli/botParity.test.ts, test/component/cli/snapshotCache.test.ts).
  */
 async function entry(argv: string[]): Promise<void> {
@@ -28,8 +29,9 @@ async function entry(argv: string[]): Promise<void> {
       await (require(path.join(__dirname, 'cli-waves.js')) as { main: (argv: string[], args: WavesCheckArgs) => Promise<void> }).main(argv, waves);
       return;
     }
+    const program = isTaskCommand(argv.slice(2)) ? 'cli-task.js' : 'cli-main.js';
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const full = require(path.join(__dirname, 'cli-main.js')) as { main: (argv: string[]) => Promise<void> };
+    const full = require(path.join(__dirname, program)) as { main: (argv: string[]) => Promise<void> };
     await full.main(argv);
     return;
   }

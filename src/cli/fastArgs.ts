@@ -131,3 +131,21 @@ export function matchWavesCheck(args: readonly string[]): WavesCheckArgs | undef
     watch,
   };
 }
+
+/** The subcommands of `ralph task` (src/cli/taskCommand.ts) that dist/cli-task.js runs. */
+const TASK_SUBCOMMANDS: ReadonlySet<string> = new Set(['start', 'done', 'block', 'reset']);
+
+/**
+ * Whether a command line is `[-C <dir> | --cwd <dir> | --cwd=<dir>] task start|done|block|reset …` without a help or
+ * version flag anywhere: the small entry then loads the task program (src/cli/taskMain.ts) instead of the full one;
+ * its options and usage errors are the same command's. `task` alone, another subcommand, or help: the full program.
+ * Pure.
+ */
+export function isTaskCommand(args: readonly string[]): boolean {
+  let i = 0;
+  const a0 = args[0];
+  if (a0 === '-C' || a0 === '--cwd') i = 2;
+  else if (a0?.startsWith('--cwd=')) i = 1;
+  if (args[i] !== 'task' || !TASK_SUBCOMMANDS.has(args[i + 1] ?? '')) return false;
+  return !args.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version');
+}

@@ -35,42 +35,45 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function fieldValue(kind: FastKind, v: unknown): { ok: true; value: unknown } | undefined {
+/** What {@link fieldValue} returns for a value that is not plainly valid (no result object per field: less garbage). */
+const BAD: unique symbol = Symbol('not plainly valid');
+
+function fieldValue(kind: FastKind, v: unknown): unknown {
   switch (kind) {
-    case 'str': return typeof v === 'string' ? { ok: true, value: v } : undefined;
-    case 'str1': return typeof v === 'string' && v.length > 0 ? { ok: true, value: v } : undefined;
-    case 'num': return typeof v === 'number' && Number.isFinite(v) ? { ok: true, value: v } : undefined;
-    case 'pos': return typeof v === 'number' && Number.isFinite(v) && v > 0 ? { ok: true, value: v } : undefined;
-    case 'int': return typeof v === 'number' && Number.isSafeInteger(v) ? { ok: true, value: v } : undefined;
-    case 'int0': return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? { ok: true, value: v } : undefined;
-    case 'int1': return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? { ok: true, value: v } : undefined;
-    case 'bool': return typeof v === 'boolean' ? { ok: true, value: v } : undefined;
-    case 'unknown': return { ok: true, value: v };
+    case 'str': return typeof v === 'string' ? v : BAD;
+    case 'str1': return typeof v === 'string' && v.length > 0 ? v : BAD;
+    case 'num': return typeof v === 'number' && Number.isFinite(v) ? v : BAD;
+    case 'pos': return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : BAD;
+    case 'int': return typeof v === 'number' && Number.isSafeInteger(v) ? v : BAD;
+    case 'int0': return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : BAD;
+    case 'int1': return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : BAD;
+    case 'bool': return typeof v === 'boolean' ? v : BAD;
+    case 'unknown': return v;
     case 'record': {
-      if (!isPlainObject(v) || hasOwn.call(v, '__proto__')) return undefined;
+      if (!isPlainObject(v) || hasOwn.call(v, '__proto__')) return BAD;
       const out: Record<string, unknown> = {};
       for (const k of Object.keys(v)) out[k] = v[k];
-      return { ok: true, value: out };
+      return out;
     }
     case 'strArray': {
-      if (!Array.isArray(v)) return undefined;
-      for (const x of v) if (typeof x !== 'string') return undefined;
-      return { ok: true, value: v.slice() };
+      if (!Array.isArray(v)) return BAD;
+      for (const x of v) if (typeof x !== 'string') return BAD;
+      return v.slice();
     }
     default: {
       if (!Array.isArray(kind)) {
-        if (!Array.isArray(v)) return undefined;
+        if (!Array.isArray(v)) return BAD;
         const of = (kind as { arrayOf: FastKind }).arrayOf;
         const out = new Array<unknown>(v.length);
         for (let i = 0; i < v.length; i++) {
           const r = fieldValue(of, v[i]);
-          if (!r) return undefined;
-          out[i] = r.value;
+          if (r === BAD) return BAD;
+          out[i] = r;
         }
-        return { ok: true, value: out };
+        return out;
       }
       const o = fastLoose(kind as FastShape, v);
-      return o === undefined ? undefined : { ok: true, value: o };
+      return o === undefined ? BAD : o;
     }
   }
 }
@@ -82,23 +85,34 @@ function fieldValue(kind: FastKind, v: unknown): { ok: true; value: unknown } | 
 export function fastLoose(shape: FastShape, v: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(v) || hasOwn.call(v, '__proto__')) return undefined;
   const out: Record<string, unknown> = {};
+  let known = 0;
   for (const [key, f] of shape) {
     if (!hasOwn.call(v, key)) {
       if (f.required) return undefined;
       if (f.default) out[key] = f.default();
       continue;
     }
+    known++;
     const x = v[key];
     if (x === null && f.nullable) { out[key] = null; continue; }
     const r = fieldValue(f.kind, x);
-    if (!r) return undefined;
-    out[key] = r.value;
+    if (r === BAD) return undefined;
+    out[key] = r;
   }
-  for (const key of Object.keys(v)) if (!shapeHas(shape, key)) out[key] = v[key];
+  // Unknown keys after the shape's, in input order; none to look for when every key of `v` was a shape key.
+  const keys = Object.keys(v);
+  if (keys.length > known) {
+    const names = shapeNames(shape);
+    for (const key of keys) if (!names.has(key)) out[key] = v[key];
+  }
   return out;
 }
 
-function shapeHas(shape: FastShape, key: string): boolean {
-  for (const [k] of shape) if (k === key) return true;
-  return false;
+const namesOf = new WeakMap<FastShape, Set<string>>();
+
+/** The keys of a shape, as a set (built once per shape). */
+function shapeNames(shape: FastShape): Set<string> {
+  let names = namesOf.get(shape);
+  if (!names) namesOf.set(shape, (names = new Set(shape.map(([k]) => k))));
+  return names;
 }

@@ -1,5 +1,15 @@
-import { spawnSync } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import { execa } from 'execa';
+
+/**
+ * `node:child_process`, loaded at the first git call: `ralph status` without a cache never spawns git, and loading
+ * the module (and `net`, `stream` behind it) costs it ~5 ms (issue 10 speed). Read from the module object at each
+ * call, as before, so snapshotCache's recorder still sees the start.
+ */
+function childProcess(): typeof ChildProcess {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('node:child_process') as typeof ChildProcess;
+}
 
 /**
  * Every git command ralph itself runs goes through here (breaker-s5 rows 21, 22): a cloned repository's `.git/config`
@@ -46,6 +56,6 @@ export async function runGit(cwd: string, args: readonly string[]): Promise<GitR
 
 /** {@link runGit}, synchronously, ended after `timeoutMs` (then exit code 1). */
 export function runGitSync(cwd: string, args: readonly string[], timeoutMs = 5_000): GitResult {
-  const r = spawnSync('git', gitArgv(args), { cwd, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...GIT_ENV } });
+  const r = childProcess().spawnSync('git', gitArgv(args), { cwd, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...GIT_ENV } });
   return { stdout: r.stdout ?? '', stderr: r.stderr ?? '', exitCode: r.status ?? 1 };
 }

@@ -117,13 +117,15 @@ function quantumItem(s: QuantumStory): PlanItem {
   const r = storyRetries(s);
   const lastFailure = r.failureLog.at(-1);
   const status = quantumItemStatus(s);
-  return {
+  const item: PlanItem = {
     source: 'quantum', kind: 'story', id: s.id, rootId: 'quantum.json', title: s.title, status, rawStatus: s.status,
     dependsOn: s.dependsOn, attempts: r.attempts, maxAttempts: r.maxAttempts, file: 'quantum.json',
-    ...(typeof s.priority === 'number' ? { priority: s.priority } : {}),
-    ...(s.startedAt ? { startedAt: s.startedAt } : {}),
-    ...((status === 'blocked' || status === 'failed') && lastFailure ? { reason: lastFailure.error ?? lastFailure.phase } : {}),
   };
+  // Optional keys in this order (key order is part of `ralph plan --json`); no spread objects.
+  if (typeof s.priority === 'number') item.priority = s.priority;
+  if (s.startedAt) item.startedAt = s.startedAt;
+  if ((status === 'blocked' || status === 'failed') && lastFailure) item.reason = lastFailure.error ?? lastFailure.phase;
+  return item;
 }
 
 /**
@@ -131,32 +133,42 @@ function quantumItem(s: QuantumStory): PlanItem {
  * (`[a, b, a]`). Edges to unknown ids are ignored. Iterative DFS, linear in nodes + edges. Pure.
  */
 export function findCycles(nodes: readonly { id: string; deps: readonly string[] }[]): string[][] {
-  const deps = new Map(nodes.map((n) => [n.id, n.deps]));
-  const color = new Map<string, 1 | 2>();
+  // Each id stands for the last node with it (as a Map built in order would keep); the walk runs on indexes, with
+  // the path as two int stacks (node, next dependency) and each node's place on it (no object per step).
+  const index = new Map<string, number>();
+  for (let i = 0; i < nodes.length; i++) index.set(nodes[i]!.id, i);
+  const color = new Uint8Array(nodes.length); // 0 unseen, 1 on the path, 2 done
+  const place = new Int32Array(nodes.length); // position on the path while color is 1
+  const pathNode = new Int32Array(nodes.length);
+  const pathNext = new Int32Array(nodes.length);
   const cycles: string[][] = [];
   for (const start of nodes) {
-    if (color.has(start.id)) continue;
-    const stack: { id: string; next: number }[] = [{ id: start.id, next: 0 }];
-    const onPath: string[] = [start.id];
-    color.set(start.id, 1);
-    while (stack.length) {
-      const top = stack.at(-1)!;
-      const ds = deps.get(top.id) ?? [];
-      if (top.next >= ds.length) {
-        color.set(top.id, 2);
-        stack.pop();
-        onPath.pop();
+    const s = index.get(start.id)!;
+    if (color[s] !== 0) continue;
+    pathNode[0] = s; pathNext[0] = 0; place[s] = 0; color[s] = 1;
+    let depth = 1;
+    while (depth > 0) {
+      const top = pathNode[depth - 1]!;
+      const ds = nodes[top]!.deps;
+      const next = pathNext[depth - 1]!;
+      if (next >= ds.length) {
+        color[top] = 2;
+        depth--;
         continue;
       }
-      const d = ds[top.next++]!;
-      if (!deps.has(d)) continue;
-      const c = color.get(d);
-      if (c === 1) {
-        cycles.push([...onPath.slice(onPath.indexOf(d)), d]);
-      } else if (c === undefined) {
-        color.set(d, 1);
-        stack.push({ id: d, next: 0 });
-        onPath.push(d);
+      pathNext[depth - 1] = next + 1;
+      const d = index.get(ds[next]!);
+      if (d === undefined) continue;
+      if (color[d] === 1) {
+        const cycle: string[] = [];
+        for (let p = place[d]!; p < depth; p++) cycle.push(nodes[pathNode[p]!]!.id);
+        cycle.push(nodes[d]!.id);
+        cycles.push(cycle);
+      } else if (color[d] === 0) {
+        color[d] = 1;
+        place[d] = depth;
+        pathNode[depth] = d; pathNext[depth] = 0;
+        depth++;
       }
     }
   }

@@ -1,13 +1,19 @@
 import { unlink } from 'node:fs/promises';
 import { readTextSync } from './readJsonFile';
-import writeFileAtomic from 'write-file-atomic';
+import type WriteFileAtomic from 'write-file-atomic';
+
+/** write-file-atomic, loaded on the first write (a read-only command never loads it). */
+export function writeFileAtomicModule(): typeof WriteFileAtomic {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('write-file-atomic') as typeof WriteFileAtomic;
+}
 
 /**
  * Writes `text` to `file` atomically: a temporary file beside it, fsync, then rename, so a reader (or a crash at
  * any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the file's mode.
  */
 export async function writeTextAtomic(file: string, text: string): Promise<void> {
-  await writeFileAtomic(file, text, { encoding: 'utf8' });
+  await writeFileAtomicModule()(file, text, { encoding: 'utf8' });
 }
 
 /**

@@ -1,7 +1,17 @@
-import * as lockfile from 'proper-lockfile';
+import type * as Lockfile from 'proper-lockfile';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { isPidAlive } from '../process/processGroup';
+
+/**
+ * proper-lockfile, loaded on the first lock: loading it loads graceful-fs, which patches the process's
+ * `fs.close` / `fs.closeSync` (a queue reset on every close) — a read-only `ralph status` closing thousands of files
+ * should not pay for that (issue 10 speed).
+ */
+function lockfile(): typeof Lockfile {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('proper-lockfile') as typeof Lockfile;
+}
 
 /**
  * How long a lock may go without its holder refreshing it before another process takes it over, in ms.
@@ -18,7 +28,7 @@ export const LOCK_STALE_MS = 5_000;
 export async function withFileLock<T>(target: string, fn: () => Promise<T>): Promise<T> {
   await mkdir(path.dirname(target), { recursive: true });
   let compromised: Error | undefined;
-  const release = await lockfile.lock(target, {
+  const release = await lockfile().lock(target, {
     realpath: false,
     stale: LOCK_STALE_MS,
     retries: { retries: 400, factor: 1.3, minTimeout: 2, maxTimeout: 40, randomize: true },
@@ -53,7 +63,7 @@ export const lockFaults: { afterTake?: () => Promise<void> } = {};
 
 async function holdLock(target: string, onLost: (err: Error) => void): Promise<(() => Promise<void>) | null> {
   const pidFile = `${target}.pid`;
-  const take = () => lockfile.lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: onLost });
+  const take = () => lockfile().lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: onLost });
   let release: () => Promise<void>;
   try {
     release = await take();

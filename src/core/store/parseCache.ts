@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import type { z } from 'zod';
-import { parseJsonFileText, readTextSync } from './readJsonFile';
+import { parseJsonFileText, readListedTextSync, readTextSync } from './readJsonFile';
 import { cacheDir } from './cacheDir';
 import { fnv1a } from './fnv';
 import { FileProblemError, type FileProblem } from './parseError';
@@ -178,15 +178,17 @@ export type CachedParse<T> = { ok: true; value: T } | { ok: false; problem: File
  * The one JSON reader of the source readers, through the cache when one is given: reads `file` (absolute), parses
  * and validates it with `schema` (problems named `shown`; `fast`: a fast path giving zod's value, or `undefined` to
  * ask the schema, see model/fastLoose.ts), and returns the value or the problem; `undefined` when the file does not exist.
+ * `listed`: a directory listing just showed `file` as a regular file, so without a cache it is read with
+ * `readListedTextSync` (same answer, cheaper).
  */
-export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined): CachedParse<z.infer<S>> | undefined {
+export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined, listed = false): CachedParse<z.infer<S>> | undefined {
   const parse = (text: string): CachedParse<z.infer<S>> => {
     const r = parseJsonFileText(shown, text, schema, fast);
     return r.ok ? { ok: true, value: r.value } : { ok: false, problem: r.problem };
   };
   try {
     if (cache) return cache.read(file, parse);
-    const text = readTextSync(file);
+    const text = listed ? readListedTextSync(file) : readTextSync(file);
     return text === undefined ? undefined : parse(text);
   } catch (err) {
     // A file the bounded reader refuses (not a regular file, too large, a NUL byte) is a problem naming it.

@@ -33,10 +33,58 @@ import { fnv1a } from './fnv';
 export const SNAPSHOT_RACY_TICK_MS = 2000;
 
 const FORMAT = 'ralph-snapshot-cache';
-const VERSION = 1;
+/** 2: inputs stored by folder ({@link packSnapshotInputs}); 1 stored one array per input. */
+const VERSION = 2;
 
 /** One input: `[path]` when it did not exist, else `[path, size, mtimeMs, ctimeMs, ino]`. */
 export type SnapshotInput = [string] | [string, number, number, number, number];
+
+/**
+ * Inputs as an entry stores them: runs of consecutive inputs in one folder, each run
+ * `[folder, name, size, mtimeMs, ctimeMs, ino, name, size, …]` (five slots per input; an input that did not exist
+ * has size -1 and zeros). Same inputs, same order as the {@link SnapshotInput} list, in about half the JSON and
+ * without an array per input: a warm `status` on 10,000 items parses 6,400 inputs (issue 10 speed).
+ */
+export type SnapshotInputRun = (string | number)[];
+
+/** {@link SnapshotInputRun}s of `inputs` (absolute paths), in order. Pure. */
+export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotInputRun[] {
+  const runs: SnapshotInputRun[] = [];
+  let run: SnapshotInputRun | undefined;
+  for (const i of inputs) {
+    const cut = i[0].lastIndexOf(path.sep);
+    const dir = i[0].slice(0, cut);
+    const name = i[0].slice(cut + 1);
+    if (run === undefined || run[0] !== dir) runs.push((run = [dir]));
+    if (i.length === 1) run.push(name, -1, 0, 0, 0);
+    else run.push(name, i[1], i[2], i[3], i[4]);
+  }
+  return runs;
+}
+
+/** The {@link SnapshotInput} list of stored runs, or `undefined` when they are not well formed. Pure. */
+export function unpackSnapshotInputs(runs: unknown): SnapshotInput[] | undefined {
+  if (!Array.isArray(runs)) return undefined;
+  const out: SnapshotInput[] = [];
+  for (const run of runs as unknown[]) {
+    if (!isRun(run)) return undefined;
+    const prefix = run[0] + path.sep;
+    for (let j = 1; j < run.length; j += 5) {
+      const p = prefix + (run[j] as string);
+      out.push(run[j + 1] === -1 ? [p] : [p, run[j + 1] as number, run[j + 2] as number, run[j + 3] as number, run[j + 4] as number]);
+    }
+  }
+  return out;
+}
+
+/** A stored run: a folder, then five slots per input (a name and four numbers). */
+function isRun(run: unknown): run is SnapshotInputRun {
+  if (!Array.isArray(run) || typeof run[0] !== 'string' || (run.length - 1) % 5 !== 0) return false;
+  for (let j = 1; j < run.length; j += 5) {
+    if (typeof run[j] !== 'string' || typeof run[j + 1] !== 'number' || typeof run[j + 2] !== 'number' || typeof run[j + 3] !== 'number' || typeof run[j + 4] !== 'number') return false;
+  }
+  return true;
+}
 
 interface SnapshotFile {
   format: typeof FORMAT;
@@ -45,7 +93,7 @@ interface SnapshotFile {
   command: string;
   build: string;
   env: string;
-  inputs: SnapshotInput[];
+  inputsByFolder: SnapshotInputRun[];
   /** The answer: what was printed for each output mode (e.g. `json`, `text`), and the exit code. */
   outputs: Record<string, string>;
   exitCode: number;
@@ -101,10 +149,11 @@ export interface SnapshotAnswer {
   basis?: string;
 }
 
-function sameInput(i: SnapshotInput): boolean {
-  const st = fs.statSync(i[0], { throwIfNoEntry: false });
-  if (i.length === 1) return st === undefined;
-  return st !== undefined && st.size === i[1] && st.mtimeMs === i[2] && st.ctimeMs === i[3] && st.ino === i[4];
+/** Whether the input at `p` is as stored (`size` -1: it did not exist, and still does not). */
+function sameInput(p: string, size: number, mtimeMs: number, ctimeMs: number, ino: number): boolean {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  if (size === -1) return st === undefined;
+  return st !== undefined && st.size === size && st.mtimeMs === mtimeMs && st.ctimeMs === ctimeMs && st.ino === ino;
 }
 
 /** A file's identity as an entry recorded it and a lookup found it unchanged: size, mtime (ms), inode. */
@@ -147,30 +196,39 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
     return {};
   }
   if (!c || c.format !== FORMAT || c.version !== VERSION || c.folder !== key.folder || c.command !== key.command || c.build !== key.build || c.env !== key.env) return {};
-  if (!Array.isArray(c.inputs) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number') return {};
+  if (!Array.isArray(c.inputsByFolder) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number') return {};
   const limit = writtenAtMs - SNAPSHOT_RACY_TICK_MS;
   let changed: string | undefined;
   let count = 0;
-  const unchanged = new Map<string, KnownStat>();
   const changedAll: string[] = [];
-  for (const i of c.inputs) {
-    if (!Array.isArray(i) || typeof i[0] !== 'string') return changed !== undefined ? { changed } : {};
-    let same: boolean;
-    try {
-      same = (i.length === 1 || Math.max(i[2]!, i[3]!) < limit) && sameInput(i);
-    } catch {
-      same = false;
+  for (const run of c.inputsByFolder) {
+    if (!isRun(run)) return changed !== undefined ? { changed } : {};
+    const prefix = run[0] + path.sep;
+    for (let j = 1; j < run.length; j += 5) {
+      const p = prefix + (run[j] as string);
+      const size = run[j + 1] as number;
+      const mtimeMs = run[j + 2] as number;
+      const ctimeMs = run[j + 3] as number;
+      let same: boolean;
+      try {
+        same = (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) && sameInput(p, size, mtimeMs, ctimeMs, run[j + 4] as number);
+      } catch {
+        same = false;
+      }
+      if (same) continue;
+      changed ??= p;
+      changedAll.push(p);
+      if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
     }
-    if (same) {
-      if (i.length !== 1) unchanged.set(i[0], [i[1]!, i[2]!, i[4]!]);
-      continue;
-    }
-    changed ??= i[0];
-    changedAll.push(i[0]);
-    if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
   }
-  if (changed !== undefined) return { changed, unchanged, changedAll, entry: { inputs: c.inputs, ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs } };
-  return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
+  if (changed === undefined) return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
+  // A miss: the inputs not found changed are unchanged, with the identity just confirmed (built only now: a hit
+  // allocates nothing per input).
+  const inputs = unpackSnapshotInputs(c.inputsByFolder)!;
+  const changedSet = new Set(changedAll);
+  const unchanged = new Map<string, KnownStat>();
+  for (const i of inputs) if (i.length !== 1 && !changedSet.has(i[0])) unchanged.set(i[0], [i[1], i[2], i[4]]);
+  return { changed, unchanged, changedAll, entry: { inputs, ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs } };
 }
 
 /**
@@ -259,7 +317,7 @@ export function writeSnapshotPatched(key: SnapshotKey, inputs: readonly Snapshot
  */
 function writeEntry(file: string, key: SnapshotKey, inputs: SnapshotInput[], answer: SnapshotAnswer, basis?: () => string | undefined): boolean {
   const basisId = basis ? basis() : answer.basis;
-  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputs, outputs: answer.outputs, exitCode: answer.exitCode, ...(basisId !== undefined ? { basis: basisId } : {}) };
+  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputsByFolder: packSnapshotInputs(inputs), outputs: answer.outputs, exitCode: answer.exitCode, ...(basisId !== undefined ? { basis: basisId } : {}) };
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });

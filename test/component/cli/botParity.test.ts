@@ -101,4 +101,38 @@ describe('cli: what bots rely on', () => {
     const bad = runCli(ws.dir, ['status', '--jsn']);
     assert.equal(bad.code, 2);
   });
+
+  it('the task program (dist/cli-task.js: task start/done/block/reset) and the full program print and write the same', () => {
+    const make = (w: TempWorkspace) => {
+      writeFlow(w, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', deps: ['fn-1.1'] }, { id: 'fn-1.3', deps: ['fn-1.2'] }]);
+      w.write('quantum.json', quantumJson([{ id: 'US-001' }, { id: 'US-002', deps: ['US-001'] }]));
+      return w.dir;
+    };
+    ws = tempWorkspace('ralph-bot-task-');
+    const other = tempWorkspace('ralph-bot-task-full-');
+    try {
+      const viaEntry = make(ws);
+      const viaFull = make(other);
+      const full = path.join(path.dirname(cliPath), 'cli-main.js');
+      const env = { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' };
+      const steps = [
+        ['task', 'start', 'fn-1.2', '--json'], ['task', 'done', 'fn-1.2', '--summary', 'did it', '--json'], ['task', 'block', 'fn-1.3', '--reason', 'waits', '--json'],
+        ['task', 'reset', 'fn-1.1', '--cascade', '--json'], ['task', 'reset', 'fn-1.1'], ['task', 'start', 'US-001'], ['task', 'block', 'US-001', '--reason', 'r', '--json'],
+        ['task', 'reset', 'US-001', '--json'], ['task', 'reset', 'nope', '--json'], ['task', 'reset', 'fn-1.1', '--bogus'], ['task', 'done', 'fn-1.1', '--evidence', 'not json'],
+        ['task', 'block', 'fn-1.1'], ['task', 'reset'],
+      ];
+      // Files as written, with the clock's timestamps masked (each side writes its own "now").
+      const tree = (d: string) => (fs.readdirSync(d, { recursive: true }) as string[]).sort().filter((f) => fs.statSync(path.join(d, f)).isFile())
+        .map((f) => `${f}\n${fs.readFileSync(path.join(d, f), 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?/g, 'T')}`);
+      for (const args of steps) {
+        const a = spawnSync(process.execPath, [cliPath, '-C', viaEntry, ...args], { encoding: 'utf8', env });
+        const b = spawnSync(process.execPath, [full, '-C', viaFull, ...args], { encoding: 'utf8', env });
+        const shown = (r: typeof a, d: string) => [r.status, r.stdout.split(d).join('<ws>'), r.stderr.split(d).join('<ws>')];
+        assert.deepEqual(shown(a, viaEntry), shown(b, viaFull), args.join(' '));
+        assert.deepEqual(tree(viaEntry), tree(viaFull), `files after ${args.join(' ')}`);
+      }
+    } finally {
+      other.dispose();
+    }
+  });
 });

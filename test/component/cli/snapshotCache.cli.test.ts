@@ -5,7 +5,7 @@ import { runCli } from '../../support/cli';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
-import { snapshotFile } from '../../../src/core/store/snapshotCache';
+import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
 import { basisFile, patchBasis, statusOutputs, type StatusPatchFile } from '../../../src/cli/statusPatch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -265,8 +265,10 @@ describe('cli: status snapshot cache', () => {
     const file = path.join(ws.dir, '.flow', 'tasks', 'fn-1.2.json');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched title"'));
     assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched from the side file');
-    // A side file of another entry (its id) is not used.
+    // A side file of another entry (its id) is not used. (The task changes again: under load the call above can take
+    // past the tick and store its patched answer, which a lookup would then serve as it is.)
     fs.writeFileSync(sideFile, JSON.stringify({ ...planted, id: 'other' }));
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched once more"'));
     assert.equal(status(ws.dir, true), uncached(ws.dir, true));
     // Past the tick, a patched answer is stored with a new side file, then served. (Planted again into whatever side
     // file is current: under load the call above may have stored a fresh entry.)
@@ -290,9 +292,10 @@ describe('cli: status snapshot cache', () => {
     const plain = uncached(ws.dir, true);
     status(ws.dir, true);
     const file = entryOf(ws.dir);
-    const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { outputs: Record<string, string>; inputs: unknown[][] };
-    assert.ok(entry.inputs.some((i) => i[0] === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')), 'task files are inputs');
-    assert.ok(entry.inputs.some((i) => i.length === 1 && i[0] === path.join(ws.dir, 'PROMPT.md')), 'absent sources are inputs');
+    const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { outputs: Record<string, string>; inputsByFolder: unknown };
+    const inputs = unpackSnapshotInputs(entry.inputsByFolder) ?? [];
+    assert.ok(inputs.some((i) => i[0] === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')), 'task files are inputs');
+    assert.ok(inputs.some((i) => i.length === 1 && i[0] === path.join(ws.dir, 'PROMPT.md')), 'absent sources are inputs');
     // A planted answer, written an hour after its inputs: served, which shows the lookup answers alone.
     fs.writeFileSync(file, JSON.stringify({ ...entry, outputs: { json: 'PLANTED\n', text: 'PLANTED TEXT\n' } }));
     assert.equal(status(ws.dir, true), 'PLANTED\n');
@@ -328,7 +331,7 @@ describe('cli: status snapshot cache', () => {
     const file = entryOf(ws.dir);
     const good = fs.readFileSync(file, 'utf8');
     const foreign = { ...(JSON.parse(good) as Record<string, unknown>), folder: '/elsewhere', outputs: { json: 'X\n', text: 'X\n' } };
-    for (const garbage of ['{"format": "ralph-snapshot-cache", "version": 1, "inputs": [', 'null', '[]', JSON.stringify({ format: 'other' }), JSON.stringify(foreign), good.replace(/"inputs":\[/, '"inputs":[5,')]) {
+    for (const garbage of ['{"format": "ralph-snapshot-cache", "version": 1, "inputs": [', 'null', '[]', JSON.stringify({ format: 'other' }), JSON.stringify(foreign), good.replace(/"inputsByFolder":\[/, '"inputsByFolder":[5,')]) {
       fs.writeFileSync(file, garbage);
       assert.equal(status(ws.dir, true), plain);
       assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { format: string; folder: string }).folder, ws.dir, 'rebuilt');

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { isWavesCheck, matchFastCommand, matchWavesCheck } from '../../../src/cli/fastArgs';
+import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck } from '../../../src/cli/fastArgs';
 
 /** The command lines dist/cli.js answers without the full program; everything else goes to commander. */
 describe('matchFastCommand', () => {
@@ -81,4 +81,25 @@ describe('matchWavesCheck', () => {
     [['waves', 'check', '--phase', 'p', '--__proto__=x'], undefined],
   ];
   for (const [args, out] of table) it(args.join(' ') || '(none)', () => assert.deepEqual(matchWavesCheck(args), out));
+});
+
+/** The command lines dist/cli.js hands to the task program (dist/cli-task.js) instead of the full one. */
+describe('isTaskCommand', () => {
+  const table: [string[], boolean][] = [
+    [['task', 'reset', 'fn-1.1', '--cascade', '--json'], true],
+    [['-C', '/w', 'task', 'start', 'US-001'], true],
+    [['--cwd=/w', 'task', 'done', 'fn-1.2', '--summary', 'x'], true],
+    [['--cwd', 'w', 'task', 'block', 'fn-1.2', '--reason', 'r'], true],
+    [['task', 'reset'], true],
+    [['task', 'reset', 'fn-1.1', '--help'], false],
+    [['task', 'start', 'x', '-h'], false],
+    [['task', 'done', 'x', '-V'], false],
+    [['task'], false],
+    [['task', '--help'], false],
+    [['task', 'frobnicate', 'x'], false],
+    [['status', '--json'], false],
+    [['-C', '/w', 'status', 'task', 'reset'], false],
+    [[], false],
+  ];
+  for (const [args, out] of table) it(args.join(' ') || '(none)', () => assert.equal(isTaskCommand(args), out));
 });

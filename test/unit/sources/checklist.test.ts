@@ -40,6 +40,39 @@ describe('plan graph', () => {
     assert.deepEqual(findCycles([{ id: 'a', deps: ['a'] }]), [['a', 'a']]);
   });
 
+  it('finds the cycles the plain Map-and-objects walk finds, in its order (random graphs with duplicate ids and unknown deps)', () => {
+    // The walk before the index-array rewrite (issue 10 speed), kept here as the reference.
+    const reference = (nodes: { id: string; deps: string[] }[]): string[][] => {
+      const deps = new Map(nodes.map((n) => [n.id, n.deps]));
+      const color = new Map<string, 1 | 2>();
+      const cycles: string[][] = [];
+      for (const start of nodes) {
+        if (color.has(start.id)) continue;
+        const stack: { id: string; next: number }[] = [{ id: start.id, next: 0 }];
+        const onPath: string[] = [start.id];
+        color.set(start.id, 1);
+        while (stack.length) {
+          const top = stack.at(-1)!;
+          const ds = deps.get(top.id) ?? [];
+          if (top.next >= ds.length) { color.set(top.id, 2); stack.pop(); onPath.pop(); continue; }
+          const d = ds[top.next++]!;
+          if (!deps.has(d)) continue;
+          const c = color.get(d);
+          if (c === 1) cycles.push([...onPath.slice(onPath.indexOf(d)), d]);
+          else if (c === undefined) { color.set(d, 1); stack.push({ id: d, next: 0 }); onPath.push(d); }
+        }
+      }
+      return cycles;
+    };
+    let seed = 7;
+    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    for (let g = 0; g < 400; g++) {
+      const n = 1 + rnd(12);
+      const nodes = Array.from({ length: n + rnd(3) }, () => ({ id: `n${rnd(n)}`, deps: Array.from({ length: rnd(4) }, () => `n${rnd(n + 2)}`) }));
+      assert.deepEqual(findCycles(nodes), reference(nodes), JSON.stringify(nodes));
+    }
+  });
+
   it('a quantum dependency cycle is reported as a problem naming it', async () => {
     const ws = tempWorkspace();
     try {

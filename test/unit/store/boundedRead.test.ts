@@ -2,8 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
-import { DEFAULT_READ_LIMITS, readTextOrProblem, readTextSync, setReadLimits } from '../../../src/core/store/readJsonFile';
-import { FileProblemError, parseJsonText } from '../../../src/core/store/parseError';
+import { DEFAULT_READ_LIMITS, readListedTextSync, readTextOrProblem, readTextSync, setReadLimits } from '../../../src/core/store/readJsonFile';
+import { execFileSync } from 'node:child_process';
+import { FileProblemError, parseJsonText, tooDeepAt } from '../../../src/core/store/parseError';
 import { readTextIfExists } from '../../../src/core/store/atomicWrite';
 import { loadConfig } from '../../../src/core/store/loadConfig';
 import { readQuantum } from '../../../src/core/sources/quantum/readQuantum';
@@ -108,6 +109,60 @@ describe('store: bounded input (issue 12)', () => {
     await setCheckboxes(t.file('RALPH_TASK.md'), [4], true);
     assert.equal(fs.readFileSync(t.file('RALPH_TASK.md'), 'utf8'), '# T\r- [ ] one\r- [x] two\r- [x] three\r');
     assert.deepEqual(parseProgressTxt('iteration: 3\rtask: fn-1.2\r').task, 'fn-1.2', 'progress.txt too');
+  });
+
+  it('readListedTextSync (the cheap reader of listed files) answers as readTextSync: text, refusal or absence', () => {
+    const answer = (f: () => unknown): string => {
+      try {
+        return JSON.stringify({ text: f() ?? null });
+      } catch (err) {
+        return err instanceof FileProblemError ? `refused ${err.message}` : `threw ${String(err)}`;
+      }
+    };
+    t.write('small.json', '{"a": 1}\n');
+    t.write('empty.json', '');
+    t.write('big.json', `"${'x'.repeat(200 * 1024)}"`);
+    t.write('exact.json', 'y'.repeat(64 * 1024));
+    t.write('nul.json', '{"a":\n "x\0y"}');
+    t.write('utf8.json', '"ünïcödé ✓"');
+    fs.symlinkSync('/dev/zero', t.file('zero.json'));
+    fs.symlinkSync(t.file('small.json'), t.file('link.json'));
+    fs.mkdirSync(t.file('dir.json'));
+    let fifo = false;
+    try { execFileSync('mkfifo', [t.file('pipe.json')]); fifo = true; } catch { /* no mkfifo: skip that case */ }
+    const names = ['small.json', 'empty.json', 'big.json', 'exact.json', 'nul.json', 'utf8.json', 'zero.json', 'link.json', 'dir.json', 'absent.json', ...(fifo ? ['pipe.json'] : [])];
+    for (const limits of [{}, { jsonBytes: 5 }, { jsonBytes: 64 * 1024 }]) {
+      setReadLimits(limits);
+      for (const n of names) assert.equal(answer(() => readListedTextSync(t.file(n))), answer(() => readTextSync(t.file(n))), `${n} with ${JSON.stringify(limits)}`);
+    }
+  });
+
+  it('tooDeepAt (strings skipped with indexOf) finds what the step-per-character scan finds, on random texts', () => {
+    const reference = (text: string, max: number): number => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (inString) {
+          if (c === 92) i++;
+          else if (c === 34) inString = false;
+        } else if (c === 34) inString = true;
+        else if (c === 91 || c === 123) {
+          if (++depth > max) return i;
+        } else if (c === 93 || c === 125) depth--;
+      }
+      return -1;
+    };
+    let seed = 11;
+    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    const alphabet = '[]{}"\\ a';
+    for (let k = 0; k < 50_000; k++) {
+      let text = '';
+      for (let i = rnd(24); i > 0; i--) text += alphabet[rnd(alphabet.length)];
+      const max = 1 + rnd(4);
+      assert.equal(tooDeepAt(text, max), reference(text, max), JSON.stringify(text));
+    }
+    assert.equal(tooDeepAt(`${'['.repeat(600)}${']'.repeat(600)}`, 512), 512);
   });
 
   it('readTextOrProblem names the file as asked', () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readSnapshot, recordFsReads, snapshotEnvKey, snapshotFile, writeSnapshot, type SnapshotKey } from '../../../src/core/store/snapshotCache';
+import { packSnapshotInputs, readSnapshot, recordFsReads, snapshotEnvKey, snapshotFile, unpackSnapshotInputs, writeSnapshot, type SnapshotInput, type SnapshotKey } from '../../../src/core/store/snapshotCache';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 const HOUR_AGO = (Date.now() - 3_600_000) / 1000;
@@ -78,8 +78,8 @@ describe('snapshot cache', () => {
     fs.utimesSync(a, HOUR_AGO, HOUR_AGO);
     fs.utimesSync(b, HOUR_AGO, HOUR_AGO);
     const sig = (p: string) => { const st = fs.statSync(p); return [p, st.size, st.mtimeMs, st.ctimeMs, st.ino]; };
-    const inputs = [sig(a), sig(b), [path.join(ws.dir, 'gone.md')]];
-    fs.writeFileSync(file, JSON.stringify({ format: 'ralph-snapshot-cache', version: 1, ...key, inputs, outputs: { json: 'J' }, exitCode: 0 }));
+    const inputs = [sig(a), sig(b), [path.join(ws.dir, 'gone.md')]] as SnapshotInput[];
+    fs.writeFileSync(file, JSON.stringify({ format: 'ralph-snapshot-cache', version: 2, ...key, inputsByFolder: packSnapshotInputs(inputs), outputs: { json: 'J' }, exitCode: 0 }));
     // The entry is written long after its inputs' ctime (now): back-date nothing, wait for nothing: write its mtime in the future.
     const future = (Date.now() + 10_000) / 1000;
     fs.utimesSync(file, future, future);
@@ -92,11 +92,22 @@ describe('snapshot cache', () => {
     assert.deepEqual(found.unchanged, new Map([[a, [stA.size, stA.mtimeMs, stA.ino]]]));
   });
 
+  it('stores inputs by folder and gives back the same list, in order (absent ones too)', () => {
+    const inputs: SnapshotInput[] = [['/w/.flow/tasks/a.json', 10, 1.5, 2.25, 7], ['/w/.flow/tasks/b.json', 0, 3, 4, 8], ['/w/PROMPT.md'], ['/w/.flow/tasks/c.json', 1, 2, 3, 9], ['/top', 1, 1, 1, 1]];
+    const runs = packSnapshotInputs(inputs);
+    assert.deepEqual(runs, [['/w/.flow/tasks', 'a.json', 10, 1.5, 2.25, 7, 'b.json', 0, 3, 4, 8], ['/w', 'PROMPT.md', -1, 0, 0, 0], ['/w/.flow/tasks', 'c.json', 1, 2, 3, 9], ['', 'top', 1, 1, 1, 1]]);
+    assert.deepEqual(unpackSnapshotInputs(JSON.parse(JSON.stringify(runs))), inputs);
+    for (const bad of [null, {}, [5], [['/w', 'a', 1, 2, 3]], [['/w', 5, 1, 2, 3, 4]], [[5, 'a', 1, 2, 3, 4]], [['/w', 'a', 1, 2, 3, '4']]]) {
+      assert.equal(unpackSnapshotInputs(bad), undefined, JSON.stringify(bad));
+    }
+  });
+
   it('ignores a corrupt entry, another key, an input that was created since', () => {
     const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
     const file = snapshotFile(ws.dir, 'status', env);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const entry = { format: 'ralph-snapshot-cache', version: 1, ...key, inputs: [[path.join(ws.dir, 'absent.md')]], outputs: { json: 'J' }, exitCode: 0 };
+    const inputs: SnapshotInput[] = [[path.join(ws.dir, 'absent.md')]];
+    const entry = { format: 'ralph-snapshot-cache', version: 2, ...key, inputsByFolder: packSnapshotInputs(inputs), outputs: { json: 'J' }, exitCode: 0 };
     fs.writeFileSync(file, JSON.stringify(entry));
     fs.utimesSync(file, HOUR_AGO, HOUR_AGO);
     assert.deepEqual(readSnapshot(key, env), { answer: { outputs: { json: 'J' }, exitCode: 0 } });
@@ -106,9 +117,9 @@ describe('snapshot cache', () => {
     const missed = readSnapshot(key, env);
     assert.deepEqual({ changed: missed.changed, unchanged: missed.unchanged, changedAll: missed.changedAll }, { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map(), changedAll: [path.join(ws.dir, 'absent.md')] });
     // The entry as stored comes back for a patch (src/cli/statusPatch.ts).
-    assert.deepEqual(missed.entry?.inputs, entry.inputs);
+    assert.deepEqual(missed.entry?.inputs, inputs);
     assert.deepEqual(missed.entry?.outputs, { json: 'J' });
-    for (const garbage of ['{', 'null', '[]', JSON.stringify({ ...entry, inputs: [5] }), JSON.stringify({ ...entry, exitCode: 'x' })]) {
+    for (const garbage of ['{', 'null', '[]', JSON.stringify({ ...entry, inputsByFolder: [5] }), JSON.stringify({ ...entry, inputsByFolder: [[ws.dir, 'a.json', 1, 2]] }), JSON.stringify({ ...entry, version: 1, inputs: [[path.join(ws.dir, 'absent.md')]] }), JSON.stringify({ ...entry, exitCode: 'x' })]) {
       fs.writeFileSync(file, garbage);
       assert.equal(readSnapshot(key, env).answer, undefined);
     }

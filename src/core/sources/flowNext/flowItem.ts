@@ -17,14 +17,16 @@ export function flowItem(t: FlowTaskRecord, file: string): PlanItem {
     const md = readTextSync(t.mdFile);
     if (md) reason = blockedReasonFromMarkdown(md);
   }
-  return {
+  // Optional keys set in this order (the item's key order is part of `ralph plan --json`); no spread objects.
+  const item: PlanItem = {
     source: 'flow-next', kind: 'task', id: t.id, rootId: t.epicId, title: m.title, status, rawStatus: m.status, statusSource: t.statusSource,
     dependsOn: m.depends_on, file,
-    ...(typeof m.priority === 'number' ? { priority: m.priority } : {}),
-    ...(m.claimed_at ? { startedAt: m.claimed_at } : {}),
-    ...(m.updated_at ? { updatedAt: m.updated_at } : {}),
-    ...(m.completed_at ? { completedAt: m.completed_at } : {}),
-    ...(m.assignee ? { assignee: m.assignee } : {}),
-    ...(reason ? { reason } : {}),
   };
+  if (typeof m.priority === 'number') item.priority = m.priority;
+  if (m.claimed_at) item.startedAt = m.claimed_at;
+  if (m.updated_at) item.updatedAt = m.updated_at;
+  if (m.completed_at) item.completedAt = m.completed_at;
+  if (m.assignee) item.assignee = m.assignee;
+  if (reason) item.reason = reason;
+  return item;
 }

@@ -103,7 +103,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     for (const e of listDirSync(dir)) {
       if (e.isDir || !e.name.endsWith('.json')) continue;
       const file = path.join(dir, e.name);
-      const r = readJsonParsed(cache, file, rel(file), flowEpicSchema, epicFast);
+      const r = readJsonParsed(cache, file, rel(file), flowEpicSchema, epicFast, e.isFile);
       if (!r) continue;
       if (!r.ok) { problems.push(r.problem); continue; }
       if (seenEpics.has(r.value.id)) continue;
@@ -114,7 +114,8 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
   epics.sort((a, b) => epicNumber(a.id) - epicNumber(b.id) || (a.id < b.id ? -1 : 1));
 
   const state = resolveFlowStateDir(folder, env);
-  const stateNames = new Set(listDirSync(path.join(state.dir, 'tasks')).filter((e) => !e.isDir).map((e) => e.name));
+  // Names of the state folder: true when the listing says a regular file (read the cheap way, readListedTextSync).
+  const stateNames = new Map(listDirSync(path.join(state.dir, 'tasks')).filter((e) => !e.isDir).map((e) => [e.name, e.isFile]));
 
   const tasks: FlowTaskRecord[] = [];
   const tasksDir = path.join(flowDir, 'tasks');
@@ -123,8 +124,8 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stem = e.name.slice(0, -'.json'.length);
     if (!stem.includes('.')) continue;
     if (opts.epic !== undefined && !stem.startsWith(`${opts.epic}.`)) continue;
-    const file = path.join(tasksDir, e.name);
-    const r = readFlowTaskFile(cache, file, rel(file));
+    const file = tasksDir + path.sep + e.name; // path.join's answer: a listed name has no separator, no `.`/`..`
+    const r = readFlowTaskFile(cache, file, rel(file), e.isFile);
     if (!r) continue;
     if (!r.ok) { problems.push(r.problem); continue; }
     if (typeof r.value.id !== 'string') continue;
@@ -133,7 +134,7 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
       const stateFile = taskStateFile(state.dir, committed.id);
-      const sr = readFlowTaskState(cache, stateFile);
+      const sr = readFlowTaskState(cache, stateFile, stateNames.get(stateName));
       if (sr?.ok) withFlowTaskState(record, stateFile, sr.value);
       else if (sr) problems.push(sr.problem);
     }
@@ -149,14 +150,17 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
   return { folder, flowDir, meta, dialect, epics, tasks, state, problems };
 }
 
-/** A task file's parse as {@link readFlowWorkspace} does it (absolute path; `undefined` when absent): the fast path, else zod. */
-export function readFlowTaskFile(cache: ParseCache | undefined, file: string, shown: string): CachedParse<Partial<FlowTask>> | undefined {
-  return readJsonParsed(cache, file, shown, taskFileSchema, taskFast);
+/**
+ * A task file's parse as {@link readFlowWorkspace} does it (absolute path; `undefined` when absent): the fast path, else
+ * zod. `listed`: a listing just showed it as a regular file (read cheaper, same answer).
+ */
+export function readFlowTaskFile(cache: ParseCache | undefined, file: string, shown: string, listed = false): CachedParse<Partial<FlowTask>> | undefined {
+  return readJsonParsed(cache, file, shown, taskFileSchema, taskFast, listed);
 }
 
-/** A task state file's parse as {@link readFlowWorkspace} does it (problems name the absolute path). */
-export function readFlowTaskState(cache: ParseCache | undefined, stateFile: string): CachedParse<FlowRuntime> | undefined {
-  return readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast);
+/** A task state file's parse as {@link readFlowWorkspace} does it (problems name the absolute path; `listed` as above). */
+export function readFlowTaskState(cache: ParseCache | undefined, stateFile: string, listed = false): CachedParse<FlowRuntime> | undefined {
+  return readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast, listed);
 }
 
 /** The record of a committed task file (`file`: absolute `.flow/tasks/<stem>.json`), before any state overlay. */
@@ -182,7 +186,12 @@ export function withFlowTaskState(record: FlowTaskRecord, stateFile: string, sta
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) {
+    const v = (o as Record<string, unknown>)[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out as Partial<T>;
 }
 
 /**
