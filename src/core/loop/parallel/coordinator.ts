@@ -20,7 +20,7 @@ import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '.
 import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
 import { LaneStorySource } from './laneSource';
-import { removeSnapshots } from '../../store/snapshotCache';
+import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, laneStarted, type StoryEnd } from './quantumRuntime';
 import { recoverParallel } from './recovery';
 import { pickRound } from './rounds';
@@ -189,8 +189,9 @@ class Coordinator {
       this.sentinels.close();
     }
     await this.mergeChain;
-    // A lane's agent could have forged this folder's status / next answers in the user's cache (breaker-s5 row 23).
-    removeSnapshots(this.folder);
+    // A lane's agent could have forged this folder's status / next answers or parse caches in the user's cache
+    // (breaker-s5 row 23, breaker-s6 rows 10 and 21).
+    removeFolderCaches(this.folder);
     const progress = this.progress();
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
     await updateRunRecord(this.folder, this.runId, {
@@ -362,7 +363,7 @@ class Coordinator {
     }
     lane.settled = true;
     const others = this.activeTrees();
-    removeSnapshots(this.folder);
+    removeFolderCaches(this.folder);
     await laneEnded(this.folder, id, end, others);
     const reason = end.kind === 'passed' ? `merged into ${this.feature}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
