@@ -8,7 +8,7 @@ import { spawnIteration, type IterationExit } from '../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
 import { listRuns } from '../control/runs';
 import { tryHoldLock } from '../store/fileLock';
-import { removeSnapshots } from '../store/snapshotCache';
+import { removeFolderCaches } from '../store/snapshotCache';
 import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinels';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
 import { type GateResult } from '../gates/gateRunner';
@@ -493,7 +493,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens,
     });
     let endNotRecorded: string | null = null;
-    removeSnapshots(this.folder);
+    removeFolderCaches(this.folder);
     await writeEnd().catch(async (err: Error) => {
       // The disk filled up at the very end: free the reserve and try once more before giving up (issue 12).
       if (isStorageError(err) && (await reserve?.release())) {
@@ -614,13 +614,14 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   }
 
   /**
-   * After the agent of iteration `n` ended: the folder's `ralph status` / `ralph next` answer-cache entries are removed
-   * (the agent could have forged them), and marks that changed while it ran join `agentMarks` (claims the gate
+   * After the agent of iteration `n` ended: the folder's `ralph status` / `ralph next` answer-cache entries and parse
+   * caches are removed, under every spelling of the folder (the agent could have forged them), and marks that changed while it ran join `agentMarks` (claims the gate
    * verifies, never a person's own for this run), with a warning naming them; `marksAtAgentStart` is dropped.
    */
   private async markAgentEnd(before: Record<string, string> | null, n: number): Promise<void> {
-    // The agent could have forged an answer of `ralph status` / `ralph next` in the user's cache (breaker-s5 row 23).
-    removeSnapshots(this.folder);
+    // The agent could have forged an answer of `ralph status` / `ralph next` (breaker-s5 row 23) or a parsed value
+    // (breaker-s6 row 21) in the user's cache.
+    removeFolderCaches(this.folder);
     if (!before || !this.baseline) return;
     const changed = marksChanged(before, await readPersonMarks(this.folder));
     const { marksAtAgentStart: _, ...rest } = this.baseline;

@@ -231,15 +231,38 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   return { changed, unchanged, changedAll, entry: { inputs, ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs } };
 }
 
+/** The canonical start of every cache file ralph writes (answer cache, its `status` side file, parse cache). */
+const CACHE_HEAD = /^\{"format":"ralph-[a-z-]+","version":\d+,"folder":("(?:[^"\\]|\\.)*")/;
+
+/** The real path of `p` (symlinks resolved), or `p` when it cannot be resolved (gone, unreadable). */
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
+
 /**
- * Removes every answer-cache entry of `folder` (all commands) from the user's cache folder; returns how many.
- * The engine calls it after every agent process ends and when a run ends (breaker-s5 row 23): the cache folder is
- * writable by the agent (it runs as the user), so an entry could be a forgery whose answer says `2/2` whatever the
- * files say. No agent process outlives its iteration, so an entry written after this is the CLI's own. Never throws.
+ * Removes every file of `folder` in the user's cache folder: answer-cache entries (all commands), their side files
+ * (`<fnv>-status.basis.json`) and the parse caches (`<fnv>-<kind>.json`, store/parseCache.ts), under every spelling of
+ * the folder (breaker-s6 row 10: `-C link` and the real path are two keys), so the next read-only command re-derives
+ * its answer from the files. Returns how many files were removed. Never throws.
+ *
+ * Why: the cache folder is writable by the agent (it runs as the user), so any entry could be a forgery whose answer
+ * says `2/2` (breaker-s5 row 23) or whose parsed values say `passed` / `done` with the file's size, mtime and inode
+ * kept (breaker-s6 row 21); no check stored beside an entry can stop the same user, removal can. The engine calls it
+ * after every agent process ends and when a run ends (the parallel coordinator after each lane and at the end); no
+ * agent process outlives its iteration, so an entry written after that is the CLI's own.
+ *
+ * Which files: a name `<8 hex>-….json` whose hash is that of `folder` or of its real path; or whose first bytes name
+ * (in the order ralph writes them: format, version, folder) a folder whose real path is `folder`'s; or whose first
+ * bytes are not in that order (ralph never wrote it: a forgery for some spelling, or junk; removing it costs one re-parse).
  */
-export function removeSnapshots(folder: string, env: NodeJS.ProcessEnv = process.env): number {
+export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = process.env): number {
   const dir = cacheDir(env);
-  const prefix = `${fnv1a(folder)}-`;
+  const real = realOr(folder);
+  const prefixes = [`${fnv1a(folder)}-`, `${fnv1a(real)}-`];
   let names: string[];
   try {
     names = fs.readdirSync(dir);
@@ -247,13 +270,30 @@ export function removeSnapshots(folder: string, env: NodeJS.ProcessEnv = process
     return 0;
   }
   let removed = 0;
+  const head = Buffer.alloc(8192);
   for (const name of names) {
-    if (!name.startsWith(prefix) || !name.includes('.snapshot.json')) continue;
+    if (!/^[0-9a-f]{8}-.+\.json$/.test(name)) continue;
+    const file = path.join(dir, name);
+    let mine = prefixes.some((p) => name.startsWith(p));
+    if (!mine) {
+      let fd: number | undefined;
+      try {
+        fd = fs.openSync(file, 'r');
+        const m = CACHE_HEAD.exec(head.toString('utf8', 0, fs.readSync(fd, head, 0, head.length, 0)));
+        const named = m ? (JSON.parse(m[1]!) as string) : undefined;
+        mine = named === undefined || named === folder || realOr(named) === real;
+      } catch {
+        mine = false; // unreadable (or gone): not served either
+      } finally {
+        if (fd !== undefined) try { fs.closeSync(fd); } catch { /* closed */ }
+      }
+    }
+    if (!mine) continue;
     try {
-      fs.rmSync(path.join(dir, name), { force: true });
+      fs.rmSync(file, { force: true });
       removed++;
     } catch {
-      // A file we may not remove: the structural check in readSnapshot still applies.
+      // A file we may not remove: the readers' structural checks still apply.
     }
   }
   return removed;

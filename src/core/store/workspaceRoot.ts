@@ -60,9 +60,20 @@ export function gitTopLevel(start: string, probe: RootProbe = diskProbe): string
 }
 
 /**
- * The folder a command works on (flowctl's `get_repo_root`, seed-systems.md §2): the git top level of `start`
- * (the current directory, or `-C`), else `start` itself.
+ * The folder a command works on: flowctl's `get_repo_root` (seed-systems.md §2, the git top level of `start`, the
+ * current directory or `-C`, else `start` itself), with one ralph rule before it (breaker-s6 row 07): going up from
+ * `start` towards that top level (the top level itself excluded), the first folder holding a `.ralph/` folder is the
+ * workspace. A workspace ralph already works in (its config, run records, claims) stays the workspace when a
+ * repository appears above it (an agent ran `git init` in the parent): otherwise the next command would read the
+ * parent and never count or put back the claims of a run that crashed. `start` at the top level (the usual case)
+ * costs no extra `stat`. Where this differs from flowctl: docs/flowctl-parity.md.
  */
 export function workspaceRoot(start: string, probe: RootProbe = diskProbe): string {
-  return gitTopLevel(start, probe) ?? path.resolve(start);
+  const from = path.resolve(start);
+  const top = gitTopLevel(from, probe);
+  if (top === undefined) return from;
+  for (let dir = from; dir !== top && dir.startsWith(top + path.sep); dir = path.dirname(dir)) {
+    if (probe.kind(path.join(dir, '.ralph')) === 'dir') return dir;
+  }
+  return top;
 }

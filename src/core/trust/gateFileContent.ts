@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { gateFileRefs, MAX_GATE_DEPTH, type GateFileRef } from './gateFiles';
+import { gateFileRefs, MAX_GATE_DEPTH, RC_VIA, userRcFiles, type GateFileRef } from './gateFiles';
 import { diffLines, type TrustedEntry } from './trustedContent';
 
 /**
@@ -109,13 +110,25 @@ export function workspaceFileLine(e: Pick<TrustedEntry, 'key' | 'value'>): strin
   return `${WORKSPACE_FILE} ${e.key} ${String(e.value)}`;
 }
 
+/** The start of a user-file line of {@link snapshotGateFiles}: `user file /home/me/.npmrc sha256:…`. */
+export const USER_FILE = 'user file' as const;
+
 /**
  * The gate files of a run, taken when it starts, to check before every gate run (issue 11: the agent must not
  * weaken a gate by rewriting the file it runs during the run). `changed()` reads them again and returns the
- * difference (`- ` / `+ ` lines as in a trust diff), empty when nothing changed.
+ * difference (`- ` / `+ ` lines as in a trust diff), empty when nothing changed. Besides the workspace files, the
+ * user-level rc files of the package managers the gates run (`~/.npmrc` …, gateFiles.ts `USER_PACKAGE_MANAGER_RC`;
+ * breaker-s6 row 37) are fingerprinted as `user file <absolute path> <value>` lines: not trusted content, but a
+ * change during the run stops it the same way. `env` / `home`: where those files are (default: this process's).
  */
-export async function snapshotGateFiles(folder: string, commands: readonly string[]): Promise<{ lines: string[]; changed: () => Promise<string[]> }> {
-  const read = async () => (await gateFileEntries(folder, commands)).entries.map(workspaceFileLine);
+export async function snapshotGateFiles(folder: string, commands: readonly string[], opts: { env?: NodeJS.ProcessEnv; home?: string } = {}): Promise<{ lines: string[]; changed: () => Promise<string[]> }> {
+  const read = async () => {
+    const { entries, coverage } = await gateFileEntries(folder, commands);
+    const managers = new Set(coverage.covered.filter((c) => c.via.endsWith(RC_VIA)).map((c) => c.via.slice(0, -RC_VIA.length)));
+    const user = userRcFiles(managers, opts.env ?? process.env, opts.home ?? os.homedir(), folder);
+    const userLines = await Promise.all(user.map(async (f) => `${USER_FILE} ${f} ${await fileHash(f)}`));
+    return [...entries.map(workspaceFileLine), ...userLines];
+  };
   const lines = await read();
   return { lines, changed: async () => diffLines(lines, await read()) };
 }
@@ -131,10 +144,10 @@ export function gateFilesChangedReason(tier: string, diff: readonly string[]): s
   return `the ${tier} gate was not run: a file the gates run changed during the run (${changedKeys(diff).join(', ')}); check the change, then run \`ralph trust\` (or revert it) and start again`;
 }
 
-/** The keys (`scripts/check.sh`, `package.json scripts.test`) of a diff of workspace-file lines, once each. */
+/** The keys (`scripts/check.sh`, `package.json scripts.test`, a user file's absolute path) of a diff of workspace-file and user-file lines, once each. */
 export function changedKeys(diff: readonly string[]): string[] {
-  const keys = diff.map((l) => l.replace(/^[-+] /, '')).filter((l) => l.startsWith(`${WORKSPACE_FILE} `)).map((l) => {
-    const rest = l.slice(WORKSPACE_FILE.length + 1);
+  const keys = diff.map((l) => l.replace(/^[-+] /, '')).filter((l) => l.startsWith(`${WORKSPACE_FILE} `) || l.startsWith(`${USER_FILE} `)).map((l) => {
+    const rest = l.slice((l.startsWith(USER_FILE) ? USER_FILE : WORKSPACE_FILE).length + 1);
     const m = /^(.*?) (?:= |\(|sha256:|missing$|not a file$|unreadable: )/.exec(rest);
     return m ? m[1]! : rest;
   });

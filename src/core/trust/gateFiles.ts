@@ -276,7 +276,7 @@ function npmRefs(name: string, args: readonly ShellWord[], dir: string, scan: Sc
  * `.pnpmfile.cjs` hooks, bun's `bunfig.toml` `preload` / `[run] shell`). Sources: docs.npmjs.com "npmrc" (project
  * file next to package.json), "config" (`script-shell`, `node-options`); yarnpkg.com ".yarnrc" / ".yarnrc.yml";
  * pnpm.io "settings" / ".pnpmfile.cjs"; bun.sh "bunfig.toml". The user's own files (`~/.npmrc` …) are outside the
- * workspace: not trusted content.
+ * workspace: not trusted content, but fingerprinted for the run ({@link USER_PACKAGE_MANAGER_RC}).
  */
 export const PACKAGE_MANAGER_RC: Readonly<Record<string, readonly string[]>> = {
   npm: ['.npmrc'],
@@ -285,6 +285,49 @@ export const PACKAGE_MANAGER_RC: Readonly<Record<string, readonly string[]>> = {
   pnpm: ['.npmrc', 'pnpm-workspace.yaml', '.pnpmfile.cjs'],
   bun: ['.npmrc', 'bunfig.toml'],
 };
+
+/** The `via` of a package manager's rc-file refs: `npm (its configuration)`. */
+export const RC_VIA = ' (its configuration)';
+
+/**
+ * The user-level configuration files of each package manager that change what a script entry runs, outside the
+ * workspace (breaker-s6 row 37: `script-shell=/bin/true` in `~/.npmrc` turns a covered `scripts.test` into a
+ * success). Not trusted content (they are the user's own, shared by every workspace): the engine fingerprints them
+ * when a run starts and handles a change during the run like a change of a gate file (core/trust/gateFileContent.ts
+ * `snapshotGateFiles`). `~` is the home folder, `$XDG_CONFIG_HOME` defaults to `~/.config`, `$NAME` an environment
+ * variable (skipped when unset). Sources: docs.npmjs.com "npmrc" (per-user `$HOME/.npmrc`, `userconfig` /
+ * `NPM_CONFIG_USERCONFIG`, `globalconfig` / `NPM_CONFIG_GLOBALCONFIG`); classic.yarnpkg.com ".yarnrc" (`~/.yarnrc`,
+ * yarn 1 also reads `.npmrc`); yarnpkg.com "yarnrc" (the home folder's `.yarnrc.yml`); pnpm.io "npmrc" / "settings"
+ * (`$XDG_CONFIG_HOME/pnpm/rc`, and `~/.npmrc`); bun.sh "bunfig.toml" (global `$HOME/.bunfig.toml` or
+ * `$XDG_CONFIG_HOME/.bunfig.toml`; bun reads `.npmrc` too).
+ */
+export const USER_PACKAGE_MANAGER_RC: Readonly<Record<string, readonly string[]>> = {
+  npm: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '$NPM_CONFIG_GLOBALCONFIG', '$npm_config_globalconfig'],
+  npx: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '$NPM_CONFIG_GLOBALCONFIG', '$npm_config_globalconfig'],
+  yarn: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '~/.yarnrc', '~/.yarnrc.yml'],
+  pnpm: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '$XDG_CONFIG_HOME/pnpm/rc'],
+  bun: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '~/.bunfig.toml', '$XDG_CONFIG_HOME/.bunfig.toml'],
+};
+
+/**
+ * The absolute paths of the user-level rc files ({@link USER_PACKAGE_MANAGER_RC}) of the package managers `managers`
+ * (`npm`, `yarn` …; others have none), each once, in list order. Pure: `env` gives the variables, `home` the home
+ * folder. A relative `$NPM_CONFIG_USERCONFIG` is resolved against `cwd` (where the gate runs: the workspace).
+ */
+export function userRcFiles(managers: Iterable<string>, env: Readonly<Record<string, string | undefined>>, home: string, cwd: string): string[] {
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  const out = new Set<string>();
+  for (const m of managers) {
+    for (const spec of USER_PACKAGE_MANAGER_RC[m] ?? []) {
+      let p: string | undefined;
+      if (spec.startsWith('~/')) p = path.join(home, spec.slice(2));
+      else if (spec.startsWith('$XDG_CONFIG_HOME/')) p = path.join(xdg, spec.slice('$XDG_CONFIG_HOME/'.length));
+      else if (spec.startsWith('$')) p = env[spec.slice(1)] || undefined;
+      if (p !== undefined) out.add(path.resolve(cwd, p));
+    }
+  }
+  return [...out];
+}
 
 /**
  * Adds the rc files of package manager `name` in `dir` and in every folder above it up to the workspace root (npm
@@ -295,7 +338,7 @@ function rcRefs(name: string, dir: string, scan: Scan): void {
   const files = PACKAGE_MANAGER_RC[name] ?? [];
   let d = dir;
   for (;;) {
-    for (const f of files) scan.out.refs.push({ kind: 'file', path: join(d, f), via: `${name} (its configuration)` });
+    for (const f of files) scan.out.refs.push({ kind: 'file', path: join(d, f), via: `${name}${RC_VIA}` });
     if (!d) return;
     const up = path.posix.dirname(d);
     d = up === '.' ? '' : up;

@@ -2,8 +2,10 @@ import * as assert from 'node:assert/strict';
 import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { packSnapshotInputs, readSnapshot, recordFsReads, snapshotEnvKey, snapshotFile, unpackSnapshotInputs, writeSnapshot, type SnapshotInput, type SnapshotKey } from '../../../src/core/store/snapshotCache';
+import { packSnapshotInputs, readSnapshot, recordFsReads, removeFolderCaches, snapshotEnvKey, snapshotFile, unpackSnapshotInputs, writeSnapshot, type SnapshotInput, type SnapshotKey } from '../../../src/core/store/snapshotCache';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { fnv1a } from '../../../src/core/store/fnv';
+import { cacheDir } from '../../../src/core/store/cacheDir';
 
 const HOUR_AGO = (Date.now() - 3_600_000) / 1000;
 
@@ -123,5 +125,38 @@ describe('snapshot cache', () => {
       fs.writeFileSync(file, garbage);
       assert.equal(readSnapshot(key, env).answer, undefined);
     }
+  });
+
+  it("removeFolderCaches: removes the folder's answers, side files and parse caches under every spelling; other folders' stay (breaker-s6 rows 10, 21)", () => {
+    const link = path.join(home.dir, 'link');
+    fs.symlinkSync(ws.dir, link);
+    const other = path.join(home.dir, 'other');
+    fs.mkdirSync(other);
+    const dir = cacheDir(env);
+    fs.mkdirSync(dir, { recursive: true });
+    const head = (format: string, folder: string) => JSON.stringify({ format, version: 1, folder, entries: {} });
+    const files: [name: string, text: string, removed: boolean][] = [
+      [`${fnv1a(ws.dir)}-status.snapshot.json`, head('ralph-snapshot-cache', ws.dir), true],
+      [`${fnv1a(ws.dir)}-quantum.json`, head('ralph-parse-cache', ws.dir), true],
+      [`${fnv1a(ws.dir)}-status.basis.json`, head('ralph-status-basis', ws.dir), true],
+      // the spelling a bot used (`-C link`): the name hashes the link, the content names it
+      [`${fnv1a(link)}-status.snapshot.json`, head('ralph-snapshot-cache', link), true],
+      [`${fnv1a(link)}-flow.json`, head('ralph-parse-cache', link), true],
+      // a file ralph never wrote in that order (a forgery for some spelling, or junk)
+      [`${fnv1a(other)}-next-json.snapshot.json`, JSON.stringify({ version: 1, folder: link, format: 'ralph-snapshot-cache' }), true],
+      [`${fnv1a(other)}-quantum.json`, 'not json', true],
+      // another folder's real entries, and what is not a cache file of a folder
+      [`${fnv1a(other)}-status.snapshot.json`, head('ralph-snapshot-cache', other), false],
+      [`${fnv1a(other)}-flow.json`, head('ralph-parse-cache', other), false],
+      ['compile-cache.bin', 'x', false],
+      [`${fnv1a(ws.dir)}-status.snapshot.json.123.tmp`, 'x', false],
+    ];
+    for (const [name, text] of files) fs.writeFileSync(path.join(dir, name), text);
+    assert.equal(removeFolderCaches(ws.dir, env), files.filter((f) => f[2]).length);
+    for (const [name, , removed] of files) assert.equal(fs.existsSync(path.join(dir, name)), !removed, name);
+    // the same through the link's spelling
+    fs.writeFileSync(path.join(dir, files[0]![0]), files[0]![1]);
+    assert.equal(removeFolderCaches(link, env), 1);
+    assert.equal(removeFolderCaches(ws.dir, { XDG_CACHE_HOME: path.join(home.dir, 'none') }), 0, 'no cache folder: nothing to do');
   });
 });

@@ -29,3 +29,18 @@ describe('gitTopLevel / workspaceRoot', () => {
     });
   }
 });
+
+/** breaker-s6 row 07: a folder with `.ralph/` below the git top level stays the workspace (a `git init` above it). */
+describe('workspaceRoot: the nearest .ralph/ below the git top level', () => {
+  const repo = { '/r/.git': 'dir', '/r/.git/HEAD': 'ref: refs/heads/main\n' } as const;
+  const table: { name: string; tree: Record<string, 'dir' | string>; start: string; root: string }[] = [
+    { name: 'a workspace with .ralph/ under a parent repository (git init in the parent)', tree: { ...repo, '/r/ws/.ralph': 'dir' }, start: '/r/ws', root: '/r/ws' },
+    { name: 'a subfolder of that workspace', tree: { ...repo, '/r/ws/.ralph': 'dir' }, start: '/r/ws/src/a', root: '/r/ws' },
+    { name: 'the nearest .ralph/ wins', tree: { ...repo, '/r/ws/.ralph': 'dir', '/r/ws/src/.ralph': 'dir' }, start: '/r/ws/src/a', root: '/r/ws/src' },
+    { name: '.ralph/ at the top level: the top level', tree: { ...repo, '/r/.ralph': 'dir' }, start: '/r/a/b', root: '/r' },
+    { name: 'no .ralph/ anywhere: the top level (flowctl)', tree: repo, start: '/r/a/b', root: '/r' },
+    { name: 'a .ralph file is not a workspace', tree: { ...repo, '/r/ws/.ralph': 'x' }, start: '/r/ws', root: '/r' },
+    { name: 'outside any repository: the start folder', tree: { '/p/ws/.ralph': 'dir' }, start: '/p/ws/src', root: '/p/ws/src' },
+  ];
+  for (const c of table) it(c.name, () => assert.equal(workspaceRoot(c.start, probe(c.tree)), c.root));
+});

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gateFileRefs, type GateFileRef } from '../../../src/core/trust/gateFiles';
-import { gateFileEntries, snapshotGateFiles } from '../../../src/core/trust/gateFileContent';
+import { gateFileRefs, userRcFiles, type GateFileRef } from '../../../src/core/trust/gateFiles';
+import { gateFileEntries, gateFilesChangedReason, snapshotGateFiles } from '../../../src/core/trust/gateFileContent';
 import { checkWorkspaceTrust, trustWorkspace } from '../../../src/core/trust/workspaceTrust';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
@@ -167,5 +167,41 @@ describe('reading the gate files into the trusted content', () => {
     assert.match(d[0]!, /^- workspace file scripts\/check\.sh sha256:/);
     t.write('ws/scripts/check.sh', 'npm run build && npm test\n');
     assert.deepEqual(await snap.changed(), []);
+  });
+});
+
+/** breaker-s6 row 37: the user-level rc files of the package managers a gate runs (outside the workspace). */
+describe('the user-level package-manager rc files (userRcFiles)', () => {
+  const home = '/home/me';
+  const table: { name: string; managers: string[]; env: Record<string, string>; files: string[] }[] = [
+    { name: 'npm: ~/.npmrc', managers: ['npm'], env: {}, files: ['/home/me/.npmrc'] },
+    { name: 'npm with NPM_CONFIG_USERCONFIG (relative: against the workspace) and a global config', managers: ['npm'], env: { NPM_CONFIG_USERCONFIG: 'conf/npmrc', NPM_CONFIG_GLOBALCONFIG: '/etc/npmrc' }, files: ['/home/me/.npmrc', '/ws/conf/npmrc', '/etc/npmrc'] },
+    { name: 'yarn: ~/.npmrc, ~/.yarnrc, ~/.yarnrc.yml', managers: ['yarn'], env: {}, files: ['/home/me/.npmrc', '/home/me/.yarnrc', '/home/me/.yarnrc.yml'] },
+    { name: 'pnpm: ~/.config/pnpm/rc', managers: ['pnpm'], env: {}, files: ['/home/me/.npmrc', '/home/me/.config/pnpm/rc'] },
+    { name: 'pnpm with XDG_CONFIG_HOME', managers: ['pnpm'], env: { XDG_CONFIG_HOME: '/x' }, files: ['/home/me/.npmrc', '/x/pnpm/rc'] },
+    { name: 'bun: ~/.bunfig.toml and the XDG one', managers: ['bun'], env: {}, files: ['/home/me/.npmrc', '/home/me/.bunfig.toml', '/home/me/.config/.bunfig.toml'] },
+    { name: 'two managers: each file once', managers: ['npm', 'npx'], env: {}, files: ['/home/me/.npmrc'] },
+    { name: 'no package manager: none', managers: ['make', 'bash'], env: {}, files: [] },
+  ];
+  for (const c of table) it(c.name, () => assert.deepEqual(userRcFiles(c.managers, c.env, home, '/ws'), c.files));
+
+  it('a change of ~/.npmrc during the run is a changed gate file, named in the reason (the run stops before the gate)', async () => {
+    const t = makeTempFolder('ralph-userrc-');
+    try {
+      t.write('ws/package.json', JSON.stringify({ name: 'x', scripts: { test: 'exit 1' } }));
+      const opts = { env: {}, home: path.join(t.dir, 'home') };
+      const snap = await snapshotGateFiles(path.join(t.dir, 'ws'), ['npm test'], opts);
+      assert.ok(snap.lines.includes(`user file ${path.join(t.dir, 'home', '.npmrc')} missing`), snap.lines.join('\n'));
+      t.write('home/.npmrc', 'script-shell=/bin/true\n');
+      const d = await snap.changed();
+      assert.equal(d.length, 2);
+      assert.match(gateFilesChangedReason('basic', d), new RegExp(`changed during the run \\(${path.join(t.dir, 'home', '.npmrc').replace(/[.]/g, '\\.')}\\)`));
+      fs.rmSync(path.join(t.dir, 'home', '.npmrc'));
+      assert.deepEqual(await snap.changed(), [], 'put back: no change');
+      const make = await snapshotGateFiles(path.join(t.dir, 'ws'), ['make check'], opts);
+      assert.ok(!make.lines.some((l) => l.startsWith('user file')), 'a gate without a package manager reads no user rc file');
+    } finally {
+      t.dispose();
+    }
   });
 });

@@ -20,7 +20,7 @@ import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '.
 import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
 import { LaneStorySource } from './laneSource';
-import { removeSnapshots } from '../../store/snapshotCache';
+import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
 import { recoverParallel } from './recovery';
 import { pickRound } from './rounds';
@@ -224,8 +224,9 @@ class Coordinator {
     // Trees are removed off the lanes' critical path; none is left behind when the run ends.
     await Promise.all(this.removing.values());
     await this.guardMain();
-    // A lane's agent could have forged this folder's status / next answers in the user's cache (breaker-s5 row 23).
-    removeSnapshots(this.folder);
+    // A lane's agent could have forged this folder's status / next answers or parse caches in the user's cache
+    // (breaker-s5 row 23, breaker-s6 rows 10 and 21).
+    removeFolderCaches(this.folder);
     const progress = this.progress();
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
     await updateRunRecord(this.folder, this.runId, {
@@ -499,7 +500,7 @@ class Coordinator {
     }
     lane.settled = true;
     const others = this.activeTrees();
-    removeSnapshots(this.folder);
+    removeFolderCaches(this.folder);
     trace(lane.index, id, 'featureGateDone');
     await this.guardMain();
     await this.writeStatus(id, end.kind === 'passed' ? 'passed' : end.kind === 'failed' ? 'failed' : 'pending', () => laneEnded(this.folder, id, end, others));
