@@ -140,7 +140,7 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
         answer(failClosed('malformed request to the guard server'));
         return;
       }
-      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, loadPolicy, writeActivity: !o.onRecord }, o.onRecord).then(answer);
+      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, loadPolicy, policyTrusted: true, writeActivity: !o.onRecord }, o.onRecord).then(answer);
     });
     conn.on('error', () => undefined);
   });
