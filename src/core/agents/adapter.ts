@@ -64,6 +64,12 @@ export interface IterationSpec {
    * The user's settings files are never edited (agent-streams.md §3.1).
    */
   settings?: Record<string, unknown>;
+  /**
+   * Claude: `ignore` passes `--setting-sources user --strict-mcp-config`, so Claude Code reads no project settings
+   * (`.claude/settings*.json`) and no `.mcp.json`: the engine sets it when those files changed since the run's trust
+   * check (core/trust/agentConfig.ts). `--settings` (the guard) still applies.
+   */
+  projectSettings?: 'load' | 'ignore';
   /** cursor-agent: the isolated `CURSOR_CONFIG_DIR` (its `--model` choice persists there); default `<cwd>/.ralph/cursor-config`. */
   cursorConfigDir?: string;
 }

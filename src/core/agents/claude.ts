@@ -301,6 +301,7 @@ function claudeInvocation(spec: IterationSpec): Invocation {
   if (spec.maxTurns !== undefined) args.push('--max-turns', String(spec.maxTurns));
   if (spec.resume) args.push('--resume', spec.resume);
   if (spec.settings) args.push('--settings', JSON.stringify(spec.settings));
+  if (spec.projectSettings === 'ignore') args.push('--setting-sources', 'user', '--strict-mcp-config');
   args.push(...(spec.extraArgs ?? []));
   // `--` keeps a prompt that starts with "-" from being read as an option.
   args.push('--', spec.prompt);

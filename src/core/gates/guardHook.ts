@@ -1,5 +1,6 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { appendFile, mkdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { appendFile, mkdir, stat, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -8,6 +9,9 @@ import { loadCommandPolicy, type CommandPolicy } from './commandPolicy';
 import { decideGuard, type GuardDecision } from './guardDecision';
 import { applyGuardEffects, guardStateDir, readGateState } from './guardState';
 import { ralphFile } from '../model/ralphPaths';
+import { checkWorkspaceTrust } from '../trust/workspaceTrust';
+import { trustOverride } from '../trust/trustDecision';
+import { policyForTrust, policyNeedsTrust, untrustedPolicyNote } from './policyTrust';
 
 /**
  * The guard as a PreToolUse hook (agent-streams.md §3): the JSON on stdin → the decision → Claude Code's answer.
@@ -57,6 +61,12 @@ export interface HookOptions {
   loadPolicy?: (workspace: string) => Promise<CommandPolicy | null>;
   /** Write the `⛔ GUARD DENY` / `🔀 GUARD REWRITE` line to `.ralph/activity.log` (the engine's recorder does it during a run). */
   writeActivity: boolean;
+  /**
+   * Whether the policy's content was trusted by the caller: the engine's guard server passes `true` (`ralph run`
+   * refused untrusted content before starting). Otherwise (`ralph guard`, `dist/guard-hook.js`) the hook checks the
+   * workspace's trust itself and ignores an untrusted policy's `[gates]`/`[rewrite]`/`[wrap]` rows (policyTrust.ts).
+   */
+  policyTrusted?: boolean;
   now?: () => number;
 }
 
@@ -111,20 +121,44 @@ export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: Gua
     const input = parsed.data;
     const env = o.env ?? process.env;
     const workspace = path.resolve(o.workspace ?? env.RALPH_WORKSPACE ?? env.CLAUDE_PROJECT_DIR ?? input.cwd ?? process.cwd());
-    const policy = await (o.loadPolicy ?? loadPolicyForGuard)(workspace);
+    const loaded = await (o.loadPolicy ?? loadPolicyForGuard)(workspace);
     const stateDir = guardStateDir(workspace, env);
+    let policy = loaded;
+    let note = '';
+    if (loaded && !o.policyTrusted && policyNeedsTrust(loaded)) {
+      const view = policyForTrust(loaded, (await checkWorkspaceTrust(workspace, trustOverride(false, env), env)).allowed);
+      policy = view.policy;
+      if (view.ignored.length) note = untrustedPolicyNote(view.ignored);
+    }
     const now = (o.now ?? Date.now)();
     const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, resolveProgram: (p, cwd) => resolveProgram(p, cwd, env.PATH ?? ''), realPath: realPrefix, state: readGateState(workspace, stateDir), now });
     if (decision.kind !== 'deny') applyGuardEffects(stateDir, decision.effects, now);
     const record = guardRecord(input.tool_name, decision);
+    if (note && o.writeActivity) await noteOnce(workspace, stateDir, note);
     if (record) {
       onRecord?.(record);
       if (o.writeActivity) await appendActivityLine(workspace, record.text);
     }
-    return hookAnswer(decision);
+    const answer = hookAnswer(decision);
+    return note ? { ...answer, stderr: `${answer.stderr}${note}\n` } : answer;
   } catch (err) {
     return failClosed((err as Error).message);
   }
+}
+
+/**
+ * Writes `note` to `.ralph/activity.log` once per distinct note (a marker file named by its hash in the guard's state
+ * folder), so a hook run per tool call does not repeat it on every call. stderr carries it on every call.
+ */
+async function noteOnce(workspace: string, stateDir: string, note: string): Promise<void> {
+  const marker = path.join(stateDir, `noted-${createHash('sha256').update(note).digest('hex').slice(0, 16)}`);
+  try {
+    await mkdir(stateDir, { recursive: true });
+    await writeFile(marker, '', { flag: 'wx' });
+  } catch {
+    return;
+  }
+  await appendActivityLine(workspace, `⚠️ ${note}`);
 }
 
 /** Largest script file the guard reads to look for denied commands, bytes. */

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { commandPolicyPath, type CommandPolicy } from './commandPolicy';
 import type { GuardRecord, HookAnswer, handleHook as HandleHook, loadPolicyForGuard as LoadPolicy } from './guardHook';
 import { shellQuote } from './shellQuote';
+import { keepRunStartRows } from './policyTrust';
 
 /**
  * The warm guard of a run (issue 17): the engine keeps the parsed policy and the shell parser loaded in a small
@@ -106,7 +107,10 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
   const socket = guardSocketPath(o.runDir);
   mkdirSync(path.dirname(socket), { recursive: true });
   if (existsSync(socket)) unlinkSync(socket);
-  // The policy stays parsed while its file is unchanged (mtime + size).
+  // The policy stays parsed while its file is unchanged (mtime + size). Its [gates]/[rewrite]/[wrap] rows stay those
+  // of the run's start (checked against trust by `ralph run`): rows the agent adds during the run are ignored
+  // (breaker-s6 28, policyTrust.ts); [deny]/[protect] rows follow the file.
+  const atStart = await loadPolicyForGuard(o.workspace).catch(() => null);
   let cache: { key: string; policy: CommandPolicy | null } | undefined;
   const loadPolicy = async (workspace: string) => {
     let key = 'none';
@@ -116,7 +120,7 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
     } catch {
       // no policy file
     }
-    if (cache?.key !== key) cache = { key, policy: await loadPolicyForGuard(workspace) };
+    if (cache?.key !== key) cache = { key, policy: keepRunStartRows(await loadPolicyForGuard(workspace), atStart).policy };
     return cache.policy;
   };
   const server = net.createServer((conn) => {
@@ -140,7 +144,7 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
         answer(failClosed('malformed request to the guard server'));
         return;
       }
-      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, loadPolicy, writeActivity: !o.onRecord }, o.onRecord).then(answer);
+      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, loadPolicy, policyTrusted: true, writeActivity: !o.onRecord }, o.onRecord).then(answer);
     });
     conn.on('error', () => undefined);
   });

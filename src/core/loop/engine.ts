@@ -14,6 +14,8 @@ import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateC
 import { type GateResult } from '../gates/gateRunner';
 import { runGateExclusive } from '../gates/gateCall';
 import { gateFilesChangedReason, snapshotGateFiles } from '../trust/gateFileContent';
+import { agentConfigEntries, changedClaudeProjectFiles } from '../trust/agentConfig';
+import type { TrustedEntry } from '../trust/trustedContent';
 import { startGuardServer, type GuardServer } from '../gates/guardServer';
 import { ensureHandoff, readHandoff, workingSet, workingSetChanged, writeAutoEnriched, writeLastGateState } from '../gates/handoff';
 import type { RalphConfig } from '../model/config';
@@ -266,6 +268,10 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   private gates: ResolvedGates | null = null;
   /** The files the gates run as they were when the run started (null without gates). */
   private gateFiles: { changed: () => Promise<string[]> } | null = null;
+  /** The agents' project configuration files at run start (core/trust/agentConfig.ts); compared before each agent start. */
+  private agentConfigAtStart: TrustedEntry[] = [];
+  /** Project settings files already reported as changed (one warning per file and run). */
+  private agentConfigWarned = new Set<string>();
   /** The last progress text reported. */
   private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
@@ -369,6 +375,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     this.gates = gates;
     // The files the gates run, read again before every gate run (issue 11, core/trust/gateFileContent.ts).
     this.gateFiles = gates ? await snapshotGateFiles(this.folder, Object.values(gates.commands)) : null;
+    // The agents' project configuration as `ralph run` checked it against the user's trust (breaker-s6 row 05).
+    this.agentConfigAtStart = await agentConfigEntries(this.folder);
     if (!gates && !this.o.noGates) {
       throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
     }
@@ -1017,12 +1025,20 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     let lastOutputAt = iterationStartedAt;
     let watchdogTimer: NodeJS.Timeout | undefined;
     let watchdogEnd: string | null = null;
+    // Claude Code's project settings changed during the run (by the agent, say): they are no longer the content the
+    // user trusted, so this start reads none of them; the next `ralph run` refuses with the diff (trust covers them).
+    const changedSettings = changedClaudeProjectFiles(this.agentConfigAtStart, await agentConfigEntries(this.folder));
+    for (const f of changedSettings.filter((f) => !this.agentConfigWarned.has(f))) {
+      this.agentConfigWarned.add(f);
+      this.emitEvent({ type: 'warning', message: `${f} changed during the run: Claude Code starts without the project's settings and MCP servers (--setting-sources user --strict-mcp-config); the next run asks for trust again` });
+    }
     const handle = spawnIteration(adapter, {
       prompt, cwd: this.folder,
       binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
       model: this.o.config.model || undefined,
       extraArgs: this.o.config.agentArgs,
       settings: this.guard?.settings,
+      projectSettings: changedSettings.length ? 'ignore' : 'load',
       permissionMode: this.o.config.permissionMode,
       env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
     }, {

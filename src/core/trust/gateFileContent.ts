@@ -92,7 +92,7 @@ async function readScripts(file: string): Promise<Record<string, unknown> | stri
 }
 
 /** `sha256:<hex>` of a file's bytes (symlinks followed), `missing`, `not a file`, or `unreadable: <code>`. */
-async function fileHash(file: string): Promise<string> {
+export async function fileHash(file: string): Promise<string> {
   const st = await stat(file).catch((err: NodeJS.ErrnoException) => err);
   if (st instanceof Error) return st.code === 'ENOENT' || st.code === 'ENOTDIR' ? 'missing' : `unreadable: ${st.code ?? 'error'}`;
   if (!st.isFile()) return 'not a file';

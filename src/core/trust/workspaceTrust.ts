@@ -6,6 +6,7 @@ import { decideTrust, type TrustOverride, type TrustRecord, type TrustVerdict } 
 import { trustedContent, type TrustedEntry } from './trustedContent';
 import { gateFileEntries, type GateCoverage } from './gateFileContent';
 import { readTrustRecord, writeTrustRecord } from './trustStore';
+import { agentConfigEntries } from './agentConfig';
 
 /**
  * The shell around the trust rule: reads the workspace's files and the user's record, and records trust. Both faces
@@ -24,7 +25,8 @@ export async function readTrustedContent(folder: string): Promise<TrustedEntry[]
  * {@link readTrustedContent} and what its commands run that is and is not covered. The content is the fields of
  * `.ralph/config.json` and `.ralph/command-policy` (trustedContent.ts), then one `workspace file` entry per file the
  * trusted commands run (config `gates`, `[gates]`, `notify`; gateFiles.ts): a change to `scripts/check.sh` is a
- * change of the trusted content, exactly like a change of the gate command.
+ * change of the trusted content, exactly like a change of the gate command. Last, the agents' own project configuration
+ * that names programs (`.claude/settings.json`, `.mcp.json` …: agentConfig.ts), one entry per file present.
  */
 export async function readTrustedContentAndCoverage(folder: string): Promise<{ content: TrustedEntry[]; coverage: GateCoverage }> {
   const cfgFile = configPath(folder);
@@ -45,8 +47,9 @@ export async function readTrustedContentAndCoverage(folder: string): Promise<{ c
   }
   const policy = policyText === undefined ? undefined : parseCommandPolicy(policyText, policyFile).policy;
   const content = trustedContent({ config, policy });
-  const { entries, coverage } = await gateFileEntries(folder, trustedCommands(content));
-  return { content: [...content, ...entries], coverage };
+  const [{ entries, coverage }, agentFiles] = await Promise.all([gateFileEntries(folder, trustedCommands(content)), agentConfigEntries(folder)]);
+  const gateKeys = new Set(entries.map((e) => e.key));
+  return { content: [...content, ...entries, ...agentFiles.filter((e) => !gateKeys.has(e.key))], coverage };
 }
 
 /**

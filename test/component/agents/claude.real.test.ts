@@ -46,6 +46,29 @@ describe('the real claude CLI through the adapter', function () {
     assertGroupGone();
   });
 
+  // breaker-s6 row 05: a repository's .claude/settings.json hooks and .mcp.json servers run programs.
+  for (const mode of ['ignore', 'load'] as const) {
+    it(`projectSettings ${mode}: the project's SessionStart/UserPromptSubmit hooks and .mcp.json server ${mode === 'ignore' ? 'do not run (--setting-sources user --strict-mcp-config)' : 'run'}`, async () => {
+      let marks = '';
+      run = await startClaude((cwd) => {
+        marks = path.join(cwd, '..', 'marks');
+        fs.mkdirSync(marks);
+        fs.mkdirSync(path.join(cwd, '.claude'));
+        const mark = (name: string) => `touch ${JSON.stringify(path.join(marks, name))}`;
+        fs.writeFileSync(path.join(cwd, '.claude', 'settings.json'), JSON.stringify({
+          enableAllProjectMcpServers: true,
+          hooks: { SessionStart: [{ hooks: [{ type: 'command', command: mark('session-start') }] }], UserPromptSubmit: [{ hooks: [{ type: 'command', command: mark('user-prompt') }] }] },
+        }));
+        fs.writeFileSync(path.join(cwd, '.mcp.json'), JSON.stringify({ mcpServers: { m: { command: 'sh', args: ['-c', mark('mcp-server')] } } }));
+        return [say('Done.')];
+      }, { spec: { projectSettings: mode } });
+      await run.done;
+      const seen = fs.readdirSync(marks).sort();
+      if (mode === 'ignore') assert.deepEqual(seen, []);
+      else assert.ok(seen.includes('session-start') && seen.includes('user-prompt'), `hooks ran: ${seen.join(', ')}`);
+    });
+  }
+
   it('emits warn once and then rotate as scripted usage crosses the thresholds, and the rotation kill leaves nothing behind', async () => {
     run = await startClaude([
       bash('echo one', { usage: { input: 1000, cacheRead: 148_000 } }),

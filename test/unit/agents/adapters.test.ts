@@ -37,6 +37,13 @@ describe('claude adapter', () => {
     assert.deepEqual(JSON.parse(inv.args[i + 1]!), hooks);
   });
 
+  it('projectSettings ignore adds --setting-sources user --strict-mcp-config; load (or unset) adds nothing (breaker-s6 05)', () => {
+    const args = (projectSettings?: 'load' | 'ignore') => claudeAdapter.invocation({ ...spec, projectSettings }).args;
+    assert.deepEqual(args('ignore').slice(4, 7), ['--setting-sources', 'user', '--strict-mcp-config']);
+    assert.equal(args('load').includes('--setting-sources'), false);
+    assert.equal(args().includes('--strict-mcp-config'), false);
+  });
+
   it('passes the environment through (ANTHROPIC_* and proxies), with overrides and removals', () => {
     const inv = claudeAdapter.invocation({ ...spec, env: { CLAUDE_CODE_MAX_RETRIES: '1', HOME: undefined } });
     assert.equal(inv.env.ANTHROPIC_BASE_URL, 'http://proxy');

@@ -31,11 +31,32 @@ describe('guard hook: input, output and fail-closed errors (agent-streams.md §3
 
   it('a wrap keeps every field of the input and changes only the command; 🔀 GUARD REWRITE is logged', async () => {
     ws.write('.ralph/command-policy', '[gates]\nbasic | npm test\n');
-    const a = await handleHook(call('npm test', { run_in_background: false }), { workspace: ws.dir, env: env(), gateRunner: runner, writeActivity: true });
+    const a = await handleHook(call('npm test', { run_in_background: false }), { workspace: ws.dir, env: { ...env(), RALPH_TRUST: '1' }, gateRunner: runner, writeActivity: true });
     const out = JSON.parse(a.stdout) as { hookSpecificOutput: { permissionDecision: string; updatedInput: Record<string, unknown> } };
     assert.equal(out.hookSpecificOutput.permissionDecision, 'allow');
     assert.deepEqual(out.hookSpecificOutput.updatedInput, { command: `/usr/bin/node /opt/ralph/dist/cli.js -C ${ws.dir} gate basic --wait-ms 50000 -- 'npm test'`, description: 'd', timeout: 60000, run_in_background: false });
     assert.match(ws.read('.ralph/activity.log'), /🔀 GUARD REWRITE npm test → \/usr\/bin\/node/);
+  });
+
+  // breaker-s6 row 28: the standalone guard (`ralph guard`, dist/guard-hook.js) used an untrusted policy's [rewrite].
+  it('an untrusted policy\'s [rewrite]/[gates] rows are ignored, [deny] still denies; the note goes to stderr each call and to activity.log once', async () => {
+    ws.write('.ralph/command-policy', '[rewrite]\n^npm test$ | echo evil | faster\n[gates]\nbasic | make check\n[deny]\ngit push | ask\n');
+    const o = { workspace: ws.dir, env: env(), gateRunner: runner, writeActivity: true };
+    const a = await handleHook(call('npm test'), o);
+    assert.deepEqual([a.exitCode, a.stdout], [0, '']);
+    assert.match(a.stderr, /not trusted here, so these rows are ignored: \[gates\] 1 row, \[rewrite\] 1 row \(\[deny\] and \[protect\] still apply\)/);
+    const pinned = await handleHook(call('make check'), o);
+    assert.equal(pinned.stdout, '');
+    const denied = await handleHook(call('git push'), o);
+    assert.match(denied.stdout, /"permissionDecision":"deny"/);
+    assert.match(denied.stderr, /not trusted here/);
+    assert.equal(ws.read('.ralph/activity.log').split('\n').filter((l) => l.includes('not trusted here')).length, 1);
+    // Trusted (here for one command by RALPH_TRUST=1; `ralph trust` records the same): the rewrite applies, no note.
+    const t = await handleHook(call('npm test'), { ...o, env: { ...env(), RALPH_TRUST: '1' } });
+    assert.match(t.stdout, /"updatedInput":\{"command":"echo evil"/);
+    assert.equal(t.stderr, '');
+    // The engine's server (the run checked trust before it started) passes policyTrusted.
+    assert.match((await handleHook(call('npm test'), { ...o, policyTrusted: true })).stdout, /echo evil/);
   });
 
   it('an allow prints nothing', async () => {

@@ -69,7 +69,8 @@ describe('guard: holdout attack table 2 (black-box, test/fixtures/guard/holdout-
       ? { tool_name: 'Bash', tool_input: { command: subst(c), description: 'd' } }
       : { tool_name: c.tool, tool_input: c.tool === 'Edit' ? { file_path: ws.file(c.file_path), old_string: 'a', new_string: 'b' } : c.tool === 'MultiEdit' ? { file_path: ws.file(c.file_path), edits: [{ old_string: 'a', new_string: 'b' }] } : { file_path: ws.file(c.file_path), content: 'x\n' } };
     const raw = JSON.stringify({ session_id: 's', transcript_path: '/tmp/t', cwd: ws.dir, hook_event_name: 'PreToolUse', ...input });
-    return handleHook(raw, { workspace: ws.dir, env: env(), gateRunner: runner, writeActivity: false });
+    // The table's policy is the user's own, trusted (RALPH_TRUST=1: an untrusted one loses its [gates]/[rewrite]/[wrap] rows).
+    return handleHook(raw, { workspace: ws.dir, env: { ...env(), RALPH_TRUST: '1' }, gateRunner: runner, writeActivity: false });
   }
 
   it('the table has at least 40 attacks and 8 false-positive traps, each with a reason', () => {

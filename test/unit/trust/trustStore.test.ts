@@ -56,6 +56,23 @@ describe('recording trust in the user state folder', () => {
     assert.deepEqual(v.diff, ['- .ralph/config.json gates.basic = "npm test"', '- workspace file .npmrc missing', '- workspace file package.json scripts.test (no package.json)', '+ .ralph/config.json gates.basic = "true"']);
   });
 
+  // breaker-s6 row 05: the agents' project configuration names programs (hooks, apiKeyHelper, MCP servers).
+  it('covers .claude/settings*.json, .mcp.json and .cursor/{mcp,hooks}.json whole: listed, and a change (or a new file) needs trust again', async () => {
+    assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'nothing', 'no such files: nothing to trust');
+    t.write('ws/.claude/settings.json', '{"hooks": {}}');
+    t.write('ws/.mcp.json', '{"mcpServers": {}}');
+    t.write('ws/.cursor/hooks.json', '{"version": 1}');
+    const v = await checkWorkspaceTrust(ws(), null, env);
+    assert.equal(v.state, 'untrusted');
+    assert.deepEqual(v.lines.map((l) => l.replace(/sha256:\w+/, 'sha256:…')), ['workspace file .claude/settings.json sha256:…', 'workspace file .mcp.json sha256:…', 'workspace file .cursor/hooks.json sha256:…']);
+    await trustWorkspace(ws(), { env });
+    assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'trusted');
+    t.write('ws/.claude/settings.local.json', '{"apiKeyHelper": "./x"}');
+    const added = await checkWorkspaceTrust(ws(), null, env);
+    assert.equal(added.state, 'changed');
+    assert.match(added.diff.join('\n'), /^\+ workspace file \.claude\/settings\.local\.json sha256:/m);
+  });
+
   it('refuses to trust content other than the one shown (expectedHash), and records nothing when there is nothing to trust', async () => {
     t.write('ws/.ralph/command-policy', '[gates]\nbasic | make test\n');
     const shown = await checkWorkspaceTrust(ws(), null, env);

@@ -1,0 +1,58 @@
+import type { CommandPolicy } from './commandPolicy';
+
+/**
+ * The command policy as the standalone guard may use it (breaker-s6 row 28, issue 11 "A repository is not trusted by
+ * default"). Rows that hand the agent a program or a gate's authority — `[rewrite]` (a replacement command),
+ * `[wrap]` and the `[gates]` pins (the agent's command run through the gate runner under a gate's label) — are trusted
+ * content (core/trust/trustedContent.ts): an untrusted policy's such rows are ignored. `[deny]` and `[protect]` rows
+ * only take power away, so they apply whatever the trust state (a cloned repository may always make the guard
+ * stricter, never more generous). The policy has no allow rows; a future one belongs with `[rewrite]` here.
+ */
+
+/** What {@link policyForTrust} kept and what it ignored. */
+export interface TrustedPolicyView {
+  /** The policy to decide with: the same object when trusted (or nothing was ignored). */
+  policy: CommandPolicy;
+  /** One line per ignored section with its row count, e.g. `[rewrite] 2 rows`; empty when nothing was ignored. */
+  ignored: string[];
+}
+
+/** The sections an untrusted policy loses (each row could make the guard allow or change a call). */
+export const UNTRUSTED_IGNORED_SECTIONS = ['gates', 'rewrite', 'wrap'] as const;
+
+/**
+ * The policy to use given whether its content is trusted (`allowed`: trusted, nothing to trust, or an override such as
+ * `RALPH_TRUST=1`). Pure; table-tested. Trusted → unchanged; untrusted → `[gates]`, `[rewrite]`, `[wrap]` emptied,
+ * `[deny]` and `[protect]` kept.
+ */
+export function policyForTrust(policy: CommandPolicy, allowed: boolean): TrustedPolicyView {
+  if (allowed) return { policy, ignored: [] };
+  const counts = { gates: Object.values(policy.gates).filter((r) => r !== undefined).length, rewrite: policy.rewrite.length, wrap: policy.wrap.length };
+  const ignored = UNTRUSTED_IGNORED_SECTIONS.filter((s) => counts[s] > 0).map((s) => `[${s}] ${counts[s]} row${counts[s] === 1 ? '' : 's'}`);
+  if (!ignored.length) return { policy, ignored };
+  return { policy: { ...policy, gates: {}, rewrite: [], wrap: [] }, ignored };
+}
+
+/** Whether a policy has rows that only trusted content may use (so the guard needs the trust state at all). */
+export function policyNeedsTrust(policy: CommandPolicy): boolean {
+  return policyForTrust(policy, false).ignored.length > 0;
+}
+
+/** The one line the guard prints (stderr, activity log) when it ignored rows of an untrusted policy. */
+export function untrustedPolicyNote(ignored: readonly string[]): string {
+  return `Ralph guard: .ralph/command-policy is not trusted here, so these rows are ignored: ${ignored.join(', ')} ([deny] and [protect] still apply). Check it, then run \`ralph trust\` (or set RALPH_TRUST=1).`;
+}
+
+/**
+ * The policy a run's guard server uses after the file changed during the run: the `[gates]`, `[rewrite]` and
+ * `[wrap]` rows stay those of `atStart` (the content `ralph run` checked against the user's trust); `[deny]` and
+ * `[protect]` rows come from `current` (an added deny only takes power away). Pure; table-tested. `changed` says
+ * whether the power rows differ (rows added, edited or removed), for the one warning the server gives.
+ */
+export function keepRunStartRows(current: CommandPolicy | null, atStart: CommandPolicy | null): { policy: CommandPolicy | null; changed: boolean } {
+  const rows = (p: CommandPolicy | null) => JSON.stringify(p ? [Object.values(p.gates).filter((r) => r !== undefined).map((r) => [r.tier, r.command]), p.rewrite.map((r) => [r.pattern, r.replacement]), p.wrap.map((r) => [r.prefix, r.label])] : null);
+  const same = rows(current) === rows(atStart);
+  if (same) return { policy: current, changed: false };
+  if (!current) return { policy: atStart, changed: true };
+  return { policy: { ...current, gates: atStart?.gates ?? {}, rewrite: atStart?.rewrite ?? [], wrap: atStart?.wrap ?? [] }, changed: true };
+}
