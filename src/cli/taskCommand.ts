@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { insideIteration, recordPersonDone, runWithAgentRunning } from '../core/loop/personMarks';
+import { insideIteration, recordPersonDone, runWithChildRunning } from '../core/loop/personMarks';
 import { readFile } from 'node:fs/promises';
 import { resolveActor } from '../core/sources/actor';
 import { blockItem, completeItem, resetItem, startItem } from '../core/sources/operations';
@@ -65,11 +65,14 @@ export function registerTaskCommand(program: Command): void {
           evidence = parsed.value as Evidence;
         }
         const r = await completeItem(id, { folder, actor: opts.actor ?? resolveActor(folder), force: opts.force, summary, evidence });
-        // A person's mark is theirs; from inside an iteration it is a claim the engine verifies (issue 11).
+        // A person's mark is theirs; from inside an iteration it is a claim the engine verifies (issue 11). While any
+        // child of a live run runs (agent, gate, notify: each may run agent-written code), the mark is recorded but the
+        // run reads it as a claim (breaker-s6 02/36); recording rather than refusing keeps a person's command working,
+        // and a refusal would not hold anyway: that code can write the file itself.
         if (!insideIteration(folder)) {
           await recordPersonDone(folder, { source: r.source, id });
-          const busy = runWithAgentRunning(folder);
-          if (busy) process.stderr.write(`ralph: note: an agent of run ${busy} is running: a mark made now cannot be told from the agent's, so the run verifies ${id} with a gate like a claim (pause the run first, or mark it between iterations, to make it yours)\n`);
+          const busy = runWithChildRunning(folder);
+          if (busy) process.stderr.write(`ralph: note: ${busy.child === 'agent' ? 'an agent' : 'a gate or notify command'} of run ${busy.runId} is running: a mark made now cannot be told from ${busy.child === 'agent' ? "the agent's" : 'its code\'s'}, so the run verifies ${id} with a gate like a claim (pause the run first, or mark it between iterations, to make it yours)\n`);
         }
         printResult(!!opts.json, { success: true, id, source: r.source, status: r.source === 'quantum' ? 'passed' : 'done' }, `Completed ${id}`);
       });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { writeTextAtomic, removeIfExists } from '../store/atomicWrite';
 import { GATE_LABELS, GATE_TIERS, normalizeCommand, type GateLabel, type GateTier } from './commandPolicy';
 import { gatesDir, latestGatePaths, TAIL_LINES } from './gateArtifacts';
-import { gateLockDir, pidAlive, readLockOwner, releaseGateLock, setLockPid, tryGateLock, type GateLockOwner } from './gateLock';
+import { engineLockStep, gateLockDir, heldHere, holderIsRunner, pidAlive, readLockOwner, releaseGateLock, setLockPid, stealGateLock, stealUnreadableGateLock, tryGateLock, type GateLockOwner } from './gateLock';
 import { runGate, type GateResult, type GateRunOptions } from './gateRunner';
 import { writeLastGateState } from './handoff';
 
@@ -184,28 +184,40 @@ export async function runLockedGate(opts: GateRunOptions & { runId: string }): P
 }
 
 /**
- * The engine's gate: takes the lock of the label in this tree (joining a run of the same command, waiting for
- * another command's), runs in process, and returns the result. Same artifacts as {@link runGate}.
+ * The engine's gate: takes the lock of the label in this tree, runs the command as its own child in process, and
+ * returns that child's result. It never joins another run and never reads a verdict file (breaker-s6 31/32: the lock
+ * and `.run-<id>.json` are in the agent's reach): a lock held by someone else is waited for while its holder is
+ * provably a live gate runner, else stolen as stale (gateLock.ts `engineLockStep`); past the budget the gate runs
+ * without the lock. `onLockBroken` hears each stale lock broken (the engine warns). Same artifacts as {@link runGate}.
  */
-export async function runGateExclusive(opts: GateRunOptions): Promise<GateResult> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 1_200_000);
+export async function runGateExclusive(opts: GateRunOptions, onLockBroken?: (text: string) => void): Promise<GateResult> {
+  const budgetMs = opts.timeoutMs ?? 1_200_000;
+  const start = Date.now();
   for (;;) {
     if (opts.signal?.aborted) return runGate(opts);
     const at = tryGateLock(opts.folder, opts.label, opts.command);
     if (at.kind === 'acquired') {
-      const r = await runLockedGate({ ...opts, runId: at.owner.runId });
-      // The engine keeps its result; its verdict file only serves joiners that may still be polling.
-      setTimeout(() => void removeIfExists(verdictPath(opts.folder, at.owner.runId)).catch(() => undefined), 5_000).unref();
-      return r;
+      heldHere.add(at.owner.runId);
+      try {
+        const r = await runLockedGate({ ...opts, runId: at.owner.runId });
+        // The engine keeps its result; its verdict file only serves `ralph gate` joiners that may still be polling.
+        setTimeout(() => void removeIfExists(verdictPath(opts.folder, at.owner.runId)).catch(() => undefined), 5_000).unref();
+        return r;
+      } finally {
+        heldHere.delete(at.owner.runId);
+      }
     }
-    if (at.kind === 'join') {
-      const file = verdictPath(opts.folder, at.owner.runId);
-      while (pidAlive(at.owner.pid) && !existsSync(file) && Date.now() < deadline && !opts.signal?.aborted) await sleep(POLL_MS);
-      const r = readVerdict(file);
-      if (r) return r;
+    const owner = at.owner;
+    const readable = owner.runId !== '';
+    const step = engineLockStep({ readable, alive: readable && pidAlive(owner.pid), runner: readable ? holderIsRunner(owner) : undefined, waitedMs: Date.now() - start, budgetMs });
+    if (step === 'runUnlocked') return runGate(opts);
+    if (step === 'steal') {
+      onLockBroken?.(`the ${opts.label} gate lock (pid ${owner.pid || '?'}${owner.command ? `, command \`${owner.command}\`` : ''}) is not held by a live gate runner: broken as stale, the engine runs its own gate`);
+      if (readable) stealGateLock(opts.folder, opts.label, owner.runId);
+      else stealUnreadableGateLock(opts.folder, opts.label);
+      continue;
     }
-    if (Date.now() >= deadline) return runGate(opts);
-    await sleep(500);
+    await sleep(POLL_MS);
   }
 }
 

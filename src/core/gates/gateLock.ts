@@ -10,6 +10,11 @@ import { gatesDir } from './gateArtifacts';
  * running the same command hold different locks) with `pid` (the runner holding it) and `owner.json`. A caller
  * with the same command joins the running gate; a different command is busy. A lock whose pid is dead, or a
  * pid-less lock older than {@link STALE_LOCK_MS}, is stolen — so a killed waiter or runner never blocks the next gate.
+ *
+ * The engine never joins (breaker-s6 rows 31/32, issue 11): the lock folder and the verdict files are in the
+ * workspace, which the agent can write, so a lock with `pid` 1 and a verdict `exitCode: 0` can be left by it. The
+ * engine counts only the result of the gate child it started itself; a lock held by anything else is waited for while
+ * its holder is provably a live gate runner ({@link engineLockStep}), else broken as stale.
  */
 
 /** A pid-less lock older than this is stale (`RALPH_GATE_STALE_LOCK_SEC` 2700 s). */
@@ -145,5 +150,97 @@ export function releaseGateLock(folder: string, label: string, runId: string): v
   const dir = gateLockDir(folder, label);
   const owner = readLockOwner(dir);
   if (owner && owner.runId !== runId) return;
+  steal(dir);
+}
+
+/** What the engine does about a lock it did not take (see {@link engineLockStep}). */
+export type EngineLockStep = 'wait' | 'steal' | 'runUnlocked';
+
+/** What the engine knows of a lock's holder for {@link engineLockStep}. */
+export interface LockHolderFacts {
+  /** owner.json and pid could be read. */
+  readable: boolean;
+  /** The holder's pid is a live process (not a zombie). */
+  alive: boolean;
+  /**
+   * The holder is provably the lock's runner: a `ralph gate --runner <runId>` process whose command line names the
+   * lock's runId, or a gate of this very process whose runId it holds in memory ({@link heldHere}). `undefined`: the
+   * command line cannot be read (no /proc), so only life can be checked.
+   */
+  runner: boolean | undefined;
+  /** How long the engine has waited for this lock, ms. */
+  waitedMs: number;
+  /** Its budget for waiting (the gate timeout), ms. */
+  budgetMs: number;
+}
+
+/** An unreadable lock (no owner.json / pid) is being written for at most this long, ms; after that it is stale to the engine. */
+export const UNREADABLE_LOCK_GRACE_MS = 2_000;
+
+/**
+ * The engine's rule for a lock held by someone else (breaker-s6 31/32). Pure. Never "join": the verdict files are
+ * in the agent's reach. A holder that is dead, or alive but not provably the lock's runner (pid 1, the agent's
+ * leftover process, any pid written into the agent-writable `pid` file), is stale: `steal`. A real runner (a person's
+ * or bot's `ralph gate`) is waited for until the budget ends, then the engine runs its own gate without the lock
+ * (`runUnlocked`); an unreadable lock is waited for {@link UNREADABLE_LOCK_GRACE_MS}, then stolen.
+ *
+ * | readable | alive | runner | waited < budget | step |
+ * |---|---|---|---|---|
+ * | no | – | – | < grace | wait |
+ * | no | – | – | ≥ grace | steal |
+ * | yes | no | – | – | steal |
+ * | yes | yes | false | – | steal |
+ * | yes | yes | true / unknown | yes | wait |
+ * | yes | yes | true / unknown | no | runUnlocked |
+ */
+export function engineLockStep(h: LockHolderFacts): EngineLockStep {
+  if (!h.readable) return h.waitedMs < UNREADABLE_LOCK_GRACE_MS ? 'wait' : 'steal';
+  if (!h.alive || h.runner === false) return 'steal';
+  return h.waitedMs < h.budgetMs ? 'wait' : 'runUnlocked';
+}
+
+/** runIds of the gates this process runs now (the engine's in-process gates): a lock naming one is provably ours. */
+export const heldHere = new Set<string>();
+
+/**
+ * Whether `owner` is provably the runner of its lock: this process holding a gate of that runId, or a process whose
+ * command line (`/proc/<pid>/cmdline`) has `gate`, `--runner` and the runId as separate arguments. `undefined` when
+ * the command line cannot be read for a live pid (no /proc: only life is checked there).
+ */
+export function holderIsRunner(owner: Pick<GateLockOwner, 'pid' | 'runId'>): boolean | undefined {
+  if (owner.pid === process.pid) return heldHere.has(owner.runId);
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${owner.pid}/cmdline`, 'latin1').split('\0');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // No /proc at all (macOS): unknown. A pid /proc does not show (another namespace) is not a runner we can see.
+    return code === 'ENOENT' && !existsSafe('/proc/self/cmdline') ? undefined : false;
+  }
+  const at = argv.indexOf('--runner');
+  return at > 0 && argv[at + 1] === owner.runId && argv.includes('gate');
+}
+
+function existsSafe(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Steals the lock of `label` in `folder` when it is held by `runId` (the engine's rule said stale). */
+export function stealGateLock(folder: string, label: string, runId: string): void {
+  const dir = gateLockDir(folder, label);
+  const owner = readLockOwner(dir);
+  if ((owner?.runId ?? '') !== runId) return;
+  steal(dir);
+}
+
+/** Steals an unreadable lock of `label` (no owner.json or pid) the engine waited {@link UNREADABLE_LOCK_GRACE_MS} for. */
+export function stealUnreadableGateLock(folder: string, label: string): void {
+  const dir = gateLockDir(folder, label);
+  if (readLockOwner(dir)) return;
   steal(dir);
 }

@@ -43,7 +43,7 @@ import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion
 import { loadSources, buildPlan } from '../sources/plan';
 import { startOfferOf } from '../sources/startPolicy';
 import { availableSources, checklistAt, type Claim, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
-import { markedByPerson, readPersonMarks } from './personMarks';
+import { markedByPerson, readPersonMarks, removePersonMarks } from './personMarks';
 import { marksChanged, personMarksFor } from '../model/claimBaseline';
 import { writeAgentMirror, writeBaselineMirror } from './baselineMirror';
 import { TaskFileStash, type RestoredFile } from './taskFileStash';
@@ -479,15 +479,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       this.sentinels.close();
     }
     // No exit path leaves an unverified claim behind (issue 11): what was claimed since the open baseline goes back.
-    if (this.baseline) {
-      const b = this.baseline;
-      const ok = await this.putBack(source, b, `the run ended ${end.state} before a gate verified it`).then(() => true, (err: Error) => { this.emitEvent({ type: 'warning', message: `could not put back unverified claims: ${err.message} (the next run puts them back)` }); return false; });
-      if (ok) {
-        this.baseline = null;
-        await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
-        await writeBaselineMirror(this.folder, this.runId, null).catch(this.warn('could not remove the claim baseline mirror'));
-      }
-    }
+    // The baseline stays open through the end's notify (breaker-s6 25): it is closed only by the last check, below.
+    let settled = false;
+    if (this.baseline) settled = await this.putBackAtEnd(source, `the run ended ${end.state} before a gate verified it`);
     if (end.state !== 'completed') {
       for (const item of [...(this.current ? [this.current] : []), ...this.setAside.values()]) {
         await source.release(item).catch((err: Error) => this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }));
@@ -518,6 +512,15 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const ended: EngineEvent = { type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
     // Notified before the event is logged, so a follower that stops at runEnded sees how the notification went.
     await this.notify(ended, `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`);
+    // The run's last check comes after its last child (breaker-s6 25: notify's code ran after the put-back): what
+    // became done, or was marked, while the end's notify ran goes back too; then the baseline is closed.
+    if (settled && (await this.putBackAtEnd(source, `it became done while notify ran at the run's end (after the run's last gate)`))) {
+      // Marks written while a child ran were claims: settled now, they leave the file (else they read as a person's).
+      await removePersonMarks(this.folder, this.baseline?.agentMarks ?? []).catch(this.warn('could not remove the claimed marks from .ralph/person-done.json'));
+      this.baseline = null;
+      await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
+      await writeBaselineMirror(this.folder, this.runId, null).catch(this.warn('could not remove the claim baseline mirror'));
+    }
     this.emitEvent(ended);
     return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total, ...(storageFailure ? { storageFailure } : {}), ...(endNotRecorded ? { endNotRecorded } : {}) };
   }
@@ -587,6 +590,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     return this.cancelled || (this.sentinels?.check().stop.length ?? 0) > 0;
   }
 
+  /** At the run's end: puts back what is open since the baseline; false (with a warning) when that failed. */
+  private async putBackAtEnd(source: WorkSource, reason: string): Promise<boolean> {
+    if (!this.baseline) return true;
+    return this.putBack(source, this.baseline, reason).then(() => true, (err: Error) => { this.emitEvent({ type: 'warning', message: `could not put back unverified claims: ${err.message} (the next run puts them back)` }); return false; });
+  }
+
   /** Puts back every unverified claim since `baseline`, with a `claimPutBack` event naming them. */
   private async putBack(source: WorkSource, baseline: ClaimBaseline, reason: string): Promise<void> {
     const items = await unverifiedClaims(this.folder, source, baseline);
@@ -608,11 +617,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   }
 
   /**
-   * Before an agent starts: the person marks as they are now go into the baseline (`marksAtAgentStart`, run.json and
-   * the mirror), so marks written while it runs are told apart even if the engine dies meanwhile (issue 11).
-   * Returns that reading (none without an open baseline).
+   * Before a child of the run starts (an agent, a gate, `notify`: each runs code the agent could have written): the
+   * person marks as they are now go into the baseline (`marksAtAgentStart`, run.json and the mirror), so marks
+   * written while it runs are told apart even if the engine dies meanwhile (issue 11; breaker-s6 02/36: gate and
+   * notify code are not "a person"). Returns that reading (none without an open baseline).
    */
-  private async markAgentStart(): Promise<Record<string, string> | null> {
+  private async markChildStart(): Promise<Record<string, string> | null> {
     if (!this.baseline) return null;
     const marks = await readPersonMarks(this.folder);
     this.baseline = { ...this.baseline, marksAtAgentStart: marks };
@@ -622,22 +632,34 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   }
 
   /**
-   * After the agent of iteration `n` ended: the folder's `ralph status` / `ralph next` answer-cache entries and parse
-   * caches are removed, under every spelling of the folder (the agent could have forged them), and marks that changed while it ran join `agentMarks` (claims the gate
-   * verifies, never a person's own for this run), with a warning naming them; `marksAtAgentStart` is dropped.
+   * After a child of the run ended (`who`: "the agent", "the basic gate", "notify (question)"; `when`: "iteration 3"): the folder's
+   * `ralph status` / `ralph next` answer-cache entries and parse caches are removed, under every spelling of the folder
+   * (its code could have forged them), and marks that
+   * changed while it ran join `agentMarks` (claims a gate verifies, never a person's own for this run), with a warning
+   * naming them; `marksAtAgentStart` is dropped.
    */
-  private async markAgentEnd(before: Record<string, string> | null, n: number): Promise<void> {
-    // The agent could have forged an answer of `ralph status` / `ralph next` (breaker-s5 row 23) or a parsed value
-    // (breaker-s6 row 21) in the user's cache.
+  private async markChildEnd(before: Record<string, string> | null, who: string, when?: string): Promise<void> {
+    // The child's code could have forged an answer of `ralph status` / `ralph next` (breaker-s5 row 23) or a parsed
+    // value (breaker-s6 row 21) in the user's cache.
     removeFolderCaches(this.folder);
     if (!before || !this.baseline) return;
     const changed = marksChanged(before, await readPersonMarks(this.folder));
     const { marksAtAgentStart: _, ...rest } = this.baseline;
     const agentMarks = [...new Set([...(rest.agentMarks ?? []), ...changed])];
     this.baseline = agentMarks.length ? { ...rest, agentMarks } : rest;
-    if (changed.length) this.emitEvent({ type: 'warning', message: `iteration ${n}: .ralph/person-done.json changed while the agent ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's` });
+    if (changed.length) this.emitEvent({ type: 'warning', message: `${when ? `${when}: ` : ''}.ralph/person-done.json changed while ${who} ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's` });
     await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
     await this.mirrorBaseline();
+  }
+
+  /** Runs `child` between {@link markChildStart} and {@link markChildEnd} (also when it throws). */
+  private async aroundChild<T>(who: string, child: () => Promise<T>): Promise<T> {
+    const before = await this.markChildStart();
+    try {
+      return await child();
+    } finally {
+      await this.markChildEnd(before, who);
+    }
   }
 
   /** Mirrors the baseline outside the workspace (K2/K3: the agent can edit run.json); a failure is a warning. */
@@ -943,11 +965,15 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     }
   }
 
-  /** Runs the `notify` command (if configured) for an event; its failure is a warning, never a failed run. */
+  /**
+   * Runs the `notify` command (if configured) for an event, between {@link markChildStart} and {@link markChildEnd};
+   * its failure is a warning, never a failed run.
+   */
   private async notify(event: EngineEvent, text: string): Promise<void> {
     const command = this.o.config.notify.trim();
     if (!command) return;
-    const r = await runNotify(command, { runId: this.runId, folder: this.folder, event }, text, { cwd: this.folder, timeoutMs: this.o.config.notifyTimeoutMs });
+    // Its code may load files the agent wrote (breaker-s6 36): marks made while it runs are claims, not a person's.
+    const r = await this.aroundChild(`notify (${event.type})`, () => runNotify(command, { runId: this.runId, folder: this.folder, event }, text, { cwd: this.folder, timeoutMs: this.o.config.notifyTimeoutMs }));
     this.emitEvent({ type: 'notified', about: event.type, ok: r.ok, ...(r.ok ? {} : { detail: r.detail }) });
   }
 
@@ -984,7 +1010,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     if (changed.length) return { filesChanged: { kind: 'gateFilesChanged', tier: g.tier, changed, reason: gateFilesChangedReason(g.tier, changed) } };
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
-    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });
+    const r = await this.aroundChild(`the ${g.tier} gate`, () => runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment }, (message) => this.emitEvent({ type: 'warning', message })));
     this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
     await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
     return r;
@@ -1019,7 +1045,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
-    const marksAtStart = await this.markAgentStart();
+    const marksAtStart = await this.markChildStart();
     this.stash?.capture();
     const iterationStartedAt = Date.now();
     let lastOutputAt = iterationStartedAt;
@@ -1129,7 +1155,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
     }
     emitTokens();
-    await this.markAgentEnd(marksAtStart, n);
+    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`);
     this.restoreTaskFiles(n);
     if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
     const totals = iterationTotals(exit.ledger);

@@ -52,18 +52,40 @@ export function markedByPerson(marks: Record<string, string>, items: readonly Wo
 }
 
 /**
- * The id of a run of `folder` whose agent is running now (run.json `agentPgid` set and the engine alive on this host),
- * or null: a person mark made now cannot be told from the agent's (see the file's doc).
+ * A run of `folder` with a child running now, or null: its agent (run.json `agentPgid` set), or a gate or `notify`
+ * (its `claimBaseline.marksAtAgentStart` set: the engine reads the marks around every child, breaker-s6 02/36), with
+ * the engine alive on this host. A person mark made now cannot be told from that child's (see the file's doc):
+ * `ralph task done` records it, and the run takes it as a claim its gate verifies.
  */
-export function runWithAgentRunning(folder: string): string | null {
+export function runWithChildRunning(folder: string): { runId: string; child: 'agent' | 'gate or notify' } | null {
   try {
     for (const { record } of listRunRecords(folder).records) {
-      if (typeof record.agentPgid === 'number' && record.agentPgid > 1 && isPidAlive(record.pid)) return record.runId;
+      if (!isPidAlive(record.pid)) continue;
+      if (typeof record.agentPgid === 'number' && record.agentPgid > 1) return { runId: record.runId, child: 'agent' };
+      const b = (record as { claimBaseline?: unknown }).claimBaseline;
+      if (b && typeof b === 'object' && (b as { marksAtAgentStart?: unknown }).marksAtAgentStart) return { runId: record.runId, child: 'gate or notify' };
     }
   } catch {
     return null;
   }
   return null;
+}
+
+/**
+ * Removes the marks `keys` from `.ralph/person-done.json` (the run's end: marks written while a child of the run
+ * ran were claims, and their items went back or were verified; left in the file they would read as a person's).
+ * A file that does not parse is left as it is.
+ */
+export async function removePersonMarks(folder: string, keys: readonly string[]): Promise<void> {
+  if (!keys.length) return;
+  const file = ralphFile(folder, 'personDone');
+  await commitPlan(file, async () => {
+    const before = await readTextIfExists(file);
+    const marks = parsePersonMarks(before);
+    if (before === null || !keys.some((k) => k in marks)) return { writes: [], result: undefined };
+    for (const k of keys) delete marks[k];
+    return { writes: [{ file, before, after: JSON.stringify(marks, null, 2) + '\n' }], result: undefined };
+  });
 }
 
 /** Whether PID 1 of this process's PID namespace is the init of a contained iteration (Linux; false elsewhere). */

@@ -95,7 +95,8 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     // The guard denies a command that names .ralph/; a script file it does not read gets past it (a known limit).
     const script = `const fs = require('fs'); fs.writeFileSync('.' + 'ralph/person-done.json', JSON.stringify({ 'quantum:US-002': '2099-01-01T00:00:00.000Z' }));\n`;
     const run = await runEngine(ws, [write(ws.file('forge.js'), script), bash(`node forge.js && ${ralph('task done US-002 --force')}`), say('Marked US-002.'), say('Nothing more.')], { config: { gates: { basic: 'false' }, maxIterations: 2 } });
-    assert.match(ws.read('.ralph/person-done.json'), /quantum:US-002/, run.lines.join('\n'));
+    // The forged mark was a claim: settled at the run's end, it leaves the file (breaker-s6: no exit path leaves such a mark).
+    assert.doesNotMatch(ws.read('.ralph/person-done.json'), /quantum:US-002/, run.lines.join('\n'));
     assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
     assert.deepEqual(ofType(run.events, 'claimPutBack').flatMap((e) => e.items.map((i) => i.id)), ['US-002'], run.lines.join('\n'));
     assert.ok(ofType(run.events, 'warning').some((e) => /person-done\.json changed while the agent ran \(quantum:US-002\)/.test(e.message)), run.lines.join('\n'));
