@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { lstatSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { checklistCandidates } from '../sources/checklist/checklist';
 import { quantumPath } from '../sources/quantum/readQuantum';
 import { refuseDuplicateKeys } from '../store/jsonEdit';
 import { FileProblemError, parseJsonText } from '../store/parseError';
 import { listDirSync, readBoundedSync, readTextSync } from '../store/readJsonFile';
+import { writeTempBeside } from '../store/writePlan';
 
 /**
  * The task files of a folder the engine keeps a copy of at each agent start (issue 11, breaker-s5 row 14): the files
@@ -139,17 +139,5 @@ export class TaskFileStash {
 
 /** Writes `bytes` to a new file at `file` (temporary file in its folder, fsync, rename). */
 function writeNew(file: string, bytes: Buffer, mode: number): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', mode);
-  try {
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(tmp, file);
+  renameSync(writeTempBeside(file, bytes, mode), file);
 }

@@ -197,18 +197,7 @@ function replaceIfUnchanged(t: WriteTarget, w: FileWrite): boolean {
     expected = raw;
     buf = spliced;
   }
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', t.mode);
-  try {
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw err;
-  }
-  closeSync(fd);
+  const tmp = writeTempBeside(file, buf, t.mode);
   if (!stillHolds(file, expected)) {
     unlinkSync(tmp);
     return false;
@@ -221,6 +210,26 @@ function replaceIfUnchanged(t: WriteTarget, w: FileWrite): boolean {
     // a directory that cannot be fsynced (some filesystems): the rename still happened
   }
   return true;
+}
+
+/**
+ * Writes `bytes` (mode `mode`) to a new temporary file in `file`'s folder, fsynced, and returns its path: the first
+ * half of an atomic replace (the caller renames it over `file`, or removes it). Nothing is left behind on an error.
+ */
+export function writeTempBeside(file: string, bytes: Buffer, mode: number): string {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', mode);
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw err;
+  }
+  closeSync(fd);
+  return tmp;
 }
 
 function stillHolds(file: string, expected: Buffer | undefined): boolean {
