@@ -1,3 +1,30 @@
+/** Where a command line's command word starts, after an optional leading folder option. */
+export interface LeadingCwd {
+  /** The `-C <dir>` / `--cwd <dir>` / `--cwd=<dir>` value, when given. */
+  cwd?: string;
+  /** Index in the arguments of the word after the folder option (0 when there is none). */
+  at: number;
+}
+
+/**
+ * Reads an optional leading `-C <dir>` / `--cwd <dir>` / `--cwd=<dir>` (`process.argv.slice(2)`). `undefined` when
+ * the option is there without a usable value (missing, empty, or starting with `-`): the small entries then leave
+ * the command line to the full commander program, which owns usage errors. The one reader of that option for
+ * {@link matchFastCommand}, {@link isWavesCheck}, {@link matchWavesCheck} and {@link isTaskCommand}. Pure.
+ */
+export function leadingCwd(args: readonly string[]): LeadingCwd | undefined {
+  const a0 = args[0];
+  if (a0 === '-C' || a0 === '--cwd') {
+    const v = args[1];
+    return v && !v.startsWith('-') ? { cwd: v, at: 2 } : undefined;
+  }
+  if (a0?.startsWith('--cwd=')) {
+    const v = a0.slice('--cwd='.length);
+    return v ? { cwd: v, at: 1 } : undefined;
+  }
+  return { at: 0 };
+}
+
 /** A command line the small entry (src/cli/entry.ts) answers itself, without loading the full program. */
 export interface FastCommand {
   command: 'status' | 'next';
@@ -12,18 +39,9 @@ export interface FastCommand {
  * `undefined` and goes to the full commander program, which owns usage errors and help. Pure.
  */
 export function matchFastCommand(args: readonly string[]): FastCommand | undefined {
-  let i = 0;
-  let cwd: string | undefined;
-  const a0 = args[0];
-  if (a0 === '-C' || a0 === '--cwd') {
-    if (args.length < 2 || args[1]!.startsWith('-')) return undefined;
-    cwd = args[1];
-    i = 2;
-  } else if (a0?.startsWith('--cwd=')) {
-    cwd = a0.slice('--cwd='.length);
-    if (!cwd) return undefined;
-    i = 1;
-  }
+  const lead = leadingCwd(args);
+  if (!lead) return undefined;
+  const { cwd, at: i } = lead;
   const command = args[i];
   if (command !== 'status' && command !== 'next') return undefined;
   const rest = args.slice(i + 1);
@@ -37,10 +55,8 @@ export function matchFastCommand(args: readonly string[]): FastCommand | undefin
  * (src/cli/wavesMain.ts) instead of the full one; its options and usage errors are the same command's. Pure.
  */
 export function isWavesCheck(args: readonly string[]): boolean {
-  let i = 0;
-  const a0 = args[0];
-  if (a0 === '-C' || a0 === '--cwd') i = 2;
-  else if (a0?.startsWith('--cwd=')) i = 1;
+  const i = leadingCwd(args)?.at;
+  if (i === undefined) return false;
   if (args[i] !== 'waves' || args[i + 1] !== 'check') return false;
   return !args.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version');
 }
@@ -78,18 +94,10 @@ const WAVES_VALUE_OPTIONS: Record<string, 'phase' | 'wave' | 'root' | 'orphanAft
  * waves program (src/cli/wavesMain.ts), which hands an invalid one to the full program too. Pure.
  */
 export function matchWavesCheck(args: readonly string[]): WavesCheckArgs | undefined {
-  let i = 0;
-  let cwd: string | undefined;
-  const a0 = args[0];
-  if (a0 === '-C' || a0 === '--cwd') {
-    if (args.length < 2 || !args[1] || args[1].startsWith('-')) return undefined;
-    cwd = args[1];
-    i = 2;
-  } else if (a0?.startsWith('--cwd=')) {
-    cwd = a0.slice('--cwd='.length);
-    if (!cwd) return undefined;
-    i = 1;
-  }
+  const lead = leadingCwd(args);
+  if (!lead) return undefined;
+  const cwd = lead.cwd;
+  let i = lead.at;
   if (args[i] !== 'waves' || args[i + 1] !== 'check') return undefined;
   const got: Partial<Record<'phase' | 'wave' | 'orphanAfterMs' | 'inactiveAfterMs', string>> = {};
   const root: string[] = [];
@@ -142,10 +150,8 @@ const TASK_SUBCOMMANDS: ReadonlySet<string> = new Set(['start', 'done', 'block',
  * Pure.
  */
 export function isTaskCommand(args: readonly string[]): boolean {
-  let i = 0;
-  const a0 = args[0];
-  if (a0 === '-C' || a0 === '--cwd') i = 2;
-  else if (a0?.startsWith('--cwd=')) i = 1;
+  const i = leadingCwd(args)?.at;
+  if (i === undefined) return false;
   if (args[i] !== 'task' || !TASK_SUBCOMMANDS.has(args[i + 1] ?? '')) return false;
   return !args.some((a) => a === '-h' || a === '--help' || a === '-V' || a === '--version');
 }

@@ -1,5 +1,21 @@
 import * as assert from 'node:assert/strict';
-import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck } from '../../../src/cli/fastArgs';
+import { isTaskCommand, isWavesCheck, leadingCwd, matchFastCommand, matchWavesCheck } from '../../../src/cli/fastArgs';
+
+/** The one reader of the leading folder option: a missing, empty or dash value leaves the line to commander. */
+describe('leadingCwd', () => {
+  const table: [string[], ReturnType<typeof leadingCwd>][] = [
+    [[], { at: 0 }],
+    [['status'], { at: 0 }],
+    [['-C', '/w', 'status'], { cwd: '/w', at: 2 }],
+    [['--cwd', 'w'], { cwd: 'w', at: 2 }],
+    [['--cwd=/w', 'x'], { cwd: '/w', at: 1 }],
+    [['-C'], undefined],
+    [['-C', ''], undefined],
+    [['--cwd', '-x'], undefined],
+    [['--cwd='], undefined],
+  ];
+  for (const [args, out] of table) it(JSON.stringify(args), () => assert.deepEqual(leadingCwd(args), out));
+});
 
 /** The command lines dist/cli.js answers without the full program; everything else goes to commander. */
 describe('matchFastCommand', () => {
@@ -18,6 +34,7 @@ describe('matchFastCommand', () => {
     [['-C'], undefined],
     [['-C', '--json', 'status'], undefined],
     [['--cwd=', 'status'], undefined],
+    [['-C', '', 'status'], undefined],
     [['task', 'reset', 'x'], undefined],
     [[], undefined],
     [['--version'], undefined],
