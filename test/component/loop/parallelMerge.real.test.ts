@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { EngineEvent } from '../../../src/core/loop/events';
 import { claudeBinary } from '../../support/claude';
 import { cliPath } from '../../support/cli';
