@@ -80,9 +80,10 @@ function lockError(message: string, errCode: string, file: string): Error {
   return Object.assign(new Error(message), { code: errCode, file });
 }
 
+/** The directory's mtime in whole ms (as proper-lockfile's `stat.mtime.getTime()`), undefined when it is gone. */
 function mtimeOf(dir: string): number | undefined {
   try {
-    return statSync(dir).mtimeMs;
+    return Math.trunc(statSync(dir).mtimeMs);
   } catch (err) {
     if (code(err) === 'ENOENT') return undefined;
     throw err;
@@ -134,7 +135,9 @@ export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => 
   }
   let ours: number | undefined = mtime;
   let lastTouch = clock();
+  let compromised = false;
   const onExit = () => {
+    if (compromised) return; // Another process holds it now (proper-lockfile does not remove a compromised lock either).
     try {
       rmdirSync(dir);
     } catch {
@@ -147,7 +150,10 @@ export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => 
       const now = clock();
       if (now - lastTouch < DIR_LOCK_REFRESH_MS) return;
       const seen = mtimeOf(dir);
-      if (seen !== ours) throw lockError('Unable to update lock within the stale threshold', 'ECOMPROMISED', target);
+      if (seen !== ours) {
+        compromised = true;
+        throw lockError('Unable to update lock within the stale threshold', 'ECOMPROMISED', target);
+      }
       const at = new Date(now);
       utimesSync(dir, at, at);
       ours = mtimeOf(dir);
