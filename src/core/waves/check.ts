@@ -1,6 +1,6 @@
 import { appendFileSync, chmodSync, chownSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { withFileLock } from '../store/fileLock';
+import { withDirLock } from '../store/dirLock';
 import { formatProblem, type FileProblem } from '../store/parseError';
 import { classifyWave, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
 import { canonicalGateResult, formatGateResultBlock, type CanonicalGateResult } from './gateResult';
@@ -183,7 +183,9 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
   // No wave at all (no `.ijfw/wave-*/`): nothing to recover, so nothing is written — no `.planning/<phase>/`, no log
   // entry, no lock file (new-user try, session 3). The result says so (PASS, `wave_id` null, `logged` false).
   if (!waveId) return noWaveResult(o, clock(), hr() - started);
-  return withFileLock(logFile, async () => {
+  // The log's lock is proper-lockfile's protocol without proper-lockfile (store/dirLock.ts): loading that library was
+  // about half of dist/cli-waves.js's start. The pass under it is synchronous.
+  return withDirLock(logFile, (lock) => {
     const view: WaveView | undefined = waveId ? classifyWave(readWave(roots, waveId), clock(), o.windows ?? DEFAULT_WINDOWS) : undefined;
     const decision: PassDecision = view
       ? decidePass(view, o.phase, readLoggedResolved(logFile, view.waveId))
@@ -201,6 +203,7 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
     let madeDir = false;
     for (const s of skip ? [] : decision.subs) {
       if (s.disposition !== 'RESUMED') continue;
+      lock.keepFresh();
       const rel = briefPath(o.phase, s.subId);
       const file = path.join(o.folder, ...rel.split('/'));
       const text = renderResumeBrief({ waveId: decision.waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
@@ -220,7 +223,10 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
     const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs: hr() - started, dispatch });
     const block = formatGateResultBlock(gate);
     const entries = view ? renderLogEntries(decision, { at, block, dispatch }) : `### ${at} — PASS (no wave found under .ijfw/)\n\n${block}\n`;
-    if (!skip) appendLog(logFile, entries);
+    if (!skip) {
+      lock.keepFresh();
+      appendLog(logFile, entries);
+    }
     return {
       success: true,
       severity: decision.severity,

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as lockfile from 'proper-lockfile';
 import { parseCheckboxes } from '../../../src/core/sources/checklist/checklist';
 import { loadPlan } from '../../../src/core/sources/plan';
 import { checkWave, formatCheckText, readLoggedResolved, type WaveCheckResult } from '../../../src/core/waves/check';
@@ -145,6 +146,21 @@ describe('wave recovery over the fixture workspace', () => {
       const found = readLoggedResolved(file, 'W1');
       assert.equal(found.size, 2000, `shift ${shift}`);
     }
+  });
+
+  it('a pass waits while another process holds RALPH-LOG.md\'s lock with proper-lockfile, and leaves no lock behind', async () => {
+    const logFile = path.join(ws.folder, '.planning', 'p', 'RALPH-LOG.md');
+    fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    const release = await lockfile.lock(logFile, { realpath: false, stale: 5_000 });
+    let done = false;
+    const pass = checkWave({ folder: ws.folder, phase: 'p', waveId: 'W1', clock, nonce }).then((r) => { done = true; return r; });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(!done, 'no pass while the lock is held');
+    assert.ok(!fs.existsSync(logFile), 'nothing logged while the lock is held');
+    await release();
+    assert.equal((await pass).logged, true);
+    assert.ok(fs.existsSync(logFile));
+    assert.ok(!fs.existsSync(`${logFile}.lock`), 'the pass released its lock');
   });
 
   it('keeps a ticked brief while the checkpoint is the same, and rewrites it when the checkpoint moved on', async () => {
