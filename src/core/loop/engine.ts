@@ -1078,32 +1078,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         raw.write(chunk);
       },
     });
-    // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
-    const watch = () => {
-      const v = decideWatchdog({ now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt }, this.timing.watchdog ?? DEFAULT_WATCHDOG);
-      if (v.kind === 'end') {
-        watchdogEnd = v.detail;
-        this.emitEvent({ type: 'warning', message: `iteration ${n}: ${v.detail}: ending the agent` });
-        void handle.kill(v.reason);
-        return;
-      }
-      // Re-checked at least every second so a STOP requested meanwhile is seen.
-      watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
-    };
-    watchdogTimer = setTimeout(watch, 50);
-    this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
-    this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
-    // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
-    if (handle.pid !== undefined) await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(this.warn('could not record the agent in the state folder'));
-    await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) }).catch(async (err: unknown) => {
-      // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
-      clearTimeout(watchdogTimer);
-      watchdogEnd = 'run.json could not be written';
-      await handle.kill('error');
-      await raw.close().catch(this.warn(`raw stream of iteration ${n}`));
-      throw err;
-    });
-
+    // Subscribed before anything is awaited (spawn.ts: no event is kept for a later listener): the agent's output can
+    // arrive while run.json and the agent mirror are written below, and a text lost there loses the iteration's
+    // signals and question (issue 19: a lane's question read as a natural end under load, the story run again).
     const signals: AgentSignal[] = [];
     let lastText = '';
     const texts: string[] = [];
@@ -1142,6 +1119,32 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         void handle.kill('rotate');
       }
     });
+    // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
+    const watch = () => {
+      const v = decideWatchdog({ now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt }, this.timing.watchdog ?? DEFAULT_WATCHDOG);
+      if (v.kind === 'end') {
+        watchdogEnd = v.detail;
+        this.emitEvent({ type: 'warning', message: `iteration ${n}: ${v.detail}: ending the agent` });
+        void handle.kill(v.reason);
+        return;
+      }
+      // Re-checked at least every second so a STOP requested meanwhile is seen.
+      watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
+    };
+    watchdogTimer = setTimeout(watch, 50);
+    this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
+    this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
+    // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
+    if (handle.pid !== undefined) await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(this.warn('could not record the agent in the state folder'));
+    await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) }).catch(async (err: unknown) => {
+      // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
+      clearTimeout(watchdogTimer);
+      watchdogEnd = 'run.json could not be written';
+      await handle.kill('error');
+      await raw.close().catch(this.warn(`raw stream of iteration ${n}`));
+      throw err;
+    });
+
     const onAbort = () => void handle.kill('cancel');
     this.o.signal?.addEventListener('abort', onAbort);
     if (this.cancelled) onAbort();

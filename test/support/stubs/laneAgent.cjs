@@ -6,7 +6,11 @@
 // A step: { write: {path: text}, commit: bool (default true), waitFor: [ids whose start must be logged first],
 //           sleepMs: n, hang: bool (sleeps silently until killed), fail: bool, seeFile: path (logs whether it exists),
 //           ask: text (while the prompt holds no answer: asks `<question>text</question>` and does nothing else; with
-//           the answer in the prompt, logs `answer <id> <first line of the answer>` and does the step) }.
+//           the answer in the prompt, logs `answer <id> <first line of the answer>` and does the step),
+//           holdRunRecord: state root (after its output, waits until that output is in the run's raw streams under
+//           the state root, i.e. the engine has read it, then removes the lock of its run's run.json in its cwd,
+//           `.ralph/runs/$RALPH_RUN_ID/run.json.lock`, which the test took when the agent started: the engine reads the
+//           output while it waits to record the agent in run.json; logs `held <id> read|not read locked|free`) }.
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
@@ -20,14 +24,29 @@ const log = process.env.LANE_STUB_LOG;
 const note = (line) => { if (log) fs.appendFileSync(log, `${line}\n`); };
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const logged = () => (log && fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
+// holdRunRecord: the lock is a directory (proper-lockfile, as the store takes it); the engine waits while it exists.
+const runLock = step.holdRunRecord ? path.resolve('.ralph', 'runs', process.env.RALPH_RUN_ID || '?', 'run.json.lock') : null;
+const nonce = `${id}-${process.pid}-${Date.now()}`;
+/** Prints the stream-json lines of `text`, then (holdRunRecord) waits until the engine has read them and removes the lock. */
+const reply = (text) => {
+  process.stdout.write(JSON.stringify({ type: 'assistant', message: { id: `m-${nonce}`, role: 'assistant', content: [{ type: 'text', text }], usage: { input_tokens: 100, output_tokens: 10 } } }) + '\n');
+  process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.01, usage: { input_tokens: 100, output_tokens: 10 }, session_id: nonce }) + '\n');
+  if (!runLock) return;
+  // The engine writes each chunk to the raw stream (runFiles.ts IterationStreamWriter) from the same callback that
+  // parses it: both lines there means both were parsed.
+  const dir = path.join(step.holdRunRecord, '.ralph', 'runs', process.env.RALPH_RUN_ID || '?');
+  const seen = () => fs.readdirSync(dir).filter((f) => f.startsWith('iter-')).some((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes(`"session_id":"${nonce}"`));
+  const until = Date.now() + 30000;
+  while (!seen() && Date.now() < until) sleep(20);
+  note(`held ${id} ${seen() ? 'read' : 'not read'} ${fs.existsSync(runLock) ? 'locked' : 'free'}`);
+  fs.rmSync(runLock, { recursive: true, force: true });
+};
 
 note(`start ${id} ${Date.now()}`);
 if (step.ask) {
   const answered = /The answer:\n\n([^\n]*)/.exec(prompt);
   if (!answered) {
-    const text = `<question>${step.ask}</question>`;
-    process.stdout.write(JSON.stringify({ type: 'assistant', message: { id: `m-${id}`, role: 'assistant', content: [{ type: 'text', text }], usage: { input_tokens: 100, output_tokens: 10 } } }) + '\n');
-    process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.01, usage: { input_tokens: 100, output_tokens: 10 } }) + '\n');
+    reply(`<question>${step.ask}</question>`);
     note(`asked ${id}`);
     process.exit(0);
   }
@@ -51,6 +70,4 @@ if (step.write && step.commit !== false) {
 if (step.sleepMs) sleep(step.sleepMs);
 if (step.hang) { note(`hang ${id} ${process.pid}`); for (;;) sleep(1000); }
 note(`end ${id} ${Date.now()}`);
-const text = step.fail ? `could not do ${id} <quantum>STORY_FAILED</quantum>` : `${id} done <quantum>STORY_PASSED</quantum>`;
-process.stdout.write(JSON.stringify({ type: 'assistant', message: { id: `m-${id}`, role: 'assistant', content: [{ type: 'text', text }], usage: { input_tokens: 100, output_tokens: 10 } } }) + '\n');
-process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.01, usage: { input_tokens: 100, output_tokens: 10 } }) + '\n');
+reply(step.fail ? `could not do ${id} <quantum>STORY_FAILED</quantum>` : `${id} done <quantum>STORY_PASSED</quantum>`);
