@@ -11,6 +11,7 @@
 // file or runs 0 tests counts as failed; any failure exits 1. No tier is skipped silently.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -40,6 +41,14 @@ const commands = {
   integration: ['dist/test/runners/integration.js'],
   e2e: ['dist/test/runners/e2e.js'],
 };
+
+// Tests never write into the user's ~/.local/state/ralph (trust, claim baselines, guard state): every tier and
+// every process it starts share one private XDG_STATE_HOME, removed at the end (test/support/isolatedState.cjs
+// does the same for a mocha run started by hand).
+const stateHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-test-state-'));
+process.env.XDG_STATE_HOME = stateHome;
+process.env.RALPH_TEST_STATE_HOME = stateHome;
+process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }));
 
 fs.mkdirSync('test-results', { recursive: true });
 const lines = [];
