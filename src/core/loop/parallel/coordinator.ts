@@ -11,6 +11,7 @@ import { runGateExclusive } from '../../gates/gateCall';
 import { ralphFile } from '../../model/ralphPaths';
 import { isoString } from '../../model/time';
 import { resolveActor } from '../../sources/actor';
+import { holdGitWorker } from '../../process/gitWorker';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
 import { recoverCrashedRuns } from '../crashRecovery';
@@ -99,9 +100,12 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
     const active = listRuns(folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
     throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
   }
+  // The lanes' git calls start from a worker thread: the main thread, which drives every lane, does not wait for forks.
+  const releaseGitWorker = holdGitWorker();
   try {
     return await new Coordinator(o, folder, runId, gates, emit).run();
   } finally {
+    await releaseGitWorker();
     await releaseLock().catch((err: Error) => emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0));
   }
 }
