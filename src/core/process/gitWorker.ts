@@ -1,3 +1,4 @@
+import type * as ChildProcesses from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 
 /**
@@ -129,7 +130,7 @@ function keepAlive(h: ChildProcess, on: boolean): void {
 
 function start(): ChildProcess {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const cp = require('node:child_process') as typeof import('node:child_process');
+  const cp = require('node:child_process') as typeof ChildProcesses;
   // ELECTRON_RUN_AS_NODE: in VS Code's extension host, process.execPath is the editor's binary.
   const h = cp.spawn(process.execPath, ['-e', HELPER_SOURCE], { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
   let buf = '';
