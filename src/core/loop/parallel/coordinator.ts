@@ -30,8 +30,8 @@ import { pickRound } from './rounds';
  * The coordinator of a parallel run (issue 19 "Lanes"): the run's caps, sentinels, cost, run.json and merging, over
  * lanes that each run the usual engine (engine.ts with {@link EngineOptions.lane}) on one quantum story in its own
  * git worktree. The rules are pure functions in decide.ts (`decideCoordinator`, `decideLaneEnd`, `decideMerge`) and
- * rounds.ts (`pickRound`); this file observes, asks them, and acts. One merge at a time, each followed by the feature
- * branch's gate. Events carry their lane (lane 0: the run's own).
+ * rounds.ts (`pickRound`); this file observes, asks them, and acts. One merge at a time, followed by the feature
+ * branch's gate; lanes that wait for the merge slot together share one gate (`decideMergeBatch`). Events carry their lane (lane 0: the run's own).
  */
 
 /**
