@@ -665,6 +665,24 @@ export function decideMerge(o: { merge: { kind: 'merged' } | { kind: 'conflict';
 }
 
 /**
+ * The feature branch's gate over a batch (issue 19 bench, branch m19): lanes that waited for the merge slot at the
+ * same time are merged one after another (a conflict fails its own story at once, its merge aborted), then the gate
+ * runs once on the result. `merged`: how many of the batch's merges went in; `gate`: that one gate's result, null when
+ * the run has no gates. Pure.
+ * - fewer than two merges: nothing to share (`single`: the usual one-story path, its gate skipped when it would repeat
+ *   the lane's green gate, decide.ts `featureGateRepeats`);
+ * - no gate, or green: every merged story passed (`allPassed`);
+ * - red: the batch's merges are undone (the feature branch back to its head before them) and its stories are merged
+ *   and gated again one at a time (`oneByOne`, the usual path), so that the story that broke the gate fails
+ *   `merge_regression`, the others pass, and the feature branch ends green.
+ */
+export function decideMergeBatch(o: { merged: number; gate: { passed: boolean } | null }): { kind: 'single' } | { kind: 'allPassed' } | { kind: 'oneByOne' } {
+  if (o.merged < 2) return { kind: 'single' };
+  if (!o.gate || o.gate.passed) return { kind: 'allPassed' };
+  return { kind: 'oneByOne' };
+}
+
+/**
  * A gate that passed in a lane, and the working tree's state (git.ts `treeState`) when it started and when it ended.
  * `command`: the command that ran (after the tier fallback of gates/gateConfig.ts `gateCommandFor`).
  */

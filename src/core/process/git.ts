@@ -1,5 +1,6 @@
 import type * as ChildProcess from 'node:child_process';
 import { execa } from 'execa';
+import { gitWorkerActive, runGitInWorker } from './gitWorker';
 
 /**
  * `node:child_process`, loaded at the first git call: `ralph status` without a cache never spawns git, and loading
@@ -48,8 +49,15 @@ export interface GitResult {
 /** The environment added to every git command ralph runs: never prompt (no terminal to answer on). */
 const GIT_ENV = { GIT_TERMINAL_PROMPT: '0' };
 
-/** Runs `git <gitArgv(args)>` in `cwd` (stdin closed); never throws for a non-zero exit. */
+/**
+ * Runs `git <gitArgv(args)>` in `cwd` (stdin closed); never throws for a non-zero exit. While a parallel run holds
+ * the git worker (gitWorker.ts), git is started from its thread, so that the main thread does not wait for the fork.
+ */
 export async function runGit(cwd: string, args: readonly string[]): Promise<GitResult> {
+  if (gitWorkerActive()) {
+    const w = await runGitInWorker(cwd, gitArgv(args), GIT_ENV);
+    if (w) return { stdout: w.stdout, stderr: w.stderr, exitCode: w.exitCode };
+  }
   const r = await execa('git', gitArgv(args), { cwd, reject: false, stdin: 'ignore', env: GIT_ENV });
   return { stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), exitCode: r.exitCode ?? 1 };
 }

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runGit, runGitSync } from '../../../src/core/process/git';
+import { gitWorkerActive, holdGitWorker } from '../../../src/core/process/gitWorker';
 import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
 import { resolveActor } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -53,6 +54,81 @@ describe("ralph's own git commands with the real git", function () {
       assert.equal(resolveActor(ws, {}), 'me@example.org');
       assert.equal(runGitSync(ws, ['status']).exitCode, 0);
       assert.deepEqual(['fsmonitor', 'hook', 'gpg'].filter((n) => fs.existsSync(marker(n))), []);
+    });
+  });
+
+  describe('from the helper process a parallel run holds (gitWorker.ts; issue 19 bench)', () => {
+    let t: TempFolder;
+    let ws: string;
+    beforeEach(() => {
+      t = makeTempFolder('ralph-gitw-');
+      ws = path.join(t.dir, 'ws');
+      fs.mkdirSync(ws);
+      const g = (...args: string[]) => assert.equal(spawnSync('git', args, { cwd: ws }).status, 0, args.join(' '));
+      g('init', '-q', '-b', 'main');
+      g('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'first line\n\nbody');
+    });
+    afterEach(() => t.dispose());
+
+    /** Calls of the main thread's child_process.spawn while `fn` runs (the module object bundled code reads at each call). */
+    async function mainThreadSpawns<T>(fn: () => Promise<T>): Promise<{ value: T; spawns: number }> {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const cp = require('node:child_process') as Record<string, unknown>;
+      const orig = cp.spawn as (...a: unknown[]) => unknown;
+      let spawns = 0;
+      cp.spawn = function (this: unknown, ...a: unknown[]) { spawns++; return orig.apply(this, a); };
+      try {
+        return { value: await fn(), spawns };
+      } finally {
+        cp.spawn = orig;
+      }
+    }
+
+    const calls = (dir: string) => Promise.all([
+      runGit(dir, ['log', '-1', '--format=%s%n']),
+      runGit(dir, ['rev-parse', '--verify', '-q', 'refs/heads/none']),
+      runGit(dir, ['no-such-command']),
+      runGit(path.join(dir, 'missing'), ['status']),
+      runGit(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all']),
+    ]);
+
+    it('answers as git in this thread does (stdout without its final newline, stderr, exit codes), without a spawn in the main thread', async () => {
+      fs.writeFileSync(path.join(ws, 'new.txt'), 'x\n');
+      const direct = await mainThreadSpawns(() => calls(ws));
+      assert.ok(direct.spawns >= 4, 'control: without the worker, git is spawned by the main thread');
+      const release = holdGitWorker();
+      let viaWorker: { value: Awaited<ReturnType<typeof calls>>; spawns: number };
+      try {
+        assert.equal(gitWorkerActive(), true);
+        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper (one spawn of this thread per run)
+        viaWorker = await mainThreadSpawns(() => calls(ws));
+      } finally {
+        await release();
+      }
+      assert.equal(gitWorkerActive(), false);
+      assert.equal(viaWorker.spawns, 0);
+      // stderr: git's own for a failed command; for a git that could not start, the worker names the error (execa leaves it empty).
+      const strip = (rs: typeof direct.value) => rs.map((r, i) => ({ stdout: r.stdout, exitCode: r.exitCode, stderrEmpty: i === 3 ? null : r.stderr === '' }));
+      assert.deepEqual(strip(viaWorker.value), strip(direct.value));
+      assert.equal(viaWorker.value[0]!.stdout, 'first line\n');
+      assert.equal(viaWorker.value[1]!.exitCode, 1);
+      assert.match(viaWorker.value[2]!.stderr, /no-such-command/);
+      assert.equal(viaWorker.value[3]!.exitCode, 1);
+      assert.match(viaWorker.value[3]!.stderr, /ENOENT/);
+      assert.equal(viaWorker.value[4]!.stdout, '?? new.txt\0');
+    });
+
+    it('nests holds: git goes through the worker until the last holder lets go', async () => {
+      const a = holdGitWorker();
+      const b = holdGitWorker();
+      await a();
+      await a();
+      assert.equal(gitWorkerActive(), true);
+      assert.equal((await mainThreadSpawns(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1, 'the helper starts');
+      assert.equal((await mainThreadSpawns(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 0);
+      await b();
+      assert.equal(gitWorkerActive(), false);
+      assert.equal((await mainThreadSpawns(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1);
     });
   });
 });

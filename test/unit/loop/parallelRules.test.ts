@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, featureGateRepeats, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation, type LaneGreen } from '../../../src/core/loop/decide';
+import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation, type LaneGreen } from '../../../src/core/loop/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
 import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
@@ -150,4 +150,17 @@ describe('the feature branch\'s gate that would repeat a lane\'s green gate (iss
     ['unknown trees', { featureCommand: 'npm test', laneGreen: green(), mergedTree: null, greenTree: null }, false],
   ];
   for (const [name, o, want] of cases) it(name, () => assert.equal(featureGateRepeats(o), want));
+});
+
+describe('the feature branch\'s gate over a batch of merges (issue 19 bench, decide.ts decideMergeBatch)', () => {
+  const cases: [string, Parameters<typeof decideMergeBatch>[0], ReturnType<typeof decideMergeBatch>['kind']][] = [
+    ['no merge went in (all conflicts): the usual path', { merged: 0, gate: null }, 'single'],
+    ['one merge went in: the usual path (its gate may be skipped as a repeat)', { merged: 1, gate: { passed: true } }, 'single'],
+    ['one merge, red: still the usual path (that story fails merge_regression)', { merged: 1, gate: { passed: false } }, 'single'],
+    ['two merges, green: both passed with one gate', { merged: 2, gate: { passed: true } }, 'allPassed'],
+    ['four merges, no gates in the run: all passed', { merged: 4, gate: null }, 'allPassed'],
+    ['two merges, red: undone, then one at a time to find the culprit', { merged: 2, gate: { passed: false } }, 'oneByOne'],
+    ['three merges, red: one at a time', { merged: 3, gate: { passed: false } }, 'oneByOne'],
+  ];
+  for (const [name, o, want] of cases) it(name, () => assert.equal(decideMergeBatch(o).kind, want));
 });

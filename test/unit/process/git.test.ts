@@ -24,9 +24,19 @@ describe("ralph's own git commands (process/git.ts)", () => {
     const spawnGit = /\b(?:execa|execaSync|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\s*\(\s*(['"`])(?:[^'"`]*\/)?git\1/;
     const shellGit = /\b(?:exec|execSync)\s*\(\s*(['"`])git\s/;
     const offenders = tsFiles(path.join(repoRoot, 'src'))
-      .filter((f) => !f.endsWith(path.join('core', 'process', 'git.ts')))
+      // gitWorker.ts spawns the argv git.ts's runGit built (gitArgv) from a worker thread; only git.ts calls it (below).
+      .filter((f) => !f.endsWith(path.join('core', 'process', 'git.ts')) && !f.endsWith(path.join('core', 'process', 'gitWorker.ts')))
       .filter((f) => { const text = fs.readFileSync(f, 'utf8'); return spawnGit.test(text) || shellGit.test(text); })
       .map((f) => path.relative(repoRoot, f));
     assert.deepEqual(offenders, []);
+  });
+
+  it('runs the worker thread git only from runGit (so every argv it spawns is gitArgv with the overrides)', () => {
+    const callers = tsFiles(path.join(repoRoot, 'src'))
+      .filter((f) => !f.endsWith(path.join('core', 'process', 'gitWorker.ts')))
+      .filter((f) => /\brunGitInWorker\s*\(/.test(fs.readFileSync(f, 'utf8')))
+      .map((f) => path.relative(repoRoot, f));
+    assert.deepEqual(callers, [path.join('src', 'core', 'process', 'git.ts')]);
+    assert.match(fs.readFileSync(path.join(repoRoot, 'src', 'core', 'process', 'git.ts'), 'utf8'), /runGitInWorker\(cwd, gitArgv\(args\), GIT_ENV\)/);
   });
 });

@@ -30,6 +30,26 @@ describe('store: write safety (issue 12)', () => {
     assert.equal(after.stories[0]?.status, 'in_progress', 'and the engine\'s edit was made on it');
   });
 
+  it('fsyncs the temporary file and the folder off the main thread (issue 19 bench: no fsyncSync in a write)', async () => {
+    const file = t.write('notes.txt', 'v0\n');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require('node:fs') as Record<string, unknown>;
+    const [syncOrig, asyncOrig] = [mod.fsyncSync as (...a: unknown[]) => unknown, mod.fsync as (...a: unknown[]) => unknown];
+    let sync = 0;
+    let off = 0;
+    mod.fsyncSync = (...a: unknown[]) => { sync++; return syncOrig(...a); };
+    mod.fsync = (...a: unknown[]) => { off++; return asyncOrig(...a); };
+    try {
+      await commitPlan(file, async () => ({ writes: [{ file, before: readTextSync(file), after: 'v1\n' }], result: undefined }));
+    } finally {
+      mod.fsyncSync = syncOrig;
+      mod.fsync = asyncOrig;
+    }
+    assert.equal(t.read('notes.txt'), 'v1\n');
+    assert.deepEqual({ sync, off }, { sync: 0, off: 2 });
+    assert.deepEqual(fs.readdirSync(t.dir).filter((f) => f.endsWith('.tmp')), []);
+  });
+
   it('a writer that keeps losing the race gives up without writing, naming the file', async () => {
     const file = t.write('notes.txt', 'v0\n');
     let n = 0;

@@ -11,14 +11,15 @@ import { runGateExclusive } from '../../gates/gateCall';
 import { ralphFile } from '../../model/ralphPaths';
 import { isoString } from '../../model/time';
 import { resolveActor } from '../../sources/actor';
+import { holdGitWorker } from '../../process/gitWorker';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
 import { recoverCrashedRuns } from '../crashRecovery';
-import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
+import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { SentinelWatcher } from '../sentinelWatcher';
-import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher } from './dispatcher';
+import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
 import { LaneStorySource } from './laneSource';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
@@ -29,8 +30,8 @@ import { pickRound } from './rounds';
  * The coordinator of a parallel run (issue 19 "Lanes"): the run's caps, sentinels, cost, run.json and merging, over
  * lanes that each run the usual engine (engine.ts with {@link EngineOptions.lane}) on one quantum story in its own
  * git worktree. The rules are pure functions in decide.ts (`decideCoordinator`, `decideLaneEnd`, `decideMerge`) and
- * rounds.ts (`pickRound`); this file observes, asks them, and acts. One merge at a time, each followed by the feature
- * branch's gate. Events carry their lane (lane 0: the run's own).
+ * rounds.ts (`pickRound`); this file observes, asks them, and acts. One merge at a time, followed by the feature
+ * branch's gate; lanes that wait for the merge slot together share one gate (`decideMergeBatch`). Events carry their lane (lane 0: the run's own).
  */
 
 /**
@@ -99,9 +100,12 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
     const active = listRuns(folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
     throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
   }
+  // The lanes' git calls start from a worker thread: the main thread, which drives every lane, does not wait for forks.
+  const releaseGitWorker = holdGitWorker();
   try {
     return await new Coordinator(o, folder, runId, gates, emit).run();
   } finally {
+    await releaseGitWorker();
     await releaseLock().catch((err: Error) => emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0));
   }
 }
@@ -454,10 +458,12 @@ class Coordinator {
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
     await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
     trace(lane.index, lane.story.id, 'leftoversSaved');
-    // One merge at a time: the lanes' merges, gates and records go through one chain.
-    const step = this.mergeChain.then(() => this.endLane(lane, d));
-    this.mergeChain = step.then(() => undefined, () => undefined);
-    await step;
+    // One merge at a time: the lanes' merges, gates and records go through one chain; lanes waiting at the same
+    // time are merged as a batch under one feature gate (endBatch).
+    await new Promise<void>((resolve, reject) => {
+      this.mergeQueue.push({ lane, d, resolve, reject });
+      this.scheduleMerges();
+    });
     trace(lane.index, lane.story.id, 'endLaneDone');
     // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or
     // the next lane), off the critical path: the run waits for every removal before it ends.
@@ -469,35 +475,112 @@ class Coordinator {
     this.removing.set(id, removal);
   }
 
+  /** Lanes waiting for the merge slot, in the order they came. */
+  private readonly mergeQueue: { lane: Lane; d: ReturnType<typeof decideLaneEnd>; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private merging = false;
+
+  /** Starts the merge drainer on the merge chain unless it runs (it takes every lane queued meanwhile). */
+  private scheduleMerges(): void {
+    if (this.merging) return;
+    this.merging = true;
+    this.mergeChain = this.mergeChain.then(() => this.drainMerges(), () => this.drainMerges());
+  }
+
+  /**
+   * Ends the queued lanes until none waits: what waits at the same moment is one batch; its lanes to merge go
+   * through {@link endBatch} when there are several, the others through {@link endLane} one by one. Never throws (each
+   * lane's error goes to its own waiter); `merging` goes false in the same step as the last look at the queue.
+   */
+  private async drainMerges(): Promise<void> {
+    while (this.mergeQueue.length) {
+      const batch = this.mergeQueue.splice(0);
+      const merges = batch.filter((b) => b.d.kind === 'merge');
+      for (const b of batch) {
+        if (b.d.kind === 'merge' && merges.length > 1) continue;
+        await this.endLane(b.lane, b.d).then(b.resolve, b.reject);
+      }
+      if (merges.length > 1) await this.endBatch(merges.map((b) => b.lane)).then(() => { for (const b of merges) b.resolve(); }, (err) => { for (const b of merges) b.reject(err); });
+    }
+    this.merging = false;
+  }
+
+  /**
+   * Merges several verified lanes' branches one after another, then runs the feature branch's gate once
+   * (decide.ts `decideMergeBatch`): a conflict fails its story at once (as in {@link endLane}); one merge in: the
+   * usual gate of {@link endLane}; green: each merged story passed; red: the batch's merges are undone and each story
+   * goes through {@link endLane} again (merged and gated alone), so that the right story fails `merge_regression`.
+   * Each story's `durationMs`: its merge plus its share of the one gate.
+   */
+  private async endBatch(lanes: readonly Lane[]): Promise<void> {
+    const merged: { lane: Lane; outcome: Extract<MergeOutcome, { kind: 'merged' }>; ms: number }[] = [];
+    for (const lane of lanes) {
+      trace(lane.index, lane.story.id, 'mergeSlot');
+      const t0 = Date.now();
+      const m = await this.dispatcher.merge(lane.story.id);
+      trace(lane.index, lane.story.id, 'merged');
+      if (m.kind === 'merged') { merged.push({ lane, outcome: m, ms: Date.now() - t0 }); continue; }
+      const f = decideMerge({ merge: m, gate: null });
+      if (f.kind !== 'fail') continue;
+      await this.recordEnd(lane, { kind: 'merge' }, { kind: 'failed', phase: f.phase, reason: f.reason, ...(f.files ? { files: f.files } : {}) }, 'conflict', f.files, Date.now() - t0, false);
+    }
+    if (merged.length === 1) {
+      const only = merged[0]!;
+      await this.gateAndRecord(only.lane, only.outcome, Date.now() - only.ms);
+      return;
+    }
+    if (!merged.length) return;
+    const t0 = Date.now();
+    for (const m of merged) trace(m.lane.index, m.lane.story.id, 'featureGateRuns');
+    const gate = await this.featureGate(merged[merged.length - 1]!.lane);
+    const share = Math.round((Date.now() - t0) / merged.length);
+    const b = decideMergeBatch({ merged: merged.length, gate });
+    if (b.kind === 'oneByOne') {
+      await this.dispatcher.undoMerge(merged[0]!.outcome.before);
+      this.emit({ type: 'warning', message: `the feature branch's gate is red after merging ${merged.map((m) => m.lane.story.id).join(', ')} together: merged again one at a time to find the story that broke it` });
+      for (const m of merged) await this.endLane(m.lane, { kind: 'merge' });
+      return;
+    }
+    for (const m of merged) await this.recordEnd(m.lane, { kind: 'merge' }, { kind: 'passed' }, 'merged', undefined, m.ms + share, false, merged.length);
+  }
+
   /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
   private async endLane(lane: Lane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
     const id = lane.story.id;
-    let end: StoryEnd;
-    let outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released';
-    let files: string[] | undefined;
-    let durationMs = 0;
-    let repeated = false;
     trace(lane.index, id, 'mergeSlot');
     if (d.kind === 'merge') {
       const t0 = Date.now();
       const merged = await this.dispatcher.merge(id);
       trace(lane.index, id, 'merged');
-      // The feature branch's gate, unless the lane's green gate already ran that command on the tree the merge made.
-      repeated = merged.kind === 'merged' && (await this.featureGateRepeated(lane));
-      trace(lane.index, id, repeated ? 'featureGateSkipped' : 'featureGateRuns');
-      const gate = merged.kind === 'merged' && !repeated ? await this.featureGate(lane) : null;
-      const m = decideMerge({ merge: merged, gate });
-      if (m.kind === 'fail' && m.undo && merged.kind === 'merged') await this.dispatcher.undoMerge(merged.before);
-      durationMs = Date.now() - t0;
-      if (m.kind === 'passed') { end = { kind: 'passed' }; outcome = 'merged'; }
-      else { end = { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) }; outcome = m.phase === 'merge_conflict' ? 'conflict' : 'regression'; files = m.files; }
-    } else if (d.kind === 'release') {
-      end = { kind: 'released' };
-      outcome = 'released';
-    } else {
-      end = { kind: 'failed', phase: d.phase, reason: d.reason };
-      outcome = 'failed';
+      if (merged.kind === 'merged') return this.gateAndRecord(lane, merged, t0);
+      const m = decideMerge({ merge: merged, gate: null });
+      if (m.kind === 'fail') return this.recordEnd(lane, d, { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) }, 'conflict', m.files, Date.now() - t0, false);
+      return this.recordEnd(lane, d, { kind: 'passed' }, 'merged', undefined, Date.now() - t0, false);
     }
+    if (d.kind === 'release') return this.recordEnd(lane, d, { kind: 'released' }, 'released', undefined, 0, false);
+    return this.recordEnd(lane, d, { kind: 'failed', phase: d.phase, reason: d.reason }, 'failed', undefined, 0, false);
+  }
+
+  /**
+   * After one story's merge went in (`merged`, begun at `t0`): the feature branch's gate, unless the lane's green gate
+   * already ran that command on the tree the merge made; a red gate undoes the merge (`merge_regression`); then the record.
+   */
+  private async gateAndRecord(lane: Lane, merged: Extract<MergeOutcome, { kind: 'merged' }>, t0: number): Promise<void> {
+    const repeated = await this.featureGateRepeated(lane);
+    trace(lane.index, lane.story.id, repeated ? 'featureGateSkipped' : 'featureGateRuns');
+    const gate = !repeated ? await this.featureGate(lane) : null;
+    const m = decideMerge({ merge: merged, gate });
+    if (m.kind === 'fail' && m.undo) await this.dispatcher.undoMerge(merged.before);
+    const durationMs = Date.now() - t0;
+    if (m.kind === 'passed') return this.recordEnd(lane, { kind: 'merge' }, { kind: 'passed' }, 'merged', undefined, durationMs, repeated);
+    return this.recordEnd(lane, { kind: 'merge' }, { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) }, m.phase === 'merge_conflict' ? 'conflict' : 'regression', m.files, durationMs, repeated);
+  }
+
+  /**
+   * Records a lane's story end in the main quantum.json and reports it (`laneMerge`, then `verified` or
+   * `itemBlocked`). `batch`: the number of stories merged under one feature gate (endBatch), for the reason text.
+   */
+  private async recordEnd(lane: Lane, d: ReturnType<typeof decideLaneEnd>, end: StoryEnd, outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released', files: string[] | undefined, durationMs: number, repeated: boolean, batch = 1): Promise<void> {
+    const id = lane.story.id;
     lane.settled = true;
     const others = this.activeTrees();
     removeFolderCaches(this.folder);
@@ -505,7 +588,8 @@ class Coordinator {
     await this.guardMain();
     await this.writeStatus(id, end.kind === 'passed' ? 'passed' : end.kind === 'failed' ? 'failed' : 'pending', () => laneEnded(this.folder, id, end, others));
     trace(lane.index, id, 'recorded');
-    const reason = end.kind === 'passed' ? `merged into ${this.feature}${repeated ? ' (the same gate passed on this same tree in the lane: not run again)' : ''}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
+    const how = repeated ? ' (the same gate passed on this same tree in the lane: not run again)' : batch > 1 ? ` (with ${batch - 1} other stor${batch === 2 ? 'y' : 'ies'} under one run of the feature branch's gate)` : '';
+    const reason = end.kind === 'passed' ? `merged into ${this.feature}${how}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
     this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
     if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
     else if (end.kind === 'failed') this.emit({ type: 'itemBlocked', item: lane.story, reason: `${end.phase}: ${end.reason}` }, lane.index);
