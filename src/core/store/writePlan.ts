@@ -223,16 +223,12 @@ function fsyncOff(fd: number): Promise<void> {
 }
 
 /** {@link writeTempBeside} with the fsync off this thread ({@link fsyncOff}). */
-export async function writeTempBesideAsync(file: string, bytes: Buffer, mode: number): Promise<string> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', mode);
+async function writeTempBesideAsync(file: string, bytes: Buffer, mode: number): Promise<string> {
+  const { tmp, fd } = startTemp(file, bytes, mode);
   try {
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
     await fsyncOff(fd);
   } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
+    dropTemp(tmp, fd);
     throw err;
   }
   closeSync(fd);
@@ -244,19 +240,39 @@ export async function writeTempBesideAsync(file: string, bytes: Buffer, mode: nu
  * half of an atomic replace (the caller renames it over `file`, or removes it). Nothing is left behind on an error.
  */
 export function writeTempBeside(file: string, bytes: Buffer, mode: number): string {
+  const { tmp, fd } = startTemp(file, bytes, mode);
+  try {
+    fsyncSync(fd);
+  } catch (err) {
+    dropTemp(tmp, fd);
+    throw err;
+  }
+  closeSync(fd);
+  return tmp;
+}
+
+/**
+ * The part {@link writeTempBeside} and {@link writeTempBesideAsync} share: creates `.<name>.<pid>.<hex>.tmp` beside
+ * `file` (never an existing file: `wx`) and writes `bytes` into it; returns it still open, for the caller's fsync.
+ * Nothing is left behind on an error.
+ */
+function startTemp(file: string, bytes: Buffer, mode: number): { tmp: string; fd: number } {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', mode);
   try {
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
   } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
+    dropTemp(tmp, fd);
     throw err;
   }
+  return { tmp, fd };
+}
+
+/** Closes and removes a temporary file of {@link startTemp} after an error. */
+function dropTemp(tmp: string, fd: number): void {
   closeSync(fd);
-  return tmp;
+  unlinkSync(tmp);
 }
 
 function stillHolds(file: string, expected: Buffer | undefined): boolean {
