@@ -14,9 +14,11 @@ import type { ChildProcess } from 'node:child_process';
  * status`, whose fs-read recording watches `child_process`) spawns git as before. The result is the one process/git.ts
  * `runGit` gives: stdout and stderr as text with one final newline taken off (execa's `stripFinalNewline`), exit
  * code 1 when git could not be started (stderr then names the error) or was killed; git gets this process's
- * environment of the moment of the call plus `env`. A helper that fails or exits answers its waiting calls with
- * `null`: the caller then runs git itself. The helper exits when its stdin closes (the run let go of it, or this
- * process died).
+ * environment of the moment of the call plus `env`. A helper that cannot be started, or has failed, answers `null`
+ * before a call is sent: the caller then runs git itself. A call already sent when the helper fails is answered as a
+ * failed command (exit code 1, {@link LOST_ANSWER} on stderr), never run a second time: git may have done it (a
+ * commit, a merge), and running it again could do it twice. The helper exits when its stdin closes (the run let go
+ * of it, or this process died).
  */
 
 /** One request to the helper (one JSON line on its stdin): the argv after `git`, the folder, the whole environment. */
@@ -69,6 +71,17 @@ process.stdin.on('data', (d) => {
 process.stdin.on('end', () => process.exit(0));
 `;
 
+/** stderr of a call whose answer was lost: the helper ended after the call was sent (see the module's comment). */
+export const LOST_ANSWER = 'the git helper process ended before it answered; the command may or may not have run';
+
+/** Settles every waiting call as a failed command ({@link LOST_ANSWER}). */
+function loseWaiting(): void {
+  for (const [id, settle] of waiting) {
+    waiting.delete(id);
+    settle({ id, stdout: '', stderr: LOST_ANSWER, exitCode: 1 });
+  }
+}
+
 let holders = 0;
 let helper: ChildProcess | null = null;
 let broken = false;
@@ -90,8 +103,8 @@ export function holdGitWorker(): () => Promise<void> {
     const h = helper;
     helper = null;
     broken = false;
-    // Calls still waiting get null (the caller runs git itself); none is expected once the run ended.
-    for (const [id, settle] of waiting) { waiting.delete(id); settle(null); }
+    // None is expected once the run ended; one still waiting is answered as failed, not run again.
+    loseWaiting();
     if (h) await endHelper(h);
   };
 }
@@ -115,7 +128,7 @@ function failAll(h: ChildProcess): void {
   if (helper !== h) return;
   broken = true;
   helper = null;
-  for (const [id, settle] of waiting) { waiting.delete(id); settle(null); }
+  loseWaiting();
   h.stdin?.destroy();
   if (h.exitCode === null && h.signalCode === null) h.kill('SIGKILL');
 }
@@ -158,7 +171,8 @@ function start(): ChildProcess {
 
 /**
  * Runs `git <argv>` in `cwd` through the helper, with this process's environment plus `env`; resolves null when the
- * helper is not held, has failed, or fails during the call (then run git in this thread). The helper keeps this
+ * helper is not held, cannot be started or has failed (then run git in this thread), and a failed command
+ * ({@link LOST_ANSWER}) when it fails after the call was sent. The helper keeps this
  * process alive only while calls wait.
  */
 export function runGitInWorker(cwd: string, argv: readonly string[], env: Readonly<Record<string, string>>): Promise<GitWorkerAnswer | null> {

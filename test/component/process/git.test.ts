@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runGit, runGitSync } from '../../../src/core/process/git';
-import { gitWorkerActive, holdGitWorker } from '../../../src/core/process/gitWorker';
+import { gitWorkerActive, holdGitWorker, LOST_ANSWER } from '../../../src/core/process/gitWorker';
 import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
 import { resolveActor } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -116,6 +116,27 @@ describe("ralph's own git commands with the real git", function () {
       assert.equal(viaWorker.value[3]!.exitCode, 1);
       assert.match(viaWorker.value[3]!.stderr, /ENOENT/);
       assert.equal(viaWorker.value[4]!.stdout, '?? new.txt\0');
+    });
+
+    it('answers a call the helper lost as a failed command and does not run it a second time', async () => {
+      const release = holdGitWorker();
+      try {
+        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper
+        const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+        const helperPid = kids.find((pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
+        assert.ok(helperPid, 'the helper process is a child of this one');
+        const marker = path.join(t.dir, 'ran');
+        const call = runGit(ws, ['-c', `alias.slow=!echo x >> '${marker}'; sleep 1`, 'slow']);
+        for (let i = 0; i < 200 && !fs.existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+        process.kill(helperPid, 'SIGKILL');
+        const r = await call;
+        assert.deepEqual({ exitCode: r.exitCode, stderr: r.stderr }, { exitCode: 1, stderr: LOST_ANSWER });
+        assert.equal(fs.readFileSync(marker, 'utf8'), 'x\n', 'git ran once: the lost call was not run again in this thread');
+        assert.equal(gitWorkerActive(), false, 'a failed helper is not used again in this hold');
+      } finally {
+        await release();
+      }
+      await new Promise((r) => setTimeout(r, 1200)); // the killed helper's git (sleep 1) ends
     });
 
     it('nests holds: git goes through the worker until the last holder lets go', async () => {
