@@ -40,6 +40,22 @@ function assertNothingLeft(ws: Workspace): void {
   // No process of the workspace is left: useWorkspaces' cleanup fails the test when one is.
 }
 
+/**
+ * The run ended blocked after two merges: the first went in, the second ended `outcome` and its story failed with
+ * `phase` in its failure log. Returns the two story ids (which lane merges first is the scheduler's) and the entry.
+ */
+function firstMergedSecondFailed(ws: Workspace, run: Awaited<ReturnType<typeof runEngine>>, outcome: 'conflict' | 'regression', phase: string): { won: string; lost: string; merges: Extract<EngineEvent, { type: 'laneMerge' }>[]; entry: Story['retries']['failureLog'][number] | undefined } {
+  assert.equal(run.result.state, 'blocked', `${run.result.reason}\n${run.lines.join('\n')}`);
+  const merges = run.events.filter((e): e is Extract<EngineEvent, { type: 'laneMerge' }> => e.type === 'laneMerge');
+  assert.equal(merges.length, 2, run.lines.join('\n'));
+  const [won, lost] = [merges[0]!.item.id, merges[1]!.item.id];
+  assert.deepEqual([merges[0]!.outcome, merges[1]!.outcome], ['merged', outcome]);
+  assert.deepEqual(statusOf(ws), { [won]: 'passed', [lost]: 'failed' });
+  const entry = storiesOf(ws).find((s) => s.id === lost)!.retries.failureLog.at(-1);
+  assert.equal(entry?.phase, phase);
+  return { won, lost, merges, entry };
+}
+
 /** One agent: its Bash command (its work and commit, after `delayMs`), then the story's completion signal. */
 const commits = (cmd: string, delayMs: number) => [bash(cmd, { delayMs }), say('Committed. <quantum>STORY_PASSED</quantum>')];
 
@@ -55,16 +71,9 @@ describe('parallel lanes with the real claude CLI: merge failures and a killed r
     const server = await startModelServer({ A: edit('A', 500), B: edit('B', 2500) });
     try {
       const run = await runEngine(ws, [], { server, config: { gates: { basic: gate } }, engine: { source: 'quantum', parallel: true, maxParallel: 2 } });
-      assert.equal(run.result.state, 'blocked', `${run.result.reason}\n${run.lines.join('\n')}`);
-      const merges = run.events.filter((e): e is Extract<EngineEvent, { type: 'laneMerge' }> => e.type === 'laneMerge');
       // Which lane merges first is the scheduler's (B's agent is slower): the other one is the conflict.
-      assert.equal(merges.length, 2, run.lines.join('\n'));
-      const [won, lost] = [merges[0]!.item.id, merges[1]!.item.id];
-      assert.deepEqual([merges[0]!.outcome, merges[1]!.outcome], ['merged', 'conflict']);
+      const { won, lost, merges, entry } = firstMergedSecondFailed(ws, run, 'conflict', 'merge_conflict');
       assert.deepEqual(merges[1]!.files, ['same.txt']);
-      assert.deepEqual(statusOf(ws), { [won]: 'passed', [lost]: 'failed' });
-      const entry = storiesOf(ws).find((s) => s.id === lost)!.retries.failureLog.at(-1);
-      assert.equal(entry?.phase, 'merge_conflict');
       assert.equal(entry?.files, 'same.txt');
       // The loser's branch is kept with its commit, which is not in the feature branch; the winner's is.
       assert.equal(ws.git('log', '-1', '--format=%s', `ql-wt/${lost}`), `${lost}: same.txt`);
@@ -93,14 +102,7 @@ describe('parallel lanes with the real claude CLI: merge failures and a killed r
     });
     try {
       const run = await runEngine(ws, [], { server, config: { gates: { basic: gate } }, engine: { source: 'quantum', parallel: true, maxParallel: 2 } });
-      assert.equal(run.result.state, 'blocked', `${run.result.reason}\n${run.lines.join('\n')}`);
-      const merges = run.events.filter((e): e is Extract<EngineEvent, { type: 'laneMerge' }> => e.type === 'laneMerge');
-      assert.equal(merges.length, 2, run.lines.join('\n'));
-      const [won, lost] = [merges[0]!.item.id, merges[1]!.item.id];
-      assert.deepEqual([merges[0]!.outcome, merges[1]!.outcome], ['merged', 'regression']);
-      assert.deepEqual(statusOf(ws), { [won]: 'passed', [lost]: 'failed' });
-      const entry = storiesOf(ws).find((s) => s.id === lost)!.retries.failureLog.at(-1);
-      assert.equal(entry?.phase, 'merge_regression');
+      const { won, lost } = firstMergedSecondFailed(ws, run, 'regression', 'merge_regression');
       // Each lane's own gate passed in its tree: the red gate is the feature branch's, after the second merge.
       const gates = run.events.filter((e): e is Extract<EngineEvent, { type: 'gateResult' }> => e.type === 'gateResult');
       assert.equal(gates.at(-1)?.passed, false);

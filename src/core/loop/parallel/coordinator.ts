@@ -100,7 +100,8 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
     const active = listRuns(folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
     throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
   }
-  // The lanes' git calls start from a worker thread: the main thread, which drives every lane, does not wait for forks.
+  // The lanes' git calls start from a small helper process (gitWorker.ts): the main thread, which drives every lane,
+  // does not wait for forks of this large process.
   const releaseGitWorker = holdGitWorker();
   try {
     return await new Coordinator(o, folder, runId, gates, emit).run();
