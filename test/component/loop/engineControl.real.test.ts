@@ -173,6 +173,14 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     try {
       const env = { ...process.env, ...agentEnv(ws, server) } as NodeJS.ProcessEnv;
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      // The first runner without `setpriv --pdeathsig` (a `setpriv` that fails its probe, containment.ts
+      // parentDeathPrefix), as on a machine without util-linux's setpriv: its agent then outlives it for sure, the
+      // orphan the next start must end. (With setpriv the kernel kills the agent with the runner, and whether it was
+      // still seen alive right after depended on timing.)
+      const shim = ws.file('.no-setpriv');
+      fs.mkdirSync(shim);
+      fs.writeFileSync(path.join(shim, 'setpriv'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+      env.PATH = `${shim}${path.delimiter}${env.PATH ?? ''}`;
       const first = spawn(process.execPath, [cliPath, 'run', '--json', '--trust'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let firstRun = '';
       let agentPid = 0;
