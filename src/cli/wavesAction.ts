@@ -2,6 +2,7 @@ import { loadConfig } from '../core/store/loadConfig';
 import { DEFAULT_WINDOWS } from '../core/waves/classify';
 import { checkWave, formatCheckText, resolveRoots, type WaveCheckResult } from '../core/waves/check';
 import { WaveError } from '../core/waves/readWave';
+import { endQuietlyOnBrokenPipe, writeStdoutSync } from './brokenPipe';
 
 /**
  * The body of `ralph waves check` without commander (src/cli/wavesCommand.ts defines the command line; the small
@@ -29,7 +30,8 @@ export function exitCodeOf(r: Pick<WaveCheckResult, 'severity'>): number {
  * Runs `ralph waves check` on the workspace `folder` (already resolved from `-C`): windows from the flags, else
  * `waves` of .ralph/config.json, else IJFW's 60 s / 90 s; prints each pass; sets `process.exitCode` (0 PASS / NOTE,
  * 1 MEDIUM, 2 for a {@link WaveError}: an invalid id, a wave or root that does not exist). With `watch`, re-checks on
- * every `.ijfw/` change and orphan-window crossing until SIGINT / SIGTERM. Other errors (a config file that does not
+ * every `.ijfw/` change and orphan-window crossing until SIGINT / SIGTERM. Installs {@link endQuietlyOnBrokenPipe}
+ * before it writes to a stream (one pass writes fd 1 directly: {@link writeStdoutSync}). Other errors (a config file that does not
  * parse) are thrown to the caller's `reportFailure`.
  */
 export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Promise<void> {
@@ -44,9 +46,16 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
     const roots = resolveRoots(folder, opts.root).slice(1);
     const pass = (unlessSameAs?: string) => checkWave({ folder, phase: opts.phase, waveId: opts.wave, roots, windows, unlessSameAs });
     let last = await pass();
+    if (!opts.watch) {
+      // One pass prints once: straight to fd 1, without building process.stdout (a net.Socket for a pipe). The exit
+      // code is set first, so a reader that went away ends the process with it (brokenPipe.ts).
+      process.exitCode = exitCodeOf(last);
+      writeStdoutSync(opts.json ? JSON.stringify(last, null, 2) + '\n' : formatCheckText(last));
+      return;
+    }
+    endQuietlyOnBrokenPipe();
     print(last);
     process.exitCode = exitCodeOf(last);
-    if (!opts.watch) return;
     await watchWaves(folder, roots, opts.wave, windows, async () => {
       const r = await pass(last.pass_key);
       if (!r.logged) return;
@@ -56,6 +65,7 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
     });
   } catch (err) {
     if (!(err instanceof WaveError)) throw err;
+    endQuietlyOnBrokenPipe();
     if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }, null, 2) + '\n');
     else process.stderr.write(`ralph: ${err.message}\n`);
     process.exitCode = 2;

@@ -21,7 +21,8 @@ export async function main(argv: string[], args: WavesCheckArgs): Promise<void> 
     await full.main(argv);
     return;
   }
-  endQuietlyOnBrokenPipe();
+  // Not installed up front: building process.stdout / process.stderr is a few ms, and one pass prints with
+  // writeStdoutSync; runWavesCheck installs it before a watch or an error writes to a stream.
   try {
     const folder = resolveFolderFrom(args.cwd, args.json);
     await runWavesCheck(folder, {
@@ -34,6 +35,7 @@ export async function main(argv: string[], args: WavesCheckArgs): Promise<void> 
       ...(args.inactiveAfterMs !== undefined ? { inactiveAfterMs: Number(args.inactiveAfterMs) } : {}),
     });
   } catch (err) {
+    endQuietlyOnBrokenPipe();
     reportFailure(err);
   }
 }

@@ -104,6 +104,50 @@ describe('ralph waves check (dist/cli.js)', function () {
     assert.deepEqual([missing.code, (missing.json() as { error: string }).error], [1, `folder not found: ${path.join(ws.folder, 'nope')}`]);
   });
 
+  it('a plain pass loads neither yaml, jsonc-parser nor chokidar; a pass that needs yaml or a positioned JSON error loads them', () => {
+    const t = makeTempFolder('ralph-waves-libs-');
+    try {
+      // Which of dist/'s files the process loaded, written at exit by a preloaded hook.
+      const loaded = path.join(t.dir, 'loaded.json');
+      const hook = t.write('hook.js', `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache).map((f) => require('path').relative(${JSON.stringify(path.dirname(cliPath))}, f)).filter((f) => !f.startsWith('..')).sort())));`);
+      const run = () => {
+        const r = spawnSync(process.execPath, ['-r', hook, cliPath, '-C', t.dir, 'waves', 'check', '--phase', 'p', '--json'], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome() } });
+        return { code: r.status, json: JSON.parse(r.stdout) as { severity: string; findings: { subId: string; disposition: string }[]; problems: { line: number; column: number }[] }, loaded: JSON.parse(fs.readFileSync(loaded, 'utf8')) as string[] };
+      };
+      writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
+      t.write('.ijfw/wave-W1/STATE.md', '---\nwave_id: W1\nstatus: in_progress\nsubagents:\n  - W1-A\n---\n');
+      const plain = run();
+      assert.deepEqual([plain.code, plain.json.findings.map((f) => f.subId)], [0, ['W1-A']]);
+      assert.deepEqual(plain.loaded, ['cli-waves.js', 'cli.js']);
+      // A block scalar is outside the flat subset (yaml parses it: the wave is over, so W1-A is RESOLVED), and an
+      // unreadable checkpoint is reported at its line and column (jsonc-parser).
+      t.write('.ijfw/wave-W1/STATE.md', '---\nwave_id: W1\nstatus: complete\nnote: |\n  two\n  lines\n---\n');
+      writeCheckpoint(t.dir, 'W1', 'W1-B', '{\n  "ts": ,\n}');
+      const both = run();
+      assert.deepEqual(both.json.findings.map((f) => [f.subId, f.disposition]), [['W1-A', 'RESOLVED'], ['W1-B', 'RESOLVED']]);
+      assert.deepEqual(both.json.problems.map((p) => [p.line, p.column]), [[2, 9]]);
+      assert.deepEqual(both.loaded, ['cli-waves.js', 'cli.js', 'jsonc-parser.js', 'yaml.js']);
+    } finally {
+      t.dispose();
+    }
+  });
+
+  it('ends quietly with the exit code of the pass when the reader goes away (| head -c 100)', () => {
+    const t = makeTempFolder('ralph-waves-pipe-');
+    try {
+      // 1,500 subagents: far more output than a pipe holds, so the write fails with EPIPE; one STALE orphan: exit 1.
+      for (let i = 0; i < 1500; i++) writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
+      writeCheckpoint(t.dir, 'W1', 'W1-STALE', { schema_version: 1, ts: iso(600_000) });
+      for (const form of ['--json', '']) {
+        const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${t.dir}" waves check --phase p ${form} | head -c 100 >/dev/null`], { encoding: 'utf8' });
+        assert.equal(r.stderr, '', form);
+        assert.equal(r.status, 1, form);
+      }
+    } finally {
+      t.dispose();
+    }
+  });
+
   it('shows waves with their subagents in ralph status (text and --json)', () => {
     const j = runCli(ws.folder, ['status', '--json']).json() as { waves: { wave_id: string; subagents: { sub_id: string; disposition: string }[] }[] };
     const w1 = j.waves.find((w) => w.wave_id === 'W1')!;
