@@ -21,6 +21,11 @@ export async function main(argv: string[], args: WavesCheckArgs): Promise<void> 
     await full.main(argv);
     return;
   }
+  // One pass creates its new briefs on libuv's threads while it reads the wave (check.ts `pipelineBriefs`). Creates in
+  // one folder serialize in the kernel, so more than one thread only contends (more CPU, no less time: four threads,
+  // the default, cost ~10 % more CPU than one in paired runs). Read when the pool starts, i.e. at the first
+  // asynchronous file operation, which is after this; a value set by the user is kept. `--watch` keeps the default.
+  if (!args.watch) process.env.UV_THREADPOOL_SIZE ??= '1';
   // Not installed up front: building process.stdout / process.stderr is a few ms, and one pass prints with
   // writeStdoutSync; runWavesCheck installs it before a watch or an error writes to a stream.
   try {

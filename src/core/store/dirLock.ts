@@ -16,8 +16,8 @@ import * as path from 'node:path';
  *    is still the one it set (else another process took the lock over: `ECOMPROMISED`);
  *  - release is `rmdir`.
  *
- * The locked section is synchronous, so no timer, signal handler or other JavaScript runs while the lock is held;
- * the lock is released on every way out of it: a return, a throw (finally) and `process.exit()` called inside it
+ * The locked section is synchronous, or awaits only its own file operations (check.ts's new briefs), so no refresh
+ * timer is needed; the lock is released on every way out of it: a return, a throw (finally) and `process.exit()` called inside it
  * (an `exit` listener, registered only while held). A process killed outright (SIGKILL, a crash of the runtime)
  * leaves the directory, which is stale, and taken over, {@link DIR_LOCK_STALE_MS} later. The refresh is explicit:
  * a long section calls {@link HeldDirLock.keepFresh} in its loops.
@@ -115,12 +115,14 @@ function tryTake(dir: string, now: number, mayTakeOver = true): number | undefin
 }
 
 /**
- * Runs the synchronous `fn` while holding the lock of `target` (a file that need not exist; its folder is made):
- * the `<target>.lock` directory of proper-lockfile's protocol (see the module's comment). Waits, retrying, up to
+ * Runs `fn` while holding the lock of `target` (a file that need not exist; its folder is made). `fn` should be
+ * synchronous but for awaiting its own file operations (check.ts: briefs written on libuv's threads): it is held
+ * until `fn`'s promise settles, with no timer refreshing it, so `fn` calls {@link HeldDirLock.keepFresh} itself.
+ * The lock is the `<target>.lock` directory of proper-lockfile's protocol (see the module's comment). Waits, retrying, up to
  * {@link DIR_LOCK_WAIT_MS} while a live process holds it, then fails with an `ELOCKED` error. `fn`'s result or
  * error is passed on; the lock is released in every case.
  */
-export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => T, o: DirLockOptions = {}): Promise<T> {
+export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => T | Promise<T>, o: DirLockOptions = {}): Promise<T> {
   const clock = o.clock ?? Date.now;
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const dir = `${path.resolve(target)}.lock`;
@@ -161,7 +163,7 @@ export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => 
     },
   };
   try {
-    return fn(held);
+    return await fn(held);
   } finally {
     process.removeListener('exit', onExit);
     onExit();

@@ -1,8 +1,8 @@
-import { appendFileSync, chmodSync, chownSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, closeSync, lstatSync, mkdirSync, open, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { withDirLock } from '../store/dirLock';
 import { formatProblem, type FileProblem } from '../store/parseError';
-import { classifyWave, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
+import { classifySub, classifyWave, claimsIndex, DEFAULT_WINDOWS, type OrphanWindows, type SubObservation, type SubView, type WaveView } from './classify';
 import { canonicalGateResult, formatGateResultBlock, type CanonicalGateResult } from './gateResult';
 import { briefPath, decidePass, logPath, PHASE_ID, type PassDecision, type WaveFinding, type WaveSeverity } from './pass';
 import { resolvedScanner, renderLogEntries } from './ralphLog';
@@ -38,6 +38,13 @@ export interface WaveCheckOptions {
    * add no log noise.
    */
   unlessSameAs?: string;
+  /**
+   * Write new briefs while the wave is still being read (default true; used only with one root and without
+   * `unlessSameAs`): each RESUMED orphan's brief is started on libuv's threads as soon as its checkpoint is read, so
+   * the file system's work of creating them overlaps the reading. False writes every brief after classification, as
+   * before (a test holds both equal).
+   */
+  pipelineBriefs?: boolean;
 }
 
 /** What `ralph waves check --json` prints: the runner's gate result (severity, findings) plus the context. */
@@ -178,51 +185,108 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
   const waveId = locateWave(roots, o.waveId);
   const clock = o.clock ?? Date.now;
   const hr = o.hrtime ?? (() => performance.now());
-  const started = hr();
+  const startedAt = hr();
   const logFile = path.join(o.folder, ...logPath(o.phase).split('/'));
   // No wave at all (no `.ijfw/wave-*/`): nothing to recover, so nothing is written — no `.planning/<phase>/`, no log
   // entry, no lock file (new-user try, session 3). The result says so (PASS, `wave_id` null, `logged` false).
-  if (!waveId) return noWaveResult(o, clock(), hr() - started);
+  if (!waveId) return noWaveResult(o, clock(), hr() - startedAt);
   // The log's lock is proper-lockfile's protocol without proper-lockfile (store/dirLock.ts): loading that library was
-  // about half of dist/cli-waves.js's start. The pass under it is synchronous.
-  return withDirLock(logFile, (lock) => {
-    const view: WaveView | undefined = waveId ? classifyWave(readWave(roots, waveId), clock(), o.windows ?? DEFAULT_WINDOWS) : undefined;
-    const decision: PassDecision = view
-      ? decidePass(view, o.phase, readLoggedResolved(logFile, view.waveId))
-      : { waveId: '(none)', phase: o.phase, severity: 'PASS', findings: [], subs: [] };
-    const now = view?.now ?? clock();
+  // about half of dist/cli-waves.js's start. The pass under it is synchronous but for the writes of new briefs, which
+  // run on libuv's threads while the wave is read (`pipelineBriefs`) and are awaited before the log is appended.
+  return withDirLock(logFile, async (lock) => {
+    // The pass's instant, taken before the reading (a sub is classified as soon as its checkpoint is read).
+    const now = clock();
     const at = new Date(now).toISOString();
-    const key = passKey(decision);
-    const skip = o.unlessSameAs !== undefined && o.unlessSameAs === key;
-    const written: string[] = [];
+    const windows = o.windows ?? DEFAULT_WINDOWS;
     // One listing instead of a failed open per new brief.
     const planDir = path.join(o.folder, '.planning', o.phase);
     const names = listNames(planDir);
     const existing = new Set(names);
-    if (!skip) removeLeftoverTemps(planDir, names);
     let madeDir = false;
-    for (const s of skip ? [] : decision.subs) {
-      if (s.disposition !== 'RESUMED') continue;
-      lock.keepFresh();
-      const rel = briefPath(o.phase, s.subId);
-      const file = path.join(o.folder, ...rel.split('/'));
-      const text = renderResumeBrief({ waveId: decision.waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
-      const exists = existing.has(path.basename(file));
-      const old = exists ? readIfExists(file) : undefined;
-      // The same brief (timestamps aside) is left alone, so a box the loop already ticked stays ticked.
-      if (old !== undefined && sameBrief(old, text)) continue;
-      if (!madeDir) {
-        mkdirSync(planDir, { recursive: true });
-        madeDir = true;
-      }
-      writeBrief(file, text, exists);
-      written.push(rel);
+    const ensureDir = () => {
+      if (madeDir) return;
+      mkdirSync(planDir, { recursive: true });
+      madeDir = true;
+    };
+    const briefFile = (subId: string) => path.join(o.folder, ...briefPath(o.phase, subId).split('/'));
+    const brief = (s: SubView) => renderResumeBrief({ waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
+    // Briefs started while reading (one root, nothing to compare with: a pass that may be skipped writes nothing
+    // before it knows): subId → its write. Each promise resolves, recording a failure in `failed`.
+    const started = new Map<string, Promise<void>>();
+    const failed: unknown[] = [];
+    const known = new Map<SubObservation, SubView>();
+    let onSub: Parameters<typeof readWave>[2];
+    if (o.unlessSameAs === undefined && roots.length === 1 && o.pipelineBriefs !== false) {
+      removeLeftoverTemps(planDir, names);
+      let claimsByAgent: ReturnType<typeof claimsIndex> | undefined;
+      onSub = (obs, wave) => {
+        claimsByAgent ??= claimsIndex(wave.claims);
+        const v = classifySub(obs, { waveId, state: wave.state, claims: wave.claims, roots, claimsByAgent }, now, windows);
+        known.set(obs, v);
+        if (v.disposition !== 'RESUMED' || existing.has(`resume-${v.subId}.md`)) return;
+        lock.keepFresh();
+        ensureDir();
+        started.set(v.subId, writeNewBriefAsync(briefFile(v.subId), brief(v)).catch((err: unknown) => void failed.push(err)));
+      };
     }
+    try {
+      const view: WaveView = classifyWave(readWave(roots, waveId, onSub), now, windows, known);
+      const decision: PassDecision = decidePass(view, o.phase, readLoggedResolved(logFile, view.waveId));
+      const key = passKey(decision);
+      const skip = o.unlessSameAs !== undefined && o.unlessSameAs === key;
+      const written: string[] = [];
+      if (!skip && !onSub) removeLeftoverTemps(planDir, names);
+      for (const s of skip ? [] : decision.subs) {
+        if (s.disposition !== 'RESUMED') continue;
+        const rel = briefPath(o.phase, s.subId);
+        if (started.has(s.subId)) {
+          written.push(rel);
+          continue;
+        }
+        lock.keepFresh();
+        const file = briefFile(s.subId);
+        const text = brief(s);
+        const exists = existing.has(path.basename(file));
+        const old = exists ? readIfExists(file) : undefined;
+        // The same brief (timestamps aside) is left alone, so a box the loop already ticked stays ticked.
+        if (old !== undefined && sameBrief(old, text)) continue;
+        ensureDir();
+        writeBrief(file, text, exists);
+        written.push(rel);
+      }
+      await Promise.all(started.values());
+      if (failed.length) throw failed[0];
+      return finishPass(o, lock, { view, decision, key, skip, written, now, at, logFile, started: startedAt, hr });
+    } finally {
+      // Never release the lock with a brief still being written (a throw above).
+      await Promise.all(started.values());
+    }
+  });
+}
+
+/** What a pass has decided and written when it formats its gate result and appends to the log. */
+interface PassSoFar {
+  view: WaveView;
+  decision: PassDecision;
+  key: string;
+  skip: boolean;
+  written: string[];
+  now: number;
+  at: string;
+  logFile: string;
+  started: number;
+  hr: () => number;
+}
+
+/** The end of {@link checkWave}'s pass, under the log's lock: the gate result, the log entry, the result. */
+function finishPass(o: WaveCheckOptions, lock: { keepFresh(): void }, p: PassSoFar): WaveCheckResult {
+  const { view, decision, key, skip, written, now, at, logFile, started, hr } = p;
+  {
     const bySub = new Map(decision.subs.map((s) => [s.subId, s]));
     const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, bySub.get(subId) ?? { subId });
     const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs: hr() - started, dispatch });
     const block = formatGateResultBlock(gate);
-    const entries = view ? renderLogEntries(decision, { at, block, dispatch }) : `### ${at} — PASS (no wave found under .ijfw/)\n\n${block}\n`;
+    const entries = renderLogEntries(decision, { at, block, dispatch });
     if (!skip) {
       lock.keepFresh();
       appendLog(logFile, entries);
@@ -231,17 +295,17 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       success: true,
       severity: decision.severity,
       findings: decision.findings,
-      wave_id: view?.waveId ?? null,
+      wave_id: view.waveId,
       phase: o.phase,
-      wave: view ? waveJson(view, o.folder) : null,
+      wave: waveJson(view, o.folder),
       log_path: logPath(o.phase),
       briefs_written: written,
       gate_result: gate,
-      problems: view?.problems ?? [],
+      problems: view.problems,
       logged: !skip,
       pass_key: key,
     };
-  });
+  }
 }
 
 /**
@@ -306,6 +370,39 @@ function writeBrief(file: string, text: string, exists: boolean): void {
     }
     throw err;
   }
+}
+
+/**
+ * {@link writeBrief} of a brief that did not exist when the pass listed `.planning/<phase>/`, with its first step
+ * asynchronous: the temp file (`<file>.<pid>.<n>.tmp`, opened as `writeFileSync` opens it: `w`, mode 0o666 before
+ * the umask) is created on libuv's threads — the file system creating an inode is most of a new brief's cost — so it
+ * overlaps what the main thread does meanwhile (reading the wave); once open, the brief is written whole, closed and
+ * renamed over `file` synchronously, in the open's callback. The temp is removed when any step fails. Exported for
+ * its tests.
+ */
+export function writeNewBriefAsync(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${briefTemps++}.tmp`;
+  return new Promise<void>((resolve, reject) => {
+    open(tmp, 'w', 0o666, (openErr, fd) => {
+      if (openErr) return reject(openErr);
+      try {
+        try {
+          writeFileSync(fd, text, 'utf8');
+        } finally {
+          closeSync(fd);
+        }
+        renameSync(tmp, file);
+      } catch (err) {
+        try {
+          unlinkSync(tmp);
+        } catch {
+          // Never created.
+        }
+        return reject(err as Error);
+      }
+      resolve();
+    });
+  });
 }
 
 /**

@@ -140,11 +140,21 @@ export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'wa
   return view;
 }
 
-/** Classifies every subagent of a wave at `now` (pure). Subagents are sorted by id; PENDING ones come from the roster. */
-export function classifyWave(obs: WaveObservation, now: number, windows: OrphanWindows = DEFAULT_WINDOWS): WaveView {
-  const claimsByAgent = new Map<string, ClaimSummary>();
-  for (const c of obs.claims) if (c.agent && !claimsByAgent.has(c.agent)) claimsByAgent.set(c.agent, c);
-  const subs = obs.subs.map((s) => classifySub(s, { ...obs, claimsByAgent }, now, windows));
+/** Claims by `agent`, the first one winning: {@link classifySub}'s `claimsByAgent` (pure). */
+export function claimsIndex(claims: readonly ClaimSummary[]): Map<string, ClaimSummary> {
+  const byAgent = new Map<string, ClaimSummary>();
+  for (const c of claims) if (c.agent && !byAgent.has(c.agent)) byAgent.set(c.agent, c);
+  return byAgent;
+}
+
+/**
+ * Classifies every subagent of a wave at `now` (pure). Subagents are sorted by id; PENDING ones come from the roster.
+ * `known`: views already computed by {@link classifySub} for some of `obs.subs` at the same `now`, windows and wave
+ * (check.ts classifies while reading), reused as they are.
+ */
+export function classifyWave(obs: WaveObservation, now: number, windows: OrphanWindows = DEFAULT_WINDOWS, known?: ReadonlyMap<SubObservation, SubView>): WaveView {
+  const claimsByAgent = claimsIndex(obs.claims);
+  const subs = obs.subs.map((s) => known?.get(s) ?? classifySub(s, { ...obs, claimsByAgent }, now, windows));
   for (const id of obs.pending) subs.push({ subId: id, disposition: 'PENDING', checkpointAgeMs: null, lastActivityAgeMs: null });
   subs.sort((a, b) => (a.subId < b.subId ? -1 : a.subId > b.subId ? 1 : 0));
   return { waveId: obs.waveId, ...(obs.state?.status ? { status: obs.state.status } : {}), now, windows, subagents: subs, problems: obs.problems };

@@ -165,21 +165,49 @@ export function locateWave(roots: readonly string[], waveId?: string): string | 
   return listWaves(roots)[0]?.waveId;
 }
 
+/** What {@link readWave} has read before the checkpoints: the wave's STATE.md (once found) and the claims. */
+export interface WaveContext {
+  state?: WaveState;
+  claims: readonly ClaimSummary[];
+}
+
 /**
  * Reads one wave from the workspace folder (`roots[0]`) and extra worktree roots: every checkpoint (de-duplicated by
  * subId; the newer checkpoint time wins, the workspace on a tie), the events logs' mtimes, STATE.md (the workspace's,
  * else the first root that has one) and the blackboard claims. Problems name the file (workspace-relative) and, for
- * JSON, the line and column.
+ * JSON, the line and column. `onSub` is called with each checkpoint's observation as soon as it is read, with the
+ * claims and the STATE.md read so far (a caller can start work on a sub while the rest is read); with several roots
+ * an observation may still lose to a newer one of a later root.
  */
-export function readWave(roots: readonly string[], waveId: string): WaveObservation {
+export function readWave(roots: readonly string[], waveId: string, onSub?: (obs: SubObservation, wave: WaveContext) => void): WaveObservation {
   const folder = roots[0]!;
   const rel = (f: string) => workspacePath(folder, f);
   const problems: FileProblem[] = [];
   const subs = new Map<string, SubObservation>();
   let state: WaveState | undefined;
 
+  // The claims and each root's STATE.md are read before its checkpoints, so `onSub` has what classifying a sub
+  // needs; a STATE.md problem is still listed after the root's checkpoint problems.
+  let claims: ClaimSummary[] = [];
+  const claimsFile = path.join(folder, '.ijfw', 'blackboard', 'claims.json');
+  const c = readBounded(claimsFile, MAX_CLAIMS_BYTES);
+  if (c && 'text' in c) claims = parseClaims(c.text);
+  const wave: WaveContext = { claims };
+
   for (const root of roots) {
     const dir = waveDir(root, waveId);
+    let stateProblem: FileProblem | undefined;
+    if (!state) {
+      const stFile = path.join(dir, 'STATE.md');
+      const st = readBounded(stFile, MAX_STATE_BYTES);
+      if (st && 'text' in st) {
+        const p = parseWaveState(st.text);
+        if (p.ok) state = wave.state = p.state;
+        else stateProblem = { file: rel(stFile), line: 1, column: 1, message: p.reason };
+      } else if (st) {
+        stateProblem = { file: rel(stFile), line: 0, column: 0, message: `not read: ${st.tooLarge} bytes, over the ${MAX_STATE_BYTES}-byte limit` };
+      }
+    }
     const list = entries(dir);
     const events = new Map<string, number>();
     for (const e of list) {
@@ -226,24 +254,10 @@ export function readWave(roots: readonly string[], waveId: string): WaveObservat
       if (named && isWorktreeOf(folder, named)) obs.namedWorktree = path.resolve(named);
       const prev = subs.get(subId);
       if (!prev || anchorOf(obs) > anchorOf(prev)) subs.set(subId, obs);
+      onSub?.(obs, wave);
     }
-    if (!state) {
-      const stFile = path.join(dir, 'STATE.md');
-      const st = readBounded(stFile, MAX_STATE_BYTES);
-      if (st && 'text' in st) {
-        const p = parseWaveState(st.text);
-        if (p.ok) state = p.state;
-        else problems.push({ file: rel(stFile), line: 1, column: 1, message: p.reason });
-      } else if (st) {
-        problems.push({ file: rel(stFile), line: 0, column: 0, message: `not read: ${st.tooLarge} bytes, over the ${MAX_STATE_BYTES}-byte limit` });
-      }
-    }
+    if (stateProblem) problems.push(stateProblem);
   }
-
-  let claims: ClaimSummary[] = [];
-  const claimsFile = path.join(folder, '.ijfw', 'blackboard', 'claims.json');
-  const c = readBounded(claimsFile, MAX_CLAIMS_BYTES);
-  if (c && 'text' in c) claims = parseClaims(c.text);
 
   const pending = (state?.subagents ?? []).filter((id) => isValidId(id) && !subs.has(id));
   return { waveId, roots: [...roots], ...(state ? { state } : {}), claims, subs: [...subs.values()], pending: [...new Set(pending)], problems };

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 import { parseCheckboxes } from '../../../src/core/sources/checklist/checklist';
 import { loadPlan } from '../../../src/core/sources/plan';
-import { checkWave, formatCheckText, readLoggedResolved, type WaveCheckResult } from '../../../src/core/waves/check';
+import { checkWave, formatCheckText, readLoggedResolved, writeNewBriefAsync, type WaveCheckResult } from '../../../src/core/waves/check';
 import { classifyWave } from '../../../src/core/waves/classify';
 import { SEVERITY_TO_STATUS } from '../../../src/core/waves/gateResult';
 import { loggedResolved } from '../../../src/core/waves/ralphLog';
@@ -174,6 +174,52 @@ describe('wave recovery over the fixture workspace', () => {
     const r = await checkWave({ folder: ws.folder, phase: 'p', waveId: 'W1', clock: () => WAVE_CLOCK + 10_000, nonce });
     assert.deepEqual(r.briefs_written, ['.planning/p/resume-W1-S1.md']);
     assert.ok(fs.readFileSync(file, 'utf8').endsWith('- [ ] document `load`\n'));
+  });
+
+  it('writes the same briefs, log and result whether new briefs are written while reading or after classifying', async () => {
+    const other = copyWaveWorkspace();
+    try {
+      const hrtime = () => 0;
+      const files = (w: WaveWorkspace) => snapshotFiles(path.join(w.folder, '.planning'));
+      const norm = (r: WaveCheckResult, w: WaveWorkspace) => JSON.stringify(r).split(w.folder).join('<ws>');
+      // Two passes each: the first writes W1-S1's and W1-S10's briefs; before the second, W1-S1's brief is ticked
+      // (kept), W1-S10's removed (new again) and a new orphan appears (new).
+      for (const [pass, at] of [[0, WAVE_CLOCK], [1, WAVE_CLOCK + 5000]] as const) {
+        if (pass === 1) {
+          for (const w of [ws, other]) {
+            const dir = path.join(w.folder, '.planning', 'p');
+            const s1 = path.join(dir, 'resume-W1-S1.md');
+            fs.writeFileSync(s1, fs.readFileSync(s1, 'utf8').replace(/- \[ \] (.*)\n$/, '- [x] $1\n'));
+            fs.rmSync(path.join(dir, 'resume-W1-S10.md'));
+            writeCheckpoint(w.folder, 'W1', 'W1-S20', { schema_version: 1, ts: '2026-05-18T14:40:00Z', next_step: 'pick it up' });
+          }
+        }
+        const piped = await checkWave({ folder: ws.folder, phase: 'p', waveId: 'W1', clock: () => at, nonce, hrtime });
+        const after = await checkWave({ folder: other.folder, phase: 'p', waveId: 'W1', clock: () => at, nonce, hrtime, pipelineBriefs: false });
+        assert.equal(norm(piped, ws), norm(after, other));
+        assert.deepEqual(piped.briefs_written, pass === 0 ? ['.planning/p/resume-W1-S1.md', '.planning/p/resume-W1-S10.md'] : ['.planning/p/resume-W1-S10.md', '.planning/p/resume-W1-S20.md']);
+        const a = files(ws);
+        const b = files(other);
+        assert.deepEqual([...a.keys()], [...b.keys()]);
+        for (const [f, bytes] of a) assert.equal(String(bytes).split(ws.folder).join('<ws>'), String(b.get(f)).split(other.folder).join('<ws>'), f);
+      }
+    } finally {
+      other.dispose();
+    }
+  });
+
+  it('writes a new brief asynchronously through a temp file, and removes the temp when a step fails', async () => {
+    const dir = path.join(ws.folder, '.planning', 'p');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'resume-X.md');
+    await writeNewBriefAsync(file, 'brief é\n'.repeat(10_000));
+    assert.equal(fs.readFileSync(file, 'utf8'), 'brief é\n'.repeat(10_000));
+    assert.equal(fs.statSync(file).mode & 0o777, 0o666 & ~process.umask());
+    // The rename fails (a folder holds the name), then the open fails (no folder): nothing is left behind.
+    fs.mkdirSync(path.join(dir, 'resume-Y.md', 'x'), { recursive: true });
+    await assert.rejects(writeNewBriefAsync(path.join(dir, 'resume-Y.md'), 'y\n'));
+    await assert.rejects(writeNewBriefAsync(path.join(dir, 'nowhere', 'resume-Z.md'), 'z\n'), { code: 'ENOENT' });
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['resume-X.md', 'resume-Y.md']);
   });
 
   it('writes briefs atomically: no temp file left, a leftover one removed, a rewritten brief keeps its mode and its symlink', async () => {
