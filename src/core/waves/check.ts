@@ -6,7 +6,7 @@ import { classifySub, classifyWave, claimsIndex, DEFAULT_WINDOWS, type OrphanWin
 import { canonicalGateResult, formatGateResultBlock, type CanonicalGateResult } from './gateResult';
 import { briefPath, decidePass, logPath, PHASE_ID, type PassDecision, type WaveFinding, type WaveSeverity } from './pass';
 import { resolvedScanner, renderLogEntries } from './ralphLog';
-import { locateWave, readWave, WaveError } from './readWave';
+import { joinName, locateWave, readWave, WaveError } from './readWave';
 import { renderResumeBrief, untickedBrief } from './resumeBrief';
 import { formatAge, relPath, waveJson, type WaveJson } from './summary';
 
@@ -208,7 +208,7 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       mkdirSync(planDir, { recursive: true });
       madeDir = true;
     };
-    const briefFile = (subId: string) => path.join(o.folder, ...briefPath(o.phase, subId).split('/'));
+    const briefFile = (subId: string) => joinName(planDir, `resume-${subId}.md`);
     const brief = (s: SubView) => renderResumeBrief({ waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
     // Briefs started while reading (one root, nothing to compare with: a pass that may be skipped writes nothing
     // before it knows): subId → its write. Each promise resolves, recording a failure in `failed`.

@@ -8,7 +8,7 @@ import { checkWave, formatCheckText, readLoggedResolved, writeNewBriefAsync, typ
 import { classifyWave } from '../../../src/core/waves/classify';
 import { SEVERITY_TO_STATUS } from '../../../src/core/waves/gateResult';
 import { loggedResolved } from '../../../src/core/waves/ralphLog';
-import { listWaves, locateWave, readWave, WaveError } from '../../../src/core/waves/readWave';
+import { joinName, listWaves, locateWave, readWave, WaveError } from '../../../src/core/waves/readWave';
 import { loadWaveViews } from '../../../src/core/waves/summary';
 import { copyWaveWorkspace, snapshotFiles, WAVE_CLOCK, writeCheckpoint, type WaveWorkspace } from '../../support/waveFixture';
 import { makeTempFolder } from '../../support/tempFolder';
@@ -16,6 +16,14 @@ import { makeTempFolder } from '../../support/tempFolder';
 const clock = () => WAVE_CLOCK;
 const nonce = () => 'beef';
 const dispositions = (r: Pick<WaveCheckResult, 'wave'>) => Object.fromEntries((r.wave?.subagents ?? []).map((s) => [s.sub_id, s.disposition]));
+
+describe('joinName', () => {
+  it('is path.join for a normalized folder and a plain entry name', () => {
+    const dirs = ['/', '/a', '/a/b', '/tmp/ralph-x/.ijfw/wave-W1', path.join('/a', '..', 'b'), path.resolve('rel/dir')];
+    const names = ['subagent-W1-S1.checkpoint.json', 'resume-W1-S0001.md', 'events-W1-S2.jsonl', '.hidden', '...', 'a b', 'é'];
+    for (const d of dirs) for (const n of names) assert.equal(joinName(d, n), path.join(d, n), `${d} + ${n}`);
+  });
+});
 
 describe('wave recovery over the fixture workspace', () => {
   let ws: WaveWorkspace;
