@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runGit } from '../process/git';
+import { headFromFiles } from './gitHead';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';
 import { readTextSync } from '../store/readJsonFile';
@@ -11,6 +12,9 @@ import { readTextSync } from '../store/readJsonFile';
  * still works").
  */
 export async function headSha(folder: string): Promise<string | null> {
+  // The plain layouts from the files (gitHead.ts; issue 19: no process per question), else git's answer.
+  const fromFiles = await headFromFiles(folder);
+  if (fromFiles !== undefined) return fromFiles;
   const r = await runGit(folder, ['rev-parse', '--verify', '-q', 'HEAD']);
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
