@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { headSha } from '../../../src/core/loop/git';
+import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/loop/git';
 import { headFromFiles } from '../../../src/core/loop/gitHead';
 import { headOf } from '../../../src/core/loop/parallel/dispatcher';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -80,5 +80,22 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     assert.equal(after, revParse(t.dir));
     git(t.dir, 'checkout', '-q', '-b', 'other', 'HEAD~1');
     assert.equal(await headSha(t.dir), before);
+  });
+
+  it("asks git once per commit for the newest commit's subject and line, again after a new commit", async () => {
+    const line = () => git(t.dir, 'log', '-1', '--format=%h %s');
+    const first = await spawnsDuring(async () => [await lastCommitSubject(t.dir), await lastCommitLine(t.dir), await lastCommitSubject(t.dir)]);
+    assert.deepEqual(first.value, ['initial', line(), 'initial']);
+    assert.equal(first.spawns, 1);
+    t.write('c.txt', 'c\n');
+    git(t.dir, 'add', '-A');
+    git(t.dir, 'commit', '-q', '-m', 'second one');
+    const second = await spawnsDuring(async () => [await lastCommitLine(t.dir), await lastCommitSubject(t.dir)]);
+    assert.deepEqual(second.value, [line(), 'second one']);
+    assert.equal(second.spawns, 1);
+    git(t.dir, 'pack-refs', '--all');
+    const packed = await spawnsDuring(async () => [await lastCommitSubject(t.dir), await lastCommitLine(t.dir)]);
+    assert.deepEqual(packed.value, ['second one', line()], 'HEAD not in the files: git answers each time');
+    assert.equal(packed.spawns, 2);
   });
 });
