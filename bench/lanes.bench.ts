@@ -4,7 +4,9 @@
  * 1500 ms; not the real CLI: four real CLIs on two cores would measure the CPU, not the scheduling), real git.
  *   - lanes.wallRatio: wall time with --max-parallel 4 over --max-parallel 1 (target ≤ 0.35);
  *   - lanes.mergeMsPerStory: the merge and the feature branch's gate per story, mean ms (laneMerge durationMs).
- * Prints one JSON object per line. Temporary folders are deleted at the end.
+ * Prints one JSON object per line. Temporary folders are deleted at the end. The runs keep their per-user state
+ * (claim baselines and their copies, agent files: src/core/store/userStateDir.ts) in a private XDG_STATE_HOME,
+ * removed at the end, never in the user's ~/.local/state/ralph (as scripts/test.mjs does for tests).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -17,6 +19,10 @@ const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const STORIES = 8;
 const storyMs = Number(process.env.BENCH_LANES_STORY_MS ?? 1500);
 const stub = path.resolve(__dirname, '..', '..', 'test', 'support', 'stubs', 'laneAgent.cjs');
+// Set before any run starts; inherited by the stub agents and gates.
+const stateHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-state-'));
+process.env.XDG_STATE_HOME = stateHome;
+process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }));
 
 function gitIn(dir: string, ...args: string[]): void {
   execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });

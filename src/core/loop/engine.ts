@@ -50,6 +50,9 @@ import { TaskFileStash, type RestoredFile } from './taskFileStash';
 import { ralphFile } from '../model/ralphPaths';
 import { writePauseSentinel } from '../control/runControl';
 
+/** Fields of run.json written together with a child's start or end (`markChildStart` / `markChildEnd` `also`). */
+type RunRecordPatch = Parameters<typeof updateRunRecord>[2];
+
 /** Delays and limits of the engine; every one is configurable so tests take seconds (issue "Caps"). */
 export interface EngineTiming {
   /** Pause between iterations, ms (seed: `sleep 2`, §2.9 / §3.6). */
@@ -620,13 +623,17 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    * Before a child of the run starts (an agent, a gate, `notify`: each runs code the agent could have written): the
    * person marks as they are now go into the baseline (`marksAtAgentStart`, run.json and the mirror), so marks
    * written while it runs are told apart even if the engine dies meanwhile (issue 11; breaker-s6 02/36: gate and
-   * notify code are not "a person"). Returns that reading (none without an open baseline).
+   * notify code are not "a person"). Returns that reading (none without an open baseline). `also`: other fields
+   * of run.json written in the same write (the iteration's start), or alone without an open baseline.
    */
-  private async markChildStart(): Promise<Record<string, string> | null> {
-    if (!this.baseline) return null;
+  private async markChildStart(also?: RunRecordPatch): Promise<Record<string, string> | null> {
+    if (!this.baseline) {
+      if (also) await updateRunRecord(this.folder, this.runId, also);
+      return null;
+    }
     const marks = await readPersonMarks(this.folder);
     this.baseline = { ...this.baseline, marksAtAgentStart: marks };
-    await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await updateRunRecord(this.folder, this.runId, { ...also, claimBaseline: this.baseline });
     await this.mirrorBaseline();
     return marks;
   }
@@ -636,19 +643,23 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    * `ralph status` / `ralph next` answer-cache entries and parse caches are removed, under every spelling of the folder
    * (its code could have forged them), and marks that
    * changed while it ran join `agentMarks` (claims a gate verifies, never a person's own for this run), with a warning
-   * naming them; `marksAtAgentStart` is dropped.
+   * naming them; `marksAtAgentStart` is dropped. `also`: other fields of run.json written in the same write (the
+   * agent's end), or alone when no marks were taken.
    */
-  private async markChildEnd(before: Record<string, string> | null, who: string, when?: string): Promise<void> {
+  private async markChildEnd(before: Record<string, string> | null, who: string, when?: string, also?: RunRecordPatch): Promise<void> {
     // The child's code could have forged an answer of `ralph status` / `ralph next` (breaker-s5 row 23) or a parsed
     // value (breaker-s6 row 21) in the user's cache.
     removeFolderCaches(this.folder);
-    if (!before || !this.baseline) return;
+    if (!before || !this.baseline) {
+      if (also) await updateRunRecord(this.folder, this.runId, also);
+      return;
+    }
     const changed = marksChanged(before, await readPersonMarks(this.folder));
     const { marksAtAgentStart: _, ...rest } = this.baseline;
     const agentMarks = [...new Set([...(rest.agentMarks ?? []), ...changed])];
     this.baseline = agentMarks.length ? { ...rest, agentMarks } : rest;
     if (changed.length) this.emitEvent({ type: 'warning', message: `${when ? `${when}: ` : ''}.ralph/person-done.json changed while ${who} ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's` });
-    await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
+    await updateRunRecord(this.folder, this.runId, { ...also, claimBaseline: this.baseline });
     await this.mirrorBaseline();
   }
 
@@ -1041,11 +1052,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),
     });
     this.emitEvent({ type: 'iterationStarted', iteration: n, item: item ? ref(item) : null, attempt, attemptKind, purpose, ...(maxAttempts ? { maxAttempts } : {}) });
-    await updateRunRecord(this.folder, this.runId, { state: 'running', iteration: n, currentItem: item ? { source: item.source, id: item.id, title: item.title } : null });
+    // The iteration's start and the person marks before the agent: one write of run.json (issue 19: a lane wrote
+    // its record 14 times per story); nothing happens between the two that recovery could see.
+    const marksAtStart = await this.markChildStart({ state: 'running', iteration: n, currentItem: item ? { source: item.source, id: item.id, title: item.title } : null });
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
-    const marksAtStart = await this.markChildStart();
     this.stash?.capture();
     const iterationStartedAt = Date.now();
     let lastOutputAt = iterationStartedAt;
@@ -1158,14 +1170,14 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
     }
     emitTokens();
-    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`);
-    this.restoreTaskFiles(n);
-    if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
     const totals = iterationTotals(exit.ledger);
     // The run's cost is the decision state's (decide.ts adds it when the iteration's end is observed).
     this.cost = (this.runState?.costUsd ?? 0) + (totals.costUsd ?? 0);
     this.tokens = addTokens(this.tokens, totals.tokens);
-    await updateRunRecord(this.folder, this.runId, { agentPgid: null, agentToken: null, costUsd: this.cost });
+    // The agent has ended (its group and marked processes too, spawn.ts): its end and the marks it changed, one write.
+    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`, { agentPgid: null, agentToken: null, costUsd: this.cost });
+    this.restoreTaskFiles(n);
+    if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
 
     const workingAfter = workingSet(await readHandoff(this.folder));
     // Only work on an item can wait for an answer; the plain-question rule also needs no commit.

@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runGit } from '../process/git';
+import { headFromFiles } from './gitHead';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';
 import { readTextSync } from '../store/readJsonFile';
@@ -11,20 +12,48 @@ import { readTextSync } from '../store/readJsonFile';
  * still works").
  */
 export async function headSha(folder: string): Promise<string | null> {
+  // The plain layouts from the files (gitHead.ts; issue 19: no process per question), else git's answer.
+  const fromFiles = await headFromFiles(folder);
+  if (fromFiles !== undefined) return fromFiles;
   const r = await runGit(folder, ['rev-parse', '--verify', '-q', 'HEAD']);
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
+/** The newest commit's `%h` and `%s` per folder, kept while HEAD (read from the files) stays the same commit. */
+const newestCommit = new Map<string, { head: string; short: string; subject: string }>();
+
+/**
+ * `%h` and `%s` of the newest commit, or null. One `git log -1` per commit and folder (issue 19: the gate's
+ * approach line and the handoff's last commit asked git twice for the same commit): the answer is kept while
+ * HEAD's files (gitHead.ts) name that same commit (`%H` of the answer).
+ */
+async function newestCommitOf(folder: string): Promise<{ short: string; subject: string } | null> {
+  // From the files only: where they do not tell (packed refs…), git answers each time, with no second process.
+  const head = await headFromFiles(folder);
+  const kept = newestCommit.get(folder);
+  if (head !== undefined && kept?.head === head) return kept;
+  const r = await runGit(folder, ['log', '-1', '--format=%H%x00%h%x00%s']);
+  if (r.exitCode !== 0) return null;
+  const [full = '', short = '', subject = ''] = r.stdout.replace(/\n$/, '').split('\0');
+  const got = { head: full, short, subject };
+  if (head !== undefined && full === head) {
+    if (newestCommit.size >= 64) newestCommit.clear();
+    newestCommit.set(folder, got);
+  }
+  return got;
+}
+
 /** Subject of the newest commit, or null. */
 export async function lastCommitSubject(folder: string): Promise<string | null> {
-  const r = await runGit(folder, ['log', '-1', '--format=%s']);
-  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
+  const c = await newestCommitOf(folder);
+  return c && c.subject.trim() ? c.subject.trim() : null;
 }
 
 /** `<short sha> <subject>` of the newest commit, or null. */
 export async function lastCommitLine(folder: string): Promise<string | null> {
-  const r = await runGit(folder, ['log', '-1', '--format=%h %s']);
-  return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : null;
+  const c = await newestCommitOf(folder);
+  const line = c ? `${c.short} ${c.subject}`.trim() : '';
+  return line || null;
 }
 
 /**

@@ -319,6 +319,35 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assertNothingLeft(ws);
   });
 
+  it("a lane's iteration writes its start with the marks taken before the agent, and the agent's end with the marks it changed: one run.json write each", async () => {
+    const ws = repo([{ id: 'A', priority: 1 }]);
+    plan(ws, { A: { write: { 'a.txt': 'a\n' } } });
+    // Every state of the lane's run.json, as written (writePlan.ts renames its temp file over it).
+    const states: { iteration?: number; agentPgid?: number | null; claimBaseline?: { marksAtAgentStart?: unknown } | null }[] = [];
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nodeFs = require('node:fs') as typeof fs;
+    const orig = nodeFs.renameSync;
+    nodeFs.renameSync = (from: fs.PathLike, to: fs.PathLike) => {
+      if (String(to).includes(`${path.sep}.ql-wt${path.sep}`) && String(to).endsWith(`${path.sep}run.json`)) states.push(JSON.parse(fs.readFileSync(from, 'utf8')));
+      orig(from, to);
+    };
+    let result: RunResult;
+    try {
+      ({ result } = await runParallel(ws, { maxParallel: 1 }));
+    } finally {
+      nodeFs.renameSync = orig;
+    }
+    assert.equal(result.state, 'completed', result.reason);
+    const started = states.findIndex((r) => typeof r.agentPgid === 'number');
+    const ended = states.findIndex((r, i) => i > started && r.agentPgid === null);
+    assert.ok(started > 0 && ended > started, `the agent's start and end are in run.json (${states.length} writes)`);
+    // Before the agent: no state shows the iteration started without the marks (two writes before, the first one without).
+    assert.deepEqual(states.slice(0, started).filter((r) => r.iteration === 1 && !r.claimBaseline?.marksAtAgentStart).length, 0);
+    // After it: the marks are dropped in the same write that clears the agent (no state with the agent and no marks).
+    assert.deepEqual(states.slice(started, ended).filter((r) => !r.claimBaseline?.marksAtAgentStart).length, 0);
+    assert.equal(states[ended]!.claimBaseline?.marksAtAgentStart, undefined);
+  });
+
   it('refuses to start with uncommitted changes to tracked files, or outside a git repository', async () => {
     const ws = repo([{ id: 'A' }]);
     ws.t.write('README.md', 'changed\n');

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runGit } from '../../process/git';
+import { headFromFiles } from '../gitHead';
 
 /**
  * How a lane of a parallel run gets a working tree and comes back (issue 19 "Lanes"): create it from the feature
@@ -44,6 +45,11 @@ export async function git(cwd: string, args: string[], opts: { reject?: boolean 
   const out = await runGit(cwd, args);
   if (out.exitCode !== 0 && opts.reject !== false) throw new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
   return out;
+}
+
+/** HEAD's commit in `cwd`: from the files when they tell plainly (gitHead.ts), else `git rev-parse HEAD` (throws as {@link git}). */
+export async function headOf(cwd: string): Promise<string> {
+  return (await headFromFiles(cwd)) ?? (await git(cwd, ['rev-parse', 'HEAD'])).stdout.trim();
 }
 
 /**
@@ -118,14 +124,14 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     const staged = await git(tree, ['diff', '--cached', '--quiet'], { reject: false });
     if (staged.exitCode === 0) return null;
     await git(tree, [...(await identity(tree)), 'commit', '-q', '--no-verify', '-m', message]);
-    return (await git(tree, ['rev-parse', 'HEAD'])).stdout.trim();
+    return headOf(tree);
   }
 
   /** No automatic `git maintenance` after the runner's merge (one process less per story; the person's own git still runs it). */
   async merge(id: string): Promise<MergeOutcome> {
-    const before = (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim();
+    const before = await headOf(this.folder);
     const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
-    if (r.exitCode === 0) return { kind: 'merged', before, after: (await git(this.folder, ['rev-parse', 'HEAD'])).stdout.trim() };
+    if (r.exitCode === 0) return { kind: 'merged', before, after: await headOf(this.folder) };
     const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout.split('\n').map((l) => l.trim()).filter(Boolean);
     await git(this.folder, ['merge', '--abort'], { reject: false });
     const detail = (r.stdout + '\n' + r.stderr).trim().split('\n').filter(Boolean).slice(-3).join(' | ');

@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+
+/**
+ * HEAD's commit read from the repository's files instead of a `git rev-parse` process (issue 19: a lane asked git
+ * four times per story; on 2 cores each process start is dear). Only the plain layouts are read; anything else
+ * answers `undefined`, and the caller asks git (git.ts `headSha`), so the answer is always git's:
+ *   - `<folder>/.git` is a directory (the repository) or a file `gitdir: <path>` (a linked worktree, a submodule);
+ *   - `HEAD` holds a full object id (detached) or `ref: refs/heads/<name>` (gitrepository-layout(5) "HEAD");
+ *   - that branch is a loose ref `refs/heads/<name>` in the common directory (`<gitdir>/commondir`, else the gitdir:
+ *     gitrepository-layout(5) "commondir"; branches are shared by all worktrees) holding a full object id. A loose
+ *     ref wins over `packed-refs` in git, so a loose file found is the answer; no loose file (packed, unborn branch,
+ *     reftable's `refs/heads` file) → git.
+ * Never used while GIT_DIR / GIT_COMMON_DIR / GIT_WORK_TREE point git elsewhere (git-config(1) ENVIRONMENT).
+ */
+
+/** What a `.git` file or folder tells: the gitdir, or null when it is not the plain form. Pure. */
+export function gitdirOf(folder: string, dotGit: { kind: 'dir' } | { kind: 'file'; text: string }): string | null {
+  if (dotGit.kind === 'dir') return path.join(folder, '.git');
+  const m = /^gitdir: (.+?)\r?\n?$/.exec(dotGit.text);
+  if (!m) return null;
+  return path.resolve(folder, m[1]!);
+}
+
+/** Object ids git writes: SHA-1 (40 hex) or SHA-256 (64 hex), lower case. */
+const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/**
+ * What `HEAD`'s text names: a commit (`{ oid }`), a branch (`{ branch: "refs/heads/…" }`), or null (anything else:
+ * another ref namespace, a malformed name, a name with `..` or a backslash). Pure.
+ */
+export function parseHeadText(text: string): { oid: string } | { branch: string } | null {
+  const t = text.replace(/\r?\n$/, '');
+  if (OID.test(t)) return { oid: t };
+  const m = /^ref: (refs\/heads\/[A-Za-z0-9._/+@-]+)$/.exec(t);
+  if (!m) return null;
+  const name = m[1]!;
+  if (name.split('/').some((part) => part === '' || part === '.' || part === '..' || part.startsWith('.') || part.endsWith('.lock'))) return null;
+  return { branch: name };
+}
+
+/** A loose ref file's object id, or null (a symbolic ref, garbage). Pure. */
+export function parseLooseRef(text: string): string | null {
+  const t = text.replace(/\r?\n$/, '');
+  return OID.test(t) ? t : null;
+}
+
+/** True when the environment points git at another repository or tree: the files of `folder` would not be git's answer. Pure. */
+export function gitEnvRedirects(env: NodeJS.ProcessEnv): boolean {
+  return !!(env.GIT_DIR || env.GIT_COMMON_DIR || env.GIT_WORK_TREE);
+}
+
+async function readSmall(file: string): Promise<string | null> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text.length <= 4096 ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * HEAD's object id for `folder` from its files, or `undefined` when the files do not tell plainly (then ask git).
+ * Never throws. `folder` must be the work tree's top (where `.git` is); a subfolder answers `undefined`.
+ */
+export async function headFromFiles(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  if (gitEnvRedirects(env)) return undefined;
+  const dotGitPath = path.join(folder, '.git');
+  const asFile = await readSmall(dotGitPath);
+  let gitdir: string | null;
+  if (asFile !== null) gitdir = gitdirOf(folder, { kind: 'file', text: asFile });
+  else {
+    // Not a readable file: a repository folder when it has a HEAD (EISDIR above), else nothing plain.
+    gitdir = gitdirOf(folder, { kind: 'dir' });
+  }
+  if (!gitdir) return undefined;
+  const headText = await readSmall(path.join(gitdir, 'HEAD'));
+  if (headText === null) return undefined;
+  const head = parseHeadText(headText);
+  if (!head) return undefined;
+  if ('oid' in head) return head.oid;
+  const common = await readSmall(path.join(gitdir, 'commondir'));
+  const commonDir = common !== null ? path.resolve(gitdir, common.replace(/\r?\n$/, '')) : gitdir;
+  const refText = await readSmall(path.join(commonDir, ...head.branch.split('/')));
+  if (refText === null) return undefined;
+  return parseLooseRef(refText) ?? undefined;
+}

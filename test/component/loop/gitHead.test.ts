@@ -1,0 +1,101 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/loop/git';
+import { headFromFiles } from '../../../src/core/loop/gitHead';
+import { headOf } from '../../../src/core/loop/parallel/dispatcher';
+import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { git, gitInit } from '../../support/workspace';
+
+/** Calls of child_process.spawn while `fn` runs (the module object bundled code reads at each call). */
+async function spawnsDuring<T>(fn: () => Promise<T>): Promise<{ value: T; spawns: number }> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cp = require('node:child_process') as Record<string, unknown>;
+  const orig = cp.spawn as (...a: unknown[]) => unknown;
+  let spawns = 0;
+  cp.spawn = function (this: unknown, ...a: unknown[]) { spawns++; return orig.apply(this, a); };
+  try {
+    return { value: await fn(), spawns };
+  } finally {
+    cp.spawn = orig;
+  }
+}
+
+/** Issue 19: HEAD read from the repository's files (gitHead.ts) is git's answer, without a git process in the plain layouts. */
+describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function () {
+  this.timeout(60_000);
+  let t: TempFolder;
+  const revParse = (dir: string) => git(dir, 'rev-parse', '--verify', '-q', 'HEAD');
+  beforeEach(() => {
+    t = makeTempFolder('ralph-head-', { files: { 'a.txt': 'a\n' } });
+    gitInit(t, { commit: true });
+  });
+  afterEach(() => t.dispose());
+
+  it('answers as git in a repository and in a linked worktree, without starting git', async () => {
+    const wt = path.join(t.dir, '.ql-wt', 'S1');
+    git(t.dir, 'worktree', 'add', '-q', '-b', 'ql-wt/S1', wt, 'main');
+    fs.writeFileSync(path.join(wt, 'b.txt'), 'b\n');
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-q', '-m', 'lane');
+    const r = await spawnsDuring(async () => [await headSha(t.dir), await headSha(wt), await headOf(t.dir), await headOf(wt)]);
+    assert.deepEqual(r.value, [revParse(t.dir), revParse(wt), revParse(t.dir), revParse(wt)]);
+    assert.notEqual(revParse(t.dir), revParse(wt));
+    assert.equal(r.spawns, 0, 'no git process for a loose branch ref');
+  });
+
+  it('a detached HEAD is read as it is', async () => {
+    git(t.dir, 'checkout', '-q', '--detach');
+    assert.equal(await headFromFiles(t.dir), revParse(t.dir));
+  });
+
+  it('leaves packed refs, an unborn branch, a subfolder and a redirecting environment to git', async () => {
+    git(t.dir, 'pack-refs', '--all');
+    assert.equal(fs.existsSync(path.join(t.dir, '.git', 'refs', 'heads', 'main')), false, 'control: the branch is packed');
+    assert.equal(await headFromFiles(t.dir), undefined);
+    assert.equal(await headSha(t.dir), revParse(t.dir), 'git answers for a packed branch');
+    fs.mkdirSync(path.join(t.dir, 'sub'));
+    assert.equal(await headFromFiles(path.join(t.dir, 'sub')), undefined);
+    assert.equal(await headFromFiles(t.dir, { GIT_DIR: path.join(t.dir, '.git') }), undefined);
+    const fresh = path.join(t.dir, 'fresh');
+    fs.mkdirSync(fresh);
+    git(fresh, 'init', '-q', '-b', 'main');
+    assert.equal(await headFromFiles(fresh), undefined);
+    assert.equal(await headSha(fresh), null, 'an unborn branch has no HEAD commit');
+    const plain = makeTempFolder('ralph-head-none-');
+    try {
+      assert.equal(await headFromFiles(plain.dir), undefined);
+    } finally {
+      plain.dispose();
+    }
+  });
+
+  it('follows a new commit and a branch switch at once', async () => {
+    const before = await headSha(t.dir);
+    t.write('c.txt', 'c\n');
+    git(t.dir, 'add', '-A');
+    git(t.dir, 'commit', '-q', '-m', 'c');
+    const after = await headSha(t.dir);
+    assert.notEqual(after, before);
+    assert.equal(after, revParse(t.dir));
+    git(t.dir, 'checkout', '-q', '-b', 'other', 'HEAD~1');
+    assert.equal(await headSha(t.dir), before);
+  });
+
+  it("asks git once per commit for the newest commit's subject and line, again after a new commit", async () => {
+    const line = () => git(t.dir, 'log', '-1', '--format=%h %s');
+    const first = await spawnsDuring(async () => [await lastCommitSubject(t.dir), await lastCommitLine(t.dir), await lastCommitSubject(t.dir)]);
+    assert.deepEqual(first.value, ['initial', line(), 'initial']);
+    assert.equal(first.spawns, 1);
+    t.write('c.txt', 'c\n');
+    git(t.dir, 'add', '-A');
+    git(t.dir, 'commit', '-q', '-m', 'second one');
+    const second = await spawnsDuring(async () => [await lastCommitLine(t.dir), await lastCommitSubject(t.dir)]);
+    assert.deepEqual(second.value, [line(), 'second one']);
+    assert.equal(second.spawns, 1);
+    git(t.dir, 'pack-refs', '--all');
+    const packed = await spawnsDuring(async () => [await lastCommitSubject(t.dir), await lastCommitLine(t.dir)]);
+    assert.deepEqual(packed.value, ['second one', line()], 'HEAD not in the files: git answers each time');
+    assert.equal(packed.spawns, 2);
+  });
+});
