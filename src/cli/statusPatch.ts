@@ -69,22 +69,28 @@ export interface StatusPatchHead {
   limits: { jsonBytes: number; textBytes: number };
 }
 
-/** A side file's content before it is written (no id yet): its head and its task lines (each after a `\n`). */
+/**
+ * A side file's content before it is written (no id yet): its head and its task lines, UTF-8, each after a `\n`
+ * (bytes: a patch searches them without decoding the whole text).
+ */
 export interface StatusPatch {
   head: Omit<StatusPatchHead, 'id'>;
-  rows: string;
+  rows: Buffer;
 }
 
-/** A side file as read: its head parsed, the task lines as text (each after a `\n`; parsed only where a patch needs them). */
+/** A side file as read: its head parsed, the task lines as bytes ({@link StatusPatch}; parsed only where a patch needs them). */
 export interface StatusPatchFile {
   head: StatusPatchHead;
-  rows: string;
+  rows: Buffer;
 }
 
 /** The side file of `folder`'s stored status answer (absolute). */
 export function basisFile(folder: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(cacheDir(env), `${fnv1a(folder)}-status.basis.json`);
 }
+
+const LF = 0x0a;
+const NEWLINE = Buffer.from('\n');
 
 function listingHash(dir: string): string {
   return fnv1a(fs.readdirSync(dir).sort().join('\0'));
@@ -123,7 +129,7 @@ export function statusPatchFile(folder: string, basis: StatusBasis, flow: FlowWo
       listings,
       limits: { jsonBytes: readLimitFor('x.json'), textBytes: readLimitFor('x.md') },
     },
-    rows,
+    rows: Buffer.from(rows, 'utf8'),
   };
 }
 
@@ -137,7 +143,7 @@ export function writeStatusPatchFile(content: StatusPatch, env: NodeJS.ProcessEn
     // format, version, folder first (as statusPatchFile orders them): the order store/snapshotCache.ts
     // `removeFolderCaches` reads.
     const head: StatusPatchHead = { ...content.head, id };
-    fs.writeFileSync(tmp, JSON.stringify(head) + content.rows + '\n');
+    fs.writeFileSync(tmp, Buffer.concat([Buffer.from(JSON.stringify(head), 'utf8'), content.rows, NEWLINE]));
     fs.renameSync(tmp, file);
     return id;
   } catch {
@@ -151,18 +157,18 @@ export function writeStatusPatchFile(content: StatusPatch, env: NodeJS.ProcessEn
  * `undefined`; throws only when it cannot be read.
  */
 export function readStatusPatchFile(file: string): StatusPatchFile | undefined {
-  const text = fs.readFileSync(file, 'utf8');
-  const nl = text.indexOf('\n');
+  const bytes = fs.readFileSync(file);
+  const nl = bytes.indexOf(LF);
   if (nl < 0) return undefined;
   let head: StatusPatchHead;
   try {
-    head = JSON.parse(text.slice(0, nl)) as StatusPatchHead;
+    head = JSON.parse(bytes.toString('utf8', 0, nl)) as StatusPatchHead;
   } catch {
     return undefined;
   }
   if (!head || head.format !== FORMAT || head.version !== VERSION || typeof head.id !== 'string' || typeof head.folder !== 'string') return undefined;
   if (!head.basis || typeof head.basis !== 'object' || !isAggregate(head.flow) || !head.listings || typeof head.listings !== 'object' || !head.limits) return undefined;
-  return { head, rows: text.slice(nl, text.endsWith('\n') ? -1 : undefined) };
+  return { head, rows: bytes.subarray(nl, bytes[bytes.length - 1] === LF ? -1 : undefined) };
 }
 
 function isAggregate(a: unknown): a is FlowAggregate {
@@ -172,11 +178,11 @@ function isAggregate(a: unknown): a is FlowAggregate {
 }
 
 /** The task line holding `needle` in `rows`: where it starts (its `\n`) and ends; `undefined` if none or more than one. */
-function lineWith(rows: string, needle: string): { start: number; end: number } | undefined {
-  const at = rows.indexOf(needle);
-  if (at < 0 || rows.indexOf(needle, at + 1) >= 0) return undefined;
-  const start = rows.lastIndexOf('\n', at);
-  const end = rows.indexOf('\n', at + 1);
+function lineWith(rows: Buffer, needle: string): { start: number; end: number } | undefined {
+  const at = rows.indexOf(needle, 0, 'utf8');
+  if (at < 0 || rows.indexOf(needle, at + 1, 'utf8') >= 0) return undefined;
+  const start = rows.lastIndexOf(LF, at);
+  const end = rows.indexOf(LF, at + 1);
   return start < 0 ? undefined : { start, end: end < 0 ? rows.length : end };
 }
 
@@ -214,13 +220,13 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
     if (stateTasks !== undefined && c.startsWith(stateTasks) && c.endsWith('.state.json')) {
       const id = c.slice(stateTasks.length, -'.state.json'.length);
       const at = lineWith(rows, `\t${JSON.stringify(id)}\t`);
-      const parsed = at && parseLine(rows.slice(at.start + 1, at.end));
+      const parsed = at && parseLine(rows.toString('utf8', at.start + 1, at.end));
       if (at && parsed && parsed.row[3] && taskStateFile(head.stateDir!, id) === c) return { ...at, ...parsed };
     }
     if (!c.startsWith(underFolder)) return undefined;
     const relFile = c.slice(underFolder.length).split(path.sep).join('/');
     const at = lineWith(rows, `\n${JSON.stringify(relFile)}\t`);
-    const parsed = at && parseLine(rows.slice(at.start + 1, at.end));
+    const parsed = at && parseLine(rows.toString('utf8', at.start + 1, at.end));
     return at && parsed && parsed.relFile === relFile && path.join(folder, relFile) === c ? { ...at, ...parsed } : undefined;
   };
   const touched = new Map<number, { start: number; end: number; relFile: string; row: FlowPatchRow }>();
@@ -259,14 +265,15 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
   const flow = patchFlowAggregate(head.flow, claimedOf(head.basis.head), changes, LATEST_KEPT);
   if (!flow) return undefined;
   lines.sort((a, b) => a.start - b.start);
-  let next = '';
+  const parts: Buffer[] = [];
   let from = 0;
   for (const l of lines) {
-    next += rows.slice(from, l.start) + l.text;
+    parts.push(rows.subarray(from, l.start), Buffer.from(l.text, 'utf8'));
     from = l.end;
   }
+  parts.push(rows.subarray(from));
   const { id: _id, ...kept } = head;
-  return { head: { ...kept, flow }, rows: next + rows.slice(from) };
+  return { head: { ...kept, flow }, rows: Buffer.concat(parts) };
 }
 
 /** `ralph status [--json]` as the uncached command prints it, from a side file's head: `{ json, text }`. */

@@ -19,7 +19,7 @@ function sideOf(file: string): StatusPatchFile {
 
 /** The task lines of a side file: file (relative), id and row, in item order. */
 function sideRows(side: StatusPatchFile): { relFile: string; id: string; row: FlowPatchRow }[] {
-  return side.rows.split('\n').slice(1).map((line) => {
+  return side.rows.toString('utf8').split('\n').slice(1).map((line) => {
     const [f, id, row] = line.split('\t').map((p) => JSON.parse(p) as unknown);
     return { relFile: f as string, id: id as string, row: row as FlowPatchRow };
   });
@@ -28,7 +28,7 @@ function sideRows(side: StatusPatchFile): { relFile: string; id: string; row: Fl
 /** `side` with a planted problem in its head (and `id`, when given), written to `file`. */
 function plant(file: string, side: StatusPatchFile, id = side.head.id): void {
   const head = { ...side.head, id, basis: { ...side.head.basis, head: { ...side.head.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } };
-  fs.writeFileSync(file, JSON.stringify(head) + side.rows + '\n');
+  fs.writeFileSync(file, JSON.stringify(head) + side.rows.toString('utf8') + '\n');
 }
 /** Past the racy tick (core/store/snapshotCache.ts): files written before are old enough to be served. */
 const PAST_TICK_MS = 2200;
