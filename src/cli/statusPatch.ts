@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { printAnswer } from './brokenPipe';
 import { cacheDir } from '../core/store/cacheDir';
 import { fnv1a } from '../core/store/fnv';
 import { aggregateFlow, basisItemOf, claimedOf, composeFromAggregate, patchFlowAggregate, type FlowAggregate, type FlowItemChange, type StatusBasis, type StatusBasisItem } from '../core/control/statusCompose';
@@ -303,8 +304,7 @@ export function patchStatus(key: SnapshotKey, found: SnapshotLookup, json: boole
   } catch {
     return false;
   }
-  process.stdout.write(json ? outputs.json : outputs.text);
-  process.exitCode = 0;
+  printAnswer(json ? outputs.json : outputs.text, 0);
   const next = patched;
   writeSnapshotPatched(key, found, { outputs, exitCode: 0 }, { env, basis: () => writeStatusPatchFile(next, env) });
   return true;
