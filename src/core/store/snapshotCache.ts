@@ -62,6 +62,24 @@ export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotIn
   return runs;
 }
 
+/**
+ * `paths` (absolute) grouped by folder, stable: folders in the order first seen, each folder's paths in their order.
+ * The readers interleave folders (a task file, its state file, the next task file…): grouped, the bench's 6,400
+ * inputs are 14 runs instead of 2,500, and the entry parses in less than half the time (issue 10 speed). Pure.
+ */
+export function byFolder(paths: Iterable<string>): string[] {
+  const groups = new Map<string, string[]>();
+  for (const p of paths) {
+    const dir = p.slice(0, p.lastIndexOf(path.sep));
+    const group = groups.get(dir);
+    if (group) group.push(p);
+    else groups.set(dir, [p]);
+  }
+  const out: string[] = [];
+  for (const group of groups.values()) for (const p of group) out.push(p);
+  return out;
+}
+
 /** The {@link SnapshotInput} list of stored runs, or `undefined` when they are not well formed. Pure. */
 export function unpackSnapshotInputs(runs: unknown): SnapshotInput[] | undefined {
   if (!Array.isArray(runs)) return undefined;
@@ -324,7 +342,7 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths). Nothing is written when an
+ * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths, stored {@link byFolder}). Nothing is written when an
  * input changed within {@link SNAPSHOT_RACY_TICK_MS} of now (it could not be served) or cannot be examined;
  * `checkFirst` (the input a lookup found changed) is examined first.
  * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
@@ -337,7 +355,7 @@ export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer
     // The input that made the lookup miss was likely just written: when it is racy, nothing else needs a stat.
     const first = opts.checkFirst !== undefined ? fs.statSync(opts.checkFirst, { throwIfNoEntry: false }) : undefined;
     if (first && Math.max(first.mtimeMs, first.ctimeMs) >= racyFrom) return false;
-    for (const p of inputs) {
+    for (const p of byFolder(inputs)) {
       const st = fs.statSync(p, { throwIfNoEntry: false });
       if (!st) {
         sigs.push([p]);
