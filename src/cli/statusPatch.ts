@@ -72,11 +72,12 @@ export interface StatusPatchHead {
 
 /**
  * A side file's content before it is written (no id yet): its head and its task lines, UTF-8, each after a `\n`
- * (bytes: a patch searches them without decoding the whole text).
+ * (bytes: a patch searches them without decoding the whole text), in parts written one after the other (a patch
+ * copies nothing: the read file's unchanged stretches and the changed lines).
  */
 export interface StatusPatch {
   head: Omit<StatusPatchHead, 'id'>;
-  rows: Buffer;
+  rows: readonly Buffer[];
 }
 
 /** A side file as read: its head parsed, the task lines as bytes ({@link StatusPatch}; parsed only where a patch needs them). */
@@ -130,7 +131,7 @@ export function statusPatchFile(folder: string, basis: StatusBasis, flow: FlowWo
       listings,
       limits: { jsonBytes: readLimitFor('x.json'), textBytes: readLimitFor('x.md') },
     },
-    rows: Buffer.from(rows, 'utf8'),
+    rows: [Buffer.from(rows, 'utf8')],
   };
 }
 
@@ -139,15 +140,22 @@ export function writeStatusPatchFile(content: StatusPatch, env: NodeJS.ProcessEn
   const id = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
   const file = basisFile(content.head.folder, env);
   const tmp = `${file}.${process.pid}.tmp`;
+  let fd: number | undefined;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     // format, version, folder first (as statusPatchFile orders them): the order store/snapshotCache.ts
     // `removeFolderCaches` reads.
     const head: StatusPatchHead = { ...content.head, id };
-    fs.writeFileSync(tmp, Buffer.concat([Buffer.from(JSON.stringify(head), 'utf8'), content.rows, NEWLINE]));
+    fd = fs.openSync(tmp, 'w');
+    for (const part of [Buffer.from(JSON.stringify(head), 'utf8'), ...content.rows, NEWLINE]) {
+      for (let at = 0; at < part.length; ) at += fs.writeSync(fd, part, at);
+    }
+    fs.closeSync(fd);
+    fd = undefined;
     fs.renameSync(tmp, file);
     return id;
   } catch {
+    if (fd !== undefined) try { fs.closeSync(fd); } catch { /* closed */ }
     try { fs.unlinkSync(tmp); } catch { /* never written */ }
     return undefined;
   }
@@ -178,10 +186,13 @@ function isAggregate(a: unknown): a is FlowAggregate {
     && Array.isArray(f.inProgress) && Array.isArray(f.blocked) && Array.isArray(f.latest);
 }
 
-/** The task line holding `needle` in `rows`: where it starts (its `\n`) and ends; `undefined` if none or more than one. */
-function lineWith(rows: Buffer, needle: string): { start: number; end: number } | undefined {
+/**
+ * The task line holding `needle` in `rows`: where it starts (its `\n`) and ends; `undefined` if none, or more than one
+ * when `unique` (a file's line is one by construction; two tasks may claim one id).
+ */
+function lineWith(rows: Buffer, needle: string, unique: boolean): { start: number; end: number } | undefined {
   const at = rows.indexOf(needle, 0, 'utf8');
-  if (at < 0 || rows.indexOf(needle, at + 1, 'utf8') >= 0) return undefined;
+  if (at < 0 || (unique && rows.indexOf(needle, at + 1, 'utf8') >= 0)) return undefined;
   const start = rows.lastIndexOf(LF, at);
   const end = rows.indexOf(LF, at + 1);
   return start < 0 ? undefined : { start, end: end < 0 ? rows.length : end };
@@ -220,13 +231,13 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
   const lineOf = (c: string): { start: number; end: number; relFile: string; row: FlowPatchRow } | undefined => {
     if (stateTasks !== undefined && c.startsWith(stateTasks) && c.endsWith('.state.json')) {
       const id = c.slice(stateTasks.length, -'.state.json'.length);
-      const at = lineWith(rows, `\t${JSON.stringify(id)}\t`);
+      const at = lineWith(rows, `\t${JSON.stringify(id)}\t`, true);
       const parsed = at && parseLine(rows.toString('utf8', at.start + 1, at.end));
       if (at && parsed && parsed.row[3] && taskStateFile(head.stateDir!, id) === c) return { ...at, ...parsed };
     }
     if (!c.startsWith(underFolder)) return undefined;
     const relFile = c.slice(underFolder.length).split(path.sep).join('/');
-    const at = lineWith(rows, `\n${JSON.stringify(relFile)}\t`);
+    const at = lineWith(rows, `\n${JSON.stringify(relFile)}\t`, false);
     const parsed = at && parseLine(rows.toString('utf8', at.start + 1, at.end));
     return at && parsed && parsed.relFile === relFile && path.join(folder, relFile) === c ? { ...at, ...parsed } : undefined;
   };
@@ -274,7 +285,7 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
   }
   parts.push(rows.subarray(from));
   const { id: _id, ...kept } = head;
-  return { head: { ...kept, flow }, rows: Buffer.concat(parts) };
+  return { head: { ...kept, flow }, rows: parts };
 }
 
 /** `ralph status [--json]` as the uncached command prints it, from a side file's head: `{ json, text }`. */
