@@ -6,7 +6,7 @@ import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
 import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
-import { basisFile, patchBasis, readStatusPatchFile, statusOutputs, type FlowPatchRow, type StatusPatchFile } from '../../../src/cli/statusPatch';
+import { basisFile, patchBasis, readStatusPatchFile, statusOutputs, writeStatusPatchFile, type FlowPatchRow, type StatusPatchFile } from '../../../src/cli/statusPatch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -303,6 +303,32 @@ describe('cli: status snapshot cache', () => {
     assert.equal(stored.basis, sideOf(sideFile).head.id);
     assert.ok(stored.outputs.json.includes('PLANTED'), 'the patched answer is stored');
     assert.ok(status(ws.dir, true).includes('PLANTED'), 'and served');
+  });
+
+  it('a patched side file, written back, patches again: chains of changes == uncached (the newest completion undone, redone)', async () => {
+    const ws = folder('ralph-snap-patch-chain-');
+    generated(ws, 30);
+    await sleep(PAST_TICK_MS);
+    status(ws.dir, true);
+    const sideFile = basisFile(ws.dir, env());
+    const taskFile = (id: string) => path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
+    const edit = (id: string, over: Record<string, unknown>) => fs.writeFileSync(taskFile(id), JSON.stringify({ ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over }, null, 2) + '\n');
+    const steps: [string, Record<string, unknown>][] = [
+      ['fn-1.2', { title: 'First change' }],
+      ['fn-1.3', { status: 'done', completed_at: '2027-05-01T00:00:00Z' }],
+      ['fn-2.1', { status: 'done', completed_at: '2027-06-01T00:00:00Z' }],
+      ['fn-2.1', { status: 'todo', title: 'Undone' }],
+      ['fn-1.3', { status: 'in_progress', assignee: 'bot@example.invalid' }],
+      ['fn-1.2', { status: 'blocked', blocked_reason: 'waits' }],
+    ];
+    for (const [id, over] of steps) {
+      edit(id, over);
+      const p = patchBasis(sideOf(sideFile), [taskFile(id)]);
+      assert.ok(p, `${id} ${JSON.stringify(over)}: patched`);
+      assert.equal(statusOutputs(p).json, uncached(ws.dir, true), `${id} ${JSON.stringify(over)}: json`);
+      assert.equal(statusOutputs(p).text, uncached(ws.dir, false), `${id} ${JSON.stringify(over)}: text`);
+      assert.ok(writeStatusPatchFile(p, env()), 'written back');
+    }
   });
 
   it('serves the stored answer while nothing changed, and never once an input changed', async () => {
