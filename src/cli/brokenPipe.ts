@@ -21,25 +21,27 @@ let installed = false;
 
 /**
  * Writes `text` (UTF-8) to file descriptor 1 synchronously, without creating `process.stdout`: for a pipe that
- * stream is a `net.Socket`, and loading and building it was ~5 % of a `ralph waves check` pass (bench/waves.bench.ts).
- * The bytes are the ones `process.stdout.write(text)` would write. A broken pipe (`EPIPE`) ends the process quietly
- * with the exit code set so far, as {@link endQuietlyOnBrokenPipe} does, so set the exit code first; a non-blocking
- * descriptor that is full (`EAGAIN`) hands the rest to `process.stdout`, which waits for it. Other errors are thrown.
- * Use it for a program's one final output only: a later `process.stdout.write` would come after it, in order.
+ * stream is a `net.Socket`, and loading and building it was ~5 % of a `ralph waves check` pass (bench/waves.bench.ts)
+ * and a few ms of a cached `ralph status` (issue 10). The bytes are the ones `process.stdout.write(text)` would write.
+ * A broken pipe (`EPIPE`) ends the process quietly with the exit code set so far, as {@link endQuietlyOnBrokenPipe}
+ * does, so set the exit code first; anything else the descriptor refuses (`EAGAIN` on a full non-blocking pipe, a
+ * closed descriptor) hands the rest, from the first byte not written, to `process.stdout`, which waits for it or
+ * reports it. Use it for a program's one final output only: a later `process.stdout.write` would come after it.
  */
 export function writeStdoutSync(text: string): void {
   const buf = Buffer.from(text, 'utf8');
   let off = 0;
-  while (off < buf.length) {
-    try {
-      off += writeSync(1, buf, off, buf.length - off);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-      if (code !== 'EAGAIN') throw err;
-      endQuietlyOnBrokenPipe();
-      process.stdout.write(buf.subarray(off));
-      return;
-    }
+  try {
+    while (off < buf.length) off += writeSync(1, buf, off, buf.length - off);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    endQuietlyOnBrokenPipe();
+    process.stdout.write(buf.subarray(off));
   }
+}
+
+/** Sets `process.exitCode` to `exitCode`, then prints `text` with {@link writeStdoutSync} (a stored or patched status answer). */
+export function printAnswer(text: string, exitCode: number): void {
+  process.exitCode = exitCode;
+  writeStdoutSync(text);
 }

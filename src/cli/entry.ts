@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
-import { endQuietlyOnBrokenPipe } from './brokenPipe';
+import { printAnswer } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
 import type { resolveActor } from '../core/sources/actor';
@@ -52,9 +52,7 @@ async function entry(argv: string[]): Promise<void> {
     const found = readSnapshot(key);
     const out = found.answer?.outputs[fast.command === 'next' ? 'out' : fast.json ? 'json' : 'text'];
     if (found.answer && out !== undefined) {
-      endQuietlyOnBrokenPipe();
-      process.stdout.write(out);
-      process.exitCode = found.answer.exitCode;
+      printAnswer(out, found.answer.exitCode);
       return;
     }
     // `status` after a few task files changed: patch the stored answer (dist/cli-patch.js, src/cli/statusPatch.ts),
@@ -62,7 +60,6 @@ async function entry(argv: string[]): Promise<void> {
     if (fast.command === 'status' && found.entry?.basis !== undefined && found.changedAll?.length) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const patch = require(path.join(__dirname, 'cli-patch.js')) as { patchStatus: typeof patchStatus };
-      endQuietlyOnBrokenPipe();
       if (patch.patchStatus(key, found, fast.json)) return;
     }
     changed = found.changed;

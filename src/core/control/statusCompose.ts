@@ -85,6 +85,153 @@ export function basisRestOf(items: readonly PlanItem[], claimed: ReadonlySet<str
 
 const TASK_KEYS = ['todo', 'in_progress', 'blocked', 'done'] as const;
 
+type InProgressEntry = StatusSnapshot['in_progress'][number];
+type BlockedEntry = StatusSnapshot['blocked'][number];
+
+/** A flow-next completion candidate: the item's index in plan order, its completion time (ms), id, title and `at`. */
+export type FlowCompletion = [k: number, ms: number, id: string, title: string, at: string];
+
+/**
+ * The flow-next tasks summed up, all {@link composeStatus} needs of them (issue 10: the CLI keeps it beside a stored
+ * answer and patches it when a few task files changed, src/cli/statusPatch.ts, instead of composing 5,000 items).
+ * A plain JSON value.
+ */
+export interface FlowAggregate {
+  /** How many flow-next tasks. */
+  count: number;
+  /** By merged raw status (unknown statuses not counted). */
+  tasks: StatusSnapshot['tasks'];
+  /** Done tasks, claimed-but-unverified ones left out. */
+  done: number;
+  /** The `in_progress` / `blocked` entries of flow-next tasks with their item index, in plan order. */
+  inProgress: [k: number, entry: InProgressEntry][];
+  blocked: [k: number, entry: BlockedEntry][];
+  /**
+   * The best completion candidates (done, with an `at` whose time parses), best first: newer first, the earlier item
+   * on equal times (composeStatus's rule: a later item wins only when strictly newer). A prefix of the ranking of
+   * every candidate, at most the `keep` asked for; `latest[0]` is the flow-next side of `last_completed`.
+   */
+  latest: FlowCompletion[];
+  /** How many candidates there are in all (≥ `latest.length`). */
+  candidates: number;
+}
+
+/** The `source:id` keys of a basis's unverified claims (left out of `done`). Pure. */
+export function claimedOf(head: StatusBasis['head']): Set<string> {
+  return new Set(head.unverified_claims.map((u) => `${u.source}:${u.id}`));
+}
+
+const FLOW: SourceId = 'flow-next';
+
+function isDoneItem(i: StatusBasisItem, claimed: ReadonlySet<string>): boolean {
+  return i.status === 'done' && (!claimed.size || !claimed.has(`${FLOW}:${i.id}`));
+}
+
+/** A completion candidate: done, with an `at` and its time (composeStatus's `ms > lastMs` against -Infinity). */
+function isCandidate(i: StatusBasisItem): i is StatusBasisItem & { at: string; ms: number } {
+  return i.status === 'done' && !!i.at && i.ms !== undefined && i.ms > -Infinity;
+}
+
+function inProgressEntry(i: StatusBasisItem): InProgressEntry {
+  return { source: FLOW, id: i.id, title: i.title, since: i.since ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) };
+}
+
+function blockedEntry(i: StatusBasisItem): BlockedEntry {
+  return { source: FLOW, id: i.id, title: i.title, reason: i.reason ?? null };
+}
+
+/** Whether completion `a` ranks before `b`: newer, or as new and earlier in plan order. */
+function ranksBefore(a: readonly [number, number, ...unknown[]], b: readonly [number, number, ...unknown[]]): boolean {
+  return a[1] > b[1] || (a[1] === b[1] && a[0] < b[0]);
+}
+
+/** Inserts `c` into the ranked `list` in place, keeping at most `keep` entries. */
+function insertRanked(list: FlowCompletion[], c: FlowCompletion, keep: number): void {
+  let at = list.length;
+  while (at > 0 && ranksBefore(c, list[at - 1]!)) at--;
+  if (at >= keep) return;
+  list.splice(at, 0, c);
+  if (list.length > keep) list.length = keep;
+}
+
+/**
+ * The {@link FlowAggregate} of the flow-next items (plan order), keeping the `keep` (≥ 1) best completion
+ * candidates; `claimed`: {@link claimedOf}. Pure.
+ */
+export function aggregateFlow(items: readonly StatusBasisItem[], claimed: ReadonlySet<string>, keep = 1): FlowAggregate {
+  const tasks = { todo: 0, in_progress: 0, blocked: 0, done: 0 };
+  const agg: FlowAggregate = { count: items.length, tasks, done: 0, inProgress: [], blocked: [], latest: [], candidates: 0 };
+  const latest = agg.latest;
+  for (let k = 0; k < items.length; k++) {
+    const i = items[k]!;
+    if (isDoneItem(i, claimed)) agg.done++;
+    if ((TASK_KEYS as readonly string[]).includes(i.raw)) tasks[i.raw as (typeof TASK_KEYS)[number]]++;
+    if (isCandidate(i)) {
+      agg.candidates++;
+      // Items come in plan order: a candidate ranks before the last kept one only when strictly newer.
+      if (latest.length < keep || i.ms > latest[latest.length - 1]![1]) insertRanked(latest, [k, i.ms, i.id, i.title, i.at], keep);
+    }
+    if (i.status === 'in_progress') agg.inProgress.push([k, inProgressEntry(i)]);
+    else if (i.status === 'blocked') agg.blocked.push([k, blockedEntry(i)]);
+  }
+  return agg;
+}
+
+/** One flow-next item replaced: its index, the item as aggregated, and the item now. */
+export interface FlowItemChange {
+  k: number;
+  before: StatusBasisItem;
+  after: StatusBasisItem;
+}
+
+/**
+ * `agg` (made by {@link aggregateFlow} or this function, with the same `claimed`) after the items `changes` name
+ * (distinct indices) were replaced: equal to the aggregate of the changed items, except that `latest` may be shorter
+ * (never longer than `keep`). `undefined` when the kept candidates cannot tell `last_completed` any more (every kept
+ * candidate changed and others exist): the caller aggregates the items again. Pure.
+ */
+export function patchFlowAggregate(agg: FlowAggregate, claimed: ReadonlySet<string>, changes: readonly FlowItemChange[], keep: number): FlowAggregate | undefined {
+  const changedK = new Set(changes.map((c) => c.k));
+  if (changedK.size !== changes.length) return undefined;
+  const tasks = { ...agg.tasks };
+  let done = agg.done;
+  let oldCandidates = 0;
+  const fresh: FlowCompletion[] = [];
+  const inProgress: FlowAggregate['inProgress'] = [];
+  const blocked: FlowAggregate['blocked'] = [];
+  for (const { k, before, after } of changes) {
+    if ((TASK_KEYS as readonly string[]).includes(before.raw)) tasks[before.raw as (typeof TASK_KEYS)[number]]--;
+    if ((TASK_KEYS as readonly string[]).includes(after.raw)) tasks[after.raw as (typeof TASK_KEYS)[number]]++;
+    if (isDoneItem(before, claimed)) done--;
+    if (isDoneItem(after, claimed)) done++;
+    if (isCandidate(before)) oldCandidates++;
+    if (isCandidate(after)) fresh.push([k, after.ms, after.id, after.title, after.at]);
+    if (after.status === 'in_progress') inProgress.push([k, inProgressEntry(after)]);
+    else if (after.status === 'blocked') blocked.push([k, blockedEntry(after)]);
+  }
+  // The kept candidates that did not change are the best of the unchanged ones (a prefix of their ranking); they are
+  // all of them when as many as the unchanged candidates. A changed item's new candidate can join only ahead of the
+  // last kept one, unless the list is complete (else an unkept unchanged candidate might rank before it).
+  const kept = agg.latest.filter((c) => !changedK.has(c[0]));
+  const unchanged = agg.candidates - oldCandidates;
+  const complete = kept.length === unchanged;
+  if (!complete && !kept.length) return undefined;
+  const latest = kept.slice(0, keep);
+  const bound = kept[kept.length - 1];
+  for (const c of fresh) if (complete || ranksBefore(c, bound!)) insertRanked(latest, c, Math.max(keep, latest.length + 1));
+  if (latest.length > keep) latest.length = keep;
+  const byK = (a: [number, unknown], b: [number, unknown]) => a[0] - b[0];
+  return {
+    count: agg.count,
+    tasks,
+    done,
+    inProgress: [...agg.inProgress.filter((e) => !changedK.has(e[0])), ...inProgress].sort(byK),
+    blocked: [...agg.blocked.filter((e) => !changedK.has(e[0])), ...blocked].sort(byK),
+    latest,
+    candidates: unchanged + fresh.length,
+  };
+}
+
 /**
  * The status snapshot of a basis. Pure. Rules: `tasks` counts flow-next tasks by merged raw status (unknown
  * statuses not counted); `progress` is done items (claimed-but-unverified ones left out) over all items;
@@ -92,43 +239,32 @@ const TASK_KEYS = ['todo', 'in_progress', 'blocked', 'done'] as const;
  * candidate winning only when strictly newer (ISO times compared as time, `parseMs`).
  */
 export function composeStatus(b: StatusBasis): StatusSnapshot {
+  return composeFromAggregate(b, aggregateFlow(b.items, claimedOf(b.head)));
+}
+
+/** {@link composeStatus} of a basis whose flow-next items are summed up in `flow` ({@link aggregateFlow}). Pure. */
+export function composeFromAggregate(b: Omit<StatusBasis, 'items'>, flow: FlowAggregate): StatusSnapshot {
   const h = b.head;
-  const claimed = new Set(h.unverified_claims.map((u) => `${u.source}:${u.id}`));
-  const tasks = { todo: 0, in_progress: 0, blocked: 0, done: 0 };
-  let done = 0;
-  let last: StatusSnapshot['last_completed'] = null;
-  let lastMs = -Infinity;
-  const inProgress: StatusSnapshot['in_progress'] = [];
-  const blocked: StatusSnapshot['blocked'] = [];
-  const source = 'flow-next' as const;
-  for (const i of b.items) {
-    if (i.status === 'done' && (!claimed.size || !claimed.has(`${source}:${i.id}`))) done++;
-    if ((TASK_KEYS as readonly string[]).includes(i.raw)) tasks[i.raw as (typeof TASK_KEYS)[number]]++;
-    if (i.status === 'done' && i.at && i.ms !== undefined && i.ms > lastMs) { lastMs = i.ms; last = { source, id: i.id, title: i.title, at: i.at }; }
-    if (i.status === 'in_progress') inProgress.push({ source, id: i.id, title: i.title, since: i.since ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) });
-    else if (i.status === 'blocked') blocked.push({ source, id: i.id, title: i.title, reason: i.reason ?? null });
-  }
-  done += b.rest.done;
-  inProgress.push(...b.rest.in_progress);
-  blocked.push(...b.rest.blocked);
+  const first = flow.latest[0];
+  let last: StatusSnapshot['last_completed'] = first ? { source: FLOW, id: first[2], title: first[3], at: first[4] } : null;
   const q = b.quantumLast;
-  if (q && q.ms > lastMs) last = { source: q.source, id: q.id, title: q.title, at: q.at };
+  if (q && q.ms > (first ? first[1] : -Infinity)) last = { source: q.source, id: q.id, title: q.title, at: q.at };
   return {
     success: true,
     flow_exists: h.flow_exists,
     flow_dialect: h.flow_dialect,
     epics: { ...h.epics },
     specs: { ...h.specs },
-    tasks,
+    tasks: { ...flow.tasks },
     quantum_exists: h.quantum_exists,
     stories: h.stories,
     checklists: h.checklists,
-    progress: `${done}/${b.items.length + b.rest.count}`,
+    progress: `${flow.done + b.rest.done}/${flow.count + b.rest.count}`,
     unverified_claims: h.unverified_claims,
     unreadable_items: h.unreadable_items,
-    in_progress: inProgress,
+    in_progress: [...flow.inProgress.map((e) => e[1]), ...b.rest.in_progress],
     last_completed: last,
-    blocked,
+    blocked: [...flow.blocked.map((e) => e[1]), ...b.rest.blocked],
     runs: h.runs,
     recent_runs: h.recent_runs,
     waves: h.waves,

@@ -62,6 +62,24 @@ export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotIn
   return runs;
 }
 
+/**
+ * `paths` (absolute) grouped by folder, stable: folders in the order first seen, each folder's paths in their order.
+ * The readers interleave folders (a task file, its state file, the next task file…): grouped, the bench's 6,400
+ * inputs are 14 runs instead of 2,500, and the entry parses in less than half the time (issue 10 speed). Pure.
+ */
+export function byFolder(paths: Iterable<string>): string[] {
+  const groups = new Map<string, string[]>();
+  for (const p of paths) {
+    const dir = p.slice(0, p.lastIndexOf(path.sep));
+    const group = groups.get(dir);
+    if (group) group.push(p);
+    else groups.set(dir, [p]);
+  }
+  const out: string[] = [];
+  for (const group of groups.values()) for (const p of group) out.push(p);
+  return out;
+}
+
 /** The {@link SnapshotInput} list of stored runs, or `undefined` when they are not well formed. Pure. */
 export function unpackSnapshotInputs(runs: unknown): SnapshotInput[] | undefined {
   if (!Array.isArray(runs)) return undefined;
@@ -174,14 +192,32 @@ export interface SnapshotLookup {
   unchanged?: Map<string, KnownStat>;
   /** With {@link unchanged}: every input found changed or racy (at most {@link SNAPSHOT_MAX_CHANGED}), in entry order. */
   changedAll?: string[];
-  /** With {@link unchanged}: the entry's inputs as stored, its `basis` id, and the entry file's mtime (ms). */
-  entry?: { inputs: SnapshotInput[]; basis?: string; writtenAtMs: number; outputs: Record<string, string> };
+  /**
+   * With {@link unchanged}: the entry's inputs as stored (`runs`, and `inputs` unpacked), its `basis` id, the entry
+   * file's mtime (ms), and where each of {@link changedAll} is in `runs` (`[run, slot]`: the run's index, the slot of
+   * its name) for {@link writeSnapshotPatched}.
+   */
+  entry?: { runs: SnapshotInputRun[]; readonly inputs: SnapshotInput[]; basis?: string; writtenAtMs: number; outputs: Record<string, string>; changedAt: [run: number, slot: number][] };
+}
+
+/** `target[name]` computed by `get` on first read, then kept (a plain data property from then on). */
+function lazy<T extends object, K extends PropertyKey, V>(target: T, name: K, get: () => V): T & { readonly [P in K]: V } {
+  return Object.defineProperty(target, name, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const value = get();
+      Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+      return value;
+    },
+  }) as T & { readonly [P in K]: V };
 }
 
 /**
  * The stored answer for `key` when the entry exists, matches the key, is not racy, and every input is unchanged;
  * else no answer, with the first changed (or racy) input when that was the reason, and then the unchanged inputs
- * (see {@link SnapshotLookup.unchanged}). Never throws for a missing, unreadable or corrupt entry.
+ * (see {@link SnapshotLookup.unchanged}). Never throws for a missing, unreadable or corrupt entry. On a miss,
+ * `unchanged` and `entry.inputs` are built when first read (a patched `status` needs neither: issue 10 speed).
  */
 export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.env): SnapshotLookup {
   const file = snapshotFile(key.folder, key.command, env);
@@ -201,7 +237,10 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   let changed: string | undefined;
   let count = 0;
   const changedAll: string[] = [];
-  for (const run of c.inputsByFolder) {
+  const changedAt: [number, number][] = [];
+  const runs = c.inputsByFolder;
+  for (let r = 0; r < runs.length; r++) {
+    const run = runs[r];
     if (!isRun(run)) return changed !== undefined ? { changed } : {};
     const prefix = run[0] + path.sep;
     for (let j = 1; j < run.length; j += 5) {
@@ -218,17 +257,20 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       if (same) continue;
       changed ??= p;
       changedAll.push(p);
+      changedAt.push([r, j]);
       if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
     }
   }
   if (changed === undefined) return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
-  // A miss: the inputs not found changed are unchanged, with the identity just confirmed (built only now: a hit
-  // allocates nothing per input).
-  const inputs = unpackSnapshotInputs(c.inputsByFolder)!;
-  const changedSet = new Set(changedAll);
-  const unchanged = new Map<string, KnownStat>();
-  for (const i of inputs) if (i.length !== 1 && !changedSet.has(i[0])) unchanged.set(i[0], [i[1], i[2], i[4]]);
-  return { changed, unchanged, changedAll, entry: { inputs, ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs } };
+  // A miss: the inputs not found changed are unchanged, with the identity just confirmed (built only when asked for:
+  // a hit allocates nothing per input, nor does a patched status).
+  const entry = lazy({ runs: runs as SnapshotInputRun[], ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs, changedAt }, 'inputs', () => unpackSnapshotInputs(runs)!);
+  return lazy({ changed, changedAll, entry }, 'unchanged', () => {
+    const changedSet = new Set(changedAll);
+    const unchanged = new Map<string, KnownStat>();
+    for (const i of entry.inputs) if (i.length !== 1 && !changedSet.has(i[0])) unchanged.set(i[0], [i[1], i[2], i[4]]);
+    return unchanged;
+  });
 }
 
 /** The canonical start of every cache file ralph writes (answer cache, its `status` side file, parse cache). */
@@ -300,7 +342,7 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths). Nothing is written when an
+ * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths, stored {@link byFolder}). Nothing is written when an
  * input changed within {@link SNAPSHOT_RACY_TICK_MS} of now (it could not be served) or cannot be examined;
  * `checkFirst` (the input a lookup found changed) is examined first.
  * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
@@ -313,7 +355,7 @@ export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer
     // The input that made the lookup miss was likely just written: when it is racy, nothing else needs a stat.
     const first = opts.checkFirst !== undefined ? fs.statSync(opts.checkFirst, { throwIfNoEntry: false }) : undefined;
     if (first && Math.max(first.mtimeMs, first.ctimeMs) >= racyFrom) return false;
-    for (const p of inputs) {
+    for (const p of byFolder(inputs)) {
       const st = fs.statSync(p, { throwIfNoEntry: false });
       if (!st) {
         sigs.push([p]);
@@ -325,29 +367,36 @@ export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer
   } catch {
     return false;
   }
-  return writeEntry(file, key, sigs, answer, opts.basis);
+  return writeEntry(file, key, packSnapshotInputs(sigs), answer, opts.basis);
 }
 
 /**
- * Stores `answer` for `key` after a lookup that found only `changed` inputs changed: the entry's other inputs keep
- * the signatures the lookup just confirmed (they are older than the old entry, so not racy now); only the changed
- * ones are examined again. Nothing is written when one of them changed within {@link SNAPSHOT_RACY_TICK_MS} of now
- * or cannot be examined. `basis`: as in {@link writeSnapshot}. Returns whether the entry was written.
+ * Stores `answer` for `key` after a lookup (`found`, {@link readSnapshot}) that found only its `changedAll` inputs
+ * changed: the entry's other inputs keep the signatures the lookup just confirmed (they are older than the old entry,
+ * so not racy now); only the changed ones are examined again, and written in their places in the stored runs. Nothing
+ * is written when one of them changed within {@link SNAPSHOT_RACY_TICK_MS} of now or cannot be examined, or when the
+ * lookup was no miss of that kind. `basis`: as in {@link writeSnapshot}. Returns whether the entry was written.
  */
-export function writeSnapshotPatched(key: SnapshotKey, inputs: readonly SnapshotInput[], changed: readonly string[], answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; basis?: () => string | undefined } = {}): boolean {
+export function writeSnapshotPatched(key: SnapshotKey, found: Pick<SnapshotLookup, 'changedAll' | 'entry'>, answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; basis?: () => string | undefined } = {}): boolean {
+  const e = found.entry;
+  const changed = found.changedAll;
+  if (!e || !changed || changed.length !== e.changedAt.length) return false;
   const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
-  const fresh = new Map<string, SnapshotInput>();
+  const runs = e.runs.slice();
   try {
-    for (const p of changed) {
-      const st = fs.statSync(p, { throwIfNoEntry: false });
+    for (let i = 0; i < changed.length; i++) {
+      const st = fs.statSync(changed[i]!, { throwIfNoEntry: false });
       if (st && Math.max(st.mtimeMs, st.ctimeMs) >= racyFrom) return false;
-      fresh.set(p, st ? [p, st.size, st.mtimeMs, st.ctimeMs, st.ino] : [p]);
+      const [r, j] = e.changedAt[i]!;
+      // A copy of each run written to (the lookup's runs stay as read).
+      const run = runs[r] === e.runs[r] ? (runs[r] = e.runs[r]!.slice()) : runs[r]!;
+      if (st) run.splice(j + 1, 4, st.size, st.mtimeMs, st.ctimeMs, st.ino);
+      else run.splice(j + 1, 4, -1, 0, 0, 0);
     }
   } catch {
     return false;
   }
-  const sigs = inputs.map((i) => fresh.get(i[0]) ?? i);
-  return writeEntry(snapshotFile(key.folder, key.command, opts.env ?? process.env), key, sigs, answer, opts.basis);
+  return writeEntry(snapshotFile(key.folder, key.command, opts.env ?? process.env), key, runs, answer, opts.basis);
 }
 
 /**
@@ -355,9 +404,9 @@ export function writeSnapshotPatched(key: SnapshotKey, inputs: readonly Snapshot
  * racy check, so a side file is never replaced for an entry that is not written) writes the answer's side file and
  * returns its id, or `undefined` (then the entry names none).
  */
-function writeEntry(file: string, key: SnapshotKey, inputs: SnapshotInput[], answer: SnapshotAnswer, basis?: () => string | undefined): boolean {
+function writeEntry(file: string, key: SnapshotKey, inputsByFolder: SnapshotInputRun[], answer: SnapshotAnswer, basis?: () => string | undefined): boolean {
   const basisId = basis ? basis() : answer.basis;
-  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputsByFolder: packSnapshotInputs(inputs), outputs: answer.outputs, exitCode: answer.exitCode, ...(basisId !== undefined ? { basis: basisId } : {}) };
+  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputsByFolder, outputs: answer.outputs, exitCode: answer.exitCode, ...(basisId !== undefined ? { basis: basisId } : {}) };
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -6,9 +6,30 @@ import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
 import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
-import { basisFile, patchBasis, statusOutputs, type StatusPatchFile } from '../../../src/cli/statusPatch';
+import { basisFile, patchBasis, readStatusPatchFile, statusOutputs, writeStatusPatchFile, type FlowPatchRow, type StatusPatchFile } from '../../../src/cli/statusPatch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The side file of a stored status answer (src/cli/statusPatch.ts), read as the CLI reads it. */
+function sideOf(file: string): StatusPatchFile {
+  const side = readStatusPatchFile(file);
+  assert.ok(side, `${file}: a side file`);
+  return side;
+}
+
+/** The task lines of a side file: file (relative), id and row, in item order. */
+function sideRows(side: StatusPatchFile): { relFile: string; id: string; row: FlowPatchRow }[] {
+  return side.rows.toString('utf8').split('\n').slice(1).map((line) => {
+    const [f, id, row] = line.split('\t').map((p) => JSON.parse(p) as unknown);
+    return { relFile: f as string, id: id as string, row: row as FlowPatchRow };
+  });
+}
+
+/** `side` with a planted problem in its head (and `id`, when given), written to `file`. */
+function plant(file: string, side: StatusPatchFile, id = side.head.id): void {
+  const head = { ...side.head, id, basis: { ...side.head.basis, head: { ...side.head.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } };
+  fs.writeFileSync(file, JSON.stringify(head) + side.rows.toString('utf8') + '\n');
+}
 /** Past the racy tick (core/store/snapshotCache.ts): files written before are old enough to be served. */
 const PAST_TICK_MS = 2200;
 
@@ -173,12 +194,13 @@ describe('cli: status snapshot cache', () => {
    */
   function samePatchedAndNot(dir: string, what: string, taskIds: readonly string[]): number {
     status(dir, true);
-    const side = JSON.parse(fs.readFileSync(basisFile(dir, env()), 'utf8')) as StatusPatchFile;
+    const side = sideOf(basisFile(dir, env()));
+    const rows = sideRows(side);
     let patched = 0;
     for (const id of taskIds) {
-      const k = side.basis.items.findIndex((i) => i.id === id);
-      assert.ok(k >= 0 && side.rows[k], `${what}: ${id} has a patch row`);
-      const file = path.join(dir, side.rows[k]![0]);
+      const row = rows.find((r) => r.id === id);
+      assert.ok(row, `${what}: ${id} has a patch row`);
+      const file = path.join(dir, row.relFile);
       const original = fs.readFileSync(file, 'utf8');
       try {
         for (const change of TASK_CHANGES) {
@@ -211,8 +233,8 @@ describe('cli: status snapshot cache', () => {
         assert.equal(patchBasis(side, [tasksDir]), undefined, `${what} ${id}: a new name in the folder`);
         fs.rmSync(path.join(tasksDir, 'zz-new.json'));
         // Its state file (when it has one) changed.
-        if (side.rows[k]![3] && side.stateDir) {
-          const stateFile = path.join(side.stateDir, 'tasks', `${id}.state.json`);
+        if (row.row[3] && side.head.stateDir) {
+          const stateFile = path.join(side.head.stateDir, 'tasks', `${id}.state.json`);
           const stateText = fs.readFileSync(stateFile, 'utf8');
           fs.writeFileSync(stateFile, JSON.stringify({ status: 'in_progress', assignee: 'state@example.invalid', claimed_at: '2026-02-02T00:00:00Z' }));
           const ps = patchBasis(side, [stateFile]);
@@ -241,8 +263,7 @@ describe('cli: status snapshot cache', () => {
     for (const dir of dirs) {
       status(dir, true);
       if (!fs.existsSync(basisFile(dir, env()))) continue; // runs or waves: nothing stored
-      const side = JSON.parse(fs.readFileSync(basisFile(dir, env()), 'utf8')) as StatusPatchFile;
-      const ids = side.basis.items.slice(0, 1).map((i) => i.id);
+      const ids = sideRows(sideOf(basisFile(dir, env()))).slice(0, 1).map((r) => r.id);
       if (!ids.length) continue;
       patched += samePatchedAndNot(dir, dir, ids);
       folders++;
@@ -259,30 +280,55 @@ describe('cli: status snapshot cache', () => {
     await sleep(PAST_TICK_MS);
     status(ws.dir, true);
     const sideFile = basisFile(ws.dir, env());
-    const side = JSON.parse(fs.readFileSync(sideFile, 'utf8')) as StatusPatchFile;
-    const planted = { ...side, basis: { ...side.basis, head: { ...side.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } };
-    fs.writeFileSync(sideFile, JSON.stringify(planted));
+    const side = sideOf(sideFile);
+    plant(sideFile, side);
     const file = path.join(ws.dir, '.flow', 'tasks', 'fn-1.2.json');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched title"'));
     assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched from the side file');
     // A side file of another entry (its id) is not used. (The task changes again: under load the call above can take
     // past the tick and store its patched answer, which a lookup would then serve as it is.)
-    fs.writeFileSync(sideFile, JSON.stringify({ ...planted, id: 'other' }));
+    plant(sideFile, side, 'other');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched once more"'));
     assert.equal(status(ws.dir, true), uncached(ws.dir, true));
     // Past the tick, a patched answer is stored with a new side file, then served. (Planted again into whatever side
     // file is current: under load the call above may have stored a fresh entry.)
-    const current = JSON.parse(fs.readFileSync(sideFile, 'utf8')) as StatusPatchFile;
+    const current = sideOf(sideFile);
     const entryNow = JSON.parse(fs.readFileSync(entryOf(ws.dir), 'utf8')) as { basis: string };
-    fs.writeFileSync(sideFile, JSON.stringify({ ...current, id: entryNow.basis, basis: { ...current.basis, head: { ...current.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } }));
+    plant(sideFile, current, entryNow.basis);
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched again"'));
     await sleep(PAST_TICK_MS);
     assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched');
     const stored = JSON.parse(fs.readFileSync(entryOf(ws.dir), 'utf8')) as { outputs: { json: string }; basis: string };
     assert.notEqual(stored.basis, entryNow.basis, 'a new side file');
-    assert.equal(stored.basis, (JSON.parse(fs.readFileSync(sideFile, 'utf8')) as StatusPatchFile).id);
+    assert.equal(stored.basis, sideOf(sideFile).head.id);
     assert.ok(stored.outputs.json.includes('PLANTED'), 'the patched answer is stored');
     assert.ok(status(ws.dir, true).includes('PLANTED'), 'and served');
+  });
+
+  it('a patched side file, written back, patches again: chains of changes == uncached (the newest completion undone, redone)', async () => {
+    const ws = folder('ralph-snap-patch-chain-');
+    generated(ws, 30);
+    await sleep(PAST_TICK_MS);
+    status(ws.dir, true);
+    const sideFile = basisFile(ws.dir, env());
+    const taskFile = (id: string) => path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
+    const edit = (id: string, over: Record<string, unknown>) => fs.writeFileSync(taskFile(id), JSON.stringify({ ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over }, null, 2) + '\n');
+    const steps: [string, Record<string, unknown>][] = [
+      ['fn-1.2', { title: 'First change' }],
+      ['fn-1.3', { status: 'done', completed_at: '2027-05-01T00:00:00Z' }],
+      ['fn-2.1', { status: 'done', completed_at: '2027-06-01T00:00:00Z' }],
+      ['fn-2.1', { status: 'todo', title: 'Undone' }],
+      ['fn-1.3', { status: 'in_progress', assignee: 'bot@example.invalid' }],
+      ['fn-1.2', { status: 'blocked', blocked_reason: 'waits' }],
+    ];
+    for (const [id, over] of steps) {
+      edit(id, over);
+      const p = patchBasis(sideOf(sideFile), [taskFile(id)]);
+      assert.ok(p, `${id} ${JSON.stringify(over)}: patched`);
+      assert.equal(statusOutputs(p).json, uncached(ws.dir, true), `${id} ${JSON.stringify(over)}: json`);
+      assert.equal(statusOutputs(p).text, uncached(ws.dir, false), `${id} ${JSON.stringify(over)}: text`);
+      assert.ok(writeStatusPatchFile(p, env()), 'written back');
+    }
   });
 
   it('serves the stored answer while nothing changed, and never once an input changed', async () => {

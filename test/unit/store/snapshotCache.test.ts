@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { packSnapshotInputs, readSnapshot, recordFsReads, removeFolderCaches, snapshotEnvKey, snapshotFile, unpackSnapshotInputs, writeSnapshot, type SnapshotInput, type SnapshotKey } from '../../../src/core/store/snapshotCache';
+import { byFolder, packSnapshotInputs, readSnapshot, recordFsReads, removeFolderCaches, snapshotEnvKey, snapshotFile, unpackSnapshotInputs, writeSnapshot, type SnapshotInput, type SnapshotKey } from '../../../src/core/store/snapshotCache';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { fnv1a } from '../../../src/core/store/fnv';
 import { cacheDir } from '../../../src/core/store/cacheDir';
@@ -101,6 +101,19 @@ describe('snapshot cache', () => {
     assert.deepEqual(unpackSnapshotInputs(JSON.parse(JSON.stringify(runs))), inputs);
     for (const bad of [null, {}, [5], [['/w', 'a', 1, 2, 3]], [['/w', 5, 1, 2, 3, 4]], [[5, 'a', 1, 2, 3, 4]], [['/w', 'a', 1, 2, 3, '4']]]) {
       assert.equal(unpackSnapshotInputs(bad), undefined, JSON.stringify(bad));
+    }
+  });
+
+  it('byFolder: groups inputs by folder, folders and paths in the order first seen', () => {
+    const cases: [string[], string[]][] = [
+      [[], []],
+      [['/w/t/a.json', '/w/s/a.state.json', '/w/t/b.json', '/w/s/b.state.json', '/w/t/c.json'], ['/w/t/a.json', '/w/t/b.json', '/w/t/c.json', '/w/s/a.state.json', '/w/s/b.state.json']],
+      [['/top', '/w/x', '/other', '/w/y'], ['/top', '/other', '/w/x', '/w/y']],
+      [['/w/b', '/w/a'], ['/w/b', '/w/a']],
+    ];
+    for (const [input, grouped] of cases) {
+      assert.deepEqual(byFolder(new Set(input)), grouped, input.join(' '));
+      assert.equal(packSnapshotInputs(byFolder(input).map((p) => [p] as SnapshotInput)).length, new Set(input.map((p) => path.dirname(p))).size);
     }
   });
 
