@@ -11,6 +11,9 @@
  *  - status_json_peak_rss_<n>: peak RSS (MB) of `status --json` at n = 1,000, 5,000, 10,000 and 20,000 (n flow
  *    tasks and n stories: 2n items), warm and without cache; status_json_rss_growth: n = 20,000 over n = 1,000.
  *    Target ≤ 150 MB at 20,000 items (n = 10,000; n = 20,000 is printed too).
+ *  - status_json_no_cache_floor: a script that only reads and `JSON.parse`s the files a cacheless status must read
+ *    (.flow/meta.json, tasks, epics, the flow-state overlay, quantum.json) with `readFileSync`, nothing else: the cost
+ *    of the plan's files alone, to read the ≤ 3× no-cache target against.
  *  - flowctl_status_json: flowctl 4.4.0's `status --json` on the flow-next part, when `RALPH_SHARED_DIR` (default
  *    ../shared) has it, else a line saying why not.
  * The parse cache goes to a temporary XDG_CACHE_HOME; generated data lives in os.tmpdir() and is deleted.
@@ -27,6 +30,13 @@ const round = (x: number) => Math.round(x * 100) / 100;
 const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-cache-'));
 const rssProbe = path.join(cacheHome, 'rss.js');
 fs.writeFileSync(rssProbe, "process.on('exit', () => require('fs').writeSync(2, '\\nRALPH_MAXRSS_KB ' + process.resourceUsage().maxRSS + '\\n'));\n");
+const floorScript = path.join(cacheHome, 'floor.js');
+fs.writeFileSync(floorScript, [
+  "const fs = require('fs'), path = require('path'); const dir = process.argv[2]; let n = 0;",
+  "const parse = (f) => { JSON.parse(fs.readFileSync(f, 'utf8')); n++; };",
+  "for (const d of ['.flow/tasks', '.flow/epics', '.git/flow-state/tasks']) for (const e of fs.readdirSync(path.join(dir, d), { withFileTypes: true })) if (e.isFile() && e.name.endsWith('.json')) parse(path.join(dir, d, e.name));",
+  "parse(path.join(dir, '.flow', 'meta.json')); parse(path.join(dir, 'quantum.json')); process.stdout.write(n + '\\n');",
+].join('\n'));
 
 interface Run { ms: number; rssKb: number }
 
@@ -67,6 +77,8 @@ function main(): void {
     const original = fs.readFileSync(task, 'utf8');
     ratio('status_json_one_changed', median(7, () => run(process.execPath, [cli, '-C', dir, 'status', '--json'], { before: () => fs.writeFileSync(task, original.replace('"Task fn-3.7"', `"Task fn-3.7 v${++k}"`)) })), 2, { items: 10000 });
     ratio('status_json_no_cache', median(5, () => status({ RALPH_CACHE: '0' })), 3, { items: 10000 });
+    const floor = median(5, () => run(process.execPath, [floorScript, dir]));
+    emit({ name: 'status_json_no_cache_floor', value: round(floor.ms / nodeMs), unit: 'x node_start', ms: round(floor.ms), node_start_ms: round(nodeMs), note: 'readFileSync + JSON.parse of the files a cacheless status reads, nothing else' });
     ratio('next_json_warm', median(7, () => run(process.execPath, [cli, '-C', dir, 'next', '--json'])), 2.5, { items: 10000 });
     const epic = path.join(dir, '.flow', 'tasks');
     const doneAll = () => { for (let t = 1; t <= 50; t++) { const f = path.join(epic, `fn-7.${t}.json`); fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/"status": "\w+"/, '"status": "done"')); } };
