@@ -15,7 +15,10 @@ import { baselineMirrorDir } from '../../../src/core/loop/baselineMirror';
 const TASK = '# Task\n## Success criteria\n- [ ] First box\n- [ ] Second box\n';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The fake agent: iteration 1 ticks box 2, runs `tamper` (bash), touches `$T/ready` and runs `after`; later ones do nothing. */
+/**
+ * The fake agent: iteration 1 ticks box 2, waits until run.json records it (the engine's write after the spawn),
+ * runs `tamper` (bash), touches `$T/ready` and runs `after`; later ones do nothing.
+ */
 function agentScript(t: string, tamper: string, after: string): string {
   return [
     '#!/bin/bash',
@@ -26,6 +29,9 @@ function agentScript(t: string, tamper: string, after: string): string {
     'if [ $N = 1 ]; then',
     '  sed -i "s/^- \\[ \\] Second box\\$/- [x] Second box/" RALPH_TASK.md',
     '  R=.ralph/runs/$RALPH_RUN_ID/run.json',
+    // The engine records the agent in run.json just after the spawn; tampering before that write is done races it
+    // (the engine then fails the run and puts the tick back itself: no crash left to recover, the case under test).
+    '  i=0; until grep -q \'"agentPgid": [0-9]\' "$R" 2>/dev/null || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done',
     `  ${tamper}`,
     '  touch "$T/ready"',
     `  ${after}`,
