@@ -39,7 +39,7 @@ export function registerStatusCommand(program: Command): void {
  * the one the entry keyed it by, and no asynchronous read; with the patch side file (src/cli/statusPatch.ts).
  */
 export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
-  const { basis, flow } = loadStatusBasis(folder, { cached: true });
+  const { basis, flow, openBaselines } = loadStatusBasis(folder, { cached: true });
   const snapshot = composeStatus(basis);
   const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
   const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
@@ -50,10 +50,12 @@ export function printStatus(folder: string, json: boolean, recorded?: SnapshotRe
   const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
   if (fileOnly && folder === recorded.key.folder && !recorded.recording.tainted) {
     // With the composition's basis beside it (src/cli/statusPatch.ts), so a later call after a task file changed
-    // patches this answer instead of computing it again.
+    // patches this answer instead of computing it again; none while a claim baseline is open (a mirror whose run
+    // record is gone: no runs, yet a task done or undone since changes `unverified_claims` and `progress`, which the
+    // patch keeps as they were).
     writeSnapshot(recorded.key, recorded.recording.paths, { outputs: { json: jsonOut, text: textOut }, exitCode: 0 }, {
       ...(recorded.changed !== undefined ? { checkFirst: recorded.changed } : {}),
-      basis: () => writeStatusPatchFile(statusPatchFile(folder, basis, flow)),
+      ...(openBaselines === 0 ? { basis: () => writeStatusPatchFile(statusPatchFile(folder, basis, flow)) } : {}),
     });
   }
 }

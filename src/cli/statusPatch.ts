@@ -33,8 +33,10 @@ import { SNAPSHOT_MAX_CHANGED, writeSnapshotPatched, type SnapshotKey, type Snap
  * a changed task must still parse (same reader, same limits), keep its id, epic and `depends_on` (the plan graph's
  * cycle problems and the item order stay), keep its state file present or absent, and not be blocked without
  * `blocked_reason` (that reason comes from the markdown); a changed folder must list the same names. Anything else
- * that changed (quantum.json, a checklist, an epic, config, runs) refuses. Tested: patched == uncached over every
- * fixture and generated plans (test/component/cli/snapshotCache.cli.test.ts).
+ * that changed (quantum.json, a checklist, an epic, config, runs) refuses. No side file is written while a claim
+ * baseline is open (src/cli/statusCommand.ts: a task's status then changes `unverified_claims` and `progress`, which
+ * the basis keeps). Tested: patched == uncached over every fixture and generated plans
+ * (test/component/cli/snapshotCache.cli.test.ts).
  */
 
 const FORMAT = 'ralph-status-basis';

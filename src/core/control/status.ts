@@ -114,17 +114,19 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
 }
 
 /**
- * The load step of {@link buildStatus}: what the composition needs (control/statusCompose.ts), and the flow-next
- * workspace it read (for the CLI's patch rows, src/cli/statusPatch.ts), if any.
+ * The load step of {@link buildStatus}: what the composition needs (control/statusCompose.ts), the flow-next
+ * workspace it read (for the CLI's patch rows, src/cli/statusPatch.ts), if any, and how many claim baselines are open
+ * (`openBaselines`: a mirror or a run record's; while one is, `unverified_claims` and `progress` depend on every
+ * item's status, so a task change cannot be patched into the answer: src/cli/statusCommand.ts writes no side file).
  */
-export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): { basis: StatusBasis; flow?: FlowWorkspace } {
+export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): { basis: StatusBasis; flow?: FlowWorkspace; openBaselines: number } {
   const src = loadSources(folder, opts.env, { cached: opts.cached });
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
   const waves = loadWaveViews(folder);
   const epicCounts = count(['open', 'done'] as const, (src.flow?.epics ?? []).map((e) => e.epic.status));
   const items = plan.items;
-  const unverified = unverifiedOfRuns(folder, src, runs);
+  const { claims: unverified, openBaselines } = unverifiedOfRuns(folder, src, runs);
 
   // The quantum side's newest completion: a passed story's `updatedAt` (set by `ralph task done`) or quantum-loop's
   // `story_passed` entry; the first of the latest wins (composeStatus weighs it against the flow-next tasks).
@@ -167,19 +169,19 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
     rest: basisRestOf(items.filter((i) => i.source !== 'flow-next'), new Set(unverified.map((u) => `${u.source}:${u.id}`))),
     quantumLast: qLast,
   };
-  return { basis, ...(src.flow ? { flow: src.flow } : {}) };
+  return { basis, ...(src.flow ? { flow: src.flow } : {}), openBaselines };
 }
 
 /**
  * The unverified claims against every open baseline (issue 11 C1/C4: a mirror in the state folder, else a run
- * record's `claimBaseline`; model/claimBaseline.ts `openBaselines`), each item once. The
- * person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
+ * record's `claimBaseline`; model/claimBaseline.ts `openBaselines`), each item once, and how many baselines are
+ * open. The person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
  */
-function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo[]): UnverifiedClaim[] {
+function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo[]): { claims: UnverifiedClaim[]; openBaselines: number } {
   // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3), and counts when
   // no record matches it (the record deleted, its runId changed: breaker-s5 07/34).
   const withBaseline = openBaselines(listBaselineMirrors(folder), runs.filter((r) => r.kind === 'ralph').map((r) => ({ runId: r.id, claimBaseline: r.claimBaseline })));
-  if (!withBaseline.length) return [];
+  if (!withBaseline.length) return { claims: [], openBaselines: 0 };
   let text: string | undefined;
   try {
     text = readTextSync(ralphFile(folder, 'personDone'));
@@ -195,7 +197,7 @@ function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo
       if (!seen.has(k)) { seen.add(k); out.push(u); }
     }
   }
-  return out;
+  return { claims: out, openBaselines: withBaseline.length };
 }
 
 /** Finished runs newest first: by `startedAt` (ISO, compared as time), then by id, descending. */

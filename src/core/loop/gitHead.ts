@@ -12,14 +12,27 @@ import * as path from 'node:path';
  *     ref wins over `packed-refs` in git, so a loose file found is the answer; no loose file (packed, unborn branch,
  *     reftable's `refs/heads` file) → git.
  * Never used while GIT_DIR / GIT_COMMON_DIR / GIT_WORK_TREE point git elsewhere (git-config(1) ENVIRONMENT).
+ * Paths are joined as text, never normalized (no `path.resolve` / `path.join` over a read `..`): git takes the real
+ * path of `<.git file's folder>/<gitdir>` and of `<gitdir>/<commondir>` (setup.c `read_gitfile_gently`,
+ * `get_common_dir_noenv`: `strbuf_realpath`), where a `..` after a symbolic link leaves the link's target; the kernel
+ * resolves an unnormalized path the same way, a lexical `..` does not (a `.git` linked to a worktree's git folder,
+ * a workspace opened through a link with a relative `gitdir:`).
  */
 
-/** What a `.git` file or folder tells: the gitdir, or null when it is not the plain form. Pure. */
+/**
+ * What a `.git` file or folder tells: the gitdir, or null when it is not the plain form. A relative `gitdir:` is
+ * joined to `folder` as text, not normalized (see the module comment: the kernel resolves its `..` as git does). Pure.
+ */
 export function gitdirOf(folder: string, dotGit: { kind: 'dir' } | { kind: 'file'; text: string }): string | null {
   if (dotGit.kind === 'dir') return path.join(folder, '.git');
   const m = /^gitdir: (.+?)\r?\n?$/.exec(dotGit.text);
   if (!m) return null;
-  return path.resolve(folder, m[1]!);
+  return under(folder, m[1]!);
+}
+
+/** `rel` read from a file, relative to `dir` unless absolute, joined as text (no `..` removed). Pure. */
+function under(dir: string, rel: string): string {
+  return path.isAbsolute(rel) ? rel : dir.endsWith(path.sep) ? dir + rel : dir + path.sep + rel;
 }
 
 /** Object ids git writes: SHA-1 (40 hex) or SHA-256 (64 hex), lower case. */
@@ -74,14 +87,14 @@ export async function headFromFiles(folder: string, env: NodeJS.ProcessEnv = pro
     gitdir = gitdirOf(folder, { kind: 'dir' });
   }
   if (!gitdir) return undefined;
-  const headText = await readSmall(path.join(gitdir, 'HEAD'));
+  const headText = await readSmall(under(gitdir, 'HEAD'));
   if (headText === null) return undefined;
   const head = parseHeadText(headText);
   if (!head) return undefined;
   if ('oid' in head) return head.oid;
-  const common = await readSmall(path.join(gitdir, 'commondir'));
-  const commonDir = common !== null ? path.resolve(gitdir, common.replace(/\r?\n$/, '')) : gitdir;
-  const refText = await readSmall(path.join(commonDir, ...head.branch.split('/')));
+  const common = await readSmall(under(gitdir, 'commondir'));
+  const commonDir = common !== null ? under(gitdir, common.replace(/\r?\n$/, '')) : gitdir;
+  const refText = await readSmall(under(commonDir, head.branch.split('/').join(path.sep)));
   if (refText === null) return undefined;
   return parseLooseRef(refText) ?? undefined;
 }

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { cliPath, runCli } from '../../support/cli';
 import { testCacheHome } from '../../support/tempFolder';
@@ -83,6 +84,38 @@ describe('cli: what bots rely on', () => {
       const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" ${args} | head -c 100 >/dev/null`], { encoding: 'utf8' });
       assert.equal(r.stderr, '', args);
       assert.equal(r.status, 0, args);
+    }
+  });
+
+  it('a served answer (written to fd 1) larger than a pipe: to a non-blocking pipe read late, a file, a closed stdout', async () => {
+    ws = tempWorkspace('ralph-bot-');
+    ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
+    const plain = runCli(ws.dir, ['status', '--json'], { RALPH_CACHE: '0' }).stdout;
+    assert.ok(plain.length > 256 * 1024, `control: an answer of ${plain.length} bytes, more than a pipe holds`);
+    await new Promise((r) => setTimeout(r, 2200)); // past the answer cache's racy tick: stored, then served
+    runCli(ws.dir, ['status', '--json']);
+    const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bot-out-'));
+    try {
+      const out = path.join(outDir, 'out.json'); // outside the workspace: not an input of the stored answer
+      const env = { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' };
+      const sh = (script: string) => spawnSync('bash', ['-c', `set -o pipefail; ${script}`], { encoding: 'utf8', env });
+      const cli = `"${process.execPath}" "${cliPath}" -C "${ws.dir}" status --json`;
+      // The pipe's file description made non-blocking by the writer's side (as a Node parent sharing it does), and
+      // read only after a second: the writes fill it, EAGAIN, and the rest must still arrive.
+      const nonBlocking = `python3 -c 'import fcntl, os; fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK)'`;
+      for (const [what, script] of [
+        ['non-blocking pipe read late', `{ ${nonBlocking} && exec ${cli}; } | { sleep 1; cat; } > "${out}"`],
+        ['blocking pipe read late', `${cli} | { sleep 1; cat; } > "${out}"`],
+        ['a file', `${cli} > "${out}"`],
+      ] as const) {
+        const r = sh(script);
+        assert.deepEqual([r.status, r.stderr], [0, ''], what);
+        assert.equal(fs.readFileSync(out, 'utf8'), plain, what);
+      }
+      const closed = sh(`${cli} >&-`);
+      assert.deepEqual([closed.status, closed.stderr], [0, ''], 'stdout closed');
+    } finally {
+      fs.rmSync(outDir, { recursive: true, force: true });
     }
   });
 

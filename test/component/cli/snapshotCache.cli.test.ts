@@ -6,6 +6,7 @@ import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
 import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
+import { writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
 import { basisFile, patchBasis, readStatusPatchFile, statusOutputs, writeStatusPatchFile, type FlowPatchRow, type StatusPatchFile } from '../../../src/cli/statusPatch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -329,6 +330,31 @@ describe('cli: status snapshot cache', () => {
       assert.equal(statusOutputs(p).text, uncached(ws.dir, false), `${id} ${JSON.stringify(over)}: text`);
       assert.ok(writeStatusPatchFile(p, env()), 'written back');
     }
+  });
+
+  it('an open claim baseline without a run record (its mirror outside the workspace): a task done or undone since == uncached (claims and progress follow the task)', async () => {
+    // A run whose record is gone while its claims are open (breaker-s5 07/34): no runs, so the answer is stored;
+    // its mirror still makes every task done since the baseline an unverified claim, left out of progress.
+    const ws = folder('ralph-snap-patch-claims-');
+    const state = folder('ralph-snap-patch-claims-state-');
+    const st = { XDG_STATE_HOME: state.dir };
+    generated(ws, 20);
+    await writeBaselineMirror(ws.dir, '20261201-000000-gone', { at: '2026-12-01T00:00:00.000Z', source: 'flow-next', label: '.flow', done: [] }, st);
+    await sleep(PAST_TICK_MS);
+    const plain = () => status(ws.dir, true, { ...st, RALPH_CACHE: '0' });
+    const before = JSON.parse(plain()) as { unverified_claims: { id: string }[]; runs: unknown[]; recent_runs: unknown[] };
+    assert.ok(before.unverified_claims.some((u) => u.id === 'fn-1.2'), 'control: a done task is a claim');
+    assert.equal(before.runs.length + before.recent_runs.length, 0, 'control: no run record');
+    assert.equal(status(ws.dir, true, st), plain());
+    assert.ok(fs.existsSync(entryOf(ws.dir)), 'control: the answer is stored');
+    const taskFile = (id: string) => path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
+    const edit = (id: string, over: Record<string, unknown>) => fs.writeFileSync(taskFile(id), JSON.stringify({ ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over }, null, 2) + '\n');
+    // fn-1.5: todo, no state file, becomes done (a new claim); fn-1.2: done (a claim), becomes todo.
+    edit('fn-1.5', { status: 'done', completed_at: '2026-12-02T00:00:00Z' });
+    assert.equal(status(ws.dir, true, st), plain(), 'a task done since the baseline');
+    assert.equal(status(ws.dir, false, st), status(ws.dir, false, { ...st, RALPH_CACHE: '0' }), 'text');
+    edit('fn-1.2', { status: 'todo' });
+    assert.equal(status(ws.dir, true, st), plain(), 'a claimed task undone');
   });
 
   it('serves the stored answer while nothing changed, and never once an input changed', async () => {

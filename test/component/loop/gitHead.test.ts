@@ -44,6 +44,58 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     assert.equal(r.spawns, 0, 'no git process for a loose branch ref');
   });
 
+  it("symbolic links: a .git linked to a worktree's git folder, a workspace opened through a link with a relative gitdir: the commit git names", async () => {
+    const wt = path.join(t.dir, '.ql-wt', 'S1');
+    git(t.dir, 'worktree', 'add', '-q', '-b', 'lane', wt, 'main');
+    fs.writeFileSync(path.join(wt, 'b.txt'), 'b\n');
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-q', '-m', 'lane');
+    const outer = makeTempFolder('ralph-head-link-');
+    try {
+      // <outer>/ws/.git → <repo>/.git/worktrees/S1, whose commondir is `../..`: git takes the real path (the
+      // repository's .git); `../..` read lexically from the link is <outer>, where a stale branch file lies.
+      const ws = path.join(outer.dir, 'ws');
+      fs.mkdirSync(ws);
+      fs.symlinkSync(path.join(t.dir, '.git', 'worktrees', 'S1'), path.join(ws, '.git'));
+      outer.write('refs/heads/lane', `${revParse(t.dir)}\n`);
+      assert.equal(revParse(ws), revParse(wt), 'control: git reads the worktree through the link');
+      assert.notEqual(revParse(ws), revParse(t.dir), 'control: the stale file names another commit');
+      assert.equal(await headFromFiles(ws), revParse(ws));
+      assert.equal(await headSha(ws), revParse(ws));
+      // A worktree whose .git says `gitdir: ../<…>` (a submodule's form), opened through a link to it: git resolves
+      // the `..` from the worktree's real folder, not from the link's.
+      fs.writeFileSync(path.join(wt, '.git'), `gitdir: ../../.git/worktrees/S1\n`);
+      // <outer>/a/lane-link → the worktree: `../../.git/worktrees/S1` read lexically from the link is <outer>/.git/….
+      fs.mkdirSync(path.join(outer.dir, 'a'));
+      const link = path.join(outer.dir, 'a', 'lane-link');
+      fs.symlinkSync(wt, link);
+      outer.write('.git/worktrees/S1/HEAD', `${revParse(t.dir)}\n`);
+      assert.equal(revParse(link), revParse(wt), 'control: git follows the relative gitdir from the real folder');
+      assert.equal(await headFromFiles(link), revParse(wt));
+    } finally {
+      outer.dispose();
+    }
+  });
+
+  it("odd branch names, a SHA-256 repository: git's answer (from the files, or from git where they do not tell plainly)", async () => {
+    for (const branch of ['x+y@z.1', 'feat/\u00fc#1', 'a,b', 'deep/er/name']) {
+      git(t.dir, 'checkout', '-q', '-b', branch);
+      t.write(`${branch.replace(/\W/g, '_')}.txt`, branch);
+      git(t.dir, 'add', '-A');
+      git(t.dir, 'commit', '-q', '-m', branch);
+      assert.equal(await headSha(t.dir), revParse(t.dir), branch);
+    }
+    const sha256 = makeTempFolder('ralph-head-256-', { files: { 'a.txt': 'a\n' } });
+    try {
+      git(sha256.dir, 'init', '-q', '--object-format=sha256', '-b', 'main');
+      git(sha256.dir, '-c', 'user.email=t@example.invalid', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'one');
+      assert.equal(revParse(sha256.dir).length, 64, 'control: a SHA-256 object id');
+      assert.equal(await headFromFiles(sha256.dir), revParse(sha256.dir));
+    } finally {
+      sha256.dispose();
+    }
+  });
+
   it('a detached HEAD is read as it is', async () => {
     git(t.dir, 'checkout', '-q', '--detach');
     assert.equal(await headFromFiles(t.dir), revParse(t.dir));
