@@ -59,3 +59,20 @@ export function processesRunning(cmdline: string): number[] {
 export async function waitForFile(file: string): Promise<void> {
   while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 20));
 }
+
+/**
+ * Runs `fn` and counts the calls of this thread's `child_process.spawn` meanwhile (the module object that bundled
+ * code reads at each call, so a count of processes started here, not by a helper process). Restores `spawn` after.
+ */
+export async function spawnsDuring<T>(fn: () => Promise<T>): Promise<{ value: T; spawns: number }> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cp = require('node:child_process') as Record<string, unknown>;
+  const orig = cp.spawn as (...a: unknown[]) => unknown;
+  let spawns = 0;
+  cp.spawn = function (this: unknown, ...a: unknown[]) { spawns++; return orig.apply(this, a); };
+  try {
+    return { value: await fn(), spawns };
+  } finally {
+    cp.spawn = orig;
+  }
+}

@@ -6,20 +6,7 @@ import { headFromFiles } from '../../../src/core/loop/gitHead';
 import { headOf } from '../../../src/core/loop/parallel/dispatcher';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { git, gitInit } from '../../support/workspace';
-
-/** Calls of child_process.spawn while `fn` runs (the module object bundled code reads at each call). */
-async function spawnsDuring<T>(fn: () => Promise<T>): Promise<{ value: T; spawns: number }> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const cp = require('node:child_process') as Record<string, unknown>;
-  const orig = cp.spawn as (...a: unknown[]) => unknown;
-  let spawns = 0;
-  cp.spawn = function (this: unknown, ...a: unknown[]) { spawns++; return orig.apply(this, a); };
-  try {
-    return { value: await fn(), spawns };
-  } finally {
-    cp.spawn = orig;
-  }
-}
+import { spawnsDuring } from '../../support/processes';
 
 /** Issue 19: HEAD read from the repository's files (gitHead.ts) is git's answer, without a git process in the plain layouts. */
 describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function () {
@@ -31,13 +18,18 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     gitInit(t, { commit: true });
   });
   afterEach(() => t.dispose());
-
-  it('answers as git in a repository and in a linked worktree, without starting git', async () => {
+  /** A linked worktree `.ql-wt/S1` on a new `branch` from main, with one commit of its own; its folder. */
+  const laneWithCommit = (branch: string): string => {
     const wt = path.join(t.dir, '.ql-wt', 'S1');
-    git(t.dir, 'worktree', 'add', '-q', '-b', 'ql-wt/S1', wt, 'main');
+    git(t.dir, 'worktree', 'add', '-q', '-b', branch, wt, 'main');
     fs.writeFileSync(path.join(wt, 'b.txt'), 'b\n');
     git(wt, 'add', '-A');
     git(wt, 'commit', '-q', '-m', 'lane');
+    return wt;
+  };
+
+  it('answers as git in a repository and in a linked worktree, without starting git', async () => {
+    const wt = laneWithCommit('ql-wt/S1');
     const r = await spawnsDuring(async () => [await headSha(t.dir), await headSha(wt), await headOf(t.dir), await headOf(wt)]);
     assert.deepEqual(r.value, [revParse(t.dir), revParse(wt), revParse(t.dir), revParse(wt)]);
     assert.notEqual(revParse(t.dir), revParse(wt));
@@ -45,11 +37,7 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
   });
 
   it("symbolic links: a .git linked to a worktree's git folder, a workspace opened through a link with a relative gitdir: the commit git names", async () => {
-    const wt = path.join(t.dir, '.ql-wt', 'S1');
-    git(t.dir, 'worktree', 'add', '-q', '-b', 'lane', wt, 'main');
-    fs.writeFileSync(path.join(wt, 'b.txt'), 'b\n');
-    git(wt, 'add', '-A');
-    git(wt, 'commit', '-q', '-m', 'lane');
+    const wt = laneWithCommit('lane');
     const outer = makeTempFolder('ralph-head-link-');
     try {
       // <outer>/ws/.git → <repo>/.git/worktrees/S1, whose commondir is `../..`: git takes the real path (the

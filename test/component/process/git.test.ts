@@ -7,6 +7,7 @@ import { gitWorkerActive, holdGitWorker, LOST_ANSWER } from '../../../src/core/p
 import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
 import { resolveActor } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { spawnsDuring } from '../../support/processes';
 
 /** Breaker-s5 rows 21, 22: ralph's own git (process/git.ts) runs none of the programs a repository's config names. */
 describe("ralph's own git commands with the real git", function () {
@@ -70,20 +71,6 @@ describe("ralph's own git commands with the real git", function () {
     });
     afterEach(() => t.dispose());
 
-    /** Calls of the main thread's child_process.spawn while `fn` runs (the module object bundled code reads at each call). */
-    async function mainThreadSpawns<T>(fn: () => Promise<T>): Promise<{ value: T; spawns: number }> {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const cp = require('node:child_process') as Record<string, unknown>;
-      const orig = cp.spawn as (...a: unknown[]) => unknown;
-      let spawns = 0;
-      cp.spawn = function (this: unknown, ...a: unknown[]) { spawns++; return orig.apply(this, a); };
-      try {
-        return { value: await fn(), spawns };
-      } finally {
-        cp.spawn = orig;
-      }
-    }
-
     const calls = (dir: string) => Promise.all([
       runGit(dir, ['log', '-1', '--format=%s%n']),
       runGit(dir, ['rev-parse', '--verify', '-q', 'refs/heads/none']),
@@ -94,14 +81,14 @@ describe("ralph's own git commands with the real git", function () {
 
     it('answers as git in this thread does (stdout without its final newline, stderr, exit codes), without a spawn in the main thread', async () => {
       fs.writeFileSync(path.join(ws, 'new.txt'), 'x\n');
-      const direct = await mainThreadSpawns(() => calls(ws));
+      const direct = await spawnsDuring(() => calls(ws));
       assert.ok(direct.spawns >= 4, 'control: without the worker, git is spawned by the main thread');
       const release = holdGitWorker();
       let viaWorker: { value: Awaited<ReturnType<typeof calls>>; spawns: number };
       try {
         assert.equal(gitWorkerActive(), true);
         await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper (one spawn of this thread per run)
-        viaWorker = await mainThreadSpawns(() => calls(ws));
+        viaWorker = await spawnsDuring(() => calls(ws));
       } finally {
         await release();
       }
@@ -145,11 +132,11 @@ describe("ralph's own git commands with the real git", function () {
       await a();
       await a();
       assert.equal(gitWorkerActive(), true);
-      assert.equal((await mainThreadSpawns(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1, 'the helper starts');
-      assert.equal((await mainThreadSpawns(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 0);
+      assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1, 'the helper starts');
+      assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 0);
       await b();
       assert.equal(gitWorkerActive(), false);
-      assert.equal((await mainThreadSpawns(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1);
+      assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1);
     });
   });
 });
