@@ -281,31 +281,29 @@ interface PassSoFar {
 /** The end of {@link checkWave}'s pass, under the log's lock: the gate result, the log entry, the result. */
 function finishPass(o: WaveCheckOptions, lock: { keepFresh(): void }, p: PassSoFar): WaveCheckResult {
   const { view, decision, key, skip, written, now, at, logFile, started, hr } = p;
-  {
-    const bySub = new Map(decision.subs.map((s) => [s.subId, s]));
-    const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, bySub.get(subId) ?? { subId });
-    const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs: hr() - started, dispatch });
-    const block = formatGateResultBlock(gate);
-    const entries = renderLogEntries(decision, { at, block, dispatch });
-    if (!skip) {
-      lock.keepFresh();
-      appendLog(logFile, entries);
-    }
-    return {
-      success: true,
-      severity: decision.severity,
-      findings: decision.findings,
-      wave_id: view.waveId,
-      phase: o.phase,
-      wave: waveJson(view, o.folder),
-      log_path: logPath(o.phase),
-      briefs_written: written,
-      gate_result: gate,
-      problems: view.problems,
-      logged: !skip,
-      pass_key: key,
-    };
+  const bySub = new Map(decision.subs.map((s) => [s.subId, s]));
+  const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, bySub.get(subId) ?? { subId });
+  const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs: hr() - started, dispatch });
+  const block = formatGateResultBlock(gate);
+  const entries = renderLogEntries(decision, { at, block, dispatch });
+  if (!skip) {
+    lock.keepFresh();
+    appendLog(logFile, entries);
   }
+  return {
+    success: true,
+    severity: decision.severity,
+    findings: decision.findings,
+    wave_id: view.waveId,
+    phase: o.phase,
+    wave: waveJson(view, o.folder),
+    log_path: logPath(o.phase),
+    briefs_written: written,
+    gate_result: gate,
+    problems: view.problems,
+    logged: !skip,
+    pass_key: key,
+  };
 }
 
 /**
