@@ -5,8 +5,10 @@
  *   - lanes.wallRatio: wall time with --max-parallel 4 over --max-parallel 1 (target ≤ 0.35);
  *   - lanes.mergeMsPerStory: the merge and the feature branch's gate per story, mean ms (laneMerge durationMs).
  * Prints one JSON object per line. Temporary folders are deleted at the end. The runs keep their per-user state
- * (claim baselines and their copies, agent files: src/core/store/userStateDir.ts) in a private XDG_STATE_HOME,
- * removed at the end, never in the user's ~/.local/state/ralph (as scripts/test.mjs does for tests).
+ * (claim baselines and their copies, agent files: src/core/store/userStateDir.ts) in a private XDG_STATE_HOME and
+ * their cache (store/cacheDir.ts: the engine sweeps it for this folder's entries after each agent and lane, reading
+ * the head of every entry it cannot place by name) in a private XDG_CACHE_HOME, both removed at the end: never the
+ * user's ~/.local/state/ralph or ~/.cache/ralph (as scripts/test.mjs does for tests), whose size would be measured.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -21,8 +23,10 @@ const storyMs = Number(process.env.BENCH_LANES_STORY_MS ?? 1500);
 const stub = path.resolve(__dirname, '..', '..', 'test', 'support', 'stubs', 'laneAgent.cjs');
 // Set before any run starts; inherited by the stub agents and gates.
 const stateHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-state-'));
+const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-cache-'));
 process.env.XDG_STATE_HOME = stateHome;
-process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }));
+process.env.XDG_CACHE_HOME = cacheHome;
+process.on('exit', () => { for (const d of [stateHome, cacheHome]) fs.rmSync(d, { recursive: true, force: true }); });
 
 function gitIn(dir: string, ...args: string[]): void {
   execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
