@@ -1,7 +1,9 @@
 /**
  * Parallel lanes benchmark (issue 19; `npm run bench` / `node scripts/bench.mjs lanes`): eight independent quantum
- * stories, a stub agent of fixed duration (test/support/stubs/laneAgent.cjs sleeping BENCH_LANES_STORY_MS, default
- * 1500 ms; not the real CLI: four real CLIs on two cores would measure the CPU, not the scheduling), real git.
+ * stories, a stub agent of fixed duration (test/support/stubs/benchAgent.sh: commits one file, sleeps BENCH_LANES_STORY_MS,
+ * default 1500 ms; not the real CLI: four real CLIs on two cores would measure the CPU, not the scheduling; a bash
+ * script, not the tests' Node stub laneAgent.cjs, whose start-up alone cost ~0.3 s of CPU per story on two busy cores),
+ * real git.
  *   - lanes.wallRatio: wall time with --max-parallel 4 over --max-parallel 1 (target ≤ 0.35);
  *   - lanes.mergeMsPerStory: the merge and the feature branch's gate per story, mean ms (laneMerge durationMs).
  * Prints one JSON object per line. Temporary folders are deleted at the end. The runs keep their per-user state
@@ -20,7 +22,7 @@ import { ralphConfigSchema } from '../src/core/model/config';
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const STORIES = 8;
 const storyMs = Number(process.env.BENCH_LANES_STORY_MS ?? 1500);
-const stub = path.resolve(__dirname, '..', '..', 'test', 'support', 'stubs', 'laneAgent.cjs');
+const stub = path.resolve(__dirname, '..', '..', 'test', 'support', 'stubs', 'benchAgent.sh');
 // Set before any run starts; inherited by the stub agents and gates.
 const stateHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-state-'));
 const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-cache-'));
@@ -38,15 +40,13 @@ async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: num
     const stories = Array.from({ length: STORIES }, (_, i) => ({ id: `S${i + 1}`, title: `story ${i + 1}`, priority: i + 1, status: 'pending', dependsOn: [], filePaths: [`s${i + 1}.txt`] }));
     fs.writeFileSync(path.join(dir, 'quantum.json'), JSON.stringify({ project: 'bench', stories }, null, 2) + '\n');
     fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
-    const plan = Object.fromEntries(stories.map((s) => [s.id, { write: { [`s${s.id.slice(1)}.txt`]: `${s.id}\n` }, sleepMs: storyMs }]));
-    fs.writeFileSync(path.join(dir, '..', `${path.basename(dir)}.plan.json`), JSON.stringify(plan));
     gitIn(dir, 'init', '-q', '-b', 'main');
     gitIn(dir, 'config', 'user.email', 'bench@example.invalid');
     gitIn(dir, 'config', 'user.name', 'bench');
     gitIn(dir, 'add', '-A');
     gitIn(dir, 'commit', '-q', '-m', 'initial');
     const config = ralphConfigSchema.parse({ claudePath: stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } });
-    const engine = new LoopEngine({ folder: dir, config, source: 'quantum', parallel: true, maxParallel, agentEnv: { LANE_STUB_PLAN: path.join(dir, '..', `${path.basename(dir)}.plan.json`) } });
+    const engine = new LoopEngine({ folder: dir, config, source: 'quantum', parallel: true, maxParallel, agentEnv: { BENCH_STUB_SLEEP_S: String(storyMs / 1000) } });
     const mergeMs: number[] = [];
     engine.on('event', (e) => { if (e.type === 'laneMerge' && e.outcome === 'merged') mergeMs.push(e.durationMs); });
     const t0 = performance.now();
@@ -55,7 +55,6 @@ async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: num
     if (r.state !== 'completed' || r.done !== STORIES) throw new Error(`bench run ended ${r.state} (${r.done}/${r.total}): ${r.reason}`);
     return { wallMs, mergeMs };
   } finally {
-    fs.rmSync(path.join(dir, '..', `${path.basename(dir)}.plan.json`), { force: true });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
