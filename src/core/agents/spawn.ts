@@ -1,6 +1,8 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { commandExists, containedCommand, containedExit, type ContainmentMode, parentDeathPrefix, resolveContainment, takeLeftovers, withPrefix } from '../process/containment';
+import { spawnInWorker } from '../process/gitWorker';
 import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
@@ -65,8 +67,13 @@ export interface IterationExit {
 export interface IterationHandle {
   /** The value of {@link ITERATION_MARKER} in this iteration's environment (crash recovery ends what carries it). */
   readonly token: string;
-  /** The agent's pid, which is also its process group id; undefined when it could not start. */
+  /**
+   * The agent's pid, which is also its process group id; undefined when it could not start, and until {@link started}
+   * has resolved when it was started from the helper process (a parallel run).
+   */
   readonly pid: number | undefined;
+  /** Resolves once {@link pid} is known (at once when started from this process). Never rejects. */
+  readonly started: Promise<void>;
   readonly invocation: Invocation;
   readonly adapter: AgentAdapter;
   /** Subscribes to events in stream order; returns the unsubscribe function. */
@@ -154,21 +161,14 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     ? containedCommand(containment, invocation.file, invocation.args, { graceMs: killGraceMs, token, report: true, deathPrefix })
     : null;
   const started = contained ?? withPrefix(deathPrefix, invocation.file, invocation.args);
-  const child = execa(started.file, started.args, {
-    cwd: invocation.cwd,
-    env: invocation.env,
-    extendEnv: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    detached: true,
-    buffer: false,
-    reject: false,
-    encoding: 'buffer',
-    cleanup: false,
+  // In a parallel run, from the small helper process (process/gitWorker.ts): a fork of this large process stalls the
+  // one thread every lane's engine runs on. Elsewhere (and if the helper has failed) from here, as always.
+  const child = startChild(started.file, started.args, invocation);
+  let pid = child.pid;
+  const started$ = child.started.then((p) => {
+    pid = p;
+    if (p !== undefined) trackProcessGroup(p);
   });
-  const pid = child.pid;
-  if (pid !== undefined) trackProcessGroup(pid);
   trackMarker(ITERATION_MARKER, token);
   child.stdout?.on('data', (chunk: Buffer) => {
     opts.onStdout?.(chunk);
@@ -177,12 +177,13 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   child.stderr?.on('data', keepStderr);
   // When the agent itself exits, whatever it left in its group (background shells) is ended too, so its
   // stdout closes and nothing outlives the iteration.
-  child.on('exit', () => {
-    if (pid !== undefined) void endProcessGroup(pid, killGraceMs);
+  child.onExit(() => {
+    void started$.then(() => (pid !== undefined ? endProcessGroup(pid, killGraceMs) : undefined));
   });
 
   const done: Promise<IterationExit> = (async () => {
-    const r = await child;
+    await started$;
+    const r = await child.result;
     stream.end();
     if (pid !== undefined) {
       await endProcessGroup(pid, killGraceMs);
@@ -194,9 +195,9 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
-    const spawnError = pid === undefined ? ((r as { originalMessage?: string }).originalMessage || `could not start ${invocation.file}: ${r.code ?? 'unknown error'}`) : null;
+    const spawnError = pid === undefined ? (r.spawnError || `could not start ${invocation.file}: unknown error`) : null;
     // Contained, a signal death arrives as 128+n; read back as the signal only when we ended the agent ourselves.
-    const status = contained && killedBy !== null ? containedExit(r.exitCode ?? null, r.signal ?? null) : { exitCode: r.exitCode ?? null, signal: r.signal ?? null };
+    const status = contained && killedBy !== null ? containedExit(r.exitCode, r.signal) : { exitCode: r.exitCode, signal: r.signal };
     const exit = { ...status, stderr: spawnError && !stderr ? spawnError : stderr };
     const summary = inspector.finish(adapter, stream.stats, exit);
     return {
@@ -216,7 +217,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
 
   return {
     token,
-    pid,
+    get pid() { return pid; },
+    started: started$,
     invocation,
     adapter,
     onEvent(listener) {
@@ -230,9 +232,64 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     ledgerSnapshot: () => ledger.snapshot(),
     async kill(reason: string) {
       killedBy ??= reason;
+      await started$;
       if (pid !== undefined) await endProcessGroup(pid, killGraceMs);
       return done;
     },
     done,
+  };
+}
+
+/** A started agent, from this process (execa) or from the helper (process/gitWorker.ts `spawnInWorker`). */
+interface StartedChild {
+  /** The pid when known at once (started here). */
+  pid: number | undefined;
+  /** Resolves with the pid (undefined: it did not start). */
+  started: Promise<number | undefined>;
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Calls `listener` when the agent itself exits (its output may still be held open). */
+  onExit(listener: () => void): void;
+  /** Resolves once it has exited and its output ended; spawnError set when it did not start. Never rejects. */
+  result: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; spawnError: string | null }>;
+}
+
+function startChild(file: string, args: readonly string[], invocation: Invocation): StartedChild {
+  const env = invocation.env;
+  const remote = spawnInWorker(file, args, { cwd: invocation.cwd, env, stdout: 'pipe', stderr: 'pipe' });
+  if (remote) {
+    return {
+      pid: undefined,
+      started: remote.pid,
+      stdout: remote.stdout,
+      stderr: remote.stderr,
+      onExit: (l) => remote.onExited(l),
+      result: remote.exit,
+    };
+  }
+  const child = execa(file, args, {
+    cwd: invocation.cwd,
+    env,
+    extendEnv: false,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    detached: true,
+    buffer: false,
+    reject: false,
+    encoding: 'buffer',
+    cleanup: false,
+  });
+  return {
+    pid: child.pid,
+    started: Promise.resolve(child.pid),
+    stdout: child.stdout,
+    stderr: child.stderr,
+    onExit: (l) => { child.on('exit', l); },
+    result: child.then((r) => ({
+      exitCode: r.exitCode ?? null,
+      signal: (r.signal ?? null) as NodeJS.Signals | null,
+      spawnError: child.pid === undefined ? ((r as { originalMessage?: string }).originalMessage || `could not start ${file}: ${r.code ?? 'unknown error'}`) : null,
+    })),
   };
 }

@@ -1,6 +1,7 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
+import { spawnInWorker } from '../process/gitWorker';
 import { containedCommand, type ContainmentMode, parentDeathPrefix, resolveContainment } from '../process/containment';
 import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
 
@@ -32,7 +33,7 @@ export interface GroupRun {
 
 export async function runInGroup(
   command: string,
-  o: { cwd: string; fd: number; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal; containment?: ContainmentMode },
+  o: { cwd: string; fd: number; logPath?: string; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal; containment?: ContainmentMode },
 ): Promise<GroupRun> {
   if (o.signal?.aborted) return { exitCode: EXIT_CANCELLED, timedOut: false, cancelled: true, pid: undefined };
   // Both streams go straight to the log's file descriptor (like `>log 2>&1`): true interleaving, no pipe a
@@ -44,21 +45,30 @@ export async function runInGroup(
   // even `setsid env -i server &`, which the marker below cannot find; and it dies with this process (setpriv --pdeathsig).
   const containment = resolveContainment(o.containment);
   const wrapped = containment.kind === 'pid-namespace' ? containedCommand(containment, 'bash', ['-c', command], { graceMs: o.graceMs, token, report: false, deathPrefix: parentDeathPrefix() }) : null;
-  const child = execa(wrapped?.file ?? 'bash', wrapped?.args ?? ['-c', command], {
+  const file = wrapped?.file ?? 'bash';
+  const args = wrapped?.args ?? ['-c', command];
+  // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
+  const env = { ...process.env, ...o.env, [GATE_MARKER]: token };
+  // In a parallel run, from the small helper process (process/gitWorker.ts), appending to the log by its path: a fork
+  // of this large process stalls the one thread every lane's engine runs on.
+  const remote = o.logPath ? spawnInWorker(file, args, { cwd: o.cwd, env, stdout: { append: o.logPath }, stderr: 'stdout' }) : null;
+  const child = remote ? null : execa(file, args, {
     cwd: o.cwd,
-    // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
-    env: { ...o.env, [GATE_MARKER]: token },
-    extendEnv: true,
+    env,
+    extendEnv: false,
     detached: true,
     stdin: 'ignore',
     stdout: fd,
     stderr: fd,
     reject: false,
   });
-  const pid = child.pid;
+  const pid = child ? child.pid : await remote!.pid;
+  const finished = child
+    ? child.then((r) => ({ exitCode: r.exitCode ?? null, signal: (r.signal ?? null) as NodeJS.Signals | null, spawnError: r.shortMessage ?? r.message }))
+    : remote!.exit;
   if (pid === undefined) {
-    const r = await child;
-    return { exitCode: EXIT_SPAWN_FAILED, timedOut: false, cancelled: false, pid, spawnError: r.shortMessage ?? r.message };
+    const r = await finished;
+    return { exitCode: EXIT_SPAWN_FAILED, timedOut: false, cancelled: false, pid, spawnError: r.spawnError ?? undefined };
   }
   trackProcessGroup(pid);
   trackMarker(GATE_MARKER, token);
@@ -76,8 +86,10 @@ export async function runInGroup(
     void end();
   };
   o.signal?.addEventListener('abort', onAbort, { once: true });
+  // Cancelled while the helper was starting it.
+  if (o.signal?.aborted) onAbort();
   try {
-    const result = await child;
+    const result = await finished;
     clearTimeout(timer);
     // The command has exited; end whatever it left behind in its group (gate-run.sh's belt-and-braces kill).
     await end();

@@ -110,7 +110,7 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   try {
     await handle.write(header);
     opts.onActivity?.(`🧪 GATE start label=${label} cmd=${normalizeCommand(command)}`);
-    const outcome = await runInGroup(command, { cwd: folder, fd: handle.fd, env: opts.env, timeoutMs, graceMs, signal: opts.signal, containment: opts.containment });
+    const outcome = await runInGroup(command, { cwd: folder, fd: handle.fd, logPath, env: opts.env, timeoutMs, graceMs, signal: opts.signal, containment: opts.containment });
     timedOut = outcome.timedOut;
     cancelled = outcome.cancelled;
     exitCode = outcome.exitCode;

@@ -1144,6 +1144,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
     };
     watchdogTimer = setTimeout(watch, 50);
+    // Started from the helper process (a parallel run), the pid comes back a moment later; no output is delivered before.
+    await handle.started;
     this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
     this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
     // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.

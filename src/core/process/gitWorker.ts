@@ -1,5 +1,6 @@
 import type * as ChildProcesses from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
 
 /**
  * git started from a small long-lived helper process (issue 19 "Benchmark"; docs/NOTES.md "lanes wall ratio (branch
@@ -19,6 +20,10 @@ import type { ChildProcess } from 'node:child_process';
  * failed command (exit code 1, {@link LOST_ANSWER} on stderr), never run a second time: git may have done it (a
  * commit, a merge), and running it again could do it twice. The helper exits when its stdin closes (the run let go
  * of it, or this process died).
+ *
+ * A parallel run also starts its agents and gates from the helper ({@link spawnInWorker}; docs/NOTES.md "agents and
+ * gates from the helper (session 10)"): their output is piped back as JSON lines, or appended by the helper to the
+ * gate's log. `setpriv --pdeathsig` then ties a contained child to the helper, which dies with this process.
  */
 
 /** One request to the helper (one JSON line on its stdin): the argv after `git`, the folder, the whole environment. */
@@ -40,6 +45,7 @@ export interface GitWorkerAnswer {
 /** The helper's code (given to `node -e`, so that the bundles need no extra file): one `spawn` per request, stdin closed. */
 const HELPER_SOURCE = `
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const strip = (s) => s.endsWith('\\r\\n') ? s.slice(0, -2) : s.endsWith('\\n') ? s.slice(0, -1) : s;
 const send = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
 function run(m) {
@@ -58,6 +64,30 @@ function run(m) {
   child.on('error', (e) => { err.push(Buffer.from(String((e && e.message) || e))); answer(1); });
   child.on('close', (code) => answer(typeof code === 'number' ? code : 1));
 }
+function start(m) {
+  const fds = [];
+  const sink = (w) => (w === 'pipe' || w === 'ignore' ? w : (fds.push(fs.openSync(w.append, 'a')), fds[fds.length - 1]));
+  let child;
+  try {
+    const out = sink(m.stdout);
+    const err = m.stderr === 'stdout' ? out : sink(m.stderr);
+    child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, stdio: ['ignore', out, err], detached: true });
+  } catch (e) {
+    for (const fd of fds) fs.closeSync(fd);
+    send({ id: m.id, pid: null, error: String((e && e.message) || e) });
+    return;
+  }
+  for (const fd of fds) fs.closeSync(fd);
+  let sent = false;
+  child.on('error', (e) => { if (!sent) { sent = true; send({ id: m.id, pid: null, error: String((e && e.message) || e) }); } });
+  if (child.pid === undefined) return;
+  sent = true;
+  send({ id: m.id, pid: child.pid });
+  child.on('exit', () => send({ id: m.id, x: 1 }));
+  child.stdout && child.stdout.on('data', (b) => send({ id: m.id, o: b.toString('base64') }));
+  child.stderr && child.stderr.on('data', (b) => send({ id: m.id, e: b.toString('base64') }));
+  child.on('close', (code, signal) => send({ id: m.id, exit: code, signal: signal || null }));
+}
 let buf = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => {
@@ -65,7 +95,7 @@ process.stdin.on('data', (d) => {
   for (let i = buf.indexOf('\\n'); i >= 0; i = buf.indexOf('\\n')) {
     const line = buf.slice(0, i);
     buf = buf.slice(i + 1);
-    if (line) run(JSON.parse(line));
+    if (line) { const m = JSON.parse(line); if (m.spawn) start(m); else run(m); }
   }
 });
 process.stdin.on('end', () => process.exit(0));
@@ -74,11 +104,15 @@ process.stdin.on('end', () => process.exit(0));
 /** stderr of a call whose answer was lost: the helper ended after the call was sent (see the module's comment). */
 export const LOST_ANSWER = 'the git helper process ended before it answered; the command may or may not have run';
 
-/** Settles every waiting call as a failed command ({@link LOST_ANSWER}). */
+/** Settles every waiting call as a failed command ({@link LOST_ANSWER}) and every child started as lost. */
 function loseWaiting(): void {
   for (const [id, settle] of waiting) {
     waiting.delete(id);
     settle({ id, stdout: '', stderr: LOST_ANSWER, exitCode: 1 });
+  }
+  for (const [id, child] of spawned) {
+    spawned.delete(id);
+    child.lost();
   }
 }
 
@@ -87,6 +121,10 @@ let helper: ChildProcess | null = null;
 let broken = false;
 let nextId = 1;
 const waiting = new Map<number, (a: GitWorkerAnswer | null) => void>();
+/** Children started through the helper ({@link spawnInWorker}) whose end has not been reported. */
+const spawned = new Map<number, { message(m: SpawnMessage): void; lost(): void }>();
+/** Calls and children that keep this process alive. */
+const pending = (): number => waiting.size + spawned.size;
 
 /**
  * Keeps the git helper in use until the returned function is called (calls nest: the helper ends when the last
@@ -153,12 +191,19 @@ function start(): ChildProcess {
     for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      let a: GitWorkerAnswer;
-      try { a = JSON.parse(line) as GitWorkerAnswer; } catch { failAll(h); return; }
+      let a: GitWorkerAnswer & SpawnMessage;
+      try { a = JSON.parse(line) as GitWorkerAnswer & SpawnMessage; } catch { failAll(h); return; }
+      const child = spawned.get(a.id);
+      if (child) {
+        if (a.exit !== undefined) spawned.delete(a.id);
+        if (!pending()) keepAlive(h, false);
+        child.message(a);
+        continue;
+      }
       const settle = waiting.get(a.id);
       if (!settle) continue;
       waiting.delete(a.id);
-      if (!waiting.size) keepAlive(h, false);
+      if (!pending()) keepAlive(h, false);
       settle(a);
     }
   });
@@ -187,7 +232,126 @@ export function runGitInWorker(cwd: string, argv: readonly string[], env: Readon
   const id = nextId++;
   return new Promise((resolve) => {
     waiting.set(id, resolve);
-    if (waiting.size === 1) keepAlive(h, true);
+    if (pending() === 1) keepAlive(h, true);
     h.stdin!.write(JSON.stringify({ id, cwd, argv, env: { ...process.env, ...env } } satisfies GitWorkerRequest) + '\n');
   });
+}
+
+/** One message about a child started through the helper: its pid (or why it could not start), output, its end. */
+interface SpawnMessage {
+  id: number;
+  /** The child's pid; null when it could not be started (then `error`). */
+  pid?: number | null;
+  error?: string;
+  /** The child itself has exited (its output may still be open: whatever it left in its group holds it). */
+  x?: 1;
+  /** A chunk of stdout / stderr, base64. */
+  o?: string;
+  e?: string;
+  /** The child has exited and its output streams closed: its exit code, or null with the signal that ended it. */
+  exit?: number | null;
+  signal?: NodeJS.Signals | null;
+}
+
+/** Where a child's stdout or stderr goes: a pipe read here, nowhere, or appended to a file (opened by the helper). */
+export type WorkerSink = 'pipe' | 'ignore' | { append: string };
+
+/** How a child started through the helper ended. */
+export interface WorkerExit {
+  /** Its exit code; null when a signal ended it, or it never started. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why it could not be started (the spawn error's message), or that the helper was lost; null when it ran. */
+  spawnError: string | null;
+}
+
+/** A child started through the helper: what `spawn` gives, with the pid known only once the helper has answered. */
+export interface WorkerChild {
+  /** Resolves with the child's pid (its process group id too: started detached), undefined when it did not start. */
+  readonly pid: Promise<number | undefined>;
+  /** Its stdout / stderr when piped (buffered until read), else null. */
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  /** Resolves once it has exited and its piped output has been delivered. Never rejects. */
+  readonly exit: Promise<WorkerExit>;
+  /** Calls `listener` once the child itself has exited (before {@link exit} when something holds its output open). */
+  onExited(listener: () => void): void;
+}
+
+/** spawnError of a child whose helper ended before reporting its end (it may still be running: end its group). */
+export const LOST_CHILD = 'the helper process that started it ended before it did';
+
+/**
+ * Starts `file args` from the helper instead of this process (issue 19 "Benchmark": a fork of the large runner costs
+ * its one thread ~10–25 ms and page-table copies on every core; the helper is a few MB): detached (its own process
+ * group, as the engine starts agents and gates), stdin closed, the whole environment `env` (not merged with this
+ * process's), stdout / stderr piped back here or appended to a file (`stderr: 'stdout'`: the same file). Returns null
+ * when the helper is not held or has failed: start the child here then. A child whose helper is lost is reported as
+ * ended ({@link LOST_CHILD}); it was started through `setpriv --pdeathsig` when contained, so it dies with the
+ * helper, and the caller ends its group as for any child. The helper keeps this process alive while children run.
+ */
+export function spawnInWorker(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string | undefined>>; stdout: WorkerSink; stderr: WorkerSink | 'stdout' }): WorkerChild | null {
+  if (!gitWorkerActive()) return null;
+  let h: ChildProcess;
+  try {
+    h = helper ??= start();
+  } catch {
+    broken = true;
+    return null;
+  }
+  const id = nextId++;
+  const stdout = o.stdout === 'pipe' ? new PassThrough() : null;
+  const stderr = o.stderr === 'pipe' ? new PassThrough() : null;
+  let setPid!: (pid: number | undefined) => void;
+  const pid = new Promise<number | undefined>((r) => { setPid = r; });
+  let setExit!: (e: WorkerExit) => void;
+  const exit = new Promise<WorkerExit>((r) => { setExit = r; });
+  let exitedListeners: (() => void)[] | null = [];
+  const exited = () => {
+    const ls = exitedListeners;
+    exitedListeners = null;
+    for (const l of ls ?? []) l();
+  };
+  const finish = (e: WorkerExit) => {
+    setPid(undefined);
+    exited();
+    stdout?.end();
+    stderr?.end();
+    setExit(e);
+  };
+  let queued: SpawnMessage[] | null = [];
+  const deliver = (m: SpawnMessage) => {
+    if (m.x !== undefined) exited();
+    if (m.o !== undefined) stdout?.write(Buffer.from(m.o, 'base64'));
+    if (m.e !== undefined) stderr?.write(Buffer.from(m.e, 'base64'));
+    if (m.exit !== undefined) finish({ exitCode: m.exit, signal: m.signal ?? null, spawnError: null });
+  };
+  spawned.set(id, {
+    message(m) {
+      if (m.pid !== undefined) {
+        if (m.pid === null) {
+          spawned.delete(id);
+          if (!pending()) keepAlive(h, false);
+          finish({ exitCode: null, signal: null, spawnError: m.error ?? `could not start ${file}` });
+        } else {
+          setPid(m.pid);
+          // Output and the end come a turn of the event loop after the pid, as from a child started here: what
+          // awaits the pid has run by then (the engine reports the agent started before any of its output).
+          setImmediate(() => {
+            const q = queued;
+            queued = null;
+            for (const x of q ?? []) deliver(x);
+          });
+        }
+      }
+      if (queued) queued.push(m);
+      else deliver(m);
+    },
+    lost() {
+      finish({ exitCode: null, signal: null, spawnError: LOST_CHILD });
+    },
+  });
+  if (pending() === 1) keepAlive(h, true);
+  h.stdin!.write(JSON.stringify({ id, spawn: true, file, args, cwd: o.cwd, env: o.env, stdout: o.stdout, stderr: o.stderr }) + '\n');
+  return { pid, stdout, stderr, exit, onExited: (l) => { if (exitedListeners) exitedListeners.push(l); else l(); } };
 }

@@ -10,10 +10,22 @@ import type { AgentEvent } from '../../../src/core/stream/events';
 import { streamFixture } from '../../support/fixtures';
 import { assertReplayedToSuccess, cursorAgentStub, installCursorAgentStub } from '../../support/stubs/installStubs';
 import { makeTempDir } from '../../support/tempFolder';
+import { runGit } from '../../../src/core/process/git';
+import { holdGitWorker } from '../../../src/core/process/gitWorker';
+import { spawnsDuring } from '../../support/processes';
 
 interface Record_ { argv: string[]; env: Record<string, string>; stdin: string; cwd: string }
 
-describe('cursor-agent through the adapter (a stub on PATH replaying the stream fixtures)', () => {
+for (const via of ['this process', 'the helper process of a parallel run'] as const) describe(`cursor-agent through the adapter (a stub on PATH replaying the stream fixtures), started from ${via}`, () => {
+  // A parallel run starts agents from its helper process (process/gitWorker.ts spawnInWorker, issue 19): the same
+  // events, exit, argv, environment, closed stdin, group and kill.
+  let release: (() => Promise<void>) | undefined;
+  before(async () => {
+    if (via === 'this process') return;
+    release = holdGitWorker();
+    await runGit(process.cwd(), ['--version']); // starts the helper
+  });
+  after(async () => { await release?.(); });
   const captures = streamFixture('cursor-agent');
   let bin: string;
   let ws: string;
@@ -113,6 +125,19 @@ describe('cursor-agent through the adapter (a stub on PATH replaying the stream 
     const adapter = findAdapter('agent')!;
     const handle = spawnIteration(adapter, { prompt: 'hi', cwd: ws, binary: 'agent', env: { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, RALPH_STUB_REPLAY: path.join(captures, 'parallel-shell.jsonl') } });
     assert.equal((await handle.done).outcome.kind, 'success');
+  });
+
+  it('knows the pid (its group) once started, and starts it from the helper in a parallel run', async () => {
+    const { value: handle, spawns } = await spawnsDuring(async () => {
+      const h = spawnIteration(cursorAgentAdapter, { prompt: 'hi', cwd: ws, env: { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, RALPH_STUB_REPLAY: path.join(captures, 'parallel-shell.jsonl') } });
+      await h.started;
+      return h;
+    });
+    assert.equal(spawns, via === 'this process' ? 1 : 0);
+    assert.ok(handle.pid! > 0);
+    const exit = await handle.done;
+    assert.equal(exit.outcome.kind, 'success');
+    assert.equal(processGroupAlive(handle.pid!), false);
   });
 
   it('kill ends a hanging agent and its whole group', async () => {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runGit, runGitSync } from '../../../src/core/process/git';
-import { gitWorkerActive, holdGitWorker, LOST_ANSWER } from '../../../src/core/process/gitWorker';
+import { gitWorkerActive, holdGitWorker, LOST_ANSWER, LOST_CHILD, spawnInWorker } from '../../../src/core/process/gitWorker';
 import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
 import { resolveActor } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -124,6 +124,56 @@ describe("ralph's own git commands with the real git", function () {
         await release();
       }
       await new Promise((r) => setTimeout(r, 1200)); // the killed helper's git (sleep 1) ends
+    });
+
+    it('starts other programs too (spawnInWorker): pid first, piped or appended output, exit code and signal, spawn errors', async () => {
+      const release = holdGitWorker();
+      try {
+        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper
+        const { value: child, spawns } = await spawnsDuring(async () => spawnInWorker('bash', ['-c', 'echo out; echo err >&2; exit 7'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' }));
+        assert.equal(spawns, 0);
+        const pid = await child!.pid;
+        assert.ok(pid! > 0);
+        const out: string[] = [];
+        const err: string[] = [];
+        child!.stdout!.on('data', (b: Buffer) => out.push(b.toString()));
+        child!.stderr!.on('data', (b: Buffer) => err.push(b.toString()));
+        assert.deepEqual(await child!.exit, { exitCode: 7, signal: null, spawnError: null });
+        assert.deepEqual([out.join(''), err.join('')], ['out\n', 'err\n']);
+        // Its own process group (detached), as agents and gates need.
+        const log = path.join(t.dir, 'log.txt');
+        fs.writeFileSync(log, 'head\n');
+        const grouped = spawnInWorker('bash', ['-c', 'echo "$$ $(ps -o pgid= -p $$)"; kill -TERM $$'], { cwd: ws, env: process.env, stdout: { append: log }, stderr: 'stdout' })!;
+        const gpid = await grouped.pid;
+        assert.deepEqual(await grouped.exit, { exitCode: null, signal: 'SIGTERM', spawnError: null });
+        assert.equal(fs.readFileSync(log, 'utf8').replace(/ +/g, ' '), `head\n${gpid} ${gpid}\n`);
+        const missing = spawnInWorker(path.join(t.dir, 'no-such-program'), [], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
+        assert.equal(await missing.pid, undefined);
+        assert.match((await missing.exit).spawnError!, /ENOENT/);
+      } finally {
+        await release();
+      }
+      assert.equal(spawnInWorker('true', [], { cwd: ws, env: process.env, stdout: 'ignore', stderr: 'ignore' }), null, 'not held: start it here');
+    });
+
+    it('reports a child as ended when the helper is lost, and delivers no output before its pid', async () => {
+      const release = holdGitWorker();
+      try {
+        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper
+        const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
+        let pidKnown = false;
+        const early = new Promise<boolean>((resolve) => child.stdout!.once('data', () => resolve(pidKnown)));
+        const pid = await child.pid;
+        pidKnown = true;
+        assert.equal(await early, true, 'output came after the pid was known');
+        const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+        const helperPid = kids.find((p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
+        process.kill(helperPid!, 'SIGKILL');
+        assert.deepEqual(await child.exit, { exitCode: null, signal: null, spawnError: LOST_CHILD });
+        process.kill(-pid!, 'SIGKILL'); // not started through setpriv here: the caller ends its group, as the engine does
+      } finally {
+        await release();
+      }
     });
 
     it('nests holds: git goes through the worker until the last holder lets go', async () => {
