@@ -187,9 +187,12 @@ class Coordinator {
         const c = this.sentinels.check();
         const stop = c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null;
         await this.guardMain();
+        if (this.startFailure) throw this.startFailure;
         const stories = readQuantum(this.folder)?.doc?.data.stories ?? [];
-        const running = [...this.lanes.values()].map((l) => l.story.id);
-        const working = [...this.lanes.values()].filter((l) => l.working).length;
+        const laneIds = new Set([...this.lanes.values()].map((l) => l.story.id));
+        const startingIds = [...this.starting.keys()].filter((id) => !laneIds.has(id));
+        const running = [...laneIds, ...startingIds];
+        const working = [...this.lanes.values()].filter((l) => l.working).length + startingIds.length;
         const d = decideCoordinator({ maxIterations, maxCostUsd: maxCost, maxWallMs }, {
           cancelled: o.signal?.aborted ?? false, stop, pause: c.pause.length > 0, costUsd: this.cost, iterations: this.iterations,
           elapsedMs: Date.now() - t0, running: running.length, ready: pickRound(stories, running, this.maxParallel).length,
@@ -210,7 +213,11 @@ class Coordinator {
           const ids = pickRound(stories, running, free);
           if (ids.length) {
             this.round++;
-            await this.startLanes(ids);
+            // Not awaited: a lane freed while this round starts is refilled at once (its stories count as running).
+            const start: Promise<void> = this.startLanes(ids, this.round)
+              .catch((err: unknown) => { this.startFailure ??= err instanceof Error ? err : new Error(String(err)); })
+              .finally(() => { this.startingRounds.delete(start); this.poke(); });
+            this.startingRounds.add(start);
             continue;
           }
         }
@@ -219,12 +226,15 @@ class Coordinator {
     } catch (err) {
       end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
       this.runEnding = true;
+      // A round still starting aborts its own lanes (runEnding).
+      await this.settleStarts();
       for (const l of this.lanes.values()) l.abort.abort();
       await this.drain().catch(this.warn('could not end the lanes'));
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       this.sentinels.close();
     }
+    await this.settleStarts();
     await this.mergeChain;
     // Trees are removed off the lanes' critical path; none is left behind when the run ends.
     await Promise.all(this.removing.values());
@@ -273,6 +283,7 @@ class Coordinator {
 
   /** Waits for every running lane (and its merge) to end. */
   private async drain(): Promise<void> {
+    await this.settleStarts();
     while (this.lanes.size) {
       await this.mirrorSentinels(true, false);
       await this.nextChange(500);
@@ -295,13 +306,29 @@ class Coordinator {
 
   /** The lowest lane number not in use (a lane waiting for its merge keeps its number until its `laneMerge`). */
   private freeIndex(reserved: ReadonlySet<number>): number {
-    for (let i = 1; ; i++) if (!this.lanes.has(i) && !reserved.has(i)) return i;
+    const taken = new Set(this.starting.values());
+    for (let i = 1; ; i++) if (!this.lanes.has(i) && !reserved.has(i) && !taken.has(i)) return i;
   }
 
   private lanesWrite: Promise<void> = Promise.resolve();
   private lanesWriteQueued: Promise<void> | null = null;
   /** Trees being removed, by story id (a story started again waits for its old tree to go). */
   private readonly removing = new Map<string, Promise<void>>();
+  /**
+   * Stories whose lanes are being started ({@link startLanes}: worktree, marks), with the lane number each has: they
+   * count as running, so the loop can start the next round meanwhile (a lane freed while another starts waits for
+   * nothing) without picking them twice.
+   */
+  private readonly starting = new Map<string, number>();
+  /** The rounds being started; awaited before the lanes are drained and before the run ends. */
+  private readonly startingRounds = new Set<Promise<void>>();
+  /** The error a round's start threw: the run ends with it as an engine error. */
+  private startFailure: Error | null = null;
+
+  /** Waits until no round is being started. */
+  private async settleStarts(): Promise<void> {
+    while (this.startingRounds.size) await Promise.all([...this.startingRounds]);
+  }
 
   /**
    * Writes run.json `lanes[]`; one write at a time, each taking the lanes as they are when it runs (never an older
@@ -327,9 +354,17 @@ class Coordinator {
    * Starts a lane for each story of `ids` (one round): their worktrees are created at once, then one quantum.json
    * write marks them all started and one run.json write lists them, then each lane's engine starts.
    */
-  private async startLanes(ids: readonly string[]): Promise<void> {
+  private async startLanes(ids: readonly string[], round: number): Promise<void> {
     const reserved = new Set<number>();
-    const picks = ids.map((id) => { const index = this.freeIndex(reserved); reserved.add(index); trace(index, id, 'dispatch'); return { id, index }; });
+    const picks = ids.map((id) => { const index = this.freeIndex(reserved); reserved.add(index); this.starting.set(id, index); trace(index, id, 'dispatch'); return { id, index }; });
+    try {
+      await this.startPicked(picks, round);
+    } finally {
+      for (const p of picks) this.starting.delete(p.id);
+    }
+  }
+
+  private async startPicked(picks: readonly { id: string; index: number }[], round: number): Promise<void> {
     const doc = readQuantum(this.folder)?.doc;
     const made = await Promise.all(picks.map(async ({ id, index }) => {
       // A story started again (a failed attempt) waits for its previous tree to be removed.
@@ -358,15 +393,19 @@ class Coordinator {
       const source = new LaneStorySource(this.folder, m.id, this.actor, () => this.guardMain());
       const lane: Lane = { index: m.index, story, tree: m.created.tree, branch: m.created.branch, source, abort: new AbortController(), timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false, working: true, green: null };
       this.lanes.set(m.index, lane);
+      this.starting.delete(m.id);
       lanes.push(lane);
       if (m.created.reused) this.emit({ type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` }, m.index);
     }
     if (!lanes.length) return;
-    await this.writeStarted(lanes.map((l) => l.story.id), () => lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), this.round, this.activeTrees()));
+    await this.writeStarted(lanes.map((l) => l.story.id), () => lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), round, this.activeTrees()));
     for (const l of lanes) trace(l.index, l.story.id, 'quantumStarted');
     await this.writeLanes();
     for (const lane of lanes) {
       trace(lane.index, lane.story.id, 'lanesWritten');
+      // The run began to end while this round started (STOP, cancel, an error): the lane ends before its first
+      // iteration, its story back to pending (decideLaneEnd: release).
+      if (this.runEnding) lane.abort.abort();
       lane.done = this.runLane(lane).catch(this.warn(`lane ${lane.index} (${lane.story.id})`)).finally(() => {
         this.lanes.delete(lane.index);
         trace(lane.index, lane.story.id, 'freed');
