@@ -51,10 +51,11 @@ const GIT_ENV = { GIT_TERMINAL_PROMPT: '0' };
 
 /**
  * Runs `git <gitArgv(args)>` in `cwd` (stdin closed); never throws for a non-zero exit. While a parallel run holds
- * the git worker (gitWorker.ts), git is started from its thread, so that the main thread does not wait for the fork.
+ * the git worker (gitWorker.ts), git is started from its thread, so that the main thread does not wait for the fork;
+ * `direct`: from this thread all the same (a call that should not wait for the helper's start-up).
  */
-export async function runGit(cwd: string, args: readonly string[]): Promise<GitResult> {
-  if (gitWorkerActive()) {
+export async function runGit(cwd: string, args: readonly string[], o: { direct?: boolean } = {}): Promise<GitResult> {
+  if (!o.direct && gitWorkerActive()) {
     const w = await runGitInWorker(cwd, gitArgv(args), GIT_ENV);
     if (w) return { stdout: w.stdout, stderr: w.stderr, exitCode: w.exitCode };
   }

@@ -99,6 +99,7 @@ process.stdin.on('data', (d) => {
   }
 });
 process.stdin.on('end', () => process.exit(0));
+send({ ready: 1 });
 `;
 
 /** stderr of a call whose answer was lost: the helper ended after the call was sent (see the module's comment). */
@@ -119,6 +120,15 @@ function loseWaiting(): void {
 let holders = 0;
 let helper: ChildProcess | null = null;
 let broken = false;
+/** The helper has said it is up: calls go to it from then on (before, from this thread: its start-up is ~0.1 s). */
+let ready = false;
+let readyWaiters: ((up: boolean) => void)[] = [];
+function setReady(up: boolean): void {
+  ready = up;
+  const ws = readyWaiters;
+  readyWaiters = [];
+  for (const w of ws) w(up);
+}
 let nextId = 1;
 const waiting = new Map<number, (a: GitWorkerAnswer | null) => void>();
 /** Children started through the helper ({@link spawnInWorker}) whose end has not been reported. */
@@ -128,11 +138,19 @@ const pending = (): number => waiting.size + spawned.size;
 
 /**
  * Keeps the git helper in use until the returned function is called (calls nest: the helper ends when the last
- * holder lets go). A parallel run holds it for its whole length. The returned function resolves once the helper has
+ * holder lets go). A parallel run holds it for its whole length. `start`: start the helper now rather than at the first
+ * call (its start-up, ~0.1 s of Node's, then overlaps what the caller does meanwhile). The returned function resolves once the helper has
  * exited (its stdin closed; killed when it has not exited within 2 s), so that a run leaves no process behind.
  */
-export function holdGitWorker(): () => Promise<void> {
+export function holdGitWorker(o: { start?: boolean } = {}): () => Promise<void> {
   holders++;
+  if (o.start && !helper && !broken) {
+    try {
+      helper = start();
+    } catch {
+      broken = true;
+    }
+  }
   let released = false;
   return async () => {
     if (released) return;
@@ -141,6 +159,7 @@ export function holdGitWorker(): () => Promise<void> {
     const h = helper;
     helper = null;
     broken = false;
+    setReady(false);
     // None is expected once the run ended; one still waiting is answered as failed, not run again.
     loseWaiting();
     if (h) await endHelper(h);
@@ -166,6 +185,7 @@ function failAll(h: ChildProcess): void {
   if (helper !== h) return;
   broken = true;
   helper = null;
+  setReady(false);
   loseWaiting();
   h.stdin?.destroy();
   if (h.exitCode === null && h.signalCode === null) h.kill('SIGKILL');
@@ -191,8 +211,12 @@ function start(): ChildProcess {
     for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      let a: GitWorkerAnswer & SpawnMessage;
-      try { a = JSON.parse(line) as GitWorkerAnswer & SpawnMessage; } catch { failAll(h); return; }
+      let a: GitWorkerAnswer & SpawnMessage & { ready?: 1 };
+      try { a = JSON.parse(line) as GitWorkerAnswer & SpawnMessage & { ready?: 1 }; } catch { failAll(h); return; }
+      if (a.ready) {
+        if (helper === h) setReady(true);
+        continue;
+      }
       const child = spawned.get(a.id);
       if (child) {
         if (a.exit !== undefined) spawned.delete(a.id);
@@ -215,20 +239,38 @@ function start(): ChildProcess {
 }
 
 /**
+ * The helper when it is held, up and has not failed; else null (run the command in this thread). Starts it when held
+ * and not started yet: the calls made until it says it is up run here.
+ */
+function startedHelper(): ChildProcess | null {
+  if (!gitWorkerActive()) return null;
+  try {
+    helper ??= start();
+  } catch {
+    broken = true;
+    return null;
+  }
+  return ready ? helper : null;
+}
+
+/** Resolves true once the helper is up (started if held and not yet), false when it is not held or fails first. */
+export function gitWorkerReady(): Promise<boolean> {
+  if (!gitWorkerActive()) return Promise.resolve(false);
+  if (ready) return Promise.resolve(true);
+  startedHelper();
+  if (!gitWorkerActive()) return Promise.resolve(false);
+  return new Promise((resolve) => readyWaiters.push(resolve));
+}
+
+/**
  * Runs `git <argv>` in `cwd` through the helper, with this process's environment plus `env`; resolves null when the
- * helper is not held, cannot be started or has failed (then run git in this thread), and a failed command
+ * helper is not held, not up yet, cannot be started or has failed (then run git in this thread), and a failed command
  * ({@link LOST_ANSWER}) when it fails after the call was sent. The helper keeps this
  * process alive only while calls wait.
  */
 export function runGitInWorker(cwd: string, argv: readonly string[], env: Readonly<Record<string, string>>): Promise<GitWorkerAnswer | null> {
-  if (!gitWorkerActive()) return Promise.resolve(null);
-  let h: ChildProcess;
-  try {
-    h = helper ??= start();
-  } catch {
-    broken = true;
-    return Promise.resolve(null);
-  }
+  const h = startedHelper();
+  if (!h) return Promise.resolve(null);
   const id = nextId++;
   return new Promise((resolve) => {
     waiting.set(id, resolve);
@@ -286,19 +328,13 @@ export const LOST_CHILD = 'the helper process that started it ended before it di
  * its one thread ~10–25 ms and page-table copies on every core; the helper is a few MB): detached (its own process
  * group, as the engine starts agents and gates), stdin closed, the whole environment `env` (not merged with this
  * process's), stdout / stderr piped back here or appended to a file (`stderr: 'stdout'`: the same file). Returns null
- * when the helper is not held or has failed: start the child here then. A child whose helper is lost is reported as
+ * when the helper is not held, not up yet or has failed: start the child here then. A child whose helper is lost is reported as
  * ended ({@link LOST_CHILD}); it was started through `setpriv --pdeathsig` when contained, so it dies with the
  * helper, and the caller ends its group as for any child. The helper keeps this process alive while children run.
  */
 export function spawnInWorker(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string | undefined>>; stdout: WorkerSink; stderr: WorkerSink | 'stdout' }): WorkerChild | null {
-  if (!gitWorkerActive()) return null;
-  let h: ChildProcess;
-  try {
-    h = helper ??= start();
-  } catch {
-    broken = true;
-    return null;
-  }
+  const h = startedHelper();
+  if (!h) return null;
   const id = nextId++;
   const stdout = o.stdout === 'pipe' ? new PassThrough() : null;
   const stderr = o.stderr === 'pipe' ? new PassThrough() : null;

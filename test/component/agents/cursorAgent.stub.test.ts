@@ -10,8 +10,7 @@ import type { AgentEvent } from '../../../src/core/stream/events';
 import { streamFixture } from '../../support/fixtures';
 import { assertReplayedToSuccess, cursorAgentStub, installCursorAgentStub } from '../../support/stubs/installStubs';
 import { makeTempDir } from '../../support/tempFolder';
-import { runGit } from '../../../src/core/process/git';
-import { holdGitWorker } from '../../../src/core/process/gitWorker';
+import { gitWorkerReady, holdGitWorker } from '../../../src/core/process/gitWorker';
 import { spawnsDuring } from '../../support/processes';
 
 interface Record_ { argv: string[]; env: Record<string, string>; stdin: string; cwd: string }
@@ -23,7 +22,7 @@ for (const via of ['this process', 'the helper process of a parallel run'] as co
   before(async () => {
     if (via === 'this process') return;
     release = holdGitWorker();
-    await runGit(process.cwd(), ['--version']); // starts the helper
+    assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
   });
   after(async () => { await release?.(); });
   const captures = streamFixture('cursor-agent');

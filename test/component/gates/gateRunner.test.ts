@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gateSummary, isFailingLine, runGate, SUMMARY_MAX_BYTES, type GateResult, type GateRunOptions } from '../../../src/core/gates/gateRunner';
 import { resolveContainment } from '../../../src/core/process/containment';
-import { holdGitWorker } from '../../../src/core/process/gitWorker';
+import { gitWorkerReady, holdGitWorker } from '../../../src/core/process/gitWorker';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { liveGroupMembers, processesRunning, spawnsDuring, waitForFile } from '../../support/processes';
 
@@ -234,7 +234,7 @@ describe('gate runner, started from the helper process of a parallel run (issue 
   it('starts the gate from the helper: after the helper itself, no spawn in this thread', async () => {
     const ws = makeTempFolder('ralph-gates-', { ralphDir: true });
     try {
-      await runGate({ folder: ws.dir, label: 'basic', command: 'true', timeoutMs: 60_000 }); // starts the helper
+      assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
       const { value: r, spawns } = await spawnsDuring(() => runGate({ folder: ws.dir, label: 'basic', command: 'echo from-helper; echo err >&2; exit 3', timeoutMs: 60_000 }));
       assert.equal(spawns, 0);
       assert.equal(r.exitCode, 3);

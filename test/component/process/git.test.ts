@@ -3,9 +3,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runGit, runGitSync } from '../../../src/core/process/git';
-import { gitWorkerActive, holdGitWorker, LOST_ANSWER, LOST_CHILD, spawnInWorker } from '../../../src/core/process/gitWorker';
+import { gitWorkerActive, gitWorkerReady, holdGitWorker, LOST_ANSWER, LOST_CHILD, spawnInWorker } from '../../../src/core/process/gitWorker';
 import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
-import { resolveActor } from '../../../src/core/sources/actor';
+import { resolveActor, resolveActorAsync } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { spawnsDuring } from '../../support/processes';
 
@@ -87,7 +87,7 @@ describe("ralph's own git commands with the real git", function () {
       let viaWorker: { value: Awaited<ReturnType<typeof calls>>; spawns: number };
       try {
         assert.equal(gitWorkerActive(), true);
-        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper (one spawn of this thread per run)
+        assert.equal(await gitWorkerReady(), true); // starts the helper (one spawn of this thread per run) and waits until it is up
         viaWorker = await spawnsDuring(() => calls(ws));
       } finally {
         await release();
@@ -108,7 +108,7 @@ describe("ralph's own git commands with the real git", function () {
     it('answers a call the helper lost as a failed command and does not run it a second time', async () => {
       const release = holdGitWorker();
       try {
-        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper
+        assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
         const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
         const helperPid = kids.find((pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
         assert.ok(helperPid, 'the helper process is a child of this one');
@@ -129,7 +129,7 @@ describe("ralph's own git commands with the real git", function () {
     it('starts other programs too (spawnInWorker): pid first, piped or appended output, exit code and signal, spawn errors', async () => {
       const release = holdGitWorker();
       try {
-        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper
+        assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
         const { value: child, spawns } = await spawnsDuring(async () => spawnInWorker('bash', ['-c', 'echo out; echo err >&2; exit 7'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' }));
         assert.equal(spawns, 0);
         const pid = await child!.pid;
@@ -159,7 +159,7 @@ describe("ralph's own git commands with the real git", function () {
     it('reports a child as ended when the helper is lost, and delivers no output before its pid', async () => {
       const release = holdGitWorker();
       try {
-        await runGit(ws, ['rev-parse', 'HEAD']); // starts the helper
+        assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
         const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
         let pidKnown = false;
         const early = new Promise<boolean>((resolve) => child.stdout!.once('data', () => resolve(pidKnown)));
@@ -176,13 +176,42 @@ describe("ralph's own git commands with the real git", function () {
       }
     });
 
+    it('resolveActorAsync gives resolveActor\'s answer (FLOW_ACTOR, user.email, user.name, $USER), with and without the helper', async () => {
+      const g = (...args: string[]) => assert.equal(spawnSync('git', args, { cwd: ws }).status, 0, args.join(' '));
+      const both = async (env: NodeJS.ProcessEnv) => [resolveActor(ws, env), await resolveActorAsync(ws, env)];
+      // This repository's settings only (not the machine's ~/.gitconfig).
+      const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM };
+      Object.assign(process.env, { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' });
+      try {
+        assert.deepEqual(await both({ USER: 'u' }), ['u', 'u']);
+        assert.deepEqual(await both({}), ['unknown', 'unknown']);
+        assert.deepEqual(await both({ FLOW_ACTOR: ' bot ' }), ['bot', 'bot']);
+        g('config', 'user.name', 'Only Name');
+        assert.deepEqual(await both({ USER: 'u' }), ['Only Name', 'Only Name']);
+        g('config', 'user.email', 'e@example.org');
+        assert.deepEqual(await both({ USER: 'u' }), ['e@example.org', 'e@example.org']);
+        const release = holdGitWorker({ start: true });
+        try {
+          assert.equal(await gitWorkerReady(), true);
+          const { value, spawns } = await spawnsDuring(() => resolveActorAsync(ws, {}));
+          assert.deepEqual([value, spawns], ['e@example.org', 0]);
+        } finally {
+          await release();
+        }
+      } finally {
+        for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      }
+    });
+
     it('nests holds: git goes through the worker until the last holder lets go', async () => {
       const a = holdGitWorker();
       const b = holdGitWorker();
       await a();
       await a();
       assert.equal(gitWorkerActive(), true);
-      assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 1, 'the helper starts');
+      // The first call starts the helper and, not waiting for its start-up, runs git here; once it is up, git goes there.
+      assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 2, 'the helper starts, git runs here');
+      assert.equal(await gitWorkerReady(), true);
       assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 0);
       await b();
       assert.equal(gitWorkerActive(), false);

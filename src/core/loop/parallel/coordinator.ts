@@ -10,7 +10,7 @@ import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/ga
 import { runGateExclusive } from '../../gates/gateCall';
 import { ralphFile } from '../../model/ralphPaths';
 import { isoString } from '../../model/time';
-import { resolveActor } from '../../sources/actor';
+import { resolveActorAsync } from '../../sources/actor';
 import { holdGitWorker } from '../../process/gitWorker';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
@@ -85,11 +85,23 @@ interface Lane {
 export async function runParallel(o: EngineOptions, runId: string, emit: (e: EngineEvent, lane: number) => void): Promise<RunResult> {
   const folder = path.resolve(o.folder);
   if (o.item) throw new EngineRefusal('--item cannot be used with a parallel run: the rounds pick the stories (run without --parallel to begin with one story).');
-  const inside = await git(folder, ['rev-parse', '--show-toplevel'], { reject: false });
+  // The lanes' git calls start from a small helper process (gitWorker.ts): the main thread, which drives every lane,
+  // does not wait for forks of this large process. Started now, so that its start-up overlaps the checks below (which
+  // run git from here).
+  const releaseGitWorker = holdGitWorker({ start: true });
+  try {
+    return await checkedRun(o, folder, runId, emit);
+  } finally {
+    await releaseGitWorker();
+  }
+}
+
+async function checkedRun(o: EngineOptions, folder: string, runId: string, emit: (e: EngineEvent, lane: number) => void): Promise<RunResult> {
+  const inside = await git(folder, ['rev-parse', '--show-toplevel'], { reject: false, direct: true });
   if (inside.exitCode !== 0) throw new EngineRefusal(`A parallel run needs a git repository: ${folder} is not one (lanes are git worktrees merged back into the feature branch). Run without --parallel, or \`git init\` and commit first.`);
   if (path.resolve(inside.stdout.trim()) !== folder) throw new EngineRefusal(`A parallel run needs the repository's top folder (${inside.stdout.trim()}), not ${folder}.`);
   // quantum.json is the runner's own (its statuses change during the run; lanes never commit it).
-  const dirty = (await git(folder, ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'])).stdout.trim();
+  const dirty = (await git(folder, ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'], { direct: true })).stdout.trim();
   if (dirty) throw new EngineRefusal(`A parallel run refuses to start while tracked files have uncommitted changes (the lanes merge into this folder); commit or stash them first:\n${dirty.split('\n').slice(0, 10).map((l) => `  ${l}`).join('\n')}`);
   const q = readQuantum(folder);
   if (!q?.doc) throw new EngineRefusal(q?.problem ? `${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}` : `No quantum.json in ${folder}: only quantum stories run in parallel.`);
@@ -100,13 +112,9 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
     const active = listRuns(folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
     throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
   }
-  // The lanes' git calls start from a small helper process (gitWorker.ts): the main thread, which drives every lane,
-  // does not wait for forks of this large process.
-  const releaseGitWorker = holdGitWorker();
   try {
     return await new Coordinator(o, folder, runId, gates, emit).run();
   } finally {
-    await releaseGitWorker();
     await releaseLock().catch((err: Error) => emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0));
   }
 }
@@ -156,11 +164,13 @@ class Coordinator {
     const maxIterations = o.maxIterations ?? o.config.maxIterations;
     const maxCost = o.maxCostUsd ?? o.config.maxCostUsd;
     const maxWallMs = o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000;
+    // Asked now (git, through the helper), needed after the recovery.
+    const actor = resolveActorAsync(this.folder);
     await this.useFeatureBranch();
     await excludeRunnerFiles(this.folder);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
     for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes) this.emit({ type: 'warning', message: note });
-    this.actor = resolveActor(this.folder);
+    this.actor = await actor;
     const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: this.actor }), this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: true });
     for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));

@@ -41,8 +41,8 @@ export const laneTree = (folder: string, id: string): string => path.join(folder
 const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 
 /** Runs git in `cwd` through process/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
-export async function git(cwd: string, args: string[], opts: { reject?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
-  const out = await runGit(cwd, args);
+export async function git(cwd: string, args: string[], opts: { reject?: boolean; direct?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+  const out = await runGit(cwd, args, { direct: opts.direct });
   if (out.exitCode !== 0 && opts.reject !== false) throw new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
   return out;
 }
