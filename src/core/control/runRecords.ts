@@ -86,11 +86,32 @@ export async function updateRunRecord(folder: string, runId: string, patch: Part
     const shown = workspacePath(folder, file);
     parseJsonWithSchema(shown, before, runRecordSchema);
     refuseDuplicateKeys(shown, before);
-    const changes: JsonChange[] = Object.entries({ ...patch, updatedAt: isoString(nowMs) }).map(([k, value]) => (value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value }));
-    const after = applyJsonChanges(before, changes);
+    const after = patchedRecordText(before, { ...patch, updatedAt: isoString(nowMs) });
     return { writes: [{ file, before, after }], result: parseJsonWithSchema(shown, after, runRecordSchema) };
   });
   return result;
+}
+
+/**
+ * The text of run.json `before` (valid JSON, no duplicate keys) with the top-level `patch` applied (an `undefined`
+ * value deletes its key). Ralph writes run.json itself in {@link newJsonText}'s form; a text in that form is patched as
+ * an object and written in the same form (each key keeps its place, a new one goes last), which is what the
+ * format-keeping edit ({@link applyJsonChanges}) gives there, at a fraction of its cost (a lane writes its run.json
+ * about a dozen times per story: issue 19 "Benchmark"). A text in any other form (a person reformatted it) goes
+ * through {@link applyJsonChanges} and keeps its formatting. Pure.
+ */
+export function patchedRecordText(before: string, patch: Readonly<Record<string, unknown>>): string {
+  const doc = JSON.parse(before) as unknown;
+  if (doc && typeof doc === 'object' && !Array.isArray(doc) && newJsonText(doc) === before) {
+    const o = doc as Record<string, unknown>;
+    for (const [k, value] of Object.entries(patch)) {
+      if (value === undefined) delete o[k];
+      else o[k] = value;
+    }
+    return newJsonText(o);
+  }
+  const changes: JsonChange[] = Object.entries(patch).map(([k, value]) => (value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value }));
+  return applyJsonChanges(before, changes);
 }
 
 /**
