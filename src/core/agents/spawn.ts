@@ -198,7 +198,9 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     const spawnError = pid === undefined ? (r.spawnError || `could not start ${invocation.file}: unknown error`) : null;
     // Contained, a signal death arrives as 128+n; read back as the signal only when we ended the agent ourselves.
     const status = contained && killedBy !== null ? containedExit(r.exitCode, r.signal) : { exitCode: r.exitCode, signal: r.signal };
-    const exit = { ...status, stderr: spawnError && !stderr ? spawnError : stderr };
+    // Started and then lost (the helper process that started it ended first): said at the end of its stderr.
+    const lost = pid !== undefined && r.spawnError ? `${stderr && !stderr.endsWith('\n') ? '\n' : ''}${r.spawnError}` : '';
+    const exit = { ...status, stderr: spawnError && !stderr ? spawnError : stderr + lost };
     const summary = inspector.finish(adapter, stream.stats, exit);
     return {
       exitCode: exit.exitCode,

@@ -362,7 +362,9 @@ class Coordinator {
 
   /**
    * Starts a lane for each story of `ids` (one round): their worktrees are created at once, then one quantum.json
-   * write marks them all started and one run.json write lists them, then each lane's engine starts.
+   * write marks them all started and one run.json write lists them, then each lane's engine starts. The loop does not
+   * wait for it (`starting` holds the stories meanwhile); a lane set up after the run began to end is aborted before
+   * its first iteration (its story goes back to pending).
    */
   private async startLanes(ids: readonly string[], round: number): Promise<void> {
     const reserved = new Set<number>();
