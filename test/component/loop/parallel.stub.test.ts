@@ -359,5 +359,19 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     } finally {
       plain.dispose();
     }
+    // A subfolder of a repository, and a repository with no commit yet (the start's one rev-parse fails there; the
+    // checks ask again, one at a time).
+    const sub = repo([{ id: 'A' }]);
+    sub.t.write('inner/quantum.json', quantumJson([{ id: 'A' }]));
+    await assert.rejects(new LoopEngine({ folder: path.join(sub.dir, 'inner'), config: config(sub), source: 'quantum', parallel: true }).run(), /needs the repository's top folder/);
+    const unborn = makeTempFolder('ralph-lanes-unborn-', { files: { 'quantum.json': quantumJson([{ id: 'A' }]) } });
+    try {
+      git(unborn.dir, 'init', '-q', '-b', 'main');
+      const engine = new LoopEngine({ folder: unborn.dir, config: ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' } }), source: 'quantum', parallel: true });
+      await assert.rejects(engine.run(), /git rev-parse --abbrev-ref HEAD: .*HEAD/);
+      assert.deepEqual(listProcesses().filter((p) => p.cmdline.includes(STUB)).map((p) => p.cmdline), []);
+    } finally {
+      unborn.dispose();
+    }
   });
 });

@@ -19,7 +19,7 @@ import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMer
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { SentinelWatcher } from '../sentinelWatcher';
-import { excludeRunnerFiles, git, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
+import { excludeRunnerFiles, git, gitFailure, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
 import { LaneStorySource } from './laneSource';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
@@ -97,11 +97,22 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
 }
 
 async function checkedRun(o: EngineOptions, folder: string, runId: string, emit: (e: EngineEvent, lane: number) => void): Promise<RunResult> {
-  const inside = await git(folder, ['rev-parse', '--show-toplevel'], { reject: false, direct: true });
+  // One rev-parse for the three facts the start needs (the top folder, git's common folder, the branch) beside the
+  // status check: two processes at once rather than four one after another, each a fork of this large process. With
+  // no commit on HEAD that rev-parse fails: the top folder is asked alone, and the rest as before.
+  const statusArgs = ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'];
+  const [facts, status] = await Promise.all([
+    git(folder, ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', '--abbrev-ref', 'HEAD'], { reject: false, direct: true }),
+    git(folder, statusArgs, { reject: false, direct: true }),
+  ]);
+  const lines = facts.exitCode === 0 ? facts.stdout.split(/\r?\n/) : [];
+  const repo = lines.length === 3 ? { commonDir: lines[1]!, branch: lines[2]! } : null;
+  const inside = repo ? { exitCode: 0, stdout: lines[0]! } : await git(folder, ['rev-parse', '--show-toplevel'], { reject: false, direct: true });
   if (inside.exitCode !== 0) throw new EngineRefusal(`A parallel run needs a git repository: ${folder} is not one (lanes are git worktrees merged back into the feature branch). Run without --parallel, or \`git init\` and commit first.`);
   if (path.resolve(inside.stdout.trim()) !== folder) throw new EngineRefusal(`A parallel run needs the repository's top folder (${inside.stdout.trim()}), not ${folder}.`);
   // quantum.json is the runner's own (its statuses change during the run; lanes never commit it).
-  const dirty = (await git(folder, ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'], { direct: true })).stdout.trim();
+  if (status.exitCode !== 0) throw gitFailure(statusArgs, status);
+  const dirty = status.stdout.trim();
   if (dirty) throw new EngineRefusal(`A parallel run refuses to start while tracked files have uncommitted changes (the lanes merge into this folder); commit or stash them first:\n${dirty.split('\n').slice(0, 10).map((l) => `  ${l}`).join('\n')}`);
   const q = readQuantum(folder);
   if (!q?.doc) throw new EngineRefusal(q?.problem ? `${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}` : `No quantum.json in ${folder}: only quantum stories run in parallel.`);
@@ -113,7 +124,7 @@ async function checkedRun(o: EngineOptions, folder: string, runId: string, emit:
     throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
   }
   try {
-    return await new Coordinator(o, folder, runId, gates, emit).run();
+    return await new Coordinator(o, folder, runId, gates, emit, repo).run();
   } finally {
     await releaseLock().catch((err: Error) => emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0));
   }
@@ -145,7 +156,8 @@ class Coordinator {
   /** The coordinator's status writes and the guard's checks, one at a time. */
   private mainChain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void) {
+  /** `repo`: git's common folder and the branch checked out, when the start's checks read them (else asked again). */
+  constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void, private readonly repo: { commonDir: string; branch: string } | null = null) {
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
     this.maxParallel = Math.max(1, o.maxParallel ?? o.config.maxParallel);
     this.storyTimeoutMs = o.config.storyTimeoutMs;
@@ -167,7 +179,7 @@ class Coordinator {
     // Asked now (git, through the helper), needed after the recovery.
     const actor = resolveActorAsync(this.folder);
     await this.useFeatureBranch();
-    await excludeRunnerFiles(this.folder);
+    await excludeRunnerFiles(this.folder, this.repo?.commonDir);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
     for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes) this.emit({ type: 'warning', message: note });
     this.actor = await actor;
@@ -266,7 +278,7 @@ class Coordinator {
   /** The feature branch: quantum.json's `branchName` (checked out, created from HEAD when missing), else the branch checked out now. */
   private async useFeatureBranch(): Promise<void> {
     const want = readQuantum(this.folder)?.doc?.data.branchName?.trim();
-    const current = (await git(this.folder, ['rev-parse', '--abbrev-ref', 'HEAD'])).stdout.trim();
+    const current = this.repo?.branch ?? (await git(this.folder, ['rev-parse', '--abbrev-ref', 'HEAD'])).stdout.trim();
     if (want && want !== current) {
       const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${want}`], { reject: false })).exitCode === 0;
       await git(this.folder, exists ? ['checkout', '-q', want] : ['checkout', '-q', '-b', want]);

@@ -43,8 +43,13 @@ const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 /** Runs git in `cwd` through process/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
 export async function git(cwd: string, args: string[], opts: { reject?: boolean; direct?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   const out = await runGit(cwd, args, { direct: opts.direct });
-  if (out.exitCode !== 0 && opts.reject !== false) throw new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+  if (out.exitCode !== 0 && opts.reject !== false) throw gitFailure(args, out);
   return out;
+}
+
+/** The error of a failed git command: `git <args>: <its last lines of stderr, else stdout>`. Pure. */
+export function gitFailure(args: readonly string[], out: { stdout: string; stderr: string }): Error {
+  return new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
 }
 
 /** HEAD's commit in `cwd`: from the files when they tell plainly (gitHead.ts), else `git rev-parse HEAD` (throws as {@link git}). */
@@ -57,8 +62,8 @@ export async function headOf(cwd: string): Promise<string> {
  * all worktrees of the repository, never committed), so a lane's tree is clean and a parallel run never edits a
  * tracked `.gitignore`.
  */
-export async function excludeRunnerFiles(folder: string): Promise<void> {
-  const common = (await git(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).stdout.trim();
+export async function excludeRunnerFiles(folder: string, commonDir?: string): Promise<void> {
+  const common = commonDir ?? (await git(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).stdout.trim();
   const file = path.join(common, 'info', 'exclude');
   const text = existsSync(file) ? await readFile(file, 'utf8') : '';
   const lines = text.split('\n').map((l) => l.trim());
