@@ -177,8 +177,18 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   child.stderr?.on('data', keepStderr);
   // When the agent itself exits, whatever it left in its group (background shells) is ended too, so its
   // stdout closes and nothing outlives the iteration.
+  // A process outside the group that holds the agent's stdout open (`setsid cmd &` without redirection, marker
+  // containment) would keep `done` waiting until it ends by itself, maybe never: output still open a grace after the
+  // exit, whatever carries the iteration's marker is ended too (and reported in leftBehind).
+  let resultSettled = false;
+  void child.result.then(() => { resultSettled = true; });
+  let endedEarly: Promise<number[]> = Promise.resolve([]);
   child.onExit(() => {
-    void started$.then(() => (pid !== undefined ? endProcessGroup(pid, killGraceMs) : undefined));
+    endedEarly = started$.then(async () => {
+      if (pid !== undefined) await endProcessGroup(pid, killGraceMs);
+      await Promise.race([child.result, new Promise((r) => setTimeout(r, killGraceMs).unref())]);
+      return resultSettled ? [] : endMarkedProcesses(ITERATION_MARKER, token, killGraceMs);
+    });
   });
 
   const done: Promise<IterationExit> = (async () => {
@@ -190,7 +200,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       untrackProcessGroup(pid);
     }
     leftBehind = takeLeftovers(contained?.reportFile ?? null).filter((l) => l.pgrp !== 0).map((l) => l.pid);
-    leftBehind.push(...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)));
+    const early = await endedEarly;
+    leftBehind.push(...early, ...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)).filter((p) => !early.includes(p)));
     untrackMarker(ITERATION_MARKER, token);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];

@@ -384,6 +384,11 @@ export function spawnInWorker(file: string, args: readonly string[], o: { cwd: s
       else deliver(m);
     },
     lost() {
+      // Output that came with the pid and is still held for the next turn is delivered first (after the end, a
+      // stream would drop it).
+      const q = queued;
+      queued = null;
+      for (const x of q ?? []) deliver(x);
       finish({ exitCode: null, signal: null, spawnError: LOST_CHILD });
     },
   });

@@ -147,6 +147,28 @@ for (const via of ['this process', 'the helper process of a parallel run'] as co
     assert.equal(processGroupAlive(handle.pid!), false);
   });
 
+  it('an agent that exits while a detached child (its own session, marker containment) holds its stdout open ends within the grace, the child ended', async function () {
+    this.timeout(30_000);
+    const fake = makeTempDir('ralph-cursor-bg-');
+    try {
+      const bgPidFile = path.join(fake, 'bg.pid');
+      fs.writeFileSync(path.join(fake, 'cursor-agent'), `#!/bin/bash\nsetsid bash -c 'echo $$ > ${bgPidFile}; exec sleep 8' &\nwhile [ ! -s ${bgPidFile} ]; do sleep 0.05; done\necho '{"type":"system","subtype":"init"}'\nexit 0\n`, { mode: 0o755 });
+      const t0 = Date.now();
+      const handle = spawnIteration(cursorAgentAdapter, { prompt: 'hi', cwd: ws, env: { PATH: `${fake}${path.delimiter}${process.env.PATH ?? ''}` } }, { killGraceMs: 300, containment: 'marker' });
+      const exit = await handle.done;
+      const bg = Number(fs.readFileSync(bgPidFile, 'utf8'));
+      let bgAlive = true;
+      try { bgAlive = !/^\S+ \(.*\) Z/.test(fs.readFileSync(`/proc/${bg}/stat`, 'utf8')); } catch { bgAlive = false; }
+      if (bgAlive) process.kill(bg, 'SIGKILL');
+      assert.equal(bgAlive, false, `the detached child was ended (${Date.now() - t0} ms)`);
+      assert.ok(Date.now() - t0 < 5_000, `done after ${Date.now() - t0} ms (not when the detached child ended by itself)`);
+      assert.deepEqual(exit.leftBehind, [bg]);
+      assert.equal(exit.exitCode, 0);
+    } finally {
+      fs.rmSync(fake, { recursive: true, force: true });
+    }
+  });
+
   it('the stub itself refuses an open stdin (so the checks above mean something)', async () => {
     const r = await execa(process.execPath, [cursorAgentStub, '-p', '--force', '--trust', '--output-format', 'stream-json', 'hi'], { stdin: 'pipe', reject: false, env: { CURSOR_CONFIG_DIR: path.join(ws, 'cfg') } });
     assert.equal(r.exitCode, 96);

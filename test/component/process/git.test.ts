@@ -176,6 +176,33 @@ describe("ralph's own git commands with the real git", function () {
       }
     });
 
+    it('delivers the output that came with a child\'s pid when the helper dies in that same turn', async () => {
+      const release = holdGitWorker();
+      let pid: number | undefined;
+      try {
+        assert.equal(await gitWorkerReady(), true);
+        const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+        const helperPid = kids.find((p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } })!;
+        const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
+        const out: string[] = [];
+        child.stdout!.on('data', (b: Buffer) => out.push(b.toString()));
+        void child.pid.then((p) => { pid = p; });
+        // This thread is blocked while the helper starts the child and sends its pid and output, then dies: its end
+        // and those messages are read in the same turn (the output is held a turn after the pid).
+        const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+        sleep(1500);
+        process.kill(helperPid, 'SIGKILL');
+        sleep(200);
+        const e = await child.exit;
+        assert.equal(e.spawnError, LOST_CHILD);
+        assert.ok(pid! > 0);
+        assert.equal(out.join(''), 'early\n', 'the output received before the helper died');
+      } finally {
+        if (pid) try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+        await release();
+      }
+    });
+
     it('resolveActorAsync gives resolveActor\'s answer (FLOW_ACTOR, user.email, user.name, $USER), with and without the helper', async () => {
       const g = (...args: string[]) => assert.equal(spawnSync('git', args, { cwd: ws }).status, 0, args.join(' '));
       const both = async (env: NodeJS.ProcessEnv) => [resolveActor(ws, env), await resolveActorAsync(ws, env)];

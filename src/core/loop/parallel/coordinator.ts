@@ -136,6 +136,8 @@ class Coordinator {
   private iterations = 0;
   private cost = 0;
   private round = 0;
+  /** The highest round recorded as quantum.json `execution.currentWave`. */
+  private waveWritten = 0;
   private mergeChain: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
   private dispatcher!: LaneDispatcher;
@@ -422,7 +424,9 @@ class Coordinator {
       if (m.created.reused) this.emit({ type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` }, m.index);
     }
     if (!lanes.length) return;
-    await this.writeStarted(lanes.map((l) => l.story.id), () => lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), round, this.activeTrees()));
+    // Rounds start concurrently and can finish starting out of order (one waits for a retried story's old tree):
+    // the wave recorded never goes back.
+    await this.writeStarted(lanes.map((l) => l.story.id), () => lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), this.waveWritten = Math.max(this.waveWritten, round), this.activeTrees()));
     for (const l of lanes) trace(l.index, l.story.id, 'quantumStarted');
     await this.writeLanes();
     for (const lane of lanes) {
