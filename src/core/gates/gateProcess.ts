@@ -29,6 +29,8 @@ export interface GroupRun {
   cancelled: boolean;
   pid: number | undefined;
   spawnError?: string;
+  /** Started, but its exit is unknown: the helper process that started it ended first (process/gitWorker.ts `LOST_CHILD`). */
+  lost?: string;
 }
 
 export async function runInGroup(
@@ -64,7 +66,7 @@ export async function runInGroup(
   });
   const pid = child ? child.pid : await remote!.pid;
   const finished = child
-    ? child.then((r) => ({ exitCode: r.exitCode ?? null, signal: (r.signal ?? null) as NodeJS.Signals | null, spawnError: r.shortMessage ?? r.message }))
+    ? child.then((r) => ({ exitCode: r.exitCode ?? null, signal: (r.signal ?? null) as NodeJS.Signals | null, spawnError: child.pid === undefined ? (r.shortMessage ?? r.message ?? null) : null }))
     : remote!.exit;
   if (pid === undefined) {
     const r = await finished;
@@ -100,7 +102,7 @@ export async function runInGroup(
     else if (typeof result.exitCode === 'number') exitCode = result.exitCode;
     else if (result.signal) exitCode = 128 + (osConstants.signals[result.signal as NodeJS.Signals] ?? 0);
     else exitCode = EXIT_SPAWN_FAILED;
-    return { exitCode, timedOut, cancelled, pid };
+    return { exitCode, timedOut, cancelled, pid, ...(result.spawnError ? { lost: result.spawnError } : {}) };
   } finally {
     clearTimeout(timer);
     o.signal?.removeEventListener('abort', onAbort);

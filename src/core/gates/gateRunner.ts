@@ -115,6 +115,7 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
     cancelled = outcome.cancelled;
     exitCode = outcome.exitCode;
     if (outcome.spawnError) note = `=== gate-run could not start bash: ${outcome.spawnError} ===\n`;
+    if (outcome.lost) note += `=== gate-run lost the gate's exit: ${outcome.lost} ===\n`;
     if (timedOut) {
       note += `=== gate-run TIMEOUT after ${secs(timeoutMs)}: SIGTERM to the process group, SIGKILL after ${secs(graceMs)} ===\n`;
       opts.onActivity?.(`🧪 GATE TIMEOUT label=${label} after ${secs(timeoutMs)}`);

@@ -258,8 +258,14 @@ export function gitWorkerReady(): Promise<boolean> {
   if (!gitWorkerActive()) return Promise.resolve(false);
   if (ready) return Promise.resolve(true);
   startedHelper();
-  if (!gitWorkerActive()) return Promise.resolve(false);
-  return new Promise((resolve) => readyWaiters.push(resolve));
+  const h = helper;
+  if (!gitWorkerActive() || !h) return Promise.resolve(false);
+  // Kept alive while waited for (the idle helper does not hold this process open).
+  keepAlive(h, true);
+  return new Promise((resolve) => readyWaiters.push((up) => {
+    if (helper === h && !pending()) keepAlive(h, false);
+    resolve(up);
+  }));
 }
 
 /**

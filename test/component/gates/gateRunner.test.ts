@@ -247,6 +247,33 @@ describe('gate runner, started from the helper process of a parallel run (issue 
   gateBehaviour();
 });
 
+describe('gate runner: a gate whose helper process dies (issue 19)', () => {
+  let release: () => Promise<void>;
+  before(() => { release = holdGitWorker(); });
+  after(async () => { await release(); });
+
+  it('a gate whose helper dies ends at once with exit 127, its log saying why, its processes gone with the helper', async () => {
+    const ws = makeTempFolder('ralph-gates-', { ralphDir: true });
+    try {
+      assert.equal(await gitWorkerReady(), true);
+      const marker = ws.file('started');
+      const gate = runGate({ folder: ws.dir, label: 'basic', command: `echo $$ > '${marker}'; exec sleep 364`, timeoutMs: 60_000, killGraceMs: 1_000 });
+      await waitForFile(marker);
+      const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+      const helperPid = kids.find((k) => { try { return fs.readFileSync(`/proc/${k}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
+      assert.ok(helperPid, 'the helper process is a child of this one');
+      process.kill(helperPid, 'SIGKILL');
+      const r = await gate;
+      assert.equal(r.exitCode, 127);
+      assert.match(fs.readFileSync(r.logPath, 'utf8'), /=== gate-run lost the gate's exit: the helper process that started it ended before it did ===/);
+      assert.deepEqual(processesRunning('sleep 364'), []);
+    } finally {
+      ws.dispose();
+    }
+  });
+
+});
+
 describe('gate runner: files kept', () => {
   let ws: TempFolder;
   beforeEach(() => { ws = makeTempFolder('ralph-gates-', { ralphDir: true }); });
