@@ -42,9 +42,24 @@ export function makeTempFolder(prefix = 'ralph-test-', o: { ralphDir?: boolean; 
   };
 }
 
-/** The path of a new temp folder (for tests that only need the path; see {@link makeTempFolder}); remove it with `fs.rmSync`. */
+/** Folders made by {@link makeTempDir}, removed when the test process exits (tests that forget to remove them leave none). */
+const madeDirs: string[] = [];
+
+/**
+ * The path of a new temp folder (for tests that only need the path; see {@link makeTempFolder}); remove it with
+ * `fs.rmSync` when done, else it goes when the test process exits.
+ */
 export function makeTempDir(prefix = 'ralph-test-', files: Record<string, string> = {}): string {
-  return makeTempFolder(prefix, { files }).dir;
+  const dir = makeTempFolder(prefix, { files }).dir;
+  if (!madeDirs.length) {
+    process.on('exit', () => {
+      for (const d of madeDirs) {
+        try { fs.rmSync(d, { recursive: true, force: true }); } catch { /* still in use (a child writing): left */ }
+      }
+    });
+  }
+  madeDirs.push(dir);
+  return dir;
 }
 
 let cacheHome: string | undefined;
