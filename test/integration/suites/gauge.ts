@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ContextKeys } from '../../../src/extension/contextKeys';
 import { bash, edit, say, startModelServer, type ModelServer } from '../../support/modelServer';
+import { makeTempDir } from '../../support/tempFolder';
 import { EXTENSION_ID, ralphApi } from './helpers';
 
 interface Sample { text: string; background: string | undefined; visible: boolean; running: boolean | undefined; runningHere: boolean | undefined }
@@ -46,7 +46,7 @@ export function registerGaugeSuite(): void {
       const config = fs.readFileSync(configFile, 'utf8');
       fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
       restore = () => fs.writeFileSync(configFile, config);
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-gauge-home-'));
+      const home = makeTempDir('ralph-gauge-home-');
       const samples: Sample[] = [];
       const item = api.gauge.statusBarItem;
       const sample = () => {
@@ -109,7 +109,7 @@ export function registerGaugeSuite(): void {
       const asked = new Promise<{ runId: string; text: string; itemId: string | null }>((resolve) => {
         const sub = api.store.onQuestion((q) => { sub.dispose(); resolve({ runId: q.run.runId, text: q.text, itemId: q.itemId }); });
       });
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-question-home-'));
+      const home = makeTempDir('ralph-question-home-');
       let out = '';
       child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4', '--trust'], {
         env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },

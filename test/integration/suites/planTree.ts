@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../../src/extension/commandIds';
@@ -9,6 +8,7 @@ import type { RalphExtensionApi } from '../../../src/extension/extension';
 import type { PlanNode } from '../../../src/extension/planTree';
 import type { TreeUi } from '../../../src/extension/planTreeCommands';
 import { edit, say, startModelServer } from '../../support/modelServer';
+import { makeTempDir } from '../../support/tempFolder';
 import { EXTENSION_ID, ralphApi } from './helpers';
 
 type Story = { id: string; status: string; dependsOn?: string[] };
@@ -155,7 +155,7 @@ export function registerPlanTreeSuite(): void {
         say('I need a decision first.\n<question>Which port?</question>'),
         edit(task, '- [ ] Pick the port', '- [x] Pick the port'), say('Done with 8080.'),
       ]);
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-tree-answer-home-'));
+      const home = makeTempDir('ralph-tree-answer-home-');
       let child: ChildProcess | undefined;
       try {
         fs.writeFileSync(task, '- [ ] Pick the port\n');
