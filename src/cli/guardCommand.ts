@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import { editGuardSettings } from '../core/gates/guardInstall';
-import { guardInstall, guardSettings, loadGuardModule } from '../core/gates/guardServer';
+import { handleHook } from '../core/gates/guardHook';
+import { guardInstall, guardSettings } from '../core/gates/guardServer';
 import { readTextIfExists, writeTextAtomic } from '../core/store/atomicWrite';
 import { resolveFolder } from './folder';
 
@@ -28,7 +29,7 @@ export function registerGuardCommand(program: Command): void {
       let a: { stdout: string; stderr: string; exitCode: number };
       try {
         const install = guardInstall();
-        a = await loadGuardModule(install).handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, writeActivity: true });
+        a = await handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, writeActivity: true });
       } catch (err) {
         // Never fail open: a guard that cannot run blocks the call.
         a = { stdout: '', stderr: `Ralph guard: ${(err as Error).message} (the call is blocked)\n`, exitCode: 2 };

@@ -4,7 +4,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { commandPolicyPath, type CommandPolicy } from './commandPolicy';
-import type { GuardRecord, HookAnswer, handleHook as HandleHook, loadPolicyForGuard as LoadPolicy } from './guardHook';
+import { handleHook, loadPolicyForGuard, type GuardRecord, type HookAnswer } from './guardHook';
 import { shellQuote } from './shellQuote';
 import { keepRunStartRows } from './policyTrust';
 
@@ -37,20 +37,13 @@ export interface GuardInstall {
   hook: string;
   /** Absolute `dist/cli.js` (the gate runner of wrapped commands). */
   cli: string;
-  /** Absolute `dist/guard.js`: the decision with the shell parser, loaded on demand (kept out of cli.js and extension.js). */
+  /**
+   * Absolute `dist/guard.js`: the decision with the shell parser, for the hook client's in-process mode (no run's
+   * server: `ralph guard install`). The engine's server and `ralph guard` decide with the code of their own bundle,
+   * which holds the parser anyway (the gate-file trust reads gate commands with it): loading guard.js beside it
+   * parsed a second 4 MB copy of the parser, ~0.1 s of the main thread at every run's start (issue 19 bench).
+   */
   guard: string;
-}
-
-/** What `dist/guard.js` exports (src/hook/inProcess.ts). */
-export interface GuardModule {
-  handleHook: typeof HandleHook;
-  loadPolicyForGuard: typeof LoadPolicy;
-}
-
-/** Loads `dist/guard.js` of an install. */
-export function loadGuardModule(install: GuardInstall): GuardModule {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require(install.guard) as GuardModule;
 }
 
 function failClosed(reason: string): HookAnswer {
@@ -103,7 +96,6 @@ export interface GuardServerOptions {
 /** Starts the guard server of a run. Rejects when the socket cannot be listened on. */
 export async function startGuardServer(o: GuardServerOptions): Promise<GuardServer> {
   const install = o.install ?? guardInstall();
-  const { handleHook, loadPolicyForGuard } = loadGuardModule(install);
   const socket = guardSocketPath(o.runDir);
   mkdirSync(path.dirname(socket), { recursive: true });
   if (existsSync(socket)) unlinkSync(socket);
