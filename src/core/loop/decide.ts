@@ -600,18 +600,22 @@ export interface CoordinatorObservation {
   /** Every story of quantum.json passed; `stories`: how many there are. */
   allPassed: boolean;
   stories: number;
+  /** A lane or the coordinator could not write (a full disk, a read-only `.ralph/`): the cause, else null. */
+  storageFailure?: string | null;
 }
 
 /**
  * The coordinator's decision: start lanes (`dispatch`), wait for running lanes (`wait`, also while paused), let the
  * running lanes finish and then end (`drain`: STOP, cancel and caps act on every lane: the shell passes STOP on to
- * them), or end now. Rules: cancel → cancelled; STOP → stopped; the caps count every lane (iterations, cost USD,
+ * them), or end now. Rules: cancel → cancelled; a storage failure → failed (issue 12: no new lane on a full disk);
+ * STOP → stopped; the caps count every lane (iterations, cost USD,
  * wall time) → capReached; PAUSE → no new lane; nothing running and nothing ready → completed when every story
  * passed (NO_WORK without stories), else blocked. Pure.
  */
 export function decideCoordinator(rules: Pick<RunRules, 'maxIterations' | 'maxCostUsd' | 'maxWallMs'>, o: CoordinatorObservation): { kind: 'dispatch' } | { kind: 'wait' } | { kind: 'drain'; end: RunEnd } | { kind: 'end'; end: RunEnd } {
   const drainOrEnd = (e: RunEnd) => (o.running > 0 ? { kind: 'drain' as const, end: e } : { kind: 'end' as const, end: e });
   if (o.cancelled) return drainOrEnd({ state: 'cancelled', reason: 'cancelled', completionReason: 'INTERRUPTED' });
+  if (o.storageFailure) return drainOrEnd({ state: 'failed', reason: `storage error: ${o.storageFailure}`, completionReason: 'FAILED' });
   if (o.stop) return drainOrEnd({ state: 'stopped', reason: `stopped by ${o.stop}`, completionReason: 'STOPPED' });
   if (o.stories === 0) return { kind: 'end', end: { state: 'completed', reason: 'nothing to do: quantum.json has no stories', completionReason: 'NO_WORK' } };
   if (o.running === 0 && o.allPassed) return { kind: 'end', end: { state: 'completed', reason: 'complete: every story merged, the feature branch green', completionReason: 'DONE' } };
@@ -637,16 +641,20 @@ export interface LaneEndObservation {
   timedOut: boolean;
   /** The run is stopping or cancelled (STOP, cancel, a cap): the lane was asked to end. */
   runEnding: boolean;
+  /** The lane ended on a storage error (a full disk, a read-only `.ralph/`: engine.ts `storageFailure`), or null. */
+  storageFailure?: string | null;
 }
 
 /**
  * What a lane's end means for its story (issue 19 "Behaviour"): verified and completed → merge; the story's time ran
- * out → failed `story_timeout`; stopped or cancelled while the run ends → back to pending, its branch kept
- * (`release`); blocked → failed with the lane's reason; any other end (stalled, failed, a lane cap, a crash of the
- * lane) → failed `lane_failed`. Pure.
+ * out → failed `story_timeout`; stopped or cancelled while the run ends, or the lane could not write (a full disk:
+ * not the story's fault, issue 12 gives the item back) → back to pending, its branch kept (`release`); blocked →
+ * failed with the lane's reason; any other end (stalled, failed, a lane cap, a crash of the lane) → failed
+ * `lane_failed`. Pure.
  */
 export function decideLaneEnd(o: LaneEndObservation): { kind: 'merge' } | { kind: 'release'; reason: string } | { kind: 'fail'; phase: string; reason: string } {
   if (o.storyVerified && o.end === 'completed') return { kind: 'merge' };
+  if (o.storageFailure) return { kind: 'release', reason: `the lane could not write its files: ${o.storageFailure}` };
   if (o.timedOut) return { kind: 'fail', phase: 'story_timeout', reason: `the story ran out of time (storyTimeoutMs): ${o.reason}` };
   if (o.runEnding && (o.end === 'stopped' || o.end === 'cancelled' || o.end === 'capReached')) return { kind: 'release', reason: `the run ended ${o.end}: ${o.reason}` };
   if (o.blocked !== null) return { kind: 'fail', phase: 'blocked', reason: o.blocked };

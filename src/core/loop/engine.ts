@@ -163,6 +163,11 @@ export interface EngineLane {
    * (decide.ts `featureGateRepeats`).
    */
   onGreenTree?(green: { command: string; state: string }): void;
+  /**
+   * The run's disk-space reserve (the coordinator's, store/storageFailure.ts): a lane on a storage error frees it,
+   * for every lane and the coordinator, before it records its end; the coordinator removes it when the run ends.
+   */
+  reserve?: SpaceReserve | null;
 }
 
 /** What {@link LoopEngine.run} resolves with. */
@@ -434,11 +439,13 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     // Space to record the end on a full disk (issue 12): released before the end is written after a storage error.
-    const reserve = await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => { this.emitEvent({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }); return null; });
+    // A lane uses its run's one reserve (the coordinator's), not a 1 MiB file of its own per story.
+    const lane = this.o.lane;
+    const reserve = lane ? (lane.reserve ?? null) : await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => { this.emitEvent({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }); return null; });
     try {
       return await this.runStarted(adapter, source, gates, maxIterations, maxCost, maxWallMs, reserve);
     } finally {
-      await reserve?.release();
+      if (!lane) await reserve?.release();
     }
   }
 

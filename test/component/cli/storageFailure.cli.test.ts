@@ -5,10 +5,11 @@ import * as path from 'node:path';
 import { cliPath } from '../../support/cli';
 import { shellStub } from '../../support/stubs/installStubs';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { git, gitInit } from '../../support/workspace';
 
 /** `ralph run` as a process; returns exit code and both streams. */
-function ralphRun(dir: string): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [cliPath, '-C', dir, 'run', '--no-gates', '--trust', '--max-iterations', '1'], { encoding: 'utf8', timeout: 60_000 });
+function ralphRun(dir: string, extra: string[] = []): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, [cliPath, '-C', dir, 'run', '--no-gates', '--trust', '--max-iterations', '1', ...extra], { encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -66,5 +67,35 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
     assert.equal(record.agentPgid, null);
     assert.equal(JSON.parse(t.read('quantum.json')).stories[0].status, 'pending', 'the story was given back');
     assert.equal(t.exists(`.ralph/runs/${runs[0]}/.space-reserve`), false, 'the reserve is gone');
+  });
+
+  it("a parallel run whose lane's agent fills the disk: the run's one reserve is freed, the run ends failed with the cause (exit 74), the story is given back, nothing is left", () => {
+    const root = makeTempFolder('ralph-full-lanes-');
+    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', root.dir], { encoding: 'utf8' });
+    assert.equal(m.status, 0, `this test mounts a small tmpfs (as root): ${m.stderr}`);
+    mounted = root.dir;
+    t = root;
+    // The agent (in its lane's worktree) fills the disk, as a runaway build or log would.
+    bin = shellStub('claude', 'dd if=/dev/zero of=fill bs=64k 2>/dev/null; exit 0');
+    t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude') }));
+    t.write('.gitignore', '.ralph/\n');
+    t.write('quantum.json', JSON.stringify(quantum, null, 2));
+    gitInit(t, { commit: true });
+    const r = ralphRun(t.dir, ['--parallel']);
+    assert.doesNotMatch(r.out + r.err, /\n\s+at /, 'no stack trace');
+    const runs = fs.readdirSync(t.file('.ralph/runs'));
+    assert.equal(runs.length, 1, runs.join(' '));
+    assert.equal(r.code, 74, r.out + r.err);
+    assert.match(r.err, /ralph: the run stopped because \.ralph\/ cannot be written: could not write \(ENOSPC\)/);
+    const record = JSON.parse(t.read(`.ralph/runs/${runs[0]}/run.json`));
+    assert.equal(record.state, 'failed', JSON.stringify(record));
+    assert.match(record.endReason, /storage error: .*ENOSPC/);
+    assert.deepEqual(record.lanes, []);
+    // Not the story's fault: given back, no attempt spent, its branch kept.
+    const story = JSON.parse(t.read('quantum.json')).stories[0];
+    assert.equal(story.status, 'pending', JSON.stringify(story));
+    assert.equal(git(t.dir, 'branch', '--list', 'ql-wt/US-001').trim(), 'ql-wt/US-001');
+    assert.equal(t.exists(`.ralph/runs/${runs[0]}/.space-reserve`), false, 'the reserve is gone');
+    assert.equal(git(t.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'no worktree left');
   });
 });

@@ -348,6 +348,22 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.equal(states[ended]!.claimBaseline?.marksAtAgentStart, undefined);
   });
 
+  it("keeps one disk-space reserve for the run, in the main folder's run folder, not one per lane; none is left at the end", async () => {
+    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
+    plan(ws, { A: { write: { 'a.txt': 'a\n' } }, B: { write: { 'b.txt': 'b\n' } } });
+    const seen: string[] = [];
+    const { result } = await runParallel(ws, {}, (e, lane, engine) => {
+      if (e.type !== 'agentStarted') return;
+      const story = lane === 0 ? '' : fs.readdirSync(path.join(ws.dir, '.ql-wt')).sort().join(',');
+      const laneReserves = story.split(',').filter(Boolean).filter((id) => fs.existsSync(path.join(ws.dir, '.ql-wt', id, '.ralph', 'runs', engine.runId, '.space-reserve')));
+      seen.push(`run:${fs.existsSync(path.join(ws.dir, '.ralph', 'runs', engine.runId, '.space-reserve'))} lanes:${laneReserves.length}`);
+    });
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(seen, ['run:true lanes:0', 'run:true lanes:0']);
+    assert.equal(fs.existsSync(path.join(ws.dir, '.ralph', 'runs', result.runId, '.space-reserve')), false, 'released at the end');
+    assertNothingLeft(ws);
+  });
+
   it('refuses to start with uncommitted changes to tracked files, or outside a git repository', async () => {
     const ws = repo([{ id: 'A' }]);
     ws.t.write('README.md', 'changed\n');

@@ -70,6 +70,9 @@ describe('lane rules (issue 19, decide.ts decideCoordinator / decideLaneEnd / de
     ['every story passed: completed', { allPassed: true }, 'end', 'completed'],
     ['nothing ready, nothing running, not all passed: blocked', {}, 'end', 'blocked'],
     ['no stories: completed, no work', { stories: 0 }, 'end', 'completed'],
+    ['a lane that could not write ends the run failed once the others finish', { storageFailure: 'could not write (ENOSPC)', running: 2, ready: 1 }, 'drain', 'failed'],
+    ['a storage failure with no lane running ends now', { storageFailure: 'could not write (ENOSPC)', ready: 1 }, 'end', 'failed'],
+    ['cancel wins over a storage failure', { cancelled: true, storageFailure: 'x' }, 'end', 'cancelled'],
   ];
   for (const [name, o, kind, state] of coordinatorCases) {
     it(`coordinator: ${name}`, () => {
@@ -87,6 +90,8 @@ describe('lane rules (issue 19, decide.ts decideCoordinator / decideLaneEnd / de
     ['a lane cancelled with the run gives its story back', { end: 'cancelled', runEnding: true }, 'release'],
     ['a blocked lane fails its story with the lane\'s reason', { end: 'blocked', blocked: 'gate red 3 times' }, 'fail', 'blocked'],
     ['a stalled lane fails its story', { end: 'stalled' }, 'fail', 'lane_failed'],
+    ['a lane that could not write gives its story back (not the story\'s fault)', { end: 'failed', storageFailure: 'could not write (ENOSPC)' }, 'release'],
+    ['a verified lane whose end could not be written is still merged', { storyVerified: true, storageFailure: 'could not write (ENOSPC)' }, 'merge'],
   ];
   for (const [name, o, kind, phase] of laneCases) {
     it(`lane end: ${name}`, () => {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { performance as perf } from 'node:perf_hooks';
 import { availableSources } from '../workSource';
 import { createRunRecord, updateRunRecord } from '../../control/runRecords';
 import { listRuns } from '../../control/runs';
@@ -14,6 +15,7 @@ import { resolveActorAsync } from '../../sources/actor';
 import { holdGitWorker } from '../../process/gitWorker';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
+import { isStorageError, makeSpaceReserve, STORAGE_EXIT, type SpaceReserve } from '../../store/storageFailure';
 import { recoverCrashedRuns } from '../crashRecovery';
 import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
@@ -35,14 +37,15 @@ import { pickRound } from './rounds';
  */
 
 /**
- * `RALPH_TRACE_LANES=1`: one line per phase of each lane on stderr (`trace-lanes {"t":ms since the run began,"lane",
+ * `RALPH_TRACE_LANES=1`: one line per phase of each lane on stderr (`trace-lanes {"t":ms since the run began,"busy":ms
+ * the main thread was busy since this process started (event-loop utilization),"lane",
  * "story","phase"}`), to see where a story's time goes (bench/lanes.bench.ts; docs/NOTES.md "Issue 19, lanes
  * profile"). Off by default: no cost but the test of one variable.
  */
 const TRACE = process.env.RALPH_TRACE_LANES === '1';
 const TRACE_T0 = performance.now();
 function trace(lane: number, story: string, phase: string): void {
-  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), lane, story, phase })}\n`);
+  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), busy: Math.round(perf.eventLoopUtilization().active), lane, story, phase })}\n`);
 }
 
 /** Does a run with these options run in parallel: the quantum source, named or the folder's first source. */
@@ -148,6 +151,10 @@ class Coordinator {
   private readonly maxParallel: number;
   private readonly storyTimeoutMs: number;
   private lastProgress = '';
+  /** A lane or the coordinator could not write (a full disk, a read-only `.ralph/`, issue 12): the cause; the run then ends failed, exit 74. */
+  private storageFailure: string | null = null;
+  /** The run's disk-space reserve, shared by its lanes (null when it could not be written). */
+  private reserve: SpaceReserve | null = null;
   /** The run's actor (git identity or $USER), resolved once for every lane. */
   private actor = 'unknown';
   /**
@@ -189,6 +196,17 @@ class Coordinator {
     for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
+    // The run's one disk-space reserve (issue 12), shared by the lanes (engine.ts EngineLane `reserve`).
+    this.reserve = await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => { this.emit({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }); return null; });
+    try {
+      return await this.runReserved(maxIterations, maxCost, maxWallMs);
+    } finally {
+      await this.reserve?.release();
+    }
+  }
+
+  private async runReserved(maxIterations: number, maxCost: number, maxWallMs: number): Promise<RunResult> {
+    const o = this.o;
     const agent = o.agent ?? o.config.agent;
     const record = await createRunRecord(this.folder, {
       runId: this.runId, state: 'running', agent, source: { kind: 'quantum', label: 'quantum.json' },
@@ -220,7 +238,7 @@ class Coordinator {
         const d = decideCoordinator({ maxIterations, maxCostUsd: maxCost, maxWallMs }, {
           cancelled: o.signal?.aborted ?? false, stop, pause: c.pause.length > 0, costUsd: this.cost, iterations: this.iterations,
           elapsedMs: Date.now() - t0, running: running.length, ready: pickRound(stories, running, this.maxParallel).length,
-          allPassed: stories.length > 0 && stories.every((s) => s.status === 'passed'), stories: stories.length,
+          allPassed: stories.length > 0 && stories.every((s) => s.status === 'passed'), stories: stories.length, storageFailure: this.storageFailure,
         });
         await this.mirrorSentinels(stop !== null || d.kind === 'drain', c.pause.length > 0);
         if (stop && !stopHonoured && (d.kind === 'drain' || d.kind === 'end')) { stopHonoured = true; await honourStop(c).catch(this.warn('could not honour STOP')); }
@@ -249,6 +267,12 @@ class Coordinator {
       }
     } catch (err) {
       end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
+      // A full disk or a read-only .ralph/ (issue 12): the reserve goes, so that the lanes' ends and the run's can be written.
+      if (isStorageError(err)) {
+        this.storageFailure ??= `could not write (${err.code}): ${err.message}`;
+        end.reason = `storage error: ${err.message}`;
+        await this.reserve?.release();
+      }
       this.runEnding = true;
       // A round still starting aborts its own lanes (runEnding).
       await this.settleStarts();
@@ -268,13 +292,23 @@ class Coordinator {
     removeFolderCaches(this.folder);
     const progress = this.progress();
     const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
-    await updateRunRecord(this.folder, this.runId, {
+    const writeEnd = () => updateRunRecord(this.folder, this.runId, {
       state: finalState, currentItem: null, iteration: this.iterations, completion: { reason: end.completionReason, at: isoString(Date.now()) },
       endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, lanes: [],
-    }).catch(this.warn('could not write the end to run.json'));
-    const exitCode = EXIT_CODES[end.state];
+    });
+    // On a full disk the reserve is freed and the end written once more (issue 12, as the engine does).
+    let endNotRecorded: string | undefined;
+    await writeEnd()
+      .catch(async (err: unknown) => { if (isStorageError(err) && (await this.reserve?.release())) return writeEnd(); throw err; })
+      .catch((err: unknown) => {
+        if (isStorageError(err)) this.storageFailure ??= `could not write (${err.code}): ${err.message}`;
+        endNotRecorded = (err as Error).message;
+        this.warn('could not write the end to run.json')(err);
+      });
+    const storageFailure = this.storageFailure ?? undefined;
+    const exitCode = storageFailure ? STORAGE_EXIT : EXIT_CODES[end.state];
     this.emit({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total });
-    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total };
+    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total, ...(storageFailure ? { storageFailure } : {}), ...(endNotRecorded ? { endNotRecorded } : {}) };
   }
 
   /** The feature branch: quantum.json's `branchName` (checked out, created from HEAD when missing), else the branch checked out now. */
@@ -506,11 +540,12 @@ class Coordinator {
         nextIteration: () => ++this.iterations,
         onAgent: (pid, token) => { lane.agentPgid = pid; lane.agentToken = token; void this.writeLanes(); },
         onGreenTree: (green) => { lane.green = green; },
+        reserve: this.reserve,
       },
     });
     engine.on('event', (e) => { trace(lane.index, lane.story.id, `event:${e.type}`); this.fromLane(lane, e); });
     const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
-    let result: { state: RunResult['state']; reason: string };
+    let result: { state: RunResult['state']; reason: string; storageFailure?: string };
     try {
       result = await engine.run();
     } catch (err) {
@@ -522,7 +557,8 @@ class Coordinator {
     // The agent's lane is free: the next story may start while this one waits for its merge.
     lane.working = false;
     this.poke();
-    const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false) });
+    if (result.storageFailure) this.storageFailure ??= result.storageFailure;
+    const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false), storageFailure: result.storageFailure ?? null });
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
     await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
     trace(lane.index, lane.story.id, 'leftoversSaved');
