@@ -348,6 +348,22 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.equal(states[ended]!.claimBaseline?.marksAtAgentStart, undefined);
   });
 
+  it("starts a round's lane engines one at a time: the next lane's engine starts once the previous lane's agent runs; the agents still overlap", async () => {
+    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'C', priority: 3 }]);
+    // All three agents wait until the others have started: they pass only when the three run at once.
+    plan(ws, { A: { waitFor: ['B', 'C'], write: { 'a.txt': 'a\n' } }, B: { waitFor: ['A', 'C'], write: { 'b.txt': 'b\n' } }, C: { waitFor: ['A', 'B'], write: { 'c.txt': 'c\n' } } });
+    const { result, events } = await runParallel(ws);
+    assert.equal(result.state, 'completed', result.reason);
+    // A lane's engine shows itself to the run with its first iteration (its runStarted is its own).
+    const starts = events.filter((x) => x.lane > 0 && (x.e.type === 'iterationStarted' || x.e.type === 'agentStarted')).map((x) => `${x.e.type === 'iterationStarted' ? 'engine' : 'agent'}${x.lane}`);
+    assert.equal(starts.length, 6, starts.join(' '));
+    for (let i = 0; i < starts.length; i += 2) {
+      assert.match(starts[i]!, /^engine/, starts.join(' '));
+      assert.equal(starts[i + 1], starts[i]!.replace('engine', 'agent'), `each engine's agent starts before the next engine: ${starts.join(' ')}`);
+    }
+    assertNothingLeft(ws);
+  });
+
   it("keeps one disk-space reserve for the run, in the main folder's run folder, not one per lane; none is left at the end", async () => {
     const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
     plan(ws, { A: { write: { 'a.txt': 'a\n' } }, B: { write: { 'b.txt': 'b\n' } } });

@@ -155,6 +155,8 @@ class Coordinator {
   private storageFailure: string | null = null;
   /** The run's disk-space reserve, shared by its lanes (null when it could not be written). */
   private reserve: SpaceReserve | null = null;
+  /** Resolves once {@link reserve} is written (or could not be). */
+  private reserveReady: Promise<void> = Promise.resolve();
   /** The run's actor (git identity or $USER), resolved once for every lane. */
   private actor = 'unknown';
   /**
@@ -196,11 +198,16 @@ class Coordinator {
     for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
-    // The run's one disk-space reserve (issue 12), shared by the lanes (engine.ts EngineLane `reserve`).
-    this.reserve = await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => { this.emit({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }); return null; });
+    // The run's one disk-space reserve (issue 12), shared by the lanes (engine.ts EngineLane `reserve`): written
+    // while the run starts (1 MiB and an fsync), ready before the first lane's engine.
+    this.reserveReady = makeSpaceReserve(ralphRunDir(this.folder, this.runId)).then(
+      (r) => { this.reserve = r; },
+      (err: Error) => this.emit({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }),
+    );
     try {
       return await this.runReserved(maxIterations, maxCost, maxWallMs);
     } finally {
+      await this.reserveReady;
       await this.reserve?.release();
     }
   }
@@ -271,6 +278,7 @@ class Coordinator {
       if (isStorageError(err)) {
         this.storageFailure ??= `could not write (${err.code}): ${err.message}`;
         end.reason = `storage error: ${err.message}`;
+        await this.reserveReady;
         await this.reserve?.release();
       }
       this.runEnding = true;
@@ -299,7 +307,7 @@ class Coordinator {
     // On a full disk the reserve is freed and the end written once more (issue 12, as the engine does).
     let endNotRecorded: string | undefined;
     await writeEnd()
-      .catch(async (err: unknown) => { if (isStorageError(err) && (await this.reserve?.release())) return writeEnd(); throw err; })
+      .catch(async (err: unknown) => { await this.reserveReady; if (isStorageError(err) && (await this.reserve?.release())) return writeEnd(); throw err; })
       .catch((err: unknown) => {
         if (isStorageError(err)) this.storageFailure ??= `could not write (${err.code}): ${err.message}`;
         endNotRecorded = (err as Error).message;
@@ -530,6 +538,7 @@ class Coordinator {
   /** One lane: its engine over its story in its tree, then what its end means (merge, fail, release). */
   private async runLane(lane: Lane): Promise<void> {
     const o = this.o;
+    await this.reserveReady;
     const signals = [lane.abort.signal, ...(o.signal ? [o.signal] : [])];
     const engine = new LoopEngine({
       folder: lane.tree, config: { ...o.config, notify: '', parallel: false }, agent: o.agent, noGates: o.noGates,
@@ -543,15 +552,23 @@ class Coordinator {
         reserve: this.reserve,
       },
     });
-    engine.on('event', (e) => { trace(lane.index, lane.story.id, `event:${e.type}`); this.fromLane(lane, e); });
+    // The lane's engine starts in its turn (startTurn) and lets the next lane start once its agent runs.
+    let endTurn: (() => void) | null = null;
+    engine.on('event', (e) => {
+      trace(lane.index, lane.story.id, `event:${e.type}`);
+      if (e.type === 'agentStarted') endTurn?.();
+      this.fromLane(lane, e);
+    });
     const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
     let result: { state: RunResult['state']; reason: string; storageFailure?: string };
     try {
+      endTurn = await this.startTurn();
       result = await engine.run();
     } catch (err) {
       result = { state: 'failed', reason: (err as Error).message };
     } finally {
       clearTimeout(timer);
+      endTurn?.();
     }
     trace(lane.index, lane.story.id, 'engineReturned');
     // The agent's lane is free: the next story may start while this one waits for its merge.
@@ -577,6 +594,33 @@ class Coordinator {
       trace(lane.index, id, 'removed');
     });
     this.removing.set(id, removal);
+  }
+
+  /** A lane's engine is starting (its turn, {@link startTurn}). */
+  private turnTaken = false;
+  /** Lanes waiting for their turn to start, in the order they came. */
+  private readonly turnWaiters: (() => void)[] = [];
+
+  /**
+   * Waits for this lane's turn to start its engine, and resolves with the function that ends the turn (idempotent):
+   * called when its first agent has started, or when its engine returned without one. Lane engines start one at a
+   * time (issue 19 bench, session 11): an engine's start (records under locks, the claim baseline, the agent's spawn)
+   * is work on this process's one thread, so four lanes started at once all got their agents late, together, and
+   * their later ends and starts collided again; in turn, the first agents start at once and the lanes' transitions
+   * spread out over the others' agent time (the 4-lane bench: −5 % wall time). Creating the worktrees (git, seconds
+   * in a large repository) is not in the turn: a round's trees are made at once.
+   */
+  private async startTurn(): Promise<() => void> {
+    if (this.turnTaken) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
+    this.turnTaken = true;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const next = this.turnWaiters.shift();
+      if (next) next();
+      else this.turnTaken = false;
+    };
   }
 
   /** Lanes waiting for the merge slot, in the order they came. */
