@@ -88,6 +88,15 @@ const syntax = new Proxy({} as ShSyntax, {
   },
 });
 
+/**
+ * Loads the parser now (~0.1 s of this thread the first time, nothing after): for a caller that knows it will parse
+ * soon and is waiting on something else meanwhile (a parallel run's start waits for git; its lanes' gate-file
+ * snapshots then parse at once).
+ */
+export function loadShellParser(): void {
+  void syntax.NewParser;
+}
+
 /** bash's redirection operators by mvdan/sh `RedirOperator` value (syntax/tokens.go). */
 const REDIR_OPS: Record<number, string> = { 54: '>', 55: '>>', 56: '<', 57: '<>', 58: '<&', 59: '>&', 60: '>|', 61: '<<', 62: '<<-', 63: '<<<', 64: '&>', 65: '&>>' };
 /** `BinCmdOperator` values of `|` and `|&`. */

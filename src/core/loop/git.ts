@@ -67,7 +67,26 @@ export async function lastCommitLine(folder: string): Promise<string | null> {
 export async function treeState(folder: string): Promise<string | null> {
   const r = await runGit(folder, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all']);
   if (r.exitCode !== 0) return null;
-  const records = String(r.stdout).split('\0');
+  const paths = statusPaths(String(r.stdout));
+  const stats = await Promise.all(paths.map(async (p) => {
+    const st = await lstat(path.join(folder, p)).catch(() => null);
+    return st ? `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` : 'gone';
+  }));
+  return `${String(r.stdout)}\n${stats.join('\n')}`;
+}
+
+/**
+ * The paths a {@link treeState} string lists as changed (staged or not), unmerged or untracked, workspace-relative
+ * (a rename: its new path). Pure.
+ */
+export function treeStatePaths(state: string): string[] {
+  // The status records end with their last NUL; the stat lines after it hold none.
+  return statusPaths(state.slice(0, state.lastIndexOf('\0') + 1));
+}
+
+/** The paths of `git status --porcelain=v2 -z` output (see {@link treeStatePaths}). */
+function statusPaths(stdout: string): string[] {
+  const records = stdout.split('\0');
   const paths: string[] = [];
   // Fields before the path (git-status(1) "Porcelain Format Version 2"): 1 → 8, 2 → 9 (then the original path), u → 10, ? → 1.
   for (let i = 0; i < records.length; i++) {
@@ -77,11 +96,7 @@ export async function treeState(folder: string): Promise<string | null> {
     paths.push(rec.split(' ').slice(skip).join(' '));
     if (rec.startsWith('2 ')) i++;
   }
-  const stats = await Promise.all(paths.map(async (p) => {
-    const st = await lstat(path.join(folder, p)).catch(() => null);
-    return st ? `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` : 'gone';
-  }));
-  return `${String(r.stdout)}\n${stats.join('\n')}`;
+  return paths;
 }
 
 /**

@@ -364,6 +364,21 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assertNothingLeft(ws);
   });
 
+  it('commits what a lane left uncommitted onto its branch before the merge, so it reaches the feature branch', async () => {
+    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
+    // A commits nothing (its final gate repeats the green one on the same tree: the leftovers are read from that
+    // tree's status); B commits one file and leaves another.
+    plan(ws, { A: { write: { 'a.txt': 'a\n', 'dir with space/n.txt': 'n\n' }, commit: false }, B: { write: { 'b.txt': 'b\n' } } });
+    const { result, events } = await runParallel(ws);
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statusOf(ws.dir), { A: 'passed', B: 'passed' });
+    for (const f of ['a.txt', 'dir with space/n.txt', 'b.txt']) assert.ok(ws.t.exists(f), `${f} merged into the feature branch`);
+    assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/A'), /^ralph: A: work the lane left uncommitted$/);
+    assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/B'), /^B: /);
+    assert.ok(events.some((x) => x.e.type === 'laneMerge' && (x.e as { item: { id: string } }).item.id === 'A' && (x.e as { outcome: string }).outcome === 'merged'));
+    assertNothingLeft(ws);
+  });
+
   it("keeps one disk-space reserve for the run, in the main folder's run folder, not one per lane; none is left at the end", async () => {
     const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
     plan(ws, { A: { write: { 'a.txt': 'a\n' } }, B: { write: { 'b.txt': 'b\n' } } });

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation, type LaneGreen } from '../../../src/core/loop/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
+import { treeStatePaths } from '../../../src/core/loop/git';
 import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
 
 const story = (id: string, o: Partial<{ status: string; priority: number; deps: string[]; files: string[]; attempts: number }> = {}): QuantumStory =>
@@ -168,4 +169,17 @@ describe('the feature branch\'s gate over a batch of merges (issue 19 bench, dec
     ['three merges, red: one at a time', { merged: 3, gate: { passed: false } }, 'oneByOne'],
   ];
   for (const [name, o, want] of cases) it(name, () => assert.equal(decideMergeBatch(o).kind, want));
+});
+
+describe('the paths of a tree state (issue 19, git.ts treeStatePaths: a lane\'s leftovers without another git status)', () => {
+  const head = '# branch.oid 0123456789abcdef0123456789abcdef01234567\0# branch.head ql-wt/A\0';
+  const cases: [string, string, string[]][] = [
+    ['a clean tree: none', `${head}\n`, []],
+    ['changed, staged and untracked files, the stat lines after them ignored', `${head}1 .M N... 100644 100644 100644 aaa aaa a.txt\0? dir with space/n.txt\0\n12:1:1:7\n3:1:1:8`, ['a.txt', 'dir with space/n.txt']],
+    ['a rename: the new path, not the original', `${head}2 R. N... 100644 100644 100644 aaa aaa R100 new name.txt\0old.txt\0\n5:1:1:9`, ['new name.txt']],
+    ['an unmerged path', `${head}u UU N... 100644 100644 100644 100644 aaa bbb ccc both.txt\0\n1:1:1:1`, ['both.txt']],
+    ['a path with a newline in it', `${head}? line\nbreak.txt\0\n1:1:1:1`, ['line\nbreak.txt']],
+    ['no status records at all', '', []],
+  ];
+  for (const [name, state, want] of cases) it(name, () => assert.deepEqual(treeStatePaths(state), want));
 });

@@ -9,6 +9,7 @@ import { honourStop, ralphRunDir } from '../../control/sentinels';
 import { pruneRuns } from '../../control/runPruning';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
 import { runGateExclusive } from '../../gates/gateCall';
+import { loadShellParser } from '../../gates/shellSyntax';
 import { ralphFile } from '../../model/ralphPaths';
 import { isoString } from '../../model/time';
 import { resolveActorAsync } from '../../sources/actor';
@@ -20,6 +21,7 @@ import { recoverCrashedRuns } from '../crashRecovery';
 import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
+import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';
 import { excludeRunnerFiles, git, gitFailure, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
 import { LaneStorySource } from './laneSource';
@@ -104,10 +106,13 @@ async function checkedRun(o: EngineOptions, folder: string, runId: string, emit:
   // status check: two processes at once rather than four one after another, each a fork of this large process. With
   // no commit on HEAD that rev-parse fails: the top folder is asked alone, and the rest as before.
   const statusArgs = ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'];
-  const [facts, status] = await Promise.all([
+  const checks = Promise.all([
     git(folder, ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', '--abbrev-ref', 'HEAD'], { reject: false, direct: true }),
     git(folder, statusArgs, { reject: false, direct: true }),
   ]);
+  // While git answers: the shell parser the first lane's gate-file snapshot needs (engine.ts snapshotGateFiles).
+  loadShellParser();
+  const [facts, status] = await checks;
   const lines = facts.exitCode === 0 ? facts.stdout.split(/\r?\n/) : [];
   const repo = lines.length === 3 ? { commonDir: lines[1]!, branch: lines[2]! } : null;
   const inside = repo ? { exitCode: 0, stdout: lines[0]! } : await git(folder, ['rev-parse', '--show-toplevel'], { reject: false, direct: true });
@@ -556,7 +561,11 @@ class Coordinator {
     let endTurn: (() => void) | null = null;
     engine.on('event', (e) => {
       trace(lane.index, lane.story.id, `event:${e.type}`);
-      if (e.type === 'agentStarted') endTurn?.();
+      if (e.type === 'agentStarted') {
+        endTurn?.();
+        // A tree seen green before this agent (a reviewer after the final gate) says nothing about the tree after it.
+        lane.green = null;
+      }
       this.fromLane(lane, e);
     });
     const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
@@ -577,7 +586,10 @@ class Coordinator {
     if (result.storageFailure) this.storageFailure ??= result.storageFailure;
     const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false), storageFailure: result.storageFailure ?? null });
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
-    await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
+    // The tree as the lane saw it after its last agent, when its final gate was a repeat (no agent ran since: an
+    // agent's start clears `green`), saves the git status of the leftovers check.
+    const changed = lane.green ? treeStatePaths(lane.green.state) : undefined;
+    await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`, changed).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
     trace(lane.index, lane.story.id, 'leftoversSaved');
     // One merge at a time: the lanes' merges, gates and records go through one chain; lanes waiting at the same
     // time are merged as a batch under one feature gate (endBatch).

@@ -17,8 +17,10 @@ export interface LaneDispatcher {
   /**
    * Commits what the agent left uncommitted in the tree (runner files excluded: `.ralph/`, quantum.json), so
    * nothing done in a lane is lost. Returns the new commit's sha, or null when there was nothing to commit.
+   * `changed`: the tree's changed and untracked paths as seen after its last agent ended (git.ts `treeStatePaths`),
+   * when the caller has them: nothing but runner files there means nothing to save, without asking git again.
    */
-  saveLeftovers(id: string, message: string): Promise<string | null>;
+  saveLeftovers(id: string, message: string, changed?: readonly string[]): Promise<string | null>;
   /** Merges the story's branch into the feature branch (`--no-ff --no-edit`); one merge at a time is the caller's rule. */
   merge(id: string): Promise<MergeOutcome>;
   /** Undoes the merge `outcome` made (a regression): the feature branch goes back to `before`; the story's branch is kept. */
@@ -118,11 +120,11 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     return { tree, branch, reused: true };
   }
 
-  async saveLeftovers(id: string, message: string) {
+  async saveLeftovers(id: string, message: string, changed?: readonly string[]) {
     const tree = laneTree(this.folder, id);
     if (!existsSync(tree)) return null;
-    // One git call when the agent committed everything (the usual case): nothing but runner files is left.
-    if (!(await hasLeftovers(tree))) return null;
+    // At most one git call when the agent committed everything (the usual case): nothing but runner files is left.
+    if (changed ? !changed.some((p) => !RUNNER_FILES.includes(p)) : !(await hasLeftovers(tree))) return null;
     await git(tree, ['add', '-A']);
     // The runner's files are never a lane's work (ignored ones, .ralph/ and .ql-wt/, are never added at all).
     for (const f of RUNNER_FILES) if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
