@@ -662,6 +662,17 @@ export function decideLaneEnd(o: LaneEndObservation): { kind: 'merge' } | { kind
 }
 
 /**
+ * Does the tree state a lane saw at its repeated final gate (engine.ts `onGreenTree`, taken after its last agent)
+ * stand for its tree when its leftovers are saved, so that no `git status` is needed then (coordinator.ts)? Only in
+ * a PID namespace (process/containment.ts), where nothing the agent started outlives it; with the marker sweep a
+ * process that escaped it could write into the tree after that state was taken, and its work would be lost with the
+ * tree (breaker 11). No green state (a final gate that ran, an agent after it): no. Pure.
+ */
+export function greenTreeStandsForLeftovers(containment: 'pid-namespace' | 'marker', hasGreen: boolean): boolean {
+  return hasGreen && containment === 'pid-namespace';
+}
+
+/**
  * What a merge of a lane's branch means (issue 19): a conflict fails the story `merge_conflict` naming the files
  * (the branch is kept for a person); a red feature-branch gate after the merge undoes the merge and fails the story
  * `merge_regression`; else the story passed. `gate` null: the run has no gates. Pure.

@@ -364,6 +364,23 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assertNothingLeft(ws);
   });
 
+  it('STOP written when the first lane agent starts: lanes still waiting for their turn start no agent; their stories go back (breaker 11)', async () => {
+    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'C', priority: 3 }, { id: 'D', priority: 4 }]);
+    plan(ws, { A: { write: { 'a.txt': 'a\n' }, hang: true }, B: { write: { 'b.txt': 'b\n' }, hang: true }, C: { write: { 'c.txt': 'c\n' }, hang: true }, D: { write: { 'd.txt': 'd\n' }, hang: true } });
+    let stopped = false;
+    const { result } = await runParallel(ws, {}, (e, _lane, engine) => {
+      if (e.type !== 'agentStarted' || stopped) return;
+      stopped = true;
+      fs.writeFileSync(path.join(ws.dir, '.ralph', 'runs', engine.runId, 'STOP'), '');
+    });
+    assert.equal(result.state, 'stopped', result.reason);
+    const starts = logLines(ws).filter((l) => l.startsWith('start '));
+    assert.equal(starts.length, 1, `agents started after STOP: ${starts.join(' | ')}`);
+    const status = statusOf(ws.dir);
+    assert.deepEqual(Object.values(status).filter((st) => st !== 'pending'), [], JSON.stringify(status));
+    assertNothingLeft(ws);
+  });
+
   it('commits what a lane left uncommitted onto its branch before the merge, so it reaches the feature branch', async () => {
     const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
     // A commits nothing (its final gate repeats the green one on the same tree: the leftovers are read from that

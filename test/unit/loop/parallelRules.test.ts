@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation, type LaneGreen } from '../../../src/core/loop/decide';
+import { cleanCommitOf, greenTreeStandsForLeftovers, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, finalGateRepeats, type CoordinatorObservation, type GreenGate, type LaneEndObservation, type LaneGreen } from '../../../src/core/loop/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
 import { treeStatePaths } from '../../../src/core/loop/git';
@@ -182,4 +182,14 @@ describe('the paths of a tree state (issue 19, git.ts treeStatePaths: a lane\'s 
     ['no status records at all', '', []],
   ];
   for (const [name, state, want] of cases) it(name, () => assert.deepEqual(treeStatePaths(state), want));
+});
+
+describe('leftovers from the green tree state (issue 19, decide.ts greenTreeStandsForLeftovers; breaker 11)', () => {
+  const cases: [string, 'pid-namespace' | 'marker', boolean, boolean][] = [
+    ['a PID namespace and a green state: no git status needed', 'pid-namespace', true, true],
+    ['the marker sweep: a process that escaped it may still write, so git is asked', 'marker', true, false],
+    ['no green state (the final gate ran, or an agent started after it)', 'pid-namespace', false, false],
+    ['neither', 'marker', false, false],
+  ];
+  for (const [name, c, green, want] of cases) it(name, () => assert.equal(greenTreeStandsForLeftovers(c, green), want));
 });

@@ -14,11 +14,12 @@ import { ralphFile } from '../../model/ralphPaths';
 import { isoString } from '../../model/time';
 import { resolveActorAsync } from '../../sources/actor';
 import { holdGitWorker } from '../../process/gitWorker';
+import { resolveContainment } from '../../process/containment';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
 import { isStorageError, makeSpaceReserve, STORAGE_EXIT, type SpaceReserve } from '../../store/storageFailure';
 import { recoverCrashedRuns } from '../crashRecovery';
-import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, type LaneGreen, type RunEnd } from '../decide';
+import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, greenTreeStandsForLeftovers, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
@@ -568,10 +569,16 @@ class Coordinator {
       }
       this.fromLane(lane, e);
     });
-    const timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
+    let timer: NodeJS.Timeout | undefined;
     let result: { state: RunResult['state']; reason: string; storageFailure?: string };
     try {
       endTurn = await this.startTurn();
+      // The story's time (storyTimeoutMs) counts from its turn, not from the wait for it.
+      timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
+      // A STOP that came while this lane waited for its turn never reached it (mirrorSentinels writes only into lanes'
+      // existing run folders): the run is ending, and the lane starts no iteration; its story goes back (release).
+      if (!this.runEnding && this.sentinels.check().stop.length) this.runEnding = true;
+      if (this.runEnding) lane.abort.abort();
       result = await engine.run();
     } catch (err) {
       result = { state: 'failed', reason: (err as Error).message };
@@ -587,8 +594,9 @@ class Coordinator {
     const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false), storageFailure: result.storageFailure ?? null });
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
     // The tree as the lane saw it after its last agent, when its final gate was a repeat (no agent ran since: an
-    // agent's start clears `green`), saves the git status of the leftovers check.
-    const changed = lane.green ? treeStatePaths(lane.green.state) : undefined;
+    // agent's start clears `green`), saves the git status of the leftovers check, in a PID namespace only
+    // (decide.ts greenTreeStandsForLeftovers).
+    const changed = lane.green && greenTreeStandsForLeftovers(resolveContainment(this.o.config.containment).kind, true) ? treeStatePaths(lane.green.state) : undefined;
     await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`, changed).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
     trace(lane.index, lane.story.id, 'leftoversSaved');
     // One merge at a time: the lanes' merges, gates and records go through one chain; lanes waiting at the same
