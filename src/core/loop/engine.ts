@@ -32,7 +32,7 @@ import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
 import { recoverParallel } from './parallel/recovery';
 import { pruneRuns } from '../control/runPruning';
 import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
-import { isStorageError, makeSpaceReserve, ralphWritableProblem, STORAGE_EXIT, type SpaceReserve } from '../store/storageFailure';
+import { isStorageError, makeSpaceReserve, ralphWritableProblem, STORAGE_EXIT, storageFailureText, type SpaceReserve } from '../store/storageFailure';
 import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
@@ -481,7 +481,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
       // A full disk or a read-only .ralph/ (issue 12): free the reserve so the cause and the give-back can be written.
       if (isStorageError(err)) {
-        storageFailure = `could not write (${err.code}): ${err.message}`;
+        storageFailure = storageFailureText(err);
         end.reason = `storage error: ${err.message}`;
         await reserve?.release();
       }
@@ -509,12 +509,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     await writeEnd().catch(async (err: Error) => {
       // The disk filled up at the very end: free the reserve and try once more before giving up (issue 12).
       if (isStorageError(err) && (await reserve?.release())) {
-        storageFailure ??= `could not write (${err.code}): ${err.message}`;
+        storageFailure ??= storageFailureText(err);
         const again = await writeEnd().then(() => null, (e: Error) => e);
         if (!again) return;
         err = again;
       }
-      if (isStorageError(err)) storageFailure ??= `could not write (${err.code}): ${err.message}`;
+      if (isStorageError(err)) storageFailure ??= storageFailureText(err);
       endNotRecorded = err.message;
       this.warn('could not write the end to run.json')(err);
     });

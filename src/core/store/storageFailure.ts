@@ -22,6 +22,11 @@ export function isStorageError(err: unknown): err is NodeJS.ErrnoException {
   return typeof code === 'string' && STORAGE_CODES.has(code);
 }
 
+/** How a run names a storage refusal (`could not write (ENOSPC): …`): run results' `storageFailure`, the CLI's exit-74 line. */
+export function storageFailureText(err: NodeJS.ErrnoException): string {
+  return `could not write (${err.code}): ${err.message}`;
+}
+
 /**
  * Whether a file-system entry with `mode` may be written by us, from the mode bits alone: as root (who ignores them)
  * any write bit counts, otherwise the owner's, group's or others' bit as they apply. Pure.

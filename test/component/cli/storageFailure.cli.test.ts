@@ -21,6 +21,14 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
   let t: TempFolder | undefined;
   let bin: string | undefined;
   let mounted: string | undefined;
+  /** A temporary folder on its own tmpfs of `size` (mounted as root; unmounted after the test). */
+  const smallDisk = (prefix: string, size: string): TempFolder => {
+    const root = makeTempFolder(prefix);
+    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', root.dir], { encoding: 'utf8' });
+    assert.equal(m.status, 0, `this test mounts a small tmpfs (as root): ${m.stderr}`);
+    mounted = root.dir;
+    return root;
+  };
   afterEach(() => {
     if (mounted) spawnSync('umount', ['-l', mounted]);
     if (t && fs.existsSync(t.file('.ralph'))) fs.chmodSync(t.file('.ralph'), 0o755);
@@ -45,11 +53,7 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
   });
 
   it('a disk that fills up during the iteration: run.json says failed with the cause, the story is pending again, exit 74', () => {
-    const root = makeTempFolder('ralph-full-');
-    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', root.dir], { encoding: 'utf8' });
-    assert.equal(m.status, 0, `this test mounts a small tmpfs (as root): ${m.stderr}`);
-    mounted = root.dir;
-    t = root;
+    t = smallDisk('ralph-full-', '3m');
     fs.mkdirSync(t.file('.ralph'));
     // The agent fills the disk, as a runaway build or log would.
     bin = shellStub('claude', `dd if=/dev/zero of='${t.file('fill')}' bs=64k 2>/dev/null; exit 0`);
@@ -70,11 +74,7 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
   });
 
   it("a parallel run whose lane's agent fills the disk: the run's one reserve is freed, the run ends failed with the cause (exit 74), the story is given back, nothing is left", () => {
-    const root = makeTempFolder('ralph-full-lanes-');
-    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', root.dir], { encoding: 'utf8' });
-    assert.equal(m.status, 0, `this test mounts a small tmpfs (as root): ${m.stderr}`);
-    mounted = root.dir;
-    t = root;
+    t = smallDisk('ralph-full-lanes-', '4m');
     // The agent (in its lane's worktree) fills the disk, as a runaway build or log would.
     bin = shellStub('claude', 'dd if=/dev/zero of=fill bs=64k 2>/dev/null; exit 0');
     t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude') }));

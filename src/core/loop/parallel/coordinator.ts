@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { performance as perf } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { availableSources } from '../workSource';
 import { createRunRecord, updateRunRecord } from '../../control/runRecords';
 import { listRuns } from '../../control/runs';
@@ -17,7 +17,7 @@ import { holdGitWorker } from '../../process/gitWorker';
 import { resolveContainment } from '../../process/containment';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
-import { isStorageError, makeSpaceReserve, STORAGE_EXIT, type SpaceReserve } from '../../store/storageFailure';
+import { isStorageError, makeSpaceReserve, STORAGE_EXIT, storageFailureText, type SpaceReserve } from '../../store/storageFailure';
 import { recoverCrashedRuns } from '../crashRecovery';
 import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, greenTreeStandsForLeftovers, type LaneGreen, type RunEnd } from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
@@ -48,7 +48,7 @@ import { pickRound } from './rounds';
 const TRACE = process.env.RALPH_TRACE_LANES === '1';
 const TRACE_T0 = performance.now();
 function trace(lane: number, story: string, phase: string): void {
-  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), busy: Math.round(perf.eventLoopUtilization().active), lane, story, phase })}\n`);
+  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), busy: Math.round(performance.eventLoopUtilization().active), lane, story, phase })}\n`);
 }
 
 /** Does a run with these options run in parallel: the quantum source, named or the folder's first source. */
@@ -282,7 +282,7 @@ class Coordinator {
       end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
       // A full disk or a read-only .ralph/ (issue 12): the reserve goes, so that the lanes' ends and the run's can be written.
       if (isStorageError(err)) {
-        this.storageFailure ??= `could not write (${err.code}): ${err.message}`;
+        this.storageFailure ??= storageFailureText(err);
         end.reason = `storage error: ${err.message}`;
         await this.reserveReady;
         await this.reserve?.release();
@@ -315,7 +315,7 @@ class Coordinator {
     await writeEnd()
       .catch(async (err: unknown) => { await this.reserveReady; if (isStorageError(err) && (await this.reserve?.release())) return writeEnd(); throw err; })
       .catch((err: unknown) => {
-        if (isStorageError(err)) this.storageFailure ??= `could not write (${err.code}): ${err.message}`;
+        if (isStorageError(err)) this.storageFailure ??= storageFailureText(err);
         endNotRecorded = (err as Error).message;
         this.warn('could not write the end to run.json')(err);
       });
@@ -596,7 +596,8 @@ class Coordinator {
     // The tree as the lane saw it after its last agent, when its final gate was a repeat (no agent ran since: an
     // agent's start clears `green`), saves the git status of the leftovers check, in a PID namespace only
     // (decide.ts greenTreeStandsForLeftovers).
-    const changed = lane.green && greenTreeStandsForLeftovers(resolveContainment(this.o.config.containment).kind, true) ? treeStatePaths(lane.green.state) : undefined;
+    const green = lane.green;
+    const changed = greenTreeStandsForLeftovers(resolveContainment(this.o.config.containment).kind, green !== null) ? treeStatePaths(green!.state) : undefined;
     await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`, changed).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
     trace(lane.index, lane.story.id, 'leftoversSaved');
     // One merge at a time: the lanes' merges, gates and records go through one chain; lanes waiting at the same
