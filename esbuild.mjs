@@ -28,7 +28,10 @@ const nodeCommon = {
   sourcemap: production ? false : 'linked',
   minify: production,
   logLevel: 'warning',
-  define: { 'import.meta.url': '__importMetaUrl', RALPH_VERSION: JSON.stringify(JSON.parse(fs.readFileSync('package.json', 'utf8')).version) },
+  define: {
+    'import.meta.url': '__importMetaUrl',
+    RALPH_VERSION: JSON.stringify(JSON.parse(fs.readFileSync('package.json', 'utf8')).version),
+  },
   banner: { js: importMetaShim },
   legalComments: 'none',
   // jsonc-parser's UMD main cannot be bundled; its ESM build can.
@@ -41,9 +44,12 @@ const nodeCommon = {
 const watchReporter = {
   name: 'watch-reporter',
   setup(build) {
-    build.onStart(() => { if (watch) console.log('[watch] build started'); });
+    build.onStart(() => {
+      if (watch) console.log('[watch] build started');
+    });
     build.onEnd((result) => {
-      for (const e of result.errors) console.error(`✘ [ERROR] ${e.text}\n    ${e.location?.file}:${e.location?.line}:${e.location?.column}`);
+      for (const e of result.errors)
+        console.error(`✘ [ERROR] ${e.text}\n    ${e.location?.file}:${e.location?.line}:${e.location?.column}`);
       if (watch) console.log('[watch] build finished');
     });
   },
@@ -51,7 +57,8 @@ const watchReporter = {
 
 function filesUnder(dir, suffix) {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true })
+  return fs
+    .readdirSync(dir, { recursive: true })
     .map((f) => path.join(dir, String(f)))
     .filter((f) => f.endsWith(suffix))
     .sort();
@@ -59,27 +66,52 @@ function filesUnder(dir, suffix) {
 
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
-if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` } });
+if (want('ext'))
+  configs.push({
+    ...nodeCommon,
+    entryPoints: ['src/extension/extension.ts'],
+    outfile: 'dist/extension.js',
+    external: ['vscode'],
+    banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` },
+  });
 // The plan worker thread (src/extension/planLoader.ts): reads plan graphs off the extension host's event loop.
-if (want('ext')) configs.push({ ...nodeCommon, entryPoints: ['src/extension/planWorker.ts'], outfile: 'dist/planWorker.js' });
+if (want('ext'))
+  configs.push({ ...nodeCommon, entryPoints: ['src/extension/planWorker.ts'], outfile: 'dist/planWorker.js' });
 // The guard's hook: a tiny dependency-free client (dist/guard-hook.js) and the in-process decider (dist/guard.js).
 if (want('cli')) {
-  configs.push({ ...nodeCommon, entryPoints: ['src/hook/client.ts'], outfile: 'dist/guard-hook.js', sourcemap: false, banner: {} });
+  configs.push({
+    ...nodeCommon,
+    entryPoints: ['src/hook/client.ts'],
+    outfile: 'dist/guard-hook.js',
+    sourcemap: false,
+    banner: {},
+  });
   configs.push({ ...nodeCommon, entryPoints: ['src/hook/inProcess.ts'], outfile: 'dist/guard.js' });
 }
 // dist/cli.js is the tiny entry (status from the snapshot cache); it loads dist/cli-read.js for status and next
 // (no commander) and dist/cli-main.js for the rest.
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } });
+if (want('cli'))
+  configs.push({
+    ...nodeCommon,
+    entryPoints: ['src/cli/entry.ts'],
+    outfile: 'dist/cli.js',
+    banner: { js: '#!/usr/bin/env node' },
+  });
 // The three CLI programs see `zod` as src/cli/lazyZod.ts (schemas built on first use; the real zod, dist/zod.js,
 // loaded only then): a status answered from the parse cache never compiles or runs zod.
 const lazyZod = {
   name: 'lazy-zod',
   setup(build) {
-    build.onResolve({ filter: /^zod$/ }, (args) => (args.importer.endsWith(path.join('src', 'cli', 'lazyZod.ts')) ? undefined : { path: path.resolve('src/cli/lazyZod.ts') }));
+    build.onResolve({ filter: /^zod$/ }, (args) =>
+      args.importer.endsWith(path.join('src', 'cli', 'lazyZod.ts'))
+        ? undefined
+        : { path: path.resolve('src/cli/lazyZod.ts') },
+    );
   },
 };
 const cliProgram = { ...nodeCommon, plugins: [lazyZod] };
-if (want('cli')) configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
+if (want('cli'))
+  configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
 // `status` after a task file changed: the stored answer patched (src/cli/statusPatch.ts), loaded by dist/cli.js.
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/statusPatch.ts'], outfile: 'dist/cli-patch.js' });
@@ -92,7 +124,12 @@ const noImportMeta = {
   setup(build) {
     build.onEnd((result) => {
       const out = build.initialOptions.outfile;
-      if (!result.errors.length && out && fs.existsSync(out) && fs.readFileSync(out, 'utf8').includes('__importMetaUrl')) {
+      if (
+        !result.errors.length &&
+        out &&
+        fs.existsSync(out) &&
+        fs.readFileSync(out, 'utf8').includes('__importMetaUrl')
+      ) {
         return { errors: [{ text: `${out} reads import.meta.url: give it the importMetaShim banner (esbuild.mjs)` }] };
       }
     });
@@ -106,24 +143,53 @@ const deferredLibs = ['yaml', 'jsonc-parser', 'chokidar'];
 const deferLibs = {
   name: 'defer-libs',
   setup(build) {
-    build.onResolve({ filter: new RegExp(`^(${deferredLibs.join('|')})$`) }, (args) => ({ path: `./${args.path}.js`, external: true }));
+    build.onResolve({ filter: new RegExp(`^(${deferredLibs.join('|')})$`) }, (args) => ({
+      path: `./${args.path}.js`,
+      external: true,
+    }));
   },
 };
 if (want('cli')) {
   for (const lib of deferredLibs) {
-    configs.push({ ...nodeCommon, stdin: { contents: `module.exports = require(${JSON.stringify(lib)});`, resolveDir: '.', sourcefile: `${lib}.js` }, outfile: `dist/${lib}.js`, sourcemap: false, banner: {}, plugins: [noImportMeta] });
+    configs.push({
+      ...nodeCommon,
+      stdin: {
+        contents: `module.exports = require(${JSON.stringify(lib)});`,
+        resolveDir: '.',
+        sourcefile: `${lib}.js`,
+      },
+      outfile: `dist/${lib}.js`,
+      sourcemap: false,
+      banner: {},
+      plugins: [noImportMeta],
+    });
   }
 }
-if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/wavesMain.ts'], outfile: 'dist/cli-waves.js', banner: {}, plugins: [lazyZod, deferLibs, noImportMeta] });
+if (want('cli'))
+  configs.push({
+    ...cliProgram,
+    entryPoints: ['src/cli/wavesMain.ts'],
+    outfile: 'dist/cli-waves.js',
+    banner: {},
+    plugins: [lazyZod, deferLibs, noImportMeta],
+  });
 // `ralph task start|done|block|reset` alone (src/cli/taskMain.ts), loaded by dist/cli.js for those command lines.
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/taskMain.ts'], outfile: 'dist/cli-task.js' });
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
-    bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: production,
-    sourcemap: production ? false : 'linked', logLevel: 'warning',
-    entryPoints: ['webview/main.ts', ...filesUnder('webview', '.css')], outdir: 'dist/webview',
+    bundle: true,
+    platform: 'browser',
+    target: 'es2022',
+    format: 'iife',
+    minify: production,
+    sourcemap: production ? false : 'linked',
+    logLevel: 'warning',
+    entryPoints: ['webview/main.ts', ...filesUnder('webview', '.css')],
+    outdir: 'dist/webview',
     // codicon.ttf (imported by webview/main.css) is copied beside the css under its own name.
-    loader: { '.ttf': 'file' }, assetNames: '[name]', legalComments: 'none',
+    loader: { '.ttf': 'file' },
+    assetNames: '[name]',
+    legalComments: 'none',
   });
 }
 if (want('test') && !production) {
@@ -131,29 +197,78 @@ if (want('test') && !production) {
   for (const tier of ['unit', 'component', 'stress', 'corpus']) {
     const files = filesUnder(`test/${tier}`, '.test.ts');
     fs.rmSync(`dist/test/${tier}`, { recursive: true, force: true }); // a test moved to another tier must not run twice
-    if (files.length) configs.push({ ...nodeCommon, entryPoints: files, outdir: `dist/test/${tier}`, outbase: `test/${tier}`, alias: { vscode: './test/support/fakeVscode.ts' }, external: ['playwright-core'] });
+    if (files.length)
+      configs.push({
+        ...nodeCommon,
+        entryPoints: files,
+        outdir: `dist/test/${tier}`,
+        outbase: `test/${tier}`,
+        alias: { vscode: './test/support/fakeVscode.ts' },
+        external: ['playwright-core'],
+      });
   }
   const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));
-  if (integration.length) configs.push({ ...nodeCommon, entryPoints: integration, outdir: 'dist/test/integration', outbase: 'test/integration', external: ['vscode', 'mocha'] });
+  if (integration.length)
+    configs.push({
+      ...nodeCommon,
+      entryPoints: integration,
+      outdir: 'dist/test/integration',
+      outbase: 'test/integration',
+      external: ['vscode', 'mocha'],
+    });
   const e2e = filesUnder('test/e2e', '.test.ts');
-  if (e2e.length) configs.push({ ...nodeCommon, entryPoints: e2e, outdir: 'dist/test/e2e', outbase: 'test/e2e', external: ['playwright-core'] });
+  if (e2e.length)
+    configs.push({
+      ...nodeCommon,
+      entryPoints: e2e,
+      outdir: 'dist/test/e2e',
+      outbase: 'test/e2e',
+      external: ['playwright-core'],
+    });
   const runners = filesUnder('test/runners', '.ts');
-  if (runners.length) configs.push({ ...nodeCommon, entryPoints: runners, outdir: 'dist/test/runners', outbase: 'test/runners', external: ['playwright-core', 'mocha'] });
+  if (runners.length)
+    configs.push({
+      ...nodeCommon,
+      entryPoints: runners,
+      outdir: 'dist/test/runners',
+      outbase: 'test/runners',
+      external: ['playwright-core', 'mocha'],
+    });
 }
 
-if (want('demo') && !production) configs.push({ ...nodeCommon, entryPoints: ['scripts/demo.ts'], outfile: 'dist/demo.js', external: ['playwright-core'] });
+if (want('demo') && !production)
+  configs.push({
+    ...nodeCommon,
+    entryPoints: ['scripts/demo.ts'],
+    outfile: 'dist/demo.js',
+    external: ['playwright-core'],
+  });
 if (want('bench') && !production) {
   const bench = filesUnder('bench', '.bench.ts');
   // Benches of VS Code adapters (store.bench.ts) run on plain Node against the small fake `vscode`.
-  if (bench.length) configs.push({ ...nodeCommon, entryPoints: bench, outdir: 'dist/bench', outbase: 'bench', external: ['playwright-core'], alias: { vscode: './test/support/fakeVscode.ts' } });
+  if (bench.length)
+    configs.push({
+      ...nodeCommon,
+      entryPoints: bench,
+      outdir: 'dist/bench',
+      outbase: 'bench',
+      external: ['playwright-core'],
+      alias: { vscode: './test/support/fakeVscode.ts' },
+    });
 }
 
 if (watch) {
-  const contexts = await Promise.all(configs.map((c) => esbuild.context({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })));
+  const contexts = await Promise.all(
+    configs.map((c) => esbuild.context({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })),
+  );
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
-  const results = await Promise.allSettled(configs.map((c) => esbuild.build({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })));
+  const results = await Promise.allSettled(
+    configs.map((c) => esbuild.build({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })),
+  );
   const failed = results.filter((r) => r.status === 'rejected');
-  if (failed.length) { process.exitCode = 1; }
+  if (failed.length) {
+    process.exitCode = 1;
+  }
   if (fs.existsSync('dist/cli.js')) fs.chmodSync('dist/cli.js', 0o755);
 }

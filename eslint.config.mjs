@@ -3,7 +3,17 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.vscode-test/**', 'test-results/**', '**/*.cjs', '**/*.mjs', 'webview/**/*.css'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.vscode-test/**',
+      'test-results/**',
+      '**/*.cjs',
+      '**/*.mjs',
+      'webview/**/*.css',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -14,20 +24,29 @@ export default tseslint.config(
   {
     files: ['src/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'src/core must not import vscode: put VS Code code in src/extension.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vscode', message: 'src/core must not import vscode: put VS Code code in src/extension.' }] },
+      ],
     },
   },
   {
     // The dashboard page runs in a browser sandbox: it imports only src/protocol/ and its own npm dependencies.
     files: ['webview/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'vscode', message: 'webview/ runs in the page: talk to the host through src/protocol.' }],
-        patterns: [
-          { regex: '^(\\.\\./)+(?!src/protocol/)(src|test|bench|scripts)(/|$)', message: 'webview/ may import only src/protocol/ from the project.' },
-          { regex: '^node:', message: 'webview/ runs in the page: no Node built-ins.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'webview/ runs in the page: talk to the host through src/protocol.' }],
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(?!src/protocol/)(src|test|bench|scripts)(/|$)',
+              message: 'webview/ may import only src/protocol/ from the project.',
+            },
+            { regex: '^node:', message: 'webview/ runs in the page: no Node built-ins.' },
+          ],
+        },
+      ],
     },
   },
 );

@@ -18,11 +18,22 @@ async function activationInHost(): Promise<{ activationMs: number; bundleEvalMs:
   const ws = path.join(tmp, 'workspace');
   copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
   const resultFile = path.join(tmp, 'result.json');
-  const server = await startServer({ repo, tmp, trusted: true, env: { RALPH_INTEGRATION_MODE: 'bench', RALPH_RESULT_FILE: resultFile } });
+  const server = await startServer({
+    repo,
+    tmp,
+    trusted: true,
+    env: { RALPH_INTEGRATION_MODE: 'bench', RALPH_RESULT_FILE: resultFile },
+  });
   const browser = await launchBrowser();
   try {
     const remote = (p: string) => `vscode-remote://127.0.0.1:${server.port}${p}`;
-    await openPage(browser, server.url(ws, [['extensionDevelopmentPath', remote(repo)], ['extensionTestsPath', remote(path.join(repo, 'dist', 'test', 'integration', 'index.js'))]]));
+    await openPage(
+      browser,
+      server.url(ws, [
+        ['extensionDevelopmentPath', remote(repo)],
+        ['extensionTestsPath', remote(path.join(repo, 'dist', 'test', 'integration', 'index.js'))],
+      ]),
+    );
     const deadline = Date.now() + 120_000;
     while (!fs.existsSync(resultFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     return JSON.parse(fs.readFileSync(resultFile, 'utf8'));
@@ -38,7 +49,8 @@ async function main(): Promise<void> {
   const unavailable = serverUnavailable(repo);
   if (unavailable) {
     // The sizes below need no server; the activation figures are skipped, saying so, and the benchmark still succeeds.
-    for (const name of ['extension.activation', 'extension.bundleEval', 'extension.activateCall']) emit({ name, value: null, unit: 'ms', skipped: unavailable });
+    for (const name of ['extension.activation', 'extension.bundleEval', 'extension.activateCall'])
+      emit({ name, value: null, unit: 'ms', skipped: unavailable });
     console.error(`skipped extension.activation, extension.bundleEval, extension.activateCall: ${unavailable}`);
   } else {
     execFileSync(process.execPath, ['esbuild.mjs', '--production', '--only=ext'], { cwd: repo, stdio: 'pipe' });
@@ -47,20 +59,48 @@ async function main(): Promise<void> {
     const median = (xs: number[]) => Number(xs.sort((a, b) => a - b)[1]!.toFixed(2));
     const where = 'real VS Code 1.100.3 extension host, production bundle, median of 3';
     const total = median(runs.map((r) => r.activationMs + r.bundleEvalMs));
-    emit({ name: 'extension.activation', value: total, unit: 'ms', target: 50, ratioToTarget: Number((total / 50).toFixed(3)), where, note: 'bundle evaluation + activate()' });
+    emit({
+      name: 'extension.activation',
+      value: total,
+      unit: 'ms',
+      target: 50,
+      ratioToTarget: Number((total / 50).toFixed(3)),
+      where,
+      note: 'bundle evaluation + activate()',
+    });
     emit({ name: 'extension.bundleEval', value: median(runs.map((r) => r.bundleEvalMs)), unit: 'ms', where });
     emit({ name: 'extension.activateCall', value: median(runs.map((r) => r.activationMs)), unit: 'ms', where });
   }
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-pkg-'));
   try {
-    execFileSync(process.execPath, ['esbuild.mjs', '--production', '--only=ext,cli,webview'], { cwd: repo, stdio: 'pipe' });
+    execFileSync(process.execPath, ['esbuild.mjs', '--production', '--only=ext,cli,webview'], {
+      cwd: repo,
+      stdio: 'pipe',
+    });
     const ext = fs.statSync(path.join(repo, 'dist', 'extension.js')).size;
-    emit({ name: 'extension.bundleSize', value: ext, unit: 'bytes', target: 1_000_000, ratioToTarget: Number((ext / 1_000_000).toFixed(3)) });
+    emit({
+      name: 'extension.bundleSize',
+      value: ext,
+      unit: 'bytes',
+      target: 1_000_000,
+      ratioToTarget: Number((ext / 1_000_000).toFixed(3)),
+    });
     const cli = fs.statSync(path.join(repo, 'dist', 'cli.js')).size;
     emit({ name: 'cli.bundleSize', value: cli, unit: 'bytes' });
     const vsix = path.join(tmp, 'ralph-loop.vsix');
-    execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'),
+        'package',
+        '--no-dependencies',
+        '--no-rewrite-relative-links',
+        '--out',
+        vsix,
+      ],
+      { cwd: repo, stdio: 'pipe' },
+    );
     emit({ name: 'extension.vsixSize', value: fs.statSync(vsix).size, unit: 'bytes' });
   } finally {
     // Leave a development build behind, as the other tools expect.
@@ -69,4 +109,7 @@ async function main(): Promise<void> {
   }
 }
 
-void main().catch((err) => { console.error(err); process.exitCode = 1; });
+void main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

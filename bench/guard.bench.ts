@@ -54,9 +54,25 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(ws, '.ralph', 'command-policy'), policyText);
   const env = { ...process.env, XDG_STATE_HOME: path.join(tmp, 'state'), RALPH_WORKSPACE: ws };
   const hook = path.join(repo, 'dist', 'guard-hook.js');
-  const server = await startGuardServer({ workspace: ws, runDir: path.join(ws, '.ralph', 'runs', 'bench'), install: { node: process.execPath, hook, cli: path.join(repo, 'dist', 'cli.js'), guard: path.join(repo, 'dist', 'guard.js') }, onRecord: () => undefined });
+  const server = await startGuardServer({
+    workspace: ws,
+    runDir: path.join(ws, '.ralph', 'runs', 'bench'),
+    install: {
+      node: process.execPath,
+      hook,
+      cli: path.join(repo, 'dist', 'cli.js'),
+      guard: path.join(repo, 'dist', 'guard.js'),
+    },
+    onRecord: () => undefined,
+  });
   const commands = TABLE.map(([command]) => command).filter((_c, i) => i % 4 === 0);
-  const input = (command: string) => JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command, description: 'd' }, cwd: ws });
+  const input = (command: string) =>
+    JSON.stringify({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command, description: 'd' },
+      cwd: ws,
+    });
   const bare: number[] = [];
   const withServer: number[] = [];
   const standalone: number[] = [];
@@ -78,11 +94,27 @@ async function main(): Promise<void> {
   const b95 = pct(bare, 95);
   emit({ name: 'guard.process.bareNode.p50', value: b50, unit: 'ms', where });
   emit({ name: 'guard.process.bareNode.p95', value: b95, unit: 'ms', where });
-  for (const [name, xs] of [['withServer', withServer], ['standalone', standalone]] as const) {
+  for (const [name, xs] of [
+    ['withServer', withServer],
+    ['standalone', standalone],
+  ] as const) {
     const p50 = pct(xs, 50);
     const p95 = pct(xs, 95);
-    emit({ name: `guard.process.${name}.p50`, value: p50, unit: 'ms', ratioToBareNode: Number((p50 / b50).toFixed(2)), where });
-    emit({ name: `guard.process.${name}.p95`, value: p95, unit: 'ms', ratioToBareNode: Number((p95 / b95).toFixed(2)), ...(name === 'withServer' ? { targetRatio: 1.5 } : {}), where });
+    emit({
+      name: `guard.process.${name}.p50`,
+      value: p50,
+      unit: 'ms',
+      ratioToBareNode: Number((p50 / b50).toFixed(2)),
+      where,
+    });
+    emit({
+      name: `guard.process.${name}.p95`,
+      value: p95,
+      unit: 'ms',
+      ratioToBareNode: Number((p95 / b95).toFixed(2)),
+      ...(name === 'withServer' ? { targetRatio: 1.5 } : {}),
+      where,
+    });
   }
 }
 

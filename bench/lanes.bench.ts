@@ -28,7 +28,9 @@ const stateHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-state-'));
 const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-cache-'));
 process.env.XDG_STATE_HOME = stateHome;
 process.env.XDG_CACHE_HOME = cacheHome;
-process.on('exit', () => { for (const d of [stateHome, cacheHome]) fs.rmSync(d, { recursive: true, force: true }); });
+process.on('exit', () => {
+  for (const d of [stateHome, cacheHome]) fs.rmSync(d, { recursive: true, force: true });
+});
 
 function gitIn(dir: string, ...args: string[]): void {
   execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
@@ -37,7 +39,14 @@ function gitIn(dir: string, ...args: string[]): void {
 async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: number[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-lanes-'));
   try {
-    const stories = Array.from({ length: STORIES }, (_, i) => ({ id: `S${i + 1}`, title: `story ${i + 1}`, priority: i + 1, status: 'pending', dependsOn: [], filePaths: [`s${i + 1}.txt`] }));
+    const stories = Array.from({ length: STORIES }, (_, i) => ({
+      id: `S${i + 1}`,
+      title: `story ${i + 1}`,
+      priority: i + 1,
+      status: 'pending',
+      dependsOn: [],
+      filePaths: [`s${i + 1}.txt`],
+    }));
     fs.writeFileSync(path.join(dir, 'quantum.json'), JSON.stringify({ project: 'bench', stories }, null, 2) + '\n');
     fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
     gitIn(dir, 'init', '-q', '-b', 'main');
@@ -45,14 +54,28 @@ async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: num
     gitIn(dir, 'config', 'user.name', 'bench');
     gitIn(dir, 'add', '-A');
     gitIn(dir, 'commit', '-q', '-m', 'initial');
-    const config = ralphConfigSchema.parse({ claudePath: stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } });
-    const engine = new LoopEngine({ folder: dir, config, source: 'quantum', parallel: true, maxParallel, agentEnv: { BENCH_STUB_SLEEP_S: String(storyMs / 1000) } });
+    const config = ralphConfigSchema.parse({
+      claudePath: stub,
+      gates: { basic: 'true' },
+      timing: { betweenIterationsMs: 0 },
+    });
+    const engine = new LoopEngine({
+      folder: dir,
+      config,
+      source: 'quantum',
+      parallel: true,
+      maxParallel,
+      agentEnv: { BENCH_STUB_SLEEP_S: String(storyMs / 1000) },
+    });
     const mergeMs: number[] = [];
-    engine.on('event', (e) => { if (e.type === 'laneMerge' && e.outcome === 'merged') mergeMs.push(e.durationMs); });
+    engine.on('event', (e) => {
+      if (e.type === 'laneMerge' && e.outcome === 'merged') mergeMs.push(e.durationMs);
+    });
     const t0 = performance.now();
     const r = await engine.run();
     const wallMs = performance.now() - t0;
-    if (r.state !== 'completed' || r.done !== STORIES) throw new Error(`bench run ended ${r.state} (${r.done}/${r.total}): ${r.reason}`);
+    if (r.state !== 'completed' || r.done !== STORIES)
+      throw new Error(`bench run ended ${r.state} (${r.done}/${r.total}): ${r.reason}`);
     return { wallMs, mergeMs };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -70,9 +93,26 @@ async function main(): Promise<void> {
   const one = await once(1);
   const four = await once(4);
   const ratio = four.wallMs / one.wallMs;
-  emit({ name: 'lanes.wallRatio', value: Number(ratio.toFixed(3)), unit: 'ratio', target: 0.35, stories: STORIES, storyMs, wallMs1: Math.round(one.wallMs), wallMs4: Math.round(four.wallMs) });
+  emit({
+    name: 'lanes.wallRatio',
+    value: Number(ratio.toFixed(3)),
+    unit: 'ratio',
+    target: 0.35,
+    stories: STORIES,
+    storyMs,
+    wallMs1: Math.round(one.wallMs),
+    wallMs4: Math.round(four.wallMs),
+  });
   const all = [...one.mergeMs, ...four.mergeMs];
-  emit({ name: 'lanes.mergeMsPerStory', value: Math.round(all.reduce((a, b) => a + b, 0) / Math.max(1, all.length)), unit: 'ms', merges: all.length });
+  emit({
+    name: 'lanes.mergeMsPerStory',
+    value: Math.round(all.reduce((a, b) => a + b, 0) / Math.max(1, all.length)),
+    unit: 'ms',
+    merges: all.length,
+  });
 }
 
-main().catch((err) => { console.error(err); process.exit(1); });
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -24,13 +24,29 @@ async function engineCpuPerMb(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-loop-'));
   try {
     const recorded = streamFixture('claude', 'recorded', 'tool-use-bash-success.jsonl');
-    const lines = fs.readFileSync(recorded, 'utf8').split('\n').filter((l) => l.trim() && !l.includes('"type":"result"'));
+    const lines = fs
+      .readFileSync(recorded, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.includes('"type":"result"'));
     const block = Buffer.from(lines.join('\n') + '\n');
     const streamFile = path.join(tmp, 'stream.jsonl');
     const fd = fs.openSync(streamFile, 'w');
     let size = 0;
-    while (size < mb * MB) { fs.writeSync(fd, block); size += block.length; }
-    fs.writeSync(fd, JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'done', num_turns: 1, total_cost_usd: 0.01 }) + '\n');
+    while (size < mb * MB) {
+      fs.writeSync(fd, block);
+      size += block.length;
+    }
+    fs.writeSync(
+      fd,
+      JSON.stringify({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'done',
+        num_turns: 1,
+        total_cost_usd: 0.01,
+      }) + '\n',
+    );
     fs.closeSync(fd);
     const ws = path.join(tmp, 'ws');
     fs.mkdirSync(ws);
@@ -39,7 +55,13 @@ async function engineCpuPerMb(): Promise<void> {
     // The stub ticks the box and streams the file: its own CPU is in another process.
     fs.writeFileSync(stub, `#!/bin/sh\nsed -i 's/\\[ \\]/[x]/' RALPH_TASK.md\nexec cat '${streamFile}'\n`);
     fs.chmodSync(stub, 0o755);
-    const config = ralphConfigSchema.parse({ claudePath: stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 }, rotateThresholdTokens: 1e12, warnThresholdTokens: 1e12 });
+    const config = ralphConfigSchema.parse({
+      claudePath: stub,
+      gates: { basic: 'true' },
+      timing: { betweenIterationsMs: 0 },
+      rotateThresholdTokens: 1e12,
+      warnThresholdTokens: 1e12,
+    });
     const engine = new LoopEngine({ folder: ws, config });
     const recorder = new RunRecorder(ws, engine.runId);
     engine.on('event', (e) => recorder.record(e));
@@ -52,7 +74,15 @@ async function engineCpuPerMb(): Promise<void> {
     if (result.state !== 'completed') throw new Error(`bench run ended ${result.state}: ${result.reason}`);
     const cpuMs = (cpu.user + cpu.system) / 1000;
     const streamMb = size / MB;
-    emit({ name: 'loop.engineCpuPerMb', value: Number((cpuMs / streamMb).toFixed(2)), unit: 'ms/MB', streamMb: Number(streamMb.toFixed(1)), cpuMs: Math.round(cpuMs), wallMs: Math.round(wall), throughputMBps: Number((streamMb / (wall / 1000)).toFixed(1)) });
+    emit({
+      name: 'loop.engineCpuPerMb',
+      value: Number((cpuMs / streamMb).toFixed(2)),
+      unit: 'ms/MB',
+      streamMb: Number(streamMb.toFixed(1)),
+      cpuMs: Math.round(cpuMs),
+      wallMs: Math.round(wall),
+      throughputMBps: Number((streamMb / (wall / 1000)).toFixed(1)),
+    });
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -66,11 +96,17 @@ async function sentinelLatency(): Promise<void> {
     fs.mkdirSync(runDir, { recursive: true });
     const watcher = new SentinelWatcher(ws, { runId, startedAt: new Date(Date.now() - 1000).toISOString() });
     const samples: number[] = [];
-    const wait = (pred: () => boolean) => new Promise<void>((resolve) => {
-      if (pred()) return resolve();
-      const on = () => { if (pred()) { watcher.off('change', on); resolve(); } };
-      watcher.on('change', on);
-    });
+    const wait = (pred: () => boolean) =>
+      new Promise<void>((resolve) => {
+        if (pred()) return resolve();
+        const on = () => {
+          if (pred()) {
+            watcher.off('change', on);
+            resolve();
+          }
+        };
+        watcher.on('change', on);
+      });
     for (let i = 0; i < 100; i++) {
       const file = path.join(runDir, i % 2 ? 'PAUSE' : 'STOP');
       const t0 = performance.now();
@@ -83,9 +119,18 @@ async function sentinelLatency(): Promise<void> {
     }
     watcher.close();
     samples.sort((a, b) => a - b);
-    const pct = (p: number) => Number(samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))]!.toFixed(2));
+    const pct = (p: number) =>
+      Number(samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))]!.toFixed(2));
     emit({ name: 'loop.sentinelLatencyP50', value: pct(50), unit: 'ms', trials: samples.length });
-    emit({ name: 'loop.sentinelLatencyP95', value: pct(95), unit: 'ms', target: 250, ratioToTarget: Number((pct(95) / 250).toFixed(3)), trials: samples.length, max: pct(100) });
+    emit({
+      name: 'loop.sentinelLatencyP95',
+      value: pct(95),
+      unit: 'ms',
+      target: 250,
+      ratioToTarget: Number((pct(95) / 250).toFixed(3)),
+      trials: samples.length,
+      max: pct(100),
+    });
   } finally {
     fs.rmSync(ws, { recursive: true, force: true });
   }

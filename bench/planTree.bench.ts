@@ -25,23 +25,65 @@ const gc = (): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
 };
 /** CPU ms (user + system) since `from` (a `process.cpuUsage()` reading). */
-const cpuSince = (from: NodeJS.CpuUsage): number => { const c = process.cpuUsage(from); return (c.user + c.system) / 1000; };
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const c = process.cpuUsage(from);
+  return (c.user + c.system) / 1000;
+};
 
 function planWith(changed: number): PlanSnapshot {
   const items: PlanItem[] = [];
   for (let i = 0; i < N; i++) {
     const status = i === changed ? 'in_progress' : i % 3 === 0 ? 'done' : 'todo';
-    items.push({ source: 'quantum', kind: 'story', id: `US-${i}`, rootId: 'quantum.json', title: `story ${i}`, status, rawStatus: status === 'done' ? 'passed' : status === 'todo' ? 'pending' : status, dependsOn: i ? [`US-${i - 1}`] : [], attempts: 0, maxAttempts: 3, file: 'quantum.json' });
+    items.push({
+      source: 'quantum',
+      kind: 'story',
+      id: `US-${i}`,
+      rootId: 'quantum.json',
+      title: `story ${i}`,
+      status,
+      rawStatus: status === 'done' ? 'passed' : status === 'todo' ? 'pending' : status,
+      dependsOn: i ? [`US-${i - 1}`] : [],
+      attempts: 0,
+      maxAttempts: 3,
+      file: 'quantum.json',
+    });
   }
-  return { folder: '/bench', problems: [], cycles: [], items, roots: [{ source: 'quantum', kind: 'project', id: 'quantum.json', title: 'bench', status: 'open', dependsOn: [], file: 'quantum.json', itemIds: items.map((i) => i.id) }] };
+  return {
+    folder: '/bench',
+    problems: [],
+    cycles: [],
+    items,
+    roots: [
+      {
+        source: 'quantum',
+        kind: 'project',
+        id: 'quantum.json',
+        title: 'bench',
+        status: 'open',
+        dependsOn: [],
+        file: 'quantum.json',
+        itemIds: items.map((i) => i.id),
+      },
+    ],
+  };
 }
 
-const snap = (p: PlanSnapshot, version: number): StoreSnapshot => ({ version, folders: [{ folder: '/bench', name: 'bench', plan: p, starting: false }], runs: [] });
+const snap = (p: PlanSnapshot, version: number): StoreSnapshot => ({
+  version,
+  folders: [{ folder: '/bench', name: 'bench', plan: p, starting: false }],
+  runs: [],
+});
 
 function main(): void {
   const listeners = new Set<(c: StoreChange) => unknown>();
   let current = snap(planWith(-1), 0);
-  const store = { snapshot: () => current, onDidChange: (l: (c: StoreChange) => unknown) => { listeners.add(l); return { dispose: () => listeners.delete(l) }; } };
+  const store = {
+    snapshot: () => current,
+    onDidChange: (l: (c: StoreChange) => unknown) => {
+      listeners.add(l);
+      return { dispose: () => listeners.delete(l) };
+    },
+  };
   const base: number[] = [];
   const children: number[] = [];
   const apply: number[] = [];
@@ -66,7 +108,9 @@ function main(): void {
     if (n !== N) throw new Error(`expected ${N} children, got ${n}`);
 
     let fired: PlanNode[] = [];
-    tree.onDidChangeTreeData((e) => { fired = Array.isArray(e) ? e : []; });
+    tree.onDidChangeTreeData((e) => {
+      fired = Array.isArray(e) ? e : [];
+    });
     current = snap(planWith(r * 7 + 1), r + 1);
     gc();
     c = process.cpuUsage();
@@ -79,8 +123,26 @@ function main(): void {
   }
   const b = median(base);
   const cb = median(cpu.base);
-  emit({ name: 'plan_tree_children_10k', value: round(median(children)), unit: 'ms', target: 100, baseline_ms: round(b), ratio_to_baseline: round(median(children) / b), cpu_ms: round(median(cpu.children)), baseline_cpu_ms: round(cb) });
-  emit({ name: 'plan_tree_apply_change_10k', value: round(median(apply)), unit: 'ms', target: 100, baseline_ms: round(b), ratio_to_baseline: round(median(apply) / b), cpu_ms: round(median(cpu.apply)), baseline_cpu_ms: round(cb) });
+  emit({
+    name: 'plan_tree_children_10k',
+    value: round(median(children)),
+    unit: 'ms',
+    target: 100,
+    baseline_ms: round(b),
+    ratio_to_baseline: round(median(children) / b),
+    cpu_ms: round(median(cpu.children)),
+    baseline_cpu_ms: round(cb),
+  });
+  emit({
+    name: 'plan_tree_apply_change_10k',
+    value: round(median(apply)),
+    unit: 'ms',
+    target: 100,
+    baseline_ms: round(b),
+    ratio_to_baseline: round(median(apply) / b),
+    cpu_ms: round(median(cpu.apply)),
+    baseline_cpu_ms: round(cb),
+  });
 }
 
 main();

@@ -42,41 +42,90 @@ async function main(): Promise<void> {
     const dir = makeWorkspace(n);
     try {
       status[n] = wallMs([cli, '-C', dir, 'status', '--json']);
-      emit({ name: `status_json_${n}`, value: round(status[n]!), unit: 'ms', flow_tasks: n, quantum_stories: n, above_node_start_ms: round(status[n]! - nodeStart), target_ms: n === 5000 ? 150 : undefined });
+      emit({
+        name: `status_json_${n}`,
+        value: round(status[n]!),
+        unit: 'ms',
+        flow_tasks: n,
+        quantum_stories: n,
+        above_node_start_ms: round(status[n]! - nodeStart),
+        target_ms: n === 5000 ? 150 : undefined,
+      });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
-  emit({ name: 'status_json_growth', value: round(status[20000]! / status[1000]!), unit: 'x (20k/1k; linear = 20)', above_node_start: round((status[20000]! - nodeStart) / (status[1000]! - nodeStart)) });
+  emit({
+    name: 'status_json_growth',
+    value: round(status[20000]! / status[1000]!),
+    unit: 'x (20k/1k; linear = 20)',
+    above_node_start: round((status[20000]! - nodeStart) / (status[1000]! - nodeStart)),
+  });
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-reset-'));
   try {
     fs.mkdirSync(path.join(dir, '.flow', 'epics'), { recursive: true });
     fs.mkdirSync(path.join(dir, '.flow', 'tasks'), { recursive: true });
-    fs.writeFileSync(path.join(dir, '.flow', 'epics', 'fn-1.json'), json({ depends_on_epics: [], id: 'fn-1', status: 'open', title: 'E' }));
+    fs.writeFileSync(
+      path.join(dir, '.flow', 'epics', 'fn-1.json'),
+      json({ depends_on_epics: [], id: 'fn-1', status: 'open', title: 'E' }),
+    );
     const writeTasks = () => {
       for (let t = 1; t <= 11; t++) {
         const id = `fn-1.${t}`;
-        fs.writeFileSync(path.join(dir, '.flow', 'tasks', `${id}.json`), json({ assignee: 'bench', claim_note: '', claimed_at: '2026-01-10T07:32:10.987913Z', depends_on: t > 1 ? ['fn-1.1'] : [], epic: 'fn-1', evidence: { commits: ['abc'], prs: [], tests: ['t'] }, id, priority: null, status: 'done', title: `T${t}`, updated_at: '2026-01-10T07:32:10.987913Z' }));
-        fs.writeFileSync(path.join(dir, '.flow', 'tasks', `${id}.md`), `# ${id} T\n\n## Done summary\nok\n\n## Evidence\n- Commits: abc\n- Tests: t\n- PRs:\n`);
+        fs.writeFileSync(
+          path.join(dir, '.flow', 'tasks', `${id}.json`),
+          json({
+            assignee: 'bench',
+            claim_note: '',
+            claimed_at: '2026-01-10T07:32:10.987913Z',
+            depends_on: t > 1 ? ['fn-1.1'] : [],
+            epic: 'fn-1',
+            evidence: { commits: ['abc'], prs: [], tests: ['t'] },
+            id,
+            priority: null,
+            status: 'done',
+            title: `T${t}`,
+            updated_at: '2026-01-10T07:32:10.987913Z',
+          }),
+        );
+        fs.writeFileSync(
+          path.join(dir, '.flow', 'tasks', `${id}.md`),
+          `# ${id} T\n\n## Done summary\nok\n\n## Evidence\n- Commits: abc\n- Tests: t\n- PRs:\n`,
+        );
       }
     };
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
       writeTasks();
       const t0 = process.hrtime.bigint();
-      const out = execFileSync(process.execPath, [cli, '-C', dir, 'task', 'reset', 'fn-1.1', '--cascade', '--json'], { encoding: 'utf8' });
+      const out = execFileSync(process.execPath, [cli, '-C', dir, 'task', 'reset', 'fn-1.1', '--cascade', '--json'], {
+        encoding: 'utf8',
+      });
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
       if ((JSON.parse(out) as { reset: string[] }).reset.length !== 11) throw new Error(`unexpected reset: ${out}`);
     }
     const resetMs = times.sort((a, b) => a - b)[2]!;
-    emit({ name: 'reset_cascade_10', value: round(resetMs), unit: 'ms', dependents: 10, files_written: 22, above_node_start_ms: round(resetMs - nodeStart) });
+    emit({
+      name: 'reset_cascade_10',
+      value: round(resetMs),
+      unit: 'ms',
+      dependents: 10,
+      files_written: 22,
+      above_node_start_ms: round(resetMs - nodeStart),
+    });
 
     const file = path.join(dir, '.flow', 'tasks', 'fn-1.2.json');
     const text = fs.readFileSync(file, 'utf8');
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < 200; i++) await writeTextAtomic(file, text + ' '.repeat(i % 2));
-    emit({ name: 'write_per_file', value: round(Number(process.hrtime.bigint() - t0) / 1e6 / 200), unit: 'ms', bytes: text.length, note: 'temp file + fsync + rename' });
+    emit({
+      name: 'write_per_file',
+      value: round(Number(process.hrtime.bigint() - t0) / 1e6 / 200),
+      unit: 'ms',
+      bytes: text.length,
+      note: 'temp file + fsync + rename',
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -60,7 +60,17 @@ async function gaugeBench(): Promise<void> {
     unthrottled++;
   }
   const unthrottledPerSecond = unthrottled / ((performance.now() - t1) / 1000);
-  emit({ name: 'gauge_updates_per_s', value: round(perSecond), unit: 'renders/s', bound: 4, events: n, burst_ms: Math.round(ms), renders, baseline_unthrottled_per_s: Math.round(unthrottledPerSecond), ratio_to_baseline: Number((perSecond / unthrottledPerSecond).toPrecision(2)) });
+  emit({
+    name: 'gauge_updates_per_s',
+    value: round(perSecond),
+    unit: 'renders/s',
+    bound: 4,
+    events: n,
+    burst_ms: Math.round(ms),
+    renders,
+    baseline_unthrottled_per_s: Math.round(unthrottledPerSecond),
+    ratio_to_baseline: Number((perSecond / unthrottledPerSecond).toPrecision(2)),
+  });
   gauge.dispose();
   h.store.dispose();
 }
@@ -71,17 +81,44 @@ function makePlan(): string {
   fs.mkdirSync(path.join(dir, '.flow', 'tasks'), { recursive: true });
   fs.writeFileSync(path.join(dir, '.flow', 'meta.json'), json({ next_epic: 51, schema_version: 2 }));
   for (let e = 1; e <= 50; e++) {
-    fs.writeFileSync(path.join(dir, '.flow', 'epics', `fn-${e}.json`), json({ depends_on_epics: [], id: `fn-${e}`, plan_review_status: 'unknown', status: 'open', title: `Epic ${e}` }));
+    fs.writeFileSync(
+      path.join(dir, '.flow', 'epics', `fn-${e}.json`),
+      json({ depends_on_epics: [], id: `fn-${e}`, plan_review_status: 'unknown', status: 'open', title: `Epic ${e}` }),
+    );
     for (let t = 1; t <= 50; t++) {
       const id = `fn-${e}.${t}`;
-      fs.writeFileSync(path.join(dir, '.flow', 'tasks', `${id}.json`), json({ assignee: null, created_at: '2026-01-10T07:32:10Z', depends_on: t > 1 ? [`fn-${e}.${t - 1}`] : [], epic: `fn-${e}`, id, priority: null, status: t % 3 ? 'todo' : 'done', title: `Task ${id}`, updated_at: '2026-01-10T07:32:10Z' }));
+      fs.writeFileSync(
+        path.join(dir, '.flow', 'tasks', `${id}.json`),
+        json({
+          assignee: null,
+          created_at: '2026-01-10T07:32:10Z',
+          depends_on: t > 1 ? [`fn-${e}.${t - 1}`] : [],
+          epic: `fn-${e}`,
+          id,
+          priority: null,
+          status: t % 3 ? 'todo' : 'done',
+          title: `Task ${id}`,
+          updated_at: '2026-01-10T07:32:10Z',
+        }),
+      );
     }
   }
   const stories = Array.from({ length: 2500 }, (_, i) => ({
-    id: `US-${String(i + 1).padStart(5, '0')}`, title: `Story ${i + 1}`, description: 'd', acceptanceCriteria: ['a'], priority: i + 1,
-    status: i % 2 ? 'pending' : 'passed', dependsOn: i ? [`US-${String(i).padStart(5, '0')}`] : [], tasks: [], retries: { attempts: 0, maxAttempts: 3, failureLog: [] }, notes: '',
+    id: `US-${String(i + 1).padStart(5, '0')}`,
+    title: `Story ${i + 1}`,
+    description: 'd',
+    acceptanceCriteria: ['a'],
+    priority: i + 1,
+    status: i % 2 ? 'pending' : 'passed',
+    dependsOn: i ? [`US-${String(i).padStart(5, '0')}`] : [],
+    tasks: [],
+    retries: { attempts: 0, maxAttempts: 3, failureLog: [] },
+    notes: '',
   }));
-  fs.writeFileSync(path.join(dir, 'quantum.json'), json({ project: 'bench', stories, progress: [], codebasePatterns: [] }));
+  fs.writeFileSync(
+    path.join(dir, 'quantum.json'),
+    json({ project: 'bench', stories, progress: [], codebasePatterns: [] }),
+  );
   return dir;
 }
 
@@ -113,7 +150,8 @@ async function planBench(): Promise<void> {
   const loader = new PlanLoader(path.resolve(__dirname, '..', 'planWorker.js'), loadPlan);
   try {
     const items = (await loadPlan(dir)).items.length;
-    if (!fs.existsSync(path.resolve(__dirname, '..', 'planWorker.js'))) throw new Error('dist/planWorker.js is missing: run node esbuild.mjs');
+    if (!fs.existsSync(path.resolve(__dirname, '..', 'planWorker.js')))
+      throw new Error('dist/planWorker.js is missing: run node esbuild.mjs');
     await loader.load(dir); // start the worker once (the extension keeps it)
     const worker: { p99: number; max: number; ms: number }[] = [];
     const main: { p99: number; max: number; ms: number }[] = [];
@@ -124,8 +162,14 @@ async function planBench(): Promise<void> {
     const w = median(worker.map((x) => x.p99));
     const m = median(main.map((x) => x.p99));
     emit({
-      name: 'plan_reload_event_loop_p99', value: round(w), unit: 'ms', items, reload_ms: Math.round(median(worker.map((x) => x.ms))),
-      baseline_main_thread_p99_ms: round(m), baseline_reload_ms: Math.round(median(main.map((x) => x.ms))), ratio_to_baseline: round(w / m),
+      name: 'plan_reload_event_loop_p99',
+      value: round(w),
+      unit: 'ms',
+      items,
+      reload_ms: Math.round(median(worker.map((x) => x.ms))),
+      baseline_main_thread_p99_ms: round(m),
+      baseline_reload_ms: Math.round(median(main.map((x) => x.ms))),
+      ratio_to_baseline: round(w / m),
       max_ms: round(median(worker.map((x) => x.max))),
     });
   } finally {
@@ -139,4 +183,7 @@ async function main(): Promise<void> {
   await planBench();
 }
 
-void main().catch((err) => { console.error(err); process.exitCode = 1; });
+void main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

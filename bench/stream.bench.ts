@@ -20,7 +20,11 @@ import { streamFixture } from '../test/support/fixtures';
 
 const MB = 1024 * 1024;
 
-interface ChildResult { ms: number; maxRssMb: number; lines: number }
+interface ChildResult {
+  ms: number;
+  maxRssMb: number;
+  lines: number;
+}
 
 async function runOurs(file: string): Promise<ChildResult> {
   const t0 = performance.now();
@@ -42,9 +46,16 @@ async function runBaseline(file: string): Promise<ChildResult> {
   for await (const chunk of rs) {
     const parts = (carry + (chunk as string)).split('\n');
     carry = parts.pop() ?? '';
-    for (const p of parts) if (p) { JSON.parse(p); lines++; }
+    for (const p of parts)
+      if (p) {
+        JSON.parse(p);
+        lines++;
+      }
   }
-  if (carry) { JSON.parse(carry); lines++; }
+  if (carry) {
+    JSON.parse(carry);
+    lines++;
+  }
   return { ms: performance.now() - t0, maxRssMb: process.resourceUsage().maxRSS / 1024, lines };
 }
 
@@ -61,7 +72,10 @@ function bestOf(modes: string[], file: string, runs: number): Record<string, Chi
     for (const mode of modes) {
       const r = child(mode, file);
       const prev = out[mode];
-      out[mode] = prev && prev.ms <= r.ms ? { ...prev, maxRssMb: Math.max(prev.maxRssMb, r.maxRssMb) } : { ...r, maxRssMb: Math.max(r.maxRssMb, prev?.maxRssMb ?? 0) };
+      out[mode] =
+        prev && prev.ms <= r.ms
+          ? { ...prev, maxRssMb: Math.max(prev.maxRssMb, r.maxRssMb) }
+          : { ...r, maxRssMb: Math.max(r.maxRssMb, prev?.maxRssMb ?? 0) };
     }
   }
   return out;
@@ -69,7 +83,12 @@ function bestOf(modes: string[], file: string, runs: number): Record<string, Chi
 
 function buildStream(file: string, targetBytes: number): { bytes: number } {
   const dir = streamFixture('claude', 'recorded');
-  const block = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8').trimEnd() + '\n').join('');
+  const block = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8').trimEnd() + '\n')
+    .join('');
   const buf = Buffer.from(block.repeat(Math.max(1, Math.floor((4 * MB) / block.length))));
   const fd = fs.openSync(file, 'w');
   let bytes = 0;
@@ -94,21 +113,49 @@ async function main(): Promise<void> {
   try {
     const { bytes } = buildStream(file, targetMb * MB);
     const runs = Number(process.env.BENCH_RUNS ?? 3);
-    const { baseline: base, ours } = bestOf(['baseline', 'ours'], file, runs) as { baseline: ChildResult; ours: ChildResult };
+    const { baseline: base, ours } = bestOf(['baseline', 'ours'], file, runs) as {
+      baseline: ChildResult;
+      ours: ChildResult;
+    };
     const mb = bytes / MB;
     const oursMbps = mb / (ours.ms / 1000);
     const baseMbps = mb / (base.ms / 1000);
-    out({ name: 'stream.decode_account', value: round(oursMbps), unit: 'MB/s', streamMB: round(mb, 1), lines: ours.lines, ms: round(ours.ms, 0) });
-    out({ name: 'stream.baseline_split_parse', value: round(baseMbps), unit: 'MB/s', ms: round(base.ms, 0), peakRssMB: round(base.maxRssMb, 1) });
+    out({
+      name: 'stream.decode_account',
+      value: round(oursMbps),
+      unit: 'MB/s',
+      streamMB: round(mb, 1),
+      lines: ours.lines,
+      ms: round(ours.ms, 0),
+    });
+    out({
+      name: 'stream.baseline_split_parse',
+      value: round(baseMbps),
+      unit: 'MB/s',
+      ms: round(base.ms, 0),
+      peakRssMB: round(base.maxRssMb, 1),
+    });
     out({ name: 'stream.ratio_vs_baseline', value: round(oursMbps / baseMbps, 3), unit: 'x', target: '>=0.8' });
-    out({ name: 'stream.peak_rss', value: round(ours.maxRssMb, 1), unit: 'MB', target: '<=100', streamMB: round(mb, 1) });
+    out({
+      name: 'stream.peak_rss',
+      value: round(ours.maxRssMb, 1),
+      unit: 'MB',
+      target: '<=100',
+      streamMB: round(mb, 1),
+    });
     const jq = spawnSync('jq', ['--version'], { encoding: 'utf8' });
     if (jq.status === 0) {
       const t0 = performance.now();
       const r = spawnSync('sh', ['-c', `jq -c . '${file}' > /dev/null`]);
       const jqMs = performance.now() - t0;
       if (r.status === 0) {
-        out({ name: 'stream.jq_c', value: round(mb / (jqMs / 1000)), unit: 'MB/s', ms: round(jqMs, 0), jq: jq.stdout.trim() });
+        out({
+          name: 'stream.jq_c',
+          value: round(mb / (jqMs / 1000)),
+          unit: 'MB/s',
+          ms: round(jqMs, 0),
+          jq: jq.stdout.trim(),
+        });
         out({ name: 'stream.ratio_vs_jq', value: round(oursMbps / (mb / (jqMs / 1000)), 2), unit: 'x' });
       }
     }

@@ -18,7 +18,10 @@ import { findRepoRoot } from '../test/support/repoRoot';
 
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const repo = findRepoRoot(__dirname);
-const pctl = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!; };
+const pctl = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 /** Lines arriving on a child's stdout, with the time each arrived. */
@@ -30,7 +33,12 @@ function lineWaiter(child: ChildProcess): (needle: string) => Promise<number> {
     buf += b.toString();
     const lines = buf.split('\n');
     buf = lines.pop()!;
-    for (const l of lines) for (const [k, r] of waiting) if (l.includes(k)) { waiting.delete(k); r(t); }
+    for (const l of lines)
+      for (const [k, r] of waiting)
+        if (l.includes(k)) {
+          waiting.delete(k);
+          r(t);
+        }
   });
   return (needle) => new Promise((resolve) => waiting.set(needle, resolve));
 }
@@ -41,12 +49,35 @@ async function watchLatency(): Promise<void> {
   const run = '20261201T090000Z-beef';
   const dir = path.join(tmp, '.ralph', 'runs', run);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ runId: run, pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString(), state: 'running', iteration: 0, currentItem: null }));
+  fs.writeFileSync(
+    path.join(dir, 'run.json'),
+    JSON.stringify({
+      runId: run,
+      pid: process.pid,
+      host: os.hostname(),
+      startedAt: new Date().toISOString(),
+      state: 'running',
+      iteration: 0,
+      currentItem: null,
+    }),
+  );
   const log = path.join(dir, 'events.jsonl');
   let seq = 0;
   const append = (e: EngineEvent) => fs.appendFileSync(log, runLogLine(++seq, new Date().toISOString(), 0, e));
-  append({ type: 'runStarted', runId: run, folder: tmp, source: 'bench', agent: 'claude', maxIterations: 1, gates: {} });
-  const watch = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', tmp, 'watch', '--run', run, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  append({
+    type: 'runStarted',
+    runId: run,
+    folder: tmp,
+    source: 'bench',
+    agent: 'claude',
+    maxIterations: 1,
+    gates: {},
+  });
+  const watch = spawn(
+    process.execPath,
+    [path.join(repo, 'dist', 'cli.js'), '-C', tmp, 'watch', '--run', run, '--json'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const tail = spawn('tail', ['-n0', '-F', log], { stdio: ['ignore', 'pipe', 'ignore'] });
   const waitWatch = lineWaiter(watch);
   const waitTail = lineWaiter(tail);
@@ -66,11 +97,32 @@ async function watchLatency(): Promise<void> {
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
     }
     for (const p of [50, 95]) {
-      emit({ name: `watch latency p${p}`, value: round(pctl(ours, p)), unit: 'ms', baseline: `tail -F p${p}`, baselineValue: round(pctl(theirs, p)), ratio: round(pctl(ours, p) / Math.max(0.01, pctl(theirs, p))), trials });
+      emit({
+        name: `watch latency p${p}`,
+        value: round(pctl(ours, p)),
+        unit: 'ms',
+        baseline: `tail -F p${p}`,
+        baselineValue: round(pctl(theirs, p)),
+        ratio: round(pctl(ours, p) / Math.max(0.01, pctl(theirs, p))),
+        trials,
+      });
     }
   } finally {
-    append({ type: 'runEnded', state: 'completed', reason: 'bench', completionReason: 'DONE', exitCode: 0, iterations: 0, costUsd: 0, done: 0, total: 0 });
-    await new Promise((r) => { watch.once('close', r); setTimeout(() => watch.kill(), 5000); });
+    append({
+      type: 'runEnded',
+      state: 'completed',
+      reason: 'bench',
+      completionReason: 'DONE',
+      exitCode: 0,
+      iterations: 0,
+      costUsd: 0,
+      done: 0,
+      total: 0,
+    });
+    await new Promise((r) => {
+      watch.once('close', r);
+      setTimeout(() => watch.kill(), 5000);
+    });
     tail.kill();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
@@ -83,19 +135,71 @@ function syntheticLog(n: number): RunLogEntry[] {
   const item = { source: 'quantum' as const, id: 'US-001', title: 'Story' };
   let it = 0;
   const push = (e: EngineEvent) => out.push({ ...e, seq: out.length + 1, at, lane: 0 } as RunLogEntry);
-  push({ type: 'runStarted', runId: 'r', folder: '/ws', source: 'quantum.json', agent: 'claude', maxIterations: 1e9, gates: { basic: 'npm test' } });
+  push({
+    type: 'runStarted',
+    runId: 'r',
+    folder: '/ws',
+    source: 'quantum.json',
+    agent: 'claude',
+    maxIterations: 1e9,
+    gates: { basic: 'npm test' },
+  });
   while (out.length < n - 1) {
     it++;
-    push({ type: 'iterationStarted', iteration: it, item: { ...item, id: `US-${it % 50}` }, attempt: 1, attemptKind: 'first', purpose: 'work', maxAttempts: 5 });
+    push({
+      type: 'iterationStarted',
+      iteration: it,
+      item: { ...item, id: `US-${it % 50}` },
+      attempt: 1,
+      attemptKind: 'first',
+      purpose: 'work',
+      maxAttempts: 5,
+    });
     push({ type: 'agentStarted', iteration: it, pid: 1000 + it, command: 'claude -p' });
-    for (let k = 0; k < 40 && out.length < n - 6; k++) push({ type: 'tokens', iteration: it, contextTokens: k * 3000, contextWindow: 200_000, warnAt: 140_000, rotateAt: 160_000, totals: { input: k, output: k, cacheRead: k, cacheCreation: 0 }, costUsd: k * 0.001 });
+    for (let k = 0; k < 40 && out.length < n - 6; k++)
+      push({
+        type: 'tokens',
+        iteration: it,
+        contextTokens: k * 3000,
+        contextWindow: 200_000,
+        warnAt: 140_000,
+        rotateAt: 160_000,
+        totals: { input: k, output: k, cacheRead: k, cacheCreation: 0 },
+        costUsd: k * 0.001,
+      });
     push({ type: 'gateStarted', tier: 'basic', command: 'npm test' });
-    push({ type: 'gateResult', tier: 'basic', command: 'npm test', exitCode: 0, durationMs: 1000, passed: true, logPath: 'l', failingLines: [] });
-    push({ type: 'iterationEnded', iteration: it, ending: 'complete', detail: 'd', totals: { tokens: { input: 1, output: 1, cacheRead: 1, cacheCreation: 0 }, costUsd: 0.04 }, exitCode: 0 });
+    push({
+      type: 'gateResult',
+      tier: 'basic',
+      command: 'npm test',
+      exitCode: 0,
+      durationMs: 1000,
+      passed: true,
+      logPath: 'l',
+      failingLines: [],
+    });
+    push({
+      type: 'iterationEnded',
+      iteration: it,
+      ending: 'complete',
+      detail: 'd',
+      totals: { tokens: { input: 1, output: 1, cacheRead: 1, cacheCreation: 0 }, costUsd: 0.04 },
+      exitCode: 0,
+    });
     push({ type: 'progress', done: it, total: it + 1, text: '' });
   }
   out.length = n - 1;
-  push({ type: 'runEnded', state: 'completed', reason: 'done', completionReason: 'DONE', exitCode: 0, iterations: it, costUsd: 1, done: 1, total: 1 });
+  push({
+    type: 'runEnded',
+    state: 'completed',
+    reason: 'done',
+    completionReason: 'DONE',
+    exitCode: 0,
+    iterations: it,
+    costUsd: 1,
+    done: 1,
+    total: 1,
+  });
   return out;
 }
 
@@ -111,16 +215,37 @@ function reducerThroughput(): void {
   const v = runViewOf('r', entries);
   const ms = performance.now() - t0;
   if (v.state !== 'completed' || v.lastSeq !== n) throw new Error(`reducer ended in ${v.state} at ${v.lastSeq}`);
-  emit({ name: 'RunView reducer throughput', value: Math.round(n / (ms / 1000)), unit: 'events/s', events: n, ms: round(ms), baseline: 'count types', baselineMs: round(baseMs), ratio: round(ms / Math.max(0.01, baseMs)) });
+  emit({
+    name: 'RunView reducer throughput',
+    value: Math.round(n / (ms / 1000)),
+    unit: 'events/s',
+    events: n,
+    ms: round(ms),
+    baseline: 'count types',
+    baselineMs: round(baseMs),
+    ratio: round(ms / Math.max(0.01, baseMs)),
+  });
 
-  const lines = entries.map((e) => { const { seq, at, lane, ...ev } = e; return runLogLine(seq, at, lane, ev as EngineEvent).slice(0, -1); });
+  const lines = entries.map((e) => {
+    const { seq, at, lane, ...ev } = e;
+    return runLogLine(seq, at, lane, ev as EngineEvent).slice(0, -1);
+  });
   t0 = performance.now();
   for (const l of lines) JSON.parse(l);
   const jsonMs = performance.now() - t0;
   t0 = performance.now();
   for (let i = 0; i < lines.length; i++) parseRunLogLine(lines[i]!, 'events.jsonl', i + 1, i + 1);
   const parseMs = performance.now() - t0;
-  emit({ name: 'run log parse throughput', value: Math.round(n / (parseMs / 1000)), unit: 'lines/s', events: n, ms: round(parseMs), baseline: 'JSON.parse', baselineMs: round(jsonMs), ratio: round(parseMs / Math.max(0.01, jsonMs)) });
+  emit({
+    name: 'run log parse throughput',
+    value: Math.round(n / (parseMs / 1000)),
+    unit: 'lines/s',
+    events: n,
+    ms: round(parseMs),
+    baseline: 'JSON.parse',
+    baselineMs: round(jsonMs),
+    ratio: round(parseMs / Math.max(0.01, jsonMs)),
+  });
 }
 
 async function main(): Promise<void> {
@@ -128,4 +253,7 @@ async function main(): Promise<void> {
   await watchLatency();
 }
 
-void main().catch((err) => { console.error(err); process.exitCode = 1; });
+void main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -31,16 +31,57 @@ function makeWave(n: number): string {
     const id = `W1-S${String(i).padStart(4, '0')}`;
     ids.push(id);
     const kind = i % 3;
-    const body = kind === 0
-      ? { schema_version: 1, wave_id: 'W1', sub_id: id, ts: new Date(now - 600_000).toISOString(), tool_use_count: 14, last_action: `step ${i} done; tests pass`, files_created: [`src/m${i}.ts`], files_modified: ['src/index.ts'], commits_made: ['abc1234'], next_step: `wire module ${i} into the index` }
-      : kind === 1
-        ? { waveId: 'W1', subagentId: id, dedupKey: `checkpoint:${id}:x`, checkpoint: { status: 'DONE', note: 'ok' }, updated_at: new Date(now - 900_000).toISOString() }
-        : { schema_version: 1, wave_id: 'W1', sub_id: id, ts: new Date(now + 3_600_000).toISOString(), last_action: 'working', next_step: 'keep going' };
+    const body =
+      kind === 0
+        ? {
+            schema_version: 1,
+            wave_id: 'W1',
+            sub_id: id,
+            ts: new Date(now - 600_000).toISOString(),
+            tool_use_count: 14,
+            last_action: `step ${i} done; tests pass`,
+            files_created: [`src/m${i}.ts`],
+            files_modified: ['src/index.ts'],
+            commits_made: ['abc1234'],
+            next_step: `wire module ${i} into the index`,
+          }
+        : kind === 1
+          ? {
+              waveId: 'W1',
+              subagentId: id,
+              dedupKey: `checkpoint:${id}:x`,
+              checkpoint: { status: 'DONE', note: 'ok' },
+              updated_at: new Date(now - 900_000).toISOString(),
+            }
+          : {
+              schema_version: 1,
+              wave_id: 'W1',
+              sub_id: id,
+              ts: new Date(now + 3_600_000).toISOString(),
+              last_action: 'working',
+              next_step: 'keep going',
+            };
     fs.writeFileSync(path.join(wave, `subagent-${id}.checkpoint.json`), JSON.stringify(body));
-    claims.push({ id: `W1:m${i}:${id}`, artifact_id: `W1:m${i}`, agent: id, paths: [`src/m${i}.ts`], status: 'active', claimed_at: new Date(now - 3_600_000).toISOString(), ttl_ms: 1_800_000, heartbeat_at: null, note: `Implement module ${i}` });
+    claims.push({
+      id: `W1:m${i}:${id}`,
+      artifact_id: `W1:m${i}`,
+      agent: id,
+      paths: [`src/m${i}.ts`],
+      status: 'active',
+      claimed_at: new Date(now - 3_600_000).toISOString(),
+      ttl_ms: 1_800_000,
+      heartbeat_at: null,
+      note: `Implement module ${i}`,
+    });
   }
-  fs.writeFileSync(path.join(wave, 'STATE.md'), `---\nwave_id: W1\nstatus: in_progress\ncreated_at: ${new Date(now - 3_600_000).toISOString()}\nsubagents:\n${ids.map((id) => `  - ${id}`).join('\n')}\n---\n\n## Recent findings\n`);
-  fs.writeFileSync(path.join(dir, '.ijfw', 'blackboard', 'claims.json'), JSON.stringify({ version: 1, claims, updated_at: new Date(now).toISOString() }));
+  fs.writeFileSync(
+    path.join(wave, 'STATE.md'),
+    `---\nwave_id: W1\nstatus: in_progress\ncreated_at: ${new Date(now - 3_600_000).toISOString()}\nsubagents:\n${ids.map((id) => `  - ${id}`).join('\n')}\n---\n\n## Recent findings\n`,
+  );
+  fs.writeFileSync(
+    path.join(dir, '.ijfw', 'blackboard', 'claims.json'),
+    JSON.stringify({ version: 1, claims, updated_at: new Date(now).toISOString() }),
+  );
   return dir;
 }
 
@@ -56,10 +97,13 @@ function wallMs(args: string[], before: () => void, runs: number, okCodes = [0])
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
 }
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 
 async function watchLatency(dir: string, samples: number): Promise<number[]> {
-  const child = spawn(process.execPath, [cli, '-C', dir, 'waves', 'check', '--phase', 'p', '--json', '--watch'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, '-C', dir, 'waves', 'check', '--phase', 'p', '--json', '--watch'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: { at: number; text: string }[] = [];
   let buf = '';
   let wake: (() => void) | undefined;
@@ -93,7 +137,14 @@ async function watchLatency(dir: string, samples: number): Promise<number[]> {
       const id = `W1-NEW${k}`;
       lines.length = 0;
       const t0 = performance.now();
-      fs.writeFileSync(path.join(wave, `subagent-${id}.checkpoint.json`), JSON.stringify({ schema_version: 1, ts: new Date(Date.now() - 600_000).toISOString(), next_step: `resume ${id}` }));
+      fs.writeFileSync(
+        path.join(wave, `subagent-${id}.checkpoint.json`),
+        JSON.stringify({
+          schema_version: 1,
+          ts: new Date(Date.now() - 600_000).toISOString(),
+          next_step: `resume ${id}`,
+        }),
+      );
       const hit = await waitFor((l) => l.text.includes(`"subId":"${id}"`), 10_000);
       out.push((hit as { at: number }).at - t0);
       await new Promise((r) => setTimeout(r, 100));
@@ -111,15 +162,48 @@ async function main(): Promise<void> {
   emit({ name: 'node_start', value: round(nodeStart), unit: 'ms' });
   const dir = makeWave(1000);
   try {
-    const check = wallMs([cli, '-C', dir, 'waves', 'check', '--phase', 'p', '--json'], () => fs.rmSync(path.join(dir, '.planning'), { recursive: true, force: true }), 5);
-    emit({ name: 'waves_check_1000', value: round(check), unit: 'ms', subagents: 1000, briefs_written: 334, ratio_to_node_start: round(check / nodeStart), target_ratio: 3 });
+    const check = wallMs(
+      [cli, '-C', dir, 'waves', 'check', '--phase', 'p', '--json'],
+      () => fs.rmSync(path.join(dir, '.planning'), { recursive: true, force: true }),
+      5,
+    );
+    emit({
+      name: 'waves_check_1000',
+      value: round(check),
+      unit: 'ms',
+      subagents: 1000,
+      briefs_written: 334,
+      ratio_to_node_start: round(check / nodeStart),
+      target_ratio: 3,
+    });
     // The same pass when the briefs are already up to date (a later pass of a long-running orchestration).
     const steady = wallMs([cli, '-C', dir, 'waves', 'check', '--phase', 'p', '--json'], () => undefined, 5);
-    emit({ name: 'waves_check_1000_steady', value: round(steady), unit: 'ms', subagents: 1000, briefs_written: 0, ratio_to_node_start: round(steady / nodeStart), target_ratio: 3 });
+    emit({
+      name: 'waves_check_1000_steady',
+      value: round(steady),
+      unit: 'ms',
+      subagents: 1000,
+      briefs_written: 0,
+      ratio_to_node_start: round(steady / nodeStart),
+      target_ratio: 3,
+    });
     const bare = wallMs([cli, '--version'], () => undefined, 5);
-    emit({ name: 'cli_start', value: round(bare), unit: 'ms', ratio_to_node_start: round(bare / nodeStart), note: 'ralph --version: the bundle\'s own start, paid by every command' });
+    emit({
+      name: 'cli_start',
+      value: round(bare),
+      unit: 'ms',
+      ratio_to_node_start: round(bare / nodeStart),
+      note: "ralph --version: the bundle's own start, paid by every command",
+    });
     const lat = await watchLatency(dir, 20);
-    emit({ name: 'waves_watch_reaction_p95', value: round(percentile(lat, 95)), unit: 'ms', samples: lat.length, subagents: 1000, target_ms: 1000 });
+    emit({
+      name: 'waves_watch_reaction_p95',
+      value: round(percentile(lat, 95)),
+      unit: 'ms',
+      samples: lat.length,
+      subagents: 1000,
+      target_ms: 1000,
+    });
     emit({ name: 'waves_watch_reaction_p50', value: round(percentile(lat, 50)), unit: 'ms', samples: lat.length });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -17,24 +17,57 @@ export function makeWorkspace(n: number): string {
   fs.writeFileSync(path.join(dir, '.flow', 'meta.json'), json({ next_epic: 1, schema_version: 2 }));
   const perEpic = 50;
   for (let e = 1; e <= Math.ceil(n / perEpic); e++) {
-    fs.writeFileSync(path.join(dir, '.flow', 'epics', `fn-${e}.json`), json({ depends_on_epics: [], id: `fn-${e}`, plan_review_status: 'unknown', status: 'open', title: `Epic ${e}` }));
+    fs.writeFileSync(
+      path.join(dir, '.flow', 'epics', `fn-${e}.json`),
+      json({ depends_on_epics: [], id: `fn-${e}`, plan_review_status: 'unknown', status: 'open', title: `Epic ${e}` }),
+    );
   }
   for (let i = 0; i < n; i++) {
     const e = Math.floor(i / perEpic) + 1;
     const t = (i % perEpic) + 1;
     const id = `fn-${e}.${t}`;
-    fs.writeFileSync(path.join(dir, '.flow', 'tasks', `${id}.json`), json({
-      assignee: null, claim_note: '', claimed_at: null, created_at: '2026-01-10T07:32:10.987913Z', depends_on: t > 1 ? [`fn-${e}.${t - 1}`] : [],
-      epic: `fn-${e}`, id, priority: null, spec_path: `.flow/tasks/${id}.md`, status: i % 3 === 0 ? 'done' : 'todo', title: `Task ${id}`, updated_at: '2026-01-10T07:32:10.987913Z',
-    }));
-    if (i % 4 === 0) fs.writeFileSync(path.join(dir, '.git', 'flow-state', 'tasks', `${id}.state.json`), json({ status: 'done', updated_at: '2026-01-11T00:00:00Z' }));
+    fs.writeFileSync(
+      path.join(dir, '.flow', 'tasks', `${id}.json`),
+      json({
+        assignee: null,
+        claim_note: '',
+        claimed_at: null,
+        created_at: '2026-01-10T07:32:10.987913Z',
+        depends_on: t > 1 ? [`fn-${e}.${t - 1}`] : [],
+        epic: `fn-${e}`,
+        id,
+        priority: null,
+        spec_path: `.flow/tasks/${id}.md`,
+        status: i % 3 === 0 ? 'done' : 'todo',
+        title: `Task ${id}`,
+        updated_at: '2026-01-10T07:32:10.987913Z',
+      }),
+    );
+    if (i % 4 === 0)
+      fs.writeFileSync(
+        path.join(dir, '.git', 'flow-state', 'tasks', `${id}.state.json`),
+        json({ status: 'done', updated_at: '2026-01-11T00:00:00Z' }),
+      );
   }
   const stories = Array.from({ length: n }, (_, i) => ({
-    id: `US-${String(i + 1).padStart(5, '0')}`, title: `Story ${i + 1}`, description: 'd', acceptanceCriteria: ['a'], priority: i + 1,
-    status: i % 2 ? 'pending' : 'passed', dependsOn: i ? [`US-${String(i).padStart(5, '0')}`] : [], tasks: [],
-    review: { specCompliance: { status: 'pending', issues: [], reviewedAt: null }, codeQuality: { status: 'pending', issues: [], reviewedAt: null } },
-    retries: { attempts: 0, maxAttempts: 3, failureLog: [] }, notes: '',
+    id: `US-${String(i + 1).padStart(5, '0')}`,
+    title: `Story ${i + 1}`,
+    description: 'd',
+    acceptanceCriteria: ['a'],
+    priority: i + 1,
+    status: i % 2 ? 'pending' : 'passed',
+    dependsOn: i ? [`US-${String(i).padStart(5, '0')}`] : [],
+    tasks: [],
+    review: {
+      specCompliance: { status: 'pending', issues: [], reviewedAt: null },
+      codeQuality: { status: 'pending', issues: [], reviewedAt: null },
+    },
+    retries: { attempts: 0, maxAttempts: 3, failureLog: [] },
+    notes: '',
   }));
-  fs.writeFileSync(path.join(dir, 'quantum.json'), json({ project: 'bench', stories, progress: [], codebasePatterns: [] }));
+  fs.writeFileSync(
+    path.join(dir, 'quantum.json'),
+    json({ project: 'bench', stories, progress: [], codebasePatterns: [] }),
+  );
   return dir;
 }

@@ -67,7 +67,9 @@ test('joins lower-case words with dashes', () => {
   assert.strictEqual(slugify('Hello Ralph Loop'), 'hello-ralph-loop');
 });
 `;
-const TEST_V2 = TEST_V1 + `
+const TEST_V2 =
+  TEST_V1 +
+  `
 test('drops accents and punctuation', () => {
   assert.strictEqual(slugify('Crème brûlée, please!'), 'creme-brulee-please');
 });
@@ -77,7 +79,9 @@ test('cuts long slugs at a word boundary', () => {
 });
 `;
 const README_V1 = '# slugify\n\nTurns titles into URL slugs.\n';
-const README_V2 = README_V1 + '\n## Usage\n\n```js\nconst { slugify } = require("./src/slugify");\nslugify("Crème brûlée"); // "creme-brulee"\n```\n';
+const README_V2 =
+  README_V1 +
+  '\n## Usage\n\n```js\nconst { slugify } = require("./src/slugify");\nslugify("Crème brûlée"); // "creme-brulee"\n```\n';
 
 const TASKS = `# Ralph task: a slugify library
 
@@ -92,8 +96,26 @@ const QUANTUM = {
   feature: 'cli',
   staleThresholdMinutes: 20,
   stories: [
-    { id: 'US-002', title: 'A slug command line', description: 'bin/slug.js prints the slug of its arguments.', status: 'pending', priority: 1, dependsOn: ['US-001'], acceptanceCriteria: ['node bin/slug.js Hello World prints hello-world'], retries: { attempts: 0, maxAttempts: 3 } },
-    { id: 'US-001', title: 'Export slugify from index.js', description: 'index.js re-exports src/slugify.js.', status: 'pending', priority: 2, dependsOn: [], acceptanceCriteria: ['require("./index").slugify exists'], retries: { attempts: 0, maxAttempts: 3 } },
+    {
+      id: 'US-002',
+      title: 'A slug command line',
+      description: 'bin/slug.js prints the slug of its arguments.',
+      status: 'pending',
+      priority: 1,
+      dependsOn: ['US-001'],
+      acceptanceCriteria: ['node bin/slug.js Hello World prints hello-world'],
+      retries: { attempts: 0, maxAttempts: 3 },
+    },
+    {
+      id: 'US-001',
+      title: 'Export slugify from index.js',
+      description: 'index.js re-exports src/slugify.js.',
+      status: 'pending',
+      priority: 2,
+      dependsOn: [],
+      acceptanceCriteria: ['require("./index").slugify exists'],
+      retries: { attempts: 0, maxAttempts: 3 },
+    },
   ],
 };
 
@@ -108,15 +130,34 @@ function git(dir: string, ...a: string[]): void {
  */
 function createProject(dir: string, withQuantum: boolean): void {
   const files: Record<string, string> = {
-    'package.json': JSON.stringify({ name: 'slugify-demo', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2) + '\n',
+    'package.json':
+      JSON.stringify(
+        { name: 'slugify-demo', version: '1.0.0', private: true, scripts: { test: 'node --test' } },
+        null,
+        2,
+      ) + '\n',
     'src/slugify.js': SLUGIFY_STUB,
     'README.md': README_V1,
     'RALPH_TASK.md': TASKS,
-    '.ralph/config.json': JSON.stringify({ gates: { basic: 'node --test test/', full: 'node --test test/', final: 'node --test test/ && node -e "require(\'./src/slugify\')"' }, timing: { betweenIterationsMs: withQuantum ? 200 : 1000 } }, null, 2) + '\n',
+    '.ralph/config.json':
+      JSON.stringify(
+        {
+          gates: {
+            basic: 'node --test test/',
+            full: 'node --test test/',
+            final: 'node --test test/ && node -e "require(\'./src/slugify\')"',
+          },
+          timing: { betweenIterationsMs: withQuantum ? 200 : 1000 },
+        },
+        null,
+        2,
+      ) + '\n',
     '.gitignore': 'node_modules/\n.ralph/\n',
   };
   if (withQuantum) files['quantum.json'] = JSON.stringify(QUANTUM, null, 2) + '\n';
-  else files['.vscode/settings.json'] = JSON.stringify({ 'ralph.agent': 'claude', 'workbench.startupEditor': 'none' }, null, 2) + '\n';
+  else
+    files['.vscode/settings.json'] =
+      JSON.stringify({ 'ralph.agent': 'claude', 'workbench.startupEditor': 'none' }, null, 2) + '\n';
   for (const [rel, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), text);
@@ -134,22 +175,45 @@ function checklistScript(dir: string): Turn[] {
   const f = (rel: string) => path.join(dir, rel);
   const usage = (n: number) => ({ input: 1200, cacheRead: n, output: 300 });
   return [
-    write(f('src/slugify.js'), SLUGIFY_V1, { text: 'I will implement the simplest slugify first.', usage: usage(9_000) }),
+    write(f('src/slugify.js'), SLUGIFY_V1, {
+      text: 'I will implement the simplest slugify first.',
+      usage: usage(9_000),
+    }),
     write(f('test/slugify.test.js'), TEST_V1, { usage: usage(11_000) }),
     bash('node --test test/', { text: 'Running the tests.', usage: usage(12_000) }),
-    edit(f('RALPH_TASK.md'), '- [ ] Implement slugify for plain words, with a test', '- [x] Implement slugify for plain words, with a test', { usage: usage(13_000) }),
-    bash('git add src/slugify.js test/slugify.test.js RALPH_TASK.md && git commit -q -m "feat: slugify plain words"', { usage: usage(14_000) }),
+    edit(
+      f('RALPH_TASK.md'),
+      '- [ ] Implement slugify for plain words, with a test',
+      '- [x] Implement slugify for plain words, with a test',
+      { usage: usage(13_000) },
+    ),
+    bash('git add src/slugify.js test/slugify.test.js RALPH_TASK.md && git commit -q -m "feat: slugify plain words"', {
+      usage: usage(14_000),
+    }),
     say('Implemented slugify for plain words; the test passes and the box is ticked.', { usage: usage(15_000) }),
 
-    write(f('test/slugify.test.js'), TEST_V2, { text: 'Adding tests for accents, punctuation and length first.', usage: usage(16_000) }),
+    write(f('test/slugify.test.js'), TEST_V2, {
+      text: 'Adding tests for accents, punctuation and length first.',
+      usage: usage(16_000),
+    }),
     write(f('src/slugify.js'), SLUGIFY_V2, { usage: usage(18_000) }),
     bash('node --test test/', { usage: usage(19_000) }),
-    edit(f('RALPH_TASK.md'), '- [ ] Handle accents, punctuation and a maximum length [risky]', '- [x] Handle accents, punctuation and a maximum length [risky]', { usage: usage(20_000) }),
-    bash('git add src/slugify.js test/slugify.test.js RALPH_TASK.md && git commit -q -m "feat: accents, punctuation, max length"', { usage: usage(21_000) }),
+    edit(
+      f('RALPH_TASK.md'),
+      '- [ ] Handle accents, punctuation and a maximum length [risky]',
+      '- [x] Handle accents, punctuation and a maximum length [risky]',
+      { usage: usage(20_000) },
+    ),
+    bash(
+      'git add src/slugify.js test/slugify.test.js RALPH_TASK.md && git commit -q -m "feat: accents, punctuation, max length"',
+      { usage: usage(21_000) },
+    ),
     say('Accents, punctuation and the length limit are handled and tested.', { usage: usage(22_000) }),
 
     write(f('README.md'), README_V2, { usage: usage(23_000) }),
-    edit(f('RALPH_TASK.md'), '- [ ] Document the usage in README.md', '- [x] Document the usage in README.md', { usage: usage(24_000) }),
+    edit(f('RALPH_TASK.md'), '- [ ] Document the usage in README.md', '- [x] Document the usage in README.md', {
+      usage: usage(24_000),
+    }),
     bash('git add README.md RALPH_TASK.md && git commit -q -m "docs: usage"', { usage: usage(25_000) }),
     say('README documents the usage. <promise>ALL_TASKS_DONE</promise>', { usage: usage(26_000) }),
   ];
@@ -161,10 +225,19 @@ function quantumScript(dir: string): Turn[] {
   const usage = (n: number) => ({ input: 1000, cacheRead: n, output: 250 });
   return [
     write(f('index.js'), "'use strict';\nmodule.exports = require('./src/slugify');\n", { usage: usage(8_000) }),
-    bash('node -e "if (typeof require(\'./index\').slugify !== \'function\') process.exit(1)" && git add index.js && git commit -q -m "feat: US-001 export slugify"', { usage: usage(9_000) }),
+    bash(
+      'node -e "if (typeof require(\'./index\').slugify !== \'function\') process.exit(1)" && git add index.js && git commit -q -m "feat: US-001 export slugify"',
+      { usage: usage(9_000) },
+    ),
     say('index.js exports slugify. <quantum>STORY_PASSED</quantum>', { usage: usage(10_000) }),
-    write(f('bin/slug.js'), "#!/usr/bin/env node\n'use strict';\nconsole.log(require('../index').slugify(process.argv.slice(2).join(' ')));\n", { usage: usage(11_000) }),
-    bash('node bin/slug.js Hello World && git add bin/slug.js && git commit -q -m "feat: US-002 slug command"', { usage: usage(12_000) }),
+    write(
+      f('bin/slug.js'),
+      "#!/usr/bin/env node\n'use strict';\nconsole.log(require('../index').slugify(process.argv.slice(2).join(' ')));\n",
+      { usage: usage(11_000) },
+    ),
+    bash('node bin/slug.js Hello World && git add bin/slug.js && git commit -q -m "feat: US-002 slug command"', {
+      usage: usage(12_000),
+    }),
     say('`node bin/slug.js Hello World` prints hello-world. <quantum>STORY_PASSED</quantum>', { usage: usage(13_000) }),
   ];
 }
@@ -174,14 +247,25 @@ async function ralphRun(dir: string, home: string, script: Turn[], source: strin
   const server = await startModelServer(paced(script), { model: 'claude-sonnet-4-6' });
   try {
     const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ANTHROPIC_') && !k.startsWith('CLAUDE_')) env[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (!k.startsWith('ANTHROPIC_') && !k.startsWith('CLAUDE_')) env[k] = v;
     Object.assign(env, {
-      ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'demo-key-for-the-local-scripted-server', HOME: home,
-      IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', GIT_CONFIG_GLOBAL: '/dev/null',
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: 'demo-key-for-the-local-scripted-server',
+      HOME: home,
+      IS_SANDBOX: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
       PATH: `${path.dirname(claude)}${path.delimiter}${process.env.PATH}`,
     });
-    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'run', '--trust', '--source', source], { cwd: dir, env, stdio: ['ignore', 'inherit', 'inherit'] });
-    return await new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 130 : 1))));
+    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'run', '--trust', '--source', source], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    return await new Promise<number>((resolve) =>
+      child.on('exit', (code, signal) => resolve(code ?? (signal ? 130 : 1))),
+    );
   } finally {
     await server.close();
   }
@@ -196,7 +280,11 @@ function claudeProcesses(dir: string): number[] {
   const out: number[] = [];
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(dir) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude')) out.push(Number(pid));
+      if (
+        fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(dir) &&
+        fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude')
+      )
+        out.push(Number(pid));
     } catch {
       // gone or not ours
     }
@@ -224,12 +312,21 @@ async function browserDemo(): Promise<number> {
   fs.mkdirSync(dir, { recursive: true });
   createProject(dir, false);
   console.log(`\nRalph Loop demo: sample project in ${dir}`);
-  console.log('The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.');
+  console.log(
+    'The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.',
+  );
   let code = 1;
   try {
     code = await runWorkbenchDemo({
-      repo, project: dir, scratch, script: paced(checklistScript(dir)), start: args.includes('--start'), exitWhenDone: args.includes('--exit-when-done'),
-      open: !args.includes('--no-open'), vsix: valueOf('--vsix'), screenshot: valueOf('--screenshot') && path.resolve(valueOf('--screenshot')!),
+      repo,
+      project: dir,
+      scratch,
+      script: paced(checklistScript(dir)),
+      start: args.includes('--start'),
+      exitWhenDone: args.includes('--exit-when-done'),
+      open: !args.includes('--no-open'),
+      vsix: valueOf('--vsix'),
+      screenshot: valueOf('--screenshot') && path.resolve(valueOf('--screenshot')!),
     });
   } finally {
     // The scratch folder holds the project unless --dir put it elsewhere.
@@ -240,7 +337,8 @@ async function browserDemo(): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!fs.existsSync(path.join(repo, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `node esbuild.mjs` first (npm run demo does)');
+  if (!fs.existsSync(path.join(repo, 'dist', 'cli.js')))
+    throw new Error('dist/cli.js is missing: run `node esbuild.mjs` first (npm run demo does)');
   if (!cli) {
     process.exitCode = await browserDemo();
     return;
@@ -253,7 +351,9 @@ async function main(): Promise<void> {
   fs.mkdirSync(home, { recursive: true });
   createProject(dir, true);
   console.log(`\nRalph Loop demo: sample project in ${dir}`);
-  console.log('The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.\n');
+  console.log(
+    'The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.\n',
+  );
 
   console.log('── 1/2: the checklist RALPH_TASK.md ──────────────────────────────────────────');
   const first = await ralphRun(dir, home, checklistScript(dir), 'RALPH_TASK.md');
@@ -262,15 +362,29 @@ async function main(): Promise<void> {
 
   const left = claudeProcesses(dir);
   const log = execFileSync('git', ['log', '--oneline'], { cwd: dir, encoding: 'utf8' }).trim();
-  const stories = JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')).stories as { id: string; status: string }[];
+  const stories = JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')).stories as {
+    id: string;
+    status: string;
+  }[];
   const ok = first === 0 && second === 0 && left.length === 0;
   console.log('\n── summary ───────────────────────────────────────────────────────────────────');
   console.log(`checklist run: exit ${first}; quantum run: exit ${second}; claude processes left: ${left.length}`);
   console.log(`stories: ${stories.map((s) => `${s.id} ${s.status}`).join(', ')}`);
-  console.log(`commits:\n${log.split('\n').map((l) => `  ${l}`).join('\n')}`);
+  console.log(
+    `commits:\n${log
+      .split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n')}`,
+  );
   const kept = keep || !ok;
-  if (kept) console.log(`records: ${path.join(dir, '.ralph')} (activity.log, runs/<id>/events.jsonl, progress.txt, iter-NNN.jsonl)`);
-  else console.log('(the sample project is removed now; run with --keep or --dir <path> to look at it and its .ralph/ records)');
+  if (kept)
+    console.log(
+      `records: ${path.join(dir, '.ralph')} (activity.log, runs/<id>/events.jsonl, progress.txt, iter-NNN.jsonl)`,
+    );
+  else
+    console.log(
+      '(the sample project is removed now; run with --keep or --dir <path> to look at it and its .ralph/ records)',
+    );
   console.log(ok ? '\nRalph Loop demo: complete' : '\nRalph Loop demo: FAILED');
   if (!kept) fs.rmSync(base, { recursive: true, force: true });
   process.exitCode = ok ? 0 : 1;

@@ -15,7 +15,15 @@ import { claudeBinDir, scriptedClaudeEnv, withoutClaudeVars } from '../test/supp
 import { startModelServer, type ModelServer, type Turn } from '../test/support/modelServer';
 import { listProcesses } from '../test/support/processes';
 import {
-  CHROMIUM, installVsix, launchBrowser, openPage, packageVsix, runFromPalette, serverUnavailable, startServer, type RunningServer,
+  CHROMIUM,
+  installVsix,
+  launchBrowser,
+  openPage,
+  packageVsix,
+  runFromPalette,
+  serverUnavailable,
+  startServer,
+  type RunningServer,
 } from '../test/runners/vscodeServer';
 
 /** What the browser face needs from the command line (scripts/demo.ts parses it). */
@@ -61,14 +69,19 @@ export function serverHelp(reason: string): string {
 export function workbenchUnavailable(repo: string, start: boolean): string | null {
   const why = serverUnavailable(repo);
   if (!why || (!start && why.startsWith('Chromium'))) return null;
-  return serverHelp(why.replace(/;\s*run scripts\/setup-test-env\.sh[^)]*|\s*\(run scripts\/setup-test-env\.sh[^)]*\)/, ''));
+  return serverHelp(
+    why.replace(/;\s*run scripts\/setup-test-env\.sh[^)]*|\s*\(run scripts\/setup-test-env\.sh[^)]*\)/, ''),
+  );
 }
 
 /** Processes left behind by the demo: running in `root`, or naming it, outside the demo's own process group. */
 function leftovers(root: string): number[] {
   const own = ownGroup();
   return listProcesses()
-    .filter((p) => p.pgid !== own && p.state !== 'Z' && ((p.cwd !== null && p.cwd.startsWith(root)) || p.cmdline.includes(root)))
+    .filter(
+      (p) =>
+        p.pgid !== own && p.state !== 'Z' && ((p.cwd !== null && p.cwd.startsWith(root)) || p.cmdline.includes(root)),
+    )
     .map((p) => p.pid);
 }
 
@@ -81,10 +94,22 @@ function ownGroup(): number {
 async function endLeftovers(roots: string[]): Promise<number[]> {
   const find = () => [...new Set(roots.flatMap(leftovers))];
   const first = find();
-  for (const pid of first) { try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ } }
+  for (const pid of first) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
   const deadline = Date.now() + 3000;
   while (find().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  for (const pid of find()) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  for (const pid of find()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   return first;
 }
 
@@ -94,7 +119,10 @@ async function endLeftovers(roots: string[]): Promise<number[]> {
  * Returns false for a build whose CLI has no `trust` command (nothing to trust there); throws when trusting fails.
  */
 function trustProject(repo: string, project: string, stateDir: string): boolean {
-  const r = spawnSync(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', project, 'trust', '--json'], { encoding: 'utf8', env: { ...process.env, XDG_STATE_HOME: stateDir } });
+  const r = spawnSync(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', project, 'trust', '--json'], {
+    encoding: 'utf8',
+    env: { ...process.env, XDG_STATE_HOME: stateDir },
+  });
   if (r.status === 0) return true;
   if (/unknown command 'trust'/.test(r.stderr)) return false;
   throw new Error(`ralph trust failed on the sample project (exit ${r.status}): ${(r.stderr || r.stdout).trim()}`);
@@ -102,7 +130,18 @@ function trustProject(repo: string, project: string, stateDir: string): boolean 
 
 /** Opens `url` in the person's browser when there is one; never fails (a headless machine just has none). */
 function openInBrowser(url: string): string | null {
-  const which = (name: string) => (process.env.PATH ?? '').split(path.delimiter).map((d) => path.join(d, name)).find((f) => { try { fs.accessSync(f, fs.constants.X_OK); return true; } catch { return false; } });
+  const which = (name: string) =>
+    (process.env.PATH ?? '')
+      .split(path.delimiter)
+      .map((d) => path.join(d, name))
+      .find((f) => {
+        try {
+          fs.accessSync(f, fs.constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      });
   const browser = process.env.BROWSER?.split(':')[0]?.trim() || (which('xdg-open') ? 'xdg-open' : '');
   if (!browser) return null;
   try {
@@ -117,7 +156,9 @@ function openInBrowser(url: string): string | null {
 
 /** The final run record of the project, when a run has ended. */
 function endedRun(project: string): { runId: string; state: string; exitCode: number } | undefined {
-  const ended = listRunRecords(project).records.map((r) => r.record).filter((r) => FINAL_RUN_STATES.includes(r.state));
+  const ended = listRunRecords(project)
+    .records.map((r) => r.record)
+    .filter((r) => FINAL_RUN_STATES.includes(r.state));
   const last = ended.at(-1);
   return last ? { runId: last.runId, state: last.endState ?? last.state, exitCode: recordExitCode(last) } : undefined;
 }
@@ -130,9 +171,23 @@ function dashboardFrame(page: Page): FrameLocator {
 /** What the dashboard shows now: progress text, token chart points, gate rows (zeros while it is not drawn). */
 async function dashboardShows(page: Page): Promise<{ progress: string; points: number; gates: number }> {
   const d = dashboardFrame(page);
-  const progress = (await d.locator('[data-testid="run-progress"]').innerText({ timeout: 1000 }).catch(() => '')).trim();
-  const points = Number(await d.locator('.chart-host').getAttribute('data-points', { timeout: 1000 }).catch(() => '0')) || 0;
-  const gates = await d.locator('[data-testid="gate-table"] tbody tr').count().catch(() => 0);
+  const progress = (
+    await d
+      .locator('[data-testid="run-progress"]')
+      .innerText({ timeout: 1000 })
+      .catch(() => '')
+  ).trim();
+  const points =
+    Number(
+      await d
+        .locator('.chart-host')
+        .getAttribute('data-points', { timeout: 1000 })
+        .catch(() => '0'),
+    ) || 0;
+  const gates = await d
+    .locator('[data-testid="gate-table"] tbody tr')
+    .count()
+    .catch(() => 0);
   return { progress, points, gates };
 }
 
@@ -141,7 +196,12 @@ async function dashboardShows(page: Page): Promise<{ progress: string; points: n
  * README's picture: the Plan tree with the tasks, the token gauge and the dashboard (**Ralph: Open Dashboard**) once
  * a task is done, the chart has points and a gate has run.
  */
-async function startFromWorkbench(page: Page, project: string, screenshot: string | undefined, stopped: () => boolean): Promise<void> {
+async function startFromWorkbench(
+  page: Page,
+  project: string,
+  screenshot: string | undefined,
+  stopped: () => boolean,
+): Promise<void> {
   await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
   // The Ralph icon comes once the extension host has scanned the extensions: well over 30 s on a loaded machine.
   await page.locator('.activitybar [aria-label^="Ralph"]').first().click({ timeout: 180_000 });
@@ -161,13 +221,22 @@ async function startFromWorkbench(page: Page, project: string, screenshot: strin
   const deadline = Date.now() + 180_000;
   while (!stopped() && Date.now() < deadline) {
     // Its tasks in view, as a person would open them (again if a redraw folded the row).
-    if (!(await firstTask.isVisible().catch(() => false)) && (await source.getAttribute('aria-expanded').catch(() => null)) !== 'true') await source.click().catch(() => undefined);
+    if (
+      !(await firstTask.isVisible().catch(() => false)) &&
+      (await source.getAttribute('aria-expanded').catch(() => null)) !== 'true'
+    )
+      await source.click().catch(() => undefined);
     await page.mouse.move(700, 880);
     const ready = async () => {
       const text = (await gauge.count()) ? (await gauge.innerText().catch(() => '')).trim() : '';
       const shows = await dashboardShows(page);
-      const ok = /\d+k\/\d+k/.test(text) && (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1
-        && /^[1-9]\d*\/\d+ done$/.test(shows.progress) && shows.points >= 2 && shows.gates >= 1 && (await firstTask.isVisible().catch(() => false));
+      const ok =
+        /\d+k\/\d+k/.test(text) &&
+        (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1 &&
+        /^[1-9]\d*\/\d+ done$/.test(shows.progress) &&
+        shows.points >= 2 &&
+        shows.gates >= 1 &&
+        (await firstTask.isVisible().catch(() => false));
       return ok ? { text, ...shows } : null;
     };
     if (await ready()) {
@@ -177,13 +246,18 @@ async function startFromWorkbench(page: Page, project: string, screenshot: strin
       if (now) {
         fs.mkdirSync(path.dirname(screenshot), { recursive: true });
         await page.screenshot({ path: screenshot });
-        console.log(`demo: screenshot written to ${screenshot} (tree, gauge ${now.text}, dashboard: ${now.progress}, ${now.points} chart points, ${now.gates} gate row(s))`);
+        console.log(
+          `demo: screenshot written to ${screenshot} (tree, gauge ${now.text}, dashboard: ${now.progress}, ${now.points} chart points, ${now.gates} gate row(s))`,
+        );
         return;
       }
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  if (!stopped()) console.error('demo: no screenshot: the dashboard did not show a finished task, chart points and a gate row within 180 s');
+  if (!stopped())
+    console.error(
+      'demo: no screenshot: the dashboard did not show a finished task, chart points and a gate row within 180 s',
+    );
 }
 
 /**
@@ -196,7 +270,9 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
   let browser: Browser | undefined;
   let stopping = false;
   let finished: (code: number) => void = () => undefined;
-  const done = new Promise<number>((resolve) => { finished = resolve; });
+  const done = new Promise<number>((resolve) => {
+    finished = resolve;
+  });
 
   const cleanUp = async () => {
     stopping = true;
@@ -226,19 +302,37 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     const home = path.join(o.scratch, 'home');
     fs.mkdirSync(home, { recursive: true });
     const state = path.join(o.scratch, 'state');
-    if (trustProject(o.repo, o.project, state)) console.log("demo: trusted the sample project's gates (ralph trust, recorded in the demo's scratch folder)");
+    if (trustProject(o.repo, o.project, state))
+      console.log("demo: trusted the sample project's gates (ralph trust, recorded in the demo's scratch folder)");
     console.log("demo: starting VS Code's server…");
     server = await startServer({
-      repo: o.repo, tmp: o.scratch, trusted: true, extensionsDir: ext,
-      env: { ...withoutClaudeVars(), ...scriptedClaudeEnv(model.url, home), GIT_CONFIG_GLOBAL: '/dev/null', XDG_STATE_HOME: state, PATH: `${claudeBinDir}${path.delimiter}${process.env.PATH}` },
+      repo: o.repo,
+      tmp: o.scratch,
+      trusted: true,
+      extensionsDir: ext,
+      env: {
+        ...withoutClaudeVars(),
+        ...scriptedClaudeEnv(model.url, home),
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        XDG_STATE_HOME: state,
+        PATH: `${claudeBinDir}${path.delimiter}${process.env.PATH}`,
+      },
     });
     if (interrupted) return 130;
     const url = server.url(o.project);
     console.log(`\nRalph Loop demo: VS Code with the Ralph Loop extension on the sample project is at\n\n  ${url}\n`);
     const opened = o.open ? openInBrowser(url) : null;
     console.log(opened ? `demo: opened it with ${opened}` : 'demo: open that URL in a browser on this machine');
-    console.log(o.start ? 'demo: --start: the demo presses Ralph: Start itself' : 'Press Ralph: Start (the ▶ in the Ralph view, or F1 → "Ralph: Start") and watch the loop work through the tree.');
-    console.log(o.exitWhenDone ? 'demo: exits when the run ends (--exit-when-done); Ctrl-C stops everything sooner' : 'Ctrl-C stops the demo and everything it started.');
+    console.log(
+      o.start
+        ? 'demo: --start: the demo presses Ralph: Start itself'
+        : 'Press Ralph: Start (the ▶ in the Ralph view, or F1 → "Ralph: Start") and watch the loop work through the tree.',
+    );
+    console.log(
+      o.exitWhenDone
+        ? 'demo: exits when the run ends (--exit-when-done); Ctrl-C stops everything sooner'
+        : 'Ctrl-C stops the demo and everything it started.',
+    );
 
     /** Ralph: Start pressed and the screenshot taken (or given up): what --exit-when-done waits for. */
     let pressed: Promise<void> = Promise.resolve();
@@ -260,7 +354,8 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
       reported = end.runId;
       console.log(`demo: run ${end.runId} ended: ${end.state} (exit ${end.exitCode})`);
       // The screenshot, when asked for, is taken first (the dashboard still shows the ended run); at most 60 s more.
-      if (o.exitWhenDone) void Promise.race([pressed, new Promise((r) => setTimeout(r, 60_000))]).then(() => finished(end.exitCode));
+      if (o.exitWhenDone)
+        void Promise.race([pressed, new Promise((r) => setTimeout(r, 60_000))]).then(() => finished(end.exitCode));
       else console.log('demo: Ctrl-C stops the demo (or press Ralph: Start again after Ralph: Reset Task… on a task)');
     }, 500);
     const code = await done;

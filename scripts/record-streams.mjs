@@ -7,6 +7,14 @@ import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const outfile = path.join(root, 'dist', 'record-streams.js');
-await build({ entryPoints: [path.join(root, 'scripts', 'record-streams.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'warning' });
+await build({
+  entryPoints: [path.join(root, 'scripts', 'record-streams.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outfile,
+  logLevel: 'warning',
+});
 const r = spawnSync(process.execPath, [outfile], { stdio: 'inherit', cwd: root });
 process.exitCode = r.status ?? 1;

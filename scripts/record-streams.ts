@@ -68,11 +68,25 @@ async function record(s: Scenario): Promise<void> {
     let settings: Record<string, unknown> | undefined;
     if (s.denyHook) {
       const hook = path.join(tmp, 'deny-hook.sh');
-      const deny = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'Bash is not allowed here' } });
-      fs.writeFileSync(hook, `#!/bin/sh\ncat > '${path.join(tmp, 'hook-stdin.json')}'\necho '${deny}'\n`, { mode: 0o755 });
+      const deny = JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason: 'Bash is not allowed here',
+        },
+      });
+      fs.writeFileSync(hook, `#!/bin/sh\ncat > '${path.join(tmp, 'hook-stdin.json')}'\necho '${deny}'\n`, {
+        mode: 0o755,
+      });
       settings = { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: hook }] }] } };
     }
-    const inv = claudeAdapter.invocation({ prompt: 'Say hello with bash.', cwd, binary: claude, permissionMode: 'bypassPermissions', ...(settings ? { settings } : {}) });
+    const inv = claudeAdapter.invocation({
+      prompt: 'Say hello with bash.',
+      cwd,
+      binary: claude,
+      permissionMode: 'bypassPermissions',
+      ...(settings ? { settings } : {}),
+    });
     const env = { ...withoutClaudeVars(), ...scriptedClaudeEnv(server.url, home), ...s.env };
     const child = spawn(inv.file, inv.args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -80,13 +94,23 @@ async function record(s: Scenario): Promise<void> {
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       retries = (out.match(/"subtype":"api_retry"/g) ?? []).length;
-      if (s.killAfterRetries !== undefined && retries >= s.killAfterRetries && out.endsWith('\n')) child.kill('SIGKILL');
+      if (s.killAfterRetries !== undefined && retries >= s.killAfterRetries && out.endsWith('\n'))
+        child.kill('SIGKILL');
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     // The CLI also names the folder with its slashes turned into dashes (its projects folder under HOME).
-    const clean = (t: string): string => [fs.realpathSync(tmp), tmp].reduce((acc, p) => acc.split(p).join(PLACEHOLDER).split(p.replace(/[/.]/g, '-')).join(PLACEHOLDER.replace(/[/.]/g, '-')), t);
+    const clean = (t: string): string =>
+      [fs.realpathSync(tmp), tmp].reduce(
+        (acc, p) =>
+          acc.split(p).join(PLACEHOLDER).split(p.replace(/[/.]/g, '-')).join(PLACEHOLDER.replace(/[/.]/g, '-')),
+        t,
+      );
     fs.writeFileSync(path.join(outDir, s.file), clean(out));
-    if (s.denyHook) fs.writeFileSync(path.join(outDir, hookStdinFile), clean(fs.readFileSync(path.join(tmp, 'hook-stdin.json'), 'utf8')));
+    if (s.denyHook)
+      fs.writeFileSync(
+        path.join(outDir, hookStdinFile),
+        clean(fs.readFileSync(path.join(tmp, 'hook-stdin.json'), 'utf8')),
+      );
     console.log(`${s.file}: ${out.split('\n').filter(Boolean).length} lines, exit ${code}`);
   } finally {
     await server.close();
@@ -97,12 +121,14 @@ async function record(s: Scenario): Promise<void> {
 async function main(): Promise<void> {
   if (!fs.existsSync(claude)) throw new Error(`the claude CLI is missing at ${claude}: run npm ci`);
   fs.mkdirSync(outDir, { recursive: true });
-  const version = (await new Promise<string>((resolve) => {
+  const version = await new Promise<string>((resolve) => {
     const c = spawn(claude, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let v = '';
-    c.stdout.on('data', (d: Buffer) => { v += String(d); });
+    c.stdout.on('data', (d: Buffer) => {
+      v += String(d);
+    });
     c.on('close', () => resolve(v.trim()));
-  }));
+  });
   for (const s of scenarios) await record(s);
   const readme = [
     '# Recorded Claude Code streams',
@@ -110,7 +136,7 @@ async function main(): Promise<void> {
     `Recorded by \`node scripts/record-streams.mjs\` from the real Claude Code CLI (${version}) run headless`,
     '(`claude -p --output-format stream-json --verbose --permission-mode bypassPermissions -- <prompt>`, the arguments',
     'of src/core/agents/claude.ts) against the scripted model server of test/support/modelServer.ts on 127.0.0.1.',
-    'The model\'s replies are scripted; everything else is the CLI\'s own output. Temp paths read /tmp/ralph-record.',
+    "The model's replies are scripted; everything else is the CLI's own output. Temp paths read /tmp/ralph-record.",
     '',
     ...scenarios.map((s) => `- \`${s.file}\`: ${s.what}`),
     `- \`${hookStdinFile}\`: the JSON the CLI wrote to the hook's stdin in the pretooluse-hook-deny run (a hook input, not a stream)`,

@@ -20,7 +20,11 @@ const all = ['unit', 'component', 'stress', 'integration', 'e2e', 'corpus'];
 const byDefault = ['unit', 'component', 'stress', 'integration', 'e2e'];
 const tiers = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const selected = tiers.length ? tiers : byDefault;
-for (const t of selected) if (!all.includes(t)) { console.error(`unknown tier '${t}' (expected ${all.join(', ')})`); process.exit(2); }
+for (const t of selected)
+  if (!all.includes(t)) {
+    console.error(`unknown tier '${t}' (expected ${all.join(', ')})`);
+    process.exit(2);
+  }
 
 function run(cmd, args, env = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, ...env } });
@@ -32,12 +36,23 @@ if (!process.env.RALPH_SKIP_SETUP) {
   const needsServer = selected.some((t) => t === 'integration' || t === 'e2e');
   const needsClaude = selected.some((t) => t !== 'unit');
   const setupArgs = needsServer ? ['scripts/setup-test-env.sh'] : ['scripts/setup-test-env.sh', '--claude-only'];
-  if (needsClaude && run('bash', setupArgs) !== 0) { console.error('set-up failed: see the messages above'); process.exit(1); }
+  if (needsClaude && run('bash', setupArgs) !== 0) {
+    console.error('set-up failed: see the messages above');
+    process.exit(1);
+  }
 }
-if (run(process.execPath, ['esbuild.mjs']) !== 0) { console.error('build failed'); process.exit(1); }
+if (run(process.execPath, ['esbuild.mjs']) !== 0) {
+  console.error('build failed');
+  process.exit(1);
+}
 
 const commands = {
-  ...Object.fromEntries(['unit', 'component', 'stress', 'corpus'].map((t) => [t, [path.join('node_modules', 'mocha', 'bin', 'mocha.js'), '--config', `.mocharc.${t}.json`]])),
+  ...Object.fromEntries(
+    ['unit', 'component', 'stress', 'corpus'].map((t) => [
+      t,
+      [path.join('node_modules', 'mocha', 'bin', 'mocha.js'), '--config', `.mocharc.${t}.json`],
+    ]),
+  ),
   integration: ['dist/test/runners/integration.js'],
   e2e: ['dist/test/runners/e2e.js'],
 };
@@ -52,7 +67,8 @@ process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }))
 
 fs.mkdirSync('test-results', { recursive: true });
 const lines = [];
-let passed = 0, failed = 0;
+let passed = 0,
+  failed = 0;
 const started = Date.now();
 for (const tier of selected) {
   const tierStart = Date.now();
@@ -62,11 +78,25 @@ for (const tier of selected) {
   const code = run(process.execPath, commands[tier], { RALPH_RESULT_FILE: resultFile, RALPH_TIER: tier });
   let r = { passed: 0, failed: 0 };
   let note = '';
-  try { r = JSON.parse(fs.readFileSync(resultFile, 'utf8')); } catch { note = ' (no result file: the tier did not finish)'; r.failed += 1; }
-  if (!note && r.passed + r.failed === 0) { note = ' (ran 0 tests)'; r.failed = 1; }
-  if (!note && code !== 0 && r.failed === 0) { note = ` (runner exited ${code})`; r.failed = 1; }
-  passed += r.passed; failed += r.failed;
-  lines.push(`${tier}: ${r.passed} passed, ${r.failed} failed${note} (${Math.round((Date.now() - tierStart) / 1000)} s)`);
+  try {
+    r = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
+  } catch {
+    note = ' (no result file: the tier did not finish)';
+    r.failed += 1;
+  }
+  if (!note && r.passed + r.failed === 0) {
+    note = ' (ran 0 tests)';
+    r.failed = 1;
+  }
+  if (!note && code !== 0 && r.failed === 0) {
+    note = ` (runner exited ${code})`;
+    r.failed = 1;
+  }
+  passed += r.passed;
+  failed += r.failed;
+  lines.push(
+    `${tier}: ${r.passed} passed, ${r.failed} failed${note} (${Math.round((Date.now() - tierStart) / 1000)} s)`,
+  );
 }
 console.log('');
 for (const l of lines) console.log(l);

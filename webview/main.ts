@@ -9,7 +9,9 @@ import './components/dashboard';
 import { postToHost } from './vscodeApi';
 
 let refused = 0;
-const app = document.querySelector<RalphDashboard>('ralph-dashboard') ?? document.body.appendChild(document.createElement('ralph-dashboard') as RalphDashboard);
+const app =
+  document.querySelector<RalphDashboard>('ralph-dashboard') ??
+  document.body.appendChild(document.createElement('ralph-dashboard') as RalphDashboard);
 
 window.addEventListener('message', (ev: MessageEvent<unknown>) => {
   const parsed = parseHostMessage(ev.data);

@@ -16,12 +16,22 @@ export function registerAnswerCommand(program: Command): void {
     .option('--run <id>', 'the run (default: the single active run)')
     .option('--item <id>', 'the item whose question to answer (needed when several items wait)')
     .option('--json', 'print {"success":true,"run","question","item","file"}')
-    .addHelpText('after', '\nExit codes: 0 answered; 1 no active run, no open question (for that item), several waiting items without --item, already answered; 2 usage.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 answered; 1 no active run, no open question (for that item), several waiting items without --item, already answered; 2 usage.',
+    )
     .action(async (words: string[], opts: { run?: string; item?: string; json?: boolean }, cmd: Command) => {
       const folder = resolveFolder(cmd);
       await runReporting(!!opts.json, async () => {
-        const a = await answerQuestion(folder, words.join(' '), { ...(opts.run ? { runId: opts.run } : {}), ...(opts.item ? { itemId: opts.item } : {}) });
-        printResult(!!opts.json, { ...a }, `Answered ${a.question}${a.item ? ` (${a.item})` : ''} of run ${a.run}: ${a.file}`);
+        const a = await answerQuestion(folder, words.join(' '), {
+          ...(opts.run ? { runId: opts.run } : {}),
+          ...(opts.item ? { itemId: opts.item } : {}),
+        });
+        printResult(
+          !!opts.json,
+          { ...a },
+          `Answered ${a.question}${a.item ? ` (${a.item})` : ''} of run ${a.run}: ${a.file}`,
+        );
       });
     });
 }

@@ -34,7 +34,8 @@ export function writeStdoutSync(text: string): void {
   try {
     while (off < buf.length) off += writeSync(1, buf, off, buf.length - off);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE')
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
     endQuietlyOnBrokenPipe();
     process.stdout.write(buf.subarray(off));
   }

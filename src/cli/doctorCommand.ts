@@ -8,8 +8,14 @@ export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
     .description('Report the Ralph task sources of a folder, the agent CLIs on PATH and any file problems')
-    .option('--json', 'print the report as JSON: {folder, sources[], agents[{name,path,version}], problems[{file,line,column,message}], trust{state,allowed,hash,lines,diff,summary}, untrustedAgentPaths[], containment{kind,mode,detail}, ok}')
-    .option('--trust', 'run --version on the agent paths of an untrusted workspace configuration (RALPH_TRUST=1 does the same)')
+    .option(
+      '--json',
+      'print the report as JSON: {folder, sources[], agents[{name,path,version}], problems[{file,line,column,message}], trust{state,allowed,hash,lines,diff,summary}, untrustedAgentPaths[], containment{kind,mode,detail}, ok}',
+    )
+    .option(
+      '--trust',
+      'run --version on the agent paths of an untrusted workspace configuration (RALPH_TRUST=1 does the same)',
+    )
     .action(async (opts: { json?: boolean; trust?: boolean }, cmd: Command) => {
       const report = await buildDoctorReport(resolveFolder(cmd), { trustOverride: trustOverride(opts.trust) });
       process.stdout.write(opts.json ? JSON.stringify(report, null, 2) + '\n' : formatDoctorReport(report));

@@ -5,7 +5,15 @@ import { printAnswer } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { cacheDir } from '../core/store/cacheDir';
 import type { resolveActor } from '../core/sources/actor';
-import { buildKey, readSnapshot, recordFsReads, snapshotEnvKey, snapshotsEnabled, type SnapshotKey, type SnapshotLookup } from '../core/store/snapshotCache';
+import {
+  buildKey,
+  readSnapshot,
+  recordFsReads,
+  snapshotEnvKey,
+  snapshotsEnabled,
+  type SnapshotKey,
+  type SnapshotLookup,
+} from '../core/store/snapshotCache';
 import type { runFast } from './readEntry';
 import type { patchStatus } from './statusPatch';
 
@@ -25,8 +33,13 @@ async function entry(argv: string[]): Promise<void> {
     // forms (issue 18's bench) has a program of its own, without commander; everything else the full one.
     const waves = isWavesCheck(argv.slice(2)) ? matchWavesCheck(argv.slice(2)) : undefined;
     if (waves) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      await (require(path.join(__dirname, 'cli-waves.js')) as { main: (argv: string[], args: WavesCheckArgs) => Promise<void> }).main(argv, waves);
+      /* eslint-disable @typescript-eslint/no-require-imports */
+      await (
+        require(path.join(__dirname, 'cli-waves.js')) as {
+          main: (argv: string[], args: WavesCheckArgs) => Promise<void>;
+        }
+      ).main(argv, waves);
+      /* eslint-enable @typescript-eslint/no-require-imports */
       return;
     }
     const program = isTaskCommand(argv.slice(2)) ? 'cli-task.js' : 'cli-main.js';
@@ -45,10 +58,17 @@ async function entry(argv: string[]): Promise<void> {
     // `next` answers for an actor (FLOW_ACTOR, else git's user.email / user.name: a child process whose reads are
     // not recorded), so the actor is part of its key and handed down; the answer is stored per output form.
     // Required here: `child_process` (and what it loads) costs a status hit a few ms.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    if (fast.command === 'next') actor = (require('../core/sources/actor') as { resolveActor: typeof resolveActor }).resolveActor(folder);
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    if (fast.command === 'next')
+      actor = (require('../core/sources/actor') as { resolveActor: typeof resolveActor }).resolveActor(folder);
+    /* eslint-enable @typescript-eslint/no-require-imports */
     const command = fast.command === 'status' ? 'status' : fast.json ? 'next-json' : 'next-text';
-    key = { folder, command, build: buildKey([__filename, readBundle, path.join(__dirname, 'cli-patch.js')]), env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : '') };
+    key = {
+      folder,
+      command,
+      build: buildKey([__filename, readBundle, path.join(__dirname, 'cli-patch.js')]),
+      env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : ''),
+    };
     const found = readSnapshot(key);
     const out = found.answer?.outputs[fast.command === 'next' ? 'out' : fast.json ? 'json' : 'text'];
     if (found.answer && out !== undefined) {
@@ -69,7 +89,18 @@ async function entry(argv: string[]): Promise<void> {
   const recording = key ? recordFsReads([cacheDir(), __dirname]) : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const read = require(readBundle) as { runFast: typeof runFast };
-  await read.runFast(fast, key && recording ? { key, recording, ...(changed !== undefined ? { changed } : {}), ...(unchanged ? { known: unchanged } : {}), ...(actor !== undefined ? { actor } : {}) } : undefined);
+  await read.runFast(
+    fast,
+    key && recording
+      ? {
+          key,
+          recording,
+          ...(changed !== undefined ? { changed } : {}),
+          ...(unchanged ? { known: unchanged } : {}),
+          ...(actor !== undefined ? { actor } : {}),
+        }
+      : undefined,
+  );
 }
 
 /** The workspace folder of `-C` / the current directory (src/cli/folder.ts's rule), or `undefined` when it is not a folder (the full path reports that). */

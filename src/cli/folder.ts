@@ -7,7 +7,10 @@ import { applyFolderReadLimits } from '../core/store/loadConfig';
 /** `-C/--cwd` names a folder that does not exist (or a file): every command refuses it with exit 1. */
 export class FolderNotFoundError extends Error {
   /** `json`: the command was given `--json`, so the refusal is printed as `{"success":false,"error":…}` on stdout. */
-  constructor(message: string, readonly json: boolean) {
+  constructor(
+    message: string,
+    readonly json: boolean,
+  ) {
     super(message);
     this.name = 'FolderNotFoundError';
   }
@@ -31,7 +34,8 @@ export function resolveFolderFrom(cwd: string | undefined, json: boolean): strin
   try {
     isDir = statSync(folder).isDirectory();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR')
+      throw err;
     throw new FolderNotFoundError(`folder not found: ${cwd ?? folder}`, json);
   }
   if (!isDir) throw new FolderNotFoundError(`not a folder: ${cwd ?? folder}`, json);

@@ -23,13 +23,19 @@ function readStdin(): Promise<string> {
 export function registerGuardCommand(program: Command): void {
   const guard = program
     .command('guard')
-    .description('The command-policy guard as a Claude Code PreToolUse hook: reads the hook JSON on stdin, prints allow / deny / rewrite')
+    .description(
+      'The command-policy guard as a Claude Code PreToolUse hook: reads the hook JSON on stdin, prints allow / deny / rewrite',
+    )
     .action(async (_opts: unknown, cmd: Command) => {
       const ws = cmd.optsWithGlobals<{ cwd?: string }>().cwd;
       let a: { stdout: string; stderr: string; exitCode: number };
       try {
         const install = guardInstall();
-        a = await handleHook(await readStdin(), { workspace: ws ? path.resolve(ws) : undefined, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, writeActivity: true });
+        a = await handleHook(await readStdin(), {
+          workspace: ws ? path.resolve(ws) : undefined,
+          gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron },
+          writeActivity: true,
+        });
       } catch (err) {
         // Never fail open: a guard that cannot run blocks the call.
         a = { stdout: '', stderr: `Ralph guard: ${(err as Error).message} (the call is blocked)\n`, exitCode: 2 };
@@ -49,11 +55,15 @@ export function registerGuardCommand(program: Command): void {
       const group = (guardSettings(install).hooks as { PreToolUse: Record<string, unknown>[] }).PreToolUse[0]!;
       const next = editGuardSettings(file, await readTextIfExists(file), group, !!opts.uninstall);
       if (next === undefined) {
-        process.stdout.write(`${file}: ${opts.uninstall ? 'no guard hook to remove' : 'guard hook already installed'}\n`);
+        process.stdout.write(
+          `${file}: ${opts.uninstall ? 'no guard hook to remove' : 'guard hook already installed'}\n`,
+        );
         return;
       }
       await mkdir(path.dirname(file), { recursive: true });
       await writeTextAtomic(file, next);
-      process.stdout.write(`${file}: guard hook ${opts.uninstall ? 'removed' : 'installed'} (PreToolUse: Bash, Write, Edit, MultiEdit, NotebookEdit)\n`);
+      process.stdout.write(
+        `${file}: guard hook ${opts.uninstall ? 'removed' : 'installed'} (PreToolUse: Bash, Write, Edit, MultiEdit, NotebookEdit)\n`,
+      );
     });
 }

@@ -32,16 +32,82 @@ const DEFERRED = Symbol('ralph.lazyZod.deferred');
 
 /** Members of `z` that build a schema from their arguments (deferred). */
 const BUILDERS = new Set([
-  'string', 'number', 'boolean', 'bigint', 'unknown', 'any', 'never', 'null', 'undefined', 'object', 'looseObject', 'strictObject', 'array',
-  'enum', 'literal', 'union', 'discriminatedUnion', 'intersection', 'record', 'tuple', 'optional', 'nullable', 'lazy', 'int',
+  'string',
+  'number',
+  'boolean',
+  'bigint',
+  'unknown',
+  'any',
+  'never',
+  'null',
+  'undefined',
+  'object',
+  'looseObject',
+  'strictObject',
+  'array',
+  'enum',
+  'literal',
+  'union',
+  'discriminatedUnion',
+  'intersection',
+  'record',
+  'tuple',
+  'optional',
+  'nullable',
+  'lazy',
+  'int',
 ]);
 
 /** Methods of a schema that return a new schema from it (deferred when called on a deferred schema). */
 const CHAIN = new Set([
-  'optional', 'nullable', 'nullish', 'default', 'prefault', 'catch', 'min', 'max', 'length', 'int', 'positive', 'nonnegative', 'negative',
-  'nonpositive', 'gt', 'gte', 'lt', 'lte', 'finite', 'nonempty', 'regex', 'startsWith', 'endsWith', 'includes', 'trim', 'toLowerCase',
-  'toUpperCase', 'partial', 'required', 'pick', 'omit', 'extend', 'loose', 'strict', 'passthrough', 'catchall', 'array', 'or', 'and',
-  'describe', 'meta', 'refine', 'superRefine', 'transform', 'pipe', 'readonly', 'brand', 'check',
+  'optional',
+  'nullable',
+  'nullish',
+  'default',
+  'prefault',
+  'catch',
+  'min',
+  'max',
+  'length',
+  'int',
+  'positive',
+  'nonnegative',
+  'negative',
+  'nonpositive',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'finite',
+  'nonempty',
+  'regex',
+  'startsWith',
+  'endsWith',
+  'includes',
+  'trim',
+  'toLowerCase',
+  'toUpperCase',
+  'partial',
+  'required',
+  'pick',
+  'omit',
+  'extend',
+  'loose',
+  'strict',
+  'passthrough',
+  'catchall',
+  'array',
+  'or',
+  'and',
+  'describe',
+  'meta',
+  'refine',
+  'superRefine',
+  'transform',
+  'pipe',
+  'readonly',
+  'brand',
+  'check',
 ]);
 
 let real: typeof Z | undefined;
@@ -49,7 +115,8 @@ let real: typeof Z | undefined;
 /** The real `z` (dist/zod.js beside the running bundle), loaded once. */
 function realZ(): typeof Z {
   if (real) return real;
-  if (process.env.RALPH_TRACE_ZOD === '1') process.stderr.write(`ralph: loading zod\n${new Error('zod loaded here').stack}\n`);
+  if (process.env.RALPH_TRACE_ZOD === '1')
+    process.stderr.write(`ralph: loading zod\n${new Error('zod loaded here').stack}\n`);
   // A runtime path, so esbuild leaves zod in its own file.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   real = (require(path.join(__dirname, 'zod.js')) as { z: typeof Z }).z;
@@ -58,7 +125,7 @@ function realZ(): typeof Z {
 
 /** Builds `v` when it is a deferred schema; plain objects and arrays are rebuilt with their members built. */
 function build(v: unknown): unknown {
-  if (v === null || typeof v !== 'object' && typeof v !== 'function') return v;
+  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return v;
   const d = (v as { [DEFERRED]?: Deferred })[DEFERRED];
   if (d) return materialize(d);
   if (Array.isArray(v)) return v.map(build);
@@ -87,21 +154,34 @@ function deferred(steps: Step[]): unknown {
   return new Proxy(target, {
     get(_t, prop) {
       if (prop === DEFERRED) return d;
-      if (d.built === undefined && typeof prop === 'string' && CHAIN.has(prop)) return (...args: unknown[]) => deferred([...steps, { name: prop, args }]);
+      if (d.built === undefined && typeof prop === 'string' && CHAIN.has(prop))
+        return (...args: unknown[]) => deferred([...steps, { name: prop, args }]);
       const o = actual();
       return Reflect.get(o, prop, o);
     },
-    has(_t, prop) { return prop === DEFERRED || Reflect.has(actual(), prop); },
-    set(_t, prop, value) { return Reflect.set(actual(), prop, value); },
-    ownKeys() { return Reflect.ownKeys(actual()); },
+    has(_t, prop) {
+      return prop === DEFERRED || Reflect.has(actual(), prop);
+    },
+    set(_t, prop, value) {
+      return Reflect.set(actual(), prop, value);
+    },
+    ownKeys() {
+      return Reflect.ownKeys(actual());
+    },
     getOwnPropertyDescriptor(_t, prop) {
       const desc = Reflect.getOwnPropertyDescriptor(actual(), prop);
       // A proxy may not report a non-configurable property its target lacks.
       return desc ? { ...desc, configurable: true } : undefined;
     },
-    getPrototypeOf() { return Reflect.getPrototypeOf(actual()); },
-    defineProperty(_t, prop, desc) { return Reflect.defineProperty(actual(), prop, desc); },
-    deleteProperty(_t, prop) { return Reflect.deleteProperty(actual(), prop); },
+    getPrototypeOf() {
+      return Reflect.getPrototypeOf(actual());
+    },
+    defineProperty(_t, prop, desc) {
+      return Reflect.defineProperty(actual(), prop, desc);
+    },
+    deleteProperty(_t, prop) {
+      return Reflect.deleteProperty(actual(), prop);
+    },
   });
 }
 
@@ -111,5 +191,7 @@ export const z = new Proxy({} as typeof Z, {
     if (typeof prop === 'string' && BUILDERS.has(prop)) return (...args: unknown[]) => deferred([{ name: prop, args }]);
     return (realZ() as unknown as Record<string | symbol, unknown>)[prop];
   },
-  has(_t, prop) { return Reflect.has(realZ(), prop); },
+  has(_t, prop) {
+    return Reflect.has(realZ(), prop);
+  },
 });

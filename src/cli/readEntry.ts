@@ -18,7 +18,12 @@ export async function runFast(fast: FastCommand, recorded?: SnapshotRecording): 
   try {
     const folder = resolveFolderFrom(fast.cwd, fast.json);
     if (fast.command === 'status') printStatus(folder, fast.json, recorded);
-    else await printNext(folder, { json: fast.json, ...(recorded?.actor !== undefined ? { actor: recorded.actor } : {}) }, recorded);
+    else
+      await printNext(
+        folder,
+        { json: fast.json, ...(recorded?.actor !== undefined ? { actor: recorded.actor } : {}) },
+        recorded,
+      );
   } catch (err) {
     reportFailure(err);
   } finally {

@@ -52,20 +52,38 @@ export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .description('Run the loop: drive the agent through the tasks until they are verified done')
-    .option('--source <source>', 'task source: flow | quantum | checklist | a checklist path (default: the first found)')
-    .option('--item <id>', 'begin with this task, story or box (`<file>:<line>`) when it is ready; otherwise say why and name the next ready one')
+    .option(
+      '--source <source>',
+      'task source: flow | quantum | checklist | a checklist path (default: the first found)',
+    )
+    .option(
+      '--item <id>',
+      'begin with this task, story or box (`<file>:<line>`) when it is ready; otherwise say why and name the next ready one',
+    )
     .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices(Object.keys(agentAdapters)))
     .option('--max-iterations <n>', 'stop after N iterations (default: config maxIterations, 25)', positiveInt)
     .option('--no-gates', 'run without verification gates (otherwise a run without gates is refused)')
     .option('--model <model>', 'model passed to the agent with --model')
     .option('--max-cost <usd>', 'stop once the agents cost this much, USD (0 = no cap)', nonNegative)
     .option('--max-time <minutes>', 'stop after this many minutes (0 = no cap)', nonNegative)
-    .option('--reviewer', 'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides')
-    .option('--parallel', 'quantum.json: run independent stories at once, each in its own git worktree .ql-wt/<id> on branch ql-wt/<id>, merged back into the feature branch (needs a clean git folder)')
+    .option(
+      '--reviewer',
+      'after the final gate, run a reviewer iteration whose <verdict>SHIP|NEEDS_WORK</verdict> decides',
+    )
+    .option(
+      '--parallel',
+      'quantum.json: run independent stories at once, each in its own git worktree .ql-wt/<id> on branch ql-wt/<id>, merged back into the feature branch (needs a clean git folder)',
+    )
     .option('--max-parallel <n>', 'most stories at once with --parallel (default: config maxParallel, 4)', positiveInt)
     .option('--json', 'print engine events as JSON lines instead of the activity stream')
-    .option('--trust', 'use the workspace configuration that names programs (agent paths and arguments, gates) for this run even if it is not trusted (RALPH_TRUST=1 does the same)')
-    .addHelpText('after', '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 74 .ralph/ cannot be written (read-only, disk full), 130 interrupted, 64 a usage error.')
+    .option(
+      '--trust',
+      'use the workspace configuration that names programs (agent paths and arguments, gates) for this run even if it is not trusted (RALPH_TRUST=1 does the same)',
+    )
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 complete, 1 failed/stalled/blocked or refused, 2 a cap reached, 3 stopped by the user, 74 .ralph/ cannot be written (read-only, disk full), 130 interrupted, 64 a usage error.',
+    )
     // 2 means "a cap reached" for this command, so its usage errors exit 64 (EX_USAGE) instead of the CLI's usual 2.
     .exitOverride((err) => {
       throw Object.assign(err, { exitCode: err.exitCode === 0 ? 0 : USAGE_EXIT });
@@ -76,7 +94,14 @@ export function registerRunCommand(program: Command): void {
       const trust = await checkWorkspaceTrust(folder, trustOverride(opts.trust));
       if (!trust.allowed) {
         const message = formatTrustRefusal(trust, '`ralph run`');
-        if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: message, trust: { state: trust.state, hash: trust.hash, diff: trust.diff } }) + '\n');
+        if (opts.json)
+          process.stdout.write(
+            JSON.stringify({
+              success: false,
+              error: message,
+              trust: { state: trust.state, hash: trust.hash, diff: trust.diff },
+            }) + '\n',
+          );
         else process.stderr.write(`ralph: ${message}\n`);
         process.exitCode = 1;
         return;
@@ -102,7 +127,16 @@ export function registerRunCommand(program: Command): void {
         },
       });
       const cancel = new AbortController();
-      const engine = new LoopEngine({ folder, config, source: opts.source, ...(opts.item ? { item: opts.item } : {}), ...(opts.parallel ? { parallel: true } : {}), ...(opts.maxParallel ? { maxParallel: opts.maxParallel } : {}), noGates: !opts.gates, signal: cancel.signal });
+      const engine = new LoopEngine({
+        folder,
+        config,
+        source: opts.source,
+        ...(opts.item ? { item: opts.item } : {}),
+        ...(opts.parallel ? { parallel: true } : {}),
+        ...(opts.maxParallel ? { maxParallel: opts.maxParallel } : {}),
+        noGates: !opts.gates,
+        signal: cancel.signal,
+      });
       const recorder = new RunRecorder(folder, engine.runId, {
         onLine: opts.json ? undefined : (line) => process.stdout.write(`[${clockTime(new Date())}] ${line}\n`),
         onError: (err) => process.stderr.write(`ralph: could not write a run record: ${err.message}\n`),
@@ -110,15 +144,25 @@ export function registerRunCommand(program: Command): void {
       });
       engine.on('event', (e, lane) => {
         recorder.record(e, lane);
-        if (opts.json) process.stdout.write(JSON.stringify({ ...redactEvent(e, config.agentArgs), ...(lane ? { lane } : {}) }) + '\n');
+        if (opts.json)
+          process.stdout.write(
+            JSON.stringify({ ...redactEvent(e, config.agentArgs), ...(lane ? { lane } : {}) }) + '\n',
+          );
       });
-      if (trust.via && !opts.json) process.stderr.write(`ralph: the workspace configuration is ${trust.state === 'changed' ? 'changed since you trusted it' : 'not trusted'}; used for this run because of ${trust.via}\n`);
+      if (trust.via && !opts.json)
+        process.stderr.write(
+          `ralph: the workspace configuration is ${trust.state === 'changed' ? 'changed since you trusted it' : 'not trusted'}; used for this run because of ${trust.via}\n`,
+        );
       let interrupts = 0;
       const onSignal = (sig: NodeJS.Signals) => {
         interrupts++;
         if (interrupts === 1) {
           // After SIGHUP the terminal may be gone: a failed write must not stop the stop.
-          try { process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`); } catch { /* no terminal */ }
+          try {
+            process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
+          } catch {
+            /* no terminal */
+          }
           cancel.abort();
         } else {
           // The engine cannot write its end any more: the recorder and run.json's writer mark it, synchronously.
@@ -138,17 +182,26 @@ export function registerRunCommand(program: Command): void {
         try {
           recorder.completeIfOpen('INTERRUPTED');
         } catch (err) {
-          try { process.stderr.write(`ralph: could not mark the run log complete: ${(err as Error).message}\n`); } catch { /* no terminal */ }
+          try {
+            process.stderr.write(`ralph: could not mark the run log complete: ${(err as Error).message}\n`);
+          } catch {
+            /* no terminal */
+          }
         }
       };
       process.on('exit', onExit);
       try {
         const result = await engine.run();
-        await recorder.flush().catch((err: Error) => process.stderr.write(`ralph: could not write the run log: ${err.message}\n`));
+        await recorder
+          .flush()
+          .catch((err: Error) => process.stderr.write(`ralph: could not write the run log: ${err.message}\n`));
         if (result.storageFailure) {
           // The cause is in run.json and the run log when they could be written; the terminal always gets it.
           process.stderr.write(`ralph: the run stopped because .ralph/ cannot be written: ${result.storageFailure}\n`);
-          if (result.endNotRecorded) process.stderr.write(`ralph: its end is not in .ralph/runs/${engine.runId}/run.json (${result.endNotRecorded}); the next \`ralph run\` marks it crashed and puts its claims back.\n`);
+          if (result.endNotRecorded)
+            process.stderr.write(
+              `ralph: its end is not in .ralph/runs/${engine.runId}/run.json (${result.endNotRecorded}); the next \`ralph run\` marks it crashed and puts its claims back.\n`,
+            );
         }
         process.exitCode = result.exitCode;
       } catch (err) {

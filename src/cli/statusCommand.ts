@@ -27,7 +27,10 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description('Show task counts of every source (flow-next, quantum-loop, checklists), progress and runs')
-    .option('--json', "print flowctl's status JSON (epics/specs, tasks, runs) plus stories, checklists, progress, in_progress, last_completed, blocked, problems")
+    .option(
+      '--json',
+      "print flowctl's status JSON (epics/specs, tasks, runs) plus stories, checklists, progress, in_progress, last_completed, blocked, problems",
+    )
     .addHelpText('after', '\nExit codes: 0 always (file problems are listed under "problems"); 2 on a usage error.')
     .action((opts: { json?: boolean }, cmd: Command) => printStatus(resolveFolder(cmd), !!opts.json));
 }
@@ -53,9 +56,14 @@ export function printStatus(folder: string, json: boolean, recorded?: SnapshotRe
     // patches this answer instead of computing it again; none while a claim baseline is open (a mirror whose run
     // record is gone: no runs, yet a task done or undone since changes `unverified_claims` and `progress`, which the
     // patch keeps as they were).
-    writeSnapshot(recorded.key, recorded.recording.paths, { outputs: { json: jsonOut, text: textOut }, exitCode: 0 }, {
-      ...(recorded.changed !== undefined ? { checkFirst: recorded.changed } : {}),
-      ...(openBaselines === 0 ? { basis: () => writeStatusPatchFile(statusPatchFile(folder, basis, flow)) } : {}),
-    });
+    writeSnapshot(
+      recorded.key,
+      recorded.recording.paths,
+      { outputs: { json: jsonOut, text: textOut }, exitCode: 0 },
+      {
+        ...(recorded.changed !== undefined ? { checkFirst: recorded.changed } : {}),
+        ...(openBaselines === 0 ? { basis: () => writeStatusPatchFile(statusPatchFile(folder, basis, flow)) } : {}),
+      },
+    );
   }
 }

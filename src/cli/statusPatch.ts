@@ -3,17 +3,38 @@ import * as path from 'node:path';
 import { printAnswer } from './brokenPipe';
 import { cacheDir } from '../core/store/cacheDir';
 import { fnv1a } from '../core/store/fnv';
-import { aggregateFlow, basisItemOf, claimedOf, composeFromAggregate, patchFlowAggregate, type FlowAggregate, type FlowItemChange, type StatusBasis, type StatusBasisItem } from '../core/control/statusCompose';
+import {
+  aggregateFlow,
+  basisItemOf,
+  claimedOf,
+  composeFromAggregate,
+  patchFlowAggregate,
+  type FlowAggregate,
+  type FlowItemChange,
+  type StatusBasis,
+  type StatusBasisItem,
+} from '../core/control/statusCompose';
 import { formatStatusText } from '../core/control/statusText';
 import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
 import { parseIsoTime } from '../core/model/time';
 import type { FlowTask } from '../core/model/flowNext';
 import { flowItem } from '../core/sources/flowNext/flowItem';
-import { flowTaskRecord, readFlowTaskFile, readFlowTaskState, withFlowTaskState, type FlowWorkspace } from '../core/sources/flowNext/readFlow';
+import {
+  flowTaskRecord,
+  readFlowTaskFile,
+  readFlowTaskState,
+  withFlowTaskState,
+  type FlowWorkspace,
+} from '../core/sources/flowNext/readFlow';
 import { taskStateFile } from '../core/sources/flowNext/stateDir';
 import { readLimitFor, setReadLimits } from '../core/store/readJsonFile';
 import { relativeTo } from '../core/store/relativePath';
-import { SNAPSHOT_MAX_CHANGED, writeSnapshotPatched, type SnapshotKey, type SnapshotLookup } from '../core/store/snapshotCache';
+import {
+  SNAPSHOT_MAX_CHANGED,
+  writeSnapshotPatched,
+  type SnapshotKey,
+  type SnapshotLookup,
+} from '../core/store/snapshotCache';
 
 /**
  * `ralph status` after a task file changed (issue 10, "one file changed"): the answer is patched, not recomputed.
@@ -127,7 +148,10 @@ export function statusPatchFile(folder: string, basis: StatusBasis, flow: FlowWo
   }
   return {
     head: {
-      format: FORMAT, version: VERSION, folder, basis: rest,
+      format: FORMAT,
+      version: VERSION,
+      folder,
+      basis: rest,
       flow: aggregateFlow(items, claimedOf(basis.head), LATEST_KEPT),
       ...(flow ? { stateDir: flow.state.dir } : {}),
       listings,
@@ -150,15 +174,24 @@ export function writeStatusPatchFile(content: StatusPatch, env: NodeJS.ProcessEn
     const head: StatusPatchHead = { ...content.head, id };
     fd = fs.openSync(tmp, 'w');
     for (const part of [Buffer.from(JSON.stringify(head), 'utf8'), ...content.rows, NEWLINE]) {
-      for (let at = 0; at < part.length; ) at += fs.writeSync(fd, part, at);
+      for (let at = 0; at < part.length;) at += fs.writeSync(fd, part, at);
     }
     fs.closeSync(fd);
     fd = undefined;
     fs.renameSync(tmp, file);
     return id;
   } catch {
-    if (fd !== undefined) try { fs.closeSync(fd); } catch { /* closed */ }
-    try { fs.unlinkSync(tmp); } catch { /* never written */ }
+    if (fd !== undefined)
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* closed */
+      }
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      /* never written */
+    }
     return undefined;
   }
 }
@@ -177,15 +210,39 @@ export function readStatusPatchFile(file: string): StatusPatchFile | undefined {
   } catch {
     return undefined;
   }
-  if (!head || head.format !== FORMAT || head.version !== VERSION || typeof head.id !== 'string' || typeof head.folder !== 'string') return undefined;
-  if (!head.basis || typeof head.basis !== 'object' || !isAggregate(head.flow) || !head.listings || typeof head.listings !== 'object' || !head.limits) return undefined;
+  if (
+    !head ||
+    head.format !== FORMAT ||
+    head.version !== VERSION ||
+    typeof head.id !== 'string' ||
+    typeof head.folder !== 'string'
+  )
+    return undefined;
+  if (
+    !head.basis ||
+    typeof head.basis !== 'object' ||
+    !isAggregate(head.flow) ||
+    !head.listings ||
+    typeof head.listings !== 'object' ||
+    !head.limits
+  )
+    return undefined;
   return { head, rows: bytes.subarray(nl, bytes[bytes.length - 1] === LF ? -1 : undefined) };
 }
 
 function isAggregate(a: unknown): a is FlowAggregate {
   const f = a as FlowAggregate | undefined;
-  return !!f && typeof f === 'object' && typeof f.count === 'number' && typeof f.done === 'number' && typeof f.candidates === 'number' && !!f.tasks
-    && Array.isArray(f.inProgress) && Array.isArray(f.blocked) && Array.isArray(f.latest);
+  return (
+    !!f &&
+    typeof f === 'object' &&
+    typeof f.count === 'number' &&
+    typeof f.done === 'number' &&
+    typeof f.candidates === 'number' &&
+    !!f.tasks &&
+    Array.isArray(f.inProgress) &&
+    Array.isArray(f.blocked) &&
+    Array.isArray(f.latest)
+  );
 }
 
 /**
@@ -209,8 +266,16 @@ function parseLine(line: string): { relFile: string; row: FlowPatchRow } | undef
     const row = JSON.parse(parts[2]!) as FlowPatchRow;
     if (typeof relFile !== 'string' || !Array.isArray(row) || row.length !== 5) return undefined;
     const [k, epic, deps, hasState, item] = row;
-    if (!Number.isInteger(k) || k < 0 || typeof epic !== 'string' || !Array.isArray(deps) || (hasState !== 0 && hasState !== 1)) return undefined;
-    if (!item || typeof item !== 'object' || typeof item.id !== 'string' || JSON.stringify(item.id) !== parts[1]) return undefined;
+    if (
+      !Number.isInteger(k) ||
+      k < 0 ||
+      typeof epic !== 'string' ||
+      !Array.isArray(deps) ||
+      (hasState !== 0 && hasState !== 1)
+    )
+      return undefined;
+    if (!item || typeof item !== 'object' || typeof item.id !== 'string' || JSON.stringify(item.id) !== parts[1])
+      return undefined;
     return { relFile, row };
   } catch {
     return undefined;
@@ -241,7 +306,9 @@ export function patchBasis(p: StatusPatchFile, changed: readonly string[]): Stat
     const relFile = c.slice(underFolder.length).split(path.sep).join('/');
     const at = lineWith(rows, `\n${JSON.stringify(relFile)}\t`, false);
     const parsed = at && parseLine(rows.toString('utf8', at.start + 1, at.end));
-    return at && parsed && parsed.relFile === relFile && path.join(folder, relFile) === c ? { ...at, ...parsed } : undefined;
+    return at && parsed && parsed.relFile === relFile && path.join(folder, relFile) === c
+      ? { ...at, ...parsed }
+      : undefined;
   };
   const touched = new Map<number, { start: number; end: number; relFile: string; row: FlowPatchRow }>();
   for (const c of changed) {
@@ -302,7 +369,12 @@ export function statusOutputs(p: { head: Pick<StatusPatchHead, 'basis' | 'flow'>
  * answer (`json` or text), sets exit 0, and stores the patched answer and its side file when the changed files are
  * past the racy tick. Returns `false`, having printed nothing, when no patch is possible.
  */
-export function patchStatus(key: SnapshotKey, found: SnapshotLookup, json: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+export function patchStatus(
+  key: SnapshotKey,
+  found: SnapshotLookup,
+  json: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   const e = found.entry;
   const changed = found.changedAll;
   if (!e?.basis || !changed?.length) return false;

@@ -12,7 +12,8 @@ import { jsonDocument, printRefusal } from './jsonResult';
  * and the agent that just rewrote a gate must not approve its own change. The same test as `ralph task done`'s
  * (loop/personMarks.ts `insideIteration`: the iteration token, the containment init, or an agent ancestor).
  */
-export const TRUST_INSIDE_ITERATION = 'ralph trust refuses to run inside an agent iteration: trusting the workspace is the user\'s decision, not the agent\'s. Run `ralph trust` yourself, outside the run (`ralph trust --show` shows what changed).';
+export const TRUST_INSIDE_ITERATION =
+  "ralph trust refuses to run inside an agent iteration: trusting the workspace is the user's decision, not the agent's. Run `ralph trust` yourself, outside the run (`ralph trust --show` shows what changed).";
 
 /**
  * `ralph trust [--show] [--json]`: trusts the workspace configuration that names programs to run (agent paths and
@@ -25,19 +26,41 @@ export const TRUST_INSIDE_ITERATION = 'ralph trust refuses to run inside an agen
 export function registerTrustCommand(program: Command): void {
   program
     .command('trust')
-    .description('Trust the workspace configuration that names programs to run (agent paths and arguments, gates), as it is now')
+    .description(
+      'Trust the workspace configuration that names programs to run (agent paths and arguments, gates), as it is now',
+    )
     .option('--show', 'show the trust state, the content and what changed, without trusting (exit 1 when not trusted)')
-    .option('--json', 'print {success, state, trusted, hash, lines[], diff[], recordFile, covered[{key,via}], uncovered[]}')
+    .option(
+      '--json',
+      'print {success, state, trusted, hash, lines[], diff[], recordFile, covered[{key,via}], uncovered[]}',
+    )
     .action(async (opts: { show?: boolean; json?: boolean }, cmd: Command) => {
       const folder = resolveFolder(cmd);
       const recordFile = trustRecordPath(await trustKey(folder));
       if (opts.show) {
         const v = await checkWorkspaceTrust(folder);
         if (opts.json) {
-          process.stdout.write(jsonDocument({ success: true, state: v.state, trusted: v.allowed, hash: v.hash, lines: v.lines, diff: v.diff, ...(v.trustedAt ? { trustedAt: v.trustedAt } : {}), recordFile, covered: v.coverage.covered, uncovered: v.coverage.uncovered }));
+          process.stdout.write(
+            jsonDocument({
+              success: true,
+              state: v.state,
+              trusted: v.allowed,
+              hash: v.hash,
+              lines: v.lines,
+              diff: v.diff,
+              ...(v.trustedAt ? { trustedAt: v.trustedAt } : {}),
+              recordFile,
+              covered: v.coverage.covered,
+              uncovered: v.coverage.uncovered,
+            }),
+          );
         } else {
           const out = [`Trust of ${folder}: ${describeTrust(v)}`];
-          if (v.state === 'changed') out.push('What changed:', ...(v.diff.length ? v.diff : ['(the same values in another order)']).map((l) => `  ${l}`));
+          if (v.state === 'changed')
+            out.push(
+              'What changed:',
+              ...(v.diff.length ? v.diff : ['(the same values in another order)']).map((l) => `  ${l}`),
+            );
           if (v.state !== 'nothing') out.push('Content (what it runs):', ...v.lines.map((l) => `  ${l}`));
           out.push(...coverageLines(v.coverage));
           if (!v.allowed) out.push(HOW_TO_TRUST);
@@ -53,12 +76,28 @@ export function registerTrustCommand(program: Command): void {
       const r = await trustWorkspace(folder);
       const before = r!.before;
       if (opts.json) {
-        process.stdout.write(jsonDocument({ success: true, state: r!.record ? 'trusted' : 'nothing', previous: before.state, trusted: true, hash: before.hash, lines: before.lines, diff: before.diff, ...(r!.record ? { trustedAt: r!.record.trustedAt, recordFile } : {}) }));
+        process.stdout.write(
+          jsonDocument({
+            success: true,
+            state: r!.record ? 'trusted' : 'nothing',
+            previous: before.state,
+            trusted: true,
+            hash: before.hash,
+            lines: before.lines,
+            diff: before.diff,
+            ...(r!.record ? { trustedAt: r!.record.trustedAt, recordFile } : {}),
+          }),
+        );
       } else if (!r!.record) {
         process.stdout.write(`Nothing to trust in ${folder}: its configuration names no program to run.\n`);
       } else {
-        const out = [before.state === 'trusted' ? `Already trusted: ${folder}` : `Trusted ${folder}${before.state === 'changed' ? ' (the changed content)' : ''}:`];
-        if (before.state === 'changed') out.push(...(before.diff.length ? before.diff : ['(the same values in another order)']).map((l) => `  ${l}`));
+        const out = [
+          before.state === 'trusted'
+            ? `Already trusted: ${folder}`
+            : `Trusted ${folder}${before.state === 'changed' ? ' (the changed content)' : ''}:`,
+        ];
+        if (before.state === 'changed')
+          out.push(...(before.diff.length ? before.diff : ['(the same values in another order)']).map((l) => `  ${l}`));
         else if (before.state === 'untrusted') out.push(...before.lines.map((l) => `  ${l}`));
         out.push(`Recorded in ${recordFile}.`);
         process.stdout.write(out.join('\n') + '\n');

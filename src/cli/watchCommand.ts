@@ -24,10 +24,15 @@ export function entryJsonLine(e: RunLogEntry | UnknownRunLogEntry): string {
 export function registerWatchCommand(program: Command): void {
   program
     .command('watch')
-    .description('Follow a run live: its activity with a status line (state, item, context gauge, cost), or its events as JSON lines')
+    .description(
+      'Follow a run live: its activity with a status line (state, item, context gauge, cost), or its events as JSON lines',
+    )
     .option('--run <id>', 'the run to follow (default: the active run of ours, or the only active flow-next run)')
     .option('--json', 'print every event as one compact JSON line (NDJSON): {"seq","at","lane","type",…}')
-    .addHelpText('after', '\nExit codes: the run\'s own (0 complete, 1 failed/stalled/blocked or crashed, 2 a cap reached, 3 stopped, 130 interrupted); 1 no such run; 130 watch interrupted.')
+    .addHelpText(
+      'after',
+      "\nExit codes: the run's own (0 complete, 1 failed/stalled/blocked or crashed, 2 a cap reached, 3 stopped, 130 interrupted); 1 no such run; 130 watch interrupted.",
+    )
     .action(async (opts: { run?: string; json?: boolean }, cmd: Command) => {
       const folder = resolveFolder(cmd);
       const json = !!opts.json;
@@ -45,7 +50,12 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
   let entryMs = Date.now();
   const formatter = new ActivityFormatter(30_000, () => entryMs);
   let statusShown = false;
-  const clearStatus = () => { if (statusShown) { out.write('\r\x1b[2K'); statusShown = false; } };
+  const clearStatus = () => {
+    if (statusShown) {
+      out.write('\r\x1b[2K');
+      statusShown = false;
+    }
+  };
   const drawStatus = () => {
     if (!tty) return;
     const cols = out.columns || 120;
@@ -58,7 +68,10 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
     let text = '';
     for (const e of entries) {
       view = reduceRunView(view, e);
-      if (json) { text += `${entryJsonLine(e)}\n`; continue; }
+      if (json) {
+        text += `${entryJsonLine(e)}\n`;
+        continue;
+      }
       if ('unknown' in e) continue;
       entryMs = Date.parse(e.at) || Date.now();
       const stamp = clockTime(new Date(entryMs));
@@ -78,10 +91,17 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
     drawStatus();
   });
   const end = await new Promise<FollowEnd | 'interrupted'>((resolve) => {
-    const onSignal = () => { follower.close(); resolve('interrupted'); };
+    const onSignal = () => {
+      follower.close();
+      resolve('interrupted');
+    };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    follower.once('end', (e) => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); resolve(e); });
+    follower.once('end', (e) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(e);
+    });
     follower.start();
   });
   clearStatus();

@@ -41,10 +41,12 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
     orphanAfterMs: opts.orphanAfterMs ?? configured.orphanAfterMs ?? DEFAULT_WINDOWS.orphanAfterMs,
     inactiveAfterMs: opts.inactiveAfterMs ?? configured.inactiveAfterMs ?? DEFAULT_WINDOWS.inactiveAfterMs,
   };
-  const print = (r: WaveCheckResult) => process.stdout.write(opts.json ? JSON.stringify(r, null, opts.watch ? undefined : 2) + '\n' : formatCheckText(r));
+  const print = (r: WaveCheckResult) =>
+    process.stdout.write(opts.json ? JSON.stringify(r, null, opts.watch ? undefined : 2) + '\n' : formatCheckText(r));
   try {
     const roots = resolveRoots(folder, opts.root).slice(1);
-    const pass = (unlessSameAs?: string) => checkWave({ folder, phase: opts.phase, waveId: opts.wave, roots, windows, unlessSameAs });
+    const pass = (unlessSameAs?: string) =>
+      checkWave({ folder, phase: opts.phase, waveId: opts.wave, roots, windows, unlessSameAs });
     let last = await pass();
     if (!opts.watch) {
       // One pass prints once: straight to fd 1, without building process.stdout (a net.Socket for a pipe). The exit
@@ -73,7 +75,13 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
 }
 
 /** Runs `pass` after every monitor update (file event or orphan-window timer), one at a time, until SIGINT / SIGTERM. */
-async function watchWaves(folder: string, roots: string[], waveId: string | undefined, windows: { orphanAfterMs: number; inactiveAfterMs: number }, pass: () => Promise<void>): Promise<void> {
+async function watchWaves(
+  folder: string,
+  roots: string[],
+  waveId: string | undefined,
+  windows: { orphanAfterMs: number; inactiveAfterMs: number },
+  pass: () => Promise<void>,
+): Promise<void> {
   // Loaded only for --watch: one pass needs no file watcher (chokidar).
   const { WaveMonitor } = await import('../core/waves/monitor');
   const monitor = new WaveMonitor({ folder, roots, waveId, windows });

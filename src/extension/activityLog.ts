@@ -20,7 +20,9 @@ export async function openActivityLog(folder: string | undefined): Promise<vscod
   try {
     doc = await vscode.workspace.openTextDocument(vscode.Uri.file(activityLogPath(folder)));
   } catch {
-    void vscode.window.showInformationMessage(`Ralph: no activity log yet in ${path.basename(folder)} (.ralph/activity.log is written by the first run).`);
+    void vscode.window.showInformationMessage(
+      `Ralph: no activity log yet in ${path.basename(folder)} (.ralph/activity.log is written by the first run).`,
+    );
     return undefined;
   }
   const last = Math.max(0, doc.lineCount - 1);

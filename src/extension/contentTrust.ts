@@ -21,7 +21,8 @@ export interface TrustUi {
 
 /** VS Code's own dialogs (the default {@link TrustUi}). */
 export const vscodeTrustUi: TrustUi = {
-  confirm: async (message, detail, action) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
+  confirm: async (message, detail, action) =>
+    (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
   warn: (message) => void vscode.window.showWarningMessage(message),
   error: (message) => void vscode.window.showErrorMessage(message),
 };
@@ -36,7 +37,8 @@ export const vscodeTrustUi: TrustUi = {
  */
 export async function ensureContentTrusted(folder: string, log: Logger, ui: TrustUi = vscodeTrustUi): Promise<boolean> {
   const [{ checkWorkspaceTrust, trustWorkspace }, { trustOverride }] = await Promise.all([
-    import('../core/trust/workspaceTrust'), import('../core/trust/trustDecision'),
+    import('../core/trust/workspaceTrust'),
+    import('../core/trust/trustDecision'),
   ]);
   let verdict;
   try {
@@ -48,15 +50,16 @@ export async function ensureContentTrusted(folder: string, log: Logger, ui: Trus
     return false;
   }
   if (verdict.allowed) {
-    if (verdict.via) log.warn('trust', `${folder}: workspace configuration ${verdict.state}; used because of ${verdict.via}`);
+    if (verdict.via)
+      log.warn('trust', `${folder}: workspace configuration ${verdict.state}; used because of ${verdict.via}`);
     return true;
   }
   const changed = verdict.state === 'changed';
-  const what = changed
-    ? (verdict.diff.length ? verdict.diff : ['(the same values in another order)'])
-    : verdict.lines;
+  const what = changed ? (verdict.diff.length ? verdict.diff : ['(the same values in another order)']) : verdict.lines;
   const detail = [
-    changed ? `What changed since you trusted it${verdict.trustedAt ? ` (${verdict.trustedAt})` : ''}:` : 'What it runs:',
+    changed
+      ? `What changed since you trusted it${verdict.trustedAt ? ` (${verdict.trustedAt})` : ''}:`
+      : 'What it runs:',
     ...what,
     '',
     'Trust runs these with your permissions, from now on (also for `ralph run` in a terminal). Check them first.',
@@ -72,7 +75,9 @@ export async function ensureContentTrusted(folder: string, log: Logger, ui: Trus
   // Trust exactly what was shown: if the files changed while the modal was open, ask again instead.
   const r = await trustWorkspace(folder, { expectedHash: verdict.hash });
   if (!r) {
-    ui.warn('Ralph: the configuration changed while you were deciding; nothing was trusted. Start again to see the change.');
+    ui.warn(
+      'Ralph: the configuration changed while you were deciding; nothing was trusted. Start again to see the change.',
+    );
     return false;
   }
   log.info('trust', `${folder}: trusted ${verdict.hash}`);

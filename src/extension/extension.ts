@@ -45,7 +45,10 @@ export interface RalphExtensionApi {
   bundleEvalMs: number;
 }
 
-function registerCommand<K extends CommandId>(id: K, fn: (...args: CommandTypes[K]['args']) => CommandTypes[K]['result'] | Promise<CommandTypes[K]['result']>): vscode.Disposable {
+function registerCommand<K extends CommandId>(
+  id: K,
+  fn: (...args: CommandTypes[K]['args']) => CommandTypes[K]['result'] | Promise<CommandTypes[K]['result']>,
+): vscode.Disposable {
   return vscode.commands.registerCommand(id, fn as (...args: unknown[]) => unknown);
 }
 
@@ -56,9 +59,22 @@ function fileFolders(): string[] {
 /** Core modules the store needs, loaded after activation (activation stays cheap: bench extension.activation). */
 async function loadStoreCore() {
   const [runs, follower, view, tokens, plan] = await Promise.all([
-    import('../core/control/runs'), import('../core/control/runFollower'), import('../core/control/runView'), import('../core/control/runTokens'), import('../core/sources/plan'),
+    import('../core/control/runs'),
+    import('../core/control/runFollower'),
+    import('../core/control/runView'),
+    import('../core/control/runTokens'),
+    import('../core/sources/plan'),
   ]);
-  return { listRuns: runs.listRuns, RunFollower: follower.RunFollower, emptyRunView: view.emptyRunView, reduceRunView: view.reduceRunView, withFollowEnd: view.withFollowEnd, emptyRunTokens: tokens.emptyRunTokens, reduceRunTokens: tokens.reduceRunTokens, loadPlan: plan.loadPlan };
+  return {
+    listRuns: runs.listRuns,
+    RunFollower: follower.RunFollower,
+    emptyRunView: view.emptyRunView,
+    reduceRunView: view.reduceRunView,
+    withFollowEnd: view.withFollowEnd,
+    emptyRunTokens: tokens.emptyRunTokens,
+    reduceRunTokens: tokens.reduceRunTokens,
+    loadPlan: plan.loadPlan,
+  };
 }
 type StoreCore = Awaited<ReturnType<typeof loadStoreCore>>;
 
@@ -66,12 +82,15 @@ type StoreCore = Awaited<ReturnType<typeof loadStoreCore>>;
 function createStore(log: Logger): { store: RunStore; planLoader: PlanLoader } {
   let core: StoreCore | undefined;
   const need = (): StoreCore => {
-    if (!core) throw new Error('the store\'s core modules are not loaded yet');
+    if (!core) throw new Error("the store's core modules are not loaded yet");
     return core;
   };
   const planLoader = new PlanLoader(planWorkerFile(__dirname), (folder) => need().loadPlan(folder));
   const store = new RunStore({
-    folders: () => (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ folder: f.uri.fsPath, name: f.name })),
+    folders: () =>
+      (vscode.workspace.workspaceFolders ?? [])
+        .filter((f) => f.uri.scheme === 'file')
+        .map((f) => ({ folder: f.uri.fsPath, name: f.name })),
     listRuns: (folder) => {
       const r = need().listRuns(folder);
       for (const p of r.problems) log.warn('runs', `${p.file}:${p.line}:${p.column}: ${p.message}`);
@@ -83,10 +102,13 @@ function createStore(log: Logger): { store: RunStore; planLoader: PlanLoader } {
     setContext: (key, value) => vscode.commands.executeCommand('setContext', key, value),
     log,
   });
-  void loadStoreCore().then((c) => {
-    core = c;
-    store.start();
-  }, (err: Error) => log.error('store', err));
+  void loadStoreCore().then(
+    (c) => {
+      core = c;
+      store.start();
+    },
+    (err: Error) => log.error('store', err),
+  );
   return { store, planLoader };
 }
 
@@ -97,7 +119,12 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   const waves = new WaveMonitors(log);
   const reports = new ReportDocuments();
   const { store, planLoader } = createStore(log);
-  const plan = new PlanTreeProvider(log, { snapshot: () => store.snapshot(), onDidChange: (l) => store.onDidChange(l), waves: (f) => waves.waves(f), onWavesChange: (l) => waves.onDidChange(l) });
+  const plan = new PlanTreeProvider(log, {
+    snapshot: () => store.snapshot(),
+    onDidChange: (l) => store.onDidChange(l),
+    waves: (f) => waves.waves(f),
+    onWavesChange: (l) => waves.onDidChange(l),
+  });
   const treeView = vscode.window.createTreeView('ralph.plan', { treeDataProvider: plan, showCollapseAll: true });
   plan.track(treeView);
   const tree = new PlanTreeCommands(plan, store, log);
@@ -110,9 +137,17 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
   // Ralph: Status follows the store while it is open (at most every 2 s: it reads every task file).
   const statusRefresh = new Throttle(() => void reports.refresh(STATUS_DOC), 2000);
   const dashboard = new DashboardHub({
-    store, folders: fileFolders, listRuns: (f) => listRuns(f).runs, log,
-    readView: async (folder, runId, kind, onView) => (await import('../core/control/runFollower')).readRunViewNow(folder, runId, { kind, ...(onView ? { onView } : {}) }),
-    answer: async (folder, text, opts) => (await import('../core/control/runControl')).answerQuestion(folder, text, opts),
+    store,
+    folders: fileFolders,
+    listRuns: (f) => listRuns(f).runs,
+    log,
+    readView: async (folder, runId, kind, onView) =>
+      (await import('../core/control/runFollower')).readRunViewNow(folder, runId, {
+        kind,
+        ...(onView ? { onView } : {}),
+      }),
+    answer: async (folder, text, opts) =>
+      (await import('../core/control/runControl')).answerQuestion(folder, text, opts),
   });
   const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };
   context.subscriptions.push(
@@ -125,7 +160,9 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     gauge,
     statusRefresh,
     new RunNotifications(store),
-    store.onDidChange((c) => { if (c.kind !== 'run') statusRefresh.request(); }),
+    store.onDidChange((c) => {
+      if (c.kind !== 'run') statusRefresh.request();
+    }),
     treeView,
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
     registerCommand(CommandIds.start, (args) => runs.start(args)),
@@ -137,8 +174,21 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.reset, (args) => resetCommand(args, log)),
     registerCommand(CommandIds.doctor, async () => {
       log.info('doctor', `running (trusted: ${vscode.workspace.isTrusted})`);
-      const [{ buildDoctorReport, formatDoctorReport }, { configKeys }, { readSettingsLayer }] = await Promise.all([import('../core/doctor/report'), import('../core/model/config'), import('./settings')]);
-      const texts = await Promise.all(fileFolders().map(async (f) => formatDoctorReport(await buildDoctorReport(f, { trusted: vscode.workspace.isTrusted, settings: readSettingsLayer(configKeys, vscode.Uri.file(f)) }))));
+      const [{ buildDoctorReport, formatDoctorReport }, { configKeys }, { readSettingsLayer }] = await Promise.all([
+        import('../core/doctor/report'),
+        import('../core/model/config'),
+        import('./settings'),
+      ]);
+      const texts = await Promise.all(
+        fileFolders().map(async (f) =>
+          formatDoctorReport(
+            await buildDoctorReport(f, {
+              trusted: vscode.workspace.isTrusted,
+              settings: readSettingsLayer(configKeys, vscode.Uri.file(f)),
+            }),
+          ),
+        ),
+      );
       return reports.show('Ralph Doctor.txt', texts.join('\n') || 'Ralph doctor: open a folder to check it.\n');
     }),
     registerCommand(CommandIds.refresh, () => plan.refresh()),
@@ -151,13 +201,24 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.treeOpenBrief, (node) => tree.openBrief(node)),
     registerCommand(CommandIds.treeResume, (node) => tree.resume(node)),
     registerCommand(CommandIds.answer, (args) => answerCommand(args, store, log)),
-    registerCommand(CommandIds.openDashboard, () => { DashboardPanel.createOrShow(dashboardDeps); }),
+    registerCommand(CommandIds.openDashboard, () => {
+      DashboardPanel.createOrShow(dashboardDeps);
+    }),
     // From the tree the argument is a node ({ id }): its row carries the run and item ids.
-    registerCommand(CommandIds.revealInDashboard, (arg) => DashboardPanel.createOrShow(dashboardDeps).reveal(revealTarget((arg && typeof arg === 'object' && 'id' in arg ? plan.row(arg as { id: string }) : undefined) ?? arg))),
+    registerCommand(CommandIds.revealInDashboard, (arg) =>
+      DashboardPanel.createOrShow(dashboardDeps).reveal(
+        revealTarget(
+          (arg && typeof arg === 'object' && 'id' in arg ? plan.row(arg as { id: string }) : undefined) ?? arg,
+        ),
+      ),
+    ),
     registerDashboardSerializer(dashboardDeps),
     { dispose: () => DashboardPanel.instance?.dispose() },
     { dispose: () => dashboard.dispose() },
-    registerCommand(CommandIds.openLog, async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined),
+    registerCommand(
+      CommandIds.openLog,
+      async (folder) => (await openActivityLog(folder ?? store.gaugeRun()?.folder ?? fileFolders()[0])) !== undefined,
+    ),
     new WorkspaceWatchers(log, (c) => {
       waves.onWorkspaceChange(c);
       store.noteChange(c);
@@ -165,7 +226,10 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     vscode.workspace.onDidChangeWorkspaceFolders(() => store.syncFolders()),
   );
   const activationMs = performance.now() - started;
-  log.info('activate', `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`);
+  log.info(
+    'activate',
+    `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`,
+  );
   return { plan, tree, waves, runs, store, gauge, dashboard, activationMs, bundleEvalMs };
 }
 
@@ -177,7 +241,10 @@ async function statusText(): Promise<string> {
   // Core modules that commands need are loaded on first use: activation stays cheap (bench: extension.activation).
   const { buildStatus, formatStatusText } = await import('../core/control/status');
   const at = new Date().toLocaleTimeString();
-  const body = fileFolders().map((f) => `${f}\n${formatStatusText(buildStatus(f))}`).join('\n') || 'Ralph status: open a folder.\n';
+  const body =
+    fileFolders()
+      .map((f) => `${f}\n${formatStatusText(buildStatus(f))}`)
+      .join('\n') || 'Ralph status: open a folder.\n';
   return `Ralph status at ${at} (refreshes while this document is open)\n\n${body}`;
 }
 
@@ -191,19 +258,40 @@ async function answerCommand(args: AnswerArgs = {}, store: RunStore, log: Logger
   let { folder, runId, itemId } = args;
   let prompt: string | undefined;
   if (!folder || !runId) {
-    const open = store.snapshot().runs.filter((r) => r.facts.active && (!folder || r.folder === folder)).flatMap((r) => r.facts.questions.map((q) => ({ r, q })));
+    const open = store
+      .snapshot()
+      .runs.filter((r) => r.facts.active && (!folder || r.folder === folder))
+      .flatMap((r) => r.facts.questions.map((q) => ({ r, q })));
     if (!open.length) {
       void vscode.window.showInformationMessage('Ralph: no run waits for an answer.');
       return undefined;
     }
-    const pick = open.length === 1 ? open[0] : (await vscode.window.showQuickPick(open.map((o) => ({ label: o.q.itemId ?? o.q.id, description: o.r.runId, detail: o.q.text, o })), { title: 'Ralph: which question?' }))?.o;
+    const pick =
+      open.length === 1
+        ? open[0]
+        : (
+            await vscode.window.showQuickPick(
+              open.map((o) => ({ label: o.q.itemId ?? o.q.id, description: o.r.runId, detail: o.q.text, o })),
+              { title: 'Ralph: which question?' },
+            )
+          )?.o;
     if (!pick) return undefined;
     ({ folder, runId } = pick.r);
     itemId = pick.q.itemId ?? undefined;
     prompt = pick.q.text;
   }
-  prompt ??= store.snapshot().runs.find((r) => r.folder === folder && r.runId === runId)?.facts.questions.find((q) => !itemId || q.itemId === itemId)?.text;
-  const text = args.text ?? (await vscode.window.showInputBox({ title: `Ralph: answer${itemId ? ` (${itemId})` : ''}`, prompt, ignoreFocusOut: true, placeHolder: 'Your answer (the agent reads it verbatim)' }));
+  prompt ??= store
+    .snapshot()
+    .runs.find((r) => r.folder === folder && r.runId === runId)
+    ?.facts.questions.find((q) => !itemId || q.itemId === itemId)?.text;
+  const text =
+    args.text ??
+    (await vscode.window.showInputBox({
+      title: `Ralph: answer${itemId ? ` (${itemId})` : ''}`,
+      prompt,
+      ignoreFocusOut: true,
+      placeHolder: 'Your answer (the agent reads it verbatim)',
+    }));
   if (!text) return undefined;
   try {
     const { answerQuestion } = await import('../core/control/runControl');
@@ -225,7 +313,11 @@ async function answerCommand(args: AnswerArgs = {}, store: RunStore, log: Logger
 async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[] | undefined> {
   const folder = args.folder ?? fileFolders()[0];
   if (!folder) return undefined;
-  const [{ loadPlan }, { resetItem }, { resetOfferOf, resettableItems }] = await Promise.all([import('../core/sources/plan'), import('../core/sources/operations'), import('../core/sources/resetPolicy')]);
+  const [{ loadPlan }, { resetItem }, { resetOfferOf, resettableItems }] = await Promise.all([
+    import('../core/sources/plan'),
+    import('../core/sources/operations'),
+    import('../core/sources/resetPolicy'),
+  ]);
   const planSnap = await loadPlan(folder);
   let id = args.id;
   if (!id) {
@@ -234,7 +326,10 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
       void vscode.window.showInformationMessage('Ralph: nothing to reset (no done, blocked or failed task or story).');
       return undefined;
     }
-    const pick = await vscode.window.showQuickPick(candidates.map((i) => ({ label: i.id, description: `${i.status} · ${i.title}`, detail: i.reason })), { title: 'Ralph: Reset — which task or story?' });
+    const pick = await vscode.window.showQuickPick(
+      candidates.map((i) => ({ label: i.id, description: `${i.status} · ${i.title}`, detail: i.reason })),
+      { title: 'Ralph: Reset — which task or story?' },
+    );
     if (!pick) return undefined;
     id = pick.label;
   }
@@ -247,10 +342,13 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
     }
     if (!offer.cascade.length) cascade = false;
     else {
-      const pick = await vscode.window.showQuickPick([
-        { label: 'Reset', description: `${id} only`, cascade: false },
-        { label: 'Reset with cascade', description: `also ${offer.cascade.join(', ')}`, cascade: true },
-      ], { title: `Ralph: Reset ${id}` });
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: 'Reset', description: `${id} only`, cascade: false },
+          { label: 'Reset with cascade', description: `also ${offer.cascade.join(', ')}`, cascade: true },
+        ],
+        { title: `Ralph: Reset ${id}` },
+      );
       if (!pick) return undefined;
       cascade = pick.cascade;
     }
@@ -258,7 +356,9 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
   try {
     const r = await resetItem(id, { folder, cascade });
     log.info('reset', `${id}${cascade ? ' (cascade)' : ''}: ${r.reset.join(', ') || r.message || 'nothing to do'}`);
-    void vscode.window.showInformationMessage(r.reset.length ? `Ralph: reset ${r.reset.join(', ')}` : `Ralph: ${r.message ?? `${id} needed no reset`}`);
+    void vscode.window.showInformationMessage(
+      r.reset.length ? `Ralph: reset ${r.reset.join(', ')}` : `Ralph: ${r.message ?? `${id} needed no reset`}`,
+    );
     return r.reset;
   } catch (err) {
     void vscode.window.showErrorMessage(`Ralph: ${(err as Error).message}`);

@@ -23,6 +23,12 @@ export async function showFileProblem(problem: FileProblem, folder: string): Pro
 /** The file problem an error carries (core's `FileProblemError`), if any. */
 export function fileProblemOf(err: unknown): FileProblem | undefined {
   const p = (err as { problem?: unknown } | null)?.problem;
-  if (p && typeof p === 'object' && typeof (p as FileProblem).file === 'string' && typeof (p as FileProblem).message === 'string') return p as FileProblem;
+  if (
+    p &&
+    typeof p === 'object' &&
+    typeof (p as FileProblem).file === 'string' &&
+    typeof (p as FileProblem).message === 'string'
+  )
+    return p as FileProblem;
   return undefined;
 }

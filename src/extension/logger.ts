@@ -6,11 +6,25 @@ export class Logger implements vscode.Disposable {
   constructor(name = 'Ralph') {
     this.channel = vscode.window.createOutputChannel(name, { log: true });
   }
-  trace(component: string, msg: string): void { this.channel.trace(`[${component}] ${msg}`); }
-  debug(component: string, msg: string): void { this.channel.debug(`[${component}] ${msg}`); }
-  info(component: string, msg: string): void { this.channel.info(`[${component}] ${msg}`); }
-  warn(component: string, msg: string): void { this.channel.warn(`[${component}] ${msg}`); }
-  error(component: string, msg: string | Error): void { this.channel.error(`[${component}] ${msg instanceof Error ? msg.message : msg}`); }
-  show(): void { this.channel.show(true); }
-  dispose(): void { this.channel.dispose(); }
+  trace(component: string, msg: string): void {
+    this.channel.trace(`[${component}] ${msg}`);
+  }
+  debug(component: string, msg: string): void {
+    this.channel.debug(`[${component}] ${msg}`);
+  }
+  info(component: string, msg: string): void {
+    this.channel.info(`[${component}] ${msg}`);
+  }
+  warn(component: string, msg: string): void {
+    this.channel.warn(`[${component}] ${msg}`);
+  }
+  error(component: string, msg: string | Error): void {
+    this.channel.error(`[${component}] ${msg instanceof Error ? msg.message : msg}`);
+  }
+  show(): void {
+    this.channel.show(true);
+  }
+  dispose(): void {
+    this.channel.dispose();
+  }
 }

@@ -20,7 +20,10 @@ export class PlanLoader {
   private readonly inFlight = new Map<string, { promise: Promise<PlanSnapshot>; again?: Promise<PlanSnapshot> }>();
   private disposed = false;
 
-  constructor(private readonly workerFile: string, private readonly fallback: LoadPlan) {}
+  constructor(
+    private readonly workerFile: string,
+    private readonly fallback: LoadPlan,
+  ) {}
 
   /** The plan graph of `folder` as the files are now (read on the worker thread when it exists). */
   load(folder: string): Promise<PlanSnapshot> {
@@ -75,7 +78,9 @@ export class PlanLoader {
       this.worker = undefined;
     };
     w.on('error', fail);
-    w.on('exit', (code) => { if (!this.disposed) fail(new Error(`the plan worker exited (code ${code})`)); });
+    w.on('exit', (code) => {
+      if (!this.disposed) fail(new Error(`the plan worker exited (code ${code})`));
+    });
     // The worker must not keep a process (the CLI, a test) alive on its own.
     w.unref();
     this.worker = w;

@@ -2,7 +2,14 @@ import * as vscode from 'vscode';
 import type { WaveJson } from '../core/model/waves';
 import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
-import { buildTreeModel, diffTreeModels, tooltipOf, type RowStatus, type TreeModel, type TreeRow } from './planTreeModel';
+import {
+  buildTreeModel,
+  diffTreeModels,
+  tooltipOf,
+  type RowStatus,
+  type TreeModel,
+  type TreeRow,
+} from './planTreeModel';
 import type { StoreChange, StoreSnapshot } from './runStore';
 
 /** A node of the Ralph tree: one object per row id for the tree's life (VS Code finds a fired element by identity). */
@@ -38,7 +45,13 @@ const ICON: Record<RowStatus, [string, string | undefined]> = {
   orphan: ['debug-disconnect', 'charts.orange'],
   none: ['', undefined],
 };
-const SOURCE_ICON: Record<string, string> = { 'flow-next': 'list-tree', quantum: 'type-hierarchy', checklist: 'checklist', waves: 'pulse', runs: 'history' };
+const SOURCE_ICON: Record<string, string> = {
+  'flow-next': 'list-tree',
+  quantum: 'type-hierarchy',
+  checklist: 'checklist',
+  waves: 'pulse',
+  runs: 'history',
+};
 
 /**
  * The `ralph.plan` tree: epics → tasks, the quantum project → stories, checklist files → boxes, IJFW waves →
@@ -58,7 +71,10 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
   private hasSources: boolean | undefined;
   private lastLogged: string | undefined;
 
-  constructor(private readonly log: Logger, private readonly deps: PlanTreeDeps) {
+  constructor(
+    private readonly log: Logger,
+    private readonly deps: PlanTreeDeps,
+  ) {
     super();
     this._register(deps.onDidChange(() => this.update()));
     if (deps.onWavesChange) this._register(deps.onWavesChange(() => this.update()));
@@ -102,8 +118,11 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
   getTreeItem(node: PlanNode): vscode.TreeItem {
     const row = this.model.rows.get(node.id);
     if (!row) return new vscode.TreeItem('(gone)');
-    const state = !row.children.length ? vscode.TreeItemCollapsibleState.None
-      : this.expanded.has(row.id) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+    const state = !row.children.length
+      ? vscode.TreeItemCollapsibleState.None
+      : this.expanded.has(row.id)
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : vscode.TreeItemCollapsibleState.Collapsed;
     const item = new vscode.TreeItem(row.label, state);
     item.id = row.id;
     item.description = row.description;
@@ -144,7 +163,9 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
   private firstRead(): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, FIRST_READ_WAIT_MS);
-      const sub = this.deps.onDidChange(() => { if (this.loaded()) done(); });
+      const sub = this.deps.onDidChange(() => {
+        if (this.loaded()) done();
+      });
       function done() {
         clearTimeout(timer);
         sub.dispose();
@@ -212,7 +233,11 @@ function iconOf(row: TreeRow): vscode.ThemeIcon {
   } else [icon, color] = ICON[row.status];
   const key = color ? `${icon} ${color}` : icon;
   let out = icons.get(key);
-  if (!out) icons.set(key, (out = new vscode.ThemeIcon(icon || 'circle-outline', color ? new vscode.ThemeColor(color) : undefined)));
+  if (!out)
+    icons.set(
+      key,
+      (out = new vscode.ThemeIcon(icon || 'circle-outline', color ? new vscode.ThemeColor(color) : undefined)),
+    );
   if (!source) statusIcons.set(row.status, out);
   return out;
 }

@@ -19,14 +19,16 @@ export interface TreeUi {
 }
 
 const vscodeUi: TreeUi = {
-  confirm: async (message, detail, action) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
+  confirm: async (message, detail, action) =>
+    (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
   offer: async (message, action) => {
     if (action) return (await vscode.window.showWarningMessage(message, action)) === action;
     void vscode.window.showWarningMessage(message);
     return false;
   },
   info: (message) => void vscode.window.showInformationMessage(message),
-  ask: async (title, prompt, placeHolder) => vscode.window.showInputBox({ title, prompt, placeHolder, ignoreFocusOut: true }),
+  ask: async (title, prompt, placeHolder) =>
+    vscode.window.showInputBox({ title, prompt, placeHolder, ignoreFocusOut: true }),
 };
 
 /**
@@ -38,7 +40,11 @@ export class PlanTreeCommands {
   /** The dialogs (tests swap them). */
   ui: TreeUi = vscodeUi;
 
-  constructor(private readonly tree: PlanTreeProvider, private readonly store: RunStore, private readonly log: Logger) {}
+  constructor(
+    private readonly tree: PlanTreeProvider,
+    private readonly store: RunStore,
+    private readonly log: Logger,
+  ) {}
 
   private rowOf(node: PlanNode | undefined): TreeRow | undefined {
     const row = node ? this.tree.row(node) : undefined;
@@ -58,7 +64,11 @@ export class PlanTreeCommands {
   async reset(node: PlanNode | undefined, cascade: boolean): Promise<string[] | undefined> {
     const row = this.rowOf(node);
     if (!row?.itemId) return undefined;
-    const [{ resetOfferOf }, { resetItem }, { loadPlan }] = await Promise.all([import('../core/sources/resetPolicy'), import('../core/sources/operations'), import('../core/sources/plan')]);
+    const [{ resetOfferOf }, { resetItem }, { loadPlan }] = await Promise.all([
+      import('../core/sources/resetPolicy'),
+      import('../core/sources/operations'),
+      import('../core/sources/plan'),
+    ]);
     // The store's plan may be a read behind a change made a moment ago: decide on a fresh read, as the CLI does.
     const plan = await loadPlan(row.folder).catch(() => this.plan(row.folder));
     if (!plan) return undefined;
@@ -70,7 +80,10 @@ export class PlanTreeCommands {
     if (!(await this.ui.confirm(confirm.message, confirm.detail, 'Reset'))) return undefined;
     try {
       const r = await resetItem(row.itemId, { folder: row.folder, cascade });
-      this.log.info('reset', `${row.itemId}${cascade ? ' (cascade)' : ''} from the tree: ${r.reset.join(', ') || r.message || 'nothing to do'}`);
+      this.log.info(
+        'reset',
+        `${row.itemId}${cascade ? ' (cascade)' : ''} from the tree: ${r.reset.join(', ') || r.message || 'nothing to do'}`,
+      );
       void this.store.reloadPlan(row.folder);
       return r.reset;
     } catch (err) {
@@ -83,9 +96,14 @@ export class PlanTreeCommands {
   async openFile(node: PlanNode | undefined): Promise<boolean> {
     const row = this.rowOf(node);
     if (!row?.file) return false;
-    const uri = path.isAbsolute(row.file) ? vscode.Uri.file(row.file) : vscode.Uri.joinPath(vscode.Uri.file(row.folder), row.file);
+    const uri = path.isAbsolute(row.file)
+      ? vscode.Uri.file(row.file)
+      : vscode.Uri.joinPath(vscode.Uri.file(row.folder), row.file);
     const line = Math.max(0, (row.line ?? 1) - 1);
-    await vscode.window.showTextDocument(uri, { preview: true, selection: new vscode.Range(new vscode.Position(line, 0), new vscode.Position(line, 0)) });
+    await vscode.window.showTextDocument(uri, {
+      preview: true,
+      selection: new vscode.Range(new vscode.Position(line, 0), new vscode.Position(line, 0)),
+    });
     return true;
   }
 
@@ -108,7 +126,11 @@ export class PlanTreeCommands {
       this.ui.info(`Ralph: run ${row.runId} waits on no question${itemId ? ` for ${itemId}` : ''} now.`);
       return undefined;
     }
-    const text = await this.ui.ask(`Ralph: answer${itemId ? ` (${itemId})` : ''}`, question.text, 'Your answer (the agent reads it verbatim)');
+    const text = await this.ui.ask(
+      `Ralph: answer${itemId ? ` (${itemId})` : ''}`,
+      question.text,
+      'Your answer (the agent reads it verbatim)',
+    );
     if (!text) return undefined;
     return vscode.commands.executeCommand<string | undefined>(CommandIds.answer, { ...args, text });
   }
@@ -132,18 +154,30 @@ export class PlanTreeCommands {
       id = offer.next;
     }
     this.log.info('run', `Start Here: ${id}${offer.source ? ` (${offer.source})` : ''}`);
-    return vscode.commands.executeCommand<string | undefined>(CommandIds.start, { folder: row.folder, item: id, ...(offer.source ? { source: offer.source } : {}) });
+    return vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+      folder: row.folder,
+      item: id,
+      ...(offer.source ? { source: offer.source } : {}),
+    });
   }
 
   /** The resume briefs of a subagent: `.planning/<phase>/resume-<sub>.md` under its worktree and the folder. */
   briefsOf(row: TreeRow): string[] {
-    const roots = [...new Set([row.worktree ? path.resolve(row.folder, row.worktree) : undefined, row.folder].filter((r): r is string => !!r))];
+    const roots = [
+      ...new Set(
+        [row.worktree ? path.resolve(row.folder, row.worktree) : undefined, row.folder].filter((r): r is string => !!r),
+      ),
+    ];
     const out: string[] = [];
     for (const root of roots) {
       const planning = path.join(root, '.planning');
       let phases: string[] = [];
       try {
-        phases = fs.readdirSync(planning, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).slice(0, 500);
+        phases = fs
+          .readdirSync(planning, { withFileTypes: true })
+          .filter((d) => d.isDirectory())
+          .map((d) => d.name)
+          .slice(0, 500);
       } catch {
         continue;
       }
@@ -158,11 +192,18 @@ export class PlanTreeCommands {
   private async pickBrief(row: TreeRow): Promise<string | undefined> {
     const briefs = this.briefsOf(row);
     if (!briefs.length) {
-      this.ui.info(`Ralph: no resume brief for ${row.itemId} yet (.planning/<phase>/resume-${row.itemId}.md). \`ralph waves check\` writes it.`);
+      this.ui.info(
+        `Ralph: no resume brief for ${row.itemId} yet (.planning/<phase>/resume-${row.itemId}.md). \`ralph waves check\` writes it.`,
+      );
       return undefined;
     }
     if (briefs.length === 1) return briefs[0];
-    return (await vscode.window.showQuickPick(briefs.map((b) => ({ label: path.relative(row.folder, b) || b, b })), { title: `Ralph: which resume brief of ${row.itemId}?` }))?.b;
+    return (
+      await vscode.window.showQuickPick(
+        briefs.map((b) => ({ label: path.relative(row.folder, b) || b, b })),
+        { title: `Ralph: which resume brief of ${row.itemId}?` },
+      )
+    )?.b;
   }
 
   /** **Open Resume Brief** on an orphan subagent. */
@@ -184,7 +225,14 @@ export class PlanTreeCommands {
     const brief = await this.pickBrief(row);
     if (!brief) return undefined;
     const where = row.worktree ? path.resolve(row.folder, row.worktree) : row.folder;
-    if (!(await this.ui.confirm(`Resume ${row.itemId} with Ralph?`, `Runs ralph run --source ${brief}\nin ${where}`, 'Resume'))) return undefined;
+    if (
+      !(await this.ui.confirm(
+        `Resume ${row.itemId} with Ralph?`,
+        `Runs ralph run --source ${brief}\nin ${where}`,
+        'Resume',
+      ))
+    )
+      return undefined;
     return vscode.commands.executeCommand<string | undefined>(CommandIds.start, { folder: where, source: brief });
   }
 }

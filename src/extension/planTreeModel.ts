@@ -80,8 +80,19 @@ export interface TreeDiff {
 }
 
 const STATUS_WORD: Record<RowStatus, string> = {
-  todo: 'to do', in_progress: 'in progress', done: 'done', blocked: 'blocked', failed: 'failed', unknown: 'unknown',
-  stale: 'stale', waiting: 'waiting for an answer', open: 'open', active: 'active', pending: 'pending', orphan: 'orphan', none: '',
+  todo: 'to do',
+  in_progress: 'in progress',
+  done: 'done',
+  blocked: 'blocked',
+  failed: 'failed',
+  unknown: 'unknown',
+  stale: 'stale',
+  waiting: 'waiting for an answer',
+  open: 'open',
+  active: 'active',
+  pending: 'pending',
+  orphan: 'orphan',
+  none: '',
 };
 
 /** The markdown tooltip of a row (built now when it is lazy). */
@@ -118,9 +129,14 @@ const SOURCE_LABEL: Record<string, string> = { 'flow-next': '.flow', quantum: 'q
 /** Where a status is read from (tooltips): the file and field the seed format keeps it in. */
 function statusSourceText(item: PlanItem): string {
   switch (item.source) {
-    case 'flow-next': return item.statusSource === 'flow-state' ? `flow state (\`<git-common-dir>/flow-state\`), task \`${item.file}\`` : `\`${item.file}\` (\`status\`)`;
-    case 'quantum': return `\`quantum.json\` (\`stories[].status\`)`;
-    case 'checklist': return `\`${item.file}\` line ${item.line ?? '?'} (the checkbox)`;
+    case 'flow-next':
+      return item.statusSource === 'flow-state'
+        ? `flow state (\`<git-common-dir>/flow-state\`), task \`${item.file}\``
+        : `\`${item.file}\` (\`status\`)`;
+    case 'quantum':
+      return `\`quantum.json\` (\`stories[].status\`)`;
+    case 'checklist':
+      return `\`${item.file}\` line ${item.line ?? '?'} (the checkbox)`;
   }
 }
 
@@ -185,15 +201,38 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
 
 /** Whether two plan items show the same in a row and its tooltip (field by field; no strings built). */
 export function sameItem(x: PlanItem, y: PlanItem): boolean {
-  return x === y || (x.id === y.id && x.source === y.source && x.kind === y.kind && x.title === y.title && x.status === y.status
-    && x.rawStatus === y.rawStatus && x.statusSource === y.statusSource && x.attempts === y.attempts && x.maxAttempts === y.maxAttempts
-    && x.startedAt === y.startedAt && x.updatedAt === y.updatedAt && x.completedAt === y.completedAt && x.reason === y.reason
-    && x.assignee === y.assignee && x.file === y.file && x.line === y.line && sameStrings(x.dependsOn, y.dependsOn));
+  return (
+    x === y ||
+    (x.id === y.id &&
+      x.source === y.source &&
+      x.kind === y.kind &&
+      x.title === y.title &&
+      x.status === y.status &&
+      x.rawStatus === y.rawStatus &&
+      x.statusSource === y.statusSource &&
+      x.attempts === y.attempts &&
+      x.maxAttempts === y.maxAttempts &&
+      x.startedAt === y.startedAt &&
+      x.updatedAt === y.updatedAt &&
+      x.completedAt === y.completedAt &&
+      x.reason === y.reason &&
+      x.assignee === y.assignee &&
+      x.file === y.file &&
+      x.line === y.line &&
+      sameStrings(x.dependsOn, y.dependsOn))
+  );
 }
 
 /** Whether an item row built from `a` looks exactly like one built from `b`. */
 export function sameInputs(a: ItemInputs, b: ItemInputs): boolean {
-  return a.parentId === b.parentId && a.costUsd === b.costUsd && a.current === b.current && a.waitingRun === b.waitingRun && a.stale === b.stale && sameItem(a.item, b.item);
+  return (
+    a.parentId === b.parentId &&
+    a.costUsd === b.costUsd &&
+    a.current === b.current &&
+    a.waitingRun === b.waitingRun &&
+    a.stale === b.stale &&
+    sameItem(a.item, b.item)
+  );
 }
 
 function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): string {
@@ -203,13 +242,26 @@ function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): s
   // Dependents are found when the tooltip is shown (a hover): one pass over the source's items.
   const deps: string[] = [];
   if (same) for (const i of same.values()) if (i.dependsOn.includes(item.id)) deps.push(i.id);
-  const tip = [`**${mdEscape(item.id)}** ${mdEscape(item.title)}`, '', `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`];
-  if (item.dependsOn.length) tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
+  const tip = [
+    `**${mdEscape(item.id)}** ${mdEscape(item.title)}`,
+    '',
+    `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`,
+  ];
+  if (item.dependsOn.length)
+    tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
   if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
   if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
   if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
-  if (inputs.stale !== undefined) tip.push('', `Stale: no run is active and it started more than ${inputs.stale} minutes ago (the stale threshold); \`ralph stale --apply\` fails or blocks it.`);
-  const times = [item.startedAt && `started ${item.startedAt}`, item.updatedAt && `updated ${item.updatedAt}`, item.completedAt && `completed ${item.completedAt}`].filter(Boolean);
+  if (inputs.stale !== undefined)
+    tip.push(
+      '',
+      `Stale: no run is active and it started more than ${inputs.stale} minutes ago (the stale threshold); \`ralph stale --apply\` fails or blocks it.`,
+    );
+  const times = [
+    item.startedAt && `started ${item.startedAt}`,
+    item.updatedAt && `updated ${item.updatedAt}`,
+    item.completedAt && `completed ${item.completedAt}`,
+  ].filter(Boolean);
   if (times.length) tip.push('', times.join(' · '));
   if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
   return tip.join('\n');
@@ -219,11 +271,16 @@ const contextValues = new Map<string, string>();
 
 /** An item row's menu tokens; the few distinct strings are shared by every row (no string per row). */
 function itemContextValue(item: PlanItem, waiting: boolean): string {
-  const resettable = item.source !== 'checklist' && (item.status === 'done' || item.status === 'blocked' || item.status === 'failed');
+  const resettable =
+    item.source !== 'checklist' && (item.status === 'done' || item.status === 'blocked' || item.status === 'failed');
   const startable = item.status !== 'done';
   const key = `${item.source}${item.kind}${resettable ? 1 : 0}${startable ? 1 : 0}${waiting ? 1 : 0}`;
   let v = contextValues.get(key);
-  if (v === undefined) contextValues.set(key, (v = `item ${item.source} ${item.kind} file${resettable ? ' resettable' : ''}${startable ? ' startable' : ''}${waiting ? ' waiting' : ''}`));
+  if (v === undefined)
+    contextValues.set(
+      key,
+      (v = `item ${item.source} ${item.kind} file${resettable ? ' resettable' : ''}${startable ? ' startable' : ''}${waiting ? ' waiting' : ''}`),
+    );
   return v;
 }
 
@@ -232,15 +289,27 @@ function itemRow(folder: string, inputs: ItemInputs, tips: TipContext, id: strin
   const { item, waitingRun } = inputs;
   const status: RowStatus = waitingRun ? 'waiting' : inputs.stale !== undefined ? 'stale' : item.status;
   let description = item.source !== 'checklist' ? statusWord(status) : '';
-  const more = (s: string) => { description = description ? `${description} · ${s}` : s; };
+  const more = (s: string) => {
+    description = description ? `${description} · ${s}` : s;
+  };
   if (item.attempts !== undefined && item.attempts > 0) more(`attempt ${item.attempts}/${item.maxAttempts ?? '?'}`);
   if (inputs.costUsd) more(usd(inputs.costUsd));
   if (inputs.current) more('▶ current');
   const contextValue = itemContextValue(item, waitingRun !== undefined);
   const row: TreeRow = {
-    id: id ?? `${folder}#${item.source}/${item.kind}/${item.id}`, parentId: inputs.parentId, folder,
-    label: item.source === 'checklist' ? item.title : `${item.id} ${item.title}`, description, status,
-    tooltip: () => itemTooltip(inputs, status, tips), contextValue, children: [], file: item.file, itemId: item.id, source: item.source, inputs,
+    id: id ?? `${folder}#${item.source}/${item.kind}/${item.id}`,
+    parentId: inputs.parentId,
+    folder,
+    label: item.source === 'checklist' ? item.title : `${item.id} ${item.title}`,
+    description,
+    status,
+    tooltip: () => itemTooltip(inputs, status, tips),
+    contextValue,
+    children: [],
+    file: item.file,
+    itemId: item.id,
+    source: item.source,
+    inputs,
   };
   if (item.line) row.line = item.line;
   if (waitingRun) row.runId = waitingRun;
@@ -255,11 +324,16 @@ function countOf(items: PlanItem[]): string {
 
 function subagentStatus(s: SubagentJson): RowStatus {
   switch (s.disposition) {
-    case 'RESOLVED': return 'done';
-    case 'RESUMED': return 'orphan';
-    case 'STALE': return 'stale';
-    case 'ACTIVE': return 'active';
-    case 'PENDING': return 'pending';
+    case 'RESOLVED':
+      return 'done';
+    case 'RESUMED':
+      return 'orphan';
+    case 'STALE':
+      return 'stale';
+    case 'ACTIVE':
+      return 'active';
+    case 'PENDING':
+      return 'pending';
   }
 }
 
@@ -267,22 +341,39 @@ function subagentStatus(s: SubagentJson): RowStatus {
  * Lists in `touched` the reused item rows whose tooltip names the status of an item in `moved` (its dependencies and
  * dependents; items that went count too, with the dependencies they had).
  */
-function touchNeighbours(before: FolderCache, rowsBySource: Map<string, Map<string, TreeRow>>, moved: Map<string, Set<string>>, noteMoved: (source: string, id: string) => void, rebuilt: Set<TreeRow>, touched: Set<string>): void {
+function touchNeighbours(
+  before: FolderCache,
+  rowsBySource: Map<string, Map<string, TreeRow>>,
+  moved: Map<string, Set<string>>,
+  noteMoved: (source: string, id: string) => void,
+  rebuilt: Set<TreeRow>,
+  touched: Set<string>,
+): void {
   const gone: TreeRow[] = [];
   for (const [source, old] of before.rowsBySource) {
     const now = rowsBySource.get(source);
     if (now && now.size === old.size && !moved.has(source)) continue; // same ids: nothing went (an id that went makes room for one that came, which moved)
-    for (const [id, row] of old) if (!now?.has(id)) { noteMoved(source, id); gone.push(row); }
+    for (const [id, row] of old)
+      if (!now?.has(id)) {
+        noteMoved(source, id);
+        gone.push(row);
+      }
   }
   if (!moved.size) return;
-  const touch = (row: TreeRow | undefined) => { if (row && !rebuilt.has(row)) touched.add(row.id); };
+  const touch = (row: TreeRow | undefined) => {
+    if (row && !rebuilt.has(row)) touched.add(row.id);
+  };
   for (const [source, now] of rowsBySource) {
     const m = moved.get(source);
     if (!m) continue;
     for (const row of now.values()) {
       const item = row.inputs!.item;
       if (m.has(item.id)) for (const d of item.dependsOn) touch(now.get(d));
-      for (const d of item.dependsOn) if (m.has(d)) { touch(row); break; }
+      for (const d of item.dependsOn)
+        if (m.has(d)) {
+          touch(row);
+          break;
+        }
     }
   }
   for (const row of gone) {
@@ -299,7 +390,12 @@ function touchNeighbours(before: FolderCache, rowsBySource: Map<string, Map<stri
  * `nowMs` (epoch ms) dates the stale rule of quantum stories; a story crosses its threshold on the next rebuild (any
  * store change), not by a timer.
  */
-export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) => WaveJson[] = () => [], prev?: TreeModel, nowMs: number = Date.now()): TreeModel {
+export function buildTreeModel(
+  snapshot: StoreSnapshot,
+  waves: (folder: string) => WaveJson[] = () => [],
+  prev?: TreeModel,
+  nowMs: number = Date.now(),
+): TreeModel {
   const rows = new Map<string, TreeRow>();
   const roots: string[] = [];
   const cache = new Map<string, FolderCache>();
@@ -311,8 +407,28 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     else roots.push(row.id);
     return row;
   };
-  const group = (folder: string, name: string, key: string, label: string, description: string, tooltip: string, contextValue: string, extra: Partial<TreeRow> = {}): TreeRow =>
-    add({ id: `${folder}#${key}`, parentId: undefined, folder, label, description: multi ? `${description} · ${name}` : description, status: 'none', tooltip, contextValue, children: [], ...extra });
+  const group = (
+    folder: string,
+    name: string,
+    key: string,
+    label: string,
+    description: string,
+    tooltip: string,
+    contextValue: string,
+    extra: Partial<TreeRow> = {},
+  ): TreeRow =>
+    add({
+      id: `${folder}#${key}`,
+      parentId: undefined,
+      folder,
+      label,
+      description: multi ? `${description} · ${name}` : description,
+      status: 'none',
+      tooltip,
+      contextValue,
+      children: [],
+      ...extra,
+    });
 
   for (const fs of snapshot.folders) {
     const folder = fs.folder;
@@ -344,7 +460,11 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
       const itemsOf = (r: PlanRoot): PlanItem[] => {
         const m = itemsBySource.get(r.source);
         const out: PlanItem[] = [];
-        if (m) for (const id of r.itemIds) { const i = m.get(id); if (i) out.push(i); }
+        if (m)
+          for (const id of r.itemIds) {
+            const i = m.get(id);
+            if (i) out.push(i);
+          }
         return out;
       };
       /** The item rows under `parent` (items of one source): `prev`'s row where the inputs are the same, else a new one. */
@@ -359,11 +479,28 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
           const waitingRun = f.waiting.size ? f.waiting.get(item.id) : undefined;
           const costUsd = f.costUsd.size ? f.costUsd.get(item.id) : undefined;
           const current = f.current.size ? f.current.has(item.id) : false;
-          const stale = staleMinutes !== undefined && !anyActive && pastStaleThreshold(item, nowMs, staleMinutes) ? staleMinutes : undefined;
+          const stale =
+            staleMinutes !== undefined && !anyActive && pastStaleThreshold(item, nowMs, staleMinutes)
+              ? staleMinutes
+              : undefined;
           let row: TreeRow;
-          if (was && was.parentId === parent.id && was.costUsd === costUsd && was.current === current && was.waitingRun === waitingRun && was.stale === stale && sameItem(was.item, item)) row = old;
+          if (
+            was &&
+            was.parentId === parent.id &&
+            was.costUsd === costUsd &&
+            was.current === current &&
+            was.waitingRun === waitingRun &&
+            was.stale === stale &&
+            sameItem(was.item, item)
+          )
+            row = old;
           else {
-            row = itemRow(folder, { item, parentId: parent.id, costUsd, current, waitingRun, ...(stale !== undefined ? { stale } : {}) }, tips, was?.item.kind === item.kind ? old!.id : undefined);
+            row = itemRow(
+              folder,
+              { item, parentId: parent.id, costUsd, current, waitingRun, ...(stale !== undefined ? { stale } : {}) },
+              tips,
+              was?.item.kind === item.kind ? old!.id : undefined,
+            );
             rebuilt.add(row);
             if (before && (!was || was.item.rawStatus !== item.rawStatus)) noteMoved(source, item.id);
           }
@@ -375,13 +512,36 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
       const flowRoots = plan.roots.filter((r) => r.source === 'flow-next');
       if (flowRoots.length) {
         const all = flowRoots.flatMap(itemsOf);
-        const src = group(folder, fs.name, 'flow-next', `flow-next (${flowRoots.length} epic${flowRoots.length === 1 ? '' : 's'})`, `${countOf(all)} tasks`, `**flow-next** \`.flow/\`: epics (flowctl: specs) and their tasks`, 'source flow-next', { source: 'flow-next' });
+        const src = group(
+          folder,
+          fs.name,
+          'flow-next',
+          `flow-next (${flowRoots.length} epic${flowRoots.length === 1 ? '' : 's'})`,
+          `${countOf(all)} tasks`,
+          `**flow-next** \`.flow/\`: epics (flowctl: specs) and their tasks`,
+          'source flow-next',
+          { source: 'flow-next' },
+        );
         for (const r of flowRoots) {
           const items = itemsOf(r);
           const epic = add({
-            id: `${folder}#flow-next/epic/${r.id}`, parentId: src.id, folder, label: `${r.id} ${r.title}`, description: `${countOf(items)}${r.status === 'done' ? ' · closed' : ''}`,
-            status: r.status === 'done' ? 'done' : 'open', tooltip: [`**${mdEscape(r.id)}** ${mdEscape(r.title)}`, '', `Epic status \`${r.rawStatus ?? r.status}\` from \`${r.file}\``, ...(r.dependsOn.length ? ['', `Depends on epics: ${r.dependsOn.join(', ')}`] : [])].join('\n'),
-            contextValue: 'root flow-next epic file', children: [], file: r.file, itemId: r.id, source: 'flow-next',
+            id: `${folder}#flow-next/epic/${r.id}`,
+            parentId: src.id,
+            folder,
+            label: `${r.id} ${r.title}`,
+            description: `${countOf(items)}${r.status === 'done' ? ' · closed' : ''}`,
+            status: r.status === 'done' ? 'done' : 'open',
+            tooltip: [
+              `**${mdEscape(r.id)}** ${mdEscape(r.title)}`,
+              '',
+              `Epic status \`${r.rawStatus ?? r.status}\` from \`${r.file}\``,
+              ...(r.dependsOn.length ? ['', `Depends on epics: ${r.dependsOn.join(', ')}`] : []),
+            ].join('\n'),
+            contextValue: 'root flow-next epic file',
+            children: [],
+            file: r.file,
+            itemId: r.id,
+            source: 'flow-next',
           });
           addItems(epic, 'flow-next', items);
         }
@@ -389,10 +549,28 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
       for (const r of plan.roots.filter((x) => x.source !== 'flow-next')) {
         const items = itemsOf(r);
         const key = r.source === 'quantum' ? 'quantum' : `checklist/${r.id}`;
-        const label = r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `quantum.json — ${r.title}`) : r.id;
-        const kindWord = r.source === 'quantum' ? 'quantum-loop project `quantum.json`: stories' : `checklist \`${r.file}\`: its boxes`;
-        const root = group(folder, fs.name, key, label, `${countOf(items)} ${r.source === 'quantum' ? 'stories' : 'tasks'}`, `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`, `source root ${r.source} file`, { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' });
-        addItems(root, r.source, items, r.source === 'quantum' ? (r.staleThresholdMinutes ?? QUANTUM_DEFAULT_STALE_MINUTES) : undefined);
+        const label =
+          r.source === 'quantum' ? (r.title === 'quantum.json' ? 'quantum.json' : `quantum.json — ${r.title}`) : r.id;
+        const kindWord =
+          r.source === 'quantum'
+            ? 'quantum-loop project `quantum.json`: stories'
+            : `checklist \`${r.file}\`: its boxes`;
+        const root = group(
+          folder,
+          fs.name,
+          key,
+          label,
+          `${countOf(items)} ${r.source === 'quantum' ? 'stories' : 'tasks'}`,
+          `**${kindWord}**${r.title !== r.id && r.source === 'checklist' ? `\n\n${mdEscape(r.title)}` : ''}`,
+          `source root ${r.source} file`,
+          { file: r.file, source: r.source, status: r.status === 'done' ? 'done' : 'open' },
+        );
+        addItems(
+          root,
+          r.source,
+          items,
+          r.source === 'quantum' ? (r.staleThresholdMinutes ?? QUANTUM_DEFAULT_STALE_MINUTES) : undefined,
+        );
       }
       if (before) touchNeighbours(before, rowsBySource, moved, noteMoved, rebuilt, touched);
     }
@@ -400,57 +578,160 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
     const ws = live.length ? live : (plan?.waves ?? []);
     if (ws.length) {
       const orphans = ws.reduce((n, w) => n + w.counts.orphans, 0);
-      const src = group(folder, fs.name, 'waves', 'IJFW waves', `${ws.length} wave${ws.length === 1 ? '' : 's'}${orphans ? ` · ${orphans} orphan${orphans === 1 ? '' : 's'}` : ''}`, '**IJFW waves** `.ijfw/`: subagents with their dispositions (RESOLVED, RESUMED, STALE, ACTIVE, PENDING)', 'source waves');
+      const src = group(
+        folder,
+        fs.name,
+        'waves',
+        'IJFW waves',
+        `${ws.length} wave${ws.length === 1 ? '' : 's'}${orphans ? ` · ${orphans} orphan${orphans === 1 ? '' : 's'}` : ''}`,
+        '**IJFW waves** `.ijfw/`: subagents with their dispositions (RESOLVED, RESUMED, STALE, ACTIVE, PENDING)',
+        'source waves',
+      );
       for (const w of ws) {
         const c = w.counts;
         const wave = add({
-          id: `${folder}#waves/${w.wave_id}`, parentId: src.id, folder, label: `wave ${w.wave_id}`,
-          description: [w.status ?? '', c.orphans ? `${c.orphans} orphan${c.orphans === 1 ? '' : 's'}` : '', c.ACTIVE ? `${c.ACTIVE} active` : '', `${c.RESOLVED}/${w.subagents.length} done`].filter(Boolean).join(' · '),
+          id: `${folder}#waves/${w.wave_id}`,
+          parentId: src.id,
+          folder,
+          label: `wave ${w.wave_id}`,
+          description: [
+            w.status ?? '',
+            c.orphans ? `${c.orphans} orphan${c.orphans === 1 ? '' : 's'}` : '',
+            c.ACTIVE ? `${c.ACTIVE} active` : '',
+            `${c.RESOLVED}/${w.subagents.length} done`,
+          ]
+            .filter(Boolean)
+            .join(' · '),
           // Spins only while a subagent is active; a wave with no subagents yet waits (pending).
-          status: c.orphans ? 'orphan' : !w.subagents.length ? 'pending' : c.RESOLVED === w.subagents.length ? 'done' : c.ACTIVE ? 'active' : 'open',
-          tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md \`${w.status}\`)` : ''}\n\n${Object.entries(c).filter(([k]) => k !== 'orphans').map(([k, n]) => `${k} ${n}`).join(' · ')}`,
-          contextValue: 'wave', children: [], waveId: w.wave_id
+          status: c.orphans
+            ? 'orphan'
+            : !w.subagents.length
+              ? 'pending'
+              : c.RESOLVED === w.subagents.length
+                ? 'done'
+                : c.ACTIVE
+                  ? 'active'
+                  : 'open',
+          tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md \`${w.status}\`)` : ''}\n\n${Object.entries(
+            c,
+          )
+            .filter(([k]) => k !== 'orphans')
+            .map(([k, n]) => `${k} ${n}`)
+            .join(' · ')}`,
+          contextValue: 'wave',
+          children: [],
+          waveId: w.wave_id,
         });
         for (const s of w.subagents) {
           const status = subagentStatus(s);
           const orphan = s.disposition === 'RESUMED' || s.disposition === 'STALE';
-          const tip = [`**${mdEscape(s.sub_id)}** ${s.disposition}${s.done_source ? ` (DONE from ${s.done_source})` : ''}`, ''];
+          const tip = [
+            `**${mdEscape(s.sub_id)}** ${s.disposition}${s.done_source ? ` (DONE from ${s.done_source})` : ''}`,
+            '',
+          ];
           if (s.summary) tip.push(mdEscape(s.summary), '');
-          tip.push(`Checkpoint age ${age(s.checkpoint_age_ms)}, last activity ${age(s.last_activity_age_ms)}${s.orphan_in_ms !== undefined ? `, orphan in ${age(s.orphan_in_ms)}` : ''}`);
+          tip.push(
+            `Checkpoint age ${age(s.checkpoint_age_ms)}, last activity ${age(s.last_activity_age_ms)}${s.orphan_in_ms !== undefined ? `, orphan in ${age(s.orphan_in_ms)}` : ''}`,
+          );
           if (s.next_step) tip.push('', `Next step: ${mdEscape(s.next_step)}`);
           if (s.last_action) tip.push('', `Last action: ${mdEscape(s.last_action)}`);
           if (s.unreadable) tip.push('', `Unreadable: ${mdEscape(s.unreadable)}`);
           if (s.checkpoint) tip.push('', `Checkpoint \`${s.checkpoint}\``);
           if (s.worktree) tip.push('', `Worktree \`${s.worktree}\``);
           add({
-            id: `${folder}#waves/${w.wave_id}/${s.sub_id}`, parentId: wave.id, folder, label: s.sub_id,
-            description: [s.disposition.toLowerCase(), s.last_activity_age_ms !== null ? `${age(s.last_activity_age_ms)} ago` : '', s.next_step ? `next: ${s.next_step}` : ''].filter(Boolean).join(' · '),
-            status, tooltip: tip.join('\n'), contextValue: `subagent${orphan ? ' orphan' : ''}${s.checkpoint ? ' file' : ''}`, children: [],
-            ...(s.checkpoint ? { file: s.checkpoint } : {}), itemId: s.sub_id, waveId: w.wave_id, ...(s.worktree ? { worktree: s.worktree } : {})
+            id: `${folder}#waves/${w.wave_id}/${s.sub_id}`,
+            parentId: wave.id,
+            folder,
+            label: s.sub_id,
+            description: [
+              s.disposition.toLowerCase(),
+              s.last_activity_age_ms !== null ? `${age(s.last_activity_age_ms)} ago` : '',
+              s.next_step ? `next: ${s.next_step}` : '',
+            ]
+              .filter(Boolean)
+              .join(' · '),
+            status,
+            tooltip: tip.join('\n'),
+            contextValue: `subagent${orphan ? ' orphan' : ''}${s.checkpoint ? ' file' : ''}`,
+            children: [],
+            ...(s.checkpoint ? { file: s.checkpoint } : {}),
+            itemId: s.sub_id,
+            waveId: w.wave_id,
+            ...(s.worktree ? { worktree: s.worktree } : {}),
           });
         }
       }
     }
     const active = folderRuns.filter((r) => r.facts.active);
     if (folderRuns.length) {
-      const src = group(folder, fs.name, 'runs', 'Ralph runs', active.length ? `${active.length} active` : 'none active', '**Ralph runs** of this folder (whoever started them): the active run, its current item and lanes', 'source runs');
+      const src = group(
+        folder,
+        fs.name,
+        'runs',
+        'Ralph runs',
+        active.length ? `${active.length} active` : 'none active',
+        '**Ralph runs** of this folder (whoever started them): the active run, its current item and lanes',
+        'source runs',
+      );
       for (const r of active) {
         const v = r.view;
         const run = add({
-          id: `${folder}#runs/${r.runId}`, parentId: src.id, folder, label: r.runId,
-          description: [v.stateText, v.progress ? `${v.progress.done}/${v.progress.total}` : '', v.iteration ? `iteration ${v.iteration}` : '', v.cost.runUsd ? usd(v.cost.runUsd) : ''].filter(Boolean).join(' · '),
+          id: `${folder}#runs/${r.runId}`,
+          parentId: src.id,
+          folder,
+          label: r.runId,
+          description: [
+            v.stateText,
+            v.progress ? `${v.progress.done}/${v.progress.total}` : '',
+            v.iteration ? `iteration ${v.iteration}` : '',
+            v.cost.runUsd ? usd(v.cost.runUsd) : '',
+          ]
+            .filter(Boolean)
+            .join(' · '),
           status: r.facts.questions.length ? 'waiting' : r.facts.paused ? 'blocked' : 'in_progress',
-          tooltip: [`**run ${mdEscape(r.runId)}** (${r.kind})`, '', `${mdEscape(v.stateText)}`, '', `Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`, ...(v.warnings.length ? ['', `Last warning: ${mdEscape(v.warnings.at(-1)!)}`] : [])].join('\n'),
-          contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`, children: [], runId: r.runId
+          tooltip: [
+            `**run ${mdEscape(r.runId)}** (${r.kind})`,
+            '',
+            `${mdEscape(v.stateText)}`,
+            '',
+            `Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`,
+            ...(v.warnings.length ? ['', `Last warning: ${mdEscape(v.warnings.at(-1)!)}`] : []),
+          ].join('\n'),
+          contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`,
+          children: [],
+          runId: r.runId,
         });
         for (const l of v.lanes) {
           const waiting = r.facts.questions.find((q) => q.itemId === (l.item?.id ?? null));
           add({
-            id: `${run.id}/lane/${l.lane}`, parentId: run.id, folder, label: l.item ? `${l.item.id} ${l.item.title ?? ''}`.trim() : `lane ${l.lane}`,
-            description: [v.lanes.length > 1 ? `lane ${l.lane}` : '', l.activity, l.iteration ? `iteration ${l.iteration}` : '', l.attempt ? `attempt ${l.attempt.text}` : "", l.iterationCostUsd ? usd(l.iterationCostUsd) : ''].filter(Boolean).join(' · '),
+            id: `${run.id}/lane/${l.lane}`,
+            parentId: run.id,
+            folder,
+            label: l.item ? `${l.item.id} ${l.item.title ?? ''}`.trim() : `lane ${l.lane}`,
+            description: [
+              v.lanes.length > 1 ? `lane ${l.lane}` : '',
+              l.activity,
+              l.iteration ? `iteration ${l.iteration}` : '',
+              l.attempt ? `attempt ${l.attempt.text}` : '',
+              l.iterationCostUsd ? usd(l.iterationCostUsd) : '',
+            ]
+              .filter(Boolean)
+              .join(' · '),
             status: l.activity === 'waiting' ? 'waiting' : l.activity === 'idle' ? 'todo' : 'in_progress',
-            tooltip: [`**lane ${l.lane}**: ${l.activity}${l.purpose ? ` (${l.purpose})` : ''}`, ...(l.item ? ['', `Current item ${mdEscape(l.item.id)}`] : []), ...(l.lastEnding ? ['', `Last iteration ${l.lastEnding.iteration}: ${l.lastEnding.ending} ${mdEscape(l.lastEnding.detail)}`] : [])].join('\n'),
-            contextValue: `lane${waiting ? ' waiting' : ''}`, children: [], runId: r.runId, ...(l.item ? { itemId: l.item.id } : {})
+            tooltip: [
+              `**lane ${l.lane}**: ${l.activity}${l.purpose ? ` (${l.purpose})` : ''}`,
+              ...(l.item ? ['', `Current item ${mdEscape(l.item.id)}`] : []),
+              ...(l.lastEnding
+                ? [
+                    '',
+                    `Last iteration ${l.lastEnding.iteration}: ${l.lastEnding.ending} ${mdEscape(l.lastEnding.detail)}`,
+                  ]
+                : []),
+            ].join('\n'),
+            contextValue: `lane${waiting ? ' waiting' : ''}`,
+            children: [],
+            runId: r.runId,
+            ...(l.item ? { itemId: l.item.id } : {}),
           });
         }
       }
@@ -464,10 +745,22 @@ export function buildTreeModel(snapshot: StoreSnapshot, waves: (folder: string) 
  * whether there are children. Lazy tooltips compare by identity: a rebuilt item row (inputs changed) is redrawn.
  */
 export function sameLook(a: TreeRow, b: TreeRow): boolean {
-  return a === b || (a.label === b.label && a.description === b.description && a.status === b.status && a.tooltip === b.tooltip
-    && a.contextValue === b.contextValue && a.file === b.file && a.line === b.line && a.worktree === b.worktree
-    && a.runId === b.runId && a.itemId === b.itemId && a.waveId === b.waveId && a.source === b.source
-    && (a.children.length > 0) === (b.children.length > 0));
+  return (
+    a === b ||
+    (a.label === b.label &&
+      a.description === b.description &&
+      a.status === b.status &&
+      a.tooltip === b.tooltip &&
+      a.contextValue === b.contextValue &&
+      a.file === b.file &&
+      a.line === b.line &&
+      a.worktree === b.worktree &&
+      a.runId === b.runId &&
+      a.itemId === b.itemId &&
+      a.waveId === b.waveId &&
+      a.source === b.source &&
+      a.children.length > 0 === b.children.length > 0)
+  );
 }
 
 /**
@@ -493,7 +786,10 @@ export function diffTreeModels(prev: TreeModel, next: TreeModel): TreeDiff {
     let p = next.rows.get(id)?.parentId;
     let covered = false;
     while (p && regrown.size) {
-      if (regrown.has(p)) { covered = true; break; }
+      if (regrown.has(p)) {
+        covered = true;
+        break;
+      }
       p = next.rows.get(p)?.parentId;
     }
     if (!covered) out.push(id);
@@ -508,21 +804,32 @@ export function sourceLabelOf(source: string | undefined, file: string | undefin
 
 /** The modal confirm of **Reset Task** / **Reset Task and Dependents**, or the refusal (a sentence saying why). */
 export type ResetConfirm =
-  | { ok: true; message: string; detail: string; ids: string[] }
-  | { ok: false; message: string };
+  { ok: true; message: string; detail: string; ids: string[] } | { ok: false; message: string };
 
 /**
  * The confirm text of a reset from the core offer (`resetOfferOf`, the same function `ralph task reset --cascade`
  * decides with): `ids` are exactly the items the reset will set back to todo / pending, in reset order (the item
  * first). Pure.
  */
-export function resetConfirmOf(plan: PlanSnapshot, offer: { id: string; resettable: boolean; why?: string; cascade: string[] }, cascade: boolean): ResetConfirm {
-  if (!offer.resettable) return { ok: false, message: `Ralph: cannot reset ${offer.id}: ${offer.why ?? 'not resettable'}.` };
+export function resetConfirmOf(
+  plan: PlanSnapshot,
+  offer: { id: string; resettable: boolean; why?: string; cascade: string[] },
+  cascade: boolean,
+): ResetConfirm {
+  if (!offer.resettable)
+    return { ok: false, message: `Ralph: cannot reset ${offer.id}: ${offer.why ?? 'not resettable'}.` };
   const ids = cascade ? [offer.id, ...offer.cascade] : [offer.id];
   const item = (id: string) => plan.items.find((i) => i.id === id && i.source !== 'checklist');
   const to = item(offer.id)?.source === 'quantum' ? 'pending' : 'todo';
   const lines = ids.map((id) => `• ${id} ${item(id)?.title ?? ''} (${item(id)?.rawStatus ?? '?'} → ${to})`.trimEnd());
   if (!cascade) return { ok: true, message: `Reset ${offer.id} to ${to}?`, detail: lines.join('\n'), ids };
-  const none = offer.cascade.length ? '' : '\n\nNothing done, blocked or failed depends on it: only this item is reset.';
-  return { ok: true, message: `Reset ${offer.id} and its dependents (${ids.length} item${ids.length === 1 ? '' : 's'}) to ${to}?`, detail: `${lines.join('\n')}${none}`, ids };
+  const none = offer.cascade.length
+    ? ''
+    : '\n\nNothing done, blocked or failed depends on it: only this item is reset.';
+  return {
+    ok: true,
+    message: `Reset ${offer.id} and its dependents (${ids.length} item${ids.length === 1 ? '' : 's'}) to ${to}?`,
+    detail: `${lines.join('\n')}${none}`,
+    ids,
+  };
 }

@@ -67,9 +67,17 @@ export class RunController extends Disposable {
   /** The dialogs of the workspace-configuration trust check at Start (integration tests swap them). */
   trustUi: TrustUi = vscodeTrustUi;
 
-  constructor(private readonly log: Logger, private readonly hooks?: StartHooks, private readonly createEngine?: EngineFactory) {
+  constructor(
+    private readonly log: Logger,
+    private readonly hooks?: StartHooks,
+    private readonly createEngine?: EngineFactory,
+  ) {
     super();
-    this._register({ dispose: () => { for (const r of this.runs.values()) r.cancel.abort(); } });
+    this._register({
+      dispose: () => {
+        for (const r of this.runs.values()) r.cancel.abort();
+      },
+    });
   }
 
   /** Whether this host runs an engine for `folder` (or for any folder). */
@@ -107,7 +115,9 @@ export class RunController extends Disposable {
 
   private async startIn(args: StartArgs, noteFolder: (folder: string) => void): Promise<string | undefined> {
     if (!vscode.workspace.isTrusted) {
-      void vscode.window.showErrorMessage('Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).');
+      void vscode.window.showErrorMessage(
+        'Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).',
+      );
       return undefined;
     }
     const folder = args.folder ?? (await this.pickFolder());
@@ -120,9 +130,22 @@ export class RunController extends Disposable {
     // Workspace Trust let anything run; the folder's program-naming configuration must also be trusted as it is now.
     if (!(await ensureContentTrusted(folder, this.log, this.trustUi))) return undefined;
     // The engine and its dependencies load on the first Start, not at activation.
-    const [{ discoverAgents }, { EngineRefusal, LoopEngine }, { RunRecorder }, { availableSources }, { loadConfig }, { resolveActor }, { redactEvent, redactText }] = await Promise.all([
-      import('../core/agents/discover'), import('../core/loop/engine'), import('../core/loop/recorder'), import('../core/loop/workSource'),
-      import('../core/store/loadConfig'), import('../core/sources/actor'), import('../core/trust/redact'),
+    const [
+      { discoverAgents },
+      { EngineRefusal, LoopEngine },
+      { RunRecorder },
+      { availableSources },
+      { loadConfig },
+      { resolveActor },
+      { redactEvent, redactText },
+    ] = await Promise.all([
+      import('../core/agents/discover'),
+      import('../core/loop/engine'),
+      import('../core/loop/recorder'),
+      import('../core/loop/workSource'),
+      import('../core/store/loadConfig'),
+      import('../core/sources/actor'),
+      import('../core/trust/redact'),
     ]);
     const { configKeys } = await import('../core/model/config');
     const settings = readSettingsLayer(configKeys, vscode.Uri.file(folder));
@@ -130,22 +153,32 @@ export class RunController extends Disposable {
     const sources = availableSources({ folder, actor: resolveActor(folder) });
     // A source named by path (a resume brief: Resume with Ralph) needs no other source; the engine checks it.
     if (!sources.length && !args.source) {
-      void vscode.window.showErrorMessage('Ralph: no task source here. Add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.');
+      void vscode.window.showErrorMessage(
+        'Ralph: no task source here. Add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.',
+      );
       return undefined;
     }
     let source = args.source;
     if (!source && sources.length > 1 && !args.item) {
-      const pick = await vscode.window.showQuickPick(sources.map((s) => ({ label: s.label, description: s.kind, value: s.kind === 'checklist' ? s.label : s.kind })), { title: 'Ralph: Start — which task source?' });
+      const pick = await vscode.window.showQuickPick(
+        sources.map((s) => ({ label: s.label, description: s.kind, value: s.kind === 'checklist' ? s.label : s.kind })),
+        { title: 'Ralph: Start — which task source?' },
+      );
       if (!pick) return undefined;
       source = pick.value;
     }
     const offer = parallelOfferOf({
-      source, sourceKinds: sources.map((s) => s.kind), args,
-      setting: settings as Record<string, unknown>, configuredMaxParallel: (config as unknown as Record<string, unknown>).maxParallel,
+      source,
+      sourceKinds: sources.map((s) => s.kind),
+      args,
+      setting: settings as Record<string, unknown>,
+      configuredMaxParallel: (config as unknown as Record<string, unknown>).maxParallel,
     });
     let parallel: ParallelChoice | null = offer.ask ? null : offer.choice;
     if (offer.ask) {
-      const pick = await vscode.window.showQuickPick(parallelPickItems(offer.maxParallel), { title: 'Ralph: Start — how should the stories run?' });
+      const pick = await vscode.window.showQuickPick(parallelPickItems(offer.maxParallel), {
+        title: 'Ralph: Start — how should the stories run?',
+      });
       if (!pick) return undefined;
       parallel = pick.choice;
     }
@@ -155,15 +188,28 @@ export class RunController extends Disposable {
       const { configuredAgentBinaries } = await import('../core/agents/registry');
       const binaries = configuredAgentBinaries(config, folder);
       const found = await discoverAgents({ names: binaries.map((b) => b.binary) });
-      const agentOf = (name: string) => binaries.find((b) => b.binary === name || path.basename(b.binary) === name)?.adapter.name;
+      const agentOf = (name: string) =>
+        binaries.find((b) => b.binary === name || path.basename(b.binary) === name)?.adapter.name;
       if (found.length > 1) {
-        const pick = await vscode.window.showQuickPick(found.map((a) => ({ label: agentOf(a.name) ?? a.name, description: `${a.version ?? ''} ${a.path}` })), { title: 'Ralph: Start — which agent?' });
+        const pick = await vscode.window.showQuickPick(
+          found.map((a) => ({ label: agentOf(a.name) ?? a.name, description: `${a.version ?? ''} ${a.path}` })),
+          { title: 'Ralph: Start — which agent?' },
+        );
         if (!pick) return undefined;
         agent = pick.label as StartArgs['agent'];
       }
     }
     const cancel = new AbortController();
-    const options: EngineOptions = { folder, config, source, agent, ...(args.item ? { item: args.item } : {}), ...(parallel ?? {}), noGates: args.noGates, signal: cancel.signal };
+    const options: EngineOptions = {
+      folder,
+      config,
+      source,
+      agent,
+      ...(args.item ? { item: args.item } : {}),
+      ...(parallel ?? {}),
+      noGates: args.noGates,
+      signal: cancel.signal,
+    };
     const engine = this.createEngine ? this.createEngine(options) : new LoopEngine(options);
     // agentArgs values (possibly secrets) are redacted once, before the records, the log and onEvent see an event (issue 11).
     const recorder = new RunRecorder(folder, engine.runId, {
@@ -178,20 +224,26 @@ export class RunController extends Disposable {
     let resolveStarted!: (id: string | undefined) => void;
     const started = new Promise<string | undefined>((r) => (resolveStarted = r));
     engine.once('event', () => resolveStarted(engine.runId));
-    const done = engine.run().then(
-      async (result) => {
-        await recorder.flush();
-        this.notifyEnd(folder, { ...result, reason: redactText(result.reason, config.agentArgs) });
-        return result;
-      },
-      (err: Error) => {
-        resolveStarted(undefined);
-        const msg = redactText(err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`, config.agentArgs);
-        this.log.error('run', msg);
-        void vscode.window.showErrorMessage(`Ralph: ${msg}`);
-        return undefined;
-      },
-    ).finally(() => this.runs.delete(folder));
+    const done = engine
+      .run()
+      .then(
+        async (result) => {
+          await recorder.flush();
+          this.notifyEnd(folder, { ...result, reason: redactText(result.reason, config.agentArgs) });
+          return result;
+        },
+        (err: Error) => {
+          resolveStarted(undefined);
+          const msg = redactText(
+            err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`,
+            config.agentArgs,
+          );
+          this.log.error('run', msg);
+          void vscode.window.showErrorMessage(`Ralph: ${msg}`);
+          return undefined;
+        },
+      )
+      .finally(() => this.runs.delete(folder));
     this.runs.set(folder, { folder, engine, cancel, done });
     // Context keys (ralph.running …) come from the run store, which follows this run through its log like any other.
     return started;
@@ -204,7 +256,12 @@ export class RunController extends Disposable {
     try {
       const { pauseRun, resumeRun, stopRun } = await import('../core/control/runControl');
       const answer = await (action === 'pause' ? pauseRun(f) : action === 'resume' ? resumeRun(f) : stopRun(f));
-      const what = action === 'pause' ? 'will pause after this iteration' : action === 'resume' ? 'resumes' : 'will stop after this iteration';
+      const what =
+        action === 'pause'
+          ? 'will pause after this iteration'
+          : action === 'resume'
+            ? 'resumes'
+            : 'will stop after this iteration';
       void vscode.window.showInformationMessage(`Ralph: run ${answer.run} ${what}.`);
       this.log.info('control', `${action} ${answer.run}: ${answer.files.join(', ')}`);
       return answer.run;
@@ -218,7 +275,9 @@ export class RunController extends Disposable {
   cancel(folder?: string): boolean {
     const run = folder ? this.runs.get(folder) : [...this.runs.values()][0];
     if (!run) {
-      void vscode.window.showInformationMessage('Ralph: no run of this window to cancel (use Ralph: Stop for a run started elsewhere).');
+      void vscode.window.showInformationMessage(
+        'Ralph: no run of this window to cancel (use Ralph: Stop for a run started elsewhere).',
+      );
       return false;
     }
     run.cancel.abort();

@@ -36,7 +36,13 @@ export interface RunUpdate {
 /** The gauge's state word of a view state (terminal states are `ended`, with the state in `endState`). */
 export function gaugeStateOf(v: RunView): GaugeRunState {
   switch (v.state) {
-    case 'starting': case 'running': case 'paused': case 'waiting': case 'deferred': case 'stopping': case 'crashed':
+    case 'starting':
+    case 'running':
+    case 'paused':
+    case 'waiting':
+    case 'deferred':
+    case 'stopping':
+    case 'crashed':
       return v.state;
     default:
       return 'ended';
@@ -51,7 +57,12 @@ export function runFactsOf(v: RunView, info?: Pick<RunInfo, 'startedAt'>): RunFa
     paused: v.state === 'paused',
     deferred: v.state === 'deferred',
     startedAt: v.startedAt ?? info?.startedAt ?? null,
-    questions: v.questions.map((q) => ({ id: q.id, text: q.text, itemId: q.item?.id ?? null, answerFile: q.answerFile })),
+    questions: v.questions.map((q) => ({
+      id: q.id,
+      text: q.text,
+      itemId: q.item?.id ?? null,
+      answerFile: q.answerFile,
+    })),
   };
 }
 
@@ -65,9 +76,10 @@ export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): G
   const viewCtx = withContext[0]?.context ?? null;
   // The latest figure, `warn` / `rotate` included (the engine rate-limits `tokens` events; RunView reads only those).
   const latest = [...tokens.contexts].sort((a, b) => b.iteration - a.iteration)[0];
-  const ctx = latest && latest.window > 0 && (!viewCtx || latest.iteration >= (withContext[0]?.iteration ?? 0))
-    ? { tokens: latest.tokens, window: latest.window, warnAt: latest.warnAt, rotateAt: latest.rotateAt }
-    : viewCtx;
+  const ctx =
+    latest && latest.window > 0 && (!viewCtx || latest.iteration >= (withContext[0]?.iteration ?? 0))
+      ? { tokens: latest.tokens, window: latest.window, warnAt: latest.warnAt, rotateAt: latest.rotateAt }
+      : viewCtx;
   const running = lanes.filter((l) => l.activity === 'agent');
   const costUsd = v.cost.runUsd + running.reduce((a, l) => a + l.iterationCostUsd, 0);
   const hasCost = costUsd > 0 || tokens.iterations.some((i) => i.costUsd !== null);
@@ -80,7 +92,12 @@ export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): G
     endState: v.end ? v.end.state : null,
     context: ctx ? { tokens: ctx.tokens, window: ctx.window, warnAt: ctx.warnAt, rotateAt: ctx.rotateAt } : null,
     costUsd: hasCost ? costUsd : null,
-    iterations: tokens.iterations.map((i) => ({ iteration: i.iteration, itemId: i.itemId, tokens: i.tokens, costUsd: i.costUsd })),
+    iterations: tokens.iterations.map((i) => ({
+      iteration: i.iteration,
+      itemId: i.itemId,
+      tokens: i.tokens,
+      costUsd: i.costUsd,
+    })),
     earlier: tokens.older.count ? tokens.older : null,
     totals: tokens.total,
   };
@@ -89,9 +106,26 @@ export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): G
 /** The update of a run as listed, before its log is read: the list's state (so a finished run never flashes "running"). */
 export function listedRunUpdate(info: RunInfo, view: RunView, tokens: RunTokens): RunUpdate {
   const facts = runFactsOf(view, info);
-  const listedState: GaugeRunState = info.state === 'running' ? 'running' : info.state === 'paused' ? 'paused' : info.state === 'stopping' ? 'stopping' : info.state === 'crashed' ? 'crashed' : 'ended';
+  const listedState: GaugeRunState =
+    info.state === 'running'
+      ? 'running'
+      : info.state === 'paused'
+        ? 'paused'
+        : info.state === 'stopping'
+          ? 'stopping'
+          : info.state === 'crashed'
+            ? 'crashed'
+            : 'ended';
   const f: RunFacts = { ...facts, active: info.active, state: listedState, paused: info.state === 'paused' };
-  return { view, facts: f, gauge: (name) => ({ ...gaugeRunOf(view, tokens, name), state: listedState, endState: info.active ? null : info.state }) };
+  return {
+    view,
+    facts: f,
+    gauge: (name) => ({
+      ...gaugeRunOf(view, tokens, name),
+      state: listedState,
+      endState: info.active ? null : info.state,
+    }),
+  };
 }
 
 /**
@@ -115,7 +149,8 @@ export function followRun(
 ): { dispose(): void } {
   let view = core.emptyRunView(info.id, info.kind);
   let tokens = core.emptyRunTokens();
-  const update = () => onUpdate({ view, facts: runFactsOf(view, info), gauge: (name) => gaugeRunOf(view, tokens, name) });
+  const update = () =>
+    onUpdate({ view, facts: runFactsOf(view, info), gauge: (name) => gaugeRunOf(view, tokens, name) });
   const follower = new core.RunFollower(folder, info.id, { kind: info.kind });
   follower.on('entries', (entries) => {
     for (const e of entries) {

@@ -25,9 +25,11 @@ export class RunNotifications extends Disposable {
       if (!r.facts.active || !r.facts.paused) continue;
       now.add(r.key);
       if (this.paused.has(r.key)) continue;
-      void vscode.window.showInformationMessage(`Ralph: run ${r.runId} is paused. Run "Ralph: Resume" to go on.`, 'Resume').then((c) => {
-        if (c === 'Resume') void vscode.commands.executeCommand(CommandIds.resume, r.folder);
-      });
+      void vscode.window
+        .showInformationMessage(`Ralph: run ${r.runId} is paused. Run "Ralph: Resume" to go on.`, 'Resume')
+        .then((c) => {
+          if (c === 'Resume') void vscode.commands.executeCommand(CommandIds.resume, r.folder);
+        });
     }
     this.paused.clear();
     for (const k of now) this.paused.add(k);
@@ -35,7 +37,10 @@ export class RunNotifications extends Disposable {
 
   private async ask(q: StoreQuestion): Promise<void> {
     const about = q.itemId ? ` (${q.itemId})` : '';
-    const choice = await vscode.window.showInformationMessage(`Ralph: run ${q.run.runId} asks${about}: ${q.text}`, 'Answer…');
+    const choice = await vscode.window.showInformationMessage(
+      `Ralph: run ${q.run.runId} asks${about}: ${q.text}`,
+      'Answer…',
+    );
     if (choice !== 'Answer…') return;
     const args: AnswerArgs = { folder: q.run.folder, runId: q.run.runId, ...(q.itemId ? { itemId: q.itemId } : {}) };
     await vscode.commands.executeCommand(CommandIds.answer, args);

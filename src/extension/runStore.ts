@@ -157,7 +157,8 @@ interface FolderEntry {
 }
 
 /** Workspace-relative paths whose change can change the run listing (`listRuns`). */
-export const RUN_LISTING_PATH = /^(?:(?:\.ralph|scripts\/ralph)\/runs(?:\/[^/]+(?:\/(?:run\.json|progress\.txt|PAUSE|STOP))?)?|scripts\/ralph\/(?:PAUSE|STOP)|\.ralph\/stop-requested)$/;
+export const RUN_LISTING_PATH =
+  /^(?:(?:\.ralph|scripts\/ralph)\/runs(?:\/[^/]+(?:\/(?:run\.json|progress\.txt|PAUSE|STOP))?)?|scripts\/ralph\/(?:PAUSE|STOP)|\.ralph\/stop-requested)$/;
 
 /** How long a "starting" mark stays without its run showing up in the files (ms); Start failing clears it earlier. */
 export const STARTING_TIMEOUT_MS = 60_000;
@@ -184,8 +185,15 @@ export class RunStore extends Disposable {
     super();
     this.now = deps.now ?? Date.now;
     this.keys = new ManagedContextKeys(deps.setContext);
-    this.runThrottle = this._register(new Throttle(() => this.fireRunUpdates(), RUN_UPDATE_INTERVAL_MS, deps.clock ?? systemClock));
-    this._register({ dispose: () => { for (const f of this.folders.values()) for (const r of f.runs.values()) r.follower.dispose(); this.folders.clear(); } });
+    this.runThrottle = this._register(
+      new Throttle(() => this.fireRunUpdates(), RUN_UPDATE_INTERVAL_MS, deps.clock ?? systemClock),
+    );
+    this._register({
+      dispose: () => {
+        for (const f of this.folders.values()) for (const r of f.runs.values()) r.follower.dispose();
+        this.folders.clear();
+      },
+    });
   }
 
   /** Starts following: reads the folders, their runs and plans. Called once the core modules are loaded. */
@@ -224,7 +232,12 @@ export class RunStore extends Disposable {
     }
     for (const [folder, name] of wanted) {
       if (this.folders.has(folder)) continue;
-      this.folders.set(folder, { state: { folder, name, plan: undefined, starting: false }, planDirty: true, planLoading: undefined, runs: new Map() });
+      this.folders.set(folder, {
+        state: { folder, name, plan: undefined, starting: false },
+        planDirty: true,
+        planLoading: undefined,
+        runs: new Map(),
+      });
       changed = true;
       this.refreshRuns(folder);
       void this.reloadPlan(folder);
@@ -287,9 +300,15 @@ export class RunStore extends Disposable {
     const keep = new Map<string, RunInfo>();
     for (const r of byStart) if (r.active) keep.set(r.id, r);
     const latestFinished = byStart.find((r) => !r.active);
-    if (latestFinished && (keep.size === 0 || byStart[0] === latestFinished)) keep.set(latestFinished.id, latestFinished);
+    if (latestFinished && (keep.size === 0 || byStart[0] === latestFinished))
+      keep.set(latestFinished.id, latestFinished);
     // A run followed while active stays followed until it is superseded, so its end is seen.
-    for (const [id, entry] of f.runs) if (!keep.has(id) && entry.run.facts.active && infos.some((i) => i.id === id)) keep.set(id, infos.find((i) => i.id === id)!);
+    for (const [id, entry] of f.runs)
+      if (!keep.has(id) && entry.run.facts.active && infos.some((i) => i.id === id))
+        keep.set(
+          id,
+          infos.find((i) => i.id === id)!,
+        );
     let changed = false;
     for (const [id, entry] of f.runs) {
       if (keep.has(id)) continue;
@@ -309,7 +328,11 @@ export class RunStore extends Disposable {
         cur.info = info;
       }
     }
-    if (f.state.starting && (infos.some((i) => i.active && this.startedHere.has(`${folder}#${i.id}`)) || this.now() - (f.startingSince ?? 0) > STARTING_TIMEOUT_MS)) {
+    if (
+      f.state.starting &&
+      (infos.some((i) => i.active && this.startedHere.has(`${folder}#${i.id}`)) ||
+        this.now() - (f.startingSince ?? 0) > STARTING_TIMEOUT_MS)
+    ) {
       f.state.starting = false;
       changed = true;
     }
@@ -318,7 +341,12 @@ export class RunStore extends Disposable {
 
   private follow(f: FolderEntry, info: RunInfo): void {
     const folder = f.state.folder;
-    const entry: FollowEntry = { info, update: this.deps.initial(folder, info), run: undefined as unknown as StoreRun, follower: { dispose: (): void => undefined } };
+    const entry: FollowEntry = {
+      info,
+      update: this.deps.initial(folder, info),
+      run: undefined as unknown as StoreRun,
+      follower: { dispose: (): void => undefined },
+    };
     entry.run = this.make(f, entry, this.now());
     f.runs.set(info.id, entry);
     this.noteQuestions(entry.run);
@@ -332,10 +360,20 @@ export class RunStore extends Disposable {
   /** The store's entry of a run from its latest update and listing (a PAUSE or STOP sentinel the log has not shown yet counts). */
   private make(f: FolderEntry, e: FollowEntry, seenAt: number): StoreRun {
     const key = `${f.state.folder}#${e.info.id}`;
-    const facts = e.update.facts.active ? { ...e.update.facts, paused: e.update.facts.paused || e.info.paused } : e.update.facts;
+    const facts = e.update.facts.active
+      ? { ...e.update.facts, paused: e.update.facts.paused || e.info.paused }
+      : e.update.facts;
     return {
-      key, folder: f.state.folder, folderName: f.state.name, runId: e.info.id, kind: e.info.kind, startedHere: this.startedHere.has(key),
-      view: e.update.view, facts, gauge: e.update.gauge(f.state.name), seenAt,
+      key,
+      folder: f.state.folder,
+      folderName: f.state.name,
+      runId: e.info.id,
+      kind: e.info.kind,
+      startedHere: this.startedHere.has(key),
+      view: e.update.view,
+      facts,
+      gauge: e.update.gauge(f.state.name),
+      seenAt,
     };
   }
 
@@ -344,7 +382,8 @@ export class RunStore extends Disposable {
     entry.run = this.make(f, entry, prev.seenAt);
     this.noteQuestions(entry.run);
     // Structural facts (active, paused, waiting…) show at once; figures are coalesced (at most 4 events a second).
-    if (sameFacts(prev.facts, entry.run.facts) && prev.startedHere === entry.run.startedHere) this.queueRunUpdate(entry.run.key);
+    if (sameFacts(prev.facts, entry.run.facts) && prev.startedHere === entry.run.startedHere)
+      this.queueRunUpdate(entry.run.key);
     else {
       this.dirtyRuns.delete(entry.run.key);
       this.emit({ kind: 'run', keys: [entry.run.key] });
@@ -369,7 +408,9 @@ export class RunStore extends Disposable {
     const f = this.folders.get(folder);
     if (!f) return Promise.resolve();
     f.planDirty = true;
-    f.planLoading ??= this.readPlans(f).finally(() => { f.planLoading = undefined; });
+    f.planLoading ??= this.readPlans(f).finally(() => {
+      f.planLoading = undefined;
+    });
     return f.planLoading;
   }
 
@@ -414,7 +455,13 @@ export class RunStore extends Disposable {
 }
 
 function sameFacts(a: RunFacts, b: RunFacts): boolean {
-  return a.active === b.active && a.paused === b.paused && a.deferred === b.deferred && a.state === b.state && a.questions.length === b.questions.length;
+  return (
+    a.active === b.active &&
+    a.paused === b.paused &&
+    a.deferred === b.deferred &&
+    a.state === b.state &&
+    a.questions.length === b.questions.length
+  );
 }
 
 function newestFirst(a: StoreRun, b: StoreRun): number {

@@ -36,10 +36,21 @@ export interface ParallelOfferInput {
  *   `maxParallel`" (the caller's, else the settings', else the configuration's, else {@link DEFAULT_MAX_PARALLEL}).
  * Pure.
  */
-export function parallelOfferOf(i: ParallelOfferInput): { ask: false; choice: ParallelChoice | null } | { ask: true; maxParallel: number } {
-  const max = positiveInt(i.args.maxParallel) ?? positiveInt(i.setting.maxParallel) ?? positiveInt(i.configuredMaxParallel) ?? DEFAULT_MAX_PARALLEL;
+export function parallelOfferOf(
+  i: ParallelOfferInput,
+): { ask: false; choice: ParallelChoice | null } | { ask: true; maxParallel: number } {
+  const max =
+    positiveInt(i.args.maxParallel) ??
+    positiveInt(i.setting.maxParallel) ??
+    positiveInt(i.configuredMaxParallel) ??
+    DEFAULT_MAX_PARALLEL;
   if (typeof i.args.parallel === 'boolean') {
-    return { ask: false, choice: i.args.parallel ? { parallel: true, maxParallel: positiveInt(i.args.maxParallel) ?? max } : { parallel: false } };
+    return {
+      ask: false,
+      choice: i.args.parallel
+        ? { parallel: true, maxParallel: positiveInt(i.args.maxParallel) ?? max }
+        : { parallel: false },
+    };
   }
   if (i.args.item) return { ask: false, choice: null };
   if (!isQuantumRun(i.source, i.sourceKinds)) return { ask: false, choice: null };
@@ -65,13 +76,16 @@ export interface ParallelPickItem {
 export function parallelPickItems(maxParallel: number): ParallelPickItem[] {
   return [
     {
-      label: '$(list-ordered) Run stories one at a time', description: 'sequential',
-      detail: 'One agent works in this folder, story after story, in quantum.json\'s order.',
+      label: '$(list-ordered) Run stories one at a time',
+      description: 'sequential',
+      detail: "One agent works in this folder, story after story, in quantum.json's order.",
       choice: { parallel: false },
     },
     {
-      label: `$(split-horizontal) Run independent stories in parallel (git worktrees, up to ${maxParallel})`, description: `--parallel --max-parallel ${maxParallel}`,
-      detail: 'Each ready story gets its own worktree and branch; passing stories are merged into the feature branch. Needs no uncommitted changes to tracked files.',
+      label: `$(split-horizontal) Run independent stories in parallel (git worktrees, up to ${maxParallel})`,
+      description: `--parallel --max-parallel ${maxParallel}`,
+      detail:
+        'Each ready story gets its own worktree and branch; passing stories are merged into the feature branch. Needs no uncommitted changes to tracked files.',
       choice: { parallel: true, maxParallel },
     },
   ];

@@ -22,14 +22,22 @@ export class Throttle {
   private timer: unknown;
   private disposed = false;
 
-  constructor(private readonly fn: () => void, private readonly intervalMs: number, private readonly clock: ThrottleClock = systemClock) {}
+  constructor(
+    private readonly fn: () => void,
+    private readonly intervalMs: number,
+    private readonly clock: ThrottleClock = systemClock,
+  ) {}
 
   /** Asks for a call; runs `fn` now or schedules it for the end of the current interval. */
   request(): void {
     if (this.disposed || this.timer !== undefined) return;
     const wait = this.last + this.intervalMs - this.clock.now();
     if (wait <= 0) this.run();
-    else this.timer = this.clock.setTimeout(() => { this.timer = undefined; this.run(); }, wait);
+    else
+      this.timer = this.clock.setTimeout(() => {
+        this.timer = undefined;
+        this.run();
+      }, wait);
   }
 
   /** Runs a pending call now (e.g. before a state that must show at once, such as a run's end). */

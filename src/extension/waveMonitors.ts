@@ -34,7 +34,10 @@ export class WaveMonitors extends Disposable {
   /** Fires with the folder whose waves changed disposition (and once after a folder's first evaluation). */
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly log: Logger, private readonly o: { windows?: OrphanWindows } = {}) {
+  constructor(
+    private readonly log: Logger,
+    private readonly o: { windows?: OrphanWindows } = {},
+  ) {
     super();
     this.sync();
     this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => this.sync()));
@@ -67,7 +70,9 @@ export class WaveMonitors extends Disposable {
   }
 
   private sync(): void {
-    const wanted = new Set((vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath));
+    const wanted = new Set(
+      (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    );
     for (const [folder, m] of this.monitors) {
       if (wanted.has(folder)) continue;
       void m.then((mon) => mon?.close());
@@ -76,14 +81,19 @@ export class WaveMonitors extends Disposable {
       this.summaries.delete(folder);
       this.json.delete(folder);
     }
-    for (const folder of wanted) if (!this.monitors.has(folder) && existsSync(path.join(folder, '.ijfw'))) this.start(folder);
+    for (const folder of wanted)
+      if (!this.monitors.has(folder) && existsSync(path.join(folder, '.ijfw'))) this.start(folder);
   }
 
   private start(folder: string): Promise<WaveMonitor | undefined> {
     const token = Symbol(folder);
     this.tokens.set(folder, token);
     const p = (async () => {
-      const [{ WaveMonitor }, { waveJson, formatWaveLine }, { DEFAULT_WINDOWS }] = await Promise.all([import('../core/waves/monitor'), import('../core/waves/summary'), import('../core/waves/classify')]);
+      const [{ WaveMonitor }, { waveJson, formatWaveLine }, { DEFAULT_WINDOWS }] = await Promise.all([
+        import('../core/waves/monitor'),
+        import('../core/waves/summary'),
+        import('../core/waves/classify'),
+      ]);
       const windows = this.o.windows ?? (await this.configuredWindows(folder, DEFAULT_WINDOWS));
       // The folder was removed (or re-added) while the modules loaded: this start is void.
       if (this.isDisposed || this.tokens.get(folder) !== token) return undefined;
@@ -92,10 +102,17 @@ export class WaveMonitors extends Disposable {
         const waves = u.views.map((v) => waveJson(v, folder));
         this.json.set(folder, waves);
         const lines = waves.map((w) => formatWaveLine(w));
-        this.summaries.set(folder, { newest: lines[0] ?? 'no waves', lines, orphans: waves.reduce((n, w) => n + w.counts.orphans, 0) });
+        this.summaries.set(folder, {
+          newest: lines[0] ?? 'no waves',
+          lines,
+          orphans: waves.reduce((n, w) => n + w.counts.orphans, 0),
+        });
       });
       mon.on('change', (u) => {
-        this.log.info('waves', `${folder}: ${u.reason === 'timer' ? 'a subagent crossed its orphan window' : 'checkpoints changed'}: ${this.summaries.get(folder)?.newest ?? ''}`);
+        this.log.info(
+          'waves',
+          `${folder}: ${u.reason === 'timer' ? 'a subagent crossed its orphan window' : 'checkpoints changed'}: ${this.summaries.get(folder)?.newest ?? ''}`,
+        );
         this.changed.fire(folder);
       });
       mon.on('error', (err) => this.log.warn('waves', `${folder}: ${err.message}`));
@@ -114,9 +131,20 @@ export class WaveMonitors extends Disposable {
   /** `ralph.waves` / `waves` of `.ralph/config.json` over IJFW's windows; a config that does not parse gives the defaults. */
   private async configuredWindows(folder: string, dflt: OrphanWindows): Promise<OrphanWindows> {
     try {
-      const [{ loadConfig }, { configKeys }] = await Promise.all([import('../core/store/loadConfig'), import('../core/model/config')]);
-      const w = (await loadConfig(folder, { settings: readSettingsLayer(configKeys, vscode.Uri.file(folder)), trusted: vscode.workspace.isTrusted })).waves;
-      return { orphanAfterMs: w.orphanAfterMs ?? dflt.orphanAfterMs, inactiveAfterMs: w.inactiveAfterMs ?? dflt.inactiveAfterMs };
+      const [{ loadConfig }, { configKeys }] = await Promise.all([
+        import('../core/store/loadConfig'),
+        import('../core/model/config'),
+      ]);
+      const w = (
+        await loadConfig(folder, {
+          settings: readSettingsLayer(configKeys, vscode.Uri.file(folder)),
+          trusted: vscode.workspace.isTrusted,
+        })
+      ).waves;
+      return {
+        orphanAfterMs: w.orphanAfterMs ?? dflt.orphanAfterMs,
+        inactiveAfterMs: w.inactiveAfterMs ?? dflt.inactiveAfterMs,
+      };
     } catch (err) {
       this.log.warn('waves', `${folder}: ${(err as Error).message}; using the default orphan windows`);
       return dflt;

@@ -10,7 +10,10 @@ import type { Logger } from './logger';
 export class WorkspaceWatchers extends Disposable {
   private readonly watchers = new Map<string, WorkspaceWatcher>();
 
-  constructor(private readonly log: Logger, private readonly onChange: (c: WorkspaceChange) => void) {
+  constructor(
+    private readonly log: Logger,
+    private readonly onChange: (c: WorkspaceChange) => void,
+  ) {
     super();
     this.sync();
     this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => this.sync()));
@@ -18,7 +21,9 @@ export class WorkspaceWatchers extends Disposable {
   }
 
   private sync(): void {
-    const wanted = new Set((vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath));
+    const wanted = new Set(
+      (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    );
     for (const [folder, w] of this.watchers) {
       if (!wanted.has(folder)) {
         void w.close();

@@ -76,7 +76,9 @@ async function main(): Promise<void> {
   }
   const ws = args.indexOf('--workspace');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(path.join(__dirname, 'guard.js')) as { runInProcess(stdin: string, workspace?: string): Promise<Answer> };
+  const mod = require(path.join(__dirname, 'guard.js')) as {
+    runInProcess(stdin: string, workspace?: string): Promise<Answer>;
+  };
   const a: unknown = await mod.runInProcess(stdin, ws >= 0 ? args[ws + 1] : undefined);
   if (!isAnswer(a)) deny('the in-process guard gave a malformed answer');
   emit(a);

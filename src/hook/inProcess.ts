@@ -8,5 +8,13 @@ export { handleHook, loadPolicyForGuard } from '../core/gates/guardHook';
  * (`ralph guard install`). Writes the `⛔ GUARD DENY` / `🔀 GUARD REWRITE` lines to `.ralph/activity.log` itself.
  */
 export function runInProcess(stdin: string, workspace?: string): Promise<HookAnswer> {
-  return handleHook(stdin, { workspace, gateRunner: { node: process.execPath, cliPath: path.join(__dirname, 'cli.js'), electron: !!process.versions.electron }, writeActivity: true });
+  return handleHook(stdin, {
+    workspace,
+    gateRunner: {
+      node: process.execPath,
+      cliPath: path.join(__dirname, 'cli.js'),
+      electron: !!process.versions.electron,
+    },
+    writeActivity: true,
+  });
 }

@@ -43,11 +43,29 @@ export const logKindSchema = z.enum(LOG_KINDS);
 export type LogKind = z.infer<typeof logKindSchema>;
 
 /** One line of the Ralph log (the run's activity). `n`: its number in the run, from 1, without gaps. */
-export const logLineSchema = z.strictObject({ n: z.int().check(z.positive()), at: epochMs, kind: logKindSchema, text: z.string() });
+export const logLineSchema = z.strictObject({
+  n: z.int().check(z.positive()),
+  at: epochMs,
+  kind: logKindSchema,
+  text: z.string(),
+});
 export type LogLine = z.infer<typeof logLineSchema>;
 
 /** A run's state as the dashboard shows it. */
-export const RUN_STATES = ['idle', 'starting', 'running', 'paused', 'waiting', 'deferred', 'stopping', 'completed', 'stopped', 'failed', 'cancelled', 'crashed'] as const;
+export const RUN_STATES = [
+  'idle',
+  'starting',
+  'running',
+  'paused',
+  'waiting',
+  'deferred',
+  'stopping',
+  'completed',
+  'stopped',
+  'failed',
+  'cancelled',
+  'crashed',
+] as const;
 export const runStateSchema = z.enum(RUN_STATES);
 export type RunState = z.infer<typeof runStateSchema>;
 
@@ -119,7 +137,14 @@ export const laneRowSchema = z.strictObject({
 export type LaneRow = z.infer<typeof laneRowSchema>;
 
 /** One measurement of context for the chart: the iteration, when, context tokens, the run's cost so far (USD), the lane (absent: 0). */
-export const tokenPointSchema = z.strictObject({ iteration: count, at: epochMs, contextTokens: count, costUsd: nonNeg, rotated: z.optional(z.boolean()), lane: z.optional(count) });
+export const tokenPointSchema = z.strictObject({
+  iteration: count,
+  at: epochMs,
+  contextTokens: count,
+  costUsd: nonNeg,
+  rotated: z.optional(z.boolean()),
+  lane: z.optional(count),
+});
 export type TokenPoint = z.infer<typeof tokenPointSchema>;
 
 /**
@@ -154,7 +179,13 @@ export const gateRowSchema = z.strictObject({
 export type GateRow = z.infer<typeof gateRowSchema>;
 
 /** A run that can be picked (live or past). */
-export const runChoiceSchema = z.strictObject({ runId: z.string(), folder: z.string(), label: z.string(), state: z.string(), active: z.boolean() });
+export const runChoiceSchema = z.strictObject({
+  runId: z.string(),
+  folder: z.string(),
+  label: z.string(),
+  state: z.string(),
+  active: z.boolean(),
+});
 export type RunChoice = z.infer<typeof runChoiceSchema>;
 
 /** Everything the page shows. `run` is null when no run was ever recorded in the workspace. */
@@ -214,7 +245,12 @@ export type ControlAction = z.infer<typeof controlActionSchema>;
 /** What the page may ask of the host. Paths never come from the page: logs are named by the host's handles. */
 export const pageRequestSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('control'), action: controlActionSchema, runId: z.nullable(shortId) }),
-  z.strictObject({ method: z.literal('answer'), runId: shortId, itemId: z.nullable(z.string().check(z.maxLength(500))), text: z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_ANSWER_CHARS)) }),
+  z.strictObject({
+    method: z.literal('answer'),
+    runId: shortId,
+    itemId: z.nullable(z.string().check(z.maxLength(500))),
+    text: z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_ANSWER_CHARS)),
+  }),
   z.strictObject({ method: z.literal('openGateLog'), gateId: shortId }),
   z.strictObject({ method: z.literal('openFullLog') }),
   z.strictObject({ method: z.literal('pickRun'), runId: z.nullable(shortId) }),
@@ -239,7 +275,8 @@ function parseWith<T>(schema: z.ZodMiniType<T>, raw: unknown): Parsed<T> {
   if (r.success) return { ok: true, message: r.data };
   const first = r.error.issues[0];
   const where = first?.path.length ? first.path.join('.') : '(message)';
-  const type = raw && typeof raw === 'object' && 'type' in raw ? String((raw as { type: unknown }).type).slice(0, 40) : typeof raw;
+  const type =
+    raw && typeof raw === 'object' && 'type' in raw ? String((raw as { type: unknown }).type).slice(0, 40) : typeof raw;
   return { ok: false, error: `refused ${type} message: ${where}: ${first?.message ?? 'invalid'}` };
 }
 

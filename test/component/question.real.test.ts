@@ -28,10 +28,16 @@ describe('questions for a human (real claude CLI)', function () {
     let requestsAtQuestion = -1;
     let requestsBeforeAnswer = -1;
     let answered: Promise<unknown> | undefined;
-    const server = await startModelServer([say('I need a decision first.\n<question>Postgres or SQLite?</question>'), ...finish(ws)]);
+    const server = await startModelServer([
+      say('I need a decision first.\n<question>Postgres or SQLite?</question>'),
+      ...finish(ws),
+    ]);
     const run = await runEngine(ws, [], {
       server,
-      config: { gates: { basic: 'test -f db.txt' }, notify: `cat >> '${notifyLog}'; echo "$RALPH_NOTIFY_TEXT" >> '${notifyText}'` },
+      config: {
+        gates: { basic: 'test -f db.txt' },
+        notify: `cat >> '${notifyLog}'; echo "$RALPH_NOTIFY_TEXT" >> '${notifyText}'`,
+      },
       onEvent: (e) => {
         if (e.type !== 'question') return;
         answered = (async () => {
@@ -41,7 +47,11 @@ describe('questions for a human (real claude CLI)', function () {
           const r = await runCliAsync(ws.dir, ['answer', '--json', 'SQLite,', 'in', 'data/app.db']);
           assert.equal(r.code, 0, r.stdout + r.stderr);
           const j = JSON.parse(r.stdout) as { success: boolean; run: string; question: string; item: string };
-          assert.deepEqual([j.success, j.question, typeof j.run, typeof j.item], [true, 'q1', 'string', 'string'], r.stdout);
+          assert.deepEqual(
+            [j.success, j.question, typeof j.run, typeof j.item],
+            [true, 'q1', 'string', 'string'],
+            r.stdout,
+          );
         })();
       },
     });
@@ -53,13 +63,23 @@ describe('questions for a human (real claude CLI)', function () {
     const q = run.events.find((e): e is Q => e.type === 'question')!;
     assert.equal(q.text, 'Postgres or SQLite?');
     assert.equal(q.item?.title, 'Pick the database');
-    assert.deepEqual(run.events.filter((e) => e.type === 'answered').map((e) => (e as { text: string }).text), ['SQLite, in data/app.db']);
+    assert.deepEqual(
+      run.events.filter((e) => e.type === 'answered').map((e) => (e as { text: string }).text),
+      ['SQLite, in data/app.db'],
+    );
     assert.equal(fs.readFileSync(q.answerFile, 'utf8'), 'SQLite, in data/app.db\n');
     const second = run.prompts()[1]!;
     assert.match(second, /You asked:\n\nPostgres or SQLite\?\n\nThe answer:\n\nSQLite, in data\/app\.db\n/);
     assert.equal(attemptFailures(run.events), 0, 'a question is not a failed attempt');
-    const notified = fs.readFileSync(notifyLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { runId: string; event: EngineEvent });
-    assert.deepEqual(notified.map((n) => n.event.type), ['question', 'runEnded']);
+    const notified = fs
+      .readFileSync(notifyLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { runId: string; event: EngineEvent });
+    assert.deepEqual(
+      notified.map((n) => n.event.type),
+      ['question', 'runEnded'],
+    );
     assert.equal((notified[0]!.event as Q).text, 'Postgres or SQLite?');
     assert.match(fs.readFileSync(notifyText, 'utf8'), /question on .*Postgres or SQLite\?\n.*completed/);
   });
@@ -69,7 +89,10 @@ describe('questions for a human (real claude CLI)', function () {
     let requestsAtQuestion = -1;
     let requestsBeforeAnswer = -1;
     let answered: Promise<unknown> | undefined;
-    const server = await startModelServer([say('I looked at the code.\n\nShould the app use Postgres or SQLite?'), ...finish(ws)]);
+    const server = await startModelServer([
+      say('I looked at the code.\n\nShould the app use Postgres or SQLite?'),
+      ...finish(ws),
+    ]);
     const run = await runEngine(ws, [], {
       server,
       config: { gates: { basic: 'test -f db.txt' }, notify: 'exit 3', notifyTimeoutMs: 5000 },
@@ -94,7 +117,10 @@ describe('questions for a human (real claude CLI)', function () {
     assert.equal(q.text, 'Should the app use Postgres or SQLite?');
     assert.match(run.prompts()[1]!, /The answer:\n\nSQLite\n/);
     // A notify command that fails is reported, never fails the run.
-    assert.ok(run.events.some((e) => e.type === 'notified' && !e.ok && /exit 3/.test(e.detail ?? '')), JSON.stringify(run.events.filter((e) => e.type === 'notified')));
+    assert.ok(
+      run.events.some((e) => e.type === 'notified' && !e.ok && /exit 3/.test(e.detail ?? '')),
+      JSON.stringify(run.events.filter((e) => e.type === 'notified')),
+    );
   });
 
   it('with continueOnBlocked the asking item is set aside: a second item is finished meanwhile, then ralph answer lets the first finish', async () => {
@@ -121,13 +147,34 @@ describe('questions for a human (real claude CLI)', function () {
     await answered;
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     assert.equal(run.result.iterations, 3);
-    const order = run.events.flatMap((e) => e.type === 'question' ? [`asked ${e.item?.title}`] : e.type === 'iterationStarted' ? [`work ${e.item?.title}`] : e.type === 'verified' ? [`verified ${e.item.title}`] : e.type === 'answered' ? ['answered'] : []);
-    assert.deepEqual(order, ['work Pick the database', 'asked Pick the database', 'work Write the readme', 'verified Write the readme', 'answered', 'work Pick the database', 'verified Pick the database']);
+    const order = run.events.flatMap((e) =>
+      e.type === 'question'
+        ? [`asked ${e.item?.title}`]
+        : e.type === 'iterationStarted'
+          ? [`work ${e.item?.title}`]
+          : e.type === 'verified'
+            ? [`verified ${e.item.title}`]
+            : e.type === 'answered'
+              ? ['answered']
+              : [],
+    );
+    assert.deepEqual(order, [
+      'work Pick the database',
+      'asked Pick the database',
+      'work Write the readme',
+      'verified Write the readme',
+      'answered',
+      'work Pick the database',
+      'verified Pick the database',
+    ]);
     const prompts = run.prompts();
     assert.doesNotMatch(prompts[1]!, /You asked:/, 'the other item gets no answer');
     assert.match(prompts[2]!, /You asked:\n\nPostgres or SQLite\?\n\nThe answer:\n\nSQLite\n/);
     assert.equal(attemptFailures(run.events), 0);
-    assert.match(fs.readFileSync(ws.file('RALPH_TASK.md'), 'utf8'), /- \[x\] Pick the database\n- \[x\] Write the readme/);
+    assert.match(
+      fs.readFileSync(ws.file('RALPH_TASK.md'), 'utf8'),
+      /- \[x\] Pick the database\n- \[x\] Write the readme/,
+    );
   });
 });
 

@@ -11,10 +11,16 @@ describeCorpus('guard: the seed policy template (corpus ralph-wiggum-plugin/comm
   // The template's example rows are comments; enable them (`# row` → `row`) inside the sections.
   const enabled = text.replace(/^# (\^.*|pnpm .*)$/gm, '$1');
   const ctx = (policyText: string): GuardContext => ({
-    workspace: '/w', stateDir: '/s/ralph/x', home: '/h', policy: parseCommandPolicy(policyText, 'command-policy.template').policy,
-    gateRunner: { node: '/n/node', cliPath: '/r/dist/cli.js' }, state: { lastWriteMs: 0, lastGateMs: {}, latestExitMs: {}, runningLabels: [] }, now: 1,
+    workspace: '/w',
+    stateDir: '/s/ralph/x',
+    home: '/h',
+    policy: parseCommandPolicy(policyText, 'command-policy.template').policy,
+    gateRunner: { node: '/n/node', cliPath: '/r/dist/cli.js' },
+    state: { lastWriteMs: 0, lastGateMs: {}, latestExitMs: {}, runningLabels: [] },
+    now: 1,
   });
-  const decide = (command: string, policyText = enabled) => decideGuard({ tool_name: 'Bash', tool_input: { command }, cwd: '/w' }, ctx(policyText));
+  const decide = (command: string, policyText = enabled) =>
+    decideGuard({ tool_name: 'Bash', tool_input: { command }, cwd: '/w' }, ctx(policyText));
 
   it('parses without problems, as shipped and with its example rows enabled', () => {
     assert.deepEqual(parseCommandPolicy(text, 'command-policy.template').problems, []);
@@ -27,7 +33,10 @@ describeCorpus('guard: the seed policy template (corpus ralph-wiggum-plugin/comm
   it('wraps the pinned tier commands under their tiers', () => {
     const d = decide('pnpm basic-check', text);
     assert.equal(d.kind, 'rewrite');
-    assert.match(d.kind === 'rewrite' ? String(d.updatedInput.command) : '', /cli\.js -C \/w gate basic --wait-ms \d+ -- 'pnpm basic-check'$/);
+    assert.match(
+      d.kind === 'rewrite' ? String(d.updatedInput.command) : '',
+      /cli\.js -C \/w gate basic --wait-ms \d+ -- 'pnpm basic-check'$/,
+    );
     const full = decide('pnpm run all-check', text);
     assert.match(full.kind === 'rewrite' ? String(full.updatedInput.command) : '', /gate full .* 'pnpm all-check'$/);
   });

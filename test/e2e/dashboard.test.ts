@@ -5,7 +5,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
 import { findRepoRoot } from '../support/repoRoot';
-import { copyFixture, launchBrowser, openPage, packageVsix, runFromPalette, serverRoot, startServer, type RunningServer } from '../runners/vscodeServer';
+import {
+  copyFixture,
+  launchBrowser,
+  openPage,
+  packageVsix,
+  runFromPalette,
+  serverRoot,
+  startServer,
+  type RunningServer,
+} from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 
 const repo = findRepoRoot(__dirname);
@@ -27,9 +36,15 @@ async function startRun(page: Page): Promise<void> {
   let clicked = 0;
   let quiet = 0;
   for (let i = 0; i < 120 && quiet < 4; i++) {
-    if (await trust.isVisible().catch(() => false)) { await trust.click(); clicked++; quiet = 0; }
-    else if (await pick.isVisible().catch(() => false)) { await pick.click(); clicked++; quiet = 0; }
-    else if (clicked) quiet++;
+    if (await trust.isVisible().catch(() => false)) {
+      await trust.click();
+      clicked++;
+      quiet = 0;
+    } else if (await pick.isVisible().catch(() => false)) {
+      await pick.click();
+      clicked++;
+      quiet = 0;
+    } else if (clicked) quiet++;
     await page.waitForTimeout(500);
   }
   assert.ok(clicked, 'Ralph: Start showed neither its quick pick nor its trust prompt');
@@ -53,10 +68,25 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-dash-'));
     const ext = path.join(tmp, 'ext');
     const vsix = packageVsix(repo, tmp);
-    const listed = execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'ls', '--no-dependencies'], { cwd: repo, encoding: 'utf8' });
+    const listed = execFileSync(
+      process.execPath,
+      [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'ls', '--no-dependencies'],
+      { cwd: repo, encoding: 'utf8' },
+    );
     assert.match(listed, /dist\/webview\/main\.js/, 'the .vsix holds the page');
     assert.match(listed, /dist\/webview\/codicon\.ttf/, 'the .vsix holds the codicons');
-    execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', ext, '--accept-server-license-terms'], { stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(serverRoot(repo), 'out', 'server-main.js'),
+        '--install-extension',
+        vsix,
+        '--extensions-dir',
+        ext,
+        '--accept-server-license-terms',
+      ],
+      { stdio: 'pipe' },
+    );
     ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
     const task = path.join(ws, 'RALPH_TASK.md');
@@ -64,19 +94,36 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     model = await startModelServer([
       edit(task, '- [ ] Add tests', '- [x] Add tests', { usage: { input: 40_000, output: 500 }, delayMs: 4_000 }),
       say('Tests added.', { usage: { input: 60_000, output: 800 }, delayMs: 4_000 }),
-      edit(task, '- [ ] Document the CLI', '- [x] Document the CLI', { usage: { input: 30_000, output: 400 }, delayMs: 1_000 }),
+      edit(task, '- [ ] Document the CLI', '- [x] Document the CLI', {
+        usage: { input: 30_000, output: 400 },
+        delayMs: 1_000,
+      }),
       say('Documented.', { usage: { input: 50_000, output: 600 }, delayMs: 1_000 }),
       // The last run (started after the reload): the agent asks, the person answers in the dashboard's box.
-      say('I need a decision first.\n<question>Postgres or SQLite?</question>', { usage: { input: 20_000, output: 300 } }),
+      say('I need a decision first.\n<question>Postgres or SQLite?</question>', {
+        usage: { input: 20_000, output: 300 },
+      }),
       edit(task, '- [ ] Pick the database', '- [x] Pick the database', { usage: { input: 25_000, output: 300 } }),
       say('Done with SQLite.', { usage: { input: 26_000, output: 300 } }),
     ]);
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
-    fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+    fs.writeFileSync(
+      path.join(ws, '.ralph', 'config.json'),
+      JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2),
+    );
     fs.mkdirSync(path.join(tmp, 'home'));
     server = await startServer({
-      repo, tmp, trusted: true, extensionsDir: ext,
-      env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'e2e', HOME: path.join(tmp, 'home'), IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+      repo,
+      tmp,
+      trusted: true,
+      extensionsDir: ext,
+      env: {
+        ANTHROPIC_BASE_URL: model.url,
+        ANTHROPIC_API_KEY: 'e2e',
+        HOME: path.join(tmp, 'home'),
+        IS_SANDBOX: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
     });
     browser = await launchBrowser();
     page = await openPage(browser, server.url(ws));
@@ -102,8 +149,19 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     assert.doesNotMatch(csp ?? '', /unsafe-inline|unsafe-eval/);
     // Our page has one script, from dist/webview with the nonce. (VS Code itself prepends its acquireVsCodeApi shim
     // to every webview document before the page's CSP applies: that one is not ours.)
-    const scripts = await d.locator('html').evaluate(() => Array.from(document.scripts).map((s) => ({ src: s.src.replace(/^.*\//, ''), nonce: (s.nonce ?? '').length > 0, vscodeShim: !s.src && (s.textContent ?? '').includes('acquireVsCodeApi') })));
-    assert.deepEqual(scripts.filter((s) => !s.vscodeShim), [{ src: 'main.js', nonce: true, vscodeShim: false }]);
+    const scripts = await d
+      .locator('html')
+      .evaluate(() =>
+        Array.from(document.scripts).map((s) => ({
+          src: s.src.replace(/^.*\//, ''),
+          nonce: (s.nonce ?? '').length > 0,
+          vscodeShim: !s.src && (s.textContent ?? '').includes('acquireVsCodeApi'),
+        })),
+      );
+    assert.deepEqual(
+      scripts.filter((s) => !s.vscodeShim),
+      [{ src: 'main.js', nonce: true, vscodeShim: false }],
+    );
     // And the CSP holds: an inline script added to the page does not run.
     const ran = await d.locator('html').evaluate(async () => {
       const s = document.createElement('script');
@@ -138,7 +196,10 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     assert.match(logText, /GATE/);
     // Cost and tokens per task: the real CLI's usage reaches the table (input tokens per task, not zeros).
     const inputs = await d.locator('[data-testid="task-table"] tbody tr td:nth-child(3)').allInnerTexts();
-    assert.ok(inputs.length >= 2 && inputs.every((t) => t.trim() !== '0'), `input tokens per task: ${inputs.join(', ')}`);
+    assert.ok(
+      inputs.length >= 2 && inputs.every((t) => t.trim() !== '0'),
+      `input tokens per task: ${inputs.join(', ')}`,
+    );
     await screenshot(page, '4-completed');
   });
 
@@ -167,7 +228,10 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     assert.match(await d.locator('[data-testid="run-progress"]').innerText(), /4\/4 done/);
     const runs = fs.readdirSync(path.join(ws, '.ralph', 'runs')).sort();
     const answers = path.join(ws, '.ralph', 'runs', runs[runs.length - 1]!, 'answers');
-    assert.deepEqual(fs.readdirSync(answers).map((f) => fs.readFileSync(path.join(answers, f), 'utf8')), ['SQLite, in data/app.db\n']);
+    assert.deepEqual(
+      fs.readdirSync(answers).map((f) => fs.readFileSync(path.join(answers, f), 'utf8')),
+      ['SQLite, in data/app.db\n'],
+    );
     assert.match((await d.locator('.log-row').allInnerTexts()).join('\n'), /ANSWERED/);
     await screenshot(page, '7-answered');
   });

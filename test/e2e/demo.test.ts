@@ -29,12 +29,32 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
 
   it('serves the workbench with the extension active at the printed URL, completes the run and leaves no process', async () => {
     // TMPDIR puts the demo's scratch (project, agent HOME, server data) under `tmp`, so every process it starts is findable.
-    const demo = spawn(process.execPath, [path.join(repo, 'dist', 'demo.js'), '--start', '--exit-when-done', '--no-open', '--keep', '--vsix', tierVsix(repo), '--screenshot', shot], {
-      cwd: repo, env: { ...process.env, TMPDIR: tmp, RALPH_DEMO_TURN_MS: '1000' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const demo = spawn(
+      process.execPath,
+      [
+        path.join(repo, 'dist', 'demo.js'),
+        '--start',
+        '--exit-when-done',
+        '--no-open',
+        '--keep',
+        '--vsix',
+        tierVsix(repo),
+        '--screenshot',
+        shot,
+      ],
+      {
+        cwd: repo,
+        env: { ...process.env, TMPDIR: tmp, RALPH_DEMO_TURN_MS: '1000' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
-    demo.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-    demo.stderr.on('data', (b: Buffer) => { out += b.toString(); });
+    demo.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    demo.stderr.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
     const exited = new Promise<number | null>((resolve) => demo.on('close', (code) => resolve(code)));
     try {
       const deadline = Date.now() + 240_000;
@@ -53,10 +73,18 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       try {
         await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
         await page.locator('.activitybar [aria-label^="Ralph"]').first().click({ timeout: 120_000 });
-        await page.locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first().waitFor({ timeout: 60_000 });
-        await page.locator('.pane-body .monaco-list-row', { hasText: 'Ralph runs' }).first().waitFor({ timeout: 60_000 });
+        await page
+          .locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' })
+          .first()
+          .waitFor({ timeout: 60_000 });
+        await page
+          .locator('.pane-body .monaco-list-row', { hasText: 'Ralph runs' })
+          .first()
+          .waitFor({ timeout: 60_000 });
       } catch (err) {
-        await page.screenshot({ path: path.join(repo, 'test-results', 'e2e-demo-second-window.png') }).catch(() => undefined);
+        await page
+          .screenshot({ path: path.join(repo, 'test-results', 'e2e-demo-second-window.png') })
+          .catch(() => undefined);
         throw new Error(`${(err as Error).message}\ndemo exited: ${demo.exitCode}\n${out}`);
       }
 
@@ -69,7 +97,10 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       assert.equal((task.match(/\[x\]/g) ?? []).length, 3, task);
       assert.ok(fs.existsSync(shot), `the demo wrote its screenshot: ${shot}`);
       // Taken with the dashboard open on the run: a task done, the token chart drawn, a gate row; the gauge counting.
-      assert.match(out, /demo: screenshot written to \S+ \(tree, gauge \d+k\/\d+k[^,]*, dashboard: [1-9]\/3 done, ([2-9]|\d\d+) chart points, [1-9]\d* gate row\(s\)\)/);
+      assert.match(
+        out,
+        /demo: screenshot written to \S+ \(tree, gauge \d+k\/\d+k[^,]*, dashboard: [1-9]\/3 done, ([2-9]|\d\d+) chart points, [1-9]\d* gate row\(s\)\)/,
+      );
     } finally {
       if (demo.exitCode === null) demo.kill('SIGINT');
       await exited;
@@ -83,18 +114,29 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
 
   it('stops the server, Chromium and the agent in the middle of a run on Ctrl-C (SIGINT)', async () => {
     const scratch = fs.mkdtempSync(path.join(tmp, 'ctrl-c-'));
-    const demo = spawn(process.execPath, [path.join(repo, 'dist', 'demo.js'), '--start', '--no-open', '--vsix', tierVsix(repo)], {
-      cwd: repo, env: { ...process.env, TMPDIR: scratch }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const demo = spawn(
+      process.execPath,
+      [path.join(repo, 'dist', 'demo.js'), '--start', '--no-open', '--vsix', tierVsix(repo)],
+      {
+        cwd: repo,
+        env: { ...process.env, TMPDIR: scratch },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
-    demo.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-    demo.stderr.on('data', (b: Buffer) => { out += b.toString(); });
+    demo.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    demo.stderr.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
     const exited = new Promise<number | null>((resolve) => demo.on('close', (code) => resolve(code)));
     try {
       // Ctrl-C once the agent works: a claude process runs in the sample project.
       const deadline = Date.now() + 240_000;
       const agentRuns = () => listProcesses().some((p) => p.cwd?.startsWith(scratch) && p.cmdline.includes('claude'));
-      while (!agentRuns() && demo.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      while (!agentRuns() && demo.exitCode === null && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 250));
       assert.ok(agentRuns(), `an agent ran:\n${out}`);
       assert.ok(processesUnder(scratch).length > 2, 'the server, Chromium and the agent run');
       demo.kill('SIGINT');
@@ -106,6 +148,10 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
     assert.match(out, /SIGINT: stopping/);
     const left = processesUnder(scratch);
     assert.deepEqual(left, [], `processes left: ${left.join(', ')}\n${out}`);
-    assert.deepEqual(fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')), [], 'the sample project is removed');
+    assert.deepEqual(
+      fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')),
+      [],
+      'the sample project is removed',
+    );
   });
 });

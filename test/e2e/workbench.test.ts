@@ -4,7 +4,17 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { trustWorkspace } from '../../src/core/trust/workspaceTrust';
 import { findRepoRoot } from '../support/repoRoot';
-import { copyFixture, installVsix, launchBrowser, openPage, runFromPalette, startServer, tierVsix, writeRecordingStub, type RunningServer } from '../runners/vscodeServer';
+import {
+  copyFixture,
+  installVsix,
+  launchBrowser,
+  openPage,
+  runFromPalette,
+  startServer,
+  tierVsix,
+  writeRecordingStub,
+  type RunningServer,
+} from '../runners/vscodeServer';
 import { spawn } from 'node:child_process';
 import { bash, edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
@@ -36,18 +46,27 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     // Ralph: Start drives the real Claude Code CLI against a scripted model server run by this test.
     const task = path.join(ws, 'RALPH_TASK.md');
     model = await startModelServer([
-      edit(task, '- [ ] Add tests', '- [x] Add tests'), say('Tests added.'),
-      edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
+      edit(task, '- [ ] Add tests', '- [x] Add tests'),
+      say('Tests added.'),
+      edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'),
+      say('Documented.'),
     ]);
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
-    fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ ...config, claudePath: claudeBinary }, null, 2));
+    fs.writeFileSync(
+      path.join(ws, '.ralph', 'config.json'),
+      JSON.stringify({ ...config, claudePath: claudeBinary }, null, 2),
+    );
     fs.mkdirSync(path.join(tmp, 'home'));
     // The workspace's gates and claudePath are trusted as `ralph trust` would (the user's state folder is in tmp).
     await trustWorkspace(ws, { env: { XDG_STATE_HOME: path.join(tmp, 'state') } });
     server = await startServer({
-      repo, tmp, trusted: true, extensionsDir: ext,
+      repo,
+      tmp,
+      trusted: true,
+      extensionsDir: ext,
       env: {
-        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`, XDG_STATE_HOME: path.join(tmp, 'state'),
+        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
+        XDG_STATE_HOME: path.join(tmp, 'state'),
         ...scriptedClaudeEnv(model.url, path.join(tmp, 'home')),
       },
     });
@@ -66,7 +85,10 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
 
   it('lists the packaged extension as installed', () => {
     const installed = fs.readdirSync(path.join(tmp, 'ext'));
-    assert.ok(installed.some((d) => d.startsWith('ralph-loop.ralph-loop-')), installed.join(', '));
+    assert.ok(
+      installed.some((d) => d.startsWith('ralph-loop.ralph-loop-')),
+      installed.join(', '),
+    );
   });
 
   it('shows the fixture sources as items of the Ralph view', async () => {
@@ -76,7 +98,10 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     const rows = await tree.allInnerTexts();
     // The quantum root is titled by the plan graph's `project`; the runs row shows once a run exists.
     for (const label of ['flow-next (1 epic)', 'quantum.json — fixture', 'RALPH_TASK.md', 'IJFW waves']) {
-      assert.ok(rows.some((r) => r.includes(label)), `no tree item "${label}" in ${JSON.stringify(rows)}`);
+      assert.ok(
+        rows.some((r) => r.includes(label)),
+        `no tree item "${label}" in ${JSON.stringify(rows)}`,
+      );
     }
     await screenshot(page, 'ralph-view');
   });
@@ -102,7 +127,10 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Ralph: complete' });
     await toast.waitFor({ timeout: 120_000 });
     assert.match(await toast.innerText(), /3\/3 done/);
-    assert.ok(await toast.locator('a, .monaco-button', { hasText: 'Open Log' }).count(), 'the notification offers Open Log');
+    assert.ok(
+      await toast.locator('a, .monaco-button', { hasText: 'Open Log' }).count(),
+      'the notification offers Open Log',
+    );
     await screenshot(page, 'start-complete');
     assert.doesNotMatch(fs.readFileSync(path.join(ws, 'RALPH_TASK.md'), 'utf8'), /\[ \]/);
   });
@@ -113,14 +141,27 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     const runModel = await startModelServer([
       bash('sleep 2; echo reading', { usage: { input: 1000, cacheRead: 40_000 } }),
       bash('sleep 3; echo writing', { usage: { input: 1000, cacheRead: 150_000 } }),
-      edit(task, '- [ ] Write', '- [x] Write'), say('Changelog written.'),
+      edit(task, '- [ ] Write', '- [x] Write'),
+      say('Changelog written.'),
     ]);
     const home = path.join(tmp, 'home-cli');
     fs.mkdirSync(home, { recursive: true });
-    const child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', ws, 'run', '--source', 'RALPH_TASK.md', '--no-gates'], {
-      env: { ...process.env, XDG_STATE_HOME: path.join(tmp, 'state'), ANTHROPIC_BASE_URL: runModel.url, ANTHROPIC_API_KEY: 'e2e', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(repo, 'dist', 'cli.js'), '-C', ws, 'run', '--source', 'RALPH_TASK.md', '--no-gates'],
+      {
+        env: {
+          ...process.env,
+          XDG_STATE_HOME: path.join(tmp, 'state'),
+          ANTHROPIC_BASE_URL: runModel.url,
+          ANTHROPIC_API_KEY: 'e2e',
+          HOME: home,
+          IS_SANDBOX: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        },
+        stdio: 'ignore',
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
       const gauge = page.locator('.part.statusbar [aria-label^="Ralph run"]').first();
@@ -128,7 +169,9 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
       let warnShot = false;
       let runShot = false;
       let done = false;
-      void exited.then(() => { done = true; });
+      void exited.then(() => {
+        done = true;
+      });
       const deadline = Date.now() + 90_000;
       while (!done && Date.now() < deadline) {
         if (await gauge.count()) {
@@ -136,8 +179,14 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
           if (text && texts.at(-1) !== text) texts.push(text);
           // The item's container carries VS Code's `warning-kind` / `error-kind` class for the two theme backgrounds.
           const kind = await gauge.evaluate((el) => el.closest('.statusbar-item')?.className ?? '').catch(() => '');
-          if (!runShot && /\d+k\/200k/.test(text)) { await screenshot(page, 'gauge-running'); runShot = true; }
-          if (!warnShot && /7\d%/.test(text) && /\bwarning-kind\b/.test(kind)) { await screenshot(page, 'gauge-warning'); warnShot = true; }
+          if (!runShot && /\d+k\/200k/.test(text)) {
+            await screenshot(page, 'gauge-running');
+            runShot = true;
+          }
+          if (!warnShot && /7\d%/.test(text) && /\bwarning-kind\b/.test(kind)) {
+            await screenshot(page, 'gauge-warning');
+            warnShot = true;
+          }
         }
         await new Promise((r) => setTimeout(r, 150));
       }
@@ -145,9 +194,15 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
       await page.locator('.part.statusbar [aria-label*="completed"]').first().waitFor({ timeout: 15_000 });
       texts.push((await gauge.innerText()).trim());
       await screenshot(page, 'gauge-completed');
-      assert.ok(texts.some((t) => /^\d+k\/200k \d+%/.test(t)), `the gauge showed the context: ${JSON.stringify(texts)}`);
+      assert.ok(
+        texts.some((t) => /^\d+k\/200k \d+%/.test(t)),
+        `the gauge showed the context: ${JSON.stringify(texts)}`,
+      );
       assert.ok(new Set(texts).size >= 3, `the gauge changed during the run: ${JSON.stringify(texts)}`);
-      assert.ok(texts.some((t) => /7\d%/.test(t)), `the warn-level context showed: ${JSON.stringify(texts)}`);
+      assert.ok(
+        texts.some((t) => /7\d%/.test(t)),
+        `the warn-level context showed: ${JSON.stringify(texts)}`,
+      );
       assert.ok(warnShot, `the warning background showed at the warn threshold: ${JSON.stringify(texts)}`);
       assert.match(texts.at(-1)!, /completed$/);
     } finally {
@@ -162,10 +217,20 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     q.stories[1]!.status = 'passed';
     fs.writeFileSync(path.join(ws, 'quantum.json'), JSON.stringify(q, null, 2) + '\n');
     // A subagent's checkpoint in the fixture's wave (issue 18's core classifies it): the wave row gets a child.
-    fs.writeFileSync(path.join(ws, '.ijfw', 'wave-1', 'subagent-1-A.checkpoint.json'), JSON.stringify({ schema_version: 1, wave_id: '1', sub_id: '1-A', ts: new Date().toISOString(), next_step: 'finish the lexer' }));
+    fs.writeFileSync(
+      path.join(ws, '.ijfw', 'wave-1', 'subagent-1-A.checkpoint.json'),
+      JSON.stringify({
+        schema_version: 1,
+        wave_id: '1',
+        sub_id: '1-A',
+        ts: new Date().toISOString(),
+        next_step: 'finish the lexer',
+      }),
+    );
     const tree = page.locator('.pane-body .monaco-list-row');
     // A click on the active container's icon would close the side bar: click only when the view is not showing.
-    if (!(await tree.filter({ hasText: 'flow-next (1 epic)' }).first().isVisible())) await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
+    if (!(await tree.filter({ hasText: 'flow-next (1 epic)' }).first().isVisible()))
+      await page.locator('.activitybar [aria-label^="Ralph"]').first().click();
     const expand = async (label: string, child: string | RegExp) => {
       const row = tree.filter({ hasText: label }).first();
       await row.waitFor({ timeout: 30_000 });
@@ -175,7 +240,11 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     await expand('flow-next (1 epic)', 'fn-1');
     await expand('Fixture epic', 'fn-1.1 Fixture task');
     await expand('quantum.json — fixture', 'US-001 First story');
-    await tree.filter({ hasText: 'US-002 Second story' }).filter({ hasText: 'done' }).first().waitFor({ timeout: 30_000 });
+    await tree
+      .filter({ hasText: 'US-002 Second story' })
+      .filter({ hasText: 'done' })
+      .first()
+      .waitFor({ timeout: 30_000 });
     // The gauge test above rewrote the task file to one item.
     await expand('RALPH_TASK.md', 'Write the changelog');
     // A row's text is its label and description run together ("wave 10/1 done"): match the label as a substring.
@@ -200,9 +269,23 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     assert.match(text, /US-002 Second story \(passed → pending\)/);
     await screenshot(page, 'tree-reset-modal');
     await dialog.locator('.monaco-button', { hasText: 'Reset' }).first().click();
-    await tree.filter({ hasText: 'US-002 Second story' }).filter({ hasText: 'to do' }).first().waitFor({ timeout: 15_000 });
-    const stories = (JSON.parse(fs.readFileSync(path.join(ws, 'quantum.json'), 'utf8')) as { stories: { id: string; status: string }[] }).stories;
-    assert.deepEqual(stories.map((s) => [s.id, s.status]), [['US-001', 'pending'], ['US-002', 'pending']]);
+    await tree
+      .filter({ hasText: 'US-002 Second story' })
+      .filter({ hasText: 'to do' })
+      .first()
+      .waitFor({ timeout: 15_000 });
+    const stories = (
+      JSON.parse(fs.readFileSync(path.join(ws, 'quantum.json'), 'utf8')) as {
+        stories: { id: string; status: string }[];
+      }
+    ).stories;
+    assert.deepEqual(
+      stories.map((s) => [s.id, s.status]),
+      [
+        ['US-001', 'pending'],
+        ['US-002', 'pending'],
+      ],
+    );
     await screenshot(page, 'tree-after-reset');
   });
 });

@@ -52,5 +52,8 @@ async function writeActivationBench(): Promise<void> {
   const t0 = performance.now();
   const api = ext!.isActive ? ext!.exports : await ext!.activate();
   const total = performance.now() - t0;
-  fs.writeFileSync(process.env.RALPH_RESULT_FILE!, JSON.stringify({ activationMs: api.activationMs, bundleEvalMs: api.bundleEvalMs, activateCallMs: total }));
+  fs.writeFileSync(
+    process.env.RALPH_RESULT_FILE!,
+    JSON.stringify({ activationMs: api.activationMs, bundleEvalMs: api.bundleEvalMs, activateCallMs: total }),
+  );
 }

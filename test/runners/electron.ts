@@ -25,9 +25,17 @@ async function main(): Promise<void> {
     extensionDevelopmentPath: repo,
     extensionTestsPath: path.join(repo, 'dist', 'test', 'integration', 'index.js'),
     launchArgs: [ws, '--disable-extensions', ...(mode === 'trusted' ? ['--disable-workspace-trust'] : [])],
-    extensionTestsEnv: { RALPH_RESULT_FILE: resultFile, RALPH_INTEGRATION_MODE: mode, RALPH_STUB_LOG: stubLog, PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}` },
+    extensionTestsEnv: {
+      RALPH_RESULT_FILE: resultFile,
+      RALPH_INTEGRATION_MODE: mode,
+      RALPH_STUB_LOG: stubLog,
+      PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
+    },
   });
   console.log(fs.readFileSync(resultFile, 'utf8'));
 }
 
-main().catch((err) => { console.error(err); process.exitCode = 1; });
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -11,7 +11,12 @@ import { findRepoRoot } from '../support/repoRoot';
 import { copyFixture, launchBrowser, openPage, startServer, writeRecordingStub } from './vscodeServer';
 import { makeTempDir } from '../support/tempFolder';
 
-interface TierResult { passed: number; failed: number; pending: number; failures: { title: string; error: string }[] }
+interface TierResult {
+  passed: number;
+  failed: number;
+  pending: number;
+  failures: { title: string; error: string }[];
+}
 
 async function runMode(repo: string, mode: 'trusted' | 'restricted'): Promise<TierResult> {
   const tmp = makeTempDir(`ralph-int-${mode}-`);
@@ -49,7 +54,12 @@ async function runMode(repo: string, mode: 'trusted' | 'restricted'): Promise<Ti
     }
     if (!fs.existsSync(resultFile)) {
       const tail = server.output().split('\n').slice(-40).join('\n');
-      return { passed: 0, failed: 1, pending: 0, failures: [{ title: `integration (${mode}) left no result file`, error: tail }] };
+      return {
+        passed: 0,
+        failed: 1,
+        pending: 0,
+        failures: [{ title: `integration (${mode}) left no result file`, error: tail }],
+      };
     }
     return JSON.parse(fs.readFileSync(resultFile, 'utf8')) as TierResult;
   } finally {
@@ -63,17 +73,27 @@ async function main(): Promise<void> {
   const repo = findRepoRoot(__dirname);
   const total: TierResult = { passed: 0, failed: 0, pending: 0, failures: [] };
   // RALPH_INTEGRATION_MODES=trusted runs one mode only (while working on one suite).
-  const modes = (['trusted', 'restricted'] as const).filter((m) => !process.env.RALPH_INTEGRATION_MODES || process.env.RALPH_INTEGRATION_MODES.split(',').includes(m));
+  const modes = (['trusted', 'restricted'] as const).filter(
+    (m) => !process.env.RALPH_INTEGRATION_MODES || process.env.RALPH_INTEGRATION_MODES.split(',').includes(m),
+  );
   for (const mode of modes) {
     let r: TierResult;
     try {
       r = await runMode(repo, mode);
     } catch (err) {
-      r = { passed: 0, failed: 1, pending: 0, failures: [{ title: `integration (${mode}) could not run`, error: String((err as Error).stack ?? err) }] };
+      r = {
+        passed: 0,
+        failed: 1,
+        pending: 0,
+        failures: [{ title: `integration (${mode}) could not run`, error: String((err as Error).stack ?? err) }],
+      };
     }
     console.log(`integration (${mode}): ${r.passed} passed, ${r.failed} failed`);
     for (const f of r.failures) console.log(`  ✗ ${f.title}\n    ${f.error.split('\n').slice(0, 40).join('\n    ')}`);
-    total.passed += r.passed; total.failed += r.failed; total.pending += r.pending; total.failures.push(...r.failures);
+    total.passed += r.passed;
+    total.failed += r.failed;
+    total.pending += r.pending;
+    total.failures.push(...r.failures);
   }
   const out = process.env.RALPH_RESULT_FILE;
   if (out) fs.writeFileSync(out, JSON.stringify({ tier: 'integration', ...total }, null, 2));

@@ -17,14 +17,19 @@ export const CHROMIUM = process.env.RALPH_CHROMIUM ?? '/usr/bin/chromium';
  * scripts/setup-test-env.sh installs under `.vscode-test/`.
  */
 export function serverRoot(repo: string): string {
-  return process.env.RALPH_VSCODE_SERVER ?? path.join(repo, '.vscode-test', 'server', 'node_modules', 'code-server', 'lib', 'vscode');
+  return (
+    process.env.RALPH_VSCODE_SERVER ??
+    path.join(repo, '.vscode-test', 'server', 'node_modules', 'code-server', 'lib', 'vscode')
+  );
 }
 
 /** Why the VS Code server cannot be started here (a sentence naming what is missing and where), or null when it can. */
 export function serverUnavailable(repo: string): string | null {
   const main = path.join(serverRoot(repo), 'out', 'server-main.js');
-  if (!fs.existsSync(main)) return `the test VS Code server is not installed (no ${main}; run scripts/setup-test-env.sh, or set RALPH_VSCODE_SERVER)`;
-  if (!fs.existsSync(CHROMIUM)) return `Chromium is not installed at ${CHROMIUM} (run scripts/setup-test-env.sh, or set RALPH_CHROMIUM)`;
+  if (!fs.existsSync(main))
+    return `the test VS Code server is not installed (no ${main}; run scripts/setup-test-env.sh, or set RALPH_VSCODE_SERVER)`;
+  if (!fs.existsSync(CHROMIUM))
+    return `Chromium is not installed at ${CHROMIUM} (run scripts/setup-test-env.sh, or set RALPH_CHROMIUM)`;
   return null;
 }
 
@@ -61,20 +66,35 @@ export async function freePort(): Promise<number> {
 /** Starts the server and resolves once it listens. Throws with the server's output when it does not start. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const root = serverRoot(o.repo);
-  if (!fs.existsSync(path.join(root, 'out', 'server-main.js'))) throw new Error(`VS Code server missing at ${root}: run scripts/setup-test-env.sh`);
+  if (!fs.existsSync(path.join(root, 'out', 'server-main.js')))
+    throw new Error(`VS Code server missing at ${root}: run scripts/setup-test-env.sh`);
   const port = await freePort();
   const args = [
-    path.join(root, 'out', 'server-main.js'), '--host', '127.0.0.1', '--port', String(port),
-    '--without-connection-token', '--accept-server-license-terms',
-    '--user-data-dir', path.join(o.tmp, 'ud'), '--server-data-dir', path.join(o.tmp, 'sd'),
-    '--extensions-dir', o.extensionsDir ?? path.join(o.tmp, 'ext'), '--disable-telemetry',
+    path.join(root, 'out', 'server-main.js'),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--without-connection-token',
+    '--accept-server-license-terms',
+    '--user-data-dir',
+    path.join(o.tmp, 'ud'),
+    '--server-data-dir',
+    path.join(o.tmp, 'sd'),
+    '--extensions-dir',
+    o.extensionsDir ?? path.join(o.tmp, 'ext'),
+    '--disable-telemetry',
     // Tests own the environment (PATH with stubs first): don't replace it with a login shell's.
     '--force-disable-user-env',
   ];
   if (o.trusted) args.push('--disable-workspace-trust');
   let out = '';
   const waiters: (() => void)[] = [];
-  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...o.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { ...process.env, ...o.env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const onData = (b: Buffer) => {
     out += b.toString();
     if (process.env.RALPH_TEST_VERBOSE) process.stderr.write(b);
@@ -82,24 +102,48 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<void>((r) => child.once('exit', () => { waiters.splice(0).forEach((w) => w()); r(); }));
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      waiters.splice(0).forEach((w) => w());
+      r();
+    }),
+  );
   const waitForOutput = async (re: RegExp, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!re.test(out)) {
       if (child.exitCode !== null || Date.now() > deadline) return re.test(out);
-      await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 250); });
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 250);
+      });
     }
     return true;
   };
   const stop = async () => {
     if (child.exitCode === null && child.pid) {
-      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
-      const t = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+      const t = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, 5000);
       await exited;
       clearTimeout(t);
     }
     // The extension host and its helpers live in the same process group; make sure none survived.
-    if (child.pid) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* none left */ } }
+    if (child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* none left */
+      }
+    }
   };
   if (!(await waitForOutput(/Extension host agent listening on|Web UI available|listening on/i, 60_000))) {
     await stop();
@@ -123,7 +167,16 @@ export async function launchBrowser(o: { ownSignals?: boolean } = {}): Promise<B
     ...(o.ownSignals ? { handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false } : {}),
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 
@@ -141,7 +194,18 @@ export async function openPage(browser: Browser, url: string): Promise<Page> {
  */
 export function packageVsix(repo: string, outDir: string): string {
   const vsix = path.join(outDir, 'ralph-loop.vsix');
-  execFileSync(process.execPath, [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', vsix], { cwd: repo, stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'),
+      'package',
+      '--no-dependencies',
+      '--no-rewrite-relative-links',
+      '--out',
+      vsix,
+    ],
+    { cwd: repo, stdio: 'pipe' },
+  );
   return vsix;
 }
 
@@ -161,7 +225,18 @@ export function tierVsix(repo: string): string {
 
 /** Installs a .vsix into the extensions folder `extensionsDir` with the server's own `--install-extension`. */
 export function installVsix(repo: string, vsix: string, extensionsDir: string): void {
-  execFileSync(process.execPath, [path.join(serverRoot(repo), 'out', 'server-main.js'), '--install-extension', vsix, '--extensions-dir', extensionsDir, '--accept-server-license-terms'], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(serverRoot(repo), 'out', 'server-main.js'),
+      '--install-extension',
+      vsix,
+      '--extensions-dir',
+      extensionsDir,
+      '--accept-server-license-terms',
+    ],
+    { stdio: 'pipe' },
+  );
 }
 
 /** Runs a command as a person does: F1, type its title, Enter on the matching row. */
@@ -186,4 +261,3 @@ export function writeRecordingStub(binDir: string, logFile: string, name = 'clau
   fs.writeFileSync(file, `#!/bin/sh\necho "${name} $*" >> '${logFile}'\necho "9.9.9-stub (Claude Code)"\n`);
   fs.chmodSync(file, 0o755);
 }
-

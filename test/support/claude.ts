@@ -10,7 +10,10 @@ export const claudeBinary = path.join(claudeBinDir, 'claude');
 
 /** Throws a clear error when the CLI is not installed (tests that drive it call this first). */
 export function requireClaude(): void {
-  if (!fs.existsSync(claudeBinary)) throw new Error(`the claude CLI is missing at ${claudeBinary}: run npm ci (and scripts/setup-test-env.sh --claude-only)`);
+  if (!fs.existsSync(claudeBinary))
+    throw new Error(
+      `the claude CLI is missing at ${claudeBinary}: run npm ci (and scripts/setup-test-env.sh --claude-only)`,
+    );
 }
 
 /**
@@ -18,10 +21,20 @@ export function requireClaude(): void {
  * a temp HOME, the server's URL, a dummy key, sandbox mode (bypassPermissions as root), no nonessential traffic.
  */
 export function scriptedClaudeEnv(serverUrl: string, home: string): Record<string, string> {
-  return { HOME: home, ANTHROPIC_BASE_URL: serverUrl, ANTHROPIC_API_KEY: 'test', IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  return {
+    HOME: home,
+    ANTHROPIC_BASE_URL: serverUrl,
+    ANTHROPIC_API_KEY: 'test',
+    IS_SANDBOX: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
 }
 
 /** `env` without the outer ANTHROPIC_* and CLAUDE_* variables (so a developer's own login never reaches a test). */
 export function withoutClaudeVars(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('ANTHROPIC_') && !e[0].startsWith('CLAUDE_')));
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (e): e is [string, string] => e[1] !== undefined && !e[0].startsWith('ANTHROPIC_') && !e[0].startsWith('CLAUDE_'),
+    ),
+  );
 }

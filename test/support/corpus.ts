@@ -20,7 +20,9 @@ export function describeCorpus(title: string, fn: (dir: string) => void): void {
   describe(title, () => {
     if (!fs.existsSync(corpusDir)) {
       it('needs the shared corpus folder', () => {
-        throw new Error(`corpus folder not found at ${corpusDir}: set RALPH_SHARED_DIR to the shared material's folder (default ../shared)`);
+        throw new Error(
+          `corpus folder not found at ${corpusDir}: set RALPH_SHARED_DIR to the shared material's folder (default ../shared)`,
+        );
       });
       return;
     }
@@ -30,5 +32,11 @@ export function describeCorpus(title: string, fn: (dir: string) => void): void {
 
 /** Every file under `dir` (recursive), excluding SOURCE.txt, sorted. */
 export function corpusFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => !f.endsWith('SOURCE.txt')).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile()).sort();
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => !f.endsWith('SOURCE.txt'))
+    .map((f) => path.join(dir, f))
+    .filter((f) => fs.statSync(f).isFile())
+    .sort();
 }

@@ -11,7 +11,13 @@ import { makeTempFolder } from './tempFolder';
 import { git, gitInit } from './workspace';
 
 /** Short delays so an engine test takes seconds (config `timing`). */
-export const fastTiming = { betweenIterationsMs: 50, killGraceMs: 1000, backoffBaseMs: 200, backoffCapMs: 1000, resetMarginMs: 200 };
+export const fastTiming = {
+  betweenIterationsMs: 50,
+  killGraceMs: 1000,
+  backoffBaseMs: 200,
+  backoffCapMs: 1000,
+  resetMarginMs: 200,
+};
 
 export interface Workspace {
   root: string;
@@ -33,7 +39,9 @@ export function makeWorkspace(files: Record<string, string>, o: { git?: boolean 
   fs.mkdirSync(dir);
   fs.mkdirSync(home);
   const ws: Workspace = {
-    root: tmp.dir, dir, home,
+    root: tmp.dir,
+    dir,
+    home,
     file: (rel) => path.join(dir, rel),
     read: (rel) => tmp.read(path.join('ws', rel)),
     write: (rel, text) => void tmp.write(path.join('ws', rel), text),
@@ -55,11 +63,19 @@ export interface EngineRun {
 }
 
 /** Environment for the real claude: hermetic HOME, the scripted server, no outer ANTHROPIC_* / CLAUDE_*. */
-export function agentEnv(ws: Workspace, server: ModelServer, extra: Record<string, string> = {}): Record<string, string | undefined> {
+export function agentEnv(
+  ws: Workspace,
+  server: ModelServer,
+  extra: Record<string, string> = {},
+): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
-  for (const k of Object.keys(process.env)) if (k.startsWith('ANTHROPIC_') || k.startsWith('CLAUDE_')) env[k] = undefined;
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('ANTHROPIC_') || k.startsWith('CLAUDE_')) env[k] = undefined;
   return {
-    ...env, ...scriptedClaudeEnv(server.url, ws.home), GIT_CONFIG_GLOBAL: '/dev/null', ...extra,
+    ...env,
+    ...scriptedClaudeEnv(server.url, ws.home),
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    ...extra,
   };
 }
 
@@ -73,9 +89,24 @@ export function testConfig(overrides: Record<string, unknown> = {}): RalphConfig
  * Runs the engine on `ws` against a scripted model server (the real claude CLI does the tools), recording as
  * `ralph run` does. `onEvent` may act during the run (touch a sentinel, abort).
  */
-export async function runEngine(ws: Workspace, script: Turn[], o: { config?: Record<string, unknown>; engine?: Partial<EngineOptions>; env?: Record<string, string>; onEvent?: (e: EngineEvent, engine: LoopEngine) => void; server?: ModelServer } = {}): Promise<EngineRun> {
+export async function runEngine(
+  ws: Workspace,
+  script: Turn[],
+  o: {
+    config?: Record<string, unknown>;
+    engine?: Partial<EngineOptions>;
+    env?: Record<string, string>;
+    onEvent?: (e: EngineEvent, engine: LoopEngine) => void;
+    server?: ModelServer;
+  } = {},
+): Promise<EngineRun> {
   const server = o.server ?? (await startModelServer(script));
-  const engine = new LoopEngine({ folder: ws.dir, config: testConfig(o.config), agentEnv: agentEnv(ws, server, o.env), ...o.engine });
+  const engine = new LoopEngine({
+    folder: ws.dir,
+    config: testConfig(o.config),
+    agentEnv: agentEnv(ws, server, o.env),
+    ...o.engine,
+  });
   const lines: string[] = [];
   const events: EngineEvent[] = [];
   const recorder = new RunRecorder(ws.dir, engine.runId, { onLine: (l) => lines.push(l), tokensEveryMs: 0 });
@@ -88,12 +119,23 @@ export async function runEngine(ws: Workspace, script: Turn[], o: { config?: Rec
     const result = await engine.run();
     await recorder.flush();
     return {
-      result, events, lines, server,
+      result,
+      events,
+      lines,
+      server,
       prompts: () => {
         const seen: string[] = [];
         for (const r of server.agentRequests()) {
           const first = ((r.body as { messages?: { role: string; content: unknown }[] }).messages ?? [])[0];
-          const text = typeof first?.content === 'string' ? first.content : Array.isArray(first?.content) ? (first.content as { type: string; text?: string }[]).filter((c) => c.type === 'text').map((c) => c.text).join('\n') : '';
+          const text =
+            typeof first?.content === 'string'
+              ? first.content
+              : Array.isArray(first?.content)
+                ? (first.content as { type: string; text?: string }[])
+                    .filter((c) => c.type === 'text')
+                    .map((c) => c.text)
+                    .join('\n')
+                : '';
           if (text && !seen.includes(text)) seen.push(text);
         }
         return seen;

@@ -31,7 +31,10 @@ export class Disposable {
 }
 
 export class Uri {
-  private constructor(readonly scheme: string, readonly path: string) {}
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
   static file(p: string): Uri {
     return new Uri('file', path.resolve(p));
   }
@@ -49,8 +52,15 @@ export class Uri {
   }
 }
 
-export enum TreeItemCollapsibleState { None = 0, Collapsed = 1, Expanded = 2 }
-export enum StatusBarAlignment { Left = 1, Right = 2 }
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
 
 export class TreeItem {
   id?: string;
@@ -60,10 +70,16 @@ export class TreeItem {
   contextValue?: string;
   resourceUri?: Uri;
   command?: unknown;
-  constructor(public label: string, public collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None) {}
+  constructor(
+    public label: string,
+    public collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
 }
 export class ThemeIcon {
-  constructor(readonly id: string, readonly color?: ThemeColor) {}
+  constructor(
+    readonly id: string,
+    readonly color?: ThemeColor,
+  ) {}
 }
 export class ThemeColor {
   constructor(readonly id: string) {}
@@ -77,12 +93,23 @@ export class MarkdownString {
   }
 }
 export class Position {
-  constructor(readonly line: number, readonly character: number) {}
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
 }
 export class Range {
-  constructor(readonly start: Position, readonly end: Position) {}
+  constructor(
+    readonly start: Position,
+    readonly end: Position,
+  ) {}
 }
-export enum TextEditorRevealType { Default = 0, InCenter = 1, InCenterIfOutsideViewport = 2, AtTop = 3 }
+export enum TextEditorRevealType {
+  Default = 0,
+  InCenter = 1,
+  InCenterIfOutsideViewport = 2,
+  AtTop = 3,
+}
 
 /** A status bar item as the fake records it: every field the extension sets, and whether it is shown. */
 export interface FakeStatusBarItem {
@@ -112,7 +139,12 @@ export const recorded = {
   settings: new Map<string, unknown>(),
   statusBarItems: [] as FakeStatusBarItem[],
   /** Every message shown (information, warning, error), with its options and buttons. */
-  messages: [] as { kind: 'info' | 'warning' | 'error'; message: string; options?: { modal?: boolean; detail?: string }; items: string[] }[],
+  messages: [] as {
+    kind: 'info' | 'warning' | 'error';
+    message: string;
+    options?: { modal?: boolean; detail?: string };
+    items: string[];
+  }[],
   /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel; a function is called when the message shows). */
   answers: [] as (string | undefined | (() => string | undefined))[],
   /** Every quick pick shown: its title and the labels of its items. */
@@ -123,7 +155,10 @@ export const recorded = {
 
 function showMessage(kind: 'info' | 'warning' | 'error') {
   return async (message: string, ...rest: unknown[]) => {
-    const options = rest[0] !== null && typeof rest[0] === 'object' ? (rest.shift() as { modal?: boolean; detail?: string }) : undefined;
+    const options =
+      rest[0] !== null && typeof rest[0] === 'object'
+        ? (rest.shift() as { modal?: boolean; detail?: string })
+        : undefined;
     recorded.messages.push({ kind, message, options, items: rest.map(String) });
     const answer = recorded.answers.shift();
     return typeof answer === 'function' ? answer() : answer;
@@ -132,7 +167,9 @@ function showMessage(kind: 'info' | 'warning' | 'error') {
 
 /** The messages shown as `info|warn|error: text [buttons]` lines (modal options left out). */
 export function messageLines(): string[] {
-  return recorded.messages.map((m) => `${m.kind === 'warning' ? 'warn' : m.kind}: ${m.message}${m.items.length ? ` [${m.items.join(', ')}]` : ''}`);
+  return recorded.messages.map(
+    (m) => `${m.kind === 'warning' ? 'warn' : m.kind}: ${m.message}${m.items.length ? ` [${m.items.join(', ')}]` : ''}`,
+  );
 }
 
 export function resetFake(): void {
@@ -174,7 +211,18 @@ export const commands = {
 
 function logChannel(name: string) {
   const line = (level: string) => (msg: string) => recorded.logLines.push(`${name} ${level} ${msg}`);
-  return { name, trace: line('trace'), debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error'), append() {}, appendLine: line('info'), show() {}, dispose() {} };
+  return {
+    name,
+    trace: line('trace'),
+    debug: line('debug'),
+    info: line('info'),
+    warn: line('warn'),
+    error: line('error'),
+    append() {},
+    appendLine: line('info'),
+    show() {},
+    dispose() {},
+  };
 }
 
 export const window = {
@@ -188,7 +236,10 @@ export const window = {
   showErrorMessage: showMessage('error'),
   showWarningMessage: showMessage('warning'),
   showInputBox: async () => undefined,
-  showQuickPick: async <T extends string | { label: string }>(items: readonly T[] | Thenable<readonly T[]>, options?: { title?: string }): Promise<T | undefined> => {
+  showQuickPick: async <T extends string | { label: string }>(
+    items: readonly T[] | Thenable<readonly T[]>,
+    options?: { title?: string },
+  ): Promise<T | undefined> => {
     const list = await items;
     const labelOf = (i: T) => (typeof i === 'string' ? i : i.label);
     recorded.quickPicks.push({ title: options?.title, labels: list.map(labelOf) });
@@ -198,12 +249,27 @@ export const window = {
   createStatusBarItem: (id: string, alignment = StatusBarAlignment.Left, priority?: number): FakeStatusBarItem => {
     let text = '';
     const item: FakeStatusBarItem = {
-      id, alignment, priority, visible: false, textSets: 0,
-      get text() { return text; },
-      set text(v: string) { text = v; item.textSets++; },
-      show() { item.visible = true; },
-      hide() { item.visible = false; },
-      dispose() { item.visible = false; },
+      id,
+      alignment,
+      priority,
+      visible: false,
+      textSets: 0,
+      get text() {
+        return text;
+      },
+      set text(v: string) {
+        text = v;
+        item.textSets++;
+      },
+      show() {
+        item.visible = true;
+      },
+      hide() {
+        item.visible = false;
+      },
+      dispose() {
+        item.visible = false;
+      },
     };
     recorded.statusBarItems.push(item);
     return item;
@@ -233,7 +299,12 @@ export const version = '1.100.3-fake';
 // ---------------------------------------------------------------------------------------------------------------
 // Webview panels (the dashboard). Kept in one block so other additions merge cleanly.
 
-export enum ViewColumn { Active = -1, Beside = -2, One = 1, Two = 2 }
+export enum ViewColumn {
+  Active = -1,
+  Beside = -2,
+  One = 1,
+  Two = 2,
+}
 export class Selection extends Range {}
 
 /** A fake webview panel: `posted` records what the extension posted; `receive` plays a message from the page. */
@@ -243,7 +314,14 @@ export interface FakeWebviewPanel {
   visible: boolean;
   disposed: boolean;
   posted: unknown[];
-  webview: { html: string; options: unknown; cspSource: string; postMessage(m: unknown): Promise<boolean>; asWebviewUri(u: Uri): Uri; onDidReceiveMessage: EventEmitter<unknown>['event'] };
+  webview: {
+    html: string;
+    options: unknown;
+    cspSource: string;
+    postMessage(m: unknown): Promise<boolean>;
+    asWebviewUri(u: Uri): Uri;
+    onDidReceiveMessage: EventEmitter<unknown>['event'];
+  };
   receive(m: unknown): Promise<void>;
   setVisible(v: boolean): void;
   reveal(): void;
@@ -253,7 +331,10 @@ export interface FakeWebviewPanel {
   dispose(): void;
 }
 
-export const webviewRecord = { panels: [] as FakeWebviewPanel[], serializers: new Map<string, { deserializeWebviewPanel(p: FakeWebviewPanel, state: unknown): Thenable<void> }>() };
+export const webviewRecord = {
+  panels: [] as FakeWebviewPanel[],
+  serializers: new Map<string, { deserializeWebviewPanel(p: FakeWebviewPanel, state: unknown): Thenable<void> }>(),
+};
 
 /** Makes a fake panel (as `createWebviewPanel` does; tests also pass one to a serializer). */
 export function fakeWebviewPanel(viewType: string, title = ''): FakeWebviewPanel {
@@ -262,19 +343,45 @@ export function fakeWebviewPanel(viewType: string, title = ''): FakeWebviewPanel
   const viewState = new EventEmitter<unknown>();
   const listeners: Promise<unknown>[] = [];
   const panel: FakeWebviewPanel = {
-    viewType, title, visible: true, disposed: false, posted: [],
+    viewType,
+    title,
+    visible: true,
+    disposed: false,
+    posted: [],
     webview: {
-      html: '', options: {}, cspSource: 'https://fake.vscode-cdn.net',
-      postMessage: async (m) => { panel.posted.push(JSON.parse(JSON.stringify(m))); return true; },
+      html: '',
+      options: {},
+      cspSource: 'https://fake.vscode-cdn.net',
+      postMessage: async (m) => {
+        panel.posted.push(JSON.parse(JSON.stringify(m)));
+        return true;
+      },
       asWebviewUri: (u) => Uri.from({ scheme: 'https', path: u.path }),
-      onDidReceiveMessage: (l) => received.event((m) => { const r = l(m); listeners.push(Promise.resolve(r)); return r; }),
+      onDidReceiveMessage: (l) =>
+        received.event((m) => {
+          const r = l(m);
+          listeners.push(Promise.resolve(r));
+          return r;
+        }),
     },
-    async receive(m) { received.fire(m); await Promise.all(listeners.splice(0)); },
-    setVisible(v) { panel.visible = v; viewState.fire({ webviewPanel: panel }); },
-    reveal() { panel.setVisible(true); },
+    async receive(m) {
+      received.fire(m);
+      await Promise.all(listeners.splice(0));
+    },
+    setVisible(v) {
+      panel.visible = v;
+      viewState.fire({ webviewPanel: panel });
+    },
+    reveal() {
+      panel.setVisible(true);
+    },
     onDidDispose: disposed.event,
     onDidChangeViewState: viewState.event,
-    dispose() { if (panel.disposed) return; panel.disposed = true; disposed.fire(); },
+    dispose() {
+      if (panel.disposed) return;
+      panel.disposed = true;
+      disposed.fire();
+    },
   };
   return panel;
 }
@@ -286,7 +393,10 @@ Object.assign(window, {
     webviewRecord.panels.push(p);
     return p;
   },
-  registerWebviewPanelSerializer(viewType: string, s: { deserializeWebviewPanel(p: FakeWebviewPanel, state: unknown): Thenable<void> }) {
+  registerWebviewPanelSerializer(
+    viewType: string,
+    s: { deserializeWebviewPanel(p: FakeWebviewPanel, state: unknown): Thenable<void> },
+  ) {
     webviewRecord.serializers.set(viewType, s);
     return { dispose: () => webviewRecord.serializers.delete(viewType) };
   },

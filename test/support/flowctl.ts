@@ -7,12 +7,26 @@ import { sharedDir } from './corpus';
 export const flowctlPath: string = path.join(sharedDir, 'peers', 'flow-next', 'flowctl.py');
 
 /** What a process printed and how it ended; `json()` parses stdout. */
-export interface ToolResult { code: number | null; stdout: string; stderr: string; json: () => Record<string, unknown> }
+export interface ToolResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: () => Record<string, unknown>;
+}
 
 /** Runs `python3 flowctl.py …args` in `cwd` (flowctl has no `-C`: it uses the git top level of its cwd). */
 export function runFlowctl(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): ToolResult {
-  const r = spawnSync('python3', [flowctlPath, ...args], { cwd, encoding: 'utf8', env: { ...process.env, FLOW_ACTOR: 'tester', ...env } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, unknown> };
+  const r = spawnSync('python3', [flowctlPath, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, FLOW_ACTOR: 'tester', ...env },
+  });
+  return {
+    code: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: () => JSON.parse(r.stdout) as Record<string, unknown>,
+  };
 }
 
 /** Like {@link runFlowctl}, throwing with flowctl's output when it does not exit 0. */
@@ -31,7 +45,9 @@ export function describeFlowctl(title: string, fn: () => void): void {
     const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
     if (!fs.existsSync(flowctlPath) || python.status !== 0) {
       it('needs flowctl and python3', () => {
-        throw new Error(`flowctl not found at ${flowctlPath} or python3 missing (${python.error?.message ?? python.stderr}): set RALPH_SHARED_DIR to the shared material's folder (default ../shared)`);
+        throw new Error(
+          `flowctl not found at ${flowctlPath} or python3 missing (${python.error?.message ?? python.stderr}): set RALPH_SHARED_DIR to the shared material's folder (default ../shared)`,
+        );
       });
       return;
     }

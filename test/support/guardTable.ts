@@ -33,7 +33,8 @@ export function bash(command: string, c: GuardContext = ctx()): GuardDecision {
   return decideGuard({ tool_name: 'Bash', tool_input: { command, description: 'd' }, cwd: WS }, c);
 }
 
-export const gate = (label: string, seg: string, wait = 110000) => `${NODE} ${CLI} -C ${WS} gate ${label} --wait-ms ${wait} -- ${seg}`;
+export const gate = (label: string, seg: string, wait = 110000) =>
+  `${NODE} ${CLI} -C ${WS} gate ${label} --wait-ms ${wait} -- ${seg}`;
 
 export type Row = [command: string, expect: 'allow' | 'deny' | { command: string }];
 
@@ -104,7 +105,7 @@ export const TABLE: Row[] = [
   ['sh -c "ls; git push"', 'deny'],
   ["zsh -c 'git push'", 'deny'],
   ["dash -c 'git push'", 'deny'],
-  ["bash -c \"bash -c 'git push'\"", 'deny'],
+  ['bash -c "bash -c \'git push\'"', 'deny'],
   ["bash <<< 'git push'", 'deny'],
   ["bash <<'EOF'\nls\ngit push\nEOF", 'deny'],
   ["eval 'git push'", 'deny'],
@@ -212,27 +213,27 @@ export const TABLE: Row[] = [
   ["sed -i 's/alpha/beta/g; /^$/d' src/a.ts", 'allow'],
   ["sed -n '/start/,/end/p' README.md", 'allow'],
   ["awk '{print $1}' README.md", 'allow'],
-  ["awk '$1 > 5 || $2 == \"x\" {n++} END {print n}' README.md", 'allow'],
-  ["python3 -c 'import re, json; print(re.compile(\"x\").pattern, json.dumps([1]))'", 'allow'],
-  ["node -e 'console.log(/a/.exec(\"a\"), require(\"fs\").existsSync(\"x\"))'", 'allow'],
-  ["node -e 'const m = \"child_process\"; console.log(m)'", 'deny'],
-  ["node -e 'require(\"child_\" + \"process\").execSync(\"ls\")'", 'deny'],
-  ["git checkout -- src/a.ts", 'allow'],
-  ["git restore --staged src/a.ts", 'allow'],
-  ["git checkout -b feature/x", 'allow'],
-  ["git add -- src/a.ts", 'allow'],
-  ["git -C src add a.ts", 'allow'],
-  ["git add --ignore-errors src/a.ts", 'allow'],
-  ["ln -s ../src/a.ts lib/a.ts", 'allow'],
-  ["GIT_EDITOR=true git commit --amend --no-edit", 'allow'],
-  ["GIT_PAGER=cat git log -3", 'allow'],
-  ["PAGER='sh -c \"git push\"' git log", 'deny'],
+  ['awk \'$1 > 5 || $2 == "x" {n++} END {print n}\' README.md', 'allow'],
+  ['python3 -c \'import re, json; print(re.compile("x").pattern, json.dumps([1]))\'', 'allow'],
+  ['node -e \'console.log(/a/.exec("a"), require("fs").existsSync("x"))\'', 'allow'],
+  ['node -e \'const m = "child_process"; console.log(m)\'', 'deny'],
+  ['node -e \'require("child_" + "process").execSync("ls")\'', 'deny'],
+  ['git checkout -- src/a.ts', 'allow'],
+  ['git restore --staged src/a.ts', 'allow'],
+  ['git checkout -b feature/x', 'allow'],
+  ['git add -- src/a.ts', 'allow'],
+  ['git -C src add a.ts', 'allow'],
+  ['git add --ignore-errors src/a.ts', 'allow'],
+  ['ln -s ../src/a.ts lib/a.ts', 'allow'],
+  ['GIT_EDITOR=true git commit --amend --no-edit', 'allow'],
+  ['GIT_PAGER=cat git log -3', 'allow'],
+  ['PAGER=\'sh -c "git push"\' git log', 'deny'],
   ["export GIT_SSH_COMMAND='git push'", 'deny'],
   ["env GIT_PAGER='git push' git log", 'deny'],
   ["tmux new-window 'npm run build'", 'allow'],
-  ["strace -f -o /tmp/t npm run build", 'allow'],
-  ["npm --registry https://r.example install", 'allow'],
-  ["npm publ", 'deny'],
+  ['strace -f -o /tmp/t npm run build', 'allow'],
+  ['npm --registry https://r.example install', 'allow'],
+  ['npm publ', 'deny'],
   ["pnpm exec ralph gate unit -- 'git push'", 'deny'],
   ["git rebase -x 'npm run build' HEAD~2", 'allow'],
   // audit of issue 17 (branch a17): xargs' replace string makes an argument input (the script of a shell, the name)
@@ -250,4 +251,3 @@ export const TABLE: Row[] = [
   ["sg - staff -c 'git push'", 'deny'],
   ["sg staff 'ls src'", 'allow'],
 ];
-

@@ -3,8 +3,16 @@ import { rewriteAutoEnriched, rewriteLastGateState, sectionContent, workingSet }
 
 /** Gate states and enrichment the handoff tests write. */
 export const PASS = { label: 'basic', exitCode: 0 };
-export const FAIL = { label: 'full', exitCode: 2, summary: 'label: full\nexit: 2\nduration: 4s\nlog: .ralph/gates/full-x.log\ncmd: npm test\n' };
-export const ENRICH = { lastCommit: 'abc1234 feat: add parser', lastDone: 'T001 First task', nextItem: 'T002 Second task' };
+export const FAIL = {
+  label: 'full',
+  exitCode: 2,
+  summary: 'label: full\nexit: 2\nduration: 4s\nlog: .ralph/gates/full-x.log\ncmd: npm test\n',
+};
+export const ENRICH = {
+  lastCommit: 'abc1234 feat: add parser',
+  lastDone: 'T001 First task',
+  nextItem: 'T002 Second task',
+};
 
 /**
  * Declares the checks of whole handoff files: `skeleton` (a handoff.md as first written: a `## Last gate state` with
@@ -17,7 +25,7 @@ export function describeHandoffFiles(skeleton: () => string, afterFail: () => st
     assert.equal(workingSet(skeleton()), undefined);
   });
 
-  it('a passing gate replaces the skeleton\'s placeholder and keeps the text before it byte-identical', () => {
+  it("a passing gate replaces the skeleton's placeholder and keeps the text before it byte-identical", () => {
     const text = skeleton();
     const out = rewriteLastGateState(text, PASS);
     const at = text.indexOf('\n## Last gate state') + 1;
@@ -30,6 +38,9 @@ export function describeHandoffFiles(skeleton: () => string, afterFail: () => st
     const out = rewriteAutoEnriched(rewriteLastGateState(text, FAIL), ENRICH);
     assert.ok(out.startsWith(text));
     assert.equal(sectionContent(out, 'Last gate state'), `\n${FAIL.summary}`);
-    assert.match(out, /## Auto-enriched state\n\n\*\*Last commit\*\*: `abc1234 feat: add parser`\n\*\*Last task done\*\*: T001 First task\n\*\*Next unchecked\*\*: T002 Second task\n$/);
+    assert.match(
+      out,
+      /## Auto-enriched state\n\n\*\*Last commit\*\*: `abc1234 feat: add parser`\n\*\*Last task done\*\*: T001 First task\n\*\*Next unchecked\*\*: T002 Second task\n$/,
+    );
   });
 }

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import { type SessionSummary, inspectStream } from '../../src/core/agents/inspect';
 
 /** Session inspect of a stream file, read in small chunks (so line boundaries fall inside reads). */
-export const inspectFile = (file: string): Promise<SessionSummary> => inspectStream(fs.createReadStream(file, { highWaterMark: 4096 }));
+export const inspectFile = (file: string): Promise<SessionSummary> =>
+  inspectStream(fs.createReadStream(file, { highWaterMark: 4096 }));
 
 /** What a set of streams recorded from the real claude against the scripted server (scripts/record-streams.ts) shows. */
 export interface RecordedClaudeExpectations {
@@ -58,7 +59,15 @@ export function describeRecordedClaudeStreams(rec: (name: string) => string, x: 
     const s = await inspectFile(rec(x.files.retrySeriesKilled));
     assert.equal(s.outcome.kind, 'noResult');
     assert.deepEqual(s.outcome.lastApiRetry, { ...x.lastRetry, status: 429, error: 'rate_limit' });
-    assert.deepEqual(s.rateLimits, [{ source: 'api_retry', status: 429, attempts: x.lastRetry.attempt, maxRetries: x.lastRetry.maxRetries, message: 'rate_limit' }]);
+    assert.deepEqual(s.rateLimits, [
+      {
+        source: 'api_retry',
+        status: 429,
+        attempts: x.lastRetry.attempt,
+        maxRetries: x.lastRetry.maxRetries,
+        message: 'rate_limit',
+      },
+    ]);
     assert.equal(s.events.result, 0);
     assert.equal(s.costUsd, null);
   });

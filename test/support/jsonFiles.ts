@@ -11,7 +11,10 @@ export function diffLines(before: string, after: string): { removed: string[]; a
     for (const l of y) left.set(l, (left.get(l) ?? 0) + 1);
     return x.filter((l) => {
       const n = left.get(l) ?? 0;
-      if (n > 0) { left.set(l, n - 1); return false; }
+      if (n > 0) {
+        left.set(l, n - 1);
+        return false;
+      }
       return true;
     });
   };
@@ -48,7 +51,13 @@ export function describeSchemaAndByteIdentity(files: { name: string; file: strin
     it(`${name} stays byte-identical when every top-level key is set to its own value`, () => {
       const text = fs.readFileSync(file, 'utf8');
       const raw = JSON.parse(text) as Record<string, unknown>;
-      assert.equal(applyJsonChanges(text, Object.entries(raw).map(([k, value]) => ({ op: 'set' as const, path: [k], value }))), text);
+      assert.equal(
+        applyJsonChanges(
+          text,
+          Object.entries(raw).map(([k, value]) => ({ op: 'set' as const, path: [k], value })),
+        ),
+        text,
+      );
     });
   }
 }

@@ -42,7 +42,13 @@ interface TurnBase {
 export type Turn =
   | (TurnBase & { kind: 'text'; text: string; usage?: ScriptUsage })
   | (TurnBase & { kind: 'toolUse'; calls: ToolCall[]; text?: string; usage?: ScriptUsage })
-  | (TurnBase & { kind: 'httpError'; status: number; message?: string; errorType?: string; headers?: Record<string, string> })
+  | (TurnBase & {
+      kind: 'httpError';
+      status: number;
+      message?: string;
+      errorType?: string;
+      headers?: Record<string, string>;
+    })
   /** Starts the SSE reply (message_start and `text` so far), then destroys the connection. */
   | (TurnBase & { kind: 'disconnect'; text?: string; usage?: ScriptUsage })
   /** Starts the SSE reply, then never finishes it (until the server closes). */
@@ -53,15 +59,28 @@ type Opts = { usage?: ScriptUsage; delayMs?: number; times?: number };
 /** A text reply that ends the turn (`stop_reason: end_turn`). */
 export const say = (text: string, o: Opts = {}): Turn => ({ kind: 'text', text, ...o });
 /** A reply calling one tool (`stop_reason: tool_use`). */
-export const toolUse = (name: string, input: Record<string, unknown>, o: Opts & { text?: string; id?: string } = {}): Turn => ({ kind: 'toolUse', calls: [{ name, input, ...(o.id ? { id: o.id } : {}) }], ...o });
-export const bash = (command: string, o: Opts & { text?: string } = {}): Turn => toolUse('Bash', { command, description: 'run a command' }, o);
-export const write = (filePath: string, content: string, o: Opts & { text?: string } = {}): Turn => toolUse('Write', { file_path: filePath, content }, o);
+export const toolUse = (
+  name: string,
+  input: Record<string, unknown>,
+  o: Opts & { text?: string; id?: string } = {},
+): Turn => ({ kind: 'toolUse', calls: [{ name, input, ...(o.id ? { id: o.id } : {}) }], ...o });
+export const bash = (command: string, o: Opts & { text?: string } = {}): Turn =>
+  toolUse('Bash', { command, description: 'run a command' }, o);
+export const write = (filePath: string, content: string, o: Opts & { text?: string } = {}): Turn =>
+  toolUse('Write', { file_path: filePath, content }, o);
 export const edit = (filePath: string, oldString: string, newString: string, o: Opts & { text?: string } = {}): Turn =>
   toolUse('Edit', { file_path: filePath, old_string: oldString, new_string: newString }, o);
-export const read = (filePath: string, o: Opts & { text?: string } = {}): Turn => toolUse('Read', { file_path: filePath }, o);
+export const read = (filePath: string, o: Opts & { text?: string } = {}): Turn =>
+  toolUse('Read', { file_path: filePath }, o);
 /** An HTTP error with an Anthropic error body (429 rate_limit_error, 529 overloaded_error, 401 authentication_error, …). */
-export const httpError = (status: number, o: { message?: string; times?: number; delayMs?: number; headers?: Record<string, string> } = {}): Turn => ({ kind: 'httpError', status, ...o });
-export const disconnect = (o: { text?: string; usage?: ScriptUsage; times?: number } = {}): Turn => ({ kind: 'disconnect', ...o });
+export const httpError = (
+  status: number,
+  o: { message?: string; times?: number; delayMs?: number; headers?: Record<string, string> } = {},
+): Turn => ({ kind: 'httpError', status, ...o });
+export const disconnect = (o: { text?: string; usage?: ScriptUsage; times?: number } = {}): Turn => ({
+  kind: 'disconnect',
+  ...o,
+});
 export const hang = (o: { usage?: ScriptUsage } = {}): Turn => ({ kind: 'hang', ...o });
 
 export interface RecordedRequest {
@@ -108,7 +127,8 @@ export function userTexts(body: unknown): string[] {
   for (const m of msgs) {
     if (m.role !== 'user') continue;
     if (typeof m.content === 'string') out.push(m.content);
-    else if (Array.isArray(m.content)) for (const c of m.content) if (c?.type === 'text' && typeof c.text === 'string') out.push(c.text);
+    else if (Array.isArray(m.content))
+      for (const c of m.content) if (c?.type === 'text' && typeof c.text === 'string') out.push(c.text);
   }
   return out;
 }
@@ -116,7 +136,9 @@ export function userTexts(body: unknown): string[] {
 /** Every `tool_result` block in a request body. */
 export function toolResults(body: unknown): { tool_use_id: string; content: unknown; is_error?: boolean }[] {
   const msgs = (body as { messages?: { role: string; content: unknown }[] })?.messages ?? [];
-  return msgs.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((c: { type?: string }) => c?.type === 'tool_result') : []));
+  return msgs.flatMap((m) =>
+    Array.isArray(m.content) ? m.content.filter((c: { type?: string }) => c?.type === 'tool_result') : [],
+  );
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -138,7 +160,10 @@ export function storyOfRequest(body: unknown, ids: readonly string[]): string | 
  * story its prompt names ({@link storyOfRequest}); a request naming none takes from the `'*'` list when there is one.
  * `RecordedRequest.turn` is then the index within that story's list.
  */
-export async function startModelServer(script: Turn[] | Record<string, Turn[]>, opts: { model?: string } = {}): Promise<ModelServer> {
+export async function startModelServer(
+  script: Turn[] | Record<string, Turn[]>,
+  opts: { model?: string } = {},
+): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const waiters: { n: number; resolve: () => void }[] = [];
@@ -149,7 +174,9 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
   let exhausted = 0;
   let agentCount = 0;
 
-  const routed = Array.isArray(script) ? null : new Map(Object.entries(script).map(([id, turns]) => [id, { turns, cursor: 0, used: 0 }]));
+  const routed = Array.isArray(script)
+    ? null
+    : new Map(Object.entries(script).map(([id, turns]) => [id, { turns, cursor: 0, used: 0 }]));
   const nextTurn = (body?: unknown): { turn: Turn; index: number } | null => {
     if (routed) {
       const id = storyOfRequest(body, [...routed.keys()]) ?? '*';
@@ -157,7 +184,10 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
       if (!r) return null;
       while (r.cursor < r.turns.length) {
         const t = r.turns[r.cursor]!;
-        if (r.used < (t.times ?? 1)) { r.used++; return { turn: t, index: r.cursor }; }
+        if (r.used < (t.times ?? 1)) {
+          r.used++;
+          return { turn: t, index: r.cursor };
+        }
         r.cursor++;
         r.used = 0;
       }
@@ -195,7 +225,14 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
     } catch {
       /* keep raw */
     }
-    const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, turn: null, at: Date.now() };
+    const rec: RecordedRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body,
+      turn: null,
+      at: Date.now(),
+    };
     requests.push(rec);
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
@@ -228,7 +265,12 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
     if (turn.delayMs) await sleep(turn.delayMs);
     if (turn.kind === 'httpError') {
       const type = ERROR_TYPES[turn.status] ?? (turn.status >= 500 ? 'api_error' : 'invalid_request_error');
-      json(res, turn.status, { type: 'error', error: { type, message: turn.message ?? `scripted HTTP ${turn.status}` } }, { 'request-id': `req_${rec.at}`, ...(turn.headers ?? {}) });
+      json(
+        res,
+        turn.status,
+        { type: 'error', error: { type, message: turn.message ?? `scripted HTTP ${turn.status}` } },
+        { 'request-id': `req_${rec.at}`, ...(turn.headers ?? {}) },
+      );
       return;
     }
     sse(res, model, turn);
@@ -248,8 +290,19 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
     const id = `msg_${++messageSeq}`;
     send('message_start', {
       message: {
-        id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
-        usage: { input_tokens: u.input ?? 100, output_tokens: 1, cache_creation_input_tokens: u.cacheCreation ?? 0, cache_read_input_tokens: u.cacheRead ?? 0 },
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: u.input ?? 100,
+          output_tokens: 1,
+          cache_creation_input_tokens: u.cacheCreation ?? 0,
+          cache_read_input_tokens: u.cacheRead ?? 0,
+        },
       },
     });
     let index = 0;
@@ -273,7 +326,10 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
       for (const call of turn.calls) {
         const json = JSON.stringify(call.input);
         const half = Math.floor(json.length / 2);
-        send('content_block_start', { index, content_block: { type: 'tool_use', id: call.id ?? `toolu_${++toolSeq}`, name: call.name, input: {} } });
+        send('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: call.id ?? `toolu_${++toolSeq}`, name: call.name, input: {} },
+        });
         send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, half) } });
         send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(half) } });
         send('content_block_stop', { index });
@@ -281,7 +337,10 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
       }
       stop = 'tool_use';
     }
-    send('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: u.output ?? 10 } });
+    send('message_delta', {
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: u.output ?? 10 },
+    });
     send('message_stop', {});
     res.end();
   }
@@ -291,8 +350,10 @@ export async function startModelServer(script: Turn[] | Record<string, Turn[]>, 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    agentRequests: () => requests.filter((r) => r.turn !== null || (r.body as { tools?: unknown })?.tools !== undefined),
-    waitForAgentRequests: (n) => (agentCount >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+    agentRequests: () =>
+      requests.filter((r) => r.turn !== null || (r.body as { tools?: unknown })?.tools !== undefined),
+    waitForAgentRequests: (n) =>
+      agentCount >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
     get exhausted() {
       return exhausted;
     },

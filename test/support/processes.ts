@@ -1,7 +1,13 @@
 import * as fs from 'node:fs';
 
 /** One process as /proc shows it: pid, process group, state letter, command line (NULs as spaces) and cwd. */
-export interface ProcInfo { pid: number; pgid: number; state: string; cmdline: string; cwd: string | null }
+export interface ProcInfo {
+  pid: number;
+  pgid: number;
+  state: string;
+  cmdline: string;
+  cwd: string | null;
+}
 
 /**
  * Every process of this machine readable through /proc, this test process excluded. The one /proc parser of the
@@ -42,17 +48,23 @@ export function liveGroupMembers(pgid: number): number[] {
       return [];
     }
   }
-  return listProcesses().filter((p) => p.pgid === pgid && p.state !== 'Z').map((p) => p.pid);
+  return listProcesses()
+    .filter((p) => p.pgid === pgid && p.state !== 'Z')
+    .map((p) => p.pid);
 }
 
 /** Pids of processes running in, or naming, a folder under `root` (to prove none is left behind). */
 export function processesUnder(root: string): number[] {
-  return listProcesses().filter((p) => (p.cwd !== null && p.cwd.startsWith(root)) || p.cmdline.includes(root)).map((p) => p.pid);
+  return listProcesses()
+    .filter((p) => (p.cwd !== null && p.cwd.startsWith(root)) || p.cmdline.includes(root))
+    .map((p) => p.pid);
 }
 
 /** Pids of processes whose whole command line is `cmdline`. */
 export function processesRunning(cmdline: string): number[] {
-  return listProcesses().filter((p) => p.cmdline === cmdline).map((p) => p.pid);
+  return listProcesses()
+    .filter((p) => p.cmdline === cmdline)
+    .map((p) => p.pid);
 }
 
 /** Resolves once `file` exists (the command under test touches it when it has started). */
@@ -69,7 +81,10 @@ export async function spawnsDuring<T>(fn: () => Promise<T>): Promise<{ value: T;
   const cp = require('node:child_process') as Record<string, unknown>;
   const orig = cp.spawn as (...a: unknown[]) => unknown;
   let spawns = 0;
-  cp.spawn = function (this: unknown, ...a: unknown[]) { spawns++; return orig.apply(this, a); };
+  cp.spawn = function (this: unknown, ...a: unknown[]) {
+    spawns++;
+    return orig.apply(this, a);
+  };
   try {
     return { value: await fn(), spawns };
   } finally {

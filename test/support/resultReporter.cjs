@@ -12,12 +12,27 @@ class ResultReporter extends Mocha.reporters.Spec {
     const opts = (options && options.reporterOptions) || {};
     const file = opts.resultFile || process.env.RALPH_RESULT_FILE;
     const failures = [];
-    runner.on('fail', (test, err) => failures.push({ title: test.fullTitle(), error: String((err && err.stack) || err).slice(0, 4000) }));
+    runner.on('fail', (test, err) =>
+      failures.push({ title: test.fullTitle(), error: String((err && err.stack) || err).slice(0, 4000) }),
+    );
     runner.once('end', () => {
       if (!file) return;
       const s = runner.stats || {};
       fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, JSON.stringify({ tier: opts.tier || process.env.RALPH_TIER || 'unknown', passed: s.passes || 0, failed: s.failures || 0, pending: s.pending || 0, failures }, null, 2));
+      fs.writeFileSync(
+        file,
+        JSON.stringify(
+          {
+            tier: opts.tier || process.env.RALPH_TIER || 'unknown',
+            passed: s.passes || 0,
+            failed: s.failures || 0,
+            pending: s.pending || 0,
+            failures,
+          },
+          null,
+          2,
+        ),
+      );
     });
   }
 }

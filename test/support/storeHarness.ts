@@ -17,13 +17,17 @@ export class ManualClock implements ThrottleClock {
   t = 0;
   private timers: { at: number; fn: () => void; id: number }[] = [];
   private nextId = 1;
-  now(): number { return this.t; }
+  now(): number {
+    return this.t;
+  }
   setTimeout(fn: () => void, ms: number): unknown {
     const id = this.nextId++;
     this.timers.push({ at: this.t + ms, fn, id });
     return id;
   }
-  clearTimeout(h: unknown): void { this.timers = this.timers.filter((x) => x.id !== h); }
+  clearTimeout(h: unknown): void {
+    this.timers = this.timers.filter((x) => x.id !== h);
+  }
   advance(ms: number): void {
     const end = this.t + ms;
     for (;;) {
@@ -35,7 +39,9 @@ export class ManualClock implements ThrottleClock {
     }
     this.t = end;
   }
-  get pending(): number { return this.timers.length; }
+  get pending(): number {
+    return this.timers.length;
+  }
 }
 
 /** One run the harness feeds: append events, end it. */
@@ -50,7 +56,12 @@ export class FakeRun {
   /** Appends events to the run's log; followers see them as one batch. */
   emit(...events: EngineEvent[]): void {
     for (const e of events) {
-      const entry = { ...e, seq: ++this.seq, at: new Date(Date.UTC(2026, 11, 1, 9, 0, 0, this.seq)).toISOString(), lane: 0 } as RunLogEntry;
+      const entry = {
+        ...e,
+        seq: ++this.seq,
+        at: new Date(Date.UTC(2026, 11, 1, 9, 0, 0, this.seq)).toISOString(),
+        lane: 0,
+      } as RunLogEntry;
       this.view = reduceRunView(this.view, entry);
       this.tokens = reduceRunTokens(this.tokens, entry);
     }
@@ -74,20 +85,74 @@ export class FakeRun {
 
 export function runInfo(id: string, over: Partial<RunInfo> = {}): RunInfo {
   return {
-    id, kind: 'ralph', dir: `/w/.ralph/runs/${id}`, state: 'running', active: true, iteration: 0, currentEpic: null, currentTask: null,
-    currentItem: null, paused: false, stopped: false, startedAt: `2026-12-01T09:00:00.000Z`, ...over,
+    id,
+    kind: 'ralph',
+    dir: `/w/.ralph/runs/${id}`,
+    state: 'running',
+    active: true,
+    iteration: 0,
+    currentEpic: null,
+    currentTask: null,
+    currentItem: null,
+    paused: false,
+    stopped: false,
+    startedAt: `2026-12-01T09:00:00.000Z`,
+    ...over,
   };
 }
 
-export const started = (runId: string): EngineEvent => ({ type: 'runStarted', runId, folder: '/w', source: 'checklist', agent: 'claude', maxIterations: 5, gates: {} });
-export const iteration = (n: number, item = 'T-1'): EngineEvent => ({ type: 'iterationStarted', iteration: n, item: { source: 'checklist', id: item, title: item }, attempt: 1, attemptKind: 'first', purpose: 'work' });
-export const agent = (n: number): EngineEvent => ({ type: 'agentStarted', iteration: n, pid: 4242, command: 'claude -p' });
-export const tokensAt = (n: number, contextTokens: number, costUsd = 0.01): EngineEvent => ({
-  type: 'tokens', iteration: n, contextTokens, contextWindow: 200_000, rotateAt: 170_000, warnAt: 148_750,
-  totals: { input: 100, output: contextTokens / 100, cacheRead: contextTokens, cacheCreation: 10 }, costUsd,
+export const started = (runId: string): EngineEvent => ({
+  type: 'runStarted',
+  runId,
+  folder: '/w',
+  source: 'checklist',
+  agent: 'claude',
+  maxIterations: 5,
+  gates: {},
 });
-export const ended = (n: number, costUsd = 0.5): EngineEvent => ({ type: 'iterationEnded', iteration: n, ending: 'natural', detail: 'ok', totals: { tokens: { input: 100, output: 200, cacheRead: 1000, cacheCreation: 10 }, costUsd }, exitCode: 0 });
-export const runEnded = (): EngineEvent => ({ type: 'runEnded', state: 'completed', reason: 'all done', completionReason: 'DONE', exitCode: 0, iterations: 1, costUsd: 0.5, done: 1, total: 1 });
+export const iteration = (n: number, item = 'T-1'): EngineEvent => ({
+  type: 'iterationStarted',
+  iteration: n,
+  item: { source: 'checklist', id: item, title: item },
+  attempt: 1,
+  attemptKind: 'first',
+  purpose: 'work',
+});
+export const agent = (n: number): EngineEvent => ({
+  type: 'agentStarted',
+  iteration: n,
+  pid: 4242,
+  command: 'claude -p',
+});
+export const tokensAt = (n: number, contextTokens: number, costUsd = 0.01): EngineEvent => ({
+  type: 'tokens',
+  iteration: n,
+  contextTokens,
+  contextWindow: 200_000,
+  rotateAt: 170_000,
+  warnAt: 148_750,
+  totals: { input: 100, output: contextTokens / 100, cacheRead: contextTokens, cacheCreation: 10 },
+  costUsd,
+});
+export const ended = (n: number, costUsd = 0.5): EngineEvent => ({
+  type: 'iterationEnded',
+  iteration: n,
+  ending: 'natural',
+  detail: 'ok',
+  totals: { tokens: { input: 100, output: 200, cacheRead: 1000, cacheCreation: 10 }, costUsd },
+  exitCode: 0,
+});
+export const runEnded = (): EngineEvent => ({
+  type: 'runEnded',
+  state: 'completed',
+  reason: 'all done',
+  completionReason: 'DONE',
+  exitCode: 0,
+  iterations: 1,
+  costUsd: 0.5,
+  done: 1,
+  total: 1,
+});
 
 export interface Harness {
   store: RunStore;
@@ -103,7 +168,9 @@ export interface Harness {
 }
 
 /** A started store over folder `/w` (and any `folders` given). */
-export function storeHarness(opts: { folders?: { folder: string; name: string }[]; loadPlan?: (folder: string) => Promise<PlanSnapshot> } = {}): Harness {
+export function storeHarness(
+  opts: { folders?: { folder: string; name: string }[]; loadPlan?: (folder: string) => Promise<PlanSnapshot> } = {},
+): Harness {
   const clock = new ManualClock();
   const runs = new Map<string, FakeRun>();
   const listed = new Map<string, RunInfo[]>();
@@ -118,9 +185,15 @@ export function storeHarness(opts: { folders?: { folder: string; name: string }[
     follow: (_folder, info, onUpdate) => {
       const r = runs.get(info.id)!;
       r.listeners.push(onUpdate);
-      return { dispose: () => { r.listeners = r.listeners.filter((l) => l !== onUpdate); } };
+      return {
+        dispose: () => {
+          r.listeners = r.listeners.filter((l) => l !== onUpdate);
+        },
+      };
     },
-    loadPlan: opts.loadPlan ?? (async (folder) => plans.get(folder) ?? { folder, roots: [], items: [], problems: [], cycles: [] }),
+    loadPlan:
+      opts.loadPlan ??
+      (async (folder) => plans.get(folder) ?? { folder, roots: [], items: [], problems: [], cycles: [] }),
     setContext: (k, v) => contexts.set(k, v),
     log: { info: (c, m) => logs.push(`info [${c}] ${m}`), warn: (c, m) => logs.push(`warn [${c}] ${m}`) },
     clock,
@@ -128,7 +201,13 @@ export function storeHarness(opts: { folders?: { folder: string; name: string }[
   });
   store.start();
   return {
-    store, clock, runs, contexts, logs, plans, folders,
+    store,
+    clock,
+    runs,
+    contexts,
+    logs,
+    plans,
+    folders,
     addRun(info, folder = '/w') {
       const r = runs.get(info.id) ?? new FakeRun(info);
       runs.set(info.id, r);

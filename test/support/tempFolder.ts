@@ -19,7 +19,10 @@ export interface TempFolder {
  * `files` written into it (relative path → text; a path ending in `/` makes an empty folder). The one temp-folder
  * helper of the tests: workspaces, homes and scratch folders all come from here.
  */
-export function makeTempFolder(prefix = 'ralph-test-', o: { ralphDir?: boolean; files?: Record<string, string> } = {}): TempFolder {
+export function makeTempFolder(
+  prefix = 'ralph-test-',
+  o: { ralphDir?: boolean; files?: Record<string, string> } = {},
+): TempFolder {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   if (o.ralphDir) fs.mkdirSync(path.join(dir, '.ralph'));
   for (const [rel, text] of Object.entries(o.files ?? {})) {
@@ -54,7 +57,11 @@ export function makeTempDir(prefix = 'ralph-test-', files: Record<string, string
   if (!madeDirs.length) {
     process.on('exit', () => {
       for (const d of madeDirs) {
-        try { fs.rmSync(d, { recursive: true, force: true }); } catch { /* still in use (a child writing): left */ }
+        try {
+          fs.rmSync(d, { recursive: true, force: true });
+        } catch {
+          /* still in use (a child writing): left */
+        }
       }
     });
   }

@@ -45,7 +45,12 @@ export function copyWaveWorkspace(): WaveWorkspace {
 }
 
 /** Writes `.ijfw/wave-<waveId>/subagent-<subId>.checkpoint.json` under `root` (JSON of `body`, or the text as is). */
-export function writeCheckpoint(root: string, waveId: string, subId: string, body: Record<string, unknown> | string): string {
+export function writeCheckpoint(
+  root: string,
+  waveId: string,
+  subId: string,
+  body: Record<string, unknown> | string,
+): string {
   const dir = path.join(root, '.ijfw', `wave-${waveId}`);
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `subagent-${subId}.checkpoint.json`);

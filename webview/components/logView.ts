@@ -56,7 +56,13 @@ export class RalphLog extends LitElement {
   linesChanged(): void {
     this.requestUpdate();
     // Once after this render and once after the next layout (the virtualizer's total size can grow in between).
-    if (this.follow) void this.updateComplete.then(() => { this.scrollToLatest(); requestAnimationFrame(() => { if (this.follow) this.scrollToLatest(); }); });
+    if (this.follow)
+      void this.updateComplete.then(() => {
+        this.scrollToLatest();
+        requestAnimationFrame(() => {
+          if (this.follow) this.scrollToLatest();
+        });
+      });
   }
 
   protected override firstUpdated(): void {
@@ -115,11 +121,36 @@ export class RalphLog extends LitElement {
     const older = Math.max(0, this.total - held);
     return html`
       <div class="log-toolbar">
-        ${LOG_KINDS.map((k) => html`<button class="chip ${this.filter.kinds[k] ? 'on' : ''}" data-kind=${k} aria-pressed=${this.filter.kinds[k] ? 'true' : 'false'}
-          @click=${() => this.emitFilter(toggleKind(this.filter, k))}>${k}</button>`)}
-        <input class="log-search" type="search" placeholder="Filter text" aria-label="Filter the log by text" .value=${this.filter.text} @input=${(e: Event) => this.onText(e)}>
-        <span class="log-count" data-testid="log-count">${count.toLocaleString()} shown of ${held.toLocaleString()}${older ? html` · ${older.toLocaleString()} older in the full log` : nothing}</span>
-        <button class="link" data-testid="open-full-log" @click=${() => this.dispatchEvent(new CustomEvent('open-full-log'))}><span class="codicon codicon-go-to-file"></span> Open the full log</button>
+        ${LOG_KINDS.map(
+          (k) =>
+            html`<button
+              class="chip ${this.filter.kinds[k] ? 'on' : ''}"
+              data-kind=${k}
+              aria-pressed=${this.filter.kinds[k] ? 'true' : 'false'}
+              @click=${() => this.emitFilter(toggleKind(this.filter, k))}
+            >
+              ${k}
+            </button>`,
+        )}
+        <input
+          class="log-search"
+          type="search"
+          placeholder="Filter text"
+          aria-label="Filter the log by text"
+          .value=${this.filter.text}
+          @input=${(e: Event) => this.onText(e)}
+        />
+        <span class="log-count" data-testid="log-count"
+          >${count.toLocaleString()} shown of
+          ${held.toLocaleString()}${older ? html` · ${older.toLocaleString()} older in the full log` : nothing}</span
+        >
+        <button
+          class="link"
+          data-testid="open-full-log"
+          @click=${() => this.dispatchEvent(new CustomEvent('open-full-log'))}
+        >
+          <span class="codicon codicon-go-to-file"></span> Open the full log
+        </button>
       </div>
       <div class="log-scroller" role="log" aria-live="off">
         <div class="log-space" ${cssom('height', `${v?.getTotalSize() ?? 0}px`)}>
@@ -139,11 +170,16 @@ export class RalphLog extends LitElement {
  * page's CSP (no 'unsafe-inline' styles) blocks; CSSOM writes are allowed.
  */
 export function cssom(prop: string, value: string): unknown {
-  return ref((el) => { if (el) (el as HTMLElement).style.setProperty(prop, value); });
+  return ref((el) => {
+    if (el) (el as HTMLElement).style.setProperty(prop, value);
+  });
 }
 
 function row(line: LogLine, top: number): unknown {
-  return html`<div class="log-row kind-${line.kind}" ${cssom('transform', `translateY(${top}px)`)}><span class="log-time">${formatClock(line.at)}</span><span class="log-kind">${line.kind}</span><span class="log-text">${line.text}</span></div>`;
+  return html`<div class="log-row kind-${line.kind}" ${cssom('transform', `translateY(${top}px)`)}>
+    <span class="log-time">${formatClock(line.at)}</span><span class="log-kind">${line.kind}</span
+    ><span class="log-text">${line.text}</span>
+  </div>`;
 }
 
 customElements.define('ralph-log', RalphLog);

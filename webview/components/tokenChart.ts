@@ -78,50 +78,81 @@ export class RalphTokenChart extends LitElement {
       height: 180,
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true, range: (u) => timeRangeOf(u.data[0], Date.now() / 1000) }, tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] }, usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] } },
+      scales: {
+        x: { time: true, range: (u) => timeRangeOf(u.data[0], Date.now() / 1000) },
+        tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] },
+        usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] },
+      },
       series: [
         {},
         ...(lanes.length ? lanes : [0]).map((lane): uPlot.Series => ({
-          label: single ? 'context' : `lane ${lane}`, scale: 'tokens', stroke: themeColor(laneColorVar(lane)), width: 1.5, spanGaps: true,
-          ...(lane > LANE_COLOR_VARS.length ? { dash: [2, 2] } : {}), value: (_u, v) => (v == null ? '–' : formatTokens(v)),
+          label: single ? 'context' : `lane ${lane}`,
+          scale: 'tokens',
+          stroke: themeColor(laneColorVar(lane)),
+          width: 1.5,
+          spanGaps: true,
+          ...(lane > LANE_COLOR_VARS.length ? { dash: [2, 2] } : {}),
+          value: (_u, v) => (v == null ? '–' : formatTokens(v)),
         })),
-        { label: 'cost', scale: 'usd', stroke: costColor, width: 1, dash: [4, 3], value: (_u, v) => (v == null ? '–' : formatUsd(v)) },
+        {
+          label: 'cost',
+          scale: 'usd',
+          stroke: costColor,
+          width: 1,
+          dash: [4, 3],
+          value: (_u, v) => (v == null ? '–' : formatUsd(v)),
+        },
       ],
       axes: [
         { ...axis },
         { ...axis, scale: 'tokens', values: (_u, vals) => vals.map((v) => formatTokens(v)), size: 50 },
-        { ...axis, scale: 'usd', side: 1, grid: { show: false }, values: (_u, vals) => vals.map((v) => formatUsd(v)), size: 60 },
+        {
+          ...axis,
+          scale: 'usd',
+          side: 1,
+          grid: { show: false },
+          values: (_u, vals) => vals.map((v) => formatUsd(v)),
+          size: 60,
+        },
       ],
       hooks: {
-        draw: [(u) => {
-          const c = u.ctx;
-          const { left, top, width, height } = u.bbox;
-          const hline = (value: number, color: string, label: string) => {
-            if (!value) return;
-            const y = Math.round(u.valToPos(value, 'tokens', true));
-            if (y < top || y > top + height) return;
-            c.save();
-            c.strokeStyle = color;
-            c.setLineDash([6, 4]);
-            c.lineWidth = devicePixelRatio;
-            c.beginPath(); c.moveTo(left, y); c.lineTo(left + width, y); c.stroke();
-            c.fillStyle = color;
-            c.font = `${10 * devicePixelRatio}px sans-serif`;
-            c.fillText(label, left + 4, y - 3);
-            c.restore();
-          };
-          hline(this.warnAt, warnColor, `warn ${formatTokens(this.warnAt)}`);
-          hline(this.rotateAt, rotateColor, `rotate ${formatTokens(this.rotateAt)}`);
-          for (const x of rotationMarks(this.points)) {
-            const px = Math.round(u.valToPos(x, 'x', true));
-            if (px < left || px > left + width) continue;
-            c.save();
-            c.strokeStyle = rotateColor;
-            c.lineWidth = devicePixelRatio;
-            c.beginPath(); c.moveTo(px, top); c.lineTo(px, top + height); c.stroke();
-            c.restore();
-          }
-        }],
+        draw: [
+          (u) => {
+            const c = u.ctx;
+            const { left, top, width, height } = u.bbox;
+            const hline = (value: number, color: string, label: string) => {
+              if (!value) return;
+              const y = Math.round(u.valToPos(value, 'tokens', true));
+              if (y < top || y > top + height) return;
+              c.save();
+              c.strokeStyle = color;
+              c.setLineDash([6, 4]);
+              c.lineWidth = devicePixelRatio;
+              c.beginPath();
+              c.moveTo(left, y);
+              c.lineTo(left + width, y);
+              c.stroke();
+              c.fillStyle = color;
+              c.font = `${10 * devicePixelRatio}px sans-serif`;
+              c.fillText(label, left + 4, y - 3);
+              c.restore();
+            };
+            hline(this.warnAt, warnColor, `warn ${formatTokens(this.warnAt)}`);
+            hline(this.rotateAt, rotateColor, `rotate ${formatTokens(this.rotateAt)}`);
+            for (const x of rotationMarks(this.points)) {
+              const px = Math.round(u.valToPos(x, 'x', true));
+              if (px < left || px > left + width) continue;
+              c.save();
+              c.strokeStyle = rotateColor;
+              c.lineWidth = devicePixelRatio;
+              c.beginPath();
+              c.moveTo(px, top);
+              c.lineTo(px, top + height);
+              c.stroke();
+              c.restore();
+            }
+          },
+        ],
       },
     };
     this.plot = new uPlot(opts, (lanes.length ? data : [[], [], []]) as uPlot.AlignedData, host);

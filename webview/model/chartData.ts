@@ -66,7 +66,8 @@ export const LONE_POINT_SPAN_S = 30;
 export function timeRangeOf(xs: ArrayLike<number | null | undefined>, nowS: number): [number, number] {
   const first = xs.length ? xs[0] : null;
   const last = xs.length ? xs[xs.length - 1] : null;
-  if (typeof first !== 'number' || typeof last !== 'number' || !Number.isFinite(first) || !Number.isFinite(last)) return [nowS - 2 * LONE_POINT_SPAN_S, nowS];
+  if (typeof first !== 'number' || typeof last !== 'number' || !Number.isFinite(first) || !Number.isFinite(last))
+    return [nowS - 2 * LONE_POINT_SPAN_S, nowS];
   if (last - first < 1) return [first - LONE_POINT_SPAN_S, last + LONE_POINT_SPAN_S];
   return [first, last];
 }

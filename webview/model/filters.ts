@@ -31,7 +31,9 @@ export function filterFromState(raw: unknown): LogFilter {
   if (typeof r.text === 'string') f.text = r.text.slice(0, 500);
   if (r.kinds && typeof r.kinds === 'object') {
     const kinds = { ...f.kinds };
-    for (const k of LOG_KINDS) if (typeof (r.kinds as Record<string, unknown>)[k] === 'boolean') kinds[k] = (r.kinds as Record<string, boolean>)[k]!;
+    for (const k of LOG_KINDS)
+      if (typeof (r.kinds as Record<string, unknown>)[k] === 'boolean')
+        kinds[k] = (r.kinds as Record<string, boolean>)[k]!;
     f.kinds = kinds;
   }
   return f;

@@ -23,38 +23,72 @@ export interface LaneDisplay {
   contextText: string;
 }
 
-const STATE_WORDS: Record<LaneActivity, string> = { idle: 'idle', agent: 'working', gate: 'at a gate', waiting: 'waiting for an answer' };
+const STATE_WORDS: Record<LaneActivity, string> = {
+  idle: 'idle',
+  agent: 'working',
+  gate: 'at a gate',
+  waiting: 'waiting for an answer',
+};
 const pct = (n: number, of: number) => (of > 0 ? Math.floor((n * 1000) / of) / 10 : 0);
 
 /** The display of one lane row. Pure. */
 export function laneDisplayOf(l: LaneRow): LaneDisplay {
   const c = l.context;
   const has = c.window > 0;
-  const item = l.item ? `${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`
-    : l.purpose === 'review' ? 'final review' : l.purpose === 'finalFix' ? 'fix after final verification' : '—';
+  const item = l.item
+    ? `${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`
+    : l.purpose === 'review'
+      ? 'final review'
+      : l.purpose === 'finalFix'
+        ? 'fix after final verification'
+        : '—';
   return {
-    lane: l.lane, item, activity: l.activity,
+    lane: l.lane,
+    item,
+    activity: l.activity,
     attempt: l.attempt ? `${l.attempt}${l.maxAttempts ? ` of ${l.maxAttempts}` : ''}` : '—',
     iteration: l.iteration === null ? '—' : String(l.iteration),
     state: l.activity === 'idle' && l.lastEnding ? `idle (last: ${l.lastEnding})` : STATE_WORDS[l.activity],
     percent: has ? Math.min(100, pct(c.tokens, c.window)) : 0,
     warnPercent: has ? Math.min(100, pct(c.warnAt, c.window)) : 0,
     rotatePercent: has ? Math.min(100, pct(c.rotateAt, c.window)) : 0,
-    level: !has ? 'none' : c.rotateAt > 0 && c.tokens >= c.rotateAt ? 'rotate' : c.warnAt > 0 && c.tokens >= c.warnAt ? 'warn' : 'ok',
-    contextText: has ? `${formatTokens(c.tokens)} / ${formatTokens(c.window)} (${Math.round(pct(c.tokens, c.window))}%)` : '—',
+    level: !has
+      ? 'none'
+      : c.rotateAt > 0 && c.tokens >= c.rotateAt
+        ? 'rotate'
+        : c.warnAt > 0 && c.tokens >= c.warnAt
+          ? 'warn'
+          : 'ok',
+    contextText: has
+      ? `${formatTokens(c.tokens)} / ${formatTokens(c.window)} (${Math.round(pct(c.tokens, c.window))}%)`
+      : '—',
   };
 }
 
 /** `3 lanes: 1 working, 1 at a gate, 1 waiting` (kinds with none are left out; `1 lane: idle`). Pure. */
 export function lanesSummaryOf(lanes: readonly LaneRow[]): string {
   const n = (a: LaneActivity) => lanes.filter((l) => l.activity === a).length;
-  const parts = ([['agent', 'working'], ['gate', 'at a gate'], ['waiting', 'waiting'], ['idle', 'idle']] as const)
-    .map(([a, w]) => [n(a), w] as const).filter(([k]) => k > 0).map(([k, w]) => `${k} ${w}`);
+  const parts = (
+    [
+      ['agent', 'working'],
+      ['gate', 'at a gate'],
+      ['waiting', 'waiting'],
+      ['idle', 'idle'],
+    ] as const
+  )
+    .map(([a, w]) => [n(a), w] as const)
+    .filter(([k]) => k > 0)
+    .map(([k, w]) => `${k} ${w}`);
   return `${lanes.length} lane${lanes.length === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }
 
 /** Theme colours of the lanes' lines in the chart, in turn; the lane table shows the same colour beside each lane. */
-export const LANE_COLOR_VARS = ['--vscode-charts-blue', '--vscode-charts-purple', '--vscode-charts-orange', '--vscode-foreground'] as const;
+export const LANE_COLOR_VARS = [
+  '--vscode-charts-blue',
+  '--vscode-charts-purple',
+  '--vscode-charts-orange',
+  '--vscode-foreground',
+] as const;
 
 /** The colour variable of a lane: lane 0 (the sequential run) and lane 1 blue, then purple, orange, foreground, in turn (green is the cost line's). Pure. */
 export function laneColorVar(lane: number): string {

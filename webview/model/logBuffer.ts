@@ -15,8 +15,12 @@ export class LogBuffer {
   private head = 0;
   private filter: LogFilter;
 
-  constructor(readonly capacity: number, filter: LogFilter) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`LogBuffer capacity must be a positive integer, got ${capacity}`);
+  constructor(
+    readonly capacity: number,
+    filter: LogFilter,
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new Error(`LogBuffer capacity must be a positive integer, got ${capacity}`);
     this.ring = new Array<LogLine | undefined>(capacity);
     this.filter = filter;
   }
@@ -79,6 +83,7 @@ export class LogBuffer {
     this.filter = filter;
     this.matches = [];
     this.head = 0;
-    for (let abs = this.dropped; abs < this.pushed; abs++) if (matchesFilter(this.ring[abs % this.capacity]!, filter)) this.matches.push(abs);
+    for (let abs = this.dropped; abs < this.pushed; abs++)
+      if (matchesFilter(this.ring[abs % this.capacity]!, filter)) this.matches.push(abs);
   }
 }

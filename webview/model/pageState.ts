@@ -1,4 +1,10 @@
-import { SNAPSHOT_TOKEN_POINTS, type DashboardState, type HostMessage, type LogLine, type UpdateOp } from '../../src/protocol/dashboard';
+import {
+  SNAPSHOT_TOKEN_POINTS,
+  type DashboardState,
+  type HostMessage,
+  type LogLine,
+  type UpdateOp,
+} from '../../src/protocol/dashboard';
 
 /** What the page holds besides the log lines (those live in the bounded {@link LogBuffer}). */
 export interface PageState {
@@ -17,7 +23,11 @@ export type PageEffect =
   | { kind: 'reveal'; itemId: string | null };
 
 export function initialPageState(): PageState {
-  return { seq: null, awaitingSnapshot: false, data: { run: null, lanes: [], tokens: [], tasks: [], gates: [], logTotal: 0, runs: [], pinnedRunId: null } };
+  return {
+    seq: null,
+    awaitingSnapshot: false,
+    data: { run: null, lanes: [], tokens: [], tasks: [], gates: [], logTotal: 0, runs: [], pinnedRunId: null },
+  };
 }
 
 /**
@@ -33,7 +43,8 @@ export function reducePage(s: PageState, msg: HostMessage): { state: PageState; 
     }
     case 'update': {
       if (s.awaitingSnapshot) return { state: s, effects: [] };
-      if (s.seq === null || msg.seq > s.seq + 1) return { state: { ...s, awaitingSnapshot: true }, effects: [{ kind: 'resync', lastSeq: s.seq }] };
+      if (s.seq === null || msg.seq > s.seq + 1)
+        return { state: { ...s, awaitingSnapshot: true }, effects: [{ kind: 'resync', lastSeq: s.seq }] };
       if (msg.seq <= s.seq) return { state: s, effects: [] };
       let data = s.data;
       const effects: PageEffect[] = [];
@@ -55,7 +66,10 @@ function applyOp(d: PageState['data'], op: UpdateOp, effects: PageEffect[]): Pag
       return { ...d, lanes: op.lanes };
     case 'tokens': {
       const tokens = d.tokens.concat(op.points);
-      return { ...d, tokens: tokens.length > SNAPSHOT_TOKEN_POINTS ? tokens.slice(tokens.length - SNAPSHOT_TOKEN_POINTS) : tokens };
+      return {
+        ...d,
+        tokens: tokens.length > SNAPSHOT_TOKEN_POINTS ? tokens.slice(tokens.length - SNAPSHOT_TOKEN_POINTS) : tokens,
+      };
     }
     case 'task': {
       const i = d.tasks.findIndex((t) => t.itemId === op.task.itemId);

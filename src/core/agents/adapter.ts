@@ -84,7 +84,10 @@ export interface Invocation {
 }
 
 /** Merges `spec.baseEnv` (default `process.env`) with `spec.env` and `extra`; `undefined` deletes. */
-export function mergeEnv(spec: IterationSpec, extra: Readonly<Record<string, string | undefined>> = {}): Record<string, string> {
+export function mergeEnv(
+  spec: IterationSpec,
+  extra: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(spec.baseEnv ?? process.env)) if (v !== undefined) out[k] = v;
   for (const layer of [spec.env ?? {}, extra]) {
@@ -103,7 +106,8 @@ export function contentText(content: unknown): string {
     const parts: string[] = [];
     for (const c of content) {
       if (typeof c === 'string') parts.push(c);
-      else if (c && typeof c === 'object' && typeof (c as { text?: unknown }).text === 'string') parts.push((c as { text: string }).text);
+      else if (c && typeof c === 'object' && typeof (c as { text?: unknown }).text === 'string')
+        parts.push((c as { text: string }).text);
     }
     return parts.join('\n');
   }

@@ -32,7 +32,10 @@ export class AgentStream {
   private heldJson = 0;
   private readonly detectLines: number;
 
-  constructor(private readonly onEvent: (e: AgentEvent) => void, private readonly opts: AgentStreamOptions) {
+  constructor(
+    private readonly onEvent: (e: AgentEvent) => void,
+    private readonly opts: AgentStreamOptions,
+  ) {
     this.decoder = new LineDecoder((l) => this.line(l), { maxLineBytes: opts.maxLineBytes });
     this.detectLines = opts.detectLines ?? 32;
     if (opts.adapter) this.decide(opts.adapter);
@@ -94,7 +97,14 @@ export class AgentStream {
         events = mapper.map(l.value);
       } catch (err) {
         // A mapper bug must not stop the loop: the line is passed on as unknown with the reason.
-        events = [ev({ type: 'unknown', rawType: rawTypeOf(l.value), raw: l.value, issue: `mapper failed: ${(err as Error).message}` })];
+        events = [
+          ev({
+            type: 'unknown',
+            rawType: rawTypeOf(l.value),
+            raw: l.value,
+            issue: `mapper failed: ${(err as Error).message}`,
+          }),
+        ];
       }
     } else {
       events = mapper.mapText ? mapper.mapText(l.text) : [];

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev, rawTypeOf } from '../stream/events';
-import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, contentText, mergeEnv } from './adapter';
+import {
+  type AgentAdapter,
+  type Invocation,
+  type IterationSpec,
+  type StreamMapper,
+  contentText,
+  mergeEnv,
+} from './adapter';
 
 /**
  * The Claude Code CLI (`claude -p --output-format stream-json --verbose`), agent-streams.md §1–§2.
@@ -45,7 +52,14 @@ const userSchema = z.object({
 
 const modelUsageSchema = z.record(
   z.string(),
-  z.object({ inputTokens: n, outputTokens: n, cacheReadInputTokens: n, cacheCreationInputTokens: n, costUSD: n, contextWindow: n }),
+  z.object({
+    inputTokens: n,
+    outputTokens: n,
+    cacheReadInputTokens: n,
+    cacheCreationInputTokens: n,
+    costUSD: n,
+    contextWindow: n,
+  }),
 );
 
 const resultSchema = z.object({
@@ -165,21 +179,38 @@ class ClaudeMapper implements StreamMapper {
       if (block.type === 'text' && typeof block.text === 'string') {
         out.push(ev({ type: 'text', text: block.text, messageId }, marks));
       } else if (block.type === 'thinking') {
-        out.push(ev({ type: 'thinking', text: typeof block.thinking === 'string' ? block.thinking : '', messageId }, marks));
+        out.push(
+          ev({ type: 'thinking', text: typeof block.thinking === 'string' ? block.thinking : '', messageId }, marks),
+        );
       } else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
         this.toolNames.set(block.id, block.name);
-        const input = block.input && typeof block.input === 'object' && !Array.isArray(block.input) ? (block.input as Record<string, unknown>) : {};
-        out.push(ev({ type: 'toolUse', id: block.id, name: block.name, kind: claudeToolKind(block.name), input, messageId }, marks));
+        const input =
+          block.input && typeof block.input === 'object' && !Array.isArray(block.input)
+            ? (block.input as Record<string, unknown>)
+            : {};
+        out.push(
+          ev(
+            { type: 'toolUse', id: block.id, name: block.name, kind: claudeToolKind(block.name), input, messageId },
+            marks,
+          ),
+        );
       } else {
         out.push(ev({ type: 'unknown', rawType: `assistant/${String(block.type)}`, raw: block }, marks));
       }
     }
     if (a.error) {
       const text = contentText(m.content);
-      out.push(ev({ type: 'error', message: text || a.error, code: a.error, status: a.api_error_status ?? null }, marks));
+      out.push(
+        ev({ type: 'error', message: text || a.error, code: a.error, status: a.api_error_status ?? null }, marks),
+      );
     }
     if (m.usage && !marks.synthetic) {
-      out.push(ev({ type: 'usage', source: 'message', messageId, model: m.model ?? null, tokens: claudeTokens(m.usage) }, marks));
+      out.push(
+        ev(
+          { type: 'usage', source: 'message', messageId, model: m.model ?? null, tokens: claudeTokens(m.usage) },
+          marks,
+        ),
+      );
     }
     return out;
   }
@@ -195,15 +226,20 @@ class ClaudeMapper implements StreamMapper {
         const block = b as Record<string, unknown>;
         if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
           const name = this.toolNames.get(block.tool_use_id) ?? null;
-          out.push(ev({
-            type: 'toolResult',
-            id: block.tool_use_id,
-            name,
-            kind: name ? claudeToolKind(name) : 'other',
-            isError: block.is_error === true,
-            output: contentText(block.content),
-            exitCode: null,
-          }, marks));
+          out.push(
+            ev(
+              {
+                type: 'toolResult',
+                id: block.tool_use_id,
+                name,
+                kind: name ? claudeToolKind(name) : 'other',
+                isError: block.is_error === true,
+                output: contentText(block.content),
+                exitCode: null,
+              },
+              marks,
+            ),
+          );
         }
       }
     }
@@ -220,43 +256,52 @@ class ClaudeMapper implements StreamMapper {
       modelUsage = {};
       for (const [model, mu] of Object.entries(r.modelUsage)) {
         modelUsage[model] = {
-          tokens: { input: mu.inputTokens ?? 0, output: mu.outputTokens ?? 0, cacheRead: mu.cacheReadInputTokens ?? 0, cacheCreation: mu.cacheCreationInputTokens ?? 0 },
+          tokens: {
+            input: mu.inputTokens ?? 0,
+            output: mu.outputTokens ?? 0,
+            cacheRead: mu.cacheReadInputTokens ?? 0,
+            cacheCreation: mu.cacheCreationInputTokens ?? 0,
+          },
           costUsd: mu.costUSD ?? 0,
           contextWindow: mu.contextWindow ?? null,
         };
       }
     }
-    return [ev({
-      type: 'result',
-      subtype: r.subtype ?? 'success',
-      isError: r.is_error === true,
-      text: r.result ?? null,
-      errors: (r.errors ?? []).map((e) => (typeof e === 'string' ? e : contentText(e))),
-      numTurns: r.num_turns ?? null,
-      durationMs: r.duration_ms ?? null,
-      costUsd: r.total_cost_usd ?? null,
-      usage: r.usage ? claudeTokens(r.usage) : null,
-      modelUsage,
-      apiErrorStatus: r.api_error_status ?? null,
-      terminalReason: r.terminal_reason ?? null,
-      stopReason: r.stop_reason ?? null,
-      sessionId: r.session_id ?? null,
-      permissionDenials: r.permission_denials?.length ?? 0,
-    })];
+    return [
+      ev({
+        type: 'result',
+        subtype: r.subtype ?? 'success',
+        isError: r.is_error === true,
+        text: r.result ?? null,
+        errors: (r.errors ?? []).map((e) => (typeof e === 'string' ? e : contentText(e))),
+        numTurns: r.num_turns ?? null,
+        durationMs: r.duration_ms ?? null,
+        costUsd: r.total_cost_usd ?? null,
+        usage: r.usage ? claudeTokens(r.usage) : null,
+        modelUsage,
+        apiErrorStatus: r.api_error_status ?? null,
+        terminalReason: r.terminal_reason ?? null,
+        stopReason: r.stop_reason ?? null,
+        sessionId: r.session_id ?? null,
+        permissionDenials: r.permission_denials?.length ?? 0,
+      }),
+    ];
   }
 
   private rateLimit(line: Record<string, unknown>): AgentEvent[] {
     const p = rateLimitSchema.safeParse(line);
     if (!p.success) return [unknownEvent(line, issueOf(p.error))];
     const i = p.data.rate_limit_info;
-    return [ev({
-      type: 'rateLimit',
-      status: i.status,
-      resetsAt: i.resetsAt != null ? i.resetsAt * 1000 : null,
-      limitType: i.rateLimitType ?? null,
-      utilization: i.utilization ?? null,
-      overageStatus: i.overageStatus ?? null,
-    })];
+    return [
+      ev({
+        type: 'rateLimit',
+        status: i.status,
+        resetsAt: i.resetsAt != null ? i.resetsAt * 1000 : null,
+        limitType: i.rateLimitType ?? null,
+        utilization: i.utilization ?? null,
+        overageStatus: i.overageStatus ?? null,
+      }),
+    ];
   }
 
   private system(line: Record<string, unknown>): AgentEvent[] {
@@ -265,27 +310,48 @@ class ClaudeMapper implements StreamMapper {
         const p = initSchema.safeParse(line);
         if (!p.success) return [unknownEvent(line, issueOf(p.error))];
         const i = p.data;
-        return [ev({
-          type: 'init',
-          sessionId: i.session_id ?? null,
-          model: i.model ?? null,
-          cwd: i.cwd ?? null,
-          tools: (i.tools ?? []).filter((t): t is string => typeof t === 'string'),
-          permissionMode: i.permissionMode ?? null,
-          agentVersion: i.claude_code_version ?? null,
-        }, { subagent: typeof i.parent_tool_use_id === 'string' })];
+        return [
+          ev(
+            {
+              type: 'init',
+              sessionId: i.session_id ?? null,
+              model: i.model ?? null,
+              cwd: i.cwd ?? null,
+              tools: (i.tools ?? []).filter((t): t is string => typeof t === 'string'),
+              permissionMode: i.permissionMode ?? null,
+              agentVersion: i.claude_code_version ?? null,
+            },
+            { subagent: typeof i.parent_tool_use_id === 'string' },
+          ),
+        ];
       }
       case 'api_retry': {
         const p = apiRetrySchema.safeParse(line);
         if (!p.success) return [unknownEvent(line, issueOf(p.error))];
         const r = p.data;
-        return [ev({ type: 'apiRetry', attempt: r.attempt ?? 0, maxRetries: r.max_retries ?? 0, delayMs: r.retry_delay_ms ?? 0, status: r.error_status ?? null, error: r.error ?? null })];
+        return [
+          ev({
+            type: 'apiRetry',
+            attempt: r.attempt ?? 0,
+            maxRetries: r.max_retries ?? 0,
+            delayMs: r.retry_delay_ms ?? 0,
+            status: r.error_status ?? null,
+            error: r.error ?? null,
+          }),
+        ];
       }
       case 'compact_boundary': {
         const p = compactSchema.safeParse(line);
         if (!p.success) return [unknownEvent(line, issueOf(p.error))];
         const c = p.data.compact_metadata;
-        return [ev({ type: 'compactBoundary', trigger: c?.trigger ?? null, preTokens: c?.pre_tokens ?? null, postTokens: c?.post_tokens ?? null })];
+        return [
+          ev({
+            type: 'compactBoundary',
+            trigger: c?.trigger ?? null,
+            preTokens: c?.pre_tokens ?? null,
+            postTokens: c?.post_tokens ?? null,
+          }),
+        ];
       }
       default:
         return [unknownEvent(line, undefined, typeof line.parent_tool_use_id === 'string')];
@@ -310,9 +376,14 @@ function claudeInvocation(spec: IterationSpec): Invocation {
 
 function claudeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
   const t = line.type;
-  if ('claude_code_version' in line || t === 'rate_limit_event' || t === 'stream_event' || 'parent_tool_use_id' in line) return 2;
+  if ('claude_code_version' in line || t === 'rate_limit_event' || t === 'stream_event' || 'parent_tool_use_id' in line)
+    return 2;
   if (t === 'result' || (t === undefined && typeof line.is_error === 'boolean')) {
-    return 'total_cost_usd' in line || 'num_turns' in line || 'modelUsage' in line ? 2 : typeof line.is_error === 'boolean' ? 1 : 0;
+    return 'total_cost_usd' in line || 'num_turns' in line || 'modelUsage' in line
+      ? 2
+      : typeof line.is_error === 'boolean'
+        ? 1
+        : 0;
   }
   if (t === 'system') {
     const st = line.subtype;
@@ -331,7 +402,12 @@ function claudeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
  * a sentence when `uid` is 0, the agent is claude, the permission mode is `bypassPermissions` and `IS_SANDBOX` is not
  * `1` (the CLI's own exemption); else null. Pure.
  */
-export function claudeRootBypassWarning(uid: number | undefined, agent: string, permissionMode: string, isSandbox: string | undefined): string | null {
+export function claudeRootBypassWarning(
+  uid: number | undefined,
+  agent: string,
+  permissionMode: string,
+  isSandbox: string | undefined,
+): string | null {
   if (uid !== 0 || agent !== 'claude' || permissionMode !== 'bypassPermissions' || isSandbox === '1') return null;
   return 'running as root: the Claude CLI refuses to skip permission prompts as root, so `ralph run` would fail at once. Run ralph as a normal (non-root) user, or, only on a disposable sandbox or container, set IS_SANDBOX=1';
 }

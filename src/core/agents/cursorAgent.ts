@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { type AgentEvent, type ToolKind, ev, rawTypeOf } from '../stream/events';
-import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, contentText, mergeEnv } from './adapter';
+import {
+  type AgentAdapter,
+  type Invocation,
+  type IterationSpec,
+  type StreamMapper,
+  contentText,
+  mergeEnv,
+} from './adapter';
 import { ralphFile } from '../model/ralphPaths';
 
 /**
@@ -64,10 +71,15 @@ function issueOf(err: z.ZodError): string {
   return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
 }
 
-const asRecord = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const asRecord = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** Splits `tool_call` into name, args and result, for both the keyed form and the `function` form. */
-function describeToolCall(toolCall: Record<string, unknown>): { name: string; args: Record<string, unknown>; result: Record<string, unknown> | null } {
+function describeToolCall(toolCall: Record<string, unknown>): {
+  name: string;
+  args: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+} {
   const key = Object.keys(toolCall)[0] ?? 'unknown';
   const body = asRecord(toolCall[key]);
   if (key === 'function') {
@@ -79,19 +91,29 @@ function describeToolCall(toolCall: Record<string, unknown>): { name: string; ar
         args = { arguments: body.arguments };
       }
     }
-    return { name: typeof body.name === 'string' ? body.name : 'function', args, result: body.result ? asRecord(body.result) : null };
+    return {
+      name: typeof body.name === 'string' ? body.name : 'function',
+      args,
+      result: body.result ? asRecord(body.result) : null,
+    };
   }
   return { name: cursorToolName(key), args: asRecord(body.args), result: body.result ? asRecord(body.result) : null };
 }
 
 /** Output text and error state of a completed call (`success` / `failure` / `rejected`). */
-function describeResult(kind: ToolKind, result: Record<string, unknown> | null): { isError: boolean; output: string; exitCode: number | null } {
+function describeResult(
+  kind: ToolKind,
+  result: Record<string, unknown> | null,
+): { isError: boolean; output: string; exitCode: number | null } {
   if (!result) return { isError: false, output: '', exitCode: null };
   if (result.success !== undefined) {
     const ok = asRecord(result.success);
     if (kind === 'shell') {
       const exitCode = typeof ok.exitCode === 'number' ? ok.exitCode : null;
-      const out = typeof ok.interleavedOutput === 'string' && ok.interleavedOutput ? ok.interleavedOutput : [ok.stdout, ok.stderr].filter((x) => typeof x === 'string' && x).join('');
+      const out =
+        typeof ok.interleavedOutput === 'string' && ok.interleavedOutput
+          ? ok.interleavedOutput
+          : [ok.stdout, ok.stderr].filter((x) => typeof x === 'string' && x).join('');
       return { isError: exitCode !== null && exitCode !== 0, output: out, exitCode };
     }
     if (typeof ok.content === 'string') return { isError: false, output: ok.content, exitCode: null };
@@ -122,7 +144,17 @@ class CursorMapper implements StreamMapper {
           const p = initSchema.safeParse(line);
           if (!p.success) return [unknownEvent(line, issueOf(p.error))];
           const i = p.data;
-          return [ev({ type: 'init', sessionId: i.session_id ?? null, model: i.model ?? null, cwd: i.cwd ?? null, tools: [], permissionMode: i.permissionMode ?? null, agentVersion: null })];
+          return [
+            ev({
+              type: 'init',
+              sessionId: i.session_id ?? null,
+              model: i.model ?? null,
+              cwd: i.cwd ?? null,
+              tools: [],
+              permissionMode: i.permissionMode ?? null,
+              agentVersion: null,
+            }),
+          ];
         }
         return [unknownEvent(line)];
       case 'assistant':
@@ -169,7 +201,16 @@ class CursorMapper implements StreamMapper {
     const kind = cursorToolKind(name);
     if (line.subtype === 'started') {
       this.toolNames.set(id, name);
-      return [ev({ type: 'toolUse', id, name, kind, input: args, messageId: typeof line.model_call_id === 'string' ? line.model_call_id : null })];
+      return [
+        ev({
+          type: 'toolUse',
+          id,
+          name,
+          kind,
+          input: args,
+          messageId: typeof line.model_call_id === 'string' ? line.model_call_id : null,
+        }),
+      ];
     }
     if (line.subtype === 'completed') {
       const known = this.toolNames.get(id);
@@ -185,26 +226,33 @@ class CursorMapper implements StreamMapper {
     const r = p.data;
     const out: AgentEvent[] = [];
     const tokens = r.usage
-      ? { input: r.usage.inputTokens ?? 0, output: r.usage.outputTokens ?? 0, cacheRead: r.usage.cacheReadTokens ?? 0, cacheCreation: r.usage.cacheWriteTokens ?? 0 }
+      ? {
+          input: r.usage.inputTokens ?? 0,
+          output: r.usage.outputTokens ?? 0,
+          cacheRead: r.usage.cacheReadTokens ?? 0,
+          cacheCreation: r.usage.cacheWriteTokens ?? 0,
+        }
       : null;
     if (tokens) out.push(ev({ type: 'usage', source: 'result', messageId: null, model: null, tokens }));
-    out.push(ev({
-      type: 'result',
-      subtype: r.subtype ?? 'success',
-      isError: r.is_error === true,
-      text: r.result ?? null,
-      errors: [],
-      numTurns: null,
-      durationMs: r.duration_ms ?? null,
-      costUsd: null,
-      usage: tokens,
-      modelUsage: null,
-      apiErrorStatus: null,
-      terminalReason: null,
-      stopReason: null,
-      sessionId: r.session_id ?? null,
-      permissionDenials: 0,
-    }));
+    out.push(
+      ev({
+        type: 'result',
+        subtype: r.subtype ?? 'success',
+        isError: r.is_error === true,
+        text: r.result ?? null,
+        errors: [],
+        numTurns: null,
+        durationMs: r.duration_ms ?? null,
+        costUsd: null,
+        usage: tokens,
+        modelUsage: null,
+        apiErrorStatus: null,
+        terminalReason: null,
+        stopReason: null,
+        sessionId: r.session_id ?? null,
+        permissionDenials: 0,
+      }),
+    );
     return out;
   }
 }
@@ -217,7 +265,12 @@ function cursorInvocation(spec: IterationSpec): Invocation {
   args.push(...(spec.extraArgs ?? []));
   args.push(spec.prompt);
   const configDir = spec.cursorConfigDir ?? ralphFile(spec.cwd, 'cursorConfig');
-  return { file: spec.binary || 'cursor-agent', args, env: mergeEnv(spec, { CURSOR_CONFIG_DIR: configDir }), cwd: spec.cwd };
+  return {
+    file: spec.binary || 'cursor-agent',
+    args,
+    env: mergeEnv(spec, { CURSOR_CONFIG_DIR: configDir }),
+    cwd: spec.cwd,
+  };
 }
 
 function cursorRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
@@ -226,7 +279,8 @@ function cursorRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
   if (t === 'system' && line.subtype === 'init') {
     return ['login', 'env', 'flag'].includes(String(line.apiKeySource)) && !('tools' in line) ? 2 : 1;
   }
-  if (t === 'result') return 'request_id' in line && !('total_cost_usd' in line) ? 2 : typeof line.is_error === 'boolean' ? 1 : 0;
+  if (t === 'result')
+    return 'request_id' in line && !('total_cost_usd' in line) ? 2 : typeof line.is_error === 'boolean' ? 1 : 0;
   if (t === 'assistant' || t === 'user') {
     const m = line.message as { id?: unknown } | undefined;
     return m && typeof m === 'object' && !('id' in m) && !('parent_tool_use_id' in line) ? 1 : 0;

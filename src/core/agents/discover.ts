@@ -34,21 +34,37 @@ export interface DiscoverOptions {
  */
 export async function discoverAgents(opts: DiscoverOptions = {}): Promise<DiscoveredAgent[]> {
   const names = opts.names ?? KNOWN_AGENT_BINARIES;
-  const found = await Promise.all(names.map(async (name) => ({ name, file: await which(name, opts.pathEnv ?? process.env.PATH ?? '') })));
+  const found = await Promise.all(
+    names.map(async (name) => ({ name, file: await which(name, opts.pathEnv ?? process.env.PATH ?? '') })),
+  );
   return Promise.all(
-    found.filter((f): f is { name: string; file: string } => f.file !== null).map(async ({ name: given, file }) => {
-      // A configured path (`claudePath: /opt/claude/bin/claude`) is shown by its file name.
-      const name = given.includes('/') ? path.basename(given) : given;
-      if (opts.runVersions === false) return { name, path: file, version: null, note: 'not run: workspace is not trusted' };
-      try {
-        const r = await execa(file, ['--version'], { timeout: opts.timeoutMs ?? 5000, stdin: 'ignore', reject: false, detached: true, forceKillAfterDelay: 1000 });
-        const line = `${r.stdout}`.trim().split(/\r?\n/)[0] ?? '';
-        if (r.exitCode === 0 && line) return { name, path: file, version: parseVersion(line) };
-        return { name, path: file, version: null, note: r.timedOut ? 'timed out on --version' : `--version exited ${r.exitCode ?? r.signal}` };
-      } catch (err) {
-        return { name, path: file, version: null, note: (err as Error).message.split('\n')[0] };
-      }
-    }),
+    found
+      .filter((f): f is { name: string; file: string } => f.file !== null)
+      .map(async ({ name: given, file }) => {
+        // A configured path (`claudePath: /opt/claude/bin/claude`) is shown by its file name.
+        const name = given.includes('/') ? path.basename(given) : given;
+        if (opts.runVersions === false)
+          return { name, path: file, version: null, note: 'not run: workspace is not trusted' };
+        try {
+          const r = await execa(file, ['--version'], {
+            timeout: opts.timeoutMs ?? 5000,
+            stdin: 'ignore',
+            reject: false,
+            detached: true,
+            forceKillAfterDelay: 1000,
+          });
+          const line = `${r.stdout}`.trim().split(/\r?\n/)[0] ?? '';
+          if (r.exitCode === 0 && line) return { name, path: file, version: parseVersion(line) };
+          return {
+            name,
+            path: file,
+            version: null,
+            note: r.timedOut ? 'timed out on --version' : `--version exited ${r.exitCode ?? r.signal}`,
+          };
+        } catch (err) {
+          return { name, path: file, version: null, note: (err as Error).message.split('\n')[0] };
+        }
+      }),
   );
 }
 
@@ -70,6 +86,15 @@ export async function which(name: string, pathEnv: string): Promise<string | nul
 }
 
 async function isExecutable(p: string): Promise<boolean> {
-  const isFile = await stat(p).then((s) => s.isFile(), () => false);
-  return isFile && access(p, constants.X_OK).then(() => true, () => false);
+  const isFile = await stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  return (
+    isFile &&
+    access(p, constants.X_OK).then(
+      () => true,
+      () => false,
+    )
+  );
 }

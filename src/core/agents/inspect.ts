@@ -95,7 +95,10 @@ export class SessionInspector {
   private sessionId: string | null = null;
   private initModel: string | null = null;
 
-  constructor(private readonly opts: InspectOptions, agent: AgentAdapter | null) {
+  constructor(
+    private readonly opts: InspectOptions,
+    agent: AgentAdapter | null,
+  ) {
     this.ledger = this.newLedger(agent);
   }
 
@@ -105,7 +108,12 @@ export class SessionInspector {
   }
 
   private newLedger(agent: AgentAdapter | null): TokenLedger {
-    return new TokenLedger({ agent: agent?.name ?? null, contextWindowTokens: this.opts.contextWindowTokens, thresholds: this.opts.thresholds, estimateContext: agent?.estimatesContext ?? false });
+    return new TokenLedger({
+      agent: agent?.name ?? null,
+      contextWindowTokens: this.opts.contextWindowTokens,
+      thresholds: this.opts.thresholds,
+      estimateContext: agent?.estimatesContext ?? false,
+    });
   }
 
   apply(e: AgentEvent): void {
@@ -128,7 +136,12 @@ export class SessionInspector {
         if (!e.subagent && e.messageId) this.addMessageId(e.messageId);
         break;
       case 'rateLimit':
-        push(this.rateLimits, { source: 'rate_limit_event', status: e.status, resetsAt: e.resetsAt !== null ? new Date(e.resetsAt).toISOString() : null, limitType: e.limitType });
+        push(this.rateLimits, {
+          source: 'rate_limit_event',
+          status: e.status,
+          resetsAt: e.resetsAt !== null ? new Date(e.resetsAt).toISOString() : null,
+          limitType: e.limitType,
+        });
         break;
       case 'apiRetry': {
         const isLimit = e.status === 429 || e.error === 'rate_limit';
@@ -138,25 +151,49 @@ export class SessionInspector {
           g.attempts = (g.attempts ?? 0) + 1;
           if ('maxRetries' in g) g.maxRetries = e.maxRetries;
         } else if (isLimit) {
-          const r: RateLimitReport = { source: 'api_retry', status: e.status, attempts: 1, maxRetries: e.maxRetries, message: e.error ?? 'rate_limit' };
+          const r: RateLimitReport = {
+            source: 'api_retry',
+            status: e.status,
+            attempts: 1,
+            maxRetries: e.maxRetries,
+            message: e.error ?? 'rate_limit',
+          };
           this.retryGroups.set(key, r);
           push(this.rateLimits, r);
         } else {
-          const r: ErrorReport = { source: 'api_retry', message: `retrying: ${e.error ?? 'error'}`, code: e.error, status: e.status, attempts: 1 };
+          const r: ErrorReport = {
+            source: 'api_retry',
+            message: `retrying: ${e.error ?? 'error'}`,
+            code: e.error,
+            status: e.status,
+            attempts: 1,
+          };
           this.retryGroups.set(key, r);
           push(this.errors, r);
         }
         break;
       }
       case 'error':
-        push(this.errors, { source: e.status === null && e.code === null ? 'stdout' : 'assistant_error', message: e.message, code: e.code, status: e.status });
-        if (e.code === 'rate_limit' || e.status === 429) push(this.rateLimits, { source: 'assistant_error', status: e.status, message: e.message });
+        push(this.errors, {
+          source: e.status === null && e.code === null ? 'stdout' : 'assistant_error',
+          message: e.message,
+          code: e.code,
+          status: e.status,
+        });
+        if (e.code === 'rate_limit' || e.status === 429)
+          push(this.rateLimits, { source: 'assistant_error', status: e.status, message: e.message });
         break;
       case 'result':
         if (e.isError || e.subtype.startsWith('error')) {
-          push(this.errors, { source: 'result', message: e.errors[0] ?? e.text ?? e.terminalReason ?? e.subtype, code: e.terminalReason ?? e.subtype, status: e.apiErrorStatus });
+          push(this.errors, {
+            source: 'result',
+            message: e.errors[0] ?? e.text ?? e.terminalReason ?? e.subtype,
+            code: e.terminalReason ?? e.subtype,
+            status: e.apiErrorStatus,
+          });
         }
-        if (e.apiErrorStatus === 429) push(this.rateLimits, { source: 'result', status: 429, message: e.text ?? undefined });
+        if (e.apiErrorStatus === 429)
+          push(this.rateLimits, { source: 'result', status: 429, message: e.text ?? undefined });
         break;
       default:
         break;
@@ -213,7 +250,10 @@ function push<T>(list: T[], item: T): void {
  * Summarises a recorded stream: bytes from a file or stdin. A file that holds no JSON lines but is one JSON
  * document (a pretty-printed event or an array of events, as some fixtures are) is read as those events.
  */
-export async function inspectStream(input: AsyncIterable<Uint8Array> | Uint8Array | string, opts: InspectOptions = {}): Promise<SessionSummary> {
+export async function inspectStream(
+  input: AsyncIterable<Uint8Array> | Uint8Array | string,
+  opts: InspectOptions = {},
+): Promise<SessionSummary> {
   const head: Buffer[] = [];
   let headBytes = 0;
   const run = (): { stream: AgentStream; inspector: SessionInspector; agent: () => AgentAdapter | null } => {
@@ -231,7 +271,8 @@ export async function inspectStream(input: AsyncIterable<Uint8Array> | Uint8Arra
   };
   const first = run();
   const feed = (chunk: Uint8Array | string): void => {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buf =
+      typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (headBytes <= WHOLE_FILE_FALLBACK_BYTES) {
       head.push(Buffer.from(buf));
       headBytes += buf.length;
@@ -257,7 +298,8 @@ export async function inspectStream(input: AsyncIterable<Uint8Array> | Uint8Arra
 function wholeDocument(text: string): Record<string, unknown>[] | null {
   try {
     const v: unknown = JSON.parse(text);
-    const isObj = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
+    const isObj = (x: unknown): x is Record<string, unknown> =>
+      x !== null && typeof x === 'object' && !Array.isArray(x);
     if (isObj(v)) return [v];
     if (Array.isArray(v) && v.length && v.every(isObj)) return v;
     return null;

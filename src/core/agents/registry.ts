@@ -16,7 +16,11 @@ export const agentAdapters: Readonly<Record<string, AgentAdapter>> = {
 };
 
 /** Other names users type for an agent (`agent` is cursor-agent's second binary name). */
-const aliases: Readonly<Record<string, string>> = { agent: 'cursor-agent', cursor: 'cursor-agent', 'claude-code': 'claude' };
+const aliases: Readonly<Record<string, string>> = {
+  agent: 'cursor-agent',
+  cursor: 'cursor-agent',
+  'claude-code': 'claude',
+};
 
 /** The adapter for a name or alias, or undefined. */
 export function findAdapter(name: string): AgentAdapter | undefined {
@@ -45,7 +49,8 @@ export function detectAgent(lines: readonly Record<string, unknown>[]): AgentAda
       total += r;
     }
     if (total === 0) continue;
-    if (!best || strong > best.strong || (strong === best.strong && total > best.total)) best = { adapter, strong, total };
+    if (!best || strong > best.strong || (strong === best.strong && total > best.total))
+      best = { adapter, strong, total };
   }
   return best?.adapter ?? null;
 }
@@ -64,8 +69,14 @@ export interface AgentBinary {
 /** Which binary `adapter` runs in `folder` under `config`. Pure. Throws when the configuration has no such string key (a programming error: the schema gives every path key a default). */
 export function agentBinary(adapter: AgentAdapter, config: RalphConfig, folder: string): AgentBinary {
   const configured = (config as Record<string, unknown>)[adapter.configKey];
-  if (typeof configured !== 'string') throw new Error(`the configuration has no "${adapter.configKey}" for the ${adapter.name} agent`);
-  return { adapter, key: adapter.configKey, configured, binary: configured.includes('/') ? path.resolve(folder, configured) : configured };
+  if (typeof configured !== 'string')
+    throw new Error(`the configuration has no "${adapter.configKey}" for the ${adapter.name} agent`);
+  return {
+    adapter,
+    key: adapter.configKey,
+    configured,
+    binary: configured.includes('/') ? path.resolve(folder, configured) : configured,
+  };
 }
 
 /** The binaries of every adapter under `config`, in registry order (doctor looks for all of them). Pure. */

@@ -1,9 +1,25 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { commandExists, containedCommand, containedExit, type ContainmentMode, parentDeathPrefix, resolveContainment, takeLeftovers, withPrefix } from '../process/containment';
+import {
+  commandExists,
+  containedCommand,
+  containedExit,
+  type ContainmentMode,
+  parentDeathPrefix,
+  resolveContainment,
+  takeLeftovers,
+  withPrefix,
+} from '../process/containment';
 import { spawnInWorker } from '../process/gitWorker';
-import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
+import {
+  endMarkedProcesses,
+  endProcessGroup,
+  trackMarker,
+  trackProcessGroup,
+  untrackMarker,
+  untrackProcessGroup,
+} from '../process/processGroup';
 import type { AgentEvent } from '../stream/events';
 import type { DecoderStats } from '../stream/lineDecoder';
 import { type LedgerSignal, type LedgerSnapshot, TokenLedger } from '../stream/ledger';
@@ -104,7 +120,8 @@ export { endProcessGroup, processGroupAlive } from '../process/processGroup';
 export function nulByteProblem(args: readonly string[]): string | undefined {
   for (let i = 0; i < args.length; i++) {
     const at = args[i]!.indexOf('\0');
-    if (at >= 0) return `the agent's argument ${i} (${args[i]!.length} characters${i === args.length - 1 ? ', the prompt' : ''}) contains a NUL byte at offset ${at}: remove it from the task text`;
+    if (at >= 0)
+      return `the agent's argument ${i} (${args[i]!.length} characters${i === args.length - 1 ? ', the prompt' : ''}) contains a NUL byte at offset ${at}: remove it from the task text`;
   }
   return undefined;
 }
@@ -130,7 +147,10 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     thresholds: opts.thresholds,
     estimateContext: adapter.estimatesContext,
   });
-  const inspector = new SessionInspector({ contextWindowTokens: opts.contextWindowTokens, thresholds: opts.thresholds }, adapter);
+  const inspector = new SessionInspector(
+    { contextWindowTokens: opts.contextWindowTokens, thresholds: opts.thresholds },
+    adapter,
+  );
   const dispatch = (e: AgentEvent): void => {
     inspector.apply(e);
     const signals = ledger.apply(e);
@@ -144,7 +164,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   const keepStderr = (chunk: Buffer): void => {
     stderrChunks.push(chunk);
     stderrBytes += chunk.length;
-    while (stderrBytes - (stderrChunks[0]?.length ?? 0) >= tailMax && stderrChunks.length > 1) stderrBytes -= stderrChunks.shift()!.length;
+    while (stderrBytes - (stderrChunks[0]?.length ?? 0) >= tailMax && stderrChunks.length > 1)
+      stderrBytes -= stderrChunks.shift()!.length;
   };
 
   const nul = nulByteProblem(invocation.args);
@@ -157,9 +178,15 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   const containment = resolveContainment(opts.containment);
   const found = commandExists(invocation.file, invocation.env.PATH);
   const deathPrefix = found ? parentDeathPrefix() : null;
-  const contained = containment.kind === 'pid-namespace' && found
-    ? containedCommand(containment, invocation.file, invocation.args, { graceMs: killGraceMs, token, report: true, deathPrefix })
-    : null;
+  const contained =
+    containment.kind === 'pid-namespace' && found
+      ? containedCommand(containment, invocation.file, invocation.args, {
+          graceMs: killGraceMs,
+          token,
+          report: true,
+          deathPrefix,
+        })
+      : null;
   const started = contained ?? withPrefix(deathPrefix, invocation.file, invocation.args);
   // In a parallel run, from the small helper process (process/gitWorker.ts): a fork of this large process stalls the
   // one thread every lane's engine runs on. Elsewhere (and if the helper has failed) from here, as always.
@@ -181,7 +208,9 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   // containment) would keep `done` waiting until it ends by itself, maybe never: output still open a grace after the
   // exit, whatever carries the iteration's marker is ended too (and reported in leftBehind).
   let resultSettled = false;
-  void child.result.then(() => { resultSettled = true; });
+  void child.result.then(() => {
+    resultSettled = true;
+  });
   let endedEarly: Promise<number[]> = Promise.resolve([]);
   child.onExit(() => {
     endedEarly = started$.then(async () => {
@@ -199,18 +228,25 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       await endProcessGroup(pid, killGraceMs);
       untrackProcessGroup(pid);
     }
-    leftBehind = takeLeftovers(contained?.reportFile ?? null).filter((l) => l.pgrp !== 0).map((l) => l.pid);
+    leftBehind = takeLeftovers(contained?.reportFile ?? null)
+      .filter((l) => l.pgrp !== 0)
+      .map((l) => l.pid);
     const early = await endedEarly;
-    leftBehind.push(...early, ...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)).filter((p) => !early.includes(p)));
+    leftBehind.push(
+      ...early,
+      ...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)).filter((p) => !early.includes(p)),
+    );
     untrackMarker(ITERATION_MARKER, token);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
-    const spawnError = pid === undefined ? (r.spawnError || `could not start ${invocation.file}: unknown error`) : null;
+    const spawnError = pid === undefined ? r.spawnError || `could not start ${invocation.file}: unknown error` : null;
     // Contained, a signal death arrives as 128+n; read back as the signal only when we ended the agent ourselves.
-    const status = contained && killedBy !== null ? containedExit(r.exitCode, r.signal) : { exitCode: r.exitCode, signal: r.signal };
+    const status =
+      contained && killedBy !== null ? containedExit(r.exitCode, r.signal) : { exitCode: r.exitCode, signal: r.signal };
     // Started and then lost (the helper process that started it ended first): said at the end of its stderr.
-    const lost = pid !== undefined && r.spawnError ? `${stderr && !stderr.endsWith('\n') ? '\n' : ''}${r.spawnError}` : '';
+    const lost =
+      pid !== undefined && r.spawnError ? `${stderr && !stderr.endsWith('\n') ? '\n' : ''}${r.spawnError}` : '';
     const exit = { ...status, stderr: spawnError && !stderr ? spawnError : stderr + lost };
     const summary = inspector.finish(adapter, stream.stats, exit);
     return {
@@ -224,13 +260,15 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       decoder: stream.stats,
       spawnError,
       leftBehind,
-      containment: contained ? 'pid-namespace' as const : 'marker' as const,
+      containment: contained ? ('pid-namespace' as const) : ('marker' as const),
     };
   })();
 
   return {
     token,
-    get pid() { return pid; },
+    get pid() {
+      return pid;
+    },
     started: started$,
     invocation,
     adapter,
@@ -298,11 +336,17 @@ function startChild(file: string, args: readonly string[], invocation: Invocatio
     started: Promise.resolve(child.pid),
     stdout: child.stdout,
     stderr: child.stderr,
-    onExit: (l) => { child.on('exit', l); },
+    onExit: (l) => {
+      child.on('exit', l);
+    },
     result: child.then((r) => ({
       exitCode: r.exitCode ?? null,
       signal: (r.signal ?? null) as NodeJS.Signals | null,
-      spawnError: child.pid === undefined ? ((r as { originalMessage?: string }).originalMessage || `could not start ${file}: ${r.code ?? 'unknown error'}`) : null,
+      spawnError:
+        child.pid === undefined
+          ? (r as { originalMessage?: string }).originalMessage ||
+            `could not start ${file}: ${r.code ?? 'unknown error'}`
+          : null,
     })),
   };
 }

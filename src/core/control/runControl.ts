@@ -21,7 +21,11 @@ export function resolveActiveRun(folder: string, runId?: string, probe: RunProbe
     return r;
   }
   if (active.length === 0) throw new OperationError('no_active_run', 'No active runs');
-  if (active.length > 1) throw new OperationError('several_active_runs', `Multiple active runs, specify --run: ${active.map((r) => r.id).join(', ')}`);
+  if (active.length > 1)
+    throw new OperationError(
+      'several_active_runs',
+      `Multiple active runs, specify --run: ${active.map((r) => r.id).join(', ')}`,
+    );
   return active[0]!;
 }
 
@@ -64,7 +68,10 @@ export async function pauseRun(folder: string, runId?: string, probe?: RunProbe)
  */
 export async function resumeRun(folder: string, runId?: string, probe?: RunProbe): Promise<ControlAnswer> {
   const run = resolveActiveRun(folder, runId, probe);
-  const candidates = [path.join(run.dir, RUN_FILES.pause), ...(run.kind === 'ralph' ? GLOBAL_PAUSE_FILES.map((f) => path.join(folder, f)) : [])];
+  const candidates = [
+    path.join(run.dir, RUN_FILES.pause),
+    ...(run.kind === 'ralph' ? GLOBAL_PAUSE_FILES.map((f) => path.join(folder, f)) : []),
+  ];
   const files: string[] = [];
   for (const f of candidates) if (await removeIfExists(f)) files.push(f);
   return { success: true, run: run.id, action: 'resumed', kind: run.kind, files };
@@ -94,8 +101,13 @@ export function resolveWatchedRun(folder: string, runId?: string, probe: RunProb
   const active = runs.filter((r) => r.active);
   const ours = active.filter((r) => r.kind === 'ralph');
   const pick = ours.length ? ours : active;
-  if (pick.length === 0) throw new OperationError('no_active_run', 'No active runs (use --run ID to replay a finished one)');
-  if (pick.length > 1) throw new OperationError('several_active_runs', `Multiple active runs, specify --run: ${pick.map((r) => r.id).join(', ')}`);
+  if (pick.length === 0)
+    throw new OperationError('no_active_run', 'No active runs (use --run ID to replay a finished one)');
+  if (pick.length > 1)
+    throw new OperationError(
+      'several_active_runs',
+      `Multiple active runs, specify --run: ${pick.map((r) => r.id).join(', ')}`,
+    );
   return pick[0]!;
 }
 
@@ -114,18 +126,37 @@ export interface AnswerResult {
  * named; `itemId` is needed when several items wait. Throws `OperationError`: `no_question` (nothing waits, or not
  * that item), `several_active_runs`, `invalid_state` (already answered, or an empty answer).
  */
-export async function answerQuestion(folder: string, text: string, opts: { runId?: string; itemId?: string; probe?: RunProbe } = {}): Promise<AnswerResult> {
+export async function answerQuestion(
+  folder: string,
+  text: string,
+  opts: { runId?: string; itemId?: string; probe?: RunProbe } = {},
+): Promise<AnswerResult> {
   if (!text.trim()) throw new OperationError('invalid_state', 'The answer is empty');
   const run = resolveActiveRun(folder, opts.runId, opts.probe);
-  const open = readRunViewNow(folder, run.id, { kind: run.kind, ...(opts.probe?.isAlive ? { isAlive: opts.probe.isAlive } : {}), ...(opts.probe?.hostNames ? { hostNames: opts.probe.hostNames } : {}) }).questions;
+  const open = readRunViewNow(folder, run.id, {
+    kind: run.kind,
+    ...(opts.probe?.isAlive ? { isAlive: opts.probe.isAlive } : {}),
+    ...(opts.probe?.hostNames ? { hostNames: opts.probe.hostNames } : {}),
+  }).questions;
   const candidates = opts.itemId === undefined ? open : open.filter((q) => q.item?.id === opts.itemId);
-  if (!candidates.length) throw new OperationError('no_question', opts.itemId === undefined ? `Run ${run.id} has no open question` : `Run ${run.id} has no open question for ${opts.itemId}`);
-  if (candidates.length > 1) throw new OperationError('no_question', `Several items wait for an answer, specify --item: ${candidates.map((q) => q.item?.id ?? q.id).join(', ')}`);
+  if (!candidates.length)
+    throw new OperationError(
+      'no_question',
+      opts.itemId === undefined
+        ? `Run ${run.id} has no open question`
+        : `Run ${run.id} has no open question for ${opts.itemId}`,
+    );
+  if (candidates.length > 1)
+    throw new OperationError(
+      'no_question',
+      `Several items wait for an answer, specify --item: ${candidates.map((q) => q.item?.id ?? q.id).join(', ')}`,
+    );
   const q = candidates[0]!;
   // Our engine reads answers from the run folder of the folder it was started in, lanes of a parallel run included
   // (engine.ts `readAnswer`): the answer goes there, whatever path the run log names.
   const file = run.kind === 'ralph' ? answerFilePath(folder, run.id, q.id) : q.answerFile;
-  if ((await readTextIfExists(file))?.trim()) throw new OperationError('invalid_state', `Question ${q.id} of run ${run.id} is already answered (${file})`);
+  if ((await readTextIfExists(file))?.trim())
+    throw new OperationError('invalid_state', `Question ${q.id} of run ${run.id} is already answered (${file})`);
   await mkdir(path.dirname(file), { recursive: true });
   await writeTextAtomic(file, text.endsWith('\n') ? text : `${text}\n`);
   return { success: true, run: run.id, question: q.id, item: q.item?.id ?? null, file };

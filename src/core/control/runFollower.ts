@@ -3,7 +3,14 @@ import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, watch,
 import * as path from 'node:path';
 import { claudeAdapter } from '../agents/claude';
 import type { StreamMapper } from '../agents/adapter';
-import { EXIT_CODES, parseRunLogLine, type EngineEvent, type EngineEventOf, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
+import {
+  EXIT_CODES,
+  parseRunLogLine,
+  type EngineEvent,
+  type EngineEventOf,
+  type RunLogEntry,
+  type UnknownRunLogEntry,
+} from '../model/runEvent';
 import { FINAL_RUN_STATES, runRecordSchema, type RunRecord } from '../model/runRecord';
 import { isPidAlive } from '../process/processGroup';
 import { parseProgressTxt, pidFromRunId } from '../sources/flowNext/progressTxt';
@@ -94,7 +101,10 @@ function readLines(file: string, tail: Tail, max: number): string[] {
       // No newline in a capped read: a single line longer than `max`. It cannot be a valid entry; it is passed on
       // as read (the parser reports it) so the follower moves past it instead of stalling. Otherwise: a partial
       // last line, left for the next read.
-      if (got === max) { tail.offset += got; return [buf.toString('utf8', 0, got)]; }
+      if (got === max) {
+        tail.offset += got;
+        return [buf.toString('utf8', 0, got)];
+      }
       return [];
     }
     tail.offset += end + 1;
@@ -124,7 +134,11 @@ function flowEndState(reason: string): EngineEventOf<'runEnded'>['state'] {
 }
 
 /** The keys of one progress.txt iteration block (both dialects), the tail after `last_output:` skipped. */
-function parseFlowBlock(lines: readonly string[]): { iteration: number | null; task: string | null; kv: Record<string, string> } {
+function parseFlowBlock(lines: readonly string[]): {
+  iteration: number | null;
+  task: string | null;
+  kv: Record<string, string>;
+} {
   const head = lines.slice(0, Math.max(0, lines.indexOf('last_output:')) || lines.length);
   const info = parseProgressTxt(`${head.join('\n')}\n`);
   const kv: Record<string, string> = {};
@@ -141,7 +155,11 @@ function parseFlowBlock(lines: readonly string[]): { iteration: number | null; t
  * Follower of one run; see the module docstring. Events: `entries` (a non-empty batch), `problem` (a bad line),
  * `end` (once). Call {@link close} when done (it is called for you after `end`).
  */
-export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | UnknownRunLogEntry)[]]; problem: [FileProblem]; end: [FollowEnd] }> {
+export class RunFollower extends EventEmitter<{
+  entries: [(RunLogEntry | UnknownRunLogEntry)[]];
+  problem: [FileProblem];
+  end: [FollowEnd];
+}> {
   readonly kind: 'ralph' | 'flow-next';
   /** The run's folder. */
   readonly dir: string;
@@ -155,11 +173,34 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
   private timer: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | undefined;
   // flow-next state
-  private flow: { headerSeen: boolean; pendingReason?: string; block: string[]; inBlock: boolean; iteration: number; iterTail: Tail | null; iterFile: string | null; mapper: StreamMapper | null; ledger: TokenLedger | null; lastCost: number } = {
-    headerSeen: false, block: [], inBlock: false, iteration: 0, iterTail: null, iterFile: null, mapper: null, ledger: null, lastCost: 0,
+  private flow: {
+    headerSeen: boolean;
+    pendingReason?: string;
+    block: string[];
+    inBlock: boolean;
+    iteration: number;
+    iterTail: Tail | null;
+    iterFile: string | null;
+    mapper: StreamMapper | null;
+    ledger: TokenLedger | null;
+    lastCost: number;
+  } = {
+    headerSeen: false,
+    block: [],
+    inBlock: false,
+    iteration: 0,
+    iterTail: null,
+    iterFile: null,
+    mapper: null,
+    ledger: null,
+    lastCost: 0,
   };
 
-  constructor(readonly folder: string, readonly runId: string, private readonly opts: RunFollowerOptions = {}) {
+  constructor(
+    readonly folder: string,
+    readonly runId: string,
+    private readonly opts: RunFollowerOptions = {},
+  ) {
     super();
     const ours = ralphRunDir(folder, runId);
     const theirs = flowRunDir(folder, runId);
@@ -206,10 +247,14 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
         this.tail.lineNo++;
         if (text.trim() === '') continue;
         const p = parseRunLogLine(text, this.file, this.tail.lineNo, this.seq + 1);
-        if (p.kind === 'problem') { problems.push(p.problem); continue; }
+        if (p.kind === 'problem') {
+          problems.push(p.problem);
+          continue;
+        }
         this.seq = Math.max(this.seq, p.entry.seq);
         entries.push(p.entry);
-        if (p.entry.type === 'runEnded' && !('unknown' in p.entry)) end = { kind: 'ended', exitCode: (p.entry as Extract<RunLogEntry, { type: 'runEnded' }>).exitCode };
+        if (p.entry.type === 'runEnded' && !('unknown' in p.entry))
+          end = { kind: 'ended', exitCode: (p.entry as Extract<RunLogEntry, { type: 'runEnded' }>).exitCode };
       }
     };
     read();
@@ -224,7 +269,12 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
         }
       } else if (rec && this.hosts.includes(rec.host) && !this.alive(rec.pid)) {
         read();
-        end ??= { kind: 'crashed', reason: `the engine (pid ${rec.pid}) is gone without ending the run`, at: rec.updatedAt ?? null, exitCode: 1 };
+        end ??= {
+          kind: 'crashed',
+          reason: `the engine (pid ${rec.pid}) is gone without ending the run`,
+          at: rec.updatedAt ?? null,
+          exitCode: 1,
+        };
       }
     }
     return { entries, problems, offset: this.tail.offset, end };
@@ -253,11 +303,25 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
       if (!f.headerSeen) {
         if (/^Run:\s*\S+/.test(line)) {
           f.headerSeen = true;
-          entries.push(this.entry({ type: 'runStarted', runId: this.runId, folder: this.folder, source: 'flow-next', agent: 'claude', maxIterations: 0, gates: {} }));
+          entries.push(
+            this.entry({
+              type: 'runStarted',
+              runId: this.runId,
+              folder: this.folder,
+              source: 'flow-next',
+              agent: 'claude',
+              maxIterations: 0,
+              gates: {},
+            }),
+          );
         }
         continue;
       }
-      if (line.startsWith('## ')) { f.inBlock = true; f.block = [line]; continue; }
+      if (line.startsWith('## ')) {
+        f.inBlock = true;
+        f.block = [line];
+        continue;
+      }
       if (f.inBlock) {
         f.block.push(line);
         if (line !== '---') continue;
@@ -267,29 +331,78 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
         const item = b.task ? { source: 'flow-next' as const, id: b.task, title: b.task } : null;
         if (it > f.iteration) {
           f.iteration = it;
-          entries.push(this.entry({ type: 'iterationStarted', iteration: it, item, attempt: 1, attemptKind: 'first', purpose: 'work' }));
+          entries.push(
+            this.entry({
+              type: 'iterationStarted',
+              iteration: it,
+              item,
+              attempt: 1,
+              attemptKind: 'first',
+              purpose: 'work',
+            }),
+          );
         }
-        const detail = [b.kv.status && `status=${b.kv.status}`, b.task && `task=${b.task}`, b.kv.reason && `reason=${b.kv.reason}`, b.kv.verdict && `verdict=${b.kv.verdict}`].filter(Boolean).join(' ');
+        const detail = [
+          b.kv.status && `status=${b.kv.status}`,
+          b.task && `task=${b.task}`,
+          b.kv.reason && `reason=${b.kv.reason}`,
+          b.kv.verdict && `verdict=${b.kv.verdict}`,
+        ]
+          .filter(Boolean)
+          .join(' ');
         const rc = b.kv.claude_rc !== undefined && /^-?\d+$/.test(b.kv.claude_rc) ? Number(b.kv.claude_rc) : null;
-        entries.push(this.entry({
-          type: 'iterationEnded', iteration: it, ending: b.kv.promise?.toUpperCase() === 'COMPLETE' ? 'complete' : 'natural', detail,
-          totals: { tokens: f.ledger?.snapshot().tokens ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 }, costUsd: f.lastCost },
-          exitCode: rc,
-        }));
+        entries.push(
+          this.entry({
+            type: 'iterationEnded',
+            iteration: it,
+            ending: b.kv.promise?.toUpperCase() === 'COMPLETE' ? 'complete' : 'natural',
+            detail,
+            totals: {
+              tokens: f.ledger?.snapshot().tokens ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
+              costUsd: f.lastCost,
+            },
+            exitCode: rc,
+          }),
+        );
         continue;
       }
       const m = /^completion_reason=(.*)$/.exec(line);
-      if (m) { f.pendingReason = m[1]!.trim(); continue; }
+      if (m) {
+        f.pendingReason = m[1]!.trim();
+        continue;
+      }
       if (line.trim() === 'promise=COMPLETE' && f.pendingReason !== undefined) {
         const reason = f.pendingReason;
         const state = flowEndState(reason);
-        entries.push(this.entry({ type: 'runEnded', state, reason: `completion_reason=${reason}`, completionReason: reason, exitCode: EXIT_CODES[state], iterations: f.iteration, costUsd: 0, done: 0, total: 0 }));
+        entries.push(
+          this.entry({
+            type: 'runEnded',
+            state,
+            reason: `completion_reason=${reason}`,
+            completionReason: reason,
+            exitCode: EXIT_CODES[state],
+            iterations: f.iteration,
+            costUsd: 0,
+            done: 0,
+            total: 0,
+          }),
+        );
         end = { kind: 'ended', exitCode: EXIT_CODES[state] };
       }
     }
     const newest = end ? undefined : newestIterLog(this.dir);
     if (newest && (newest.n > f.iteration || (newest.n === f.iteration && f.iterFile !== newest.file))) {
-      if (newest.n > f.iteration) entries.push(this.entry({ type: 'iterationStarted', iteration: newest.n, item: null, attempt: 1, attemptKind: 'first', purpose: 'work' }));
+      if (newest.n > f.iteration)
+        entries.push(
+          this.entry({
+            type: 'iterationStarted',
+            iteration: newest.n,
+            item: null,
+            attempt: 1,
+            attemptKind: 'first',
+            purpose: 'work',
+          }),
+        );
       f.iteration = newest.n;
       f.iterFile = newest.file;
       f.iterTail = { offset: 0, lineNo: 0 };
@@ -301,7 +414,12 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
     if (!end && entries.length === 0 && exists(this.file)) {
       const idPid = pidFromRunId(this.runId);
       if (idPid && this.hosts.some((h) => idPid.hostAndActor.startsWith(`${h}-`)) && !this.alive(idPid.pid)) {
-        end = { kind: 'crashed', reason: `flow-next's ralph.sh (pid ${idPid.pid}) is gone without a completion marker`, at: null, exitCode: 1 };
+        end = {
+          kind: 'crashed',
+          reason: `flow-next's ralph.sh (pid ${idPid.pid}) is gone without a completion marker`,
+          at: null,
+          exitCode: 1,
+        };
       }
     }
     return { entries, problems: [], offset: this.tail.offset, end };
@@ -314,20 +432,39 @@ export class RunFollower extends EventEmitter<{ entries: [(RunLogEntry | Unknown
     for (const text of readLines(f.iterFile, f.iterTail, this.maxRead)) {
       if (!text.trim().startsWith('{')) continue;
       let obj: unknown;
-      try { obj = JSON.parse(text); } catch { continue; }
+      try {
+        obj = JSON.parse(text);
+      } catch {
+        continue;
+      }
       if (!obj || typeof obj !== 'object') continue;
       for (const ev of f.mapper.map(obj as Record<string, unknown>)) {
         f.ledger.apply(ev);
         if (ev.type === 'usage' || ev.type === 'result') tokensChanged = true;
         if (ev.type === 'text' && !ev.subagent && !ev.synthetic) {
-          for (const l of ev.text.split('\n').filter((x) => x.trim()).slice(-3)) out.push(this.entry({ type: 'output', iteration: f.iteration, text: l }));
+          for (const l of ev.text
+            .split('\n')
+            .filter((x) => x.trim())
+            .slice(-3))
+            out.push(this.entry({ type: 'output', iteration: f.iteration, text: l }));
         }
       }
     }
     if (tokensChanged) {
       const s = f.ledger.snapshot();
       f.lastCost = s.costUsd ?? f.lastCost;
-      out.push(this.entry({ type: 'tokens', iteration: f.iteration, contextTokens: s.contextTokens, contextWindow: s.contextWindow, rotateAt: s.thresholds.rotate, warnAt: s.thresholds.warn, totals: s.tokens, costUsd: s.costUsd }));
+      out.push(
+        this.entry({
+          type: 'tokens',
+          iteration: f.iteration,
+          contextTokens: s.contextTokens,
+          contextWindow: s.contextWindow,
+          rotateAt: s.thresholds.rotate,
+          warnAt: s.thresholds.warn,
+          totals: s.tokens,
+          costUsd: s.costUsd,
+        }),
+      );
     }
   }
 
@@ -402,19 +539,29 @@ export function recordExitCode(rec: RunRecord): number {
  * chart, gates and log from them); the returned view is the last one with the end applied. Never throws for a bad
  * line (problems are skipped); throws only for I/O errors other than a missing file.
  */
-export function readRunViewNow(folder: string, runId: string, opts: RunFollowerOptions & { maxBytes?: number; onView?: (v: RunView) => void } = {}): RunView {
+export function readRunViewNow(
+  folder: string,
+  runId: string,
+  opts: RunFollowerOptions & { maxBytes?: number; onView?: (v: RunView) => void } = {},
+): RunView {
   const f = new RunFollower(folder, runId, { endGraceMs: 0, ...opts });
   let v = emptyRunView(runId, f.kind);
   const max = opts.maxBytes ?? 256 * 1024 * 1024;
   const each = opts.onView;
   for (;;) {
     const b = f.poll();
-    for (const e of b.entries) { v = reduceRunView(v, e); each?.(v); }
+    for (const e of b.entries) {
+      v = reduceRunView(v, e);
+      each?.(v);
+    }
     if (b.end) return withFollowEnd(v, b.end);
     if (!b.entries.length && !b.problems.length) {
       // Nothing new: one more poll tells an end seen only once the log is exhausted (crash, final run.json).
       const last = f.poll();
-      for (const e of last.entries) { v = reduceRunView(v, e); each?.(v); }
+      for (const e of last.entries) {
+        v = reduceRunView(v, e);
+        each?.(v);
+      }
       return last.end ? withFollowEnd(v, last.end) : v;
     }
     if (f.offset >= max) return v;

@@ -25,7 +25,10 @@ export const DEFAULT_RUNS_MAX_MB = 1024;
  * `keepRuns` finished runs, then deletes the oldest finished ones while the total is above `maxBytes`, keeping the
  * newest finished run in any case. Returns the run ids to delete, oldest first.
  */
-export function planRunPruning(runs: readonly RunFolderFacts[], opts: { keepRuns: number; maxBytes: number }): string[] {
+export function planRunPruning(
+  runs: readonly RunFolderFacts[],
+  opts: { keepRuns: number; maxBytes: number },
+): string[] {
   const finished = runs.filter((r) => r.finished);
   const remove = new Set(finished.slice(Math.max(opts.keepRuns, 1)).map((r) => r.runId));
   let total = runs.reduce((n, r) => n + (remove.has(r.runId) ? 0 : r.bytes), 0);
@@ -35,7 +38,10 @@ export function planRunPruning(runs: readonly RunFolderFacts[], opts: { keepRuns
     remove.add(r.runId);
     total -= r.bytes;
   }
-  return finished.filter((r) => remove.has(r.runId)).map((r) => r.runId).reverse();
+  return finished
+    .filter((r) => remove.has(r.runId))
+    .map((r) => r.runId)
+    .reverse();
 }
 
 function folderBytes(dir: string): number {
@@ -53,7 +59,10 @@ function folderBytes(dir: string): number {
  * finished runs, then deletes finished runs as {@link planRunPruning} decides. Runs that are not finished (the
  * active one included) and folders without a valid run.json are never touched. Returns what it did.
  */
-export async function pruneRuns(folder: string, opts: { keepRuns?: number; runsMaxMb?: number } = {}): Promise<{ compressed: string[]; removed: string[] }> {
+export async function pruneRuns(
+  folder: string,
+  opts: { keepRuns?: number; runsMaxMb?: number } = {},
+): Promise<{ compressed: string[]; removed: string[] }> {
   const { records } = listRunRecords(folder);
   const compressed: string[] = [];
   const facts: RunFolderFacts[] = [];
@@ -70,7 +79,10 @@ export async function pruneRuns(folder: string, opts: { keepRuns?: number; runsM
     }
     facts.push({ runId: record.runId, finished, bytes: folderBytes(dir) });
   }
-  const removed = planRunPruning(facts, { keepRuns: opts.keepRuns ?? DEFAULT_KEEP_RUNS, maxBytes: (opts.runsMaxMb ?? DEFAULT_RUNS_MAX_MB) * 1024 * 1024 });
+  const removed = planRunPruning(facts, {
+    keepRuns: opts.keepRuns ?? DEFAULT_KEEP_RUNS,
+    maxBytes: (opts.runsMaxMb ?? DEFAULT_RUNS_MAX_MB) * 1024 * 1024,
+  });
   for (const id of removed) rmSync(path.join(ralphFile(folder, 'runs'), id), { recursive: true, force: true });
   return { compressed, removed };
 }

@@ -9,7 +9,13 @@ import { isoString } from '../model/time';
 import { readTextIfExists } from '../store/atomicWrite';
 import { newJsonText, applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../store/jsonEdit';
 import { workspacePath, type FileProblem } from '../store/parseError';
-import { listDirSync, parseJsonFileText, parseJsonWithSchema, readTextSync, schemaProblem } from '../store/readJsonFile';
+import {
+  listDirSync,
+  parseJsonFileText,
+  parseJsonWithSchema,
+  readTextSync,
+  schemaProblem,
+} from '../store/readJsonFile';
 import type { z } from 'zod';
 import { commitPlan } from '../store/writePlan';
 import { ralphRunDir } from './sentinels';
@@ -22,7 +28,9 @@ export function runRecordPath(folder: string, runId: string): string {
 
 /** A new run id: `<YYYYMMDDTHHMMSSZ>-<4 hex>` (sortable by start, like flow-next's ids, §2.8). */
 export function newRunId(nowMs: number = Date.now()): string {
-  return `${isoString(nowMs).replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomBytes(2).toString('hex')}`;
+  return `${isoString(nowMs)
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(2).toString('hex')}`;
 }
 
 /**
@@ -30,9 +38,23 @@ export function newRunId(nowMs: number = Date.now()): string {
  * Fills `pid`, `host`, `startedAt` and `state: "starting"` unless given. Validated against the schema; written
  * atomically under the record's lock.
  */
-export async function createRunRecord(folder: string, init: Partial<RunRecord> & { runId?: string } = {}, nowMs: number = Date.now()): Promise<RunRecord> {
+export async function createRunRecord(
+  folder: string,
+  init: Partial<RunRecord> & { runId?: string } = {},
+  nowMs: number = Date.now(),
+): Promise<RunRecord> {
   const runId = init.runId ?? newRunId(nowMs);
-  const record = runRecordSchema.parse({ pid: process.pid, host: os.hostname(), startedAt: isoString(nowMs), state: 'starting', iteration: 0, currentItem: null, ...init, runId, updatedAt: isoString(nowMs) });
+  const record = runRecordSchema.parse({
+    pid: process.pid,
+    host: os.hostname(),
+    startedAt: isoString(nowMs),
+    state: 'starting',
+    iteration: 0,
+    currentItem: null,
+    ...init,
+    runId,
+    updatedAt: isoString(nowMs),
+  });
   const file = runRecordPath(folder, runId);
   await mkdir(path.dirname(file), { recursive: true });
   await commitPlan(file, async () => {
@@ -48,7 +70,10 @@ export async function createRunRecord(folder: string, init: Partial<RunRecord> &
  * `ralph status`, run control and crash recovery. A record that does not parse or validate is a problem (file
  * relative to the folder, line, column) and is skipped; a run folder without a record is skipped.
  */
-export function listRunRecords(folder: string): { records: { dir: string; record: RunRecord }[]; problems: FileProblem[] } {
+export function listRunRecords(folder: string): {
+  records: { dir: string; record: RunRecord }[];
+  problems: FileProblem[];
+} {
   const records: { dir: string; record: RunRecord }[] = [];
   const problems: FileProblem[] = [];
   for (const e of listDirSync(ralphFile(folder, 'runs'))) {
@@ -61,7 +86,11 @@ export function listRunRecords(folder: string): { records: { dir: string; record
     if (!r.ok) problems.push(r.problem);
     // The record names its own folder: a runId that differs (`../../outside`) would make recovery and control
     // write elsewhere, or look for a run.json that is not there (issue 12). Such a record is skipped.
-    else if (r.value.runId !== e.name) problems.push({ ...schemaProblem(shown, text, { issues: [{ path: ['runId'], message: '' }] } as unknown as z.ZodError), message: `runId ${JSON.stringify(r.value.runId)} is not its folder's name (${JSON.stringify(e.name)}): record skipped` });
+    else if (r.value.runId !== e.name)
+      problems.push({
+        ...schemaProblem(shown, text, { issues: [{ path: ['runId'], message: '' }] } as unknown as z.ZodError),
+        message: `runId ${JSON.stringify(r.value.runId)} is not its folder's name (${JSON.stringify(e.name)}): record skipped`,
+      });
     else records.push({ dir: ralphRunDir(folder, e.name), record: r.value });
   }
   return { records, problems };
@@ -78,7 +107,12 @@ export async function readRunRecord(folder: string, runId: string): Promise<RunR
  * Updates fields of a run record in place (state, iteration, currentItem, completion…), with `updatedAt` set
  * to now. Unknown keys and formatting stay. The result is validated before it is written.
  */
-export async function updateRunRecord(folder: string, runId: string, patch: Partial<Omit<RunRecord, 'runId'>>, nowMs: number = Date.now()): Promise<RunRecord> {
+export async function updateRunRecord(
+  folder: string,
+  runId: string,
+  patch: Partial<Omit<RunRecord, 'runId'>>,
+  nowMs: number = Date.now(),
+): Promise<RunRecord> {
   const file = runRecordPath(folder, runId);
   const { result } = await commitPlan(file, async () => {
     const before = await readTextIfExists(file);
@@ -110,7 +144,9 @@ export function patchedRecordText(before: string, patch: Readonly<Record<string,
     }
     return newJsonText(o);
   }
-  const changes: JsonChange[] = Object.entries(patch).map(([k, value]) => (value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value }));
+  const changes: JsonChange[] = Object.entries(patch).map(([k, value]) =>
+    value === undefined ? { op: 'delete', path: [k] } : { op: 'set', path: [k], value },
+  );
   return applyJsonChanges(before, changes);
 }
 
@@ -122,7 +158,12 @@ export function patchedRecordText(before: string, patch: Readonly<Record<string,
  * record's lock, because nothing asynchronous runs any more in the exiting engine and no other process writes a
  * live run's record. Returns whether it wrote; never throws (an exit path has nobody to tell).
  */
-export function markRunInterruptedSync(folder: string, runId: string, reason = 'interrupted (Ctrl-C twice)', nowMs: number = Date.now()): boolean {
+export function markRunInterruptedSync(
+  folder: string,
+  runId: string,
+  reason = 'interrupted (Ctrl-C twice)',
+  nowMs: number = Date.now(),
+): boolean {
   const file = runRecordPath(folder, runId);
   try {
     const before = readFileSync(file, 'utf8');
@@ -131,10 +172,20 @@ export function markRunInterruptedSync(folder: string, runId: string, reason = '
     if (FINAL_RUN_STATES.includes(rec.state)) return false;
     const at = isoString(nowMs);
     const patch: Partial<RunRecord> = {
-      state: 'stopped', currentItem: null, completion: { reason: 'INTERRUPTED', at }, endState: 'cancelled', endReason: reason, endedAt: at,
-      agentPgid: null, agentToken: null, updatedAt: at,
+      state: 'stopped',
+      currentItem: null,
+      completion: { reason: 'INTERRUPTED', at },
+      endState: 'cancelled',
+      endReason: reason,
+      endedAt: at,
+      agentPgid: null,
+      agentToken: null,
+      updatedAt: at,
     };
-    const after = applyJsonChanges(before, Object.entries(patch).map(([k, value]) => ({ op: 'set', path: [k], value }) as JsonChange));
+    const after = applyJsonChanges(
+      before,
+      Object.entries(patch).map(([k, value]) => ({ op: 'set', path: [k], value }) as JsonChange),
+    );
     parseJsonWithSchema(shown, after, runRecordSchema);
     const tmp = `${file}.tmp-${process.pid}`;
     writeFileSync(tmp, after);

@@ -55,7 +55,14 @@ export interface IterationTokens {
 export const ITERATION_TOKENS_KEPT = 50;
 
 export function emptyRunTokens(): RunTokens {
-  return { iterations: [], older: { count: 0, tokens: zeroTokens(), costUsd: 0 }, total: zeroTokens(), contexts: [], peaks: [], lastSeq: 0 };
+  return {
+    iterations: [],
+    older: { count: 0, tokens: zeroTokens(), costUsd: 0 },
+    total: zeroTokens(),
+    contexts: [],
+    peaks: [],
+    lastSeq: 0,
+  };
 }
 
 /** Applies one log entry (see the module docstring). Returns the same object when nothing changed. Never throws. */
@@ -65,22 +72,61 @@ export function reduceRunTokens(t: RunTokens, entry: RunLogEntry | UnknownRunLog
   const e = entry as RunLogEntry;
   switch (e.type) {
     case 'iterationStarted':
-      return push({ ...t, lastSeq: e.seq, contexts: t.contexts.filter((c) => c.lane !== e.lane), peaks: t.peaks.filter((c) => c.lane !== e.lane) }, { iteration: e.iteration, lane: e.lane, itemId: e.item?.id ?? null, tokens: zeroTokens(), costUsd: null, ended: false });
+      return push(
+        {
+          ...t,
+          lastSeq: e.seq,
+          contexts: t.contexts.filter((c) => c.lane !== e.lane),
+          peaks: t.peaks.filter((c) => c.lane !== e.lane),
+        },
+        {
+          iteration: e.iteration,
+          lane: e.lane,
+          itemId: e.item?.id ?? null,
+          tokens: zeroTokens(),
+          costUsd: null,
+          ended: false,
+        },
+      );
     case 'tokens': {
-      const c = { lane: e.lane, iteration: e.iteration, tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt };
-      return set({ ...t, lastSeq: e.seq, contexts: setContext(t.contexts, c), peaks: peak(t.peaks, c) }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals, costUsd: e.costUsd ?? i.costUsd }));
+      const c = {
+        lane: e.lane,
+        iteration: e.iteration,
+        tokens: e.contextTokens,
+        window: e.contextWindow,
+        warnAt: e.warnAt,
+        rotateAt: e.rotateAt,
+      };
+      return set(
+        { ...t, lastSeq: e.seq, contexts: setContext(t.contexts, c), peaks: peak(t.peaks, c) },
+        e.iteration,
+        e.lane,
+        (i) => ({ ...i, tokens: e.totals, costUsd: e.costUsd ?? i.costUsd }),
+      );
     }
     case 'warn':
     case 'rotate': {
       const prev = t.contexts.find((c) => c.lane === e.lane && c.iteration === e.iteration);
-      const base = prev ?? { lane: e.lane, iteration: e.iteration, tokens: 0, window: 0, warnAt: e.type === 'warn' ? e.threshold : 0, rotateAt: e.type === 'rotate' ? e.threshold : 0 };
+      const base = prev ?? {
+        lane: e.lane,
+        iteration: e.iteration,
+        tokens: 0,
+        window: 0,
+        warnAt: e.type === 'warn' ? e.threshold : 0,
+        rotateAt: e.type === 'rotate' ? e.threshold : 0,
+      };
       const c = { ...base, tokens: e.contextTokens };
       return { ...t, lastSeq: e.seq, contexts: setContext(t.contexts, c), peaks: peak(t.peaks, c) };
     }
     case 'iterationEnded': {
       const top = t.peaks.find((p) => p.lane === e.lane && p.iteration === e.iteration);
       const contexts = top ? setContext(t.contexts, top) : t.contexts;
-      return set({ ...t, lastSeq: e.seq, contexts }, e.iteration, e.lane, (i) => ({ ...i, tokens: e.totals.tokens, costUsd: e.totals.costUsd, ended: true }));
+      return set({ ...t, lastSeq: e.seq, contexts }, e.iteration, e.lane, (i) => ({
+        ...i,
+        tokens: e.totals.tokens,
+        costUsd: e.totals.costUsd,
+        ended: true,
+      }));
     }
     default:
       return { ...t, lastSeq: e.seq };
@@ -103,7 +149,11 @@ function push(t: RunTokens, it: IterationTokens): RunTokens {
   let older = t.older;
   while (iterations.length > ITERATION_TOKENS_KEPT) {
     const [first, ...rest] = iterations;
-    older = { count: older.count + 1, tokens: addTokens(older.tokens, first!.tokens), costUsd: older.costUsd + (first!.costUsd ?? 0) };
+    older = {
+      count: older.count + 1,
+      tokens: addTokens(older.tokens, first!.tokens),
+      costUsd: older.costUsd + (first!.costUsd ?? 0),
+    };
     iterations = rest;
   }
   return { ...t, iterations, older };
@@ -112,7 +162,8 @@ function push(t: RunTokens, it: IterationTokens): RunTokens {
 function set(t: RunTokens, iteration: number, lane: number, f: (i: IterationTokens) => IterationTokens): RunTokens {
   let list = t;
   // A tokens event for an iteration never announced (a log read from its middle): list it.
-  if (!t.iterations.some((i) => i.iteration === iteration && i.lane === lane)) list = push(t, { iteration, lane, itemId: null, tokens: zeroTokens(), costUsd: null, ended: false });
+  if (!t.iterations.some((i) => i.iteration === iteration && i.lane === lane))
+    list = push(t, { iteration, lane, itemId: null, tokens: zeroTokens(), costUsd: null, ended: false });
   const iterations = list.iterations.map((i) => (i.iteration === iteration && i.lane === lane ? f(i) : i));
   const total = iterations.reduce((a, i) => addTokens(a, i.tokens), list.older.tokens);
   return { ...list, iterations, total };

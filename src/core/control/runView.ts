@@ -35,10 +35,20 @@ export type RunEndViewState = z.infer<typeof runEndStateSchema>;
  * - a terminal state: `completed`, `failed`, `stalled`, `blocked`, `capReached`, `stopped`, `cancelled`;
  * - `crashed`: the log ended without `runEnded` and the engine process is gone (from the follower).
  */
-export type RunViewState = 'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | RunEndViewState | 'crashed';
+export type RunViewState =
+  'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | RunEndViewState | 'crashed';
 
 /** States after which nothing more happens in the run. */
-export const FINAL_VIEW_STATES: ReadonlySet<RunViewState> = new Set(['completed', 'failed', 'stalled', 'blocked', 'capReached', 'stopped', 'cancelled', 'crashed']);
+export const FINAL_VIEW_STATES: ReadonlySet<RunViewState> = new Set([
+  'completed',
+  'failed',
+  'stalled',
+  'blocked',
+  'capReached',
+  'stopped',
+  'cancelled',
+  'crashed',
+]);
 
 /**
  * The context gauge of a lane's current iteration. `percent`, `warnPercent` and `rotatePercent` are 0–100 of
@@ -243,15 +253,51 @@ const GATE_ORDER: readonly RunGateTier[] = ['basic', 'full', 'final'];
 /** The view of a run before any entry: `starting`, no lanes. */
 export function emptyRunView(runId: string, kind: RunView['kind'] = 'ralph'): RunView {
   return {
-    runId, kind, state: 'starting', stateText: 'starting', final: false, deferredUntil: null, pauseRequested: false, stopRequested: false,
-    source: null, agent: null, maxIterations: null, maxCostUsd: null, pid: null, gateCommands: {}, startedAt: null, lastEventAt: null,
-    iteration: 0, progress: null, lanes: [], cost: { runUsd: 0, byItem: [], byIteration: [] }, gates: [], questions: [], activity: [],
-    warnings: [], end: null, lastSeq: 0, missingSeqs: 0, unknownEvents: 0,
+    runId,
+    kind,
+    state: 'starting',
+    stateText: 'starting',
+    final: false,
+    deferredUntil: null,
+    pauseRequested: false,
+    stopRequested: false,
+    source: null,
+    agent: null,
+    maxIterations: null,
+    maxCostUsd: null,
+    pid: null,
+    gateCommands: {},
+    startedAt: null,
+    lastEventAt: null,
+    iteration: 0,
+    progress: null,
+    lanes: [],
+    cost: { runUsd: 0, byItem: [], byIteration: [] },
+    gates: [],
+    questions: [],
+    activity: [],
+    warnings: [],
+    end: null,
+    lastSeq: 0,
+    missingSeqs: 0,
+    unknownEvents: 0,
   };
 }
 
 function emptyLane(lane: number): LaneView {
-  return { lane, activity: 'idle', iteration: null, purpose: null, item: null, attempt: null, agentPid: null, context: null, iterationCostUsd: 0, iterationTokens: null, lastEnding: null };
+  return {
+    lane,
+    activity: 'idle',
+    iteration: null,
+    purpose: null,
+    item: null,
+    attempt: null,
+    agentPid: null,
+    context: null,
+    iterationCostUsd: 0,
+    iterationTokens: null,
+    lastEnding: null,
+  };
 }
 
 const pct = (n: number, of: number) => (of > 0 ? Math.floor((n * 1000) / of) / 10 : 0);
@@ -310,42 +356,81 @@ function pushKept<T>(list: readonly T[], item: T, keep: number): T[] {
  */
 export function activityTextOf(e: EngineEvent): string | null {
   switch (e.type) {
-    case 'runStarted': return `═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`;
+    case 'runStarted':
+      return `═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`;
     case 'iterationStarted': {
-      const what = e.purpose === 'review' ? 'final review' : e.purpose === 'finalFix' ? 'fix after final verification' : e.item ? `${e.item.id} ${e.item.title}` : '';
-      const attempt = e.attempt > 1 || e.maxAttempts ? ` · attempt ${e.attempt}${e.maxAttempts ? ` of ${e.maxAttempts}` : ''}` : '';
+      const what =
+        e.purpose === 'review'
+          ? 'final review'
+          : e.purpose === 'finalFix'
+            ? 'fix after final verification'
+            : e.item
+              ? `${e.item.id} ${e.item.title}`
+              : '';
+      const attempt =
+        e.attempt > 1 || e.maxAttempts ? ` · attempt ${e.attempt}${e.maxAttempts ? ` of ${e.maxAttempts}` : ''}` : '';
       return `LOOP ${e.iteration} START — ${what}${attempt}`;
     }
-    case 'agentStarted': return `SESSION START: pid=${e.pid ?? '?'}`;
-    case 'tokens': return null;
-    case 'warn': return `WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: handoff requested`;
-    case 'rotate': return `ROTATE: context ${e.contextTokens} ≥ ${e.threshold} tokens`;
-    case 'agentSignal': return `signal ${e.kind} ${e.value}${e.reason ? ` — ${e.reason}` : ''}`;
-    case 'iterationEnded': return `LOOP ${e.iteration} END — ${e.ending} (${e.detail}; $${e.totals.costUsd.toFixed(4)})`;
-    case 'gateStarted': return `🧪 GATE start ${e.tier}: ${e.command}`;
-    case 'gateResult': return `🧪 GATE ${e.passed ? 'passed' : 'FAILED'} ${e.tier} exit=${e.exitCode} ${(e.durationMs / 1000).toFixed(1)}s`;
-    case 'verified': return `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
-    case 'attemptFailed': return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
-    case 'itemBlocked': return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
-    case 'itemsVanished': return `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
-    case 'laneMerge': return `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
-    case 'claimPutBack': return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`;
-    case 'fileRestored': return `↩ RESTORED ${e.file} — ${firstLine(e.problem)}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`;
-    case 'progress': return `📋 Tasks: ${e.done}/${e.total} complete`;
-    case 'pauseRequested': return '⏸ PAUSE requested';
-    case 'paused': return '⏸ PAUSED';
-    case 'resumed': return '▶ RESUMED';
-    case 'stopRequested': return `🛑 STOP REQUESTED${e.graceful ? ' (graceful)' : ''}`;
-    case 'deferred': return `⏳ DEFER — ${e.reason}; waiting ${Math.round(e.waitMs / 1000)}s`;
-    case 'reviewVerdict': return `🧑‍⚖️ REVIEW verdict: ${e.verdict}`;
-    case 'question': return `❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
-    case 'answered': return `💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
-    case 'questionTimedOut': return `⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''}`;
-    case 'notified': return e.ok ? null : `⚠️ notify failed (${e.about}): ${e.detail ?? ''}`;
-    case 'warning': return `⚠️ ${firstLine(e.message)}`;
-    case 'guard': return e.text;
-    case 'output': return e.text;
-    case 'runEnded': return `RALPH STOP — ${e.state}: ${firstLine(e.reason)} · ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`;
+    case 'agentStarted':
+      return `SESSION START: pid=${e.pid ?? '?'}`;
+    case 'tokens':
+      return null;
+    case 'warn':
+      return `WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: handoff requested`;
+    case 'rotate':
+      return `ROTATE: context ${e.contextTokens} ≥ ${e.threshold} tokens`;
+    case 'agentSignal':
+      return `signal ${e.kind} ${e.value}${e.reason ? ` — ${e.reason}` : ''}`;
+    case 'iterationEnded':
+      return `LOOP ${e.iteration} END — ${e.ending} (${e.detail}; $${e.totals.costUsd.toFixed(4)})`;
+    case 'gateStarted':
+      return `🧪 GATE start ${e.tier}: ${e.command}`;
+    case 'gateResult':
+      return `🧪 GATE ${e.passed ? 'passed' : 'FAILED'} ${e.tier} exit=${e.exitCode} ${(e.durationMs / 1000).toFixed(1)}s`;
+    case 'verified':
+      return `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
+    case 'attemptFailed':
+      return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
+    case 'itemBlocked':
+      return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
+    case 'itemsVanished':
+      return `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
+    case 'laneMerge':
+      return `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
+    case 'claimPutBack':
+      return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`;
+    case 'fileRestored':
+      return `↩ RESTORED ${e.file} — ${firstLine(e.problem)}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`;
+    case 'progress':
+      return `📋 Tasks: ${e.done}/${e.total} complete`;
+    case 'pauseRequested':
+      return '⏸ PAUSE requested';
+    case 'paused':
+      return '⏸ PAUSED';
+    case 'resumed':
+      return '▶ RESUMED';
+    case 'stopRequested':
+      return `🛑 STOP REQUESTED${e.graceful ? ' (graceful)' : ''}`;
+    case 'deferred':
+      return `⏳ DEFER — ${e.reason}; waiting ${Math.round(e.waitMs / 1000)}s`;
+    case 'reviewVerdict':
+      return `🧑‍⚖️ REVIEW verdict: ${e.verdict}`;
+    case 'question':
+      return `❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
+    case 'answered':
+      return `💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
+    case 'questionTimedOut':
+      return `⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''}`;
+    case 'notified':
+      return e.ok ? null : `⚠️ notify failed (${e.about}): ${e.detail ?? ''}`;
+    case 'warning':
+      return `⚠️ ${firstLine(e.message)}`;
+    case 'guard':
+      return e.text;
+    case 'output':
+      return e.text;
+    case 'runEnded':
+      return `RALPH STOP — ${e.state}: ${firstLine(e.reason)} · ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`;
   }
 }
 
@@ -365,16 +450,42 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
   const lane = e.lane;
   switch (e.type) {
     case 'runStarted':
-      Object.assign(v, { state: 'running', source: e.source, agent: e.agent, maxIterations: e.maxIterations, maxCostUsd: e.maxCostUsd ? e.maxCostUsd : null, pid: e.pid ?? null, gateCommands: e.gates, startedAt: e.at });
+      Object.assign(v, {
+        state: 'running',
+        source: e.source,
+        agent: e.agent,
+        maxIterations: e.maxIterations,
+        maxCostUsd: e.maxCostUsd ? e.maxCostUsd : null,
+        pid: e.pid ?? null,
+        gateCommands: e.gates,
+        startedAt: e.at,
+      });
       if (e.runId) v.runId = e.runId;
       break;
     case 'iterationStarted':
       v.iteration = Math.max(v.iteration, e.iteration);
       v.lanes = setLane(v.lanes, lane, (l) => ({
-        ...l, activity: 'agent', iteration: e.iteration, purpose: e.purpose, item: e.item, agentPid: null, context: null, iterationCostUsd: 0, iterationTokens: null,
-        attempt: e.purpose === 'work' ? { number: e.attempt, max: e.maxAttempts ?? null, kind: e.attemptKind, text: e.maxAttempts ? `${e.attempt} of ${e.maxAttempts}` : String(e.attempt) } : null,
+        ...l,
+        activity: 'agent',
+        iteration: e.iteration,
+        purpose: e.purpose,
+        item: e.item,
+        agentPid: null,
+        context: null,
+        iterationCostUsd: 0,
+        iterationTokens: null,
+        attempt:
+          e.purpose === 'work'
+            ? {
+                number: e.attempt,
+                max: e.maxAttempts ?? null,
+                kind: e.attemptKind,
+                text: e.maxAttempts ? `${e.attempt} of ${e.maxAttempts}` : String(e.attempt),
+              }
+            : null,
       }));
-      if (v.state === 'deferred' || v.state === 'starting' || v.state === 'waiting' || v.state === 'paused') v.state = 'running';
+      if (v.state === 'deferred' || v.state === 'starting' || v.state === 'waiting' || v.state === 'paused')
+        v.state = 'running';
       v.deferredUntil = null;
       break;
     case 'agentStarted':
@@ -386,24 +497,49 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
         iterationCostUsd: e.costUsd ?? l.iterationCostUsd,
         iterationTokens: e.totals,
         context: {
-          tokens: e.contextTokens, window: e.contextWindow, warnAt: e.warnAt, rotateAt: e.rotateAt,
-          percent: pct(e.contextTokens, e.contextWindow), warnPercent: pct(e.warnAt, e.contextWindow), rotatePercent: pct(e.rotateAt, e.contextWindow),
+          tokens: e.contextTokens,
+          window: e.contextWindow,
+          warnAt: e.warnAt,
+          rotateAt: e.rotateAt,
+          percent: pct(e.contextTokens, e.contextWindow),
+          warnPercent: pct(e.warnAt, e.contextWindow),
+          rotatePercent: pct(e.rotateAt, e.contextWindow),
           level: e.contextTokens >= e.rotateAt ? 'rotate' : e.contextTokens >= e.warnAt ? 'warn' : 'ok',
-          warned: l.context?.warned ?? false, rotated: l.context?.rotated ?? false,
+          warned: l.context?.warned ?? false,
+          rotated: l.context?.rotated ?? false,
         },
       }));
       break;
     case 'warn':
     case 'rotate':
-      v.lanes = setLane(v.lanes, lane, (l) => (l.context ? { ...l, context: { ...l.context, ...(e.type === 'warn' ? { warned: true } : { rotated: true }) } } : l));
+      v.lanes = setLane(v.lanes, lane, (l) =>
+        l.context
+          ? { ...l, context: { ...l.context, ...(e.type === 'warn' ? { warned: true } : { rotated: true }) } }
+          : l,
+      );
       break;
     case 'iterationEnded': {
       const l0 = v.lanes.find((l) => l.lane === lane);
       const item = l0?.iteration === e.iteration ? l0.item : null;
       const usd = e.totals.costUsd;
-      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, activity: e.ending === 'question' ? 'waiting' : 'idle', agentPid: null, iterationCostUsd: usd, iterationTokens: e.totals.tokens, lastEnding: { iteration: e.iteration, ending: e.ending, detail: e.detail } }));
+      v.lanes = setLane(v.lanes, lane, (l) => ({
+        ...l,
+        activity: e.ending === 'question' ? 'waiting' : 'idle',
+        agentPid: null,
+        iterationCostUsd: usd,
+        iterationTokens: e.totals.tokens,
+        lastEnding: { iteration: e.iteration, ending: e.ending, detail: e.detail },
+      }));
       const byItem = item ? addItemCost(v.cost.byItem, item, usd, e.totals.tokens) : v.cost.byItem;
-      v.cost = { runUsd: v.cost.runUsd + usd, byItem, byIteration: pushKept(v.cost.byIteration, { iteration: e.iteration, lane, itemId: item?.id ?? null, costUsd: usd }, ITERATION_COSTS_KEPT) };
+      v.cost = {
+        runUsd: v.cost.runUsd + usd,
+        byItem,
+        byIteration: pushKept(
+          v.cost.byIteration,
+          { iteration: e.iteration, lane, itemId: item?.id ?? null, costUsd: usd },
+          ITERATION_COSTS_KEPT,
+        ),
+      };
       break;
     }
     case 'gateStarted':
@@ -411,7 +547,17 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       v.lanes = setLane(v.lanes, lane, (l) => (l.activity === 'waiting' ? l : { ...l, activity: 'gate' }));
       break;
     case 'gateResult':
-      v.gates = setGate(v.gates, e.tier, () => ({ tier: e.tier, command: e.command, running: false, passed: e.passed, exitCode: e.exitCode, durationMs: e.durationMs, logPath: e.logPath, failingLines: e.failingLines, at: e.at }));
+      v.gates = setGate(v.gates, e.tier, () => ({
+        tier: e.tier,
+        command: e.command,
+        running: false,
+        passed: e.passed,
+        exitCode: e.exitCode,
+        durationMs: e.durationMs,
+        logPath: e.logPath,
+        failingLines: e.failingLines,
+        at: e.at,
+      }));
       v.lanes = setLane(v.lanes, lane, (l) => (l.activity === 'gate' ? { ...l, activity: 'idle' } : l));
       break;
     case 'progress':
@@ -437,7 +583,10 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       v.deferredUntil = new Date((Date.parse(e.at) || 0) + e.waitMs).toISOString();
       break;
     case 'question':
-      v.questions = [...v.questions.filter((q) => q.id !== e.id), { id: e.id, lane, iteration: e.iteration, item: e.item, text: e.text, answerFile: e.answerFile, askedAt: e.at }];
+      v.questions = [
+        ...v.questions.filter((q) => q.id !== e.id),
+        { id: e.id, lane, iteration: e.iteration, item: e.item, text: e.text, answerFile: e.answerFile, askedAt: e.at },
+      ];
       v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, activity: 'waiting' }));
       if (v.state === 'running') v.state = liveState(v);
       break;
@@ -459,14 +608,22 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       break;
     case 'runEnded':
       v.state = e.state;
-      v.end = { state: e.state, reason: e.reason, completionReason: e.completionReason, exitCode: e.exitCode, at: e.at };
+      v.end = {
+        state: e.state,
+        reason: e.reason,
+        completionReason: e.completionReason,
+        exitCode: e.exitCode,
+        at: e.at,
+      };
       v.progress = e.total ? { done: e.done, total: e.total } : v.progress;
       v.iteration = Math.max(v.iteration, e.iterations);
       // The engine's own total wins when the log lost an iterationEnded (a second Ctrl-C); never lower.
       if (e.costUsd > v.cost.runUsd) v.cost = { ...v.cost, runUsd: e.costUsd };
       v.questions = [];
       v.deferredUntil = null;
-      v.lanes = v.lanes.map((l) => (l.activity === 'idle' && l.agentPid === null ? l : { ...l, activity: 'idle', agentPid: null }));
+      v.lanes = v.lanes.map((l) =>
+        l.activity === 'idle' && l.agentPid === null ? l : { ...l, activity: 'idle', agentPid: null },
+      );
       break;
     default:
       break;
@@ -474,7 +631,12 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
   const text = activityTextOf(e);
   if (text !== null) v.activity = pushKept(v.activity, { seq: e.seq, at: e.at, lane, text }, ACTIVITY_LINES_KEPT);
   // Most entries (tokens) change none of what the state's words depend on.
-  if (v.state !== view.state || v.questions !== view.questions || v.end !== view.end || v.deferredUntil !== view.deferredUntil) {
+  if (
+    v.state !== view.state ||
+    v.questions !== view.questions ||
+    v.end !== view.end ||
+    v.deferredUntil !== view.deferredUntil
+  ) {
     v.final = FINAL_VIEW_STATES.has(v.state);
     v.stateText = stateTextOf(v);
   }
@@ -483,13 +645,28 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
 
 /** Token counts `a + b`, field by field. Pure. */
 export function addTokenCounts(a: RunTokenCounts, b: RunTokenCounts): RunTokenCounts {
-  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheCreation: a.cacheCreation + b.cacheCreation };
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheCreation: a.cacheCreation + b.cacheCreation,
+  };
 }
 
 /** No tokens. */
-export const NO_TOKENS: Readonly<RunTokenCounts> = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
+export const NO_TOKENS: Readonly<RunTokenCounts> = Object.freeze({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheCreation: 0,
+});
 
-function addItemCost(list: CostView['byItem'], item: RunItemRef, usd: number, tokens: RunTokenCounts): CostView['byItem'] {
+function addItemCost(
+  list: CostView['byItem'],
+  item: RunItemRef,
+  usd: number,
+  tokens: RunTokenCounts,
+): CostView['byItem'] {
   const key = itemKey(item);
   const i = list.findIndex((x) => x.key === key);
   if (i < 0) return [...list, { key, item, costUsd: usd, tokens: addTokenCounts(NO_TOKENS, tokens), iterations: 1 }];
@@ -501,14 +678,31 @@ function addItemCost(list: CostView['byItem'], item: RunItemRef, usd: number, to
 
 function setGate(gates: GateView[], tier: RunGateTier, f: (g: GateView) => GateView): GateView[] {
   const i = gates.findIndex((g) => g.tier === tier);
-  const base: GateView = i >= 0 ? gates[i]! : { tier, command: '', running: false, passed: null, exitCode: null, durationMs: null, logPath: null, failingLines: [], at: null };
+  const base: GateView =
+    i >= 0
+      ? gates[i]!
+      : {
+          tier,
+          command: '',
+          running: false,
+          passed: null,
+          exitCode: null,
+          durationMs: null,
+          logPath: null,
+          failingLines: [],
+          at: null,
+        };
   const out = gates.filter((g) => g.tier !== tier);
   out.push(f(base));
   return out.sort((a, b) => GATE_ORDER.indexOf(a.tier) - GATE_ORDER.indexOf(b.tier));
 }
 
 /** Folds every entry into a view: `entries.reduce(reduceRunView, emptyRunView(runId, kind))`. */
-export function runViewOf(runId: string, entries: Iterable<RunLogEntry | UnknownRunLogEntry>, kind: RunView['kind'] = 'ralph'): RunView {
+export function runViewOf(
+  runId: string,
+  entries: Iterable<RunLogEntry | UnknownRunLogEntry>,
+  kind: RunView['kind'] = 'ralph',
+): RunView {
   let v = emptyRunView(runId, kind);
   for (const e of entries) v = reduceRunView(v, e);
   return v;
@@ -516,8 +710,7 @@ export function runViewOf(runId: string, entries: Iterable<RunLogEntry | Unknown
 
 /** How a follower saw a run end: its log ended with `runEnded`, or the engine died first. */
 export type FollowEnd =
-  | { kind: 'ended'; exitCode: number }
-  | { kind: 'crashed'; reason: string; at: string | null; exitCode: number };
+  { kind: 'ended'; exitCode: number } | { kind: 'crashed'; reason: string; at: string | null; exitCode: number };
 
 /**
  * Applies what the follower knows beyond the log: a run whose engine died before writing `runEnded` becomes
@@ -527,7 +720,11 @@ export type FollowEnd =
 export function withFollowEnd(view: RunView, end: FollowEnd): RunView {
   if (end.kind !== 'crashed' || view.end) return view;
   const v: RunView = {
-    ...view, state: 'crashed', final: true, deferredUntil: null, questions: [],
+    ...view,
+    state: 'crashed',
+    final: true,
+    deferredUntil: null,
+    questions: [],
     end: { state: 'crashed', reason: end.reason, completionReason: 'CRASHED', exitCode: end.exitCode, at: end.at },
     lanes: view.lanes.map((l) => ({ ...l, activity: 'idle' as const, agentPid: null })),
   };
@@ -550,16 +747,24 @@ export function gaugeBar(percent: number, width = 10): string {
 export function statusLineOf(v: RunView): string {
   const head = [v.stateText, `LOOP ${v.iteration}${v.maxIterations ? `/${v.maxIterations}` : ''}`];
   const k = (n: number) => (n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
-  const lanes = v.lanes.map((l) => {
-    const parts: string[] = [];
-    if (v.lanes.length > 1) parts.push(`#${l.lane}`);
-    // A lane of a parallel run (numbered from 1) also says its iteration and what it does (issue 19).
-    const more = l.lane > 0 ? [...(l.iteration !== null ? [`iteration ${l.iteration}`] : []), l.activity] : [];
-    const detail = [...(l.attempt ? [`attempt ${l.attempt.text}`] : []), ...more];
-    if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}${detail.length ? ` (${detail.join(', ')})` : ''}`);
-    else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose === 'review' ? 'final review' : 'final fix');
-    if (l.context && !v.final) parts.push(`ctx ${gaugeBar(l.context.percent)} ${Math.round(l.context.percent)}% ${k(l.context.tokens)}/${k(l.context.window)}`);
-    return parts.join(' · ');
-  }).filter(Boolean);
+  const lanes = v.lanes
+    .map((l) => {
+      const parts: string[] = [];
+      if (v.lanes.length > 1) parts.push(`#${l.lane}`);
+      // A lane of a parallel run (numbered from 1) also says its iteration and what it does (issue 19).
+      const more = l.lane > 0 ? [...(l.iteration !== null ? [`iteration ${l.iteration}`] : []), l.activity] : [];
+      const detail = [...(l.attempt ? [`attempt ${l.attempt.text}`] : []), ...more];
+      if (l.item)
+        parts.push(
+          `${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}${detail.length ? ` (${detail.join(', ')})` : ''}`,
+        );
+      else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose === 'review' ? 'final review' : 'final fix');
+      if (l.context && !v.final)
+        parts.push(
+          `ctx ${gaugeBar(l.context.percent)} ${Math.round(l.context.percent)}% ${k(l.context.tokens)}/${k(l.context.window)}`,
+        );
+      return parts.join(' · ');
+    })
+    .filter(Boolean);
   return [...head, ...lanes, `$${v.cost.runUsd.toFixed(4)}`].join(' · ');
 }

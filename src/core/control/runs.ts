@@ -82,18 +82,26 @@ export function listRuns(folder: string, probe: RunProbe = {}): { runs: RunInfo[
     let reason: string | undefined;
     if (p.completionReason !== undefined) {
       reason = p.completionReason;
-      state = reason === 'STOPPED' ? 'stopped' : reason === 'FAILED' || reason === 'MAX_ITERATIONS' ? 'failed' : 'completed';
+      state =
+        reason === 'STOPPED' ? 'stopped' : reason === 'FAILED' || reason === 'MAX_ITERATIONS' ? 'failed' : 'completed';
     } else if (idPid && hosts.some((h) => idPid.hostAndActor.startsWith(`${h}-`)) && !alive(idPid.pid)) {
       state = 'crashed';
     } else {
       state = stopped ? 'stopping' : paused ? 'paused' : 'running';
     }
     runs.push({
-      id: e.name, kind: 'flow-next', dir, state, active: p.completionReason === undefined && state !== 'crashed',
+      id: e.name,
+      kind: 'flow-next',
+      dir,
+      state,
+      active: p.completionReason === undefined && state !== 'crashed',
       ...(reason !== undefined ? { reason } : {}),
-      iteration: p.iteration, currentEpic: p.epic, currentTask: p.task,
+      iteration: p.iteration,
+      currentEpic: p.epic,
+      currentTask: p.task,
       currentItem: p.task ? { source: 'flow-next', id: p.task } : null,
-      paused, stopped,
+      paused,
+      stopped,
       ...(p.startedAt ? { startedAt: p.startedAt } : {}),
       ...(idPid ? { pid: idPid.pid } : {}),
     });
@@ -105,7 +113,13 @@ export function listRuns(folder: string, probe: RunProbe = {}): { runs: RunInfo[
   return { runs, problems };
 }
 
-function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: number) => boolean, hosts: string[]): RunInfo {
+function ralphRunInfo(
+  folder: string,
+  dir: string,
+  rec: RunRecord,
+  alive: (pid: number) => boolean,
+  hosts: string[],
+): RunInfo {
   const s = checkSentinels(folder, { runId: rec.runId, startedAt: rec.startedAt });
   const paused = s.pause.length > 0;
   const stopped = s.stop.length > 0;
@@ -119,13 +133,20 @@ function ralphRunInfo(folder: string, dir: string, rec: RunRecord, alive: (pid: 
   else state = 'running';
   const item = rec.currentItem;
   return {
-    id: rec.runId, kind: 'ralph', dir, state, active: !final && state !== 'crashed',
+    id: rec.runId,
+    kind: 'ralph',
+    dir,
+    state,
+    active: !final && state !== 'crashed',
     ...(rec.completion?.reason ? { reason: rec.completion.reason } : {}),
     iteration: rec.iteration,
     currentEpic: null,
     currentTask: item?.id ?? null,
     currentItem: item ? { source: item.source, id: item.id, ...(item.title ? { title: item.title } : {}) } : null,
-    paused, stopped, startedAt: rec.startedAt, pid: rec.pid,
+    paused,
+    stopped,
+    startedAt: rec.startedAt,
+    pid: rec.pid,
     ...(rec.claimBaseline ? { claimBaseline: rec.claimBaseline } : {}),
     ...((rec as { parallel?: unknown }).parallel ? { parallel: true } : {}),
   };

@@ -54,13 +54,15 @@ export function checkSentinels(folder: string, run: { runId: string; startedAt: 
   const started = parseIsoTime(run.startedAt) ?? 0;
   const stop: SentinelHit[] = [];
   const pause: SentinelHit[] = [];
-  if (mtimeMs(path.join(dir, RUN_FILES.stop)) !== undefined) stop.push({ file: path.join(dir, RUN_FILES.stop), scope: 'run' });
+  if (mtimeMs(path.join(dir, RUN_FILES.stop)) !== undefined)
+    stop.push({ file: path.join(dir, RUN_FILES.stop), scope: 'run' });
   for (const rel of GLOBAL_STOP_FILES) {
     const f = path.join(folder, rel);
     const m = mtimeMs(f);
     if (m !== undefined && m > started) stop.push({ file: f, scope: 'global' });
   }
-  if (mtimeMs(path.join(dir, RUN_FILES.pause)) !== undefined) pause.push({ file: path.join(dir, RUN_FILES.pause), scope: 'run' });
+  if (mtimeMs(path.join(dir, RUN_FILES.pause)) !== undefined)
+    pause.push({ file: path.join(dir, RUN_FILES.pause), scope: 'run' });
   for (const rel of GLOBAL_PAUSE_FILES) {
     const f = path.join(folder, rel);
     if (mtimeMs(f) !== undefined) pause.push({ file: f, scope: 'global' });

@@ -56,7 +56,14 @@ export interface StatusLane {
 
 /** The lanes of a parallel run's view in short ({@link StatusLane}). Pure. */
 export function statusLanesOf(v: RunView): StatusLane[] {
-  return v.lanes.map((l) => ({ lane: l.lane, story: l.item?.id ?? null, title: l.item?.title ?? null, iteration: l.iteration, attempt: l.attempt?.text ?? null, state: l.activity }));
+  return v.lanes.map((l) => ({
+    lane: l.lane,
+    story: l.item?.id ?? null,
+    title: l.item?.title ?? null,
+    iteration: l.iteration,
+    attempt: l.attempt?.text ?? null,
+    state: l.activity,
+  }));
 }
 
 /**
@@ -109,7 +116,10 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
  * the sources through the parse cache (store/parseCache.ts); the snapshot is the same either way. The load
  * ({@link loadStatusBasis}) then the pure composition (control/statusCompose.ts `composeStatus`).
  */
-export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): StatusSnapshot {
+export function buildStatus(
+  folder: string,
+  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {},
+): StatusSnapshot {
   return composeStatus(loadStatusBasis(folder, opts).basis);
 }
 
@@ -119,12 +129,18 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
  * (`openBaselines`: a mirror or a run record's; while one is, `unverified_claims` and `progress` depend on every
  * item's status, so a task change cannot be patched into the answer: src/cli/statusCommand.ts writes no side file).
  */
-export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {}): { basis: StatusBasis; flow?: FlowWorkspace; openBaselines: number } {
+export function loadStatusBasis(
+  folder: string,
+  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {},
+): { basis: StatusBasis; flow?: FlowWorkspace; openBaselines: number } {
   const src = loadSources(folder, opts.env, { cached: opts.cached });
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
   const waves = loadWaveViews(folder);
-  const epicCounts = count(['open', 'done'] as const, (src.flow?.epics ?? []).map((e) => e.epic.status));
+  const epicCounts = count(
+    ['open', 'done'] as const,
+    (src.flow?.epics ?? []).map((e) => e.epic.status),
+  );
   const items = plan.items;
   const { claims: unverified, openBaselines } = unverifiedOfRuns(folder, src, runs);
 
@@ -133,7 +149,8 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
   let qLast: StatusCompletion | null = null;
   const consider = (i: PlanItem, at: string | undefined) => {
     const ms = parseIsoTime(at);
-    if (at && ms !== undefined && (qLast === null || ms > qLast.ms)) qLast = { source: i.source, id: i.id, title: i.title, at, ms };
+    if (at && ms !== undefined && (qLast === null || ms > qLast.ms))
+      qLast = { source: i.source, id: i.id, title: i.title, at, ms };
   };
   if (src.quantum) {
     const byId = new Map(items.filter((i) => i.source === 'quantum').map((i) => [i.id, i]));
@@ -156,8 +173,15 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
       epics: epicCounts,
       specs: { ...epicCounts },
       quantum_exists: src.quantum !== undefined,
-      stories: count(['pending', 'in_progress', 'passed', 'failed', 'blocked'] as const, (src.quantum?.data.stories ?? []).map((s) => s.status)),
-      checklists: src.checklists.map((c) => ({ path: c.path, done: c.items.filter((b) => b.done).length, total: c.items.length })),
+      stories: count(
+        ['pending', 'in_progress', 'passed', 'failed', 'blocked'] as const,
+        (src.quantum?.data.stories ?? []).map((s) => s.status),
+      ),
+      checklists: src.checklists.map((c) => ({
+        path: c.path,
+        done: c.items.filter((b) => b.done).length,
+        total: c.items.length,
+      })),
       unverified_claims: unverified,
       unreadable_items: src.flow ? flowItemProblems(src.flow).length : 0,
       runs: runs.filter((r) => r.active).map((r) => statusRun(folder, r, opts.probe)),
@@ -166,7 +190,10 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
       problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
     },
     items: items.filter((i) => i.source === 'flow-next').map((i) => basisItemOf(i, parseIsoTime)),
-    rest: basisRestOf(items.filter((i) => i.source !== 'flow-next'), new Set(unverified.map((u) => `${u.source}:${u.id}`))),
+    rest: basisRestOf(
+      items.filter((i) => i.source !== 'flow-next'),
+      new Set(unverified.map((u) => `${u.source}:${u.id}`)),
+    ),
     quantumLast: qLast,
   };
   return { basis, ...(src.flow ? { flow: src.flow } : {}), openBaselines };
@@ -177,10 +204,17 @@ export function loadStatusBasis(folder: string, opts: { env?: NodeJS.ProcessEnv;
  * record's `claimBaseline`; model/claimBaseline.ts `openBaselines`), each item once, and how many baselines are
  * open. The person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
  */
-function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo[]): { claims: UnverifiedClaim[]; openBaselines: number } {
+function unverifiedOfRuns(
+  folder: string,
+  src: SourceSet,
+  runs: readonly RunInfo[],
+): { claims: UnverifiedClaim[]; openBaselines: number } {
   // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3), and counts when
   // no record matches it (the record deleted, its runId changed: breaker-s5 07/34).
-  const withBaseline = openBaselines(listBaselineMirrors(folder), runs.filter((r) => r.kind === 'ralph').map((r) => ({ runId: r.id, claimBaseline: r.claimBaseline })));
+  const withBaseline = openBaselines(
+    listBaselineMirrors(folder),
+    runs.filter((r) => r.kind === 'ralph').map((r) => ({ runId: r.id, claimBaseline: r.claimBaseline })),
+  );
   if (!withBaseline.length) return { claims: [], openBaselines: 0 };
   let text: string | undefined;
   try {
@@ -194,7 +228,10 @@ function unverifiedOfRuns(folder: string, src: SourceSet, runs: readonly RunInfo
   for (const { runId, baseline: b } of withBaseline) {
     for (const u of unverifiedClaimsOf(src, b, runId, personMarksFor(marks, b))) {
       const k = `${u.source}:${u.id}`;
-      if (!seen.has(k)) { seen.add(k); out.push(u); }
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(u);
+      }
     }
   }
   return { claims: out, openBaselines: withBaseline.length };
@@ -207,11 +244,25 @@ function newestFirst(runs: RunInfo[]): RunInfo[] {
 }
 
 function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun {
-  const view = readRunViewNow(folder, r.id, { kind: r.kind, ...(probe.isAlive ? { isAlive: probe.isAlive } : {}), ...(probe.hostNames ? { hostNames: probe.hostNames } : {}) });
+  const view = readRunViewNow(folder, r.id, {
+    kind: r.kind,
+    ...(probe.isAlive ? { isAlive: probe.isAlive } : {}),
+    ...(probe.hostNames ? { hostNames: probe.hostNames } : {}),
+  });
   return {
-    id: r.id, kind: r.kind, state: r.state, active: r.active, reason: r.reason ?? null, iteration: r.iteration,
-    current_epic: r.currentEpic, current_spec: r.currentEpic, current_task: r.currentTask, current_item: r.currentItem,
-    paused: r.paused, stopped: r.stopped, started_at: r.startedAt ?? null,
+    id: r.id,
+    kind: r.kind,
+    state: r.state,
+    active: r.active,
+    reason: r.reason ?? null,
+    iteration: r.iteration,
+    current_epic: r.currentEpic,
+    current_spec: r.currentEpic,
+    current_task: r.currentTask,
+    current_item: r.currentItem,
+    paused: r.paused,
+    stopped: r.stopped,
+    started_at: r.startedAt ?? null,
     view,
     ...(r.parallel ? { lanes: statusLanesOf(view) } : {}),
   };

@@ -77,8 +77,16 @@ export function basisRestOf(items: readonly PlanItem[], claimed: ReadonlySet<str
   const rest: StatusBasisRest = { count: items.length, done: 0, in_progress: [], blocked: [] };
   for (const i of items) {
     if (i.status === 'done' && !claimed.has(`${i.source}:${i.id}`)) rest.done++;
-    if (i.status === 'in_progress') rest.in_progress.push({ source: i.source, id: i.id, title: i.title, since: i.startedAt ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) });
-    else if (i.status === 'blocked') rest.blocked.push({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null });
+    if (i.status === 'in_progress')
+      rest.in_progress.push({
+        source: i.source,
+        id: i.id,
+        title: i.title,
+        since: i.startedAt ?? null,
+        ...(i.assignee ? { assignee: i.assignee } : {}),
+      });
+    else if (i.status === 'blocked')
+      rest.blocked.push({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null });
   }
   return rest;
 }
@@ -133,7 +141,13 @@ function isCandidate(i: StatusBasisItem): i is StatusBasisItem & { at: string; m
 }
 
 function inProgressEntry(i: StatusBasisItem): InProgressEntry {
-  return { source: FLOW, id: i.id, title: i.title, since: i.since ?? null, ...(i.assignee ? { assignee: i.assignee } : {}) };
+  return {
+    source: FLOW,
+    id: i.id,
+    title: i.title,
+    since: i.since ?? null,
+    ...(i.assignee ? { assignee: i.assignee } : {}),
+  };
 }
 
 function blockedEntry(i: StatusBasisItem): BlockedEntry {
@@ -158,9 +172,21 @@ function insertRanked(list: FlowCompletion[], c: FlowCompletion, keep: number): 
  * The {@link FlowAggregate} of the flow-next items (plan order), keeping the `keep` (≥ 1) best completion
  * candidates; `claimed`: {@link claimedOf}. Pure.
  */
-export function aggregateFlow(items: readonly StatusBasisItem[], claimed: ReadonlySet<string>, keep = 1): FlowAggregate {
+export function aggregateFlow(
+  items: readonly StatusBasisItem[],
+  claimed: ReadonlySet<string>,
+  keep = 1,
+): FlowAggregate {
   const tasks = { todo: 0, in_progress: 0, blocked: 0, done: 0 };
-  const agg: FlowAggregate = { count: items.length, tasks, done: 0, inProgress: [], blocked: [], latest: [], candidates: 0 };
+  const agg: FlowAggregate = {
+    count: items.length,
+    tasks,
+    done: 0,
+    inProgress: [],
+    blocked: [],
+    latest: [],
+    candidates: 0,
+  };
   const latest = agg.latest;
   for (let k = 0; k < items.length; k++) {
     const i = items[k]!;
@@ -169,7 +195,8 @@ export function aggregateFlow(items: readonly StatusBasisItem[], claimed: Readon
     if (isCandidate(i)) {
       agg.candidates++;
       // Items come in plan order: a candidate ranks before the last kept one only when strictly newer.
-      if (latest.length < keep || i.ms > latest[latest.length - 1]![1]) insertRanked(latest, [k, i.ms, i.id, i.title, i.at], keep);
+      if (latest.length < keep || i.ms > latest[latest.length - 1]![1])
+        insertRanked(latest, [k, i.ms, i.id, i.title, i.at], keep);
     }
     if (i.status === 'in_progress') agg.inProgress.push([k, inProgressEntry(i)]);
     else if (i.status === 'blocked') agg.blocked.push([k, blockedEntry(i)]);
@@ -190,7 +217,12 @@ export interface FlowItemChange {
  * (never longer than `keep`). `undefined` when the kept candidates cannot tell `last_completed` any more (every kept
  * candidate changed and others exist): the caller aggregates the items again. Pure.
  */
-export function patchFlowAggregate(agg: FlowAggregate, claimed: ReadonlySet<string>, changes: readonly FlowItemChange[], keep: number): FlowAggregate | undefined {
+export function patchFlowAggregate(
+  agg: FlowAggregate,
+  claimed: ReadonlySet<string>,
+  changes: readonly FlowItemChange[],
+  keep: number,
+): FlowAggregate | undefined {
   const changedK = new Set(changes.map((c) => c.k));
   if (changedK.size !== changes.length) return undefined;
   const tasks = { ...agg.tasks };
@@ -218,7 +250,8 @@ export function patchFlowAggregate(agg: FlowAggregate, claimed: ReadonlySet<stri
   if (!complete && !kept.length) return undefined;
   const latest = kept.slice(0, keep);
   const bound = kept[kept.length - 1];
-  for (const c of fresh) if (complete || ranksBefore(c, bound!)) insertRanked(latest, c, Math.max(keep, latest.length + 1));
+  for (const c of fresh)
+    if (complete || ranksBefore(c, bound!)) insertRanked(latest, c, Math.max(keep, latest.length + 1));
   if (latest.length > keep) latest.length = keep;
   const byK = (a: [number, unknown], b: [number, unknown]) => a[0] - b[0];
   return {
@@ -246,7 +279,9 @@ export function composeStatus(b: StatusBasis): StatusSnapshot {
 export function composeFromAggregate(b: Omit<StatusBasis, 'items'>, flow: FlowAggregate): StatusSnapshot {
   const h = b.head;
   const first = flow.latest[0];
-  let last: StatusSnapshot['last_completed'] = first ? { source: FLOW, id: first[2], title: first[3], at: first[4] } : null;
+  let last: StatusSnapshot['last_completed'] = first
+    ? { source: FLOW, id: first[2], title: first[3], at: first[4] }
+    : null;
   const q = b.quantumLast;
   if (q && q.ms > (first ? first[1] : -Infinity)) last = { source: q.source, id: q.id, title: q.title, at: q.at };
   return {

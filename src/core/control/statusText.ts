@@ -11,7 +11,9 @@ import { formatAge, formatWaveLine } from '../waves/format';
 export function formatRunViewLines(v: RunView, indent = '    '): string[] {
   const out: string[] = [];
   const cost = `$${v.cost.runUsd.toFixed(4)}${v.maxCostUsd ? ` of $${v.maxCostUsd}` : ''}`;
-  out.push(`${indent}state: ${v.stateText} · iteration ${v.iteration}${v.maxIterations ? ` of ${v.maxIterations}` : ''} · cost ${cost}${v.progress ? ` · ${v.progress.done}/${v.progress.total} done` : ''}`);
+  out.push(
+    `${indent}state: ${v.stateText} · iteration ${v.iteration}${v.maxIterations ? ` of ${v.maxIterations}` : ''} · cost ${cost}${v.progress ? ` · ${v.progress.done}/${v.progress.total} done` : ''}`,
+  );
   for (const l of v.lanes) {
     const parts = [`lane ${l.lane}: ${l.activity}`];
     if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`);
@@ -19,14 +21,22 @@ export function formatRunViewLines(v: RunView, indent = '    '): string[] {
     // A lane of a parallel run (numbered from 1) says which of the run's iterations it runs.
     if (l.lane > 0 && l.iteration !== null) parts.push(`iteration ${l.iteration}`);
     if (l.attempt) parts.push(`attempt ${l.attempt.text}`);
-    if (l.context) parts.push(`context ${l.context.tokens}/${l.context.window} tokens (${l.context.percent}%; warn ${l.context.warnPercent}%, rotate ${l.context.rotatePercent}%)`);
+    if (l.context)
+      parts.push(
+        `context ${l.context.tokens}/${l.context.window} tokens (${l.context.percent}%; warn ${l.context.warnPercent}%, rotate ${l.context.rotatePercent}%)`,
+      );
     parts.push(`iteration cost $${l.iterationCostUsd.toFixed(4)}`);
     out.push(`${indent}${parts.join(' · ')}`);
   }
-  for (const g of v.gates) out.push(`${indent}gate ${g.tier}: ${g.running ? 'running' : g.passed ? 'passed' : `failed (exit ${g.exitCode})`}${g.command ? ` — ${g.command}` : ''}`);
+  for (const g of v.gates)
+    out.push(
+      `${indent}gate ${g.tier}: ${g.running ? 'running' : g.passed ? 'passed' : `failed (exit ${g.exitCode})`}${g.command ? ` — ${g.command}` : ''}`,
+    );
   for (const q of v.questions) {
     out.push(`${indent}question${q.item ? ` (${q.item.id})` : ''}: ${q.text.split('\n')[0]}`);
-    out.push(`${indent}  answer: ralph answer --run ${v.runId}${q.item ? ` --item ${q.item.id}` : ''} "<text>", or write ${q.answerFile}`);
+    out.push(
+      `${indent}  answer: ralph answer --run ${v.runId}${q.item ? ` --item ${q.item.id}` : ''} "<text>", or write ${q.answerFile}`,
+    );
   }
   return out;
 }
@@ -41,17 +51,26 @@ export function formatStatusText(s: StatusSnapshot): string {
   const out: string[] = [];
   if (s.flow_exists) {
     out.push(`${dialect === 'specs' ? 'Specs' : 'Epics'}: ${s.epics.open} open, ${s.epics.done} done`);
-    out.push(`Tasks: ${s.tasks.todo} todo, ${s.tasks.in_progress} in_progress, ${s.tasks.done} done, ${s.tasks.blocked} blocked`);
+    out.push(
+      `Tasks: ${s.tasks.todo} todo, ${s.tasks.in_progress} in_progress, ${s.tasks.done} done, ${s.tasks.blocked} blocked`,
+    );
   }
   if (s.quantum_exists) {
     const q = s.stories;
-    out.push(`Stories: ${q.pending} pending, ${q.in_progress} in_progress, ${q.passed} passed, ${q.failed} failed, ${q.blocked} blocked`);
+    out.push(
+      `Stories: ${q.pending} pending, ${q.in_progress} in_progress, ${q.passed} passed, ${q.failed} failed, ${q.blocked} blocked`,
+    );
   }
   for (const c of s.checklists) out.push(`Checklist ${c.path}: ${c.done}/${c.total} done`);
-  if (!s.flow_exists && !s.quantum_exists && !s.checklists.length) out.push('No task sources (.flow/, quantum.json, RALPH_TASK.md, PROMPT.md, specs/*/tasks.md)');
-  else out.push(`Progress: ${s.progress}${s.unverified_claims.length ? ` (+${s.unverified_claims.length} claimed done, not verified: ${s.unverified_claims.map((u) => u.id).join(', ')})` : ''}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`);
+  if (!s.flow_exists && !s.quantum_exists && !s.checklists.length)
+    out.push('No task sources (.flow/, quantum.json, RALPH_TASK.md, PROMPT.md, specs/*/tasks.md)');
+  else
+    out.push(
+      `Progress: ${s.progress}${s.unverified_claims.length ? ` (+${s.unverified_claims.length} claimed done, not verified: ${s.unverified_claims.map((u) => u.id).join(', ')})` : ''}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`,
+    );
   for (const i of s.in_progress) out.push(`In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`);
-  if (s.last_completed) out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
+  if (s.last_completed)
+    out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);
   out.push(...formatWavesText(s.waves));
   out.push('');
@@ -60,7 +79,11 @@ export function formatStatusText(s: StatusSnapshot): string {
     out.push('Active runs:');
     for (const r of active) {
       const flags = [r.paused ? 'PAUSED' : '', r.stopped ? 'STOPPED' : ''].filter(Boolean);
-      const working = r.current_task ? `, working on ${r.current_task}` : r.lanes ? `, ${r.lanes.length} lane${r.lanes.length === 1 ? '' : 's'} at work` : '';
+      const working = r.current_task
+        ? `, working on ${r.current_task}`
+        : r.lanes
+          ? `, ${r.lanes.length} lane${r.lanes.length === 1 ? '' : 's'} at work`
+          : '';
       out.push(`  ${r.id} (iteration ${r.iteration ?? '?'}${working})${flags.length ? ` [${flags.join(', ')}]` : ''}`);
       out.push(...formatRunViewLines(r.view));
     }
@@ -72,7 +95,8 @@ export function formatStatusText(s: StatusSnapshot): string {
     out.push('Finished runs:');
     for (const r of finished) out.push(`  ${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}`);
   }
-  for (const p of s.problems) out.push(`Problem: ${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);
+  for (const p of s.problems)
+    out.push(`Problem: ${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);
   return out.join('\n') + '\n';
 }
 
@@ -86,10 +110,19 @@ function formatWavesText(waves: readonly WaveJson[]): string[] {
   const order = ['STALE', 'RESUMED', 'ACTIVE', 'PENDING'];
   for (const w of waves) {
     out.push(`Wave ${formatWaveLine(w)}`);
-    const open = w.subagents.filter((s) => s.disposition !== 'RESOLVED').sort((a, b) => order.indexOf(a.disposition) - order.indexOf(b.disposition));
+    const open = w.subagents
+      .filter((s) => s.disposition !== 'RESOLVED')
+      .sort((a, b) => order.indexOf(a.disposition) - order.indexOf(b.disposition));
     for (const s of open.slice(0, 20)) {
-      const tail = s.disposition === 'ACTIVE' ? `, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity` : s.next_step !== undefined ? ` — next_step ${JSON.stringify(s.next_step)}` : '';
-      out.push(`  ${s.sub_id} ${s.disposition}${s.checkpoint_age_ms !== null ? ` (checkpoint ${formatAge(s.checkpoint_age_ms)} old)` : ''}${tail}`);
+      const tail =
+        s.disposition === 'ACTIVE'
+          ? `, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity`
+          : s.next_step !== undefined
+            ? ` — next_step ${JSON.stringify(s.next_step)}`
+            : '';
+      out.push(
+        `  ${s.sub_id} ${s.disposition}${s.checkpoint_age_ms !== null ? ` (checkpoint ${formatAge(s.checkpoint_age_ms)} old)` : ''}${tail}`,
+      );
     }
     if (open.length > 20) out.push(`  … and ${open.length - 20} more (ralph status --json lists them all)`);
   }

@@ -8,7 +8,13 @@
 export function escapeControls(text: string): string {
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
     const code = c.charCodeAt(0);
-    return code === 13 ? '\\r' : code === 27 ? '\\x1b' : code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u00${code.toString(16)}`;
+    return code === 13
+      ? '\\r'
+      : code === 27
+        ? '\\x1b'
+        : code < 0x80
+          ? `\\x${code.toString(16).padStart(2, '0')}`
+          : `\\u00${code.toString(16)}`;
   });
 }
 

@@ -17,7 +17,12 @@ export interface UnverifiedClaim {
  * The baseline's `sources` (quantum.json and `.flow` when not the run's own) are checked the same way.
  * Checklist ids are `<path>:<line>` (the plan's); epic ids are the epic's. Pure.
  */
-export function unverifiedClaimsOf(src: SourceSet, b: ClaimBaseline, run: string, marks: Readonly<Record<string, string>> = {}): UnverifiedClaim[] {
+export function unverifiedClaimsOf(
+  src: SourceSet,
+  b: ClaimBaseline,
+  run: string,
+  marks: Readonly<Record<string, string>> = {},
+): UnverifiedClaim[] {
   const out: UnverifiedClaim[] = [];
   const since = Date.parse(b.at);
   const push = (source: ClaimSource, id: string, title: string) => {
@@ -26,30 +31,43 @@ export function unverifiedClaimsOf(src: SourceSet, b: ClaimBaseline, run: string
     out.push({ source, id, title, run });
   };
   const was = new Set(b.done);
-  if (b.source === 'quantum') for (const s of src.quantum?.data.stories ?? []) if (s.status === 'passed' && !was.has(s.id)) push('quantum', s.id, s.title);
+  if (b.source === 'quantum')
+    for (const s of src.quantum?.data.stories ?? [])
+      if (s.status === 'passed' && !was.has(s.id)) push('quantum', s.id, s.title);
   if (b.source === 'flow-next' && src.flow) {
-    for (const t of src.flow.tasks) if (t.merged.status === 'done' && !was.has(t.id)) push('flow-next', t.id, t.merged.title);
+    for (const t of src.flow.tasks)
+      if (t.merged.status === 'done' && !was.has(t.id)) push('flow-next', t.id, t.merged.title);
     if (b.epics) {
       const epicsWere = new Set(b.epics);
-      for (const e of src.flow.epics) if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
+      for (const e of src.flow.epics)
+        if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
     }
   }
   // The folder's sources of another kind than the run's (issue 11, breaker s5 row 05).
   if (b.sources?.quantum && b.source !== 'quantum') {
     const was = new Set(b.sources.quantum);
-    for (const s of src.quantum?.data.stories ?? []) if (s.status === 'passed' && !was.has(s.id)) push('quantum', s.id, s.title);
+    for (const s of src.quantum?.data.stories ?? [])
+      if (s.status === 'passed' && !was.has(s.id)) push('quantum', s.id, s.title);
   }
   if (b.sources?.flow && b.source !== 'flow-next' && src.flow) {
     const was = new Set(b.sources.flow);
     const epicsWere = new Set(b.sources.flowEpics ?? []);
-    for (const t of src.flow.tasks) if (t.merged.status === 'done' && !was.has(t.id)) push('flow-next', t.id, t.merged.title);
-    for (const e of src.flow.epics) if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
+    for (const t of src.flow.tasks)
+      if (t.merged.status === 'done' && !was.has(t.id)) push('flow-next', t.id, t.merged.title);
+    for (const e of src.flow.epics)
+      if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
   }
   for (const list of src.checklists) {
-    const keys = list.path === b.label && b.source === 'checklist' ? b.done : b.checklists ? (b.checklists[list.path] ?? []) : null;
+    const keys =
+      list.path === b.label && b.source === 'checklist'
+        ? b.done
+        : b.checklists
+          ? (b.checklists[list.path] ?? [])
+          : null;
     if (!keys) continue;
     const wasBox = new Set(keys);
-    for (const k of boxKeys(list.items)) if (k.box.done && !wasBox.has(k.key)) push('checklist', `${list.path}:${k.box.line}`, k.box.text);
+    for (const k of boxKeys(list.items))
+      if (k.box.done && !wasBox.has(k.key)) push('checklist', `${list.path}:${k.box.line}`, k.box.text);
   }
   return out;
 }

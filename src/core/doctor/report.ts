@@ -26,7 +26,12 @@ export interface DoctorReport {
    * Trust of the workspace configuration that names programs (issue 11): its state, the content as lines and, when it
    * changed, the diff; null when the configuration could not be read (see `problems`).
    */
-  trust: (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & { summary: string; coverage: GateCoverage }) | null;
+  trust:
+    | (Pick<TrustVerdict, 'state' | 'allowed' | 'via' | 'hash' | 'lines' | 'diff'> & {
+        summary: string;
+        coverage: GateCoverage;
+      })
+    | null;
   /** Agent paths the workspace configuration names but that were not executed because it is not trusted. */
   untrustedAgentPaths: { key: string; value: string }[];
   /**
@@ -68,7 +73,12 @@ export interface DoctorOptions {
  * Which layer gave `key` its effective `value` (settings > file > default, as `loadConfig` merges them; a layer
  * whose value is not the effective one was ignored, e.g. an untrusted file's agent path). Pure.
  */
-export function agentPathSource(key: string, value: string, fileValues: Record<string, unknown>, settings: Partial<RalphConfig> | undefined): AgentPathSource {
+export function agentPathSource(
+  key: string,
+  value: string,
+  fileValues: Record<string, unknown>,
+  settings: Partial<RalphConfig> | undefined,
+): AgentPathSource {
   if (settings && (settings as Record<string, unknown>)[key] === value) return 'settings';
   if (fileValues[key] === value) return '.ralph/config.json';
   return 'default';
@@ -94,7 +104,16 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   let containmentMode: ContainmentMode = 'auto';
   try {
     const v = await checkWorkspaceTrust(folder, opts.trustOverride ?? null, opts.env);
-    trust = { state: v.state, allowed: v.allowed, ...(v.via ? { via: v.via } : {}), hash: v.hash, lines: v.lines, diff: v.diff, summary: describeTrust(v), coverage: v.coverage };
+    trust = {
+      state: v.state,
+      allowed: v.allowed,
+      ...(v.via ? { via: v.via } : {}),
+      hash: v.hash,
+      lines: v.lines,
+      diff: v.diff,
+      summary: describeTrust(v),
+      coverage: v.coverage,
+    };
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     // The same problem is reported once, by loadConfig below.
@@ -102,13 +121,17 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   try {
     const contentAllowed = trust?.allowed === true;
     const settings = opts.settings;
-    const config = await loadConfig(folder, { trusted: opts.trusted !== false && contentAllowed, ...(settings ? { settings } : {}) });
+    const config = await loadConfig(folder, {
+      trusted: opts.trusted !== false && contentAllowed,
+      ...(settings ? { settings } : {}),
+    });
     containmentMode = config.containment;
     if (!contentAllowed && opts.trusted !== false) {
       const raw = await loadConfig(folder, { trusted: true });
       for (const adapter of Object.values(agentAdapters)) {
         const before = agentBinary(adapter, raw, folder).configured;
-        if (before !== agentBinary(adapter, config, folder).configured) untrustedAgentPaths.push({ key: adapter.configKey, value: before });
+        if (before !== agentBinary(adapter, config, folder).configured)
+          untrustedAgentPaths.push({ key: adapter.configKey, value: before });
       }
     }
     // Configured paths are relative to the workspace folder, as `ralph run` resolves them (agents/registry.ts).
@@ -116,10 +139,26 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
     const chosen = agentBinary(getAdapter(config.agent), config, folder);
     // loadConfig read the file already (a problem would have thrown), so this parse succeeds.
     const text = readTextSync(configPath(folder));
-    const fileValues = text === undefined ? {} : (parseJsonWithSchema(configPath(folder), text, ralphConfigSchema.partial().loose()) as Record<string, unknown>);
-    selected = { key: chosen.key, value: chosen.configured, resolved: chosen.binary, source: agentPathSource(chosen.key, chosen.configured, fileValues, settings) };
+    const fileValues =
+      text === undefined
+        ? {}
+        : (parseJsonWithSchema(configPath(folder), text, ralphConfigSchema.partial().loose()) as Record<
+            string,
+            unknown
+          >);
+    selected = {
+      key: chosen.key,
+      value: chosen.configured,
+      resolved: chosen.binary,
+      source: agentPathSource(chosen.key, chosen.configured, fileValues, settings),
+    };
     const env = opts.env ?? process.env;
-    const root = claudeRootBypassWarning(opts.uid ?? process.getuid?.(), config.agent, config.permissionMode, env.IS_SANDBOX);
+    const root = claudeRootBypassWarning(
+      opts.uid ?? process.getuid?.(),
+      config.agent,
+      config.permissionMode,
+      env.IS_SANDBOX,
+    );
     if (root) warnings.push(root);
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
@@ -141,14 +180,31 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   if (selected && !selectedFound) {
     const what = `${selected.key} "${selected.value}" is not an executable${selected.value.includes('/') ? '' : ' on PATH'}: \`ralph run\` cannot start the agent`;
     // Only a value the file sets is a problem of the file; a default or a setting is named as such.
-    if (selected.source === '.ralph/config.json') problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: what });
-    else warnings.push(`${what} (${selected.source === 'default' ? `the default ${selected.key}; set "${selected.key}" in .ralph/config.json or install the CLI on PATH` : `${selected.key} from VS Code settings`})`);
+    if (selected.source === '.ralph/config.json')
+      problems.push({ file: '.ralph/config.json', line: 0, column: 0, message: what });
+    else
+      warnings.push(
+        `${what} (${selected.source === 'default' ? `the default ${selected.key}; set "${selected.key}" in .ralph/config.json or install the CLI on PATH` : `${selected.key} from VS Code settings`})`,
+      );
   }
   const trustOk = opts.trusted === false || trust?.allowed === true;
   const c = resolveContainment(containmentMode);
   const containment = { kind: c.kind, mode: containmentMode, detail: c.detail };
-  const selectedAgent = selected ? { key: selected.key, value: selected.value, source: selected.source, found: selectedFound } : null;
-  return { folder, sources, agents: uniqueAgents, problems, trust, untrustedAgentPaths, containment, selectedAgent, warnings, ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk };
+  const selectedAgent = selected
+    ? { key: selected.key, value: selected.value, source: selected.source, found: selectedFound }
+    : null;
+  return {
+    folder,
+    sources,
+    agents: uniqueAgents,
+    problems,
+    trust,
+    untrustedAgentPaths,
+    containment,
+    selectedAgent,
+    warnings,
+    ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk,
+  };
 }
 
 function relativeTo(folder: string, file: string): string {
@@ -158,27 +214,47 @@ function relativeTo(folder: string, file: string): string {
 /** The report as plain text (the CLI's default output and the Doctor editor's content). */
 export function formatDoctorReport(r: DoctorReport): string {
   const lines: string[] = [`Ralph doctor — ${r.folder}`, '', 'Task sources:'];
-  if (!r.sources.length) lines.push('  (none found: add .ralph/, quantum.json, .flow/, .ijfw/wave-*, RALPH_TASK.md, PROMPT.md or specs/*/tasks.md)');
+  if (!r.sources.length)
+    lines.push(
+      '  (none found: add .ralph/, quantum.json, .flow/, .ijfw/wave-*, RALPH_TASK.md, PROMPT.md or specs/*/tasks.md)',
+    );
   for (const s of r.sources) {
     const c = s.count ? ` — ${formatCount(s.count)}` : '';
     lines.push(`  ${s.kind.padEnd(10)} ${s.path}${c}`);
   }
   lines.push('', 'Agent CLIs:');
   if (!r.agents.length) lines.push('  (none found on PATH: install claude or cursor-agent)');
-  for (const a of r.agents) lines.push(`  ${a.name.padEnd(13)} ${a.version ?? `? (${a.note ?? 'unknown'})`}  ${a.path}`);
-  for (const u of r.untrustedAgentPaths) lines.push(`  ${u.key} ${JSON.stringify(u.value)} from .ralph/config.json: not run (the workspace configuration is not trusted)`);
+  for (const a of r.agents)
+    lines.push(`  ${a.name.padEnd(13)} ${a.version ?? `? (${a.note ?? 'unknown'})`}  ${a.path}`);
+  for (const u of r.untrustedAgentPaths)
+    lines.push(
+      `  ${u.key} ${JSON.stringify(u.value)} from .ralph/config.json: not run (the workspace configuration is not trusted)`,
+    );
   // The command guard (issue 17) rides on Claude Code's PreToolUse hook; cursor-agent has none.
-  lines.push('', 'Command guard:', '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions');
-  for (const a of r.agents) if (!findAdapter(a.name)?.guardHook) lines.push(`  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`);
+  lines.push(
+    '',
+    'Command guard:',
+    '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions',
+  );
+  for (const a of r.agents)
+    if (!findAdapter(a.name)?.guardHook)
+      lines.push(
+        `  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`,
+      );
   lines.push('', `Process containment (containment: "${r.containment.mode}"):`, `  ${r.containment.detail}`);
-  lines.push(r.containment.kind === 'pid-namespace'
-    ? '  every process an iteration or a gate starts ends with it, even one that left its process group and cleared its environment'
-    : '  a process that leaves its process group AND clears its environment (setsid env -i …) can outlive the run');
+  lines.push(
+    r.containment.kind === 'pid-namespace'
+      ? '  every process an iteration or a gate starts ends with it, even one that left its process group and cleared its environment'
+      : '  a process that leaves its process group AND clears its environment (setsid env -i …) can outlive the run',
+  );
   lines.push('', 'Trust (workspace configuration that names programs to run):');
   if (!r.trust) lines.push('  unknown: .ralph/config.json cannot be read (see Problems)');
   else {
     lines.push(`  ${r.trust.summary}`);
-    if (r.trust.state === 'changed') lines.push(...(r.trust.diff.length ? r.trust.diff : ['(the same values in another order)']).map((l) => `    ${l}`));
+    if (r.trust.state === 'changed')
+      lines.push(
+        ...(r.trust.diff.length ? r.trust.diff : ['(the same values in another order)']).map((l) => `    ${l}`),
+      );
     else if (r.trust.state !== 'nothing') lines.push(...r.trust.lines.map((l) => `    ${l}`));
     if (r.trust.state === 'untrusted' || r.trust.state === 'changed') lines.push(`  ${HOW_TO_TRUST}`);
     lines.push(...coverageLines(r.trust.coverage, '  '));
@@ -194,10 +270,15 @@ export function formatDoctorReport(r: DoctorReport): string {
 /** The report's last line: OK, or NOT READY naming what is actually missing (trust, a task source, the agent). Pure. */
 export function doctorVerdict(r: Pick<DoctorReport, 'ok' | 'trust' | 'sources' | 'agents' | 'selectedAgent'>): string {
   if (r.ok) return 'OK: at least one task source and one agent CLI found.';
-  if (r.trust !== null && !r.trust.allowed) return 'NOT READY: `ralph run` refuses until the workspace configuration is trusted (`ralph trust`).';
+  if (r.trust !== null && !r.trust.allowed)
+    return 'NOT READY: `ralph run` refuses until the workspace configuration is trusted (`ralph trust`).';
   const missing: string[] = [];
-  if (!r.sources.some((s) => TASK_SOURCE_KINDS.has(s.kind))) missing.push('a task source (quantum.json, .flow/, a checklist)');
-  if (r.selectedAgent && !r.selectedAgent.found) missing.push(`the agent \`ralph run\` would start (${r.selectedAgent.key} "${r.selectedAgent.value}", ${r.selectedAgent.source === 'default' ? 'the default' : `from ${r.selectedAgent.source}`})`);
+  if (!r.sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)))
+    missing.push('a task source (quantum.json, .flow/, a checklist)');
+  if (r.selectedAgent && !r.selectedAgent.found)
+    missing.push(
+      `the agent \`ralph run\` would start (${r.selectedAgent.key} "${r.selectedAgent.value}", ${r.selectedAgent.source === 'default' ? 'the default' : `from ${r.selectedAgent.source}`})`,
+    );
   else if (!r.agents.length) missing.push('an agent CLI (claude or cursor-agent)');
   return `NOT READY: needs ${missing.join(' and ') || 'at least one task source (quantum.json, .flow/, a checklist) and one agent CLI'}.`;
 }

@@ -1,5 +1,12 @@
 import * as path from 'node:path';
-import { parseShell, shellQuote, ShellSyntaxError, type ShellCall, type ShellRedirect, type ShellWord } from './shellSyntax';
+import {
+  parseShell,
+  shellQuote,
+  ShellSyntaxError,
+  type ShellCall,
+  type ShellRedirect,
+  type ShellWord,
+} from './shellSyntax';
 
 /**
  * From parsed shell to the programs it would run (issue 17): every simple command, then what it hands its
@@ -63,10 +70,51 @@ export interface GateRunnerShape {
   resolveProgram?: (nameOrPath: string) => string | undefined;
 }
 
-const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash', 'yash', 'posh', 'fish', 'tcsh', 'csh']);
-const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua', 'Rscript', 'osascript']);
+const SHELLS = new Set([
+  'bash',
+  'sh',
+  'dash',
+  'zsh',
+  'ksh',
+  'mksh',
+  'ash',
+  'rbash',
+  'yash',
+  'posh',
+  'fish',
+  'tcsh',
+  'csh',
+]);
+const INTERPRETERS = new Set([
+  'python',
+  'python2',
+  'python3',
+  'node',
+  'nodejs',
+  'perl',
+  'ruby',
+  'php',
+  'deno',
+  'bun',
+  'lua',
+  'Rscript',
+  'osascript',
+]);
 /** Programs that download: piping them into a shell or interpreter is denied (issue 17 hard denies). */
-export const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lynx', 'links', 'nc', 'ncat', 'socat']);
+export const DOWNLOADERS = new Set([
+  'curl',
+  'wget',
+  'fetch',
+  'aria2c',
+  'http',
+  'https',
+  'xh',
+  'lynx',
+  'links',
+  'nc',
+  'ncat',
+  'socat',
+]);
 const MAX_DEPTH = 8;
 
 /** The value of an exact word, else `null`. */
@@ -74,12 +122,28 @@ const val = (w: ShellWord | undefined): string | null => (w ? w.value : null);
 
 /** Analyses `text` (throws {@link ShellSyntaxError} when it does not parse). */
 export function analyseCommand(text: string, shape: GateRunnerShape): Analysis {
-  const out: Analysis = { invocations: [], redirects: [], cdTargets: [], cdComputed: false, problems: [], inlineCode: [], aliases: new Map(), hostStack: [] };
+  const out: Analysis = {
+    invocations: [],
+    redirects: [],
+    cdTargets: [],
+    cdComputed: false,
+    problems: [],
+    inlineCode: [],
+    aliases: new Map(),
+    hostStack: [],
+  };
   analyseScript(text, false, [], 0, out, shape);
   return out;
 }
 
-function analyseScript(text: string, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+function analyseScript(
+  text: string,
+  nested: boolean,
+  via: string[],
+  depth: number,
+  out: Analysis,
+  shape: GateRunnerShape,
+): void {
   if (depth > MAX_DEPTH) {
     out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
     return;
@@ -89,7 +153,9 @@ function analyseScript(text: string, nested: boolean, via: string[], depth: numb
     parsed = parseShell(text);
   } catch (err) {
     if (err instanceof ShellSyntaxError) {
-      out.problems.push({ reason: `cannot parse${nested ? ` the script given to ${via.at(-1) ?? 'a shell'}` : ''}: ${err.message}` });
+      out.problems.push({
+        reason: `cannot parse${nested ? ` the script given to ${via.at(-1) ?? 'a shell'}` : ''}: ${err.message}`,
+      });
       return;
     }
     throw err;
@@ -106,7 +172,9 @@ function joinExact(words: ShellWord[], what: string, out: Analysis): string | nu
   const vals: string[] = [];
   for (const w of words) {
     if (w.value === null) {
-      out.problems.push({ reason: `${what} is computed at run time (${w.literal || 'an expansion'}…): write it out literally` });
+      out.problems.push({
+        reason: `${what} is computed at run time (${w.literal || 'an expansion'}…): write it out literally`,
+      });
       return null;
     }
     vals.push(w.value);
@@ -133,7 +201,12 @@ function commandOption(argv: ShellWord[]): ShellWord | undefined {
 const STDIN_FILES = /^(-|\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0|\/dev\/tty)$/;
 
 /** Takes option words off the front of `words`: `withArg` options consume the next word (or `=value`/attached). */
-function skipOptions(words: ShellWord[], i: number, withArg: Set<string>, opts: { stopAtFirstNonOption?: boolean; attachedShort?: boolean } = {}): number {
+function skipOptions(
+  words: ShellWord[],
+  i: number,
+  withArg: Set<string>,
+  opts: { stopAtFirstNonOption?: boolean; attachedShort?: boolean } = {},
+): number {
   while (i < words.length) {
     const v = words[i]!.value;
     if (v === null) return i;
@@ -193,7 +266,15 @@ function xargsReplaceString(options: ShellWord[]): string | undefined {
   return r;
 }
 
-function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+function expand(
+  argv: ShellWord[],
+  call: ShellCall,
+  nested: boolean,
+  via: string[],
+  depth: number,
+  out: Analysis,
+  shape: GateRunnerShape,
+): void {
   out.hostStack.push(call);
   try {
     expandIn(argv, call, nested, via, depth, out, shape);
@@ -202,7 +283,15 @@ function expand(argv: ShellWord[], call: ShellCall, nested: boolean, via: string
   }
 }
 
-function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+function expandIn(
+  argv: ShellWord[],
+  call: ShellCall,
+  nested: boolean,
+  via: string[],
+  depth: number,
+  out: Analysis,
+  shape: GateRunnerShape,
+): void {
   if (depth > MAX_DEPTH) {
     out.problems.push({ reason: `commands nested more than ${MAX_DEPTH} levels deep` });
     return;
@@ -210,7 +299,9 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
   if (argv.length === 0) return;
   const first = argv[0]!;
   if (first.value === null) {
-    out.problems.push({ reason: `the command name is computed at run time (${first.literal || 'an expansion'}…): write the command out literally` });
+    out.problems.push({
+      reason: `the command name is computed at run time (${first.literal || 'an expansion'}…): write the command out literally`,
+    });
     return;
   }
   const name = path.posix.basename(first.value);
@@ -222,17 +313,42 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
   const inv: Invocation = { name, argv, call, via, nested, hosts };
   out.invocations.push(inv);
   // Variables through which programs run a command (GIT_PAGER='git push' git log): their value is a command.
-  envCommands(call.assignments.map((x) => ({ name: x.name, value: x.value })), out, via, depth, shape);
+  envCommands(
+    call.assignments.map((x) => ({ name: x.name, value: x.value })),
+    out,
+    via,
+    depth,
+    shape,
+  );
   // An alias defined earlier in the command (bash expands it with `shopt -s expand_aliases`): its text is run.
   const aliasText = first.value === name ? out.aliases.get(name) : undefined;
   if (aliasText !== undefined && !via.some((v) => v === `alias ${name}`)) {
     const restText = joinExact(argv.slice(1), `the arguments of alias ${name}`, out);
-    if (restText !== null) analyseScript(`${aliasText} ${argv.slice(1).map((w) => shellQuote(w.value ?? '')).join(' ')}`, true, [...via, `alias ${name}`], depth + 1, out, shape);
+    if (restText !== null)
+      analyseScript(
+        `${aliasText} ${argv
+          .slice(1)
+          .map((w) => shellQuote(w.value ?? ''))
+          .join(' ')}`,
+        true,
+        [...via, `alias ${name}`],
+        depth + 1,
+        out,
+        shape,
+      );
   }
   // A program known under another name (`~/bin/g` → git, a symlink): checked under its real name as well.
   const real = shape.resolveProgram?.(first.value);
   if (real && real !== name && depth < MAX_DEPTH) {
-    expand([{ ...first, value: real, literal: real }, ...argv.slice(1)], call, true, [...via, `${name} (= ${real})`], depth + 1, out, shape);
+    expand(
+      [{ ...first, value: real, literal: real }, ...argv.slice(1)],
+      call,
+      true,
+      [...via, `${name} (= ${real})`],
+      depth + 1,
+      out,
+      shape,
+    );
   }
   const rest = (i: number, how: string) => expand(argv.slice(i), call, nested, [...via, how], depth + 1, out, shape);
   const script = (words: ShellWord[], how: string) => {
@@ -284,9 +400,26 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       }
       const envStart = i;
       while (i < argv.length && a(i) !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a(i)!)) i++;
-      envCommands(argv.slice(envStart, i).map((w) => ({ name: w.value!.slice(0, w.value!.indexOf('=')), value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) } })), out, via, depth, shape);
+      envCommands(
+        argv
+          .slice(envStart, i)
+          .map((w) => ({
+            name: w.value!.slice(0, w.value!.indexOf('=')),
+            value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) },
+          })),
+        out,
+        via,
+        depth,
+        shape,
+      );
       if (splitStrings.length) {
-        script([...splitStrings, ...argv.slice(i).map((w) => ({ ...w, value: w.value === null ? null : shellQuote(w.value) }))], 'env -S');
+        script(
+          [
+            ...splitStrings,
+            ...argv.slice(i).map((w) => ({ ...w, value: w.value === null ? null : shellQuote(w.value) })),
+          ],
+          'env -S',
+        );
         return;
       }
       if (i < argv.length) rest(i, 'env');
@@ -367,20 +500,73 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       return;
     }
     case 'sudo': {
-      const withArg = new Set(['-u', '-g', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '-h', '--user', '--group', '--prompt', '--close-from', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--host']);
+      const withArg = new Set([
+        '-u',
+        '-g',
+        '-p',
+        '-C',
+        '-D',
+        '-r',
+        '-t',
+        '-U',
+        '-T',
+        '-h',
+        '--user',
+        '--group',
+        '--prompt',
+        '--close-from',
+        '--chdir',
+        '--role',
+        '--type',
+        '--other-user',
+        '--command-timeout',
+        '--host',
+      ]);
       const i = skipOptions(argv, 1, withArg);
       if (i < argv.length) rest(i, 'sudo');
-      else if (argv.slice(1).some((w) => w.value !== null && /^-[a-zA-Z]*[si]/.test(w.value))) shellFromStdin(inv, out, via, depth, shape);
+      else if (argv.slice(1).some((w) => w.value !== null && /^-[a-zA-Z]*[si]/.test(w.value)))
+        shellFromStdin(inv, out, via, depth, shape);
       return;
     }
     case 'xargs': {
-      const withArg = new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs', '--replace', '--max-lines', '--max-chars', '--eof', '--process-slot-var']);
+      const withArg = new Set([
+        '-I',
+        '-L',
+        '-n',
+        '-P',
+        '-s',
+        '-d',
+        '-E',
+        '-a',
+        '--arg-file',
+        '--delimiter',
+        '--max-args',
+        '--max-procs',
+        '--replace',
+        '--max-lines',
+        '--max-chars',
+        '--eof',
+        '--process-slot-var',
+      ]);
       const i = skipOptions(argv, 1, withArg);
-      const supplied: ShellWord = { value: null, pattern: /^[\s\S]*$/, splittable: true, literal: '', expansion: 'dynamic', start: call.end, end: call.end };
+      const supplied: ShellWord = {
+        value: null,
+        pattern: /^[\s\S]*$/,
+        splittable: true,
+        literal: '',
+        expansion: 'dynamic',
+        start: call.end,
+        end: call.end,
+      };
       // With -I R / -i / --replace, the input goes where R is (every argument holding R is computed: `xargs -I{} sh -c
       // '{}'` runs its input) and is not appended; without, it is appended.
       const r = xargsReplaceString(argv.slice(1, i));
-      const args = r === undefined ? [...argv.slice(i), supplied] : argv.slice(i).map((w) => (w.value === null || w.value.includes(r) ? { ...supplied, start: w.start, end: w.end } : w));
+      const args =
+        r === undefined
+          ? [...argv.slice(i), supplied]
+          : argv
+              .slice(i)
+              .map((w) => (w.value === null || w.value.includes(r) ? { ...supplied, start: w.start, end: w.end } : w));
       if (i < argv.length) expand(args, call, nested, [...via, 'xargs'], depth + 1, out, shape);
       return;
     }
@@ -411,10 +597,29 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
     case 'script': {
       const c = commandOption(argv);
       if (c) script([c], `${name} -c`);
-      else if (name === 'runuser' && argv.slice(1).some((w) => w.value === '-u' || w.value === '--user' || w.value?.startsWith('--user='))) {
-        const i = skipOptions(argv, 1, new Set(['-u', '--user', '-g', '--group', '-G', '--supp-group', '-s', '--shell', '-w', '--whitelist-environment']));
+      else if (
+        name === 'runuser' &&
+        argv.slice(1).some((w) => w.value === '-u' || w.value === '--user' || w.value?.startsWith('--user='))
+      ) {
+        const i = skipOptions(
+          argv,
+          1,
+          new Set([
+            '-u',
+            '--user',
+            '-g',
+            '--group',
+            '-G',
+            '--supp-group',
+            '-s',
+            '--shell',
+            '-w',
+            '--whitelist-environment',
+          ]),
+        );
         if (i < argv.length) rest(i, 'runuser -u');
-      } else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null)) shellFromStdin(inv, out, via, depth, shape);
+      } else if (name !== 'script' && argv.slice(1).every((w) => w.value !== null))
+        shellFromStdin(inv, out, via, depth, shape);
       return;
     }
     case 'parallel': {
@@ -433,7 +638,8 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       return;
     case 'trap': {
       const i = skipOptions(argv, 1, new Set());
-      if (i < argv.length && !argv.slice(1, i).some((w) => w.value === '-p' || w.value === '-l')) script([argv[i]!], 'trap');
+      if (i < argv.length && !argv.slice(1, i).some((w) => w.value === '-p' || w.value === '-l'))
+        script([argv[i]!], 'trap');
       return;
     }
     case 'alias':
@@ -454,18 +660,60 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
     case 'typeset':
     case 'readonly':
     case 'local':
-      envCommands(argv.slice(1).filter((w) => w.value !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value)).map((w) => ({ name: w.value!.slice(0, w.value!.indexOf('=')), value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) } })), out, via, depth, shape);
+      envCommands(
+        argv
+          .slice(1)
+          .filter((w) => w.value !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value))
+          .map((w) => ({
+            name: w.value!.slice(0, w.value!.indexOf('=')),
+            value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) },
+          })),
+        out,
+        via,
+        depth,
+        shape,
+      );
       return;
     case 'strace':
     case 'ltrace':
-      rest(skipOptions(argv, 1, new Set(['-e', '-o', '-p', '-u', '-s', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X', '-U', '--output', '--user', '--env', '--string-limit'])), name);
+      rest(
+        skipOptions(
+          argv,
+          1,
+          new Set([
+            '-e',
+            '-o',
+            '-p',
+            '-u',
+            '-s',
+            '-E',
+            '-a',
+            '-b',
+            '-I',
+            '-O',
+            '-P',
+            '-S',
+            '-X',
+            '-U',
+            '--output',
+            '--user',
+            '--env',
+            '--string-limit',
+          ]),
+        ),
+        name,
+      );
       return;
     case 'ssh-agent':
       rest(skipOptions(argv, 1, new Set(['-a', '-E', '-t', '-P', '-O'])), name);
       return;
     case 'chrt': {
       if (argv.slice(1).some((w) => w.value === '-p' || w.value === '--pid')) return;
-      let i = skipOptions(argv, 1, new Set(['-T', '-P', '-D', '--sched-runtime', '--sched-period', '--sched-deadline']));
+      let i = skipOptions(
+        argv,
+        1,
+        new Set(['-T', '-P', '-D', '--sched-runtime', '--sched-period', '--sched-deadline']),
+      );
       i++; // the priority
       rest(i, 'chrt');
       return;
@@ -474,13 +722,17 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       // tmux sub-commands take shell commands as arguments (new-session, run-shell, if-shell, send-keys …): every
       // argument that is not an option is checked as a script (fail closed).
       for (const w of argv.slice(1)) {
-        if (w.value === null) out.problems.push({ reason: `tmux with a computed argument (${w.literal || 'an expansion'}…)` });
-        else if (!w.value.startsWith('-') && w.value !== ';') analyseScript(w.value, true, [...via, 'tmux'], depth + 1, out, shape);
+        if (w.value === null)
+          out.problems.push({ reason: `tmux with a computed argument (${w.literal || 'an expansion'}…)` });
+        else if (!w.value.startsWith('-') && w.value !== ';')
+          analyseScript(w.value, true, [...via, 'tmux'], depth + 1, out, shape);
       }
       return;
     case 'screen': {
       if (argv.slice(1).some((w) => w.value === '-X' || w.value === '-x' || w.value === '-r' || w.value === '-R')) {
-        for (const w of argv.slice(1)) if (w.value !== null && !w.value.startsWith('-')) analyseScript(w.value, true, [...via, 'screen'], depth + 1, out, shape);
+        for (const w of argv.slice(1))
+          if (w.value !== null && !w.value.startsWith('-'))
+            analyseScript(w.value, true, [...via, 'screen'], depth + 1, out, shape);
         return;
       }
       rest(skipOptions(argv, 1, new Set(['-S', '-c', '-e', '-h', '-p', '-T', '-t', '-s', '-Logfile'])), 'screen');
@@ -499,7 +751,12 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       const argsAt = argv.findIndex((w) => w.value === '--args');
       for (let k = 1; k < argv.length; k++) {
         const v = argv[k]!.value;
-        const cmd = v === '-ex' || v === '-iex' || v === '--eval-command' || v === '--init-eval-command' ? argv[k + 1]?.value : v?.startsWith('--eval-command=') ? v.slice('--eval-command='.length) : undefined;
+        const cmd =
+          v === '-ex' || v === '-iex' || v === '--eval-command' || v === '--init-eval-command'
+            ? argv[k + 1]?.value
+            : v?.startsWith('--eval-command=')
+              ? v.slice('--eval-command='.length)
+              : undefined;
         if (cmd === undefined) continue;
         if (cmd === null) out.problems.push({ reason: 'gdb with a computed command' });
         else gdbCommand(cmd, out, via, depth, shape);
@@ -517,7 +774,8 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
         for (let k = 1; k < argv.length; k++) {
           const v = argv[k]!.value;
           if (v === '-c' || v === '--call') script(argv.slice(k + 1, k + 2), 'npm exec --call');
-          else if (v?.startsWith('--call=')) script([{ ...argv[k]!, value: v.slice('--call='.length) }], 'npm exec --call');
+          else if (v?.startsWith('--call='))
+            script([{ ...argv[k]!, value: v.slice('--call='.length) }], 'npm exec --call');
         }
       }
       break;
@@ -527,7 +785,8 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       break;
     case 'source':
     case '.':
-      if (argv[1] && argv[1].value === null) out.problems.push({ reason: `${name} of a computed file (${argv[1].literal || 'an expansion'}…)` });
+      if (argv[1] && argv[1].value === null)
+        out.problems.push({ reason: `${name} of a computed file (${argv[1].literal || 'an expansion'}…)` });
       else if (argv[1]?.value && STDIN_FILES.test(argv[1].value)) shellFromStdin(inv, out, via, depth, shape);
       else if (argv[1]?.value) scriptFile(argv[1].value, inv, out, via, depth, shape);
       return;
@@ -547,11 +806,43 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
     case 'xvfb-run':
     case 'with-lock':
     case 'retry':
-      rest(skipOptions(argv, 1, new Set(['-t', '-u', '-p', '--unit', '--property', '-E', '--setenv', '--target', '-n', '--server-num', '-s'])), name);
+      rest(
+        skipOptions(
+          argv,
+          1,
+          new Set(['-t', '-u', '-p', '--unit', '--property', '-E', '--setenv', '--target', '-n', '--server-num', '-s']),
+        ),
+        name,
+      );
       return;
     case 'ssh': {
       // ssh [opts] host [command…]: the command runs in a shell (on a host that may be this one).
-      const i = skipOptions(argv, 1, new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w']));
+      const i = skipOptions(
+        argv,
+        1,
+        new Set([
+          '-b',
+          '-c',
+          '-D',
+          '-E',
+          '-e',
+          '-F',
+          '-I',
+          '-i',
+          '-J',
+          '-L',
+          '-l',
+          '-m',
+          '-O',
+          '-o',
+          '-p',
+          '-Q',
+          '-R',
+          '-S',
+          '-W',
+          '-w',
+        ]),
+      );
       if (i + 1 < argv.length) script(argv.slice(i + 1), 'ssh');
       return;
     }
@@ -560,10 +851,12 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       shellFromStdin(inv, out, via, depth, shape);
       return;
     case 'hash':
-      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*p/.test(w.value))) out.problems.push({ reason: 'hash -p maps a command name to another program' });
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*p/.test(w.value)))
+        out.problems.push({ reason: 'hash -p maps a command name to another program' });
       return;
     case 'enable':
-      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*f/.test(w.value))) out.problems.push({ reason: 'enable -f loads a builtin from a file' });
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*f/.test(w.value)))
+        out.problems.push({ reason: 'enable -f loads a builtin from a file' });
       return;
     case 'busybox':
     case 'toybox':
@@ -576,10 +869,28 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
     }
     case 'node':
     case 'nodejs': {
-      const s1 = skipOptions(argv, 1, new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--inspect-port', '--title', '--conditions', '-C']));
+      const s1 = skipOptions(
+        argv,
+        1,
+        new Set([
+          '-r',
+          '--require',
+          '--import',
+          '--loader',
+          '--experimental-loader',
+          '--inspect-port',
+          '--title',
+          '--conditions',
+          '-C',
+        ]),
+      );
       const script1 = a(s1);
       const g = afterCliOptions(argv, s1 + 1);
-      if (script1 !== null && a(g) === 'gate' && (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')) {
+      if (
+        script1 !== null &&
+        a(g) === 'gate' &&
+        (script1 === shape.cliPath || path.posix.basename(script1) === 'cli.js')
+      ) {
         gateCall(inv, g + 1, out, via, depth, shape);
         return;
       }
@@ -596,12 +907,33 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
   // The gate runner under any spelling (`npx ralph gate …`, `pnpm ralph gate …`, `node_modules/.bin/ralph gate …`):
   // `ralph` or `cli.js` among the words, then `gate`, then the command after `--`, which the runner runs.
   if (!inv.gate) runnerGateCall(inv, out, via, depth, shape);
-  if (first.value.includes('/') && !SHELLS.has(name) && !INTERPRETERS.has(name)) scriptFile(first.value, inv, out, via, depth, shape, true);
+  if (first.value.includes('/') && !SHELLS.has(name) && !INTERPRETERS.has(name))
+    scriptFile(first.value, inv, out, via, depth, shape, true);
   if (SHELLS.has(name)) expandShell(inv, out, via, depth, shape);
   else if (AWKS.has(name)) {
-    const i = skipOptions(argv, 1, new Set(['-F', '-v', '-f', '-i', '-l', '-e', '--source', '--file', '--assign', '--field-separator', '--include', '--load']));
-    for (let k = 1; k < i; k++) if (['-e', '--source'].includes(argv[k]!.value ?? '') && argv[k + 1]) out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
-    if (!argv.slice(1, i).some((w) => ['-f', '--file', '-e', '--source'].includes(w.value ?? '')) && argv[i]) out.inlineCode.push({ name, code: argv[i]!.value ?? argv[i]!.literal });
+    const i = skipOptions(
+      argv,
+      1,
+      new Set([
+        '-F',
+        '-v',
+        '-f',
+        '-i',
+        '-l',
+        '-e',
+        '--source',
+        '--file',
+        '--assign',
+        '--field-separator',
+        '--include',
+        '--load',
+      ]),
+    );
+    for (let k = 1; k < i; k++)
+      if (['-e', '--source'].includes(argv[k]!.value ?? '') && argv[k + 1])
+        out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
+    if (!argv.slice(1, i).some((w) => ['-f', '--file', '-e', '--source'].includes(w.value ?? '')) && argv[i])
+      out.inlineCode.push({ name, code: argv[i]!.value ?? argv[i]!.literal });
   } else if (name === 'sed' || name === 'gsed') {
     const i = skipOptions(argv, 1, new Set(['-e', '-f', '--expression', '--file', '-l', '--line-length']));
     const scripts: ShellWord[] = [];
@@ -610,15 +942,26 @@ function expandIn(argv: ShellWord[], call: ShellCall, nested: boolean, via: stri
       if ((v === '-e' || v === '--expression') && argv[k + 1]) scripts.push(argv[k + 1]!);
       else if (v?.startsWith('--expression=')) scripts.push({ ...argv[k]!, value: v.slice('--expression='.length) });
     }
-    if (!argv.slice(1, i).some((w) => ['-e', '--expression', '-f', '--file'].includes(w.value ?? '') || w.value?.startsWith('--expression='))) if (argv[i]) scripts.push(argv[i]!);
+    if (
+      !argv
+        .slice(1, i)
+        .some(
+          (w) => ['-e', '--expression', '-f', '--file'].includes(w.value ?? '') || w.value?.startsWith('--expression='),
+        )
+    )
+      if (argv[i]) scripts.push(argv[i]!);
     for (const w of scripts) out.inlineCode.push({ name: 'sed', code: w.value ?? w.literal });
   } else if (INTERPRETERS.has(name)) {
-    if (call.stdin.kind === 'heredoc' && call.stdin.body.value !== null) out.inlineCode.push({ name, code: call.stdin.body.value });
+    if (call.stdin.kind === 'heredoc' && call.stdin.body.value !== null)
+      out.inlineCode.push({ name, code: call.stdin.body.value });
     for (let k = 1; k < argv.length; k++) {
       const v = argv[k]!.value;
-      if (v !== null && /^(-[a-zA-Z]*[ceEpr]|--eval|--print|--command)$/.test(v) && argv[k + 1]) out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
+      if (v !== null && /^(-[a-zA-Z]*[ceEpr]|--eval|--print|--command)$/.test(v) && argv[k + 1])
+        out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
     }
-    const hasProgram = argv.slice(1).some((w) => w.value === null || !w.value.startsWith('-') || /^-[a-zA-Z]*[ceEpr]$|^--(eval|print)/.test(w.value));
+    const hasProgram = argv
+      .slice(1)
+      .some((w) => w.value === null || !w.value.startsWith('-') || /^-[a-zA-Z]*[ceEpr]$|^--(eval|print)/.test(w.value));
     if (!hasProgram && call.stdin.kind === 'pipe' && call.stdin.upstream.some((c) => isDownloader(c))) {
       out.problems.push({ reason: `a download is piped into ${name}` });
     }
@@ -642,7 +985,14 @@ function afterCliOptions(argv: ShellWord[], i: number): number {
 }
 
 /** `ralph gate <label> [opts] -- <cmd…>` (words from `i`): the gated command is analysed as a script. */
-function gateCall(inv: Invocation, i: number, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+function gateCall(
+  inv: Invocation,
+  i: number,
+  out: Analysis,
+  via: string[],
+  depth: number,
+  shape: GateRunnerShape,
+): void {
   const words = inv.argv;
   const labelIdx = words.slice(i).findIndex((w) => w.value === null || !w.value.startsWith('-'));
   const dd = words.findIndex((w, k) => k >= i && w.value === '--');
@@ -665,17 +1015,31 @@ function gateCall(inv: Invocation, i: number, out: Analysis, via: string[], dept
  * A script file run by a shell or `source` (or directly, `./x.sh`): one that does not exist yet (written by this
  * very command) is denied; an existing one is analysed for denied commands.
  */
-function scriptFile(file: string, inv: Invocation, out: Analysis, via: string[], depth: number, shape: GateRunnerShape, direct = false): void {
+function scriptFile(
+  file: string,
+  inv: Invocation,
+  out: Analysis,
+  via: string[],
+  depth: number,
+  shape: GateRunnerShape,
+  direct = false,
+): void {
   if (!shape.readScript) return;
   // After `cd dir`, a relative script is looked up there too.
-  const candidates = file.startsWith('/') || file.startsWith('~') ? [file] : [file, ...out.cdTargets.filter((t) => !t.startsWith('-')).map((t) => path.posix.join(t, file))];
+  const candidates =
+    file.startsWith('/') || file.startsWith('~')
+      ? [file]
+      : [file, ...out.cdTargets.filter((t) => !t.startsWith('-')).map((t) => path.posix.join(t, file))];
   let text: string | null | undefined;
   for (const c of candidates) {
     text = shape.readScript(c);
     if (text !== undefined) break;
   }
   if (text === undefined) {
-    if (!direct || file.startsWith('./') || !file.startsWith('/')) out.problems.push({ reason: `${direct ? 'runs' : `${inv.name} runs`} ${file}, which does not exist before the command runs: write the script first (Write), then run it` });
+    if (!direct || file.startsWith('./') || !file.startsWith('/'))
+      out.problems.push({
+        reason: `${direct ? 'runs' : `${inv.name} runs`} ${file}, which does not exist before the command runs: write the script first (Write), then run it`,
+      });
     return;
   }
   if (text === null) return;
@@ -722,7 +1086,9 @@ function expandShell(inv: Invocation, out: Analysis, via: string[], depth: numbe
       return;
     }
     if (scriptWord.value === null) {
-      out.problems.push({ reason: `the script given to ${inv.name} -c is computed at run time (${scriptWord.literal || 'an expansion'}…): write it out literally` });
+      out.problems.push({
+        reason: `the script given to ${inv.name} -c is computed at run time (${scriptWord.literal || 'an expansion'}…): write it out literally`,
+      });
       return;
     }
     analyseScript(scriptWord.value, true, [...via, `${inv.name} -c`], depth + 1, out, shape);
@@ -730,7 +1096,8 @@ function expandShell(inv: Invocation, out: Analysis, via: string[], depth: numbe
   }
   if (!stdinMode && i < w.length) {
     const file = w[i]!.value;
-    if (file === null) out.problems.push({ reason: `${inv.name} runs a computed script file (${w[i]!.literal || 'an expansion'}…)` });
+    if (file === null)
+      out.problems.push({ reason: `${inv.name} runs a computed script file (${w[i]!.literal || 'an expansion'}…)` });
     else if (STDIN_FILES.test(file)) shellFromStdin(inv, out, via, depth, shape);
     else scriptFile(file, inv, out, via, depth, shape);
     return;
@@ -743,9 +1110,16 @@ function shellFromStdin(inv: Invocation, out: Analysis, via: string[], depth: nu
   const stdin = inv.call.stdin;
   if (stdin.kind === 'pipe') {
     const download = stdin.upstream.some(isDownloader);
-    out.problems.push({ reason: download ? `a download is piped into a shell (${inv.name})` : `${inv.name} reads commands from a pipe: the guard cannot see them; run the commands directly` });
+    out.problems.push({
+      reason: download
+        ? `a download is piped into a shell (${inv.name})`
+        : `${inv.name} reads commands from a pipe: the guard cannot see them; run the commands directly`,
+    });
   } else if (stdin.kind === 'heredoc') {
-    if (stdin.body.value === null) out.problems.push({ reason: `the here-document fed to ${inv.name} expands at run time: quote its delimiter (<<'EOF') or run the commands directly` });
+    if (stdin.body.value === null)
+      out.problems.push({
+        reason: `the here-document fed to ${inv.name} expands at run time: quote its delimiter (<<'EOF') or run the commands directly`,
+      });
     else analyseScript(stdin.body.value, true, [...via, `${inv.name} <<`], depth + 1, out, shape);
   } else if (stdin.kind === 'file' && stdin.target.value === null) {
     out.problems.push({ reason: `${inv.name} reads commands from a computed file` });
@@ -753,13 +1127,27 @@ function shellFromStdin(inv: Invocation, out: Analysis, via: string[], depth: nu
 }
 
 /** `find PATHS… EXPR`: `-exec`/`-execdir`/`-ok`/`-okdir` run programs; `{}` stands for each path found. */
-function expandFind(argv: ShellWord[], call: ShellCall, nested: boolean, via: string[], depth: number, out: Analysis, shape: GateRunnerShape): void {
+function expandFind(
+  argv: ShellWord[],
+  call: ShellCall,
+  nested: boolean,
+  via: string[],
+  depth: number,
+  out: Analysis,
+  shape: GateRunnerShape,
+): void {
   for (let i = 1; i < argv.length; i++) {
     const v = argv[i]!.value;
     if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
       let j = i + 1;
       while (j < argv.length && argv[j]!.value !== ';' && argv[j]!.value !== '+') j++;
-      const inner = argv.slice(i + 1, j).map((w) => (w.value === '{}' ? { ...w, value: null, pattern: /^[\s\S]*$/, literal: '{}', expansion: 'dynamic' as const } : w));
+      const inner = argv
+        .slice(i + 1, j)
+        .map((w) =>
+          w.value === '{}'
+            ? { ...w, value: null, pattern: /^[\s\S]*$/, literal: '{}', expansion: 'dynamic' as const }
+            : w,
+        );
       expand(inner, call, nested, [...via, `find ${v}`], depth + 1, out, shape);
       i = j;
     }
@@ -769,36 +1157,90 @@ function expandFind(argv: ShellWord[], call: ShellCall, nested: boolean, via: st
 const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
 
 /** Git configuration keys whose value is run as a command (or re-points one). */
-export const DANGEROUS_GIT_KEY = /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec)$/;
+export const DANGEROUS_GIT_KEY =
+  /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec)$/;
 
 /**
  * Environment variables whose value a program runs as a shell command (git, ssh, less, man, bash): the value is
  * checked as a script, like the `git -c` keys they stand for (`GIT_PAGER='git push' git log`).
  */
-const COMMAND_VARS = new Set(['GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_PAGER', 'PAGER', 'MANPAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_SEQUENCE_EDITOR', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'SSH_ASKPASS', 'GIT_PROXY_COMMAND', 'LESSOPEN', 'LESSCLOSE', 'PROMPT_COMMAND', 'BROWSER']);
+const COMMAND_VARS = new Set([
+  'GIT_SSH_COMMAND',
+  'GIT_SSH',
+  'GIT_PAGER',
+  'PAGER',
+  'MANPAGER',
+  'GIT_EDITOR',
+  'EDITOR',
+  'VISUAL',
+  'GIT_SEQUENCE_EDITOR',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_PROXY_COMMAND',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'PROMPT_COMMAND',
+  'BROWSER',
+]);
 /** Variables that point a program at configuration or code the guard does not read: denied unless `/dev/null`. */
-const CODE_FILE_VARS = new Set(['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG', 'GIT_EXEC_PATH', 'GIT_TEMPLATE_DIR', 'GIT_CONFIG_PARAMETERS', 'BASH_ENV', 'LD_PRELOAD', 'LD_AUDIT']);
+const CODE_FILE_VARS = new Set([
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_SYSTEM',
+  'GIT_CONFIG',
+  'GIT_EXEC_PATH',
+  'GIT_TEMPLATE_DIR',
+  'GIT_CONFIG_PARAMETERS',
+  'BASH_ENV',
+  'LD_PRELOAD',
+  'LD_AUDIT',
+]);
 
 /** Checks `NAME=value` settings (prefix assignments, `env`, `export`) that make a program run a command. */
-function envCommands(assigns: { name: string; value: ShellWord | null }[], out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+function envCommands(
+  assigns: { name: string; value: ShellWord | null }[],
+  out: Analysis,
+  via: string[],
+  depth: number,
+  shape: GateRunnerShape,
+): void {
   for (const { name, value } of assigns) {
     if (COMMAND_VARS.has(name)) {
       if (value === null) continue;
-      if (value.value === null) out.problems.push({ reason: `${name} (a command git or another program runs) is computed at run time: write it out literally` });
+      if (value.value === null)
+        out.problems.push({
+          reason: `${name} (a command git or another program runs) is computed at run time: write it out literally`,
+        });
       else if (value.value.trim()) analyseScript(value.value, true, [...via, `${name}=`], depth + 1, out, shape);
     } else if (/^GIT_CONFIG_KEY_\d+$/.test(name)) {
       const k = value?.value?.toLowerCase() ?? null;
-      if (k === null || DANGEROUS_GIT_KEY.test(k)) out.problems.push({ reason: `${name}=${k ?? '(computed)'}: configuration that runs commands is not allowed from the environment (as with git -c)` });
-    } else if (name === 'NODE_OPTIONS' && (value?.value === null || /(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b/.test(value?.value ?? ''))) {
+      if (k === null || DANGEROUS_GIT_KEY.test(k))
+        out.problems.push({
+          reason: `${name}=${k ?? '(computed)'}: configuration that runs commands is not allowed from the environment (as with git -c)`,
+        });
+    } else if (
+      name === 'NODE_OPTIONS' &&
+      (value?.value === null ||
+        /(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b/.test(value?.value ?? ''))
+    ) {
       out.problems.push({ reason: 'NODE_OPTIONS that loads code into every node process: not allowed from the agent' });
     } else if (CODE_FILE_VARS.has(name) && value?.value !== '/dev/null' && value?.value !== '') {
-      out.problems.push({ reason: `${name} points a program at configuration or code the guard cannot check: not allowed from the agent` });
+      out.problems.push({
+        reason: `${name} points a program at configuration or code the guard cannot check: not allowed from the agent`,
+      });
     }
   }
 }
 
 /** vim / ex commands given on the command line (`-c CMD`, `+CMD`, `--cmd CMD`): `!…` runs a shell command. */
-function exCommands(argv: ShellWord[], name: string, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+function exCommands(
+  argv: ShellWord[],
+  name: string,
+  out: Analysis,
+  via: string[],
+  depth: number,
+  shape: GateRunnerShape,
+): void {
   const cmds: (string | null)[] = [];
   for (let k = 1; k < argv.length; k++) {
     const v = argv[k]!.value;
@@ -815,7 +1257,11 @@ function exCommands(argv: ShellWord[], name: string, out: Analysis, via: string[
       continue;
     }
     for (const part of [c]) {
-      if (/\b(system|systemlist|jobstart|termopen|term|terminal|exe|execute|py|python|python3|py3|pyx|perl|ruby|lua|luado|pydo|py3do|rubydo|perldo|so|source|runtime|libcall|libcallnr|call)\b/.test(part)) {
+      if (
+        /\b(system|systemlist|jobstart|termopen|term|terminal|exe|execute|py|python|python3|py3|pyx|perl|ruby|lua|luado|pydo|py3do|rubydo|perldo|so|source|runtime|libcall|libcallnr|call)\b/.test(
+          part,
+        )
+      ) {
         out.problems.push({ reason: `${name} command that may run programs (${part}): run the program directly` });
         continue;
       }
@@ -843,7 +1289,8 @@ function makeCall(inv: Invocation, out: Analysis, via: string[], depth: number, 
     const v = argv[k]!.value;
     let file: ShellWord | undefined;
     if (v === '-f' || v === '--file' || v === '--makefile') file = argv[++k];
-    else if (v?.startsWith('--file=') || v?.startsWith('--makefile=')) file = { ...argv[k]!, value: v.slice(v.indexOf('=') + 1) };
+    else if (v?.startsWith('--file=') || v?.startsWith('--makefile='))
+      file = { ...argv[k]!, value: v.slice(v.indexOf('=') + 1) };
     else if (v?.startsWith('-f') && v.length > 2) file = { ...argv[k]!, value: v.slice(2) };
     else if (v === '-E' || v === '--eval') {
       const t = argv[++k];
@@ -855,7 +1302,8 @@ function makeCall(inv: Invocation, out: Analysis, via: string[], depth: number, 
     else if (STDIN_FILES.test(file.value)) {
       const stdin = inv.call.stdin;
       if (stdin.kind === 'heredoc' && stdin.body.value !== null) texts.push(stdin.body.value);
-      else if (stdin.kind !== 'inherited' || file.value !== '/dev/tty') out.problems.push({ reason: 'make reads a makefile the guard cannot see (standard input)' });
+      else if (stdin.kind !== 'inherited' || file.value !== '/dev/tty')
+        out.problems.push({ reason: 'make reads a makefile the guard cannot see (standard input)' });
     }
   }
   for (const t of texts) {
@@ -869,11 +1317,30 @@ function makeCall(inv: Invocation, out: Analysis, via: string[], depth: number, 
 }
 
 /** Git sub-commands that run a command: `rebase --exec`, `bisect run`, `submodule foreach`, `filter-branch --*-filter`, `difftool -x`. */
-function gitRuns(argv: ShellWord[], out: Analysis, via: string[], depth: number, shape: GateRunnerShape, script: (words: ShellWord[], how: string) => void, rest: (i: number, how: string) => void): void {
+function gitRuns(
+  argv: ShellWord[],
+  out: Analysis,
+  via: string[],
+  depth: number,
+  shape: GateRunnerShape,
+  script: (words: ShellWord[], how: string) => void,
+  rest: (i: number, how: string) => void,
+): void {
   let i = 1;
   while (i < argv.length && argv[i]!.value?.startsWith('-')) {
     const v = argv[i]!.value!;
-    i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix'].includes(v) ? 2 : 1;
+    i += [
+      '-C',
+      '-c',
+      '--git-dir',
+      '--work-tree',
+      '--namespace',
+      '--exec-path',
+      '--config-env',
+      '--super-prefix',
+    ].includes(v)
+      ? 2
+      : 1;
   }
   const sub = argv[i]?.value;
   const after = (k: number) => argv.slice(k + 1);
@@ -881,11 +1348,15 @@ function gitRuns(argv: ShellWord[], out: Analysis, via: string[], depth: number,
     const v = argv[k]!.value;
     if (v === null) continue;
     if (sub === 'rebase' && (v === '--exec' || v === '-x')) script(after(k).slice(0, 1), 'git rebase --exec');
-    else if (sub === 'rebase' && v.startsWith('--exec=')) script([{ ...argv[k]!, value: v.slice(7) }], 'git rebase --exec');
+    else if (sub === 'rebase' && v.startsWith('--exec='))
+      script([{ ...argv[k]!, value: v.slice(7) }], 'git rebase --exec');
     else if (sub === 'rebase' && /^-x./.test(v)) script([{ ...argv[k]!, value: v.slice(2) }], 'git rebase --exec');
-    else if (sub === 'filter-branch' && /^--[a-z-]+-filter$/.test(v)) script(after(k).slice(0, 1), `git filter-branch ${v}`);
-    else if ((sub === 'difftool' || sub === 'mergetool') && (v === '-x' || v === '--extcmd')) script(after(k).slice(0, 1), `git ${sub} --extcmd`);
-    else if ((sub === 'difftool' || sub === 'mergetool') && v.startsWith('--extcmd=')) script([{ ...argv[k]!, value: v.slice(9) }], `git ${sub} --extcmd`);
+    else if (sub === 'filter-branch' && /^--[a-z-]+-filter$/.test(v))
+      script(after(k).slice(0, 1), `git filter-branch ${v}`);
+    else if ((sub === 'difftool' || sub === 'mergetool') && (v === '-x' || v === '--extcmd'))
+      script(after(k).slice(0, 1), `git ${sub} --extcmd`);
+    else if ((sub === 'difftool' || sub === 'mergetool') && v.startsWith('--extcmd='))
+      script([{ ...argv[k]!, value: v.slice(9) }], `git ${sub} --extcmd`);
   }
   if (sub === 'bisect' && argv[i + 1]?.value === 'run') rest(i + 2, 'git bisect run');
   if (sub === 'submodule') {

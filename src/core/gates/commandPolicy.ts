@@ -150,7 +150,8 @@ function isGateLabel(s: string): s is GateLabel {
 export function parseCommandPolicy(text: string, file: string): PolicyParseResult {
   const policy: CommandPolicy = { file, gates: {}, rewrite: [], deny: [], wrap: [], protect: [], sectionsPresent: [] };
   const problems: PolicyProblem[] = [];
-  const report = (severity: PolicyProblem['severity'], line: number, column: number, message: string) => problems.push({ file, line, column, message, severity });
+  const report = (severity: PolicyProblem['severity'], line: number, column: number, message: string) =>
+    problems.push({ file, line, column, message, severity });
   let section: PolicySection | null = null;
   let outsideReported = false;
   const lines = text.split('\n');
@@ -166,7 +167,12 @@ export function parseCommandPolicy(text: string, file: string): PolicyParseResul
     }
     if (ANY_HEADER.test(line)) {
       section = null;
-      report('warning', lineNo, 1, `unknown section ${line}: rows up to the next known section are ignored (known: ${POLICY_SECTIONS.map((s) => `[${s}]`).join(', ')})`);
+      report(
+        'warning',
+        lineNo,
+        1,
+        `unknown section ${line}: rows up to the next known section are ignored (known: ${POLICY_SECTIONS.map((s) => `[${s}]`).join(', ')})`,
+      );
       continue;
     }
     if (section === null) {
@@ -190,7 +196,8 @@ export function parseCommandPolicy(text: string, file: string): PolicyParseResul
           break;
         }
         const earlier = policy.gates[tier.text];
-        if (earlier) report('warning', lineNo, tier.column, `${tier.text} gate pinned again (line ${earlier.line} is overridden)`);
+        if (earlier)
+          report('warning', lineNo, tier.column, `${tier.text} gate pinned again (line ${earlier.line} is overridden)`);
         policy.gates[tier.text] = { tier: tier.text, command: command.text, line: lineNo };
         break;
       }
@@ -201,7 +208,12 @@ export function parseCommandPolicy(text: string, file: string): PolicyParseResul
           break;
         }
         if (replacement === undefined) {
-          report('error', lineNo, pattern.column + pattern.text.length, 'a [rewrite] row is `<regex> | <replacement> | <reason>`: no replacement');
+          report(
+            'error',
+            lineNo,
+            pattern.column + pattern.text.length,
+            'a [rewrite] row is `<regex> | <replacement> | <reason>`: no replacement',
+          );
           break;
         }
         const compiled = compileEre(pattern.text);
@@ -209,7 +221,13 @@ export function parseCommandPolicy(text: string, file: string): PolicyParseResul
           report('error', lineNo, pattern.column, `invalid regular expression: ${compiled}`);
           break;
         }
-        policy.rewrite.push({ pattern: pattern.text, regex: compiled, replacement: replacement.text, reason: reason?.text ?? '', line: lineNo });
+        policy.rewrite.push({
+          pattern: pattern.text,
+          regex: compiled,
+          replacement: replacement.text,
+          reason: reason?.text ?? '',
+          line: lineNo,
+        });
         break;
       }
       case 'deny': {
@@ -229,7 +247,12 @@ export function parseCommandPolicy(text: string, file: string): PolicyParseResul
         }
         if (!label || !isGateLabel(label.text)) {
           const where = label ? label.column : line.length + 1;
-          report('warning', lineNo, where, `a [wrap] row needs a label (${GATE_LABELS.join(', ')}); ${label ? `"${label.text}" is not one` : 'none given'}: row ignored`);
+          report(
+            'warning',
+            lineNo,
+            where,
+            `a [wrap] row needs a label (${GATE_LABELS.join(', ')}); ${label ? `"${label.text}" is not one` : 'none given'}: row ignored`,
+          );
           break;
         }
         policy.wrap.push({ prefix: prefix.text, label: label.text, line: lineNo });
@@ -266,7 +289,8 @@ export async function loadCommandPolicy(folder: string): Promise<LoadedCommandPo
   if (text === undefined) return undefined;
   const { policy, problems } = parseCommandPolicy(text, file);
   const error = problems.find((p) => p.severity === 'error');
-  if (error) throw new FileProblemError({ file: error.file, line: error.line, column: error.column, message: error.message });
+  if (error)
+    throw new FileProblemError({ file: error.file, line: error.line, column: error.column, message: error.message });
   return { policy, warnings: problems };
 }
 
@@ -308,7 +332,10 @@ export function compileEre(pattern: string): RegExp | string {
  * insert groups (empty when unmatched), `&` the whole match, `\&` / `\\` / `\n` are a literal `&`, `\`, newline.
  * Returns `undefined` when the pattern does not match.
  */
-export function applyRewriteRule(rule: Pick<RewriteRule, 'regex' | 'replacement'>, command: string): string | undefined {
+export function applyRewriteRule(
+  rule: Pick<RewriteRule, 'regex' | 'replacement'>,
+  command: string,
+): string | undefined {
   const m = rule.regex.exec(command);
   if (!m) return undefined;
   let out = '';

@@ -27,7 +27,10 @@ export function gatesDir(folder: string): string {
 }
 
 /** Paths of the `latest` breadcrumbs of `label`. */
-export function latestGatePaths(folder: string, label: string): { log: string; exit: string; cmd: string; summary: string } {
+export function latestGatePaths(
+  folder: string,
+  label: string,
+): { log: string; exit: string; cmd: string; summary: string } {
   const dir = gatesDir(folder);
   return {
     log: path.join(dir, `${label}-latest.log`),
@@ -39,7 +42,10 @@ export function latestGatePaths(folder: string, label: string): { log: string; e
 
 /** `20260518T144012Z`: the UTC stamp in log names (§3.10). */
 export function gateTimestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** Inputs of {@link gateSummary}. */
@@ -173,7 +179,10 @@ export async function pruneLogs(dir: string, label: string, keep: number, curren
     const m = TIMESTAMPED.exec(name);
     if (!m || m[1] !== label) continue;
     const file = path.join(dir, name);
-    const mtime = await stat(file).then((s) => s.mtimeMs, () => 0);
+    const mtime = await stat(file).then(
+      (s) => s.mtimeMs,
+      () => 0,
+    );
     entries.push({ file, ts: m[2]!, mtime });
   }
   entries.sort((a, b) => (a.ts === b.ts ? b.mtime - a.mtime : a.ts < b.ts ? 1 : -1));
@@ -185,4 +194,3 @@ export async function pruneLogs(dir: string, label: string, keep: number, curren
     await removeIfExists(e.file.replace(/\.log$/, '.exit'));
   }
 }
-

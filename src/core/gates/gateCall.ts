@@ -4,7 +4,20 @@ import * as path from 'node:path';
 import { writeTextAtomic, removeIfExists } from '../store/atomicWrite';
 import { GATE_LABELS, GATE_TIERS, normalizeCommand, type GateLabel, type GateTier } from './commandPolicy';
 import { gatesDir, latestGatePaths, TAIL_LINES } from './gateArtifacts';
-import { engineLockStep, gateLockDir, heldHere, holderIsRunner, pidAlive, readLockOwner, releaseGateLock, setLockPid, stealGateLock, stealUnreadableGateLock, tryGateLock, type GateLockOwner } from './gateLock';
+import {
+  engineLockStep,
+  gateLockDir,
+  heldHere,
+  holderIsRunner,
+  pidAlive,
+  readLockOwner,
+  releaseGateLock,
+  setLockPid,
+  stealGateLock,
+  stealUnreadableGateLock,
+  tryGateLock,
+  type GateLockOwner,
+} from './gateLock';
 import { runGate, type GateResult, type GateRunOptions } from './gateRunner';
 import { writeLastGateState } from './handoff';
 
@@ -31,9 +44,15 @@ export function verdictPath(folder: string, runId: string): string {
 }
 
 /** The verdict text (§3.10): header, tail, failing lines, end marker. Pure. */
-export function verdictText(r: Pick<GateResult, 'label' | 'exitCode' | 'durationMs' | 'logRelPath' | 'tail' | 'failingLines'>): string {
+export function verdictText(
+  r: Pick<GateResult, 'label' | 'exitCode' | 'durationMs' | 'logRelPath' | 'tail' | 'failingLines'>,
+): string {
   const latest = `.ralph/gates/${r.label}-latest.log`;
-  const lines = [`=== GATE ${r.label} exit=${r.exitCode} duration=${Math.round(r.durationMs / 1000)}s log=${r.logRelPath} latest=${latest} ===`, `--- tail (last ${TAIL_LINES} lines) ---`, ...r.tail.slice(-TAIL_LINES)];
+  const lines = [
+    `=== GATE ${r.label} exit=${r.exitCode} duration=${Math.round(r.durationMs / 1000)}s log=${r.logRelPath} latest=${latest} ===`,
+    `--- tail (last ${TAIL_LINES} lines) ---`,
+    ...r.tail.slice(-TAIL_LINES),
+  ];
   if (r.failingLines.length) lines.push('--- failing-tests (first 80 matches) ---', ...r.failingLines.slice(0, 80));
   lines.push('=== END GATE ===');
   return `${lines.join('\n')}\n`;
@@ -63,12 +82,19 @@ export interface GateCallOptions {
  * Checks label and pin; a message and 64 when the call is refused before anything runs. `pinFile`: the file the pins
  * come from (`.ralph/command-policy` `[gates]`, or `"gates"` of `.ralph/config.json`), named in the refusal.
  */
-export function checkGateCall(label: string, command: string, pins: Partial<Record<GateTier, string>> = {}, pinFile = '.ralph/command-policy'): string | undefined {
-  if (!(GATE_LABELS as readonly string[]).includes(label)) return `unknown gate label "${label}" (expected ${GATE_LABELS.join(', ')})`;
+export function checkGateCall(
+  label: string,
+  command: string,
+  pins: Partial<Record<GateTier, string>> = {},
+  pinFile = '.ralph/command-policy',
+): string | undefined {
+  if (!(GATE_LABELS as readonly string[]).includes(label))
+    return `unknown gate label "${label}" (expected ${GATE_LABELS.join(', ')})`;
   if (normalizeCommand(command) === '') return 'no command given: ralph gate <label> -- <command…>';
   if ((GATE_TIERS as readonly string[]).includes(label)) {
     const pin = pins[label as GateTier];
-    if (pin !== undefined && normalizeCommand(pin) !== normalizeCommand(command)) return `STALE TIER PIN: the ${label} gate is pinned to \`${normalizeCommand(pin)}\` in ${pinFile}, not \`${normalizeCommand(command)}\`; nothing ran`;
+    if (pin !== undefined && normalizeCommand(pin) !== normalizeCommand(command))
+      return `STALE TIER PIN: the ${label} gate is pinned to \`${normalizeCommand(pin)}\` in ${pinFile}, not \`${normalizeCommand(command)}\`; nothing ran`;
   }
   return undefined;
 }
@@ -101,7 +127,9 @@ export async function gateCall(o: GateCallOptions): Promise<number> {
       return waitForVerdict(o, at.owner);
     }
     if (Date.now() >= lockDeadline) {
-      o.print(`=== GATE ${o.label} BUSY: another command holds the ${o.label} gate of this tree (pid=${at.owner.pid} cmd=${at.owner.command || '?'}) ===\n`);
+      o.print(
+        `=== GATE ${o.label} BUSY: another command holds the ${o.label} gate of this tree (pid=${at.owner.pid} cmd=${at.owner.command || '?'}) ===\n`,
+      );
       return EXIT_BUSY;
     }
     await sleep(500);
@@ -124,13 +152,17 @@ async function waitForVerdict(o: GateCallOptions, owner: GateLockOwner): Promise
     if (!alive) {
       // Give a just-finished runner a moment to land its verdict.
       if (++deadPolls > 5) {
-        o.print(`=== GATE ${o.label} RUNNER DIED without a verdict (pid=${owner.pid}) log=${path.relative(o.folder, latestGatePaths(o.folder, o.label).log)} ===\n`);
+        o.print(
+          `=== GATE ${o.label} RUNNER DIED without a verdict (pid=${owner.pid}) log=${path.relative(o.folder, latestGatePaths(o.folder, o.label).log)} ===\n`,
+        );
         return EXIT_RUNNER_DIED;
       }
     }
     const waited = Date.now() - start;
     if (waited >= budget) {
-      o.print(`=== GATE ${o.label} STILL RUNNING pid=${owner.pid} waited=${Math.round(waited / 1000)}s log=.ralph/gates/${o.label}-latest.log ===\nThe gate goes on; run the same command again to wait for its verdict.\n`);
+      o.print(
+        `=== GATE ${o.label} STILL RUNNING pid=${owner.pid} waited=${Math.round(waited / 1000)}s log=.ralph/gates/${o.label}-latest.log ===\nThe gate goes on; run the same command again to wait for its verdict.\n`,
+      );
       return EXIT_BUSY;
     }
     await sleep(Math.min(POLL_MS, Math.max(1, budget - waited)));
@@ -152,7 +184,10 @@ async function pruneVerdicts(folder: string): Promise<void> {
   for (const n of names) {
     if (!/^\.run-[\w-]+\.json$/.test(n)) continue;
     const file = path.join(dir, n);
-    const m = await stat(file).then((s) => s.mtimeMs, () => now);
+    const m = await stat(file).then(
+      (s) => s.mtimeMs,
+      () => now,
+    );
     if (now - m > VERDICT_KEEP_MS) await removeIfExists(file).catch(() => false);
   }
 }
@@ -175,7 +210,15 @@ export async function runLockedGate(opts: GateRunOptions & { runId: string }): P
   await pruneVerdicts(opts.folder);
   try {
     r = await runGate(opts);
-    await writeLastGateState(opts.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines }).catch(() => undefined);
+    await writeLastGateState(opts.folder, {
+      label: r.label,
+      exitCode: r.exitCode,
+      summary: r.summary,
+      command: r.command,
+      durationMs: r.durationMs,
+      logRelPath: r.logRelPath,
+      failingLines: r.failingLines,
+    }).catch(() => undefined);
     await writeTextAtomic(verdictPath(opts.folder, opts.runId), JSON.stringify(r));
   } finally {
     releaseGateLock(opts.folder, opts.label, opts.runId);
@@ -190,7 +233,10 @@ export async function runLockedGate(opts: GateRunOptions & { runId: string }): P
  * provably a live gate runner, else stolen as stale (gateLock.ts `engineLockStep`); past the budget the gate runs
  * without the lock. `onLockBroken` hears each stale lock broken (the engine warns). Same artifacts as {@link runGate}.
  */
-export async function runGateExclusive(opts: GateRunOptions, onLockBroken?: (text: string) => void): Promise<GateResult> {
+export async function runGateExclusive(
+  opts: GateRunOptions,
+  onLockBroken?: (text: string) => void,
+): Promise<GateResult> {
   const budgetMs = opts.timeoutMs ?? 1_200_000;
   const start = Date.now();
   for (;;) {
@@ -201,7 +247,10 @@ export async function runGateExclusive(opts: GateRunOptions, onLockBroken?: (tex
       try {
         const r = await runLockedGate({ ...opts, runId: at.owner.runId });
         // The engine keeps its result; its verdict file only serves `ralph gate` joiners that may still be polling.
-        setTimeout(() => void removeIfExists(verdictPath(opts.folder, at.owner.runId)).catch(() => undefined), 5_000).unref();
+        setTimeout(
+          () => void removeIfExists(verdictPath(opts.folder, at.owner.runId)).catch(() => undefined),
+          5_000,
+        ).unref();
         return r;
       } finally {
         heldHere.delete(at.owner.runId);
@@ -209,10 +258,18 @@ export async function runGateExclusive(opts: GateRunOptions, onLockBroken?: (tex
     }
     const owner = at.owner;
     const readable = owner.runId !== '';
-    const step = engineLockStep({ readable, alive: readable && pidAlive(owner.pid), runner: readable ? holderIsRunner(owner) : undefined, waitedMs: Date.now() - start, budgetMs });
+    const step = engineLockStep({
+      readable,
+      alive: readable && pidAlive(owner.pid),
+      runner: readable ? holderIsRunner(owner) : undefined,
+      waitedMs: Date.now() - start,
+      budgetMs,
+    });
     if (step === 'runUnlocked') return runGate(opts);
     if (step === 'steal') {
-      onLockBroken?.(`the ${opts.label} gate lock (pid ${owner.pid || '?'}${owner.command ? `, command \`${owner.command}\`` : ''}) is not held by a live gate runner: broken as stale, the engine runs its own gate`);
+      onLockBroken?.(
+        `the ${opts.label} gate lock (pid ${owner.pid || '?'}${owner.command ? `, command \`${owner.command}\`` : ''}) is not held by a live gate runner: broken as stale, the engine runs its own gate`,
+      );
       if (readable) stealGateLock(opts.folder, opts.label, owner.runId);
       else stealUnreadableGateLock(opts.folder, opts.label);
       continue;

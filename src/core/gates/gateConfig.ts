@@ -37,7 +37,8 @@ export async function resolveGates(folder: string, config?: Pick<RalphConfig, 'g
       const row = loaded.policy.gates[tier];
       if (row) commands[tier] = row.command;
     }
-    if (Object.keys(commands).length > 0) return { source: 'command-policy', file: commandPolicyPath(folder), commands, warnings };
+    if (Object.keys(commands).length > 0)
+      return { source: 'command-policy', file: commandPolicyPath(folder), commands, warnings };
   }
   const gates = (config ?? (await loadConfig(folder))).gates;
   const commands: Partial<Record<GateTier, string>> = {};
@@ -61,7 +62,10 @@ const FALLBACK: Record<GateTier, readonly GateTier[]> = {
  * heavier configured tier, else the next lighter one (a heavier gate is never weakened silently when it exists).
  * `undefined` only when no tier is configured.
  */
-export function gateCommandFor(gates: Pick<ResolvedGates, 'commands'>, tier: GateTier): { tier: GateTier; command: string } | undefined {
+export function gateCommandFor(
+  gates: Pick<ResolvedGates, 'commands'>,
+  tier: GateTier,
+): { tier: GateTier; command: string } | undefined {
   for (const t of FALLBACK[tier]) {
     const command = gates.commands[t];
     if (command) return { tier: t, command };
@@ -72,5 +76,7 @@ export function gateCommandFor(gates: Pick<ResolvedGates, 'commands'>, tier: Gat
 /** One line for the activity log and `ralph run`: `gates (command-policy): basic=…, full=…, final=…`. */
 export function describeGates(gates: ResolvedGates | null): string {
   if (!gates) return 'gates: none';
-  return `gates (${gates.source}): ${GATE_TIERS.filter((t) => gates.commands[t]).map((t) => `${t}=${gates.commands[t]}`).join(', ')}`;
+  return `gates (${gates.source}): ${GATE_TIERS.filter((t) => gates.commands[t])
+    .map((t) => `${t}=${gates.commands[t]}`)
+    .join(', ')}`;
 }

@@ -104,7 +104,13 @@ function steal(dir: string): void {
  * One attempt at the lock of `label` for `command`. Steals dead locks. Synchronous and quick; the caller retries
  * `busy` until its lock-wait budget ends.
  */
-export function tryGateLock(folder: string, label: string, command: string, pid: number = process.pid, now: number = Date.now()): LockAttempt {
+export function tryGateLock(
+  folder: string,
+  label: string,
+  command: string,
+  pid: number = process.pid,
+  now: number = Date.now(),
+): LockAttempt {
   const dir = gateLockDir(folder, label);
   mkdirSync(path.dirname(dir), { recursive: true });
   const norm = normalizeCommand(command);
@@ -129,7 +135,14 @@ export function tryGateLock(folder: string, label: string, command: string, pid:
       }
       return owner.command === norm ? { kind: 'join', owner } : { kind: 'busy', owner };
     }
-    const owner: GateLockOwner = { pid, runId: `${now.toString(36)}-${randomBytes(4).toString('hex')}`, command: norm, label, startedMs: now, tree: treeOf(folder) };
+    const owner: GateLockOwner = {
+      pid,
+      runId: `${now.toString(36)}-${randomBytes(4).toString('hex')}`,
+      command: norm,
+      label,
+      startedMs: now,
+      tree: treeOf(folder),
+    };
     writeFileSync(path.join(dir, 'owner.json'), JSON.stringify(owner));
     setLockPid(dir, pid);
     return { kind: 'acquired', owner, dir };

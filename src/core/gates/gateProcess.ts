@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { spawnInWorker } from '../process/gitWorker';
 import { containedCommand, type ContainmentMode, parentDeathPrefix, resolveContainment } from '../process/containment';
-import { endMarkedProcesses, endProcessGroup, trackMarker, trackProcessGroup, untrackMarker, untrackProcessGroup } from '../process/processGroup';
+import {
+  endMarkedProcesses,
+  endProcessGroup,
+  trackMarker,
+  trackProcessGroup,
+  untrackMarker,
+  untrackProcessGroup,
+} from '../process/processGroup';
 
 /**
  * One gate command in its own process group with a watchdog (seed-systems.md §3.10): `bash -c` detached,
@@ -22,7 +29,6 @@ export const EXIT_CANCELLED = 130;
 /** Exit code when bash itself could not be started. */
 export const EXIT_SPAWN_FAILED = 127;
 
-
 export interface GroupRun {
   exitCode: number;
   timedOut: boolean;
@@ -35,7 +41,16 @@ export interface GroupRun {
 
 export async function runInGroup(
   command: string,
-  o: { cwd: string; fd: number; logPath?: string; env?: Record<string, string>; timeoutMs: number; graceMs: number; signal?: AbortSignal; containment?: ContainmentMode },
+  o: {
+    cwd: string;
+    fd: number;
+    logPath?: string;
+    env?: Record<string, string>;
+    timeoutMs: number;
+    graceMs: number;
+    signal?: AbortSignal;
+    containment?: ContainmentMode;
+  },
 ): Promise<GroupRun> {
   if (o.signal?.aborted) return { exitCode: EXIT_CANCELLED, timedOut: false, cancelled: true, pid: undefined };
   // Both streams go straight to the log's file descriptor (like `>log 2>&1`): true interleaving, no pipe a
@@ -46,31 +61,53 @@ export async function runInGroup(
   // In its own PID namespace when available (process/containment.ts): whatever the command started ends with it,
   // even `setsid env -i server &`, which the marker below cannot find; and it dies with this process (setpriv --pdeathsig).
   const containment = resolveContainment(o.containment);
-  const wrapped = containment.kind === 'pid-namespace' ? containedCommand(containment, 'bash', ['-c', command], { graceMs: o.graceMs, token, report: false, deathPrefix: parentDeathPrefix() }) : null;
+  const wrapped =
+    containment.kind === 'pid-namespace'
+      ? containedCommand(containment, 'bash', ['-c', command], {
+          graceMs: o.graceMs,
+          token,
+          report: false,
+          deathPrefix: parentDeathPrefix(),
+        })
+      : null;
   const file = wrapped?.file ?? 'bash';
   const args = wrapped?.args ?? ['-c', command];
   // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
   const env = { ...process.env, ...o.env, [GATE_MARKER]: token };
   // In a parallel run, from the small helper process (process/gitWorker.ts), appending to the log by its path: a fork
   // of this large process stalls the one thread every lane's engine runs on.
-  const remote = o.logPath ? spawnInWorker(file, args, { cwd: o.cwd, env, stdout: { append: o.logPath }, stderr: 'stdout' }) : null;
-  const child = remote ? null : execa(file, args, {
-    cwd: o.cwd,
-    env,
-    extendEnv: false,
-    detached: true,
-    stdin: 'ignore',
-    stdout: fd,
-    stderr: fd,
-    reject: false,
-  });
+  const remote = o.logPath
+    ? spawnInWorker(file, args, { cwd: o.cwd, env, stdout: { append: o.logPath }, stderr: 'stdout' })
+    : null;
+  const child = remote
+    ? null
+    : execa(file, args, {
+        cwd: o.cwd,
+        env,
+        extendEnv: false,
+        detached: true,
+        stdin: 'ignore',
+        stdout: fd,
+        stderr: fd,
+        reject: false,
+      });
   const pid = child ? child.pid : await remote!.pid;
   const finished = child
-    ? child.then((r) => ({ exitCode: r.exitCode ?? null, signal: (r.signal ?? null) as NodeJS.Signals | null, spawnError: child.pid === undefined ? (r.shortMessage ?? r.message ?? null) : null }))
+    ? child.then((r) => ({
+        exitCode: r.exitCode ?? null,
+        signal: (r.signal ?? null) as NodeJS.Signals | null,
+        spawnError: child.pid === undefined ? (r.shortMessage ?? r.message ?? null) : null,
+      }))
     : remote!.exit;
   if (pid === undefined) {
     const r = await finished;
-    return { exitCode: EXIT_SPAWN_FAILED, timedOut: false, cancelled: false, pid, spawnError: r.spawnError ?? undefined };
+    return {
+      exitCode: EXIT_SPAWN_FAILED,
+      timedOut: false,
+      cancelled: false,
+      pid,
+      spawnError: r.spawnError ?? undefined,
+    };
   }
   trackProcessGroup(pid);
   trackMarker(GATE_MARKER, token);
@@ -110,5 +147,3 @@ export async function runInGroup(
     untrackMarker(GATE_MARKER, token);
   }
 }
-
-

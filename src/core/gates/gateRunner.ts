@@ -2,7 +2,18 @@ import { copyFile, mkdir, open, rename, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { writeTextAtomic, removeIfExists } from '../store/atomicWrite';
 import { GATE_LABELS, normalizeCommand, type GateLabel } from './commandPolicy';
-import { coverageGaps, endsWithNewline, GATE_LOGS_KEPT, gateSummary, gatesDir, gateTimestamp, latestGatePaths, pruneLogs, readTail, scanFailingLines } from './gateArtifacts';
+import {
+  coverageGaps,
+  endsWithNewline,
+  GATE_LOGS_KEPT,
+  gateSummary,
+  gatesDir,
+  gateTimestamp,
+  latestGatePaths,
+  pruneLogs,
+  readTail,
+  scanFailingLines,
+} from './gateArtifacts';
 import { GATE_KILL_GRACE_MS, runInGroup } from './gateProcess';
 import type { ContainmentMode } from '../process/containment';
 
@@ -90,7 +101,8 @@ export interface GateResult {
  * throws only for an unknown label or when `.ralph/gates/` cannot be written.
  */
 export async function runGate(opts: GateRunOptions): Promise<GateResult> {
-  if (!(GATE_LABELS as readonly string[]).includes(opts.label)) throw new Error(`unknown gate label "${opts.label}" (expected one of ${GATE_LABELS.join(', ')})`);
+  if (!(GATE_LABELS as readonly string[]).includes(opts.label))
+    throw new Error(`unknown gate label "${opts.label}" (expected one of ${GATE_LABELS.join(', ')})`);
   const { folder, label, command } = opts;
   const timeoutMs = opts.timeoutMs ?? GATE_TIMEOUT_MS;
   const graceMs = opts.killGraceMs ?? GATE_KILL_GRACE_MS;
@@ -110,7 +122,16 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   try {
     await handle.write(header);
     opts.onActivity?.(`🧪 GATE start label=${label} cmd=${normalizeCommand(command)}`);
-    const outcome = await runInGroup(command, { cwd: folder, fd: handle.fd, logPath, env: opts.env, timeoutMs, graceMs, signal: opts.signal, containment: opts.containment });
+    const outcome = await runInGroup(command, {
+      cwd: folder,
+      fd: handle.fd,
+      logPath,
+      env: opts.env,
+      timeoutMs,
+      graceMs,
+      signal: opts.signal,
+      containment: opts.containment,
+    });
     timedOut = outcome.timedOut;
     cancelled = outcome.cancelled;
     exitCode = outcome.exitCode;
@@ -140,7 +161,10 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
     await fh.close();
   }
 
-  const [failingLines, tail] = await Promise.all([scanFailingLines(logPath, headerBytes, contentEnd), readTail(logPath, headerBytes, contentEnd)]);
+  const [failingLines, tail] = await Promise.all([
+    scanFailingLines(logPath, headerBytes, contentEnd),
+    readTail(logPath, headerBytes, contentEnd),
+  ]);
   const logRelPath = path.relative(folder, logPath).split(path.sep).join('/');
   const latest = latestGatePaths(folder, label);
   const latestRel = path.relative(folder, latest.log).split(path.sep).join('/');
@@ -156,13 +180,34 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   if (exitCode === 0) {
     await removeIfExists(latest.summary);
   } else {
-    summary = gateSummary({ label, exitCode, durationMs, logRelPath, command, failingLines, coverageGaps: coverageGaps(logPath, header.length) });
+    summary = gateSummary({
+      label,
+      exitCode,
+      durationMs,
+      logRelPath,
+      command,
+      failingLines,
+      coverageGaps: coverageGaps(logPath, header.length),
+    });
     await writeTextAtomic(latest.summary, summary);
     await writeTextAtomic(path.join(dir, 'last-failed-label'), label);
     await writeTextAtomic(path.join(dir, 'last-failed-log'), latestRel);
   }
   await pruneLogs(dir, label, opts.keep ?? GATE_LOGS_KEPT, logPath);
-  opts.onActivity?.(`🧪 GATE end label=${label} exit=${exitCode} duration=${Math.round(durationMs / 1000)}s log=${latestRel}`);
-  return { label, command, exitCode, durationMs, timedOut, cancelled, logPath, logRelPath, failingLines, tail, summary };
+  opts.onActivity?.(
+    `🧪 GATE end label=${label} exit=${exitCode} duration=${Math.round(durationMs / 1000)}s log=${latestRel}`,
+  );
+  return {
+    label,
+    command,
+    exitCode,
+    durationMs,
+    timedOut,
+    cancelled,
+    logPath,
+    logRelPath,
+    failingLines,
+    tail,
+    summary,
+  };
 }
-

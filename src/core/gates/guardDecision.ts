@@ -1,6 +1,13 @@
 import * as path from 'node:path';
 import { analyseCommand, DANGEROUS_GIT_KEY, type Analysis, type Invocation } from './commandAnalysis';
-import { applyRewriteRule, GATE_LABELS, GATE_TIERS, normalizeCommand, type CommandPolicy, type GateTier } from './commandPolicy';
+import {
+  applyRewriteRule,
+  GATE_LABELS,
+  GATE_TIERS,
+  normalizeCommand,
+  type CommandPolicy,
+  type GateTier,
+} from './commandPolicy';
 import { parseShell, shellQuote, ShellSyntaxError, writesTarget, type ShellWord } from './shellSyntax';
 import { ralphDir } from '../model/ralphPaths';
 
@@ -16,7 +23,15 @@ import { ralphDir } from '../model/ralphPaths';
  */
 
 /** Files under `.ralph/` the agent may write with Write / Edit / MultiEdit (§3.9). */
-export const AGENT_WRITABLE_RALPH_FILES = ['handoff.md', 'errors.log', 'guardrails.md', 'diagnosis.md', 'progress.md', 'acceptance-report.md', 'policy-proposal'] as const;
+export const AGENT_WRITABLE_RALPH_FILES = [
+  'handoff.md',
+  'errors.log',
+  'guardrails.md',
+  'diagnosis.md',
+  'progress.md',
+  'acceptance-report.md',
+  'policy-proposal',
+] as const;
 
 /** What the guard knows of the gate state (all times epoch ms). */
 export interface GateStateSnapshot {
@@ -104,11 +119,14 @@ function decideWrite(file: string, cwd: string, ctx: GuardContext): GuardDecisio
   const written = path.resolve(cwd, file.startsWith('~/') ? path.join(ctx.home, file.slice(2)) : file);
   const abs = inZoneTerms(ctx.realPath?.(written) ?? written, ctx);
   const ralph = ralphDir(ctx.workspace);
-  if (isWithin(abs, ctx.stateDir)) return deny('the gate state is the guard\'s; it is not written by the agent', file);
+  if (isWithin(abs, ctx.stateDir)) return deny("the gate state is the guard's; it is not written by the agent", file);
   if (isWithin(abs, ralph)) {
     const rel = path.relative(ralph, abs);
     if ((AGENT_WRITABLE_RALPH_FILES as readonly string[]).includes(rel)) return { kind: 'allow', effects: [] };
-    return deny(`.ralph/${rel} is managed by the loop; the agent may write only ${AGENT_WRITABLE_RALPH_FILES.map((f) => `.ralph/${f}`).join(', ')}. To change the policy, write the proposal to .ralph/policy-proposal and stop`, file);
+    return deny(
+      `.ralph/${rel} is managed by the loop; the agent may write only ${AGENT_WRITABLE_RALPH_FILES.map((f) => `.ralph/${f}`).join(', ')}. To change the policy, write the proposal to .ralph/policy-proposal and stop`,
+      file,
+    );
   }
   return { kind: 'allow', effects: [{ kind: 'write' }] };
 }
@@ -134,13 +152,23 @@ function isWithin(p: string, dir: string): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // Bash
 
-function decideBash(command: string, toolInput: Record<string, unknown>, cwd: string, ctx: GuardContext, rewritten = false): GuardDecision {
+function decideBash(
+  command: string,
+  toolInput: Record<string, unknown>,
+  cwd: string,
+  ctx: GuardContext,
+  rewritten = false,
+): GuardDecision {
   const subject = command;
   let analysis: Analysis;
   try {
     const read = ctx.readScript;
     const resolveProgram = ctx.resolveProgram;
-    analysis = analyseCommand(command, { cliPath: ctx.gateRunner.cliPath, readScript: read ? (f) => read(path.resolve(cwd, expandHome(f, ctx.home))) : undefined, resolveProgram: resolveProgram ? (p) => resolveProgram(p, cwd) : undefined });
+    analysis = analyseCommand(command, {
+      cliPath: ctx.gateRunner.cliPath,
+      readScript: read ? (f) => read(path.resolve(cwd, expandHome(f, ctx.home))) : undefined,
+      resolveProgram: resolveProgram ? (p) => resolveProgram(p, cwd) : undefined,
+    });
   } catch (err) {
     return deny(`the guard could not analyse the command: ${(err as Error).message}`, subject);
   }
@@ -154,21 +182,40 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
     // Inline code that can start a program could start a denied one under any spelling ("gi"+"t push"): with a
     // [deny] list, code reaching a process-spawning API is denied; code that cannot spawn (printing words) is data.
     const spawn = policy?.deny.length ? spawnApi(name, code) : null;
-    if (spawn) return deny(`${name} code that can run programs (${spawn}): the guard cannot check which; run the command itself`, subject);
-    if (name !== 'sed' && mentionsZone(code, ctx)) return deny(`${name} code that names .ralph/ or the gate state: those files are managed by the loop`, subject);
+    if (spawn)
+      return deny(
+        `${name} code that can run programs (${spawn}): the guard cannot check which; run the command itself`,
+        subject,
+      );
+    if (name !== 'sed' && mentionsZone(code, ctx))
+      return deny(`${name} code that names .ralph/ or the gate state: those files are managed by the loop`, subject);
   }
   const tierPins = tierPinForms(policy);
   for (const inv of analysis.invocations) {
     const forms = commandForms(inv.argv);
     for (const rule of policy?.deny ?? []) {
-      if (prefixMatches(forms, canonicalPrefix(rule.prefix))) return deny(`${rule.reason || 'denied by the command policy'} (.ralph/command-policy line ${rule.line}: ${rule.prefix})`, subject);
+      if (prefixMatches(forms, canonicalPrefix(rule.prefix)))
+        return deny(
+          `${rule.reason || 'denied by the command policy'} (.ralph/command-policy line ${rule.line}: ${rule.prefix})`,
+          subject,
+        );
     }
     for (const rule of policy?.protect ?? []) {
       if (prefixMatches(forms, canonicalPrefix(rule.prefix)) === 'sure') {
         // The call itself and every call it is nested in (`bash -c 'npm run format' | head`).
-        const piped = [inv.call, ...inv.hosts].some((call) => call.pipedOut || call.stdin.kind === 'pipe' || call.redirects.some((r) => writesTarget(r) && !(r.target?.value && /^\/dev\/(null|stdout|stderr)$/.test(r.target.value))));
+        const piped = [inv.call, ...inv.hosts].some(
+          (call) =>
+            call.pipedOut ||
+            call.stdin.kind === 'pipe' ||
+            call.redirects.some(
+              (r) => writesTarget(r) && !(r.target?.value && /^\/dev\/(null|stdout|stderr)$/.test(r.target.value)),
+            ),
+        );
         if (piped) {
-          return deny(`${rule.prefix} may run only bare: no pipe or redirection (.ralph/command-policy line ${rule.line}, [protect])`, subject);
+          return deny(
+            `${rule.prefix} may run only bare: no pipe or redirection (.ralph/command-policy line ${rule.line}, [protect])`,
+            subject,
+          );
         }
       }
     }
@@ -184,7 +231,11 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
       for (const rule of policy.rewrite) {
         const replaced = applyRewriteRule(rule, text);
         if (replaced === undefined || replaced === text) continue;
-        if (!seg) return deny(`${text} must be written as ${replaced} (${rule.reason || `.ralph/command-policy line ${rule.line}`}); run it directly, not inside ${inv.via.at(-1) ?? 'another command'}`, subject);
+        if (!seg)
+          return deny(
+            `${text} must be written as ${replaced} (${rule.reason || `.ralph/command-policy line ${rule.line}`}); run it directly, not inside ${inv.via.at(-1) ?? 'another command'}`,
+            subject,
+          );
         splices.push({ start: seg.start, end: seg.end, text: replaced });
         reasons.push(rule.reason || `.ralph/command-policy line ${rule.line}`);
         break;
@@ -210,9 +261,13 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
       // A direct gate call: the tier label-lock (§3.9 step 6), then gate-without-write below.
       const pinnedTiers = tierPins.filter((p) => p.command === normalizeCommand(inv.gate!.command)).map((p) => p.tier);
       if (pinnedTiers.length && !(pinnedTiers as string[]).includes(inv.gate.label)) {
-        return deny(`\`${inv.gate.command}\` is the pinned ${pinnedTiers.join('/')} gate: run it under that label, not ${inv.gate.label}`, subject);
+        return deny(
+          `\`${inv.gate.command}\` is the pinned ${pinnedTiers.join('/')} gate: run it under that label, not ${inv.gate.label}`,
+          subject,
+        );
       }
-      if (!(GATE_LABELS as readonly string[]).includes(inv.gate.label)) return deny(`unknown gate label ${inv.gate.label} (expected ${GATE_LABELS.join(', ')})`, subject);
+      if (!(GATE_LABELS as readonly string[]).includes(inv.gate.label))
+        return deny(`unknown gate label ${inv.gate.label} (expected ${GATE_LABELS.join(', ')})`, subject);
       gateLabels.push(inv.gate.label);
     }
   }
@@ -220,7 +275,11 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
   const chainPins = tierPins.filter((p) => p.single === null);
   const wholeChain = chainPins.find((p) => p.command === normalizeCommand(command));
   if (wholeChain && !analysis.invocations.some((i) => i.gate)) {
-    splices.push({ start: 0, end: Buffer.byteLength(command), text: gateCommand(ctx, wholeChain.tier, command, toolInput) });
+    splices.push({
+      start: 0,
+      end: Buffer.byteLength(command),
+      text: gateCommand(ctx, wholeChain.tier, command, toolInput),
+    });
     gateLabels.push(wholeChain.tier);
   } else {
     for (const inv of analysis.invocations) {
@@ -238,14 +297,37 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
       }
       if (!matched) {
         // A pin with more words (`npm test -- --watch=false`) runs the gate's suite outside the gate runner.
-        const longer = wrapRows.find((row) => row.pin && prefixMatches(forms.filter((f) => f.length > row.prefix.length), row.prefix));
-        if (longer) return deny(`\`${longer.pin}\` is the pinned ${longer.label} gate: run it exactly as pinned (it goes through the gate runner), or run a narrower suite through ralph gate unit -- '…'`, subject);
-        if (maybe) return deny(`this may run \`${maybe}\`, which the policy routes through the gate runner: spell the command out`, subject);
+        const longer = wrapRows.find(
+          (row) =>
+            row.pin &&
+            prefixMatches(
+              forms.filter((f) => f.length > row.prefix.length),
+              row.prefix,
+            ),
+        );
+        if (longer)
+          return deny(
+            `\`${longer.pin}\` is the pinned ${longer.label} gate: run it exactly as pinned (it goes through the gate runner), or run a narrower suite through ralph gate unit -- '…'`,
+            subject,
+          );
+        if (maybe)
+          return deny(
+            `this may run \`${maybe}\`, which the policy routes through the gate runner: spell the command out`,
+            subject,
+          );
         continue;
       }
       const seg = segmentText(command, inv);
-      if (!seg) return deny(`\`${matched.what}\` runs through the gate runner (label ${matched.label}): run it directly, not inside ${inv.via.at(-1) ?? 'another command'}`, subject);
-      splices.push({ start: seg.start, end: seg.end, text: gateCommand(ctx, matched.label, matched.pin ?? seg.text, toolInput) });
+      if (!seg)
+        return deny(
+          `\`${matched.what}\` runs through the gate runner (label ${matched.label}): run it directly, not inside ${inv.via.at(-1) ?? 'another command'}`,
+          subject,
+        );
+      splices.push({
+        start: seg.start,
+        end: seg.end,
+        text: gateCommand(ctx, matched.label, matched.pin ?? seg.text, toolInput),
+      });
       gateLabels.push(matched.label);
     }
   }
@@ -261,14 +343,23 @@ function decideBash(command: string, toolInput: Record<string, unknown>, cwd: st
     const last = s.lastGateMs[label] ?? 0;
     const exitAt = s.latestExitMs[label] ?? 0;
     if (!writes && !s.runningLabels.includes(label) && last > 0 && exitAt >= last && last >= s.lastWriteMs) {
-      return deny(`gate ${label} already ran at ${new Date(last).toISOString()} and nothing was edited since: change the code before running it again (its result: .ralph/gates/${label}-latest.log)`, subject);
+      return deny(
+        `gate ${label} already ran at ${new Date(last).toISOString()} and nothing was edited since: change the code before running it again (its result: .ralph/gates/${label}-latest.log)`,
+        subject,
+      );
     }
     effects.push({ kind: 'gate', label });
   }
 
   if (!splices.length) return { kind: 'allow', effects };
   const next = applySplices(command, splices);
-  return { kind: 'rewrite', reason: `routed through the gate runner (${[...new Set(gateLabels)].join(', ')})`, subject, updatedInput: { ...toolInput, command: next }, effects };
+  return {
+    kind: 'rewrite',
+    reason: `routed through the gate runner (${[...new Set(gateLabels)].join(', ')})`,
+    subject,
+    updatedInput: { ...toolInput, command: next },
+    effects,
+  };
 }
 
 interface Splice {
@@ -317,14 +408,27 @@ function gateCommand(ctx: GuardContext, label: string, segment: string, toolInpu
 
 /** Global options of tools whose sub-command follows them (`git -C dir push` is `git push`). */
 const GLOBAL_OPTIONS: Record<string, { withArg: string[]; flags?: string[] }> = {
-  git: { withArg: ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--exec-path'], flags: [] },
+  git: {
+    withArg: ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--exec-path'],
+    flags: [],
+  },
   pnpm: { withArg: ['-C', '--dir', '--filter', '-F', '--reporter', '--loglevel', '--workspace-dir'] },
   npm: { withArg: ['--prefix', '-w', '--workspace', '--loglevel', '--userconfig', '-C'] },
   yarn: { withArg: ['--cwd'] },
 };
 /** Sub-command spellings that mean the same (`npm run-script x` = `npm run x`, `npm t` = `npm test`). */
 const SUBCOMMAND_ALIASES: Record<string, Record<string, string>> = {
-  npm: { 'run-script': 'run', rum: 'run', urn: 'run', t: 'test', tst: 'test', x: 'exec', i: 'install', add: 'install', rb: 'rebuild' },
+  npm: {
+    'run-script': 'run',
+    rum: 'run',
+    urn: 'run',
+    t: 'test',
+    tst: 'test',
+    x: 'exec',
+    i: 'install',
+    add: 'install',
+    rb: 'rebuild',
+  },
   pnpm: { i: 'install', t: 'test', tst: 'test', rm: 'remove' },
   git: { stage: 'add' },
   yarn: {},
@@ -333,21 +437,166 @@ const SUBCOMMAND_ALIASES: Record<string, Record<string, string>> = {
  * npm's commands (npm 10 `cmd-list`): npm also accepts any unambiguous abbreviation of one (`npm pub` = `npm
  * publish`), resolved here against these and the aliases.
  */
-const NPM_COMMANDS = ['access', 'adduser', 'audit', 'bugs', 'cache', 'ci', 'completion', 'config', 'dedupe', 'deprecate', 'diff', 'dist-tag', 'docs', 'doctor', 'edit', 'exec', 'explain', 'explore', 'find-dupes', 'fund', 'get', 'help', 'help-search', 'hook', 'init', 'install', 'install-ci-test', 'install-test', 'link', 'll', 'login', 'logout', 'ls', 'org', 'outdated', 'owner', 'pack', 'ping', 'pkg', 'prefix', 'profile', 'prune', 'publish', 'query', 'rebuild', 'repo', 'restart', 'root', 'run-script', 'sbom', 'search', 'set', 'shrinkwrap', 'star', 'stars', 'start', 'stop', 'team', 'test', 'token', 'undeprecate', 'uninstall', 'unpublish', 'unstar', 'update', 'version', 'view', 'whoami'];
-const NPM_ALIASES: Record<string, string> = { run: 'run-script', author: 'owner', home: 'docs', issues: 'bugs', info: 'view', show: 'view', find: 'search', unlink: 'uninstall', remove: 'uninstall', rm: 'uninstall', r: 'uninstall', un: 'uninstall', list: 'ls', ln: 'link', create: 'init', it: 'install-test', cit: 'install-ci-test', up: 'update', upgrade: 'update', c: 'config', s: 'search', se: 'search', ddp: 'dedupe', v: 'view', 'clean-install': 'ci', ic: 'ci', why: 'explain', la: 'll' };
+const NPM_COMMANDS = [
+  'access',
+  'adduser',
+  'audit',
+  'bugs',
+  'cache',
+  'ci',
+  'completion',
+  'config',
+  'dedupe',
+  'deprecate',
+  'diff',
+  'dist-tag',
+  'docs',
+  'doctor',
+  'edit',
+  'exec',
+  'explain',
+  'explore',
+  'find-dupes',
+  'fund',
+  'get',
+  'help',
+  'help-search',
+  'hook',
+  'init',
+  'install',
+  'install-ci-test',
+  'install-test',
+  'link',
+  'll',
+  'login',
+  'logout',
+  'ls',
+  'org',
+  'outdated',
+  'owner',
+  'pack',
+  'ping',
+  'pkg',
+  'prefix',
+  'profile',
+  'prune',
+  'publish',
+  'query',
+  'rebuild',
+  'repo',
+  'restart',
+  'root',
+  'run-script',
+  'sbom',
+  'search',
+  'set',
+  'shrinkwrap',
+  'star',
+  'stars',
+  'start',
+  'stop',
+  'team',
+  'test',
+  'token',
+  'undeprecate',
+  'uninstall',
+  'unpublish',
+  'unstar',
+  'update',
+  'version',
+  'view',
+  'whoami',
+];
+const NPM_ALIASES: Record<string, string> = {
+  run: 'run-script',
+  author: 'owner',
+  home: 'docs',
+  issues: 'bugs',
+  info: 'view',
+  show: 'view',
+  find: 'search',
+  unlink: 'uninstall',
+  remove: 'uninstall',
+  rm: 'uninstall',
+  r: 'uninstall',
+  un: 'uninstall',
+  list: 'ls',
+  ln: 'link',
+  create: 'init',
+  it: 'install-test',
+  cit: 'install-ci-test',
+  up: 'update',
+  upgrade: 'update',
+  c: 'config',
+  s: 'search',
+  se: 'search',
+  ddp: 'dedupe',
+  v: 'view',
+  'clean-install': 'ci',
+  ic: 'ci',
+  why: 'explain',
+  la: 'll',
+};
 
 /** An npm sub-command as npm resolves it: alias, exact command, or unique abbreviation; unchanged otherwise. */
 function npmCommand(sub: string): string {
   if (SUBCOMMAND_ALIASES.npm![sub]) return SUBCOMMAND_ALIASES.npm![sub]!;
   if (NPM_COMMANDS.includes(sub) || sub in NPM_ALIASES) return sub;
-  const hits = [...new Set([...NPM_COMMANDS, ...Object.keys(NPM_ALIASES)].filter((c) => c.startsWith(sub)).map((c) => NPM_ALIASES[c] ?? c))];
+  const hits = [
+    ...new Set(
+      [...NPM_COMMANDS, ...Object.keys(NPM_ALIASES)].filter((c) => c.startsWith(sub)).map((c) => NPM_ALIASES[c] ?? c),
+    ),
+  ];
   const one = hits.length === 1 ? hits[0]! : sub;
   return one === 'run-script' ? 'run' : one;
 }
 /** npm's boolean long options (they take no value), for the `--opt value` spelling above. */
-const NPM_FLAGS = new Set(['--global', '--yes', '--no', '--silent', '--quiet', '--verbose', '--force', '--dry-run', '--json', '--parseable', '--long', '--offline', '--prefer-offline', '--prefer-online', '--ignore-scripts', '--if-present', '--workspaces', '--include-workspace-root', '--save', '--save-dev', '--save-exact', '--no-save', '--legacy-peer-deps', '--foreground-scripts', '--no-audit', '--no-fund', '--color', '--no-color', '--progress', '--no-progress', '--production', '--all', '--recursive']);
+const NPM_FLAGS = new Set([
+  '--global',
+  '--yes',
+  '--no',
+  '--silent',
+  '--quiet',
+  '--verbose',
+  '--force',
+  '--dry-run',
+  '--json',
+  '--parseable',
+  '--long',
+  '--offline',
+  '--prefer-offline',
+  '--prefer-online',
+  '--ignore-scripts',
+  '--if-present',
+  '--workspaces',
+  '--include-workspace-root',
+  '--save',
+  '--save-dev',
+  '--save-exact',
+  '--no-save',
+  '--legacy-peer-deps',
+  '--foreground-scripts',
+  '--no-audit',
+  '--no-fund',
+  '--color',
+  '--no-color',
+  '--progress',
+  '--no-progress',
+  '--production',
+  '--all',
+  '--recursive',
+]);
 /** Runners whose next word is the program (`npx mocha` runs `mocha`). */
-const RUNNERS: Record<string, string[]> = { npx: [], bunx: [], pnpx: [], 'pnpm dlx': [], 'pnpm exec': [], 'npm exec': [], 'yarn exec': [], 'yarn dlx': [] };
+const RUNNERS: Record<string, string[]> = {
+  npx: [],
+  bunx: [],
+  pnpx: [],
+  'pnpm dlx': [],
+  'pnpm exec': [],
+  'npm exec': [],
+  'yarn exec': [],
+  'yarn dlx': [],
+};
 
 /** One spelling of a command: words, where `null` is a computed word (its pattern kept). */
 type Form = (string | ShellWord)[];
@@ -382,7 +631,13 @@ export function commandForms(argv: ShellWord[]): Form[] {
       if (j !== i && j < words.length) {
         const alt: Form = [name, ...words.slice(j)];
         if (typeof alt[1] === 'string') alt[1] = npmCommand(alt[1]);
-        if (name === 'npm' && alt[1] === 'run' && typeof alt[2] === 'string' && ['test', 'start', 'stop', 'restart'].includes(alt[2])) alt.splice(1, 1);
+        if (
+          name === 'npm' &&
+          alt[1] === 'run' &&
+          typeof alt[2] === 'string' &&
+          ['test', 'start', 'stop', 'restart'].includes(alt[2])
+        )
+          alt.splice(1, 1);
         extra.push(alt);
       }
     }
@@ -394,7 +649,13 @@ export function commandForms(argv: ShellWord[]): Form[] {
     }
     // `pnpm run X` / `yarn run X` → `pnpm X`; `npm run test|start|stop|restart` → `npm test` …
     if ((name === 'pnpm' || name === 'yarn') && words[1] === 'run') words.splice(1, 1);
-    if (name === 'npm' && words[1] === 'run' && typeof words[2] === 'string' && ['test', 'start', 'stop', 'restart'].includes(words[2])) words.splice(1, 1);
+    if (
+      name === 'npm' &&
+      words[1] === 'run' &&
+      typeof words[2] === 'string' &&
+      ['test', 'start', 'stop', 'restart'].includes(words[2])
+    )
+      words.splice(1, 1);
   }
   const forms: Form[] = [words, ...extra];
   // Package runners and node_modules/.bin: the bare program is a second spelling.
@@ -402,15 +663,28 @@ export function commandForms(argv: ShellWord[]): Form[] {
     const parts = runner.split(' ');
     if (parts.every((p, k) => words[k] === p)) {
       let i = parts.length;
-      while (i < words.length && typeof words[i] === 'string' && (words[i] as string).startsWith('-')) i += words[i] === '-p' || words[i] === '--package' ? 2 : 1;
+      while (i < words.length && typeof words[i] === 'string' && (words[i] as string).startsWith('-'))
+        i += words[i] === '-p' || words[i] === '--package' ? 2 : 1;
       if (words[i] === '--') i++;
       const prog = words[i];
-      if (i < words.length) forms.push([typeof prog === 'string' ? path.posix.basename(prog) : prog!, ...words.slice(i + 1)]);
+      if (i < words.length)
+        forms.push([typeof prog === 'string' ? path.posix.basename(prog) : prog!, ...words.slice(i + 1)]);
     }
   }
   // `node node_modules/.bin/mocha …` runs mocha.
-  if ((name === 'node' || name === 'nodejs') && typeof words[1] === 'string' && /(^|\/)node_modules\/\.bin\/[^/]+$/.test(words[1])) forms.push([path.posix.basename(words[1]), ...words.slice(2)]);
-  if ((name === 'pnpm' || name === 'yarn' || name === 'bun') && words.length > 1 && typeof words[1] === 'string' && !words[1].startsWith('-')) forms.push(words.slice(1));
+  if (
+    (name === 'node' || name === 'nodejs') &&
+    typeof words[1] === 'string' &&
+    /(^|\/)node_modules\/\.bin\/[^/]+$/.test(words[1])
+  )
+    forms.push([path.posix.basename(words[1]), ...words.slice(2)]);
+  if (
+    (name === 'pnpm' || name === 'yarn' || name === 'bun') &&
+    words.length > 1 &&
+    typeof words[1] === 'string' &&
+    !words[1].startsWith('-')
+  )
+    forms.push(words.slice(1));
   return forms;
 }
 
@@ -438,7 +712,10 @@ function canonicalPrefixUncached(prefix: string): string[] {
   const call = parsed.calls[0];
   if (!call || parsed.calls.length !== 1 || call.words.some((w) => w.value === null)) return prefix.trim().split(/\s+/);
   const forms = commandForms(call.words);
-  const best = forms.length > 1 && Object.keys(RUNNERS).some((r) => r.split(' ').every((p, k) => forms[0]![k] === p)) ? forms[1]! : forms[0]!;
+  const best =
+    forms.length > 1 && Object.keys(RUNNERS).some((r) => r.split(' ').every((p, k) => forms[0]![k] === p))
+      ? forms[1]!
+      : forms[0]!;
   return best.map((w) => (typeof w === 'string' ? w : w.literal));
 }
 
@@ -499,7 +776,8 @@ function wrapRules(policy: CommandPolicy | null): WrapRow[] {
   if (cached) return cached;
   const rows: WrapRow[] = [];
   wrapCache.set(policy, rows);
-  for (const pin of tierPinForms(policy)) if (pin.single) rows.push({ prefix: pin.single, label: pin.tier, what: pin.command, pin: pin.command });
+  for (const pin of tierPinForms(policy))
+    if (pin.single) rows.push({ prefix: pin.single, label: pin.tier, what: pin.command, pin: pin.command });
   for (const w of policy.wrap) rows.push({ prefix: canonicalPrefix(w.prefix), label: w.label, what: w.prefix });
   return rows;
 }
@@ -527,7 +805,14 @@ function tierPinForms(policy: CommandPolicy | null): TierPin[] {
     try {
       const parsed = parseShell(row.command);
       const c = parsed.calls[0];
-      const oneSimple = parsed.calls.length === 1 && c && c.words.every((w) => w.value !== null) && c.redirects.length === 0 && !c.pipedOut && c.stdin.kind === 'inherited' && Buffer.byteLength(row.command.trim()) === c.end - c.start;
+      const oneSimple =
+        parsed.calls.length === 1 &&
+        c &&
+        c.words.every((w) => w.value !== null) &&
+        c.redirects.length === 0 &&
+        !c.pipedOut &&
+        c.stdin.kind === 'inherited' &&
+        Buffer.byteLength(row.command.trim()) === c.end - c.start;
       if (oneSimple) single = canonicalPrefix(row.command);
     } catch {
       single = null;
@@ -541,8 +826,44 @@ function tierPinForms(policy: CommandPolicy | null): TierPin[] {
 // Hard denies
 
 const DESTRUCTIVE = new Set(['rm', 'rmdir', 'unlink', 'shred', 'srm', 'truncate', 'mv']);
-const WRITERS = new Set(['cp', 'ln', 'install', 'rsync', 'tee', 'touch', 'chmod', 'chown', 'chgrp', 'chattr', 'setfacl', 'mkfifo', 'mknod', 'dd', 'sed', 'perl', 'ruby', 'patch', 'tar', 'unzip', 'git']);
-const INLINE_CODE = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'deno', 'bun', 'awk', 'gawk', 'mawk']);
+const WRITERS = new Set([
+  'cp',
+  'ln',
+  'install',
+  'rsync',
+  'tee',
+  'touch',
+  'chmod',
+  'chown',
+  'chgrp',
+  'chattr',
+  'setfacl',
+  'mkfifo',
+  'mknod',
+  'dd',
+  'sed',
+  'perl',
+  'ruby',
+  'patch',
+  'tar',
+  'unzip',
+  'git',
+]);
+const INLINE_CODE = new Set([
+  'python',
+  'python2',
+  'python3',
+  'node',
+  'nodejs',
+  'perl',
+  'ruby',
+  'php',
+  'deno',
+  'bun',
+  'awk',
+  'gawk',
+  'mawk',
+]);
 
 /** A path argument a command would change. */
 interface Target {
@@ -553,14 +874,38 @@ interface Target {
   base?: string;
 }
 
-const GIT_EDITS = new Set(['apply', 'am', 'checkout', 'restore', 'reset', 'merge', 'pull', 'rebase', 'cherry-pick', 'revert', 'stash', 'switch', 'mv', 'rm']);
+const GIT_EDITS = new Set([
+  'apply',
+  'am',
+  'checkout',
+  'restore',
+  'reset',
+  'merge',
+  'pull',
+  'rebase',
+  'cherry-pick',
+  'revert',
+  'stash',
+  'switch',
+  'mv',
+  'rm',
+]);
 
 function isWriteInvocation(inv: Invocation): boolean {
   if (inv.name === 'git') {
     const sub = commandForms(inv.argv)[0]![1];
     return typeof sub === 'string' && GIT_EDITS.has(sub);
   }
-  return DESTRUCTIVE.has(inv.name) || (WRITERS.has(inv.name) && inv.name !== 'git' && (inv.name !== 'sed' && inv.name !== 'perl' && inv.name !== 'ruby' ? true : inv.argv.some((w) => w.value?.startsWith('-i') || w.value === '--in-place' || /^-[a-z]*i/.test(w.value ?? ''))));
+  return (
+    DESTRUCTIVE.has(inv.name) ||
+    (WRITERS.has(inv.name) &&
+      inv.name !== 'git' &&
+      (inv.name !== 'sed' && inv.name !== 'perl' && inv.name !== 'ruby'
+        ? true
+        : inv.argv.some(
+            (w) => w.value?.startsWith('-i') || w.value === '--in-place' || /^-[a-z]*i/.test(w.value ?? ''),
+          )))
+  );
 }
 
 function nonOptions(words: ShellWord[], withArg: string[] = []): ShellWord[] {
@@ -595,16 +940,35 @@ function targetsOf(inv: Invocation): Target[] {
     case 'truncate':
       return nonOptions(args, ['-s', '-r', '--size', '--reference']).map((word) => ({ word, destructive: true }));
     case 'mv':
-      return nonOptions(args, ['-S', '--suffix']).map((word) => ({ word, destructive: true })).concat(optionValues(args, ['-t', '--target-directory']).map((word) => ({ word, destructive: true })));
+      return nonOptions(args, ['-S', '--suffix'])
+        .map((word) => ({ word, destructive: true }))
+        .concat(optionValues(args, ['-t', '--target-directory']).map((word) => ({ word, destructive: true })));
     case 'cp':
     case 'ln':
     case 'install':
     case 'rsync': {
-      const files = nonOptions(args, ['-t', '--target-directory', '-S', '--suffix', '-m', '--mode', '-o', '-g', '-e', '--rsh', '--exclude', '--include', '--filter', '-f']);
+      const files = nonOptions(args, [
+        '-t',
+        '--target-directory',
+        '-S',
+        '--suffix',
+        '-m',
+        '--mode',
+        '-o',
+        '-g',
+        '-e',
+        '--rsh',
+        '--exclude',
+        '--include',
+        '--filter',
+        '-f',
+      ]);
       const dest = optionValues(args, ['-t', '--target-directory']);
-      const destructive = inv.name === 'rsync' && args.some((w) => v(w)?.startsWith('--delete') || v(w) === '--remove-source-files');
+      const destructive =
+        inv.name === 'rsync' && args.some((w) => v(w)?.startsWith('--delete') || v(w) === '--remove-source-files');
       const out: Target[] = [...dest, ...(dest.length ? [] : files.slice(-1))].map((word) => ({ word, destructive }));
-      if (args.some((w) => v(w) === '--remove-source-files')) out.push(...files.slice(0, -1).map((word) => ({ word, destructive: true })));
+      if (args.some((w) => v(w) === '--remove-source-files'))
+        out.push(...files.slice(0, -1).map((word) => ({ word, destructive: true })));
       return out;
     }
     case 'tee':
@@ -617,16 +981,26 @@ function targetsOf(inv: Invocation): Target[] {
     case 'mkfifo':
     case 'mknod':
     case 'patch':
-      return nonOptions(args, ['-r', '--reference', '-d', '-m', '-i', '-o', '-t']).map((word) => ({ word, destructive: false }));
+      return nonOptions(args, ['-r', '--reference', '-d', '-m', '-i', '-o', '-t']).map((word) => ({
+        word,
+        destructive: false,
+      }));
     case 'dd':
-      return args.filter((w) => w.value === null ? w.literal.startsWith('of=') : w.value.startsWith('of=')).map((w) => ({ word: { ...w, value: w.value?.slice(3) ?? null, literal: w.literal.replace(/^of=/, '') }, destructive: false }));
+      return args
+        .filter((w) => (w.value === null ? w.literal.startsWith('of=') : w.value.startsWith('of=')))
+        .map((w) => ({
+          word: { ...w, value: w.value?.slice(3) ?? null, literal: w.literal.replace(/^of=/, '') },
+          destructive: false,
+        }));
     case 'sed':
     case 'perl':
     case 'ruby':
       if (!args.some((w) => /^-[a-zA-Z]*i/.test(w.value ?? '') || w.value?.startsWith('--in-place'))) return [];
       return nonOptions(args, ['-e', '-f', '--expression', '--file']).map((word) => ({ word, destructive: false }));
     case 'tar': {
-      const extract = args.some((w) => /^-?[a-zA-Z]*x/.test(w.value ?? '') || w.value === '--extract' || w.value === '--get');
+      const extract = args.some(
+        (w) => /^-?[a-zA-Z]*x/.test(w.value ?? '') || w.value === '--extract' || w.value === '--get',
+      );
       return extract ? optionValues(args, ['-C', '--directory']).map((word) => ({ word, destructive: false })) : [];
     }
     case 'unzip':
@@ -637,10 +1011,24 @@ function targetsOf(inv: Invocation): Target[] {
         if (w.value !== null && (w.value.startsWith('-') || w.value === '(' || w.value === '!')) break;
         starts.push(w);
       }
-      const dot: ShellWord = { value: '.', pattern: /^\.$/, splittable: false, literal: '.', expansion: 'none', start: 0, end: 0 };
+      const dot: ShellWord = {
+        value: '.',
+        pattern: /^\.$/,
+        splittable: false,
+        literal: '.',
+        expansion: 'none',
+        start: 0,
+        end: 0,
+      };
       const out: Target[] = [];
-      if (args.some((w) => w.value === '-delete')) out.push(...(starts.length ? starts : [dot]).map((word) => ({ word, destructive: true })));
-      out.push(...optionValues(args, ['-fprint', '-fprint0', '-fprintf', '-fls']).map((word) => ({ word, destructive: false })));
+      if (args.some((w) => w.value === '-delete'))
+        out.push(...(starts.length ? starts : [dot]).map((word) => ({ word, destructive: true })));
+      out.push(
+        ...optionValues(args, ['-fprint', '-fprint0', '-fprintf', '-fls']).map((word) => ({
+          word,
+          destructive: false,
+        })),
+      );
       return out;
     }
     case 'git':
@@ -661,7 +1049,9 @@ function targetsOf(inv: Invocation): Target[] {
     case 'kak':
     case 'hx':
       // An editor may write every file it opens (`vim -es -c '%d' -c wq FILE`).
-      return nonOptions(args, ['-c', '--cmd', '-S', '-s', '-u', '-i', '-T', '-w', '-W', '--eval', '-l', '--load']).filter((w) => !(w.value ?? '').startsWith('+')).map((word) => ({ word, destructive: false }));
+      return nonOptions(args, ['-c', '--cmd', '-S', '-s', '-u', '-i', '-T', '-w', '-W', '--eval', '-l', '--load'])
+        .filter((w) => !(w.value ?? '').startsWith('+'))
+        .map((word) => ({ word, destructive: false }));
   }
   return [];
 }
@@ -688,7 +1078,12 @@ function gitDirOption(argv: ShellWord[]): string | null | undefined {
     const v = argv[i]!.value;
     if (v === null || !v.startsWith('-')) break;
     if (v === '-C') base = argv[i + 1]?.value ?? null;
-    if (['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix'].includes(v)) i++;
+    if (
+      ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix'].includes(
+        v,
+      )
+    )
+      i++;
   }
   return base;
 }
@@ -704,7 +1099,15 @@ function gitTargets(args: ShellWord[]): Target[] {
   }
   const sub = args[i]?.value;
   const rest = args.slice(i + 1);
-  const dot: ShellWord = { value: '.', pattern: /^\.$/, splittable: false, literal: '.', expansion: 'none', start: 0, end: 0 };
+  const dot: ShellWord = {
+    value: '.',
+    pattern: /^\.$/,
+    splittable: false,
+    literal: '.',
+    expansion: 'none',
+    start: 0,
+    end: 0,
+  };
   const paths = nonOptions(rest, ['-e', '--exclude', '-m', '--message', '-F']);
   const withBase = (t: Target): Target => (base ? { ...t, base } : t);
   switch (sub) {
@@ -715,22 +1118,30 @@ function gitTargets(args: ShellWord[]): Target[] {
     case 'restore': {
       // Overwrites the named paths with committed content; `.` (or a folder above .ralph/) takes .ralph/ with it.
       const dd = rest.findIndex((w) => w.value === '--');
-      const named = sub === 'checkout' && dd >= 0 ? rest.slice(dd + 1) : nonOptions(rest, ['-b', '-B', '--orphan', '-s', '--source', '--conflict', '--pathspec-from-file']);
+      const named =
+        sub === 'checkout' && dd >= 0
+          ? rest.slice(dd + 1)
+          : nonOptions(rest, ['-b', '-B', '--orphan', '-s', '--source', '--conflict', '--pathspec-from-file']);
       return named.map((word) => withBase({ word, destructive: true }));
     }
     case 'clean': {
-      const flags = rest.filter((w) => w.value?.startsWith('-')).map((w) => w.value!).join(' ');
+      const flags = rest
+        .filter((w) => w.value?.startsWith('-'))
+        .map((w) => w.value!)
+        .join(' ');
       if (!/-[a-zA-Z]*[dxX]/.test(flags)) return paths.map((word) => withBase({ word, destructive: true }));
       return (paths.length ? paths : [dot]).map((word) => withBase({ word, destructive: true }));
     }
     case 'stash': {
-      const all = rest.some((w) => ['-a', '--all', '-u', '--include-untracked'].includes(w.value ?? '') || /^-[a-zA-Z]*[au]/.test(w.value ?? ''));
+      const all = rest.some(
+        (w) =>
+          ['-a', '--all', '-u', '--include-untracked'].includes(w.value ?? '') || /^-[a-zA-Z]*[au]/.test(w.value ?? ''),
+      );
       return all ? [withBase({ word: dot, destructive: true })] : [];
     }
   }
   return [];
 }
-
 
 /** The hard denies: `.ralph/` and the gate state, blanket `git add`, unsafe git config; null when none applies. */
 function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | null {
@@ -741,10 +1152,16 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
   const check = (word: ShellWord, destructive: boolean, what: string, base?: string): string | null => {
     if (word.value !== null) {
       if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(word.value)) return null;
-      const candidates = base ? (base === '\0computed' ? null : [path.resolve(cwd, expandHome(base, ctx.home))]) : bases;
+      const candidates = base
+        ? base === '\0computed'
+          ? null
+          : [path.resolve(cwd, expandHome(base, ctx.home))]
+        : bases;
       if (!path.isAbsolute(expandHome(word.value, ctx.home)) && (candidates === null || analysis.cdComputed)) {
-        if (mentionsZone(word.value, ctx)) return `${what} ${word.value}: .ralph/ and the gate state are managed by the loop`;
-        if (destructive) return `${what} ${word.value} after a computed cd: the guard cannot tell whether it is inside .ralph/`;
+        if (mentionsZone(word.value, ctx))
+          return `${what} ${word.value}: .ralph/ and the gate state are managed by the loop`;
+        if (destructive)
+          return `${what} ${word.value} after a computed cd: the guard cannot tell whether it is inside .ralph/`;
         return null;
       }
       for (const b of candidates ?? [cwd]) {
@@ -752,14 +1169,20 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
         // Through an existing symlink (`r -> .ralph`): the real path of its longest existing prefix.
         const abs = inZoneTerms(ctx.realPath?.(written) ?? written, ctx);
         for (const z of zones) {
-          if (isWithin(abs, z)) return `${what} ${word.value}: ${z === ralph ? '.ralph/' : 'the gate state'} is managed by the loop`;
-          if (destructive && isWithin(z, abs)) return `${what} ${word.value} would take ${z === ralph ? '.ralph/' : 'the gate state'} with it`;
+          if (isWithin(abs, z))
+            return `${what} ${word.value}: ${z === ralph ? '.ralph/' : 'the gate state'} is managed by the loop`;
+          if (destructive && isWithin(z, abs))
+            return `${what} ${word.value} would take ${z === ralph ? '.ralph/' : 'the gate state'} with it`;
         }
       }
       return null;
     }
-    if (mentionsZone(word.literal, ctx)) return `${what} ${word.literal}: .ralph/ and the gate state are managed by the loop`;
-    if (word.expansion === 'glob') return globTouches(word.literal, destructive, bases, zones, ctx) ? `${what} ${word.literal}: the pattern may match .ralph/ or the gate state` : null;
+    if (mentionsZone(word.literal, ctx))
+      return `${what} ${word.literal}: .ralph/ and the gate state are managed by the loop`;
+    if (word.expansion === 'glob')
+      return globTouches(word.literal, destructive, bases, zones, ctx)
+        ? `${what} ${word.literal}: the pattern may match .ralph/ or the gate state`
+        : null;
     return `${what} a computed path (${word.literal || 'an expansion'}…): write the path out literally`;
   };
 
@@ -767,56 +1190,77 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
   for (const t of analysis.cdTargets) {
     for (const b of bases) {
       const abs = path.resolve(b, expandHome(t, ctx.home));
-      if (zones.some((z) => isWithin(abs, z))) return `cd ${t}: stay out of .ralph/ and the gate state (read files there by their paths)`;
+      if (zones.some((z) => isWithin(abs, z)))
+        return `cd ${t}: stay out of .ralph/ and the gate state (read files there by their paths)`;
     }
   }
   for (const inv of analysis.invocations) {
     // A link (symbolic or hard) or symlinking copy whose source is in a zone: writes through it would land there.
-    if (inv.name === 'ln' || (inv.name === 'cp' && inv.argv.some((w) => /^-[a-zA-Z]*[sl]|^--(symbolic-link|link)$/.test(w.value ?? '')))) {
+    if (
+      inv.name === 'ln' ||
+      (inv.name === 'cp' && inv.argv.some((w) => /^-[a-zA-Z]*[sl]|^--(symbolic-link|link)$/.test(w.value ?? '')))
+    ) {
       const files = nonOptions(inv.argv.slice(1), ['-t', '--target-directory', '-S', '--suffix']);
       for (const w of files.slice(0, -1).concat(files.length === 1 ? files : [])) {
         const src = w.value ?? w.literal;
-        const hit = mentionsZone(src, ctx) || bases.some((b) => {
-          const abs = path.resolve(b, expandHome(src, ctx.home));
-          const real = inZoneTerms(ctx.realPath?.(abs) ?? abs, ctx);
-          return zones.some((z) => isWithin(abs, z) || isWithin(real, z) || isWithin(z, abs));
-        });
-        if (hit) return `${inv.name} ${src}: a link to .ralph/ or the gate state would let writes through it reach files the loop manages`;
+        const hit =
+          mentionsZone(src, ctx) ||
+          bases.some((b) => {
+            const abs = path.resolve(b, expandHome(src, ctx.home));
+            const real = inZoneTerms(ctx.realPath?.(abs) ?? abs, ctx);
+            return zones.some((z) => isWithin(abs, z) || isWithin(real, z) || isWithin(z, abs));
+          });
+        if (hit)
+          return `${inv.name} ${src}: a link to .ralph/ or the gate state would let writes through it reach files the loop manages`;
       }
     }
     for (const t of targetsOf(inv)) {
       const r = check(t.word, t.destructive, t.destructive ? `${inv.name} of` : `${inv.name} writes`, t.base);
       if (r) return r;
     }
-    if (INLINE_CODE.has(inv.name) && inv.argv.slice(1).some((w) => mentionsZone(w.value ?? w.literal, ctx))) return `${inv.name} code that names .ralph/ or the gate state: those files are managed by the loop`;
+    if (INLINE_CODE.has(inv.name) && inv.argv.slice(1).some((w) => mentionsZone(w.value ?? w.literal, ctx)))
+      return `${inv.name} code that names .ralph/ or the gate state: those files are managed by the loop`;
     if (inv.name === 'git') {
       const forms = commandForms(inv.argv);
       const f = forms[0]!;
       if (f[1] === 'add') {
         const gitBase = gitDirOption(inv.argv);
-        const addBases = gitBase === null ? null : gitBase ? bases.map((b) => path.resolve(b, expandHome(gitBase, ctx.home))) : bases;
+        const addBases =
+          gitBase === null ? null : gitBase ? bases.map((b) => path.resolve(b, expandHome(gitBase, ctx.home))) : bases;
         for (const w of f.slice(2)) {
           if (typeof w !== 'string') return 'git add of a computed pathspec: name the files';
           // git takes unambiguous abbreviations of long options (`--al`, `--a` = `--all`).
-          const longAbbrev = w.startsWith('--') && w.length > 2 && !w.includes('=') && ('--all'.startsWith(w) || ('--no-ignore-removal'.startsWith(w) && w.length >= 6));
-          if (['-A', '--all', '--no-ignore-removal', ':/', ':', ':(top)', '*', '.', './'].includes(w) || /^-[a-zA-Z]*A/.test(w) || longAbbrev) return `blanket git add (${w}): add the files you changed by name`;
+          const longAbbrev =
+            w.startsWith('--') &&
+            w.length > 2 &&
+            !w.includes('=') &&
+            ('--all'.startsWith(w) || ('--no-ignore-removal'.startsWith(w) && w.length >= 6));
+          if (
+            ['-A', '--all', '--no-ignore-removal', ':/', ':', ':(top)', '*', '.', './'].includes(w) ||
+            /^-[a-zA-Z]*A/.test(w) ||
+            longAbbrev
+          )
+            return `blanket git add (${w}): add the files you changed by name`;
           if (w.startsWith('-')) continue;
           if (addBases === null) return 'git add after git -C of a computed folder: name the files from the workspace';
           // The workspace itself or a folder above it (`git -C src add ..`).
-          if (addBases.some((b) => isWithin(ctx.workspace, path.resolve(b, w)))) return `blanket git add (${w}): add the files you changed by name`;
+          if (addBases.some((b) => isWithin(ctx.workspace, path.resolve(b, w))))
+            return `blanket git add (${w}): add the files you changed by name`;
         }
       }
       if (f[1] === 'config') {
         const key = f.slice(2).find((w) => typeof w !== 'string' || !w.startsWith('-'));
         const k = typeof key === 'string' ? key.toLowerCase() : null;
-        if (k === null || DANGEROUS_GIT_KEY.test(k)) return `git config ${k ?? '(computed key)'}: configuration that runs commands is the operator's to set`;
+        if (k === null || DANGEROUS_GIT_KEY.test(k))
+          return `git config ${k ?? '(computed key)'}: configuration that runs commands is the operator's to set`;
       }
       for (let k = 1; k < inv.argv.length; k++) {
         const w = inv.argv[k]!;
         if (w.value === '-c' || w.value === '--config-env') {
           const kv = inv.argv[k + 1];
           const key = (kv?.value ?? kv?.literal ?? '').split('=')[0]!.toLowerCase();
-          if (kv?.value === null || DANGEROUS_GIT_KEY.test(key)) return `git -c ${key}: configuration that runs commands is not allowed on the command line`;
+          if (kv?.value === null || DANGEROUS_GIT_KEY.test(key))
+            return `git -c ${key}: configuration that runs commands is not allowed on the command line`;
         }
         if (w.value !== null && !w.value.startsWith('-')) break;
       }
@@ -834,12 +1278,21 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
 const SPAWN_APIS: { langs: RegExp; re: RegExp }[] = [
   // Python: os.system/popen/exec*/spawn* (also imported bare), subprocess, pty, and the dynamic ways to reach them
   // (`re.compile(…)` is not `compile(…)`).
-  { langs: /^python/, re: /\b(system|popen|exec[lv]\w*|spawn[lv]\w*|posix_spawn\w*|fork\w*|startfile|subprocess|pty|commands|multiprocessing|create_subprocess_\w+|__import__|importlib|__builtins__|builtins|ctypes|cffi|code|runpy)\b|(?<![.\w])(eval|exec|compile|getattr|globals|vars|breakpoint)\s*\(/ },
+  {
+    langs: /^python/,
+    re: /\b(system|popen|exec[lv]\w*|spawn[lv]\w*|posix_spawn\w*|fork\w*|startfile|subprocess|pty|commands|multiprocessing|create_subprocess_\w+|__import__|importlib|__builtins__|builtins|ctypes|cffi|code|runpy)\b|(?<![.\w])(eval|exec|compile|getattr|globals|vars|breakpoint)\s*\(/,
+  },
   // JavaScript (node, deno, bun): child_process, and the dynamic ways to reach it (a computed require or import,
   // eval, Function, vm, globals by computed name); `/re/.exec(s)` is not a process.
-  { langs: /^(node|nodejs|deno|bun)$/, re: /\b(child_process|process\s*\.\s*(binding|dlopen|_linkedBinding|mainModule)|module\s*\.\s*(require|constructor)|createRequire|worker_threads|vm|Deno\s*\.\s*(run|Command)|Bun\s*\.\s*(spawn\w*|\$))\b|(?<![.\w])(eval|Function|import)\s*\(|\brequire\s*\(\s*(?!(?<q>['"])[\w@/.:-]+\k<q>\s*\))|\b(globalThis|global|process|module|require)\s*\[|\$`/ },
+  {
+    langs: /^(node|nodejs|deno|bun)$/,
+    re: /\b(child_process|process\s*\.\s*(binding|dlopen|_linkedBinding|mainModule)|module\s*\.\s*(require|constructor)|createRequire|worker_threads|vm|Deno\s*\.\s*(run|Command)|Bun\s*\.\s*(spawn\w*|\$))\b|(?<![.\w])(eval|Function|import)\s*\(|\brequire\s*\(\s*(?!(?<q>['"])[\w@/.:-]+\k<q>\s*\))|\b(globalThis|global|process|module|require)\s*\[|\$`/,
+  },
   // Perl, Ruby, PHP, Lua, R, AppleScript.
-  { langs: /^(perl|ruby|php|lua|Rscript|osascript)$/, re: /\b(system|exec|spawn|fork|popen|IO\s*\.\s*popen|Open3|Kernel|PTY|qx|shell_exec|passthru|proc_open|pcntl_exec|eval|send|public_send|instance_eval|class_eval|os\s*\.\s*execute|io\s*\.\s*popen|system2|shell|do shell script|dlopen|syscall)\b|`|%x|\bopen\w*\s*\(?[^;]*\|/ },
+  {
+    langs: /^(perl|ruby|php|lua|Rscript|osascript)$/,
+    re: /\b(system|exec|spawn|fork|popen|IO\s*\.\s*popen|Open3|Kernel|PTY|qx|shell_exec|passthru|proc_open|pcntl_exec|eval|send|public_send|instance_eval|class_eval|os\s*\.\s*execute|io\s*\.\s*popen|system2|shell|do shell script|dlopen|syscall)\b|`|%x|\bopen\w*\s*\(?[^;]*\|/,
+  },
   // awk: system(), print/printf into a command (`| "sh"`, `|&`), a command read with `cmd | getline`.
   { langs: /awk$/, re: /\bsystem\s*\(|\|\s*&|(^|[^|])\|(?!\|)\s*[^|\s]/ },
 ];
@@ -893,7 +1346,20 @@ function sedExecutes(script: string): string | null {
       skipDelimited(d);
       continue;
     }
-    if (c === '#' || c === ':' || c === 'b' || c === 't' || c === 'T' || c === 'a' || c === 'i' || c === 'c' || c === 'r' || c === 'R' || c === 'w' || c === 'W') {
+    if (
+      c === '#' ||
+      c === ':' ||
+      c === 'b' ||
+      c === 't' ||
+      c === 'T' ||
+      c === 'a' ||
+      c === 'i' ||
+      c === 'c' ||
+      c === 'r' ||
+      c === 'R' ||
+      c === 'w' ||
+      c === 'W'
+    ) {
       // Comments, labels, branches, text and file names run to the end of the line (labels/branches also to `;`).
       while (i < n && script[i] !== '\n' && !(/[:btT]/.test(c) && script[i] === ';')) i++;
       continue;
@@ -924,7 +1390,12 @@ function expandHome(p: string, home: string): string {
 
 /** Text that names `.ralph` or the gate-state folder. */
 function mentionsZone(text: string, ctx: GuardContext): boolean {
-  return /(^|[^A-Za-z0-9_-])\.ralph($|[^A-Za-z0-9_-])/.test(text) || text.includes(path.basename(ctx.stateDir)) || /(^|\/)\.local\/state\/ralph($|\/)/.test(text) || /(^|\/)state\/ralph($|\/)/.test(text);
+  return (
+    /(^|[^A-Za-z0-9_-])\.ralph($|[^A-Za-z0-9_-])/.test(text) ||
+    text.includes(path.basename(ctx.stateDir)) ||
+    /(^|\/)\.local\/state\/ralph($|\/)/.test(text) ||
+    /(^|\/)state\/ralph($|\/)/.test(text)
+  );
 }
 
 /** Folders relative paths may be resolved against: the cwd, then each literal `cd` target (chained). */
@@ -941,7 +1412,13 @@ function cdBases(cwd: string, targets: string[], home: string): string[] {
  * Could a glob (`.r*`, `dist/*.js`) match a protected folder, or (destructive) one of its ancestors? Globs only in
  * the last path segment are resolved exactly (bash: `*` and `?` do not match a leading dot); others fail closed.
  */
-function globTouches(pattern: string, destructive: boolean, bases: string[], zones: string[], ctx: GuardContext): boolean {
+function globTouches(
+  pattern: string,
+  destructive: boolean,
+  bases: string[],
+  zones: string[],
+  ctx: GuardContext,
+): boolean {
   const slash = pattern.lastIndexOf('/');
   const dir = slash >= 0 ? pattern.slice(0, slash) || '/' : '.';
   const last = pattern.slice(slash + 1);

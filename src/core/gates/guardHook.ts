@@ -43,12 +43,14 @@ export interface GuardRecord {
 export const GUARD_DENY = '⛔ GUARD DENY';
 export const GUARD_REWRITE = '🔀 GUARD REWRITE';
 
-const PreToolUseInput = z.object({
-  tool_name: z.string().min(1),
-  tool_input: z.record(z.string(), z.unknown()),
-  cwd: z.string().optional(),
-  hook_event_name: z.string().optional(),
-}).passthrough();
+const PreToolUseInput = z
+  .object({
+    tool_name: z.string().min(1),
+    tool_input: z.record(z.string(), z.unknown()),
+    cwd: z.string().optional(),
+    hook_event_name: z.string().optional(),
+  })
+  .passthrough();
 
 /** Options of {@link handleHook}. */
 export interface HookOptions {
@@ -78,10 +80,24 @@ function cut(s: string): string {
 
 /** The activity text of a decision that blocked or changed a call; undefined for a plain allow. */
 export function guardRecord(tool: string, d: GuardDecision): GuardRecord | undefined {
-  if (d.kind === 'deny') return { decision: 'deny', tool, subject: d.subject, reason: d.reason, text: `${GUARD_DENY} ${cut(d.subject)} → ${cut(d.reason)}` };
+  if (d.kind === 'deny')
+    return {
+      decision: 'deny',
+      tool,
+      subject: d.subject,
+      reason: d.reason,
+      text: `${GUARD_DENY} ${cut(d.subject)} → ${cut(d.reason)}`,
+    };
   if (d.kind === 'rewrite') {
     const command = String(d.updatedInput.command ?? '');
-    return { decision: 'rewrite', tool, subject: d.subject, reason: d.reason, command, text: `${GUARD_REWRITE} ${cut(d.subject)} → ${cut(command)}` };
+    return {
+      decision: 'rewrite',
+      tool,
+      subject: d.subject,
+      reason: d.reason,
+      command,
+      text: `${GUARD_REWRITE} ${cut(d.subject)} → ${cut(command)}`,
+    };
   }
   return undefined;
 }
@@ -90,10 +106,23 @@ export function guardRecord(tool: string, d: GuardDecision): GuardRecord | undef
 export function hookAnswer(d: GuardDecision): HookAnswer {
   if (d.kind === 'allow') return { stdout: '', stderr: '', exitCode: 0 };
   if (d.kind === 'deny') {
-    const out = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `Ralph guard: ${d.reason}`.slice(0, 9_000) } };
+    const out = {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: `Ralph guard: ${d.reason}`.slice(0, 9_000),
+      },
+    };
     return { stdout: `${JSON.stringify(out)}\n`, stderr: '', exitCode: 0 };
   }
-  const out = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: `Ralph guard: ${d.reason}`.slice(0, 9_000), updatedInput: d.updatedInput } };
+  const out = {
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'allow',
+      permissionDecisionReason: `Ralph guard: ${d.reason}`.slice(0, 9_000),
+      updatedInput: d.updatedInput,
+    },
+  };
   return { stdout: `${JSON.stringify(out)}\n`, stderr: '', exitCode: 0 };
 }
 
@@ -108,7 +137,11 @@ export async function loadPolicyForGuard(workspace: string): Promise<CommandPoli
 }
 
 /** Handles one hook call end to end; never throws. `onRecord` receives denials and rewrites. */
-export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: GuardRecord) => void): Promise<HookAnswer> {
+export async function handleHook(
+  raw: string,
+  o: HookOptions,
+  onRecord?: (r: GuardRecord) => void,
+): Promise<HookAnswer> {
   try {
     let json: unknown;
     try {
@@ -117,21 +150,40 @@ export async function handleHook(raw: string, o: HookOptions, onRecord?: (r: Gua
       return failClosed('the hook input is not JSON');
     }
     const parsed = PreToolUseInput.safeParse(json);
-    if (!parsed.success) return failClosed(`the hook input is not a PreToolUse call: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success)
+      return failClosed(
+        `the hook input is not a PreToolUse call: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`,
+      );
     const input = parsed.data;
     const env = o.env ?? process.env;
-    const workspace = path.resolve(o.workspace ?? env.RALPH_WORKSPACE ?? env.CLAUDE_PROJECT_DIR ?? input.cwd ?? process.cwd());
+    const workspace = path.resolve(
+      o.workspace ?? env.RALPH_WORKSPACE ?? env.CLAUDE_PROJECT_DIR ?? input.cwd ?? process.cwd(),
+    );
     const loaded = await (o.loadPolicy ?? loadPolicyForGuard)(workspace);
     const stateDir = guardStateDir(workspace, env);
     let policy = loaded;
     let note = '';
     if (loaded && !o.policyTrusted && policyNeedsTrust(loaded)) {
-      const view = policyForTrust(loaded, (await checkWorkspaceTrust(workspace, trustOverride(false, env), env)).allowed);
+      const view = policyForTrust(
+        loaded,
+        (await checkWorkspaceTrust(workspace, trustOverride(false, env), env)).allowed,
+      );
       policy = view.policy;
       if (view.ignored.length) note = untrustedPolicyNote(view.ignored);
     }
     const now = (o.now ?? Date.now)();
-    const decision = decideGuard(input, { workspace, stateDir, home: env.HOME || os.homedir(), policy, gateRunner: o.gateRunner, readScript, resolveProgram: (p, cwd) => resolveProgram(p, cwd, env.PATH ?? ''), realPath: realPrefix, state: readGateState(workspace, stateDir), now });
+    const decision = decideGuard(input, {
+      workspace,
+      stateDir,
+      home: env.HOME || os.homedir(),
+      policy,
+      gateRunner: o.gateRunner,
+      readScript,
+      resolveProgram: (p, cwd) => resolveProgram(p, cwd, env.PATH ?? ''),
+      realPath: realPrefix,
+      state: readGateState(workspace, stateDir),
+      now,
+    });
     if (decision.kind !== 'deny') applyGuardEffects(stateDir, decision.effects, now);
     const record = guardRecord(input.tool_name, decision);
     if (note && o.writeActivity) await noteOnce(workspace, stateDir, note);
@@ -198,7 +250,12 @@ export function realPrefix(abs: string): string {
 
 /** The real file name of a program: a path resolved against `cwd`, or a name looked up on `PATH`; symlinks followed. */
 export function resolveProgram(nameOrPath: string, cwd: string, pathEnv: string): string | undefined {
-  const candidates = nameOrPath.includes('/') ? [path.resolve(cwd, nameOrPath)] : pathEnv.split(':').filter(Boolean).map((d) => path.join(path.resolve(cwd, d), nameOrPath));
+  const candidates = nameOrPath.includes('/')
+    ? [path.resolve(cwd, nameOrPath)]
+    : pathEnv
+        .split(':')
+        .filter(Boolean)
+        .map((d) => path.join(path.resolve(cwd, d), nameOrPath));
   for (const c of candidates) {
     try {
       if (!statSync(c).isFile()) continue;

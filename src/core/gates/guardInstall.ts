@@ -34,7 +34,12 @@ function withoutOurs(g: MatcherGroup): MatcherGroup | undefined {
  * The new text of the settings file (`text` undefined: no file yet), or `undefined` when nothing changes.
  * Throws {@link FileProblemError} (file:line:column) when the file does not parse or `hooks.PreToolUse` is not a list.
  */
-export function editGuardSettings(file: string, text: string | undefined, group: MatcherGroup, uninstall: boolean): string | undefined {
+export function editGuardSettings(
+  file: string,
+  text: string | undefined,
+  group: MatcherGroup,
+  uninstall: boolean,
+): string | undefined {
   if (text === undefined || text.trim() === '') {
     if (uninstall) return undefined;
     return newJsonText({ hooks: { PreToolUse: [group] } });
@@ -43,12 +48,29 @@ export function editGuardSettings(file: string, text: string | undefined, group:
   const doc = parse(text, errors, { allowTrailingComma: true }) as Record<string, unknown> | undefined;
   if (errors.length) {
     const pos = positionAt(text, errors[0]!.offset);
-    throw new FileProblemError({ file, line: pos.line, column: pos.column, message: `not valid JSON (${printParseErrorCode(errors[0]!.error)}); the file was left as it is` });
+    throw new FileProblemError({
+      file,
+      line: pos.line,
+      column: pos.column,
+      message: `not valid JSON (${printParseErrorCode(errors[0]!.error)}); the file was left as it is`,
+    });
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new FileProblemError({ file, line: 1, column: 1, message: 'settings must be a JSON object; the file was left as it is' });
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw new FileProblemError({
+      file,
+      line: 1,
+      column: 1,
+      message: 'settings must be a JSON object; the file was left as it is',
+    });
   const hooks = doc.hooks as Record<string, unknown> | undefined;
   const pre = hooks?.PreToolUse;
-  if (pre !== undefined && !Array.isArray(pre)) throw new FileProblemError({ file, line: 1, column: 1, message: 'hooks.PreToolUse is not a list; the file was left as it is' });
+  if (pre !== undefined && !Array.isArray(pre))
+    throw new FileProblemError({
+      file,
+      line: 1,
+      column: 1,
+      message: 'hooks.PreToolUse is not a list; the file was left as it is',
+    });
   const groups = (pre ?? []) as MatcherGroup[];
   const others = groups.map(withoutOurs).filter((g): g is MatcherGroup => g !== undefined);
   const next = uninstall ? others : [...others, group];

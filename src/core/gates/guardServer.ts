@@ -61,9 +61,20 @@ export function guardInstall(env: NodeJS.ProcessEnv = process.env): GuardInstall
     candidates.push(dir);
     dir = path.dirname(dir);
   }
-  const dist = candidates.find((d) => ['guard-hook.js', 'guard.js', 'cli.js'].every((f) => existsSync(path.join(d, f))));
-  if (!dist) throw new Error(`cannot find dist/guard-hook.js, guard.js and cli.js near ${__dirname}: build with node esbuild.mjs`);
-  return { node: process.execPath, electron: !!process.versions.electron, hook: path.join(dist, 'guard-hook.js'), cli: path.join(dist, 'cli.js'), guard: path.join(dist, 'guard.js') };
+  const dist = candidates.find((d) =>
+    ['guard-hook.js', 'guard.js', 'cli.js'].every((f) => existsSync(path.join(d, f))),
+  );
+  if (!dist)
+    throw new Error(
+      `cannot find dist/guard-hook.js, guard.js and cli.js near ${__dirname}: build with node esbuild.mjs`,
+    );
+  return {
+    node: process.execPath,
+    electron: !!process.versions.electron,
+    hook: path.join(dist, 'guard-hook.js'),
+    cli: path.join(dist, 'cli.js'),
+    guard: path.join(dist, 'guard.js'),
+  };
 }
 
 /**
@@ -73,7 +84,13 @@ export function guardInstall(env: NodeJS.ProcessEnv = process.env): GuardInstall
  */
 export function guardSettings(install: GuardInstall, socket?: string): Record<string, unknown> {
   const command = `${install.electron ? 'ELECTRON_RUN_AS_NODE=1 ' : ''}${[install.node, install.hook, ...(socket ? ['--socket', socket] : [])].map(shellQuote).join(' ')}`;
-  return { hooks: { PreToolUse: [{ matcher: 'Bash|Write|Edit|MultiEdit|NotebookEdit', hooks: [{ type: 'command', command, timeout: 60 }] }] } };
+  return {
+    hooks: {
+      PreToolUse: [
+        { matcher: 'Bash|Write|Edit|MultiEdit|NotebookEdit', hooks: [{ type: 'command', command, timeout: 60 }] },
+      ],
+    },
+  };
 }
 
 /** A running guard server. */
@@ -112,7 +129,8 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
     } catch {
       // no policy file
     }
-    if (cache?.key !== key) cache = { key, policy: keepRunStartRows(await loadPolicyForGuard(workspace), atStart).policy };
+    if (cache?.key !== key)
+      cache = { key, policy: keepRunStartRows(await loadPolicyForGuard(workspace), atStart).policy };
     return cache.policy;
   };
   const server = net.createServer((conn) => {
@@ -136,7 +154,17 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
         answer(failClosed('malformed request to the guard server'));
         return;
       }
-      void handleHook(stdin, { workspace: o.workspace, gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron }, loadPolicy, policyTrusted: true, writeActivity: !o.onRecord }, o.onRecord).then(answer);
+      void handleHook(
+        stdin,
+        {
+          workspace: o.workspace,
+          gateRunner: { node: install.node, cliPath: install.cli, electron: install.electron },
+          loadPolicy,
+          policyTrusted: true,
+          writeActivity: !o.onRecord,
+        },
+        o.onRecord,
+      ).then(answer);
     });
     conn.on('error', () => undefined);
   });

@@ -28,11 +28,15 @@ function readMs(file: string): number {
   }
 }
 
-
 /** Reads the snapshot a decision needs: timestamps, `<label>-latest.exit` mtimes, labels whose runner is alive. */
 export function readGateState(workspace: string, stateDir: string): GateStateSnapshot {
   const gates = ralphFile(workspace, 'gates');
-  const snap: GateStateSnapshot = { lastWriteMs: readMs(path.join(stateDir, 'last-write-ts')), lastGateMs: {}, latestExitMs: {}, runningLabels: [] };
+  const snap: GateStateSnapshot = {
+    lastWriteMs: readMs(path.join(stateDir, 'last-write-ts')),
+    lastGateMs: {},
+    latestExitMs: {},
+    runningLabels: [],
+  };
   for (const label of GATE_LABELS) {
     const g = readMs(path.join(stateDir, `last-gate-ts.${label}`));
     if (g) snap.lastGateMs[label] = g;

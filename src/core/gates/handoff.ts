@@ -113,7 +113,11 @@ export function workingSetChanged(before: string | undefined, after: string | un
   const a = workingSet(before);
   const b = workingSet(after);
   if (b === undefined) return false;
-  const norm = (s: string) => s.replace(/\r\n/g, '\n').replace(/[ \t]+$/gm, '').trim();
+  const norm = (s: string) =>
+    s
+      .replace(/\r\n/g, '\n')
+      .replace(/[ \t]+$/gm, '')
+      .trim();
   return a === undefined ? norm(b) !== '' : norm(a) !== norm(b);
 }
 
@@ -160,7 +164,14 @@ export function lastGateStateBody(g: GateStateInput): string {
   if (g.exitCode === 0) return `label: ${g.label}\nexit: 0\n(passing — no details to surface)`;
   if (g.summary !== undefined) return g.summary;
   if (g.logRelPath !== undefined) {
-    return gateSummary({ label: g.label, exitCode: g.exitCode, durationMs: g.durationMs ?? 0, logRelPath: g.logRelPath, command: g.command ?? '', failingLines: g.failingLines });
+    return gateSummary({
+      label: g.label,
+      exitCode: g.exitCode,
+      durationMs: g.durationMs ?? 0,
+      logRelPath: g.logRelPath,
+      command: g.command ?? '',
+      failingLines: g.failingLines,
+    });
   }
   return `label: ${g.label}\nexit: ${g.exitCode}\nlog: .ralph/gates/${g.label}-latest.log`;
 }

@@ -27,8 +27,14 @@ export const UNTRUSTED_IGNORED_SECTIONS = ['gates', 'rewrite', 'wrap'] as const;
  */
 export function policyForTrust(policy: CommandPolicy, allowed: boolean): TrustedPolicyView {
   if (allowed) return { policy, ignored: [] };
-  const counts = { gates: Object.values(policy.gates).filter((r) => r !== undefined).length, rewrite: policy.rewrite.length, wrap: policy.wrap.length };
-  const ignored = UNTRUSTED_IGNORED_SECTIONS.filter((s) => counts[s] > 0).map((s) => `[${s}] ${counts[s]} row${counts[s] === 1 ? '' : 's'}`);
+  const counts = {
+    gates: Object.values(policy.gates).filter((r) => r !== undefined).length,
+    rewrite: policy.rewrite.length,
+    wrap: policy.wrap.length,
+  };
+  const ignored = UNTRUSTED_IGNORED_SECTIONS.filter((s) => counts[s] > 0).map(
+    (s) => `[${s}] ${counts[s]} row${counts[s] === 1 ? '' : 's'}`,
+  );
   if (!ignored.length) return { policy, ignored };
   return { policy: { ...policy, gates: {}, rewrite: [], wrap: [] }, ignored };
 }
@@ -49,10 +55,27 @@ export function untrustedPolicyNote(ignored: readonly string[]): string {
  * `[protect]` rows come from `current` (an added deny only takes power away). Pure; table-tested. `changed` says
  * whether the power rows differ (rows added, edited or removed), for the one warning the server gives.
  */
-export function keepRunStartRows(current: CommandPolicy | null, atStart: CommandPolicy | null): { policy: CommandPolicy | null; changed: boolean } {
-  const rows = (p: CommandPolicy | null) => JSON.stringify(p ? [Object.values(p.gates).filter((r) => r !== undefined).map((r) => [r.tier, r.command]), p.rewrite.map((r) => [r.pattern, r.replacement]), p.wrap.map((r) => [r.prefix, r.label])] : null);
+export function keepRunStartRows(
+  current: CommandPolicy | null,
+  atStart: CommandPolicy | null,
+): { policy: CommandPolicy | null; changed: boolean } {
+  const rows = (p: CommandPolicy | null) =>
+    JSON.stringify(
+      p
+        ? [
+            Object.values(p.gates)
+              .filter((r) => r !== undefined)
+              .map((r) => [r.tier, r.command]),
+            p.rewrite.map((r) => [r.pattern, r.replacement]),
+            p.wrap.map((r) => [r.prefix, r.label]),
+          ]
+        : null,
+    );
   const same = rows(current) === rows(atStart);
   if (same) return { policy: current, changed: false };
   if (!current) return { policy: atStart, changed: true };
-  return { policy: { ...current, gates: atStart?.gates ?? {}, rewrite: atStart?.rewrite ?? [], wrap: atStart?.wrap ?? [] }, changed: true };
+  return {
+    policy: { ...current, gates: atStart?.gates ?? {}, rewrite: atStart?.rewrite ?? [], wrap: atStart?.wrap ?? [] },
+    changed: true,
+  };
 }

@@ -98,13 +98,27 @@ export function loadShellParser(): void {
 }
 
 /** bash's redirection operators by mvdan/sh `RedirOperator` value (syntax/tokens.go). */
-const REDIR_OPS: Record<number, string> = { 54: '>', 55: '>>', 56: '<', 57: '<>', 58: '<&', 59: '>&', 60: '>|', 61: '<<', 62: '<<-', 63: '<<<', 64: '&>', 65: '&>>' };
+const REDIR_OPS: Record<number, string> = {
+  54: '>',
+  55: '>>',
+  56: '<',
+  57: '<>',
+  58: '<&',
+  59: '>&',
+  60: '>|',
+  61: '<<',
+  62: '<<-',
+  63: '<<<',
+  64: '&>',
+  65: '&>>',
+};
 /** `BinCmdOperator` values of `|` and `|&`. */
 const PIPE_OPS = new Set([12, 13]);
 
 /** Operators that write to their target (a `>&` whose target is not a descriptor number or `-` writes a file). */
 export function writesTarget(r: ShellRedirect): boolean {
-  if (r.op === '>&') return !(r.target?.value !== null && r.target?.value !== undefined && /^(\d+|-)$/.test(r.target.value));
+  if (r.op === '>&')
+    return !(r.target?.value !== null && r.target?.value !== undefined && /^(\d+|-)$/.test(r.target.value));
   return ['>', '>>', '<>', '>|', '&>', '&>>'].includes(r.op);
 }
 
@@ -168,7 +182,8 @@ export function parseShell(text: string): ParsedShell {
   };
   const leaves = (stmt: ShNode): ShNode[] => {
     const cmd = stmt.Cmd as ShNode | null;
-    if (cmd && syntax.NodeType(cmd) === 'BinaryCmd' && PIPE_OPS.has(cmd.Op as number)) return [...leaves(cmd.X as ShNode), ...leaves(cmd.Y as ShNode)];
+    if (cmd && syntax.NodeType(cmd) === 'BinaryCmd' && PIPE_OPS.has(cmd.Op as number))
+      return [...leaves(cmd.X as ShNode), ...leaves(cmd.Y as ShNode)];
     return [stmt];
   };
   const upstreamStmts = new NodeMap<ShNode[]>();
@@ -204,7 +219,8 @@ export function parseShell(text: string): ParsedShell {
   for (const stmt of stmts) {
     for (const r of (stmt.Redirs as ShNode[] | null) ?? []) {
       const op = REDIR_OPS[r.Op as number];
-      if (op === '<<' || op === '<<-') mark(stmt, { kind: 'heredoc', body: r.Hdoc ? convertWord(r.Hdoc as ShNode, bytes) : emptyWord() });
+      if (op === '<<' || op === '<<-')
+        mark(stmt, { kind: 'heredoc', body: r.Hdoc ? convertWord(r.Hdoc as ShNode, bytes) : emptyWord() });
       else if (op === '<<<') mark(stmt, { kind: 'heredoc', body: convertWord(r.Word as ShNode, bytes) });
       else if (op === '<') mark(stmt, { kind: 'file', target: convertWord(r.Word as ShNode, bytes) });
     }
@@ -218,11 +234,18 @@ export function parseShell(text: string): ParsedShell {
       const declAssigns = ((cmd.Args as ShNode[] | null) ?? []).filter((x) => x.Name);
       const variant = cmd.Variant as ShNode | null;
       const name = String(variant?.Value ?? 'declare');
-      const at = variant ? { start: variant.Pos().Offset(), end: variant.End().Offset() } : { start: stmt.Pos().Offset(), end: stmt.Pos().Offset() };
+      const at = variant
+        ? { start: variant.Pos().Offset(), end: variant.End().Offset() }
+        : { start: stmt.Pos().Offset(), end: stmt.Pos().Offset() };
       const call: ShellCall = {
-        words: [{ value: name, pattern: new RegExp(`^${name}$`), splittable: false, literal: name, expansion: 'none', ...at }],
+        words: [
+          { value: name, pattern: new RegExp(`^${name}$`), splittable: false, literal: name, expansion: 'none', ...at },
+        ],
         assignValues: declAssigns.filter((x) => x.Value).map((x) => convertWord(x.Value as ShNode, bytes)),
-        assignments: declAssigns.map((x) => ({ name: String((x.Name as ShNode | null)?.Value ?? ''), value: x.Value ? convertWord(x.Value as ShNode, bytes) : null })),
+        assignments: declAssigns.map((x) => ({
+          name: String((x.Name as ShNode | null)?.Value ?? ''),
+          value: x.Value ? convertWord(x.Value as ShNode, bytes) : null,
+        })),
         redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
         stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
         pipedOut: pipedOut.has(stmt),
@@ -240,13 +263,17 @@ export function parseShell(text: string): ParsedShell {
     // Array assignments `a=(x $(y))`: their words are values too.
     for (const a of assigns) {
       const arr = a.Array as ShNode | null;
-      for (const el of (arr?.Elems as ShNode[] | null) ?? []) if (el.Value) assignValues.push(convertWord(el.Value as ShNode, bytes));
+      for (const el of (arr?.Elems as ShNode[] | null) ?? [])
+        if (el.Value) assignValues.push(convertWord(el.Value as ShNode, bytes));
     }
     if (args.length === 0 && assignValues.length === 0) continue;
     const call: ShellCall = {
       words: args.map((w) => convertWord(w, bytes)),
       assignValues,
-      assignments: assigns.map((a) => ({ name: String((a.Name as ShNode | null)?.Value ?? ''), value: a.Value ? convertWord(a.Value as ShNode, bytes) : null })),
+      assignments: assigns.map((a) => ({
+        name: String((a.Name as ShNode | null)?.Value ?? ''),
+        value: a.Value ? convertWord(a.Value as ShNode, bytes) : null,
+      })),
       redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
       stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
       pipedOut: pipedOut.has(stmt),
@@ -362,7 +389,15 @@ function convertWord(word: ShNode, bytes: Buffer): ShellWord {
   const start = word.Pos().Offset();
   const end = word.End().Offset();
   void bytes;
-  return { value: exact ? value : null, pattern: new RegExp(`^${re}$`), splittable, literal, expansion: exact ? 'none' : dynamic ? 'dynamic' : 'glob', start, end };
+  return {
+    value: exact ? value : null,
+    pattern: new RegExp(`^${re}$`),
+    splittable,
+    literal,
+    expansion: exact ? 'none' : dynamic ? 'dynamic' : 'glob',
+    start,
+    end,
+  };
 }
 
 /**
@@ -447,7 +482,21 @@ function doubleQuotedLiteral(raw: string): string {
 /** Decodes a `$'…'` string as bash does (`\n`, `\xHH`, `\NNN`, `\uHHHH`, `\cX`, …). */
 export function ansiC(raw: string): string {
   let out = '';
-  const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+  const simple: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    e: '\x1b',
+    E: '\x1b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    "'": "'",
+    '"': '"',
+    '?': '?',
+  };
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i]!;
     if (c !== '\\' || i + 1 >= raw.length) {
@@ -459,7 +508,8 @@ export function ansiC(raw: string): string {
       out += simple[n];
     } else if (n >= '0' && n <= '7') {
       let digits = n;
-      while (digits.length < 3 && raw[i + 1] !== undefined && raw[i + 1]! >= '0' && raw[i + 1]! <= '7') digits += raw[++i];
+      while (digits.length < 3 && raw[i + 1] !== undefined && raw[i + 1]! >= '0' && raw[i + 1]! <= '7')
+        digits += raw[++i];
       out += String.fromCharCode(parseInt(digits, 8) & 0xff);
     } else if (n === 'x' || n === 'u' || n === 'U') {
       const max = n === 'x' ? 2 : n === 'u' ? 4 : 8;

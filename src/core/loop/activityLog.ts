@@ -51,7 +51,10 @@ export function localDateTime(d: Date): string {
 
 /** `[HH:MM:SS] <text>` for each line of `text` (a multi-line text becomes several stamped lines), with `\n`. */
 export function formatActivityLines(text: string, d: Date): string {
-  return text.split(/\r?\n/).map((l) => `[${clockTime(d)}] ${l}\n`).join('');
+  return text
+    .split(/\r?\n/)
+    .map((l) => `[${clockTime(d)}] ${l}\n`)
+    .join('');
 }
 
 /** Loop number as the seed shows it: `n`, or `n.r` for the r-th rate-limit retry of loop n (§3.6). */
@@ -97,7 +100,13 @@ export interface TokensLineInput {
   rotate: number;
   /** Warn threshold, tokens. */
   warn: number;
-  estimate?: { bytesRead: number; bytesWritten: number; assistantChars: number; shellOutputChars: number; subagentChars: number };
+  estimate?: {
+    bytesRead: number;
+    bytesWritten: number;
+    assistantChars: number;
+    shellOutputChars: number;
+    subagentChars: number;
+  };
 }
 
 /**
@@ -129,7 +138,11 @@ export interface ActivityLogOptions {
 
 /** Paths of the logs of a workspace folder. */
 export function ralphLogPaths(folder: string): { activity: string; errors: string; progress: string } {
-  return { activity: ralphFile(folder, 'activityLog'), errors: ralphFile(folder, 'errorsLog'), progress: ralphFile(folder, 'progressMd') };
+  return {
+    activity: ralphFile(folder, 'activityLog'),
+    errors: ralphFile(folder, 'errorsLog'),
+    progress: ralphFile(folder, 'progressMd'),
+  };
 }
 
 /**
@@ -144,7 +157,10 @@ export class ActivityLog {
   private readonly now: () => Date;
   private readonly queue = new WriteQueue();
 
-  constructor(readonly folder: string, opts: ActivityLogOptions = {}) {
+  constructor(
+    readonly folder: string,
+    opts: ActivityLogOptions = {},
+  ) {
     this.paths = ralphLogPaths(folder);
     this.maxBytes = opts.maxBytes ?? ACTIVITY_LOG_MAX_BYTES;
     this.keep = Math.max(1, opts.keep ?? ACTIVITY_LOG_KEEP);
@@ -156,7 +172,10 @@ export class ActivityLog {
     const line = formatActivityLines(text, this.now());
     return this.enqueue(async () => {
       await mkdir(path.dirname(this.paths.activity), { recursive: true });
-      const size = await stat(this.paths.activity).then((s) => s.size, () => 0);
+      const size = await stat(this.paths.activity).then(
+        (s) => s.size,
+        () => 0,
+      );
       if (size > 0 && size + Buffer.byteLength(line) > this.maxBytes) await this.rotate();
       await appendFile(this.paths.activity, line, 'utf8');
     });
@@ -179,7 +198,10 @@ export class ActivityLog {
     const entry = `\n### ${localDateTime(this.now())}\n${message.replace(/\r\n/g, '\n').replace(/\n+$/, '')}\n`;
     return this.enqueue(async () => {
       await mkdir(path.dirname(this.paths.progress), { recursive: true });
-      const size = await stat(this.paths.progress).then((st) => st.size, () => 0);
+      const size = await stat(this.paths.progress).then(
+        (st) => st.size,
+        () => 0,
+      );
       await appendFile(this.paths.progress, size === 0 ? `# Progress Log\n${entry}` : entry, 'utf8');
     });
   }

@@ -44,11 +44,19 @@ export async function clearAttempts(folder: string, item: WorkItemRef): Promise<
   });
 }
 
-async function editAttempts(folder: string, edit: (all: Record<string, AttemptRecord[]>) => Record<string, AttemptRecord[]>): Promise<void> {
+async function editAttempts(
+  folder: string,
+  edit: (all: Record<string, AttemptRecord[]>) => Record<string, AttemptRecord[]>,
+): Promise<void> {
   const file = attemptsPath(folder);
   await commitPlan(file, async () => {
     const before = await readTextIfExists(file);
     const after = JSON.stringify(edit(parse(file, before)), null, 2) + '\n';
-    return { writes: [{ file, before, after: before === undefined && after === '{}\n' ? '' : after }].filter((w) => w.after !== ''), result: undefined };
+    return {
+      writes: [{ file, before, after: before === undefined && after === '{}\n' ? '' : after }].filter(
+        (w) => w.after !== '',
+      ),
+      result: undefined,
+    };
   });
 }

@@ -19,7 +19,10 @@ export type AttemptKind = 'first' | 'fix' | 'debug';
  * What the next attempt of an item is, given how many failed already and the source's limit (null = none).
  * Returns 'exhausted' when no attempt is left.
  */
-export function nextAttempt(failed: number, sourceLimit: number | null = null): { number: number; kind: AttemptKind; max: number } | 'exhausted' {
+export function nextAttempt(
+  failed: number,
+  sourceLimit: number | null = null,
+): { number: number; kind: AttemptKind; max: number } | 'exhausted' {
   const max = Math.max(1, Math.min(DEFAULT_MAX_ATTEMPTS, sourceLimit ?? DEFAULT_MAX_ATTEMPTS));
   const number = failed + 1;
   if (number > max) return 'exhausted';
@@ -32,7 +35,13 @@ export function formatAttemptHistory(records: readonly AttemptRecord[], kind: At
   if (!records.length) return '';
   const lines = ['## Earlier attempts at this task (all failed verification)', ''];
   for (const r of records) {
-    lines.push(`### Previous attempt #${r.number}`, `- Approach: ${r.approach || '(unknown)'}`, `- Failure cause: ${r.reason}`, '- Forbidden: retrying the approach above.', '');
+    lines.push(
+      `### Previous attempt #${r.number}`,
+      `- Approach: ${r.approach || '(unknown)'}`,
+      `- Failure cause: ${r.reason}`,
+      '- Forbidden: retrying the approach above.',
+      '',
+    );
   }
   if (kind === 'debug') {
     lines.push(
@@ -49,6 +58,10 @@ export function formatAttemptHistory(records: readonly AttemptRecord[], kind: At
 
 /** First line of `text` that reads as a sentence, trimmed to 200 characters (for `approach`). */
 export function oneLine(text: string): string {
-  const sentences = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?])\s+/).filter((s) => s && !/^<\w+>/.test(s));
+  const sentences = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?])\s+/)
+    .filter((s) => s && !/^<\w+>/.test(s));
   return (sentences.at(-1) ?? '').slice(0, 200);
 }

@@ -46,14 +46,25 @@ export type DeferralDecision =
  * @param resetsAt epoch ms when the limit resets, or null when unknown.
  * @param now epoch ms.
  */
-export function decideDeferral(state: DeferralState, resetsAt: number | null, now: number, p: BackoffPolicy = defaultBackoffPolicy): DeferralDecision {
+export function decideDeferral(
+  state: DeferralState,
+  resetsAt: number | null,
+  now: number,
+  p: BackoffPolicy = defaultBackoffPolicy,
+): DeferralDecision {
   if (resetsAt !== null && resetsAt > now && state.quotaWaits < p.maxQuotaWaits) {
     const waitMs = Math.min(resetsAt - now + p.resetMarginMs, p.maxResetWaitMs);
     // A quota wait is expected, not a stall: it does not count toward maxDeferrals (seed §3.6).
-    return { action: 'waitUntilReset', waitMs, resetsAt, next: { inARow: state.inARow, quotaWaits: state.quotaWaits + 1 } };
+    return {
+      action: 'waitUntilReset',
+      waitMs,
+      resetsAt,
+      next: { inARow: state.inARow, quotaWaits: state.quotaWaits + 1 },
+    };
   }
   const k = state.inARow + 1;
-  if (k >= p.maxDeferrals) return { action: 'stall', reason: `stalled: ${k} rate-limit deferrals in a row`, next: { ...state, inARow: k } };
+  if (k >= p.maxDeferrals)
+    return { action: 'stall', reason: `stalled: ${k} rate-limit deferrals in a row`, next: { ...state, inARow: k } };
   const waitMs = Math.min(p.capMs, p.baseMs * 2 ** (k - 1));
   return { action: 'backoff', waitMs, attempt: k, next: { ...state, inARow: k } };
 }

@@ -57,15 +57,24 @@ export interface MirrorEntry {
  * state folder has none; a mirror that does not parse is listed with `baseline: null`.
  */
 export function listBaselineMirrors(folder: string, env: NodeJS.ProcessEnv = process.env): MirrorEntry[] {
-  const names = [...new Set([baselineMirrorDir(folder, env), path.dirname(baselineCopyPath(folder, 'x', env))].flatMap((d) => {
-    try {
-      return readdirSync(d);
-    } catch {
-      return [];
-    }
-  }))];
-  return names.filter((n) => n.endsWith('.json') && !n.endsWith(AGENT_SUFFIX) && !n.startsWith('.')).sort()
-    .map((n) => { const runId = n.slice(0, -'.json'.length); return { runId, baseline: readBaselineMirror(folder, runId, env) }; });
+  const names = [
+    ...new Set(
+      [baselineMirrorDir(folder, env), path.dirname(baselineCopyPath(folder, 'x', env))].flatMap((d) => {
+        try {
+          return readdirSync(d);
+        } catch {
+          return [];
+        }
+      }),
+    ),
+  ];
+  return names
+    .filter((n) => n.endsWith('.json') && !n.endsWith(AGENT_SUFFIX) && !n.startsWith('.'))
+    .sort()
+    .map((n) => {
+      const runId = n.slice(0, -'.json'.length);
+      return { runId, baseline: readBaselineMirror(folder, runId, env) };
+    });
 }
 
 /** The agent of a run as its engine recorded it outside the workspace: process group id and iteration token. */
@@ -84,7 +93,12 @@ export function agentMirrorPath(folder: string, runId: string, env: NodeJS.Proce
  * Records (atomically) or, for null, removes the running agent of run `runId` (issue 11, breaker-s5 35): the next
  * start ends an orphan agent group from it even when the run's folder in the workspace was deleted.
  */
-export async function writeAgentMirror(folder: string, runId: string, agent: { pgid: number; token: string } | null, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function writeAgentMirror(
+  folder: string,
+  runId: string,
+  agent: { pgid: number; token: string } | null,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const file = agentMirrorPath(folder, runId, env);
   if (!agent) await rm(file, { force: true });
   else {
@@ -106,7 +120,8 @@ export function listAgentMirrors(folder: string, env: NodeJS.ProcessEnv = proces
   for (const n of names.filter((x) => x.endsWith(AGENT_SUFFIX)).sort()) {
     try {
       const v = JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as { pgid?: unknown; token?: unknown };
-      if (Number.isInteger(v.pgid) && (v.pgid as number) > 1 && typeof v.token === 'string' && v.token) out.push({ runId: n.slice(0, -AGENT_SUFFIX.length), pgid: v.pgid as number, token: v.token });
+      if (Number.isInteger(v.pgid) && (v.pgid as number) > 1 && typeof v.token === 'string' && v.token)
+        out.push({ runId: n.slice(0, -AGENT_SUFFIX.length), pgid: v.pgid as number, token: v.token });
     } catch {
       // unreadable: nothing to end from it
     }
@@ -115,7 +130,12 @@ export function listAgentMirrors(folder: string, env: NodeJS.ProcessEnv = proces
 }
 
 /** Writes (atomically) or, for null, removes the mirror of run `runId`'s baseline. */
-export async function writeBaselineMirror(folder: string, runId: string, b: ClaimBaseline | null, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function writeBaselineMirror(
+  folder: string,
+  runId: string,
+  b: ClaimBaseline | null,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   // The copy first: a crash between the two writes leaves copies that differ, read as the one with fewer done.
   for (const file of [baselineCopyPath(folder, runId, env), baselineMirrorPath(folder, runId, env)]) {
     if (!b) await rm(file, { force: true });
@@ -131,7 +151,11 @@ export async function writeBaselineMirror(folder: string, runId: string, b: Clai
  * ended cleanly). Both copies are read (the mirror and {@link baselineCopyPath}): one gone or not parsing, the other
  * counts; two that differ count as the one with fewer items done (`leastDone`, breaker-s5 rows 09/10).
  */
-export function readBaselineMirror(folder: string, runId: string, env: NodeJS.ProcessEnv = process.env): ClaimBaseline | null {
+export function readBaselineMirror(
+  folder: string,
+  runId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ClaimBaseline | null {
   const [a, b] = [baselineMirrorPath(folder, runId, env), baselineCopyPath(folder, runId, env)].map((file) => {
     try {
       const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
@@ -144,6 +168,11 @@ export function readBaselineMirror(folder: string, runId: string, env: NodeJS.Pr
 }
 
 /** The baseline to trust for a run: its mirror when there is one, else run.json's `claimBaseline`. */
-export function trustedBaseline(folder: string, runId: string, recorded: unknown, env: NodeJS.ProcessEnv = process.env): unknown {
+export function trustedBaseline(
+  folder: string,
+  runId: string,
+  recorded: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+): unknown {
   return readBaselineMirror(folder, runId, env) ?? recorded;
 }

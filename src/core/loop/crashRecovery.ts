@@ -1,5 +1,11 @@
 import { ITERATION_MARKER } from '../agents/spawn';
-import { endMarkedProcesses, endProcessGroup, groupCarriesEnv, isPidAlive, processGroupAlive } from '../process/processGroup';
+import {
+  endMarkedProcesses,
+  endProcessGroup,
+  groupCarriesEnv,
+  isPidAlive,
+  processGroupAlive,
+} from '../process/processGroup';
 import { ProgressTxtWriter } from './runFiles';
 import { thisHostNames } from '../control/processAlive';
 import { listRunRecords, updateRunRecord } from '../control/runRecords';
@@ -8,7 +14,14 @@ import { isoString } from '../model/time';
 import { isClaimBaseline, type WorkSource } from './workSource';
 import { markedByPerson, readPersonMarks } from './personMarks';
 import { openBaselines, personMarksFor, type ClaimBaseline } from '../model/claimBaseline';
-import { baselineMirrorPath as baselineMirrorPathOf, listAgentMirrors, listBaselineMirrors, trustedBaseline, writeAgentMirror, writeBaselineMirror } from './baselineMirror';
+import {
+  baselineMirrorPath as baselineMirrorPathOf,
+  listAgentMirrors,
+  listBaselineMirrors,
+  trustedBaseline,
+  writeAgentMirror,
+  writeBaselineMirror,
+} from './baselineMirror';
 import { FINAL_RUN_STATES, type RunRecord } from '../model/runRecord';
 import type { WorkItemRef } from './events';
 
@@ -72,7 +85,9 @@ async function putBackAgainst(folder: string, b: ClaimBaseline, sources: readonl
  * that does not parse), one line each, `file:line:column: message`.
  */
 export function skippedRunRecords(folder: string): string[] {
-  return listRunRecords(folder).problems.map((p) => `${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);
+  return listRunRecords(folder).problems.map(
+    (p) => `${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`,
+  );
 }
 
 /**
@@ -85,7 +100,12 @@ export function skippedRunRecords(folder: string): string[] {
  * gone, names another id, or was forged to a final state) has its claims put back and is removed (issue 11,
  * breaker-s5 07/08/34/35).
  */
-export async function recoverCrashedRuns(folder: string, sources: readonly WorkSource[], graceMs: number, o: RecoveryOptions = {}): Promise<RecoveredRun[]> {
+export async function recoverCrashedRuns(
+  folder: string,
+  sources: readonly WorkSource[],
+  graceMs: number,
+  o: RecoveryOptions = {},
+): Promise<RecoveredRun[]> {
   const out: RecoveredRun[] = [];
   const hosts = thisHostNames();
   // Another run's agent recorded outside the workspace (breaker-s5 35): ended first, before it can claim again.
@@ -99,7 +119,12 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
   }
   for (const { record: r } of listRunRecords(folder).records) {
     // A run that ended (Ctrl-C twice marks it stopped) with its claims still open: put them back, nothing more.
-    if (FINAL_RUN_STATES.includes(r.state) && trustedBaseline(folder, r.runId, r.claimBaseline) && hosts.includes(r.host) && !isPidAlive(r.pid)) {
+    if (
+      FINAL_RUN_STATES.includes(r.state) &&
+      trustedBaseline(folder, r.runId, r.claimBaseline) &&
+      hosts.includes(r.host) &&
+      !isPidAlive(r.pid)
+    ) {
       const putBack = await putBackLeftClaims(folder, r, sources);
       await updateRunRecord(folder, r.runId, { claimBaseline: null });
       await writeBaselineMirror(folder, r.runId, null);
@@ -114,19 +139,33 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     // Only a group whose processes carry this run's own token is this run's agent (issue 12: a pgid in a record can
     // name any group, an unrelated one once the number is reused, or one a hostile record points at).
     if (typeof extra.agentPgid === 'number' && extra.agentPgid > 1 && processGroupAlive(extra.agentPgid)) {
-      if (typeof extra.agentToken === 'string' && extra.agentToken && groupCarriesEnv(extra.agentPgid, ITERATION_MARKER, extra.agentToken)) {
+      if (
+        typeof extra.agentToken === 'string' &&
+        extra.agentToken &&
+        groupCarriesEnv(extra.agentPgid, ITERATION_MARKER, extra.agentToken)
+      ) {
         await endProcessGroup(extra.agentPgid, graceMs);
         killedGroup = true;
       } else {
-        warnings.push(`process group ${extra.agentPgid} named by run ${r.runId} does not carry that run's token: left alone`);
+        warnings.push(
+          `process group ${extra.agentPgid} named by run ${r.runId} does not carry that run's token: left alone`,
+        );
       }
     }
     // What the agent's tools started outside its group (setsid, nohup) carries the iteration's marker.
-    if (typeof extra.agentToken === 'string' && (await endMarkedProcesses(ITERATION_MARKER, extra.agentToken, graceMs)).length) killedGroup = true;
+    if (
+      typeof extra.agentToken === 'string' &&
+      (await endMarkedProcesses(ITERATION_MARKER, extra.agentToken, graceMs)).length
+    )
+      killedGroup = true;
     const failedItems: string[] = [];
     const reason = `crash: run ${r.runId} ended without finishing (engine pid ${r.pid} is gone)`;
     for (const source of sources) {
-      const items = r.currentItem ? (r.currentItem.source === source.kind ? [{ ...r.currentItem, title: r.currentItem.title ?? '' }] : []) : await source.inProgress();
+      const items = r.currentItem
+        ? r.currentItem.source === source.kind
+          ? [{ ...r.currentItem, title: r.currentItem.title ?? '' }]
+          : []
+        : await source.inProgress();
       for (const item of items) {
         await source.recoverCrashed(item, trustedBaseline(folder, r.runId, extra.claimBaseline), reason);
         failedItems.push(item.id);
@@ -136,11 +175,24 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
     await writeBaselineMirror(folder, r.runId, null);
     new ProgressTxtWriter(folder, r.runId).complete('CRASHED');
     await updateRunRecord(folder, r.runId, {
-      state: 'failed', currentItem: null, claimBaseline: null,
+      state: 'failed',
+      currentItem: null,
+      claimBaseline: null,
       completion: { reason: 'CRASHED', at: isoString(Date.now()) },
-      endState: 'crashed', endReason: reason, endedAt: isoString(Date.now()), agentPgid: null,
+      endState: 'crashed',
+      endReason: reason,
+      endedAt: isoString(Date.now()),
+      agentPgid: null,
     });
-    out.push({ runId: r.runId, pid: r.pid, killedGroup, failedItems, putBack, crashed: true, ...(warnings.length ? { warnings } : {}) });
+    out.push({
+      runId: r.runId,
+      pid: r.pid,
+      killedGroup,
+      failedItems,
+      putBack,
+      crashed: true,
+      ...(warnings.length ? { warnings } : {}),
+    });
   }
   if (o.sweepMirrors) {
     // What is left in the state folder are claims no record settled: the mirror is the truth until they are.
@@ -149,11 +201,43 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
       const putBack = await putBackAgainst(folder, m.baseline, sources);
       await writeBaselineMirror(folder, m.runId, null);
       const agent = agentsEnded.get(m.runId);
-      out.push({ runId: m.runId, pid: 0, killedGroup: agent?.killed ?? false, failedItems: [], putBack, crashed: false, recorded: false, ...(agent?.warning ? { warnings: [agent.warning] } : {}) });
+      out.push({
+        runId: m.runId,
+        pid: 0,
+        killedGroup: agent?.killed ?? false,
+        failedItems: [],
+        putBack,
+        crashed: false,
+        recorded: false,
+        ...(agent?.warning ? { warnings: [agent.warning] } : {}),
+      });
       agentsEnded.delete(m.runId);
     }
-    for (const m of left.filter((x) => !x.baseline)) out.push({ runId: m.runId, pid: 0, killedGroup: false, failedItems: [], putBack: [], crashed: false, recorded: false, warnings: [`the claim baseline mirror of run ${m.runId} cannot be read: left in place (${baselineMirrorPathOf(folder, m.runId)})`] });
-    for (const [runId, a] of agentsEnded) if (a.killed || a.warning) out.push({ runId, pid: 0, killedGroup: a.killed, failedItems: [], putBack: [], crashed: false, recorded: false, ...(a.warning ? { warnings: [a.warning] } : {}) });
+    for (const m of left.filter((x) => !x.baseline))
+      out.push({
+        runId: m.runId,
+        pid: 0,
+        killedGroup: false,
+        failedItems: [],
+        putBack: [],
+        crashed: false,
+        recorded: false,
+        warnings: [
+          `the claim baseline mirror of run ${m.runId} cannot be read: left in place (${baselineMirrorPathOf(folder, m.runId)})`,
+        ],
+      });
+    for (const [runId, a] of agentsEnded)
+      if (a.killed || a.warning)
+        out.push({
+          runId,
+          pid: 0,
+          killedGroup: a.killed,
+          failedItems: [],
+          putBack: [],
+          crashed: false,
+          recorded: false,
+          ...(a.warning ? { warnings: [a.warning] } : {}),
+        });
   }
   return out;
 }
@@ -162,14 +246,20 @@ export async function recoverCrashedRuns(folder: string, sources: readonly WorkS
  * Ends a recorded agent group `pgid` of run `runId` when its processes carry the run's `token` (a recorded pgid may
  * name a reused or unrelated group: left alone, with a warning), then whatever else carries the token.
  */
-async function endRecordedAgent(pgid: number, token: string, runId: string, graceMs: number): Promise<{ killed: boolean; warning?: string }> {
+async function endRecordedAgent(
+  pgid: number,
+  token: string,
+  runId: string,
+  graceMs: number,
+): Promise<{ killed: boolean; warning?: string }> {
   let killed = false;
   let warning: string | undefined;
   if (processGroupAlive(pgid)) {
     if (groupCarriesEnv(pgid, ITERATION_MARKER, token)) {
       await endProcessGroup(pgid, graceMs);
       killed = true;
-    } else warning = `process group ${pgid} recorded for run ${runId}'s agent does not carry that run's token: left alone`;
+    } else
+      warning = `process group ${pgid} recorded for run ${runId}'s agent does not carry that run's token: left alone`;
   }
   if ((await endMarkedProcesses(ITERATION_MARKER, token, graceMs)).length) killed = true;
   return { killed, ...(warning ? { warning } : {}) };

@@ -108,7 +108,15 @@ export type Observation =
    * to the lane's waiting question when one was written (null: none yet, or nothing waits). `answers`: the answers
    * written to the run's set-aside questions ({@link RunState.asked}), by question id.
    */
-  | { kind: 'beforeIteration'; cancelled: boolean; stop: string | null; pause: boolean; now: number; answer: string | null; answers?: Readonly<Record<string, string>> }
+  | {
+      kind: 'beforeIteration';
+      cancelled: boolean;
+      stop: string | null;
+      pause: boolean;
+      now: number;
+      answer: string | null;
+      answers?: Readonly<Record<string, string>>;
+    }
   /** A pause ended (PAUSE removed, or STOP/cancel while paused). */
   | { kind: 'pauseEnded'; cancelled: boolean; stop: string | null }
   /**
@@ -117,26 +125,71 @@ export type Observation =
    * iterations, by a process the agent left behind); `vanished`: items of the run's source gone since the run saw
    * them (issue 11 A6/C3), as `<id> (<title>)` labels.
    */
-  | { kind: 'next'; next: { kind: 'empty' } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'work'; item: WorkItemRef & { risky: boolean }; failedAttempts: number; attemptLimit: number | null; lastFailure: string | null }; sourceLabel: string; unverified?: WorkItemRef[]; vanished?: string[] }
+  | {
+      kind: 'next';
+      next:
+        | { kind: 'empty' }
+        | { kind: 'complete' }
+        | { kind: 'blocked'; reason: string }
+        | {
+            kind: 'work';
+            item: WorkItemRef & { risky: boolean };
+            failedAttempts: number;
+            attemptLimit: number | null;
+            lastFailure: string | null;
+          };
+      sourceLabel: string;
+      unverified?: WorkItemRef[];
+      vanished?: string[];
+    }
   /** An iteration ended. `fatal`: the agent cannot go on (bad key, could not start). `resetsAt` ms since the epoch. */
-  | { kind: 'iterationEnded'; purpose: IterationPurpose; iteration: number; ending: IterationEnding; detail: string; fatal: boolean; resetsAt: number | null; costUsd: number; now: number; question: string | null }
+  | {
+      kind: 'iterationEnded';
+      purpose: IterationPurpose;
+      iteration: number;
+      ending: IterationEnding;
+      detail: string;
+      fatal: boolean;
+      resetsAt: number | null;
+      costUsd: number;
+      now: number;
+      question: string | null;
+    }
   /**
    * After a work iteration: does the source say the item is done, which signals the agent gave, and `others`: the
    * other items that turned done since the claim baseline (a person's own `ralph task done` excluded).
    */
-  | { kind: 'claimed'; done: boolean; completeSignal: boolean; storyFailed: boolean; lastText: string; sourceLabel: string; others?: (WorkItemRef & { risky?: boolean })[] }
+  | {
+      kind: 'claimed';
+      done: boolean;
+      completeSignal: boolean;
+      storyFailed: boolean;
+      lastText: string;
+      sourceLabel: string;
+      others?: (WorkItemRef & { risky?: boolean })[];
+    }
   /**
    * The item's gate ran (`gate` null: the run has no gates). `claimsAfter`: every unverified claim since the carried
    * baseline when the gate ended (issue 11 B1v/B2: what became done while the gate ran is not verified by it).
    */
-  | { kind: 'verified'; gate: { tier: GateTier; passed: boolean; reason: string } | null; approach: string; claimsAfter?: WorkItemRef[] }
+  | {
+      kind: 'verified';
+      gate: { tier: GateTier; passed: boolean; reason: string } | null;
+      approach: string;
+      claimsAfter?: WorkItemRef[];
+    }
   /** After an iteration that claimed nothing: did anything change (status, checkbox, commit)? */
   | { kind: 'progressChecked'; progressed: boolean }
   /**
    * The final gate ran (`null`: none configured). `claimsAfter`: unverified claims when it ended (made done while it
    * ran: not verified by it, issue 11 B1v/B2).
    */
-  | { kind: 'finalGate'; gate: { passed: boolean; command: string; exitCode: number; summary: string } | null; hasGates: boolean; claimsAfter?: WorkItemRef[] }
+  | {
+      kind: 'finalGate';
+      gate: { passed: boolean; command: string; exitCode: number; summary: string } | null;
+      hasGates: boolean;
+      claimsAfter?: WorkItemRef[];
+    }
   /** The reviewer iteration gave its verdict (`NONE` when it gave none) and its final text. */
   | { kind: 'reviewed'; verdict: string; text: string }
   /** A gate was cut short by cancel. */
@@ -165,7 +218,12 @@ export type Action =
    * Start the item and run a work iteration at this attempt, then observe `iterationEnded`. `answered`: a question
    * of the item and its answer, for the prompt verbatim.
    */
-  | { type: 'runWork'; item: WorkItemRef & { risky: boolean }; attempt: { number: number; kind: AttemptKind; max: number }; answered: { question: string; answer: string } | null }
+  | {
+      type: 'runWork';
+      item: WorkItemRef & { risky: boolean };
+      attempt: { number: number; kind: AttemptKind; max: number };
+      answered: { question: string; answer: string } | null;
+    }
   /** The agent asked a human: report the question (and notify); the item waits. */
   | { type: 'ask'; id: string; iteration: number; item: WorkItemRef | null; text: string }
   /** Wait a little for the answer (woken by a sentinel or cancel), then observe `beforeIteration` again. */
@@ -214,17 +272,35 @@ export interface Decision {
   next: { run: RunState; lane: LaneState };
 }
 
-const end = (state: RunEndState, reason: string, completionReason: string): Action => ({ type: 'end', end: { state, reason, completionReason } });
+const end = (state: RunEndState, reason: string, completionReason: string): Action => ({
+  type: 'end',
+  end: { state, reason, completionReason },
+});
 
 /** A question waited `questionTimeoutMs` without an answer: report it, then end the run stalled. */
 const questionTimedOut = (q: WaitingQuestion, waitedMs: number, timeoutMs: number): Action[] => [
   { type: 'questionTimedOut', id: q.id, item: q.item, waitedMs },
-  end('stalled', `stalled: the question${q.item ? ` of ${q.item.id}` : ''} got no answer in ${Math.round(timeoutMs / 60000)} min`, 'STALLED'),
+  end(
+    'stalled',
+    `stalled: the question${q.item ? ` of ${q.item.id}` : ''} got no answer in ${Math.round(timeoutMs / 60000)} min`,
+    'STALLED',
+  ),
 ];
 
 /** The first state of a run. */
 export function initialRunState(rules: RunRules, startedAtMs: number): RunState {
-  return { rules, startedAtMs, workIterations: 0, costUsd: 0, deferral: { inARow: 0, quotaWaits: 0 }, pendingFix: null, capEnd: null, failedAttempts: {}, blocked: [], asked: [] };
+  return {
+    rules,
+    startedAtMs,
+    workIterations: 0,
+    costUsd: 0,
+    deferral: { inARow: 0, quotaWaits: 0 },
+    pendingFix: null,
+    capEnd: null,
+    failedAttempts: {},
+    blocked: [],
+    asked: [],
+  };
 }
 
 /** The first state of a lane. */
@@ -257,7 +333,10 @@ export function initialLaneState(lane = 0): LaneState {
  *   run waits only when nothing else is ready; without, the run waits. `questionTimeoutMs` ends a wait stalled.
  */
 export function decide(run: RunState, lane: LaneState, obs: Observation): Decision {
-  const out = (actions: Action[], r: RunState = run, l: LaneState = lane): Decision => ({ actions, next: { run: r, lane: l } });
+  const out = (actions: Action[], r: RunState = run, l: LaneState = lane): Decision => ({
+    actions,
+    next: { run: r, lane: l },
+  });
   switch (obs.kind) {
     case 'beforeIteration': {
       if (obs.cancelled) return out([end('cancelled', 'cancelled', 'INTERRUPTED')]);
@@ -284,7 +363,12 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       let take: string | undefined;
       if (run.asked.length) {
         const s = settleSetAside(run.asked, obs.answers ?? {}, obs.now, r.questionTimeoutMs);
-        if (s.timedOut) return out([...pre, ...questionTimedOut(s.timedOut.question, s.timedOut.waitedMs, r.questionTimeoutMs)], { ...run, asked: s.rest }, l);
+        if (s.timedOut)
+          return out(
+            [...pre, ...questionTimedOut(s.timedOut.question, s.timedOut.waitedMs, r.questionTimeoutMs)],
+            { ...run, asked: s.rest },
+            l,
+          );
         if (s.answered) {
           const q = s.answered.question;
           pre.push({ type: 'answered', id: q.id, item: q.item, text: s.answered.answer });
@@ -295,18 +379,27 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       }
       const outL = (actions: Action[], rs: RunState = rn) => out([...pre, ...actions], rs, l);
       // A cap ends the run, unless everything is done: the source is asked once more (completion wins over the cap).
-      const cap = (reason: string, completionReason: string) => outL([{ type: 'pickNext' }], { ...rn, pendingFix: null, capEnd: { state: 'capReached', reason, completionReason } });
+      const cap = (reason: string, completionReason: string) =>
+        outL([{ type: 'pickNext' }], {
+          ...rn,
+          pendingFix: null,
+          capEnd: { state: 'capReached', reason, completionReason },
+        });
       if (run.capEnd) return outL([end(run.capEnd.state, run.capEnd.reason, run.capEnd.completionReason)]);
-      if (run.workIterations >= r.maxIterations) return cap(`max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS');
-      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd) return cap(`max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST');
-      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs) return cap(`max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME');
+      if (run.workIterations >= r.maxIterations)
+        return cap(`max iterations (${r.maxIterations}) reached`, 'MAX_ITERATIONS');
+      if (r.maxCostUsd > 0 && run.costUsd >= r.maxCostUsd)
+        return cap(`max cost reached: $${run.costUsd.toFixed(4)} ≥ $${r.maxCostUsd}`, 'MAX_COST');
+      if (r.maxWallMs > 0 && obs.now - run.startedAtMs >= r.maxWallMs)
+        return cap(`max wall time reached (${Math.round(r.maxWallMs / 60000)} min)`, 'MAX_WALL_TIME');
       if (run.pendingFix) return outL([{ type: 'runFix', ...run.pendingFix }], { ...rn, pendingFix: null });
       const skip = rn.asked.flatMap((q) => (q.item ? [q.item.id] : []));
       return outL([{ type: 'pickNext', ...(skip.length ? { skip } : {}), ...(take ? { take } : {}) }]);
     }
     case 'pauseEnded':
       if (obs.cancelled) return out([end('cancelled', 'cancelled', 'INTERRUPTED')]);
-      if (obs.stop) return out([{ type: 'honourStop' }, end('stopped', `stopped by ${obs.stop} while paused`, 'STOPPED')]);
+      if (obs.stop)
+        return out([{ type: 'honourStop' }, end('stopped', `stopped by ${obs.stop} while paused`, 'STOPPED')]);
       return out([{ type: 'continue' }]);
     case 'next': {
       const n = obs.next;
@@ -323,27 +416,68 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       const o = (actions: Action[], r: RunState = rn, l: LaneState = lane) => out([...pre, ...actions], r, l);
       // Everything reads done, but some of it no gate verified (R1: made done between iterations): back, then on.
       if (n.kind === 'complete' && obs.unverified?.length) {
-        pre.push({ type: 'putBack', items: obs.unverified, reason: 'done without a gate that verified it (made done between iterations, or by a process the agent left behind)' });
+        pre.push({
+          type: 'putBack',
+          items: obs.unverified,
+          reason:
+            'done without a gate that verified it (made done between iterations, or by a process the agent left behind)',
+        });
         return o([capEnd ? end(capEnd.state, capEnd.reason, capEnd.completionReason) : { type: 'continue' }]);
       }
       if (capEnd && n.kind !== 'complete') return o([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
       // Nothing is ready but the items that wait for an answer: the run waits for one (as without continueOnBlocked).
       if (n.kind !== 'work' && run.asked.length) return o([{ type: 'waitForAnswer', id: run.asked[0]!.id }]);
       if ((n.kind === 'empty' || n.kind === 'complete') && vanished.length) {
-        return o([end('blocked', `${vanished.length} item${vanished.length > 1 ? 's' : ''} vanished from ${obs.sourceLabel} during the run (${vanished.join(', ')}): not complete. Restore ${vanished.length > 1 ? 'them' : 'it'}, or start a new run if a person removed ${vanished.length > 1 ? 'them' : 'it'}`, 'BLOCKED')]);
+        return o([
+          end(
+            'blocked',
+            `${vanished.length} item${vanished.length > 1 ? 's' : ''} vanished from ${obs.sourceLabel} during the run (${vanished.join(', ')}): not complete. Restore ${vanished.length > 1 ? 'them' : 'it'}, or start a new run if a person removed ${vanished.length > 1 ? 'them' : 'it'}`,
+            'BLOCKED',
+          ),
+        ]);
       }
       if (n.kind === 'empty') return o([end('completed', `nothing to do: ${obs.sourceLabel} has no tasks`, 'NO_WORK')]);
       if (n.kind === 'blocked') return o([end('blocked', n.reason, 'BLOCKED')]);
       if (n.kind === 'complete') return o([{ type: 'runFinalGate' }]);
       const key = itemKey(n.item);
-      if (run.blocked.includes(key)) return o([end('blocked', `${n.item.id} was blocked by this run but ${obs.sourceLabel} offers it again (was its block record removed?)`, 'BLOCKED')]);
+      if (run.blocked.includes(key))
+        return o([
+          end(
+            'blocked',
+            `${n.item.id} was blocked by this run but ${obs.sourceLabel} offers it again (was its block record removed?)`,
+            'BLOCKED',
+          ),
+        ]);
       const attempt = nextAttempt(Math.max(n.failedAttempts, run.failedAttempts[key] ?? 0), n.attemptLimit);
-      if (attempt === 'exhausted') return o([{ type: 'block', item: n.item, reason: n.lastFailure ?? 'out of attempts', pauseRun: !run.rules.continueOnBlocked }], { ...rn, blocked: [...rn.blocked, key] }, { ...lane, item: null, attempt: null });
-      const owed = lane.answered && (lane.answered.itemId === null || lane.answered.itemId === n.item.id) ? { question: lane.answered.question, answer: lane.answered.answer } : null;
-      return o([{ type: 'runWork', item: n.item, attempt, answered: owed }], { ...rn, workIterations: rn.workIterations + 1 }, { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered });
+      if (attempt === 'exhausted')
+        return o(
+          [
+            {
+              type: 'block',
+              item: n.item,
+              reason: n.lastFailure ?? 'out of attempts',
+              pauseRun: !run.rules.continueOnBlocked,
+            },
+          ],
+          { ...rn, blocked: [...rn.blocked, key] },
+          { ...lane, item: null, attempt: null },
+        );
+      const owed =
+        lane.answered && (lane.answered.itemId === null || lane.answered.itemId === n.item.id)
+          ? { question: lane.answered.question, answer: lane.answered.answer }
+          : null;
+      return o(
+        [{ type: 'runWork', item: n.item, attempt, answered: owed }],
+        { ...rn, workIterations: rn.workIterations + 1 },
+        { ...lane, item: n.item, attempt, answered: owed ? null : lane.answered },
+      );
     }
     case 'iterationEnded': {
-      const r: RunState = { ...run, costUsd: run.costUsd + obs.costUsd, ...(obs.purpose === 'work' ? {} : { workIterations: run.workIterations + 1 }) };
+      const r: RunState = {
+        ...run,
+        costUsd: run.costUsd + obs.costUsd,
+        ...(obs.purpose === 'work' ? {} : { workIterations: run.workIterations + 1 }),
+      };
       switch (obs.ending) {
         case 'cancelled':
           return out([end('cancelled', 'cancelled: the agent was ended', 'INTERRUPTED')], r);
@@ -356,7 +490,18 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
           const back: RunState = { ...r, workIterations: r.workIterations - 1 };
           const d = decideDeferral(run.deferral, obs.resetsAt, obs.now, run.rules.backoff);
           if (d.action === 'stall') return out([end('stalled', d.reason, 'STALLED')], { ...back, deferral: d.next });
-          return out([{ type: 'defer', reason: obs.detail, waitMs: d.waitMs, resetsAt: d.action === 'waitUntilReset' ? d.resetsAt : null, inARow: d.next.inARow }], { ...back, deferral: d.next });
+          return out(
+            [
+              {
+                type: 'defer',
+                reason: obs.detail,
+                waitMs: d.waitMs,
+                resetsAt: d.action === 'waitUntilReset' ? d.resetsAt : null,
+                inARow: d.next.inARow,
+              },
+            ],
+            { ...back, deferral: d.next },
+          );
         }
         case 'error':
           if (obs.fatal) return out([end('failed', `agent error: ${obs.detail}`, 'FAILED')], r);
@@ -371,7 +516,8 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
           const ask: Action = { type: 'ask', id, iteration: obs.iteration, item: ref, text };
           const settled: RunState = { ...r, deferral: { ...r.deferral, inARow: 0 } };
           // continueOnBlocked: the item is set aside and the lane is free for other ready work; else the run waits.
-          if (run.rules.continueOnBlocked && ref) return out([ask], { ...settled, asked: [...r.asked, q] }, { ...lane, item: null, attempt: null });
+          if (run.rules.continueOnBlocked && ref)
+            return out([ask], { ...settled, asked: [...r.asked, q] }, { ...lane, item: null, attempt: null });
           return out([ask], settled, { ...lane, waiting: q });
         }
         default:
@@ -384,39 +530,89 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     }
     case 'claimed': {
       const item = lane.item;
-      if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a claim was checked with no item open' }, { type: 'continue' }]);
+      if (!item || !lane.attempt)
+        return out([{ type: 'warning', message: 'a claim was checked with no item open' }, { type: 'continue' }]);
       const others = (obs.others ?? []).map((o) => ({ source: o.source, id: o.id, title: o.title }));
       // The gate verifies every item it accepts: a risky one among them asks for the `full` tier.
       const risky = item.risky || (obs.others ?? []).some((o) => o.risky);
       if (obs.done) return out([{ type: 'runGate', tier: risky ? 'full' : 'basic' }], run, { ...lane, claims: others });
       // Other items claimed in an iteration that did not finish its own: no gate verifies them, they go back.
-      const actions: Action[] = others.length ? [{ type: 'putBack', items: others, reason: `claimed done in an iteration that did not finish ${item.id}; no gate verified it` }] : [];
-      if (obs.completeSignal) actions.push({ type: 'warning', message: `agent signaled complete but ${obs.sourceLabel} says "${item.title}" is not done` });
+      const actions: Action[] = others.length
+        ? [
+            {
+              type: 'putBack',
+              items: others,
+              reason: `claimed done in an iteration that did not finish ${item.id}; no gate verified it`,
+            },
+          ]
+        : [];
+      if (obs.completeSignal)
+        actions.push({
+          type: 'warning',
+          message: `agent signaled complete but ${obs.sourceLabel} says "${item.title}" is not done`,
+        });
       if (obs.storyFailed) {
         const approach = obs.lastText;
-        actions.push({ type: 'attemptFailed', item, attempt: lane.attempt.number, approach, reason: `agent reported STORY_FAILED: ${approach}` });
-        return out(actions, failedOnce(run, item, lane.attempt.number), { ...lane, item: null, attempt: null, claims: [] });
+        actions.push({
+          type: 'attemptFailed',
+          item,
+          attempt: lane.attempt.number,
+          approach,
+          reason: `agent reported STORY_FAILED: ${approach}`,
+        });
+        return out(actions, failedOnce(run, item, lane.attempt.number), {
+          ...lane,
+          item: null,
+          attempt: null,
+          claims: [],
+        });
       }
       actions.push({ type: 'checkProgress' });
       return out(actions);
     }
     case 'verified': {
       const item = lane.item;
-      if (!item || !lane.attempt) return out([{ type: 'warning', message: 'a gate result came with no item open' }, { type: 'continue' }]);
+      if (!item || !lane.attempt)
+        return out([{ type: 'warning', message: 'a gate result came with no item open' }, { type: 'continue' }]);
       const cleared: LaneState = { ...lane, item: null, attempt: null, claims: [] };
       // B1v/B2: the gate verified the state it started on. Claims still done are verified with the item; what became
       // done while it ran (its own command, a process left behind) is not, and goes back.
       const { also, late } = verifiedAfterGate(item, lane.claims, obs.claimsAfter);
       const tier = obs.gate?.tier ?? 'no';
-      const lateBack: Action[] = late.length ? [{ type: 'putBack', items: late, reason: `became done while the ${tier} gate of ${item.id} ran; a gate verifies only the state it started on` }] : [];
-      if (!obs.gate || obs.gate.passed) return out([...lateBack, { type: 'accept', item, also }, { type: 'enrichHandoff' }], run, { ...cleared, stall: 0 });
+      const lateBack: Action[] = late.length
+        ? [
+            {
+              type: 'putBack',
+              items: late,
+              reason: `became done while the ${tier} gate of ${item.id} ran; a gate verifies only the state it started on`,
+            },
+          ]
+        : [];
+      if (!obs.gate || obs.gate.passed)
+        return out([...lateBack, { type: 'accept', item, also }, { type: 'enrichHandoff' }], run, {
+          ...cleared,
+          stall: 0,
+        });
       const a = lane.attempt;
-      const actions: Action[] = lane.claims.length ? [{ type: 'putBack', items: lane.claims, reason: `claimed done with ${item.id}; the ${obs.gate.tier} gate is red` }] : [];
+      const actions: Action[] = lane.claims.length
+        ? [
+            {
+              type: 'putBack',
+              items: lane.claims,
+              reason: `claimed done with ${item.id}; the ${obs.gate.tier} gate is red`,
+            },
+          ]
+        : [];
       actions.push(...lateBack);
       actions.push({ type: 'attemptFailed', item, attempt: a.number, approach: obs.approach, reason: obs.gate.reason });
       let r = failedOnce(run, item, a.number);
       if (a.number >= a.max) {
-        actions.push({ type: 'block', item, reason: `verification failed ${a.number} times; last: ${obs.gate.reason}`, pauseRun: !run.rules.continueOnBlocked });
+        actions.push({
+          type: 'block',
+          item,
+          reason: `verification failed ${a.number} times; last: ${obs.gate.reason}`,
+          pauseRun: !run.rules.continueOnBlocked,
+        });
         r = { ...r, blocked: [...r.blocked, itemKey(item)] };
       }
       actions.push({ type: 'enrichHandoff' });
@@ -424,7 +620,18 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
     }
     case 'progressChecked': {
       const stall = obs.progressed ? 0 : lane.stall + 1;
-      if (stall >= run.rules.stallLimit) return out([end('stalled', `stalled: ${stall} iterations in a row ended without progress (no status or checkbox change, no commit)`, 'STALLED')], run, { ...lane, stall });
+      if (stall >= run.rules.stallLimit)
+        return out(
+          [
+            end(
+              'stalled',
+              `stalled: ${stall} iterations in a row ended without progress (no status or checkbox change, no commit)`,
+              'STALLED',
+            ),
+          ],
+          run,
+          { ...lane, stall },
+        );
       return out([{ type: 'enrichHandoff' }], run, { ...lane, stall });
     }
     case 'finalGate': {
@@ -433,25 +640,57 @@ export function decide(run: RunState, lane: LaneState, obs: Observation): Decisi
       // B1v/B2: items made done while the final gate ran are not verified by it: back, and no completion on them.
       const late = obs.claimsAfter ?? [];
       if (late.length) {
-        const back: Action = { type: 'putBack', items: late, reason: 'became done while the final gate ran; a gate verifies only the state it started on' };
+        const back: Action = {
+          type: 'putBack',
+          items: late,
+          reason: 'became done while the final gate ran; a gate verifies only the state it started on',
+        };
         return out([back, capEnd ? end(capEnd.state, capEnd.reason, capEnd.completionReason) : { type: 'continue' }]);
       }
       // At a cap, only a green final gate (and no review still owed) completes the run.
-      if (capEnd && ((g && !g.passed) || run.rules.reviewer)) return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
+      if (capEnd && ((g && !g.passed) || run.rules.reviewer))
+        return out([end(capEnd.state, capEnd.reason, capEnd.completionReason)]);
       if (g && !g.passed) {
-        return out([{ type: 'continue' }], { ...run, pendingFix: { purpose: 'finalFix', text: `Every task reports done, but the final gate fails (\`${g.command}\`, exit ${g.exitCode}). Make it pass without undoing finished work.\n\n${g.summary}` } });
+        return out([{ type: 'continue' }], {
+          ...run,
+          pendingFix: {
+            purpose: 'finalFix',
+            text: `Every task reports done, but the final gate fails (\`${g.command}\`, exit ${g.exitCode}). Make it pass without undoing finished work.\n\n${g.summary}`,
+          },
+        });
       }
       if (run.rules.reviewer) return out([{ type: 'runReview' }]);
-      return out([end('completed', obs.hasGates ? 'complete: every task verified, final gate green' : 'complete: every task done (no gates configured)', 'DONE')]);
+      return out([
+        end(
+          'completed',
+          obs.hasGates
+            ? 'complete: every task verified, final gate green'
+            : 'complete: every task done (no gates configured)',
+          'DONE',
+        ),
+      ]);
     }
     case 'reviewed':
-      if (obs.verdict === 'SHIP') return out([end('completed', 'complete: every task verified, final gate green', 'DONE')]);
-      return out([{ type: 'continue' }], { ...run, pendingFix: { purpose: 'finalFix', text: `The reviewer did not ship the change (verdict ${obs.verdict}). Address every point below, commit, then stop.\n\n${obs.text.slice(0, 4000)}` } });
+      if (obs.verdict === 'SHIP')
+        return out([end('completed', 'complete: every task verified, final gate green', 'DONE')]);
+      return out([{ type: 'continue' }], {
+        ...run,
+        pendingFix: {
+          purpose: 'finalFix',
+          text: `The reviewer did not ship the change (verdict ${obs.verdict}). Address every point below, commit, then stop.\n\n${obs.text.slice(0, 4000)}`,
+        },
+      });
     case 'cancelledDuringGate':
       return out([end('cancelled', 'cancelled during a gate', 'INTERRUPTED')]);
     case 'gateFilesChanged':
       // Not a failed attempt (the agent's work was never judged): the run ends failed; its claims go back at the end.
-      return out([{ type: 'warning', message: `gate files changed during the run:\n${obs.changed.map((l) => `  ${l}`).join('\n')}` }, end('failed', obs.reason, 'FAILED')]);
+      return out([
+        {
+          type: 'warning',
+          message: `gate files changed during the run:\n${obs.changed.map((l) => `  ${l}`).join('\n')}`,
+        },
+        end('failed', obs.reason, 'FAILED'),
+      ]);
   }
 }
 
@@ -472,15 +711,22 @@ export function sameItem(a: WorkItemRef, b: WorkItemRef): boolean {
  * `also`: the claims of `atStart` still done after it (verified with `item`); `late`: claims that appeared while it
  * ran (not verified by it: the gate's own command or a process left behind made them done). Pure.
  */
-export function verifiedAfterGate(item: WorkItemRef, atStart: readonly WorkItemRef[], after: readonly WorkItemRef[] | undefined): { also: WorkItemRef[]; late: WorkItemRef[] } {
+export function verifiedAfterGate(
+  item: WorkItemRef,
+  atStart: readonly WorkItemRef[],
+  after: readonly WorkItemRef[] | undefined,
+): { also: WorkItemRef[]; late: WorkItemRef[] } {
   if (!after) return { also: [...atStart], late: [] };
   const also = atStart.filter((c) => after.some((a) => sameItem(a, c)));
-  const late = after.filter((a) => !sameItem(a, item) && !atStart.some((c) => sameItem(c, a))).map((a) => ({ source: a.source, id: a.id, title: a.title }));
+  const late = after
+    .filter((a) => !sameItem(a, item) && !atStart.some((c) => sameItem(c, a)))
+    .map((a) => ({ source: a.source, id: a.id, title: a.title }));
   return { also, late };
 }
 
 /** A place in a {@link ClaimBaseline}: the source's own items (`done`), flow-next epics, or another checklist file. */
-export type BaselineSlot = 'done' | 'epics' | `checklist:${string}` | 'source:quantum' | 'source:flow' | 'source:flowEpics';
+export type BaselineSlot =
+  'done' | 'epics' | `checklist:${string}` | 'source:quantum' | 'source:flow' | 'source:flowEpics';
 
 /**
  * The claim baseline carried to the next point of the run (issue 11 R1): the last VERIFIED state, never a fresh
@@ -491,25 +737,43 @@ export type BaselineSlot = 'done' | 'epics' | `checklist:${string}` | 'source:qu
  * kept from `prev` (a person's `ralph task done` since the run began is theirs); `items` (every item key the run has
  * seen, for vanished items) is the union. Pure.
  */
-export function carriedBaseline(prev: ClaimBaseline | null, now: ClaimBaseline, verified: readonly { slot: BaselineSlot; key: string }[] = []): ClaimBaseline {
+export function carriedBaseline(
+  prev: ClaimBaseline | null,
+  now: ClaimBaseline,
+  verified: readonly { slot: BaselineSlot; key: string }[] = [],
+): ClaimBaseline {
   if (!prev) return now;
-  const keep = (was: readonly string[] | undefined, is: readonly string[] | undefined, slot: BaselineSlot): string[] => {
+  const keep = (
+    was: readonly string[] | undefined,
+    is: readonly string[] | undefined,
+    slot: BaselineSlot,
+  ): string[] => {
     const nowSet = new Set(is ?? []);
     const wasSet = new Set(was ?? []);
     const ok = new Set(verified.filter((v) => v.slot === slot).map((v) => v.key));
     return (is ?? []).filter((k) => nowSet.has(k) && (wasSet.has(k) || ok.has(k)));
   };
-  const out: ClaimBaseline = { at: prev.at, source: now.source, label: now.label, done: keep(prev.done, now.done, 'done') };
+  const out: ClaimBaseline = {
+    at: prev.at,
+    source: now.source,
+    label: now.label,
+    done: keep(prev.done, now.done, 'done'),
+  };
   if (now.epics || prev.epics) out.epics = keep(prev.epics, now.epics, 'epics');
   if (now.checklists || prev.checklists) {
     const labels = new Set([...Object.keys(prev.checklists ?? {}), ...Object.keys(now.checklists ?? {})]);
-    out.checklists = Object.fromEntries([...labels].map((l) => [l, keep(prev.checklists?.[l], now.checklists?.[l], `checklist:${l}`)]));
+    out.checklists = Object.fromEntries(
+      [...labels].map((l) => [l, keep(prev.checklists?.[l], now.checklists?.[l], `checklist:${l}`)]),
+    );
   }
   if (now.items || prev.items) out.items = [...new Set([...(prev.items ?? []), ...(now.items ?? [])])];
   if (now.sources || prev.sources) {
     const kinds = ['quantum', 'flow', 'flowEpics'] as const;
-    out.sources = Object.fromEntries(kinds.filter((k) => (now.sources?.[k] ?? prev.sources?.[k]) !== undefined)
-      .map((k) => [k, keep(prev.sources?.[k], now.sources?.[k], `source:${k}`)]));
+    out.sources = Object.fromEntries(
+      kinds
+        .filter((k) => (now.sources?.[k] ?? prev.sources?.[k]) !== undefined)
+        .map((k) => [k, keep(prev.sources?.[k], now.sources?.[k], `source:${k}`)]),
+    );
   }
   // What the engine learned about the person marks is the run's, not the source's: carried as is.
   if (prev.agentMarks?.length) out.agentMarks = [...prev.agentMarks];
@@ -536,7 +800,11 @@ export interface WatchdogRules {
 }
 
 /** Defaults of {@link WatchdogRules}. */
-export const DEFAULT_WATCHDOG: Readonly<WatchdogRules> = Object.freeze({ silenceTimeoutMs: 20 * 60_000, iterationTimeoutMs: 0, stopGraceMs: 60_000 });
+export const DEFAULT_WATCHDOG: Readonly<WatchdogRules> = Object.freeze({
+  silenceTimeoutMs: 20 * 60_000,
+  iterationTimeoutMs: 0,
+  stopGraceMs: 60_000,
+});
 
 /** What the shell observed about a running iteration: times in ms since the epoch. */
 export interface WatchdogObservation {
@@ -561,13 +829,25 @@ export type WatchdogVerdict =
 export function decideWatchdog(o: WatchdogObservation, rules: WatchdogRules = DEFAULT_WATCHDOG): WatchdogVerdict {
   const silentFor = o.now - o.lastOutputAt;
   if (rules.iterationTimeoutMs > 0 && o.now - o.iterationStartedAt >= rules.iterationTimeoutMs) {
-    return { kind: 'end', reason: 'iterationTimeout', detail: `the iteration ran ${Math.round((o.now - o.iterationStartedAt) / 1000)} s, the limit is ${Math.round(rules.iterationTimeoutMs / 1000)} s (timing.iterationTimeoutMs)` };
+    return {
+      kind: 'end',
+      reason: 'iterationTimeout',
+      detail: `the iteration ran ${Math.round((o.now - o.iterationStartedAt) / 1000)} s, the limit is ${Math.round(rules.iterationTimeoutMs / 1000)} s (timing.iterationTimeoutMs)`,
+    };
   }
   if (o.stopRequestedAt !== null && o.now - Math.max(o.stopRequestedAt, o.lastOutputAt) >= rules.stopGraceMs) {
-    return { kind: 'end', reason: 'stopGrace', detail: `STOP was requested and the agent printed nothing for ${Math.round(Math.min(silentFor, o.now - o.stopRequestedAt) / 1000)} s (timing.stopGraceMs)` };
+    return {
+      kind: 'end',
+      reason: 'stopGrace',
+      detail: `STOP was requested and the agent printed nothing for ${Math.round(Math.min(silentFor, o.now - o.stopRequestedAt) / 1000)} s (timing.stopGraceMs)`,
+    };
   }
   if (rules.silenceTimeoutMs > 0 && silentFor >= rules.silenceTimeoutMs) {
-    return { kind: 'end', reason: 'silence', detail: `the agent printed nothing for ${Math.round(silentFor / 1000)} s (timing.silenceTimeoutMs): stalled` };
+    return {
+      kind: 'end',
+      reason: 'silence',
+      detail: `the agent printed nothing for ${Math.round(silentFor / 1000)} s (timing.silenceTimeoutMs): stalled`,
+    };
   }
   const at = [
     rules.iterationTimeoutMs > 0 ? o.iterationStartedAt + rules.iterationTimeoutMs : Infinity,
@@ -612,20 +892,59 @@ export interface CoordinatorObservation {
  * wall time) → capReached; PAUSE → no new lane; nothing running and nothing ready → completed when every story
  * passed (NO_WORK without stories), else blocked. Pure.
  */
-export function decideCoordinator(rules: Pick<RunRules, 'maxIterations' | 'maxCostUsd' | 'maxWallMs'>, o: CoordinatorObservation): { kind: 'dispatch' } | { kind: 'wait' } | { kind: 'drain'; end: RunEnd } | { kind: 'end'; end: RunEnd } {
-  const drainOrEnd = (e: RunEnd) => (o.running > 0 ? { kind: 'drain' as const, end: e } : { kind: 'end' as const, end: e });
+export function decideCoordinator(
+  rules: Pick<RunRules, 'maxIterations' | 'maxCostUsd' | 'maxWallMs'>,
+  o: CoordinatorObservation,
+): { kind: 'dispatch' } | { kind: 'wait' } | { kind: 'drain'; end: RunEnd } | { kind: 'end'; end: RunEnd } {
+  const drainOrEnd = (e: RunEnd) =>
+    o.running > 0 ? { kind: 'drain' as const, end: e } : { kind: 'end' as const, end: e };
   if (o.cancelled) return drainOrEnd({ state: 'cancelled', reason: 'cancelled', completionReason: 'INTERRUPTED' });
-  if (o.storageFailure) return drainOrEnd({ state: 'failed', reason: `storage error: ${o.storageFailure}`, completionReason: 'FAILED' });
+  if (o.storageFailure)
+    return drainOrEnd({ state: 'failed', reason: `storage error: ${o.storageFailure}`, completionReason: 'FAILED' });
   if (o.stop) return drainOrEnd({ state: 'stopped', reason: `stopped by ${o.stop}`, completionReason: 'STOPPED' });
-  if (o.stories === 0) return { kind: 'end', end: { state: 'completed', reason: 'nothing to do: quantum.json has no stories', completionReason: 'NO_WORK' } };
-  if (o.running === 0 && o.allPassed) return { kind: 'end', end: { state: 'completed', reason: 'complete: every story merged, the feature branch green', completionReason: 'DONE' } };
-  if (o.iterations >= rules.maxIterations) return drainOrEnd({ state: 'capReached', reason: `max iterations (${rules.maxIterations}) reached over every lane`, completionReason: 'MAX_ITERATIONS' });
-  if (rules.maxCostUsd > 0 && o.costUsd >= rules.maxCostUsd) return drainOrEnd({ state: 'capReached', reason: `max cost reached over every lane: $${o.costUsd.toFixed(4)} ≥ $${rules.maxCostUsd}`, completionReason: 'MAX_COST' });
-  if (rules.maxWallMs > 0 && o.elapsedMs >= rules.maxWallMs) return drainOrEnd({ state: 'capReached', reason: `max wall time reached (${Math.round(rules.maxWallMs / 60000)} min)`, completionReason: 'MAX_WALL_TIME' });
+  if (o.stories === 0)
+    return {
+      kind: 'end',
+      end: { state: 'completed', reason: 'nothing to do: quantum.json has no stories', completionReason: 'NO_WORK' },
+    };
+  if (o.running === 0 && o.allPassed)
+    return {
+      kind: 'end',
+      end: {
+        state: 'completed',
+        reason: 'complete: every story merged, the feature branch green',
+        completionReason: 'DONE',
+      },
+    };
+  if (o.iterations >= rules.maxIterations)
+    return drainOrEnd({
+      state: 'capReached',
+      reason: `max iterations (${rules.maxIterations}) reached over every lane`,
+      completionReason: 'MAX_ITERATIONS',
+    });
+  if (rules.maxCostUsd > 0 && o.costUsd >= rules.maxCostUsd)
+    return drainOrEnd({
+      state: 'capReached',
+      reason: `max cost reached over every lane: $${o.costUsd.toFixed(4)} ≥ $${rules.maxCostUsd}`,
+      completionReason: 'MAX_COST',
+    });
+  if (rules.maxWallMs > 0 && o.elapsedMs >= rules.maxWallMs)
+    return drainOrEnd({
+      state: 'capReached',
+      reason: `max wall time reached (${Math.round(rules.maxWallMs / 60000)} min)`,
+      completionReason: 'MAX_WALL_TIME',
+    });
   if (o.pause) return { kind: 'wait' };
   if (o.ready > 0) return { kind: 'dispatch' };
   if (o.running > 0) return { kind: 'wait' };
-  return { kind: 'end', end: { state: 'blocked', reason: 'no story is eligible: the rest are failed out, blocked or waiting on them', completionReason: 'BLOCKED' } };
+  return {
+    kind: 'end',
+    end: {
+      state: 'blocked',
+      reason: 'no story is eligible: the rest are failed out, blocked or waiting on them',
+      completionReason: 'BLOCKED',
+    },
+  };
 }
 
 /** How a lane's run ended, for {@link decideLaneEnd}. */
@@ -652,11 +971,15 @@ export interface LaneEndObservation {
  * failed with the lane's reason; any other end (stalled, failed, a lane cap, a crash of the lane) → failed
  * `lane_failed`. Pure.
  */
-export function decideLaneEnd(o: LaneEndObservation): { kind: 'merge' } | { kind: 'release'; reason: string } | { kind: 'fail'; phase: string; reason: string } {
+export function decideLaneEnd(
+  o: LaneEndObservation,
+): { kind: 'merge' } | { kind: 'release'; reason: string } | { kind: 'fail'; phase: string; reason: string } {
   if (o.storyVerified && o.end === 'completed') return { kind: 'merge' };
   if (o.storageFailure) return { kind: 'release', reason: `the lane could not write its files: ${o.storageFailure}` };
-  if (o.timedOut) return { kind: 'fail', phase: 'story_timeout', reason: `the story ran out of time (storyTimeoutMs): ${o.reason}` };
-  if (o.runEnding && (o.end === 'stopped' || o.end === 'cancelled' || o.end === 'capReached')) return { kind: 'release', reason: `the run ended ${o.end}: ${o.reason}` };
+  if (o.timedOut)
+    return { kind: 'fail', phase: 'story_timeout', reason: `the story ran out of time (storyTimeoutMs): ${o.reason}` };
+  if (o.runEnding && (o.end === 'stopped' || o.end === 'cancelled' || o.end === 'capReached'))
+    return { kind: 'release', reason: `the run ended ${o.end}: ${o.reason}` };
   if (o.blocked !== null) return { kind: 'fail', phase: 'blocked', reason: o.blocked };
   return { kind: 'fail', phase: 'lane_failed', reason: `the lane ended ${o.end}: ${o.reason}` };
 }
@@ -677,9 +1000,27 @@ export function greenTreeStandsForLeftovers(containment: 'pid-namespace' | 'mark
  * (the branch is kept for a person); a red feature-branch gate after the merge undoes the merge and fails the story
  * `merge_regression`; else the story passed. `gate` null: the run has no gates. Pure.
  */
-export function decideMerge(o: { merge: { kind: 'merged' } | { kind: 'conflict'; files: readonly string[]; detail: string }; gate: { passed: boolean; reason: string } | null }): { kind: 'passed' } | { kind: 'fail'; phase: 'merge_conflict' | 'merge_regression'; reason: string; files?: string[]; undo: boolean } {
-  if (o.merge.kind === 'conflict') return { kind: 'fail', phase: 'merge_conflict', reason: `merge conflict in ${o.merge.files.join(', ') || '(unknown files)'}${o.merge.detail ? `: ${o.merge.detail}` : ''}`, files: [...o.merge.files], undo: false };
-  if (o.gate && !o.gate.passed) return { kind: 'fail', phase: 'merge_regression', reason: `the feature branch's gate is red after the merge: ${o.gate.reason}`, undo: true };
+export function decideMerge(o: {
+  merge: { kind: 'merged' } | { kind: 'conflict'; files: readonly string[]; detail: string };
+  gate: { passed: boolean; reason: string } | null;
+}):
+  | { kind: 'passed' }
+  | { kind: 'fail'; phase: 'merge_conflict' | 'merge_regression'; reason: string; files?: string[]; undo: boolean } {
+  if (o.merge.kind === 'conflict')
+    return {
+      kind: 'fail',
+      phase: 'merge_conflict',
+      reason: `merge conflict in ${o.merge.files.join(', ') || '(unknown files)'}${o.merge.detail ? `: ${o.merge.detail}` : ''}`,
+      files: [...o.merge.files],
+      undo: false,
+    };
+  if (o.gate && !o.gate.passed)
+    return {
+      kind: 'fail',
+      phase: 'merge_regression',
+      reason: `the feature branch's gate is red after the merge: ${o.gate.reason}`,
+      undo: true,
+    };
   return { kind: 'passed' };
 }
 
@@ -695,7 +1036,10 @@ export function decideMerge(o: { merge: { kind: 'merged' } | { kind: 'conflict';
  *   and gated again one at a time (`oneByOne`, the usual path), so that the story that broke the gate fails
  *   `merge_regression`, the others pass, and the feature branch ends green.
  */
-export function decideMergeBatch(o: { merged: number; gate: { passed: boolean } | null }): { kind: 'single' } | { kind: 'allPassed' } | { kind: 'oneByOne' } {
+export function decideMergeBatch(o: {
+  merged: number;
+  gate: { passed: boolean } | null;
+}): { kind: 'single' } | { kind: 'allPassed' } | { kind: 'oneByOne' } {
   if (o.merged < 2) return { kind: 'single' };
   if (!o.gate || o.gate.passed) return { kind: 'allPassed' };
   return { kind: 'oneByOne' };
@@ -722,7 +1066,12 @@ export interface GreenGate {
  *   An unknown state (null) is never the same.
  * The feature branch's own gate after the merge (coordinator.ts) is not affected. Pure.
  */
-export function finalGateRepeats(o: { lane: boolean; finalCommand: string | null; lastGreen: GreenGate | null; treeNow: string | null }): boolean {
+export function finalGateRepeats(o: {
+  lane: boolean;
+  finalCommand: string | null;
+  lastGreen: GreenGate | null;
+  treeNow: string | null;
+}): boolean {
   const g = o.lastGreen;
   if (!o.lane || !g || o.finalCommand === null || g.command !== o.finalCommand) return false;
   return o.treeNow !== null && g.treeBefore === o.treeNow && g.treeAfter === o.treeNow;
@@ -764,7 +1113,12 @@ export interface LaneGreen {
  *   was committed in the lane after its gate (leftovers). The gate would run the same command on the same files.
  * Unknown values (null) never match. Pure.
  */
-export function featureGateRepeats(o: { featureCommand: string | null; laneGreen: LaneGreen | null; mergedTree: string | null; greenTree: string | null }): boolean {
+export function featureGateRepeats(o: {
+  featureCommand: string | null;
+  laneGreen: LaneGreen | null;
+  mergedTree: string | null;
+  greenTree: string | null;
+}): boolean {
   if (o.featureCommand === null || !o.laneGreen || o.laneGreen.command !== o.featureCommand) return false;
   if (cleanCommitOf(o.laneGreen.state) === null) return false;
   return o.mergedTree !== null && o.greenTree !== null && o.mergedTree === o.greenTree;

@@ -17,7 +17,14 @@ import { gateFilesChangedReason, snapshotGateFiles } from '../trust/gateFileCont
 import { agentConfigEntries, changedClaudeProjectFiles } from '../trust/agentConfig';
 import type { TrustedEntry } from '../trust/trustedContent';
 import { startGuardServer, type GuardServer } from '../gates/guardServer';
-import { ensureHandoff, readHandoff, workingSet, workingSetChanged, writeAutoEnriched, writeLastGateState } from '../gates/handoff';
+import {
+  ensureHandoff,
+  readHandoff,
+  workingSet,
+  workingSetChanged,
+  writeAutoEnriched,
+  writeLastGateState,
+} from '../gates/handoff';
 import type { RalphConfig } from '../model/config';
 import { isoString } from '../model/time';
 import { resolveActor } from '../sources/actor';
@@ -25,15 +32,43 @@ import { type TokenCounts, zeroTokens, addTokens } from '../stream/events';
 import { iterationTotals } from '../stream/ledger';
 import { findSignals, type AgentSignal } from '../stream/signals';
 import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
-import { carriedBaseline, decide, finalGateRepeats, initialLaneState, initialRunState, sameItem, type Action, type LaneState, type GreenGate, type Observation, type RunEnd, type RunState } from './decide';
+import {
+  carriedBaseline,
+  decide,
+  finalGateRepeats,
+  initialLaneState,
+  initialRunState,
+  sameItem,
+  type Action,
+  type LaneState,
+  type GreenGate,
+  type Observation,
+  type RunEnd,
+  type RunState,
+} from './decide';
 import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
 import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
 import { recoverParallel } from './parallel/recovery';
 import { pruneRuns } from '../control/runPruning';
 import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
-import { isStorageError, makeSpaceReserve, ralphWritableProblem, STORAGE_EXIT, storageFailureText, type SpaceReserve } from '../store/storageFailure';
-import { EXIT_CODES, type EngineEvent, type GateTier, type IterationEnding, type IterationPurpose, type RunEndState, type WorkItemRef } from './events';
+import {
+  isStorageError,
+  makeSpaceReserve,
+  ralphWritableProblem,
+  STORAGE_EXIT,
+  storageFailureText,
+  type SpaceReserve,
+} from '../store/storageFailure';
+import {
+  EXIT_CODES,
+  type EngineEvent,
+  type GateTier,
+  type IterationEnding,
+  type IterationPurpose,
+  type RunEndState,
+  type WorkItemRef,
+} from './events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from './git';
 import { loadTemplate, renderTemplate } from './prompt';
 import { IterationStreamWriter } from './runFiles';
@@ -42,7 +77,15 @@ import { runNotify } from './notify';
 import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
 import { loadSources, buildPlan } from '../sources/plan';
 import { startOfferOf } from '../sources/startPolicy';
-import { availableSources, checklistAt, type Claim, type ClaimBaseline, type DoneClaim, type WorkItem, type WorkSource } from './workSource';
+import {
+  availableSources,
+  checklistAt,
+  type Claim,
+  type ClaimBaseline,
+  type DoneClaim,
+  type WorkItem,
+  type WorkSource,
+} from './workSource';
 import { markedByPerson, readPersonMarks, removePersonMarks } from './personMarks';
 import { marksChanged, personMarksFor } from '../model/claimBaseline';
 import { writeAgentMirror, writeBaselineMirror } from './baselineMirror';
@@ -96,8 +139,12 @@ export function timingFromConfig(config: RalphConfig): EngineTiming {
       stopGraceMs: t.stopGraceMs ?? DEFAULT_WATCHDOG.stopGraceMs,
     },
     backoff: {
-      baseMs: t.backoffBaseMs ?? b.baseMs, capMs: t.backoffCapMs ?? b.capMs, resetMarginMs: t.resetMarginMs ?? b.resetMarginMs,
-      maxResetWaitMs: t.maxResetWaitMs ?? b.maxResetWaitMs, maxQuotaWaits: t.maxQuotaWaits ?? b.maxQuotaWaits, maxDeferrals: t.maxDeferrals ?? b.maxDeferrals,
+      baseMs: t.backoffBaseMs ?? b.baseMs,
+      capMs: t.backoffCapMs ?? b.capMs,
+      resetMarginMs: t.resetMarginMs ?? b.resetMarginMs,
+      maxResetWaitMs: t.maxResetWaitMs ?? b.maxResetWaitMs,
+      maxQuotaWaits: t.maxQuotaWaits ?? b.maxQuotaWaits,
+      maxDeferrals: t.maxDeferrals ?? b.maxDeferrals,
     },
   };
 }
@@ -199,7 +246,6 @@ export class EngineRefusal extends Error {
 export class StorageRefusal extends EngineRefusal {
   readonly exitCode = STORAGE_EXIT;
 }
-
 
 interface IterationOutcome {
   ending: IterationEnding;
@@ -333,7 +379,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     } catch (err) {
       this.warn(`iteration ${n}: could not restore a task file the agent left unreadable`)(err);
     }
-    for (const r of restored) this.emitEvent({ type: 'fileRestored', file: r.file, aside: r.aside, problem: r.problem });
+    for (const r of restored)
+      this.emitEvent({ type: 'fileRestored', file: r.file, aside: r.aside, problem: r.problem });
   }
 
   /**
@@ -345,7 +392,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     if (!id) return this.o.source;
     const offer = startOfferOf(buildPlan(loadSources(this.folder)), id);
     if (!offer.ready) {
-      throw new EngineRefusal(`Cannot start with ${id}: ${offer.why ?? 'it is not ready'}.${offer.next ? ` The next ready item of its source is ${offer.next} (ralph run --item ${offer.next}).` : ' No other item of its source is ready.'}`);
+      throw new EngineRefusal(
+        `Cannot start with ${id}: ${offer.why ?? 'it is not ready'}.${offer.next ? ` The next ready item of its source is ${offer.next} (ralph run --item ${offer.next}).` : ' No other item of its source is ready.'}`,
+      );
     }
     this.firstItem = id;
     return this.o.source ?? offer.source;
@@ -356,13 +405,17 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const all = availableSources({ folder: this.folder, actor });
     // A markdown task file named by path (a resume brief) needs no other source in the folder.
     const named = want ? checklistAt(this.folder, want, actor) : undefined;
-    if (!all.length && !named) throw new EngineRefusal(`No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`);
+    if (!all.length && !named)
+      throw new EngineRefusal(
+        `No task source in ${this.folder}: add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.`,
+      );
     if (!want) return all[0]!;
     const norm = want === 'flow' ? 'flow-next' : want;
     // A checklist path may be given as typed (`./specs/x/tasks.md`, absolute): compare workspace-relative paths.
     const rel = path.relative(this.folder, path.resolve(this.folder, want)).split(path.sep).join('/');
     const found = all.find((s) => s.kind === norm) ?? all.find((s) => s.label === want || s.label === rel) ?? named;
-    if (!found) throw new EngineRefusal(`No ${want} source in ${this.folder} (found: ${all.map((s) => s.label).join(', ')}).`);
+    if (!found)
+      throw new EngineRefusal(`No ${want} source in ${this.folder} (found: ${all.map((s) => s.label).join(', ')}).`);
     return found;
   }
 
@@ -371,14 +424,18 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     // A parallel run (issue 19) is a coordinator of lanes, each an engine of its own (loop/parallel/coordinator.ts).
     if (!this.o.lane && (this.o.parallel ?? this.o.config.parallel)) {
       const parallel = await import('./parallel/coordinator');
-      if (parallel.parallelApplies(this.folder, this.o)) return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
+      if (parallel.parallelApplies(this.folder, this.o))
+        return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
     }
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const actor = this.o.lane?.actor ?? resolveActor(this.folder);
     this.actor = actor;
     const source = this.o.lane?.source ?? this.pickSource(actor, this.firstItemSource());
     const unreadable = source.unreadable?.() ?? [];
-    if (unreadable.length) throw new EngineRefusal(`${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`);
+    if (unreadable.length)
+      throw new EngineRefusal(
+        `${source.label} has ${unreadable.length === 1 ? 'a file' : `${unreadable.length} files`} that cannot be read; fix ${unreadable.length === 1 ? 'it' : 'them'} first (a source with an item it cannot read is never complete):\n${unreadable.map((u) => `  ${u}`).join('\n')}`,
+      );
     const gates = await resolveGates(this.folder, this.o.config);
     this.gates = gates;
     // The files the gates run, read again before every gate run (issue 11, core/trust/gateFileContent.ts).
@@ -386,14 +443,19 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     // The agents' project configuration as `ralph run` checked it against the user's trust (breaker-s6 row 05).
     this.agentConfigAtStart = await agentConfigEntries(this.folder);
     if (!gates && !this.o.noGates) {
-      throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
+      throw new EngineRefusal(
+        'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
+      );
     }
     // A configured path is relative to the workspace folder (as `-C` and the extension see it), not to our cwd.
     const { configured, binary, key } = agentBinary(adapter, this.o.config, this.folder);
-    const pathEnv = this.o.agentEnv && 'PATH' in this.o.agentEnv ? (this.o.agentEnv.PATH ?? '') : (process.env.PATH ?? '');
+    const pathEnv =
+      this.o.agentEnv && 'PATH' in this.o.agentEnv ? (this.o.agentEnv.PATH ?? '') : (process.env.PATH ?? '');
     this.agentBinary = await which(binary, pathEnv);
     if (!this.agentBinary) {
-      throw new EngineRefusal(`The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`);
+      throw new EngineRefusal(
+        `The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`,
+      );
     }
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
@@ -403,10 +465,16 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const readOnly = ralphWritableProblem(this.folder);
     if (readOnly) throw new StorageRefusal(readOnly);
     // One engine per folder: two runs would claim the same items and fight over the same files.
-    const releaseLock = await tryHoldLock(ralphFile(this.folder, 'engineLock'), (err) => this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }));
+    const releaseLock = await tryHoldLock(ralphFile(this.folder, 'engineLock'), (err) =>
+      this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }),
+    );
     if (!releaseLock) {
-      const active = listRuns(this.folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
-      throw new EngineRefusal(`Another Ralph run is active in ${this.folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
+      const active = listRuns(this.folder)
+        .runs.filter((r) => r.kind === 'ralph' && r.active)
+        .map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
+      throw new EngineRefusal(
+        `Another Ralph run is active in ${this.folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`,
+      );
     }
     try {
       return await this.runLocked(adapter, source, gates, maxIterations, maxCost, maxWallMs);
@@ -416,32 +484,68 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     }
   }
 
-  private async runLocked(adapter: AgentAdapter, source: WorkSource, gates: ResolvedGates | null, maxIterations: number, maxCost: number, maxWallMs: number): Promise<RunResult> {
+  private async runLocked(
+    adapter: AgentAdapter,
+    source: WorkSource,
+    gates: ResolvedGates | null,
+    maxIterations: number,
+    maxCost: number,
+    maxWallMs: number,
+  ): Promise<RunResult> {
     await this.removeStaleStopRequest();
     // A crashed run may have worked on another source of this folder: recovery looks at all of them.
     const candidates = availableSources({ folder: this.folder, actor: this.actor });
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
     // Lanes a crashed parallel run left (issue 19): stories and worktrees recovered before the usual crash rule.
-    if (!this.o.lane) for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs).catch((err: Error) => ({ notes: [`could not recover a parallel run's lanes: ${err.message}`] }))).notes) this.emitEvent({ type: 'warning', message: note });
+    if (!this.o.lane)
+      for (const note of (
+        await recoverParallel(this.folder, this.timing.killGraceMs).catch((err: Error) => ({
+          notes: [`could not recover a parallel run's lanes: ${err.message}`],
+        }))
+      ).notes)
+        this.emitEvent({ type: 'warning', message: note });
     // Holding the folder's lock, every other mirror is a dead run's open claims (issue 11); lanes leave theirs to the coordinator.
-    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: !this.o.lane });
-    for (const skipped of skippedRunRecords(this.folder)) this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
+    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
+      ownRunId: this.runId,
+      sweepMirrors: !this.o.lane,
+    });
+    for (const skipped of skippedRunRecords(this.folder))
+      this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
     for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
     for (const r of recovered) {
       const back = r.putBack.length ? `, put back ${r.putBack.join(', ')} (claimed done, never verified)` : '';
-      if (r.crashed) this.emitEvent({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}` });
-      else if (r.recorded === false) this.emitEvent({ type: 'warning', message: `run ${r.runId} left claims open in its baseline mirror (its run record is gone, names another run, or says it ended)${r.killedGroup ? ', its agent group killed' : ''}${back || ', nothing to put back'}` });
-      else if (r.putBack.length) this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
+      if (r.crashed)
+        this.emitEvent({
+          type: 'warning',
+          message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}`,
+        });
+      else if (r.recorded === false)
+        this.emitEvent({
+          type: 'warning',
+          message: `run ${r.runId} left claims open in its baseline mirror (its run record is gone, names another run, or says it ended)${r.killedGroup ? ', its agent group killed' : ''}${back || ', nothing to put back'}`,
+        });
+      else if (r.putBack.length)
+        this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
     }
 
     // .ralph/runs/ stays bounded (issue 12): finished runs' raw streams compressed, the oldest finished runs deleted.
-    await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
+    await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(
+      this.warn('could not prune .ralph/runs'),
+    );
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     // Space to record the end on a full disk (issue 12): released before the end is written after a storage error.
     // A lane uses its run's one reserve (the coordinator's), not a 1 MiB file of its own per story.
     const lane = this.o.lane;
-    const reserve = lane ? (lane.reserve ?? null) : await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => { this.emitEvent({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }); return null; });
+    const reserve = lane
+      ? (lane.reserve ?? null)
+      : await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => {
+          this.emitEvent({
+            type: 'warning',
+            message: `could not set disk space aside for the run's end: ${err.message}`,
+          });
+          return null;
+        });
     try {
       return await this.runStarted(adapter, source, gates, maxIterations, maxCost, maxWallMs, reserve);
     } finally {
@@ -449,28 +553,75 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     }
   }
 
-  private async runStarted(adapter: AgentAdapter, source: WorkSource, gates: ResolvedGates | null, maxIterations: number, maxCost: number, maxWallMs: number, reserve: SpaceReserve | null): Promise<RunResult> {
+  private async runStarted(
+    adapter: AgentAdapter,
+    source: WorkSource,
+    gates: ResolvedGates | null,
+    maxIterations: number,
+    maxCost: number,
+    maxWallMs: number,
+    reserve: SpaceReserve | null,
+  ): Promise<RunResult> {
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
-    if (adapter.guardHook) this.guard = await startGuardServer({ workspace: this.folder, runDir: ralphRunDir(this.folder, this.runId), onRecord: (r) => this.emitEvent({ type: 'guard', ...r }) }).catch((err: Error) => { throw new EngineRefusal(`The command guard could not start: ${err.message}`); });
+    if (adapter.guardHook)
+      this.guard = await startGuardServer({
+        workspace: this.folder,
+        runDir: ralphRunDir(this.folder, this.runId),
+        onRecord: (r) => this.emitEvent({ type: 'guard', ...r }),
+      }).catch((err: Error) => {
+        throw new EngineRefusal(`The command guard could not start: ${err.message}`);
+      });
     const record = await createRunRecord(this.folder, {
-      runId: this.runId, state: 'running', agent: adapter.name,
-      source: { kind: source.kind, label: source.label }, config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: this.o.config.model, noGates: !!this.o.noGates }, agentPgid: null,
+      runId: this.runId,
+      state: 'running',
+      agent: adapter.name,
+      source: { kind: source.kind, label: source.label },
+      config: {
+        maxIterations,
+        maxCostUsd: maxCost,
+        maxWallTimeMs: maxWallMs,
+        model: this.o.config.model,
+        noGates: !!this.o.noGates,
+      },
+      agentPgid: null,
     });
     this.startedAt = record.startedAt;
     // A lane's `.ralph/` is kept out of git by the repository's info/exclude (parallel/dispatcher.ts excludeRunnerFiles).
     if (!this.o.lane) await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
     await ensureHandoff(this.folder);
-    this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
+    this.sentinels = new SentinelWatcher(
+      this.folder,
+      { runId: this.runId, startedAt: this.startedAt },
+      this.timing.sentinelPollMs,
+    );
     this.sentinels.on('change', (c) => this.noteSentinels(c));
     this.noteSentinels(this.sentinels.state);
-    this.emitEvent({ type: 'runStarted', runId: this.runId, folder: this.folder, source: source.label, agent: adapter.name, maxIterations, gates: gates?.commands ?? {}, maxCostUsd: maxCost, pid: process.pid });
+    this.emitEvent({
+      type: 'runStarted',
+      runId: this.runId,
+      folder: this.folder,
+      source: source.label,
+      agent: adapter.name,
+      maxIterations,
+      gates: gates?.commands ?? {},
+      maxCostUsd: maxCost,
+      pid: process.pid,
+    });
     await this.reportProgress(source);
 
-    this.runState = initialRunState({
-      maxIterations, maxCostUsd: maxCost, maxWallMs, stallLimit: this.timing.stallLimit, backoff: this.timing.backoff,
-      reviewer: this.o.reviewer ?? this.o.config.reviewer, continueOnBlocked: this.o.continueOnBlocked ?? this.o.config.continueOnBlocked,
-      questionTimeoutMs: this.o.config.questionTimeoutMinutes * 60_000,
-    }, Date.now());
+    this.runState = initialRunState(
+      {
+        maxIterations,
+        maxCostUsd: maxCost,
+        maxWallMs,
+        stallLimit: this.timing.stallLimit,
+        backoff: this.timing.backoff,
+        reviewer: this.o.reviewer ?? this.o.config.reviewer,
+        continueOnBlocked: this.o.continueOnBlocked ?? this.o.config.continueOnBlocked,
+        questionTimeoutMs: this.o.config.questionTimeoutMinutes * 60_000,
+      },
+      Date.now(),
+    );
     let end: RunEnd;
     let storageFailure: string | null = null;
     try {
@@ -491,26 +642,50 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     // No exit path leaves an unverified claim behind (issue 11): what was claimed since the open baseline goes back.
     // The baseline stays open through the end's notify (breaker-s6 25): it is closed only by the last check, below.
     let settled = false;
-    if (this.baseline) settled = await this.putBackAtEnd(source, `the run ended ${end.state} before a gate verified it`);
+    if (this.baseline)
+      settled = await this.putBackAtEnd(source, `the run ended ${end.state} before a gate verified it`);
     if (end.state !== 'completed') {
       for (const item of [...(this.current ? [this.current] : []), ...this.setAside.values()]) {
-        await source.release(item).catch((err: Error) => this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }));
+        await source
+          .release(item)
+          .catch((err: Error) =>
+            this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }),
+          );
       }
     }
-    const progress = await source.progress().catch((err: unknown) => { this.warn('could not read the final progress')(err); return { done: 0, total: 0 }; });
-    const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
-    const writeEnd = () => updateRunRecord(this.folder, this.runId, {
-      state: finalState, currentItem: null, iteration: this.iteration,
-      completion: { reason: end.completionReason, at: isoString(Date.now()) },
-      endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, tokens: this.tokens,
+    const progress = await source.progress().catch((err: unknown) => {
+      this.warn('could not read the final progress')(err);
+      return { done: 0, total: 0 };
     });
+    const finalState =
+      end.state === 'completed'
+        ? 'completed'
+        : end.state === 'stopped' || end.state === 'cancelled'
+          ? 'stopped'
+          : 'failed';
+    const writeEnd = () =>
+      updateRunRecord(this.folder, this.runId, {
+        state: finalState,
+        currentItem: null,
+        iteration: this.iteration,
+        completion: { reason: end.completionReason, at: isoString(Date.now()) },
+        endState: end.state,
+        endReason: end.reason,
+        endedAt: isoString(Date.now()),
+        agentPgid: null,
+        costUsd: this.cost,
+        tokens: this.tokens,
+      });
     let endNotRecorded: string | null = null;
     removeFolderCaches(this.folder);
     await writeEnd().catch(async (err: Error) => {
       // The disk filled up at the very end: free the reserve and try once more before giving up (issue 12).
       if (isStorageError(err) && (await reserve?.release())) {
         storageFailure ??= storageFailureText(err);
-        const again = await writeEnd().then(() => null, (e: Error) => e);
+        const again = await writeEnd().then(
+          () => null,
+          (e: Error) => e,
+        );
         if (!again) return;
         err = again;
       }
@@ -519,20 +694,53 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       this.warn('could not write the end to run.json')(err);
     });
     const exitCode = storageFailure ? STORAGE_EXIT : EXIT_CODES[end.state];
-    const ended: EngineEvent = { type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total };
+    const ended: EngineEvent = {
+      type: 'runEnded',
+      state: end.state,
+      reason: end.reason,
+      completionReason: end.completionReason,
+      exitCode,
+      iterations: this.iteration,
+      costUsd: this.cost,
+      done: progress.done,
+      total: progress.total,
+    };
     // Notified before the event is logged, so a follower that stops at runEnded sees how the notification went.
-    await this.notify(ended, `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`);
+    await this.notify(
+      ended,
+      `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`,
+    );
     // The run's last check comes after its last child (breaker-s6 25: notify's code ran after the put-back): what
     // became done, or was marked, while the end's notify ran goes back too; then the baseline is closed.
-    if (settled && (await this.putBackAtEnd(source, `it became done while notify ran at the run's end (after the run's last gate)`))) {
+    if (
+      settled &&
+      (await this.putBackAtEnd(source, `it became done while notify ran at the run's end (after the run's last gate)`))
+    ) {
       // Marks written while a child ran were claims: settled now, they leave the file (else they read as a person's).
-      await removePersonMarks(this.folder, this.baseline?.agentMarks ?? []).catch(this.warn('could not remove the claimed marks from .ralph/person-done.json'));
+      await removePersonMarks(this.folder, this.baseline?.agentMarks ?? []).catch(
+        this.warn('could not remove the claimed marks from .ralph/person-done.json'),
+      );
       this.baseline = null;
-      await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(this.warn('could not clear the claim baseline in run.json'));
-      await writeBaselineMirror(this.folder, this.runId, null).catch(this.warn('could not remove the claim baseline mirror'));
+      await updateRunRecord(this.folder, this.runId, { claimBaseline: null }).catch(
+        this.warn('could not clear the claim baseline in run.json'),
+      );
+      await writeBaselineMirror(this.folder, this.runId, null).catch(
+        this.warn('could not remove the claim baseline mirror'),
+      );
     }
     this.emitEvent(ended);
-    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iteration, costUsd: this.cost, done: progress.done, total: progress.total, ...(storageFailure ? { storageFailure } : {}), ...(endNotRecorded ? { endNotRecorded } : {}) };
+    return {
+      runId: this.runId,
+      state: end.state,
+      reason: end.reason,
+      exitCode,
+      iterations: this.iteration,
+      costUsd: this.cost,
+      done: progress.done,
+      total: progress.total,
+      ...(storageFailure ? { storageFailure } : {}),
+      ...(endNotRecorded ? { endNotRecorded } : {}),
+    };
   }
 
   /**
@@ -542,17 +750,27 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    */
   private async removeStaleStopRequest(): Promise<void> {
     const file = ralphFile(this.folder, 'stopRequested');
-    const st = await stat(file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') this.warn('could not look at .ralph/stop-requested')(err); return null; });
+    const st = await stat(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') this.warn('could not look at .ralph/stop-requested')(err);
+      return null;
+    });
     if (!st) return;
     await rm(file, { force: true });
-    this.emitEvent({ type: 'warning', message: `removed .ralph/stop-requested from ${st.mtime.toISOString()}: it predates this run` });
+    this.emitEvent({
+      type: 'warning',
+      message: `removed .ralph/stop-requested from ${st.mtime.toISOString()}: it predates this run`,
+    });
   }
 
   private noteSentinels(c: SentinelCheck): void {
     if (c.stop.length && !this.stopNoted) {
       this.stopNoted = true;
       this.stopRequestedAt = Date.now();
-      this.emitEvent({ type: 'stopRequested', file: c.stop[0]!.file, graceful: c.stop.some((h) => h.file.endsWith('stop-requested')) });
+      this.emitEvent({
+        type: 'stopRequested',
+        file: c.stop[0]!.file,
+        graceful: c.stop.some((h) => h.file.endsWith('stop-requested')),
+      });
     }
     if (!c.stop.length) {
       this.stopNoted = false;
@@ -582,7 +800,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         resolve(timedOut);
       };
       const t = setTimeout(() => done(true), ms);
-      const onChange = (c: SentinelCheck) => { if (wake(c)) done(false); };
+      const onChange = (c: SentinelCheck) => {
+        if (wake(c)) done(false);
+      };
       const onAbort = () => done(false);
       this.sentinels?.on('change', onChange);
       this.o.signal?.addEventListener('abort', onAbort);
@@ -603,7 +823,16 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   /** At the run's end: puts back what is open since the baseline; false (with a warning) when that failed. */
   private async putBackAtEnd(source: WorkSource, reason: string): Promise<boolean> {
     if (!this.baseline) return true;
-    return this.putBack(source, this.baseline, reason).then(() => true, (err: Error) => { this.emitEvent({ type: 'warning', message: `could not put back unverified claims: ${err.message} (the next run puts them back)` }); return false; });
+    return this.putBack(source, this.baseline, reason).then(
+      () => true,
+      (err: Error) => {
+        this.emitEvent({
+          type: 'warning',
+          message: `could not put back unverified claims: ${err.message} (the next run puts them back)`,
+        });
+        return false;
+      },
+    );
   }
 
   /** Puts back every unverified claim since `baseline`, with a `claimPutBack` event naming them. */
@@ -612,7 +841,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     if (!items.length) return;
     const how: string[] = [];
     await source.putBack(items, how);
-    this.emitEvent({ type: 'claimPutBack', items: items.map((i) => ref(i)), reason, ...(how.length ? { how: how.map((h) => this.shown(h)) } : {}) });
+    this.emitEvent({
+      type: 'claimPutBack',
+      items: items.map((i) => ref(i)),
+      reason,
+      ...(how.length ? { how: how.map((h) => this.shown(h)) } : {}),
+    });
     await this.reportProgress(source, false);
   }
 
@@ -621,7 +855,11 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    * and kept in run.json. `verified`: the claims a green gate verified, which join it.
    */
   private async carryBaseline(source: WorkSource, verified: readonly Claim[] = []): Promise<void> {
-    this.baseline = carriedBaseline(this.baseline, await source.snapshot(), verified.map((c) => ({ slot: c.slot, key: c.key })));
+    this.baseline = carriedBaseline(
+      this.baseline,
+      await source.snapshot(),
+      verified.map((c) => ({ slot: c.slot, key: c.key })),
+    );
     await updateRunRecord(this.folder, this.runId, { claimBaseline: this.baseline });
     await this.mirrorBaseline();
   }
@@ -653,7 +891,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    * naming them; `marksAtAgentStart` is dropped. `also`: other fields of run.json written in the same write (the
    * agent's end), or alone when no marks were taken.
    */
-  private async markChildEnd(before: Record<string, string> | null, who: string, when?: string, also?: RunRecordPatch): Promise<void> {
+  private async markChildEnd(
+    before: Record<string, string> | null,
+    who: string,
+    when?: string,
+    also?: RunRecordPatch,
+  ): Promise<void> {
     // The child's code could have forged an answer of `ralph status` / `ralph next` (breaker-s5 row 23) or a parsed
     // value (breaker-s6 row 21) in the user's cache.
     removeFolderCaches(this.folder);
@@ -665,7 +908,11 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const { marksAtAgentStart: _, ...rest } = this.baseline;
     const agentMarks = [...new Set([...(rest.agentMarks ?? []), ...changed])];
     this.baseline = agentMarks.length ? { ...rest, agentMarks } : rest;
-    if (changed.length) this.emitEvent({ type: 'warning', message: `${when ? `${when}: ` : ''}.ralph/person-done.json changed while ${who} ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's` });
+    if (changed.length)
+      this.emitEvent({
+        type: 'warning',
+        message: `${when ? `${when}: ` : ''}.ralph/person-done.json changed while ${who} ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's`,
+      });
     await updateRunRecord(this.folder, this.runId, { ...also, claimBaseline: this.baseline });
     await this.mirrorBaseline();
   }
@@ -682,7 +929,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
   /** Mirrors the baseline outside the workspace (K2/K3: the agent can edit run.json); a failure is a warning. */
   private async mirrorBaseline(): Promise<void> {
-    await writeBaselineMirror(this.folder, this.runId, this.baseline).catch(this.warn('could not mirror the claim baseline in the state folder'));
+    await writeBaselineMirror(this.folder, this.runId, this.baseline).catch(
+      this.warn('could not mirror the claim baseline in the state folder'),
+    );
   }
 
   /**
@@ -715,7 +964,8 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
   /** Reports an error the run survives as a `warning` event (never swallowed). */
   private warn(what: string): (err: unknown) => void {
-    return (err: unknown) => this.emitEvent({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
+    return (err: unknown) =>
+      this.emitEvent({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
   }
 
   private stopName(c: SentinelCheck): string | null {
@@ -740,7 +990,19 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         const text = await this.readAnswer(q.id);
         if (text !== null) answers[q.id] = text;
       }
-      const end = await this.perform(source, gates, this.step({ kind: 'beforeIteration', cancelled: this.cancelled, stop: this.stopName(c), pause: c.pause.length > 0, now: Date.now(), answer, answers }));
+      const end = await this.perform(
+        source,
+        gates,
+        this.step({
+          kind: 'beforeIteration',
+          cancelled: this.cancelled,
+          stop: this.stopName(c),
+          pause: c.pause.length > 0,
+          now: Date.now(),
+          answer,
+          answers,
+        }),
+      );
       if (end) return end;
     }
   }
@@ -764,7 +1026,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         return null;
       case 'pause': {
         this.emitEvent({ type: 'paused' });
-        await updateRunRecord(this.folder, this.runId, { state: 'paused' }).catch(this.warn('could not mark run.json paused'));
+        await updateRunRecord(this.folder, this.runId, { state: 'paused' }).catch(
+          this.warn('could not mark run.json paused'),
+        );
         let c = this.sentinels!.check();
         while (c.pause.length && !c.stop.length && !this.cancelled) {
           await this.waitForSentinelChange(1000);
@@ -772,7 +1036,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         }
         const end = await then({ kind: 'pauseEnded', cancelled: this.cancelled, stop: this.stopName(c) });
         if (end) return end;
-        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(this.warn('could not mark run.json running'));
+        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(
+          this.warn('could not mark run.json running'),
+        );
         this.emitEvent({ type: 'resumed' });
         return null;
       }
@@ -787,13 +1053,27 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         const take = a.take ?? first;
         const next = await source.next({ ...(a.skip ? { skip: a.skip } : {}), ...(take ? { take } : {}) });
         const truth = await this.truthNow(source);
-        const seen = { vanished: truth.vanished, ...(next.kind === 'complete' ? { unverified: truth.unverified.map((i) => ref(i)) } : {}) };
+        const seen = {
+          vanished: truth.vanished,
+          ...(next.kind === 'complete' ? { unverified: truth.unverified.map((i) => ref(i)) } : {}),
+        };
         if (next.kind !== 'work') return then({ kind: 'next', next, sourceLabel: source.label, ...seen });
         const item = next.item;
         const records = await readAttempts(this.folder, item);
         this.work = { item, records, headBefore: null, fpBefore: null, out: null, claim: null };
         const failed = Math.max(records.length, (await source.failedAttempts(item)) ?? 0);
-        return then({ kind: 'next', next: { kind: 'work', item: ref(item, item.risky), failedAttempts: failed, attemptLimit: await source.attemptLimit(item), lastFailure: records.at(-1)?.reason ?? null }, sourceLabel: source.label, ...seen });
+        return then({
+          kind: 'next',
+          next: {
+            kind: 'work',
+            item: ref(item, item.risky),
+            failedAttempts: failed,
+            attemptLimit: await source.attemptLimit(item),
+            lastFailure: records.at(-1)?.reason ?? null,
+          },
+          sourceLabel: source.label,
+          ...seen,
+        });
       }
       case 'runWork': {
         const w = this.work!;
@@ -806,13 +1086,25 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         // Kept in run.json with the current item, so a later start can undo what an unfinished run claimed. The
         // baseline is carried, never read afresh (R1): what became done since the last verdict is still a claim.
         this.baseline = carriedBaseline(this.baseline, await source.snapshot());
-        await updateRunRecord(this.folder, this.runId, { currentItem: { source: item.source, id: item.id, title: item.title }, claimBaseline: this.baseline });
+        await updateRunRecord(this.folder, this.runId, {
+          currentItem: { source: item.source, id: item.id, title: item.title },
+          claimBaseline: this.baseline,
+        });
         await this.mirrorBaseline();
         w.headBefore = await headSha(this.folder);
         w.fpBefore = await source.fingerprint();
         const history = formatAttemptHistory(w.records, a.attempt.kind);
         const qa = a.answered ? questionAnswerSection(a.answered.question, a.answered.answer) : '';
-        w.out = await this.runAgent(source, item, 'work', a.attempt.number, a.attempt.kind, [qa, history].filter(Boolean).join('\n'), undefined, a.attempt.max);
+        w.out = await this.runAgent(
+          source,
+          item,
+          'work',
+          a.attempt.number,
+          a.attempt.kind,
+          [qa, history].filter(Boolean).join('\n'),
+          undefined,
+          a.attempt.max,
+        );
         return then(this.endedObservation('work', w.out));
       }
       case 'block': {
@@ -821,19 +1113,38 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         if (this.current?.id === a.item.id) this.current = null;
         this.emitEvent({ type: 'itemBlocked', item: ref(a.item), reason: a.reason });
         // Pause the run: a person looks at the blocked item, then resumes (or stops).
-        if (a.pauseRun) await writePauseSentinel(ralphRunDir(this.folder, this.runId), `blocked: ${a.item.id}: ${a.reason}\n`);
+        if (a.pauseRun)
+          await writePauseSentinel(ralphRunDir(this.folder, this.runId), `blocked: ${a.item.id}: ${a.reason}\n`);
         return null;
       }
       case 'defer':
-        this.emitEvent({ type: 'deferred', reason: a.reason, waitMs: a.waitMs, resetsAt: a.resetsAt, inARow: a.inARow });
+        this.emitEvent({
+          type: 'deferred',
+          reason: a.reason,
+          waitMs: a.waitMs,
+          resetsAt: a.resetsAt,
+          inARow: a.inARow,
+        });
         await this.sleep(a.waitMs);
         return null;
       case 'checkClaim': {
         const w = this.work!;
         const signals = w.out?.signals ?? [];
         w.claim = await source.claim(w.item, signals);
-        const others = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).filter((i) => i.id !== w.item.id).map((i) => ({ ...ref(i), ...(i.risky ? { risky: true } : {}) })) : [];
-        return then({ kind: 'claimed', done: w.claim.done, completeSignal: signals.some((s) => s.kind === 'complete'), storyFailed: signals.some((s) => s.kind === 'storyFailed'), lastText: oneLine(w.out?.lastText ?? ''), sourceLabel: source.label, others });
+        const others = this.baseline
+          ? (await unverifiedClaims(this.folder, source, this.baseline))
+              .filter((i) => i.id !== w.item.id)
+              .map((i) => ({ ...ref(i), ...(i.risky ? { risky: true } : {}) }))
+          : [];
+        return then({
+          kind: 'claimed',
+          done: w.claim.done,
+          completeSignal: signals.some((s) => s.kind === 'complete'),
+          storyFailed: signals.some((s) => s.kind === 'storyFailed'),
+          lastText: oneLine(w.out?.lastText ?? ''),
+          sourceLabel: source.label,
+          others,
+        });
       }
       case 'runGate': {
         const w = this.work!;
@@ -844,13 +1155,23 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         if (gate && 'filesChanged' in gate) return then(gate.filesChanged);
         if (this.cancelled) return then({ kind: 'cancelledDuringGate' });
         if (!gate) return then({ kind: 'verified', gate: null, approach: '' });
-        if (this.o.lane && gate.exitCode === 0) this.lastGreen = { command: gate.command, treeBefore, treeAfter: await treeState(this.folder) };
+        if (this.o.lane && gate.exitCode === 0)
+          this.lastGreen = { command: gate.command, treeBefore, treeAfter: await treeState(this.folder) };
         // B1v/B2: what is claimed now; decide() keeps only what was claimed before the gate started.
-        const claimsAfter = this.baseline ? (await unverifiedClaims(this.folder, source, this.baseline)).map((i) => ref(i)) : undefined;
-        const approach = (w.headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ?? oneLine(w.out?.lastText ?? '');
+        const claimsAfter = this.baseline
+          ? (await unverifiedClaims(this.folder, source, this.baseline)).map((i) => ref(i))
+          : undefined;
+        const approach =
+          (w.headBefore !== (await headSha(this.folder)) ? await lastCommitSubject(this.folder) : null) ??
+          oneLine(w.out?.lastText ?? '');
         const reason = `${gate.label} gate exit ${gate.exitCode}${gate.timedOut ? ' (timed out)' : ''}: ${gate.failingLines.slice(0, 5).join(' | ') || gate.tail.slice(-3).join(' | ') || 'no output'}`;
         this.work!.verifiedBy = gate.label as GateTier;
-        return then({ kind: 'verified', gate: { tier: gate.label as GateTier, passed: gate.exitCode === 0, reason }, approach, ...(claimsAfter ? { claimsAfter } : {}) });
+        return then({
+          kind: 'verified',
+          gate: { tier: gate.label as GateTier, passed: gate.exitCode === 0, reason },
+          approach,
+          ...(claimsAfter ? { claimsAfter } : {}),
+        });
       }
       case 'accept': {
         const w = this.work!;
@@ -859,7 +1180,10 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         this.current = null;
         // The verified items join the carried baseline (R1); nothing else does.
         const claims = this.baseline ? await unverifiedClaims(this.folder, source, this.baseline) : [];
-        await this.carryBaseline(source, claims.filter((c) => sameItem(c, w.item) || alsoDone.some((x) => sameItem(x, c))));
+        await this.carryBaseline(
+          source,
+          claims.filter((c) => sameItem(c, w.item) || alsoDone.some((x) => sameItem(x, c))),
+        );
         await updateRunRecord(this.folder, this.runId, { currentItem: null });
         await clearAttempts(this.folder, w.item);
         this.lastDone = w.item.title;
@@ -872,10 +1196,22 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       case 'attemptFailed': {
         const w = this.work!;
         await this.recordAttemptCounts();
-        await appendAttempt(this.folder, w.item, { number: a.attempt, approach: a.approach, reason: a.reason, at: isoString(Date.now()), runId: this.runId });
+        await appendAttempt(this.folder, w.item, {
+          number: a.attempt,
+          approach: a.approach,
+          reason: a.reason,
+          at: isoString(Date.now()),
+          runId: this.runId,
+        });
         // The other claims went back with `putBack`; the item itself goes back here (its status, its box).
         await source.reject(w.item, [], a.reason);
-        this.emitEvent({ type: 'attemptFailed', item: ref(a.item), attempt: a.attempt, approach: a.approach, reason: a.reason });
+        this.emitEvent({
+          type: 'attemptFailed',
+          item: ref(a.item),
+          attempt: a.attempt,
+          approach: a.approach,
+          reason: a.reason,
+        });
         await this.carryBaseline(source);
         await this.reportProgress(source, false);
         return null;
@@ -883,7 +1219,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       case 'putBack': {
         const how: string[] = [];
         await source.putBack(a.items, how);
-        this.emitEvent({ type: 'claimPutBack', items: a.items.map((i) => ref(i)), reason: a.reason, ...(how.length ? { how: how.map((h) => this.shown(h)) } : {}) });
+        this.emitEvent({
+          type: 'claimPutBack',
+          items: a.items.map((i) => ref(i)),
+          reason: a.reason,
+          ...(how.length ? { how: how.map((h) => this.shown(h)) } : {}),
+        });
         await this.reportProgress(source, false);
         return null;
       }
@@ -900,13 +1241,18 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       case 'runFinalGate': {
         // A lane whose last green gate ran this same command on this same tree does not run it again (issue 19); no
         // gate event: none ran (the run log shows the green gate it repeats).
-        const finalCommand = gates ? gateCommandFor(gates, 'final')?.command ?? null : null;
+        const finalCommand = gates ? (gateCommandFor(gates, 'final')?.command ?? null) : null;
         const last = this.lastGreen;
         this.lastGreen = null;
         const treeNow = last && this.o.lane ? await treeState(this.folder) : null;
         if (last && finalGateRepeats({ lane: !!this.o.lane, finalCommand, lastGreen: last, treeNow })) {
           if (treeNow !== null) this.o.lane?.onGreenTree?.({ command: last.command, state: treeNow });
-          return then({ kind: 'finalGate', hasGates: true, claimsAfter: (await this.truthNow(source)).unverified.map((i) => ref(i)), gate: { passed: true, command: last.command, exitCode: 0, summary: 'passed on this same tree just before' } });
+          return then({
+            kind: 'finalGate',
+            hasGates: true,
+            claimsAfter: (await this.truthNow(source)).unverified.map((i) => ref(i)),
+            gate: { passed: true, command: last.command, exitCode: 0, summary: 'passed on this same tree just before' },
+          });
         }
         const gate = await this.runTier(gates, 'final');
         if (gate && 'filesChanged' in gate) return then(gate.filesChanged);
@@ -914,7 +1260,19 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         // B1v/B2: the final gate started with nothing unverified (decide() put it back first); what is claimed now
         // became done while it ran.
         const claimsAfter = gate ? (await this.truthNow(source)).unverified.map((i) => ref(i)) : [];
-        return then({ kind: 'finalGate', hasGates: gates !== null, claimsAfter, gate: gate ? { passed: gate.exitCode === 0, command: gate.command, exitCode: gate.exitCode, summary: gate.summary ?? gate.failingLines.join('\n') } : null });
+        return then({
+          kind: 'finalGate',
+          hasGates: gates !== null,
+          claimsAfter,
+          gate: gate
+            ? {
+                passed: gate.exitCode === 0,
+                command: gate.command,
+                exitCode: gate.exitCode,
+                summary: gate.summary ?? gate.failingLines.join('\n'),
+              }
+            : null,
+        });
       }
       case 'runReview': {
         this.review = await this.runAgent(source, null, 'review', 1, 'first', '');
@@ -922,19 +1280,32 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       }
       case 'checkVerdict': {
         const out = this.review;
-        const verdict = [...(out?.signals ?? [])].reverse().find((s) => s.kind === 'verdict')?.value.toUpperCase() ?? 'NONE';
+        const verdict =
+          [...(out?.signals ?? [])]
+            .reverse()
+            .find((s) => s.kind === 'verdict')
+            ?.value.toUpperCase() ?? 'NONE';
         this.emitEvent({ type: 'reviewVerdict', verdict });
         return then({ kind: 'reviewed', verdict, text: out?.lastText ?? '' });
       }
       case 'ask': {
-        const event: EngineEvent = { type: 'question', id: a.id, iteration: a.iteration, item: a.item, text: a.text, answerFile: answerFilePath(this.stateRoot, this.runId, a.id) };
+        const event: EngineEvent = {
+          type: 'question',
+          id: a.id,
+          iteration: a.iteration,
+          item: a.item,
+          text: a.text,
+          answerFile: answerFilePath(this.stateRoot, this.runId, a.id),
+        };
         this.emitEvent(event);
         // continueOnBlocked: decide() set the item aside; it stays started (in progress, claimed) while other work goes on.
         if (this.current && this.runState!.asked.some((q) => q.id === a.id)) {
           this.setAside.set(this.current.id, this.current);
           this.current = null;
         }
-        await updateRunRecord(this.folder, this.runId, { state: 'waiting' }).catch(this.warn('could not mark run.json waiting'));
+        await updateRunRecord(this.folder, this.runId, { state: 'waiting' }).catch(
+          this.warn('could not mark run.json waiting'),
+        );
         await this.notify(event, `Ralph run ${this.runId}: question${a.item ? ` on ${a.item.id}` : ''}: ${a.text}`);
         return null;
       }
@@ -944,7 +1315,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         return null;
       case 'answered':
         this.emitEvent({ type: 'answered', id: a.id, item: a.item, text: a.text });
-        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(this.warn('could not mark run.json running'));
+        await updateRunRecord(this.folder, this.runId, { state: 'running' }).catch(
+          this.warn('could not mark run.json running'),
+        );
         return null;
       case 'questionTimedOut':
         this.emitEvent({ type: 'questionTimedOut', id: a.id, item: a.item, waitedMs: a.waitedMs });
@@ -975,10 +1348,15 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       const st = await stat(file);
       // An answer is a few lines; a huge file is not read whole (never an unbounded read).
       const text = st.size > 1024 * 1024 ? null : (await readFile(file, 'utf8')).trim();
-      if (text === null) this.emitEvent({ type: 'warning', message: `${path.relative(this.stateRoot, file)} is larger than 1 MiB: not read as an answer` });
+      if (text === null)
+        this.emitEvent({
+          type: 'warning',
+          message: `${path.relative(this.stateRoot, file)} is larger than 1 MiB: not read as an answer`,
+        });
       return text ? text : null;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`could not read ${path.relative(this.stateRoot, file)}`)(err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.warn(`could not read ${path.relative(this.stateRoot, file)}`)(err);
       return null;
     }
   }
@@ -991,13 +1369,29 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const command = this.o.config.notify.trim();
     if (!command) return;
     // Its code may load files the agent wrote (breaker-s6 36): marks made while it runs are claims, not a person's.
-    const r = await this.aroundChild(`notify (${event.type})`, () => runNotify(command, { runId: this.runId, folder: this.folder, event }, text, { cwd: this.folder, timeoutMs: this.o.config.notifyTimeoutMs }));
+    const r = await this.aroundChild(`notify (${event.type})`, () =>
+      runNotify(command, { runId: this.runId, folder: this.folder, event }, text, {
+        cwd: this.folder,
+        timeoutMs: this.o.config.notifyTimeoutMs,
+      }),
+    );
     this.emitEvent({ type: 'notified', about: event.type, ok: r.ok, ...(r.ok ? {} : { detail: r.detail }) });
   }
 
   /** The `iterationEnded` observation of an iteration's outcome. */
   private endedObservation(purpose: IterationPurpose, out: IterationOutcome): Observation {
-    return { kind: 'iterationEnded', purpose, iteration: out.iteration, ending: out.ending, detail: out.detail, fatal: out.exit.outcome.kind === 'fatal' || !!out.exit.spawnError, resetsAt: out.resetsAt, costUsd: out.costUsd, now: Date.now(), question: out.question?.text ?? null };
+    return {
+      kind: 'iterationEnded',
+      purpose,
+      iteration: out.iteration,
+      ending: out.ending,
+      detail: out.detail,
+      fatal: out.exit.outcome.kind === 'fatal' || !!out.exit.spawnError,
+      resetsAt: out.resetsAt,
+      costUsd: out.costUsd,
+      now: Date.now(),
+      question: out.question?.text ?? null,
+    };
   }
 
   /** Emits `progress` ("k/N done") when it changed since the last report, or always with `force`. */
@@ -1011,8 +1405,15 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
   private async enrichHandoff(source: WorkSource): Promise<void> {
     const skip = this.runState?.asked.flatMap((q) => (q.item ? [q.item.id] : [])) ?? [];
-    const next = await source.next(skip.length ? { skip } : {}).catch((err: unknown) => { this.warn('could not ask the source for the next item (handoff)')(err); return null; });
-    await writeAutoEnriched(this.folder, { lastCommit: await lastCommitLine(this.folder), lastDone: this.lastDone, nextItem: next?.kind === 'work' ? next.item.title : null }).catch(this.warn('could not update the handoff'));
+    const next = await source.next(skip.length ? { skip } : {}).catch((err: unknown) => {
+      this.warn('could not ask the source for the next item (handoff)')(err);
+      return null;
+    });
+    await writeAutoEnriched(this.folder, {
+      lastCommit: await lastCommitLine(this.folder),
+      lastDone: this.lastDone,
+      nextItem: next?.kind === 'work' ? next.item.title : null,
+    }).catch(this.warn('could not update the handoff'));
   }
 
   /**
@@ -1020,22 +1421,72 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
    * files changed during the run (the agent weakened scripts/check.sh) is not run: `filesChanged` is returned,
    * and decide() ends the run (the `gateFilesChanged` observation).
    */
-  private async runTier(gates: ResolvedGates | null, tier: GateTier): Promise<GateResult | null | { filesChanged: Extract<Observation, { kind: 'gateFilesChanged' }> }> {
+  private async runTier(
+    gates: ResolvedGates | null,
+    tier: GateTier,
+  ): Promise<GateResult | null | { filesChanged: Extract<Observation, { kind: 'gateFilesChanged' }> }> {
     if (!gates) return null;
     const g = gateCommandFor(gates, tier);
     if (!g) return null;
     const changed = (await this.gateFiles?.changed()) ?? [];
-    if (changed.length) return { filesChanged: { kind: 'gateFilesChanged', tier: g.tier, changed, reason: gateFilesChangedReason(g.tier, changed) } };
+    if (changed.length)
+      return {
+        filesChanged: {
+          kind: 'gateFilesChanged',
+          tier: g.tier,
+          changed,
+          reason: gateFilesChangedReason(g.tier, changed),
+        },
+      };
     this.emitEvent({ type: 'gateStarted', tier: g.tier, command: g.command });
     // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
-    const r = await this.aroundChild(`the ${g.tier} gate`, () => runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, signal: this.o.signal, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment }, (message) => this.emitEvent({ type: 'warning', message })));
-    this.emitEvent({ type: 'gateResult', tier: g.tier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines });
-    await writeLastGateState(this.folder, { label: r.label, exitCode: r.exitCode, summary: r.summary, command: r.command, durationMs: r.durationMs, logRelPath: r.logRelPath, failingLines: r.failingLines });
+    const r = await this.aroundChild(`the ${g.tier} gate`, () =>
+      runGateExclusive(
+        {
+          folder: this.folder,
+          label: g.tier,
+          command: g.command,
+          timeoutMs: this.timing.gateTimeoutMs,
+          signal: this.o.signal,
+          killGraceMs: this.timing.killGraceMs,
+          containment: this.o.config.containment,
+        },
+        (message) => this.emitEvent({ type: 'warning', message }),
+      ),
+    );
+    this.emitEvent({
+      type: 'gateResult',
+      tier: g.tier,
+      command: g.command,
+      exitCode: r.exitCode,
+      durationMs: r.durationMs,
+      passed: r.exitCode === 0,
+      logPath: r.logRelPath,
+      failingLines: r.failingLines,
+    });
+    await writeLastGateState(this.folder, {
+      label: r.label,
+      exitCode: r.exitCode,
+      summary: r.summary,
+      command: r.command,
+      durationMs: r.durationMs,
+      logRelPath: r.logRelPath,
+      failingLines: r.failingLines,
+    });
     return r;
   }
 
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
-  private async runAgent(source: WorkSource, item: WorkItem | null, purpose: IterationPurpose, attempt: number, attemptKind: AttemptKind, attemptsText: string, taskText?: string, maxAttempts?: number): Promise<IterationOutcome> {
+  private async runAgent(
+    source: WorkSource,
+    item: WorkItem | null,
+    purpose: IterationPurpose,
+    attempt: number,
+    attemptKind: AttemptKind,
+    attemptsText: string,
+    taskText?: string,
+    maxAttempts?: number,
+  ): Promise<IterationOutcome> {
     this.iteration = this.o.lane ? this.o.lane.nextIteration() : this.iteration + 1;
     this.lastGreen = null;
     const n = this.iteration;
@@ -1050,18 +1501,34 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       ITERATION: String(n),
       PROGRESS: `${progress.done}/${progress.total} done`,
       HANDOFF: handoff?.trim() || '(none yet)',
-      COMPLETE_SIGNAL_RULE: source.kind === 'quantum'
-        ? 'The story is implemented, committed and verified: print `<quantum>STORY_PASSED</quantum>` and stop.'
-        : 'Every task is done and verified: print `<promise>ALL_TASKS_DONE</promise>` and stop.',
-      GIT_NOTE: headAtStart === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
-      GATES: gates ? `Run \`${gates.commands.basic ?? gates.commands.full ?? gates.commands.final}\` after each task${gates.commands.full ? `, \`${gates.commands.full}\` after a [risky] task` : ''}${gates.commands.final ? ` and \`${gates.commands.final}\` at the end` : ''}. The harness runs them again to verify.` : 'No gates are configured for this run.',
+      COMPLETE_SIGNAL_RULE:
+        source.kind === 'quantum'
+          ? 'The story is implemented, committed and verified: print `<quantum>STORY_PASSED</quantum>` and stop.'
+          : 'Every task is done and verified: print `<promise>ALL_TASKS_DONE</promise>` and stop.',
+      GIT_NOTE:
+        headAtStart === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
+      GATES: gates
+        ? `Run \`${gates.commands.basic ?? gates.commands.full ?? gates.commands.final}\` after each task${gates.commands.full ? `, \`${gates.commands.full}\` after a [risky] task` : ''}${gates.commands.final ? ` and \`${gates.commands.final}\` at the end` : ''}. The harness runs them again to verify.`
+        : 'No gates are configured for this run.',
       ATTEMPTS: attemptsText,
       TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),
     });
-    this.emitEvent({ type: 'iterationStarted', iteration: n, item: item ? ref(item) : null, attempt, attemptKind, purpose, ...(maxAttempts ? { maxAttempts } : {}) });
+    this.emitEvent({
+      type: 'iterationStarted',
+      iteration: n,
+      item: item ? ref(item) : null,
+      attempt,
+      attemptKind,
+      purpose,
+      ...(maxAttempts ? { maxAttempts } : {}),
+    });
     // The iteration's start and the person marks before the agent: one write of run.json (issue 19: a lane wrote
     // its record 14 times per story); nothing happens between the two that recovery could see.
-    const marksAtStart = await this.markChildStart({ state: 'running', iteration: n, currentItem: item ? { source: item.source, id: item.id, title: item.title } : null });
+    const marksAtStart = await this.markChildStart({
+      state: 'running',
+      iteration: n,
+      currentItem: item ? { source: item.source, id: item.id, title: item.title } : null,
+    });
 
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
@@ -1075,28 +1542,39 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const changedSettings = changedClaudeProjectFiles(this.agentConfigAtStart, await agentConfigEntries(this.folder));
     for (const f of changedSettings.filter((f) => !this.agentConfigWarned.has(f))) {
       this.agentConfigWarned.add(f);
-      this.emitEvent({ type: 'warning', message: `${f} changed during the run: Claude Code starts without the project's settings and MCP servers (--setting-sources user --strict-mcp-config); the next run asks for trust again` });
+      this.emitEvent({
+        type: 'warning',
+        message: `${f} changed during the run: Claude Code starts without the project's settings and MCP servers (--setting-sources user --strict-mcp-config); the next run asks for trust again`,
+      });
     }
-    const handle = spawnIteration(adapter, {
-      prompt, cwd: this.folder,
-      binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
-      model: this.o.config.model || undefined,
-      extraArgs: this.o.config.agentArgs,
-      settings: this.guard?.settings,
-      projectSettings: changedSettings.length ? 'ignore' : 'load',
-      permissionMode: this.o.config.permissionMode,
-      env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
-    }, {
-      maxLineBytes: this.o.config.maxLineBytes,
-      contextWindowTokens: this.o.config.contextWindowTokens,
-      thresholds: { warnThresholdTokens: this.o.config.warnThresholdTokens, rotateThresholdTokens: this.o.config.rotateThresholdTokens },
-      killGraceMs: this.timing.killGraceMs,
-      containment: this.o.config.containment,
-      onStdout: (chunk) => {
-        lastOutputAt = Date.now();
-        raw.write(chunk);
+    const handle = spawnIteration(
+      adapter,
+      {
+        prompt,
+        cwd: this.folder,
+        binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
+        model: this.o.config.model || undefined,
+        extraArgs: this.o.config.agentArgs,
+        settings: this.guard?.settings,
+        projectSettings: changedSettings.length ? 'ignore' : 'load',
+        permissionMode: this.o.config.permissionMode,
+        env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
       },
-    });
+      {
+        maxLineBytes: this.o.config.maxLineBytes,
+        contextWindowTokens: this.o.config.contextWindowTokens,
+        thresholds: {
+          warnThresholdTokens: this.o.config.warnThresholdTokens,
+          rotateThresholdTokens: this.o.config.rotateThresholdTokens,
+        },
+        killGraceMs: this.timing.killGraceMs,
+        containment: this.o.config.containment,
+        onStdout: (chunk) => {
+          lastOutputAt = Date.now();
+          raw.write(chunk);
+        },
+      },
+    );
     // Subscribed before anything is awaited (spawn.ts: no event is kept for a later listener): the agent's output can
     // arrive while run.json and the agent mirror are written below, and a text lost there loses the iteration's
     // signals and question (issue 19: a lane's question read as a natural end under load, the story run again).
@@ -1107,7 +1585,16 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     let lastTokensAt = 0;
     const emitTokens = () => {
       const s = handle.ledgerSnapshot();
-      this.emitEvent({ type: 'tokens', iteration: n, contextTokens: s.contextTokens, contextWindow: s.contextWindow, rotateAt: s.thresholds.rotate, warnAt: s.thresholds.warn, totals: s.tokens, costUsd: s.costUsd });
+      this.emitEvent({
+        type: 'tokens',
+        iteration: n,
+        contextTokens: s.contextTokens,
+        contextWindow: s.contextWindow,
+        rotateAt: s.thresholds.rotate,
+        warnAt: s.thresholds.warn,
+        totals: s.tokens,
+        costUsd: s.costUsd,
+      });
     };
     handle.onEvent((e) => {
       if (e.type === 'toolUse' && (e.kind === 'write' || e.kind === 'edit' || e.kind === 'shell')) wrote = true;
@@ -1116,11 +1603,18 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         texts.push(e.text);
         for (const s of findSignals(e.text)) {
           signals.push(s);
-          this.emitEvent({ type: 'agentSignal', iteration: n, kind: s.kind, value: s.value, ...(s.reason ? { reason: s.reason } : {}) });
+          this.emitEvent({
+            type: 'agentSignal',
+            iteration: n,
+            kind: s.kind,
+            value: s.value,
+            ...(s.reason ? { reason: s.reason } : {}),
+          });
         }
       } else if (e.type === 'result' && !e.subagent && e.text && !e.isError) {
         // The result repeats the final text; signals there count once (deduplicated below).
-        for (const s of findSignals(e.text)) if (!signals.some((x) => x.kind === s.kind && x.value === s.value)) signals.push(s);
+        for (const s of findSignals(e.text))
+          if (!signals.some((x) => x.kind === s.kind && x.value === s.value)) signals.push(s);
       }
       if ((e.type === 'usage' || e.type === 'result') && Date.now() - lastTokensAt > 500) {
         lastTokensAt = Date.now();
@@ -1131,7 +1625,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     handle.onLedgerSignal((s) => {
       if (s.type === 'warn') {
         this.emitEvent({ type: 'warn', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void writeFile(ralphFile(this.folder, 'contextWarning'), `${s.contextTokens}/${s.threshold}\n`).catch(this.warn('could not create .ralph/context-warning-active'));
+        void writeFile(ralphFile(this.folder, 'contextWarning'), `${s.contextTokens}/${s.threshold}\n`).catch(
+          this.warn('could not create .ralph/context-warning-active'),
+        );
       } else if (!rotated) {
         rotated = true;
         this.emitEvent({ type: 'rotate', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
@@ -1140,7 +1636,10 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     });
     // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
     const watch = () => {
-      const v = decideWatchdog({ now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt }, this.timing.watchdog ?? DEFAULT_WATCHDOG);
+      const v = decideWatchdog(
+        { now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt },
+        this.timing.watchdog ?? DEFAULT_WATCHDOG,
+      );
       if (v.kind === 'end') {
         watchdogEnd = v.detail;
         this.emitEvent({ type: 'warning', message: `iteration ${n}: ${v.detail}: ending the agent` });
@@ -1154,10 +1653,22 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     // Started from the helper process (a parallel run), the pid comes back a moment later; no output is delivered before.
     await handle.started;
     this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
-    this.emitEvent({ type: 'agentStarted', iteration: n, pid: handle.pid ?? null, command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' ') });
+    this.emitEvent({
+      type: 'agentStarted',
+      iteration: n,
+      pid: handle.pid ?? null,
+      command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' '),
+    });
     // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
-    if (handle.pid !== undefined) await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(this.warn('could not record the agent in the state folder'));
-    await updateRunRecord(this.folder, this.runId, { agentPgid: handle.pid ?? null, agentToken: handle.token, agentStartedAt: isoString(Date.now()) }).catch(async (err: unknown) => {
+    if (handle.pid !== undefined)
+      await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(
+        this.warn('could not record the agent in the state folder'),
+      );
+    await updateRunRecord(this.folder, this.runId, {
+      agentPgid: handle.pid ?? null,
+      agentToken: handle.token,
+      agentStartedAt: isoString(Date.now()),
+    }).catch(async (err: unknown) => {
       // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
       clearTimeout(watchdogTimer);
       watchdogEnd = 'run.json could not be written';
@@ -1175,8 +1686,14 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     } finally {
       clearTimeout(watchdogTimer);
       this.o.signal?.removeEventListener('abort', onAbort);
-      await writeAgentMirror(this.folder, this.runId, null).catch(this.warn('could not remove the agent record in the state folder'));
-      await raw.close().catch((err: Error) => this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }));
+      await writeAgentMirror(this.folder, this.runId, null).catch(
+        this.warn('could not remove the agent record in the state folder'),
+      );
+      await raw
+        .close()
+        .catch((err: Error) =>
+          this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }),
+        );
     }
     emitTokens();
     const totals = iterationTotals(exit.ledger);
@@ -1184,17 +1701,45 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     this.cost = (this.runState?.costUsd ?? 0) + (totals.costUsd ?? 0);
     this.tokens = addTokens(this.tokens, totals.tokens);
     // The agent has ended (its group and marked processes too, spawn.ts): its end and the marks it changed, one write.
-    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`, { agentPgid: null, agentToken: null, costUsd: this.cost });
+    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`, {
+      agentPgid: null,
+      agentToken: null,
+      costUsd: this.cost,
+    });
     this.restoreTaskFiles(n);
-    if (exit.leftBehind.length) this.emitEvent({ type: 'warning', message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})` });
+    if (exit.leftBehind.length)
+      this.emitEvent({
+        type: 'warning',
+        message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})`,
+      });
 
     const workingAfter = workingSet(await readHandoff(this.folder));
     // Only work on an item can wait for an answer; the plain-question rule also needs no commit.
-    const question = purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
+    const question =
+      purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
     // An iteration the watchdog ended is an error (not fatal): its claim is still verified, and no progress stalls.
-    const outcome = watchdogEnd !== null ? { ending: 'error' as const, detail: watchdogEnd } : classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
-    this.emitEvent({ type: 'iterationEnded', iteration: n, ending: outcome.ending, detail: outcome.detail, totals, exitCode: exit.exitCode });
-    return { ...outcome, exit, signals, lastText, resetsAt: exit.outcome.resetsAt ?? null, costUsd: totals.costUsd ?? 0, iteration: n, question: outcome.ending === 'question' ? question : null };
+    const outcome =
+      watchdogEnd !== null
+        ? { ending: 'error' as const, detail: watchdogEnd }
+        : classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
+    this.emitEvent({
+      type: 'iterationEnded',
+      iteration: n,
+      ending: outcome.ending,
+      detail: outcome.detail,
+      totals,
+      exitCode: exit.exitCode,
+    });
+    return {
+      ...outcome,
+      exit,
+      signals,
+      lastText,
+      resetsAt: exit.outcome.resetsAt ?? null,
+      costUsd: totals.costUsd ?? 0,
+      iteration: n,
+      question: outcome.ending === 'question' ? question : null,
+    };
   }
 
   private async allTasksText(source: WorkSource): Promise<string> {
@@ -1209,8 +1754,17 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
  * result), stuck (GUTTER / quantum BLOCKED), complete (a completion signal), yield (the Working set section of
  * handoff.md changed: content, not mtime, fixing seed-systems.md §3.15-2), natural end. Pure.
  */
-export function classifyEnding(exit: IterationExit, signals: readonly AgentSignal[], workingSetChangedThisIteration: boolean, question: AgentQuestion | null = null): { ending: IterationEnding; detail: string } {
-  if (exit.killedBy === 'rotate') return { ending: 'rotation', detail: `context ${exit.ledger.contextTokens} ≥ rotate ${exit.ledger.thresholds.rotate} tokens` };
+export function classifyEnding(
+  exit: IterationExit,
+  signals: readonly AgentSignal[],
+  workingSetChangedThisIteration: boolean,
+  question: AgentQuestion | null = null,
+): { ending: IterationEnding; detail: string } {
+  if (exit.killedBy === 'rotate')
+    return {
+      ending: 'rotation',
+      detail: `context ${exit.ledger.contextTokens} ≥ rotate ${exit.ledger.thresholds.rotate} tokens`,
+    };
   if (exit.killedBy === 'cancel') return { ending: 'cancelled', detail: 'cancelled' };
   if (exit.spawnError) return { ending: 'error', detail: `could not start the agent: ${exit.spawnError}` };
   const o = exit.outcome;
@@ -1221,8 +1775,10 @@ export function classifyEnding(exit: IterationExit, signals: readonly AgentSigna
   // A `<question>` tag wins over a completion signal (an agent that asks has not finished); a plain question
   // (no writes, last paragraph ends with "?") only when nothing else was signalled.
   if (question?.how === 'tag') return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
-  if (signals.some((s) => s.kind === 'complete' || s.kind === 'storyPassed')) return { ending: 'complete', detail: signals.map((s) => s.value).join(', ') };
-  if (workingSetChangedThisIteration) return { ending: 'yield', detail: 'the agent updated the handoff Working set and stopped' };
+  if (signals.some((s) => s.kind === 'complete' || s.kind === 'storyPassed'))
+    return { ending: 'complete', detail: signals.map((s) => s.value).join(', ') };
+  if (workingSetChangedThisIteration)
+    return { ending: 'yield', detail: 'the agent updated the handoff Working set and stopped' };
   if (o.kind === 'error' || o.kind === 'noResult') return { ending: 'error', detail: o.reason };
   if (question) return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
   return { ending: 'natural', detail: 'the agent ended its turn' };

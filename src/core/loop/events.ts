@@ -1,5 +1,10 @@
 import type { z } from 'zod';
-import type { iterationEndingSchema, iterationPurposeSchema, runEndStateSchema, workItemRefSchema } from '../model/runEvent';
+import type {
+  iterationEndingSchema,
+  iterationPurposeSchema,
+  runEndStateSchema,
+  workItemRefSchema,
+} from '../model/runEvent';
 
 /**
  * Everything the loop engine reports, one discriminated union (ARCHITECTURE.md: "the UI, the CLI's output and the

@@ -68,10 +68,12 @@ export async function treeState(folder: string): Promise<string | null> {
   const r = await runGit(folder, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all']);
   if (r.exitCode !== 0) return null;
   const paths = statusPaths(String(r.stdout));
-  const stats = await Promise.all(paths.map(async (p) => {
-    const st = await lstat(path.join(folder, p)).catch(() => null);
-    return st ? `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` : 'gone';
-  }));
+  const stats = await Promise.all(
+    paths.map(async (p) => {
+      const st = await lstat(path.join(folder, p)).catch(() => null);
+      return st ? `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` : 'gone';
+    }),
+  );
   return `${String(r.stdout)}\n${stats.join('\n')}`;
 }
 
@@ -91,7 +93,15 @@ function statusPaths(stdout: string): string[] {
   // Fields before the path (git-status(1) "Porcelain Format Version 2"): 1 → 8, 2 → 9 (then the original path), u → 10, ? → 1.
   for (let i = 0; i < records.length; i++) {
     const rec = records[i]!;
-    const skip = rec.startsWith('1 ') ? 8 : rec.startsWith('2 ') ? 9 : rec.startsWith('u ') ? 10 : rec.startsWith('? ') ? 1 : -1;
+    const skip = rec.startsWith('1 ')
+      ? 8
+      : rec.startsWith('2 ')
+        ? 9
+        : rec.startsWith('u ')
+          ? 10
+          : rec.startsWith('? ')
+            ? 1
+            : -1;
     if (skip < 0) continue;
     paths.push(rec.split(' ').slice(skip).join(' '));
     if (rec.startsWith('2 ')) i++;
@@ -116,7 +126,10 @@ export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   await commitPlan(file, async () => {
     const before = readTextSync(file);
     const text = before ?? '';
-    return { writes: [{ file, before, after: `${text}${text && !text.endsWith('\n') ? '\n' : ''}${RALPH_DIR}/\n` }], result: undefined };
+    return {
+      writes: [{ file, before, after: `${text}${text && !text.endsWith('\n') ? '\n' : ''}${RALPH_DIR}/\n` }],
+      result: undefined,
+    };
   });
   return true;
 }

@@ -48,7 +48,12 @@ export function parseHeadText(text: string): { oid: string } | { branch: string 
   const m = /^ref: (refs\/heads\/[A-Za-z0-9._/+@-]+)$/.exec(t);
   if (!m) return null;
   const name = m[1]!;
-  if (name.split('/').some((part) => part === '' || part === '.' || part === '..' || part.startsWith('.') || part.endsWith('.lock'))) return null;
+  if (
+    name
+      .split('/')
+      .some((part) => part === '' || part === '.' || part === '..' || part.startsWith('.') || part.endsWith('.lock'))
+  )
+    return null;
   return { branch: name };
 }
 

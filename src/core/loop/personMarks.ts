@@ -30,7 +30,11 @@ export async function readPersonMarks(folder: string): Promise<Record<string, st
 }
 
 /** Records that a person marked `item` done now (the newest {@link MAX_ENTRIES} marks are kept). */
-export async function recordPersonDone(folder: string, item: Pick<WorkItemRef, 'source' | 'id'>, nowMs: number = Date.now()): Promise<void> {
+export async function recordPersonDone(
+  folder: string,
+  item: Pick<WorkItemRef, 'source' | 'id'>,
+  nowMs: number = Date.now(),
+): Promise<void> {
   const file = ralphFile(folder, 'personDone');
   await commitPlan(file, async () => {
     const before = await readTextIfExists(file);
@@ -43,7 +47,11 @@ export async function recordPersonDone(folder: string, item: Pick<WorkItemRef, '
 }
 
 /** Items of `items` a person marked done at or after `sinceIso` (their own, not claims to verify). */
-export function markedByPerson(marks: Record<string, string>, items: readonly WorkItemRef[], sinceIso: string): WorkItemRef[] {
+export function markedByPerson(
+  marks: Record<string, string>,
+  items: readonly WorkItemRef[],
+  sinceIso: string,
+): WorkItemRef[] {
   const since = Date.parse(sinceIso);
   return items.filter((i) => {
     const at = marks[keyOf(i)];
@@ -63,7 +71,8 @@ export function runWithChildRunning(folder: string): { runId: string; child: 'ag
       if (!isPidAlive(record.pid)) continue;
       if (typeof record.agentPgid === 'number' && record.agentPgid > 1) return { runId: record.runId, child: 'agent' };
       const b = (record as { claimBaseline?: unknown }).claimBaseline;
-      if (b && typeof b === 'object' && (b as { marksAtAgentStart?: unknown }).marksAtAgentStart) return { runId: record.runId, child: 'gate or notify' };
+      if (b && typeof b === 'object' && (b as { marksAtAgentStart?: unknown }).marksAtAgentStart)
+        return { runId: record.runId, child: 'gate or notify' };
     }
   } catch {
     return null;
@@ -109,7 +118,8 @@ export function insideIteration(folder: string, env: NodeJS.ProcessEnv = process
   if (insideContainedIteration()) return true;
   const agents = new Set<number>();
   try {
-    for (const { record } of listRunRecords(folder).records) if (typeof record.agentPgid === 'number' && record.agentPgid > 1) agents.add(record.agentPgid);
+    for (const { record } of listRunRecords(folder).records)
+      if (typeof record.agentPgid === 'number' && record.agentPgid > 1) agents.add(record.agentPgid);
   } catch {
     return false;
   }

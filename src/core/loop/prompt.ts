@@ -9,7 +9,12 @@ export const BUILTIN_TEMPLATES = { iteration: iterationTemplate, reviewer: revie
 export type TemplateName = keyof typeof BUILTIN_TEMPLATES;
 
 /** Placeholders the engine fills: `{{NAME}}` in a template. */
-export type PromptVars = Partial<Record<'ITERATION' | 'PROGRESS' | 'HANDOFF' | 'COMPLETE_SIGNAL_RULE' | 'GIT_NOTE' | 'GATES' | 'ATTEMPTS' | 'TASK', string>>;
+export type PromptVars = Partial<
+  Record<
+    'ITERATION' | 'PROGRESS' | 'HANDOFF' | 'COMPLETE_SIGNAL_RULE' | 'GIT_NOTE' | 'GATES' | 'ATTEMPTS' | 'TASK',
+    string
+  >
+>;
 
 /** The override path of a template in a workspace folder. */
 export function templateOverridePath(folder: string, name: TemplateName): string {
@@ -30,6 +35,8 @@ export async function loadTemplate(folder: string, name: TemplateName): Promise<
  * collapses the blank lines an empty section leaves behind.
  */
 export function renderTemplate(template: string, vars: PromptVars): string {
-  const filled = template.replace(/\{\{([A-Z_]+)\}\}/g, (m, key: string) => (key in vars ? (vars as Record<string, string>)[key] ?? '' : m));
+  const filled = template.replace(/\{\{([A-Z_]+)\}\}/g, (m, key: string) =>
+    key in vars ? ((vars as Record<string, string>)[key] ?? '') : m,
+  );
   return filled.replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
 }

@@ -34,7 +34,20 @@ export function findQuestion(texts: readonly string[], wrote: boolean): AgentQue
 
 /** The prompt section that hands a question and its answer to the next iteration of the item, verbatim. Pure. */
 export function questionAnswerSection(question: string, answer: string): string {
-  return ['## Your question and the human\'s answer', '', 'You asked:', '', question, '', 'The answer:', '', answer, '', 'Go on with the task using this answer.', ''].join('\n');
+  return [
+    "## Your question and the human's answer",
+    '',
+    'You asked:',
+    '',
+    question,
+    '',
+    'The answer:',
+    '',
+    answer,
+    '',
+    'Go on with the task using this answer.',
+    '',
+  ].join('\n');
 }
 
 /** Where the answer to question `id` of a run is written (`ralph answer`, or by hand): `.ralph/runs/<run>/answers/<id>.md`. */
@@ -56,15 +69,30 @@ export interface WaitingQuestion {
  * ends the run stalled (`timedOut`, 0 = wait for ever); otherwise the first that has an answer in `answers` (by
  * question id) is taken up again before new work (`answered`); `rest` still waits. Pure.
  */
-export function settleSetAside(asked: readonly WaitingQuestion[], answers: Readonly<Record<string, string>>, now: number, timeoutMs: number): {
+export function settleSetAside(
+  asked: readonly WaitingQuestion[],
+  answers: Readonly<Record<string, string>>,
+  now: number,
+  timeoutMs: number,
+): {
   timedOut: { question: WaitingQuestion; waitedMs: number } | null;
   answered: { question: WaitingQuestion; answer: string } | null;
   rest: WaitingQuestion[];
 } {
   const open = asked.filter((q) => answers[q.id] === undefined);
   const late = timeoutMs > 0 ? open.find((q) => now - q.askedAtMs >= timeoutMs) : undefined;
-  if (late) return { timedOut: { question: late, waitedMs: now - late.askedAtMs }, answered: null, rest: asked.filter((q) => q !== late) };
+  if (late)
+    return {
+      timedOut: { question: late, waitedMs: now - late.askedAtMs },
+      answered: null,
+      rest: asked.filter((q) => q !== late),
+    };
   const got = asked.find((q) => answers[q.id] !== undefined);
-  if (got) return { timedOut: null, answered: { question: got, answer: answers[got.id]! }, rest: asked.filter((q) => q !== got) };
+  if (got)
+    return {
+      timedOut: null,
+      answered: { question: got, answer: answers[got.id]! },
+      rest: asked.filter((q) => q !== got),
+    };
   return { timedOut: null, answered: null, rest: [...asked] };
 }

@@ -2,7 +2,16 @@ import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
 import { isRootRefusal } from '../stream/classify';
 import { redactEvent } from '../trust/redact';
-import { ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, ralphStopText, tasksDetail, tokensText } from './activityLog';
+import {
+  ACTIVITY,
+  ActivityLog,
+  labelled,
+  loopEndText,
+  loopStartText,
+  ralphStopText,
+  tasksDetail,
+  tokensText,
+} from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
 import { laneMergeIcon } from '../model/runEvent';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
@@ -66,17 +75,36 @@ export class ActivityFormatter {
   private lastTokens: Extract<EngineEvent, { type: 'tokens' }> | undefined;
   private printedTokens = -1;
 
-  constructor(private readonly tokensEveryMs = 30_000, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly tokensEveryMs = 30_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   format(e: EngineEvent): string[] {
     switch (e.type) {
       case 'runStarted':
-        return [`═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`,
-          `gates: ${Object.entries(e.gates).map(([t, c]) => `${t}=${c}`).join(', ') || 'none (--no-gates)'}`];
+        return [
+          `═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`,
+          `gates: ${
+            Object.entries(e.gates)
+              .map(([t, c]) => `${t}=${c}`)
+              .join(', ') || 'none (--no-gates)'
+          }`,
+        ];
       case 'iterationStarted': {
-        const what = e.purpose === 'review' ? 'final review' : e.purpose === 'finalFix' ? 'fix after final verification' : e.item ? `${e.item.id} ${e.item.title}` : '';
-        const attempt = e.attempt > 1 ? ` · attempt ${e.attempt}${e.attemptKind === 'debug' ? ' (debugging)' : ''}` : '';
-        return [loopStartText(e.iteration, `${tasksDetail(this.progress.done, this.progress.total)} · ${what}${attempt}`)];
+        const what =
+          e.purpose === 'review'
+            ? 'final review'
+            : e.purpose === 'finalFix'
+              ? 'fix after final verification'
+              : e.item
+                ? `${e.item.id} ${e.item.title}`
+                : '';
+        const attempt =
+          e.attempt > 1 ? ` · attempt ${e.attempt}${e.attemptKind === 'debug' ? ' (debugging)' : ''}` : '';
+        return [
+          loopStartText(e.iteration, `${tasksDetail(this.progress.done, this.progress.total)} · ${what}${attempt}`),
+        ];
       }
       case 'agentStarted':
         return [`SESSION START: pid=${e.pid ?? '?'} ${shortSettings(e.command)}`];
@@ -88,9 +116,13 @@ export class ActivityFormatter {
         this.printedTokens = e.contextTokens;
         return [tokensText({ tokens: e.contextTokens, rotate: e.rotateAt, warn: e.warnAt })];
       case 'warn':
-        return [`WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: the agent was asked to write its handoff and yield`];
+        return [
+          `WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: the agent was asked to write its handoff and yield`,
+        ];
       case 'rotate':
-        return [`ROTATE: context ${e.contextTokens} ≥ ${e.threshold} tokens: ending the agent, a new iteration carries the handoff`];
+        return [
+          `ROTATE: context ${e.contextTokens} ≥ ${e.threshold} tokens: ending the agent, a new iteration carries the handoff`,
+        ];
       case 'agentSignal':
         if (e.kind === 'complete' || e.kind === 'storyPassed') return [`${ACTIVITY.AGENT_COMPLETE} (${e.value})`];
         if (e.kind === 'stuck') return [labelled(ACTIVITY.AGENT_GUTTER, e.reason)];
@@ -100,10 +132,12 @@ export class ActivityFormatter {
         const lines: string[] = [];
         const t = this.lastTokens;
         // The context at the end of the iteration, unless that very figure was just printed.
-        if (t && t.contextTokens !== this.printedTokens) lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
+        if (t && t.contextTokens !== this.printedTokens)
+          lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
         this.printedTokens = -1;
         // The CLI's refusal to run as root is no API error: say what it is (the detail names the cause and the fix).
-        const label = e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
+        const label =
+          e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
         lines.push(loopEndText(e.iteration, label, `${e.detail}; ${totalsText(e.totals)}`));
         this.lastTokens = undefined;
         return lines;
@@ -111,21 +145,35 @@ export class ActivityFormatter {
       case 'gateStarted':
         return [`${ACTIVITY.GATE} start label=${e.tier} cmd=${e.command}`];
       case 'gateResult':
-        return [`${ACTIVITY.GATE} end label=${e.tier} exit=${e.exitCode} duration=${secs(e.durationMs)} log=${e.logPath}`, ...(e.passed ? [] : e.failingLines.slice(0, 5).map((l) => `  ${l}`))];
+        return [
+          `${ACTIVITY.GATE} end label=${e.tier} exit=${e.exitCode} duration=${secs(e.durationMs)} log=${e.logPath}`,
+          ...(e.passed ? [] : e.failingLines.slice(0, 5).map((l) => `  ${l}`)),
+        ];
       case 'verified':
-        return [`✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`];
+        return [
+          `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`,
+        ];
       case 'attemptFailed':
         return [`❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
       case 'laneMerge':
-        return [`${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}): ${e.reason}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`];
+        return [
+          `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}): ${e.reason}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`,
+        ];
       case 'itemBlocked':
         return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
       case 'claimPutBack':
-        return [...e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`), ...(e.how ?? []).map((h) => `   put back anyway: ${h}`)];
+        return [
+          ...e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`),
+          ...(e.how ?? []).map((h) => `   put back anyway: ${h}`),
+        ];
       case 'fileRestored':
-        return [`↩ RESTORED ${e.file} — ${e.problem}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`];
+        return [
+          `↩ RESTORED ${e.file} — ${e.problem}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`,
+        ];
       case 'itemsVanished':
-        return [`⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — deleted during the run; not counted as progress, the run will not complete`];
+        return [
+          `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — deleted during the run; not counted as progress, the run will not complete`,
+        ];
       case 'progress':
         this.progress = { done: e.done, total: e.total };
         return [`${ACTIVITY.TASKS}: ${e.done}/${e.total} complete (${Math.max(0, e.total - e.done)} remaining)`];
@@ -136,13 +184,20 @@ export class ActivityFormatter {
       case 'resumed':
         return ['▶ RESUMED'];
       case 'stopRequested':
-        return [`${ACTIVITY.STOP_REQUESTED} (${path.basename(e.file)})${e.graceful ? ': the agent yields at its next commit' : ': the run ends after this iteration'}`];
+        return [
+          `${ACTIVITY.STOP_REQUESTED} (${path.basename(e.file)})${e.graceful ? ': the agent yields at its next commit' : ': the run ends after this iteration'}`,
+        ];
       case 'deferred':
-        return [`⏳ DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`];
+        return [
+          `⏳ DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`,
+        ];
       case 'reviewVerdict':
         return [`🧑‍⚖️ REVIEW verdict: ${e.verdict}`];
       case 'question':
-        return [`❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`, `  answer with \`ralph answer${e.item ? ` --item ${e.item.id}` : ''} <text>\` or write ${e.answerFile}`];
+        return [
+          `❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`,
+          `  answer with \`ralph answer${e.item ? ` --item ${e.item.id}` : ''} <text>\` or write ${e.answerFile}`,
+        ];
       case 'answered':
         return [`💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`];
       case 'questionTimedOut':
@@ -156,8 +211,18 @@ export class ActivityFormatter {
       case 'guard':
         return [e.text];
       case 'runEnded': {
-        const label = e.state === 'completed' ? ACTIVITY.COMPLETE : e.state === 'stalled' ? ACTIVITY.STALL : e.state === 'stopped' ? ACTIVITY.STOP_REQUESTED : `⚠️ ${e.state}`;
-        return [ralphStopText(`${label} — ${e.reason}`), `═══ ${e.state === 'completed' ? 'complete' : e.state}: ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`];
+        const label =
+          e.state === 'completed'
+            ? ACTIVITY.COMPLETE
+            : e.state === 'stalled'
+              ? ACTIVITY.STALL
+              : e.state === 'stopped'
+                ? ACTIVITY.STOP_REQUESTED
+                : `⚠️ ${e.state}`;
+        return [
+          ralphStopText(`${label} — ${e.reason}`),
+          `═══ ${e.state === 'completed' ? 'complete' : e.state}: ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`,
+        ];
       }
     }
   }
@@ -189,7 +254,16 @@ export class RunRecorder {
    * `agentArgs`: the run's configured agent arguments, redacted from every line written or passed on (issue 11:
    * they may hold secrets; core/trust/redact.ts).
    */
-  constructor(readonly folder: string, readonly runId: string, private readonly opts: { onLine?: (text: string) => void; onError?: (err: Error) => void; tokensEveryMs?: number; agentArgs?: readonly string[] } = {}) {
+  constructor(
+    readonly folder: string,
+    readonly runId: string,
+    private readonly opts: {
+      onLine?: (text: string) => void;
+      onError?: (err: Error) => void;
+      tokensEveryMs?: number;
+      agentArgs?: readonly string[];
+    } = {},
+  ) {
     this.events = new EventsWriter<EngineEvent>(folder, runId);
     this.progressTxt = new ProgressTxtWriter(folder, runId);
     this.activity = new ActivityLog(folder);
@@ -201,8 +275,10 @@ export class RunRecorder {
     const e = redactEvent(event, this.opts.agentArgs ?? []);
     const fail = (err: unknown) => this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
     if (e.type === 'runEnded') this.ended = true;
-    else if (e.type === 'iterationEnded') { this.iterations = Math.max(this.iterations, e.iteration); this.costUsd += e.totals.costUsd; }
-    else if (e.type === 'progress') this.done = { done: e.done, total: e.total };
+    else if (e.type === 'iterationEnded') {
+      this.iterations = Math.max(this.iterations, e.iteration);
+      this.costUsd += e.totals.costUsd;
+    } else if (e.type === 'progress') this.done = { done: e.done, total: e.total };
     this.events.append(e, lane).catch(fail);
     for (const line of this.formatter.format(e)) {
       this.opts.onLine?.(line);
@@ -229,15 +305,24 @@ export class RunRecorder {
         break;
       case 'iterationEnded':
         this.progressTxt.appendIteration({
-          iteration: e.iteration, status: this.current.status, task: this.current.item, reason: e.ending, agentRc: e.exitCode,
-          verdict: this.current.verdict, promise: this.current.promise,
+          iteration: e.iteration,
+          status: this.current.status,
+          task: this.current.item,
+          reason: e.ending,
+          agentRc: e.exitCode,
+          verdict: this.current.verdict,
+          promise: this.current.promise,
           iterLog: `.ralph/runs/${this.runId}/iter-${String(e.iteration).padStart(3, '0')}.jsonl`,
           extra: { ending: e.ending, cost_usd: e.totals.costUsd ?? null },
           lastOutput: [e.detail],
         });
         break;
       case 'verified':
-        this.activity.progress(`${e.tier ? 'Verified' : 'Done'} ${e.item.id}: ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`).catch(fail);
+        this.activity
+          .progress(
+            `${e.tier ? 'Verified' : 'Done'} ${e.item.id}: ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`,
+          )
+          .catch(fail);
         break;
       case 'attemptFailed':
         this.activity.progress(`Attempt ${e.attempt} at ${e.item.id} failed verification: ${e.reason}`).catch(fail);
@@ -247,17 +332,32 @@ export class RunRecorder {
         this.activity.progress(`Blocked ${e.item.id}: ${e.reason}`).catch(fail);
         break;
       case 'claimPutBack':
-        for (const i of e.items) this.activity.progress(`Put back ${i.id} (${i.title}): the agent claimed it done; ${e.reason}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`).catch(fail);
+        for (const i of e.items)
+          this.activity
+            .progress(
+              `Put back ${i.id} (${i.title}): the agent claimed it done; ${e.reason}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`,
+            )
+            .catch(fail);
         break;
       case 'fileRestored':
-        this.activity.progress(`Restored ${e.file} (${e.problem}): its content at the iteration's start is back; the agent's bytes are in ${e.aside}`).catch(fail);
+        this.activity
+          .progress(
+            `Restored ${e.file} (${e.problem}): its content at the iteration's start is back; the agent's bytes are in ${e.aside}`,
+          )
+          .catch(fail);
         break;
       case 'itemsVanished':
-        this.activity.progress(`Vanished from ${e.source}: ${e.items.join(', ')} (deleted during the run; the run will not complete)`).catch(fail);
+        this.activity
+          .progress(
+            `Vanished from ${e.source}: ${e.items.join(', ')} (deleted during the run; the run will not complete)`,
+          )
+          .catch(fail);
         break;
       case 'runEnded':
         this.progressTxt.complete(e.completionReason as CompletionReason);
-        this.activity.progress(`Run ${this.runId} ended: ${e.state} — ${e.reason} (${e.done}/${e.total} done)`).catch(fail);
+        this.activity
+          .progress(`Run ${this.runId} ended: ${e.state} — ${e.reason} (${e.done}/${e.total} done)`)
+          .catch(fail);
         break;
       default:
         break;
@@ -273,7 +373,16 @@ export class RunRecorder {
     try {
       if (!this.ended) {
         this.ended = true;
-        this.events.appendSync({ type: 'runEnded', state: 'cancelled', reason, completionReason: 'INTERRUPTED', exitCode: EXIT_CODES.cancelled, iterations: this.iterations, costUsd: this.costUsd, ...this.done });
+        this.events.appendSync({
+          type: 'runEnded',
+          state: 'cancelled',
+          reason,
+          completionReason: 'INTERRUPTED',
+          exitCode: EXIT_CODES.cancelled,
+          iterations: this.iterations,
+          costUsd: this.costUsd,
+          ...this.done,
+        });
       }
       this.progressTxt.complete('INTERRUPTED');
     } catch (err) {

@@ -1,4 +1,14 @@
-import { appendFileSync, closeSync, createWriteStream, fstatSync, mkdirSync, openSync, readFileSync, readSync, type WriteStream } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  createWriteStream,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  type WriteStream,
+} from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runRecordPath } from '../control/runRecords';
@@ -33,7 +43,12 @@ export interface RunFilePaths {
 /** Paths of the files of run `runId` in `folder`. */
 export function runFilePaths(folder: string, runId: string): RunFilePaths {
   const dir = ralphRunDir(folder, runId);
-  return { dir, runJson: runRecordPath(folder, runId), events: path.join(dir, RUN_FILES.events), progress: path.join(dir, RUN_FILES.progress) };
+  return {
+    dir,
+    runJson: runRecordPath(folder, runId),
+    events: path.join(dir, RUN_FILES.events),
+    progress: path.join(dir, RUN_FILES.progress),
+  };
 }
 
 /** `iter-001.jsonl` … `iter-999.jsonl`, then `iter-1000.jsonl` (at least three digits, sortable up to 999). */
@@ -56,7 +71,11 @@ export class EventsWriter<E extends object = Record<string, unknown>> {
   private readonly queue = new WriteQueue();
   private seq: number | undefined;
 
-  constructor(folder: string, runId: string, private readonly now: () => number = Date.now) {
+  constructor(
+    folder: string,
+    runId: string,
+    private readonly now: () => number = Date.now,
+  ) {
     this.file = runFilePaths(folder, runId).events;
   }
 
@@ -201,7 +220,10 @@ export class IterationStreamWriter {
 
   /** Records a chunk of the raw stream (a string is UTF-8). Returns false when it was dropped because of the cap. */
   write(chunk: string | Uint8Array): boolean {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buf =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, 'utf8')
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (buf.length === 0) return true;
     if (this.truncated || this.written + buf.length > this.capBytes) {
       if (!this.truncated) {
@@ -221,7 +243,13 @@ export class IterationStreamWriter {
 
   /** Kept and dropped so far. */
   stats(): IterationStreamStats {
-    return { file: this.file, bytesWritten: this.written, truncated: this.truncated, droppedBytes: this.dropped, droppedChunks: this.droppedChunks };
+    return {
+      file: this.file,
+      bytesWritten: this.written,
+      truncated: this.truncated,
+      droppedBytes: this.dropped,
+      droppedChunks: this.droppedChunks,
+    };
   }
 
   /** Flushes and closes the file; rejects with the first write error, if any. */
@@ -238,9 +266,17 @@ export class IterationStreamWriter {
 /** flow-next's completion reasons (§2.8). */
 export const FLOW_COMPLETION_REASONS = ['DONE', 'NO_WORK', 'STOPPED', 'MAX_ITERATIONS', 'FAILED'] as const;
 /** Ours, for endings flow-next has no word for: stalled, blocked item, the cost and wall-time caps, Ctrl-C / cancel, crash recovery. */
-export const RALPH_COMPLETION_REASONS = ['STALLED', 'BLOCKED', 'MAX_COST', 'MAX_WALL_TIME', 'INTERRUPTED', 'CRASHED'] as const;
+export const RALPH_COMPLETION_REASONS = [
+  'STALLED',
+  'BLOCKED',
+  'MAX_COST',
+  'MAX_WALL_TIME',
+  'INTERRUPTED',
+  'CRASHED',
+] as const;
 /** A reason written after `completion_reason=`; HEAD's `NEEDS_HUMAN: <why>` form is accepted too (§2.8). */
-export type CompletionReason = (typeof FLOW_COMPLETION_REASONS)[number] | (typeof RALPH_COMPLETION_REASONS)[number] | `NEEDS_HUMAN: ${string}`;
+export type CompletionReason =
+  (typeof FLOW_COMPLETION_REASONS)[number] | (typeof RALPH_COMPLETION_REASONS)[number] | `NEEDS_HUMAN: ${string}`;
 
 /** One iteration block of progress.txt. Keys follow flow-next HEAD's contract (one `key=value` per line, §2.8). */
 export interface ProgressIteration {
@@ -273,11 +309,29 @@ export interface ProgressIteration {
 }
 
 /** Keys of the contract (and of the marker) that `extra` may not repeat. */
-const RESERVED_KEYS = new Set(['iteration', 'status', 'spec', 'epic', 'task', 'reason', 'claude_rc', 'verdict', 'promise', 'receipt', 'receipt_exists', 'plan_review_status', 'completion_review_status', 'task_status', 'iter_log', 'completion_reason']);
+const RESERVED_KEYS = new Set([
+  'iteration',
+  'status',
+  'spec',
+  'epic',
+  'task',
+  'reason',
+  'claude_rc',
+  'verdict',
+  'promise',
+  'receipt',
+  'receipt_exists',
+  'plan_review_status',
+  'completion_review_status',
+  'task_status',
+  'iter_log',
+  'completion_reason',
+]);
 
 /** A value on one line: newlines become spaces, `null`/`undefined` become empty. */
 function kv(key: string, value: string | number | boolean | null | undefined): string {
-  const v = value === null || value === undefined ? '' : typeof value === 'boolean' ? (value ? '1' : '0') : String(value);
+  const v =
+    value === null || value === undefined ? '' : typeof value === 'boolean' ? (value ? '1' : '0') : String(value);
   return `${key}=${v.replace(/\r?\n/g, ' ')}\n`;
 }
 
@@ -340,7 +394,10 @@ export function completionReasonOf(text: string): string | undefined {
 export class ProgressTxtWriter {
   readonly file: string;
 
-  constructor(folder: string, private readonly runId: string) {
+  constructor(
+    folder: string,
+    private readonly runId: string,
+  ) {
     this.file = runFilePaths(folder, runId).progress;
   }
 
@@ -357,7 +414,8 @@ export class ProgressTxtWriter {
   /** Appends one iteration block. Throws once the completion marker is written: a finished run takes no more blocks. */
   appendIteration(b: ProgressIteration): void {
     this.start();
-    if (this.completionReason() !== undefined) throw new Error(`${this.file}: the run is already complete; no iteration block may follow the completion marker`);
+    if (this.completionReason() !== undefined)
+      throw new Error(`${this.file}: the run is already complete; no iteration block may follow the completion marker`);
     appendFileSync(this.file, progressIterationBlock(b), 'utf8');
   }
 

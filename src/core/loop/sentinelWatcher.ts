@@ -1,14 +1,24 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
-import { checkSentinels, GLOBAL_PAUSE_FILES, GLOBAL_STOP_FILES, ralphRunDir, type SentinelCheck } from '../control/sentinels';
+import {
+  checkSentinels,
+  GLOBAL_PAUSE_FILES,
+  GLOBAL_STOP_FILES,
+  ralphRunDir,
+  type SentinelCheck,
+} from '../control/sentinels';
 import { ralphDir, RUN_FILES } from '../model/ralphPaths';
 
 /**
  * The names of the sentinel files in the folders watched: an event naming another file (the run's own writes of
  * run.json, its iteration streams, temp files: hundreds per iteration) cannot change what they say.
  */
-const SENTINEL_NAMES: ReadonlySet<string> = new Set([RUN_FILES.stop, RUN_FILES.pause, ...[...GLOBAL_STOP_FILES, ...GLOBAL_PAUSE_FILES].map((f) => path.basename(f))]);
+const SENTINEL_NAMES: ReadonlySet<string> = new Set([
+  RUN_FILES.stop,
+  RUN_FILES.pause,
+  ...[...GLOBAL_STOP_FILES, ...GLOBAL_PAUSE_FILES].map((f) => path.basename(f)),
+]);
 
 /**
  * Watches a run's sentinel files (core/control/sentinels.ts decides what counts) and reports changes at once:
@@ -23,12 +33,18 @@ export class SentinelWatcher extends EventEmitter<{ change: [SentinelCheck] }> {
   private last = '';
   private current: SentinelCheck = { stop: [], pause: [] };
 
-  constructor(private readonly folder: string, private readonly run: { runId: string; startedAt: string }, pollMs = 250) {
+  constructor(
+    private readonly folder: string,
+    private readonly run: { runId: string; startedAt: string },
+    pollMs = 250,
+  ) {
     super();
     for (const dir of [ralphRunDir(folder, run.runId), ralphDir(folder), path.join(folder, 'scripts', 'ralph')]) {
       if (!existsSync(dir)) continue;
       try {
-        const w = watch(dir, { persistent: false }, (_event, name) => { if (name === null || SENTINEL_NAMES.has(String(name))) this.check(); });
+        const w = watch(dir, { persistent: false }, (_event, name) => {
+          if (name === null || SENTINEL_NAMES.has(String(name))) this.check();
+        });
         w.on('error', () => undefined);
         this.watchers.push(w);
       } catch {

@@ -19,7 +19,14 @@ export function taskFiles(folder: string): string[] {
     for (const e of listDirSync(dir)) if (!e.isDir && e.name.endsWith('.json')) out.push(path.join(dir, e.name));
   }
   for (const rel of checklistCandidates(folder)) out.push(path.join(folder, ...rel.split('/')));
-  return out.filter((f) => { try { lstatSync(f); return true; } catch { return false; } });
+  return out.filter((f) => {
+    try {
+      lstatSync(f);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -42,7 +49,8 @@ export function taskFileProblem(file: string): string | null {
     refuseDuplicateKeys(file, text);
     return null;
   } catch (err) {
-    if (err instanceof FileProblemError) return `${err.problem.line ? `${err.problem.line}:${err.problem.column}: ` : ''}${err.problem.message}`;
+    if (err instanceof FileProblemError)
+      return `${err.problem.line ? `${err.problem.line}:${err.problem.column}: ` : ''}${err.problem.message}`;
     return `cannot read: ${(err as Error).message}`;
   }
 }

@@ -45,13 +45,18 @@ export type Claim = WorkItemRef & { risky?: boolean; slot: BaselineSlot; key: st
  */
 class OtherChecklists {
   private readonly files = new Map<string, ChecklistSource>();
-  constructor(private readonly o: WorkSourceOptions, private readonly except: string | null) {}
+  constructor(
+    private readonly o: WorkSourceOptions,
+    private readonly except: string | null,
+  ) {}
   private sources(): ChecklistSource[] {
-    return readChecklists(this.o.folder).filter((c) => c.path !== this.except).map((c) => {
-      let s = this.files.get(c.path);
-      if (!s) this.files.set(c.path, (s = new ChecklistSource(this.o, c.path, false)));
-      return s;
-    });
+    return readChecklists(this.o.folder)
+      .filter((c) => c.path !== this.except)
+      .map((c) => {
+        let s = this.files.get(c.path);
+        if (!s) this.files.set(c.path, (s = new ChecklistSource(this.o, c.path, false)));
+        return s;
+      });
   }
   snapshot(): Record<string, string[]> {
     return Object.fromEntries(this.sources().map((s) => [s.label, s.doneKeys()]));
@@ -60,7 +65,13 @@ class OtherChecklists {
     if (!b.checklists) return [];
     const out: Claim[] = [];
     for (const s of this.sources()) {
-      const claims = await s.claimsSince({ ...b, source: 'checklist', label: s.label, done: b.checklists[s.label] ?? [], checklists: undefined });
+      const claims = await s.claimsSince({
+        ...b,
+        source: 'checklist',
+        label: s.label,
+        done: b.checklists[s.label] ?? [],
+        checklists: undefined,
+      });
       out.push(...claims.map((c) => ({ ...c, slot: `checklist:${s.label}` as const })));
     }
     return out;
@@ -80,7 +91,10 @@ class OtherChecklists {
  * (no claims from it; the run's own source reports its problems).
  */
 class OtherKinds {
-  constructor(private readonly o: WorkSourceOptions, private readonly except: WorkItemRef['source']) {}
+  constructor(
+    private readonly o: WorkSourceOptions,
+    private readonly except: WorkItemRef['source'],
+  ) {}
   /** quantum.json's stories, or null when it is the run's own source, absent or unreadable. */
   private stories() {
     if (this.except === 'quantum') return null;
@@ -103,7 +117,8 @@ class OtherKinds {
   }
   snapshot(): NonNullable<ClaimBaseline['sources']> {
     const out: NonNullable<ClaimBaseline['sources']> = {};
-    if (this.except !== 'quantum') out.quantum = (this.stories() ?? []).filter((s) => s.status === 'passed').map((s) => s.id);
+    if (this.except !== 'quantum')
+      out.quantum = (this.stories() ?? []).filter((s) => s.status === 'passed').map((s) => s.id);
     if (this.except !== 'flow-next') {
       const f = this.flow();
       out.flow = (f?.tasks ?? []).filter((t) => t.merged.status === 'done').map((t) => t.id);
@@ -117,14 +132,20 @@ class OtherKinds {
     const out: Claim[] = [];
     if (src.quantum) {
       const was = new Set(src.quantum);
-      for (const s of this.stories() ?? []) if (s.status === 'passed' && !was.has(s.id)) out.push({ source: 'quantum', id: s.id, title: s.title, slot: 'source:quantum', key: s.id });
+      for (const s of this.stories() ?? [])
+        if (s.status === 'passed' && !was.has(s.id))
+          out.push({ source: 'quantum', id: s.id, title: s.title, slot: 'source:quantum', key: s.id });
     }
     const f = src.flow ? this.flow() : null;
     if (f && src.flow) {
       const epicsWere = new Set(src.flowEpics ?? []);
-      for (const e of f.epics) if (e.epic.status === 'done' && !epicsWere.has(e.id)) out.push({ source: 'flow-next', id: e.id, title: e.epic.title, slot: 'source:flowEpics', key: e.id });
+      for (const e of f.epics)
+        if (e.epic.status === 'done' && !epicsWere.has(e.id))
+          out.push({ source: 'flow-next', id: e.id, title: e.epic.title, slot: 'source:flowEpics', key: e.id });
       const was = new Set(src.flow);
-      for (const t of f.tasks) if (t.merged.status === 'done' && !was.has(t.id)) out.push({ source: 'flow-next', id: t.id, title: t.merged.title, slot: 'source:flow', key: t.id });
+      for (const t of f.tasks)
+        if (t.merged.status === 'done' && !was.has(t.id))
+          out.push({ source: 'flow-next', id: t.id, title: t.merged.title, slot: 'source:flow', key: t.id });
     }
     return out;
   }
@@ -146,7 +167,8 @@ export interface NextOptions {
   take?: string;
 }
 
-export type NextResult = { kind: 'work'; item: WorkItem } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'empty' };
+export type NextResult =
+  { kind: 'work'; item: WorkItem } | { kind: 'complete' } | { kind: 'blocked'; reason: string } | { kind: 'empty' };
 
 /** What the source said about one item after an iteration. */
 export interface DoneClaim {
@@ -258,7 +280,10 @@ export class QuantumSource implements WorkSource {
     const stories = this.doc().stories;
     if (!stories.length) return { kind: 'empty' };
     const skip = new Set(opts.skip ?? []);
-    const taken = opts.take === undefined ? undefined : stories.find((s) => s.id === opts.take && s.status !== 'passed' && s.status !== 'blocked');
+    const taken =
+      opts.take === undefined
+        ? undefined
+        : stories.find((s) => s.id === opts.take && s.status !== 'passed' && s.status !== 'blocked');
     // A story left in_progress (by this run's last iteration, or failed back by crash recovery) is resumed first:
     // quantum-loop's query skips in_progress stories, so an agent that ended without a signal left the run
     // BLOCKED forever (seed-systems.md §4.8-4). Crash recovery has already failed the stories of dead runs.
@@ -267,17 +292,31 @@ export class QuantumSource implements WorkSource {
     const eligible = r.stories.find((id) => !skip.has(id));
     const s = taken ?? resumed ?? (eligible === undefined ? undefined : this.story(eligible));
     if (!s && r.status === 'complete') return { kind: 'complete' };
-    if (!s) return { kind: 'blocked', reason: skip.size ? `no story is eligible but ${[...skip].join(', ')}, which wait for an answer` : 'no story is eligible: the rest are blocked, failed out or waiting on them' };
+    if (!s)
+      return {
+        kind: 'blocked',
+        reason: skip.size
+          ? `no story is eligible but ${[...skip].join(', ')}, which wait for an answer`
+          : 'no story is eligible: the rest are blocked, failed out or waiting on them',
+      };
     const lines = [`Story ${s.id}: ${s.title}`];
     if (typeof s.description === 'string' && s.description) lines.push('', s.description);
     const criteria = (s as { acceptanceCriteria?: unknown }).acceptanceCriteria;
-    if (Array.isArray(criteria) && criteria.length) lines.push('', 'Acceptance criteria:', ...criteria.map((c) => `- ${String(c)}`));
-    lines.push('', 'When the story is implemented, committed and its checks pass, print `<quantum>STORY_PASSED</quantum>`;',
-      'if you cannot make it pass, print `<quantum>STORY_FAILED</quantum>`. Do not edit quantum.json: the harness owns it.');
-    return { kind: 'work', item: { source: 'quantum', id: s.id, title: s.title, body: lines.join('\n'), risky: false } };
+    if (Array.isArray(criteria) && criteria.length)
+      lines.push('', 'Acceptance criteria:', ...criteria.map((c) => `- ${String(c)}`));
+    lines.push(
+      '',
+      'When the story is implemented, committed and its checks pass, print `<quantum>STORY_PASSED</quantum>`;',
+      'if you cannot make it pass, print `<quantum>STORY_FAILED</quantum>`. Do not edit quantum.json: the harness owns it.',
+    );
+    return {
+      kind: 'work',
+      item: { source: 'quantum', id: s.id, title: s.title, body: lines.join('\n'), risky: false },
+    };
   }
   async start(item: WorkItem) {
-    if (this.story(item.id)?.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env });
+    if (this.story(item.id)?.status !== 'in_progress')
+      await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env });
   }
   private othersOf: OtherChecklists | undefined;
   private get others(): OtherChecklists {
@@ -289,15 +328,32 @@ export class QuantumSource implements WorkSource {
   }
   async snapshot(): Promise<ClaimBaseline> {
     const stories = this.doc().stories;
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: stories.filter((s) => s.status === 'passed').map((s) => s.id), items: stories.map((s) => s.id), checklists: this.others.snapshot(), sources: this.kinds.snapshot() };
+    return {
+      at: new Date().toISOString(),
+      source: this.kind,
+      label: this.label,
+      done: stories.filter((s) => s.status === 'passed').map((s) => s.id),
+      items: stories.map((s) => s.id),
+      checklists: this.others.snapshot(),
+      sources: this.kinds.snapshot(),
+    };
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
-    const own = this.doc().stories.filter((s) => s.status === 'passed' && !was.has(s.id)).map((s): Claim => ({ source: this.kind, id: s.id, title: s.title, slot: 'done', key: s.id }));
+    const own = this.doc()
+      .stories.filter((s) => s.status === 'passed' && !was.has(s.id))
+      .map((s): Claim => ({ source: this.kind, id: s.id, title: s.title, slot: 'done', key: s.id }));
     return [...own, ...(await this.others.claimsSince(baseline)), ...this.kinds.claimsSince(baseline)];
   }
   async putBack(items: readonly WorkItemRef[], how?: string[]) {
-    for (const i of items) if (i.source === this.kind && this.story(i.id)?.status === 'passed') await releaseItem(i.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true, commit: putBackWrites(how) });
+    for (const i of items)
+      if (i.source === this.kind && this.story(i.id)?.status === 'passed')
+        await releaseItem(i.id, {
+          folder: this.o.folder,
+          env: this.o.env,
+          alsoPassed: true,
+          commit: putBackWrites(how),
+        });
     await this.others.putBack(items, how);
     await this.kinds.putBack(items, how);
   }
@@ -307,17 +363,20 @@ export class QuantumSource implements WorkSource {
     return { done: passed && !failed, alsoDone: [] };
   }
   async accept(item: WorkItem) {
-    if (this.story(item.id)?.status !== 'passed') await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
+    if (this.story(item.id)?.status !== 'passed')
+      await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
   async reject(item: WorkItem, _also: readonly WorkItemRef[], reason: string) {
     // A story set to passed (by the agent, or a person) under a red gate: back first, block refuses `passed`.
-    if (this.story(item.id)?.status === 'passed') await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true, commit: putBackWrites() });
+    if (this.story(item.id)?.status === 'passed')
+      await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, alsoPassed: true, commit: putBackWrites() });
     await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'verification' });
   }
   async block(item: WorkItem, reason: string) {
     // blockItem already counted the last attempt; a story failed with attempts ≥ maxAttempts is blocked (§4.2).
     const s = this.story(item.id);
-    if (s && s.status !== 'failed' && s.status !== 'blocked') await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'blocked' });
+    if (s && s.status !== 'failed' && s.status !== 'blocked')
+      await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason, phase: 'blocked' });
   }
   async failedAttempts(item: WorkItem) {
     const s = this.story(item.id);
@@ -335,7 +394,9 @@ export class QuantumSource implements WorkSource {
     return hash(JSON.stringify(this.doc().stories.map((s) => [s.id, s.status])));
   }
   async inProgress() {
-    return this.doc().stories.filter((s) => s.status === 'in_progress').map((s) => ({ source: 'quantum' as const, id: s.id, title: s.title }));
+    return this.doc()
+      .stories.filter((s) => s.status === 'in_progress')
+      .map((s) => ({ source: 'quantum' as const, id: s.id, title: s.title }));
   }
   async recoverCrashed(item: WorkItemRef, _baseline: unknown, reason: string) {
     const status = this.story(item.id)?.status;
@@ -372,26 +433,50 @@ export class FlowSource implements WorkSource {
     const ws = this.ws();
     // A task or epic file that does not parse is an item we cannot see: never "complete", never "nothing to do".
     const bad = this.unreadable();
-    if (bad.length) return { kind: 'blocked', reason: `${this.label} has a file that cannot be read: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}` };
+    if (bad.length)
+      return {
+        kind: 'blocked',
+        reason: `${this.label} has a file that cannot be read: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more)` : ''}`,
+      };
     if (!ws.tasks.length) return { kind: 'empty' };
-    const taken = opts.take === undefined ? undefined : ws.tasks.find((t) => t.id === opts.take && (t.merged.status === 'in_progress' || t.merged.status === 'todo'));
+    const taken =
+      opts.take === undefined
+        ? undefined
+        : ws.tasks.find((t) => t.id === opts.take && (t.merged.status === 'in_progress' || t.merged.status === 'todo'));
     // flowctl's selection order (resume the actor's in-progress task, else the first ready one), without the tasks
     // that wait for an answer: they stay in_progress and claimed by this actor.
-    const ans = taken ? null : nextWork({ folder: this.o.folder, env: this.o.env, actor: this.o.actor, ...(opts.skip?.length ? { skip: opts.skip } : {}) });
+    const ans = taken
+      ? null
+      : nextWork({
+          folder: this.o.folder,
+          env: this.o.env,
+          actor: this.o.actor,
+          ...(opts.skip?.length ? { skip: opts.skip } : {}),
+        });
     const pick = taken?.id ?? (ans?.flow?.status === 'work' ? ans.flow.task : undefined);
     if (pick !== undefined) {
       const t = this.task(pick)!;
       const md = (await readTextIfExists(t.file.replace(/\.json$/, '.md'))) ?? '';
-      const body = [`Task ${t.id}: ${t.merged.title}`, '', md.trim(), '',
-        `When the task is done and verified, mark it done with \`flowctl done ${t.id}\` (or \`ralph task done ${t.id}\`), or print \`<promise>COMPLETE</promise>\` if neither is available.`].join('\n');
+      const body = [
+        `Task ${t.id}: ${t.merged.title}`,
+        '',
+        md.trim(),
+        '',
+        `When the task is done and verified, mark it done with \`flowctl done ${t.id}\` (or \`ralph task done ${t.id}\`), or print \`<promise>COMPLETE</promise>\` if neither is available.`,
+      ].join('\n');
       return { kind: 'work', item: { source: 'flow-next', id: t.id, title: t.merged.title, body, risky: false } };
     }
     if (ws.tasks.every((t) => t.merged.status === 'done')) return { kind: 'complete' };
-    if (opts.skip?.length) return { kind: 'blocked', reason: `no task is ready but ${opts.skip.join(', ')}, which wait for an answer` };
-    return { kind: 'blocked', reason: `no task is ready (${ans?.flow?.status ?? 'none'}): the rest are blocked or wait on blocked tasks` };
+    if (opts.skip?.length)
+      return { kind: 'blocked', reason: `no task is ready but ${opts.skip.join(', ')}, which wait for an answer` };
+    return {
+      kind: 'blocked',
+      reason: `no task is ready (${ans?.flow?.status ?? 'none'}): the rest are blocked or wait on blocked tasks`,
+    };
   }
   async start(item: WorkItem) {
-    if (this.task(item.id)?.merged.status !== 'in_progress') await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
+    if (this.task(item.id)?.merged.status !== 'in_progress')
+      await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
   private othersOf: OtherChecklists | undefined;
   private get others(): OtherChecklists {
@@ -400,8 +485,13 @@ export class FlowSource implements WorkSource {
   async snapshot(): Promise<ClaimBaseline> {
     const ws = this.ws();
     return {
-      at: new Date().toISOString(), source: this.kind, label: this.label, done: ws.tasks.filter((t) => t.merged.status === 'done').map((t) => t.id),
-      epics: ws.epics.filter((e) => e.epic.status === 'done').map((e) => e.id), items: ws.tasks.map((t) => t.id), checklists: this.others.snapshot(),
+      at: new Date().toISOString(),
+      source: this.kind,
+      label: this.label,
+      done: ws.tasks.filter((t) => t.merged.status === 'done').map((t) => t.id),
+      epics: ws.epics.filter((e) => e.epic.status === 'done').map((e) => e.id),
+      items: ws.tasks.map((t) => t.id),
+      checklists: this.others.snapshot(),
       sources: this.kinds.snapshot(),
     };
   }
@@ -412,10 +502,16 @@ export class FlowSource implements WorkSource {
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
     const ws = this.ws();
-    const own = ws.tasks.filter((t) => t.merged.status === 'done' && !was.has(t.id)).map((t): Claim => ({ source: this.kind, id: t.id, title: t.merged.title, slot: 'done', key: t.id }));
+    const own = ws.tasks
+      .filter((t) => t.merged.status === 'done' && !was.has(t.id))
+      .map((t): Claim => ({ source: this.kind, id: t.id, title: t.merged.title, slot: 'done', key: t.id }));
     // An epic closed (or added closed) since the baseline is a claim too (F3/F4); a baseline without epics predates the rule.
     const epicsWere = baseline.epics ? new Set(baseline.epics) : null;
-    const epics = epicsWere ? ws.epics.filter((e) => e.epic.status === 'done' && !epicsWere.has(e.id)).map((e): Claim => ({ source: this.kind, id: e.id, title: e.epic.title, slot: 'epics', key: e.id })) : [];
+    const epics = epicsWere
+      ? ws.epics
+          .filter((e) => e.epic.status === 'done' && !epicsWere.has(e.id))
+          .map((e): Claim => ({ source: this.kind, id: e.id, title: e.epic.title, slot: 'epics', key: e.id }))
+      : [];
     return [...epics, ...own, ...(await this.others.claimsSince(baseline)), ...this.kinds.claimsSince(baseline)];
   }
   async putBack(items: readonly WorkItemRef[], how?: string[]) {
@@ -424,7 +520,9 @@ export class FlowSource implements WorkSource {
       const e = i.source === this.kind ? this.ws().epics.find((x) => x.id === i.id) : undefined;
       if (e && e.epic.status === 'done') await reopenEpic(this.o.folder, e.file, putBackWrites(how));
     }
-    for (const i of items) if (i.source === this.kind && this.task(i.id)?.merged.status === 'done') await resetItem(i.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites(how) });
+    for (const i of items)
+      if (i.source === this.kind && this.task(i.id)?.merged.status === 'done')
+        await resetItem(i.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites(how) });
     await this.others.putBack(items, how);
     await this.kinds.putBack(items, how);
   }
@@ -433,11 +531,13 @@ export class FlowSource implements WorkSource {
     return { done: status === 'done' || signals.some((s) => s.kind === 'complete'), alsoDone: [] };
   }
   async accept(item: WorkItem) {
-    if (this.task(item.id)?.merged.status !== 'done') await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
+    if (this.task(item.id)?.merged.status !== 'done')
+      await completeItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
   async reject(item: WorkItem) {
     // The agent marked it done but verification failed: back to todo so it is picked again (flowctl reset, §2.5).
-    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
+    if (this.task(item.id)?.merged.status === 'done')
+      await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
   }
   async block(item: WorkItem, reason: string) {
     await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
@@ -459,17 +559,21 @@ export class FlowSource implements WorkSource {
     return hash(JSON.stringify(this.ws().tasks.map((t) => [t.id, t.merged.status])));
   }
   async inProgress() {
-    return this.ws().tasks.filter((t) => t.merged.status === 'in_progress').map((t) => ({ source: 'flow-next' as const, id: t.id, title: t.merged.title }));
+    return this.ws()
+      .tasks.filter((t) => t.merged.status === 'in_progress')
+      .map((t) => ({ source: 'flow-next' as const, id: t.id, title: t.merged.title }));
   }
   async recoverCrashed(item: WorkItemRef, _baseline: unknown, reason: string) {
     const status = this.task(item.id)?.merged.status;
     if (status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env });
-    if (status === 'done' || status === 'in_progress') await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
+    if (status === 'done' || status === 'in_progress')
+      await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
   }
   async release(item: WorkItem) {
     // An unverified `done` goes back to todo (flowctl reset); an in_progress task keeps the actor's claim, since
     // flowctl's `next` resumes the actor's in-progress task first (§2.5).
-    if (this.task(item.id)?.merged.status === 'done') await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
+    if (this.task(item.id)?.merged.status === 'done')
+      await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
   }
 }
 
@@ -487,18 +591,25 @@ export class ChecklistSource implements WorkSource {
   /** The folder's quantum.json and `.flow` (issue 11 row 05); null for another file's own source, as `others`. */
   private readonly kinds: OtherKinds | null;
   /** `withOthers`: also snapshot, claim and put back the folder's other checklist files (false for those themselves). */
-  constructor(private readonly o: WorkSourceOptions, readonly label: string, withOthers = true) {
+  constructor(
+    private readonly o: WorkSourceOptions,
+    readonly label: string,
+    withOthers = true,
+  ) {
     this.others = withOthers ? new OtherChecklists(o, label) : null;
     this.kinds = withOthers ? new OtherKinds(o, 'checklist') : null;
   }
 
   /** The keys of the boxes done now (`<text> #<n>`). */
   doneKeys(): string[] {
-    return this.keyed(this.list().items).filter((k) => k.box.done).map((k) => k.key);
+    return this.keyed(this.list().items)
+      .filter((k) => k.box.done)
+      .map((k) => k.key);
   }
 
   private list(): ChecklistFile {
-    const l = readChecklists(this.o.folder).find((c) => c.path === this.label) ?? readChecklistAt(this.o.folder, this.label);
+    const l =
+      readChecklists(this.o.folder).find((c) => c.path === this.label) ?? readChecklistAt(this.o.folder, this.label);
     if (!l) throw new Error(`${path.join(this.o.folder, this.label)}: not found`);
     return l;
   }
@@ -546,52 +657,95 @@ export class ChecklistSource implements WorkSource {
     // A box that waits for an answer is known by its key (lines move when boxes are added above it).
     const skipKeys = new Set((opts.skip ?? []).map((id) => this.keys.get(id)));
     // `take` names a box this run picked before (by its key) or, from `ralph run --item`, by its id (`<file>:<line>`).
-    const takeKey = opts.take === undefined ? undefined : (this.keys.get(opts.take) ?? open.find((k) => this.idOf(k.box) === opts.take)?.key);
+    const takeKey =
+      opts.take === undefined
+        ? undefined
+        : (this.keys.get(opts.take) ?? open.find((k) => this.idOf(k.box) === opts.take)?.key);
     const taken = takeKey === undefined ? undefined : open.find((k) => k.key === takeKey);
     const pick = taken ?? ready.find((k) => !skipKeys.has(k.key));
-    if (!pick) return { kind: 'blocked', reason: ready.length ? `every open box of ${this.label} but the ones that wait for an answer is blocked` : `every open box of ${this.label} is blocked (see .ralph/blocked.json)` };
+    if (!pick)
+      return {
+        kind: 'blocked',
+        reason: ready.length
+          ? `every open box of ${this.label} but the ones that wait for an answer is blocked`
+          : `every open box of ${this.label} is blocked (see .ralph/blocked.json)`,
+      };
     const b = pick.box;
     // The taken box keeps its id, so its answer reaches its prompt.
     const id = taken ? opts.take! : this.idOf(b);
     this.keys.set(id, pick.key);
-    const body = [`${this.label}, line ${b.line}: ${b.text}${b.risky ? ' [risky]' : ''}`, '',
-      `When this criterion is met and committed, tick its box (\`- [x]\`) in ${this.label}. Tick only boxes you finished.`].join('\n');
+    const body = [
+      `${this.label}, line ${b.line}: ${b.text}${b.risky ? ' [risky]' : ''}`,
+      '',
+      `When this criterion is met and committed, tick its box (\`- [x]\`) in ${this.label}. Tick only boxes you finished.`,
+    ].join('\n');
     return { kind: 'work', item: { source: 'checklist', id, title: b.text, body, risky: b.risky } };
   }
   async start() {}
   async snapshot(): Promise<ClaimBaseline> {
     this.before = this.list().items;
     const keyed = this.keyed(this.before);
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: keyed.filter((k) => k.box.done).map((k) => k.key), items: keyed.map((k) => k.key), ...(this.others ? { checklists: this.others.snapshot(), sources: this.kinds!.snapshot() } : {}) };
+    return {
+      at: new Date().toISOString(),
+      source: this.kind,
+      label: this.label,
+      done: keyed.filter((k) => k.box.done).map((k) => k.key),
+      items: keyed.map((k) => k.key),
+      ...(this.others ? { checklists: this.others.snapshot(), sources: this.kinds!.snapshot() } : {}),
+    };
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
     const newly = this.keyed(this.list().items).filter((k) => k.box.done && !was.has(k.key));
     for (const k of newly) this.keys.set(this.idOf(k.box), k.key);
-    const own = newly.map((k): Claim => ({ source: this.kind, id: this.idOf(k.box), title: k.box.text, ...(k.box.risky ? { risky: true } : {}), slot: 'done', key: k.key }));
-    return [...own, ...(this.others ? await this.others.claimsSince(baseline) : []), ...(this.kinds ? this.kinds.claimsSince(baseline) : [])];
+    const own = newly.map((k): Claim => ({
+      source: this.kind,
+      id: this.idOf(k.box),
+      title: k.box.text,
+      ...(k.box.risky ? { risky: true } : {}),
+      slot: 'done',
+      key: k.key,
+    }));
+    return [
+      ...own,
+      ...(this.others ? await this.others.claimsSince(baseline) : []),
+      ...(this.kinds ? this.kinds.claimsSince(baseline) : []),
+    ];
   }
   async putBack(items: readonly WorkItemRef[], how?: string[]) {
     const boxes = this.list().items;
     const mine = items.filter((i) => i.source === this.kind && i.id.slice(0, i.id.lastIndexOf(':')) === this.label);
-    const lines = mine.map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
+    const lines = mine
+      .map((i) => this.find(i, boxes))
+      .filter((b): b is CheckboxItem => !!b && b.done)
+      .map((b) => b.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites(how));
     await this.others?.putBack(items, how);
     await this.kinds?.putBack(items, how);
   }
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
-    const wasDone = new Set(this.keyed(this.before).filter((k) => k.box.done).map((k) => k.key));
+    const wasDone = new Set(
+      this.keyed(this.before)
+        .filter((k) => k.box.done)
+        .map((k) => k.key),
+    );
     const newly = this.keyed(after).filter((k) => k.box.done && !wasDone.has(k.key));
     const current = this.find(item, after);
     const also = newly.filter((k) => k.box !== current);
     for (const k of also) this.keys.set(this.idOf(k.box), k.key);
-    return { done: !!current?.done, alsoDone: also.map((k) => ({ source: 'checklist' as const, id: this.idOf(k.box), title: k.box.text })) };
+    return {
+      done: !!current?.done,
+      alsoDone: also.map((k) => ({ source: 'checklist' as const, id: this.idOf(k.box), title: k.box.text })),
+    };
   }
   async accept() {}
   async reject(item: WorkItem, also: readonly WorkItemRef[]) {
     const boxes = this.list().items;
-    const lines = [item, ...also].map((i) => this.find(i, boxes)).filter((b): b is CheckboxItem => !!b && b.done).map((b) => b.line);
+    const lines = [item, ...also]
+      .map((i) => this.find(i, boxes))
+      .filter((b): b is CheckboxItem => !!b && b.done)
+      .map((b) => b.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites());
   }
   async block(item: WorkItem, reason: string) {
@@ -622,7 +776,9 @@ export class ChecklistSource implements WorkSource {
     const keys = isClaimBaseline(baseline) ? baseline.done : Array.isArray(baseline) ? baseline : null;
     if (!keys) return;
     const wasDone = new Set(keys.map(String));
-    const lines = this.keyed(this.list().items).filter((k) => k.box.done && !wasDone.has(k.key)).map((k) => k.box.line);
+    const lines = this.keyed(this.list().items)
+      .filter((k) => k.box.done && !wasDone.has(k.key))
+      .map((k) => k.box.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites());
   }
   async release(item: WorkItem) {
@@ -633,11 +789,18 @@ export class ChecklistSource implements WorkSource {
 
 /** Sets a closed epic's (spec's) `status` back to `open` in place, under flowctl's lock (issue 11 F3/F4 put-back). */
 async function reopenEpic(folder: string, file: string, commit: CommitOptions): Promise<void> {
-  await commitPlan(flowLockTarget(folder), async () => {
-    const before = await readFile(file, 'utf8');
-    refuseDuplicateKeys(file, before);
-    return { writes: [{ file, before, after: applyJsonChanges(before, [{ op: 'set', path: ['status'], value: 'open' }]) }], result: undefined };
-  }, commit);
+  await commitPlan(
+    flowLockTarget(folder),
+    async () => {
+      const before = await readFile(file, 'utf8');
+      refuseDuplicateKeys(file, before);
+      return {
+        writes: [{ file, before, after: applyJsonChanges(before, [{ op: 'set', path: ['status'], value: 'open' }]) }],
+        result: undefined,
+      };
+    },
+    commit,
+  );
 }
 
 /** A checkbox file at `rel` (relative to the folder, or absolute), read with the one checkbox grammar; `undefined` when absent. */
@@ -653,7 +816,12 @@ function readChecklistAt(folder: string, rel: string): ChecklistFile | undefined
  * {@link ChecklistSource} over that file, labelled by its folder-relative path (forward slashes). `undefined` when
  * `want` does not name an existing `.md` file.
  */
-export function checklistAt(folder: string, want: string, actor: string, env?: NodeJS.ProcessEnv): WorkSource | undefined {
+export function checklistAt(
+  folder: string,
+  want: string,
+  actor: string,
+  env?: NodeJS.ProcessEnv,
+): WorkSource | undefined {
   if (!want.toLowerCase().endsWith('.md')) return undefined;
   const abs = path.resolve(folder, want);
   try {

@@ -46,14 +46,19 @@ export interface ClaimBaseline {
 /** Is `v` a {@link ClaimBaseline} (run.json is read loosely). */
 export function isClaimBaseline(v: unknown): v is ClaimBaseline {
   const b = v as ClaimBaseline | null;
-  return !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done);
+  return (
+    !!b && typeof b === 'object' && typeof b.at === 'string' && typeof b.label === 'string' && Array.isArray(b.done)
+  );
 }
 
 /**
  * The keys whose mark differs between two readings of `.ralph/person-done.json` (added, changed or removed), in
  * `after`'s order then `before`'s. Pure.
  */
-export function marksChanged(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): string[] {
+export function marksChanged(
+  before: Readonly<Record<string, string>>,
+  after: Readonly<Record<string, string>>,
+): string[] {
   const out = Object.keys(after).filter((k) => before[k] !== after[k]);
   for (const k of Object.keys(before)) if (!(k in after)) out.push(k);
   return out;
@@ -64,8 +69,14 @@ export function marksChanged(before: Readonly<Record<string, string>>, after: Re
  * it is theirs"): `marks` without the keys the agent could have written — those in `b.agentMarks`, and, while an agent
  * runs (or a run crashed during one), those that changed since `b.marksAtAgentStart`. Pure.
  */
-export function personMarksFor(marks: Readonly<Record<string, string>>, b: Pick<ClaimBaseline, 'agentMarks' | 'marksAtAgentStart'> | null | undefined): Record<string, string> {
-  const drop = new Set([...(b?.agentMarks ?? []), ...(b?.marksAtAgentStart ? marksChanged(b.marksAtAgentStart, marks) : [])]);
+export function personMarksFor(
+  marks: Readonly<Record<string, string>>,
+  b: Pick<ClaimBaseline, 'agentMarks' | 'marksAtAgentStart'> | null | undefined,
+): Record<string, string> {
+  const drop = new Set([
+    ...(b?.agentMarks ?? []),
+    ...(b?.marksAtAgentStart ? marksChanged(b.marksAtAgentStart, marks) : []),
+  ]);
   return drop.size ? Object.fromEntries(Object.entries(marks).filter(([k]) => !drop.has(k))) : { ...marks };
 }
 
@@ -91,7 +102,9 @@ export function parsePersonMarks(text: string | null | undefined): Record<string
   try {
     const v = JSON.parse(text) as unknown;
     if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
   } catch {
     return {};
   }
@@ -119,7 +132,8 @@ export function openBaselines(
 ): OpenBaseline[] {
   const out: OpenBaseline[] = [];
   const mirrored = new Set(mirrors.filter((m) => m.baseline).map((m) => m.runId));
-  for (const m of mirrors) if (m.runId !== except && m.baseline) out.push({ runId: m.runId, baseline: m.baseline, from: 'mirror' });
+  for (const m of mirrors)
+    if (m.runId !== except && m.baseline) out.push({ runId: m.runId, baseline: m.baseline, from: 'mirror' });
   for (const r of records) {
     if (r.runId === except || mirrored.has(r.runId) || !isClaimBaseline(r.claimBaseline)) continue;
     out.push({ runId: r.runId, baseline: r.claimBaseline, from: 'record' });
@@ -143,7 +157,9 @@ export function leastDone(a: ClaimBaseline, b: ClaimBaseline): ClaimBaseline {
   if (epics) out.epics = epics;
   if (a.checklists || b.checklists) {
     const labels = new Set([...Object.keys(a.checklists ?? {}), ...Object.keys(b.checklists ?? {})]);
-    out.checklists = Object.fromEntries([...labels].map((l) => [l, both(a.checklists?.[l] ?? [], b.checklists?.[l] ?? [])!]));
+    out.checklists = Object.fromEntries(
+      [...labels].map((l) => [l, both(a.checklists?.[l] ?? [], b.checklists?.[l] ?? [])!]),
+    );
   }
   if (a.sources || b.sources) {
     const s: NonNullable<ClaimBaseline['sources']> = {};

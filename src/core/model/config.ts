@@ -24,9 +24,19 @@ const ralphConfigShape = {
   /** Context window in tokens when neither the stream nor the model name tells it. */
   contextWindowTokens: z.number().int().positive().default(200_000),
   /** Longest agent output line kept, in bytes; longer lines are dropped and counted (default 64 MiB). */
-  maxLineBytes: z.number().int().positive().default(64 * 1024 * 1024),
+  maxLineBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   /** Gate commands per tier, used when `.ralph/command-policy` has no `[gates]` (issue 5; seed-systems.md §3.9). */
-  gates: z.object({ basic: z.string().min(1).optional(), full: z.string().min(1).optional(), final: z.string().min(1).optional() }).default({}),
+  gates: z
+    .object({
+      basic: z.string().min(1).optional(),
+      full: z.string().min(1).optional(),
+      final: z.string().min(1).optional(),
+    })
+    .default({}),
   /** Longest a gate command may run before its process group is ended, ms (seed-systems.md §3.10: 1200 s). */
   gateTimeoutMs: z.number().int().positive().default(1_200_000),
   /** Context tokens at which an iteration is rotated; 0 = the per-agent default (seed-systems.md §3.4, core/stream/thresholds.ts). */
@@ -67,23 +77,25 @@ const ralphConfigShape = {
    * after a known reset time, at most `maxResetWaitMs` 21600000 (6 h) and `maxQuotaWaits` 8 such waits,
    * `maxDeferrals` 10 in a row before the run stops as stalled.
    */
-  timing: z.object({
-    betweenIterationsMs: z.number().int().nonnegative().optional(),
-    killGraceMs: z.number().int().nonnegative().optional(),
-    stallLimit: z.number().int().positive().optional(),
-    backoffBaseMs: z.number().int().nonnegative().optional(),
-    backoffCapMs: z.number().int().nonnegative().optional(),
-    resetMarginMs: z.number().int().nonnegative().optional(),
-    maxResetWaitMs: z.number().int().nonnegative().optional(),
-    maxQuotaWaits: z.number().int().nonnegative().optional(),
-    maxDeferrals: z.number().int().positive().optional(),
-    /** Issue 12 watchdog (loop/decide.ts `decideWatchdog`): a silent agent's iteration ends after this, ms (20 min). */
-    silenceTimeoutMs: z.number().int().nonnegative().optional(),
-    /** Longest an iteration may run, ms; 0 = no limit (default). */
-    iterationTimeoutMs: z.number().int().nonnegative().optional(),
-    /** Once STOP is requested, an agent silent this long is ended, ms (60000); one still printing finishes. */
-    stopGraceMs: z.number().int().nonnegative().optional(),
-  }).default({}),
+  timing: z
+    .object({
+      betweenIterationsMs: z.number().int().nonnegative().optional(),
+      killGraceMs: z.number().int().nonnegative().optional(),
+      stallLimit: z.number().int().positive().optional(),
+      backoffBaseMs: z.number().int().nonnegative().optional(),
+      backoffCapMs: z.number().int().nonnegative().optional(),
+      resetMarginMs: z.number().int().nonnegative().optional(),
+      maxResetWaitMs: z.number().int().nonnegative().optional(),
+      maxQuotaWaits: z.number().int().nonnegative().optional(),
+      maxDeferrals: z.number().int().positive().optional(),
+      /** Issue 12 watchdog (loop/decide.ts `decideWatchdog`): a silent agent's iteration ends after this, ms (20 min). */
+      silenceTimeoutMs: z.number().int().nonnegative().optional(),
+      /** Longest an iteration may run, ms; 0 = no limit (default). */
+      iterationTimeoutMs: z.number().int().nonnegative().optional(),
+      /** Once STOP is requested, an agent silent this long is ended, ms (60000); one still printing finishes. */
+      stopGraceMs: z.number().int().nonnegative().optional(),
+    })
+    .default({}),
   /** Finished runs kept under `.ralph/runs/` (newest first); older ones are deleted at the next run's start. */
   keepRuns: z.number().int().positive().default(20),
   /** Most disk `.ralph/runs/` may take, MB: the oldest finished runs are deleted above it (never the active run). */
@@ -100,19 +112,23 @@ const ralphConfigShape = {
    * guarantee, so a workspace's value is trusted content (trust/trustedContent.ts) and restricted in untrusted workspaces.
    */
   containment: z.enum(['auto', 'marker']).default('auto'),
-  readLimits: z.object({
-    jsonMb: z.number().positive().optional(),
-    textMb: z.number().positive().optional(),
-  }).default({}),
+  readLimits: z
+    .object({
+      jsonMb: z.number().positive().optional(),
+      textMb: z.number().positive().optional(),
+    })
+    .default({}),
   /**
    * IJFW wave recovery's orphan windows, ms (seed-systems.md §1.10-1, core/waves): a subagent without DONE is an
    * orphan once its checkpoint is older than `orphanAfterMs` (60000) and its last activity older than
    * `inactiveAfterMs` (90000). `ralph waves check --orphan-after-ms / --inactive-after-ms` override them.
    */
-  waves: z.object({
-    orphanAfterMs: z.number().int().nonnegative().optional(),
-    inactiveAfterMs: z.number().int().nonnegative().optional(),
-  }).default({}),
+  waves: z
+    .object({
+      orphanAfterMs: z.number().int().nonnegative().optional(),
+      inactiveAfterMs: z.number().int().nonnegative().optional(),
+    })
+    .default({}),
 };
 
 /** `.ralph/config.json` (loose: unknown keys are kept). */
@@ -133,10 +149,35 @@ export function defaultConfig(): RalphConfig {
  */
 export function defaultConfigLiteral(): RalphConfig {
   return {
-    agent: 'claude', claudePath: 'claude', cursorAgentPath: 'cursor-agent', agentArgs: [], model: '', permissionMode: 'bypassPermissions',
-    maxIterations: 25, contextWindowTokens: 200000, maxLineBytes: 67108864, gates: {}, gateTimeoutMs: 1200000, rotateThresholdTokens: 0,
-    warnThresholdTokens: 0, maxCostUsd: 0, maxWallTimeMinutes: 0, parallel: false, maxParallel: 4, storyTimeoutMs: 900000, continueOnBlocked: false, questionTimeoutMinutes: 0, notify: '',
-    notifyTimeoutMs: 10000, reviewer: false, timing: {}, keepRuns: 20, runsMaxMb: 1024, containment: 'auto', readLimits: {}, waves: {},
+    agent: 'claude',
+    claudePath: 'claude',
+    cursorAgentPath: 'cursor-agent',
+    agentArgs: [],
+    model: '',
+    permissionMode: 'bypassPermissions',
+    maxIterations: 25,
+    contextWindowTokens: 200000,
+    maxLineBytes: 67108864,
+    gates: {},
+    gateTimeoutMs: 1200000,
+    rotateThresholdTokens: 0,
+    warnThresholdTokens: 0,
+    maxCostUsd: 0,
+    maxWallTimeMinutes: 0,
+    parallel: false,
+    maxParallel: 4,
+    storyTimeoutMs: 900000,
+    continueOnBlocked: false,
+    questionTimeoutMinutes: 0,
+    notify: '',
+    notifyTimeoutMs: 10000,
+    reviewer: false,
+    timing: {},
+    keepRuns: 20,
+    runsMaxMb: 1024,
+    containment: 'auto',
+    readLimits: {},
+    waves: {},
   };
 }
 
@@ -144,4 +185,11 @@ export function defaultConfigLiteral(): RalphConfig {
 export const configKeys = Object.keys(ralphConfigShape) as (keyof RalphConfig)[];
 
 /** Keys that name programs or arguments to run: never taken from an untrusted workspace's settings. */
-export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = ['claudePath', 'cursorAgentPath', 'agentArgs', 'gates', 'notify', 'containment'];
+export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = [
+  'claudePath',
+  'cursorAgentPath',
+  'agentArgs',
+  'gates',
+  'notify',
+  'containment',
+];

@@ -14,7 +14,20 @@
  * > 0; `pos`: a number > 0; `unknown`: any value (kept as is); `record`: a plain object of any values (copied);
  * `{ arrayOf }`: an array of that kind (copied); a {@link FastShape}: a nested loose object.
  */
-export type FastKind = 'str' | 'str1' | 'num' | 'pos' | 'int' | 'int0' | 'int1' | 'bool' | 'unknown' | 'record' | 'strArray' | { arrayOf: FastKind } | FastShape;
+export type FastKind =
+  | 'str'
+  | 'str1'
+  | 'num'
+  | 'pos'
+  | 'int'
+  | 'int0'
+  | 'int1'
+  | 'bool'
+  | 'unknown'
+  | 'record'
+  | 'strArray'
+  | { arrayOf: FastKind }
+  | FastShape;
 
 /** One field: its kind, whether `null` is allowed, and what an absent key becomes (omitted, or a default). */
 export interface FastField {
@@ -40,15 +53,24 @@ const BAD: unique symbol = Symbol('not plainly valid');
 
 function fieldValue(kind: FastKind, v: unknown): unknown {
   switch (kind) {
-    case 'str': return typeof v === 'string' ? v : BAD;
-    case 'str1': return typeof v === 'string' && v.length > 0 ? v : BAD;
-    case 'num': return typeof v === 'number' && Number.isFinite(v) ? v : BAD;
-    case 'pos': return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : BAD;
-    case 'int': return typeof v === 'number' && Number.isSafeInteger(v) ? v : BAD;
-    case 'int0': return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : BAD;
-    case 'int1': return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : BAD;
-    case 'bool': return typeof v === 'boolean' ? v : BAD;
-    case 'unknown': return v;
+    case 'str':
+      return typeof v === 'string' ? v : BAD;
+    case 'str1':
+      return typeof v === 'string' && v.length > 0 ? v : BAD;
+    case 'num':
+      return typeof v === 'number' && Number.isFinite(v) ? v : BAD;
+    case 'pos':
+      return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : BAD;
+    case 'int':
+      return typeof v === 'number' && Number.isSafeInteger(v) ? v : BAD;
+    case 'int0':
+      return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : BAD;
+    case 'int1':
+      return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : BAD;
+    case 'bool':
+      return typeof v === 'boolean' ? v : BAD;
+    case 'unknown':
+      return v;
     case 'record': {
       if (!isPlainObject(v) || hasOwn.call(v, '__proto__')) return BAD;
       const out: Record<string, unknown> = {};
@@ -94,7 +116,10 @@ export function fastLoose(shape: FastShape, v: unknown): Record<string, unknown>
     }
     known++;
     const x = v[key];
-    if (x === null && f.nullable) { out[key] = null; continue; }
+    if (x === null && f.nullable) {
+      out[key] = null;
+      continue;
+    }
     const r = fieldValue(f.kind, x);
     if (r === BAD) return undefined;
     out[key] = r;

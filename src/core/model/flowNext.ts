@@ -76,10 +76,25 @@ export const flowTaskSchema = z.looseObject({
 export type FlowTask = z.infer<typeof flowTaskSchema>;
 
 /** The runtime keys that live in a state file and are merged over the committed task (§2.4). */
-export const FLOW_RUNTIME_KEYS = ['status', 'updated_at', 'claimed_at', 'assignee', 'claim_note', 'evidence', 'blocked_reason'] as const;
+export const FLOW_RUNTIME_KEYS = [
+  'status',
+  'updated_at',
+  'claimed_at',
+  'assignee',
+  'claim_note',
+  'evidence',
+  'blocked_reason',
+] as const;
 
 /** Keys `flowctl task reset` deletes (deleted, not set to null; §2.5). */
-export const FLOW_RESET_DELETED_KEYS = ['blocked_reason', 'completed_at', 'assignee', 'claimed_at', 'claim_note', 'evidence'] as const;
+export const FLOW_RESET_DELETED_KEYS = [
+  'blocked_reason',
+  'completed_at',
+  'assignee',
+  'claimed_at',
+  'claim_note',
+  'evidence',
+] as const;
 
 /**
  * Ids (§2.3). v0.8's parser is `^fn-(\d+)(?:-[a-z0-9]{3})?(?:\.(\d+))?$`; v1+ slugs (`fn-114-ralph-opt-in…`) are
@@ -113,20 +128,42 @@ export function taskNumber(taskId: string): number {
 
 const optStr: FastField = { kind: 'str' };
 const optStrN: FastField = { kind: 'str', nullable: true };
-const evidenceFast: FastShape = [['commits', { kind: 'strArray' }], ['tests', { kind: 'strArray' }], ['prs', { kind: 'strArray' }]];
+const evidenceFast: FastShape = [
+  ['commits', { kind: 'strArray' }],
+  ['tests', { kind: 'strArray' }],
+  ['prs', { kind: 'strArray' }],
+];
 const runtimeFast: FastShape = [
-  ['status', optStr], ['updated_at', optStrN], ['claimed_at', optStrN], ['assignee', optStrN], ['claim_note', optStrN],
-  ['evidence', { kind: evidenceFast, nullable: true }], ['blocked_reason', optStrN], ['completed_at', optStrN],
+  ['status', optStr],
+  ['updated_at', optStrN],
+  ['claimed_at', optStrN],
+  ['assignee', optStrN],
+  ['claim_note', optStrN],
+  ['evidence', { kind: evidenceFast, nullable: true }],
+  ['blocked_reason', optStrN],
+  ['completed_at', optStrN],
 ];
 
 /** {@link flowMetaSchema} as a fast path. */
-export const flowMetaFast: FastShape = [['schema_version', { kind: 'int' }], ['next_epic', { kind: 'int' }], ['next_spec', { kind: 'int' }]];
+export const flowMetaFast: FastShape = [
+  ['schema_version', { kind: 'int' }],
+  ['next_epic', { kind: 'int' }],
+  ['next_spec', { kind: 'int' }],
+];
 
 /** {@link flowEpicSchema} as a fast path. */
 export const flowEpicFast: FastShape = [
-  ['id', { kind: 'str1', required: true }], ['title', { kind: 'str', default: () => '' }], ['status', { kind: 'str', default: () => 'open' }],
-  ['branch_name', optStrN], ['spec_path', optStr], ['next_task', { kind: 'int' }], ['depends_on_epics', { kind: 'strArray', default: () => [] }],
-  ['plan_review_status', optStr], ['plan_reviewed_at', optStrN], ['created_at', optStr], ['updated_at', optStr],
+  ['id', { kind: 'str1', required: true }],
+  ['title', { kind: 'str', default: () => '' }],
+  ['status', { kind: 'str', default: () => 'open' }],
+  ['branch_name', optStrN],
+  ['spec_path', optStr],
+  ['next_task', { kind: 'int' }],
+  ['depends_on_epics', { kind: 'strArray', default: () => [] }],
+  ['plan_review_status', optStr],
+  ['plan_reviewed_at', optStrN],
+  ['created_at', optStr],
+  ['updated_at', optStr],
 ];
 
 /** {@link flowRuntimeSchema} (a state file) as a fast path. */
@@ -135,7 +172,14 @@ export const flowRuntimeFast: FastShape = runtimeFast;
 /** A task file: {@link flowTaskSchema} with `id` optional (`flowTaskSchema.partial({ id: true })`), as a fast path. */
 export const flowTaskFileFast: FastShape = [
   // The spread runtime shape keeps its place; `status` is overridden in place (a default of 'todo').
-  ['status', { kind: 'str', default: () => 'todo' }], ...runtimeFast.slice(1),
-  ['id', { kind: 'str1' }], ['epic', optStr], ['spec', optStr], ['title', { kind: 'str', default: () => '' }],
-  ['depends_on', { kind: 'strArray', default: () => [] }], ['priority', { kind: 'num', nullable: true }], ['spec_path', optStr], ['created_at', optStr],
+  ['status', { kind: 'str', default: () => 'todo' }],
+  ...runtimeFast.slice(1),
+  ['id', { kind: 'str1' }],
+  ['epic', optStr],
+  ['spec', optStr],
+  ['title', { kind: 'str', default: () => '' }],
+  ['depends_on', { kind: 'strArray', default: () => [] }],
+  ['priority', { kind: 'num', nullable: true }],
+  ['spec_path', optStr],
+  ['created_at', optStr],
 ];

@@ -4,7 +4,10 @@
  * (flowctl's shape, seed-systems.md §2.5) and exits 1.
  */
 export class OperationError extends Error {
-  constructor(readonly code: OperationErrorCode, message: string) {
+  constructor(
+    readonly code: OperationErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'OperationError';
   }

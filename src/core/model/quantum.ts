@@ -57,7 +57,9 @@ export const quantumStorySchema = z.looseObject({
   status: z.string().default('pending'),
   dependsOn: z.array(z.string()).default([]),
   tasks: z.array(quantumTaskSchema).optional(),
-  review: z.looseObject({ specCompliance: reviewStageSchema.optional(), codeQuality: reviewStageSchema.optional() }).optional(),
+  review: z
+    .looseObject({ specCompliance: reviewStageSchema.optional(), codeQuality: reviewStageSchema.optional() })
+    .optional(),
   retries: quantumRetriesSchema.optional(),
   notes: z.string().optional(),
   startedAt: z.string().nullable().optional(),
@@ -88,12 +90,27 @@ export const quantumFileSchema = z.looseObject({
   stories: z.array(quantumStorySchema),
   progress: z.array(quantumProgressEntrySchema).optional(),
   codebasePatterns: z.array(z.string()).optional(),
-  fileConflicts: z.array(z.looseObject({ file: z.string(), stories: z.array(z.string()), reconciliationTask: z.string().optional() })).optional(),
+  fileConflicts: z
+    .array(z.looseObject({ file: z.string(), stories: z.array(z.string()), reconciliationTask: z.string().optional() }))
+    .optional(),
   testCommand: z.string().optional(),
   staleThresholdMinutes: z.number().positive().optional(),
-  execution: z.looseObject({ mode: z.string().optional(), maxParallel: z.number().optional(), currentWave: z.number().optional(), activeWorktrees: z.array(z.string()).optional() }).optional(),
+  execution: z
+    .looseObject({
+      mode: z.string().optional(),
+      maxParallel: z.number().optional(),
+      currentWave: z.number().optional(),
+      activeWorktrees: z.array(z.string()).optional(),
+    })
+    .optional(),
   routing: z.looseObject({}).optional(),
-  userIntent: z.looseObject({ text: z.string().optional(), timestamp: z.string().optional(), source_message_id: z.string().nullable().optional() }).optional(),
+  userIntent: z
+    .looseObject({
+      text: z.string().optional(),
+      timestamp: z.string().optional(),
+      source_message_id: z.string().nullable().optional(),
+    })
+    .optional(),
   userClarifications: z.array(z.looseObject({})).optional(),
   intentDrift: z.record(z.string(), z.unknown()).optional(),
   reviews: z.record(z.string(), z.unknown()).optional(),
@@ -102,7 +119,11 @@ export const quantumFileSchema = z.looseObject({
 export type QuantumFile = z.infer<typeof quantumFileSchema>;
 
 /** Attempts and limit of a story, with the defaults of §4.1 when `retries` is absent. */
-export function storyRetries(story: QuantumStory): { attempts: number; maxAttempts: number; failureLog: QuantumFailureEntry[] } {
+export function storyRetries(story: QuantumStory): {
+  attempts: number;
+  maxAttempts: number;
+  failureLog: QuantumFailureEntry[];
+} {
   return {
     attempts: story.retries?.attempts ?? 0,
     maxAttempts: story.retries?.maxAttempts ?? QUANTUM_DEFAULT_MAX_ATTEMPTS,
@@ -118,29 +139,115 @@ export function storyRetries(story: QuantumStory): { attempts: number; maxAttemp
 const s: FastField = { kind: 'str' };
 const sN: FastField = { kind: 'str', nullable: true };
 const strs: FastField = { kind: 'strArray' };
-const failureFast: FastShape = [['phase', { kind: 'str', required: true }], ['timestamp', { kind: 'str', required: true }], ['attempt', { kind: 'num' }], ['error', s], ['files', s]];
-const reviewStageFast: FastShape = [['status', s], ['issues', { kind: { arrayOf: 'unknown' } }], ['reviewedAt', sN]];
-const taskFast: FastShape = [['id', { kind: 'str', required: true }], ['title', s], ['description', s], ['filePaths', strs], ['commands', strs], ['testFirst', { kind: 'bool' }], ['status', s]];
+const failureFast: FastShape = [
+  ['phase', { kind: 'str', required: true }],
+  ['timestamp', { kind: 'str', required: true }],
+  ['attempt', { kind: 'num' }],
+  ['error', s],
+  ['files', s],
+];
+const reviewStageFast: FastShape = [
+  ['status', s],
+  ['issues', { kind: { arrayOf: 'unknown' } }],
+  ['reviewedAt', sN],
+];
+const taskFast: FastShape = [
+  ['id', { kind: 'str', required: true }],
+  ['title', s],
+  ['description', s],
+  ['filePaths', strs],
+  ['commands', strs],
+  ['testFirst', { kind: 'bool' }],
+  ['status', s],
+];
 const retriesFast: FastShape = [
-  ['attempts', { kind: 'int0', default: () => 0 }], ['maxAttempts', { kind: 'int1', default: () => QUANTUM_DEFAULT_MAX_ATTEMPTS }],
+  ['attempts', { kind: 'int0', default: () => 0 }],
+  ['maxAttempts', { kind: 'int1', default: () => QUANTUM_DEFAULT_MAX_ATTEMPTS }],
   ['failureLog', { kind: { arrayOf: failureFast }, default: () => [] }],
 ];
 const storyFast: FastShape = [
-  ['id', { kind: 'str1', required: true }], ['title', { kind: 'str', default: () => '' }], ['description', s], ['acceptanceCriteria', strs],
-  ['priority', { kind: 'num' }], ['status', { kind: 'str', default: () => 'pending' }], ['dependsOn', { kind: 'strArray', default: () => [] }],
-  ['tasks', { kind: { arrayOf: taskFast } }], ['review', { kind: [['specCompliance', { kind: reviewStageFast }], ['codeQuality', { kind: reviewStageFast }]] }],
-  ['retries', { kind: retriesFast }], ['notes', s], ['startedAt', sN], ['worktree', s],
+  ['id', { kind: 'str1', required: true }],
+  ['title', { kind: 'str', default: () => '' }],
+  ['description', s],
+  ['acceptanceCriteria', strs],
+  ['priority', { kind: 'num' }],
+  ['status', { kind: 'str', default: () => 'pending' }],
+  ['dependsOn', { kind: 'strArray', default: () => [] }],
+  ['tasks', { kind: { arrayOf: taskFast } }],
+  [
+    'review',
+    {
+      kind: [
+        ['specCompliance', { kind: reviewStageFast }],
+        ['codeQuality', { kind: reviewStageFast }],
+      ],
+    },
+  ],
+  ['retries', { kind: retriesFast }],
+  ['notes', s],
+  ['startedAt', sN],
+  ['worktree', s],
 ];
-const progressFast: FastShape = [['timestamp', s], ['iteration', { kind: 'num' }], ['storyId', s], ['action', s], ['details', s], ['filesChanged', strs], ['learnings', s]];
+const progressFast: FastShape = [
+  ['timestamp', s],
+  ['iteration', { kind: 'num' }],
+  ['storyId', s],
+  ['action', s],
+  ['details', s],
+  ['filesChanged', strs],
+  ['learnings', s],
+];
 
 /** {@link quantumFileSchema} as a fast path. */
 export const quantumFileFast: FastShape = [
-  ['project', s], ['branchName', s], ['description', s], ['prdPath', s], ['designPath', sN], ['createdAt', s], ['updatedAt', s],
-  ['stories', { kind: { arrayOf: storyFast }, required: true }], ['progress', { kind: { arrayOf: progressFast } }], ['codebasePatterns', strs],
-  ['fileConflicts', { kind: { arrayOf: [['file', { kind: 'str', required: true }], ['stories', { kind: 'strArray', required: true }], ['reconciliationTask', s]] } }],
-  ['testCommand', s], ['staleThresholdMinutes', { kind: 'pos' }],
-  ['execution', { kind: [['mode', s], ['maxParallel', { kind: 'num' }], ['currentWave', { kind: 'num' }], ['activeWorktrees', strs]] }],
+  ['project', s],
+  ['branchName', s],
+  ['description', s],
+  ['prdPath', s],
+  ['designPath', sN],
+  ['createdAt', s],
+  ['updatedAt', s],
+  ['stories', { kind: { arrayOf: storyFast }, required: true }],
+  ['progress', { kind: { arrayOf: progressFast } }],
+  ['codebasePatterns', strs],
+  [
+    'fileConflicts',
+    {
+      kind: {
+        arrayOf: [
+          ['file', { kind: 'str', required: true }],
+          ['stories', { kind: 'strArray', required: true }],
+          ['reconciliationTask', s],
+        ],
+      },
+    },
+  ],
+  ['testCommand', s],
+  ['staleThresholdMinutes', { kind: 'pos' }],
+  [
+    'execution',
+    {
+      kind: [
+        ['mode', s],
+        ['maxParallel', { kind: 'num' }],
+        ['currentWave', { kind: 'num' }],
+        ['activeWorktrees', strs],
+      ],
+    },
+  ],
   ['routing', { kind: [] }],
-  ['userIntent', { kind: [['text', s], ['timestamp', s], ['source_message_id', sN]] }],
-  ['userClarifications', { kind: { arrayOf: [] } }], ['intentDrift', { kind: 'record' }], ['reviews', { kind: 'record' }], ['deslop', { kind: 'unknown' }],
+  [
+    'userIntent',
+    {
+      kind: [
+        ['text', s],
+        ['timestamp', s],
+        ['source_message_id', sN],
+      ],
+    },
+  ],
+  ['userClarifications', { kind: { arrayOf: [] } }],
+  ['intentDrift', { kind: 'record' }],
+  ['reviews', { kind: 'record' }],
+  ['deslop', { kind: 'unknown' }],
 ];

@@ -9,7 +9,11 @@ export const QUANTUM_DEFAULT_STALE_MINUTES = 20;
  * (core stale detection only warns about it). Whether a live run holds the story is the caller's to check.
  * Used by `planQuantumStale` (`ralph stale`) and the plan tree's `stale` rows.
  */
-export function pastStaleThreshold(story: { status: string; startedAt?: string | null }, nowMs: number, thresholdMinutes: number = QUANTUM_DEFAULT_STALE_MINUTES): boolean {
+export function pastStaleThreshold(
+  story: { status: string; startedAt?: string | null },
+  nowMs: number,
+  thresholdMinutes: number = QUANTUM_DEFAULT_STALE_MINUTES,
+): boolean {
   if (story.status !== 'in_progress') return false;
   const started = parseIsoTime(story.startedAt ?? undefined);
   return started !== undefined && nowMs - started > thresholdMinutes * 60_000;

@@ -44,7 +44,8 @@ export const RALPH_FILES = {
 } as const;
 
 /** The path of a file or folder directly under `.ralph/`. */
-export const ralphFile = (folder: string, name: keyof typeof RALPH_FILES): string => path.join(folder, RALPH_DIR, RALPH_FILES[name]);
+export const ralphFile = (folder: string, name: keyof typeof RALPH_FILES): string =>
+  path.join(folder, RALPH_DIR, RALPH_FILES[name]);
 
 /** Files inside a run's folder `.ralph/runs/<id>/` (flow-next's runs use the same PAUSE / STOP / progress.txt names). */
 export const RUN_FILES = {
@@ -60,7 +61,9 @@ export const RUN_FILES = {
 } as const;
 
 /** `.ralph/runs/<runId>/`. */
-export const ralphRunDir = (folder: string, runId: string): string => path.join(folder, RALPH_DIR, RALPH_FILES.runs, runId);
+export const ralphRunDir = (folder: string, runId: string): string =>
+  path.join(folder, RALPH_DIR, RALPH_FILES.runs, runId);
 
 /** A file in the folder of one of our runs. */
-export const ralphRunFile = (folder: string, runId: string, name: keyof typeof RUN_FILES): string => path.join(ralphRunDir(folder, runId), RUN_FILES[name]);
+export const ralphRunFile = (folder: string, runId: string, name: keyof typeof RUN_FILES): string =>
+  path.join(ralphRunDir(folder, runId), RUN_FILES[name]);

@@ -48,18 +48,44 @@ export const iterationPurposeSchema = z.enum(['work', 'finalFix', 'review']);
  * How an iteration ended (issue 5 "One iteration" 4); `question`: the agent asked a human (a `<question>` tag, or
  * the plain-question rule), and the item waits for an answer.
  */
-export const iterationEndingSchema = z.enum(['complete', 'stuck', 'yield', 'natural', 'rotation', 'deferred', 'error', 'cancelled', 'question']);
+export const iterationEndingSchema = z.enum([
+  'complete',
+  'stuck',
+  'yield',
+  'natural',
+  'rotation',
+  'deferred',
+  'error',
+  'cancelled',
+  'question',
+]);
 
 /**
  * The run's terminal state. Exit codes ({@link EXIT_CODES}): 0 completed, 1 failed / stalled / blocked, 2 a cap
  * reached, 3 stopped by the user, 130 cancelled (Ctrl-C, **Ralph: Cancel**).
  */
 /** How a run ended (the engine's end states). */
-export const RUN_END_STATE_VALUES = ['completed', 'failed', 'stalled', 'blocked', 'capReached', 'stopped', 'cancelled'] as const;
+export const RUN_END_STATE_VALUES = [
+  'completed',
+  'failed',
+  'stalled',
+  'blocked',
+  'capReached',
+  'stopped',
+  'cancelled',
+] as const;
 export const runEndStateSchema = z.enum(RUN_END_STATE_VALUES);
 
 /** The CLI exit code of each terminal state (`ralph run`, `ralph watch`). */
-export const EXIT_CODES: Record<z.infer<typeof runEndStateSchema>, number> = { completed: 0, failed: 1, stalled: 1, blocked: 1, capReached: 2, stopped: 3, cancelled: 130 };
+export const EXIT_CODES: Record<z.infer<typeof runEndStateSchema>, number> = {
+  completed: 0,
+  failed: 1,
+  stalled: 1,
+  blocked: 1,
+  capReached: 2,
+  stopped: 3,
+  cancelled: 130,
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Events
@@ -78,7 +104,11 @@ const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => {
 export const engineEventSchema = z.discriminatedUnion('type', [
   /** The run began: what it works on, with which agent, caps and the gates frozen for the run. */
   ev('runStarted', {
-    runId: z.string(), folder: z.string(), source: z.string(), agent: z.string(), maxIterations: z.number(),
+    runId: z.string(),
+    folder: z.string(),
+    source: z.string(),
+    agent: z.string(),
+    maxIterations: z.number(),
     gates: z.record(z.string(), z.string()),
     /** Cost cap, USD (0 = none). */
     maxCostUsd: z.number().optional(),
@@ -90,8 +120,12 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    * N"); `attemptKind` `first` | `fix` | `debug`; for an item that waited on a question, `answered` is true.
    */
   ev('iterationStarted', {
-    iteration: z.number(), item: workItemRefSchema.nullable(), attempt: z.number(), attemptKind: z.string(),
-    purpose: iterationPurposeSchema, maxAttempts: z.number().optional(),
+    iteration: z.number(),
+    item: workItemRefSchema.nullable(),
+    attempt: z.number(),
+    attemptKind: z.string(),
+    purpose: iterationPurposeSchema,
+    maxAttempts: z.number().optional(),
   }),
   /** The agent process started: its pid (also its process group) and the command line without the prompt. */
   ev('agentStarted', { iteration: z.number(), pid: z.number().nullable(), command: z.string() }),
@@ -100,8 +134,13 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    * (tokens), the iteration's token totals and its cost so far (USD, null when the agent reports none yet).
    */
   ev('tokens', {
-    iteration: z.number(), contextTokens: z.number(), contextWindow: z.number(), rotateAt: z.number(), warnAt: z.number(),
-    totals: tokenCountsSchema, costUsd: z.number().nullable(),
+    iteration: z.number(),
+    contextTokens: z.number(),
+    contextWindow: z.number(),
+    rotateAt: z.number(),
+    warnAt: z.number(),
+    totals: tokenCountsSchema,
+    costUsd: z.number().nullable(),
   }),
   /** The context passed the warn threshold (tokens): the agent is asked to write its handoff and yield. */
   ev('warn', { iteration: z.number(), contextTokens: z.number(), threshold: z.number() }),
@@ -110,12 +149,23 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   /** A tag in the agent's own text (`<promise>`, `<ralph>`, `<quantum>`, `<verdict>`): stream/signals.ts. */
   ev('agentSignal', { iteration: z.number(), kind: z.string(), value: z.string(), reason: z.string().optional() }),
   /** The iteration ended: how, a one-line detail, its totals (tokens, USD) and the process exit code. */
-  ev('iterationEnded', { iteration: z.number(), ending: iterationEndingSchema, detail: z.string(), totals: iterationTotalsSchema, exitCode: z.number().nullable() }),
+  ev('iterationEnded', {
+    iteration: z.number(),
+    ending: iterationEndingSchema,
+    detail: z.string(),
+    totals: iterationTotalsSchema,
+    exitCode: z.number().nullable(),
+  }),
   /** A gate command started. */
   ev('gateStarted', { tier: gateTierSchema, command: z.string() }),
   /** A gate command ended: exit code, duration (ms), whether it passed, its log (workspace-relative) and the first failing lines. */
   ev('gateResult', {
-    tier: gateTierSchema, command: z.string(), exitCode: z.number(), durationMs: z.number(), passed: z.boolean(), logPath: z.string(),
+    tier: gateTierSchema,
+    command: z.string(),
+    exitCode: z.number(),
+    durationMs: z.number(),
+    passed: z.boolean(),
+    logPath: z.string(),
     failingLines: z.array(z.string()),
   }),
   /** An item's completion was confirmed (by the gate of `tier`, or with no gate configured: `tier` null). */
@@ -162,7 +212,13 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    * The agent asked a human: the item waits for an answer. `answerFile` is the absolute path where the answer
    * may be written (or use `ralph answer`); `id` names the question within the run.
    */
-  ev('question', { id: z.string(), iteration: z.number(), item: workItemRefSchema.nullable(), text: z.string(), answerFile: z.string() }),
+  ev('question', {
+    id: z.string(),
+    iteration: z.number(),
+    item: workItemRefSchema.nullable(),
+    text: z.string(),
+    answerFile: z.string(),
+  }),
   /** A question got its answer (verbatim); the item may go on. */
   ev('answered', { id: z.string(), item: workItemRefSchema.nullable(), text: z.string() }),
   /** A question waited longer than `questionTimeoutMinutes`: the wait ends as stalled. */
@@ -172,7 +228,14 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   /** Something went wrong that does not end the run (a record that could not be written, a process left behind …). */
   ev('warning', { message: z.string() }),
   /** The command guard denied or rewrote an agent's tool call (issue 17); `text` is the activity line. */
-  ev('guard', { decision: z.enum(['deny', 'rewrite']), tool: z.string(), subject: z.string(), reason: z.string(), command: z.string().optional(), text: z.string() }),
+  ev('guard', {
+    decision: z.enum(['deny', 'rewrite']),
+    tool: z.string(),
+    subject: z.string(),
+    reason: z.string(),
+    command: z.string().optional(),
+    text: z.string(),
+  }),
   /**
    * A line of a followed run's output that is not an engine event (flow-next driver runs: the iteration log).
    * Never written by our engine; the follower produces it.
@@ -186,13 +249,23 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    * the merge and the feature branch's gate, ms (0 when nothing was merged).
    */
   ev('laneMerge', {
-    item: workItemRefSchema, branch: z.string(), outcome: z.enum(['merged', 'conflict', 'regression', 'failed', 'released']),
-    reason: z.string(), files: z.array(z.string()).optional(), durationMs: z.number(),
+    item: workItemRefSchema,
+    branch: z.string(),
+    outcome: z.enum(['merged', 'conflict', 'regression', 'failed', 'released']),
+    reason: z.string(),
+    files: z.array(z.string()).optional(),
+    durationMs: z.number(),
   }),
   /** The run ended: terminal state, reason, progress.txt completion reason, exit code, totals (USD). */
   ev('runEnded', {
-    state: runEndStateSchema, reason: z.string(), completionReason: z.string(), exitCode: z.number(), iterations: z.number(),
-    costUsd: z.number(), done: z.number(), total: z.number(),
+    state: runEndStateSchema,
+    reason: z.string(),
+    completionReason: z.string(),
+    exitCode: z.number(),
+    iterations: z.number(),
+    costUsd: z.number(),
+    done: z.number(),
+    total: z.number(),
   }),
 ]);
 
@@ -256,15 +329,22 @@ export function parseRunLogLine(text: string, file: string, line: number, fallba
   } catch (err) {
     return { kind: 'problem', problem: { file, line, column: 1, message: `not JSON: ${(err as Error).message}` } };
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return { kind: 'problem', problem: { file, line, column: 1, message: 'not a JSON object' } };
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    return { kind: 'problem', problem: { file, line, column: 1, message: 'not a JSON object' } };
   const o = v as Record<string, unknown>;
   // The envelope is checked by hand (every line has one; a schema parse of it doubled the cost per line).
   const seq = o.seq ?? fallbackSeq;
   const lane = o.lane ?? 0;
-  const bad = !Number.isInteger(seq) || (seq as number) < 1 ? 'seq: expected a whole number ≥ 1'
-    : typeof o.at !== 'string' ? 'at: expected an ISO time'
-      : !Number.isInteger(lane) || (lane as number) < 0 ? 'lane: expected a whole number ≥ 0'
-        : typeof o.type !== 'string' ? 'type: expected a string' : null;
+  const bad =
+    !Number.isInteger(seq) || (seq as number) < 1
+      ? 'seq: expected a whole number ≥ 1'
+      : typeof o.at !== 'string'
+        ? 'at: expected an ISO time'
+        : !Number.isInteger(lane) || (lane as number) < 0
+          ? 'lane: expected a whole number ≥ 0'
+          : typeof o.type !== 'string'
+            ? 'type: expected a string'
+            : null;
   if (bad) return { kind: 'problem', problem: { file, line, column: 1, message: `not a run log event: ${bad}` } };
   const env: RunLogEnvelope = { seq: seq as number, at: o.at as string, lane: lane as number };
   const type = o.type as string;

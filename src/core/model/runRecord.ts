@@ -10,7 +10,16 @@ import { RUN_END_STATE_VALUES, tokenCountsSchema } from './runEvent';
  * state whose `pid` is dead on this `host` is `crashed`; a pending STOP sentinel shows as `stopping`; a PAUSE
  * sentinel as `paused`. `waiting`: an item waits for the answer to its agent's question.
  */
-export const RUN_RECORD_STATES = ['starting', 'running', 'paused', 'waiting', 'stopping', 'stopped', 'completed', 'failed'] as const;
+export const RUN_RECORD_STATES = [
+  'starting',
+  'running',
+  'paused',
+  'waiting',
+  'stopping',
+  'stopped',
+  'completed',
+  'failed',
+] as const;
 export type RunRecordState = (typeof RUN_RECORD_STATES)[number];
 
 /** States after which the engine no longer runs (the run is never "active" again). */
@@ -58,13 +67,15 @@ export const runRecordSchema = z.looseObject({
   /** The task source the run works on: kind and the label the activity shows. */
   source: z.looseObject({ kind: z.string(), label: z.string() }).optional(),
   /** The caps and options the run started with. `maxCostUsd` USD and `maxWallTimeMs` ms, 0 = none. */
-  config: z.looseObject({
-    maxIterations: z.number(),
-    maxCostUsd: z.number(),
-    maxWallTimeMs: z.number(),
-    model: z.string().optional(),
-    noGates: z.boolean().optional(),
-  }).optional(),
+  config: z
+    .looseObject({
+      maxIterations: z.number(),
+      maxCostUsd: z.number(),
+      maxWallTimeMs: z.number(),
+      model: z.string().optional(),
+      noGates: z.boolean().optional(),
+    })
+    .optional(),
   /** Process group of the running agent (its pid), null between iterations: crash recovery ends it. */
   agentPgid: z.number().int().nullable().optional(),
   /** `RALPH_ITERATION_TOKEN` of the running agent: processes its tools started outside its group carry it. */
@@ -106,6 +117,10 @@ export type RunRecord = z.infer<typeof runRecordSchema>;
  * (this machine), whose engine `pid` is not alive. Runs of other hosts are never judged (their pids mean nothing
  * here). `ralph status` shows such a run as `crashed`; crash recovery at the next start cleans up after it.
  */
-export function isCrashedRun(rec: Pick<RunRecord, 'state' | 'host' | 'pid'>, hostNames: readonly string[], isAlive: (pid: number) => boolean): boolean {
+export function isCrashedRun(
+  rec: Pick<RunRecord, 'state' | 'host' | 'pid'>,
+  hostNames: readonly string[],
+  isAlive: (pid: number) => boolean,
+): boolean {
   return !FINAL_RUN_STATES.includes(rec.state) && hostNames.includes(rec.host) && !isAlive(rec.pid);
 }

@@ -7,7 +7,8 @@
  * This is the fix for seed-systems.md §4.8-2: jq's `fromdateiso8601` rejects `.123Z`, which silently disabled
  * quantum-loop's stale detection.
  */
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** Milliseconds since the Unix epoch for an ISO-8601 string, or `undefined` when it is not one. */
 export function parseIsoTime(text: string | null | undefined): number | undefined {

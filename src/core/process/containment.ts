@@ -37,8 +37,7 @@ export type ContainmentMode = 'auto' | 'marker';
 
 /** What is in use: a namespace with the `unshare` arguments, or the marker sweep with the reason. */
 export type Containment =
-  | { kind: 'pid-namespace'; unshareArgs: readonly string[]; detail: string }
-  | { kind: 'marker'; detail: string };
+  { kind: 'pid-namespace'; unshareArgs: readonly string[]; detail: string } | { kind: 'marker'; detail: string };
 
 /** PID 1 of the namespace (bash): see the module comment. $1 grace in 50 ms ticks, $2 report file ('-': none). */
 export const CONTAINMENT_INIT = [
@@ -94,11 +93,17 @@ export function resolveContainment(m: ContainmentMode = mode): Containment {
 }
 
 function probe(): Containment {
-  if (process.platform !== 'linux') return { kind: 'marker', detail: `environment marker sweep (no PID namespaces on ${process.platform})` };
+  if (process.platform !== 'linux')
+    return { kind: 'marker', detail: `environment marker sweep (no PID namespaces on ${process.platform})` };
   let last = '';
   for (const args of unshareCandidates(process.getuid?.() === 0)) {
-    const r = spawnSync('unshare', [...args, 'bash', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000, encoding: 'utf8' });
-    if (r.status === 0) return { kind: 'pid-namespace', unshareArgs: args, detail: `PID namespace (unshare ${args.join(' ')})` };
+    const r = spawnSync('unshare', [...args, 'bash', '-c', 'exit 0'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 5000,
+      encoding: 'utf8',
+    });
+    if (r.status === 0)
+      return { kind: 'pid-namespace', unshareArgs: args, detail: `PID namespace (unshare ${args.join(' ')})` };
     last = r.error ? r.error.message : (r.stderr || `exit ${r.status ?? r.signal}`).trim().split('\n')[0]!;
   }
   return { kind: 'marker', detail: `environment marker sweep (no PID namespace: ${last})` };
@@ -127,8 +132,14 @@ export function parentDeathPrefix(): readonly string[] | null {
 }
 
 /** `file args` started through `prefix` ({@link parentDeathPrefix}); unchanged for a null prefix. Pure. */
-export function withPrefix(prefix: readonly string[] | null, file: string, args: readonly string[]): { file: string; args: string[] } {
-  return prefix && prefix.length ? { file: prefix[0]!, args: [...prefix.slice(1), file, ...args] } : { file, args: [...args] };
+export function withPrefix(
+  prefix: readonly string[] | null,
+  file: string,
+  args: readonly string[],
+): { file: string; args: string[] } {
+  return prefix && prefix.length
+    ? { file: prefix[0]!, args: [...prefix.slice(1), file, ...args] }
+    : { file, args: [...args] };
 }
 
 /** Whether `file` can be executed as a command (a path, or a name found on `PATH`); false when it cannot be. */
@@ -157,10 +168,28 @@ export interface ContainedCommand {
  * SIGTERM and the namespace's end; `report` asks for a leftovers file (named after `token`, in the temp folder);
  * `deathPrefix` ({@link parentDeathPrefix}) starts `unshare` through it, so the namespace dies with this process.
  */
-export function containedCommand(c: Extract<Containment, { kind: 'pid-namespace' }>, file: string, args: readonly string[], o: { graceMs: number; token: string; report: boolean; deathPrefix?: readonly string[] | null }): ContainedCommand {
+export function containedCommand(
+  c: Extract<Containment, { kind: 'pid-namespace' }>,
+  file: string,
+  args: readonly string[],
+  o: { graceMs: number; token: string; report: boolean; deathPrefix?: readonly string[] | null },
+): ContainedCommand {
   const reportFile = o.report ? path.join(tmpdir(), `ralph-leftovers-${o.token}`) : null;
   const ticks = String(Math.max(1, Math.ceil(o.graceMs / 50)));
-  return { ...withPrefix(o.deathPrefix ?? null, 'unshare', [...c.unshareArgs, 'bash', '-c', CONTAINMENT_INIT, CONTAINMENT_INIT_NAME, ticks, reportFile ?? '-', file, ...args]), reportFile };
+  return {
+    ...withPrefix(o.deathPrefix ?? null, 'unshare', [
+      ...c.unshareArgs,
+      'bash',
+      '-c',
+      CONTAINMENT_INIT,
+      CONTAINMENT_INIT_NAME,
+      ticks,
+      reportFile ?? '-',
+      file,
+      ...args,
+    ]),
+    reportFile,
+  };
 }
 
 /** A process the contained command left running: its pid and process group as seen inside the namespace. */
@@ -198,7 +227,10 @@ export function parseLeftovers(text: string): Leftover[] {
  * died of signal n, so such a status is reported as that signal (the shell's convention; a command that really
  * exits with 129–192 is misread the same way a shell misreads it).
  */
-export function containedExit(exitCode: number | null, signal: string | null): { exitCode: number | null; signal: string | null } {
+export function containedExit(
+  exitCode: number | null,
+  signal: string | null,
+): { exitCode: number | null; signal: string | null } {
   if (signal || exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return { exitCode, signal };
   const name = Object.entries(osConstants.signals).find(([, n]) => n === exitCode - 128)?.[0];
   return name ? { exitCode: null, signal: name } : { exitCode, signal };

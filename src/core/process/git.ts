@@ -32,7 +32,12 @@ function childProcess(): typeof ChildProcess {
  * Not closed by `-c` (no switch turns them off; docs/NOTES.md): clean/smudge/process filters and merge drivers named
  * by `.gitattributes`, which the parallel dispatcher's `git add -A`, `worktree add` and `merge` can run.
  */
-export const RALPH_GIT_CONFIG: readonly string[] = ['core.fsmonitor=false', 'core.hooksPath=/dev/null', 'commit.gpgSign=false', 'tag.gpgSign=false'];
+export const RALPH_GIT_CONFIG: readonly string[] = [
+  'core.fsmonitor=false',
+  'core.hooksPath=/dev/null',
+  'commit.gpgSign=false',
+  'tag.gpgSign=false',
+];
 
 /** The argv (after `git`) of one of ralph's git commands: `--no-pager`, the {@link RALPH_GIT_CONFIG} overrides, then `args`. Pure. */
 export function gitArgv(args: readonly string[]): string[] {
@@ -65,6 +70,12 @@ export async function runGit(cwd: string, args: readonly string[], o: { direct?:
 
 /** {@link runGit}, synchronously, ended after `timeoutMs` (then exit code 1). */
 export function runGitSync(cwd: string, args: readonly string[], timeoutMs = 5_000): GitResult {
-  const r = childProcess().spawnSync('git', gitArgv(args), { cwd, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...GIT_ENV } });
+  const r = childProcess().spawnSync('git', gitArgv(args), {
+    cwd,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...GIT_ENV },
+  });
   return { stdout: r.stdout ?? '', stderr: r.stderr ?? '', exitCode: r.status ?? 1 };
 }

@@ -171,7 +171,10 @@ function endHelper(h: ChildProcess): Promise<void> {
   if (h.exitCode !== null || h.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const t = setTimeout(() => h.kill('SIGKILL'), 2_000);
-    h.once('exit', () => { clearTimeout(t); resolve(); });
+    h.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
     h.stdin?.end();
   });
 }
@@ -203,7 +206,10 @@ function start(): ChildProcess {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const cp = require('node:child_process') as typeof ChildProcesses;
   // ELECTRON_RUN_AS_NODE: in VS Code's extension host, process.execPath is the editor's binary.
-  const h = cp.spawn(process.execPath, ['-e', HELPER_SOURCE], { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+  const h = cp.spawn(process.execPath, ['-e', HELPER_SOURCE], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+  });
   let buf = '';
   h.stdout!.setEncoding('utf8');
   h.stdout!.on('data', (d: string) => {
@@ -212,7 +218,12 @@ function start(): ChildProcess {
       const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
       let a: GitWorkerAnswer & SpawnMessage & { ready?: 1 };
-      try { a = JSON.parse(line) as GitWorkerAnswer & SpawnMessage & { ready?: 1 }; } catch { failAll(h); return; }
+      try {
+        a = JSON.parse(line) as GitWorkerAnswer & SpawnMessage & { ready?: 1 };
+      } catch {
+        failAll(h);
+        return;
+      }
       if (a.ready) {
         if (helper === h) setReady(true);
         continue;
@@ -262,10 +273,12 @@ export function gitWorkerReady(): Promise<boolean> {
   if (!gitWorkerActive() || !h) return Promise.resolve(false);
   // Kept alive while waited for (the idle helper does not hold this process open).
   keepAlive(h, true);
-  return new Promise((resolve) => readyWaiters.push((up) => {
-    if (helper === h && !pending()) keepAlive(h, false);
-    resolve(up);
-  }));
+  return new Promise((resolve) =>
+    readyWaiters.push((up) => {
+      if (helper === h && !pending()) keepAlive(h, false);
+      resolve(up);
+    }),
+  );
 }
 
 /**
@@ -274,14 +287,20 @@ export function gitWorkerReady(): Promise<boolean> {
  * ({@link LOST_ANSWER}) when it fails after the call was sent. The helper keeps this
  * process alive only while calls wait.
  */
-export function runGitInWorker(cwd: string, argv: readonly string[], env: Readonly<Record<string, string>>): Promise<GitWorkerAnswer | null> {
+export function runGitInWorker(
+  cwd: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<GitWorkerAnswer | null> {
   const h = startedHelper();
   if (!h) return Promise.resolve(null);
   const id = nextId++;
   return new Promise((resolve) => {
     waiting.set(id, resolve);
     if (pending() === 1) keepAlive(h, true);
-    h.stdin!.write(JSON.stringify({ id, cwd, argv, env: { ...process.env, ...env } } satisfies GitWorkerRequest) + '\n');
+    h.stdin!.write(
+      JSON.stringify({ id, cwd, argv, env: { ...process.env, ...env } } satisfies GitWorkerRequest) + '\n',
+    );
   });
 }
 
@@ -338,16 +357,29 @@ export const LOST_CHILD = 'the helper process that started it ended before it di
  * ended ({@link LOST_CHILD}); it was started through `setpriv --pdeathsig` when contained, so it dies with the
  * helper, and the caller ends its group as for any child. The helper keeps this process alive while children run.
  */
-export function spawnInWorker(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string | undefined>>; stdout: WorkerSink; stderr: WorkerSink | 'stdout' }): WorkerChild | null {
+export function spawnInWorker(
+  file: string,
+  args: readonly string[],
+  o: {
+    cwd: string;
+    env: Readonly<Record<string, string | undefined>>;
+    stdout: WorkerSink;
+    stderr: WorkerSink | 'stdout';
+  },
+): WorkerChild | null {
   const h = startedHelper();
   if (!h) return null;
   const id = nextId++;
   const stdout = o.stdout === 'pipe' ? new PassThrough() : null;
   const stderr = o.stderr === 'pipe' ? new PassThrough() : null;
   let setPid!: (pid: number | undefined) => void;
-  const pid = new Promise<number | undefined>((r) => { setPid = r; });
+  const pid = new Promise<number | undefined>((r) => {
+    setPid = r;
+  });
   let setExit!: (e: WorkerExit) => void;
-  const exit = new Promise<WorkerExit>((r) => { setExit = r; });
+  const exit = new Promise<WorkerExit>((r) => {
+    setExit = r;
+  });
   let exitedListeners: (() => void)[] | null = [];
   const exited = () => {
     const ls = exitedListeners;
@@ -399,6 +431,17 @@ export function spawnInWorker(file: string, args: readonly string[], o: { cwd: s
     },
   });
   if (pending() === 1) keepAlive(h, true);
-  h.stdin!.write(JSON.stringify({ id, spawn: true, file, args, cwd: o.cwd, env: o.env, stdout: o.stdout, stderr: o.stderr }) + '\n');
-  return { pid, stdout, stderr, exit, onExited: (l) => { if (exitedListeners) exitedListeners.push(l); else l(); } };
+  h.stdin!.write(
+    JSON.stringify({ id, spawn: true, file, args, cwd: o.cwd, env: o.env, stdout: o.stdout, stderr: o.stderr }) + '\n',
+  );
+  return {
+    pid,
+    stdout,
+    stderr,
+    exit,
+    onExited: (l) => {
+      if (exitedListeners) exitedListeners.push(l);
+      else l();
+    },
+  };
 }

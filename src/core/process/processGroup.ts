@@ -86,7 +86,11 @@ function installExitHook(): void {
     for (const needle of liveMarkers.keys()) {
       const eq = needle.indexOf('=');
       for (const pid of processesWithEnv(needle.slice(0, eq), needle.slice(eq + 1))) {
-        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       }
     }
   });

@@ -44,7 +44,12 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
       ...(await listFiles(path.join(folder, '.flow', 'epics'), '.json')),
       ...(await listFiles(path.join(folder, '.flow', 'specs'), '.json')),
     ];
-    sources.push({ kind: 'flow-next', path: '.flow', label: `flow-next (${epics.length} epic${epics.length === 1 ? '' : 's'})`, count: { total: tasks.length, unit: 'tasks' } });
+    sources.push({
+      kind: 'flow-next',
+      path: '.flow',
+      label: `flow-next (${epics.length} epic${epics.length === 1 ? '' : 's'})`,
+      count: { total: tasks.length, unit: 'tasks' },
+    });
   }
 
   // One reader of quantum.json (readQuantum: JSON, schema, file:line:column problems).
@@ -53,7 +58,9 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
     const q = quantum.doc.data;
     const name = typeof q.feature === 'string' ? q.feature : typeof q.project === 'string' ? q.project : '';
     sources.push({
-      kind: 'quantum', path: 'quantum.json', label: name ? `quantum.json — ${name}` : 'quantum.json',
+      kind: 'quantum',
+      path: 'quantum.json',
+      label: name ? `quantum.json — ${name}` : 'quantum.json',
       count: { total: q.stories.length, done: q.stories.filter((s) => s.status === 'passed').length, unit: 'stories' },
     });
   } else if (quantum?.problem) {
@@ -62,7 +69,8 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
   }
 
   const checklistFiles = CHECKLIST_FILES.map((f) => path.join(folder, f));
-  for (const spec of await listDirs(path.join(folder, 'specs'))) checklistFiles.push(path.join(folder, 'specs', spec, 'tasks.md'));
+  for (const spec of await listDirs(path.join(folder, 'specs')))
+    checklistFiles.push(path.join(folder, 'specs', spec, 'tasks.md'));
   for (const file of checklistFiles) {
     if (!(await isFile(file))) continue;
     // One grammar and one count everywhere (seed-systems.md §3.15-5): the plan graph's checkbox reader.
@@ -71,7 +79,8 @@ export async function detectSources(folder: string): Promise<DetectionReport> {
   }
 
   const waves = (await listDirs(path.join(folder, '.ijfw'))).filter((d) => d.startsWith('wave-'));
-  if (waves.length) sources.push({ kind: 'waves', path: '.ijfw', label: `IJFW waves`, count: { total: waves.length, unit: 'waves' } });
+  if (waves.length)
+    sources.push({ kind: 'waves', path: '.ijfw', label: `IJFW waves`, count: { total: waves.length, unit: 'waves' } });
 
   if (await isDir(ralphDir(folder))) {
     const runs = await listDirs(ralphFile(folder, 'runs'));
@@ -88,16 +97,28 @@ export function formatCount(c: NonNullable<DetectedSource['count']>): string {
 }
 
 async function isDir(p: string): Promise<boolean> {
-  return stat(p).then((s) => s.isDirectory(), () => false);
+  return stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 async function isFile(p: string): Promise<boolean> {
-  return stat(p).then((s) => s.isFile(), () => false);
+  return stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 async function listDirs(p: string): Promise<string[]> {
   const entries = await readdir(p, { withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 }
 async function listFiles(p: string, ext: string): Promise<string[]> {
   const entries = await readdir(p, { withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isFile() && e.name.endsWith(ext)).map((e) => e.name).sort();
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(ext))
+    .map((e) => e.name)
+    .sort();
 }

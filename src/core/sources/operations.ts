@@ -10,7 +10,17 @@ import { flowNext, type FlowNextResult } from './flowNext/flowNext';
 import { decideFlowReset, flowResetWrites, planFlowBlock, planFlowDone, planFlowStart } from './flowNext/flowOps';
 import { flowItemProblems, hasFlow, readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { findCycles } from './plan';
-import { planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart, quantumNext, type QuantumNextResult, type StaleReport } from './quantum/quantumOps';
+import {
+  planQuantumBlock,
+  planQuantumDone,
+  planQuantumRelease,
+  planQuantumReset,
+  planQuantumStale,
+  planQuantumStart,
+  quantumNext,
+  type QuantumNextResult,
+  type StaleReport,
+} from './quantum/quantumOps';
 import { quantumPath, readQuantum, type QuantumDoc } from './quantum/readQuantum';
 import { listRunRecords } from '../control/runRecords';
 import { thisHostNames } from '../control/processAlive';
@@ -52,7 +62,8 @@ function which(ctx: OperationContext, id: string): 'flow-next' | 'quantum' {
   const q = readQuantum(ctx.folder);
   if (q?.problem && !FLOW_TASK_ID.test(id)) throw new FileProblemError(q.problem);
   if (q?.doc?.data.stories.some((s) => s.id === id)) return 'quantum';
-  if (FLOW_TASK_ID.test(id)) throw new OperationError('no_source', `Task ${id} not found: no .flow/ folder in ${ctx.folder}`);
+  if (FLOW_TASK_ID.test(id))
+    throw new OperationError('no_source', `Task ${id} not found: no .flow/ folder in ${ctx.folder}`);
   throw new OperationError('not_found', `No task or story with id ${id} in ${ctx.folder}`);
 }
 
@@ -71,11 +82,16 @@ function loadQuantumOrThrow(ctx: OperationContext): QuantumDoc {
 }
 
 function refuseCycles(nodes: { id: string; deps: readonly string[] }[], id: string): void {
-  for (const c of findCycles(nodes)) if (c.includes(id)) throw new OperationError('cycle', `dependency cycle: ${c.join(' → ')}`);
+  for (const c of findCycles(nodes))
+    if (c.includes(id)) throw new OperationError('cycle', `dependency cycle: ${c.join(' → ')}`);
 }
 
 /** Claim fields for flow-next `start` (§2.5): who acts, force, an optional claim note. */
-export interface StartOptions extends OperationContext { actor: string; force?: boolean; note?: string }
+export interface StartOptions extends OperationContext {
+  actor: string;
+  force?: boolean;
+  note?: string;
+}
 
 /**
  * Starts a task or story: flow-next `todo → in_progress` with `assignee` / `claimed_at` (§2.5); quantum
@@ -86,15 +102,24 @@ export async function startItem(id: string, opts: StartOptions): Promise<Operati
   if (source === 'flow-next') {
     const { written } = await commitPlan(flowLockTarget(opts.folder), async () => {
       const ws = loadFlowOrThrow(opts);
-      refuseCycles(ws.tasks.map((t) => ({ id: t.id, deps: t.merged.depends_on })), id);
+      refuseCycles(
+        ws.tasks.map((t) => ({ id: t.id, deps: t.merged.depends_on })),
+        id,
+      );
       return { writes: planFlowStart(ws, id, opts, clock(opts)), result: undefined };
     });
     return { source, id, written };
   }
   const { written } = await commitPlan(quantumPath(opts.folder), async () => {
     const doc = loadQuantumOrThrow(opts);
-    refuseCycles(doc.data.stories.map((s) => ({ id: s.id, deps: s.dependsOn })), id);
-    return { writes: [{ file: doc.file, before: doc.text, after: planQuantumStart(doc, id, opts, clock(opts)).text }], result: undefined };
+    refuseCycles(
+      doc.data.stories.map((s) => ({ id: s.id, deps: s.dependsOn })),
+      id,
+    );
+    return {
+      writes: [{ file: doc.file, before: doc.text, after: planQuantumStart(doc, id, opts, clock(opts)).text }],
+      result: undefined,
+    };
   });
   return { source, id, written };
 }
@@ -112,12 +137,18 @@ export interface DoneOptions extends OperationContext {
 export async function completeItem(id: string, opts: DoneOptions): Promise<OperationResult> {
   const source = which(opts, id);
   if (source === 'flow-next') {
-    const { written } = await commitPlan(flowLockTarget(opts.folder), async () => ({ writes: planFlowDone(loadFlowOrThrow(opts), id, opts, clock(opts)), result: undefined }));
+    const { written } = await commitPlan(flowLockTarget(opts.folder), async () => ({
+      writes: planFlowDone(loadFlowOrThrow(opts), id, opts, clock(opts)),
+      result: undefined,
+    }));
     return { source, id, written };
   }
   const { written } = await commitPlan(quantumPath(opts.folder), async () => {
     const doc = loadQuantumOrThrow(opts);
-    return { writes: [{ file: doc.file, before: doc.text, after: planQuantumDone(doc, id, opts, clock(opts)).text }], result: undefined };
+    return {
+      writes: [{ file: doc.file, before: doc.text, after: planQuantumDone(doc, id, opts, clock(opts)).text }],
+      result: undefined,
+    };
   });
   return { source, id, written };
 }
@@ -126,12 +157,22 @@ export async function completeItem(id: string, opts: DoneOptions): Promise<Opera
  * Gives an `in_progress` quantum story back (`pending`, attempts kept; see `planQuantumRelease`) when a run ends
  * without finishing it; with `alsoPassed`, a `passed` the run never verified too. flow-next tasks keep their claim (flowctl's `next` resumes the actor's in-progress task).
  */
-export async function releaseItem(id: string, opts: OperationContext & { alsoPassed?: boolean }): Promise<OperationResult | undefined> {
+export async function releaseItem(
+  id: string,
+  opts: OperationContext & { alsoPassed?: boolean },
+): Promise<OperationResult | undefined> {
   if (which(opts, id) !== 'quantum') return undefined;
-  const { written } = await commitPlan(quantumPath(opts.folder), async () => {
-    const doc = loadQuantumOrThrow(opts);
-    return { writes: [{ file: doc.file, before: doc.text, after: planQuantumRelease(doc, id, clock(opts), opts).text }], result: undefined };
-  }, opts.commit);
+  const { written } = await commitPlan(
+    quantumPath(opts.folder),
+    async () => {
+      const doc = loadQuantumOrThrow(opts);
+      return {
+        writes: [{ file: doc.file, before: doc.text, after: planQuantumRelease(doc, id, clock(opts), opts).text }],
+        result: undefined,
+      };
+    },
+    opts.commit,
+  );
   return { source: 'quantum', id, written };
 }
 
@@ -148,7 +189,10 @@ export interface BlockOptions extends OperationContext {
 export async function blockItem(id: string, opts: BlockOptions): Promise<OperationResult & { attempts?: number }> {
   const source = which(opts, id);
   if (source === 'flow-next') {
-    const { written } = await commitPlan(flowLockTarget(opts.folder), async () => ({ writes: planFlowBlock(loadFlowOrThrow(opts), id, opts.reason, clock(opts)), result: undefined }));
+    const { written } = await commitPlan(flowLockTarget(opts.folder), async () => ({
+      writes: planFlowBlock(loadFlowOrThrow(opts), id, opts.reason, clock(opts)),
+      result: undefined,
+    }));
     return { source, id, written };
   }
   const { written, result } = await commitPlan(quantumPath(opts.folder), async () => {
@@ -159,10 +203,16 @@ export async function blockItem(id: string, opts: BlockOptions): Promise<Operati
   return { source, id, written, attempts: result.attempts };
 }
 
-export interface ResetOptions extends OperationContext { cascade?: boolean; force?: boolean }
+export interface ResetOptions extends OperationContext {
+  cascade?: boolean;
+  force?: boolean;
+}
 
 /** flowctl's reset answer: the ids reset (the item first, then dependents) and, for a no-op, a message. */
-export interface ResetResult extends OperationResult { reset: string[]; message?: string }
+export interface ResetResult extends OperationResult {
+  reset: string[];
+  message?: string;
+}
 
 /**
  * `reset <id> [--cascade] [--force]`: flow-next exactly as flowctl (§2.5, see `decideFlowReset`); quantum-loop
@@ -171,19 +221,27 @@ export interface ResetResult extends OperationResult { reset: string[]; message?
 export async function resetItem(id: string, opts: ResetOptions): Promise<ResetResult> {
   const source = which(opts, id);
   if (source === 'flow-next') {
-    const { written, result } = await commitPlan(flowLockTarget(opts.folder), async () => {
-      // Only the task's own epic / spec: the cascade never leaves it, so the other epics' tasks need no reading.
-      const ws = loadFlowOrThrow(opts, FLOW_TASK_ID.test(id) ? epicOfTaskId(id) : undefined);
-      const decision = decideFlowReset(ws, id, opts.cascade ?? false);
-      return { writes: flowResetWrites(ws, decision.reset, clock(opts)), result: decision };
-    }, opts.commit);
+    const { written, result } = await commitPlan(
+      flowLockTarget(opts.folder),
+      async () => {
+        // Only the task's own epic / spec: the cascade never leaves it, so the other epics' tasks need no reading.
+        const ws = loadFlowOrThrow(opts, FLOW_TASK_ID.test(id) ? epicOfTaskId(id) : undefined);
+        const decision = decideFlowReset(ws, id, opts.cascade ?? false);
+        return { writes: flowResetWrites(ws, decision.reset, clock(opts)), result: decision };
+      },
+      opts.commit,
+    );
     return { source, id, written, ...result };
   }
-  const { written, result } = await commitPlan(quantumPath(opts.folder), async () => {
-    const doc = loadQuantumOrThrow(opts);
-    const plan = planQuantumReset(doc, id, opts, clock(opts));
-    return { writes: [{ file: doc.file, before: doc.text, after: plan.text }], result: plan.result };
-  }, opts.commit);
+  const { written, result } = await commitPlan(
+    quantumPath(opts.folder),
+    async () => {
+      const doc = loadQuantumOrThrow(opts);
+      const plan = planQuantumReset(doc, id, opts, clock(opts));
+      return { writes: [{ file: doc.file, before: doc.text, after: plan.text }], result: plan.result };
+    },
+    opts.commit,
+  );
   return { source, id, written, ...result };
 }
 
@@ -238,9 +296,19 @@ export interface NextAnswer {
  * checklist's first unchecked box. A dependency cycle in quantum stories is an error naming the cycle.
  * `cached`: read through the parse cache (store/parseCache.ts); the answer is the same either way.
  */
-export function nextWork(opts: OperationContext & { actor: string; epics?: string[]; requirePlanReview?: boolean; cached?: boolean; skip?: readonly string[] }): NextAnswer {
+export function nextWork(
+  opts: OperationContext & {
+    actor: string;
+    epics?: string[];
+    requirePlanReview?: boolean;
+    cached?: boolean;
+    skip?: readonly string[];
+  },
+): NextAnswer {
   const answer: NextAnswer = { checklists: [], item: null };
-  const ws = readFlowWorkspace(opts.folder, opts.env, { cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined });
+  const ws = readFlowWorkspace(opts.folder, opts.env, {
+    cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined,
+  });
   if (ws) {
     // An item file that does not parse hides a task: "none" would be a lie (issue 11).
     const bad = flowItemProblems(ws)[0];
@@ -251,18 +319,32 @@ export function nextWork(opts: OperationContext & { actor: string; epics?: strin
       answer.item = { source: 'flow-next', id: answer.flow.task, title: t?.merged.title ?? '' };
     }
   }
-  const q = readQuantum(opts.folder, 'quantum.json', opts.cached ? openParseCache(opts.folder, 'quantum', opts.env) : undefined);
+  const q = readQuantum(
+    opts.folder,
+    'quantum.json',
+    opts.cached ? openParseCache(opts.folder, 'quantum', opts.env) : undefined,
+  );
   if (q?.problem) throw new FileProblemError(q.problem);
   if (q?.doc) {
     const cycle = findCycles(q.doc.data.stories.map((s) => ({ id: s.id, deps: s.dependsOn })))[0];
     if (cycle) throw new OperationError('cycle', `dependency cycle in quantum.json: ${cycle.join(' → ')}`);
     answer.quantum = quantumNext(q.doc.data.stories);
     const first = answer.quantum.stories[0];
-    if (!answer.item && first) answer.item = { source: 'quantum', id: first, title: q.doc.data.stories.find((s) => s.id === first)?.title ?? '' };
+    if (!answer.item && first)
+      answer.item = {
+        source: 'quantum',
+        id: first,
+        title: q.doc.data.stories.find((s) => s.id === first)?.title ?? '',
+      };
   }
   for (const list of readChecklists(opts.folder)) {
     const box = checklistNext(list);
-    answer.checklists.push({ path: list.path, line: box?.line ?? null, text: box?.text ?? null, ...(box?.risky ? { risky: true } : {}) });
+    answer.checklists.push({
+      path: list.path,
+      line: box?.line ?? null,
+      text: box?.text ?? null,
+      ...(box?.risky ? { risky: true } : {}),
+    });
     if (!answer.item && box) answer.item = { source: 'checklist', id: `${list.path}:${box.line}`, title: box.text };
   }
   return answer;

@@ -22,7 +22,11 @@ export interface SourceSet {
  * Reads every task source of a folder (flow-next, quantum-loop, checklists). Never throws for bad content.
  * `cached`: reuse parsed files from the parse cache (store/parseCache.ts), for read-only commands only.
  */
-export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env, opts: { cached?: boolean } = {}): SourceSet {
+export function loadSources(
+  folder: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { cached?: boolean } = {},
+): SourceSet {
   const problems: FileProblem[] = [];
   const flow = readFlowWorkspace(folder, env, { cache: opts.cached ? openParseCache(folder, 'flow', env) : undefined });
   if (flow) problems.push(...flow.problems);
@@ -40,7 +44,11 @@ export async function loadPlan(folder: string, env: NodeJS.ProcessEnv = process.
   const plan = buildPlan(loadSources(folder, env));
   // IJFW waves (core/waves): subagents with their dispositions, classified now; unreadable checkpoints are problems.
   const waves = loadWaveViews(folder);
-  return { ...plan, problems: [...plan.problems, ...waves.flatMap((w) => w.problems)], waves: waves.map((w) => waveJson(w, folder)) };
+  return {
+    ...plan,
+    problems: [...plan.problems, ...waves.flatMap((w) => w.problems)],
+    waves: waves.map((w) => waveJson(w, folder)),
+  };
 }
 
 /** Maps read sources to the plan graph. Reads only the md of blocked flow tasks that lack `blocked_reason`. */
@@ -61,26 +69,66 @@ export function buildPlan(src: SourceSet): PlanSnapshot {
       byEpic.set(t.epicId, l);
     }
     for (const e of ws.epics) {
-      roots.push({ source: 'flow-next', kind: 'epic', id: e.id, title: e.epic.title, status: e.epic.status === 'done' ? 'done' : 'open', rawStatus: e.epic.status, dependsOn: e.epic.depends_on_epics, file: rel(e.file), itemIds: byEpic.get(e.id) ?? [] });
+      roots.push({
+        source: 'flow-next',
+        kind: 'epic',
+        id: e.id,
+        title: e.epic.title,
+        status: e.epic.status === 'done' ? 'done' : 'open',
+        rawStatus: e.epic.status,
+        dependsOn: e.epic.depends_on_epics,
+        file: rel(e.file),
+        itemIds: byEpic.get(e.id) ?? [],
+      });
     }
     const known = new Set(ws.epics.map((e) => e.id));
     for (const [epicId, ids] of byEpic) {
-      if (!known.has(epicId)) roots.push({ source: 'flow-next', kind: 'epic', id: epicId, title: epicId, status: 'open', dependsOn: [], file: '.flow', itemIds: ids });
+      if (!known.has(epicId))
+        roots.push({
+          source: 'flow-next',
+          kind: 'epic',
+          id: epicId,
+          title: epicId,
+          status: 'open',
+          dependsOn: [],
+          file: '.flow',
+          itemIds: ids,
+        });
     }
     for (const c of findCycles(ws.tasks.map((t) => ({ id: t.id, deps: t.merged.depends_on })))) {
       cycles.push(c);
-      problems.push({ file: rel(ws.tasks.find((t) => t.id === c[0])!.file), line: 0, column: 0, message: `dependency cycle: ${c.join(' → ')}` });
+      problems.push({
+        file: rel(ws.tasks.find((t) => t.id === c[0])!.file),
+        line: 0,
+        column: 0,
+        message: `dependency cycle: ${c.join(' → ')}`,
+      });
     }
     for (const c of findCycles(ws.epics.map((e) => ({ id: e.id, deps: e.epic.depends_on_epics })))) {
       cycles.push(c);
-      problems.push({ file: rel(ws.epics.find((e) => e.id === c[0])!.file), line: 0, column: 0, message: `epic dependency cycle: ${c.join(' → ')}` });
+      problems.push({
+        file: rel(ws.epics.find((e) => e.id === c[0])!.file),
+        line: 0,
+        column: 0,
+        message: `epic dependency cycle: ${c.join(' → ')}`,
+      });
     }
   }
 
   if (src.quantum) {
     const q = src.quantum.data;
     const ids = q.stories.map((s) => s.id);
-    roots.push({ source: 'quantum', kind: 'project', id: 'quantum.json', title: q.project ?? 'quantum.json', status: q.stories.length && q.stories.every((s) => s.status === 'passed') ? 'done' : 'open', dependsOn: [], file: 'quantum.json', itemIds: ids, ...(q.staleThresholdMinutes !== undefined ? { staleThresholdMinutes: q.staleThresholdMinutes } : {}) });
+    roots.push({
+      source: 'quantum',
+      kind: 'project',
+      id: 'quantum.json',
+      title: q.project ?? 'quantum.json',
+      status: q.stories.length && q.stories.every((s) => s.status === 'passed') ? 'done' : 'open',
+      dependsOn: [],
+      file: 'quantum.json',
+      itemIds: ids,
+      ...(q.staleThresholdMinutes !== undefined ? { staleThresholdMinutes: q.staleThresholdMinutes } : {}),
+    });
     for (const s of q.stories) items.push(quantumItem(s));
     for (const c of findCycles(q.stories.map((s) => ({ id: s.id, deps: s.dependsOn })))) {
       cycles.push(c);
@@ -90,9 +138,30 @@ export function buildPlan(src: SourceSet): PlanSnapshot {
 
   for (const list of src.checklists) {
     const ids = list.items.map((b) => `${list.path}:${b.line}`);
-    roots.push({ source: 'checklist', kind: 'checklist', id: list.path, title: list.title ?? list.path, status: list.items.length && list.items.every((b) => b.done) ? 'done' : 'open', dependsOn: [], file: list.path, itemIds: ids });
+    roots.push({
+      source: 'checklist',
+      kind: 'checklist',
+      id: list.path,
+      title: list.title ?? list.path,
+      status: list.items.length && list.items.every((b) => b.done) ? 'done' : 'open',
+      dependsOn: [],
+      file: list.path,
+      itemIds: ids,
+    });
     for (const b of list.items) {
-      items.push({ source: 'checklist', kind: 'checkbox', id: `${list.path}:${b.line}`, rootId: list.path, title: b.text, status: b.done ? 'done' : 'todo', rawStatus: b.mark, dependsOn: [], file: list.path, line: b.line, ...(b.risky ? { risky: true } : {}) });
+      items.push({
+        source: 'checklist',
+        kind: 'checkbox',
+        id: `${list.path}:${b.line}`,
+        rootId: list.path,
+        title: b.text,
+        status: b.done ? 'done' : 'todo',
+        rawStatus: b.mark,
+        dependsOn: [],
+        file: list.path,
+        line: b.line,
+        ...(b.risky ? { risky: true } : {}),
+      });
     }
   }
   return { folder: src.folder, roots, items, problems, cycles };
@@ -101,15 +170,20 @@ export function buildPlan(src: SourceSet): PlanSnapshot {
 /** quantum status → normalized; failed with attempts ≥ maxAttempts reads as blocked (§4.2). */
 export function quantumItemStatus(s: QuantumStory): ItemStatus {
   switch (s.status) {
-    case 'pending': return 'todo';
-    case 'in_progress': return 'in_progress';
-    case 'passed': return 'done';
-    case 'blocked': return 'blocked';
+    case 'pending':
+      return 'todo';
+    case 'in_progress':
+      return 'in_progress';
+    case 'passed':
+      return 'done';
+    case 'blocked':
+      return 'blocked';
     case 'failed': {
       const r = storyRetries(s);
       return r.attempts >= r.maxAttempts ? 'blocked' : 'failed';
     }
-    default: return 'unknown';
+    default:
+      return 'unknown';
   }
 }
 
@@ -118,13 +192,23 @@ function quantumItem(s: QuantumStory): PlanItem {
   const lastFailure = r.failureLog.at(-1);
   const status = quantumItemStatus(s);
   const item: PlanItem = {
-    source: 'quantum', kind: 'story', id: s.id, rootId: 'quantum.json', title: s.title, status, rawStatus: s.status,
-    dependsOn: s.dependsOn, attempts: r.attempts, maxAttempts: r.maxAttempts, file: 'quantum.json',
+    source: 'quantum',
+    kind: 'story',
+    id: s.id,
+    rootId: 'quantum.json',
+    title: s.title,
+    status,
+    rawStatus: s.status,
+    dependsOn: s.dependsOn,
+    attempts: r.attempts,
+    maxAttempts: r.maxAttempts,
+    file: 'quantum.json',
   };
   // Optional keys in this order (key order is part of `ralph plan --json`); no spread objects.
   if (typeof s.priority === 'number') item.priority = s.priority;
   if (s.startedAt) item.startedAt = s.startedAt;
-  if ((status === 'blocked' || status === 'failed') && lastFailure) item.reason = lastFailure.error ?? lastFailure.phase;
+  if ((status === 'blocked' || status === 'failed') && lastFailure)
+    item.reason = lastFailure.error ?? lastFailure.phase;
   return item;
 }
 
@@ -145,7 +229,10 @@ export function findCycles(nodes: readonly { id: string; deps: readonly string[]
   for (const start of nodes) {
     const s = index.get(start.id)!;
     if (color[s] !== 0) continue;
-    pathNode[0] = s; pathNext[0] = 0; place[s] = 0; color[s] = 1;
+    pathNode[0] = s;
+    pathNext[0] = 0;
+    place[s] = 0;
+    color[s] = 1;
     let depth = 1;
     while (depth > 0) {
       const top = pathNode[depth - 1]!;
@@ -167,7 +254,8 @@ export function findCycles(nodes: readonly { id: string; deps: readonly string[]
       } else if (color[d] === 0) {
         color[d] = 1;
         place[d] = depth;
-        pathNode[depth] = d; pathNext[depth] = 0;
+        pathNode[depth] = d;
+        pathNext[depth] = 0;
         depth++;
       }
     }

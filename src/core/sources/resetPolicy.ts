@@ -30,7 +30,10 @@ export function resetOfferOf(plan: PlanSnapshot, id: string): ResetOffer {
   if (item.source === 'checklist') return no('a checkbox is reset by unticking it in its file');
   if (item.status === 'in_progress') return no(`${id} is in progress: wait for it to finish or block it first`);
   if (!RESETTABLE.has(item.status)) return no(`${id} is already ${item.rawStatus}`);
-  if (item.source === 'flow-next' && plan.roots.find((r) => r.source === 'flow-next' && r.id === item.rootId)?.status === 'done') {
+  if (
+    item.source === 'flow-next' &&
+    plan.roots.find((r) => r.source === 'flow-next' && r.id === item.rootId)?.status === 'done'
+  ) {
     return no(`${id} belongs to the closed epic ${item.rootId}`);
   }
   return { id, resettable: true, cascade: cascadeOf(plan, item) };
@@ -42,7 +45,9 @@ export function resettableItems(plan: PlanSnapshot): PlanItem[] {
 }
 
 function cascadeOf(plan: PlanSnapshot, item: PlanItem): string[] {
-  const pool = plan.items.filter((i) => i.source === item.source && i.id !== item.id && (item.source !== 'flow-next' || i.rootId === item.rootId));
+  const pool = plan.items.filter(
+    (i) => i.source === item.source && i.id !== item.id && (item.source !== 'flow-next' || i.rootId === item.rootId),
+  );
   const chosen = new Set([item.id]);
   for (let changed = true; changed;) {
     changed = false;

@@ -36,7 +36,11 @@ export function sourceArgOf(item: PlanItem): string {
 }
 
 /** Whether `item` can start now, with the dependencies that hold it (see the module docstring). Pure. */
-function readiness(plan: PlanSnapshot, item: PlanItem, byId: Map<string, PlanItem>): { ready: boolean; why?: string; open: string[] } {
+function readiness(
+  plan: PlanSnapshot,
+  item: PlanItem,
+  byId: Map<string, PlanItem>,
+): { ready: boolean; why?: string; open: string[] } {
   const no = (why: string, open: string[] = []) => ({ ready: false, why, open });
   if (item.status === 'done') return no(`${item.id} is already done`);
   if (item.status === 'blocked') return no(`${item.id} is blocked${item.reason ? `: ${item.reason}` : ''}`);
@@ -45,8 +49,14 @@ function readiness(plan: PlanSnapshot, item: PlanItem, byId: Map<string, PlanIte
   if (item.source === 'flow-next') {
     const epic = plan.roots.find((r) => r.source === 'flow-next' && r.id === item.rootId);
     if (epic?.status === 'done') return no(`${item.id} belongs to the closed epic ${item.rootId}`);
-    const epicsOpen = (epic?.dependsOn ?? []).filter((d) => plan.roots.find((r) => r.source === 'flow-next' && r.id === d)?.status !== 'done');
-    if (epicsOpen.length) return no(`its epic ${item.rootId} waits on the epic${epicsOpen.length > 1 ? 's' : ''} ${epicsOpen.join(', ')}`, epicsOpen);
+    const epicsOpen = (epic?.dependsOn ?? []).filter(
+      (d) => plan.roots.find((r) => r.source === 'flow-next' && r.id === d)?.status !== 'done',
+    );
+    if (epicsOpen.length)
+      return no(
+        `its epic ${item.rootId} waits on the epic${epicsOpen.length > 1 ? 's' : ''} ${epicsOpen.join(', ')}`,
+        epicsOpen,
+      );
   }
   if (item.status === 'in_progress') return { ready: true, open: [] };
   const open = item.dependsOn.filter((d) => {
@@ -54,8 +64,18 @@ function readiness(plan: PlanSnapshot, item: PlanItem, byId: Map<string, PlanIte
     if (item.source === 'flow-next') return dep !== undefined && dep.rootId === item.rootId && dep.status !== 'done';
     return dep?.status !== 'done';
   });
-  if (open.length) return no(`${item.id} waits on ${open.map((d) => `${d} (${byId.get(`${item.source}\u0000${d}`)?.rawStatus ?? 'missing'})`).join(', ')}`, open);
-  if (item.source === 'quantum' && item.status === 'failed' && item.attempts !== undefined && item.maxAttempts !== undefined && item.attempts >= item.maxAttempts) {
+  if (open.length)
+    return no(
+      `${item.id} waits on ${open.map((d) => `${d} (${byId.get(`${item.source}\u0000${d}`)?.rawStatus ?? 'missing'})`).join(', ')}`,
+      open,
+    );
+  if (
+    item.source === 'quantum' &&
+    item.status === 'failed' &&
+    item.attempts !== undefined &&
+    item.maxAttempts !== undefined &&
+    item.attempts >= item.maxAttempts
+  ) {
     return no(`${item.id} has used all ${item.maxAttempts} attempts`);
   }
   return { ready: true, open: [] };
@@ -72,9 +92,17 @@ export function startOfferOf(plan: PlanSnapshot, id: string): StartOffer {
   const order = new Map(plan.roots.map((root, i) => [`${root.source}\u0000${root.id}`, i]));
   const candidates = plan.items
     .map((it, i) => ({ it, i }))
-    .filter(({ it }) => it.source === item.source && (item.source !== 'checklist' || it.rootId === item.rootId) && it.id !== id)
-    .sort((a, b) => (order.get(`${a.it.source}\u0000${a.it.rootId}`) ?? 0) - (order.get(`${b.it.source}\u0000${b.it.rootId}`) ?? 0)
-      || (a.it.priority ?? 999) - (b.it.priority ?? 999) || a.i - b.i);
+    .filter(
+      ({ it }) =>
+        it.source === item.source && (item.source !== 'checklist' || it.rootId === item.rootId) && it.id !== id,
+    )
+    .sort(
+      (a, b) =>
+        (order.get(`${a.it.source}\u0000${a.it.rootId}`) ?? 0) -
+          (order.get(`${b.it.source}\u0000${b.it.rootId}`) ?? 0) ||
+        (a.it.priority ?? 999) - (b.it.priority ?? 999) ||
+        a.i - b.i,
+    );
   const next = candidates.find(({ it }) => it.status !== 'in_progress' && readiness(plan, it, byId).ready)?.it.id;
   return { id, ready: false, why: r.why, openDependencies: r.open, source, ...(next ? { next } : {}) };
 }

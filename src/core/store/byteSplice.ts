@@ -26,8 +26,14 @@ export function spliceChangedLines(raw: Buffer, before: string, after: string): 
     const was = oldLines[i]!;
     const now = newLines[i]!;
     if (bytes.toString('utf8') !== was) return null;
-    if (was === now) { out.push(bytes); continue; }
-    if (isUtf8(bytes)) { out.push(Buffer.from(now, 'utf8')); continue; }
+    if (was === now) {
+      out.push(bytes);
+      continue;
+    }
+    if (isUtf8(bytes)) {
+      out.push(Buffer.from(now, 'utf8'));
+      continue;
+    }
     const placed = spliceInLine(bytes, was, now);
     if (!placed) return null;
     out.push(placed);
@@ -47,13 +53,20 @@ function spliceInLine(bytes: Buffer, was: string, now: string): Buffer | null {
   const inserted = Buffer.from(now.slice(p, now.length - s), 'utf8');
   // Anchored by the prefix: its bytes are exactly its text's, so the change starts right after them.
   const prefix = Buffer.from(was.slice(0, p), 'utf8');
-  if (bytes.subarray(0, prefix.length).equals(prefix) && bytes.subarray(prefix.length, prefix.length + removedBytes.length).equals(removedBytes)) {
+  if (
+    bytes.subarray(0, prefix.length).equals(prefix) &&
+    bytes.subarray(prefix.length, prefix.length + removedBytes.length).equals(removedBytes)
+  ) {
     return Buffer.concat([prefix, inserted, bytes.subarray(prefix.length + removedBytes.length)]);
   }
   // Anchored by the suffix (the invalid bytes are before the change).
   const suffix = Buffer.from(was.slice(was.length - s), 'utf8');
   const end = bytes.length - suffix.length;
-  if (end - removedBytes.length >= 0 && bytes.subarray(end).equals(suffix) && bytes.subarray(end - removedBytes.length, end).equals(removedBytes)) {
+  if (
+    end - removedBytes.length >= 0 &&
+    bytes.subarray(end).equals(suffix) &&
+    bytes.subarray(end - removedBytes.length, end).equals(removedBytes)
+  ) {
     return Buffer.concat([bytes.subarray(0, end - removedBytes.length), inserted, suffix]);
   }
   return null;

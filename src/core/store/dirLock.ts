@@ -48,7 +48,11 @@ export type ExistingLockAction = 'wait' | 'take-over' | 'retry-now';
  * `wait` otherwise. The caller tries `mkdir` once more after `retry-now` or a take-over, without a second stale check
  * (proper-lockfile retries with `stale: 0`), so two processes never remove each other's fresh lock in a row.
  */
-export function decideExistingLock(o: { mtimeMs: number | undefined; now: number; staleMs: number }): ExistingLockAction {
+export function decideExistingLock(o: {
+  mtimeMs: number | undefined;
+  now: number;
+  staleMs: number;
+}): ExistingLockAction {
   if (o.mtimeMs === undefined) return 'retry-now';
   if (o.mtimeMs < o.now - o.staleMs) return 'take-over';
   return 'wait';
@@ -122,7 +126,11 @@ function tryTake(dir: string, now: number, mayTakeOver = true): number | undefin
  * {@link DIR_LOCK_WAIT_MS} while a live process holds it, then fails with an `ELOCKED` error. `fn`'s result or
  * error is passed on; the lock is released in every case.
  */
-export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => T | Promise<T>, o: DirLockOptions = {}): Promise<T> {
+export async function withDirLock<T>(
+  target: string,
+  fn: (lock: HeldDirLock) => T | Promise<T>,
+  o: DirLockOptions = {},
+): Promise<T> {
   const clock = o.clock ?? Date.now;
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const dir = `${path.resolve(target)}.lock`;
@@ -132,7 +140,8 @@ export async function withDirLock<T>(target: string, fn: (lock: HeldDirLock) => 
   for (let attempt = 0; ; attempt++) {
     mtime = tryTake(dir, clock());
     if (mtime !== undefined) break;
-    if (clock() - start >= (o.waitMs ?? DIR_LOCK_WAIT_MS)) throw lockError('Lock file is already being held', 'ELOCKED', target);
+    if (clock() - start >= (o.waitMs ?? DIR_LOCK_WAIT_MS))
+      throw lockError('Lock file is already being held', 'ELOCKED', target);
     await sleep(lockRetryDelayMs(attempt, Math.random()));
   }
   let ours: number | undefined = mtime;

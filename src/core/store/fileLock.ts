@@ -32,7 +32,9 @@ export async function withFileLock<T>(target: string, fn: () => Promise<T>): Pro
     realpath: false,
     stale: LOCK_STALE_MS,
     retries: { retries: 400, factor: 1.3, minTimeout: 2, maxTimeout: 40, randomize: true },
-    onCompromised: (err) => { compromised = err; },
+    onCompromised: (err) => {
+      compromised = err;
+    },
   });
   try {
     const result = await fn();
@@ -63,7 +65,8 @@ export const lockFaults: { afterTake?: () => Promise<void> } = {};
 
 async function holdLock(target: string, onLost: (err: Error) => void): Promise<(() => Promise<void>) | null> {
   const pidFile = `${target}.pid`;
-  const take = () => lockfile().lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: onLost });
+  const take = () =>
+    lockfile().lock(target, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: onLost });
   let release: () => Promise<void>;
   try {
     release = await take();

@@ -1,4 +1,16 @@
-import { applyEdits, createScanner, findNodeAtLocation, getNodeValue, modify, parseTree, visit, type SyntaxKind, type FormattingOptions, type JSONPath, type Node } from 'jsonc-parser';
+import {
+  applyEdits,
+  createScanner,
+  findNodeAtLocation,
+  getNodeValue,
+  modify,
+  parseTree,
+  visit,
+  type SyntaxKind,
+  type FormattingOptions,
+  type JSONPath,
+  type Node,
+} from 'jsonc-parser';
 import { FileProblemError, positionAt } from './parseError';
 
 /** One change to a JSON document, addressed by a path of keys and array indexes. */
@@ -28,8 +40,15 @@ export function detectJsonStyle(text: string): JsonTextStyle {
   const indent = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  ';
   const insertSpaces = !indent.startsWith('\t');
   const asciiOnly = !/[^\x00-\x7f]/.test(text);
-  const oneLine = /[\r\n]/.test(text.trim()) ? undefined : { colon: spacingAfter(text, COLON), comma: spacingAfter(text, COMMA) };
-  return { formatting: { insertSpaces, tabSize: insertSpaces ? indent.length : 1, eol, insertFinalNewline: false }, asciiOnly, oneLine, sortedKeys: keysSorted(text) };
+  const oneLine = /[\r\n]/.test(text.trim())
+    ? undefined
+    : { colon: spacingAfter(text, COLON), comma: spacingAfter(text, COMMA) };
+  return {
+    formatting: { insertSpaces, tabSize: insertSpaces ? indent.length : 1, eol, insertFinalNewline: false },
+    asciiOnly,
+    oneLine,
+    sortedKeys: keysSorted(text),
+  };
 }
 
 /** jsonc-parser's `SyntaxKind` values (a const enum, which `isolatedModules` cannot read). */
@@ -52,13 +71,17 @@ function keysSorted(text: string): boolean {
   const open: string[][] = [];
   let sorted = true;
   visit(text, {
-    onObjectBegin: () => { open.push([]); },
+    onObjectBegin: () => {
+      open.push([]);
+    },
     onObjectProperty: (key) => {
       const keys = open.at(-1);
       if (keys?.length && keys.at(-1)! > key) sorted = false;
       keys?.push(key);
     },
-    onObjectEnd: () => { open.pop(); },
+    onObjectEnd: () => {
+      open.pop();
+    },
   });
   return sorted;
 }
@@ -86,7 +109,11 @@ function oneLineText(content: string, spacing: { colon: string; comma: string })
  * Callers refuse a text with duplicate keys first ({@link refuseDuplicateKeys}): `modify` edits the first of
  * two equal keys while `JSON.parse` (and every reader) takes the last, so such an edit would change nothing visible.
  */
-export function applyJsonChanges(text: string, changes: readonly JsonChange[], style: JsonTextStyle = detectJsonStyle(text)): string {
+export function applyJsonChanges(
+  text: string,
+  changes: readonly JsonChange[],
+  style: JsonTextStyle = detectJsonStyle(text),
+): string {
   let out = text;
   // No-op checks read the original document once; a change on a path an earlier change touched re-reads the text.
   const original = changes.some((c) => c.op !== 'append') ? parseTree(text) : undefined;
@@ -96,7 +123,11 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
   for (const change of changes) {
     let tree: Node | undefined;
     if (change.op !== 'append') {
-      const overlaps = touched.some((t) => t.every((seg, i) => i >= change.path.length || seg === change.path[i]) || change.path.every((seg, i) => i >= t.length || seg === t[i]));
+      const overlaps = touched.some(
+        (t) =>
+          t.every((seg, i) => i >= change.path.length || seg === change.path[i]) ||
+          change.path.every((seg, i) => i >= t.length || seg === t[i]),
+      );
       tree = overlaps ? parseTree(out) : original;
       const node = tree ? findNodeAtLocation(tree, change.path) : undefined;
       if (change.op === 'set' && node && jsonEqual(getNodeValue(node), change.value)) continue;
@@ -105,14 +136,25 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
     touched.push(change.path);
     // An object or array written on one line inside an indented file (a story per line) keeps its own layout
     // (issue 12: one `task start` expanded a one-line story into 12 lines).
-    const local = style.oneLine ? undefined : oneLineContainer(change.op === 'append' || tree !== original ? out : text, change.op === 'append' ? parseTree(out) : tree, change.op === 'append' ? change.path : change.path.slice(0, -1));
+    const local = style.oneLine
+      ? undefined
+      : oneLineContainer(
+          change.op === 'append' || tree !== original ? out : text,
+          change.op === 'append' ? parseTree(out) : tree,
+          change.op === 'append' ? change.path : change.path.slice(0, -1),
+        );
     const oneLine = style.oneLine ?? local;
-    const edits = change.op === 'append'
-      ? modify(out, [...change.path, -1], change.value, { formattingOptions: oneLine ? undefined : formattingOptions, isArrayInsertion: true })
-      : modify(out, change.path, change.op === 'set' ? change.value : undefined, {
-        formattingOptions: oneLine ? undefined : formattingOptions,
-        getInsertionIndex: (props) => insertionIndex(props, String(change.path.at(-1)), siblingKeys(tree, change.path), style.sortedKeys),
-      });
+    const edits =
+      change.op === 'append'
+        ? modify(out, [...change.path, -1], change.value, {
+            formattingOptions: oneLine ? undefined : formattingOptions,
+            isArrayInsertion: true,
+          })
+        : modify(out, change.path, change.op === 'set' ? change.value : undefined, {
+            formattingOptions: oneLine ? undefined : formattingOptions,
+            getInsertionIndex: (props) =>
+              insertionIndex(props, String(change.path.at(-1)), siblingKeys(tree, change.path), style.sortedKeys),
+          });
     for (const e of edits) {
       if (oneLine && e.content) e.content = oneLineText(e.content, oneLine);
       if (style.asciiOnly) e.content = escapeNonAscii(e.content);
@@ -131,7 +173,11 @@ export function applyJsonChanges(text: string, changes: readonly JsonChange[], s
  * start their own line is not compact (formatting indents new keys as its siblings). Never the document itself
  * (its style decides).
  */
-function oneLineContainer(text: string, tree: Node | undefined, path: JSONPath): { colon: string; comma: string } | undefined {
+function oneLineContainer(
+  text: string,
+  tree: Node | undefined,
+  path: JSONPath,
+): { colon: string; comma: string } | undefined {
   if (!tree || !path.length) return undefined;
   const node = findNodeAtLocation(tree, path);
   if (!node || (node.type !== 'object' && node.type !== 'array')) return undefined;
@@ -179,7 +225,9 @@ function insertionIndex(props: string[], key: string, sibling: string[] | undefi
     const before = new Set(sibling.slice(0, sibling.indexOf(key)));
     const after = new Set(sibling.slice(sibling.indexOf(key) + 1));
     let at = -1;
-    props.forEach((p, i) => { if (before.has(p)) at = i; });
+    props.forEach((p, i) => {
+      if (before.has(p)) at = i;
+    });
     if (at >= 0) return at + 1;
     if (props.some((p) => after.has(p))) return props.findIndex((p) => after.has(p));
   }
@@ -193,8 +241,12 @@ export function findDuplicateKey(text: string): { key: string; offset: number } 
   const open: Set<string>[] = [];
   let found: { key: string; offset: number } | undefined;
   visit(text, {
-    onObjectBegin: () => { open.push(new Set()); },
-    onObjectEnd: () => { open.pop(); },
+    onObjectBegin: () => {
+      open.push(new Set());
+    },
+    onObjectEnd: () => {
+      open.pop();
+    },
     onObjectProperty: (key, offset) => {
       const keys = open.at(-1);
       if (!keys || found) return;
@@ -212,7 +264,12 @@ export function findDuplicateKey(text: string): { key: string; offset: number } 
  */
 export function refuseDuplicateKeys(file: string, text: string): void {
   const dup = findDuplicateKey(text);
-  if (dup) throw new FileProblemError({ file, ...positionAt(text, dup.offset), message: `duplicate key ${JSON.stringify(dup.key)}: remove one of them (nothing was written)` });
+  if (dup)
+    throw new FileProblemError({
+      file,
+      ...positionAt(text, dup.offset),
+      message: `duplicate key ${JSON.stringify(dup.key)}: remove one of them (nothing was written)`,
+    });
 }
 
 /** Structural equality of JSON values, key order included (jsonc-parser's objects have no prototype). */
@@ -222,12 +279,14 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k, i) => k === kb[i] && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }
 
 /** `é` → `\u00e9` (JSON text only holds non-ASCII inside strings, so this is always safe). */
 export function escapeNonAscii(s: string): string {
-   
   return s.replace(/[^\x00-\x7f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
@@ -242,6 +301,11 @@ export function newJsonText(value: unknown, opts: { sortKeys?: boolean; asciiOnl
 
 function sortKeysDeep(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeysDeep);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeysDeep((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeysDeep((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }

@@ -33,7 +33,8 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
     if (err instanceof FileProblemError) throw err;
     throw new FileProblemError({ file, line: 0, column: 0, message: `cannot read: ${(err as Error).message}` });
   }
-  if (text !== undefined) fromFile = parseJsonWithSchema(file, text, ralphConfigSchema.partial().loose()) as Record<string, unknown>;
+  if (text !== undefined)
+    fromFile = parseJsonWithSchema(file, text, ralphConfigSchema.partial().loose()) as Record<string, unknown>;
   const settings: Record<string, unknown> = { ...(layers.settings ?? {}) };
   if (layers.trusted === false) {
     for (const k of restrictedConfigKeys) {

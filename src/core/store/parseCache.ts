@@ -98,7 +98,13 @@ export class ParseCache {
     const known = knownStats?.get(file);
     if (known) {
       const e = this.old[file];
-      if (e && e[0] === known[0] && e[1] === known[1] && e[2] === known[2] && known[1] + RACY_TICK_MS < this.writtenAtMs) {
+      if (
+        e &&
+        e[0] === known[0] &&
+        e[1] === known[1] &&
+        e[2] === known[2] &&
+        known[1] + RACY_TICK_MS < this.writtenAtMs
+      ) {
         onKnownUse?.(file);
         this.next.set(file, e);
         return e[3] as T;
@@ -108,11 +114,19 @@ export class ParseCache {
     try {
       st = statSync(file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+        return undefined;
       throw err;
     }
     const e = this.old[file];
-    if (e && st.isFile() && e[0] === st.size && e[1] === st.mtimeMs && e[2] === st.ino && st.mtimeMs + RACY_TICK_MS < this.writtenAtMs) {
+    if (
+      e &&
+      st.isFile() &&
+      e[0] === st.size &&
+      e[1] === st.mtimeMs &&
+      e[2] === st.ino &&
+      st.mtimeMs + RACY_TICK_MS < this.writtenAtMs
+    ) {
       this.next.set(file, e);
       return e[3] as T;
     }
@@ -136,14 +150,25 @@ export class ParseCache {
     // Nothing new, or only a few files parsed afresh (a bot polling while one task file changes): the next run
     // re-parses those few rather than rewriting every entry now.
     if (!dropped && this.fresh <= (oldKeys.length ? PARSE_CACHE_FEW : 0)) return;
-    const body: CacheFile = { format: FORMAT, version: VERSION, folder: this.folder, kind: this.kind, build: this.build, entries: Object.fromEntries(this.next) };
+    const body: CacheFile = {
+      format: FORMAT,
+      version: VERSION,
+      folder: this.folder,
+      kind: this.kind,
+      build: this.build,
+      entries: Object.fromEntries(this.next),
+    };
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true });
       writeFileSync(tmp, JSON.stringify(body));
       renameSync(tmp, this.file);
     } catch {
-      try { unlinkSync(tmp); } catch { /* never written */ }
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* never written */
+      }
     }
   }
 }
@@ -152,7 +177,11 @@ export class ParseCache {
  * Opens the cache of `kind` files of `folder` (an absolute path). `undefined` when `RALPH_CACHE` is `0` or `off`.
  * A missing, unreadable, corrupt or foreign cache file opens as an empty cache (rebuilt by the next save).
  */
-export function openParseCache(folder: string, kind: string, env: NodeJS.ProcessEnv = process.env): ParseCache | undefined {
+export function openParseCache(
+  folder: string,
+  kind: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ParseCache | undefined {
   if (env.RALPH_CACHE === '0' || env.RALPH_CACHE === 'off') return undefined;
   const file = path.join(cacheDir(env), `${fnv1a(folder)}-${kind}.json`);
   const build = buildId();
@@ -161,7 +190,16 @@ export function openParseCache(folder: string, kind: string, env: NodeJS.Process
   try {
     const st = statSync(file);
     const c = JSON.parse(readFileSync(file, 'utf8')) as Partial<CacheFile>;
-    if (c && c.format === FORMAT && c.version === VERSION && c.folder === folder && c.kind === kind && c.build === build && c.entries && typeof c.entries === 'object') {
+    if (
+      c &&
+      c.format === FORMAT &&
+      c.version === VERSION &&
+      c.folder === folder &&
+      c.kind === kind &&
+      c.build === build &&
+      c.entries &&
+      typeof c.entries === 'object'
+    ) {
       entries = c.entries;
       writtenAtMs = st.mtimeMs;
     }
@@ -181,7 +219,14 @@ export type CachedParse<T> = { ok: true; value: T } | { ok: false; problem: File
  * `listed`: a directory listing just showed `file` as a regular file, so without a cache it is read with
  * `readListedTextSync` (same answer, cheaper).
  */
-export function readJsonParsed<S extends z.ZodType>(cache: ParseCache | undefined, file: string, shown: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined, listed = false): CachedParse<z.infer<S>> | undefined {
+export function readJsonParsed<S extends z.ZodType>(
+  cache: ParseCache | undefined,
+  file: string,
+  shown: string,
+  schema: S,
+  fast?: (v: unknown) => z.infer<S> | undefined,
+  listed = false,
+): CachedParse<z.infer<S>> | undefined {
   const parse = (text: string): CachedParse<z.infer<S>> => {
     const r = parseJsonFileText(shown, text, schema, fast);
     return r.ok ? { ok: true, value: r.value } : { ok: false, problem: r.problem };

@@ -20,7 +20,9 @@ export class FileProblemError extends Error {
  */
 export function workspacePath(folder: string, file: string): string {
   const rel = path.relative(folder, file);
-  return !rel || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
+  return !rel || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)
+    ? file
+    : rel.split(path.sep).join('/');
 }
 
 /** `file:line:column: message`, the form editors and terminals link. */
@@ -51,10 +53,27 @@ export type JsonParseResult = { ok: true; value: unknown } | { ok: false; proble
  */
 export function parseJsonText(file: string, text: string): JsonParseResult {
   // JSON.parse and the owning tools (Python's json.load) reject a BOM; say so instead of "invalid symbol" at 1:1.
-  if (text.charCodeAt(0) === 0xfeff) return { ok: false, problem: { file, line: 1, column: 1, message: 'the file starts with a byte order mark (BOM): save it as UTF-8 without a BOM' } };
+  if (text.charCodeAt(0) === 0xfeff)
+    return {
+      ok: false,
+      problem: {
+        file,
+        line: 1,
+        column: 1,
+        message: 'the file starts with a byte order mark (BOM): save it as UTF-8 without a BOM',
+      },
+    };
   // Level max + 1 needs max + 1 opening brackets: a shorter text cannot be too deep (most task files: no scan).
   const deep = text.length > MAX_NESTING ? tooDeepAt(text, MAX_NESTING) : -1;
-  if (deep >= 0) return { ok: false, problem: { file, ...positionAt(text, deep), message: `refused: arrays and objects nested more than ${MAX_NESTING} deep` } };
+  if (deep >= 0)
+    return {
+      ok: false,
+      problem: {
+        file,
+        ...positionAt(text, deep),
+        message: `refused: arrays and objects nested more than ${MAX_NESTING} deep`,
+      },
+    };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
@@ -66,7 +85,10 @@ export function parseJsonText(file: string, text: string): JsonParseResult {
     const first = errors[0];
     if (first) {
       const { line, column } = positionAt(text, first.offset);
-      return { ok: false, problem: { file, line, column, message: `invalid JSON: ${words(printParseErrorCode(first.error))}` } };
+      return {
+        ok: false,
+        problem: { file, line, column, message: `invalid JSON: ${words(printParseErrorCode(first.error))}` },
+      };
     }
     const { line, column } = positionAt(text, jsonErrorOffset(err, text));
     return { ok: false, problem: { file, line, column, message: `invalid JSON: ${(err as Error).message}` } };

@@ -24,13 +24,19 @@ export interface ReadLimits {
 }
 
 /** The defaults of {@link ReadLimits}. */
-export const DEFAULT_READ_LIMITS: Readonly<ReadLimits> = Object.freeze({ jsonBytes: 64 * 1024 * 1024, textBytes: 16 * 1024 * 1024 });
+export const DEFAULT_READ_LIMITS: Readonly<ReadLimits> = Object.freeze({
+  jsonBytes: 64 * 1024 * 1024,
+  textBytes: 16 * 1024 * 1024,
+});
 
 let readLimits: ReadLimits = { ...DEFAULT_READ_LIMITS };
 
 /** Sets the process's read limits (from configuration); omitted fields go back to their defaults. */
 export function setReadLimits(limits: Partial<ReadLimits> = {}): void {
-  readLimits = { ...DEFAULT_READ_LIMITS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => typeof v === 'number' && v > 0)) };
+  readLimits = {
+    ...DEFAULT_READ_LIMITS,
+    ...Object.fromEntries(Object.entries(limits).filter(([, v]) => typeof v === 'number' && v > 0)),
+  };
 }
 
 /** The limit that applies to `file`, bytes (by its extension). */
@@ -43,7 +49,17 @@ function refuse(file: string, message: string): never {
 }
 
 function kindOf(st: Stats): string {
-  return st.isDirectory() ? 'a directory' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isFIFO() ? 'a named pipe' : st.isSocket() ? 'a socket' : 'not a regular file';
+  return st.isDirectory()
+    ? 'a directory'
+    : st.isCharacterDevice()
+      ? 'a character device'
+      : st.isBlockDevice()
+        ? 'a block device'
+        : st.isFIFO()
+          ? 'a named pipe'
+          : st.isSocket()
+            ? 'a socket'
+            : 'not a regular file';
 }
 
 /**
@@ -66,7 +82,11 @@ export function readBoundedSync(file: string, limit = readLimitFor(file)): Buffe
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) refuse(file, `refused: ${kindOf(st)}, not a regular file`);
-    if (st.size > limit) refuse(file, `refused: ${formatBytes(st.size)} is more than the ${formatBytes(limit)} limit for this kind of file (readLimits in .ralph/config.json)`);
+    if (st.size > limit)
+      refuse(
+        file,
+        `refused: ${formatBytes(st.size)} is more than the ${formatBytes(limit)} limit for this kind of file (readLimits in .ralph/config.json)`,
+      );
     // Sized to the file (+1 to see its end): small files come from Buffer's shared pool. A file that grows while
     // read gets a larger buffer, up to the limit.
     let buf = Buffer.allocUnsafe(Math.min(limit + 1, st.size + 1));
@@ -91,7 +111,11 @@ export function readBoundedSync(file: string, limit = readLimitFor(file)): Buffe
 
 /** `12.0 MiB`, `640 B`. */
 export function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
+  return n >= 1024 * 1024
+    ? `${(n / (1024 * 1024)).toFixed(1)} MiB`
+    : n >= 1024
+      ? `${(n / 1024).toFixed(1)} KiB`
+      : `${n} B`;
 }
 
 /**
@@ -103,7 +127,12 @@ export function readTextSync(file: string): string | undefined {
   if (buf === undefined) return undefined;
   const text = buf.toString('utf8');
   const nul = text.indexOf('\0');
-  if (nul >= 0) throw new FileProblemError({ file, ...positionAt(text, nul), message: 'refused: the file contains a NUL byte (is it binary?)' });
+  if (nul >= 0)
+    throw new FileProblemError({
+      file,
+      ...positionAt(text, nul),
+      message: 'refused: the file contains a NUL byte (is it binary?)',
+    });
   return text;
 }
 
@@ -142,7 +171,12 @@ export function readListedTextSync(file: string): string | undefined {
   if (n <= 0 || n >= want) return readTextSync(file);
   const text = buf.toString('utf8', 0, n);
   const nul = text.indexOf('\0');
-  if (nul >= 0) throw new FileProblemError({ file, ...positionAt(text, nul), message: 'refused: the file contains a NUL byte (is it binary?)' });
+  if (nul >= 0)
+    throw new FileProblemError({
+      file,
+      ...positionAt(text, nul),
+      message: 'refused: the file contains a NUL byte (is it binary?)',
+    });
   return text;
 }
 
@@ -162,7 +196,9 @@ export function readTextOrProblem(file: string, name = file): { text?: string; p
  */
 export function listDirSync(dir: string): { name: string; isDir: boolean; isFile: boolean }[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).map((e) => ({ name: e.name, isDir: e.isDirectory(), isFile: e.isFile() })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return readdirSync(dir, { withFileTypes: true })
+      .map((e) => ({ name: e.name, isDir: e.isDirectory(), isFile: e.isFile() }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch {
     return [];
   }
@@ -174,7 +210,12 @@ export type Parsed<T> = { ok: true; value: T; text: string } | { ok: false; prob
  * Parses and validates JSON text; a syntax or schema error becomes a positioned problem (file:line:column).
  * `fast`: a fast path giving the value zod would (model/fastLoose.ts), or `undefined` to ask the schema.
  */
-export function parseJsonFileText<S extends z.ZodType>(file: string, text: string, schema: S, fast?: (v: unknown) => z.infer<S> | undefined): Parsed<z.infer<S>> {
+export function parseJsonFileText<S extends z.ZodType>(
+  file: string,
+  text: string,
+  schema: S,
+  fast?: (v: unknown) => z.infer<S> | undefined,
+): Parsed<z.infer<S>> {
   const parsed = parseJsonText(file, text);
   if (!parsed.ok) return { ok: false, problem: parsed.problem };
   const quick = fast?.(parsed.value);

@@ -89,7 +89,11 @@ export function unpackSnapshotInputs(runs: unknown): SnapshotInput[] | undefined
     const prefix = run[0] + path.sep;
     for (let j = 1; j < run.length; j += 5) {
       const p = prefix + (run[j] as string);
-      out.push(run[j + 1] === -1 ? [p] : [p, run[j + 1] as number, run[j + 2] as number, run[j + 3] as number, run[j + 4] as number]);
+      out.push(
+        run[j + 1] === -1
+          ? [p]
+          : [p, run[j + 1] as number, run[j + 2] as number, run[j + 3] as number, run[j + 4] as number],
+      );
     }
   }
   return out;
@@ -99,7 +103,14 @@ export function unpackSnapshotInputs(runs: unknown): SnapshotInput[] | undefined
 function isRun(run: unknown): run is SnapshotInputRun {
   if (!Array.isArray(run) || typeof run[0] !== 'string' || (run.length - 1) % 5 !== 0) return false;
   for (let j = 1; j < run.length; j += 5) {
-    if (typeof run[j] !== 'string' || typeof run[j + 1] !== 'number' || typeof run[j + 2] !== 'number' || typeof run[j + 3] !== 'number' || typeof run[j + 4] !== 'number') return false;
+    if (
+      typeof run[j] !== 'string' ||
+      typeof run[j + 1] !== 'number' ||
+      typeof run[j + 2] !== 'number' ||
+      typeof run[j + 3] !== 'number' ||
+      typeof run[j + 4] !== 'number'
+    )
+      return false;
   }
   return true;
 }
@@ -197,11 +208,22 @@ export interface SnapshotLookup {
    * file's mtime (ms), and where each of {@link changedAll} is in `runs` (`[run, slot]`: the run's index, the slot of
    * its name) for {@link writeSnapshotPatched}.
    */
-  entry?: { runs: SnapshotInputRun[]; readonly inputs: SnapshotInput[]; basis?: string; writtenAtMs: number; outputs: Record<string, string>; changedAt: [run: number, slot: number][] };
+  entry?: {
+    runs: SnapshotInputRun[];
+    readonly inputs: SnapshotInput[];
+    basis?: string;
+    writtenAtMs: number;
+    outputs: Record<string, string>;
+    changedAt: [run: number, slot: number][];
+  };
 }
 
 /** `target[name]` computed by `get` on first read, then kept (a plain data property from then on). */
-function lazy<T extends object, K extends PropertyKey, V>(target: T, name: K, get: () => V): T & { readonly [P in K]: V } {
+function lazy<T extends object, K extends PropertyKey, V>(
+  target: T,
+  name: K,
+  get: () => V,
+): T & { readonly [P in K]: V } {
   return Object.defineProperty(target, name, {
     configurable: true,
     enumerable: true,
@@ -231,8 +253,18 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   } catch {
     return {};
   }
-  if (!c || c.format !== FORMAT || c.version !== VERSION || c.folder !== key.folder || c.command !== key.command || c.build !== key.build || c.env !== key.env) return {};
-  if (!Array.isArray(c.inputsByFolder) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number') return {};
+  if (
+    !c ||
+    c.format !== FORMAT ||
+    c.version !== VERSION ||
+    c.folder !== key.folder ||
+    c.command !== key.command ||
+    c.build !== key.build ||
+    c.env !== key.env
+  )
+    return {};
+  if (!Array.isArray(c.inputsByFolder) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number')
+    return {};
   const limit = writtenAtMs - SNAPSHOT_RACY_TICK_MS;
   let changed: string | undefined;
   let count = 0;
@@ -250,7 +282,9 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       const ctimeMs = run[j + 3] as number;
       let same: boolean;
       try {
-        same = (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) && sameInput(p, size, mtimeMs, ctimeMs, run[j + 4] as number);
+        same =
+          (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) &&
+          sameInput(p, size, mtimeMs, ctimeMs, run[j + 4] as number);
       } catch {
         same = false;
       }
@@ -264,7 +298,17 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   if (changed === undefined) return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
   // A miss: the inputs not found changed are unchanged, with the identity just confirmed (built only when asked for:
   // a hit allocates nothing per input, nor does a patched status).
-  const entry = lazy({ runs: runs as SnapshotInputRun[], ...(typeof c.basis === 'string' ? { basis: c.basis } : {}), writtenAtMs, outputs: c.outputs, changedAt }, 'inputs', () => unpackSnapshotInputs(runs)!);
+  const entry = lazy(
+    {
+      runs: runs as SnapshotInputRun[],
+      ...(typeof c.basis === 'string' ? { basis: c.basis } : {}),
+      writtenAtMs,
+      outputs: c.outputs,
+      changedAt,
+    },
+    'inputs',
+    () => unpackSnapshotInputs(runs)!,
+  );
   return lazy({ changed, changedAll, entry }, 'unchanged', () => {
     const changedSet = new Set(changedAll);
     const unchanged = new Map<string, KnownStat>();
@@ -327,7 +371,12 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
       } catch {
         mine = false; // unreadable (or gone): not served either
       } finally {
-        if (fd !== undefined) try { fs.closeSync(fd); } catch { /* closed */ }
+        if (fd !== undefined)
+          try {
+            fs.closeSync(fd);
+          } catch {
+            /* closed */
+          }
       }
     }
     if (!mine) continue;
@@ -347,7 +396,12 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
  * `checkFirst` (the input a lookup found changed) is examined first.
  * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
  */
-export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; checkFirst?: string; basis?: () => string | undefined } = {}): boolean {
+export function writeSnapshot(
+  key: SnapshotKey,
+  inputs: Iterable<string>,
+  answer: SnapshotAnswer,
+  opts: { env?: NodeJS.ProcessEnv; checkFirst?: string; basis?: () => string | undefined } = {},
+): boolean {
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
   const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
   const sigs: SnapshotInput[] = [];
@@ -377,7 +431,12 @@ export function writeSnapshot(key: SnapshotKey, inputs: Iterable<string>, answer
  * is written when one of them changed within {@link SNAPSHOT_RACY_TICK_MS} of now or cannot be examined, or when the
  * lookup was no miss of that kind. `basis`: as in {@link writeSnapshot}. Returns whether the entry was written.
  */
-export function writeSnapshotPatched(key: SnapshotKey, found: Pick<SnapshotLookup, 'changedAll' | 'entry'>, answer: SnapshotAnswer, opts: { env?: NodeJS.ProcessEnv; basis?: () => string | undefined } = {}): boolean {
+export function writeSnapshotPatched(
+  key: SnapshotKey,
+  found: Pick<SnapshotLookup, 'changedAll' | 'entry'>,
+  answer: SnapshotAnswer,
+  opts: { env?: NodeJS.ProcessEnv; basis?: () => string | undefined } = {},
+): boolean {
   const e = found.entry;
   const changed = found.changedAll;
   if (!e || !changed || changed.length !== e.changedAt.length) return false;
@@ -404,9 +463,23 @@ export function writeSnapshotPatched(key: SnapshotKey, found: Pick<SnapshotLooku
  * racy check, so a side file is never replaced for an entry that is not written) writes the answer's side file and
  * returns its id, or `undefined` (then the entry names none).
  */
-function writeEntry(file: string, key: SnapshotKey, inputsByFolder: SnapshotInputRun[], answer: SnapshotAnswer, basis?: () => string | undefined): boolean {
+function writeEntry(
+  file: string,
+  key: SnapshotKey,
+  inputsByFolder: SnapshotInputRun[],
+  answer: SnapshotAnswer,
+  basis?: () => string | undefined,
+): boolean {
   const basisId = basis ? basis() : answer.basis;
-  const body: SnapshotFile = { format: FORMAT, version: VERSION, ...key, inputsByFolder, outputs: answer.outputs, exitCode: answer.exitCode, ...(basisId !== undefined ? { basis: basisId } : {}) };
+  const body: SnapshotFile = {
+    format: FORMAT,
+    version: VERSION,
+    ...key,
+    inputsByFolder,
+    outputs: answer.outputs,
+    exitCode: answer.exitCode,
+    ...(basisId !== undefined ? { basis: basisId } : {}),
+  };
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -414,7 +487,11 @@ function writeEntry(file: string, key: SnapshotKey, inputsByFolder: SnapshotInpu
     fs.renameSync(tmp, file);
     return true;
   } catch {
-    try { fs.unlinkSync(tmp); } catch { /* never written */ }
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      /* never written */
+    }
     return false;
   }
 }
@@ -429,15 +506,57 @@ export interface FsRecording {
   stop(): void;
 }
 
-const SYNC_READERS = ['readFileSync', 'openSync', 'statSync', 'lstatSync', 'existsSync', 'readdirSync', 'accessSync', 'realpathSync', 'opendirSync', 'readlinkSync'] as const;
-const ASYNC_READERS = ['readFile', 'open', 'stat', 'lstat', 'exists', 'readdir', 'access', 'realpath', 'opendir', 'readlink', 'createReadStream', 'watch', 'watchFile'] as const;
-const PROMISE_READERS = ['readFile', 'open', 'stat', 'lstat', 'readdir', 'access', 'realpath', 'opendir', 'readlink'] as const;
+const SYNC_READERS = [
+  'readFileSync',
+  'openSync',
+  'statSync',
+  'lstatSync',
+  'existsSync',
+  'readdirSync',
+  'accessSync',
+  'realpathSync',
+  'opendirSync',
+  'readlinkSync',
+] as const;
+const ASYNC_READERS = [
+  'readFile',
+  'open',
+  'stat',
+  'lstat',
+  'exists',
+  'readdir',
+  'access',
+  'realpath',
+  'opendir',
+  'readlink',
+  'createReadStream',
+  'watch',
+  'watchFile',
+] as const;
+const PROMISE_READERS = [
+  'readFile',
+  'open',
+  'stat',
+  'lstat',
+  'readdir',
+  'access',
+  'realpath',
+  'opendir',
+  'readlink',
+] as const;
 /** A child process reads what no recording sees (git reads its config files): any of these taints the recording. */
 const CHILD_STARTERS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
 
 /** An absolute path that `path.resolve` would return unchanged (no `.`/`..` segment, no doubled or trailing slash). */
 function isNormalAbsolute(p: string): boolean {
-  return path.sep === '/' && p.charCodeAt(0) === 47 && p.length > 1 && !p.includes('//') && !p.endsWith('/') && !/\/\.\.?(\/|$)/.test(p);
+  return (
+    path.sep === '/' &&
+    p.charCodeAt(0) === 47 &&
+    p.length > 1 &&
+    !p.includes('//') &&
+    !p.endsWith('/') &&
+    !/\/\.\.?(\/|$)/.test(p)
+  );
 }
 
 function pathOf(arg: unknown): string | undefined {
@@ -462,21 +581,34 @@ export function recordFsReads(ignore: readonly string[] = []): FsRecording {
   let tainted: string | undefined;
   const saved: [Record<string, unknown>, string, unknown][] = [];
   const ignored = (p: string) => ignore.some((d) => p === d || p.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
-  const wrap = (target: Record<string, unknown>, name: string, make: (orig: (...a: unknown[]) => unknown) => (...a: unknown[]) => unknown) => {
+  const wrap = (
+    target: Record<string, unknown>,
+    name: string,
+    make: (orig: (...a: unknown[]) => unknown) => (...a: unknown[]) => unknown,
+  ) => {
     const orig = target[name];
     if (typeof orig !== 'function') return;
     const w = make(orig as (...a: unknown[]) => unknown);
     // Own properties too (`realpathSync.native`, `exists[util.promisify.custom]`).
-    for (const k of Reflect.ownKeys(orig)) if (!(k in w) || typeof k === 'symbol' || k === 'native') (w as unknown as Record<string | symbol, unknown>)[k] = (orig as unknown as Record<string | symbol, unknown>)[k];
+    for (const k of Reflect.ownKeys(orig))
+      if (!(k in w) || typeof k === 'symbol' || k === 'native')
+        (w as unknown as Record<string | symbol, unknown>)[k] = (orig as unknown as Record<string | symbol, unknown>)[
+          k
+        ];
     saved.push([target, name, orig]);
     target[name] = w;
   };
   for (const name of SYNC_READERS) {
-    wrap(mod, name, (orig) => function (this: unknown, ...a: unknown[]) {
-      const p = pathOf(a[0]);
-      if (p !== undefined && !ignored(p)) paths.add(p);
-      return orig.apply(this, a);
-    });
+    wrap(
+      mod,
+      name,
+      (orig) =>
+        function (this: unknown, ...a: unknown[]) {
+          const p = pathOf(a[0]);
+          if (p !== undefined && !ignored(p)) paths.add(p);
+          return orig.apply(this, a);
+        },
+    );
   }
   // realpathSync.native is a separate function.
   const rp = mod.realpathSync as { native?: (...a: unknown[]) => unknown };
@@ -488,14 +620,43 @@ export function recordFsReads(ignore: readonly string[] = []): FsRecording {
       return nat.apply(this, a);
     };
   }
-  for (const name of ASYNC_READERS) wrap(mod, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `fs.${name}`; return orig.apply(this, a); });
-  for (const name of PROMISE_READERS) wrap(promises, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `fs.promises.${name}`; return orig.apply(this, a); });
+  for (const name of ASYNC_READERS)
+    wrap(
+      mod,
+      name,
+      (orig) =>
+        function (this: unknown, ...a: unknown[]) {
+          tainted ??= `fs.${name}`;
+          return orig.apply(this, a);
+        },
+    );
+  for (const name of PROMISE_READERS)
+    wrap(
+      promises,
+      name,
+      (orig) =>
+        function (this: unknown, ...a: unknown[]) {
+          tainted ??= `fs.promises.${name}`;
+          return orig.apply(this, a);
+        },
+    );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const cp = require('node:child_process') as Record<string, unknown>;
-  for (const name of CHILD_STARTERS) wrap(cp, name, (orig) => function (this: unknown, ...a: unknown[]) { tainted ??= `child_process.${name}`; return orig.apply(this, a); });
+  for (const name of CHILD_STARTERS)
+    wrap(
+      cp,
+      name,
+      (orig) =>
+        function (this: unknown, ...a: unknown[]) {
+          tainted ??= `child_process.${name}`;
+          return orig.apply(this, a);
+        },
+    );
   return {
     paths,
-    get tainted() { return tainted; },
+    get tainted() {
+      return tainted;
+    },
     stop() {
       for (const [target, name, orig] of saved.reverse()) target[name] = orig;
       saved.length = 0;

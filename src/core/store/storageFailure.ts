@@ -31,7 +31,10 @@ export function storageFailureText(err: NodeJS.ErrnoException): string {
  * Whether a file-system entry with `mode` may be written by us, from the mode bits alone: as root (who ignores them)
  * any write bit counts, otherwise the owner's, group's or others' bit as they apply. Pure.
  */
-export function modeAllowsWrite(mode: number, o: { uid: number; gid: number; ownerUid: number; ownerGid: number }): boolean {
+export function modeAllowsWrite(
+  mode: number,
+  o: { uid: number; gid: number; ownerUid: number; ownerGid: number },
+): boolean {
   if (o.uid === 0) return (mode & 0o222) !== 0;
   if (o.uid === o.ownerUid) return (mode & 0o200) !== 0;
   if (o.gid === o.ownerGid) return (mode & 0o020) !== 0;
@@ -84,7 +87,8 @@ export async function makeSpaceReserve(dir: string, bytes: number = SPACE_RESERV
   const h = await open(file, 'w');
   try {
     const chunk = Buffer.alloc(Math.min(bytes, 64 * 1024));
-    for (let done = 0; done < bytes; done += chunk.length) await h.write(chunk, 0, Math.min(chunk.length, bytes - done));
+    for (let done = 0; done < bytes; done += chunk.length)
+      await h.write(chunk, 0, Math.min(chunk.length, bytes - done));
     await h.sync();
   } catch (err) {
     await h.close().catch(() => undefined);
@@ -98,7 +102,10 @@ export async function makeSpaceReserve(dir: string, bytes: number = SPACE_RESERV
     async release() {
       if (released) return false;
       released = true;
-      return rm(file, { force: true }).then(() => true, () => false);
+      return rm(file, { force: true }).then(
+        () => true,
+        () => false,
+      );
     },
   };
 }

@@ -1,6 +1,20 @@
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import * as path from 'node:path';
 import { withFileLock } from './fileLock';
 import { FileProblemError } from './parseError';
@@ -27,7 +41,9 @@ export const MAX_PLAN_ATTEMPTS = 5;
  * Fault injection for tests (issue 12: races are reproduced with a hook, not by repetition): `betweenReadAndWrite`
  * runs after a plan read its files and decided, before the compare-and-rename of each file. Never set in production.
  */
-export const writeFaults: { betweenReadAndWrite?: (files: readonly string[], attempt: number) => void | Promise<void> } = {};
+export const writeFaults: {
+  betweenReadAndWrite?: (files: readonly string[], attempt: number) => void | Promise<void>;
+} = {};
 
 /**
  * Options of {@link commitPlan}. `putBack`: the write undoes claims no gate verified (issue 11, breaker-s5 rows 12,
@@ -51,24 +67,40 @@ export interface CommitOptions {
  * run as root, where the OS would not stop us), a symbolic link whose target leaves the workspace; with
  * `opts.putBack` those are written instead (see {@link CommitOptions}).
  */
-export async function commitPlan<T>(lockTarget: string, plan: () => Promise<{ writes: FileWrite[]; result: T }>, opts: CommitOptions = {}): Promise<CommitResult<T>> {
+export async function commitPlan<T>(
+  lockTarget: string,
+  plan: () => Promise<{ writes: FileWrite[]; result: T }>,
+  opts: CommitOptions = {},
+): Promise<CommitResult<T>> {
   return withFileLock(lockTarget, async () => {
     for (let attempt = 1; ; attempt++) {
       const { writes, result } = await plan();
       const changed = writes.filter((w) => w.before !== w.after);
       const targets = changed.map((w) => resolveWrite(w.file, !!opts.putBack));
-      await writeFaults.betweenReadAndWrite?.(changed.map((w) => w.file), attempt);
+      await writeFaults.betweenReadAndWrite?.(
+        changed.map((w) => w.file),
+        attempt,
+      );
       const written: string[] = [];
       let stale: string | undefined;
       for (let i = 0; i < changed.length; i++) {
         const w = changed[i]!;
         const t = targets[i]!;
-        if (!(await replaceIfUnchanged(t, w))) { stale = w.file; break; }
+        if (!(await replaceIfUnchanged(t, w))) {
+          stale = w.file;
+          break;
+        }
         written.push(w.file);
         for (const n of t.notes) opts.putBack?.note(`${w.file}: ${n}`);
       }
       if (stale === undefined) return { result, written };
-      if (attempt >= MAX_PLAN_ATTEMPTS) throw new FileProblemError({ file: stale, line: 0, column: 0, message: `changed by another writer while being edited, ${attempt} times: not written` });
+      if (attempt >= MAX_PLAN_ATTEMPTS)
+        throw new FileProblemError({
+          file: stale,
+          line: 0,
+          column: 0,
+          message: `changed by another writer while being edited, ${attempt} times: not written`,
+        });
     }
   });
 }
@@ -110,17 +142,30 @@ export type WriteRule =
 export function decideWrite(f: FileFacts, putBack: boolean): WriteRule {
   const mode = (f.mode & 0o777).toString(8).padStart(4, '0');
   if (f.link === 'dangling') return { write: false, message: 'refused: a symbolic link whose target does not exist' };
-  if (f.link === 'outside' && !putBack) return { write: false, message: `refused: a symbolic link to ${f.linkTo}, outside the workspace: not written through` };
+  if (f.link === 'outside' && !putBack)
+    return {
+      write: false,
+      message: `refused: a symbolic link to ${f.linkTo}, outside the workspace: not written through`,
+    };
   if (!f.regular) return { write: false, message: 'refused: not a regular file' };
   const replaceLink = f.link === 'outside';
   const notes: string[] = [];
-  if (replaceLink) notes.push(`was a symbolic link to ${f.linkTo}, outside the workspace: the link was replaced by a regular file (its target's content with the claims put back; ${f.linkTo} left untouched)`);
+  if (replaceLink)
+    notes.push(
+      `was a symbolic link to ${f.linkTo}, outside the workspace: the link was replaced by a regular file (its target's content with the claims put back; ${f.linkTo} left untouched)`,
+    );
   if ((f.mode & 0o222) === 0 && !replaceLink) {
     if (!putBack) return { write: false, message: `refused: the file is read-only (mode ${mode}): not written` };
-    notes.push(`read-only (mode ${mode}): replaced by a new file (temporary file + rename in its folder), mode ${mode} kept`);
+    notes.push(
+      `read-only (mode ${mode}): replaced by a new file (temporary file + rename in its folder), mode ${mode} kept`,
+    );
   }
   if (!f.utf8) {
-    if (!putBack) return { write: false, message: 'refused: the file is not UTF-8 text (editing it would replace its other bytes): not edited' };
+    if (!putBack)
+      return {
+        write: false,
+        message: 'refused: the file is not UTF-8 text (editing it would replace its other bytes): not edited',
+      };
     notes.push('not UTF-8 text: only the bytes of the changed lines were rewritten, every other byte kept');
   }
   return { write: true, through: f.link === 'inside', replaceLink, bytes: !f.utf8, notes };
@@ -166,9 +211,17 @@ function resolveWrite(file: string, putBack: boolean): WriteTarget {
     }
   }
   const regular = link !== 'dangling' && st.isFile();
-  const rule = decideWrite({ link, linkTo: real, regular, mode: st.mode, utf8: regular ? isUtf8(readFileSync(real)) : true }, putBack);
+  const rule = decideWrite(
+    { link, linkTo: real, regular, mode: st.mode, utf8: regular ? isUtf8(readFileSync(real)) : true },
+    putBack,
+  );
   if (!rule.write) throw new FileProblemError({ file, line: 0, column: 0, message: rule.message });
-  return { path: rule.through ? real : file, mode: rule.replaceLink ? fresh : st.mode & 0o7777, bytes: rule.bytes, notes: rule.notes };
+  return {
+    path: rule.through ? real : file,
+    mode: rule.replaceLink ? fresh : st.mode & 0o7777,
+    bytes: rule.bytes,
+    notes: rule.notes,
+  };
 }
 
 function workspaceOf(dir: string): string {
@@ -193,7 +246,14 @@ async function replaceIfUnchanged(t: WriteTarget, w: FileWrite): Promise<boolean
     const raw = readFileSync(file);
     if (raw.toString('utf8') !== before) return false;
     const spliced = spliceChangedLines(raw, before, after);
-    if (!spliced) throw new FileProblemError({ file: w.file, line: 0, column: 0, message: 'refused: the file is not UTF-8 text and the change could not be placed into its bytes exactly: not edited' });
+    if (!spliced)
+      throw new FileProblemError({
+        file: w.file,
+        line: 0,
+        column: 0,
+        message:
+          'refused: the file is not UTF-8 text and the change could not be placed into its bytes exactly: not edited',
+      });
     expected = raw;
     buf = spliced;
   }
@@ -207,7 +267,11 @@ async function replaceIfUnchanged(t: WriteTarget, w: FileWrite): Promise<boolean
   renameSync(tmp, file);
   try {
     const dfd = openSync(path.dirname(file), 'r');
-    try { await fsyncOff(dfd); } finally { closeSync(dfd); }
+    try {
+      await fsyncOff(dfd);
+    } finally {
+      closeSync(dfd);
+    }
   } catch {
     // a directory that cannot be fsynced (some filesystems): the rename still happened
   }
@@ -257,7 +321,10 @@ export function writeTempBeside(file: string, bytes: Buffer, mode: number): stri
  * Nothing is left behind on an error.
  */
 function startTemp(file: string, bytes: Buffer, mode: number): { tmp: string; fd: number } {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
   const fd = openSync(tmp, 'wx', mode);
   try {
     let off = 0;

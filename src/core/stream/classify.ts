@@ -37,7 +37,8 @@ export interface ProcessExit {
   stderr: string;
 }
 
-type TextClass = { kind: 'rateLimited'; spend: boolean; resetsAt: number | null } | { kind: 'transient' } | { kind: 'fatal' };
+type TextClass =
+  { kind: 'rateLimited'; spend: boolean; resetsAt: number | null } | { kind: 'transient' } | { kind: 'fatal' };
 
 // Order matters: "temporarily limiting requests (not your usage limit)" is a throttle, not a quota.
 const TRANSIENT_TEXT = [
@@ -96,7 +97,8 @@ export function classifyText(text: string): TextClass | null {
   if (epoch) return { kind: 'rateLimited', spend: false, resetsAt: Number(epoch[1]) * 1000 };
   if (TRANSIENT_TEXT[0]!.test(text)) return { kind: 'transient' };
   if (FATAL_TEXT.some((r) => r.test(text))) return { kind: 'fatal' };
-  if (LIMIT_TEXT.some((r) => r.test(text))) return { kind: 'rateLimited', spend: SPEND_TEXT.test(text), resetsAt: null };
+  if (LIMIT_TEXT.some((r) => r.test(text)))
+    return { kind: 'rateLimited', spend: SPEND_TEXT.test(text), resetsAt: null };
   if (TRANSIENT_TEXT.some((r) => r.test(text))) return { kind: 'transient' };
   return null;
 }
@@ -173,30 +175,67 @@ export class OutcomeTracker {
   }
 
   classify(exit?: ProcessExit): Outcome {
-    const retry = this.lastRetry ? { lastApiRetry: { attempt: this.lastRetry.attempt, maxRetries: this.lastRetry.maxRetries, status: this.lastRetry.status, error: this.lastRetry.error } } : {};
+    const retry = this.lastRetry
+      ? {
+          lastApiRetry: {
+            attempt: this.lastRetry.attempt,
+            maxRetries: this.lastRetry.maxRetries,
+            status: this.lastRetry.status,
+            error: this.lastRetry.error,
+          },
+        }
+      : {};
     const r = this.lastResult;
     if (r && !r.isError) {
-      if (r.subtype.startsWith('error')) return { kind: 'error', reason: r.errors[0] ?? r.subtype, evidence: 'result', ...retry };
+      if (r.subtype.startsWith('error'))
+        return { kind: 'error', reason: r.errors[0] ?? r.subtype, evidence: 'result', ...retry };
       return { kind: 'success', reason: 'the agent finished its turn', evidence: 'result' };
     }
     if (this.rejected) {
-      return { kind: 'rateLimited', reason: `usage limit hit (${this.rejected.limitType ?? 'rate limit'})`, evidence: 'rate_limit_event', resetsAt: this.rejected.resetsAt, spend: false, status: r?.apiErrorStatus ?? null, ...retry };
+      return {
+        kind: 'rateLimited',
+        reason: `usage limit hit (${this.rejected.limitType ?? 'rate limit'})`,
+        evidence: 'rate_limit_event',
+        resetsAt: this.rejected.resetsAt,
+        spend: false,
+        status: r?.apiErrorStatus ?? null,
+        ...retry,
+      };
     }
     const resetsAt = this.lastRateLimit?.resetsAt ?? null;
-    const texts = [r?.text ?? '', ...(r?.errors ?? []), ...this.syntheticTexts, this.errorCode?.message ?? ''].filter(Boolean);
+    const texts = [r?.text ?? '', ...(r?.errors ?? []), ...this.syntheticTexts, this.errorCode?.message ?? ''].filter(
+      Boolean,
+    );
     const joined = texts.join('\n');
     const reasonText = (fallback: string): string => (texts[0] ?? fallback).slice(0, 500);
     // The CLI's refusal to run as root: not retryable, and the user needs the cause and the fix, not "no result".
     const stderrPlain = exit ? plainLines(exit.stderr) : '';
-    if (isRootRefusal(joined) || isRootRefusal(stderrPlain)) return { kind: 'fatal', reason: ROOT_REFUSAL_REASON, evidence: isRootRefusal(joined) ? 'text' : 'stderr', ...retry };
+    if (isRootRefusal(joined) || isRootRefusal(stderrPlain))
+      return {
+        kind: 'fatal',
+        reason: ROOT_REFUSAL_REASON,
+        evidence: isRootRefusal(joined) ? 'text' : 'stderr',
+        ...retry,
+      };
     const byStatus = classifyStatus(r?.apiErrorStatus ?? this.errorCode?.status);
     if (byStatus) {
       const status = r?.apiErrorStatus ?? this.errorCode?.status ?? null;
       const t = byStatus === 'rateLimited' ? classifyText(joined) : null;
-      return this.outcome(byStatus, reasonText(`HTTP ${status}`), 'api_error_status', { status, resetsAt, spend: t?.kind === 'rateLimited' ? t.spend : false, ...retry });
+      return this.outcome(byStatus, reasonText(`HTTP ${status}`), 'api_error_status', {
+        status,
+        resetsAt,
+        spend: t?.kind === 'rateLimited' ? t.spend : false,
+        ...retry,
+      });
     }
     const byCode = classifyCode(this.errorCode?.code ?? null);
-    if (byCode) return this.outcome(byCode, reasonText(this.errorCode!.code!), 'assistant_error', { status: this.errorCode?.status ?? null, resetsAt, spend: false, ...retry });
+    if (byCode)
+      return this.outcome(byCode, reasonText(this.errorCode!.code!), 'assistant_error', {
+        status: this.errorCode?.status ?? null,
+        resetsAt,
+        spend: false,
+        ...retry,
+      });
     const t = classifyText(joined);
     if (t) return this.fromText(t, reasonText('limit'), 'text', resetsAt, retry);
     if (r) {
@@ -210,16 +249,24 @@ export class OutcomeTracker {
     const how = exit ? (exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode}`) : 'stream ended';
     const tail = stderrText ? `: ${lastLine(stderrText)}` : '';
     const lr = this.lastRetry;
-    const retrying = lr ? `, while the CLI was retrying ${lr.status ?? lr.error ?? 'an API error'} (attempt ${lr.attempt} of ${lr.maxRetries})` : '';
+    const retrying = lr
+      ? `, while the CLI was retrying ${lr.status ?? lr.error ?? 'an API error'} (attempt ${lr.attempt} of ${lr.maxRetries})`
+      : '';
     return { kind: 'noResult', reason: `no result (${how})${retrying}${tail}`, evidence: 'exit', ...retry };
   }
 
   private fromText(t: TextClass, reason: string, evidence: string, resetsAt: number | null, retry: object): Outcome {
-    if (t.kind === 'rateLimited') return { kind: 'rateLimited', reason, evidence, resetsAt: t.resetsAt ?? resetsAt, spend: t.spend, ...retry };
+    if (t.kind === 'rateLimited')
+      return { kind: 'rateLimited', reason, evidence, resetsAt: t.resetsAt ?? resetsAt, spend: t.spend, ...retry };
     return { kind: t.kind, reason, evidence, ...retry };
   }
 
-  private outcome(kind: OutcomeKind, reason: string, evidence: string, extra: { status: number | null; resetsAt: number | null; spend: boolean; lastApiRetry?: Outcome['lastApiRetry'] }): Outcome {
+  private outcome(
+    kind: OutcomeKind,
+    reason: string,
+    evidence: string,
+    extra: { status: number | null; resetsAt: number | null; spend: boolean; lastApiRetry?: Outcome['lastApiRetry'] },
+  ): Outcome {
     const o: Outcome = { kind, reason, evidence, status: extra.status };
     if (kind === 'rateLimited') {
       o.resetsAt = extra.resetsAt;
@@ -232,7 +279,10 @@ export class OutcomeTracker {
 
 /** stderr without lines that are JSON (cursor mirrors its events to stderr in stream-json mode). */
 function plainLines(stderr: string): string {
-  return stderr.split(/\r?\n/).filter((l) => l.trim() && !l.trimStart().startsWith('{')).join('\n');
+  return stderr
+    .split(/\r?\n/)
+    .filter((l) => l.trim() && !l.trimStart().startsWith('{'))
+    .join('\n');
 }
 
 function lastLine(text: string): string {

@@ -18,11 +18,21 @@ export interface TokenCounts {
 export const zeroTokens = (): TokenCounts => ({ input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
 
 export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
-  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheCreation: a.cacheCreation + b.cacheCreation };
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheCreation: a.cacheCreation + b.cacheCreation,
+  };
 }
 
 export function subtractTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
-  return { input: a.input - b.input, output: a.output - b.output, cacheRead: a.cacheRead - b.cacheRead, cacheCreation: a.cacheCreation - b.cacheCreation };
+  return {
+    input: a.input - b.input,
+    output: a.output - b.output,
+    cacheRead: a.cacheRead - b.cacheRead,
+    cacheCreation: a.cacheCreation - b.cacheCreation,
+  };
 }
 
 /** The normalised kind of a tool, used by the byte estimate (seed-systems.md §3.4) and stuck detection. */
@@ -213,7 +223,18 @@ export type AgentEventType = AgentEvent['type'];
 
 /** Every event type, in a stable order (for counts and reports). */
 export const AGENT_EVENT_TYPES: readonly AgentEventType[] = [
-  'init', 'text', 'thinking', 'toolUse', 'toolResult', 'usage', 'rateLimit', 'apiRetry', 'error', 'result', 'compactBoundary', 'unknown',
+  'init',
+  'text',
+  'thinking',
+  'toolUse',
+  'toolResult',
+  'usage',
+  'rateLimit',
+  'apiRetry',
+  'error',
+  'result',
+  'compactBoundary',
+  'unknown',
 ];
 
 /** Adds the markers (default: main thread, not synthetic) to a freshly built event body, in place. */

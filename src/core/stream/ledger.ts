@@ -1,4 +1,13 @@
-import { type AgentEvent, type EventMarks, type ModelUsage, type ResultEvent, type TokenCounts, addTokens, subtractTokens, zeroTokens } from './events';
+import {
+  type AgentEvent,
+  type EventMarks,
+  type ModelUsage,
+  type ResultEvent,
+  type TokenCounts,
+  addTokens,
+  subtractTokens,
+  zeroTokens,
+} from './events';
 import { type ThresholdOverrides, type Thresholds, isOneMillionModel, resolveThresholds } from './thresholds';
 
 /**
@@ -66,7 +75,13 @@ export interface LedgerSnapshot {
   numTurns: number | null;
   results: number;
   /** Byte-estimate inputs, characters (seed-systems.md §3.4). */
-  estimate: { bytesRead: number; bytesWritten: number; assistantChars: number; shellOutputChars: number; subagentChars: number };
+  estimate: {
+    bytesRead: number;
+    bytesWritten: number;
+    assistantChars: number;
+    shellOutputChars: number;
+    subagentChars: number;
+  };
 }
 
 /** Base of the byte estimate, characters (seed-systems.md §3.4: the prompt and framing). */
@@ -116,7 +131,9 @@ export class TokenLedger {
         if (!e.subagent && e.model) this.setModel(e.model);
         return [];
       case 'usage':
-        return e.source === 'message' ? this.messageUsage(e.messageId, e.model, e.tokens, e.subagent || e.synthetic) : [];
+        return e.source === 'message'
+          ? this.messageUsage(e.messageId, e.model, e.tokens, e.subagent || e.synthetic)
+          : [];
       case 'result':
         this.result(e);
         return [];
@@ -146,7 +163,9 @@ export class TokenLedger {
   }
 
   snapshot(): LedgerSnapshot {
-    const tokens = this.resultCumulative ? addTokens(this.resultCumulative, this.streamSinceResult) : { ...this.streamSinceResult };
+    const tokens = this.resultCumulative
+      ? addTokens(this.resultCumulative, this.streamSinceResult)
+      : { ...this.streamSinceResult };
     return {
       tokens,
       tokensFromResult: this.resultCumulative !== null,
@@ -175,7 +194,9 @@ export class TokenLedger {
   }
 
   private windowFromModel(): { tokens: number; source: LedgerSnapshot['contextWindowSource'] } {
-    return isOneMillionModel(this.model) ? { tokens: 1_000_000, source: 'model' } : { tokens: this.configWindow, source: 'config' };
+    return isOneMillionModel(this.model)
+      ? { tokens: 1_000_000, source: 'model' }
+      : { tokens: this.configWindow, source: 'config' };
   }
 
   private messageUsage(id: string | null, model: string | null, t: TokenCounts, offThread: boolean): LedgerSignal[] {
@@ -186,7 +207,12 @@ export class TokenLedger {
       const prev = this.seen.get(id);
       if (prev) {
         isNew = false;
-        const merged = { input: Math.max(prev.input, t.input), output: Math.max(prev.output, t.output), cacheRead: Math.max(prev.cacheRead, t.cacheRead), cacheCreation: Math.max(prev.cacheCreation, t.cacheCreation) };
+        const merged = {
+          input: Math.max(prev.input, t.input),
+          output: Math.max(prev.output, t.output),
+          cacheRead: Math.max(prev.cacheRead, t.cacheRead),
+          cacheCreation: Math.max(prev.cacheCreation, t.cacheCreation),
+        };
         delta = subtractTokens(merged, prev);
         this.seen.set(id, merged);
       } else {
@@ -217,7 +243,11 @@ export class TokenLedger {
     if (w !== null) this.window = { tokens: w, source: 'modelUsage' };
   }
 
-  private addEstimate(subagent: boolean, field: 'bytesRead' | 'bytesWritten' | 'shellOutputChars' | 'assistantChars', chars: number): void {
+  private addEstimate(
+    subagent: boolean,
+    field: 'bytesRead' | 'bytesWritten' | 'shellOutputChars' | 'assistantChars',
+    chars: number,
+  ): void {
     if (subagent) this.est.subagentChars += chars;
     else this.est[field] += chars;
   }

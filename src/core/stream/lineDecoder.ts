@@ -10,8 +10,7 @@
 
 /** One decoded line: a JSON object, or text that is not a JSON object. */
 export type DecodedLine =
-  | { kind: 'json'; value: Record<string, unknown>; lineNo: number }
-  | { kind: 'text'; text: string; lineNo: number };
+  { kind: 'json'; value: Record<string, unknown>; lineNo: number } | { kind: 'text'; text: string; lineNo: number };
 
 /** Counters and the bounded sample of non-JSON lines, for diagnostics and `session inspect`. */
 export interface DecoderStats {
@@ -50,7 +49,15 @@ const CR = 0x0d;
  * decoded then). Each decoded line is handed to `onLine` synchronously. Never throws on bad input.
  */
 export class LineDecoder {
-  readonly stats: DecoderStats = { lines: 0, jsonLines: 0, nonJsonLines: 0, malformedJsonLines: 0, droppedLongLines: 0, bytes: 0, nonJsonSamples: [] };
+  readonly stats: DecoderStats = {
+    lines: 0,
+    jsonLines: 0,
+    nonJsonLines: 0,
+    malformedJsonLines: 0,
+    droppedLongLines: 0,
+    bytes: 0,
+    nonJsonSamples: [],
+  };
   private readonly maxLineBytes: number;
   private readonly sampleSize: number;
   private readonly sampleChars: number;
@@ -60,7 +67,10 @@ export class LineDecoder {
   private discarding = false;
   private ended = false;
 
-  constructor(private readonly onLine: (line: DecodedLine) => void, opts: LineDecoderOptions = {}) {
+  constructor(
+    private readonly onLine: (line: DecodedLine) => void,
+    opts: LineDecoderOptions = {},
+  ) {
     this.maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.sampleSize = opts.nonJsonSampleSize ?? 20;
     this.sampleChars = opts.nonJsonSampleChars ?? 2000;
@@ -69,7 +79,12 @@ export class LineDecoder {
   /** Feeds a chunk. Strings are encoded as UTF-8 (prefer passing the raw Buffer). */
   push(chunk: Uint8Array | string): void {
     if (this.ended) return;
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buf =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, 'utf8')
+        : Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     this.stats.bytes += buf.length;
     let start = 0;
     for (;;) {
@@ -178,12 +193,19 @@ export class LineDecoder {
       if (samples.length >= this.sampleSize) samples.shift();
       samples.push(text.length > this.sampleChars ? text.slice(0, this.sampleChars) + '…' : text);
     }
-    this.onLine({ kind: 'text', text: text.length > this.sampleChars ? text.slice(0, this.sampleChars) : text, lineNo });
+    this.onLine({
+      kind: 'text',
+      text: text.length > this.sampleChars ? text.slice(0, this.sampleChars) : text,
+      lineNo,
+    });
   }
 }
 
 /** Decodes a whole buffer or string at once (tests, small files). */
-export function decodeAll(input: Uint8Array | string, opts?: LineDecoderOptions): { lines: DecodedLine[]; stats: DecoderStats } {
+export function decodeAll(
+  input: Uint8Array | string,
+  opts?: LineDecoderOptions,
+): { lines: DecodedLine[]; stats: DecoderStats } {
   const lines: DecodedLine[] = [];
   const d = new LineDecoder((l) => lines.push(l), opts);
   d.push(input);

@@ -49,7 +49,11 @@ export function defaultThresholds(agent: string | null, model: string | null | u
  * Defaults overridden by configuration. A configured rotate without a configured warn warns at 7/8 of it; a
  * configured warn above rotate is clamped to rotate.
  */
-export function resolveThresholds(agent: string | null, model: string | null | undefined, o: ThresholdOverrides = {}): Thresholds {
+export function resolveThresholds(
+  agent: string | null,
+  model: string | null | undefined,
+  o: ThresholdOverrides = {},
+): Thresholds {
   const d = defaultThresholds(agent, model);
   const rotate = o.rotateThresholdTokens && o.rotateThresholdTokens > 0 ? o.rotateThresholdTokens : null;
   const warn = o.warnThresholdTokens && o.warnThresholdTokens > 0 ? o.warnThresholdTokens : null;

@@ -11,10 +11,20 @@ import type { TrustedEntry } from './trustedContent';
  * would run programs under `ralph run` unasked. Each file is covered whole (its sha256), not key by key: the keys
  * that run programs grow with every release, and a hash of the whole file cannot miss the next one.
  */
-export const AGENT_CONFIG_FILES: readonly string[] = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.cursor/mcp.json', '.cursor/hooks.json'];
+export const AGENT_CONFIG_FILES: readonly string[] = [
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.mcp.json',
+  '.cursor/mcp.json',
+  '.cursor/hooks.json',
+];
 
 /** The files Claude Code reads that `--setting-sources user --strict-mcp-config` keeps it from reading. */
-export const CLAUDE_PROJECT_FILES: readonly string[] = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json'];
+export const CLAUDE_PROJECT_FILES: readonly string[] = [
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.mcp.json',
+];
 
 /**
  * One `workspace file <path> sha256:…` entry per {@link AGENT_CONFIG_FILES} file present in `folder` (an absent file

@@ -30,10 +30,15 @@ export const WORKSPACE_FILE = 'workspace file' as const;
  * `sha256:<hex>` of a file's bytes, `missing`, `not a file`; for a script `= "<text>"` or `= (no such script)`.
  * Never throws for a file it cannot read: that reads as a value (`unreadable: <code>`), so a change still shows.
  */
-export async function gateFileEntries(folder: string, commands: readonly string[]): Promise<{ entries: TrustedEntry[]; coverage: GateCoverage }> {
+export async function gateFileEntries(
+  folder: string,
+  commands: readonly string[],
+): Promise<{ entries: TrustedEntry[]; coverage: GateCoverage }> {
   const entries = new Map<string, string>();
   const coverage: GateCoverage = { covered: [], uncovered: [] };
-  const queue: { text: string; cwd: string; depth: number }[] = commands.filter((c) => c.trim()).map((text) => ({ text, cwd: '', depth: 0 }));
+  const queue: { text: string; cwd: string; depth: number }[] = commands
+    .filter((c) => c.trim())
+    .map((text) => ({ text, cwd: '', depth: 0 }));
   const manifests = new Map<string, Record<string, unknown> | string>();
   while (queue.length) {
     const { text, cwd, depth } = queue.shift()!;
@@ -53,7 +58,11 @@ export async function gateFileEntries(folder: string, commands: readonly string[
   return { entries: [...entries].map(([key, value]) => ({ file: WORKSPACE_FILE, key, value })), coverage };
 }
 
-async function entryOf(folder: string, ref: GateFileRef, manifests: Map<string, Record<string, unknown> | string>): Promise<{ key: string; value: string; script?: string }> {
+async function entryOf(
+  folder: string,
+  ref: GateFileRef,
+  manifests: Map<string, Record<string, unknown> | string>,
+): Promise<{ key: string; value: string; script?: string }> {
   if (ref.kind === 'file') return { key: ref.path, value: await fileHash(path.join(folder, ref.path)) };
   if (ref.kind === 'firstOf') {
     for (const c of ref.candidates) {
@@ -71,9 +80,18 @@ async function entryOf(folder: string, ref: GateFileRef, manifests: Map<string, 
   const key = `${ref.manifest} scripts.${ref.script}`;
   if (typeof scripts === 'string') return { key, value: `(${scripts})` };
   // pre/post run around the script (npm runs them; yarn 1 too): all three are one entry, shown together.
-  const parts = names.filter((n) => typeof scripts[n] === 'string').map((n) => `${n === ref.script ? '' : `${n}: `}${scripts[n] as string}`);
+  const parts = names
+    .filter((n) => typeof scripts[n] === 'string')
+    .map((n) => `${n === ref.script ? '' : `${n}: `}${scripts[n] as string}`);
   if (!parts.length) return { key, value: '= (no such script)' };
-  return { key, value: `= ${JSON.stringify(parts.join(' ; '))}`, script: names.filter((n) => typeof scripts[n] === 'string').map((n) => scripts[n] as string).join('\n') };
+  return {
+    key,
+    value: `= ${JSON.stringify(parts.join(' ; '))}`,
+    script: names
+      .filter((n) => typeof scripts[n] === 'string')
+      .map((n) => scripts[n] as string)
+      .join('\n'),
+  };
 }
 
 async function readScripts(file: string): Promise<Record<string, unknown> | string> {
@@ -81,11 +99,15 @@ async function readScripts(file: string): Promise<Record<string, unknown> | stri
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no package.json' : `unreadable: ${(err as NodeJS.ErrnoException).code ?? 'error'}`;
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? 'no package.json'
+      : `unreadable: ${(err as NodeJS.ErrnoException).code ?? 'error'}`;
   }
   try {
     const json = JSON.parse(text) as { scripts?: unknown };
-    return json.scripts !== null && typeof json.scripts === 'object' && !Array.isArray(json.scripts) ? (json.scripts as Record<string, unknown>) : {};
+    return json.scripts !== null && typeof json.scripts === 'object' && !Array.isArray(json.scripts)
+      ? (json.scripts as Record<string, unknown>)
+      : {};
   } catch {
     return 'package.json does not parse';
   }
@@ -94,7 +116,8 @@ async function readScripts(file: string): Promise<Record<string, unknown> | stri
 /** `sha256:<hex>` of a file's bytes (symlinks followed), `missing`, `not a file`, or `unreadable: <code>`. */
 export async function fileHash(file: string): Promise<string> {
   const st = await stat(file).catch((err: NodeJS.ErrnoException) => err);
-  if (st instanceof Error) return st.code === 'ENOENT' || st.code === 'ENOTDIR' ? 'missing' : `unreadable: ${st.code ?? 'error'}`;
+  if (st instanceof Error)
+    return st.code === 'ENOENT' || st.code === 'ENOTDIR' ? 'missing' : `unreadable: ${st.code ?? 'error'}`;
   if (!st.isFile()) return 'not a file';
   const h = createHash('sha256');
   try {
@@ -121,10 +144,16 @@ export const USER_FILE = 'user file' as const;
  * breaker-s6 row 37) are fingerprinted as `user file <absolute path> <value>` lines: not trusted content, but a
  * change during the run stops it the same way. `env` / `home`: where those files are (default: this process's).
  */
-export async function snapshotGateFiles(folder: string, commands: readonly string[], opts: { env?: NodeJS.ProcessEnv; home?: string } = {}): Promise<{ lines: string[]; changed: () => Promise<string[]> }> {
+export async function snapshotGateFiles(
+  folder: string,
+  commands: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; home?: string } = {},
+): Promise<{ lines: string[]; changed: () => Promise<string[]> }> {
   const read = async () => {
     const { entries, coverage } = await gateFileEntries(folder, commands);
-    const managers = new Set(coverage.covered.filter((c) => c.via.endsWith(RC_VIA)).map((c) => c.via.slice(0, -RC_VIA.length)));
+    const managers = new Set(
+      coverage.covered.filter((c) => c.via.endsWith(RC_VIA)).map((c) => c.via.slice(0, -RC_VIA.length)),
+    );
     const user = userRcFiles(managers, opts.env ?? process.env, opts.home ?? os.homedir(), folder);
     const userLines = await Promise.all(user.map(async (f) => `${USER_FILE} ${f} ${await fileHash(f)}`));
     return [...entries.map(workspaceFileLine), ...userLines];
@@ -146,11 +175,14 @@ export function gateFilesChangedReason(tier: string, diff: readonly string[]): s
 
 /** The keys (`scripts/check.sh`, `package.json scripts.test`, a user file's absolute path) of a diff of workspace-file and user-file lines, once each. */
 export function changedKeys(diff: readonly string[]): string[] {
-  const keys = diff.map((l) => l.replace(/^[-+] /, '')).filter((l) => l.startsWith(`${WORKSPACE_FILE} `) || l.startsWith(`${USER_FILE} `)).map((l) => {
-    const rest = l.slice((l.startsWith(USER_FILE) ? USER_FILE : WORKSPACE_FILE).length + 1);
-    const m = /^(.*?) (?:= |\(|sha256:|missing$|not a file$|unreadable: )/.exec(rest);
-    return m ? m[1]! : rest;
-  });
+  const keys = diff
+    .map((l) => l.replace(/^[-+] /, ''))
+    .filter((l) => l.startsWith(`${WORKSPACE_FILE} `) || l.startsWith(`${USER_FILE} `))
+    .map((l) => {
+      const rest = l.slice((l.startsWith(USER_FILE) ? USER_FILE : WORKSPACE_FILE).length + 1);
+      const m = /^(.*?) (?:= |\(|sha256:|missing$|not a file$|unreadable: )/.exec(rest);
+      return m ? m[1]! : rest;
+    });
   return [...new Set(keys)];
 }
 

@@ -47,17 +47,112 @@ export interface GateFileRefs {
 
 /** Shell builtins and keywords that run no file. */
 const BUILTINS = new Set([
-  'true', 'false', ':', 'echo', 'printf', 'exit', 'return', 'test', '[', '[[', 'set', 'unset', 'export', 'shift', 'read',
-  'local', 'declare', 'typeset', 'readonly', 'trap', 'wait', 'cd', 'pushd', 'popd', 'pwd', 'alias', 'unalias', 'let',
-  'eval', 'break', 'continue', 'umask', 'ulimit', 'shopt', 'type', 'hash', 'jobs', 'kill', 'sleep', 'mkdir', 'rm', 'cp',
-  'mv', 'cat', 'ls', 'touch', 'chmod', 'tee', 'grep', 'sed', 'awk', 'head', 'tail', 'wc', 'sort', 'uniq', 'tr', 'cut', 'xargs',
+  'true',
+  'false',
+  ':',
+  'echo',
+  'printf',
+  'exit',
+  'return',
+  'test',
+  '[',
+  '[[',
+  'set',
+  'unset',
+  'export',
+  'shift',
+  'read',
+  'local',
+  'declare',
+  'typeset',
+  'readonly',
+  'trap',
+  'wait',
+  'cd',
+  'pushd',
+  'popd',
+  'pwd',
+  'alias',
+  'unalias',
+  'let',
+  'eval',
+  'break',
+  'continue',
+  'umask',
+  'ulimit',
+  'shopt',
+  'type',
+  'hash',
+  'jobs',
+  'kill',
+  'sleep',
+  'mkdir',
+  'rm',
+  'cp',
+  'mv',
+  'cat',
+  'ls',
+  'touch',
+  'chmod',
+  'tee',
+  'grep',
+  'sed',
+  'awk',
+  'head',
+  'tail',
+  'wc',
+  'sort',
+  'uniq',
+  'tr',
+  'cut',
+  'xargs',
 ]);
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'fish']);
-const SCRIPT_RUNNERS = new Set(['node', 'nodejs', 'tsx', 'ts-node', 'python', 'python3', 'python2', 'ruby', 'perl', 'php']);
+const SCRIPT_RUNNERS = new Set([
+  'node',
+  'nodejs',
+  'tsx',
+  'ts-node',
+  'python',
+  'python3',
+  'python2',
+  'ruby',
+  'perl',
+  'php',
+]);
 /** Options of the interpreters that take the next word as their value (so it is not the script). */
-const OPTION_VALUES = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-W', '-X', '-I', '-o', '-O', '--project', '-P', '--conditions', '-C']);
+const OPTION_VALUES = new Set([
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '-W',
+  '-X',
+  '-I',
+  '-o',
+  '-O',
+  '--project',
+  '-P',
+  '--conditions',
+  '-C',
+]);
 /** Options after which the interpreter runs no file (code inline, a module, the REPL). */
-const NO_FILE = new Set(['-e', '--eval', '--test', '-p', '--print', '-m', '-c', '-E', '--version', '-v', '-V', '--help', '-h']);
+const NO_FILE = new Set([
+  '-e',
+  '--eval',
+  '--test',
+  '-p',
+  '--print',
+  '-m',
+  '-c',
+  '-E',
+  '--version',
+  '-v',
+  '-V',
+  '--help',
+  '-h',
+]);
 const WRAPPERS = new Set(['command', 'exec', 'time', 'nice', 'nohup', 'xvfb-run', 'stdbuf', 'builtin']);
 const MAKEFILES = ['GNUmakefile', 'makefile', 'Makefile'];
 const JUSTFILES = ['justfile', 'Justfile', '.justfile'];
@@ -76,7 +171,10 @@ export const MAX_GATE_DEPTH = 4;
  * Pure. `root` is the workspace's absolute path (so `/ws/scripts/x` counts as inside); `depth` counts nested
  * `bash -c` texts (the reader follows package.json scripts with `depth + 1`).
  */
-export function gateFileRefs(command: string, opts: { cwd?: string; root?: string | null; depth?: number } = {}): GateFileRefs {
+export function gateFileRefs(
+  command: string,
+  opts: { cwd?: string; root?: string | null; depth?: number } = {},
+): GateFileRefs {
   const cwd = opts.cwd ?? '';
   const depth = opts.depth ?? 0;
   const root = opts.root ? opts.root.split(path.sep).join('/').replace(/\/+$/, '') : null;
@@ -111,7 +209,12 @@ function callRefs(words: readonly ShellWord[], dir: string, scan: Scan): string 
     if (w === undefined || w === null) break;
     if (w === 'env') {
       i++;
-      while (words[i]?.value !== undefined && words[i]!.value !== null && (words[i]!.value!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!.value!))) i++;
+      while (
+        words[i]?.value !== undefined &&
+        words[i]!.value !== null &&
+        (words[i]!.value!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!.value!))
+      )
+        i++;
       continue;
     }
     if (w === 'timeout') {
@@ -197,15 +300,28 @@ function callRefs(words: readonly ShellWord[], dir: string, scan: Scan): string 
     for (let k = 0; k < args.length; k++) {
       const a = args[k]!.value;
       if (a === null) continue;
-      if ((a === '-C' || a === '--directory') && args[k + 1]?.value) { d = inside(scan.root, d, args[++k]!.value!) ?? d; continue; }
-      if ((a === '-f' || a === '--file' || a === '--makefile' || a === '--justfile') && args[k + 1]) { file = args[++k]!.value; if (file === null) out.uncovered.push(`${name} -f: the file is computed at run time`); continue; }
+      if ((a === '-C' || a === '--directory') && args[k + 1]?.value) {
+        d = inside(scan.root, d, args[++k]!.value!) ?? d;
+        continue;
+      }
+      if ((a === '-f' || a === '--file' || a === '--makefile' || a === '--justfile') && args[k + 1]) {
+        file = args[++k]!.value;
+        if (file === null) out.uncovered.push(`${name} -f: the file is computed at run time`);
+        continue;
+      }
       const m = /^(?:-C|--directory=)(.+)$/.exec(a);
       if (m) d = inside(scan.root, d, m[1]!) ?? d;
       const f = /^(?:-f|--file=|--makefile=|--justfile=)(.+)$/.exec(a);
       if (f) file = f[1]!;
     }
     if (file) addFile({ value: file } as ShellWord, d, `${name} -f ${file}`, scan);
-    else out.refs.push({ kind: 'firstOf', dir: d, candidates: (name === 'just' ? JUSTFILES : MAKEFILES).map((c) => join(d, c)), via: `${name}${args.length ? ' ' + args.map((a) => a.value ?? a.literal).join(' ') : ''}` });
+    else
+      out.refs.push({
+        kind: 'firstOf',
+        dir: d,
+        candidates: (name === 'just' ? JUSTFILES : MAKEFILES).map((c) => join(d, c)),
+        via: `${name}${args.length ? ' ' + args.map((a) => a.value ?? a.literal).join(' ') : ''}`,
+      });
     return undefined;
   }
   out.uncovered.push(`${name}: a program outside the workspace (its own files are not covered)`);
@@ -229,7 +345,10 @@ function scriptArg(name: string, args: readonly ShellWord[], dir: string, scan: 
       out.uncovered.push(`${name} ${a.value}: runs no file (inline code or a module)`);
       return;
     }
-    if (OPTION_VALUES.has(a.value)) { k++; continue; }
+    if (OPTION_VALUES.has(a.value)) {
+      k++;
+      continue;
+    }
     if (a.value.startsWith('-')) continue;
     addFile(a, dir, `${name} ${a.value}`, scan);
     return;
@@ -245,23 +364,63 @@ function npmRefs(name: string, args: readonly ShellWord[], dir: string, scan: Sc
   for (let k = 0; k < args.length; k++) {
     const a = args[k]!.value;
     if (a === '--') break;
-    if ((a === '--prefix' || a === '-C' || a === '--cwd' || a === '--dir') && args[k + 1]?.value) { d = inside(scan.root, d, args[++k]!.value!) ?? d; continue; }
+    if ((a === '--prefix' || a === '-C' || a === '--cwd' || a === '--dir') && args[k + 1]?.value) {
+      d = inside(scan.root, d, args[++k]!.value!) ?? d;
+      continue;
+    }
     const m = a === null ? null : /^--(?:prefix|cwd|dir)=(.+)$/.exec(a);
-    if (m) { d = inside(scan.root, d, m[1]!) ?? d; continue; }
+    if (m) {
+      d = inside(scan.root, d, m[1]!) ?? d;
+      continue;
+    }
     if (a !== null && a.startsWith('-')) continue;
     rest.push(args[k]!);
   }
   rcRefs(name, d, scan);
   const sub = rest[0]?.value;
-  if (sub === undefined) { out.uncovered.push(`${name}: no script named`); return; }
-  if (sub === null) { out.uncovered.push(`${name} ${rest[0]!.literal}: the script is computed at run time`); return; }
-  const aliases: Record<string, string> = { t: 'test', tst: 'test', test: 'test', start: 'start', stop: 'stop', restart: 'restart' };
+  if (sub === undefined) {
+    out.uncovered.push(`${name}: no script named`);
+    return;
+  }
+  if (sub === null) {
+    out.uncovered.push(`${name} ${rest[0]!.literal}: the script is computed at run time`);
+    return;
+  }
+  const aliases: Record<string, string> = {
+    t: 'test',
+    tst: 'test',
+    test: 'test',
+    start: 'start',
+    stop: 'stop',
+    restart: 'restart',
+  };
   if (sub === 'run' || sub === 'run-script' || sub === 'rum' || sub === 'urn') {
     packageOrFile(name, rest.slice(1), d, scan, false);
     return;
   }
-  if (aliases[sub]) { pushScript(name, d, aliases[sub]!, out); return; }
-  if (name !== 'npm' && !['install', 'i', 'add', 'exec', 'dlx', 'x', 'why', 'list', 'ls', 'ci', 'remove', 'up', 'upgrade', 'update'].includes(sub)) {
+  if (aliases[sub]) {
+    pushScript(name, d, aliases[sub]!, out);
+    return;
+  }
+  if (
+    name !== 'npm' &&
+    ![
+      'install',
+      'i',
+      'add',
+      'exec',
+      'dlx',
+      'x',
+      'why',
+      'list',
+      'ls',
+      'ci',
+      'remove',
+      'up',
+      'upgrade',
+      'update',
+    ].includes(sub)
+  ) {
     // `yarn lint` / `pnpm lint` run the script of that name.
     pushScript(name, d, sub, out);
     return;
@@ -302,11 +461,29 @@ export const RC_VIA = ' (its configuration)';
  * `$XDG_CONFIG_HOME/.bunfig.toml`; bun reads `.npmrc` too).
  */
 export const USER_PACKAGE_MANAGER_RC: Readonly<Record<string, readonly string[]>> = {
-  npm: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '$NPM_CONFIG_GLOBALCONFIG', '$npm_config_globalconfig'],
-  npx: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '$NPM_CONFIG_GLOBALCONFIG', '$npm_config_globalconfig'],
+  npm: [
+    '~/.npmrc',
+    '$NPM_CONFIG_USERCONFIG',
+    '$npm_config_userconfig',
+    '$NPM_CONFIG_GLOBALCONFIG',
+    '$npm_config_globalconfig',
+  ],
+  npx: [
+    '~/.npmrc',
+    '$NPM_CONFIG_USERCONFIG',
+    '$npm_config_userconfig',
+    '$NPM_CONFIG_GLOBALCONFIG',
+    '$npm_config_globalconfig',
+  ],
   yarn: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '~/.yarnrc', '~/.yarnrc.yml'],
   pnpm: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '$XDG_CONFIG_HOME/pnpm/rc'],
-  bun: ['~/.npmrc', '$NPM_CONFIG_USERCONFIG', '$npm_config_userconfig', '~/.bunfig.toml', '$XDG_CONFIG_HOME/.bunfig.toml'],
+  bun: [
+    '~/.npmrc',
+    '$NPM_CONFIG_USERCONFIG',
+    '$npm_config_userconfig',
+    '~/.bunfig.toml',
+    '$XDG_CONFIG_HOME/.bunfig.toml',
+  ],
 };
 
 /**
@@ -314,8 +491,14 @@ export const USER_PACKAGE_MANAGER_RC: Readonly<Record<string, readonly string[]>
  * (`npm`, `yarn` …; others have none), each once, in list order. Pure: `env` gives the variables, `home` the home
  * folder. A relative `$NPM_CONFIG_USERCONFIG` is resolved against `cwd` (where the gate runs: the workspace).
  */
-export function userRcFiles(managers: Iterable<string>, env: Readonly<Record<string, string | undefined>>, home: string, cwd: string): string[] {
-  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+export function userRcFiles(
+  managers: Iterable<string>,
+  env: Readonly<Record<string, string | undefined>>,
+  home: string,
+  cwd: string,
+): string[] {
+  const xdg =
+    env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
   const out = new Set<string>();
   for (const m of managers) {
     for (const spec of USER_PACKAGE_MANAGER_RC[m] ?? []) {
@@ -361,9 +544,18 @@ function npmDir(args: readonly ShellWord[], dir: string, scan: Scan): string {
 function packageOrFile(name: string, args: readonly ShellWord[], dir: string, scan: Scan, fileToo = true): void {
   const { out } = scan;
   const s = args.find((a) => a.value === null || !a.value.startsWith('-'));
-  if (!s) { out.uncovered.push(`${name} run: no script named`); return; }
-  if (s.value === null) { out.uncovered.push(`${name} run ${s.literal}: the script is computed at run time`); return; }
-  if (fileToo && (s.value.includes('/') || /\.[cm]?[jt]sx?$/.test(s.value))) { addFile(s, dir, `${name} run ${s.value}`, scan); return; }
+  if (!s) {
+    out.uncovered.push(`${name} run: no script named`);
+    return;
+  }
+  if (s.value === null) {
+    out.uncovered.push(`${name} run ${s.literal}: the script is computed at run time`);
+    return;
+  }
+  if (fileToo && (s.value.includes('/') || /\.[cm]?[jt]sx?$/.test(s.value))) {
+    addFile(s, dir, `${name} run ${s.value}`, scan);
+    return;
+  }
   pushScript(name, dir, s.value, out);
 }
 
@@ -374,7 +566,10 @@ function pushScript(name: string, dir: string, script: string, out: GateFileRefs
 function addFile(word: ShellWord | undefined, dir: string, via: string, scan: Scan): void {
   const { out } = scan;
   if (!word) return;
-  if (word.value === null) { out.uncovered.push(`${via}: the file is computed at run time`); return; }
+  if (word.value === null) {
+    out.uncovered.push(`${via}: the file is computed at run time`);
+    return;
+  }
   const rel = inside(scan.root, dir, word.value);
   if (rel === null) out.uncovered.push(`${word.value}: outside the workspace`);
   else out.refs.push({ kind: 'file', path: rel, via });
@@ -415,7 +610,12 @@ function mergeInto(out: GateFileRefs, more: GateFileRefs): void {
 function dedupe(r: GateFileRefs): GateFileRefs {
   const seen = new Set<string>();
   const refs = r.refs.filter((x) => {
-    const k = x.kind === 'file' ? `f:${x.path}` : x.kind === 'packageScript' ? `p:${x.manifest}:${x.script}` : `m:${x.candidates.join(',')}`;
+    const k =
+      x.kind === 'file'
+        ? `f:${x.path}`
+        : x.kind === 'packageScript'
+          ? `p:${x.manifest}:${x.script}`
+          : `m:${x.candidates.join(',')}`;
     if (seen.has(k)) return false;
     seen.add(k);
     return true;

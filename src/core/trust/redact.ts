@@ -68,7 +68,9 @@ function redactValue(v: unknown, agentArgs: readonly string[]): unknown {
   if (typeof v === 'string') return redactText(v, agentArgs);
   if (Array.isArray(v)) return v.map((x) => redactValue(x, agentArgs));
   if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, redactValue(x, agentArgs)]));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, redactValue(x, agentArgs)]),
+    );
   }
   return v;
 }

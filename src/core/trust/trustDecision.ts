@@ -45,7 +45,11 @@ export interface TrustVerdict {
  * mise): content is used only once the user trusts that exact content; a change (an agent weakening a gate, a
  * `git pull`) needs trust again; `override` trusts it for one command without recording it.
  */
-export function decideTrust(content: readonly TrustedEntry[], record: TrustRecord | null, override: TrustOverride = null): TrustVerdict {
+export function decideTrust(
+  content: readonly TrustedEntry[],
+  record: TrustRecord | null,
+  override: TrustOverride = null,
+): TrustVerdict {
   const lines = contentLines(content);
   const hash = contentHash(content);
   if (!content.length) return { state: 'nothing', allowed: true, hash, lines, diff: [] };
@@ -78,18 +82,23 @@ export function describeTrust(v: TrustVerdict): string {
 }
 
 /** How to trust, in words a person can act on. */
-export const HOW_TO_TRUST = 'Check it, then run `ralph trust` to trust this content (or pass --trust, or set RALPH_TRUST=1, for one command).';
+export const HOW_TO_TRUST =
+  'Check it, then run `ralph trust` to trust this content (or pass --trust, or set RALPH_TRUST=1, for one command).';
 
 /**
  * The refusal of a command that would use untrusted content: the state, what changed (or the whole content when it
  * was never trusted), and how to trust it. `what` names what was refused (`ralph run`).
  */
 export function formatTrustRefusal(v: TrustVerdict, what: string): string {
-  const head = v.state === 'changed'
-    ? `${what} refused: the workspace configuration that names programs to run (or a workspace file its gates run) changed since you trusted it${v.trustedAt ? ` (${v.trustedAt})` : ''}.`
-    : `${what} refused: the workspace configuration names programs to run and is not trusted here.`;
-  const body = v.state === 'changed'
-    ? (v.diff.length ? ['What changed:', ...v.diff.map((l) => `  ${l}`)] : ['What changed: the same values in another order (order matters: the first [rewrite] row that matches wins).'])
-    : ['What it runs:', ...v.lines.map((l) => `  ${l}`)];
+  const head =
+    v.state === 'changed'
+      ? `${what} refused: the workspace configuration that names programs to run (or a workspace file its gates run) changed since you trusted it${v.trustedAt ? ` (${v.trustedAt})` : ''}.`
+      : `${what} refused: the workspace configuration names programs to run and is not trusted here.`;
+  const body =
+    v.state === 'changed'
+      ? v.diff.length
+        ? ['What changed:', ...v.diff.map((l) => `  ${l}`)]
+        : ['What changed: the same values in another order (order matters: the first [rewrite] row that matches wins).']
+      : ['What it runs:', ...v.lines.map((l) => `  ${l}`)];
   return [head, ...body, HOW_TO_TRUST].join('\n');
 }

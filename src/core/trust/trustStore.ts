@@ -26,14 +26,22 @@ export function trustRecordPath(realFolder: string, env: NodeJS.ProcessEnv = pro
   return path.join(trustDir(env), `${createHash('sha256').update(realFolder).digest('hex').slice(0, 32)}.json`);
 }
 
-const recordSchema = z.object({ folder: z.string(), hash: z.string(), lines: z.array(z.string()), trustedAt: z.string() });
+const recordSchema = z.object({
+  folder: z.string(),
+  hash: z.string(),
+  lines: z.array(z.string()),
+  trustedAt: z.string(),
+});
 
 /**
  * The recorded trust of `folder`, or null when there is none. A record that does not parse, or that belongs to
  * another folder (a hash collision), counts as no trust: the user is asked again, nothing is overwritten silently
  * until they trust.
  */
-export async function readTrustRecord(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<TrustRecord | null> {
+export async function readTrustRecord(
+  folder: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TrustRecord | null> {
   const key = await trustKey(folder);
   let text: string;
   try {
@@ -50,7 +58,12 @@ export async function readTrustRecord(folder: string, env: NodeJS.ProcessEnv = p
 }
 
 /** Records that the user trusts `content` (its hash and lines) for `folder`. Returns the record written. */
-export async function writeTrustRecord(folder: string, record: Omit<TrustRecord, 'folder' | 'trustedAt'>, env: NodeJS.ProcessEnv = process.env, now = new Date()): Promise<TrustRecord> {
+export async function writeTrustRecord(
+  folder: string,
+  record: Omit<TrustRecord, 'folder' | 'trustedAt'>,
+  env: NodeJS.ProcessEnv = process.env,
+  now = new Date(),
+): Promise<TrustRecord> {
   const key = await trustKey(folder);
   const full: TrustRecord = { folder: key, hash: record.hash, lines: [...record.lines], trustedAt: now.toISOString() };
   await mkdir(trustDir(env), { recursive: true, mode: 0o700 });

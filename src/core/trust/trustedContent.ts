@@ -35,14 +35,34 @@ export interface TrustedField {
  * under that key is trusted content.
  */
 export const TRUSTED_FIELDS: readonly TrustedField[] = [
-  { file: '.ralph/config.json', key: 'claudePath', runs: 'the Claude Code CLI the loop starts (and `ralph doctor` asks for --version)' },
-  { file: '.ralph/config.json', key: 'cursorAgentPath', runs: 'the cursor-agent CLI the loop starts (and `ralph doctor` asks for --version)' },
+  {
+    file: '.ralph/config.json',
+    key: 'claudePath',
+    runs: 'the Claude Code CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
+  {
+    file: '.ralph/config.json',
+    key: 'cursorAgentPath',
+    runs: 'the cursor-agent CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
   { file: '.ralph/config.json', key: 'agentArgs', runs: 'extra arguments of every agent invocation' },
   { file: '.ralph/config.json', key: 'gates', runs: 'the gate commands (bash -c) that decide whether an item is done' },
   { file: '.ralph/config.json', key: 'notify', runs: 'the notification command' },
-  { file: '.ralph/config.json', key: 'containment', runs: 'whether agents and gates run in their own PID namespace ("marker" lets a `setsid env -i` process outlive its iteration)' },
-  { file: '.ralph/command-policy', key: 'gates', runs: 'the gate commands (bash -c) that decide whether an item is done' },
-  { file: '.ralph/command-policy', key: 'rewrite', runs: "the replacement commands the guard substitutes for the agent's" },
+  {
+    file: '.ralph/config.json',
+    key: 'containment',
+    runs: 'whether agents and gates run in their own PID namespace ("marker" lets a `setsid env -i` process outlive its iteration)',
+  },
+  {
+    file: '.ralph/command-policy',
+    key: 'gates',
+    runs: 'the gate commands (bash -c) that decide whether an item is done',
+  },
+  {
+    file: '.ralph/command-policy',
+    key: 'rewrite',
+    runs: "the replacement commands the guard substitutes for the agent's",
+  },
   { file: '.ralph/command-policy', key: 'wrap', runs: "the agent commands the gate runner runs under a gate's label" },
 ];
 
@@ -68,7 +88,10 @@ export interface TrustInputs {
  */
 export function trustedContent(inputs: TrustInputs): TrustedEntry[] {
   const out: TrustedEntry[] = [];
-  const config = inputs.config !== null && typeof inputs.config === 'object' && !Array.isArray(inputs.config) ? (inputs.config as Record<string, unknown>) : {};
+  const config =
+    inputs.config !== null && typeof inputs.config === 'object' && !Array.isArray(inputs.config)
+      ? (inputs.config as Record<string, unknown>)
+      : {};
   for (const f of TRUSTED_FIELDS) {
     if (f.file === '.ralph/config.json') {
       const v = config[f.key];
@@ -85,7 +108,10 @@ function policyRows(policy: TrustInputs['policy'], section: string): string[] {
   if (!policy) return [];
   switch (section) {
     case 'gates':
-      return Object.values(policy.gates).filter((r) => r !== undefined).sort((a, b) => a.line - b.line).map((r) => `${r.tier} | ${r.command}`);
+      return Object.values(policy.gates)
+        .filter((r) => r !== undefined)
+        .sort((a, b) => a.line - b.line)
+        .map((r) => `${r.tier} | ${r.command}`);
     case 'rewrite':
       return policy.rewrite.map((r) => `${r.pattern} | ${r.replacement}`);
     case 'wrap':
@@ -100,14 +126,20 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const o = value as Record<string, unknown>;
-    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
 
 /** `sha256:<hex>` of the canonical content; the empty content has a hash too but never needs one recorded. */
 export function contentHash(content: readonly TrustedEntry[]): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(content.map((e) => [e.file, e.key, e.value]))).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(canonicalJson(content.map((e) => [e.file, e.key, e.value])))
+    .digest('hex')}`;
 }
 
 /**
@@ -132,7 +164,12 @@ export function contentLines(content: readonly TrustedEntry[]): string[] {
   return lines;
 }
 
-function flatten(prefix: string, value: unknown, show: (v: unknown) => string, emit: (key: string, text: string) => void): void {
+function flatten(
+  prefix: string,
+  value: unknown,
+  show: (v: unknown) => string,
+  emit: (key: string, text: string) => void,
+): void {
   if (Array.isArray(value)) {
     if (!value.length) emit(prefix, '[]');
     value.forEach((v, i) => flatten(`${prefix}[${i}]`, v, show, emit));
@@ -153,7 +190,9 @@ function fingerprintArg(v: unknown): string {
   if (typeof v !== 'string') return JSON.stringify(v) ?? 'null';
   const shown = redactArg(v);
   if (!shown.includes(REDACTED)) return JSON.stringify(shown);
-  return JSON.stringify(shown.replace(REDACTED, `«redacted sha256:${createHash('sha256').update(v).digest('hex').slice(0, 8)}»`));
+  return JSON.stringify(
+    shown.replace(REDACTED, `«redacted sha256:${createHash('sha256').update(v).digest('hex').slice(0, 8)}»`),
+  );
 }
 
 /**

@@ -28,14 +28,21 @@ export async function readTrustedContent(folder: string): Promise<TrustedEntry[]
  * change of the trusted content, exactly like a change of the gate command. Last, the agents' own project configuration
  * that names programs (`.claude/settings.json`, `.mcp.json` …: agentConfig.ts), one entry per file present.
  */
-export async function readTrustedContentAndCoverage(folder: string): Promise<{ content: TrustedEntry[]; coverage: GateCoverage }> {
+export async function readTrustedContentAndCoverage(
+  folder: string,
+): Promise<{ content: TrustedEntry[]; coverage: GateCoverage }> {
   const cfgFile = configPath(folder);
   const policyFile = commandPolicyPath(folder);
   const read = async (file: string) => {
     try {
       return await readTextIfExists(file);
     } catch (err) {
-      throw new FileProblemError({ file: workspacePath(folder, file), line: 0, column: 0, message: `cannot read: ${(err as Error).message}` });
+      throw new FileProblemError({
+        file: workspacePath(folder, file),
+        line: 0,
+        column: 0,
+        message: `cannot read: ${(err as Error).message}`,
+      });
     }
   };
   const [cfgText, policyText] = await Promise.all([read(cfgFile), read(policyFile)]);
@@ -47,7 +54,10 @@ export async function readTrustedContentAndCoverage(folder: string): Promise<{ c
   }
   const policy = policyText === undefined ? undefined : parseCommandPolicy(policyText, policyFile).policy;
   const content = trustedContent({ config, policy });
-  const [{ entries, coverage }, agentFiles] = await Promise.all([gateFileEntries(folder, trustedCommands(content)), agentConfigEntries(folder)]);
+  const [{ entries, coverage }, agentFiles] = await Promise.all([
+    gateFileEntries(folder, trustedCommands(content)),
+    agentConfigEntries(folder),
+  ]);
   const gateKeys = new Set(entries.map((e) => e.key));
   return { content: [...content, ...entries, ...agentFiles.filter((e) => !gateKeys.has(e.key))], coverage };
 }
@@ -74,8 +84,15 @@ export function trustedCommands(content: readonly TrustedEntry[]): string[] {
  * The trust verdict of `folder` now (its content, gate files included, against the user's record, with the
  * command's override), and what the trusted commands run that is and is not covered.
  */
-export async function checkWorkspaceTrust(folder: string, override: TrustOverride = null, env: NodeJS.ProcessEnv = process.env): Promise<TrustVerdict & { coverage: GateCoverage }> {
-  const [{ content, coverage }, record] = await Promise.all([readTrustedContentAndCoverage(folder), readTrustRecord(folder, env)]);
+export async function checkWorkspaceTrust(
+  folder: string,
+  override: TrustOverride = null,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TrustVerdict & { coverage: GateCoverage }> {
+  const [{ content, coverage }, record] = await Promise.all([
+    readTrustedContentAndCoverage(folder),
+    readTrustRecord(folder, env),
+  ]);
   return { ...decideTrust(content, record, override), coverage };
 }
 
@@ -84,7 +101,10 @@ export async function checkWorkspaceTrust(folder: string, override: TrustOverrid
  * (returns null) when the files changed since the user was shown them, so a person never trusts content they did not
  * see. Returns the verdict before trusting and the record written (null for `nothing`: there is nothing to record).
  */
-export async function trustWorkspace(folder: string, opts: { expectedHash?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ before: TrustVerdict; record: TrustRecord | null } | null> {
+export async function trustWorkspace(
+  folder: string,
+  opts: { expectedHash?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ before: TrustVerdict; record: TrustRecord | null } | null> {
   const env = opts.env ?? process.env;
   const before = await checkWorkspaceTrust(folder, null, env);
   if (opts.expectedHash !== undefined && opts.expectedHash !== before.hash) return null;

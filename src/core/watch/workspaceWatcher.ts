@@ -27,7 +27,14 @@ export function kindOfPath(rel: string): SourceKind | null {
   const p = rel.split(path.sep).join('/');
   if (p === '.flow' || p.startsWith('.flow/') || p.startsWith('scripts/ralph')) return 'flow-next';
   if (p === 'quantum.json') return 'quantum';
-  if (p === 'RALPH_TASK.md' || p === 'PROMPT.md' || /^specs\/[^/]+\/tasks\.md$/.test(p) || p === 'specs' || /^specs\/[^/]+$/.test(p)) return 'checklist';
+  if (
+    p === 'RALPH_TASK.md' ||
+    p === 'PROMPT.md' ||
+    /^specs\/[^/]+\/tasks\.md$/.test(p) ||
+    p === 'specs' ||
+    /^specs\/[^/]+$/.test(p)
+  )
+    return 'checklist';
   if (p === '.ijfw' || p.startsWith('.ijfw/')) return 'waves';
   if (p === '.ralph' || p.startsWith('.ralph/')) return 'ralph';
   return null;
@@ -45,7 +52,10 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
   private timer: NodeJS.Timeout | undefined;
   private readonly debounceMs: number;
 
-  constructor(readonly folder: string, opts: WorkspaceWatcherOptions = {}) {
+  constructor(
+    readonly folder: string,
+    opts: WorkspaceWatcherOptions = {},
+  ) {
     super();
     this.debounceMs = opts.debounceMs ?? 150;
     // Watch the folder itself, pruned to the Ralph paths: chokidar 4 does not report paths that did not exist when
@@ -79,7 +89,11 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
   }
 
   private flush(): void {
-    const change: WorkspaceChange = { folder: this.folder, kinds: [...this.pendingKinds], paths: [...this.pendingPaths] };
+    const change: WorkspaceChange = {
+      folder: this.folder,
+      kinds: [...this.pendingKinds],
+      paths: [...this.pendingPaths],
+    };
     this.pendingKinds.clear();
     this.pendingPaths.clear();
     this.emit('change', change);

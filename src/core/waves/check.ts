@@ -1,10 +1,44 @@
-import { appendFileSync, chmodSync, chownSync, closeSync, lstatSync, mkdirSync, open, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  open,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import * as path from 'node:path';
 import { withDirLock } from '../store/dirLock';
 import { formatProblem, type FileProblem } from '../store/parseError';
-import { classifySub, classifyWave, claimsIndex, DEFAULT_WINDOWS, type OrphanWindows, type SubObservation, type SubView, type WaveView } from './classify';
+import {
+  classifySub,
+  classifyWave,
+  claimsIndex,
+  DEFAULT_WINDOWS,
+  type OrphanWindows,
+  type SubObservation,
+  type SubView,
+  type WaveView,
+} from './classify';
 import { canonicalGateResult, formatGateResultBlock, type CanonicalGateResult } from './gateResult';
-import { briefPath, decidePass, logPath, PHASE_ID, type PassDecision, type WaveFinding, type WaveSeverity } from './pass';
+import {
+  briefPath,
+  decidePass,
+  logPath,
+  PHASE_ID,
+  type PassDecision,
+  type WaveFinding,
+  type WaveSeverity,
+} from './pass';
 import { resolvedScanner, renderLogEntries } from './ralphLog';
 import { joinName, locateWave, readWave, WaveError } from './readWave';
 import { renderResumeBrief, untickedBrief } from './resumeBrief';
@@ -180,7 +214,10 @@ function appendLog(file: string, text: string): void {
  * same RESOLVED twice.
  */
 export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
-  if (!PHASE_ID.test(o.phase)) throw new WaveError(`invalid phase ${JSON.stringify(o.phase)}: letters, digits, '.', '_' and '-', at most 64, not starting with '.'`);
+  if (!PHASE_ID.test(o.phase))
+    throw new WaveError(
+      `invalid phase ${JSON.stringify(o.phase)}: letters, digits, '.', '_' and '-', at most 64, not starting with '.'`,
+    );
   const roots = resolveRoots(o.folder, o.roots);
   const waveId = locateWave(roots, o.waveId);
   const clock = o.clock ?? Date.now;
@@ -209,7 +246,8 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       madeDir = true;
     };
     const briefFile = (subId: string) => joinName(planDir, `resume-${subId}.md`);
-    const brief = (s: SubView) => renderResumeBrief({ waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
+    const brief = (s: SubView) =>
+      renderResumeBrief({ waveId, phase: o.phase, sub: s, checkpointRel: relPath(o.folder, s.file!), writtenAt: at });
     // Briefs started while reading (one root, nothing to compare with: a pass that may be skipped writes nothing
     // before it knows): subId → its write. Each promise resolves, recording a failure in `failed`.
     const started = new Map<string, Promise<void>>();
@@ -221,12 +259,20 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
       let claimsByAgent: ReturnType<typeof claimsIndex> | undefined;
       onSub = (obs, wave) => {
         claimsByAgent ??= claimsIndex(wave.claims);
-        const v = classifySub(obs, { waveId, state: wave.state, claims: wave.claims, roots, claimsByAgent }, now, windows);
+        const v = classifySub(
+          obs,
+          { waveId, state: wave.state, claims: wave.claims, roots, claimsByAgent },
+          now,
+          windows,
+        );
         known.set(obs, v);
         if (v.disposition !== 'RESUMED' || existing.has(`resume-${v.subId}.md`)) return;
         lock.keepFresh();
         ensureDir();
-        started.set(v.subId, writeNewBriefAsync(briefFile(v.subId), brief(v)).catch((err: unknown) => void failed.push(err)));
+        started.set(
+          v.subId,
+          writeNewBriefAsync(briefFile(v.subId), brief(v)).catch((err: unknown) => void failed.push(err)),
+        );
       };
     }
     try {
@@ -283,7 +329,12 @@ function finishPass(o: WaveCheckOptions, lock: { keepFresh(): void }, p: PassSoF
   const { view, decision, key, skip, written, now, at, logFile, started, hr } = p;
   const bySub = new Map(decision.subs.map((s) => [s.subId, s]));
   const dispatch = (subId: string) => dispatchCommand(o.folder, o.phase, bySub.get(subId) ?? { subId });
-  const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs: hr() - started, dispatch });
+  const gate = canonicalGateResult(decision, {
+    nowMs: now,
+    nonce: (o.nonce ?? randomNonce)(),
+    durationMs: hr() - started,
+    dispatch,
+  });
   const block = formatGateResultBlock(gate);
   const entries = renderLogEntries(decision, { at, block, dispatch });
   if (!skip) {
@@ -311,7 +362,9 @@ function finishPass(o: WaveCheckOptions, lock: { keepFresh(): void }, p: PassSoF
  * `Math.random`, so a pass does not load node:crypto (bench/waves.bench.ts).
  */
 function randomNonce(): string {
-  return Math.floor(Math.random() * 0x10000).toString(16).padStart(4, '0');
+  return Math.floor(Math.random() * 0x10000)
+    .toString(16)
+    .padStart(4, '0');
 }
 
 function listNames(dir: string): string[] {
@@ -436,8 +489,26 @@ function sameBrief(a: string, b: string): boolean {
 /** The result of a pass over a folder without any wave: PASS, nothing found, nothing written. */
 function noWaveResult(o: WaveCheckOptions, now: number, durationMs: number): WaveCheckResult {
   const decision: PassDecision = { waveId: '(none)', phase: o.phase, severity: 'PASS', findings: [], subs: [] };
-  const gate = canonicalGateResult(decision, { nowMs: now, nonce: (o.nonce ?? randomNonce)(), durationMs, dispatch: () => '' });
-  return { success: true, severity: 'PASS', findings: [], wave_id: null, phase: o.phase, wave: null, log_path: logPath(o.phase), briefs_written: [], gate_result: gate, problems: [], logged: false, pass_key: passKey(decision) };
+  const gate = canonicalGateResult(decision, {
+    nowMs: now,
+    nonce: (o.nonce ?? randomNonce)(),
+    durationMs,
+    dispatch: () => '',
+  });
+  return {
+    success: true,
+    severity: 'PASS',
+    findings: [],
+    wave_id: null,
+    phase: o.phase,
+    wave: null,
+    log_path: logPath(o.phase),
+    briefs_written: [],
+    gate_result: gate,
+    problems: [],
+    logged: false,
+    pass_key: passKey(decision),
+  };
 }
 
 /** The text output of a pass: one line per finding, the rest of the wave, problems, then the canonical block last (§1.9). */
@@ -448,12 +519,19 @@ export function formatCheckText(r: WaveCheckResult): string {
   } else {
     out.push(`Wave ${r.wave_id} (phase ${r.phase}): ${r.severity}${r.findings.length ? '' : ' — no orphans'}`);
     for (const f of r.findings) {
-      const tail = f.disposition === 'RESUMED' ? `  next_step: ${JSON.stringify(f.next_step)}  brief: ${f.brief_path}`
-        : f.disposition === 'STALE' ? '  no useful checkpoint: redispatch fresh' : '';
+      const tail =
+        f.disposition === 'RESUMED'
+          ? `  next_step: ${JSON.stringify(f.next_step)}  brief: ${f.brief_path}`
+          : f.disposition === 'STALE'
+            ? '  no useful checkpoint: redispatch fresh'
+            : '';
       out.push(`  ${f.disposition.padEnd(8)} ${f.subId}  checkpoint ${formatAge(f.checkpoint_age_ms)} old${tail}`);
     }
     for (const s of r.wave?.subagents ?? []) {
-      if (s.disposition === 'ACTIVE') out.push(`  ACTIVE   ${s.sub_id}  checkpoint ${formatAge(s.checkpoint_age_ms)} old, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity`);
+      if (s.disposition === 'ACTIVE')
+        out.push(
+          `  ACTIVE   ${s.sub_id}  checkpoint ${formatAge(s.checkpoint_age_ms)} old, orphan in ${formatAge(s.orphan_in_ms ?? 0)} without activity`,
+        );
       else if (s.disposition === 'PENDING') out.push(`  PENDING  ${s.sub_id}  no checkpoint yet`);
     }
   }

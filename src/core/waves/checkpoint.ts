@@ -159,9 +159,15 @@ export function parseCheckpoint(text: string): CheckpointRead {
   if (blockers) cp.blockers = blockers;
   const branch = str(payload.branch) ?? str(raw.branch);
   if (branch) cp.branch = branch;
-  const claimedSub = str(raw.subagentId) ?? str(payload.sub_id) ?? str(payload.subagent_id) ?? str(raw.sub_id) ?? str(raw.subagent_id);
+  const claimedSub =
+    str(raw.subagentId) ?? str(payload.sub_id) ?? str(payload.subagent_id) ?? str(raw.sub_id) ?? str(raw.subagent_id);
   const claimedWave = str(raw.waveId) ?? str(payload.wave_id) ?? str(payload.wave) ?? str(raw.wave_id) ?? str(raw.wave);
-  const wt = str(payload.worktree) ?? str(payload.worktree_path) ?? str(payload.worktreePath) ?? str(raw.worktree) ?? str(raw.worktree_path);
+  const wt =
+    str(payload.worktree) ??
+    str(payload.worktree_path) ??
+    str(payload.worktreePath) ??
+    str(raw.worktree) ??
+    str(raw.worktree_path);
   if (wt && wt.startsWith('/')) cp.claimedWorktree = wt;
   if (claimedSub) cp.claimedSubId = claimedSub;
   if (claimedWave) cp.claimedWaveId = claimedWave;

@@ -104,7 +104,14 @@ export interface WaveView {
 }
 
 /** Classifies one subagent at `now` by §1.10-1 (pure). */
-export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'waveId' | 'state' | 'claims' | 'roots'> & { claimsByAgent?: ReadonlyMap<string, ClaimSummary> }, now: number, windows: OrphanWindows): SubView {
+export function classifySub(
+  obs: SubObservation,
+  wave: Pick<WaveObservation, 'waveId' | 'state' | 'claims' | 'roots'> & {
+    claimsByAgent?: ReadonlyMap<string, ClaimSummary>;
+  },
+  now: number,
+  windows: OrphanWindows,
+): SubView {
   const cp = obs.read.ok ? obs.read.checkpoint : undefined;
   // readWave.ts always gives the mtime of a checkpoint without a time; `now` (age 0) only for a hand-made observation.
   const anchor = cp?.timeMs ?? obs.mtimeMs ?? now;
@@ -112,7 +119,12 @@ export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'wa
   const summary = claimSummary(claimFor(wave.claims, wave.waveId, obs.subId, wave.claimsByAgent));
   // Plain assignments in the order of the fields of SubView, not conditional spreads: a pass classifies a thousand
   // subagents in code that has not warmed up yet (bench/waves.bench.ts). The disposition is set last, in place.
-  const view: SubView = { subId: obs.subId, disposition: 'ACTIVE', checkpointAgeMs: now - anchor, lastActivityAgeMs: now - lastActivity };
+  const view: SubView = {
+    subId: obs.subId,
+    disposition: 'ACTIVE',
+    checkpointAgeMs: now - anchor,
+    lastActivityAgeMs: now - lastActivity,
+  };
   if (cp?.nextStep !== undefined) view.nextStep = cp.nextStep;
   if (cp?.lastAction !== undefined) view.lastAction = cp.lastAction;
   if (!obs.read.ok) view.unreadable = obs.read.reason;
@@ -122,9 +134,10 @@ export function classifySub(obs: SubObservation, wave: Pick<WaveObservation, 'wa
   view.file = obs.file;
   if (obs.root !== wave.roots[0]) view.worktree = obs.root;
   else if (obs.namedWorktree) view.worktree = obs.namedWorktree;
-  const done: DoneSource | undefined = (cp && checkpointDoneSource(cp))
-    ?? (wave.state?.doneTasks.has(obs.subId) ? 'state-tasks' : undefined)
-    ?? (wave.state?.status && WAVE_OVER_STATUSES.includes(wave.state.status) ? 'wave-status' : undefined);
+  const done: DoneSource | undefined =
+    (cp && checkpointDoneSource(cp)) ??
+    (wave.state?.doneTasks.has(obs.subId) ? 'state-tasks' : undefined) ??
+    (wave.state?.status && WAVE_OVER_STATUSES.includes(wave.state.status) ? 'wave-status' : undefined);
   if (done) {
     view.disposition = 'RESOLVED';
     view.doneSource = done;
@@ -152,12 +165,25 @@ export function claimsIndex(claims: readonly ClaimSummary[]): Map<string, ClaimS
  * `known`: views already computed by {@link classifySub} for some of `obs.subs` at the same `now`, windows and wave
  * (check.ts classifies while reading), reused as they are.
  */
-export function classifyWave(obs: WaveObservation, now: number, windows: OrphanWindows = DEFAULT_WINDOWS, known?: ReadonlyMap<SubObservation, SubView>): WaveView {
+export function classifyWave(
+  obs: WaveObservation,
+  now: number,
+  windows: OrphanWindows = DEFAULT_WINDOWS,
+  known?: ReadonlyMap<SubObservation, SubView>,
+): WaveView {
   const claimsByAgent = claimsIndex(obs.claims);
   const subs = obs.subs.map((s) => known?.get(s) ?? classifySub(s, { ...obs, claimsByAgent }, now, windows));
-  for (const id of obs.pending) subs.push({ subId: id, disposition: 'PENDING', checkpointAgeMs: null, lastActivityAgeMs: null });
+  for (const id of obs.pending)
+    subs.push({ subId: id, disposition: 'PENDING', checkpointAgeMs: null, lastActivityAgeMs: null });
   subs.sort((a, b) => (a.subId < b.subId ? -1 : a.subId > b.subId ? 1 : 0));
-  return { waveId: obs.waveId, ...(obs.state?.status ? { status: obs.state.status } : {}), now, windows, subagents: subs, problems: obs.problems };
+  return {
+    waveId: obs.waveId,
+    ...(obs.state?.status ? { status: obs.state.status } : {}),
+    now,
+    windows,
+    subagents: subs,
+    problems: obs.problems,
+  };
 }
 
 /**
@@ -166,13 +192,16 @@ export function classifyWave(obs: WaveObservation, now: number, windows: OrphanW
  */
 export function nextTransitionAt(view: WaveView): number | undefined {
   let next: number | undefined;
-  for (const s of view.subagents) if (s.orphanAtMs !== undefined && (next === undefined || s.orphanAtMs < next)) next = s.orphanAtMs;
+  for (const s of view.subagents)
+    if (s.orphanAtMs !== undefined && (next === undefined || s.orphanAtMs < next)) next = s.orphanAtMs;
   return next;
 }
 
 /** `{subId: disposition}` of a view: equal keys mean nothing a face shows has changed state. */
 export function dispositionKey(view: WaveView): string {
-  return view.subagents.map((s) => `${s.subId}=${s.disposition}${s.nextStep !== undefined ? `:${s.nextStep}` : ''}`).join('\n');
+  return view.subagents
+    .map((s) => `${s.subId}=${s.disposition}${s.nextStep !== undefined ? `:${s.nextStep}` : ''}`)
+    .join('\n');
 }
 
 /** Counts per disposition (orphans = RESUMED + STALE). */

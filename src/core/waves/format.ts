@@ -4,7 +4,10 @@ import type { WaveJson } from '../model/waves';
 export function formatWaveLine(w: Pick<WaveJson, 'wave_id' | 'status' | 'counts'>): string {
   const c = w.counts;
   const parts: string[] = [];
-  if (c.orphans) parts.push(`${c.orphans} orphan${c.orphans === 1 ? '' : 's'} (${[c.RESUMED ? `${c.RESUMED} resumable` : '', c.STALE ? `${c.STALE} stale` : ''].filter(Boolean).join(', ')})`);
+  if (c.orphans)
+    parts.push(
+      `${c.orphans} orphan${c.orphans === 1 ? '' : 's'} (${[c.RESUMED ? `${c.RESUMED} resumable` : '', c.STALE ? `${c.STALE} stale` : ''].filter(Boolean).join(', ')})`,
+    );
   if (c.ACTIVE) parts.push(`${c.ACTIVE} active`);
   if (c.PENDING) parts.push(`${c.PENDING} without a checkpoint`);
   if (c.RESOLVED) parts.push(`${c.RESOLVED} done`);

@@ -43,16 +43,29 @@ export function passSummary(d: PassDecision): string {
  * hex digits (`<gate with ':'→'-'>-<ms>-<4 hex>`); `durationMs` the pass's own duration. `dispatch(subId)` is the
  * suggested command for a RESUMED sub (never run by Ralph).
  */
-export function canonicalGateResult(d: PassDecision, o: { nowMs: number; nonce: string; durationMs: number; dispatch: (subId: string) => string }): CanonicalGateResult {
+export function canonicalGateResult(
+  d: PassDecision,
+  o: { nowMs: number; nonce: string; durationMs: number; dispatch: (subId: string) => string },
+): CanonicalGateResult {
   const status = SEVERITY_TO_STATUS[d.severity];
   const artifacts: CanonicalGateResult['affected_artifacts'] = [];
   const remediation: CanonicalGateResult['remediation'] = [];
   for (const f of d.findings) {
     if (f.disposition === 'RESUMED' && f.brief_path) {
       artifacts.push({ type: 'file', ref: f.brief_path, role: `resume brief of ${f.subId}` });
-      remediation.push({ action: `resume ${f.subId} from its next_step: ${o.dispatch(f.subId)}`, target: f.subId, agent_recommended: 'orchestrator', confidence: 0.9 });
+      remediation.push({
+        action: `resume ${f.subId} from its next_step: ${o.dispatch(f.subId)}`,
+        target: f.subId,
+        agent_recommended: 'orchestrator',
+        confidence: 0.9,
+      });
     } else if (f.disposition === 'STALE') {
-      remediation.push({ action: `redispatch ${f.subId} fresh: no useful checkpoint`, target: f.subId, agent_recommended: 'orchestrator', confidence: 0.9 });
+      remediation.push({
+        action: `redispatch ${f.subId} fresh: no useful checkpoint`,
+        target: f.subId,
+        agent_recommended: 'orchestrator',
+        confidence: 0.9,
+      });
     }
   }
   return {

@@ -1,7 +1,14 @@
 import { watch, type FSWatcher } from 'chokidar';
 import { EventEmitter } from 'node:events';
 import * as path from 'node:path';
-import { classifyWave, DEFAULT_WINDOWS, dispositionKey, nextTransitionAt, type OrphanWindows, type WaveView } from './classify';
+import {
+  classifyWave,
+  DEFAULT_WINDOWS,
+  dispositionKey,
+  nextTransitionAt,
+  type OrphanWindows,
+  type WaveView,
+} from './classify';
 import { locateWave, readWave } from './readWave';
 import { loadWaveViews } from './summary';
 
@@ -46,7 +53,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * disposition changed. Reads only: it never writes a brief or a log, and never dispatches. `close()` ends the watcher
  * and the timers.
  */
-export class WaveMonitor extends EventEmitter<{ update: [WaveMonitorUpdate]; change: [WaveMonitorUpdate]; error: [Error] }> {
+export class WaveMonitor extends EventEmitter<{
+  update: [WaveMonitorUpdate];
+  change: [WaveMonitorUpdate];
+  error: [Error];
+}> {
   private watchers: FSWatcher[] = [];
   private debounce: NodeJS.Timeout | undefined;
   private ageTimer: NodeJS.Timeout | undefined;
@@ -138,7 +149,10 @@ export class WaveMonitor extends EventEmitter<{ update: [WaveMonitorUpdate]; cha
         if (t !== undefined && (next === undefined || t < next)) next = t;
       }
       if (next !== undefined && !this.closed) {
-        this.ageTimer = setTimeout(() => this.evaluate('timer', []), Math.min(MAX_TIMER_MS, Math.max(0, next - this.clock())));
+        this.ageTimer = setTimeout(
+          () => this.evaluate('timer', []),
+          Math.min(MAX_TIMER_MS, Math.max(0, next - this.clock())),
+        );
       }
     } catch (err) {
       this.emit('error', err instanceof Error ? err : new Error(String(err)));

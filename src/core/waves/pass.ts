@@ -60,8 +60,12 @@ export function severityOf(dispositions: Iterable<Disposition>): WaveSeverity {
  * wave already has; they are not findings again. ACTIVE and PENDING subagents are never findings.
  */
 export function decidePass(view: WaveView, phase: string, loggedResolved: ReadonlySet<string>): PassDecision {
-  const subs = view.subagents.filter((s) =>
-    s.disposition === 'RESUMED' || s.disposition === 'STALE' || (s.disposition === 'RESOLVED' && !loggedResolved.has(s.subId)));
+  const subs = view.subagents.filter(
+    (s) =>
+      s.disposition === 'RESUMED' ||
+      s.disposition === 'STALE' ||
+      (s.disposition === 'RESOLVED' && !loggedResolved.has(s.subId)),
+  );
   const findings = subs.map((s): WaveFinding => ({
     subId: s.subId,
     disposition: s.disposition as WaveFinding['disposition'],

@@ -11,7 +11,10 @@ import type { PassDecision } from './pass';
 const HEADING = /^### (\S+) — (\S+)(?: (.*))?$/;
 
 /** What one pass appends (pure). `dispatch(subId)` is the suggested command for a RESUMED sub. */
-export function renderLogEntries(d: PassDecision, o: { at: string; block: string; dispatch: (subId: string) => string }): string {
+export function renderLogEntries(
+  d: PassDecision,
+  o: { at: string; block: string; dispatch: (subId: string) => string },
+): string {
   const out: string[] = [];
   for (const s of d.subs) {
     out.push(`### ${o.at} — ${s.disposition} ${s.subId}`);
@@ -41,7 +44,9 @@ function count(d: PassDecision, disp: string): number {
 /** Why a STALE sub has nothing to resume from (§1.10-3). */
 export function staleReason(s: SubView): string {
   // One line whatever the parser's message quotes from the file: a log entry's structure never comes from a checkpoint.
-  return s.unreadable ? `checkpoint unreadable (${s.unreadable.replace(/\s+/g, ' ').slice(0, 200)})` : 'neither next_step nor last_action recorded';
+  return s.unreadable
+    ? `checkpoint unreadable (${s.unreadable.replace(/\s+/g, ' ').slice(0, 200)})`
+    : 'neither next_step nor last_action recorded';
 }
 
 /**
@@ -131,4 +136,3 @@ export function loggedResolved(text: string, waveId: string): Set<string> {
   if (last + 1 < b.length) s.line(b.toString('utf8', last + 1));
   return s.done();
 }
-

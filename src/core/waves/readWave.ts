@@ -29,7 +29,8 @@ export class WaveError extends Error {
 
 /** The folder of a wave in a root: `<root>/.ijfw/wave-<waveId>` (the id must be checked). */
 export function waveDir(root: string, waveId: string): string {
-  if (!isValidId(waveId)) throw new WaveError(`invalid wave id ${JSON.stringify(waveId)}: ids match ^[A-Za-z0-9_-]{1,64}$`);
+  if (!isValidId(waveId))
+    throw new WaveError(`invalid wave id ${JSON.stringify(waveId)}: ids match ^[A-Za-z0-9_-]{1,64}$`);
   return path.join(root, '.ijfw', `wave-${waveId}`);
 }
 
@@ -44,7 +45,10 @@ export function joinName(dir: string, name: string): string {
 }
 
 /** A file's text when it exists and is at most `max` bytes; `{tooLarge}` when larger; `undefined` when absent. */
-export function readBounded(file: string, max: number): { text: string; mtimeMs: number } | { tooLarge: number; mtimeMs: number } | undefined {
+export function readBounded(
+  file: string,
+  max: number,
+): { text: string; mtimeMs: number } | { tooLarge: number; mtimeMs: number } | undefined {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -80,7 +84,10 @@ let checkpointBuf: Buffer | undefined;
  * file's mtime is asked (`fstat`) only when `needMtime(text)` says so — a checkpoint with its own time never needs it
  * (§1.10-2) — or the file is over the limit. `undefined` when absent or not a regular file.
  */
-function readCheckpointFile(file: string, needMtime: (text: string) => boolean): { text: string; mtimeMs?: number } | { tooLarge: number; mtimeMs: number } | undefined {
+function readCheckpointFile(
+  file: string,
+  needMtime: (text: string) => boolean,
+): { text: string; mtimeMs?: number } | { tooLarge: number; mtimeMs: number } | undefined {
   let fd: number;
   try {
     // Non-blocking: a FIFO swapped in after the listing must not hang the pass (no effect on a regular file).
@@ -97,7 +104,8 @@ function readCheckpointFile(file: string, needMtime: (text: string) => boolean):
       n = readSync(fd, buf, 0, buf.length, 0);
     } catch (err) {
       // A folder or another non-file opened read-only.
-      if ((err as NodeJS.ErrnoException).code === 'EISDIR' || (err as NodeJS.ErrnoException).code === 'EAGAIN') return undefined;
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR' || (err as NodeJS.ErrnoException).code === 'EAGAIN')
+        return undefined;
       throw err;
     }
     if (n > MAX_CHECKPOINT_BYTES) {
@@ -116,7 +124,11 @@ function readCheckpointFile(file: string, needMtime: (text: string) => boolean):
 
 function entries(dir: string): { name: string; isFile: boolean; isDir: boolean }[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).map((e) => ({ name: e.name, isFile: e.isFile(), isDir: e.isDirectory() }));
+    return readdirSync(dir, { withFileTypes: true }).map((e) => ({
+      name: e.name,
+      isFile: e.isFile(),
+      isDir: e.isDirectory(),
+    }));
   } catch {
     return [];
   }
@@ -189,7 +201,11 @@ export interface WaveContext {
  * claims and the STATE.md read so far (a caller can start work on a sub while the rest is read); with several roots
  * an observation may still lose to a newer one of a later root.
  */
-export function readWave(roots: readonly string[], waveId: string, onSub?: (obs: SubObservation, wave: WaveContext) => void): WaveObservation {
+export function readWave(
+  roots: readonly string[],
+  waveId: string,
+  onSub?: (obs: SubObservation, wave: WaveContext) => void,
+): WaveObservation {
   const folder = roots[0]!;
   const rel = (f: string) => workspacePath(folder, f);
   const problems: FileProblem[] = [];
@@ -215,7 +231,12 @@ export function readWave(roots: readonly string[], waveId: string, onSub?: (obs:
         if (p.ok) state = wave.state = p.state;
         else stateProblem = { file: rel(stFile), line: 1, column: 1, message: p.reason };
       } else if (st) {
-        stateProblem = { file: rel(stFile), line: 0, column: 0, message: `not read: ${st.tooLarge} bytes, over the ${MAX_STATE_BYTES}-byte limit` };
+        stateProblem = {
+          file: rel(stFile),
+          line: 0,
+          column: 0,
+          message: `not read: ${st.tooLarge} bytes, over the ${MAX_STATE_BYTES}-byte limit`,
+        };
       }
     }
     const list = entries(dir);
@@ -235,7 +256,12 @@ export function readWave(roots: readonly string[], waveId: string, onSub?: (obs:
       const file = joinName(dir, e.name);
       const subId = subIdOfFile(e.name);
       if (!subId) {
-        problems.push({ file: rel(file), line: 0, column: 0, message: 'ignored: the subagent id in the name does not match ^[A-Za-z0-9_-]{1,64}$' });
+        problems.push({
+          file: rel(file),
+          line: 0,
+          column: 0,
+          message: 'ignored: the subagent id in the name does not match ^[A-Za-z0-9_-]{1,64}$',
+        });
         continue;
       }
       let read: CheckpointRead | undefined;
@@ -254,9 +280,20 @@ export function readWave(roots: readonly string[], waveId: string, onSub?: (obs:
         if (!read) throw new Error('unreachable: a checkpoint read without parsing');
         if (!read.ok) {
           const positioned = parseJsonText(rel(file), got.text);
-          problems.push(positioned.ok ? { file: rel(file), line: 0, column: 0, message: `checkpoint unreadable: ${read.reason}` } : { ...positioned.problem, message: `checkpoint unreadable: ${positioned.problem.message}` });
+          problems.push(
+            positioned.ok
+              ? { file: rel(file), line: 0, column: 0, message: `checkpoint unreadable: ${read.reason}` }
+              : { ...positioned.problem, message: `checkpoint unreadable: ${positioned.problem.message}` },
+          );
         }
-        obs = { subId, root, file, text: got.text, read, ...(got.mtimeMs !== undefined ? { mtimeMs: got.mtimeMs } : {}) };
+        obs = {
+          subId,
+          root,
+          file,
+          text: got.text,
+          read,
+          ...(got.mtimeMs !== undefined ? { mtimeMs: got.mtimeMs } : {}),
+        };
       }
       const ev = events.get(subId);
       if (ev !== undefined) obs.eventsMtimeMs = ev;
@@ -270,7 +307,15 @@ export function readWave(roots: readonly string[], waveId: string, onSub?: (obs:
   }
 
   const pending = (state?.subagents ?? []).filter((id) => isValidId(id) && !subs.has(id));
-  return { waveId, roots: [...roots], ...(state ? { state } : {}), claims, subs: [...subs.values()], pending: [...new Set(pending)], problems };
+  return {
+    waveId,
+    roots: [...roots],
+    ...(state ? { state } : {}),
+    claims,
+    subs: [...subs.values()],
+    pending: [...new Set(pending)],
+    problems,
+  };
 }
 
 /**

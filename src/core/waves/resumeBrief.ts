@@ -16,7 +16,10 @@ export function fenceFor(text: string): string {
 
 /** Text as a markdown block quote, every line kept exactly (a quoted `- [ ]` line is not a checkbox). */
 export function blockQuote(text: string): string {
-  return text.split('\n').map((l) => (l ? `> ${l}` : '>')).join('\n');
+  return text
+    .split('\n')
+    .map((l) => (l ? `> ${l}` : '>'))
+    .join('\n');
 }
 
 /** The text of the brief's one checkbox: the next step on one line (whitespace collapsed), else the last action. */
@@ -32,7 +35,13 @@ const list = (xs: readonly string[]) => (xs.length ? xs.map((x) => JSON.stringif
  * The brief's markdown (pure). `checkpointRel` is the checkpoint's path as the workspace names it; `writtenAt` an ISO
  * time. The checkpoint JSON is quoted verbatim in a fence; the next step exactly, as a block quote.
  */
-export function renderResumeBrief(o: { waveId: string; phase: string; sub: SubView; checkpointRel: string; writtenAt: string }): string {
+export function renderResumeBrief(o: {
+  waveId: string;
+  phase: string;
+  sub: SubView;
+  checkpointRel: string;
+  writtenAt: string;
+}): string {
   const s = o.sub;
   const cp = s.checkpoint;
   const text = s.checkpointText ?? '';
@@ -45,7 +54,7 @@ export function renderResumeBrief(o: { waveId: string; phase: string; sub: SubVi
     '',
     '## Original task',
     '',
-    s.summary ? blockQuote(s.summary) : '(no blackboard claim names this subagent; see the wave\'s dispatch brief)',
+    s.summary ? blockQuote(s.summary) : "(no blackboard claim names this subagent; see the wave's dispatch brief)",
     '',
     '## Last checkpoint',
     '',
@@ -64,9 +73,11 @@ export function renderResumeBrief(o: { waveId: string; phase: string; sub: SubVi
     `- commits made: ${list(cp?.commits ?? [])}`,
     `- blockers: ${cp?.blockers !== undefined ? JSON.stringify(cp.blockers) : '(none)'}`,
     '',
-    '## Next step (the subagent\'s own words)',
+    "## Next step (the subagent's own words)",
     '',
-    s.nextStep !== undefined ? blockQuote(s.nextStep) : '(the checkpoint records no next_step; continue from the last action above)',
+    s.nextStep !== undefined
+      ? blockQuote(s.nextStep)
+      : '(the checkpoint records no next_step; continue from the last action above)',
     '',
     '## Instructions',
     '',

@@ -1,6 +1,13 @@
 import * as path from 'node:path';
 import { workspacePath } from '../store/parseError';
-import { classifyWave, countDispositions, DEFAULT_WINDOWS, type OrphanWindows, type SubView, type WaveView } from './classify';
+import {
+  classifyWave,
+  countDispositions,
+  DEFAULT_WINDOWS,
+  type OrphanWindows,
+  type SubView,
+  type WaveView,
+} from './classify';
 import type { SubagentJson, WaveJson } from '../model/waves';
 
 export type { SubagentJson, WaveJson } from '../model/waves';
@@ -43,14 +50,22 @@ export function subagentJson(s: SubView, folder: string, now: number): SubagentJ
 
 /** A wave view as JSON (pure). */
 export function waveJson(v: WaveView, folder: string): WaveJson {
-  return { wave_id: v.waveId, status: v.status ?? null, counts: countDispositions(v), subagents: v.subagents.map((s) => subagentJson(s, folder, v.now)) };
+  return {
+    wave_id: v.waveId,
+    status: v.status ?? null,
+    counts: countDispositions(v),
+    subagents: v.subagents.map((s) => subagentJson(s, folder, v.now)),
+  };
 }
 
 /**
  * Every wave of a folder classified at `now` (newest first), for `ralph status` and the plan graph. Reads only;
  * RESOLVED here is a state, not a log event. Never throws for bad content (problems are in each view).
  */
-export function loadWaveViews(folder: string, o: { roots?: readonly string[]; now?: number; windows?: OrphanWindows } = {}): WaveView[] {
+export function loadWaveViews(
+  folder: string,
+  o: { roots?: readonly string[]; now?: number; windows?: OrphanWindows } = {},
+): WaveView[] {
   const roots = [folder, ...(o.roots ?? [])];
   const now = o.now ?? Date.now();
   const seen = new Set<string>();

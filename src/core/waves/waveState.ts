@@ -36,7 +36,8 @@ export function parseWaveState(text: string): { ok: true; state: WaveState } | {
       return { ok: false, reason: `frontmatter is not YAML: ${(err as Error).message.split('\n')[0]}` };
     }
   }
-  if (fm === null || typeof fm !== 'object' || Array.isArray(fm)) return { ok: false, reason: 'frontmatter is not a map' };
+  if (fm === null || typeof fm !== 'object' || Array.isArray(fm))
+    return { ok: false, reason: 'frontmatter is not a map' };
   const f = fm as Record<string, unknown>;
   const list = (v: unknown) => (Array.isArray(v) ? v.map((x) => String(x)) : []);
   const doneTasks = new Set<string>();
@@ -44,7 +45,12 @@ export function parseWaveState(text: string): { ok: true; state: WaveState } | {
     const [id, status] = t.split(':');
     if (id && status && DONE_STATUSES.includes(status)) doneTasks.add(id);
   }
-  const updated = typeof f.updated_at === 'string' ? parseIsoTime(f.updated_at) : f.updated_at instanceof Date ? f.updated_at.getTime() : undefined;
+  const updated =
+    typeof f.updated_at === 'string'
+      ? parseIsoTime(f.updated_at)
+      : f.updated_at instanceof Date
+        ? f.updated_at.getTime()
+        : undefined;
   return {
     ok: true,
     state: {
@@ -152,7 +158,10 @@ export function parseClaims(text: string): ClaimSummary[] {
   } catch {
     return [];
   }
-  const claims = raw && typeof raw === 'object' && Array.isArray((raw as { claims?: unknown }).claims) ? (raw as { claims: unknown[] }).claims : [];
+  const claims =
+    raw && typeof raw === 'object' && Array.isArray((raw as { claims?: unknown }).claims)
+      ? (raw as { claims: unknown[] }).claims
+      : [];
   const s = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
   // Plain assignments, not conditional spreads: a pass reads a thousand claims in code that has not warmed up yet.
   const out: ClaimSummary[] = [];
@@ -180,9 +189,18 @@ export function parseClaims(text: string): ClaimSummary[] {
  * `artifact_id` starts with `<waveId>:` and whose agent, artifact or note mentions the subId. `byAgent` (claims by
  * `agent`, first wins) makes the first lookup O(1) for large waves. Pure.
  */
-export function claimFor(claims: readonly ClaimSummary[], waveId: string, subId: string, byAgent?: ReadonlyMap<string, ClaimSummary>): ClaimSummary | undefined {
-  return (byAgent ? byAgent.get(subId) : claims.find((c) => c.agent === subId))
-    ?? claims.find((c) => c.artifactId?.startsWith(`${waveId}:`) && [c.agent, c.artifactId, c.note].some((t) => t?.includes(subId)));
+export function claimFor(
+  claims: readonly ClaimSummary[],
+  waveId: string,
+  subId: string,
+  byAgent?: ReadonlyMap<string, ClaimSummary>,
+): ClaimSummary | undefined {
+  return (
+    (byAgent ? byAgent.get(subId) : claims.find((c) => c.agent === subId)) ??
+    claims.find(
+      (c) => c.artifactId?.startsWith(`${waveId}:`) && [c.agent, c.artifactId, c.note].some((t) => t?.includes(subId)),
+    )
+  );
 }
 
 /** The task summary a claim gives: its note, else its artifact id; `undefined` without a claim. */

@@ -4,7 +4,16 @@ import type { StoreChange, StoreRun, StoreSnapshot } from '../runStore';
 import { RunTrack } from './runTrack';
 
 /** The runs the hub can list (injectable; the extension passes core's `listRuns`). */
-export type ListRuns = (folder: string) => { id: string; kind: string; state: string; active: boolean; startedAt?: string; currentItem?: { id: string } | null }[];
+export type ListRuns = (
+  folder: string,
+) => {
+  id: string;
+  kind: string;
+  state: string;
+  active: boolean;
+  startedAt?: string;
+  currentItem?: { id: string } | null;
+}[];
 
 /** What the hub needs: the run store (live runs, whoever started them) and one-off reads of past runs. */
 export interface DashboardHubDeps {
@@ -20,7 +29,11 @@ export interface DashboardHubDeps {
    */
   readView(folder: string, runId: string, kind: RunView['kind'], onView?: (v: RunView) => void): Promise<RunView>;
   /** Writes the answer to a run's waiting question (core `answerQuestion`, the path of `ralph answer`). */
-  answer(folder: string, text: string, opts: { runId: string; itemId?: string }): Promise<{ question: string; file: string }>;
+  answer(
+    folder: string,
+    text: string,
+    opts: { runId: string; itemId?: string },
+  ): Promise<{ question: string; file: string }>;
   log: { info(c: string, m: string): void; warn(c: string, m: string): void };
 }
 
@@ -61,7 +74,8 @@ export class DashboardHub {
   /** Picks the run to show (null: the active or latest run). Throws for a run that is not in the workspace. */
   async pick(runId: string | null): Promise<void> {
     this.refreshRuns();
-    if (runId !== null && !this.runList.some((r) => r.runId === runId)) throw new Error(`no run ${runId} in this workspace`);
+    if (runId !== null && !this.runList.some((r) => r.runId === runId))
+      throw new Error(`no run ${runId} in this workspace`);
     this.pinned = runId;
     await this.reshow(true);
   }
@@ -75,7 +89,15 @@ export class DashboardHub {
 
   /** The dashboard state (snapshot). */
   state(): DashboardState {
-    const base = this.track?.state() ?? { run: null, lanes: [], tokens: [], tasks: [], gates: [], log: [], logTotal: 0 };
+    const base = this.track?.state() ?? {
+      run: null,
+      lanes: [],
+      tokens: [],
+      tasks: [],
+      gates: [],
+      log: [],
+      logTotal: 0,
+    };
     return { ...base, runs: this.runList, pinnedRunId: this.pinned };
   }
 
@@ -95,9 +117,13 @@ export class DashboardHub {
   private storeChanged(c: StoreChange): void {
     if (c.kind !== 'run') this.refreshRuns();
     const before = this.track;
-    void this.reshow(false).then(() => {
-      if (c.kind !== 'run' && this.track === before && this.track) this.emit([{ op: 'runs', runs: this.runList, pinnedRunId: this.pinned }]);
-    }, (err: unknown) => this.deps.log.warn('dashboard', String(err)));
+    void this.reshow(false).then(
+      () => {
+        if (c.kind !== 'run' && this.track === before && this.track)
+          this.emit([{ op: 'runs', runs: this.runList, pinnedRunId: this.pinned }]);
+      },
+      (err: unknown) => this.deps.log.warn('dashboard', String(err)),
+    );
   }
 
   /** The store's run to show: the pinned one, else the newest active, else the newest. */
@@ -133,7 +159,8 @@ export class DashboardHub {
       }
       return;
     }
-    if (!force && this.track?.runId === choice.runId && this.track.folder === choice.folder && !this.track.run.live) return;
+    if (!force && this.track?.runId === choice.runId && this.track.folder === choice.folder && !this.track.run.live)
+      return;
     const track = await this.replay(choice.folder, choice.runId);
     if (!track) return;
     this.track = track;
@@ -150,7 +177,10 @@ export class DashboardHub {
     let track: RunTrack | undefined;
     let view: RunView;
     try {
-      view = await this.deps.readView(folder, runId, 'ralph', (v) => { if (track) track.update(v, opts); else track = new RunTrack(folder, v, opts); });
+      view = await this.deps.readView(folder, runId, 'ralph', (v) => {
+        if (track) track.update(v, opts);
+        else track = new RunTrack(folder, v, opts);
+      });
     } catch (err) {
       this.deps.log.warn('dashboard', `could not read run ${runId}: ${(err as Error).message}`);
       return undefined;
@@ -177,7 +207,13 @@ export class DashboardHub {
       for (const r of runs) {
         if (r.kind !== 'ralph') continue;
         const f = followed.get(`${folder}#${r.id}`);
-        list.push({ runId: r.id, folder, label: `${r.id}${r.currentItem ? ` · ${r.currentItem.id}` : ''}`, state: f ? f.view.state : r.state, active: f ? f.facts.active : r.active });
+        list.push({
+          runId: r.id,
+          folder,
+          label: `${r.id}${r.currentItem ? ` · ${r.currentItem.id}` : ''}`,
+          state: f ? f.view.state : r.state,
+          active: f ? f.facts.active : r.active,
+        });
       }
     }
     this.runList = list.slice(-200);

@@ -43,7 +43,12 @@ export class DashboardPanel extends Disposable {
       DashboardPanel.current.panel.reveal(column);
       return DashboardPanel.current;
     }
-    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Ralph Dashboard', column, webviewOptions(deps.extensionUri));
+    const panel = vscode.window.createWebviewPanel(
+      DASHBOARD_VIEW_TYPE,
+      'Ralph Dashboard',
+      column,
+      webviewOptions(deps.extensionUri),
+    );
     DashboardPanel.current = new DashboardPanel(panel, deps);
     return DashboardPanel.current;
   }
@@ -55,7 +60,10 @@ export class DashboardPanel extends Disposable {
     return DashboardPanel.current;
   }
 
-  private constructor(readonly panel: vscode.WebviewPanel, private readonly deps: DashboardDeps) {
+  private constructor(
+    readonly panel: vscode.WebviewPanel,
+    private readonly deps: DashboardDeps,
+  ) {
     super();
     panel.webview.options = webviewOptions(deps.extensionUri);
     panel.iconPath = vscode.Uri.joinPath(deps.extensionUri, 'media', 'ralph.svg');
@@ -69,7 +77,9 @@ export class DashboardPanel extends Disposable {
     this._register(panel.onDidDispose(() => this.dispose()));
     this._register(panel.onDidChangeViewState(() => this.session.setVisible(panel.visible)));
     this._register(panel.webview.onDidReceiveMessage((m: unknown) => this.session.receive(m)));
-    this._register(deps.hub.onChange((change) => (change === 'snapshot' ? this.session.resend() : this.session.push(change))));
+    this._register(
+      deps.hub.onChange((change) => (change === 'snapshot' ? this.session.resend() : this.session.push(change))),
+    );
     panel.webview.html = this.html();
     void deps.hub.refresh().catch((err: Error) => deps.log.warn('dashboard', err.message));
   }
@@ -88,8 +98,14 @@ export class DashboardPanel extends Disposable {
 
   private html(): string {
     const w = this.panel.webview;
-    const asset = (name: string) => w.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
-    return dashboardHtml({ cspSource: w.cspSource, nonce: makeNonce(), scriptUri: asset('main.js'), styleUri: asset('main.css') });
+    const asset = (name: string) =>
+      w.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
+    return dashboardHtml({
+      cspSource: w.cspSource,
+      nonce: makeNonce(),
+      scriptUri: asset('main.js'),
+      styleUri: asset('main.css'),
+    });
   }
 
   /** A validated page request. Throws (→ an error reply) when it does not fit the shown run. */
@@ -102,10 +118,12 @@ export class DashboardPanel extends Disposable {
           await vscode.commands.executeCommand('ralph.start', shown ? { folder: shown.folder } : undefined);
           return;
         }
-        if (!shown || r.runId !== shown.runId) throw new Error(`refused ${r.action}: run ${r.runId ?? '(none)'} is not the run shown`);
+        if (!shown || r.runId !== shown.runId)
+          throw new Error(`refused ${r.action}: run ${r.runId ?? '(none)'} is not the run shown`);
         log.info('dashboard', `${r.action} ${shown.runId} from the dashboard`);
         if (r.action === 'cancel') {
-          if (!shown.ownedByThisWindow) throw new Error('refused cancel: this window does not run that engine (use Stop)');
+          if (!shown.ownedByThisWindow)
+            throw new Error('refused cancel: this window does not run that engine (use Stop)');
           runs.cancel(shown.folder);
           return;
         }
@@ -120,7 +138,10 @@ export class DashboardPanel extends Disposable {
         if (!file) throw new Error(`no log for gate ${r.gateId}`);
         const abs = path.isAbsolute(file) ? file : path.join(shown?.folder ?? '', file);
         if (!existsSync(abs)) throw new Error(`the gate log ${abs} no longer exists`);
-        await vscode.window.showTextDocument(vscode.Uri.file(abs), { preview: true, viewColumn: vscode.ViewColumn.Active });
+        await vscode.window.showTextDocument(vscode.Uri.file(abs), {
+          preview: true,
+          viewColumn: vscode.ViewColumn.Active,
+        });
         return;
       }
       case 'openFullLog': {
@@ -138,7 +159,11 @@ export class DashboardPanel extends Disposable {
 
 function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
   // No retainContextWhenHidden: the page keeps its UI state with setState and gets a snapshot when shown again.
-  return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')], enableFindWidget: true };
+  return {
+    enableScripts: true,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')],
+    enableFindWidget: true,
+  };
 }
 
 /** Registers the serializer that brings the panel back after a reload. */

@@ -1,6 +1,10 @@
 import {
-  PROTOCOL_VERSION, parsePageMessage,
-  type DashboardState, type HostMessage, type PageRequest, type UpdateOp,
+  PROTOCOL_VERSION,
+  parsePageMessage,
+  type DashboardState,
+  type HostMessage,
+  type PageRequest,
+  type UpdateOp,
 } from '../../protocol/dashboard';
 import { coalesceOps } from './runTrack';
 
@@ -48,7 +52,8 @@ export class DashboardSession {
       this.refused++;
       this.deps.log.warn('dashboard', parsed.error);
       const id = raw && typeof raw === 'object' ? (raw as { id?: unknown }).id : undefined;
-      if (typeof id === 'number' && Number.isInteger(id) && id >= 0) this.post({ type: 'reply', id, ok: false, error: 'refused: malformed request' });
+      if (typeof id === 'number' && Number.isInteger(id) && id >= 0)
+        this.post({ type: 'reply', id, ok: false, error: 'refused: malformed request' });
       return;
     }
     const msg = parsed.message;
@@ -87,7 +92,8 @@ export class DashboardSession {
       return;
     }
     this.queue.push(...ops);
-    if (this.timer === undefined) this.timer = (this.deps.setTimer ?? setTimeout)(() => this.flush(), this.deps.flushMs ?? 50);
+    if (this.timer === undefined)
+      this.timer = (this.deps.setTimer ?? setTimeout)(() => this.flush(), this.deps.flushMs ?? 50);
   }
 
   /** The whole state changed (another run shown): a snapshot replaces the page's state. */
@@ -129,6 +135,8 @@ export class DashboardSession {
 
   private post(msg: HostMessage): void {
     if (this.disposed) return;
-    void Promise.resolve(this.deps.post(msg)).catch((err: unknown) => this.deps.log.warn('dashboard', `post failed: ${String(err)}`));
+    void Promise.resolve(this.deps.post(msg)).catch((err: unknown) =>
+      this.deps.log.warn('dashboard', `post failed: ${String(err)}`),
+    );
   }
 }

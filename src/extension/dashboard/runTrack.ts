@@ -1,13 +1,36 @@
 import type { ActivityLine, LaneView, RunView, RunViewState } from '../../core/control/runView';
 import {
-  MAX_LANES, SNAPSHOT_LOG_LINES, SNAPSHOT_TOKEN_POINTS,
-  type DashboardState, type GateRow, type LaneRow, type LogKind, type LogLine, type RunHeader, type RunState, type TaskCost, type TokenPoint, type UpdateOp,
+  MAX_LANES,
+  SNAPSHOT_LOG_LINES,
+  SNAPSHOT_TOKEN_POINTS,
+  type DashboardState,
+  type GateRow,
+  type LaneRow,
+  type LogKind,
+  type LogLine,
+  type RunHeader,
+  type RunState,
+  type TaskCost,
+  type TokenPoint,
+  type UpdateOp,
 } from '../../protocol/dashboard';
 
 /** The dashboard state of a view state (the page knows fewer end states: stalled and blocked read as failed). */
 const STATE: Record<RunViewState, RunState> = {
-  starting: 'starting', running: 'running', paused: 'paused', waiting: 'waiting', deferred: 'deferred', stopping: 'stopping',
-  completed: 'completed', failed: 'failed', stalled: 'failed', blocked: 'failed', capReached: 'stopped', stopped: 'stopped', cancelled: 'cancelled', crashed: 'crashed',
+  starting: 'starting',
+  running: 'running',
+  paused: 'paused',
+  waiting: 'waiting',
+  deferred: 'deferred',
+  stopping: 'stopping',
+  completed: 'completed',
+  failed: 'failed',
+  stalled: 'failed',
+  blocked: 'failed',
+  capReached: 'stopped',
+  stopped: 'stopped',
+  cancelled: 'cancelled',
+  crashed: 'crashed',
 };
 
 const ms = (iso: string | null | undefined): number | null => {
@@ -44,17 +67,28 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
   const q = v.questions[0];
   const state = STATE[v.state] ?? 'failed';
   const h: RunHeader = {
-    runId: v.runId, folder, state, source: v.source ?? '', agent: v.agent ?? '',
+    runId: v.runId,
+    folder,
+    state,
+    source: v.source ?? '',
+    agent: v.agent ?? '',
     item: lane?.item ? { id: lane.item.id, title: lane.item.title } : null,
-    attempt: lane?.attempt?.number ?? 0, maxAttempts: lane?.attempt?.max ?? null,
-    iteration: v.iteration, maxIterations: v.maxIterations,
-    startedAt: ms(v.startedAt), endedAt: ms(v.end?.at),
+    attempt: lane?.attempt?.number ?? 0,
+    maxAttempts: lane?.attempt?.max ?? null,
+    iteration: v.iteration,
+    maxIterations: v.maxIterations,
+    startedAt: ms(v.startedAt),
+    endedAt: ms(v.end?.at),
     progress: v.progress ?? { done: 0, total: 0 },
     // A final run uses no context, but its chart still draws the warn and rotate lines it ran against.
-    context: c && !v.final ? { tokens: c.tokens, window: c.window, warnAt: c.warnAt, rotateAt: c.rotateAt } : { tokens: 0, window: 0, warnAt: lastLines?.warnAt ?? 0, rotateAt: lastLines?.rotateAt ?? 0 },
+    context:
+      c && !v.final
+        ? { tokens: c.tokens, window: c.window, warnAt: c.warnAt, rotateAt: c.rotateAt }
+        : { tokens: 0, window: 0, warnAt: lastLines?.warnAt ?? 0, rotateAt: lastLines?.rotateAt ?? 0 },
     costUsd: liveCostOf(v),
     question: q ? { itemId: q.item?.id ?? null, text: q.text, askedAt: ms(q.askedAt) ?? 0 } : null,
-    ownedByThisWindow: opts.startedHere && !v.final, live: opts.live && !v.final,
+    ownedByThisWindow: opts.startedHere && !v.final,
+    live: opts.live && !v.final,
   };
   if (v.stateText && v.stateText !== v.state) h.stateDetail = v.stateText.replace(new RegExp(`^${v.state} — `), '');
   return h;
@@ -78,10 +112,18 @@ export function laneRowsOf(v: RunView): LaneRow[] {
   return v.lanes.slice(0, MAX_LANES).map((l) => {
     const c = !v.final && l.activity !== 'idle' ? l.context : null;
     return {
-      lane: l.lane, activity: l.activity, purpose: l.purpose, item: l.item ? { id: l.item.id, title: l.item.title } : null,
-      attempt: l.attempt?.number ?? 0, maxAttempts: l.attempt?.max ?? null, iteration: l.iteration,
-      context: c ? { tokens: whole(c.tokens), window: whole(c.window), warnAt: whole(c.warnAt), rotateAt: whole(c.rotateAt) } : { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
-      costUsd: l.activity === 'agent' ? Math.max(0, l.iterationCostUsd) : 0, lastEnding: l.lastEnding?.ending ?? null,
+      lane: l.lane,
+      activity: l.activity,
+      purpose: l.purpose,
+      item: l.item ? { id: l.item.id, title: l.item.title } : null,
+      attempt: l.attempt?.number ?? 0,
+      maxAttempts: l.attempt?.max ?? null,
+      iteration: l.iteration,
+      context: c
+        ? { tokens: whole(c.tokens), window: whole(c.window), warnAt: whole(c.warnAt), rotateAt: whole(c.rotateAt) }
+        : { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
+      costUsd: l.activity === 'agent' ? Math.max(0, l.iterationCostUsd) : 0,
+      lastEnding: l.lastEnding?.ending ?? null,
     };
   });
 }
@@ -95,27 +137,60 @@ export function taskCostsOf(v: RunView): TaskCost[] {
   const rows = new Map<string, TaskCost>();
   for (const c of v.cost.byItem) {
     rows.set(c.item.id, {
-      itemId: c.item.id, title: c.item.title, iterations: c.iterations,
-      input: c.tokens.input, output: c.tokens.output, cacheRead: c.tokens.cacheRead, cacheCreation: c.tokens.cacheCreation, costUsd: c.costUsd,
+      itemId: c.item.id,
+      title: c.item.title,
+      iterations: c.iterations,
+      input: c.tokens.input,
+      output: c.tokens.output,
+      cacheRead: c.tokens.cacheRead,
+      cacheCreation: c.tokens.cacheCreation,
+      costUsd: c.costUsd,
     });
   }
   for (const l of v.lanes) {
     if (l.activity !== 'agent' || !l.item || (!l.iterationTokens && !l.iterationCostUsd)) continue;
     const t = l.iterationTokens;
-    const r = rows.get(l.item.id) ?? { itemId: l.item.id, title: l.item.title, iterations: 0, input: 0, output: 0, cacheRead: 0, cacheCreation: 0, costUsd: 0 };
+    const r = rows.get(l.item.id) ?? {
+      itemId: l.item.id,
+      title: l.item.title,
+      iterations: 0,
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheCreation: 0,
+      costUsd: 0,
+    };
     rows.set(l.item.id, {
-      ...r, input: r.input + (t?.input ?? 0), output: r.output + (t?.output ?? 0), cacheRead: r.cacheRead + (t?.cacheRead ?? 0),
-      cacheCreation: r.cacheCreation + (t?.cacheCreation ?? 0), costUsd: r.costUsd + l.iterationCostUsd,
+      ...r,
+      input: r.input + (t?.input ?? 0),
+      output: r.output + (t?.output ?? 0),
+      cacheRead: r.cacheRead + (t?.cacheRead ?? 0),
+      cacheCreation: r.cacheCreation + (t?.cacheCreation ?? 0),
+      costUsd: r.costUsd + l.iterationCostUsd,
     });
   }
-  return [...rows.values()].map((r) => ({ ...r, input: whole(r.input), output: whole(r.output), cacheRead: whole(r.cacheRead), cacheCreation: whole(r.cacheCreation), costUsd: Math.max(0, r.costUsd) }));
+  return [...rows.values()].map((r) => ({
+    ...r,
+    input: whole(r.input),
+    output: whole(r.output),
+    cacheRead: whole(r.cacheRead),
+    cacheCreation: whole(r.cacheCreation),
+    costUsd: Math.max(0, r.costUsd),
+  }));
 }
 
 /** The gate row of a view's gate tier (`id` given by the caller; the host opens its log by it). Pure. */
 export function gateRowOf(g: RunView['gates'][number], id: string, fallbackAt: number): GateRow {
   return {
-    id, tier: g.tier, command: g.command, exitCode: g.running ? null : g.exitCode, passed: g.running ? null : g.passed,
-    durationMs: g.running ? null : g.durationMs, at: ms(g.at) ?? fallbackAt, failingLines: g.failingLines.slice(0, 20), hasLog: !g.running && !!g.logPath,
+    id,
+    tier: g.tier,
+    command: g.command,
+    exitCode: g.running ? null : g.exitCode,
+    passed: g.running ? null : g.passed,
+    durationMs: g.running ? null : g.durationMs,
+    at: ms(g.at) ?? fallbackAt,
+    failingLines: g.failingLines.slice(0, 20),
+    hasLog: !g.running && !!g.logPath,
   };
 }
 
@@ -158,7 +233,11 @@ export class RunTrack {
   /** Per tier: the row shown for its current or last run, and the result time (`at`) that row holds. */
   private readonly gateByTier = new Map<string, { id: string; running: boolean; at: string | null }>();
 
-  constructor(readonly folder: string, view: RunView, private opts: { startedHere: boolean; live: boolean }) {
+  constructor(
+    readonly folder: string,
+    view: RunView,
+    private opts: { startedHere: boolean; live: boolean },
+  ) {
     this.view = view;
     this.header = runHeaderOf(view, folder, opts);
     this.lanes = laneRowsOf(view);
@@ -185,7 +264,15 @@ export class RunTrack {
 
   /** The state a snapshot carries (without the run list, which the hub adds). */
   state(): Omit<DashboardState, 'runs' | 'pinnedRunId'> {
-    return { run: this.header, lanes: this.lanes.slice(), tokens: this.points.last(), tasks: this.tasks.slice(), gates: this.gates.slice(), log: this.log.last(), logTotal: this.logCount };
+    return {
+      run: this.header,
+      lanes: this.lanes.slice(),
+      tokens: this.points.last(),
+      tasks: this.tasks.slice(),
+      gates: this.gates.slice(),
+      log: this.log.last(),
+      logTotal: this.logCount,
+    };
   }
 
   /** Applies a newer view (and whether the run is still followed / this window's); returns the ops for the page. */
@@ -203,7 +290,8 @@ export class RunTrack {
     const prevGateRows = this.gates;
     const { points, lines } = this.take(view);
     for (const t of this.tasks) if (prevTasks.get(t.itemId) !== JSON.stringify(t)) ops.push({ op: 'task', task: t });
-    for (const g of this.gates) if (prevGateRows !== this.gates && prevGates.get(g.id) !== JSON.stringify(g)) ops.push({ op: 'gate', gate: g });
+    for (const g of this.gates)
+      if (prevGateRows !== this.gates && prevGates.get(g.id) !== JSON.stringify(g)) ops.push({ op: 'gate', gate: g });
     if (points.length) ops.push({ op: 'tokens', points });
     if (lines.length) ops.push({ op: 'log', lines, total: this.logCount });
     return ops;
@@ -227,7 +315,7 @@ export class RunTrack {
     let rows = this.gates;
     for (const g of view.gates) {
       const cur = this.gateByTier.get(g.tier);
-      const same = cur && (g.running ? cur.running : (cur.running || cur.at === g.at));
+      const same = cur && (g.running ? cur.running : cur.running || cur.at === g.at);
       if (same && !g.running && !cur.running && cur.at === g.at) continue;
       if (same && g.running) continue;
       const id = same ? cur.id : `g${++this.gateCount}`;
@@ -259,15 +347,28 @@ export class RunTrack {
       const before = prev.lanes.find((p) => p.lane === l.lane);
       const first = !this.points.items.length;
       if (!first && before?.iteration === l.iteration && before.context?.tokens === l.context.tokens) continue;
-      const point: TokenPoint = { iteration: l.iteration, at, contextTokens: l.context.tokens, costUsd: liveCostOf(view) };
+      const point: TokenPoint = {
+        iteration: l.iteration,
+        at,
+        contextTokens: l.context.tokens,
+        costUsd: liveCostOf(view),
+      };
       if (l.lane) point.lane = l.lane;
       if (before && before.iteration !== l.iteration && l.lastEnding?.ending === 'rotation') point.rotated = true;
-      if (l.lastEnding?.ending === 'rotation' && l.lastEnding.iteration === l.iteration - 1 && before?.iteration !== l.iteration) point.rotated = true;
+      if (
+        l.lastEnding?.ending === 'rotation' &&
+        l.lastEnding.iteration === l.iteration - 1 &&
+        before?.iteration !== l.iteration
+      )
+        point.rotated = true;
       points.push(point);
     }
     this.points.push(...points);
-    const lines = view.activity.filter((a: ActivityLine) => a.seq > this.lastActivitySeq).map((a) => ({ n: ++this.logCount, at: ms(a.at) ?? at, kind: logKindOfText(a.text), text: a.text }));
-    if (view.activity.length) this.lastActivitySeq = Math.max(this.lastActivitySeq, view.activity[view.activity.length - 1]!.seq);
+    const lines = view.activity
+      .filter((a: ActivityLine) => a.seq > this.lastActivitySeq)
+      .map((a) => ({ n: ++this.logCount, at: ms(a.at) ?? at, kind: logKindOfText(a.text), text: a.text }));
+    if (view.activity.length)
+      this.lastActivitySeq = Math.max(this.lastActivitySeq, view.activity[view.activity.length - 1]!.seq);
     this.log.push(...lines);
     return { points, lines };
   }
@@ -284,10 +385,17 @@ export function coalesceOps(ops: readonly UpdateOp[]): UpdateOp[] {
   const lastLanes = ops.map((o) => o.op).lastIndexOf('lanes');
   const out: UpdateOp[] = [];
   ops.forEach((op, i) => {
-    if ((op.op === 'run' && i !== lastRun) || (op.op === 'runs' && i !== lastRuns) || (op.op === 'lanes' && i !== lastLanes)) return;
+    if (
+      (op.op === 'run' && i !== lastRun) ||
+      (op.op === 'runs' && i !== lastRuns) ||
+      (op.op === 'lanes' && i !== lastLanes)
+    )
+      return;
     const prev = out[out.length - 1];
-    if (op.op === 'log' && prev?.op === 'log') out[out.length - 1] = { op: 'log', lines: [...prev.lines, ...op.lines], total: op.total };
-    else if (op.op === 'tokens' && prev?.op === 'tokens') out[out.length - 1] = { op: 'tokens', points: [...prev.points, ...op.points] };
+    if (op.op === 'log' && prev?.op === 'log')
+      out[out.length - 1] = { op: 'log', lines: [...prev.lines, ...op.lines], total: op.total };
+    else if (op.op === 'tokens' && prev?.op === 'tokens')
+      out[out.length - 1] = { op: 'tokens', points: [...prev.points, ...op.points] };
     else out.push(op);
   });
   return out;

@@ -32,7 +32,8 @@ export interface GaugeRun {
   totals: TokenCounts;
 }
 
-export type GaugeRunState = 'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | 'ended' | 'crashed';
+export type GaugeRunState =
+  'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | 'ended' | 'crashed';
 
 export interface GaugeIteration {
   iteration: number;
@@ -105,20 +106,27 @@ const STATE_WORDS: Partial<Record<GaugeRunState, string>> = {
 
 /** The state's words in the item's text, or '' while simply running (the figures say enough). */
 function stateWords(run: GaugeRun): string {
-  if (run.state === 'deferred') return run.deferredUntil !== null ? `deferred until ${formatClock(run.deferredUntil)}` : 'deferred';
+  if (run.state === 'deferred')
+    return run.deferredUntil !== null ? `deferred until ${formatClock(run.deferredUntil)}` : 'deferred';
   if (run.state === 'ended') return run.endState ?? 'ended';
   return STATE_WORDS[run.state] ?? '';
 }
 
 /** The leading icon: a spinner while an agent runs (or the run is starting), else one that names the state. */
 function icon(run: GaugeRun): string {
-  if (run.state === 'starting' || (run.agentRunning && (run.state === 'running' || run.state === 'stopping'))) return '$(sync~spin)';
+  if (run.state === 'starting' || (run.agentRunning && (run.state === 'running' || run.state === 'stopping')))
+    return '$(sync~spin)';
   switch (run.state) {
-    case 'paused': return '$(debug-pause)';
-    case 'waiting': return '$(question)';
-    case 'deferred': return '$(watch)';
-    case 'crashed': return '$(error)';
-    default: return '$(pulse)';
+    case 'paused':
+      return '$(debug-pause)';
+    case 'waiting':
+      return '$(question)';
+    case 'deferred':
+      return '$(watch)';
+    case 'crashed':
+      return '$(error)';
+    default:
+      return '$(pulse)';
   }
 }
 
@@ -130,7 +138,8 @@ function icon(run: GaugeRun): string {
 export function gaugeText(run: GaugeRun): string {
   const parts: string[] = [];
   const c = run.context;
-  if (c && c.window > 0) parts.push(`${formatTokens(c.tokens)}/${formatTokens(c.window)} ${Math.round((c.tokens / c.window) * 100)}%`);
+  if (c && c.window > 0)
+    parts.push(`${formatTokens(c.tokens)}/${formatTokens(c.window)} ${Math.round((c.tokens / c.window) * 100)}%`);
   else if (c) parts.push(formatTokens(c.tokens));
   else if (run.state === 'starting' || run.state === 'running') parts.push('Ralph');
   if (run.costUsd !== null) parts.push(formatUsd(run.costUsd));
@@ -162,7 +171,10 @@ export function gaugeTooltip(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
   if (c) {
     const pct = c.window > 0 ? ` (${Math.round((c.tokens / c.window) * 100)}% of ${formatTokens(c.window)})` : '';
     lines.push(`Context: **${c.tokens.toLocaleString('en-US')}** tokens${pct}`, '');
-    lines.push(`Warn at ${c.warnAt.toLocaleString('en-US')} · rotate at ${c.rotateAt.toLocaleString('en-US')} tokens`, '');
+    lines.push(
+      `Warn at ${c.warnAt.toLocaleString('en-US')} · rotate at ${c.rotateAt.toLocaleString('en-US')} tokens`,
+      '',
+    );
   } else {
     lines.push('Context: no figures yet', '');
   }
@@ -172,16 +184,28 @@ export function gaugeTooltip(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
     const older = run.iterations.slice(0, run.iterations.length - shown.length);
     if (older.length || run.earlier?.count) {
       const start = run.earlier?.tokens ?? { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 };
-      const sum = older.reduce((a, i) => ({ input: a.input + i.tokens.input, output: a.output + i.tokens.output, cacheRead: a.cacheRead + i.tokens.cacheRead, cacheCreation: a.cacheCreation + i.tokens.cacheCreation }), start);
-      const cost = run.earlier?.count || older.some((i) => i.costUsd !== null) ? older.reduce((a, i) => a + (i.costUsd ?? 0), run.earlier?.costUsd ?? 0) : null;
+      const sum = older.reduce(
+        (a, i) => ({
+          input: a.input + i.tokens.input,
+          output: a.output + i.tokens.output,
+          cacheRead: a.cacheRead + i.tokens.cacheRead,
+          cacheCreation: a.cacheCreation + i.tokens.cacheCreation,
+        }),
+        start,
+      );
+      const cost =
+        run.earlier?.count || older.some((i) => i.costUsd !== null)
+          ? older.reduce((a, i) => a + (i.costUsd ?? 0), run.earlier?.costUsd ?? 0)
+          : null;
       const last = older.at(-1)?.iteration ?? (shown[0] ? shown[0].iteration - 1 : run.earlier!.count);
       lines.push(row(`#1–${last}`, sum, cost));
     }
-    for (const i of shown) lines.push(row(`#${i.iteration}${i.itemId ? ` ${escapeCell(i.itemId)}` : ''}`, i.tokens, i.costUsd));
+    for (const i of shown)
+      lines.push(row(`#${i.iteration}${i.itemId ? ` ${escapeCell(i.itemId)}` : ''}`, i.tokens, i.costUsd));
     lines.push(row('**run**', run.totals, run.costUsd));
     lines.push('');
   }
-  lines.push('_Cost is an estimate (the agent CLI\'s client-side figure)._');
+  lines.push("_Cost is an estimate (the agent CLI's client-side figure)._");
   return lines.join('\n');
 }
 
@@ -193,7 +217,13 @@ function escapeCell(s: string): string {
 export function presentGauge(run: GaugeRun, opts: { multiRoot?: boolean } = {}): GaugePresentation {
   const text = gaugeText(run);
   const c = run.context;
-  const aria = [`Ralph run ${run.runId}`, stateWords(run) || 'running', c ? `context ${c.tokens} of ${c.window} tokens` : '', run.costUsd !== null ? `cost ${formatUsd(run.costUsd)}` : '']
-    .filter(Boolean).join(', ');
+  const aria = [
+    `Ralph run ${run.runId}`,
+    stateWords(run) || 'running',
+    c ? `context ${c.tokens} of ${c.window} tokens` : '',
+    run.costUsd !== null ? `cost ${formatUsd(run.costUsd)}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return { text, background: gaugeBackground(run), tooltip: gaugeTooltip(run, opts), ariaLabel: aria };
 }

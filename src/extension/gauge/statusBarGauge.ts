@@ -22,7 +22,10 @@ export class StatusBarGauge extends Disposable {
   /** How many times the item was rendered (the bench counts updates per second). */
   renders = 0;
 
-  constructor(private readonly store: RunStore, opts: { clock?: ThrottleClock; openLogCommand?: string } = {}) {
+  constructor(
+    private readonly store: RunStore,
+    opts: { clock?: ThrottleClock; openLogCommand?: string } = {},
+  ) {
     super();
     this.clickCommand = opts.openLogCommand ?? 'ralph.openLog';
     this.item = this._register(vscode.window.createStatusBarItem(GAUGE_ITEM_ID, vscode.StatusBarAlignment.Left, 10));
@@ -30,11 +33,14 @@ export class StatusBarGauge extends Disposable {
     this.throttle = this._register(new Throttle(() => this.render(), 250, opts.clock ?? systemClock));
     this._register(store.onDidChange(() => this.throttle.request()));
     const fallback = this.clickCommand;
-    void Promise.resolve(vscode.commands.getCommands(true)).then((ids) => {
-      if (ids.includes(DASHBOARD_COMMAND)) this.clickCommand = DASHBOARD_COMMAND;
-      else this.clickCommand = fallback;
-      this.throttle.request();
-    }, () => undefined);
+    void Promise.resolve(vscode.commands.getCommands(true)).then(
+      (ids) => {
+        if (ids.includes(DASHBOARD_COMMAND)) this.clickCommand = DASHBOARD_COMMAND;
+        else this.clickCommand = fallback;
+        this.throttle.request();
+      },
+      () => undefined,
+    );
     this.render();
   }
 
@@ -49,7 +55,10 @@ export class StatusBarGauge extends Disposable {
     const snap = this.store.snapshot();
     const run = this.store.gaugeRun();
     const starting = snap.folders.find((f) => f.starting);
-    this.item.command = this.clickCommand === DASHBOARD_COMMAND ? DASHBOARD_COMMAND : { title: 'Open Log', command: this.clickCommand, arguments: [run?.folder ?? starting?.folder] };
+    this.item.command =
+      this.clickCommand === DASHBOARD_COMMAND
+        ? DASHBOARD_COMMAND
+        : { title: 'Open Log', command: this.clickCommand, arguments: [run?.folder ?? starting?.folder] };
     if (!run && !starting) {
       this.item.hide();
       return;
@@ -57,7 +66,9 @@ export class StatusBarGauge extends Disposable {
     const multiRoot = snap.folders.length > 1;
     if (starting && (!run || !run.facts.active)) {
       this.item.text = '$(sync~spin) Ralph · starting';
-      this.item.tooltip = new vscode.MarkdownString(`**Ralph** is starting a run${multiRoot ? ` in ${starting.name}` : ''}…`);
+      this.item.tooltip = new vscode.MarkdownString(
+        `**Ralph** is starting a run${multiRoot ? ` in ${starting.name}` : ''}…`,
+      );
       this.item.backgroundColor = undefined;
       this.item.accessibilityInformation = { label: 'Ralph run starting', role: 'button' };
     } else if (run) {
@@ -66,7 +77,11 @@ export class StatusBarGauge extends Disposable {
       const md = new vscode.MarkdownString(p.tooltip);
       md.supportThemeIcons = true;
       this.item.tooltip = md;
-      this.item.backgroundColor = p.background ? new vscode.ThemeColor(p.background === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground') : undefined;
+      this.item.backgroundColor = p.background
+        ? new vscode.ThemeColor(
+            p.background === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground',
+          )
+        : undefined;
       this.item.accessibilityInformation = { label: p.ariaLabel, role: 'button' };
     }
     this.item.show();

@@ -19,8 +19,21 @@ describe('cli: ralph session inspect', () => {
     const r = runCli(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')]);
     assert.equal(r.code, 0, r.stderr);
     const s = r.json();
-    assert.deepEqual([s.agent, s.toolUses, s.contextLast, s.costUsd, s.turns], ['claude', { Bash: 1 }, 2000, 0.0124, 2]);
-    for (const key of ['events', 'tokens', 'contextPeak', 'contextWindow', 'signals', 'rateLimits', 'errors', 'nonJsonLines']) assert.ok(key in s, key);
+    assert.deepEqual(
+      [s.agent, s.toolUses, s.contextLast, s.costUsd, s.turns],
+      ['claude', { Bash: 1 }, 2000, 0.0124, 2],
+    );
+    for (const key of [
+      'events',
+      'tokens',
+      'contextPeak',
+      'contextWindow',
+      'signals',
+      'rateLimits',
+      'errors',
+      'nonJsonLines',
+    ])
+      assert.ok(key in s, key);
     assert.deepEqual(Object.keys(s.tokens as object).sort(), ['cacheCreation', 'cacheRead', 'input', 'output']);
   });
 
@@ -39,13 +52,23 @@ describe('cli: ralph session inspect', () => {
   }
 
   it('reads a stream from stdin with -', () => {
-    const r = spawnSync(process.execPath, [cliPath, '-C', ws, 'session', 'inspect', '--json', '-'], { input: fs.readFileSync(rec('tool-use-bash-success.jsonl')), encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [cliPath, '-C', ws, 'session', 'inspect', '--json', '-'], {
+      input: fs.readFileSync(rec('tool-use-bash-success.jsonl')),
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, r.stderr);
     assert.equal((JSON.parse(r.stdout) as { contextLast: number }).contextLast, 2000);
   });
 
   it('--agent forces the adapter', () => {
-    const r = runCli(ws, ['session', 'inspect', '--json', '--agent', 'cursor-agent', streamFixture('cursor-agent', 'read-write.jsonl')]);
+    const r = runCli(ws, [
+      'session',
+      'inspect',
+      '--json',
+      '--agent',
+      'cursor-agent',
+      streamFixture('cursor-agent', 'read-write.jsonl'),
+    ]);
     assert.equal((r.json() as { agent: string }).agent, 'cursor-agent');
   });
 
@@ -71,7 +94,10 @@ describe('cli: ralph session inspect', () => {
   it('uses the thresholds of .ralph/config.json', () => {
     fs.mkdirSync(path.join(ws, '.ralph'));
     fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ rotateThresholdTokens: 1500 }));
-    const s = runCli(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')]).json() as { thresholds: { warn: number; rotate: number }; rotated: boolean };
+    const s = runCli(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')]).json() as {
+      thresholds: { warn: number; rotate: number };
+      rotated: boolean;
+    };
     assert.deepEqual([s.thresholds.rotate, s.thresholds.warn, s.rotated], [1500, 1312, true]);
   });
 });

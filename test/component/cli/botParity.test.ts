@@ -9,7 +9,11 @@ import { gitInit, quantumJson, tempWorkspace, writeFlow, type TempWorkspace } fr
 
 /** Runs `node dist/cli.js …args` in `cwd` (no `-C`). */
 function runIn(cwd: string, args: string[]) {
-  return spawnSync(process.execPath, [cliPath, ...args], { cwd, encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
+  return spawnSync(process.execPath, [cliPath, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' },
+  });
 }
 
 /** The CLI as bots use it (issue 10): the folder found like flowctl's, indented JSON, a reader that goes away. */
@@ -20,14 +24,22 @@ describe('cli: what bots rely on', () => {
   it('from a subfolder without -C, commands work on the git top level', () => {
     ws = tempWorkspace('ralph-bot-');
     gitInit(ws);
-    writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }]);
+    writeFlow(ws, [
+      { id: 'fn-1.1', status: 'done' },
+      { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] },
+    ]);
     const sub = path.join(ws.dir, 'src', 'deep');
     fs.mkdirSync(sub, { recursive: true });
     const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: sub, encoding: 'utf8' }).trim();
     assert.equal(fs.realpathSync(top), fs.realpathSync(ws.dir));
     const s = runIn(sub, ['status', '--json']);
     assert.equal(s.status, 0);
-    assert.deepEqual((JSON.parse(s.stdout) as { tasks: unknown }).tasks, { todo: 0, in_progress: 0, blocked: 0, done: 2 });
+    assert.deepEqual((JSON.parse(s.stdout) as { tasks: unknown }).tasks, {
+      todo: 0,
+      in_progress: 0,
+      blocked: 0,
+      done: 2,
+    });
     const r = runIn(sub, ['task', 'reset', 'fn-1.1', '--cascade', '--json']);
     assert.deepEqual(JSON.parse(r.stdout), { success: true, reset: ['fn-1.1', 'fn-1.2'] });
     assert.equal(fs.existsSync(path.join(sub, '.flow')), false);
@@ -38,28 +50,42 @@ describe('cli: what bots rely on', () => {
     gitInit(ws);
     writeFlow(ws, [{ id: 'fn-1.1' }]);
     fs.mkdirSync(path.join(ws.dir, 'docs'));
-    assert.equal((runCli(path.join(ws.dir, 'docs'), ['status', '--json']).json() as { progress: string }).progress, '0/1');
+    assert.equal(
+      (runCli(path.join(ws.dir, 'docs'), ['status', '--json']).json() as { progress: string }).progress,
+      '0/1',
+    );
   });
 
   it('outside git, the starting folder itself is the workspace', () => {
     ws = tempWorkspace('ralph-bot-');
     ws.write('sub/quantum.json', quantumJson([{ id: 'US-001' }]));
-    assert.equal((JSON.parse(runIn(path.join(ws.dir, 'sub'), ['status', '--json']).stdout) as { quantum_exists: boolean }).quantum_exists, true);
-    assert.equal((JSON.parse(runIn(ws.dir, ['status', '--json']).stdout) as { quantum_exists: boolean }).quantum_exists, false);
+    assert.equal(
+      (JSON.parse(runIn(path.join(ws.dir, 'sub'), ['status', '--json']).stdout) as { quantum_exists: boolean })
+        .quantum_exists,
+      true,
+    );
+    assert.equal(
+      (JSON.parse(runIn(ws.dir, ['status', '--json']).stdout) as { quantum_exists: boolean }).quantum_exists,
+      false,
+    );
   });
 
   it('in a linked worktree (.git is a file), the worktree is the top level', () => {
     ws = tempWorkspace('ralph-bot-');
     const main = path.join(ws.dir, 'main');
     fs.mkdirSync(main);
-    const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd, encoding: 'utf8' });
+    const git = (cwd: string, ...a: string[]) =>
+      execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd, encoding: 'utf8' });
     git(main, 'init', '-q');
     fs.writeFileSync(path.join(main, 'quantum.json'), quantumJson([{ id: 'US-001' }]));
     git(main, 'add', '.');
     git(main, 'commit', '-qm', 'init');
     git(main, 'worktree', 'add', '-q', path.join(ws.dir, 'wt'));
     fs.mkdirSync(path.join(ws.dir, 'wt', 'a'));
-    const j = JSON.parse(runIn(path.join(ws.dir, 'wt', 'a'), ['status', '--json']).stdout) as { quantum_exists: boolean; stories: { pending: number } };
+    const j = JSON.parse(runIn(path.join(ws.dir, 'wt', 'a'), ['status', '--json']).stdout) as {
+      quantum_exists: boolean;
+      stories: { pending: number };
+    };
     assert.deepEqual([j.quantum_exists, j.stories.pending], [true, 1]);
   });
 
@@ -68,8 +94,18 @@ describe('cli: what bots rely on', () => {
     writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }]);
     ws.write('.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
     const state = { XDG_STATE_HOME: path.join(ws.dir, '.state') };
-    for (const args of [['status', '--json'], ['next', '--json'], ['task', 'reset', 'fn-1.1', '--json'], ['task', 'start', 'fn-9.9', '--json'], ['doctor', '--json'], ['pause', '--json'],
-      ['trust', '--show', '--json'], ['trust', '--json'], ['stale', '--json'], ['waves', 'check', '--phase', 'p1', '--json']]) {
+    for (const args of [
+      ['status', '--json'],
+      ['next', '--json'],
+      ['task', 'reset', 'fn-1.1', '--json'],
+      ['task', 'start', 'fn-9.9', '--json'],
+      ['doctor', '--json'],
+      ['pause', '--json'],
+      ['trust', '--show', '--json'],
+      ['trust', '--json'],
+      ['stale', '--json'],
+      ['waves', 'check', '--phase', 'p1', '--json'],
+    ]) {
       const out = runCli(ws.dir, args, state).stdout;
       assert.equal(out, JSON.stringify(JSON.parse(out), null, 2) + '\n', args.join(' '));
     }
@@ -77,11 +113,27 @@ describe('cli: what bots rely on', () => {
 
   it('ends quietly when the reader goes away (status --json | head -c 100)', () => {
     ws = tempWorkspace('ralph-bot-');
-    ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
+    ws.write(
+      'quantum.json',
+      quantumJson(
+        Array.from({ length: 3000 }, (_, i) => ({
+          id: `US-${i}`,
+          status: 'blocked',
+          failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }],
+        })),
+      ),
+    );
     // status twice: computed, then served from the answer cache (another code path of the small entry); next and the
     // text form; stale through the full program.
     for (const args of ['status --json', 'status --json', 'status', 'next --json', 'stale --json']) {
-      const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" ${args} | head -c 100 >/dev/null`], { encoding: 'utf8' });
+      const r = spawnSync(
+        'bash',
+        [
+          '-c',
+          `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${ws.dir}" ${args} | head -c 100 >/dev/null`,
+        ],
+        { encoding: 'utf8' },
+      );
       assert.equal(r.stderr, '', args);
       assert.equal(r.status, 0, args);
     }
@@ -89,7 +141,16 @@ describe('cli: what bots rely on', () => {
 
   it('a served answer (written to fd 1) larger than a pipe: to a non-blocking pipe read late, a file, a closed stdout', async () => {
     ws = tempWorkspace('ralph-bot-');
-    ws.write('quantum.json', quantumJson(Array.from({ length: 3000 }, (_, i) => ({ id: `US-${i}`, status: 'blocked', failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }] }))));
+    ws.write(
+      'quantum.json',
+      quantumJson(
+        Array.from({ length: 3000 }, (_, i) => ({
+          id: `US-${i}`,
+          status: 'blocked',
+          failureLog: [{ phase: 'x', timestamp: '2026-01-01T00:00:00Z', error: 'e'.repeat(200) }],
+        })),
+      ),
+    );
     const plain = runCli(ws.dir, ['status', '--json'], { RALPH_CACHE: '0' }).stdout;
     assert.ok(plain.length > 256 * 1024, `control: an answer of ${plain.length} bytes, more than a pipe holds`);
     await new Promise((r) => setTimeout(r, 2200)); // past the answer cache's racy tick: stored, then served
@@ -121,23 +182,36 @@ describe('cli: what bots rely on', () => {
 
   it('the small entry (status, next) and the full program print the same', () => {
     ws = tempWorkspace('ralph-bot-');
-    writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', deps: ['fn-1.1'] }]);
+    writeFlow(ws, [
+      { id: 'fn-1.1', status: 'done' },
+      { id: 'fn-1.2', deps: ['fn-1.1'] },
+    ]);
     ws.write('quantum.json', quantumJson([{ id: 'US-001' }]));
     const full = path.join(path.dirname(cliPath), 'cli-main.js');
     for (const args of [['status', '--json'], ['status'], ['next', '--json'], ['next']]) {
       const fast = runCli(ws.dir, args);
-      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
+      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' },
+      });
       assert.deepEqual([fast.code, fast.stdout, fast.stderr], [slow.status, slow.stdout, slow.stderr], args.join(' '));
     }
     const missing = runCli(path.join(ws.dir, 'nope'), ['status', '--json']);
-    assert.deepEqual([missing.code, (missing.json() as { error: string }).error], [1, `folder not found: ${path.join(ws.dir, 'nope')}`]);
+    assert.deepEqual(
+      [missing.code, (missing.json() as { error: string }).error],
+      [1, `folder not found: ${path.join(ws.dir, 'nope')}`],
+    );
     const bad = runCli(ws.dir, ['status', '--jsn']);
     assert.equal(bad.code, 2);
   });
 
   it('the task program (dist/cli-task.js: task start/done/block/reset) and the full program print and write the same', () => {
     const make = (w: TempWorkspace) => {
-      writeFlow(w, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', deps: ['fn-1.1'] }, { id: 'fn-1.3', deps: ['fn-1.2'] }]);
+      writeFlow(w, [
+        { id: 'fn-1.1', status: 'done' },
+        { id: 'fn-1.2', deps: ['fn-1.1'] },
+        { id: 'fn-1.3', deps: ['fn-1.2'] },
+      ]);
       w.write('quantum.json', quantumJson([{ id: 'US-001' }, { id: 'US-002', deps: ['US-001'] }]));
       return w.dir;
     };
@@ -149,18 +223,37 @@ describe('cli: what bots rely on', () => {
       const full = path.join(path.dirname(cliPath), 'cli-main.js');
       const env = { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' };
       const steps = [
-        ['task', 'start', 'fn-1.2', '--json'], ['task', 'done', 'fn-1.2', '--summary', 'did it', '--json'], ['task', 'block', 'fn-1.3', '--reason', 'waits', '--json'],
-        ['task', 'reset', 'fn-1.1', '--cascade', '--json'], ['task', 'reset', 'fn-1.1'], ['task', 'start', 'US-001'], ['task', 'block', 'US-001', '--reason', 'r', '--json'],
-        ['task', 'reset', 'US-001', '--json'], ['task', 'reset', 'nope', '--json'], ['task', 'reset', 'fn-1.1', '--bogus'], ['task', 'done', 'fn-1.1', '--evidence', 'not json'],
-        ['task', 'block', 'fn-1.1'], ['task', 'reset'],
+        ['task', 'start', 'fn-1.2', '--json'],
+        ['task', 'done', 'fn-1.2', '--summary', 'did it', '--json'],
+        ['task', 'block', 'fn-1.3', '--reason', 'waits', '--json'],
+        ['task', 'reset', 'fn-1.1', '--cascade', '--json'],
+        ['task', 'reset', 'fn-1.1'],
+        ['task', 'start', 'US-001'],
+        ['task', 'block', 'US-001', '--reason', 'r', '--json'],
+        ['task', 'reset', 'US-001', '--json'],
+        ['task', 'reset', 'nope', '--json'],
+        ['task', 'reset', 'fn-1.1', '--bogus'],
+        ['task', 'done', 'fn-1.1', '--evidence', 'not json'],
+        ['task', 'block', 'fn-1.1'],
+        ['task', 'reset'],
       ];
       // Files as written, with the clock's timestamps masked (each side writes its own "now").
-      const tree = (d: string) => (fs.readdirSync(d, { recursive: true }) as string[]).sort().filter((f) => fs.statSync(path.join(d, f)).isFile())
-        .map((f) => `${f}\n${fs.readFileSync(path.join(d, f), 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?/g, 'T')}`);
+      const tree = (d: string) =>
+        (fs.readdirSync(d, { recursive: true }) as string[])
+          .sort()
+          .filter((f) => fs.statSync(path.join(d, f)).isFile())
+          .map(
+            (f) =>
+              `${f}\n${fs.readFileSync(path.join(d, f), 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?/g, 'T')}`,
+          );
       for (const args of steps) {
         const a = spawnSync(process.execPath, [cliPath, '-C', viaEntry, ...args], { encoding: 'utf8', env });
         const b = spawnSync(process.execPath, [full, '-C', viaFull, ...args], { encoding: 'utf8', env });
-        const shown = (r: typeof a, d: string) => [r.status, r.stdout.split(d).join('<ws>'), r.stderr.split(d).join('<ws>')];
+        const shown = (r: typeof a, d: string) => [
+          r.status,
+          r.stdout.split(d).join('<ws>'),
+          r.stderr.split(d).join('<ws>'),
+        ];
         assert.deepEqual(shown(a, viaEntry), shown(b, viaFull), args.join(' '));
         assert.deepEqual(tree(viaEntry), tree(viaFull), `files after ${args.join(' ')}`);
       }

@@ -34,22 +34,43 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
   function workspace(body: string): { ws: string; env: NodeJS.ProcessEnv } {
     t = makeTempFolder('ralph-exit-', { ralphDir: true });
     const ws = t.file('ws');
-    bin = shellStub('claude', [
-      'if [ "$1" = "--version" ]; then echo "9.9.9 (Claude Code)"; exit 0; fi',
-      `sed -i 's/- \\[ \\] Two/- [x] Two/' RALPH_TASK.md`,
-      'touch ticked',
-      body,
-    ].join('\n'));
+    bin = shellStub(
+      'claude',
+      [
+        'if [ "$1" = "--version" ]; then echo "9.9.9 (Claude Code)"; exit 0; fi',
+        `sed -i 's/- \\[ \\] Two/- [x] Two/' RALPH_TASK.md`,
+        'touch ticked',
+        body,
+      ].join('\n'),
+    );
     t.write('ws/RALPH_TASK.md', TASK);
-    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude'), gates: { basic: 'false' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }));
-    return { ws, env: { ...process.env, RALPH_TRUST: '1', XDG_STATE_HOME: t.file('state'), XDG_CACHE_HOME: t.file('cache') } };
+    t.write(
+      'ws/.ralph/config.json',
+      JSON.stringify({
+        claudePath: path.join(bin, 'claude'),
+        gates: { basic: 'false' },
+        timing: { betweenIterationsMs: 50, killGraceMs: 1000 },
+      }),
+    );
+    return {
+      ws,
+      env: { ...process.env, RALPH_TRUST: '1', XDG_STATE_HOME: t.file('state'), XDG_CACHE_HOME: t.file('cache') },
+    };
   }
 
-  async function run(ws: string, env: NodeJS.ProcessEnv, during?: (child: ReturnType<typeof spawn>) => Promise<void>): Promise<{ code: number | null; out: string }> {
+  async function run(
+    ws: string,
+    env: NodeJS.ProcessEnv,
+    during?: (child: ReturnType<typeof spawn>) => Promise<void>,
+  ): Promise<{ code: number | null; out: string }> {
     const child = spawn(process.execPath, [cliPath, '-C', ws, 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout!.on('data', (d) => { out += String(d); });
-    child.stderr!.on('data', (d) => { out += String(d); });
+    child.stdout!.on('data', (d) => {
+      out += String(d);
+    });
+    child.stderr!.on('data', (d) => {
+      out += String(d);
+    });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     if (during) {
@@ -63,8 +84,15 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
   }
 
   function assertNothingClaimed(ws: string, env: NodeJS.ProcessEnv, out: string, how: RegExp): void {
-    assert.equal(fs.readFileSync(path.join(ws, 'RALPH_TASK.md'), 'utf8'), TASK, `the unverified tick survived the exit:\n${out}`);
-    assert.match(out, /PUT BACK RALPH_TASK\.md:2 — Two: the agent claimed it done; the run ended \w+ before a gate verified it/);
+    assert.equal(
+      fs.readFileSync(path.join(ws, 'RALPH_TASK.md'), 'utf8'),
+      TASK,
+      `the unverified tick survived the exit:\n${out}`,
+    );
+    assert.match(
+      out,
+      /PUT BACK RALPH_TASK\.md:2 — Two: the agent claimed it done; the run ended \w+ before a gate verified it/,
+    );
     assert.match(out, how);
     const status = runCli(ws, ['status', '--json'], env).json() as { progress: string; unverified_claims?: unknown[] };
     assert.equal(status.progress, '0/2');
@@ -84,10 +112,12 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
   }
 
   it('an engine error (the agent broke its run.json, so the engine cannot write it): the box is unticked and the run ends failed', async () => {
-    const { ws, env } = workspace([
-      `printf '{ not json' > ".ralph/runs/$RALPH_RUN_ID/run.json"`,
-      `echo '{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0,"usage":{"input_tokens":1,"output_tokens":1}}'`,
-    ].join('\n'));
+    const { ws, env } = workspace(
+      [
+        `printf '{ not json' > ".ralph/runs/$RALPH_RUN_ID/run.json"`,
+        `echo '{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0,"usage":{"input_tokens":1,"output_tokens":1}}'`,
+      ].join('\n'),
+    );
     const r = await run(ws, env);
     assert.equal(r.code, 1, r.out);
     assertNothingClaimed(ws, env, r.out, /failed — engine error: \.ralph\/runs\/[^/]+\/run\.json:1:\d+: invalid JSON/);

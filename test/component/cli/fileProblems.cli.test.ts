@@ -11,7 +11,8 @@ describe('cli: files the store refuses to write', () => {
   afterEach(() => ws?.dispose());
 
   describe('duplicate keys', () => {
-    const dupStory = '{"project":"Demo","stories":[{"id":"US-001","status":"passed","status":"pending","dependsOn":[]}],"progress":[]}\n';
+    const dupStory =
+      '{"project":"Demo","stories":[{"id":"US-001","status":"passed","status":"pending","dependsOn":[]}],"progress":[]}\n';
 
     it('task start on a quantum story with a duplicate key is refused at the second key and writes nothing', () => {
       ws = tempWorkspace('ralph-dup-');
@@ -47,7 +48,9 @@ describe('cli: files the store refuses to write', () => {
       const file = '.ralph/runs/r1/run.json';
       const before = ws.read(file).replace('{\n', '{\n  "state": "running",\n');
       ws.write(file, before);
-      await assert.rejects(updateRunRecord(ws.dir, 'r1', { iteration: 3 }), { message: /^\.ralph\/runs\/r1\/run\.json:\d+:3: duplicate key "state"/ });
+      await assert.rejects(updateRunRecord(ws.dir, 'r1', { iteration: 3 }), {
+        message: /^\.ralph\/runs\/r1\/run\.json:\d+:3: duplicate key "state"/,
+      });
       assert.equal(ws.read(file), before);
     });
   });
@@ -57,7 +60,10 @@ describe('cli: a minified quantum.json', () => {
   let ws: TempWorkspace;
   afterEach(() => ws?.dispose());
 
-  type Q = { updatedAt: string; stories: { status: string; startedAt?: string | null; retries: { attempts: number; failureLog: unknown[] } }[] };
+  type Q = {
+    updatedAt: string;
+    stories: { status: string; startedAt?: string | null; retries: { attempts: number; failureLog: unknown[] } }[];
+  };
 
   it('start and block change only the touched values and keep the file on one line', () => {
     ws = tempWorkspace('ralph-min-');
@@ -76,7 +82,11 @@ describe('cli: a minified quantum.json', () => {
     const b = JSON.parse(blocked) as Q;
     const expectBlocked = structuredClone(expectStarted);
     Object.assign(expectBlocked.stories[0]!, { status: 'failed', startedAt: null });
-    expectBlocked.stories[0]!.retries = { ...expectBlocked.stories[0]!.retries, attempts: 1, failureLog: b.stories[0]!.retries.failureLog };
+    expectBlocked.stories[0]!.retries = {
+      ...expectBlocked.stories[0]!.retries,
+      attempts: 1,
+      failureLog: b.stories[0]!.retries.failureLog,
+    };
     expectBlocked.updatedAt = b.updatedAt;
     assert.equal(blocked, JSON.stringify(expectBlocked));
     assert.equal(b.stories[0]!.retries.failureLog.length, 1);
@@ -133,12 +143,36 @@ describe('cli: usage errors', () => {
   afterEach(() => ws?.dispose());
 
   const cases: { name: string; args: string[]; stderr: RegExp }[] = [
-    { name: 'task block without --reason', args: ['task', 'block', 'US-001'], stderr: /a reason is required: --reason <text> or --reason-file <file>/ },
-    { name: 'task block --json without --reason', args: ['task', 'block', 'US-001', '--json'], stderr: /a reason is required/ },
-    { name: 'task block with an empty --reason', args: ['task', 'block', 'US-001', '--reason', ' '], stderr: /a reason is required/ },
-    { name: 'stale --stale-timeout abc', args: ['stale', '--stale-timeout', 'abc'], stderr: /--stale-timeout <minutes>' argument 'abc' is invalid\. expected a positive number of minutes/ },
-    { name: 'stale --stale-timeout 0', args: ['stale', '--stale-timeout', '0', '--apply'], stderr: /expected a positive number of minutes/ },
-    { name: 'task done --evidence that is not JSON', args: ['task', 'done', 'US-001', '--evidence', '{commits'], stderr: /--evidence <json>' argument '\{commits' is invalid/ },
+    {
+      name: 'task block without --reason',
+      args: ['task', 'block', 'US-001'],
+      stderr: /a reason is required: --reason <text> or --reason-file <file>/,
+    },
+    {
+      name: 'task block --json without --reason',
+      args: ['task', 'block', 'US-001', '--json'],
+      stderr: /a reason is required/,
+    },
+    {
+      name: 'task block with an empty --reason',
+      args: ['task', 'block', 'US-001', '--reason', ' '],
+      stderr: /a reason is required/,
+    },
+    {
+      name: 'stale --stale-timeout abc',
+      args: ['stale', '--stale-timeout', 'abc'],
+      stderr: /--stale-timeout <minutes>' argument 'abc' is invalid\. expected a positive number of minutes/,
+    },
+    {
+      name: 'stale --stale-timeout 0',
+      args: ['stale', '--stale-timeout', '0', '--apply'],
+      stderr: /expected a positive number of minutes/,
+    },
+    {
+      name: 'task done --evidence that is not JSON',
+      args: ['task', 'done', 'US-001', '--evidence', '{commits'],
+      stderr: /--evidence <json>' argument '\{commits' is invalid/,
+    },
   ];
   for (const c of cases) {
     it(`${c.name} is a usage error: exit 2, the message on stderr, nothing written`, () => {
@@ -164,8 +198,18 @@ describe('cli: usage errors', () => {
 describe('cli: -C naming a folder that does not exist', () => {
   const missing = path.join(os.tmpdir(), 'ralph-no-such-folder', 'x');
   const commands: string[][] = [
-    ['status'], ['next'], ['task', 'start', 'US-001'], ['task', 'block', 'US-001', '--reason', 'r'], ['task', 'reset', 'US-001'],
-    ['stale'], ['pause'], ['resume'], ['stop'], ['doctor'], ['run', '--no-gates'], ['session', 'inspect', '-'],
+    ['status'],
+    ['next'],
+    ['task', 'start', 'US-001'],
+    ['task', 'block', 'US-001', '--reason', 'r'],
+    ['task', 'reset', 'US-001'],
+    ['stale'],
+    ['pause'],
+    ['resume'],
+    ['stop'],
+    ['doctor'],
+    ['run', '--no-gates'],
+    ['session', 'inspect', '-'],
   ];
   for (const args of commands) {
     it(`${args.join(' ')} fails with "folder not found" and exit 1`, () => {
@@ -174,10 +218,18 @@ describe('cli: -C naming a folder that does not exist', () => {
     });
   }
 
-  for (const args of [['status', '--json'], ['task', 'start', 'US-001', '--json'], ['stale', '--json'], ['doctor', '--json']]) {
+  for (const args of [
+    ['status', '--json'],
+    ['task', 'start', 'US-001', '--json'],
+    ['stale', '--json'],
+    ['doctor', '--json'],
+  ]) {
     it(`${args.join(' ')} prints the refusal as JSON on stdout and exits 1`, () => {
       const r = runCli(missing, args);
-      assert.deepEqual([r.code, r.json(), r.stderr], [1, { success: false, error: `folder not found: ${missing}` }, '']);
+      assert.deepEqual(
+        [r.code, r.json(), r.stderr],
+        [1, { success: false, error: `folder not found: ${missing}` }, ''],
+      );
     });
   }
 

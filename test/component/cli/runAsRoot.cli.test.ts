@@ -5,10 +5,23 @@ import { cliPath } from '../../support/cli';
 import { claudeBinary, requireClaude, withoutClaudeVars } from '../../support/claude';
 import { makeTempDir, makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
-const quantum = { project: 'p', stories: [{ id: 'US-001', title: 'Parser', status: 'pending', priority: 1, dependsOn: [], retries: { attempts: 0, maxAttempts: 3 } }] };
+const quantum = {
+  project: 'p',
+  stories: [
+    {
+      id: 'US-001',
+      title: 'Parser',
+      status: 'pending',
+      priority: 1,
+      dependsOn: [],
+      retries: { attempts: 0, maxAttempts: 3 },
+    },
+  ],
+};
 
 /** A hand-written quantum.json: one story on two lines, one on one line, no `startedAt`, no file `updatedAt`. */
-const compact = '{\n  "project": "p",\n  "stories": [\n    {"id": "US-001", "title": "Parser", "status": "pending",\n     "priority": 1, "dependsOn": []},\n    {"id": "US-002", "title": "Printer", "status": "pending", "priority": 2, "dependsOn": ["US-001"]}\n  ]\n}\n';
+const compact =
+  '{\n  "project": "p",\n  "stories": [\n    {"id": "US-001", "title": "Parser", "status": "pending",\n     "priority": 1, "dependsOn": []},\n    {"id": "US-002", "title": "Printer", "status": "pending", "priority": 2, "dependsOn": ["US-001"]}\n  ]\n}\n';
 
 /**
  * New-user try (session 3): the real Claude CLI refuses `--permission-mode bypassPermissions` as root unless
@@ -27,19 +40,36 @@ describe('cli: ralph run as root without IS_SANDBOX (the real claude refuses)', 
   });
 
   /** Runs `ralph run` as root without IS_SANDBOX on `quantumText`; returns the exit status, the output and the one run record. */
-  function runRefused(quantumText: string, maxIterations: number): { status: number | null; out: string; record: Record<string, unknown> } {
+  function runRefused(
+    quantumText: string,
+    maxIterations: number,
+  ): { status: number | null; out: string; record: Record<string, unknown> } {
     assert.equal(process.getuid?.(), 0, 'this test runs as root (the CLI refuses only as root), as the tiers do here');
     requireClaude();
     t = makeTempFolder('ralph-root-', { ralphDir: true });
     home = makeTempDir('ralph-root-home-');
     t.write('.ralph/config.json', JSON.stringify({ claudePath: claudeBinary }));
     t.write('quantum.json', quantumText);
-    const env = { ...withoutClaudeVars(), HOME: home, ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+    const env = {
+      ...withoutClaudeVars(),
+      HOME: home,
+      ANTHROPIC_API_KEY: 'test',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    };
     delete (env as Record<string, string>).IS_SANDBOX;
-    const r = spawnSync(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--trust', '--max-iterations', String(maxIterations)], { encoding: 'utf8', timeout: 60_000, env });
+    const r = spawnSync(
+      process.execPath,
+      [cliPath, '-C', t.dir, 'run', '--no-gates', '--trust', '--max-iterations', String(maxIterations)],
+      { encoding: 'utf8', timeout: 60_000, env },
+    );
     const runs = fs.readdirSync(t.file('.ralph/runs'));
     assert.equal(runs.length, 1);
-    return { status: r.status, out: r.stdout + r.stderr, record: JSON.parse(t.read(`.ralph/runs/${runs[0]}/run.json`)) as Record<string, unknown> };
+    return {
+      status: r.status,
+      out: r.stdout + r.stderr,
+      record: JSON.parse(t.read(`.ralph/runs/${runs[0]}/run.json`)) as Record<string, unknown>,
+    };
   }
 
   it('ends failed with exit 1, a line naming the cause and the fix, and the run record says failed', () => {

@@ -6,7 +6,10 @@ describe('ralph run --item (the CLI half of Start Here)', () => {
   let ws: TempWorkspace;
   beforeEach(() => {
     ws = tempWorkspace('ralph-run-item-');
-    ws.write('quantum.json', quantumJson([{ id: 'US-1', status: 'passed' }, { id: 'US-2' }, { id: 'US-3', deps: ['US-2'] }]));
+    ws.write(
+      'quantum.json',
+      quantumJson([{ id: 'US-1', status: 'passed' }, { id: 'US-2' }, { id: 'US-3', deps: ['US-2'] }]),
+    );
   });
   afterEach(() => ws.dispose());
 
@@ -14,13 +17,22 @@ describe('ralph run --item (the CLI half of Start Here)', () => {
     const before = ws.read('quantum.json');
     const r = runCli(ws.dir, ['run', '--item', 'US-3', '--no-gates']);
     assert.equal(r.code, 1, r.stderr);
-    assert.equal(r.stderr.trim(), 'ralph: Cannot start with US-3: US-3 waits on US-2 (pending). The next ready item of its source is US-2 (ralph run --item US-2).');
+    assert.equal(
+      r.stderr.trim(),
+      'ralph: Cannot start with US-3: US-3 waits on US-2 (pending). The next ready item of its source is US-2 (ralph run --item US-2).',
+    );
     assert.equal(ws.read('quantum.json'), before);
   });
 
   it('refuses a done item and an unknown one', () => {
-    assert.match(runCli(ws.dir, ['run', '--item', 'US-1', '--no-gates']).stderr, /Cannot start with US-1: US-1 is already done\. The next ready item of its source is US-2/);
-    assert.match(runCli(ws.dir, ['run', '--item', 'US-9', '--no-gates']).stderr, /Cannot start with US-9: no task, story or box US-9\./);
+    assert.match(
+      runCli(ws.dir, ['run', '--item', 'US-1', '--no-gates']).stderr,
+      /Cannot start with US-1: US-1 is already done\. The next ready item of its source is US-2/,
+    );
+    assert.match(
+      runCli(ws.dir, ['run', '--item', 'US-9', '--no-gates']).stderr,
+      /Cannot start with US-9: no task, story or box US-9\./,
+    );
   });
 
   it('lists --item in its help', () => {

@@ -28,10 +28,16 @@ describe('cli: ralph run on SIGHUP (issue 12)', function () {
     bin = shellStub('claude', `echo $$ > '${t.file('agent.pid')}'\nexec sleep 6061`);
     t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude') }));
     t.write('RALPH_TASK.md', '- [ ] one\n');
-    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--trust'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--trust'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
-    child.stdout.on('data', (d) => { out += String(d); });
-    child.stderr.on('data', (d) => { out += String(d); });
+    child.stdout.on('data', (d) => {
+      out += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      out += String(d);
+    });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     for (let i = 0; i < 200 && !t.exists('agent.pid'); i++) await sleep(50);
     for (let i = 0; i < 100 && !processesRunning('sleep 6061').length; i++) await sleep(20);
@@ -56,15 +62,29 @@ describe('cli: ralph run watchdog (issue 12)', function () {
     t.dispose();
   });
 
-  async function run(timing: Record<string, number>, during?: (t: TempFolder) => void): Promise<{ code: number | null; out: string; agentPid: number }> {
+  async function run(
+    timing: Record<string, number>,
+    during?: (t: TempFolder) => void,
+  ): Promise<{ code: number | null; out: string; agentPid: number }> {
     t = makeTempFolder('ralph-watchdog-', { ralphDir: true });
     bin = shellStub('claude', `echo $$ > '${t.file('agent.pid')}'\nexec sleep 6062`);
-    t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude'), timing: { betweenIterationsMs: 0, ...timing } }));
+    t.write(
+      '.ralph/config.json',
+      JSON.stringify({ claudePath: path.join(bin, 'claude'), timing: { betweenIterationsMs: 0, ...timing } }),
+    );
     t.write('RALPH_TASK.md', '- [ ] one\n');
-    const child = spawn(process.execPath, [cliPath, '-C', t.dir, 'run', '--no-gates', '--max-iterations', '1', '--trust'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [cliPath, '-C', t.dir, 'run', '--no-gates', '--max-iterations', '1', '--trust'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
-    child.stdout.on('data', (d) => { out += String(d); });
-    child.stderr.on('data', (d) => { out += String(d); });
+    child.stdout.on('data', (d) => {
+      out += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      out += String(d);
+    });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     for (let i = 0; i < 200 && !t.exists('agent.pid'); i++) await sleep(50);
     for (let i = 0; i < 100 && !processesRunning('sleep 6062').length; i++) await sleep(20);

@@ -7,7 +7,15 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
 import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
 import { writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
-import { basisFile, patchBasis, readStatusPatchFile, statusOutputs, writeStatusPatchFile, type FlowPatchRow, type StatusPatchFile } from '../../../src/cli/statusPatch';
+import {
+  basisFile,
+  patchBasis,
+  readStatusPatchFile,
+  statusOutputs,
+  writeStatusPatchFile,
+  type FlowPatchRow,
+  type StatusPatchFile,
+} from '../../../src/cli/statusPatch';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -20,15 +28,26 @@ function sideOf(file: string): StatusPatchFile {
 
 /** The task lines of a side file: file (relative), id and row, in item order. */
 function sideRows(side: StatusPatchFile): { relFile: string; id: string; row: FlowPatchRow }[] {
-  return side.rows.toString('utf8').split('\n').slice(1).map((line) => {
-    const [f, id, row] = line.split('\t').map((p) => JSON.parse(p) as unknown);
-    return { relFile: f as string, id: id as string, row: row as FlowPatchRow };
-  });
+  return side.rows
+    .toString('utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => {
+      const [f, id, row] = line.split('\t').map((p) => JSON.parse(p) as unknown);
+      return { relFile: f as string, id: id as string, row: row as FlowPatchRow };
+    });
 }
 
 /** `side` with a planted problem in its head (and `id`, when given), written to `file`. */
 function plant(file: string, side: StatusPatchFile, id = side.head.id): void {
-  const head = { ...side.head, id, basis: { ...side.head.basis, head: { ...side.head.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] } } };
+  const head = {
+    ...side.head,
+    id,
+    basis: {
+      ...side.head.basis,
+      head: { ...side.head.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] },
+    },
+  };
   fs.writeFileSync(file, JSON.stringify(head) + side.rows.toString('utf8') + '\n');
 }
 /** Past the racy tick (core/store/snapshotCache.ts): files written before are old enough to be served. */
@@ -48,7 +67,9 @@ describe('cli: status snapshot cache', () => {
     folders.push(f);
     return f;
   };
-  beforeEach(() => { cacheHome = makeTempFolder('ralph-snap-home-'); });
+  beforeEach(() => {
+    cacheHome = makeTempFolder('ralph-snap-home-');
+  });
   afterEach(() => {
     cacheHome.dispose();
     for (const f of folders.splice(0)) f.dispose();
@@ -63,7 +84,8 @@ describe('cli: status snapshot cache', () => {
   const entryOf = (dir: string) => snapshotFile(dir, 'status', env());
 
   /** Wave ages move with the clock between two calls (waves are never stored): compared without them. */
-  const clockFree = (s: string) => s.replace(/"(\w*_ms)": [\d.]+/g, '"$1": 0').replace(/\b[\dhms.]+ (old|without)\b/g, 'T $1');
+  const clockFree = (s: string) =>
+    s.replace(/"(\w*_ms)": [\d.]+/g, '"$1": 0').replace(/\b[\dhms.]+ (old|without)\b/g, 'T $1');
 
   /** Cold (stores), warm (served) and text forms equal the uncached answer; returns whether an entry was stored. */
   function sameCachedAndNot(dir: string, what: string): boolean {
@@ -91,12 +113,31 @@ describe('cli: status snapshot cache', () => {
   }
 
   function generated(ws: TempWorkspace, n: number): void {
-    const tasks = Array.from({ length: n }, (_, i) => ({ id: `fn-${1 + Math.floor(i / 7)}.${1 + (i % 7)}`, status: ['todo', 'done', 'blocked', 'in_progress'][i % 4]!, deps: i % 7 ? [`fn-${1 + Math.floor(i / 7)}.${i % 7}`] : [] }));
+    const tasks = Array.from({ length: n }, (_, i) => ({
+      id: `fn-${1 + Math.floor(i / 7)}.${1 + (i % 7)}`,
+      status: ['todo', 'done', 'blocked', 'in_progress'][i % 4]!,
+      deps: i % 7 ? [`fn-${1 + Math.floor(i / 7)}.${i % 7}`] : [],
+    }));
     writeFlow(ws, tasks);
     fs.mkdirSync(path.join(ws.dir, '.git', 'flow-state', 'tasks'), { recursive: true });
-    writeFlowState(ws, Object.fromEntries(tasks.filter((_, i) => i % 3 === 0).map((t) => [t.id, { status: 'done', updated_at: '2026-01-11T00:00:00Z' }])));
+    writeFlowState(
+      ws,
+      Object.fromEntries(
+        tasks.filter((_, i) => i % 3 === 0).map((t) => [t.id, { status: 'done', updated_at: '2026-01-11T00:00:00Z' }]),
+      ),
+    );
     ws.write('.git/HEAD', 'ref: refs/heads/main\n');
-    ws.write('quantum.json', quantumJson(Array.from({ length: n }, (_, i) => ({ id: `US-${i}`, status: ['pending', 'passed', 'failed', 'in_progress'][i % 4]!, deps: i ? [`US-${i - 1}`] : [], attempts: i % 4 === 2 ? 3 : 0 }))));
+    ws.write(
+      'quantum.json',
+      quantumJson(
+        Array.from({ length: n }, (_, i) => ({
+          id: `US-${i}`,
+          status: ['pending', 'passed', 'failed', 'in_progress'][i % 4]!,
+          deps: i ? [`US-${i - 1}`] : [],
+          attempts: i % 4 === 2 ? 3 : 0,
+        })),
+      ),
+    );
     ws.write('RALPH_TASK.md', '- [x] a\n- [ ] b\n');
   }
 
@@ -125,7 +166,11 @@ describe('cli: status snapshot cache', () => {
     for (const dir of dirs) {
       const s = sameCachedAndNot(dir, dir);
       const j = JSON.parse(uncached(dir, true)) as { runs: unknown[]; recent_runs: unknown[]; waves: unknown[] };
-      assert.equal(s, !j.runs.length && !j.recent_runs.length && !j.waves.length, `${dir}: stored only without runs and waves`);
+      assert.equal(
+        s,
+        !j.runs.length && !j.recent_runs.length && !j.waves.length,
+        `${dir}: stored only without runs and waves`,
+      );
       if (s) stored++;
     }
     assert.ok(stored >= 3, `some fixtures are served from the cache (${stored} of ${dirs.length})`);
@@ -145,13 +190,19 @@ describe('cli: status snapshot cache', () => {
       const text = fs.readFileSync(file, 'utf8');
       const st = fs.statSync(file);
       // Within the tick of the cache write, the same size, the old mtime put back: only ctime and the racy rule tell.
-      fs.writeFileSync(file, text.replace(/"status": "\w+"/, '"status": "done"').replace(/"title": "[^"]*"/, (t) => t.slice(0, -2) + 'X"'));
+      fs.writeFileSync(
+        file,
+        text.replace(/"status": "\w+"/, '"status": "done"').replace(/"title": "[^"]*"/, (t) => t.slice(0, -2) + 'X"'),
+      );
       fs.utimesSync(file, st.atime, st.mtime);
       assert.equal(fs.statSync(file).size, st.size);
       assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: changed within the tick`);
       sameNext(ws.dir, `${n}: changed within the tick`);
       // Another change, with an mtime an hour back (an editor or a checkout that sets times).
-      fs.writeFileSync(file, flowJson({ id, epic: 'fn-1', title: 'Changed', status: 'blocked', depends_on: [], blocked_reason: 'why' }));
+      fs.writeFileSync(
+        file,
+        flowJson({ id, epic: 'fn-1', title: 'Changed', status: 'blocked', depends_on: [], blocked_reason: 'why' }),
+      );
       fs.rmSync(path.join(ws.dir, '.git', 'flow-state', 'tasks', `${id}.state.json`), { force: true });
       const old = (Date.now() - 3_600_000) / 1000;
       fs.utimesSync(file, old, old);
@@ -159,7 +210,10 @@ describe('cli: status snapshot cache', () => {
       assert.equal(after.blocked.find((b) => b.id === id)?.reason, 'why', `${n}: the change is seen`);
       assert.equal(status(ws.dir, true), uncached(ws.dir, true));
       // A new task file, a removed one, a new source.
-      ws.write('.flow/tasks/fn-999.1.json', flowJson({ id: 'fn-999.1', epic: 'fn-1', title: 'New', status: 'todo', depends_on: [] }));
+      ws.write(
+        '.flow/tasks/fn-999.1.json',
+        flowJson({ id: 'fn-999.1', epic: 'fn-1', title: 'New', status: 'todo', depends_on: [] }),
+      );
       assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: new file`);
       fs.rmSync(path.join(ws.dir, '.flow', 'tasks', 'fn-999.1.json'));
       assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: removed file`);
@@ -173,15 +227,48 @@ describe('cli: status snapshot cache', () => {
    * Changes of one task file (or its state file) and whether a patch may answer them (src/cli/statusPatch.ts): the
    * patch must equal the uncached answer, or decline. `either`: declined unless a state file's status wins over it.
    */
-  const TASK_CHANGES: { name: string; patchable: boolean | 'either'; apply: (task: Record<string, unknown>) => Record<string, unknown> | string }[] = [
-    { name: 'title (with a terminal escape)', patchable: true, apply: (t) => ({ ...t, title: `${String(t.title)} \u001b]0;x\u0007 changed` }) },
-    { name: 'in progress with an assignee', patchable: true, apply: (t) => ({ ...t, status: 'in_progress', assignee: 'bot@example.invalid', claimed_at: '2026-02-01T00:00:00Z' }) },
-    { name: 'done, the newest completion', patchable: true, apply: (t) => ({ ...t, status: 'done', completed_at: '2027-03-01T00:00:00Z' }) },
+  const TASK_CHANGES: {
+    name: string;
+    patchable: boolean | 'either';
+    apply: (task: Record<string, unknown>) => Record<string, unknown> | string;
+  }[] = [
+    {
+      name: 'title (with a terminal escape)',
+      patchable: true,
+      apply: (t) => ({ ...t, title: `${String(t.title)} \u001b]0;x\u0007 changed` }),
+    },
+    {
+      name: 'in progress with an assignee',
+      patchable: true,
+      apply: (t) => ({
+        ...t,
+        status: 'in_progress',
+        assignee: 'bot@example.invalid',
+        claimed_at: '2026-02-01T00:00:00Z',
+      }),
+    },
+    {
+      name: 'done, the newest completion',
+      patchable: true,
+      apply: (t) => ({ ...t, status: 'done', completed_at: '2027-03-01T00:00:00Z' }),
+    },
     { name: 'todo', patchable: true, apply: (t) => ({ ...t, status: 'todo' }) },
     { name: 'an unknown status', patchable: true, apply: (t) => ({ ...t, status: 'weird' }) },
-    { name: 'blocked with a reason', patchable: true, apply: (t) => ({ ...t, status: 'blocked', blocked_reason: 'waits on a human' }) },
-    { name: 'blocked without a reason (read from the markdown)', patchable: 'either', apply: (t) => ({ ...t, status: 'blocked', blocked_reason: null }) },
-    { name: 'other dependencies', patchable: false, apply: (t) => ({ ...t, depends_on: [...((t.depends_on as string[] | undefined) ?? []), 'fn-1.1'] }) },
+    {
+      name: 'blocked with a reason',
+      patchable: true,
+      apply: (t) => ({ ...t, status: 'blocked', blocked_reason: 'waits on a human' }),
+    },
+    {
+      name: 'blocked without a reason (read from the markdown)',
+      patchable: 'either',
+      apply: (t) => ({ ...t, status: 'blocked', blocked_reason: null }),
+    },
+    {
+      name: 'other dependencies',
+      patchable: false,
+      apply: (t) => ({ ...t, depends_on: [...((t.depends_on as string[] | undefined) ?? []), 'fn-1.1'] }),
+    },
     { name: 'another id', patchable: false, apply: (t) => ({ ...t, id: `${String(t.id)}9` }) },
     { name: 'another epic', patchable: false, apply: (t) => ({ ...t, epic: 'fn-77' }) },
     { name: 'not JSON', patchable: false, apply: (t) => JSON.stringify(t).slice(0, -1) },
@@ -209,7 +296,8 @@ describe('cli: status snapshot cache', () => {
           fs.writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2) + '\n');
           const plainJson = uncached(dir, true);
           const p = patchBasis(side, [file]);
-          if (change.patchable !== 'either') assert.equal(p !== undefined, change.patchable, `${what} ${id} ${change.name}: patched or declined`);
+          if (change.patchable !== 'either')
+            assert.equal(p !== undefined, change.patchable, `${what} ${id} ${change.name}: patched or declined`);
           const plainText = uncached(dir, false);
           if (p) {
             assert.equal(statusOutputs(p).json, plainJson, `${what} ${id} ${change.name}: patched json`);
@@ -217,7 +305,8 @@ describe('cli: status snapshot cache', () => {
             patched++;
           }
           // The CLI (one form per change, in turn: each call costs a Node start-up).
-          if (TASK_CHANGES.indexOf(change) % 2) assert.equal(status(dir, false), plainText, `${what} ${id} ${change.name}: cli text`);
+          if (TASK_CHANGES.indexOf(change) % 2)
+            assert.equal(status(dir, false), plainText, `${what} ${id} ${change.name}: cli text`);
           else assert.equal(status(dir, true), plainJson, `${what} ${id} ${change.name}: cli json`);
         }
         // Rewritten atomically (a temporary file, then a rename): the folder's mtime moves, its names do not.
@@ -237,7 +326,14 @@ describe('cli: status snapshot cache', () => {
         if (row.row[3] && side.head.stateDir) {
           const stateFile = path.join(side.head.stateDir, 'tasks', `${id}.state.json`);
           const stateText = fs.readFileSync(stateFile, 'utf8');
-          fs.writeFileSync(stateFile, JSON.stringify({ status: 'in_progress', assignee: 'state@example.invalid', claimed_at: '2026-02-02T00:00:00Z' }));
+          fs.writeFileSync(
+            stateFile,
+            JSON.stringify({
+              status: 'in_progress',
+              assignee: 'state@example.invalid',
+              claimed_at: '2026-02-02T00:00:00Z',
+            }),
+          );
           const ps = patchBasis(side, [stateFile]);
           assert.ok(ps, `${what} ${id}: state file change patched`);
           assert.equal(statusOutputs(ps).json, uncached(dir, true), `${what} ${id}: state file change`);
@@ -264,13 +360,16 @@ describe('cli: status snapshot cache', () => {
     for (const dir of dirs) {
       status(dir, true);
       if (!fs.existsSync(basisFile(dir, env()))) continue; // runs or waves: nothing stored
-      const ids = sideRows(sideOf(basisFile(dir, env()))).slice(0, 1).map((r) => r.id);
+      const ids = sideRows(sideOf(basisFile(dir, env())))
+        .slice(0, 1)
+        .map((r) => r.id);
       if (!ids.length) continue;
       patched += samePatchedAndNot(dir, dir, ids);
       folders++;
     }
     // fn-1.1 has a state file (generated: every third task), fn-1.2 has none.
-    for (const { dir, n } of plans) patched += samePatchedAndNot(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
+    for (const { dir, n } of plans)
+      patched += samePatchedAndNot(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
     assert.ok(folders >= 1, `fixture folders patched: ${folders}`);
     assert.ok(patched > 0);
   });
@@ -313,7 +412,15 @@ describe('cli: status snapshot cache', () => {
     status(ws.dir, true);
     const sideFile = basisFile(ws.dir, env());
     const taskFile = (id: string) => path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
-    const edit = (id: string, over: Record<string, unknown>) => fs.writeFileSync(taskFile(id), JSON.stringify({ ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over }, null, 2) + '\n');
+    const edit = (id: string, over: Record<string, unknown>) =>
+      fs.writeFileSync(
+        taskFile(id),
+        JSON.stringify(
+          { ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over },
+          null,
+          2,
+        ) + '\n',
+      );
     const steps: [string, Record<string, unknown>][] = [
       ['fn-1.2', { title: 'First change' }],
       ['fn-1.3', { status: 'done', completed_at: '2027-05-01T00:00:00Z' }],
@@ -339,16 +446,36 @@ describe('cli: status snapshot cache', () => {
     const state = folder('ralph-snap-patch-claims-state-');
     const st = { XDG_STATE_HOME: state.dir };
     generated(ws, 20);
-    await writeBaselineMirror(ws.dir, '20261201-000000-gone', { at: '2026-12-01T00:00:00.000Z', source: 'flow-next', label: '.flow', done: [] }, st);
+    await writeBaselineMirror(
+      ws.dir,
+      '20261201-000000-gone',
+      { at: '2026-12-01T00:00:00.000Z', source: 'flow-next', label: '.flow', done: [] },
+      st,
+    );
     await sleep(PAST_TICK_MS);
     const plain = () => status(ws.dir, true, { ...st, RALPH_CACHE: '0' });
-    const before = JSON.parse(plain()) as { unverified_claims: { id: string }[]; runs: unknown[]; recent_runs: unknown[] };
-    assert.ok(before.unverified_claims.some((u) => u.id === 'fn-1.2'), 'control: a done task is a claim');
+    const before = JSON.parse(plain()) as {
+      unverified_claims: { id: string }[];
+      runs: unknown[];
+      recent_runs: unknown[];
+    };
+    assert.ok(
+      before.unverified_claims.some((u) => u.id === 'fn-1.2'),
+      'control: a done task is a claim',
+    );
     assert.equal(before.runs.length + before.recent_runs.length, 0, 'control: no run record');
     assert.equal(status(ws.dir, true, st), plain());
     assert.ok(fs.existsSync(entryOf(ws.dir)), 'control: the answer is stored');
     const taskFile = (id: string) => path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
-    const edit = (id: string, over: Record<string, unknown>) => fs.writeFileSync(taskFile(id), JSON.stringify({ ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over }, null, 2) + '\n');
+    const edit = (id: string, over: Record<string, unknown>) =>
+      fs.writeFileSync(
+        taskFile(id),
+        JSON.stringify(
+          { ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over },
+          null,
+          2,
+        ) + '\n',
+      );
     // fn-1.5: todo, no state file, becomes done (a new claim); fn-1.2: done (a claim), becomes todo.
     edit('fn-1.5', { status: 'done', completed_at: '2026-12-02T00:00:00Z' });
     assert.equal(status(ws.dir, true, st), plain(), 'a task done since the baseline');
@@ -364,10 +491,19 @@ describe('cli: status snapshot cache', () => {
     const plain = uncached(ws.dir, true);
     status(ws.dir, true);
     const file = entryOf(ws.dir);
-    const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { outputs: Record<string, string>; inputsByFolder: unknown };
+    const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      outputs: Record<string, string>;
+      inputsByFolder: unknown;
+    };
     const inputs = unpackSnapshotInputs(entry.inputsByFolder) ?? [];
-    assert.ok(inputs.some((i) => i[0] === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')), 'task files are inputs');
-    assert.ok(inputs.some((i) => i.length === 1 && i[0] === path.join(ws.dir, 'PROMPT.md')), 'absent sources are inputs');
+    assert.ok(
+      inputs.some((i) => i[0] === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')),
+      'task files are inputs',
+    );
+    assert.ok(
+      inputs.some((i) => i.length === 1 && i[0] === path.join(ws.dir, 'PROMPT.md')),
+      'absent sources are inputs',
+    );
     // A planted answer, written an hour after its inputs: served, which shows the lookup answers alone.
     fs.writeFileSync(file, JSON.stringify({ ...entry, outputs: { json: 'PLANTED\n', text: 'PLANTED TEXT\n' } }));
     assert.equal(status(ws.dir, true), 'PLANTED\n');
@@ -388,7 +524,10 @@ describe('cli: status snapshot cache', () => {
     const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
     fs.writeFileSync(file, JSON.stringify({ ...entry, outputs: { out: 'PLANTED\n' } }));
     assert.equal(runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'alice' }).stdout, 'PLANTED\n');
-    assert.equal(runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'bob' }).stdout, runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'bob', RALPH_CACHE: '0' }).stdout);
+    assert.equal(
+      runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'bob' }).stdout,
+      runCli(ws.dir, ['next', '--json'], { ...env(), FLOW_ACTOR: 'bob', RALPH_CACHE: '0' }).stdout,
+    );
     assert.ok(first.includes('"success": true'));
   });
 
@@ -402,11 +541,26 @@ describe('cli: status snapshot cache', () => {
     status(ws.dir, true);
     const file = entryOf(ws.dir);
     const good = fs.readFileSync(file, 'utf8');
-    const foreign = { ...(JSON.parse(good) as Record<string, unknown>), folder: '/elsewhere', outputs: { json: 'X\n', text: 'X\n' } };
-    for (const garbage of ['{"format": "ralph-snapshot-cache", "version": 1, "inputs": [', 'null', '[]', JSON.stringify({ format: 'other' }), JSON.stringify(foreign), good.replace(/"inputsByFolder":\[/, '"inputsByFolder":[5,')]) {
+    const foreign = {
+      ...(JSON.parse(good) as Record<string, unknown>),
+      folder: '/elsewhere',
+      outputs: { json: 'X\n', text: 'X\n' },
+    };
+    for (const garbage of [
+      '{"format": "ralph-snapshot-cache", "version": 1, "inputs": [',
+      'null',
+      '[]',
+      JSON.stringify({ format: 'other' }),
+      JSON.stringify(foreign),
+      good.replace(/"inputsByFolder":\[/, '"inputsByFolder":[5,'),
+    ]) {
       fs.writeFileSync(file, garbage);
       assert.equal(status(ws.dir, true), plain);
-      assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { format: string; folder: string }).folder, ws.dir, 'rebuilt');
+      assert.equal(
+        (JSON.parse(fs.readFileSync(file, 'utf8')) as { format: string; folder: string }).folder,
+        ws.dir,
+        'rebuilt',
+      );
     }
     assert.deepEqual(fs.readdirSync(ws.dir, { recursive: true }).map(String).sort(), before);
   });

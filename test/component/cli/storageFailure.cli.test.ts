@@ -9,11 +9,27 @@ import { git, gitInit } from '../../support/workspace';
 
 /** `ralph run` as a process; returns exit code and both streams. */
 function ralphRun(dir: string, extra: string[] = []): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [cliPath, '-C', dir, 'run', '--no-gates', '--trust', '--max-iterations', '1', ...extra], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(
+    process.execPath,
+    [cliPath, '-C', dir, 'run', '--no-gates', '--trust', '--max-iterations', '1', ...extra],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-const quantum = { project: 'p', stories: [{ id: 'US-001', title: 'Parser', status: 'pending', priority: 1, dependsOn: [], retries: { attempts: 0, maxAttempts: 3 } }] };
+const quantum = {
+  project: 'p',
+  stories: [
+    {
+      id: 'US-001',
+      title: 'Parser',
+      status: 'pending',
+      priority: 1,
+      dependsOn: [],
+      retries: { attempts: 0, maxAttempts: 3 },
+    },
+  ],
+};
 
 /** Issue 12: a read-only `.ralph/` and a full disk end `ralph run` with the cause recorded, the item given back, exit 74. */
 describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function () {
@@ -45,7 +61,10 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
     fs.chmodSync(t.file('.ralph'), 0o555);
     const r = ralphRun(t.dir);
     assert.equal(r.code, 74, r.out + r.err);
-    assert.match(r.err, /ralph: \.ralph\/ is read-only \(mode 0555\): a run records its state there\. Make it writable \(chmod u\+w \.ralph\/\)/);
+    assert.match(
+      r.err,
+      /ralph: \.ralph\/ is read-only \(mode 0555\): a run records its state there\. Make it writable \(chmod u\+w \.ralph\/\)/,
+    );
     assert.doesNotMatch(r.out + r.err, /\n\s+at /, 'no stack trace');
     assert.equal(t.exists('agent-ran'), false, 'no agent was started');
     assert.equal(t.exists('.ralph/runs'), false, 'nothing was written into the read-only folder');
@@ -96,6 +115,12 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
     assert.equal(story.status, 'pending', JSON.stringify(story));
     assert.equal(git(t.dir, 'branch', '--list', 'ql-wt/US-001').trim(), 'ql-wt/US-001');
     assert.equal(t.exists(`.ralph/runs/${runs[0]}/.space-reserve`), false, 'the reserve is gone');
-    assert.equal(git(t.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'no worktree left');
+    assert.equal(
+      git(t.dir, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+      'no worktree left',
+    );
   });
 });

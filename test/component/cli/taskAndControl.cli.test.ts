@@ -1,7 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
-import { flowJson, gitInit, quantumJson, tempWorkspace, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
+import {
+  flowJson,
+  gitInit,
+  quantumJson,
+  tempWorkspace,
+  writeFlow,
+  writeFlowState,
+  type TempWorkspace,
+} from '../../support/workspace';
 import { runCli } from '../../support/cli';
 
 /**
@@ -12,8 +20,10 @@ import { runCli } from '../../support/cli';
 describe('cli: ralph status, task, stale, pause/resume/stop', () => {
   let ws: TempWorkspace;
   afterEach(() => ws?.dispose());
-  const ciRun = (id: string, body = 'iteration: 1\nepic: fn-1\ntask: fn-1.1\n') => ws.write(`scripts/ralph/runs/${id}/progress.txt`, body);
-  const completed = '## 2026-01-15T10:00:00Z - iter 1\nstatus=work epic=fn-1 task=fn-1.1 reason=ready_task\n\ncompletion_reason=DONE\npromise=COMPLETE\n';
+  const ciRun = (id: string, body = 'iteration: 1\nepic: fn-1\ntask: fn-1.1\n') =>
+    ws.write(`scripts/ralph/runs/${id}/progress.txt`, body);
+  const completed =
+    '## 2026-01-15T10:00:00Z - iter 1\nstatus=work epic=fn-1 task=fn-1.1 reason=ready_task\n\ncompletion_reason=DONE\npromise=COMPLETE\n';
 
   describe('status', () => {
     it('status --json parses and carries both the v0.8 and HEAD keys', () => {
@@ -22,7 +32,17 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       const s = runCli(ws.dir, ['status', '--json']);
       assert.equal(s.code, 0);
       const j = s.json();
-      assert.deepEqual([j.success, j.flow_exists, j.epics, j.specs, j.tasks, j.progress], [true, true, { open: 1, done: 0 }, { open: 1, done: 0 }, { todo: 1, in_progress: 0, blocked: 0, done: 1 }, '1/2']);
+      assert.deepEqual(
+        [j.success, j.flow_exists, j.epics, j.specs, j.tasks, j.progress],
+        [
+          true,
+          true,
+          { open: 1, done: 0 },
+          { open: 1, done: 0 },
+          { todo: 1, in_progress: 0, blocked: 0, done: 1 },
+          '1/2',
+        ],
+      );
       assert.deepEqual(j.runs, []);
     });
 
@@ -33,7 +53,10 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       writeFlowState(ws, { 'fn-1.1': { status: 'done' }, 'fn-1.2': { status: 'in_progress', assignee: 'bot' } });
       const j = runCli(ws.dir, ['status', '--json']).json();
       assert.deepEqual(j.tasks, { todo: 1, in_progress: 1, blocked: 0, done: 1 });
-      assert.deepEqual((j.in_progress as { id: string; assignee: string }[]).map((i) => [i.id, i.assignee]), [['fn-1.2', 'bot']]);
+      assert.deepEqual(
+        (j.in_progress as { id: string; assignee: string }[]).map((i) => [i.id, i.assignee]),
+        [['fn-1.2', 'bot']],
+      );
     });
 
     it('status lists active runs under runs and finished ones under recent_runs', () => {
@@ -42,7 +65,8 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       ciRun('test-run');
       ciRun('old', completed);
       const j = runCli(ws.dir, ['status', '--json']).json();
-      const rows = (key: string) => (j[key] as Record<string, unknown>[]).map((r) => [r.id, r.state, r.iteration, r.current_task, r.reason]);
+      const rows = (key: string) =>
+        (j[key] as Record<string, unknown>[]).map((r) => [r.id, r.state, r.iteration, r.current_task, r.reason]);
       assert.deepEqual(rows('runs'), [['test-run', 'running', 1, 'fn-1.1', null]]);
       assert.deepEqual(rows('recent_runs'), [['old', 'completed', 1, 'fn-1.1', 'DONE']]);
       const text = runCli(ws.dir, ['status']).stdout;
@@ -52,13 +76,31 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
 
     it('status counts quantum stories and checklists, and lists blocked items with reasons', () => {
       ws = tempWorkspace('ralph-cli-');
-      ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'passed' }, { id: 'US-002', status: 'blocked', failureLog: [{ phase: 'stale_detection', timestamp: '2026-01-01T00:00:00Z', error: 'Story exceeded 20 minute stale threshold' }] }]));
+      ws.write(
+        'quantum.json',
+        quantumJson([
+          { id: 'US-001', status: 'passed' },
+          {
+            id: 'US-002',
+            status: 'blocked',
+            failureLog: [
+              {
+                phase: 'stale_detection',
+                timestamp: '2026-01-01T00:00:00Z',
+                error: 'Story exceeded 20 minute stale threshold',
+              },
+            ],
+          },
+        ]),
+      );
       ws.write('RALPH_TASK.md', '- [x] a\n- [X] b\n- [ ] c\n');
       const j = runCli(ws.dir, ['status', '--json']).json();
       assert.deepEqual(j.stories, { pending: 0, in_progress: 0, passed: 1, failed: 0, blocked: 1 });
       assert.deepEqual(j.checklists, [{ path: 'RALPH_TASK.md', done: 2, total: 3 }]);
       assert.equal(j.progress, '3/5');
-      assert.deepEqual(j.blocked, [{ source: 'quantum', id: 'US-002', title: 'Story US-002', reason: 'Story exceeded 20 minute stale threshold' }]);
+      assert.deepEqual(j.blocked, [
+        { source: 'quantum', id: 'US-002', title: 'Story US-002', reason: 'Story exceeded 20 minute stale threshold' },
+      ]);
     });
   });
 
@@ -81,7 +123,11 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
 
     it('reset in text mode prints "Reset: a, b" and errors as "Error: …" on stderr', () => {
       ws = tempWorkspace('ralph-cli-');
-      writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] }, { id: 'fn-1.3', status: 'in_progress' }]);
+      writeFlow(ws, [
+        { id: 'fn-1.1', status: 'done' },
+        { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'] },
+        { id: 'fn-1.3', status: 'in_progress' },
+      ]);
       assert.equal(runCli(ws.dir, ['task', 'reset', 'fn-1.1', '--cascade']).stdout, 'Reset: fn-1.1, fn-1.2\n');
       const bad = runCli(ws.dir, ['task', 'reset', 'fn-1.3']);
       assert.deepEqual([bad.code, bad.stdout], [1, '']);
@@ -91,24 +137,61 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
     it("reset --cascade --json prints flowctl's list and git diff shows only the changed keys", () => {
       ws = tempWorkspace('ralph-cli-');
       gitInit(ws);
-      writeFlow(ws, [{ id: 'fn-1.1', status: 'done', assignee: 'a' }, { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'], assignee: 'a' }, { id: 'fn-1.3', status: 'done', deps: ['fn-1.2'], assignee: 'a' }, { id: 'fn-1.4', status: 'done', assignee: 'a' }]);
-      const git = (...a: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: ws.dir, encoding: 'utf8' });
+      writeFlow(ws, [
+        { id: 'fn-1.1', status: 'done', assignee: 'a' },
+        { id: 'fn-1.2', status: 'done', deps: ['fn-1.1'], assignee: 'a' },
+        { id: 'fn-1.3', status: 'done', deps: ['fn-1.2'], assignee: 'a' },
+        { id: 'fn-1.4', status: 'done', assignee: 'a' },
+      ]);
+      const git = (...a: string[]) =>
+        execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...a], { cwd: ws.dir, encoding: 'utf8' });
       git('add', '.flow');
       git('commit', '-qm', 'init');
       const r = runCli(ws.dir, ['task', 'reset', 'fn-1.1', '--cascade', '--json']);
       assert.deepEqual(r.json(), { success: true, reset: ['fn-1.1', 'fn-1.2', 'fn-1.3'] });
-      const changed = git('diff', '-U0', '--', '.flow/tasks/*.json').split('\n').filter((l) => /^[-+] /.test(l)).map((l) => `${l.charAt(0)}${l.slice(1).trim().split(':')[0] ?? ''}`);
-      const perTask = ['-"assignee"', '-"claim_note"', '-"claimed_at"', '-"status"', '+"status"', '-"updated_at"', '+"updated_at"'];
+      const changed = git('diff', '-U0', '--', '.flow/tasks/*.json')
+        .split('\n')
+        .filter((l) => /^[-+] /.test(l))
+        .map((l) => `${l.charAt(0)}${l.slice(1).trim().split(':')[0] ?? ''}`);
+      const perTask = [
+        '-"assignee"',
+        '-"claim_note"',
+        '-"claimed_at"',
+        '-"status"',
+        '+"status"',
+        '-"updated_at"',
+        '+"updated_at"',
+      ];
       assert.deepEqual(changed.sort(), [...perTask, ...perTask, ...perTask].sort());
-      assert.deepEqual(git('diff', '--name-only').trim().split('\n').sort(), ['.flow/tasks/fn-1.1.json', '.flow/tasks/fn-1.1.md', '.flow/tasks/fn-1.2.json', '.flow/tasks/fn-1.2.md', '.flow/tasks/fn-1.3.json', '.flow/tasks/fn-1.3.md']);
+      assert.deepEqual(git('diff', '--name-only').trim().split('\n').sort(), [
+        '.flow/tasks/fn-1.1.json',
+        '.flow/tasks/fn-1.1.md',
+        '.flow/tasks/fn-1.2.json',
+        '.flow/tasks/fn-1.2.md',
+        '.flow/tasks/fn-1.3.json',
+        '.flow/tasks/fn-1.3.md',
+      ]);
     });
 
     it('reset of a quantum story cascades through dependsOn and --force takes an in_progress story', () => {
       ws = tempWorkspace('ralph-cli-');
-      ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'passed' }, { id: 'US-002', status: 'failed', deps: ['US-001'], attempts: 2 }, { id: 'US-003', status: 'in_progress' }]));
-      assert.deepEqual(runCli(ws.dir, ['task', 'reset', 'US-001', '--cascade', '--json']).json(), { success: true, reset: ['US-001', 'US-002'] });
+      ws.write(
+        'quantum.json',
+        quantumJson([
+          { id: 'US-001', status: 'passed' },
+          { id: 'US-002', status: 'failed', deps: ['US-001'], attempts: 2 },
+          { id: 'US-003', status: 'in_progress' },
+        ]),
+      );
+      assert.deepEqual(runCli(ws.dir, ['task', 'reset', 'US-001', '--cascade', '--json']).json(), {
+        success: true,
+        reset: ['US-001', 'US-002'],
+      });
       assert.equal(runCli(ws.dir, ['task', 'reset', 'US-003', '--json']).code, 1);
-      assert.deepEqual(runCli(ws.dir, ['task', 'reset', 'US-003', '--force', '--json']).json(), { success: true, reset: ['US-003'] });
+      assert.deepEqual(runCli(ws.dir, ['task', 'reset', 'US-003', '--force', '--json']).json(), {
+        success: true,
+        reset: ['US-003'],
+      });
     });
 
     it('an unknown id exits 1 naming it', () => {
@@ -134,9 +217,25 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
     it('a story goes through start, block, start and done', () => {
       ws = tempWorkspace('ralph-cli-');
       ws.write('quantum.json', quantumJson([{ id: 'US-001', priority: 1 }]));
-      assert.deepEqual(runCli(ws.dir, ['next', '--json']).json().item, { source: 'quantum', id: 'US-001', title: 'Story US-001' });
+      assert.deepEqual(runCli(ws.dir, ['next', '--json']).json().item, {
+        source: 'quantum',
+        id: 'US-001',
+        title: 'Story US-001',
+      });
       assert.equal(runCli(ws.dir, ['task', 'start', 'US-001', '--json']).json().status, 'in_progress');
-      assert.deepEqual(runCli(ws.dir, ['task', 'block', 'US-001', '--reason', 'typecheck failed', '--phase', 'typecheck', '--json']).json(), { success: true, id: 'US-001', source: 'quantum', status: 'failed', attempts: 1 });
+      assert.deepEqual(
+        runCli(ws.dir, [
+          'task',
+          'block',
+          'US-001',
+          '--reason',
+          'typecheck failed',
+          '--phase',
+          'typecheck',
+          '--json',
+        ]).json(),
+        { success: true, id: 'US-001', source: 'quantum', status: 'failed', attempts: 1 },
+      );
       runCli(ws.dir, ['task', 'start', 'US-001']);
       assert.equal(runCli(ws.dir, ['task', 'done', 'US-001', '--json']).json().status, 'passed');
       assert.equal((runCli(ws.dir, ['next', '--json']).json().quantum as { status: string }).status, 'complete');
@@ -147,30 +246,57 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       writeFlow(ws, [{ id: 'fn-1.1' }]);
       assert.equal(runCli(ws.dir, ['task', 'start', 'fn-1.1']).code, 0);
       assert.equal((JSON.parse(ws.read('.flow/tasks/fn-1.1.json')) as { assignee: string }).assignee, 'tester');
-      assert.deepEqual((runCli(ws.dir, ['next', '--json']).json().flow as { reason: string }).reason, 'resume_in_progress');
+      assert.deepEqual(
+        (runCli(ws.dir, ['next', '--json']).json().flow as { reason: string }).reason,
+        'resume_in_progress',
+      );
     });
   });
 
   describe('stale', () => {
     it('stale --apply handles .123Z and +02:00 timestamps', () => {
       ws = tempWorkspace('ralph-cli-');
-      ws.write('quantum.json', quantumJson([
-        { id: 'US-001', status: 'in_progress', startedAt: '2026-01-01T10:00:00.123Z' },
-        { id: 'US-002', status: 'in_progress', startedAt: '2026-01-01T12:00:00+02:00', attempts: 2 },
-        { id: 'US-003', status: 'in_progress' },
-        { id: 'US-004', status: 'in_progress', startedAt: new Date().toISOString() },
-      ]));
+      ws.write(
+        'quantum.json',
+        quantumJson([
+          { id: 'US-001', status: 'in_progress', startedAt: '2026-01-01T10:00:00.123Z' },
+          { id: 'US-002', status: 'in_progress', startedAt: '2026-01-01T12:00:00+02:00', attempts: 2 },
+          { id: 'US-003', status: 'in_progress' },
+          { id: 'US-004', status: 'in_progress', startedAt: new Date().toISOString() },
+        ]),
+      );
       const r = runCli(ws.dir, ['stale', '--apply', '--json']);
       const j = r.json();
-      assert.deepEqual((j.stale as { id: string; becomes: string }[]).map((s) => [s.id, s.becomes]), [['US-001', 'failed'], ['US-002', 'blocked']]);
+      assert.deepEqual(
+        (j.stale as { id: string; becomes: string }[]).map((s) => [s.id, s.becomes]),
+        [
+          ['US-001', 'failed'],
+          ['US-002', 'blocked'],
+        ],
+      );
       assert.deepEqual(j.warnings, ['US-003 is in_progress without startedAt']);
-      const stories = (JSON.parse(ws.read('quantum.json')) as { stories: { status: string; startedAt: string | null; retries: { attempts: number } }[] }).stories;
-      assert.deepEqual(stories.map((s) => [s.status, s.startedAt === null, s.retries.attempts]), [['failed', true, 1], ['blocked', true, 3], ['in_progress', false, 0], ['in_progress', false, 0]]);
+      const stories = (
+        JSON.parse(ws.read('quantum.json')) as {
+          stories: { status: string; startedAt: string | null; retries: { attempts: number } }[];
+        }
+      ).stories;
+      assert.deepEqual(
+        stories.map((s) => [s.status, s.startedAt === null, s.retries.attempts]),
+        [
+          ['failed', true, 1],
+          ['blocked', true, 3],
+          ['in_progress', false, 0],
+          ['in_progress', false, 0],
+        ],
+      );
     });
 
     it('stale without --apply writes nothing', () => {
       ws = tempWorkspace('ralph-cli-');
-      ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'in_progress', startedAt: '2026-01-01T10:00:00Z' }]));
+      ws.write(
+        'quantum.json',
+        quantumJson([{ id: 'US-001', status: 'in_progress', startedAt: '2026-01-01T10:00:00Z' }]),
+      );
       const before = ws.read('quantum.json');
       assert.equal((runCli(ws.dir, ['stale', '--json']).json().stale as unknown[]).length, 1);
       assert.equal(ws.read('quantum.json'), before);
@@ -178,7 +304,12 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
 
     it('--stale-timeout overrides the file threshold', () => {
       ws = tempWorkspace('ralph-cli-');
-      ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'in_progress', startedAt: new Date(Date.now() - 15 * 60_000).toISOString() }]));
+      ws.write(
+        'quantum.json',
+        quantumJson([
+          { id: 'US-001', status: 'in_progress', startedAt: new Date(Date.now() - 15 * 60_000).toISOString() },
+        ]),
+      );
       assert.equal((runCli(ws.dir, ['stale', '--stale-timeout', '10', '--json']).json().stale as unknown[]).length, 1);
       assert.equal((runCli(ws.dir, ['stale', '--json']).json().stale as unknown[]).length, 0);
     });
@@ -188,7 +319,11 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
     it('pause --json finds the single active run by itself and creates PAUSE', () => {
       ws = tempWorkspace('ralph-cli-');
       ciRun('test-run');
-      assert.deepEqual(runCli(ws.dir, ['pause', '--json']).json(), { success: true, run: 'test-run', action: 'paused' });
+      assert.deepEqual(runCli(ws.dir, ['pause', '--json']).json(), {
+        success: true,
+        run: 'test-run',
+        action: 'paused',
+      });
       assert.ok(ws.exists('scripts/ralph/runs/test-run/PAUSE'));
       assert.equal((runCli(ws.dir, ['status', '--json']).json().runs as { paused: boolean }[])[0]!.paused, true);
     });
@@ -197,14 +332,22 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       ws = tempWorkspace('ralph-cli-');
       ciRun('test-run');
       ws.write('scripts/ralph/runs/test-run/PAUSE', '');
-      assert.deepEqual(runCli(ws.dir, ['resume', '--run', 'test-run', '--json']).json(), { success: true, run: 'test-run', action: 'resumed' });
+      assert.deepEqual(runCli(ws.dir, ['resume', '--run', 'test-run', '--json']).json(), {
+        success: true,
+        run: 'test-run',
+        action: 'resumed',
+      });
       assert.ok(!ws.exists('scripts/ralph/runs/test-run/PAUSE'));
     });
 
     it('stop creates STOP', () => {
       ws = tempWorkspace('ralph-cli-');
       ciRun('test-run');
-      assert.deepEqual(runCli(ws.dir, ['stop', '--json']).json(), { success: true, run: 'test-run', action: 'stop_requested' });
+      assert.deepEqual(runCli(ws.dir, ['stop', '--json']).json(), {
+        success: true,
+        run: 'test-run',
+        action: 'stop_requested',
+      });
       assert.ok(ws.exists('scripts/ralph/runs/test-run/STOP'));
     });
 
@@ -213,7 +356,10 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
       ciRun('run-a');
       ciRun('run-b');
       const r = runCli(ws.dir, ['pause', '--json']);
-      assert.deepEqual([r.code, r.json()], [1, { success: false, error: 'Multiple active runs, specify --run: run-a, run-b' }]);
+      assert.deepEqual(
+        [r.code, r.json()],
+        [1, { success: false, error: 'Multiple active runs, specify --run: run-a, run-b' }],
+      );
       assert.equal(runCli(ws.dir, ['pause', '--run', 'run-b', '--json']).json().run, 'run-b');
     });
 
@@ -234,7 +380,19 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
 
     it('our own run is controlled through .ralph/runs/<id>/', () => {
       ws = tempWorkspace('ralph-cli-');
-      ws.write('.ralph/runs/r1/run.json', flowJson({ schemaVersion: 1, runId: 'r1', pid: process.pid, host: os.hostname(), startedAt: '2026-01-01T00:00:00Z', state: 'running', iteration: 1, currentItem: null }));
+      ws.write(
+        '.ralph/runs/r1/run.json',
+        flowJson({
+          schemaVersion: 1,
+          runId: 'r1',
+          pid: process.pid,
+          host: os.hostname(),
+          startedAt: '2026-01-01T00:00:00Z',
+          state: 'running',
+          iteration: 1,
+          currentItem: null,
+        }),
+      );
       assert.equal(runCli(ws.dir, ['pause', '--json']).json().run, 'r1');
       assert.ok(ws.exists('.ralph/runs/r1/PAUSE'));
       assert.equal((runCli(ws.dir, ['status', '--json']).json().runs as { state: string }[])[0]!.state, 'paused');
@@ -242,7 +400,18 @@ describe('cli: ralph status, task, stale, pause/resume/stop', () => {
   });
 
   describe('help and usage', () => {
-    for (const cmd of [['status'], ['next'], ['task', 'start'], ['task', 'done'], ['task', 'block'], ['task', 'reset'], ['stale'], ['pause'], ['resume'], ['stop']]) {
+    for (const cmd of [
+      ['status'],
+      ['next'],
+      ['task', 'start'],
+      ['task', 'done'],
+      ['task', 'block'],
+      ['task', 'reset'],
+      ['stale'],
+      ['pause'],
+      ['resume'],
+      ['stop'],
+    ]) {
       it(`ralph ${cmd.join(' ')} --help documents its exit codes`, () => {
         const r = runCli(process.cwd(), [...cmd, '--help']);
         assert.equal(r.code, 0);

@@ -9,7 +9,17 @@ function shipped(rules: readonly string[], rel: string): boolean {
   for (const raw of rules) {
     const neg = raw.startsWith('!');
     const glob = neg ? raw.slice(1) : raw;
-    const re = new RegExp(`^${glob.split('**').map((part) => part.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')).join('.*')}$`);
+    const re = new RegExp(
+      `^${glob
+        .split('**')
+        .map((part) =>
+          part
+            .split('*')
+            .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+            .join('[^/]*'),
+        )
+        .join('.*')}$`,
+    );
     if (re.test(rel)) included = neg;
   }
   return included;
@@ -22,7 +32,11 @@ function shipped(rules: readonly string[], rel: string): boolean {
  */
 describe('VSIX: every bundle a shipped bundle loads is shipped', () => {
   it('closes over the names of dist/*.js the shipped bundles mention', () => {
-    const rules = fs.readFileSync(path.join(repoRoot, '.vscodeignore'), 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const rules = fs
+      .readFileSync(path.join(repoRoot, '.vscodeignore'), 'utf8')
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     const dist = path.join(repoRoot, 'dist');
     const bundles = fs.readdirSync(dist).filter((n) => n.endsWith('.js'));
     const inVsix = bundles.filter((n) => shipped(rules, `dist/${n}`));
@@ -38,7 +52,19 @@ describe('VSIX: every bundle a shipped bundle loads is shipped', () => {
       }
     }
     // Control: the references this scan must see (the programs dist/cli.js loads, the deferred libraries).
-    for (const name of ['cli-read.js', 'cli-patch.js', 'cli-main.js', 'cli-task.js', 'cli-waves.js', 'zod.js', 'yaml.js', 'jsonc-parser.js', 'chokidar.js', 'planWorker.js', 'guard.js']) {
+    for (const name of [
+      'cli-read.js',
+      'cli-patch.js',
+      'cli-main.js',
+      'cli-task.js',
+      'cli-waves.js',
+      'zod.js',
+      'yaml.js',
+      'jsonc-parser.js',
+      'chokidar.js',
+      'planWorker.js',
+      'guard.js',
+    ]) {
       assert.ok(seen.has(name), `control: ${name} is named by a shipped bundle`);
     }
     assert.deepEqual(missing, [], 'named by a shipped bundle but left out of the VSIX (.vscodeignore)');

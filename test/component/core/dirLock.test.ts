@@ -36,7 +36,11 @@ async function child(mode: string, target: string): Promise<void> {
 const childEnv = (mode: string, target: string) => ({ ...process.env, RALPH_DIRLOCK_CHILD: `${mode}\n${target}` });
 
 function runChild(mode: string, target: string): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, [__filename], { env: childEnv(mode, target), encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [__filename], {
+    env: childEnv(mode, target),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, out: r.stdout.trim() };
 }
 
@@ -80,17 +84,25 @@ if (CHILD) {
     });
 
     it('a holder killed outright leaves a lock that blocks until stale, then both kinds of lock take it over', async () => {
-      const holder = spawn(process.execPath, [__filename], { env: childEnv('hold', target), stdio: ['ignore', 'pipe', 'inherit'] });
+      const holder = spawn(process.execPath, [__filename], {
+        env: childEnv('hold', target),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       const gone = new Promise((r) => holder.once('exit', r));
       await new Promise<void>((resolve, reject) => {
-        holder.stdout.on('data', (d) => { if (String(d).includes('held')) resolve(); });
+        holder.stdout.on('data', (d) => {
+          if (String(d).includes('held')) resolve();
+        });
         holder.once('exit', () => reject(new Error('the holder exited early')));
       });
       holder.kill('SIGKILL');
       await gone;
       assert.ok(isDir(`${target}.lock`), 'SIGKILL leaves the lock');
       assert.equal(runChild('pl-try', target).out, 'ELOCKED', 'fresh: proper-lockfile does not take it');
-      await assert.rejects(withDirLock(target, () => 1, { waitMs: 50 }), errCode('ELOCKED'));
+      await assert.rejects(
+        withDirLock(target, () => 1, { waitMs: 50 }),
+        errCode('ELOCKED'),
+      );
       setMtimeAgo(`${target}.lock`, DIR_LOCK_STALE_MS + 1_000); // as if the stale time had passed
       assert.equal(runChild('pl-try', target).out, 'locked', 'proper-lockfile takes over the stale lock');
       fs.mkdirSync(`${target}.lock`);

@@ -17,15 +17,20 @@ describe('finding agent CLIs on PATH (running their --version)', () => {
   it('reads the version each agent prints', async () => {
     const bin = stubBin('cursor-agent', 'echo "2025.11.25-d5b3271"');
     const agents = await discoverAgents({ pathEnv: bin });
-    assert.deepEqual(agents.map((a) => [a.name, a.version]), [['cursor-agent', '2025.11.25-d5b3271']]);
+    assert.deepEqual(
+      agents.map((a) => [a.name, a.version]),
+      [['cursor-agent', '2025.11.25-d5b3271']],
+    );
   });
 
   it('reports an agent whose --version fails instead of throwing', async () => {
     const bin = stubBin('codex', 'echo boom >&2; exit 3');
     const agents = await discoverAgents({ pathEnv: bin });
-    assert.deepEqual(agents.map((a) => [a.name, a.version, a.note]), [['codex', null, '--version exited 3']]);
+    assert.deepEqual(
+      agents.map((a) => [a.name, a.version, a.note]),
+      [['codex', null, '--version exited 3']],
+    );
   });
-
 });
 
 describe('ralph doctor', () => {
@@ -33,32 +38,56 @@ describe('ralph doctor', () => {
     const run = (config: object) => {
       const dir = tempWorkspace({ '.ralph/config.json': JSON.stringify(config), 'RALPH_TASK.md': '- [ ] a\n' });
       // `containment` is trusted content (breaker s5 row 31): trusted here, in a state folder of the test's own.
-      const env = { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}`, XDG_STATE_HOME: path.join(dir, '.state') };
+      const env = {
+        ...process.env,
+        PATH: `${realClaudeBin}:${process.env.PATH}`,
+        XDG_STATE_HOME: path.join(dir, '.state'),
+      };
       assert.equal(spawnSync(process.execPath, [cli, 'trust'], { cwd: dir, env }).status, 0);
-      const json = JSON.parse(spawnSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env }).stdout.toString());
+      const json = JSON.parse(
+        spawnSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env }).stdout.toString(),
+      );
       const text = spawnSync(process.execPath, [cli, 'doctor'], { cwd: dir, env }).stdout.toString();
       return { json, text };
     };
     const auto = run({});
-    assert.deepEqual([auto.json.containment.kind, auto.json.containment.mode], ['pid-namespace', 'auto'], JSON.stringify(auto.json.containment));
-    assert.match(auto.text, /Process containment \(containment: "auto"\):\n {2}PID namespace \(unshare [^)]*--pid[^)]*\)\n {2}every process an iteration or a gate starts ends with it/);
+    assert.deepEqual(
+      [auto.json.containment.kind, auto.json.containment.mode],
+      ['pid-namespace', 'auto'],
+      JSON.stringify(auto.json.containment),
+    );
+    assert.match(
+      auto.text,
+      /Process containment \(containment: "auto"\):\n {2}PID namespace \(unshare [^)]*--pid[^)]*\)\n {2}every process an iteration or a gate starts ends with it/,
+    );
     const marker = run({ containment: 'marker' });
     assert.deepEqual([marker.json.containment.kind, marker.json.containment.mode], ['marker', 'marker']);
-    assert.match(marker.text, /Process containment \(containment: "marker"\):\n {2}environment marker sweep \(config containment: "marker"\)\n {2}a process that leaves its process group AND clears its environment \(setsid env -i …\) can outlive the run/);
+    assert.match(
+      marker.text,
+      /Process containment \(containment: "marker"\):\n {2}environment marker sweep \(config containment: "marker"\)\n {2}a process that leaves its process group AND clears its environment \(setsid env -i …\) can outlive the run/,
+    );
   });
 
   it('lists .ralph/ and quantum.json and the real claude 2.1.328, exiting 0', () => {
     const dir = tempWorkspace({ '.ralph/': '', 'quantum.json': '{"stories":[]}' });
-    const out = execFileSync(process.execPath, [cli, 'doctor', '--json'], { cwd: dir, env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } }).toString();
+    const out = execFileSync(process.execPath, [cli, 'doctor', '--json'], {
+      cwd: dir,
+      env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` },
+    }).toString();
     const report = JSON.parse(out);
     assert.deepEqual(report.sources.map((s: { path: string }) => s.path).sort(), ['.ralph', 'quantum.json']);
-    assert.ok(report.agents.some((a: { name: string; version: string }) => a.name === 'claude' && a.version === '2.1.328'), out);
+    assert.ok(
+      report.agents.some((a: { name: string; version: string }) => a.name === 'claude' && a.version === '2.1.328'),
+      out,
+    );
     assert.deepEqual(report.problems, []);
   });
 
   it('reports a broken quantum.json under problems with line and column, without a stack trace', () => {
     const dir = tempWorkspace({ 'quantum.json': '{\n  "stories": [\n' });
-    const r = spawnSync(process.execPath, [cli, 'doctor', '--json', '--cwd', dir], { env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` } });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--json', '--cwd', dir], {
+      env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` },
+    });
     const report = JSON.parse(r.stdout.toString());
     assert.equal(report.problems.length, 1);
     assert.equal(report.problems[0].file, 'quantum.json');
@@ -70,7 +99,9 @@ describe('ralph doctor', () => {
 
   it('exits 1 when no agent CLI is on PATH', () => {
     const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n' });
-    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], { env: { ...process.env, PATH: path.dirname(process.execPath) } });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], {
+      env: { ...process.env, PATH: path.dirname(process.execPath) },
+    });
     assert.equal(r.status, 1);
     assert.match(r.stdout.toString(), /NOT READY/);
   });
@@ -90,30 +121,52 @@ describe('ralph doctor: what counts', () => {
   });
 
   it('reports a .ralph/config.json that does not parse, and a quantum.json that breaks the schema', async () => {
-    const dir = tempWorkspace({ '.ralph/config.json': '{\n  "maxIterations": "ten"\n}\n', 'quantum.json': '{\n  "stories": [\n    { "id": "US-1", "title": "t", "status": 5 }\n  ]\n}\n' });
+    const dir = tempWorkspace({
+      '.ralph/config.json': '{\n  "maxIterations": "ten"\n}\n',
+      'quantum.json': '{\n  "stories": [\n    { "id": "US-1", "title": "t", "status": 5 }\n  ]\n}\n',
+    });
     const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin });
-    assert.deepEqual(report.problems.map((p) => [p.file, p.line]).sort(), [['.ralph/config.json', 2], ['quantum.json', 3]]);
+    assert.deepEqual(report.problems.map((p) => [p.file, p.line]).sort(), [
+      ['.ralph/config.json', 2],
+      ['quantum.json', 3],
+    ]);
   });
 
   it('finds the agent CLI the configuration names by path', async () => {
     const bin = stubBin('my-claude', 'echo "3.0.0 (Claude Code)"');
-    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude') }) });
+    const dir = tempWorkspace({
+      'RALPH_TASK.md': '- [ ] a\n',
+      '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude') }),
+    });
     const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
-    assert.deepEqual(report.agents.map((a) => [a.name, a.version]), [['my-claude', '3.0.0']]);
+    assert.deepEqual(
+      report.agents.map((a) => [a.name, a.version]),
+      [['my-claude', '3.0.0']],
+    );
     assert.equal(report.ok, true);
   });
 });
 
 describe('ralph doctor: the agent ralph run would start', () => {
   it('is not ready when the configured claudePath is not an executable, and says so', async () => {
-    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': '{"claudePath": "/nonexistent/claude"}' });
+    const dir = tempWorkspace({
+      'RALPH_TASK.md': '- [ ] a\n',
+      '.ralph/config.json': '{"claudePath": "/nonexistent/claude"}',
+    });
     const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin, trustOverride: '--trust' });
     assert.equal(report.ok, false, 'a claude on PATH does not help: ralph run uses the configured path');
-    assert.match(report.problems.map((p) => p.message).join('\n'), /claudePath "\/nonexistent\/claude" is not an executable/);
+    assert.match(
+      report.problems.map((p) => p.message).join('\n'),
+      /claudePath "\/nonexistent\/claude" is not an executable/,
+    );
   });
 
   it('resolves a relative claudePath against the workspace folder', async () => {
-    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n', '.ralph/config.json': '{"claudePath": "bin/claude"}', 'bin/claude': '#!/bin/sh\necho "2.0.0 (Claude Code)"\n' });
+    const dir = tempWorkspace({
+      'RALPH_TASK.md': '- [ ] a\n',
+      '.ralph/config.json': '{"claudePath": "bin/claude"}',
+      'bin/claude': '#!/bin/sh\necho "2.0.0 (Claude Code)"\n',
+    });
     fs.chmodSync(path.join(dir, 'bin/claude'), 0o755);
     const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
     assert.equal(report.ok, true, JSON.stringify(report.problems));
@@ -123,20 +176,42 @@ describe('ralph doctor: the agent ralph run would start', () => {
 
 describe('ralph doctor: attribution and verdict (new-user try, session 3)', () => {
   it('without .ralph/config.json, a missing default claude is named as the default (no file problem) and the verdict names the agent only', () => {
-    const dir = tempWorkspace({ 'quantum.json': JSON.stringify({ project: 'p', stories: [{ id: 'US-1', title: 't', status: 'pending', priority: 1, dependsOn: [] }] }) });
-    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], { env: { ...process.env, PATH: path.dirname(process.execPath) }, encoding: 'utf8' });
+    const dir = tempWorkspace({
+      'quantum.json': JSON.stringify({
+        project: 'p',
+        stories: [{ id: 'US-1', title: 't', status: 'pending', priority: 1, dependsOn: [] }],
+      }),
+    });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], {
+      env: { ...process.env, PATH: path.dirname(process.execPath) },
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 1);
     assert.doesNotMatch(r.stdout, /^ {2}\.ralph\/config\.json/m, 'no problem of a file that does not exist');
-    assert.match(r.stdout, /claudePath "claude" is not an executable on PATH: `ralph run` cannot start the agent \(the default claudePath/);
-    assert.match(r.stdout, /NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.\n$/);
+    assert.match(
+      r.stdout,
+      /claudePath "claude" is not an executable on PATH: `ralph run` cannot start the agent \(the default claudePath/,
+    );
+    assert.match(
+      r.stdout,
+      /NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.\n$/,
+    );
     assert.doesNotMatch(r.stdout, /needs a task source/);
   });
 
   it('warns when running as root with bypassPermissions and no IS_SANDBOX', async () => {
     const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n' });
-    const report = await buildDoctorReport(dir, { pathEnv: realClaudeBin, uid: 0, env: { ...process.env, IS_SANDBOX: '' } });
+    const report = await buildDoctorReport(dir, {
+      pathEnv: realClaudeBin,
+      uid: 0,
+      env: { ...process.env, IS_SANDBOX: '' },
+    });
     assert.match(formatDoctorReport(report), /Warnings:\n {2}running as root: the Claude CLI refuses/);
-    const sandboxed = await buildDoctorReport(dir, { pathEnv: realClaudeBin, uid: 0, env: { ...process.env, IS_SANDBOX: '1' } });
+    const sandboxed = await buildDoctorReport(dir, {
+      pathEnv: realClaudeBin,
+      uid: 0,
+      env: { ...process.env, IS_SANDBOX: '1' },
+    });
     assert.deepEqual(sandboxed.warnings, []);
   });
 });

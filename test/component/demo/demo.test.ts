@@ -18,9 +18,16 @@ describe('npm run demo without VS Code server', () => {
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   it('explains what to do (set-up with apt, or --cli) instead of a stack trace, and starts nothing', () => {
-    const r = spawnSync(process.execPath, [demoJs, '--no-open'], { encoding: 'utf8', env: { ...process.env, RALPH_VSCODE_SERVER: path.join(tmp, 'nowhere'), TMPDIR: tmp }, timeout: 60_000 });
+    const r = spawnSync(process.execPath, [demoJs, '--no-open'], {
+      encoding: 'utf8',
+      env: { ...process.env, RALPH_VSCODE_SERVER: path.join(tmp, 'nowhere'), TMPDIR: tmp },
+      timeout: 60_000,
+    });
     assert.equal(r.status, 1, r.stderr);
-    assert.match(r.stderr, /VS Code's server cannot start here: the test VS Code server is not installed \(no .*nowhere\/out\/server-main\.js\)/);
+    assert.match(
+      r.stderr,
+      /VS Code's server cannot start here: the test VS Code server is not installed \(no .*nowhere\/out\/server-main\.js\)/,
+    );
     assert.match(r.stderr, /bash scripts\/setup-test-env\.sh/);
     assert.match(r.stderr, /apt \(so as root or with sudo the first time\)/);
     assert.match(r.stderr, /npm run demo -- --cli/);
@@ -32,10 +39,17 @@ describe('npm run demo without VS Code server', () => {
     this.timeout(420_000);
     const scratch = fs.mkdtempSync(path.join(tmp, 'cli-'));
     const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [demoJs, '--cli'], { env: { ...process.env, TMPDIR: scratch }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [demoJs, '--cli'], {
+        env: { ...process.env, TMPDIR: scratch },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
-      child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-      child.stderr.on('data', (b: Buffer) => { out += b.toString(); });
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+      });
+      child.stderr.on('data', (b: Buffer) => {
+        out += b.toString();
+      });
       child.on('close', (code) => resolve({ code, out }));
     });
     assert.equal(r.code, 0, r.out);
@@ -44,6 +58,10 @@ describe('npm run demo without VS Code server', () => {
     assert.match(r.out, /\nRalph Loop demo: complete/);
     assert.deepEqual(processesUnder(scratch), [], 'nothing the demo started runs on');
     // (The Claude CLI leaves its own socket folders in TMPDIR: only the demo's project folder must be gone.)
-    assert.deepEqual(fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')), [], 'the sample project is removed');
+    assert.deepEqual(
+      fs.readdirSync(scratch).filter((d) => d.startsWith('ralph-demo-')),
+      [],
+      'the sample project is removed',
+    );
   });
 });

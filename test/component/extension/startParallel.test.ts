@@ -11,10 +11,31 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 /** An engine that starts and ends at once, recording the options Start gave it. */
 class FakeEngine extends EventEmitter {
   readonly runId = 'run-fake-1';
-  constructor(readonly options: EngineOptions) { super(); }
+  constructor(readonly options: EngineOptions) {
+    super();
+  }
   async run(): Promise<RunResult> {
-    this.emit('event', { type: 'runStarted', runId: this.runId, folder: this.options.folder, source: 'quantum', agent: 'claude', maxIterations: 1, gates: {}, maxCostUsd: 0, pid: process.pid });
-    return { runId: this.runId, state: 'completed', reason: 'complete: nothing to do', exitCode: 0, iterations: 0, costUsd: 0, done: 0, total: 0 } as unknown as RunResult;
+    this.emit('event', {
+      type: 'runStarted',
+      runId: this.runId,
+      folder: this.options.folder,
+      source: 'quantum',
+      agent: 'claude',
+      maxIterations: 1,
+      gates: {},
+      maxCostUsd: 0,
+      pid: process.pid,
+    });
+    return {
+      runId: this.runId,
+      state: 'completed',
+      reason: 'complete: nothing to do',
+      exitCode: 0,
+      iterations: 0,
+      costUsd: 0,
+      done: 0,
+      total: 0,
+    } as unknown as RunResult;
   }
 }
 
@@ -25,14 +46,33 @@ describe('Ralph: Start — the parallel quick pick (fake vscode, fake engine)', 
   beforeEach(() => {
     resetFake();
     t = makeTempFolder('ralph-start-parallel-');
-    t.write('quantum.json', JSON.stringify({ project: 'p', branchName: 'ralph/p', userStories: [
-      { id: 'US-1', title: 'One', priority: 1, status: 'pending', dependsOn: [] },
-      { id: 'US-2', title: 'Two', priority: 2, status: 'pending', dependsOn: [] },
-    ] }, null, 2));
+    t.write(
+      'quantum.json',
+      JSON.stringify(
+        {
+          project: 'p',
+          branchName: 'ralph/p',
+          userStories: [
+            { id: 'US-1', title: 'One', priority: 1, status: 'pending', dependsOn: [] },
+            { id: 'US-2', title: 'Two', priority: 2, status: 'pending', dependsOn: [] },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     made = [];
-    runs = new RunController(new Logger(), undefined, (o) => { const e = new FakeEngine(o); made.push(e); return e as unknown as LoopEngine; });
+    runs = new RunController(new Logger(), undefined, (o) => {
+      const e = new FakeEngine(o);
+      made.push(e);
+      return e as unknown as LoopEngine;
+    });
   });
-  afterEach(async () => { await runs.wait(t.dir); runs.dispose(); t.dispose(); });
+  afterEach(async () => {
+    await runs.wait(t.dir);
+    runs.dispose();
+    t.dispose();
+  });
 
   const startWith = async (answer: string | undefined, args: Parameters<RunController['start']>[0] = {}) => {
     recorded.pickAnswers.push(answer);
@@ -42,7 +82,10 @@ describe('Ralph: Start — the parallel quick pick (fake vscode, fake engine)', 
   it('asks for a quantum.json run and passes { parallel: true, maxParallel: 4 } to the engine', async () => {
     const id = await startWith('in parallel');
     assert.equal(id, 'run-fake-1', JSON.stringify(recorded.messages));
-    assert.deepEqual(recorded.quickPicks.map((p) => p.title), ['Ralph: Start — how should the stories run?']);
+    assert.deepEqual(
+      recorded.quickPicks.map((p) => p.title),
+      ['Ralph: Start — how should the stories run?'],
+    );
     assert.equal(made.length, 1);
     assert.deepEqual([made[0]!.options.parallel, made[0]!.options.maxParallel], [true, 4]);
   });

@@ -11,7 +11,10 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 describe('Ralph: Start redacts agentArgs from what it passes on (fake vscode, fake engine)', () => {
   let t: TempFolder;
   const secret = 'sk-ant-api03-ONEVENTSECRET';
-  beforeEach(() => { resetFake(); t = makeTempFolder('ralph-vscode-redact-'); });
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-vscode-redact-');
+  });
   afterEach(() => t.dispose());
 
   /** An engine that reports an agent command line holding the secret, then ends with it in its reason. */
@@ -20,7 +23,16 @@ describe('Ralph: Start redacts agentArgs from what it passes on (fake vscode, fa
     async run(): Promise<RunResult> {
       this.emit('event', { type: 'agentStarted', iteration: 1, pid: 1, command: `claude -p --api-key ${secret} --` });
       this.emit('event', { type: 'warning', message: `agent said: bad key ${secret}` });
-      return { runId: this.runId, state: 'failed', reason: `engine error: rejected ${secret}`, exitCode: 1, iterations: 1, costUsd: 0, done: 0, total: 1 } as unknown as RunResult;
+      return {
+        runId: this.runId,
+        state: 'failed',
+        reason: `engine error: rejected ${secret}`,
+        exitCode: 1,
+        iterations: 1,
+        costUsd: 0,
+        done: 0,
+        total: 1,
+      } as unknown as RunResult;
     }
   }
 
@@ -32,7 +44,10 @@ describe('Ralph: Start redacts agentArgs from what it passes on (fake vscode, fa
     runs.onEvent(({ event }) => seen.push(JSON.stringify(event)));
     process.env.RALPH_TRUST = '1';
     try {
-      assert.equal(await runs.start({ folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude', noGates: true }), 'run-redact-1');
+      assert.equal(
+        await runs.start({ folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude', noGates: true }),
+        'run-redact-1',
+      );
       await runs.wait(t.dir);
     } finally {
       delete process.env.RALPH_TRUST;
@@ -41,8 +56,18 @@ describe('Ralph: Start redacts agentArgs from what it passes on (fake vscode, fa
     assert.equal(seen.length, 2);
     assert.match(seen[0]!, /--api-key «redacted»/);
     const events = t.read('.ralph/runs/run-redact-1/events.jsonl');
-    for (const text of [...seen, ...recorded.logLines, ...recorded.messages.map((m) => m.message), events, t.read('.ralph/activity.log')]) assert.doesNotMatch(text, /ONEVENTSECRET/, text);
-    assert.ok(recorded.messages.some((m) => /failed — engine error: rejected «redacted»/.test(m.message)), JSON.stringify(recorded.messages));
+    for (const text of [
+      ...seen,
+      ...recorded.logLines,
+      ...recorded.messages.map((m) => m.message),
+      events,
+      t.read('.ralph/activity.log'),
+    ])
+      assert.doesNotMatch(text, /ONEVENTSECRET/, text);
+    assert.ok(
+      recorded.messages.some((m) => /failed — engine error: rejected «redacted»/.test(m.message)),
+      JSON.stringify(recorded.messages),
+    );
     runs.dispose();
   });
 });

@@ -17,8 +17,15 @@ interface Done {
   out: string;
 }
 
-function gate(ws: TempFolder, args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Done> } {
-  const child = spawn(process.execPath, [cli, '-C', ws.dir, 'gate', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function gate(
+  ws: TempFolder,
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; done: Promise<Done> } {
+  const child = spawn(process.execPath, [cli, '-C', ws.dir, 'gate', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -61,7 +68,8 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
       fs.symlinkSync(path.join(ws.dir, '.ralph'), path.join(other.dir, '.ralph'));
       ws.write('peer', other.dir);
       other.write('peer', ws.dir);
-      const cmd = 'touch started; for i in $(seq 400); do [ -e "$(cat peer)/started" ] && exit 0; sleep 0.1; done; exit 9';
+      const cmd =
+        'touch started; for i in $(seq 400); do [ -e "$(cat peer)/started" ] && exit 0; sleep 0.1; done; exit 9';
       assert.notEqual(gateLockDir(ws.dir, 'unit'), gateLockDir(other.dir, 'unit'));
       const a = gate(ws, ['unit', '--', cmd]);
       await waitForFile(path.join(ws.dir, 'started'));
@@ -73,8 +81,11 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
     }
   });
 
-  it('writes the handoff\'s Last gate state and leaves the agent\'s Working set as it was', async () => {
-    ws.write('.ralph/handoff.md', '# Loop Handoff\n\n## Working set\n- WS-MARKER: halfway through the parser\n\n## Last gate state\n\nold\n');
+  it("writes the handoff's Last gate state and leaves the agent's Working set as it was", async () => {
+    ws.write(
+      '.ralph/handoff.md',
+      '# Loop Handoff\n\n## Working set\n- WS-MARKER: halfway through the parser\n\n## Last gate state\n\nold\n',
+    );
     const r = await gate(ws, ['unit', '--', 'echo "FAIL one test"; exit 1']).done;
     assert.equal(r.code, 1);
     assert.match(r.out, /--- failing-tests \(first 80 matches\) ---\nFAIL one test\n=== END GATE ===/);
@@ -86,7 +97,9 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
 
   it('a gate that outlives its timeout is killed with its children (124)', async () => {
     // The background child is found by its command line: inside the gate's PID namespace `$!` is not the host's pid.
-    const r = gate(ws, ['lint', '--timeout-ms', '800', '--', 'sleep 3031 & touch started; sleep 30'], { RALPH_GATE_KILL_GRACE: '1' });
+    const r = gate(ws, ['lint', '--timeout-ms', '800', '--', 'sleep 3031 & touch started; sleep 30'], {
+      RALPH_GATE_KILL_GRACE: '1',
+    });
     await waitForFile(path.join(ws.dir, 'started'));
     const child = processesRunning('sleep 3031')[0]!;
     assert.ok(child > 0);
@@ -103,7 +116,11 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
       }
     }
     assert.equal(alive, false, 'the background child was killed too');
-    const pgid = Number(/-(\d+)\.log$/.exec(fs.readdirSync(path.join(ws.dir, '.ralph/gates')).find((f) => /^lint-\d/.test(f) && f.endsWith('.log'))!)![1]);
+    const pgid = Number(
+      /-(\d+)\.log$/.exec(
+        fs.readdirSync(path.join(ws.dir, '.ralph/gates')).find((f) => /^lint-\d/.test(f) && f.endsWith('.log'))!,
+      )![1],
+    );
     assert.deepEqual(liveGroupMembers(pgid), []);
   });
 
@@ -132,7 +149,12 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
     for (let i = 0; i < 100 && left().length && parentDeathPrefix(); i++) await sleep(50);
     const orphans = left();
     for (const p of orphans) process.kill(-p.pgid, 'SIGKILL');
-    if (parentDeathPrefix()) assert.deepEqual(orphans.map((p) => p.cmdline), [], 'the gate command outlived its killed runner');
+    if (parentDeathPrefix())
+      assert.deepEqual(
+        orphans.map((p) => p.cmdline),
+        [],
+        'the gate command outlived its killed runner',
+      );
     const next = await gate(ws, ['e2e', '--lock-wait-ms', '1000', '--', 'echo next']).done;
     assert.equal(next.code, 0, next.out);
     assert.match(next.out, /next/);

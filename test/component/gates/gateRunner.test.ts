@@ -1,7 +1,14 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gateSummary, isFailingLine, runGate, SUMMARY_MAX_BYTES, type GateResult, type GateRunOptions } from '../../../src/core/gates/gateRunner';
+import {
+  gateSummary,
+  isFailingLine,
+  runGate,
+  SUMMARY_MAX_BYTES,
+  type GateResult,
+  type GateRunOptions,
+} from '../../../src/core/gates/gateRunner';
 import { resolveContainment } from '../../../src/core/process/containment';
 import { gitWorkerReady, holdGitWorker } from '../../../src/core/process/gitWorker';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -22,7 +29,13 @@ function gateBehaviour(): void {
     before(async () => {
       ws = makeTempFolder('ralph-gates-', { ralphDir: true });
       ws.write('.ralph/gates/basic-latest.summary', 'label: basic\nexit: 1\n');
-      r = await runGate({ folder: ws.dir, label: 'basic', command: '  echo  "all good" ;\n pwd ', timeoutMs: 60_000, onActivity: (t) => activity.push(t) });
+      r = await runGate({
+        folder: ws.dir,
+        label: 'basic',
+        command: '  echo  "all good" ;\n pwd ',
+        timeoutMs: 60_000,
+        onActivity: (t) => activity.push(t),
+      });
     });
     after(() => ws.dispose());
 
@@ -38,7 +51,10 @@ function gateBehaviour(): void {
     it('writes a timestamped log with the header and footer lines', () => {
       assert.match(path.basename(r.logPath), /^basic-\d{8}T\d{6}Z-\d+\.log$/);
       const lines = fs.readFileSync(r.logPath, 'utf8').split('\n');
-      assert.match(lines[0]!, new RegExp(`^=== gate-run label=basic ts=\\d{8}T\\d{6}Z cwd=${ws.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+      assert.match(
+        lines[0]!,
+        new RegExp(`^=== gate-run label=basic ts=\\d{8}T\\d{6}Z cwd=${ws.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+      );
       assert.equal(lines[1], '=== cmd:   echo  "all good" ;');
       assert.match(lines.at(-2)!, /^=== gate-run end exit=0 duration=\d+s ===$/);
     });
@@ -60,7 +76,10 @@ function gateBehaviour(): void {
     });
 
     it('reports start and end to the activity log', () => {
-      assert.deepEqual(activity.map((a) => a.split(' ').slice(0, 3).join(' ')), ['🧪 GATE start', '🧪 GATE end']);
+      assert.deepEqual(
+        activity.map((a) => a.split(' ').slice(0, 3).join(' ')),
+        ['🧪 GATE start', '🧪 GATE end'],
+      );
       assert.match(activity[1]!, /label=basic exit=0 duration=\d+s log=\.ralph\/gates\/basic-latest\.log$/);
     });
   });
@@ -129,27 +148,46 @@ function gateBehaviour(): void {
 
   describe('gate runner: ending the process group', () => {
     let ws: TempFolder;
-    beforeEach(() => { ws = makeTempFolder('ralph-gates-', { ralphDir: true }); });
+    beforeEach(() => {
+      ws = makeTempFolder('ralph-gates-', { ralphDir: true });
+    });
     afterEach(() => ws.dispose());
 
     it('a gate that times out gets exit 124 and leaves no process in its group, even ones ignoring SIGTERM', async () => {
       const activity: string[] = [];
       const opts: GateRunOptions = {
-        folder: ws.dir, label: 'final', timeoutMs: 300, killGraceMs: 300, onActivity: (t) => activity.push(t),
+        folder: ws.dir,
+        label: 'final',
+        timeoutMs: 300,
+        killGraceMs: 300,
+        onActivity: (t) => activity.push(t),
         command: "trap '' TERM; (trap '' TERM; sleep 120) & sleep 120 & sleep 120; wait",
       };
       const r = await runGate(opts);
       assert.deepEqual([r.exitCode, r.timedOut, r.cancelled], [124, true, false]);
       assert.deepEqual(liveGroupMembers(groupOf(r)), []);
-      assert.ok(activity.some((a) => a.startsWith('🧪 GATE TIMEOUT label=final')), activity.join('\n'));
-      assert.match(fs.readFileSync(r.logPath, 'utf8'), /=== gate-run TIMEOUT after 0\.3s: SIGTERM to the process group, SIGKILL after 0\.3s ===/);
+      assert.ok(
+        activity.some((a) => a.startsWith('🧪 GATE TIMEOUT label=final')),
+        activity.join('\n'),
+      );
+      assert.match(
+        fs.readFileSync(r.logPath, 'utf8'),
+        /=== gate-run TIMEOUT after 0\.3s: SIGTERM to the process group, SIGKILL after 0\.3s ===/,
+      );
       assert.equal(ws.read('.ralph/gates/final-latest.exit'), '124');
     });
 
     it('an aborted gate is cancelled with exit 130 and leaves no process in its group', async () => {
       const ac = new AbortController();
       const started = path.join(ws.dir, 'started');
-      const run = runGate({ folder: ws.dir, label: 'basic', timeoutMs: 60_000, killGraceMs: 2_000, signal: ac.signal, command: `touch "${started}"; sleep 120 & sleep 120; wait` });
+      const run = runGate({
+        folder: ws.dir,
+        label: 'basic',
+        timeoutMs: 60_000,
+        killGraceMs: 2_000,
+        signal: ac.signal,
+        command: `touch "${started}"; sleep 120 & sleep 120; wait`,
+      });
       await waitForFile(started);
       ac.abort();
       const r = await run;
@@ -160,19 +198,36 @@ function gateBehaviour(): void {
     it('a gate aborted before it starts runs nothing and is cancelled', async () => {
       const ac = new AbortController();
       ac.abort();
-      const r = await runGate({ folder: ws.dir, label: 'basic', command: `touch "${path.join(ws.dir, 'ran')}"`, signal: ac.signal });
+      const r = await runGate({
+        folder: ws.dir,
+        label: 'basic',
+        command: `touch "${path.join(ws.dir, 'ran')}"`,
+        signal: ac.signal,
+      });
       assert.deepEqual([r.exitCode, r.cancelled], [130, true]);
       assert.equal(ws.exists('ran'), false);
     });
 
     it('a passing gate that leaves a background process behind still leaves its group empty', async () => {
-      const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: 'sleep 120 & echo spawned' });
+      const r = await runGate({
+        folder: ws.dir,
+        label: 'unit',
+        timeoutMs: 60_000,
+        killGraceMs: 2_000,
+        command: 'sleep 120 & echo spawned',
+      });
       assert.equal(r.exitCode, 0);
       assert.deepEqual(liveGroupMembers(groupOf(r)), []);
     });
 
     it('a process the gate detaches into its own session is ended with the gate', async () => {
-      const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: '(setsid sleep 351 >/dev/null 2>&1 </dev/null &); echo detached' });
+      const r = await runGate({
+        folder: ws.dir,
+        label: 'unit',
+        timeoutMs: 60_000,
+        killGraceMs: 2_000,
+        command: '(setsid sleep 351 >/dev/null 2>&1 </dev/null &); echo detached',
+      });
       assert.equal(r.exitCode, 0);
       const left = processesRunning('sleep 351');
       assert.deepEqual(left, [], 'the detached sleep is gone');
@@ -187,9 +242,16 @@ function gateBehaviour(): void {
   describe('gate runner: containment (issue 12, nothing escapes)', () => {
     let ws: TempFolder;
     const stray: number[] = [];
-    beforeEach(() => { ws = makeTempFolder('ralph-gates-', { ralphDir: true }); });
+    beforeEach(() => {
+      ws = makeTempFolder('ralph-gates-', { ralphDir: true });
+    });
     afterEach(() => {
-      for (const pid of stray.splice(0)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      for (const pid of stray.splice(0))
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       ws.dispose();
     });
     const escape = (n: number) => `(setsid env -i /bin/sleep ${n} >/dev/null 2>&1 </dev/null &); echo detached`;
@@ -199,7 +261,14 @@ function gateBehaviour(): void {
     });
 
     it('a process the gate detaches with setsid and a cleared environment (setsid env -i) is ended with the gate', async () => {
-      const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: escape(361), containment: 'auto' });
+      const r = await runGate({
+        folder: ws.dir,
+        label: 'unit',
+        timeoutMs: 60_000,
+        killGraceMs: 2_000,
+        command: escape(361),
+        containment: 'auto',
+      });
       assert.equal(r.exitCode, 0);
       const left = processesRunning('/bin/sleep 361');
       stray.push(...left);
@@ -207,7 +276,14 @@ function gateBehaviour(): void {
     });
 
     it('a gate that times out in its namespace still gets exit 124 and leaves nothing, detached or not', async () => {
-      const r = await runGate({ folder: ws.dir, label: 'final', timeoutMs: 300, killGraceMs: 300, command: `${escape(362)}; trap '' TERM; sleep 120`, containment: 'auto' });
+      const r = await runGate({
+        folder: ws.dir,
+        label: 'final',
+        timeoutMs: 300,
+        killGraceMs: 300,
+        command: `${escape(362)}; trap '' TERM; sleep 120`,
+        containment: 'auto',
+      });
       assert.deepEqual([r.exitCode, r.timedOut], [124, true]);
       const left = processesRunning('/bin/sleep 362');
       stray.push(...left);
@@ -217,7 +293,14 @@ function gateBehaviour(): void {
 
     it('containment "marker" (the fallback) still ends a setsid process that kept its environment', async () => {
       assert.equal(resolveContainment('marker').kind, 'marker');
-      const r = await runGate({ folder: ws.dir, label: 'unit', timeoutMs: 60_000, killGraceMs: 2_000, command: '(setsid sleep 363 >/dev/null 2>&1 </dev/null &); echo detached', containment: 'marker' });
+      const r = await runGate({
+        folder: ws.dir,
+        label: 'unit',
+        timeoutMs: 60_000,
+        killGraceMs: 2_000,
+        command: '(setsid sleep 363 >/dev/null 2>&1 </dev/null &); echo detached',
+        containment: 'marker',
+      });
       assert.equal(r.exitCode, 0);
       assert.deepEqual(processesRunning('sleep 363'), []);
     });
@@ -228,17 +311,31 @@ describe('gate runner, started from this process', () => gateBehaviour());
 
 describe('gate runner, started from the helper process of a parallel run (issue 19)', () => {
   let release: () => Promise<void>;
-  before(() => { release = holdGitWorker(); });
-  after(async () => { await release(); });
+  before(() => {
+    release = holdGitWorker();
+  });
+  after(async () => {
+    await release();
+  });
 
   it('starts the gate from the helper: after the helper itself, no spawn in this thread', async () => {
     const ws = makeTempFolder('ralph-gates-', { ralphDir: true });
     try {
       assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
-      const { value: r, spawns } = await spawnsDuring(() => runGate({ folder: ws.dir, label: 'basic', command: 'echo from-helper; echo err >&2; exit 3', timeoutMs: 60_000 }));
+      const { value: r, spawns } = await spawnsDuring(() =>
+        runGate({
+          folder: ws.dir,
+          label: 'basic',
+          command: 'echo from-helper; echo err >&2; exit 3',
+          timeoutMs: 60_000,
+        }),
+      );
       assert.equal(spawns, 0);
       assert.equal(r.exitCode, 3);
-      assert.match(fs.readFileSync(r.logPath, 'utf8'), /=== cmd: [^\n]*\n===\nfrom-helper\nerr\n=== gate-run end exit=3/);
+      assert.match(
+        fs.readFileSync(r.logPath, 'utf8'),
+        /=== cmd: [^\n]*\n===\nfrom-helper\nerr\n=== gate-run end exit=3/,
+      );
     } finally {
       ws.dispose();
     }
@@ -249,42 +346,73 @@ describe('gate runner, started from the helper process of a parallel run (issue 
 
 describe('gate runner: a gate whose helper process dies (issue 19)', () => {
   let release: () => Promise<void>;
-  before(() => { release = holdGitWorker(); });
-  after(async () => { await release(); });
+  before(() => {
+    release = holdGitWorker();
+  });
+  after(async () => {
+    await release();
+  });
 
   it('a gate whose helper dies ends at once with exit 127, its log saying why, its processes gone with the helper', async () => {
     const ws = makeTempFolder('ralph-gates-', { ralphDir: true });
     try {
       assert.equal(await gitWorkerReady(), true);
       const marker = ws.file('started');
-      const gate = runGate({ folder: ws.dir, label: 'basic', command: `echo $$ > '${marker}'; exec sleep 364`, timeoutMs: 60_000, killGraceMs: 1_000 });
+      const gate = runGate({
+        folder: ws.dir,
+        label: 'basic',
+        command: `echo $$ > '${marker}'; exec sleep 364`,
+        timeoutMs: 60_000,
+        killGraceMs: 1_000,
+      });
       await waitForFile(marker);
-      const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-      const helperPid = kids.find((k) => { try { return fs.readFileSync(`/proc/${k}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
+      const kids = fs
+        .readdirSync(`/proc/${process.pid}/task`)
+        .flatMap((tid) =>
+          fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+        );
+      const helperPid = kids.find((k) => {
+        try {
+          return fs.readFileSync(`/proc/${k}/cmdline`, 'utf8').split('\0')[1] === '-e';
+        } catch {
+          return false;
+        }
+      });
       assert.ok(helperPid, 'the helper process is a child of this one');
       process.kill(helperPid, 'SIGKILL');
       const r = await gate;
       assert.equal(r.exitCode, 127);
-      assert.match(fs.readFileSync(r.logPath, 'utf8'), /=== gate-run lost the gate's exit: the helper process that started it ended before it did ===/);
+      assert.match(
+        fs.readFileSync(r.logPath, 'utf8'),
+        /=== gate-run lost the gate's exit: the helper process that started it ended before it did ===/,
+      );
       assert.deepEqual(processesRunning('sleep 364'), []);
     } finally {
       ws.dispose();
     }
   });
-
 });
 
 describe('gate runner: files kept', () => {
   let ws: TempFolder;
-  beforeEach(() => { ws = makeTempFolder('ralph-gates-', { ralphDir: true }); });
+  beforeEach(() => {
+    ws = makeTempFolder('ralph-gates-', { ralphDir: true });
+  });
   afterEach(() => ws.dispose());
 
   it('keeps only the newest logs of a label, with their exit files, and leaves other labels alone', async () => {
     ws.write('.ralph/gates/unit-20000101T000000Z-1.log', 'old unit\n');
     const results: GateResult[] = [];
-    for (let i = 0; i < 4; i++) results.push(await runGate({ folder: ws.dir, label: 'basic', command: `echo ${i}`, keep: 2 }));
-    const files = fs.readdirSync(path.join(ws.dir, '.ralph/gates')).filter((f) => /^basic-\d/.test(f)).sort();
-    const expected = results.slice(2).flatMap((r) => [path.basename(r.logPath), path.basename(r.logPath).replace(/\.log$/, '.exit')]).sort();
+    for (let i = 0; i < 4; i++)
+      results.push(await runGate({ folder: ws.dir, label: 'basic', command: `echo ${i}`, keep: 2 }));
+    const files = fs
+      .readdirSync(path.join(ws.dir, '.ralph/gates'))
+      .filter((f) => /^basic-\d/.test(f))
+      .sort();
+    const expected = results
+      .slice(2)
+      .flatMap((r) => [path.basename(r.logPath), path.basename(r.logPath).replace(/\.log$/, '.exit')])
+      .sort();
     assert.deepEqual(files, expected);
     assert.ok(ws.exists('.ralph/gates/unit-20000101T000000Z-1.log'));
   });
@@ -296,13 +424,23 @@ describe('gate runner: files kept', () => {
   });
 
   it('refuses an unknown label', async () => {
-    await assert.rejects(runGate({ folder: ws.dir, label: 'smoke' as 'basic', command: 'true' }), /unknown gate label "smoke"/);
+    await assert.rejects(
+      runGate({ folder: ws.dir, label: 'smoke' as 'basic', command: 'true' }),
+      /unknown gate label "smoke"/,
+    );
   });
 });
 
 describe('gate runner: summary and failing lines', () => {
   it('a summary longer than 2048 bytes is cut to 2000 bytes plus a pointer to the log', () => {
-    const s = gateSummary({ label: 'full', exitCode: 1, durationMs: 12_400, logRelPath: '.ralph/gates/full-x.log', command: 'npm test', failingLines: Array.from({ length: 20 }, (_, i) => `FAIL ${'é'.repeat(100)} ${i}`) });
+    const s = gateSummary({
+      label: 'full',
+      exitCode: 1,
+      durationMs: 12_400,
+      logRelPath: '.ralph/gates/full-x.log',
+      command: 'npm test',
+      failingLines: Array.from({ length: 20 }, (_, i) => `FAIL ${'é'.repeat(100)} ${i}`),
+    });
     assert.ok(Buffer.byteLength(s) <= SUMMARY_MAX_BYTES, String(Buffer.byteLength(s)));
     assert.ok(s.endsWith('\n[truncated — see .ralph/gates/full-x.log]\n'));
     assert.ok(s.startsWith('label: full\nexit: 1\nduration: 12s\nlog: .ralph/gates/full-x.log\ncmd: npm test\n'));
@@ -328,5 +466,7 @@ describe('gate runner: summary and failing lines', () => {
     ['Error handling works', false],
     ['PASS src/a.test.ts', false],
   ];
-  for (const [line, failing] of lines) it(`"${line.trim()}" ${failing ? 'is' : 'is not'} a failing line`, () => assert.equal(isFailingLine(line), failing));
+  for (const [line, failing] of lines)
+    it(`"${line.trim()}" ${failing ? 'is' : 'is not'} a failing line`, () =>
+      assert.equal(isFailingLine(line), failing));
 });

@@ -18,17 +18,24 @@ describe('guard: ralph guard install and dist/guard-hook.js as processes', funct
   });
   afterEach(() => ws.dispose());
   const env = () => ({ ...process.env, XDG_STATE_HOME: path.join(ws.dir, 'state') });
-  const run = (args: string[], input = '') => spawnSync(process.execPath, args, { input, encoding: 'utf8', env: env(), cwd: ws.dir });
+  const run = (args: string[], input = '') =>
+    spawnSync(process.execPath, args, { input, encoding: 'utf8', env: env(), cwd: ws.dir });
 
-  it('install is idempotent, keeps the user\'s settings, and --uninstall removes only ours', () => {
+  it("install is idempotent, keeps the user's settings, and --uninstall removes only ours", () => {
     const user = '{\n  "permissions": { "allow": ["Bash(ls)"] },\n  "hooks": { "Stop": [] }\n}\n';
     ws.write('.claude/settings.json', user);
     assert.equal(run([cli, '-C', ws.dir, 'guard', 'install']).status, 0);
     const once = ws.read('.claude/settings.json');
-    const doc = JSON.parse(once) as { permissions: unknown; hooks: { PreToolUse: { hooks: { command: string }[] }[]; Stop: unknown } };
+    const doc = JSON.parse(once) as {
+      permissions: unknown;
+      hooks: { PreToolUse: { hooks: { command: string }[] }[]; Stop: unknown };
+    };
     assert.deepEqual(doc.permissions, { allow: ['Bash(ls)'] });
     assert.equal(doc.hooks.PreToolUse.length, 1);
-    assert.match(doc.hooks.PreToolUse[0]!.hooks[0]!.command, new RegExp(`^${process.execPath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\S*dist/guard-hook\\.js$`));
+    assert.match(
+      doc.hooks.PreToolUse[0]!.hooks[0]!.command,
+      new RegExp(`^${process.execPath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\S*dist/guard-hook\\.js$`),
+    );
     const again = run([cli, '-C', ws.dir, 'guard', 'install']);
     assert.match(again.stdout, /already installed/);
     assert.equal(ws.read('.claude/settings.json'), once);
@@ -61,7 +68,7 @@ describe('guard: ralph guard install and dist/guard-hook.js as processes', funct
   });
 
   // breaker-s6 row 28: a cloned repository's untrusted [rewrite] row handed the person's claude its program.
-  it('an untrusted policy\'s [rewrite] is ignored by `ralph guard` and dist/guard-hook.js (note on stderr); after `ralph trust` it applies', () => {
+  it("an untrusted policy's [rewrite] is ignored by `ralph guard` and dist/guard-hook.js (note on stderr); after `ralph trust` it applies", () => {
     ws.write('.ralph/command-policy', '[rewrite]\n^npm test$ | echo evil | faster tests\n');
     const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'npm test' }, cwd: ws.dir });
     for (const args of [[hook], [cli, '-C', ws.dir, 'guard']]) {
@@ -82,8 +89,16 @@ describe('guard: ralph guard install and dist/guard-hook.js as processes', funct
       ['accepts and never answers', () => undefined, /did not answer within 300 ms/],
       ['hangs up without an answer', (c) => c.end(), /sent no answer/],
       ['answers null', (c) => c.end('null\n'), /malformed answer/],
-      ['answers exit 1 (a non-blocking error for Claude Code)', (c) => c.end(`${JSON.stringify({ stdout: '', stderr: '', exitCode: 1 })}\n`), /malformed answer/],
-      ['answers a non-string stdout', (c) => c.end(`${JSON.stringify({ stdout: 5, stderr: '', exitCode: 0 })}\n`), /malformed answer/],
+      [
+        'answers exit 1 (a non-blocking error for Claude Code)',
+        (c) => c.end(`${JSON.stringify({ stdout: '', stderr: '', exitCode: 1 })}\n`),
+        /malformed answer/,
+      ],
+      [
+        'answers a non-string stdout',
+        (c) => c.end(`${JSON.stringify({ stdout: 5, stderr: '', exitCode: 0 })}\n`),
+        /malformed answer/,
+      ],
     ];
     for (const [name, behave, reason] of behaviours) {
       const socket = path.join(ws.dir, 'fake.sock');
@@ -95,7 +110,10 @@ describe('guard: ralph guard install and dist/guard-hook.js as processes', funct
       await new Promise<void>((resolve) => server.listen(socket, resolve));
       try {
         const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, [hook, '--socket', socket], { env: { ...env(), RALPH_GUARD_TIMEOUT_MS: '300' }, cwd: ws.dir });
+          const child = spawn(process.execPath, [hook, '--socket', socket], {
+            env: { ...env(), RALPH_GUARD_TIMEOUT_MS: '300' },
+            cwd: ws.dir,
+          });
           let stdout = '';
           let stderr = '';
           child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -36,23 +36,38 @@ describe('the answer cache after an agent iteration', function () {
     const other = snapshotFile(path.join(ws.dir, 'elsewhere'), 'status');
     fs.mkdirSync(path.dirname(status), { recursive: true });
     fs.writeFileSync(status, '{"user":"ran ralph status before the run"}');
-    fs.writeFileSync(other, JSON.stringify({ format: 'ralph-snapshot-cache', version: 1, folder: path.join(ws.dir, 'elsewhere') }));
+    fs.writeFileSync(
+      other,
+      JSON.stringify({ format: 'ralph-snapshot-cache', version: 1, folder: path.join(ws.dir, 'elsewhere') }),
+    );
     const seenAfterIteration: boolean[] = [];
-    const run = await runEngine(ws, [
-      bash(`printf '{"inputs":[],"outputs":{"text":"Progress: 2/2"}}' > '${status}' && printf '{}' > '${next}' && echo forged`),
-      say('I forged the answer cache.'),
-    ], {
-      config: { gates: { basic: 'false' }, maxIterations: 1 },
-      onEvent: (e) => { if (e.type === 'iterationEnded') seenAfterIteration.push(fs.existsSync(status) || fs.existsSync(next)); },
-    });
-    assert.match(JSON.stringify(run.server.agentRequests().map((r) => r.body)), /forged/, 'the agent wrote the forgery');
+    const run = await runEngine(
+      ws,
+      [
+        bash(
+          `printf '{"inputs":[],"outputs":{"text":"Progress: 2/2"}}' > '${status}' && printf '{}' > '${next}' && echo forged`,
+        ),
+        say('I forged the answer cache.'),
+      ],
+      {
+        config: { gates: { basic: 'false' }, maxIterations: 1 },
+        onEvent: (e) => {
+          if (e.type === 'iterationEnded') seenAfterIteration.push(fs.existsSync(status) || fs.existsSync(next));
+        },
+      },
+    );
+    assert.match(
+      JSON.stringify(run.server.agentRequests().map((r) => r.body)),
+      /forged/,
+      'the agent wrote the forgery',
+    );
     assert.deepEqual(seenAfterIteration, [false], 'gone once the agent process ended');
     assert.equal(fs.existsSync(status), false);
     assert.equal(fs.existsSync(next), false);
     assert.equal(fs.existsSync(other), true, "another folder's entry stays");
   });
 
-  it("removes a forged parse cache and the entries of another spelling of the folder (breaker-s6 rows 21, 10)", async () => {
+  it('removes a forged parse cache and the entries of another spelling of the folder (breaker-s6 rows 21, 10)', async () => {
     ws = make({ 'RALPH_TASK.md': '- [ ] First box\n- [ ] Second box\n' });
     const link = path.join(cache, 'link');
     fs.symlinkSync(ws.dir, link);
@@ -60,15 +75,24 @@ describe('the answer cache after an agent iteration', function () {
     const parse = path.join(dir, `${fnv1a(ws.dir)}-quantum.json`);
     const viaLink = snapshotFile(link, 'status');
     fs.mkdirSync(dir, { recursive: true });
-    const forged = (format: string, folder: string) => `{"format":"${format}","version":1,"folder":"${folder}","entries":{}}`;
+    const forged = (format: string, folder: string) =>
+      `{"format":"${format}","version":1,"folder":"${folder}","entries":{}}`;
     const seenAfterIteration: boolean[] = [];
-    await runEngine(ws, [
-      bash(`printf '%s' '${forged('ralph-parse-cache', ws.dir)}' > '${parse}' && printf '%s' '${forged('ralph-snapshot-cache', link)}' > '${viaLink}' && echo forged`),
-      say('I forged the parse cache.'),
-    ], {
-      config: { gates: { basic: 'false' }, maxIterations: 1 },
-      onEvent: (e) => { if (e.type === 'iterationEnded') seenAfterIteration.push(fs.existsSync(parse) || fs.existsSync(viaLink)); },
-    });
+    await runEngine(
+      ws,
+      [
+        bash(
+          `printf '%s' '${forged('ralph-parse-cache', ws.dir)}' > '${parse}' && printf '%s' '${forged('ralph-snapshot-cache', link)}' > '${viaLink}' && echo forged`,
+        ),
+        say('I forged the parse cache.'),
+      ],
+      {
+        config: { gates: { basic: 'false' }, maxIterations: 1 },
+        onEvent: (e) => {
+          if (e.type === 'iterationEnded') seenAfterIteration.push(fs.existsSync(parse) || fs.existsSync(viaLink));
+        },
+      },
+    );
     assert.deepEqual(seenAfterIteration, [false], 'gone once the agent process ended');
     assert.equal(fs.existsSync(parse), false);
     assert.equal(fs.existsSync(viaLink), false);

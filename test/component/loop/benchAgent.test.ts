@@ -20,11 +20,28 @@ describe('the lanes bench stub agent (benchAgent.sh)', function () {
 
   it('lets a parallel run pass and merge two stories, each committing its own file', async () => {
     t = makeTempFolder('ralph-bench-stub-');
-    t.write('quantum.json', quantumJson([{ id: 'S1', priority: 1 }, { id: 'S2', priority: 2 }]));
+    t.write(
+      'quantum.json',
+      quantumJson([
+        { id: 'S1', priority: 1 },
+        { id: 'S2', priority: 2 },
+      ]),
+    );
     t.write('.gitignore', '.ralph/\n');
     gitInit(t, { commit: true });
-    const config = ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } });
-    const engine = new LoopEngine({ folder: t.dir, config, source: 'quantum', parallel: true, maxParallel: 2, agentEnv: { BENCH_STUB_SLEEP_S: '0' } });
+    const config = ralphConfigSchema.parse({
+      claudePath: STUB,
+      gates: { basic: 'true' },
+      timing: { betweenIterationsMs: 0 },
+    });
+    const engine = new LoopEngine({
+      folder: t.dir,
+      config,
+      source: 'quantum',
+      parallel: true,
+      maxParallel: 2,
+      agentEnv: { BENCH_STUB_SLEEP_S: '0' },
+    });
     const r = await engine.run();
     assert.equal(r.state, 'completed', r.reason);
     assert.equal(r.done, 2);

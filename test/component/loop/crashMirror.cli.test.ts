@@ -41,7 +41,11 @@ function agentScript(t: string, tamper: string, after: string): string {
   ].join('\n');
 }
 
-interface Crash { ws: Workspace; t: string; env: NodeJS.ProcessEnv }
+interface Crash {
+  ws: Workspace;
+  t: string;
+  env: NodeJS.ProcessEnv;
+}
 
 /** Starts `ralph run` with the fake agent, waits until the agent is ready, SIGKILLs the runner. */
 async function crashRun(tamper: string, after = 'sleep 30'): Promise<Crash> {
@@ -50,13 +54,27 @@ async function crashRun(tamper: string, after = 'sleep 30'): Promise<Crash> {
   fs.mkdirSync(t);
   const agent = path.join(t, 'agent.sh');
   fs.writeFileSync(agent, agentScript(t, tamper, after), { mode: 0o755 });
-  ws.write('.ralph/config.json', JSON.stringify({ claudePath: agent, gates: { basic: 'false', final: 'false' }, timing: { betweenIterationsMs: 0, killGraceMs: 500 } }));
+  ws.write(
+    '.ralph/config.json',
+    JSON.stringify({
+      claudePath: agent,
+      gates: { basic: 'false', final: 'false' },
+      timing: { betweenIterationsMs: 0, killGraceMs: 500 },
+    }),
+  );
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: path.join(ws.root, 'state'), FLOW_ACTOR: 'tester' };
   for (const k of ['RALPH_TRUST', 'RALPH_ITERATION_TOKEN', 'RALPH_RUN_ID', 'RALPH_WORKSPACE']) delete env[k];
-  const child = spawn(process.execPath, [cliPath, '-C', ws.dir, 'run', '--trust', '--max-iterations', '1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliPath, '-C', ws.dir, 'run', '--trust', '--max-iterations', '1'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
-  child.stdout.on('data', (d) => { out += String(d); });
-  child.stderr.on('data', (d) => { out += String(d); });
+  child.stdout.on('data', (d) => {
+    out += String(d);
+  });
+  child.stderr.on('data', (d) => {
+    out += String(d);
+  });
   const exited = new Promise((r) => child.once('exit', r));
   const deadline = Date.now() + 60_000;
   while (!fs.existsSync(path.join(t, 'ready')) && Date.now() < deadline) await sleep(50);
@@ -92,8 +110,14 @@ describe('crash recovery trusts the baseline mirror, not the run record (issue 1
   });
 
   const cases: [string, string][] = [
-    ['07: the agent changed run.json runId (the record is skipped)', 'node -e "const f=process.argv[1],fs=require(\'fs\');const j=JSON.parse(fs.readFileSync(f,\'utf8\'));j.runId=\'x\'+j.runId;fs.writeFileSync(f,JSON.stringify(j,null,2))" "$R"'],
-    ['08: the agent marked its run completed (its pid one that lives)', 'node -e "const f=process.argv[1],fs=require(\'fs\');const j=JSON.parse(fs.readFileSync(f,\'utf8\'));Object.assign(j,{pid:1,state:\'completed\',endedAt:new Date().toISOString(),completion:{reason:\'COMPLETE\',at:new Date().toISOString()},claimBaseline:null});fs.writeFileSync(f,JSON.stringify(j,null,2))" "$R"'],
+    [
+      '07: the agent changed run.json runId (the record is skipped)',
+      "node -e \"const f=process.argv[1],fs=require('fs');const j=JSON.parse(fs.readFileSync(f,'utf8'));j.runId='x'+j.runId;fs.writeFileSync(f,JSON.stringify(j,null,2))\" \"$R\"",
+    ],
+    [
+      '08: the agent marked its run completed (its pid one that lives)',
+      "node -e \"const f=process.argv[1],fs=require('fs');const j=JSON.parse(fs.readFileSync(f,'utf8'));Object.assign(j,{pid:1,state:'completed',endedAt:new Date().toISOString(),completion:{reason:'COMPLETE',at:new Date().toISOString()},claimBaseline:null});fs.writeFileSync(f,JSON.stringify(j,null,2))\" \"$R\"",
+    ],
     ['34: the agent deleted its run folder (the mirror is intact)', 'rm -rf ".ralph/runs/$RALPH_RUN_ID"'],
   ];
   for (const [name, tamper] of cases) {
@@ -101,7 +125,11 @@ describe('crash recovery trusts the baseline mirror, not the run record (issue 1
       c = await crashRun(tamper);
       assert.match(c.ws.read('RALPH_TASK.md'), /- \[x\] Second box/, 'the crash left the tick (the case to recover)');
       const { status, next } = await afterCrash(c);
-      assert.deepEqual((status.unverified_claims as { id: string }[]).map((u) => u.id), ['RALPH_TASK.md:4'], JSON.stringify(status));
+      assert.deepEqual(
+        (status.unverified_claims as { id: string }[]).map((u) => u.id),
+        ['RALPH_TASK.md:4'],
+        JSON.stringify(status),
+      );
       assert.equal(status.progress, '0/2');
       assert.match(c.ws.read('RALPH_TASK.md'), /- \[ \] Second box/, next);
       assert.match(next, /put back RALPH_TASK\.md:4/);
@@ -112,12 +140,21 @@ describe('crash recovery trusts the baseline mirror, not the run record (issue 1
 
   it('35: the agent does not outlive the SIGKILLed runner (it would tamper once its stdout pipe breaks)', async () => {
     // Nothing is tampered with while the runner lives: the agent waits for its pipe to break, then deletes its run folder.
-    const after = 'trap "" PIPE; i=0; while [ $i -lt 300 ] && printf "{\\"type\\":\\"keepalive\\"}\\n" >&3 2>/dev/null; do sleep 0.1; i=$((i+1)); done; rm -rf ".ralph/runs/$RALPH_RUN_ID"; touch "$T/tampered-after-crash"';
+    const after =
+      'trap "" PIPE; i=0; while [ $i -lt 300 ] && printf "{\\"type\\":\\"keepalive\\"}\\n" >&3 2>/dev/null; do sleep 0.1; i=$((i+1)); done; rm -rf ".ralph/runs/$RALPH_RUN_ID"; touch "$T/tampered-after-crash"';
     c = await crashRun(':', after);
     await sleep(3000);
-    assert.equal(fs.existsSync(path.join(c.t, 'tampered-after-crash')), false, 'the agent lived on after the runner died and tampered');
+    assert.equal(
+      fs.existsSync(path.join(c.t, 'tampered-after-crash')),
+      false,
+      'the agent lived on after the runner died and tampered',
+    );
     const { status, next } = await afterCrash(c);
-    assert.deepEqual((status.unverified_claims as { id: string }[]).map((u) => u.id), ['RALPH_TASK.md:4'], JSON.stringify(status));
+    assert.deepEqual(
+      (status.unverified_claims as { id: string }[]).map((u) => u.id),
+      ['RALPH_TASK.md:4'],
+      JSON.stringify(status),
+    );
     assert.match(c.ws.read('RALPH_TASK.md'), /- \[ \] Second box/, next);
   });
 });

@@ -30,7 +30,12 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
 
   it('answers as git in a repository and in a linked worktree, without starting git', async () => {
     const wt = laneWithCommit('ql-wt/S1');
-    const r = await spawnsDuring(async () => [await headSha(t.dir), await headSha(wt), await headOf(t.dir), await headOf(wt)]);
+    const r = await spawnsDuring(async () => [
+      await headSha(t.dir),
+      await headSha(wt),
+      await headOf(t.dir),
+      await headOf(wt),
+    ]);
     assert.deepEqual(r.value, [revParse(t.dir), revParse(wt), revParse(t.dir), revParse(wt)]);
     assert.notEqual(revParse(t.dir), revParse(wt));
     assert.equal(r.spawns, 0, 'no git process for a loose branch ref');
@@ -76,7 +81,18 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     const sha256 = makeTempFolder('ralph-head-256-', { files: { 'a.txt': 'a\n' } });
     try {
       git(sha256.dir, 'init', '-q', '--object-format=sha256', '-b', 'main');
-      git(sha256.dir, '-c', 'user.email=t@example.invalid', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'one');
+      git(
+        sha256.dir,
+        '-c',
+        'user.email=t@example.invalid',
+        '-c',
+        'user.name=t',
+        'commit',
+        '-q',
+        '--allow-empty',
+        '-m',
+        'one',
+      );
       assert.equal(revParse(sha256.dir).length, 64, 'control: a SHA-256 object id');
       assert.equal(await headFromFiles(sha256.dir), revParse(sha256.dir));
     } finally {
@@ -91,7 +107,11 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
 
   it('leaves packed refs, an unborn branch, a subfolder and a redirecting environment to git', async () => {
     git(t.dir, 'pack-refs', '--all');
-    assert.equal(fs.existsSync(path.join(t.dir, '.git', 'refs', 'heads', 'main')), false, 'control: the branch is packed');
+    assert.equal(
+      fs.existsSync(path.join(t.dir, '.git', 'refs', 'heads', 'main')),
+      false,
+      'control: the branch is packed',
+    );
     assert.equal(await headFromFiles(t.dir), undefined);
     assert.equal(await headSha(t.dir), revParse(t.dir), 'git answers for a packed branch');
     fs.mkdirSync(path.join(t.dir, 'sub'));
@@ -124,7 +144,11 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
 
   it("asks git once per commit for the newest commit's subject and line, again after a new commit", async () => {
     const line = () => git(t.dir, 'log', '-1', '--format=%h %s');
-    const first = await spawnsDuring(async () => [await lastCommitSubject(t.dir), await lastCommitLine(t.dir), await lastCommitSubject(t.dir)]);
+    const first = await spawnsDuring(async () => [
+      await lastCommitSubject(t.dir),
+      await lastCommitLine(t.dir),
+      await lastCommitSubject(t.dir),
+    ]);
     assert.deepEqual(first.value, ['initial', line(), 'initial']);
     assert.equal(first.spawns, 1);
     t.write('c.txt', 'c\n');

@@ -19,16 +19,34 @@ import { git, gitInit, quantumJson, type StorySpec } from '../../support/workspa
  */
 const STUB = path.join(repoRoot, 'test', 'support', 'stubs', 'laneAgent.cjs');
 
-interface Ws { t: TempFolder; dir: string; plan: string; log: string }
+interface Ws {
+  t: TempFolder;
+  dir: string;
+  plan: string;
+  log: string;
+}
 
-function makeRepo(stories: (StorySpec & { filePaths?: string[] })[], gates: Record<string, string> = { basic: 'true' }, extra: Record<string, unknown> = {}): Ws {
+function makeRepo(
+  stories: (StorySpec & { filePaths?: string[] })[],
+  gates: Record<string, string> = { basic: 'true' },
+  extra: Record<string, unknown> = {},
+): Ws {
   const t = makeTempFolder('ralph-lanes-');
   const q = JSON.parse(quantumJson(stories)) as { stories: Record<string, unknown>[] };
-  stories.forEach((s, i) => { if (s.filePaths) q.stories[i]!.filePaths = s.filePaths; });
+  stories.forEach((s, i) => {
+    if (s.filePaths) q.stories[i]!.filePaths = s.filePaths;
+  });
   t.write('quantum.json', JSON.stringify({ ...q, ...extra }, null, 2) + '\n');
   t.write('README.md', 'demo\n');
   t.write('.gitignore', '.ralph/\n');
-  t.write('.ralph/config.json', JSON.stringify({ claudePath: STUB, gates, timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 } }));
+  t.write(
+    '.ralph/config.json',
+    JSON.stringify({
+      claudePath: STUB,
+      gates,
+      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 },
+    }),
+  );
   gitInit(t, { commit: true });
   const side = makeTempFolder('ralph-lanes-side-');
   return { t, dir: t.dir, plan: side.write('plan.json', '{}'), log: side.file('log.txt') };
@@ -42,42 +60,93 @@ function config(ws: Ws) {
   return ralphConfigSchema.parse(JSON.parse(ws.t.read('.ralph/config.json')));
 }
 
-async function runParallel(ws: Ws, o: Partial<EngineOptions> = {}, onEvent?: (e: EngineEvent, lane: number, engine: LoopEngine) => void): Promise<{ result: RunResult; events: { e: EngineEvent; lane: number }[] }> {
-  const engine = new LoopEngine({ folder: ws.dir, config: config(ws), source: 'quantum', parallel: true, maxParallel: 4, agentEnv: { LANE_STUB_PLAN: ws.plan, LANE_STUB_LOG: ws.log }, ...o });
+async function runParallel(
+  ws: Ws,
+  o: Partial<EngineOptions> = {},
+  onEvent?: (e: EngineEvent, lane: number, engine: LoopEngine) => void,
+): Promise<{ result: RunResult; events: { e: EngineEvent; lane: number }[] }> {
+  const engine = new LoopEngine({
+    folder: ws.dir,
+    config: config(ws),
+    source: 'quantum',
+    parallel: true,
+    maxParallel: 4,
+    agentEnv: { LANE_STUB_PLAN: ws.plan, LANE_STUB_LOG: ws.log },
+    ...o,
+  });
   const recorder = new RunRecorder(ws.dir, engine.runId);
   const events: { e: EngineEvent; lane: number }[] = [];
-  engine.on('event', (e, lane = 0) => { events.push({ e, lane }); recorder.record(e, lane); onEvent?.(e, lane, engine); });
+  engine.on('event', (e, lane = 0) => {
+    events.push({ e, lane });
+    recorder.record(e, lane);
+    onEvent?.(e, lane, engine);
+  });
   const result = await engine.run();
   await recorder.flush();
   return { result, events };
 }
 
-const stories = (dir: string) => (JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')) as { stories: { id: string; status: string; retries: { failureLog: { phase: string; files?: string }[] } }[]; execution?: { activeWorktrees?: string[] } });
+const stories = (dir: string) =>
+  JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')) as {
+    stories: { id: string; status: string; retries: { failureLog: { phase: string; files?: string }[] } }[];
+    execution?: { activeWorktrees?: string[] };
+  };
 const statusOf = (dir: string) => Object.fromEntries(stories(dir).stories.map((s) => [s.id, s.status]));
 const logLines = (ws: Ws) => (fs.existsSync(ws.log) ? fs.readFileSync(ws.log, 'utf8').trim().split('\n') : []);
 
 /** Nothing is left behind: no worktree, no lock of git's worktree list, no stub process. */
 function assertNothingLeft(ws: Ws): void {
-  assert.equal(git(ws.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, git(ws.dir, 'worktree', 'list'));
+  assert.equal(
+    git(ws.dir, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree ')).length,
+    1,
+    git(ws.dir, 'worktree', 'list'),
+  );
   assert.deepEqual(fs.existsSync(path.join(ws.dir, '.ql-wt')) ? fs.readdirSync(path.join(ws.dir, '.ql-wt')) : [], []);
-  assert.equal(fs.existsSync(path.join(ws.dir, '.git', 'worktrees')) ? fs.readdirSync(path.join(ws.dir, '.git', 'worktrees')).length : 0, 0);
+  assert.equal(
+    fs.existsSync(path.join(ws.dir, '.git', 'worktrees'))
+      ? fs.readdirSync(path.join(ws.dir, '.git', 'worktrees')).length
+      : 0,
+    0,
+  );
   // This checkout's stub only: other checkouts on the machine may run their own lanes (benches, tests) meanwhile.
-  assert.deepEqual(listProcesses().filter((p) => p.cmdline.includes(STUB)).map((p) => p.cmdline), []);
+  assert.deepEqual(
+    listProcesses()
+      .filter((p) => p.cmdline.includes(STUB))
+      .map((p) => p.cmdline),
+    [],
+  );
   assert.deepEqual(stories(ws.dir).execution?.activeWorktrees ?? [], []);
 }
 
 describe('parallel lanes (issue 19, stub agent, real git)', function () {
   this.timeout(120_000);
   const made: Ws[] = [];
-  const repo = (...a: Parameters<typeof makeRepo>) => { const w = makeRepo(...a); made.push(w); return w; };
+  const repo = (...a: Parameters<typeof makeRepo>) => {
+    const w = makeRepo(...a);
+    made.push(w);
+    return w;
+  };
   afterEach(() => {
-    for (const w of made.splice(0)) { w.t.dispose(); fs.rmSync(path.dirname(w.plan), { recursive: true, force: true }); }
+    for (const w of made.splice(0)) {
+      w.t.dispose();
+      fs.rmSync(path.dirname(w.plan), { recursive: true, force: true });
+    }
   });
 
   it('runs a round of independent stories at once and waits for a dependency to be merged before its dependent starts', async () => {
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'C', priority: 3, deps: ['A'] }]);
+    const ws = repo([
+      { id: 'A', priority: 1 },
+      { id: 'B', priority: 2 },
+      { id: 'C', priority: 3, deps: ['A'] },
+    ]);
     // A and B each wait until the other has started: they can only both pass when their lanes overlap.
-    plan(ws, { A: { waitFor: ['B'], write: { 'a.txt': 'a\n' } }, B: { waitFor: ['A'], write: { 'b.txt': 'b\n' } }, C: { seeFile: 'a.txt', write: { 'c.txt': 'c\n' } } });
+    plan(ws, {
+      A: { waitFor: ['B'], write: { 'a.txt': 'a\n' } },
+      B: { waitFor: ['A'], write: { 'b.txt': 'b\n' } },
+      C: { seeFile: 'a.txt', write: { 'c.txt': 'c\n' } },
+    });
     const { result, events } = await runParallel(ws);
     assert.equal(result.state, 'completed', result.reason);
     assert.deepEqual(statusOf(ws.dir), { A: 'passed', B: 'passed', C: 'passed' });
@@ -88,12 +157,20 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const at = (k: string) => Number(lines.find((l) => l.startsWith(k))!.split(' ')[2]);
     assert.ok(at('start B') < at('end A') && at('start A') < at('end B'));
     const merges = events.filter((x) => x.e.type === 'laneMerge');
-    assert.deepEqual(merges.map((x) => (x.e as { outcome: string }).outcome), ['merged', 'merged', 'merged']);
-    assert.ok(new Set(events.filter((x) => x.e.type === 'iterationStarted').map((x) => x.lane)).size >= 2, 'iterations ran on two lanes');
+    assert.deepEqual(
+      merges.map((x) => (x.e as { outcome: string }).outcome),
+      ['merged', 'merged', 'merged'],
+    );
+    assert.ok(
+      new Set(events.filter((x) => x.e.type === 'iterationStarted').map((x) => x.lane)).size >= 2,
+      'iterations ran on two lanes',
+    );
     // Each one-story lane ran its basic gate once (its final gate would repeat it on the same tree), then the
     // feature branch's gate after its merge, unless the merge made exactly the tree that gate passed on (the first
     // merge of A and B, both from the same head): at most two gates per story, never three.
-    const gates = events.filter((x) => x.e.type === 'gateResult').map((x) => `${x.lane}:${(x.e as { tier: string }).tier}`);
+    const gates = events
+      .filter((x) => x.e.type === 'gateResult')
+      .map((x) => `${x.lane}:${(x.e as { tier: string }).tier}`);
     const notAgain = merges.filter((x) => /not run again/.test((x.e as { reason: string }).reason)).length;
     assert.ok(notAgain >= 1 && notAgain <= 2, merges.map((x) => (x.e as { reason: string }).reason).join(' | '));
     assert.equal(gates.length, 3 + 3 - notAgain, gates.join(' '));
@@ -105,9 +182,16 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('a merge conflict fails the right story, keeps its branch and names the file; a regression is undone and fails its story', async () => {
-    const ws = repo([{ id: 'P', priority: 1 }, { id: 'Q', priority: 2 }, { id: 'X', priority: 3 }, { id: 'Y', priority: 4 }],
+    const ws = repo(
+      [
+        { id: 'P', priority: 1 },
+        { id: 'Q', priority: 2 },
+        { id: 'X', priority: 3 },
+        { id: 'Y', priority: 4 },
+      ],
       // The feature branch's gate: x.txt and y.txt together are a regression (each alone is green in its lane).
-      { basic: 'true', final: '! { test -f x.txt && test -f y.txt; }' });
+      { basic: 'true', final: '! { test -f x.txt && test -f y.txt; }' },
+    );
     const maxAttempts = { maxAttempts: 1 };
     const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
     for (const s of q.stories) Object.assign(s.retries, maxAttempts);
@@ -125,7 +209,11 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const st = statusOf(ws.dir);
     const [won, lost] = st.P === 'passed' ? ['P', 'Q'] : ['Q', 'P'];
     const [ok, bad] = st.X === 'passed' ? ['X', 'Y'] : ['Y', 'X'];
-    assert.deepEqual([st[won], st[lost], st[ok], st[bad]], ['passed', 'failed', 'passed', 'failed'], JSON.stringify(st));
+    assert.deepEqual(
+      [st[won], st[lost], st[ok], st[bad]],
+      ['passed', 'failed', 'passed', 'failed'],
+      JSON.stringify(st),
+    );
     const byId = Object.fromEntries(stories(ws.dir).stories.map((s) => [s.id, s.retries.failureLog.at(-1)]));
     assert.equal(byId[lost!]?.phase, 'merge_conflict');
     assert.equal(byId[lost!]?.files, 'same.txt');
@@ -135,8 +223,16 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.ok(ws.t.exists(`${ok!.toLowerCase()}.txt`) && !ws.t.exists(`${bad!.toLowerCase()}.txt`));
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${lost}`), new RegExp(`^${lost}: `));
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
-    assert.equal(git(ws.dir, 'status', '--porcelain', '--untracked-files=no').split('\n').filter((l) => l && !l.endsWith('quantum.json')).length, 0);
-    const outcomes = events.filter((x) => x.e.type === 'laneMerge').map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`).sort();
+    assert.equal(
+      git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
+        .split('\n')
+        .filter((l) => l && !l.endsWith('quantum.json')).length,
+      0,
+    );
+    const outcomes = events
+      .filter((x) => x.e.type === 'laneMerge')
+      .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
+      .sort();
     assert.deepEqual(outcomes, [`${won}:merged`, `${lost}:conflict`, `${ok}:merged`, `${bad}:regression`].sort());
     assertNothingLeft(ws);
   });
@@ -144,8 +240,16 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   it('lanes waiting for the merge slot together are merged under one feature gate; on red, one at a time: the right story fails and the branch ends green', async () => {
     // The feature branch's gate (.git is a folder only in the main folder, a file in a worktree): 2 s there, so that
     // X, Y and Z queue behind B's merge; x.txt and y.txt together are a regression (each alone is green).
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'X', priority: 3 }, { id: 'Y', priority: 4 }, { id: 'Z', priority: 5 }],
-      { basic: 'true', final: 'if test -d .git; then sleep 2; fi; ! { test -f x.txt && test -f y.txt; }' });
+    const ws = repo(
+      [
+        { id: 'A', priority: 1 },
+        { id: 'B', priority: 2 },
+        { id: 'X', priority: 3 },
+        { id: 'Y', priority: 4 },
+        { id: 'Z', priority: 5 },
+      ],
+      { basic: 'true', final: 'if test -d .git; then sleep 2; fi; ! { test -f x.txt && test -f y.txt; }' },
+    );
     const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
     for (const s of q.stories) Object.assign(s.retries, { maxAttempts: 1 });
     ws.t.write('quantum.json', JSON.stringify(q, null, 2) + '\n');
@@ -162,26 +266,52 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.equal(result.state, 'blocked', result.reason);
     const st = statusOf(ws.dir);
     const [ok, bad] = st.X === 'passed' ? ['X', 'Y'] : ['Y', 'X'];
-    assert.deepEqual([st.A, st.B, st[ok], st[bad], st.Z], ['passed', 'passed', 'passed', 'failed', 'passed'], JSON.stringify(stories(ws.dir).stories.map((s) => [s.id, s.status, s.retries.failureLog])) + events.filter((x) => x.e.type === 'warning' || x.e.type === 'laneMerge').map((x) => JSON.stringify(x.e)).join('\n'));
+    assert.deepEqual(
+      [st.A, st.B, st[ok], st[bad], st.Z],
+      ['passed', 'passed', 'passed', 'failed', 'passed'],
+      JSON.stringify(stories(ws.dir).stories.map((s) => [s.id, s.status, s.retries.failureLog])) +
+        events
+          .filter((x) => x.e.type === 'warning' || x.e.type === 'laneMerge')
+          .map((x) => JSON.stringify(x.e))
+          .join('\n'),
+    );
     const byId = Object.fromEntries(stories(ws.dir).stories.map((s) => [s.id, s.retries.failureLog.at(-1)]));
     assert.equal(byId[bad!]?.phase, 'merge_regression');
     // The culprit came in a batch (X, Y and Z end together; whichever of them finds the slot free, the others queue
     // behind its 2 s gate): the batch's gate was red, then its stories were merged again one at a time.
     const warnings = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
-    assert.ok(warnings.some((w) => /merged again one at a time/.test(w) && new RegExp(`\\b${bad}\\b`).test(w.split(':')[0]!)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((w) => /merged again one at a time/.test(w) && new RegExp(`\\b${bad}\\b`).test(w.split(':')[0]!)),
+      warnings.join('\n'),
+    );
     // The feature branch is green and holds every passed story's file, not the culprit's; its branch is kept.
     for (const f of ['a.txt', 'b.txt', `${ok!.toLowerCase()}.txt`, 'z.txt']) assert.ok(ws.t.exists(f), f);
     assert.ok(!ws.t.exists(`${bad!.toLowerCase()}.txt`));
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
-    assert.equal(git(ws.dir, 'status', '--porcelain', '--untracked-files=no').split('\n').filter((l) => l && !l.endsWith('quantum.json')).length, 0);
-    const outcomes = events.filter((x) => x.e.type === 'laneMerge').map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`).sort();
+    assert.equal(
+      git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
+        .split('\n')
+        .filter((l) => l && !l.endsWith('quantum.json')).length,
+      0,
+    );
+    const outcomes = events
+      .filter((x) => x.e.type === 'laneMerge')
+      .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
+      .sort();
     assert.deepEqual(outcomes, ['A:merged', 'B:merged', `${ok}:merged`, `${bad}:regression`, 'Z:merged'].sort());
     assertNothingLeft(ws);
   });
 
   it('lanes waiting for the merge slot together pass under one run of the feature gate when it is green', async () => {
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'X', priority: 3 }, { id: 'Y', priority: 4 }],
-      { basic: 'true', final: 'if test -d .git; then sleep 2; fi; true' });
+    const ws = repo(
+      [
+        { id: 'A', priority: 1 },
+        { id: 'B', priority: 2 },
+        { id: 'X', priority: 3 },
+        { id: 'Y', priority: 4 },
+      ],
+      { basic: 'true', final: 'if test -d .git; then sleep 2; fi; true' },
+    );
     plan(ws, {
       // 300 ms: a stub that ends at once sometimes sees its STORY_PASSED ignored on main too (docs/NOTES.md m19).
       A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
@@ -191,18 +321,36 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     });
     const { result, events } = await runParallel(ws);
     assert.equal(result.state, 'completed', result.reason);
-    const merges = events.filter((x) => x.e.type === 'laneMerge').map((x) => x.e as { item: { id: string }; outcome: string; reason: string });
-    assert.deepEqual(merges.map((m) => `${m.item.id}:${m.outcome}`).sort(), ['A:merged', 'B:merged', 'X:merged', 'Y:merged']);
+    const merges = events
+      .filter((x) => x.e.type === 'laneMerge')
+      .map((x) => x.e as { item: { id: string }; outcome: string; reason: string });
+    assert.deepEqual(merges.map((m) => `${m.item.id}:${m.outcome}`).sort(), [
+      'A:merged',
+      'B:merged',
+      'X:merged',
+      'Y:merged',
+    ]);
     // X and Y end together: at least one of them waited for the slot and went in with others under one gate.
-    const batched = merges.filter((m) => /with \d+ other stor(y|ies) under one run of the feature branch's gate/.test(m.reason)).map((m) => m.item.id);
-    assert.ok(batched.length >= 2 && (batched.includes('X') || batched.includes('Y')), merges.map((m) => `${m.item.id}: ${m.reason}`).join('\n'));
+    const batched = merges
+      .filter((m) => /with \d+ other stor(y|ies) under one run of the feature branch's gate/.test(m.reason))
+      .map((m) => m.item.id);
+    assert.ok(
+      batched.length >= 2 && (batched.includes('X') || batched.includes('Y')),
+      merges.map((m) => `${m.item.id}: ${m.reason}`).join('\n'),
+    );
     for (const f of ['a.txt', 'b.txt', 'x.txt', 'y.txt']) assert.ok(ws.t.exists(f), f);
     assertNothingLeft(ws);
   });
 
   it('STOP during a round ends every lane; the stories go back to pending with their branches kept', async () => {
-    const ws = repo([{ id: 'S1', priority: 1 }, { id: 'S2', priority: 2 }]);
-    plan(ws, { S1: { waitFor: ['S2'], write: { 's1.txt': '1\n' }, hang: true }, S2: { waitFor: ['S1'], write: { 's2.txt': '2\n' }, hang: true } });
+    const ws = repo([
+      { id: 'S1', priority: 1 },
+      { id: 'S2', priority: 2 },
+    ]);
+    plan(ws, {
+      S1: { waitFor: ['S2'], write: { 's1.txt': '1\n' }, hang: true },
+      S2: { waitFor: ['S1'], write: { 's2.txt': '2\n' }, hang: true },
+    });
     let runId = '';
     // STOP once both lanes' agents are running (seen in the stub's log), written to the run's own folder.
     const poll = setInterval(() => {
@@ -211,7 +359,9 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
         fs.writeFileSync(path.join(ws.dir, '.ralph', 'runs', runId, 'STOP'), '');
       }
     }, 100);
-    const { result } = await runParallel(ws, {}, (_e, _lane, engine) => { runId = engine.runId; }).finally(() => clearInterval(poll));
+    const { result } = await runParallel(ws, {}, (_e, _lane, engine) => {
+      runId = engine.runId;
+    }).finally(() => clearInterval(poll));
     assert.equal(result.state, 'stopped', result.reason);
     assert.deepEqual(statusOf(ws.dir), { S1: 'pending', S2: 'pending' });
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/S1'), /^S1: /);
@@ -220,12 +370,23 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('killing the runner mid-round and starting again recovers: no commit lost, no worktree left', async () => {
-    const ws = repo([{ id: 'K1', priority: 1 }, { id: 'K2', priority: 2 }]);
-    plan(ws, { K1: { waitFor: ['K2'], write: { 'k1.txt': 'first run\n' }, subject: 'first run', hang: true }, K2: { waitFor: ['K1'], write: { 'k2.txt': 'first run\n' }, subject: 'first run', hang: true } });
-    const child = spawn(process.execPath, [cliPath, '-C', ws.dir, 'run', '--source', 'quantum', '--parallel', '--json'], { env: { ...process.env, LANE_STUB_PLAN: ws.plan, LANE_STUB_LOG: ws.log, RALPH_TRUST: '1' }, stdio: 'ignore' });
+    const ws = repo([
+      { id: 'K1', priority: 1 },
+      { id: 'K2', priority: 2 },
+    ]);
+    plan(ws, {
+      K1: { waitFor: ['K2'], write: { 'k1.txt': 'first run\n' }, subject: 'first run', hang: true },
+      K2: { waitFor: ['K1'], write: { 'k2.txt': 'first run\n' }, subject: 'first run', hang: true },
+    });
+    const child = spawn(
+      process.execPath,
+      [cliPath, '-C', ws.dir, 'run', '--source', 'quantum', '--parallel', '--json'],
+      { env: { ...process.env, LANE_STUB_PLAN: ws.plan, LANE_STUB_LOG: ws.log, RALPH_TRUST: '1' }, stdio: 'ignore' },
+    );
     try {
       const until = Date.now() + 60_000;
-      while (logLines(ws).filter((l) => l.startsWith('hang ')).length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      while (logLines(ws).filter((l) => l.startsWith('hang ')).length < 2 && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal(logLines(ws).filter((l) => l.startsWith('hang ')).length, 2, logLines(ws).join('\n'));
     } finally {
       child.kill('SIGKILL');
@@ -241,7 +402,12 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const subjects = git(ws.dir, 'log', '--format=%s').split('\n');
     assert.ok(subjects.includes('K1: first run') && subjects.includes('K2: first run'), subjects.join('\n'));
     assert.ok(ws.t.exists('k1.txt') && ws.t.exists('k2-more.txt'));
-    assert.ok(events.some((x) => x.e.type === 'warning' && /in progress in a crashed run: pending/.test((x.e as { message: string }).message)));
+    assert.ok(
+      events.some(
+        (x) =>
+          x.e.type === 'warning' && /in progress in a crashed run: pending/.test((x.e as { message: string }).message),
+      ),
+    );
     assertNothingLeft(ws);
   });
 
@@ -249,19 +415,37 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
    * Runs `ws` in parallel and answers Q1's question "blue" as a person would, through core answerQuestion (`ralph
    * answer`), once the stub logged it asked and the question is in the run log. `tried`: the last answer error.
    */
-  async function runAnswering(ws: Ws, onEvent?: (e: EngineEvent, lane: number, engine: LoopEngine) => void): Promise<{ result: RunResult; events: { e: EngineEvent; lane: number }[]; answered: AnswerResult | null; tried: string }> {
+  async function runAnswering(
+    ws: Ws,
+    onEvent?: (e: EngineEvent, lane: number, engine: LoopEngine) => void,
+  ): Promise<{
+    result: RunResult;
+    events: { e: EngineEvent; lane: number }[];
+    answered: AnswerResult | null;
+    tried: string;
+  }> {
     let answered: AnswerResult | null = null;
     let tried = '';
     const poll = setInterval(() => {
       if (answered || !logLines(ws).includes('asked Q1')) return;
-      answerQuestion(ws.dir, 'blue').then((r) => { answered = r; }, (err: Error) => { tried = err.message; });
+      answerQuestion(ws.dir, 'blue').then(
+        (r) => {
+          answered = r;
+        },
+        (err: Error) => {
+          tried = err.message;
+        },
+      );
     }, 200);
     const { result, events } = await runParallel(ws, {}, onEvent).finally(() => clearInterval(poll));
     return { result, events, answered: answered as AnswerResult | null, tried };
   }
 
   it('a question asked in a lane waits for `ralph answer`, which writes it where the lane reads it; the other lane goes on', async () => {
-    const ws = repo([{ id: 'Q1', priority: 1 }, { id: 'Q2', priority: 2 }]);
+    const ws = repo([
+      { id: 'Q1', priority: 1 },
+      { id: 'Q2', priority: 2 },
+    ]);
     plan(ws, { Q1: { ask: 'Which colour?', write: { 'q1.txt': '1\n' } }, Q2: { write: { 'q2.txt': '2\n' } } });
     const { result, events, answered, tried } = await runAnswering(ws);
     assert.equal(result.state, 'completed', `${result.reason} (last answer error: ${tried})`);
@@ -271,7 +455,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.equal(a.item, 'Q1');
     // One place: the state root's run folder, the path the lane's question event names too.
     assert.equal(a.file, path.join(ws.dir, '.ralph', 'runs', result.runId, 'answers', `${a.question}.md`));
-    assert.equal(fs.readFileSync(a.file, 'utf8'), 'blue\n', 'the answer outlives the lane\'s worktree');
+    assert.equal(fs.readFileSync(a.file, 'utf8'), 'blue\n', "the answer outlives the lane's worktree");
     const q = events.find((x) => x.e.type === 'question');
     assert.equal((q?.e as { answerFile: string }).answerFile, a.file);
     assert.ok(logLines(ws).includes('answer Q1 blue'), logLines(ws).join('\n'));
@@ -281,23 +465,46 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assertNothingLeft(ws);
   });
 
-  it('hears what a lane\'s agent said while the engine was still recording it in run.json: its question, its STORY_PASSED', async () => {
+  it("hears what a lane's agent said while the engine was still recording it in run.json: its question, its STORY_PASSED", async () => {
     // Under load the agent's output came while the engine awaited run.json and the agent mirror after the spawn, before
     // it listened: the texts were lost, a question read as a natural end (its story run again before the answer) and a
     // STORY_PASSED as no claim (the lane stalled, the run ended blocked). Forced here: the lock of the lane's run.json
     // is taken when its agent starts (the event comes before those writes), and the agent removes it only once the
     // engine has read its output (laneAgent.cjs holdRunRecord). One attempt each: a lost text fails the run soon.
-    const ws = repo([{ id: 'Q1', priority: 1, maxAttempts: 1 }, { id: 'Q2', priority: 2, maxAttempts: 1 }]);
-    plan(ws, { Q1: { ask: 'Which colour?', write: { 'q1.txt': '1\n' }, holdRunRecord: ws.dir }, Q2: { write: { 'q2.txt': '2\n' }, holdRunRecord: ws.dir } });
+    const ws = repo([
+      { id: 'Q1', priority: 1, maxAttempts: 1 },
+      { id: 'Q2', priority: 2, maxAttempts: 1 },
+    ]);
+    plan(ws, {
+      Q1: { ask: 'Which colour?', write: { 'q1.txt': '1\n' }, holdRunRecord: ws.dir },
+      Q2: { write: { 'q2.txt': '2\n' }, holdRunRecord: ws.dir },
+    });
     const storyOf = new Map<number, string>();
     const locks = new Set<string>();
     const notTaken: string[] = [];
     // proper-lockfile takes over a lock older than 5 s: kept fresh while the agent has not started yet.
-    const fresh = setInterval(() => { for (const l of locks) { try { const now = new Date(); fs.utimesSync(l, now, now); } catch { locks.delete(l); } } }, 500);
+    const fresh = setInterval(() => {
+      for (const l of locks) {
+        try {
+          const now = new Date();
+          fs.utimesSync(l, now, now);
+        } catch {
+          locks.delete(l);
+        }
+      }
+    }, 500);
     const { result, events, answered, tried } = await runAnswering(ws, (e, lane, engine) => {
       if (e.type === 'iterationStarted') storyOf.set(lane, e.item?.id ?? '?');
       if (e.type !== 'agentStarted') return;
-      const lock = path.join(ws.dir, '.ql-wt', storyOf.get(lane) ?? '?', '.ralph', 'runs', engine.runId, 'run.json.lock');
+      const lock = path.join(
+        ws.dir,
+        '.ql-wt',
+        storyOf.get(lane) ?? '?',
+        '.ralph',
+        'runs',
+        engine.runId,
+        'run.json.lock',
+      );
       try {
         fs.mkdirSync(lock);
         locks.add(lock);
@@ -308,8 +515,15 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.deepEqual(notTaken, []);
     const lines = logLines(ws);
     // The barrier held every time: each agent's output was read while the lock was still taken.
-    assert.deepEqual(lines.filter((l) => l.startsWith('held ')).sort(), ['held Q1 read locked', 'held Q1 read locked', 'held Q2 read locked'], lines.join('\n'));
-    const endings = events.filter((x) => x.e.type === 'iterationEnded').map((x) => (x.e as { ending: string }).ending).sort();
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('held ')).sort(),
+      ['held Q1 read locked', 'held Q1 read locked', 'held Q2 read locked'],
+      lines.join('\n'),
+    );
+    const endings = events
+      .filter((x) => x.e.type === 'iterationEnded')
+      .map((x) => (x.e as { ending: string }).ending)
+      .sort();
     assert.deepEqual(endings, ['complete', 'complete', 'question']);
     assert.equal(result.state, 'completed', `${result.reason} (last answer error: ${tried})`);
     assert.deepEqual(statusOf(ws.dir), { Q1: 'passed', Q2: 'passed' });
@@ -323,12 +537,17 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const ws = repo([{ id: 'A', priority: 1 }]);
     plan(ws, { A: { write: { 'a.txt': 'a\n' } } });
     // Every state of the lane's run.json, as written (writePlan.ts renames its temp file over it).
-    const states: { iteration?: number; agentPgid?: number | null; claimBaseline?: { marksAtAgentStart?: unknown } | null }[] = [];
+    const states: {
+      iteration?: number;
+      agentPgid?: number | null;
+      claimBaseline?: { marksAtAgentStart?: unknown } | null;
+    }[] = [];
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const nodeFs = require('node:fs') as typeof fs;
     const orig = nodeFs.renameSync;
     nodeFs.renameSync = (from: fs.PathLike, to: fs.PathLike) => {
-      if (String(to).includes(`${path.sep}.ql-wt${path.sep}`) && String(to).endsWith(`${path.sep}run.json`)) states.push(JSON.parse(fs.readFileSync(from, 'utf8')));
+      if (String(to).includes(`${path.sep}.ql-wt${path.sep}`) && String(to).endsWith(`${path.sep}run.json`))
+        states.push(JSON.parse(fs.readFileSync(from, 'utf8')));
       orig(from, to);
     };
     let result: RunResult;
@@ -342,31 +561,58 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const ended = states.findIndex((r, i) => i > started && r.agentPgid === null);
     assert.ok(started > 0 && ended > started, `the agent's start and end are in run.json (${states.length} writes)`);
     // Before the agent: no state shows the iteration started without the marks (two writes before, the first one without).
-    assert.deepEqual(states.slice(0, started).filter((r) => r.iteration === 1 && !r.claimBaseline?.marksAtAgentStart).length, 0);
+    assert.deepEqual(
+      states.slice(0, started).filter((r) => r.iteration === 1 && !r.claimBaseline?.marksAtAgentStart).length,
+      0,
+    );
     // After it: the marks are dropped in the same write that clears the agent (no state with the agent and no marks).
     assert.deepEqual(states.slice(started, ended).filter((r) => !r.claimBaseline?.marksAtAgentStart).length, 0);
     assert.equal(states[ended]!.claimBaseline?.marksAtAgentStart, undefined);
   });
 
   it("starts a round's lane engines one at a time: the next lane's engine starts once the previous lane's agent runs; the agents still overlap", async () => {
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'C', priority: 3 }]);
+    const ws = repo([
+      { id: 'A', priority: 1 },
+      { id: 'B', priority: 2 },
+      { id: 'C', priority: 3 },
+    ]);
     // All three agents wait until the others have started: they pass only when the three run at once.
-    plan(ws, { A: { waitFor: ['B', 'C'], write: { 'a.txt': 'a\n' } }, B: { waitFor: ['A', 'C'], write: { 'b.txt': 'b\n' } }, C: { waitFor: ['A', 'B'], write: { 'c.txt': 'c\n' } } });
+    plan(ws, {
+      A: { waitFor: ['B', 'C'], write: { 'a.txt': 'a\n' } },
+      B: { waitFor: ['A', 'C'], write: { 'b.txt': 'b\n' } },
+      C: { waitFor: ['A', 'B'], write: { 'c.txt': 'c\n' } },
+    });
     const { result, events } = await runParallel(ws);
     assert.equal(result.state, 'completed', result.reason);
     // A lane's engine shows itself to the run with its first iteration (its runStarted is its own).
-    const starts = events.filter((x) => x.lane > 0 && (x.e.type === 'iterationStarted' || x.e.type === 'agentStarted')).map((x) => `${x.e.type === 'iterationStarted' ? 'engine' : 'agent'}${x.lane}`);
+    const starts = events
+      .filter((x) => x.lane > 0 && (x.e.type === 'iterationStarted' || x.e.type === 'agentStarted'))
+      .map((x) => `${x.e.type === 'iterationStarted' ? 'engine' : 'agent'}${x.lane}`);
     assert.equal(starts.length, 6, starts.join(' '));
     for (let i = 0; i < starts.length; i += 2) {
       assert.match(starts[i]!, /^engine/, starts.join(' '));
-      assert.equal(starts[i + 1], starts[i]!.replace('engine', 'agent'), `each engine's agent starts before the next engine: ${starts.join(' ')}`);
+      assert.equal(
+        starts[i + 1],
+        starts[i]!.replace('engine', 'agent'),
+        `each engine's agent starts before the next engine: ${starts.join(' ')}`,
+      );
     }
     assertNothingLeft(ws);
   });
 
   it('STOP written when the first lane agent starts: lanes still waiting for their turn start no agent; their stories go back (breaker 11)', async () => {
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }, { id: 'C', priority: 3 }, { id: 'D', priority: 4 }]);
-    plan(ws, { A: { write: { 'a.txt': 'a\n' }, hang: true }, B: { write: { 'b.txt': 'b\n' }, hang: true }, C: { write: { 'c.txt': 'c\n' }, hang: true }, D: { write: { 'd.txt': 'd\n' }, hang: true } });
+    const ws = repo([
+      { id: 'A', priority: 1 },
+      { id: 'B', priority: 2 },
+      { id: 'C', priority: 3 },
+      { id: 'D', priority: 4 },
+    ]);
+    plan(ws, {
+      A: { write: { 'a.txt': 'a\n' }, hang: true },
+      B: { write: { 'b.txt': 'b\n' }, hang: true },
+      C: { write: { 'c.txt': 'c\n' }, hang: true },
+      D: { write: { 'd.txt': 'd\n' }, hang: true },
+    });
     let stopped = false;
     const { result } = await runParallel(ws, {}, (e, _lane, engine) => {
       if (e.type !== 'agentStarted' || stopped) return;
@@ -377,38 +623,70 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const starts = logLines(ws).filter((l) => l.startsWith('start '));
     assert.equal(starts.length, 1, `agents started after STOP: ${starts.join(' | ')}`);
     const status = statusOf(ws.dir);
-    assert.deepEqual(Object.values(status).filter((st) => st !== 'pending'), [], JSON.stringify(status));
+    assert.deepEqual(
+      Object.values(status).filter((st) => st !== 'pending'),
+      [],
+      JSON.stringify(status),
+    );
     assertNothingLeft(ws);
   });
 
   it('commits what a lane left uncommitted onto its branch before the merge, so it reaches the feature branch', async () => {
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
+    const ws = repo([
+      { id: 'A', priority: 1 },
+      { id: 'B', priority: 2 },
+    ]);
     // A commits nothing (its final gate repeats the green one on the same tree: the leftovers are read from that
     // tree's status); B commits one file and leaves another.
-    plan(ws, { A: { write: { 'a.txt': 'a\n', 'dir with space/n.txt': 'n\n' }, commit: false }, B: { write: { 'b.txt': 'b\n' } } });
+    plan(ws, {
+      A: { write: { 'a.txt': 'a\n', 'dir with space/n.txt': 'n\n' }, commit: false },
+      B: { write: { 'b.txt': 'b\n' } },
+    });
     const { result, events } = await runParallel(ws);
     assert.equal(result.state, 'completed', result.reason);
     assert.deepEqual(statusOf(ws.dir), { A: 'passed', B: 'passed' });
-    for (const f of ['a.txt', 'dir with space/n.txt', 'b.txt']) assert.ok(ws.t.exists(f), `${f} merged into the feature branch`);
+    for (const f of ['a.txt', 'dir with space/n.txt', 'b.txt'])
+      assert.ok(ws.t.exists(f), `${f} merged into the feature branch`);
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/A'), /^ralph: A: work the lane left uncommitted$/);
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', 'ql-wt/B'), /^B: /);
-    assert.ok(events.some((x) => x.e.type === 'laneMerge' && (x.e as { item: { id: string } }).item.id === 'A' && (x.e as { outcome: string }).outcome === 'merged'));
+    assert.ok(
+      events.some(
+        (x) =>
+          x.e.type === 'laneMerge' &&
+          (x.e as { item: { id: string } }).item.id === 'A' &&
+          (x.e as { outcome: string }).outcome === 'merged',
+      ),
+    );
     assertNothingLeft(ws);
   });
 
   it("keeps one disk-space reserve for the run, in the main folder's run folder, not one per lane; none is left at the end", async () => {
-    const ws = repo([{ id: 'A', priority: 1 }, { id: 'B', priority: 2 }]);
+    const ws = repo([
+      { id: 'A', priority: 1 },
+      { id: 'B', priority: 2 },
+    ]);
     plan(ws, { A: { write: { 'a.txt': 'a\n' } }, B: { write: { 'b.txt': 'b\n' } } });
     const seen: string[] = [];
     const { result } = await runParallel(ws, {}, (e, lane, engine) => {
       if (e.type !== 'agentStarted') return;
       const story = lane === 0 ? '' : fs.readdirSync(path.join(ws.dir, '.ql-wt')).sort().join(',');
-      const laneReserves = story.split(',').filter(Boolean).filter((id) => fs.existsSync(path.join(ws.dir, '.ql-wt', id, '.ralph', 'runs', engine.runId, '.space-reserve')));
-      seen.push(`run:${fs.existsSync(path.join(ws.dir, '.ralph', 'runs', engine.runId, '.space-reserve'))} lanes:${laneReserves.length}`);
+      const laneReserves = story
+        .split(',')
+        .filter(Boolean)
+        .filter((id) =>
+          fs.existsSync(path.join(ws.dir, '.ql-wt', id, '.ralph', 'runs', engine.runId, '.space-reserve')),
+        );
+      seen.push(
+        `run:${fs.existsSync(path.join(ws.dir, '.ralph', 'runs', engine.runId, '.space-reserve'))} lanes:${laneReserves.length}`,
+      );
     });
     assert.equal(result.state, 'completed', result.reason);
     assert.deepEqual(seen, ['run:true lanes:0', 'run:true lanes:0']);
-    assert.equal(fs.existsSync(path.join(ws.dir, '.ralph', 'runs', result.runId, '.space-reserve')), false, 'released at the end');
+    assert.equal(
+      fs.existsSync(path.join(ws.dir, '.ralph', 'runs', result.runId, '.space-reserve')),
+      false,
+      'released at the end',
+    );
     assertNothingLeft(ws);
   });
 
@@ -416,9 +694,19 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     const ws = repo([{ id: 'A' }]);
     ws.t.write('README.md', 'changed\n');
     await assert.rejects(runParallel(ws), /uncommitted changes/);
-    const plain = makeTempFolder('ralph-lanes-nogit-', { files: { 'quantum.json': quantumJson([{ id: 'A' }]), '.ralph/config.json': JSON.stringify({ claudePath: STUB, gates: { basic: 'true' } }) } });
+    const plain = makeTempFolder('ralph-lanes-nogit-', {
+      files: {
+        'quantum.json': quantumJson([{ id: 'A' }]),
+        '.ralph/config.json': JSON.stringify({ claudePath: STUB, gates: { basic: 'true' } }),
+      },
+    });
     try {
-      const engine = new LoopEngine({ folder: plain.dir, config: ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' } }), source: 'quantum', parallel: true });
+      const engine = new LoopEngine({
+        folder: plain.dir,
+        config: ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' } }),
+        source: 'quantum',
+        parallel: true,
+      });
       await assert.rejects(engine.run(), /needs a git repository/);
     } finally {
       plain.dispose();
@@ -427,13 +715,31 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     // checks ask again, one at a time).
     const sub = repo([{ id: 'A' }]);
     sub.t.write('inner/quantum.json', quantumJson([{ id: 'A' }]));
-    await assert.rejects(new LoopEngine({ folder: path.join(sub.dir, 'inner'), config: config(sub), source: 'quantum', parallel: true }).run(), /needs the repository's top folder/);
+    await assert.rejects(
+      new LoopEngine({
+        folder: path.join(sub.dir, 'inner'),
+        config: config(sub),
+        source: 'quantum',
+        parallel: true,
+      }).run(),
+      /needs the repository's top folder/,
+    );
     const unborn = makeTempFolder('ralph-lanes-unborn-', { files: { 'quantum.json': quantumJson([{ id: 'A' }]) } });
     try {
       git(unborn.dir, 'init', '-q', '-b', 'main');
-      const engine = new LoopEngine({ folder: unborn.dir, config: ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' } }), source: 'quantum', parallel: true });
+      const engine = new LoopEngine({
+        folder: unborn.dir,
+        config: ralphConfigSchema.parse({ claudePath: STUB, gates: { basic: 'true' } }),
+        source: 'quantum',
+        parallel: true,
+      });
       await assert.rejects(engine.run(), /git rev-parse --abbrev-ref HEAD: .*HEAD/);
-      assert.deepEqual(listProcesses().filter((p) => p.cmdline.includes(STUB)).map((p) => p.cmdline), []);
+      assert.deepEqual(
+        listProcesses()
+          .filter((p) => p.cmdline.includes(STUB))
+          .map((p) => p.cmdline),
+        [],
+      );
     } finally {
       unborn.dispose();
     }

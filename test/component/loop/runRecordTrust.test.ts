@@ -18,7 +18,13 @@ describe('crash recovery: records that cannot be turned against us (issue 12)', 
     outside = path.join(path.dirname(t.dir), `${path.basename(t.dir)}-outside`);
   });
   afterEach(() => {
-    for (const c of children.splice(0)) if (c.pid) try { process.kill(-c.pid, 'SIGKILL'); } catch { /* gone */ }
+    for (const c of children.splice(0))
+      if (c.pid)
+        try {
+          process.kill(-c.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
     fs.rmSync(outside, { recursive: true, force: true });
     t.dispose();
   });
@@ -27,7 +33,10 @@ describe('crash recovery: records that cannot be turned against us (issue 12)', 
   async function deadRun(runId: string, extra: Record<string, unknown> = {}, idInFile = runId): Promise<string> {
     await createRunRecord(t.dir, { runId, pid: 4_194_303, state: 'running', ...extra });
     const file = runRecordPath(t.dir, runId);
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(`"runId": "${runId}"`, `"runId": ${JSON.stringify(idInFile)}`));
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(file, 'utf8').replace(`"runId": "${runId}"`, `"runId": ${JSON.stringify(idInFile)}`),
+    );
     return file;
   }
 
@@ -41,7 +50,10 @@ describe('crash recovery: records that cannot be turned against us (issue 12)', 
     await deadRun('evil', {}, `../../${path.basename(outside)}`);
     const listed = listRunRecords(t.dir);
     assert.deepEqual(listed.records, []);
-    assert.match(skippedRunRecords(t.dir)[0] ?? '', /^\.ralph\/runs\/evil\/run\.json:\d+:\d+: runId "\.\.\/\.\.\/.*-outside" is not its folder's name \("evil"\): record skipped$/);
+    assert.match(
+      skippedRunRecords(t.dir)[0] ?? '',
+      /^\.ralph\/runs\/evil\/run\.json:\d+:\d+: runId "\.\.\/\.\.\/.*-outside" is not its folder's name \("evil"\): record skipped$/,
+    );
     assert.deepEqual(await recoverCrashedRuns(t.dir, [], 100), []);
     assert.equal(fs.existsSync(outside), false, 'nothing was written outside the workspace');
   });
@@ -50,19 +62,25 @@ describe('crash recovery: records that cannot be turned against us (issue 12)', 
     await deadRun('a-run', {}, 'other-run');
     await deadRun('b-run');
     const r = await recoverCrashedRuns(t.dir, [], 100);
-    assert.deepEqual(r.map((x) => x.runId), ['b-run']);
+    assert.deepEqual(
+      r.map((x) => x.runId),
+      ['b-run'],
+    );
   });
 
-  it('an agentPgid naming a group without the run\'s token is left alone, with a warning', async () => {
+  it("an agentPgid naming a group without the run's token is left alone, with a warning", async () => {
     const pgid = sleeper();
     await deadRun('r1', { agentPgid: pgid, agentToken: 'tok-r1' });
     const [r] = await recoverCrashedRuns(t.dir, [], 100);
     assert.equal(r?.killedGroup, false);
-    assert.match(r?.warnings?.[0] ?? '', new RegExp(`process group ${pgid} named by run r1 does not carry that run's token: left alone`));
+    assert.match(
+      r?.warnings?.[0] ?? '',
+      new RegExp(`process group ${pgid} named by run r1 does not carry that run's token: left alone`),
+    );
     assert.equal(processGroupAlive(pgid), true, 'the unrelated group still runs');
   });
 
-  it('the run\'s own agent group (carrying its token) is ended', async () => {
+  it("the run's own agent group (carrying its token) is ended", async () => {
     const pgid = sleeper({ RALPH_ITERATION_TOKEN: 'tok-r2' });
     await deadRun('r2', { agentPgid: pgid, agentToken: 'tok-r2' });
     const [r] = await recoverCrashedRuns(t.dir, [], 100);

@@ -5,7 +5,7 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { git, gitInit } from '../../support/workspace';
 
 /** Issue 19: the tree state a lane compares before skipping a final gate that would repeat a green one (git.ts treeState). */
-describe('engine: the working tree\'s state (issue 19, git.ts treeState)', () => {
+describe("engine: the working tree's state (issue 19, git.ts treeState)", () => {
   let t: TempFolder;
   beforeEach(() => {
     t = makeTempFolder('ralph-tree-', { files: { 'a.txt': 'a\n', '.gitignore': '.ralph/\n' } });
@@ -30,7 +30,9 @@ describe('engine: the working tree\'s state (issue 19, git.ts treeState)', () =>
     };
     await step('a new file', () => t.write('b.txt', 'b\n'));
     await step('an edit', () => t.write('a.txt', 'a2\n'));
-    await step('another edit of the modified file', () => { t.write('a.txt', 'a3 longer\n'); });
+    await step('another edit of the modified file', () => {
+      t.write('a.txt', 'a3 longer\n');
+    });
     await step('staging it', () => git(t.dir, 'add', 'a.txt'));
     await step('a commit', () => git(t.dir, 'commit', '-qam', 'x'));
     await step('a deletion', () => fs.rmSync(t.file('a.txt')));

@@ -3,7 +3,14 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runGit, runGitSync } from '../../../src/core/process/git';
-import { gitWorkerActive, gitWorkerReady, holdGitWorker, LOST_ANSWER, LOST_CHILD, spawnInWorker } from '../../../src/core/process/gitWorker';
+import {
+  gitWorkerActive,
+  gitWorkerReady,
+  holdGitWorker,
+  LOST_ANSWER,
+  LOST_CHILD,
+  spawnInWorker,
+} from '../../../src/core/process/gitWorker';
 import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
 import { resolveActor, resolveActorAsync } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -54,7 +61,10 @@ describe("ralph's own git commands with the real git", function () {
       assert.equal((await runGit(ws, ['checkout', '-q', '-b', 'lane'])).exitCode, 0);
       assert.equal(resolveActor(ws, {}), 'me@example.org');
       assert.equal(runGitSync(ws, ['status']).exitCode, 0);
-      assert.deepEqual(['fsmonitor', 'hook', 'gpg'].filter((n) => fs.existsSync(marker(n))), []);
+      assert.deepEqual(
+        ['fsmonitor', 'hook', 'gpg'].filter((n) => fs.existsSync(marker(n))),
+        [],
+      );
     });
   });
 
@@ -71,13 +81,14 @@ describe("ralph's own git commands with the real git", function () {
     });
     afterEach(() => t.dispose());
 
-    const calls = (dir: string) => Promise.all([
-      runGit(dir, ['log', '-1', '--format=%s%n']),
-      runGit(dir, ['rev-parse', '--verify', '-q', 'refs/heads/none']),
-      runGit(dir, ['no-such-command']),
-      runGit(path.join(dir, 'missing'), ['status']),
-      runGit(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all']),
-    ]);
+    const calls = (dir: string) =>
+      Promise.all([
+        runGit(dir, ['log', '-1', '--format=%s%n']),
+        runGit(dir, ['rev-parse', '--verify', '-q', 'refs/heads/none']),
+        runGit(dir, ['no-such-command']),
+        runGit(path.join(dir, 'missing'), ['status']),
+        runGit(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all']),
+      ]);
 
     it('answers as git in this thread does (stdout without its final newline, stderr, exit codes), without a spawn in the main thread', async () => {
       fs.writeFileSync(path.join(ws, 'new.txt'), 'x\n');
@@ -95,7 +106,8 @@ describe("ralph's own git commands with the real git", function () {
       assert.equal(gitWorkerActive(), false);
       assert.equal(viaWorker.spawns, 0);
       // stderr: git's own for a failed command; for a git that could not start, the worker names the error (execa leaves it empty).
-      const strip = (rs: typeof direct.value) => rs.map((r, i) => ({ stdout: r.stdout, exitCode: r.exitCode, stderrEmpty: i === 3 ? null : r.stderr === '' }));
+      const strip = (rs: typeof direct.value) =>
+        rs.map((r, i) => ({ stdout: r.stdout, exitCode: r.exitCode, stderrEmpty: i === 3 ? null : r.stderr === '' }));
       assert.deepEqual(strip(viaWorker.value), strip(direct.value));
       assert.equal(viaWorker.value[0]!.stdout, 'first line\n');
       assert.equal(viaWorker.value[1]!.exitCode, 1);
@@ -109,8 +121,18 @@ describe("ralph's own git commands with the real git", function () {
       const release = holdGitWorker();
       try {
         assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
-        const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-        const helperPid = kids.find((pid) => { try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
+        const kids = fs
+          .readdirSync(`/proc/${process.pid}/task`)
+          .flatMap((tid) =>
+            fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+          );
+        const helperPid = kids.find((pid) => {
+          try {
+            return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '-e';
+          } catch {
+            return false;
+          }
+        });
         assert.ok(helperPid, 'the helper process is a child of this one');
         const marker = path.join(t.dir, 'ran');
         const call = runGit(ws, ['-c', `alias.slow=!echo x >> '${marker}'; sleep 1`, 'slow']);
@@ -118,7 +140,11 @@ describe("ralph's own git commands with the real git", function () {
         process.kill(helperPid, 'SIGKILL');
         const r = await call;
         assert.deepEqual({ exitCode: r.exitCode, stderr: r.stderr }, { exitCode: 1, stderr: LOST_ANSWER });
-        assert.equal(fs.readFileSync(marker, 'utf8'), 'x\n', 'git ran once: the lost call was not run again in this thread');
+        assert.equal(
+          fs.readFileSync(marker, 'utf8'),
+          'x\n',
+          'git ran once: the lost call was not run again in this thread',
+        );
         assert.equal(gitWorkerActive(), false, 'a failed helper is not used again in this hold');
       } finally {
         await release();
@@ -130,7 +156,14 @@ describe("ralph's own git commands with the real git", function () {
       const release = holdGitWorker();
       try {
         assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
-        const { value: child, spawns } = await spawnsDuring(async () => spawnInWorker('bash', ['-c', 'echo out; echo err >&2; exit 7'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' }));
+        const { value: child, spawns } = await spawnsDuring(async () =>
+          spawnInWorker('bash', ['-c', 'echo out; echo err >&2; exit 7'], {
+            cwd: ws,
+            env: process.env,
+            stdout: 'pipe',
+            stderr: 'pipe',
+          }),
+        );
         assert.equal(spawns, 0);
         const pid = await child!.pid;
         assert.ok(pid! > 0);
@@ -143,31 +176,60 @@ describe("ralph's own git commands with the real git", function () {
         // Its own process group (detached), as agents and gates need.
         const log = path.join(t.dir, 'log.txt');
         fs.writeFileSync(log, 'head\n');
-        const grouped = spawnInWorker('bash', ['-c', 'echo "$$ $(ps -o pgid= -p $$)"; kill -TERM $$'], { cwd: ws, env: process.env, stdout: { append: log }, stderr: 'stdout' })!;
+        const grouped = spawnInWorker('bash', ['-c', 'echo "$$ $(ps -o pgid= -p $$)"; kill -TERM $$'], {
+          cwd: ws,
+          env: process.env,
+          stdout: { append: log },
+          stderr: 'stdout',
+        })!;
         const gpid = await grouped.pid;
         assert.deepEqual(await grouped.exit, { exitCode: null, signal: 'SIGTERM', spawnError: null });
         assert.equal(fs.readFileSync(log, 'utf8').replace(/ +/g, ' '), `head\n${gpid} ${gpid}\n`);
-        const missing = spawnInWorker(path.join(t.dir, 'no-such-program'), [], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
+        const missing = spawnInWorker(path.join(t.dir, 'no-such-program'), [], {
+          cwd: ws,
+          env: process.env,
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })!;
         assert.equal(await missing.pid, undefined);
         assert.match((await missing.exit).spawnError!, /ENOENT/);
       } finally {
         await release();
       }
-      assert.equal(spawnInWorker('true', [], { cwd: ws, env: process.env, stdout: 'ignore', stderr: 'ignore' }), null, 'not held: start it here');
+      assert.equal(
+        spawnInWorker('true', [], { cwd: ws, env: process.env, stdout: 'ignore', stderr: 'ignore' }),
+        null,
+        'not held: start it here',
+      );
     });
 
     it('reports a child as ended when the helper is lost, and delivers no output before its pid', async () => {
       const release = holdGitWorker();
       try {
         assert.equal(await gitWorkerReady(), true); // starts the helper and waits until it is up
-        const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
+        const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], {
+          cwd: ws,
+          env: process.env,
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })!;
         let pidKnown = false;
         const early = new Promise<boolean>((resolve) => child.stdout!.once('data', () => resolve(pidKnown)));
         const pid = await child.pid;
         pidKnown = true;
         assert.equal(await early, true, 'output came after the pid was known');
-        const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-        const helperPid = kids.find((p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } });
+        const kids = fs
+          .readdirSync(`/proc/${process.pid}/task`)
+          .flatMap((tid) =>
+            fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+          );
+        const helperPid = kids.find((p) => {
+          try {
+            return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1] === '-e';
+          } catch {
+            return false;
+          }
+        });
         process.kill(helperPid!, 'SIGKILL');
         assert.deepEqual(await child.exit, { exitCode: null, signal: null, spawnError: LOST_CHILD });
         process.kill(-pid!, 'SIGKILL'); // not started through setpriv here: the caller ends its group, as the engine does
@@ -176,17 +238,34 @@ describe("ralph's own git commands with the real git", function () {
       }
     });
 
-    it('delivers the output that came with a child\'s pid when the helper dies in that same turn', async () => {
+    it("delivers the output that came with a child's pid when the helper dies in that same turn", async () => {
       const release = holdGitWorker();
       let pid: number | undefined;
       try {
         assert.equal(await gitWorkerReady(), true);
-        const kids = fs.readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-        const helperPid = kids.find((p) => { try { return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1] === '-e'; } catch { return false; } })!;
-        const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], { cwd: ws, env: process.env, stdout: 'pipe', stderr: 'pipe' })!;
+        const kids = fs
+          .readdirSync(`/proc/${process.pid}/task`)
+          .flatMap((tid) =>
+            fs.readFileSync(`/proc/${process.pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+          );
+        const helperPid = kids.find((p) => {
+          try {
+            return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1] === '-e';
+          } catch {
+            return false;
+          }
+        })!;
+        const child = spawnInWorker('bash', ['-c', 'echo early; exec sleep 30'], {
+          cwd: ws,
+          env: process.env,
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })!;
         const out: string[] = [];
         child.stdout!.on('data', (b: Buffer) => out.push(b.toString()));
-        void child.pid.then((p) => { pid = p; });
+        void child.pid.then((p) => {
+          pid = p;
+        });
         // This thread is blocked while the helper starts the child and sends its pid and output, then dies: its end
         // and those messages are read in the same turn (the output is held a turn after the pid).
         const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -198,16 +277,24 @@ describe("ralph's own git commands with the real git", function () {
         assert.ok(pid! > 0);
         assert.equal(out.join(''), 'early\n', 'the output received before the helper died');
       } finally {
-        if (pid) try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+        if (pid)
+          try {
+            process.kill(-pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
         await release();
       }
     });
 
-    it('resolveActorAsync gives resolveActor\'s answer (FLOW_ACTOR, user.email, user.name, $USER), with and without the helper', async () => {
+    it("resolveActorAsync gives resolveActor's answer (FLOW_ACTOR, user.email, user.name, $USER), with and without the helper", async () => {
       const g = (...args: string[]) => assert.equal(spawnSync('git', args, { cwd: ws }).status, 0, args.join(' '));
       const both = async (env: NodeJS.ProcessEnv) => [resolveActor(ws, env), await resolveActorAsync(ws, env)];
       // This repository's settings only (not the machine's ~/.gitconfig).
-      const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM };
+      const saved = {
+        GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL,
+        GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM,
+      };
       Object.assign(process.env, { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' });
       try {
         assert.deepEqual(await both({ USER: 'u' }), ['u', 'u']);
@@ -226,7 +313,9 @@ describe("ralph's own git commands with the real git", function () {
           await release();
         }
       } finally {
-        for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+        for (const [k, v] of Object.entries(saved))
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
       }
     });
 
@@ -237,7 +326,11 @@ describe("ralph's own git commands with the real git", function () {
       await a();
       assert.equal(gitWorkerActive(), true);
       // The first call starts the helper and, not waiting for its start-up, runs git here; once it is up, git goes there.
-      assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 2, 'the helper starts, git runs here');
+      assert.equal(
+        (await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns,
+        2,
+        'the helper starts, git runs here',
+      );
       assert.equal(await gitWorkerReady(), true);
       assert.equal((await spawnsDuring(() => runGit(ws, ['rev-parse', 'HEAD']))).spawns, 0);
       await b();

@@ -10,7 +10,10 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 /** `ralph -C <folder> …` with the user's state folder `state` (the test's temp folder), RALPH_TRUST cleared. */
 function ralphIn(state: string, folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], { encoding: 'utf8', env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env } });
+  const r = spawnSync(process.execPath, [cliPath, '-C', folder, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, RALPH_TRUST: '', XDG_STATE_HOME: state, FLOW_ACTOR: 'tester', ...env },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -76,7 +79,11 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     fs.rmSync(marker);
     ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath), RALPH_TRUST: '1' });
     assert.equal(fs.existsSync(marker), true);
-    assert.equal(JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state, 'untrusted', 'nothing was recorded');
+    assert.equal(
+      JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state,
+      'untrusted',
+      'nothing was recorded',
+    );
   });
 
   it('ralph run refuses untrusted content, printing what it runs and how to trust it; --trust and RALPH_TRUST=1 let it through', () => {
@@ -85,7 +92,10 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './missing-claude', gates: { basic: 'npm test' } }));
     const refused = ralph(ws, ['run']);
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /`ralph run` refused: the workspace configuration names programs to run and is not trusted here/);
+    assert.match(
+      refused.stderr,
+      /`ralph run` refused: the workspace configuration names programs to run and is not trusted here/,
+    );
     assert.match(refused.stderr, /\.ralph\/config\.json gates\.basic = "npm test"/);
     assert.match(refused.stderr, /run `ralph trust`/);
     assert.equal(fs.existsSync(path.join(ws, '.ralph', 'runs')), false, 'no run was created');
@@ -118,7 +128,11 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     const changed = ralph(ws, ['trust', '--show', '--json']);
     assert.equal(changed.code, 1);
     // The makefile `make test` read (none here) is no longer part of the content either.
-    assert.deepEqual(JSON.parse(changed.stdout).diff, ['- .ralph/command-policy [gates] basic | make test', '- workspace file Makefile missing', '+ .ralph/command-policy [gates] basic | true']);
+    assert.deepEqual(JSON.parse(changed.stdout).diff, [
+      '- .ralph/command-policy [gates] basic | make test',
+      '- workspace file Makefile missing',
+      '+ .ralph/command-policy [gates] basic | true',
+    ]);
     const empty = path.join(t.dir, 'empty');
     fs.mkdirSync(empty);
     const nothing = ralph(empty, ['trust']);
@@ -150,7 +164,11 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     const env = { PATH: `${path.join(t.dir, 'bin')}${path.delimiter}${path.dirname(process.execPath)}` };
     const doctor = ralph(ws, ['doctor', '--json'], env);
     assert.equal(JSON.parse(doctor.stdout).trust.state, 'untrusted');
-    assert.equal(fs.existsSync(marker), true, 'the claude on PATH was asked for its version although the workspace is untrusted');
+    assert.equal(
+      fs.existsSync(marker),
+      true,
+      'the claude on PATH was asked for its version although the workspace is untrusted',
+    );
     // Settings that name no program (model, caps) need no trust: past the trust check, run stops at the missing gates.
     t.write('ws/.ralph/config.json', JSON.stringify({ model: 'opus', maxIterations: 3 }));
     assert.equal(JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state, 'nothing');
@@ -188,16 +206,31 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     t.write('ws/package.json', JSON.stringify({ scripts: { test: 'node scripts/verify.js' } }));
     t.write('ws/scripts/verify.js', 'process.exit(1)\n');
     t.write('ws/Makefile', 'check:\n\tfalse\n');
-    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './missing-claude', gates: { basic: 'bash scripts/check.sh', full: 'npm test && cargo test', final: 'make check' } }));
+    t.write(
+      'ws/.ralph/config.json',
+      JSON.stringify({
+        claudePath: './missing-claude',
+        gates: { basic: 'bash scripts/check.sh', full: 'npm test && cargo test', final: 'make check' },
+      }),
+    );
     const show = ralph(ws, ['trust', '--show']);
-    assert.match(show.stdout, /Files the trusted commands run[^\n]*\n {2}scripts\/check\.sh {2}\(bash scripts\/check\.sh\)/);
+    assert.match(
+      show.stdout,
+      /Files the trusted commands run[^\n]*\n {2}scripts\/check\.sh {2}\(bash scripts\/check\.sh\)/,
+    );
     assert.match(show.stdout, /package\.json scripts\.test {2}\(npm test\)/);
     assert.match(show.stdout, /scripts\/verify\.js {2}\(node scripts\/verify\.js\)/);
     assert.match(show.stdout, /Makefile {2}\(make check\)/);
     assert.match(show.stdout, /Not covered[^\n]*\n {2}cargo: a program outside the workspace/);
     const doctor = JSON.parse(ralph(ws, ['doctor', '--json'], { PATH: path.dirname(process.execPath) }).stdout);
-    assert.deepEqual(doctor.trust.coverage.covered.map((c: { key: string }) => c.key), ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'scripts/verify.js']);
-    assert.match(ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) }).stdout, /Files the trusted commands run/);
+    assert.deepEqual(
+      doctor.trust.coverage.covered.map((c: { key: string }) => c.key),
+      ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'scripts/verify.js'],
+    );
+    assert.match(
+      ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) }).stdout,
+      /Files the trusted commands run/,
+    );
     assert.equal(ralph(ws, ['trust']).code, 0);
 
     const attacks: [string, string, string][] = [
@@ -229,17 +262,31 @@ describe('ralph run with the real claude: the gate weakened between runs, the ne
   afterEach(() => ws?.cleanup());
 
   it('the agent rewrites scripts/check.sh (the trusted gate `bash scripts/check.sh`) to `exit 0` during the run: the gate is not run, the item is not recorded done, the run ends failed naming the file', async () => {
-    ws = makeWorkspace({
-      'RALPH_TASK.md': '- [ ] A\n',
-      'scripts/check.sh': 'test -f done.txt\n',
-      '.ralph/config.json': JSON.stringify({ gates: { basic: 'bash scripts/check.sh' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }, null, 2) + '\n',
-    }, { git: false });
+    ws = makeWorkspace(
+      {
+        'RALPH_TASK.md': '- [ ] A\n',
+        'scripts/check.sh': 'test -f done.txt\n',
+        '.ralph/config.json':
+          JSON.stringify(
+            { gates: { basic: 'bash scripts/check.sh' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } },
+            null,
+            2,
+          ) + '\n',
+      },
+      { git: false },
+    );
     const server = await startModelServer([
       bash(`printf 'exit 0\\n' > scripts/check.sh && sed -i 's/- \\[ \\] A/- [x] A/' RALPH_TASK.md && echo edited`),
       say('Done.'),
     ]);
     try {
-      const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(ws, server), XDG_STATE_HOME: path.join(ws.root, 'state'), RALPH_TRUST: '', PATH: `${path.dirname(claudeBinary)}${path.delimiter}${process.env.PATH}` };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...agentEnv(ws, server),
+        XDG_STATE_HOME: path.join(ws.root, 'state'),
+        RALPH_TRUST: '',
+        PATH: `${path.dirname(claudeBinary)}${path.delimiter}${process.env.PATH}`,
+      };
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
       const run = (args: string[]) => runCliAsync(ws!.dir, args, env);
       assert.equal((await run(['trust'])).code, 0);
@@ -248,9 +295,16 @@ describe('ralph run with the real claude: the gate weakened between runs, the ne
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.equal(ws.read('RALPH_TASK.md'), '- [ ] A\n', 'the unverified tick was put back');
       assert.match(r.stdout, /gate files changed during the run:\n\s+- workspace file scripts\/check\.sh sha256:/);
-      assert.match(r.stdout, /the basic gate was not run: a file the gates run changed during the run \(scripts\/check\.sh\)/);
+      assert.match(
+        r.stdout,
+        /the basic gate was not run: a file the gates run changed during the run \(scripts\/check\.sh\)/,
+      );
       const runDir = fs.readdirSync(ws.file('.ralph/runs'))[0]!;
-      const events = ws.read(`.ralph/runs/${runDir}/events.jsonl`).trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: string; reason?: string; state?: string });
+      const events = ws
+        .read(`.ralph/runs/${runDir}/events.jsonl`)
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; message?: string; reason?: string; state?: string });
       assert.equal(events.filter((e) => e.type === 'gateStarted').length, 0, 'the changed gate never ran');
       assert.equal(events.filter((e) => e.type === 'verified').length, 0);
       assert.ok(events.some((e) => e.type === 'warning' && /gate files changed during the run/.test(e.message ?? '')));
@@ -268,16 +322,34 @@ describe('ralph run with the real claude: the gate weakened between runs, the ne
 
   it('gates.basic rewritten to true after a trusted run (a git pull; the guard denies the agent itself writing .ralph/): the next run refuses and prints the change; no agentArgs value is in the records', async () => {
     const secret = 'sk-ant-api03-TRUSTTESTSECRET';
-    ws = makeWorkspace({
-      'RALPH_TASK.md': '- [ ] A\n',
-      '.ralph/config.json': JSON.stringify({ agentArgs: ['--append-system-prompt', secret], gates: { basic: 'test -f done.txt' }, timing: { betweenIterationsMs: 50, killGraceMs: 1000 } }, null, 2) + '\n',
-    }, { git: false });
+    ws = makeWorkspace(
+      {
+        'RALPH_TASK.md': '- [ ] A\n',
+        '.ralph/config.json':
+          JSON.stringify(
+            {
+              agentArgs: ['--append-system-prompt', secret],
+              gates: { basic: 'test -f done.txt' },
+              timing: { betweenIterationsMs: 50, killGraceMs: 1000 },
+            },
+            null,
+            2,
+          ) + '\n',
+      },
+      { git: false },
+    );
     const server = await startModelServer([
       bash(`touch done.txt && sed -i 's/- \\[ \\] A/- [x] A/' RALPH_TASK.md && echo edited`),
       say('Done.'),
     ]);
     try {
-      const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(ws, server), XDG_STATE_HOME: path.join(ws.root, 'state'), RALPH_TRUST: '', PATH: `${path.dirname(claudeBinary)}${path.delimiter}${process.env.PATH}` };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...agentEnv(ws, server),
+        XDG_STATE_HOME: path.join(ws.root, 'state'),
+        RALPH_TRUST: '',
+        PATH: `${path.dirname(claudeBinary)}${path.delimiter}${process.env.PATH}`,
+      };
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
       // Asynchronous: the scripted model server answers from this process.
       const run = (args: string[]) => runCliAsync(ws!.dir, args, env);
@@ -285,13 +357,19 @@ describe('ralph run with the real claude: the gate weakened between runs, the ne
       const first = await run(['run']);
       assert.equal(first.code, 0, first.stdout + first.stderr);
       // What an agent is denied (the guard keeps it out of .ralph/), a git pull can do.
-      ws.write('.ralph/config.json', ws.read('.ralph/config.json').replace('"basic": "test -f done.txt"', '"basic": "true"'));
+      ws.write(
+        '.ralph/config.json',
+        ws.read('.ralph/config.json').replace('"basic": "test -f done.txt"', '"basic": "true"'),
+      );
 
       ws.write('RALPH_TASK.md', '- [x] A\n- [ ] B\n');
       const second = await run(['run']);
       assert.equal(second.code, 1);
       assert.match(second.stderr, /changed since you trusted it/);
-      assert.match(second.stderr, /- \.ralph\/config\.json gates\.basic = "test -f done\.txt"\n\s+\+ \.ralph\/config\.json gates\.basic = "true"/);
+      assert.match(
+        second.stderr,
+        /- \.ralph\/config\.json gates\.basic = "test -f done\.txt"\n\s+\+ \.ralph\/config\.json gates\.basic = "true"/,
+      );
       assert.equal(fs.readdirSync(ws.file('.ralph/runs')).length, 1, 'the second run never started');
 
       const activity = ws.read('.ralph/activity.log');
@@ -302,11 +380,26 @@ describe('ralph run with the real claude: the gate weakened between runs, the ne
       // Nowhere else either: no file ralph wrote (run.json, progress.txt, the raw agent stream, the state folder's
       // trust record and baselines), and no reader of the records (`ralph watch` — the dashboard follows the same
       // events.jsonl —, `ralph status`).
-      const written = (dir: string): string[] => fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name)) : [];
-      const files = [...written(ws.file('.ralph')), ...written(path.join(ws.root, 'state'))].filter((f) => f !== ws!.file('.ralph/config.json'));
-      assert.ok(files.some((f) => f.endsWith('run.json')) && files.some((f) => f.endsWith('progress.txt')), files.join('\n'));
+      const written = (dir: string): string[] =>
+        fs.existsSync(dir)
+          ? fs
+              .readdirSync(dir, { recursive: true, withFileTypes: true })
+              .filter((d) => d.isFile())
+              .map((d) => path.join(d.parentPath, d.name))
+          : [];
+      const files = [...written(ws.file('.ralph')), ...written(path.join(ws.root, 'state'))].filter(
+        (f) => f !== ws!.file('.ralph/config.json'),
+      );
+      assert.ok(
+        files.some((f) => f.endsWith('run.json')) && files.some((f) => f.endsWith('progress.txt')),
+        files.join('\n'),
+      );
       for (const f of files) assert.doesNotMatch(fs.readFileSync(f, 'latin1'), /TRUSTTESTSECRET/, f);
-      const readers = await Promise.all([['watch', '--run', runDir], ['watch', '--run', runDir, '--json'], ['status', '--json'], ['status']].map((args) => run(args)));
+      const readers = await Promise.all(
+        [['watch', '--run', runDir], ['watch', '--run', runDir, '--json'], ['status', '--json'], ['status']].map(
+          (args) => run(args),
+        ),
+      );
       assert.match(readers[0]!.stdout, /SESSION START: .*--append-system-prompt «redacted»/);
       for (const r of readers) assert.doesNotMatch(r.stdout + r.stderr, /TRUSTTESTSECRET/);
     } finally {

@@ -7,7 +7,7 @@ import { resetFake } from '../../support/fakeVscode';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { writeCheckpoint } from '../../support/waveFixture';
 
-describe('the Plan view\'s waves row, live (extension adapters on the fake vscode, real files and timers)', function () {
+describe("the Plan view's waves row, live (extension adapters on the fake vscode, real files and timers)", function () {
   this.timeout(20_000);
   let t: TempFolder;
   let waves: WaveMonitors | undefined;
@@ -23,11 +23,17 @@ describe('the Plan view\'s waves row, live (extension adapters on the fake vscod
 
   it('shows an orphan within a second of it crossing its window, with no file event and no refresh', async () => {
     writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: new Date().toISOString(), next_step: 'go on' });
-    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [{ uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 }];
+    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [
+      { uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 },
+    ];
     const log = new Logger();
     waves = new WaveMonitors(log, { windows: { orphanAfterMs: 300, inactiveAfterMs: 600 } });
     const plan = new PlanTreeProvider(log, {
-      snapshot: () => ({ version: 0, folders: [{ folder: t.dir, name: 'ws', plan: undefined, starting: false }], runs: [] }),
+      snapshot: () => ({
+        version: 0,
+        folders: [{ folder: t.dir, name: 'ws', plan: undefined, starting: false }],
+        runs: [],
+      }),
       onDidChange: () => ({ dispose() {} }),
       waves: (f) => waves!.waves(f),
       onWavesChange: (l) => waves!.onDidChange(l),
@@ -49,17 +55,34 @@ describe('the Plan view\'s waves row, live (extension adapters on the fake vscod
     assert.equal(refreshed, 2);
     assert.match(String((await row()).description), /^resumed · .* · next: go on$/);
     assert.equal(plan.getTreeItem(plan.node(`${t.dir}#waves`)!).description, '1 wave · 1 orphan');
-    assert.deepEqual(waves.waves(t.dir).map((w) => w.subagents.map((s) => [s.sub_id, s.disposition, s.next_step])), [[['W1-A', 'RESUMED', 'go on']]]);
+    assert.deepEqual(
+      waves.waves(t.dir).map((w) => w.subagents.map((s) => [s.sub_id, s.disposition, s.next_step])),
+      [[['W1-A', 'RESUMED', 'go on']]],
+    );
   });
 
-  it('starts a monitor when .ijfw/ appears later and re-evaluates on the watcher\'s changes', async () => {
-    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [{ uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 }];
+  it("starts a monitor when .ijfw/ appears later and re-evaluates on the watcher's changes", async () => {
+    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [
+      { uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 },
+    ];
     waves = new WaveMonitors(new Logger());
     await waves.ready();
     assert.equal(waves.summary(t.dir), undefined);
-    writeCheckpoint(t.dir, 'W2', 'W2-A', { schema_version: 1, ts: new Date(Date.now() - 600_000).toISOString(), tool_use_count: 1 });
-    waves.onWorkspaceChange({ folder: t.dir, kinds: ['waves'], paths: ['.ijfw/wave-W2/subagent-W2-A.checkpoint.json'] });
+    writeCheckpoint(t.dir, 'W2', 'W2-A', {
+      schema_version: 1,
+      ts: new Date(Date.now() - 600_000).toISOString(),
+      tool_use_count: 1,
+    });
+    waves.onWorkspaceChange({
+      folder: t.dir,
+      kinds: ['waves'],
+      paths: ['.ijfw/wave-W2/subagent-W2-A.checkpoint.json'],
+    });
     await waves.ready();
-    assert.deepEqual(waves.summary(t.dir), { newest: 'W2: 1 orphan (1 stale)', lines: ['W2: 1 orphan (1 stale)'], orphans: 1 });
+    assert.deepEqual(waves.summary(t.dir), {
+      newest: 'W2: 1 orphan (1 stale)',
+      lines: ['W2: 1 orphan (1 stale)'],
+      orphans: 1,
+    });
   });
 });

@@ -3,7 +3,11 @@ import { WaveMonitor, type WaveMonitorUpdate } from '../../../src/core/waves/mon
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { writeCheckpoint } from '../../support/waveFixture';
 
-function next(m: WaveMonitor, event: 'update' | 'change', pred: (u: WaveMonitorUpdate) => boolean = () => true): Promise<WaveMonitorUpdate> {
+function next(
+  m: WaveMonitor,
+  event: 'update' | 'change',
+  pred: (u: WaveMonitorUpdate) => boolean = () => true,
+): Promise<WaveMonitorUpdate> {
   return new Promise((resolve) => {
     const on = (u: WaveMonitorUpdate) => {
       if (!pred(u)) return;
@@ -13,13 +17,16 @@ function next(m: WaveMonitor, event: 'update' | 'change', pred: (u: WaveMonitorU
     m.on(event, on);
   });
 }
-const dispositions = (u: WaveMonitorUpdate) => Object.fromEntries(u.views.flatMap((v) => v.subagents.map((s) => [s.subId, s.disposition])));
+const dispositions = (u: WaveMonitorUpdate) =>
+  Object.fromEntries(u.views.flatMap((v) => v.subagents.map((s) => [s.subId, s.disposition])));
 
 describe('the wave monitor (real files and timers)', function () {
   this.timeout(20_000);
   let t: TempFolder;
   let m: WaveMonitor | undefined;
-  beforeEach(() => { t = makeTempFolder('ralph-wave-monitor-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-wave-monitor-');
+  });
   afterEach(async () => {
     await m?.close();
     m = undefined;
@@ -33,7 +40,11 @@ describe('the wave monitor (real files and timers)', function () {
     assert.deepEqual(dispositions({ reason: 'initial', views: m.views(), changed: false, paths: [] }), {});
     const changed = next(m, 'change');
     const wrote = Date.now();
-    writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: new Date(Date.now() - 600_000).toISOString(), next_step: 'go' });
+    writeCheckpoint(t.dir, 'W1', 'W1-A', {
+      schema_version: 1,
+      ts: new Date(Date.now() - 600_000).toISOString(),
+      next_step: 'go',
+    });
     const u = await changed;
     assert.ok(Date.now() - wrote < 1000, `after ${Date.now() - wrote} ms`);
     assert.equal(u.reason, 'file');
@@ -45,7 +56,9 @@ describe('the wave monitor (real files and timers)', function () {
     writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: new Date().toISOString(), next_step: 'go' });
     m = new WaveMonitor({ folder: t.dir, windows: { orphanAfterMs: 300, inactiveAfterMs: 500 } });
     await m.start();
-    assert.deepEqual(dispositions({ reason: 'initial', views: m.views(), changed: false, paths: [] }), { 'W1-A': 'ACTIVE' });
+    assert.deepEqual(dispositions({ reason: 'initial', views: m.views(), changed: false, paths: [] }), {
+      'W1-A': 'ACTIVE',
+    });
     const u = await next(m, 'change');
     assert.equal(u.reason, 'timer');
     assert.deepEqual(dispositions(u), { 'W1-A': 'RESUMED' });
@@ -61,7 +74,10 @@ describe('the wave monitor (real files and timers)', function () {
       const changed = next(m, 'change');
       writeCheckpoint(wt.dir, 'W1', 'W1-B', { ts: new Date(Date.now() - 600_000).toISOString(), last_action: 'x' });
       const u = await changed;
-      assert.deepEqual(u.views.map((v) => v.waveId), ['W1']);
+      assert.deepEqual(
+        u.views.map((v) => v.waveId),
+        ['W1'],
+      );
       assert.deepEqual(dispositions(u), { 'W1-A': 'RESOLVED', 'W1-B': 'RESUMED' });
     } finally {
       wt.dispose();

@@ -11,17 +11,39 @@ const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
 describe('ralph waves check (dist/cli.js)', function () {
   this.timeout(60_000);
   let ws: WaveWorkspace;
-  beforeEach(() => { ws = copyWaveWorkspace(); });
+  beforeEach(() => {
+    ws = copyWaveWorkspace();
+  });
   afterEach(() => ws.dispose());
 
   it('prints the gate result as JSON and exits 1 for MEDIUM, leaving every checkpoint byte for byte', () => {
     const before = snapshotFiles(path.join(ws.folder, '.ijfw'));
-    const r = runCli(ws.folder, ['waves', 'check', '--phase', '1.5.0', '--wave', 'W1', '--root', ws.worktree, '--json']);
+    const r = runCli(ws.folder, [
+      'waves',
+      'check',
+      '--phase',
+      '1.5.0',
+      '--wave',
+      'W1',
+      '--root',
+      ws.worktree,
+      '--json',
+    ]);
     assert.equal(r.code, 1, r.stderr);
-    const j = r.json() as { severity: string; findings: { subId: string; disposition: string; brief_path?: string }[]; gate_result: { status: string }; wave: { subagents: { sub_id: string }[] } };
+    const j = r.json() as {
+      severity: string;
+      findings: { subId: string; disposition: string; brief_path?: string }[];
+      gate_result: { status: string };
+      wave: { subagents: { sub_id: string }[] };
+    };
     assert.equal(j.severity, 'MEDIUM');
     assert.equal(j.gate_result.status, 'FLAG');
-    assert.ok(j.findings.some((f) => f.subId === 'W1-S12' && f.disposition === 'RESUMED' && f.brief_path === '.planning/1.5.0/resume-W1-S12.md'));
+    assert.ok(
+      j.findings.some(
+        (f) =>
+          f.subId === 'W1-S12' && f.disposition === 'RESUMED' && f.brief_path === '.planning/1.5.0/resume-W1-S12.md',
+      ),
+    );
     assert.ok(fs.existsSync(path.join(ws.folder, '.planning', '1.5.0', 'resume-W1-S12.md')));
     assert.deepEqual(snapshotFiles(path.join(ws.folder, '.ijfw')), before);
   });
@@ -52,7 +74,10 @@ describe('ralph waves check (dist/cli.js)', function () {
       assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'PASS');
       t.write('.ralph/config.json', JSON.stringify({ waves: { orphanAfterMs: 1000, inactiveAfterMs: 2000 } }));
       assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'NOTE');
-      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json', '--inactive-after-ms', '600000']).json().severity, 'PASS');
+      assert.equal(
+        runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json', '--inactive-after-ms', '600000']).json().severity,
+        'PASS',
+      );
     } finally {
       t.dispose();
     }
@@ -71,7 +96,11 @@ describe('ralph waves check (dist/cli.js)', function () {
   it('the commander-free path and the full program print the same, usage errors included', () => {
     const full = path.join(path.dirname(cliPath), 'cli-main.js');
     // Times, ages, durations and the gate id's nonce differ between two runs; everything else must not.
-    const norm = (s: string) => s.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').replace(/-[0-9a-f]{4}"/g, '-N"').replace(/\d+/g, '0');
+    const norm = (s: string) =>
+      s
+        .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T')
+        .replace(/-[0-9a-f]{4}"/g, '-N"')
+        .replace(/\d+/g, '0');
     const lines: string[][] = [
       ['waves', 'check', '--phase', '1.5.0', '--wave', 'W1', '--root', ws.worktree, '--json'],
       ['waves', 'check', '--phase', 'p', '--wave', 'W1'],
@@ -91,17 +120,31 @@ describe('ralph waves check (dist/cli.js)', function () {
         const a = args.map((x) => (x === ws.worktree ? copies[0]!.worktree : x));
         const b = args.map((x) => (x === ws.worktree ? copies[1]!.worktree : x));
         const fast = runCli(copies[0]!.folder, a);
-        const slow = spawnSync(process.execPath, [full, '-C', copies[1]!.folder, ...b], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' } });
-        const same = (s: string, w: WaveWorkspace) => norm(s.split(w.folder).join('<ws>').split(w.worktree).join('<wt>'));
-        assert.deepEqual([fast.code, same(fast.stdout, copies[0]!), same(fast.stderr, copies[0]!)], [slow.status, same(slow.stdout, copies[1]!), same(slow.stderr, copies[1]!)], args.join(' '));
-        const planning = (w: WaveWorkspace) => (fs.existsSync(path.join(w.folder, '.planning')) ? fs.readdirSync(path.join(w.folder, '.planning'), { recursive: true }).map(String).sort() : []);
+        const slow = spawnSync(process.execPath, [full, '-C', copies[1]!.folder, ...b], {
+          encoding: 'utf8',
+          env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' },
+        });
+        const same = (s: string, w: WaveWorkspace) =>
+          norm(s.split(w.folder).join('<ws>').split(w.worktree).join('<wt>'));
+        assert.deepEqual(
+          [fast.code, same(fast.stdout, copies[0]!), same(fast.stderr, copies[0]!)],
+          [slow.status, same(slow.stdout, copies[1]!), same(slow.stderr, copies[1]!)],
+          args.join(' '),
+        );
+        const planning = (w: WaveWorkspace) =>
+          fs.existsSync(path.join(w.folder, '.planning'))
+            ? fs.readdirSync(path.join(w.folder, '.planning'), { recursive: true }).map(String).sort()
+            : [];
         assert.deepEqual(planning(copies[0]!), planning(copies[1]!), args.join(' '));
       } finally {
         for (const c of copies) c.dispose();
       }
     }
     const missing = runCli(path.join(ws.folder, 'nope'), ['waves', 'check', '--phase', 'p', '--json']);
-    assert.deepEqual([missing.code, (missing.json() as { error: string }).error], [1, `folder not found: ${path.join(ws.folder, 'nope')}`]);
+    assert.deepEqual(
+      [missing.code, (missing.json() as { error: string }).error],
+      [1, `folder not found: ${path.join(ws.folder, 'nope')}`],
+    );
   });
 
   it('a plain pass loads neither yaml, jsonc-parser nor chokidar; a pass that needs yaml or a positioned JSON error loads them', () => {
@@ -109,10 +152,25 @@ describe('ralph waves check (dist/cli.js)', function () {
     try {
       // Which of dist/'s files the process loaded, written at exit by a preloaded hook.
       const loaded = path.join(t.dir, 'loaded.json');
-      const hook = t.write('hook.js', `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache).map((f) => require('path').relative(${JSON.stringify(path.dirname(cliPath))}, f)).filter((f) => !f.startsWith('..')).sort())));`);
+      const hook = t.write(
+        'hook.js',
+        `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache).map((f) => require('path').relative(${JSON.stringify(path.dirname(cliPath))}, f)).filter((f) => !f.startsWith('..')).sort())));`,
+      );
       const run = () => {
-        const r = spawnSync(process.execPath, ['-r', hook, cliPath, '-C', t.dir, 'waves', 'check', '--phase', 'p', '--json'], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome() } });
-        return { code: r.status, json: JSON.parse(r.stdout) as { severity: string; findings: { subId: string; disposition: string }[]; problems: { line: number; column: number }[] }, loaded: JSON.parse(fs.readFileSync(loaded, 'utf8')) as string[] };
+        const r = spawnSync(
+          process.execPath,
+          ['-r', hook, cliPath, '-C', t.dir, 'waves', 'check', '--phase', 'p', '--json'],
+          { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: testCacheHome() } },
+        );
+        return {
+          code: r.status,
+          json: JSON.parse(r.stdout) as {
+            severity: string;
+            findings: { subId: string; disposition: string }[];
+            problems: { line: number; column: number }[];
+          },
+          loaded: JSON.parse(fs.readFileSync(loaded, 'utf8')) as string[],
+        };
       };
       writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
       t.write('.ijfw/wave-W1/STATE.md', '---\nwave_id: W1\nstatus: in_progress\nsubagents:\n  - W1-A\n---\n');
@@ -124,8 +182,17 @@ describe('ralph waves check (dist/cli.js)', function () {
       t.write('.ijfw/wave-W1/STATE.md', '---\nwave_id: W1\nstatus: complete\nnote: |\n  two\n  lines\n---\n');
       writeCheckpoint(t.dir, 'W1', 'W1-B', '{\n  "ts": ,\n}');
       const both = run();
-      assert.deepEqual(both.json.findings.map((f) => [f.subId, f.disposition]), [['W1-A', 'RESOLVED'], ['W1-B', 'RESOLVED']]);
-      assert.deepEqual(both.json.problems.map((p) => [p.line, p.column]), [[2, 9]]);
+      assert.deepEqual(
+        both.json.findings.map((f) => [f.subId, f.disposition]),
+        [
+          ['W1-A', 'RESOLVED'],
+          ['W1-B', 'RESOLVED'],
+        ],
+      );
+      assert.deepEqual(
+        both.json.problems.map((p) => [p.line, p.column]),
+        [[2, 9]],
+      );
       assert.deepEqual(both.loaded, ['cli-waves.js', 'cli.js', 'jsonc-parser.js', 'yaml.js']);
     } finally {
       t.dispose();
@@ -136,10 +203,18 @@ describe('ralph waves check (dist/cli.js)', function () {
     const t = makeTempFolder('ralph-waves-pipe-');
     try {
       // 1,500 subagents: far more output than a pipe holds, so the write fails with EPIPE; one STALE orphan: exit 1.
-      for (let i = 0; i < 1500; i++) writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
+      for (let i = 0; i < 1500; i++)
+        writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
       writeCheckpoint(t.dir, 'W1', 'W1-STALE', { schema_version: 1, ts: iso(600_000) });
       for (const form of ['--json', '']) {
-        const r = spawnSync('bash', ['-c', `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${t.dir}" waves check --phase p ${form} | head -c 100 >/dev/null`], { encoding: 'utf8' });
+        const r = spawnSync(
+          'bash',
+          [
+            '-c',
+            `set -o pipefail; export XDG_CACHE_HOME="${testCacheHome()}"; "${process.execPath}" "${cliPath}" -C "${t.dir}" waves check --phase p ${form} | head -c 100 >/dev/null`,
+          ],
+          { encoding: 'utf8' },
+        );
         assert.equal(r.stderr, '', form);
         assert.equal(r.status, 1, form);
       }
@@ -149,7 +224,9 @@ describe('ralph waves check (dist/cli.js)', function () {
   });
 
   it('shows waves with their subagents in ralph status (text and --json)', () => {
-    const j = runCli(ws.folder, ['status', '--json']).json() as { waves: { wave_id: string; subagents: { sub_id: string; disposition: string }[] }[] };
+    const j = runCli(ws.folder, ['status', '--json']).json() as {
+      waves: { wave_id: string; subagents: { sub_id: string; disposition: string }[] }[];
+    };
     const w1 = j.waves.find((w) => w.wave_id === 'W1')!;
     assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S4')!.disposition, 'RESOLVED');
     assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S1')!.disposition, 'RESUMED');
@@ -162,10 +239,13 @@ describe('ralph waves check (dist/cli.js)', function () {
 /** A `ralph waves check --watch --json` process and the passes it prints. */
 class Watch {
   readonly child: ChildProcess;
-  readonly passes: { at: number; result: { severity: string; findings: { subId: string; disposition: string }[] } }[] = [];
+  readonly passes: { at: number; result: { severity: string; findings: { subId: string; disposition: string }[] } }[] =
+    [];
   private waiters: (() => void)[] = [];
   constructor(folder: string, args: string[]) {
-    this.child = spawn(process.execPath, [cliPath, '-C', folder, 'waves', 'check', '--watch', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [cliPath, '-C', folder, 'waves', 'check', '--watch', '--json', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let buf = '';
     this.child.stdout!.on('data', (d) => {
       buf += String(d);
@@ -201,7 +281,9 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
   this.timeout(60_000);
   let t: TempFolder;
   let w: Watch | undefined;
-  beforeEach(() => { t = makeTempFolder('ralph-waves-watch-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-waves-watch-');
+  });
   afterEach(async () => {
     await w?.stop();
     w = undefined;
@@ -219,20 +301,27 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     await w.passCount(2, 5_000);
     const second = w.passes[1]!;
     assert.ok(second.at - wrote < 1000, `reacted after ${second.at - wrote} ms`);
-    assert.deepEqual(second.result.findings.map((f) => [f.subId, f.disposition]), [['W1-B', 'RESUMED']]);
+    assert.deepEqual(
+      second.result.findings.map((f) => [f.subId, f.disposition]),
+      [['W1-B', 'RESUMED']],
+    );
     assert.equal(await w.stop(), 0);
     assert.ok(t.exists('.planning/p/resume-W1-B.md'));
   });
 
   it('reports a checkpoint written right after the first pass, before the watcher is ready', async () => {
     // 500 subs: the watcher's first scan takes a while, and a checkpoint written meanwhile has no event of its own.
-    for (let i = 0; i < 500; i++) writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
+    for (let i = 0; i < 500; i++)
+      writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
     w = new Watch(t.dir, ['--phase', 'p']);
     await w.passCount(1, 20_000);
     assert.equal(w.passes[0]!.result.severity, 'PASS');
     writeCheckpoint(t.dir, 'W1', 'W1-LATE', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
     await w.passCount(2, 15_000);
-    assert.deepEqual(w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]), [['W1-LATE', 'RESUMED']]);
+    assert.deepEqual(
+      w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]),
+      [['W1-LATE', 'RESUMED']],
+    );
   });
 
   it('reports a sub crossing its orphan window with no file event', async () => {
@@ -243,7 +332,10 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     await w.passCount(1, 20_000);
     assert.deepEqual(w.passes[0]!.result.findings, []);
     await w.passCount(2, 10_000);
-    assert.deepEqual(w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]), [['W1-A', 'RESUMED']]);
+    assert.deepEqual(
+      w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]),
+      [['W1-A', 'RESUMED']],
+    );
     const log = t.read('.planning/p/RALPH-LOG.md');
     assert.match(log, /— PASS \(no orphans in wave W1\)[\s\S]*— RESUMED W1-A/);
   });

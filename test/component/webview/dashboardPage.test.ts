@@ -8,7 +8,13 @@ import { findRepoRoot } from '../../support/repoRoot';
 
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
-const lines = (from: number, count: number): LogLine[] => Array.from({ length: count }, (_, i) => ({ n: from + i, at: 1_700_000_000_000 + from + i, kind: i % 7 === 0 ? 'gate' : 'loop', text: `line ${from + i}` }));
+const lines = (from: number, count: number): LogLine[] =>
+  Array.from({ length: count }, (_, i) => ({
+    n: from + i,
+    at: 1_700_000_000_000 + from + i,
+    kind: i % 7 === 0 ? 'gate' : 'loop',
+    text: `line ${from + i}`,
+  }));
 
 describe('the dashboard page in Chromium (fake host)', function () {
   this.timeout(60_000);
@@ -24,7 +30,21 @@ describe('the dashboard page in Chromium (fake host)', function () {
 
   it('renders a snapshot: header, chart, task and gate tables, log, and a question', async () => {
     const now = Date.now();
-    await d.push([{ ...hostSamples[0]!, state: { ...state, tokens: [0, 1, 2, 3, 4].map((i) => ({ iteration: 1 + (i > 2 ? 1 : 0), at: now - 50_000 + i * 10_000, contextTokens: [30_000, 90_000, 160_000, 20_000, 60_000][i]!, costUsd: 0.05 * (i + 1), rotated: i === 3 })) } }]);
+    await d.push([
+      {
+        ...hostSamples[0]!,
+        state: {
+          ...state,
+          tokens: [0, 1, 2, 3, 4].map((i) => ({
+            iteration: 1 + (i > 2 ? 1 : 0),
+            at: now - 50_000 + i * 10_000,
+            contextTokens: [30_000, 90_000, 160_000, 20_000, 60_000][i]!,
+            costUsd: 0.05 * (i + 1),
+            rotated: i === 3,
+          })),
+        },
+      },
+    ]);
     await d.page.locator('[data-testid="run-state"]', { hasText: 'running' }).waitFor();
     assert.equal(await d.page.locator('[data-testid="question"] .question-text').innerText(), 'Which port?');
     assert.equal(await d.page.locator('[data-testid="gate-table"] tbody tr').count(), 1);
@@ -49,10 +69,14 @@ describe('the dashboard page in Chromium (fake host)', function () {
   });
 
   it('refuses a malformed host message and asks for a snapshot after a gap', async () => {
-    await d.push([{ type: 'html', html: '<script>alert(1)</script>' }, { type: 'update', seq: 5, ops: [{ op: 'log', lines: lines(2, 1), total: 2 }] }]);
+    await d.push([
+      { type: 'html', html: '<script>alert(1)</script>' },
+      { type: 'update', seq: 5, ops: [{ op: 'log', lines: lines(2, 1), total: 2 }] },
+    ]);
     // The page handles posted messages asynchronously: wait for it rather than read at once (flaky under load).
     await d.page.waitForFunction(() => document.body.dataset.refused === '1', undefined, { timeout: 10_000 });
-    for (let i = 0; i < 50 && (await d.posted()).at(-1)?.type !== 'resync'; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await d.posted()).at(-1)?.type !== 'resync'; i++)
+      await new Promise((r) => setTimeout(r, 100));
     const last = (await d.posted()).at(-1);
     assert.deepEqual(last, { type: 'resync', lastSeq: 1 });
   });
@@ -60,14 +84,24 @@ describe('the dashboard page in Chromium (fake host)', function () {
   it('keeps the log DOM small with 50,000 lines, follows the newest, and stops following on scroll up', async () => {
     await d.push([{ type: 'snapshot', v: PROTOCOL_VERSION, seq: 10, state: { ...state, log: [] } }]);
     let seq = 10;
-    for (let k = 0; k < 50; k++) await d.push([{ type: 'update', seq: ++seq, ops: [{ op: 'log', lines: lines(k * 1000 + 1, 1000), total: (k + 1) * 1000 }] }]);
+    for (let k = 0; k < 50; k++)
+      await d.push([
+        { type: 'update', seq: ++seq, ops: [{ op: 'log', lines: lines(k * 1000 + 1, 1000), total: (k + 1) * 1000 }] },
+      ]);
     await d.page.locator('.log-row', { hasText: 'line 50000' }).waitFor();
     const rows = await d.page.locator('.log-row').count();
     assert.ok(rows > 5 && rows < 80, `${rows} rows in the DOM`);
-    await d.page.locator('.log-scroller').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
+    await d.page.locator('.log-scroller').evaluate((el) => {
+      el.scrollTop = 0;
+      el.dispatchEvent(new Event('scroll'));
+    });
     await d.page.locator('[data-testid="jump-latest"]').waitFor();
     await d.push([{ type: 'update', seq: ++seq, ops: [{ op: 'log', lines: lines(50_001, 10), total: 50_010 }] }]);
-    assert.equal(await d.page.locator('.log-row', { hasText: 'line 50010' }).count(), 0, 'no auto-scroll while scrolled up');
+    assert.equal(
+      await d.page.locator('.log-row', { hasText: 'line 50010' }).count(),
+      0,
+      'no auto-scroll while scrolled up',
+    );
     await d.page.locator('[data-testid="jump-latest"]').click();
     await d.page.locator('.log-row', { hasText: 'line 50010' }).waitFor();
     await d.page.screenshot({ path: path.join(shots, 'dashboard-page-log.png'), fullPage: true });
@@ -75,7 +109,9 @@ describe('the dashboard page in Chromium (fake host)', function () {
 
   it('filters the log by kind and by text', async () => {
     await d.page.locator('.chip[data-kind="loop"]').click();
-    await d.page.waitForFunction(() => Array.from(document.querySelectorAll('.log-row .log-kind')).every((e) => e.textContent === 'gate'));
+    await d.page.waitForFunction(() =>
+      Array.from(document.querySelectorAll('.log-row .log-kind')).every((e) => e.textContent === 'gate'),
+    );
     const texts = await d.page.locator('.log-row .log-kind').allInnerTexts();
     assert.ok(texts.length > 0 && texts.every((t) => t === 'gate'), texts.join(','));
     await d.page.locator('.log-search').fill('line 49995');
@@ -88,36 +124,127 @@ describe('the dashboard page in Chromium (fake host)', function () {
   it('draws one row per lane of a parallel run, live, with the context gauge of each lane and the tokens per task', async () => {
     const now = Date.now();
     const tasks = [
-      { itemId: 'US-1', title: 'Login form', iterations: 3, input: 48_200, output: 9_100, cacheRead: 1_250_000, cacheCreation: 61_000, costUsd: 1.42 },
-      { itemId: 'US-2', title: 'Signup API', iterations: 2, input: 21_000, output: 4_400, cacheRead: 610_000, cacheCreation: 30_500, costUsd: 0.66 },
-      { itemId: 'US-4', title: 'Password reset mail', iterations: 1, input: 7_300, output: 1_900, cacheRead: 150_000, cacheCreation: 12_000, costUsd: 0.21 },
+      {
+        itemId: 'US-1',
+        title: 'Login form',
+        iterations: 3,
+        input: 48_200,
+        output: 9_100,
+        cacheRead: 1_250_000,
+        cacheCreation: 61_000,
+        costUsd: 1.42,
+      },
+      {
+        itemId: 'US-2',
+        title: 'Signup API',
+        iterations: 2,
+        input: 21_000,
+        output: 4_400,
+        cacheRead: 610_000,
+        cacheCreation: 30_500,
+        costUsd: 0.66,
+      },
+      {
+        itemId: 'US-4',
+        title: 'Password reset mail',
+        iterations: 1,
+        input: 7_300,
+        output: 1_900,
+        cacheRead: 150_000,
+        cacheCreation: 12_000,
+        costUsd: 0.21,
+      },
     ];
-    const tokens = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => ({ iteration: 1 + Math.floor(i / 2), at: now - 80_000 + i * 10_000, contextTokens: [20_000, 60_000, 35_000, 90_000, 40_000, 120_000, 52_000, 140_000][i]!, costUsd: 0.3 * (i + 1), lane: 1 + (i % 3) }));
-    await d.push([{ type: 'snapshot', v: PROTOCOL_VERSION, seq: 20, state: { ...state, run: { ...state.run!, question: null, source: 'quantum.json', iteration: 6, progress: { done: 2, total: 8 } }, tasks, tokens, log: lines(1, 40) } }]);
+    const tokens = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => ({
+      iteration: 1 + Math.floor(i / 2),
+      at: now - 80_000 + i * 10_000,
+      contextTokens: [20_000, 60_000, 35_000, 90_000, 40_000, 120_000, 52_000, 140_000][i]!,
+      costUsd: 0.3 * (i + 1),
+      lane: 1 + (i % 3),
+    }));
+    await d.push([
+      {
+        type: 'snapshot',
+        v: PROTOCOL_VERSION,
+        seq: 20,
+        state: {
+          ...state,
+          run: { ...state.run!, question: null, source: 'quantum.json', iteration: 6, progress: { done: 2, total: 8 } },
+          tasks,
+          tokens,
+          log: lines(1, 40),
+        },
+      },
+    ]);
     const rows = d.page.locator('[data-testid="lane-table"] tbody tr');
     await rows.first().waitFor();
     assert.equal(await rows.count(), 3);
     assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-lane'))), ['1', '2', '3']);
-    assert.match(await rows.nth(0).innerText(), /#1\s+US-1 Login form\s+1 of 3\s+4\s+140k \/ 200k \(70%\)\s+\$0\.31\s+working/);
+    assert.match(
+      await rows.nth(0).innerText(),
+      /#1\s+US-1 Login form\s+1 of 3\s+4\s+140k \/ 200k \(70%\)\s+\$0\.31\s+working/,
+    );
     assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+2 of 3\s+5\s+—\s+—\s+at a gate/);
     assert.match(await rows.nth(2).innerText(), /waiting for an answer/);
-    assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '3 lanes: 1 working, 1 at a gate, 1 waiting');
+    assert.equal(
+      await d.page.locator('[data-testid="run-lanes"]').innerText(),
+      '3 lanes: 1 working, 1 at a gate, 1 waiting',
+    );
     // The gauge's fill is drawn from --pct, set through the CSSOM (the CSP forbids style attributes).
-    const fill = await rows.nth(0).locator('.gauge-fill').evaluate((el) => el.getBoundingClientRect().width / el.parentElement!.getBoundingClientRect().width);
+    const fill = await rows
+      .nth(0)
+      .locator('.gauge-fill')
+      .evaluate((el) => el.getBoundingClientRect().width / el.parentElement!.getBoundingClientRect().width);
     assert.ok(Math.abs(fill - 0.7) < 0.03, `gauge fill ${fill}`);
-    assert.match(await d.page.locator('[data-testid="task-table"] tbody tr[data-task="US-1"]').innerText(), /US-1\s+3\s+48k\s+9\.1k\s+1\.3M\s+\$1\.42/);
+    assert.match(
+      await d.page.locator('[data-testid="task-table"] tbody tr[data-task="US-1"]').innerText(),
+      /US-1\s+3\s+48k\s+9\.1k\s+1\.3M\s+\$1\.42/,
+    );
     // One context line per lane in the chart (three lanes: three context series, then cost).
     assert.equal(await d.page.locator('[data-testid="token-chart"] .u-legend .u-series').count(), 5);
     await d.page.locator('.log-search').fill('');
     fs.mkdirSync(shots, { recursive: true });
     await d.page.screenshot({ path: path.join(shots, 'dashboard-lanes.png'), fullPage: true });
     // A numbered update replaces the lanes: lane 2 works again, lane 3 is idle, a fourth lane starts.
-    await d.push([{ type: 'update', seq: 21, ops: [{ op: 'lanes', lanes: [
-      state.lanes[0]!,
-      { ...state.lanes[1]!, activity: 'agent', iteration: 7, context: { tokens: 30_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }, costUsd: 0.02 },
-      { ...state.lanes[2]!, activity: 'idle', context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 }, lastEnding: 'complete' },
-      { lane: 4, activity: 'agent', purpose: 'work', item: { id: 'US-5', title: 'Audit log' }, attempt: 1, maxAttempts: 3, iteration: 8, context: { tokens: 171_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }, costUsd: 0.5, lastEnding: null },
-    ] }] }]);
+    await d.push([
+      {
+        type: 'update',
+        seq: 21,
+        ops: [
+          {
+            op: 'lanes',
+            lanes: [
+              state.lanes[0]!,
+              {
+                ...state.lanes[1]!,
+                activity: 'agent',
+                iteration: 7,
+                context: { tokens: 30_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 },
+                costUsd: 0.02,
+              },
+              {
+                ...state.lanes[2]!,
+                activity: 'idle',
+                context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
+                lastEnding: 'complete',
+              },
+              {
+                lane: 4,
+                activity: 'agent',
+                purpose: 'work',
+                item: { id: 'US-5', title: 'Audit log' },
+                attempt: 1,
+                maxAttempts: 3,
+                iteration: 8,
+                context: { tokens: 171_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 },
+                costUsd: 0.5,
+                lastEnding: null,
+              },
+            ],
+          },
+        ],
+      },
+    ]);
     await d.page.locator('[data-testid="lane-table"] tbody tr[data-lane="4"]').waitFor();
     assert.equal(await rows.count(), 4);
     assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+2 of 3\s+7\s+30k \/ 200k \(15%\)/);
@@ -128,12 +255,49 @@ describe('the dashboard page in Chromium (fake host)', function () {
 
   it('sorts the cost per task table by a click on a header, both ways', async () => {
     const tasks = [
-      { itemId: 'T2', title: 'Two', iterations: 1, input: 5_000, output: 100, cacheRead: 0, cacheCreation: 0, costUsd: 0.40 },
-      { itemId: 'T10', title: 'Ten', iterations: 3, input: 90_000, output: 300, cacheRead: 0, cacheCreation: 0, costUsd: 0.10 },
-      { itemId: 'T1', title: 'One', iterations: 2, input: 20_000, output: 200, cacheRead: 0, cacheCreation: 0, costUsd: 0.25 },
+      {
+        itemId: 'T2',
+        title: 'Two',
+        iterations: 1,
+        input: 5_000,
+        output: 100,
+        cacheRead: 0,
+        cacheCreation: 0,
+        costUsd: 0.4,
+      },
+      {
+        itemId: 'T10',
+        title: 'Ten',
+        iterations: 3,
+        input: 90_000,
+        output: 300,
+        cacheRead: 0,
+        cacheCreation: 0,
+        costUsd: 0.1,
+      },
+      {
+        itemId: 'T1',
+        title: 'One',
+        iterations: 2,
+        input: 20_000,
+        output: 200,
+        cacheRead: 0,
+        cacheCreation: 0,
+        costUsd: 0.25,
+      },
     ];
-    await d.push([{ type: 'snapshot', v: PROTOCOL_VERSION, seq: 30, state: { ...state, lanes: [], tasks, log: lines(1, 40), logTotal: 40 } }]);
-    const order = () => d.page.locator('[data-testid="task-table"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-task')));
+    await d.push([
+      {
+        type: 'snapshot',
+        v: PROTOCOL_VERSION,
+        seq: 30,
+        state: { ...state, lanes: [], tasks, log: lines(1, 40), logTotal: 40 },
+      },
+    ]);
+    const order = () =>
+      d.page
+        .locator('[data-testid="task-table"] tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-task')));
     const header = (name: string) => d.page.locator('[data-testid="task-table"] thead th', { hasText: name });
     await d.page.locator('[data-testid="task-table"] tbody tr[data-task="T10"]').waitFor();
     // The default: most expensive first.
@@ -153,7 +317,10 @@ describe('the dashboard page in Chromium (fake host)', function () {
   });
 
   it('asks the host to open the full log and to show a past run; a revealed item filters the log and marks its task', async () => {
-    const runs = [{ runId: 'r0', folder: '/w', label: 'r0 (yesterday)', state: 'completed' as const, active: false }, ...state.runs];
+    const runs = [
+      { runId: 'r0', folder: '/w', label: 'r0 (yesterday)', state: 'completed' as const, active: false },
+      ...state.runs,
+    ];
     await d.push([{ type: 'update', seq: 31, ops: [{ op: 'runs', runs, pinnedRunId: null }] }]);
     await d.page.locator('.run-pick option[value="r0"]').waitFor({ state: 'attached' });
     const before = (await d.posted()).length;
@@ -162,19 +329,64 @@ describe('the dashboard page in Chromium (fake host)', function () {
     await d.page.locator('.run-pick').selectOption('');
     for (let i = 0; i < 50 && (await d.posted()).length < before + 3; i++) await new Promise((r) => setTimeout(r, 100));
     const reqs = (await d.posted()).slice(before).map((m) => m.type === 'request' && m.request);
-    assert.deepEqual(reqs, [{ method: 'openFullLog' }, { method: 'pickRun', runId: 'r0' }, { method: 'pickRun', runId: null }]);
+    assert.deepEqual(reqs, [
+      { method: 'openFullLog' },
+      { method: 'pickRun', runId: 'r0' },
+      { method: 'pickRun', runId: null },
+    ]);
     // The host shows the past run, static: Start is the only control on.
-    await d.push([{ type: 'update', seq: 32, ops: [{ op: 'run', run: { ...state.run!, runId: 'r0', state: 'completed', question: null, live: false, ownedByThisWindow: false } }, { op: 'runs', runs, pinnedRunId: 'r0' }] }]);
+    await d.push([
+      {
+        type: 'update',
+        seq: 32,
+        ops: [
+          {
+            op: 'run',
+            run: {
+              ...state.run!,
+              runId: 'r0',
+              state: 'completed',
+              question: null,
+              live: false,
+              ownedByThisWindow: false,
+            },
+          },
+          { op: 'runs', runs, pinnedRunId: 'r0' },
+        ],
+      },
+    ]);
     await d.page.locator('.static-note').waitFor();
-    const enabled = await d.page.locator('button.control').evaluateAll((bs) => bs.filter((b) => !(b as HTMLButtonElement).disabled).map((b) => b.getAttribute('data-action')));
+    const enabled = await d.page
+      .locator('button.control')
+      .evaluateAll((bs) =>
+        bs.filter((b) => !(b as HTMLButtonElement).disabled).map((b) => b.getAttribute('data-action')),
+      );
     assert.deepEqual(enabled, ['start']);
     assert.equal(await d.page.locator('.run-pick').inputValue(), 'r0');
     // Reveal in Dashboard on T1: the log shows T1's lines, the task row is marked.
-    if ((await d.page.locator('.chip[data-kind="loop"]').getAttribute('aria-pressed')) !== 'true') await d.page.locator('.chip[data-kind="loop"]').click();
-    await d.push([{ type: 'update', seq: 33, ops: [{ op: 'log', lines: [{ n: 41, at: 1_700_000_100_000, kind: 'loop', text: 'ITERATION 3 T1 Add tests' }], total: 41 }] }, { type: 'reveal', itemId: 'T1' }]);
+    if ((await d.page.locator('.chip[data-kind="loop"]').getAttribute('aria-pressed')) !== 'true')
+      await d.page.locator('.chip[data-kind="loop"]').click();
+    await d.push([
+      {
+        type: 'update',
+        seq: 33,
+        ops: [
+          {
+            op: 'log',
+            lines: [{ n: 41, at: 1_700_000_100_000, kind: 'loop', text: 'ITERATION 3 T1 Add tests' }],
+            total: 41,
+          },
+        ],
+      },
+      { type: 'reveal', itemId: 'T1' },
+    ]);
     await d.page.waitForFunction(() => document.querySelectorAll('.log-row').length === 1);
     assert.equal(await d.page.locator('.log-search').inputValue(), 'T1');
-    assert.equal(await d.page.locator('.chip[data-kind="loop"]').getAttribute('aria-pressed'), 'true', 'the loop chip shows on');
+    assert.equal(
+      await d.page.locator('.chip[data-kind="loop"]').getAttribute('aria-pressed'),
+      'true',
+      'the loop chip shows on',
+    );
     assert.equal(await d.page.locator('.chip[data-kind="loop"].on').count(), 1);
     assert.equal(await d.page.locator('.log-row .log-text').innerText(), 'ITERATION 3 T1 Add tests');
     assert.equal(await d.page.locator('[data-testid="task-table"] tr.revealed').getAttribute('data-task'), 'T1');

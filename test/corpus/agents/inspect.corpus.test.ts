@@ -15,8 +15,16 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
 
   describe('claude/recorded-2.1.328 (real CLI 2.1.328 against a scripted server)', () => {
     describeRecordedClaudeStreams((name) => path.join(dir, 'claude', 'recorded-2.1.328', name), {
-      files: { success: 'tool-use-bash-success.jsonl', hookDeny: 'pretooluse-hook-deny.jsonl', maxRetries1: 'http-429-api-error-max-retries-1.jsonl', retrySeriesKilled: 'http-429-api-retry-series-killed.jsonl', hookStdin: 'pretooluse-hook-stdin.json' },
-      costUsd: 0.01314, outputTokens: 57, lastRetry: { attempt: 9, maxRetries: 10 },
+      files: {
+        success: 'tool-use-bash-success.jsonl',
+        hookDeny: 'pretooluse-hook-deny.jsonl',
+        maxRetries1: 'http-429-api-error-max-retries-1.jsonl',
+        retrySeriesKilled: 'http-429-api-retry-series-killed.jsonl',
+        hookStdin: 'pretooluse-hook-stdin.json',
+      },
+      costUsd: 0.01314,
+      outputTokens: 57,
+      lastRetry: { attempt: 9, maxRetries: 10 },
     });
   });
 
@@ -36,7 +44,9 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
     });
 
     it('claude 09: the damaged first line is counted as non-JSON and the second still read', async () => {
-      const s = await inspectFile(path.join(dir, 'claude', '09-error_max_turns.json-format.v1.0.44.reporter-edited.txt'));
+      const s = await inspectFile(
+        path.join(dir, 'claude', '09-error_max_turns.json-format.v1.0.44.reporter-edited.txt'),
+      );
       assert.equal(s.nonJsonLines, 1);
       assert.equal(s.malformedJsonLines, 1);
       assert.equal(s.events.result, 1);
@@ -63,7 +73,10 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
     });
 
     it('codex and gemini streams are summarised as unknown', async () => {
-      for (const f of ['codex/01-exec-json-ping.codex-cli-0.66.0.jsonl', 'gemini/01-stream-json-shell-tool.gemini-0.19.3.jsonl']) {
+      for (const f of [
+        'codex/01-exec-json-ping.codex-cli-0.66.0.jsonl',
+        'gemini/01-stream-json-shell-tool.gemini-0.19.3.jsonl',
+      ]) {
         const s = await inspectFile(path.join(dir, f));
         assert.equal(s.agent, 'unknown', f);
         assert.equal(s.events.unknown, s.lines, f);

@@ -32,9 +32,31 @@ describeCorpus('command policy: the seed template (corpus ralph-wiggum-plugin/co
     const enabled = text.replace(/^# (\^|pnpm )/gm, '$1');
     const r = parseCommandPolicy(enabled, 'x');
     assert.deepEqual(r.problems, []);
-    assert.deepEqual(r.policy.rewrite.map((x) => [x.pattern, x.replacement]), [['^pnpm -w run (.+)$', 'pnpm \\1'], ['^npx pnpm (.+)$', 'pnpm \\1'], ['^pnpm nx (.+)$', 'pnpm \\1']]);
-    assert.deepEqual(r.policy.deny.map((x) => x.prefix), ['pnpm test-e2e']);
-    assert.deepEqual(r.policy.wrap.map((x) => [x.prefix, x.label]), [['pnpm test-unit', 'unit'], ['pnpm test-integration', 'integration'], ['pnpm test-e2e:local', 'e2e'], ['pnpm lint', 'lint'], ['pnpm format:check', 'format']]);
-    assert.deepEqual(r.policy.protect.map((x) => x.prefix), ['pnpm format:write']);
+    assert.deepEqual(
+      r.policy.rewrite.map((x) => [x.pattern, x.replacement]),
+      [
+        ['^pnpm -w run (.+)$', 'pnpm \\1'],
+        ['^npx pnpm (.+)$', 'pnpm \\1'],
+        ['^pnpm nx (.+)$', 'pnpm \\1'],
+      ],
+    );
+    assert.deepEqual(
+      r.policy.deny.map((x) => x.prefix),
+      ['pnpm test-e2e'],
+    );
+    assert.deepEqual(
+      r.policy.wrap.map((x) => [x.prefix, x.label]),
+      [
+        ['pnpm test-unit', 'unit'],
+        ['pnpm test-integration', 'integration'],
+        ['pnpm test-e2e:local', 'e2e'],
+        ['pnpm lint', 'lint'],
+        ['pnpm format:check', 'format'],
+      ],
+    );
+    assert.deepEqual(
+      r.policy.protect.map((x) => x.prefix),
+      ['pnpm format:write'],
+    );
   });
 });

@@ -10,11 +10,19 @@ import { tempWorkspace, type TempWorkspace } from '../../support/workspace';
 const NOW = Date.UTC(2026, 8, 1, 0, 0, 0);
 
 describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
-  const files = ['flow-next', 'quantum-loop'].flatMap((d) => corpusFiles(path.join(corpus, d))).filter((f) => schemaFor(path.basename(f)));
+  const files = ['flow-next', 'quantum-loop']
+    .flatMap((d) => corpusFiles(path.join(corpus, d)))
+    .filter((f) => schemaFor(path.basename(f)));
 
   it('holds the files this suite reads', () => assert.ok(files.length >= 8, `only ${files.length} files`));
 
-  describeSchemaAndByteIdentity(files.map((file) => ({ name: `${path.basename(path.dirname(file))}/${path.basename(file)}`, file, schemaName: path.basename(file) })));
+  describeSchemaAndByteIdentity(
+    files.map((file) => ({
+      name: `${path.basename(path.dirname(file))}/${path.basename(file)}`,
+      file,
+      schemaName: path.basename(file),
+    })),
+  );
 
   describe('operations on copies in a temporary workspace', () => {
     let ws: TempWorkspace;
@@ -45,10 +53,25 @@ describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
       const r = await resetItem('fn-1.3', { folder: ws.dir, env: {}, now: () => NOW });
       assert.deepEqual(r.reset, ['fn-1.3']);
       const d = diffLines(json, ws.read('.flow/tasks/fn-1.3.json'));
-      assert.deepEqual(d.removed.map((l) => l.trim().split(':')[0]).sort(), ['"assignee"', '"claim_note"', '"claimed_at"', '"status"', '"updated_at"']);
-      assert.deepEqual(d.added.map((l) => l.trim()), ['"status": "todo",', '"updated_at": "2026-09-01T00:00:00.000000Z"']);
+      assert.deepEqual(d.removed.map((l) => l.trim().split(':')[0]).sort(), [
+        '"assignee"',
+        '"claim_note"',
+        '"claimed_at"',
+        '"status"',
+        '"updated_at"',
+      ]);
+      assert.deepEqual(
+        d.added.map((l) => l.trim()),
+        ['"status": "todo",', '"updated_at": "2026-09-01T00:00:00.000000Z"'],
+      );
       const m = diffLines(md, ws.read('.flow/tasks/fn-1.3.md'));
-      assert.deepEqual(m, { removed: ['- Commits: a29de8e3c5bac283701d7bd4487d6b8b33dfc58d', '- Tests: flowctl validate --all, manual testing of memory commands'], added: ['- Commits:', '- Tests:', ''] });
+      assert.deepEqual(m, {
+        removed: [
+          '- Commits: a29de8e3c5bac283701d7bd4487d6b8b33dfc58d',
+          '- Tests: flowctl validate --all, manual testing of memory commands',
+        ],
+        added: ['- Commits:', '- Tests:', ''],
+      });
       // flowctl 4.4.0's clear_task_evidence ends the last section with a newline (checked side by side in test/corpus).
       assert.ok(ws.read('.flow/tasks/fn-1.3.md').endsWith('- PRs:\n'), "flowctl's final newline");
     });
@@ -71,7 +94,16 @@ describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
       copy('flow-next/v4.4.0-tasks-fn-114.2.json', '.flow/tasks/fn-114-ralph-opt-in-extraction-guard-fixes-no.2.json');
       const plan = await loadPlan(ws.dir, {});
       assert.deepEqual(plan.problems, []);
-      assert.deepEqual(plan.roots.map((r) => [r.id, r.status, r.itemIds]), [['fn-114-ralph-opt-in-extraction-guard-fixes-no', 'done', ['fn-114-ralph-opt-in-extraction-guard-fixes-no.2']]]);
+      assert.deepEqual(
+        plan.roots.map((r) => [r.id, r.status, r.itemIds]),
+        [
+          [
+            'fn-114-ralph-opt-in-extraction-guard-fixes-no',
+            'done',
+            ['fn-114-ralph-opt-in-extraction-guard-fixes-no.2'],
+          ],
+        ],
+      );
     });
 
     for (const q of ['quantum.json.example', 'quantum.dogfood.json']) {
@@ -91,8 +123,19 @@ describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
       await startItem('US-001', { folder: ws.dir, actor: 'me', now: () => NOW });
       const d = diffLines(before, ws.read('quantum.json'));
       // A key appended after `notes` gives that line its comma, as any JSON diff would show.
-      assert.deepEqual(d.removed.map((l) => l.trim()), ['"updatedAt": "2026-02-16T10:00:00Z",', '"status": "pending",', '"notes": ""']);
-      assert.deepEqual(d.added.map((l) => l.trim()), ['"updatedAt": "2026-09-01T00:00:00.000Z",', '"status": "in_progress",', '"notes": "",', '"startedAt": "2026-09-01T00:00:00.000Z"']);
+      assert.deepEqual(
+        d.removed.map((l) => l.trim()),
+        ['"updatedAt": "2026-02-16T10:00:00Z",', '"status": "pending",', '"notes": ""'],
+      );
+      assert.deepEqual(
+        d.added.map((l) => l.trim()),
+        [
+          '"updatedAt": "2026-09-01T00:00:00.000Z",',
+          '"status": "in_progress",',
+          '"notes": "",',
+          '"startedAt": "2026-09-01T00:00:00.000Z"',
+        ],
+      );
     });
 
     it('quantum.dogfood.json: resetting US-010 changes only its status and the file updatedAt', async () => {
@@ -106,7 +149,10 @@ describeCorpus('corpus: real flow-next and quantum-loop files', (corpus) => {
       const story = before.split('\n').find((l) => l.includes('"id":"US-010"'))!;
       const changed = after.split('\n').filter((l, i) => l !== before.split('\n')[i]);
       // The dogfood file writes each story on one line: that line changes, and only its status within it.
-      assert.deepEqual(changed, ['  "updatedAt": "2026-09-01T00:00:00.000Z",', story.replace('"status":"passed"', '"status":"pending"')]);
+      assert.deepEqual(changed, [
+        '  "updatedAt": "2026-09-01T00:00:00.000Z",',
+        story.replace('"status":"passed"', '"status":"pending"'),
+      ]);
     });
   });
 });

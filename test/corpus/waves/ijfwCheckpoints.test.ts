@@ -53,9 +53,19 @@ describeCorpus('IJFW checkpoints from the corpus (seed-systems.md §1.4)', () =>
       }
       const before = snapshotFiles(path.join(t.dir, '.ijfw'));
       const r = await checkWave({ folder: t.dir, phase: '1.5.0', clock: () => Date.parse('2026-05-18T16:30:00Z') });
-      assert.deepEqual(r.findings.map((f) => [f.subId, f.disposition]), [['W12-A-S03', 'RESOLVED'], ['W12-A0-S01', 'RESUMED']]);
+      assert.deepEqual(
+        r.findings.map((f) => [f.subId, f.disposition]),
+        [
+          ['W12-A-S03', 'RESOLVED'],
+          ['W12-A0-S01', 'RESUMED'],
+        ],
+      );
       assert.equal(r.severity, 'NOTE');
-      assert.ok(t.read('.planning/1.5.0/resume-W12-A0-S01.md').endsWith('- [ ] merge via Phase D; S02 runtime-loop MCP will use this in canonical mode\n'));
+      assert.ok(
+        t
+          .read('.planning/1.5.0/resume-W12-A0-S01.md')
+          .endsWith('- [ ] merge via Phase D; S02 runtime-loop MCP will use this in canonical mode\n'),
+      );
       assert.deepEqual(snapshotFiles(path.join(t.dir, '.ijfw')), before);
     } finally {
       t.dispose();

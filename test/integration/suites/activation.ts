@@ -23,8 +23,11 @@ export function registerActivationSuite(): void {
     it('registers every command of the manifest and of the typed table', async () => {
       await ralphApi();
       const registered = new Set(await vscode.commands.getCommands(true));
-      const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { commands: { command: string }[] } };
-      for (const c of manifest.contributes.commands) assert.ok(registered.has(c.command), `${c.command} is in the manifest but not registered`);
+      const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as {
+        contributes: { commands: { command: string }[] };
+      };
+      for (const c of manifest.contributes.commands)
+        assert.ok(registered.has(c.command), `${c.command} is in the manifest but not registered`);
       for (const id of allCommandIds) assert.ok(registered.has(id), `${id} is not registered`);
     });
 
@@ -43,7 +46,10 @@ export function registerActivationSuite(): void {
       const api = await ralphApi();
       const folder = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
       const changed = new Promise<void>((resolve) => {
-        const sub = api.plan.onDidChangeTreeData(() => { sub.dispose(); resolve(); });
+        const sub = api.plan.onDidChangeTreeData(() => {
+          sub.dispose();
+          resolve();
+        });
       });
       fs.writeFileSync(path.join(folder, 'PROMPT.md'), '- [ ] one\n- [x] two\n');
       try {

@@ -8,7 +8,13 @@ import { bash, edit, say, startModelServer, type ModelServer } from '../../suppo
 import { makeTempDir } from '../../support/tempFolder';
 import { EXTENSION_ID, ralphApi } from './helpers';
 
-interface Sample { text: string; background: string | undefined; visible: boolean; running: boolean | undefined; runningHere: boolean | undefined }
+interface Sample {
+  text: string;
+  background: string | undefined;
+  visible: boolean;
+  running: boolean | undefined;
+  runningHere: boolean | undefined;
+}
 
 /**
  * The store and the status bar gauge follow a run this window did not start: `ralph run` in a separate process (the
@@ -39,60 +45,109 @@ export function registerGaugeSuite(): void {
         bash('sleep 1.5; echo warm', { usage: { input: 1000, cacheRead: 149_000 } }),
         bash('sleep 1.5; echo full', { usage: { input: 1000, cacheRead: 171_000 } }),
         bash('sleep 5', {}),
-        edit(task, '- [ ] Add tests', '- [x] Add tests', { usage: { input: 1000, cacheRead: 10_000 } }), say('Tests added.'),
-        edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
+        edit(task, '- [ ] Add tests', '- [x] Add tests', { usage: { input: 1000, cacheRead: 10_000 } }),
+        say('Tests added.'),
+        edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'),
+        say('Documented.'),
       ]);
       const configFile = path.join(folder(), '.ralph', 'config.json');
       const config = fs.readFileSync(configFile, 'utf8');
-      fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+      fs.writeFileSync(
+        configFile,
+        JSON.stringify(
+          { ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') },
+          null,
+          2,
+        ),
+      );
       restore = () => fs.writeFileSync(configFile, config);
       const home = makeTempDir('ralph-gauge-home-');
       const samples: Sample[] = [];
       const item = api.gauge.statusBarItem;
       const sample = () => {
         const s: Sample = {
-          text: item.text, background: (item.backgroundColor as vscode.ThemeColor | undefined)?.id, visible: true,
-          running: api.store.contextKey(ContextKeys.running), runningHere: api.store.contextKey(ContextKeys.runningHere),
+          text: item.text,
+          background: (item.backgroundColor as vscode.ThemeColor | undefined)?.id,
+          visible: true,
+          running: api.store.contextKey(ContextKeys.running),
+          runningHere: api.store.contextKey(ContextKeys.runningHere),
         };
         const last = samples.at(-1);
-        if (!last || last.text !== s.text || last.background !== s.background || last.running !== s.running) samples.push(s);
+        if (!last || last.text !== s.text || last.background !== s.background || last.running !== s.running)
+          samples.push(s);
       };
       const timer = setInterval(sample, 50);
       let stdout = '';
       try {
-        child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '6', '--trust'], {
-          env: {
-            ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        child = spawn(
+          process.execPath,
+          [
+            path.join(repo, 'dist', 'cli.js'),
+            '-C',
+            folder(),
+            'run',
+            '--source',
+            'RALPH_TASK.md',
+            '--no-gates',
+            '--max-iterations',
+            '6',
+            '--trust',
+          ],
+          {
+            env: {
+              ...process.env,
+              ANTHROPIC_BASE_URL: server.url,
+              ANTHROPIC_API_KEY: 'test',
+              HOME: home,
+              IS_SANDBOX: '1',
+              CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            },
+            stdio: ['ignore', 'pipe', 'pipe'],
           },
-          stdio: ['ignore', 'pipe', 'pipe'],
+        );
+        child.stdout!.on('data', (d) => {
+          stdout += String(d);
         });
-        child.stdout!.on('data', (d) => { stdout += String(d); });
-        child.stderr!.on('data', (d) => { stdout += String(d); });
+        child.stderr!.on('data', (d) => {
+          stdout += String(d);
+        });
         const code = await new Promise<number | null>((resolve) => child!.on('close', resolve));
         assert.equal(code, 0, stdout);
         // The follower sees the end within a poll or two.
-        for (let i = 0; i < 60 && api.store.contextKey(ContextKeys.running) !== false; i++) await new Promise((r) => setTimeout(r, 100));
+        for (let i = 0; i < 60 && api.store.contextKey(ContextKeys.running) !== false; i++)
+          await new Promise((r) => setTimeout(r, 100));
         await new Promise((r) => setTimeout(r, 400));
         sample();
       } finally {
         clearInterval(timer);
       }
-      const trace = samples.map((s) => `${s.text} [${s.background ?? '-'}] running=${s.running} here=${s.runningHere}`).join('\n');
+      const trace = samples
+        .map((s) => `${s.text} [${s.background ?? '-'}] running=${s.running} here=${s.runningHere}`)
+        .join('\n');
       const during = samples.filter((s) => s.running);
       assert.ok(during.length > 0, `the store saw the run as running:\n${trace}`);
-      assert.ok(during.every((s) => s.runningHere === false), `not this window's run: Cancel stays off\n${trace}`);
-      assert.ok(samples.some((s) => /^\$\(sync~spin\) \d+k\/200k \d+% · \$/.test(s.text)), `the spinner with the context and cost:\n${trace}`);
+      assert.ok(
+        during.every((s) => s.runningHere === false),
+        `not this window's run: Cancel stays off\n${trace}`,
+      );
+      assert.ok(
+        samples.some((s) => /^\$\(sync~spin\) \d+k\/200k \d+% · \$/.test(s.text)),
+        `the spinner with the context and cost:\n${trace}`,
+      );
       const warnAt = samples.findIndex((s) => s.background === 'statusBarItem.warningBackground');
       const rotateAt = samples.findIndex((s) => s.background === 'statusBarItem.errorBackground');
       assert.ok(warnAt >= 0, `the warning background at the warn threshold:\n${trace}`);
       assert.ok(rotateAt > warnAt, `then the error background at the rotate threshold:\n${trace}`);
-      assert.ok(samples.slice(rotateAt).some((s) => s.running && s.background === undefined), `a fresh iteration after the rotation clears it:\n${trace}`);
+      assert.ok(
+        samples.slice(rotateAt).some((s) => s.running && s.background === undefined),
+        `a fresh iteration after the rotation clears it:\n${trace}`,
+      );
       const last = samples.at(-1)!;
       assert.equal(last.running, false, `Start on, Stop off after the end:\n${trace}`);
       assert.match(last.text, /· completed$/, trace);
       assert.match((item.tooltip as vscode.MarkdownString).value, /Cost is an estimate/);
     });
-  
+
     it('a question from that run is answered from VS Code (Ralph: Answer Question…) and the run goes on', async () => {
       const api = await ralphApi();
       const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
@@ -100,37 +155,85 @@ export function registerGaugeSuite(): void {
       fs.writeFileSync(task, '- [ ] Pick the database\n');
       server = await startModelServer([
         say('I need a decision first.\n<question>Postgres or SQLite?</question>'),
-        edit(task, '- [ ] Pick the database', '- [x] Pick the database'), say('Done with SQLite.'),
+        edit(task, '- [ ] Pick the database', '- [x] Pick the database'),
+        say('Done with SQLite.'),
       ]);
       const configFile = path.join(folder(), '.ralph', 'config.json');
       const config = fs.readFileSync(configFile, 'utf8');
-      fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+      fs.writeFileSync(
+        configFile,
+        JSON.stringify(
+          { ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') },
+          null,
+          2,
+        ),
+      );
       restore = () => fs.writeFileSync(configFile, config);
       const asked = new Promise<{ runId: string; text: string; itemId: string | null }>((resolve) => {
-        const sub = api.store.onQuestion((q) => { sub.dispose(); resolve({ runId: q.run.runId, text: q.text, itemId: q.itemId }); });
+        const sub = api.store.onQuestion((q) => {
+          sub.dispose();
+          resolve({ runId: q.run.runId, text: q.text, itemId: q.itemId });
+        });
       });
       const home = makeTempDir('ralph-question-home-');
       let out = '';
-      child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder(), 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4', '--trust'], {
-        env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      child = spawn(
+        process.execPath,
+        [
+          path.join(repo, 'dist', 'cli.js'),
+          '-C',
+          folder(),
+          'run',
+          '--source',
+          'RALPH_TASK.md',
+          '--no-gates',
+          '--max-iterations',
+          '4',
+          '--trust',
+        ],
+        {
+          env: {
+            ...process.env,
+            ANTHROPIC_BASE_URL: server.url,
+            ANTHROPIC_API_KEY: 'test',
+            HOME: home,
+            IS_SANDBOX: '1',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      child.stdout!.on('data', (d) => {
+        out += String(d);
       });
-      child.stdout!.on('data', (d) => { out += String(d); });
-      child.stderr!.on('data', (d) => { out += String(d); });
+      child.stderr!.on('data', (d) => {
+        out += String(d);
+      });
       const exited = new Promise<number | null>((resolve) => child!.on('close', resolve));
-      const q = await Promise.race([asked, exited.then((code) => { throw new Error(`the run ended (${code}) without a question the store saw:\n${out}`); })]);
+      const q = await Promise.race([
+        asked,
+        exited.then((code) => {
+          throw new Error(`the run ended (${code}) without a question the store saw:\n${out}`);
+        }),
+      ]);
       assert.equal(q.text, 'Postgres or SQLite?');
       assert.equal(api.store.contextKey(ContextKeys.waiting), true, 'Answer Question… is enabled');
-      for (let i = 0; i < 30 && !/waiting for an answer/.test(api.gauge.statusBarItem.text); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 30 && !/waiting for an answer/.test(api.gauge.statusBarItem.text); i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.match(api.gauge.statusBarItem.text, /^\$\(question\) .*waiting for an answer$/);
       const requestsAtQuestion = server.agentRequests().length;
-      const answered = await vscode.commands.executeCommand<string | undefined>('ralph.answer', { folder: folder(), runId: q.runId, text: 'SQLite, in data/app.db' });
+      const answered = await vscode.commands.executeCommand<string | undefined>('ralph.answer', {
+        folder: folder(),
+        runId: q.runId,
+        text: 'SQLite, in data/app.db',
+      });
       assert.ok(answered, 'the question was answered');
       assert.equal(await exited, 0, out);
       assert.ok(server.agentRequests().length > requestsAtQuestion, 'the run went on');
       const prompts = JSON.stringify(server.agentRequests().map((r) => r.body));
       assert.match(prompts, /SQLite, in data\/app\.db/, 'the next prompt holds the answer');
-      for (let i = 0; i < 40 && api.store.contextKey(ContextKeys.waiting) !== false; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 40 && api.store.contextKey(ContextKeys.waiting) !== false; i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal(api.store.contextKey(ContextKeys.waiting), false);
     });
 
@@ -142,10 +245,19 @@ export function registerGaugeSuite(): void {
         fs.writeFileSync(configFile, '{\n  "maxIterations": 3,\n  "agent": claude\n}\n');
         // A rejected command promise is what VS Code shows as "command resulted in an error"; Start reports the
         // problem itself (file:line:column with Open File, unit test startErrors.test.ts) and resolves.
-        const started = await vscode.commands.executeCommand<string | undefined>('ralph.start', { folder: folder(), source: 'RALPH_TASK.md', noGates: true });
+        const started = await vscode.commands.executeCommand<string | undefined>('ralph.start', {
+          folder: folder(),
+          source: 'RALPH_TASK.md',
+          noGates: true,
+        });
         assert.equal(started, undefined);
-        assert.equal(api.store.snapshot().folders.find((f) => f.folder === folder())?.starting, false, 'the starting mark is cleared');
-        for (let i = 0; i < 20 && /starting/.test(api.gauge.statusBarItem.text); i++) await new Promise((r) => setTimeout(r, 100));
+        assert.equal(
+          api.store.snapshot().folders.find((f) => f.folder === folder())?.starting,
+          false,
+          'the starting mark is cleared',
+        );
+        for (let i = 0; i < 20 && /starting/.test(api.gauge.statusBarItem.text); i++)
+          await new Promise((r) => setTimeout(r, 100));
         assert.doesNotMatch(api.gauge.statusBarItem.text, /starting/);
         assert.equal(api.runs.isRunning(folder()), false);
       } finally {
@@ -167,10 +279,13 @@ export function registerGaugeSuite(): void {
       fs.writeFileSync(path.join(folder(), 'RALPH_TASK.md'), '- [x] One\n- [ ] Two\n');
       const text = await vscode.commands.executeCommand<string>('ralph.status');
       assert.match(text, /^Ralph status at .+ \(refreshes while this document is open\)/);
-      const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'ralph' && d.uri.path.endsWith('Ralph Status.txt'))!;
+      const doc = vscode.workspace.textDocuments.find(
+        (d) => d.uri.scheme === 'ralph' && d.uri.path.endsWith('Ralph Status.txt'),
+      )!;
       assert.match(doc.getText(), /RALPH_TASK\.md: 1\/2 done/);
       fs.writeFileSync(path.join(folder(), 'RALPH_TASK.md'), '- [x] One\n- [x] Two\n- [ ] Three\n');
-      for (let i = 0; i < 80 && !/RALPH_TASK\.md: 2\/3 done/.test(doc.getText()); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 80 && !/RALPH_TASK\.md: 2\/3 done/.test(doc.getText()); i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.match(doc.getText(), /RALPH_TASK\.md: 2\/3 done/, 'the open document followed the change');
     });
   });

@@ -12,7 +12,23 @@ import { makeTempDir } from '../../support/tempFolder';
 import { EXTENSION_ID, ralphApi } from './helpers';
 
 type Story = { id: string; status: string; dependsOn?: string[] };
-const quantum = (stories: Story[]) => JSON.stringify({ project: 'fixture', feature: 'fixture-feature', stories: stories.map((s, i) => ({ id: s.id, title: `Story ${s.id}`, status: s.status, priority: i + 1, dependsOn: s.dependsOn ?? [], attempts: 0 })) }, null, 2) + '\n';
+const quantum = (stories: Story[]) =>
+  JSON.stringify(
+    {
+      project: 'fixture',
+      feature: 'fixture-feature',
+      stories: stories.map((s, i) => ({
+        id: s.id,
+        title: `Story ${s.id}`,
+        status: s.status,
+        priority: i + 1,
+        dependsOn: s.dependsOn ?? [],
+        attempts: 0,
+      })),
+    },
+    null,
+    2,
+  ) + '\n';
 
 /** Resolves with the node once the tree shows row `id` with a description matching `re` (the store re-read the file). */
 async function rowShows(api: RalphExtensionApi, id: string, re: RegExp, timeoutMs = 5000): Promise<PlanNode> {
@@ -20,18 +36,29 @@ async function rowShows(api: RalphExtensionApi, id: string, re: RegExp, timeoutM
   for (;;) {
     const n = api.plan.node(id);
     if (n && re.test(String(api.plan.getTreeItem(n).description))) return n;
-    if (Date.now() > until) throw new Error(`row ${id} did not show ${re} (now: ${n ? String(api.plan.getTreeItem(n).description) : 'absent'})`);
+    if (Date.now() > until)
+      throw new Error(
+        `row ${id} did not show ${re} (now: ${n ? String(api.plan.getTreeItem(n).description) : 'absent'})`,
+      );
     await new Promise((r) => setTimeout(r, 25));
   }
 }
 
 /** Resolves with the node once row `id` exists and its tree item passes `ok` (the store re-read the file or followed the run). */
-async function rowUntil(api: RalphExtensionApi, id: string, ok: (item: vscode.TreeItem) => boolean, timeoutMs = 5000): Promise<PlanNode> {
+async function rowUntil(
+  api: RalphExtensionApi,
+  id: string,
+  ok: (item: vscode.TreeItem) => boolean,
+  timeoutMs = 5000,
+): Promise<PlanNode> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const n = api.plan.node(id);
     if (n && ok(api.plan.getTreeItem(n))) return n;
-    if (Date.now() > until) throw new Error(`row ${id} did not become as expected (now: ${n ? JSON.stringify({ label: api.plan.getTreeItem(n).label, description: api.plan.getTreeItem(n).description, contextValue: api.plan.getTreeItem(n).contextValue }) : 'absent'})`);
+    if (Date.now() > until)
+      throw new Error(
+        `row ${id} did not become as expected (now: ${n ? JSON.stringify({ label: api.plan.getTreeItem(n).label, description: api.plan.getTreeItem(n).description, contextValue: api.plan.getTreeItem(n).contextValue }) : 'absent'})`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -57,7 +84,7 @@ export function registerPlanTreeSuite(): void {
       await rowShows(api, `${folder}#quantum/story/US-002`, /to do/);
     });
 
-    it('updates the changed story\'s row (not the root) within a second of quantum.json changing on disk', async () => {
+    it("updates the changed story's row (not the root) within a second of quantum.json changing on disk", async () => {
       const id = `${folder}#quantum/story/US-002`;
       await rowShows(api, id, /to do/);
       const fired = new Promise<{ at: number; ids: string[] | undefined }>((resolve) => {
@@ -69,7 +96,13 @@ export function registerPlanTreeSuite(): void {
         });
       });
       const t0 = Date.now();
-      fs.writeFileSync(file, quantum([{ id: 'US-001', status: 'passed' }, { id: 'US-002', status: 'in_progress', dependsOn: ['US-001'] }]));
+      fs.writeFileSync(
+        file,
+        quantum([
+          { id: 'US-001', status: 'passed' },
+          { id: 'US-002', status: 'in_progress', dependsOn: ['US-001'] },
+        ]),
+      );
       const f = await fired;
       assert.ok(f.ids, 'the changed row was fired, not the root');
       assert.ok(f.at - t0 < 1000, `shown ${f.at - t0} ms after the write`);
@@ -78,41 +111,93 @@ export function registerPlanTreeSuite(): void {
     });
 
     it('Reset Task and Dependents on a node resets exactly the cascade the modal lists, on disk', async () => {
-      fs.writeFileSync(file, quantum([{ id: 'US-001', status: 'passed' }, { id: 'US-002', status: 'passed', dependsOn: ['US-001'] }, { id: 'US-003', status: 'passed' }]));
+      fs.writeFileSync(
+        file,
+        quantum([
+          { id: 'US-001', status: 'passed' },
+          { id: 'US-002', status: 'passed', dependsOn: ['US-001'] },
+          { id: 'US-003', status: 'passed' },
+        ]),
+      );
       const node = await rowShows(api, `${folder}#quantum/story/US-001`, /^done/);
       await rowShows(api, `${folder}#quantum/story/US-003`, /^done/);
       assert.match(String(api.plan.getTreeItem(node).contextValue), /\bresettable\b/);
       const asked: string[] = [];
-      api.tree.ui = { ...realUi, confirm: async (m, d) => { asked.push(m, d); return true; }, info: (m) => void asked.push(m) };
+      api.tree.ui = {
+        ...realUi,
+        confirm: async (m, d) => {
+          asked.push(m, d);
+          return true;
+        },
+        info: (m) => void asked.push(m),
+      };
       const reset = await vscode.commands.executeCommand<string[]>(CommandIds.treeResetCascade, node);
       assert.deepEqual(reset, ['US-001', 'US-002']);
       assert.equal(asked[0], 'Reset US-001 and its dependents (2 items) to pending?');
       assert.equal(asked[1], '• US-001 Story US-001 (passed → pending)\n• US-002 Story US-002 (passed → pending)');
-      const onDisk = (JSON.parse(fs.readFileSync(file, 'utf8')) as { stories: Story[] }).stories.map((s) => [s.id, s.status]);
-      assert.deepEqual(onDisk, [['US-001', 'pending'], ['US-002', 'pending'], ['US-003', 'passed']]);
+      const onDisk = (JSON.parse(fs.readFileSync(file, 'utf8')) as { stories: Story[] }).stories.map((s) => [
+        s.id,
+        s.status,
+      ]);
+      assert.deepEqual(onDisk, [
+        ['US-001', 'pending'],
+        ['US-002', 'pending'],
+        ['US-003', 'passed'],
+      ]);
       await rowShows(api, `${folder}#quantum/story/US-002`, /to do/);
     });
 
     it('Start Here on a story whose dependency is open explains why and offers the next ready one', async () => {
-      fs.writeFileSync(file, quantum([{ id: 'US-001', status: 'pending' }, { id: 'US-002', status: 'pending', dependsOn: ['US-001'] }]));
+      fs.writeFileSync(
+        file,
+        quantum([
+          { id: 'US-001', status: 'pending' },
+          { id: 'US-002', status: 'pending', dependsOn: ['US-001'] },
+        ]),
+      );
       await rowShows(api, `${folder}#quantum/story/US-001`, /to do/);
       const node = api.plan.node(`${folder}#quantum/story/US-002`)!;
       const offered: [string, string | undefined][] = [];
-      api.tree.ui = { ...realUi, offer: async (m, a) => { offered.push([m, a]); return false; } };
+      api.tree.ui = {
+        ...realUi,
+        offer: async (m, a) => {
+          offered.push([m, a]);
+          return false;
+        },
+      };
       const started = await vscode.commands.executeCommand<string | undefined>(CommandIds.treeStartHere, node);
       assert.equal(started, undefined, 'declined: no run');
-      assert.deepEqual(offered, [['Ralph: cannot start with US-002: US-002 waits on US-001 (pending). The next ready item of its source is US-001.', 'Start with US-001']]);
+      assert.deepEqual(offered, [
+        [
+          'Ralph: cannot start with US-002: US-002 waits on US-001 (pending). The next ready item of its source is US-001.',
+          'Start with US-001',
+        ],
+      ]);
     });
 
-    it('shows a wave\'s subagents as its children, live, when a checkpoint appears and goes (issue 18\'s core)', async () => {
+    it("shows a wave's subagents as its children, live, when a checkpoint appears and goes (issue 18's core)", async () => {
       const wave = `${folder}#waves/1`;
       await rowUntil(api, wave, () => true, 10_000);
       const checkpoint = path.join(folder, '.ijfw', 'wave-1', 'subagent-1-A.checkpoint.json');
       const sub = `${wave}/1-A`;
       try {
-        fs.writeFileSync(checkpoint, JSON.stringify({ schema_version: 1, wave_id: '1', sub_id: '1-A', ts: new Date().toISOString(), last_action: 'editing the lexer', next_step: 'finish the lexer' }));
+        fs.writeFileSync(
+          checkpoint,
+          JSON.stringify({
+            schema_version: 1,
+            wave_id: '1',
+            sub_id: '1-A',
+            ts: new Date().toISOString(),
+            last_action: 'editing the lexer',
+            next_step: 'finish the lexer',
+          }),
+        );
         const node = await rowUntil(api, sub, (it) => it.label === '1-A', 5000);
-        assert.deepEqual((await api.plan.getChildren(api.plan.node(wave)!)).map((n) => n.id), [sub], 'the wave row\'s children');
+        assert.deepEqual(
+          (await api.plan.getChildren(api.plan.node(wave)!)).map((n) => n.id),
+          [sub],
+          "the wave row's children",
+        );
         const item = api.plan.getTreeItem(node);
         assert.match(String(item.description), /^active · .* next: finish the lexer$/);
         assert.match(String(item.contextValue), /\bsubagent\b/);
@@ -125,7 +210,7 @@ export function registerPlanTreeSuite(): void {
       assert.equal(api.plan.node(sub), undefined, 'the row went with its checkpoint');
     });
 
-    it('Open Task File on a checklist box opens its file at the box\'s line', async () => {
+    it("Open Task File on a checklist box opens its file at the box's line", async () => {
       const task = path.join(folder, 'RALPH_TASK.md');
       const before = fs.readFileSync(task, 'utf8');
       try {
@@ -153,32 +238,74 @@ export function registerPlanTreeSuite(): void {
       const config = fs.readFileSync(configFile, 'utf8');
       const server = await startModelServer([
         say('I need a decision first.\n<question>Which port?</question>'),
-        edit(task, '- [ ] Pick the port', '- [x] Pick the port'), say('Done with 8080.'),
+        edit(task, '- [ ] Pick the port', '- [x] Pick the port'),
+        say('Done with 8080.'),
       ]);
       const home = makeTempDir('ralph-tree-answer-home-');
       let child: ChildProcess | undefined;
       try {
         fs.writeFileSync(task, '- [ ] Pick the port\n');
-        fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2));
+        fs.writeFileSync(
+          configFile,
+          JSON.stringify(
+            { ...JSON.parse(config), claudePath: path.join(repo, 'node_modules', '.bin', 'claude') },
+            null,
+            2,
+          ),
+        );
         let out = '';
-        child = spawn(process.execPath, [path.join(repo, 'dist', 'cli.js'), '-C', folder, 'run', '--source', 'RALPH_TASK.md', '--no-gates', '--max-iterations', '4', '--trust'], {
-          env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test', HOME: home, IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
-          stdio: ['ignore', 'pipe', 'pipe'],
+        child = spawn(
+          process.execPath,
+          [
+            path.join(repo, 'dist', 'cli.js'),
+            '-C',
+            folder,
+            'run',
+            '--source',
+            'RALPH_TASK.md',
+            '--no-gates',
+            '--max-iterations',
+            '4',
+            '--trust',
+          ],
+          {
+            env: {
+              ...process.env,
+              ANTHROPIC_BASE_URL: server.url,
+              ANTHROPIC_API_KEY: 'test',
+              HOME: home,
+              IS_SANDBOX: '1',
+              CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        child.stdout!.on('data', (d) => {
+          out += String(d);
         });
-        child.stdout!.on('data', (d) => { out += String(d); });
-        child.stderr!.on('data', (d) => { out += String(d); });
+        child.stderr!.on('data', (d) => {
+          out += String(d);
+        });
         const exited = new Promise<number | null>((resolve) => child!.on('close', resolve));
         const id = `${folder}#checklist/checkbox/RALPH_TASK.md:1`;
         const node = await Promise.race([
           rowUntil(api, id, (it) => /\bwaiting\b/.test(String(it.contextValue)), 90_000),
-          exited.then((code) => { throw new Error(`the run ended (${code}) before the tree showed the item waiting:\n${out}`); }),
+          exited.then((code) => {
+            throw new Error(`the run ended (${code}) before the tree showed the item waiting:\n${out}`);
+          }),
         ]);
         assert.equal((api.plan.getTreeItem(node).iconPath as vscode.ThemeIcon).id, 'comment-discussion');
         const runId = api.plan.row(node)!.runId!;
         const answerFile = api.store.snapshot().runs.find((r) => r.runId === runId)!.facts.questions[0]!.answerFile;
         assert.equal(fs.existsSync(answerFile), false, 'not answered yet');
         const asked: [string, string | undefined][] = [];
-        api.tree.ui = { ...realUi, ask: async (title, prompt) => { asked.push([title, prompt]); return 'Port 8080'; } };
+        api.tree.ui = {
+          ...realUi,
+          ask: async (title, prompt) => {
+            asked.push([title, prompt]);
+            return 'Port 8080';
+          },
+        };
         const requestsAtQuestion = server.agentRequests().length;
         const question = await vscode.commands.executeCommand<string | undefined>(CommandIds.treeAnswer, node);
         assert.ok(question, 'a question was answered');
@@ -187,7 +314,11 @@ export function registerPlanTreeSuite(): void {
         assert.equal(fs.readFileSync(answerFile, 'utf8'), 'Port 8080\n');
         assert.equal(await exited, 0, out);
         assert.ok(server.agentRequests().length > requestsAtQuestion, 'the run went on');
-        assert.match(JSON.stringify(server.agentRequests().map((r) => r.body)), /Port 8080/, 'the next prompt holds the answer');
+        assert.match(
+          JSON.stringify(server.agentRequests().map((r) => r.body)),
+          /Port 8080/,
+          'the next prompt holds the answer',
+        );
       } finally {
         if (child && child.exitCode === null) child.kill('SIGINT');
         await server.close();

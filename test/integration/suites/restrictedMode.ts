@@ -26,7 +26,9 @@ export function registerRestrictedModeSuite(): void {
     });
 
     it('Ralph: Start refuses to run an agent in an untrusted workspace', async () => {
-      const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+      const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+        source: 'RALPH_TASK.md',
+      });
       assert.equal(runId, undefined);
       const runs = vscode.workspace.workspaceFolders![0]!.uri.fsPath + '/.ralph/runs';
       assert.equal(fs.existsSync(runs) ? fs.readdirSync(runs).length : 0, 0, 'no run was created');

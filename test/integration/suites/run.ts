@@ -22,7 +22,9 @@ export function registerRunSuite(): void {
     async function useServer(script: Turn[]): Promise<void> {
       server = await startModelServer(script);
       Object.assign(process.env, scriptedClaudeEnv(server.url, makeTempDir('ralph-int-home-')));
-      await vscode.workspace.getConfiguration('ralph').update('claudePath', claudeBinary, vscode.ConfigurationTarget.Workspace);
+      await vscode.workspace
+        .getConfiguration('ralph')
+        .update('claudePath', claudeBinary, vscode.ConfigurationTarget.Workspace);
     }
     afterEach(async () => {
       await server?.close();
@@ -32,17 +34,24 @@ export function registerRunSuite(): void {
     it('runs the checklist to verified completion with the real claude CLI (a folder that is not a git repository)', async () => {
       const api = await ralphApi();
       await useServer([
-        edit(task(), '- [ ] Add tests', '- [x] Add tests'), say('Tests added.'),
-        edit(task(), '- [ ] Document the CLI', '- [x] Document the CLI'), say('Documented.'),
+        edit(task(), '- [ ] Add tests', '- [x] Add tests'),
+        say('Tests added.'),
+        edit(task(), '- [ ] Document the CLI', '- [x] Document the CLI'),
+        say('Documented.'),
       ]);
-      const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+      const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+        source: 'RALPH_TASK.md',
+      });
       assert.ok(runId, 'the run started');
       assert.equal(api.runs.isRunning(folder()), true);
       const result = await api.runs.wait(folder());
       assert.equal(result?.state, 'completed', result?.reason);
       assert.equal(result?.done, 3);
       assert.doesNotMatch(fs.readFileSync(task(), 'utf8'), /\[ \]/);
-      assert.match(fs.readFileSync(path.join(folder(), '.ralph', 'runs', runId, 'progress.txt'), 'utf8'), /completion_reason=DONE/);
+      assert.match(
+        fs.readFileSync(path.join(folder(), '.ralph', 'runs', runId, 'progress.txt'), 'utf8'),
+        /completion_reason=DONE/,
+      );
       assert.match(fs.readFileSync(path.join(folder(), '.ralph', 'activity.log'), 'utf8'), /VERIFIED/);
     });
 
@@ -53,7 +62,9 @@ export function registerRunSuite(): void {
       const seen: string[] = [];
       const sub = api.runs.onEvent(({ event }) => seen.push(event.type));
       try {
-        const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+        const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+          source: 'RALPH_TASK.md',
+        });
         assert.ok(runId);
         for (let i = 0; i < 100 && !seen.includes('agentStarted'); i++) await new Promise((r) => setTimeout(r, 100));
         const stopped = await vscode.commands.executeCommand<string | undefined>(CommandIds.stop);
@@ -72,9 +83,13 @@ export function registerRunSuite(): void {
       fs.writeFileSync(task(), '- [ ] One\n');
       await useServer([bash('sleep 30'), say('never reached')]);
       let agentPid: number | null = null;
-      const sub = api.runs.onEvent(({ event }) => { if (event.type === 'agentStarted') agentPid = event.pid; });
+      const sub = api.runs.onEvent(({ event }) => {
+        if (event.type === 'agentStarted') agentPid = event.pid;
+      });
       try {
-        const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md' });
+        const runId = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+          source: 'RALPH_TASK.md',
+        });
         assert.ok(runId);
         for (let i = 0; i < 100 && agentPid === null; i++) await new Promise((r) => setTimeout(r, 100));
         await server!.waitForAgentRequests(1);
@@ -84,7 +99,10 @@ export function registerRunSuite(): void {
         assert.equal(result?.exitCode, 130);
         assert.ok(agentPid);
         assert.throws(() => process.kill(-agentPid!, 0), 'no process of the agent group is left');
-        assert.match(fs.readFileSync(path.join(folder(), '.ralph', 'runs', runId, 'progress.txt'), 'utf8'), /completion_reason=INTERRUPTED/);
+        assert.match(
+          fs.readFileSync(path.join(folder(), '.ralph', 'runs', runId, 'progress.txt'), 'utf8'),
+          /completion_reason=INTERRUPTED/,
+        );
       } finally {
         sub.dispose();
       }

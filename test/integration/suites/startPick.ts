@@ -26,10 +26,19 @@ export function registerStartPickSuite(): void {
       const before = fs.readFileSync(quantum);
       const server = await startModelServer([bash('sleep 30'), say('never reached')]);
       Object.assign(process.env, scriptedClaudeEnv(server.url, makeTempDir('ralph-int-home-')));
-      await vscode.workspace.getConfiguration('ralph').update('claudePath', claudeBinary, vscode.ConfigurationTarget.Workspace);
+      await vscode.workspace
+        .getConfiguration('ralph')
+        .update('claudePath', claudeBinary, vscode.ConfigurationTarget.Workspace);
       let settled = false;
-      const started = Promise.resolve(vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'quantum', agent: 'claude', noGates: true }))
-        .finally(() => { settled = true; });
+      const started = Promise.resolve(
+        vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+          source: 'quantum',
+          agent: 'claude',
+          noGates: true,
+        }),
+      ).finally(() => {
+        settled = true;
+      });
       try {
         await sleep(3000);
         assert.equal(settled, false, 'Start waits for the answer to its pick');

@@ -33,7 +33,10 @@ export function registerTrustSuite(): void {
       fs.writeFileSync(agent, `#!/bin/sh\necho ran > "${marker}"\necho "9.9.9 (Claude Code)"\n`, { mode: 0o755 });
       try {
         const config = JSON.parse(original) as Record<string, unknown>;
-        fs.writeFileSync(configFile(), JSON.stringify({ ...config, claudePath: agent, gates: { basic: 'true' } }, null, 2));
+        fs.writeFileSync(
+          configFile(),
+          JSON.stringify({ ...config, claudePath: agent, gates: { basic: 'true' } }, null, 2),
+        );
         const text = await vscode.commands.executeCommand<string>(CommandIds.doctor);
         assert.match(text, /CHANGED since you trusted it/);
         assert.match(text, /- \.ralph\/config\.json gates\.basic = "test -f RALPH_TASK\.md"/);
@@ -54,14 +57,26 @@ export function registerTrustSuite(): void {
       const runsBefore = fs.existsSync(runsDir) ? fs.readdirSync(runsDir).length : 0;
       const asked: { message: string; detail: string; action: string }[] = [];
       let answer = false;
-      api.runs.trustUi = { ...vscodeTrustUi, confirm: async (message, detail, action) => { asked.push({ message, detail, action }); return answer; } };
+      api.runs.trustUi = {
+        ...vscodeTrustUi,
+        confirm: async (message, detail, action) => {
+          asked.push({ message, detail, action });
+          return answer;
+        },
+      };
       try {
         const config = JSON.parse(original) as Record<string, unknown>;
         // The agent weakens the gate; the claudePath named goes nowhere, so an accepted Start stops at the engine's refusal.
-        fs.writeFileSync(configFile(), JSON.stringify({ ...config, claudePath: '/nonexistent/ralph-int/claude', gates: { basic: 'true' } }, null, 2));
+        fs.writeFileSync(
+          configFile(),
+          JSON.stringify({ ...config, claudePath: '/nonexistent/ralph-int/claude', gates: { basic: 'true' } }, null, 2),
+        );
         assert.equal((await checkWorkspaceTrust(folder)).state, 'changed');
 
-        const declined = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md', agent: 'claude' });
+        const declined = await vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+          source: 'RALPH_TASK.md',
+          agent: 'claude',
+        });
         assert.equal(declined, undefined, 'Cancel starts no run');
         assert.equal(asked.length, 1);
         assert.match(asked[0]!.message, /changed since you trusted it/);
@@ -74,11 +89,22 @@ export function registerTrustSuite(): void {
         assert.equal((await checkWorkspaceTrust(folder)).state, 'changed', 'Cancel trusts nothing');
 
         answer = true;
-        await vscode.commands.executeCommand<string | undefined>(CommandIds.start, { source: 'RALPH_TASK.md', agent: 'claude' });
+        await vscode.commands.executeCommand<string | undefined>(CommandIds.start, {
+          source: 'RALPH_TASK.md',
+          agent: 'claude',
+        });
         assert.equal(asked.length, 2);
-        assert.equal((await checkWorkspaceTrust(folder)).state, 'trusted', 'Trust and Start recorded the shown content, as `ralph trust` does');
+        assert.equal(
+          (await checkWorkspaceTrust(folder)).state,
+          'trusted',
+          'Trust and Start recorded the shown content, as `ralph trust` does',
+        );
         await api.runs.wait(folder);
-        assert.equal(fs.existsSync(runsDir) ? fs.readdirSync(runsDir).length : 0, runsBefore, 'the missing claudePath stopped the run before it started');
+        assert.equal(
+          fs.existsSync(runsDir) ? fs.readdirSync(runsDir).length : 0,
+          runsBefore,
+          'the missing claudePath stopped the run before it started',
+        );
       } finally {
         api.runs.trustUi = vscodeTrustUi;
         fs.writeFileSync(configFile(), original);

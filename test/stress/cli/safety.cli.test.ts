@@ -26,7 +26,7 @@ describe('cli: write safety', function () {
   afterEach(() => ws?.dispose());
 
   type Story = { status: string; retries: { attempts: number; maxAttempts: number; failureLog: { error: string }[] } };
-  const story = (text: string): Story => (quantumFileSchema.parse(JSON.parse(text)).stories[0] as unknown as Story);
+  const story = (text: string): Story => quantumFileSchema.parse(JSON.parse(text)).stories[0] as unknown as Story;
 
   it('two processes doing 500 conflicting updates each on one quantum.json lose none', async () => {
     ws = tempWorkspace('ralph-safety-');
@@ -42,7 +42,11 @@ describe('cli: write safety', function () {
     assert.equal(errors.length, 1000);
     for (const who of ['a', 'b']) {
       const mine = errors.filter((e) => e.startsWith(`${who}#`)).map((e) => Number(e.slice(2)));
-      assert.deepEqual(mine, Array.from({ length: 500 }, (_, i) => i), `every update of process ${who}, in order`);
+      assert.deepEqual(
+        mine,
+        Array.from({ length: 500 }, (_, i) => i),
+        `every update of process ${who}, in order`,
+      );
     }
     assert.ok(!ws.exists('quantum.json.lock'), 'the lock is released');
   });
@@ -63,13 +67,20 @@ describe('cli: write safety', function () {
   async function killLane(lane: TempWorkspace, laneNo: number, rounds: number): Promise<number> {
     // A larger file makes each write take long enough to be interrupted inside it.
     const padding = Array.from({ length: 400 }, (_, i) => `pattern ${i} ${'x'.repeat(100)}`);
-    lane.write('quantum.json', quantumJson([{ id: 'US-001', status: 'in_progress', maxAttempts: 1_000_000 }], { codebasePatterns: padding }));
+    lane.write(
+      'quantum.json',
+      quantumJson([{ id: 'US-001', status: 'in_progress', maxAttempts: 1_000_000 }], { codebasePatterns: padding }),
+    );
     let interrupted = 0;
     for (let round = 0; round < rounds; round++) {
       const before = lane.read('quantum.json');
       const attemptsBefore = story(before).retries.attempts;
       const tag = `k${laneNo}-${round}`;
-      const child = spawn(process.execPath, [cliPath, '-C', lane.dir, 'task', 'block', 'US-001', '--reason', tag, '--repeat', '1000000'], { stdio: 'ignore' });
+      const child = spawn(
+        process.execPath,
+        [cliPath, '-C', lane.dir, 'task', 'block', 'US-001', '--reason', tag, '--repeat', '1000000'],
+        { stdio: 'ignore' },
+      );
       // Kill at a random point: one round in four anywhere in start-up, the others at a random moment after the
       // writer's first write, i.e. in the middle of its lock / read / write / rename loop.
       if (round % 4 === 0) await sleep(Math.random() * 250);
@@ -82,12 +93,17 @@ describe('cli: write safety', function () {
       const s = story(lane.read('quantum.json')); // throws on a torn or invalid file
       const mine = s.retries.failureLog.slice(attemptsBefore).map((e) => e.error);
       assert.equal(s.retries.attempts, s.retries.failureLog.length, 'attempts and the log moved together');
-      assert.deepEqual(mine, mine.map((_, i) => `${tag}#${i}`), 'the file is exactly one of the states the writer produced');
+      assert.deepEqual(
+        mine,
+        mine.map((_, i) => `${tag}#${i}`),
+        'the file is exactly one of the states the writer produced',
+      );
       if (mine.length) interrupted++;
       // The killed writer's lock would block the next writer until it goes stale (LOCK_STALE_MS): clear it, as the
       // stale rule would, and remove write-file-atomic's abandoned temporary files.
       fs.rmSync(path.join(lane.dir, 'quantum.json.lock'), { recursive: true, force: true });
-      for (const f of fs.readdirSync(lane.dir)) if (/^quantum\.json\.[0-9a-f]+$/.test(f)) fs.rmSync(path.join(lane.dir, f));
+      for (const f of fs.readdirSync(lane.dir))
+        if (/^quantum\.json\.[0-9a-f]+$/.test(f)) fs.rmSync(path.join(lane.dir, f));
     }
     return interrupted;
   }

@@ -27,11 +27,13 @@ function checkArgv(argv) {
   const required = ['-p', '--force', '--trust'];
   for (const r of required) if (!argv.includes(r)) fail(`missing ${r} in ${JSON.stringify(argv)}`);
   const of = argv.indexOf('--output-format');
-  if (of === -1 || argv[of + 1] !== 'stream-json') fail(`--output-format stream-json missing in ${JSON.stringify(argv)}`);
+  if (of === -1 || argv[of + 1] !== 'stream-json')
+    fail(`--output-format stream-json missing in ${JSON.stringify(argv)}`);
   const m = argv.indexOf('--model');
   if (m !== -1 && (!argv[m + 1] || argv[m + 1].startsWith('-'))) fail('--model without a value');
   const prompt = argv[argv.length - 1];
-  if (!prompt || prompt.startsWith('-') || prompt === 'stream-json') fail(`the prompt is not the last argument: ${JSON.stringify(argv)}`);
+  if (!prompt || prompt.startsWith('-') || prompt === 'stream-json')
+    fail(`the prompt is not the last argument: ${JSON.stringify(argv)}`);
 }
 
 function checkEnv(env) {
@@ -76,7 +78,11 @@ async function main() {
   checkEnv(process.env);
   const stdin = await checkStdin();
   if (process.env.RALPH_STUB_RECORD) {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k === 'CURSOR_CONFIG_DIR' || k === 'HOME' || k.startsWith('CURSOR_') || k.startsWith('RALPH_STUB_')));
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([k]) => k === 'CURSOR_CONFIG_DIR' || k === 'HOME' || k.startsWith('CURSOR_') || k.startsWith('RALPH_STUB_'),
+      ),
+    );
     fs.writeFileSync(process.env.RALPH_STUB_RECORD, JSON.stringify({ argv, env, stdin, cwd: process.cwd() }));
   }
   if (process.env.RALPH_STUB_REPLAY) {
@@ -101,4 +107,4 @@ async function main() {
   process.exitCode = Number(process.env.RALPH_STUB_EXIT ?? 0);
 }
 
-main().catch((err) => fail(String(err && err.stack || err)));
+main().catch((err) => fail(String((err && err.stack) || err)));

@@ -51,12 +51,20 @@ export async function replayThroughCursorStub(capture: string): Promise<{ exit: 
   const bin = installCursorAgentStub();
   const ws = makeTempDir('ralph-cursor-ws-');
   try {
-    const handle = spawnIteration(cursorAgentAdapter, { prompt: 'Do the task.', cwd: ws, env: { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, RALPH_STUB_REPLAY: capture } });
+    const handle = spawnIteration(cursorAgentAdapter, {
+      prompt: 'Do the task.',
+      cwd: ws,
+      env: { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, RALPH_STUB_REPLAY: capture },
+    });
     const events: AgentEvent[] = [];
     handle.onEvent((e) => events.push(e));
     const exit = await handle.done;
     assert.ok(!exit.stderr.startsWith('stub:'), exit.stderr);
-    assert.equal(handle.pid !== undefined && processGroupAlive(handle.pid), false, 'no process remains in the agent group');
+    assert.equal(
+      handle.pid !== undefined && processGroupAlive(handle.pid),
+      false,
+      'no process remains in the agent group',
+    );
     return { exit, events };
   } finally {
     fs.rmSync(bin, { recursive: true, force: true });

@@ -21,21 +21,50 @@ const id = m ? m[1] : '?';
 const plan = process.env.LANE_STUB_PLAN ? JSON.parse(fs.readFileSync(process.env.LANE_STUB_PLAN, 'utf8')) : {};
 const step = plan[id] || {};
 const log = process.env.LANE_STUB_LOG;
-const note = (line) => { if (log) fs.appendFileSync(log, `${line}\n`); };
+const note = (line) => {
+  if (log) fs.appendFileSync(log, `${line}\n`);
+};
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const logged = () => (log && fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
 // holdRunRecord: the lock is a directory (proper-lockfile, as the store takes it); the engine waits while it exists.
-const runLock = step.holdRunRecord ? path.resolve('.ralph', 'runs', process.env.RALPH_RUN_ID || '?', 'run.json.lock') : null;
+const runLock = step.holdRunRecord
+  ? path.resolve('.ralph', 'runs', process.env.RALPH_RUN_ID || '?', 'run.json.lock')
+  : null;
 const nonce = `${id}-${process.pid}-${Date.now()}`;
 /** Prints the stream-json lines of `text`, then (holdRunRecord) waits until the engine has read them and removes the lock. */
 const reply = (text) => {
-  process.stdout.write(JSON.stringify({ type: 'assistant', message: { id: `m-${nonce}`, role: 'assistant', content: [{ type: 'text', text }], usage: { input_tokens: 100, output_tokens: 10 } } }) + '\n');
-  process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.01, usage: { input_tokens: 100, output_tokens: 10 }, session_id: nonce }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      type: 'assistant',
+      message: {
+        id: `m-${nonce}`,
+        role: 'assistant',
+        content: [{ type: 'text', text }],
+        usage: { input_tokens: 100, output_tokens: 10 },
+      },
+    }) + '\n',
+  );
+  process.stdout.write(
+    JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: text,
+      num_turns: 1,
+      total_cost_usd: 0.01,
+      usage: { input_tokens: 100, output_tokens: 10 },
+      session_id: nonce,
+    }) + '\n',
+  );
   if (!runLock) return;
   // The engine writes each chunk to the raw stream (runFiles.ts IterationStreamWriter) from the same callback that
   // parses it: both lines there means both were parsed.
   const dir = path.join(step.holdRunRecord, '.ralph', 'runs', process.env.RALPH_RUN_ID || '?');
-  const seen = () => fs.readdirSync(dir).filter((f) => f.startsWith('iter-')).some((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes(`"session_id":"${nonce}"`));
+  const seen = () =>
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.startsWith('iter-'))
+      .some((f) => fs.readFileSync(path.join(dir, f), 'utf8').includes(`"session_id":"${nonce}"`));
   const until = Date.now() + 30000;
   while (!seen() && Date.now() < until) sleep(20);
   note(`held ${id} ${seen() ? 'read' : 'not read'} ${fs.existsSync(runLock) ? 'locked' : 'free'}`);
@@ -63,11 +92,20 @@ for (const [rel, text] of Object.entries(step.write || {})) {
   fs.writeFileSync(rel, text);
 }
 if (step.write && step.commit !== false) {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'stub', GIT_AUTHOR_EMAIL: 'stub@example.invalid', GIT_COMMITTER_NAME: 'stub', GIT_COMMITTER_EMAIL: 'stub@example.invalid' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'stub',
+    GIT_AUTHOR_EMAIL: 'stub@example.invalid',
+    GIT_COMMITTER_NAME: 'stub',
+    GIT_COMMITTER_EMAIL: 'stub@example.invalid',
+  };
   execFileSync('git', ['add', '-A', '--', ...Object.keys(step.write)], { env });
   execFileSync('git', ['commit', '-q', '--no-verify', '-m', `${id}: ${step.subject || 'work'}`], { env });
 }
 if (step.sleepMs) sleep(step.sleepMs);
-if (step.hang) { note(`hang ${id} ${process.pid}`); for (;;) sleep(1000); }
+if (step.hang) {
+  note(`hang ${id} ${process.pid}`);
+  for (;;) sleep(1000);
+}
 note(`end ${id} ${Date.now()}`);
 reply(step.fail ? `could not do ${id} <quantum>STORY_FAILED</quantum>` : `${id} done <quantum>STORY_PASSED</quantum>`);

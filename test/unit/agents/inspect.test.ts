@@ -6,8 +6,16 @@ import { describeRecordedClaudeStreams, inspectFile } from '../../support/inspec
 describe('session inspect on the recorded and hand-written streams', () => {
   describe('claude/recorded (the real CLI against the scripted server)', () => {
     describeRecordedClaudeStreams((name) => streamFixture('claude', 'recorded', name), {
-      files: { success: 'tool-use-bash-success.jsonl', hookDeny: 'pretooluse-hook-deny.jsonl', maxRetries1: 'http-429-max-retries-1.jsonl', retrySeriesKilled: 'http-429-retry-series-killed.jsonl', hookStdin: 'pretooluse-hook-stdin.json' },
-      costUsd: 0.0124, outputTokens: 20, lastRetry: { attempt: 3, maxRetries: 4 },
+      files: {
+        success: 'tool-use-bash-success.jsonl',
+        hookDeny: 'pretooluse-hook-deny.jsonl',
+        maxRetries1: 'http-429-max-retries-1.jsonl',
+        retrySeriesKilled: 'http-429-retry-series-killed.jsonl',
+        hookStdin: 'pretooluse-hook-stdin.json',
+      },
+      costUsd: 0.0124,
+      outputTokens: 20,
+      lastRetry: { attempt: 3, maxRetries: 4 },
     });
   });
 

@@ -68,8 +68,14 @@ describe('matchWavesCheck', () => {
     [['waves', 'check', '--phase', 'p'], { ...base, phase: 'p' }],
     [['-C', '/w', 'waves', 'check', '--phase', 'p', '--json'], { ...base, cwd: '/w', phase: 'p', json: true }],
     [['--cwd=/w', 'waves', 'check', '--phase=1.5.0', '--wave=W1'], { ...base, cwd: '/w', phase: '1.5.0', wave: 'W1' }],
-    [['--cwd', 'w', 'waves', 'check', '--watch', '--phase', 'p', '--root', 'a', '--root=b'], { ...base, cwd: 'w', phase: 'p', root: ['a', 'b'], watch: true }],
-    [['waves', 'check', '--phase', 'p', '--orphan-after-ms', '1000', '--inactive-after-ms=0'], { ...base, phase: 'p', orphanAfterMs: '1000', inactiveAfterMs: '0' }],
+    [
+      ['--cwd', 'w', 'waves', 'check', '--watch', '--phase', 'p', '--root', 'a', '--root=b'],
+      { ...base, cwd: 'w', phase: 'p', root: ['a', 'b'], watch: true },
+    ],
+    [
+      ['waves', 'check', '--phase', 'p', '--orphan-after-ms', '1000', '--inactive-after-ms=0'],
+      { ...base, phase: 'p', orphanAfterMs: '1000', inactiveAfterMs: '0' },
+    ],
     // Values are handed on as written: wavesMain.ts checks them and hands a bad one to the full program.
     [['waves', 'check', '--phase', '../p', '--wave', '../W1'], { ...base, phase: '../p', wave: '../W1' }],
     // Everything else is the full program's: usage errors and help read the same as for any command.

@@ -14,25 +14,54 @@ const item = (id: string) => ({ source: 'quantum' as const, id, title: `Story ${
 
 describe('ralph answer (answerQuestion)', () => {
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-answer-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-answer-');
+  });
   afterEach(() => t.dispose());
 
   function run(events: EngineEvent[]): void {
-    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'waiting', iteration: 1, currentItem: null }));
+    t.write(
+      `.ralph/runs/${RUN}/run.json`,
+      JSON.stringify({
+        runId: RUN,
+        pid: 4242,
+        host: HOST,
+        startedAt: AT,
+        state: 'waiting',
+        iteration: 1,
+        currentItem: null,
+      }),
+    );
     t.write(`.ralph/runs/${RUN}/events.jsonl`, events.map((e, i) => runLogLine(i + 1, AT, 0, e)).join(''));
   }
-  const ask = (id: string, itemId: string): EngineEvent => ({ type: 'question', id, iteration: 1, item: item(itemId), text: `Question ${id}?`, answerFile: path.join(t.dir, '.ralph', 'runs', RUN, 'answers', `${id}.md`) });
+  const ask = (id: string, itemId: string): EngineEvent => ({
+    type: 'question',
+    id,
+    iteration: 1,
+    item: item(itemId),
+    text: `Question ${id}?`,
+    answerFile: path.join(t.dir, '.ralph', 'runs', RUN, 'answers', `${id}.md`),
+  });
 
-  it('writes the answer to the open question\'s answer file', async () => {
+  it("writes the answer to the open question's answer file", async () => {
     run([ask('q1', 'US-001')]);
     const r = await answerQuestion(t.dir, 'SQLite', { probe });
-    assert.deepEqual(r, { success: true, run: RUN, question: 'q1', item: 'US-001', file: path.join(t.dir, '.ralph', 'runs', RUN, 'answers', 'q1.md') });
+    assert.deepEqual(r, {
+      success: true,
+      run: RUN,
+      question: 'q1',
+      item: 'US-001',
+      file: path.join(t.dir, '.ralph', 'runs', RUN, 'answers', 'q1.md'),
+    });
     assert.equal(fs.readFileSync(r.file, 'utf8'), 'SQLite\n');
   });
 
   it('needs --item when several items wait, and names them', async () => {
     run([ask('q1', 'US-001'), ask('q2', 'US-002')]);
-    await assert.rejects(answerQuestion(t.dir, 'x', { probe }), /Several items wait for an answer, specify --item: US-001, US-002/);
+    await assert.rejects(
+      answerQuestion(t.dir, 'x', { probe }),
+      /Several items wait for an answer, specify --item: US-001, US-002/,
+    );
     assert.equal((await answerQuestion(t.dir, 'x', { probe, itemId: 'US-002' })).question, 'q2');
   });
 

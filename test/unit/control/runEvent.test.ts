@@ -5,14 +5,29 @@ const AT = '2026-12-01T09:20:36.123Z';
 
 describe('run log schema', () => {
   it('parses a line into its envelope and event', () => {
-    const p = parseRunLogLine(runLogLine(7, AT, 0, { type: 'progress', done: 1, total: 3, text: '1/3 done' }), 'events.jsonl', 7, 99);
-    assert.deepEqual(p, { kind: 'entry', entry: { type: 'progress', done: 1, total: 3, text: '1/3 done', seq: 7, at: AT, lane: 0 } });
+    const p = parseRunLogLine(
+      runLogLine(7, AT, 0, { type: 'progress', done: 1, total: 3, text: '1/3 done' }),
+      'events.jsonl',
+      7,
+      99,
+    );
+    assert.deepEqual(p, {
+      kind: 'entry',
+      entry: { type: 'progress', done: 1, total: 3, text: '1/3 done', seq: 7, at: AT, lane: 0 },
+    });
   });
 
   it('keeps an unknown event type from a newer version as an unknown entry, with the whole line', () => {
     const p = parseRunLogLine(JSON.stringify({ seq: 3, at: AT, lane: 1, type: 'laneMerged', branch: 'x' }), 'f', 3, 3);
     assert.equal(p.kind, 'unknown');
-    assert.deepEqual(p.kind === 'unknown' && p.entry, { seq: 3, at: AT, lane: 1, type: 'laneMerged', unknown: true, raw: { seq: 3, at: AT, lane: 1, type: 'laneMerged', branch: 'x' } });
+    assert.deepEqual(p.kind === 'unknown' && p.entry, {
+      seq: 3,
+      at: AT,
+      lane: 1,
+      type: 'laneMerged',
+      unknown: true,
+      raw: { seq: 3, at: AT, lane: 1, type: 'laneMerged', branch: 'x' },
+    });
   });
 
   it('reads a line written before the envelope with the fallback seq and lane 0', () => {
@@ -24,7 +39,11 @@ describe('run log schema', () => {
     ['not JSON', '{"seq":1,', /not JSON/],
     ['an array', '[1]', /not a JSON object/],
     ['no time', '{"seq":1,"lane":0,"type":"paused"}', /at/],
-    ['a known type with a bad field', `{"seq":1,"at":"${AT}","lane":0,"type":"progress","done":"x","total":1,"text":""}`, /bad progress event: done/],
+    [
+      'a known type with a bad field',
+      `{"seq":1,"at":"${AT}","lane":0,"type":"progress","done":"x","total":1,"text":""}`,
+      /bad progress event: done/,
+    ],
   ] as const) {
     it(`reports ${name} as a problem naming file and line`, () => {
       const p = parseRunLogLine(text, '.ralph/runs/r/events.jsonl', 4, 1);
@@ -38,7 +57,40 @@ describe('run log schema', () => {
   }
 
   it('knows every event type the engine writes', () => {
-    const types: EngineEvent['type'][] = ['runStarted', 'iterationStarted', 'agentStarted', 'tokens', 'warn', 'rotate', 'agentSignal', 'iterationEnded', 'gateStarted', 'gateResult', 'verified', 'attemptFailed', 'claimPutBack', 'fileRestored', 'itemsVanished', 'itemBlocked', 'progress', 'pauseRequested', 'paused', 'resumed', 'stopRequested', 'deferred', 'reviewVerdict', 'question', 'answered', 'questionTimedOut', 'notified', 'warning', 'guard', 'output', 'laneMerge', 'runEnded'];
+    const types: EngineEvent['type'][] = [
+      'runStarted',
+      'iterationStarted',
+      'agentStarted',
+      'tokens',
+      'warn',
+      'rotate',
+      'agentSignal',
+      'iterationEnded',
+      'gateStarted',
+      'gateResult',
+      'verified',
+      'attemptFailed',
+      'claimPutBack',
+      'fileRestored',
+      'itemsVanished',
+      'itemBlocked',
+      'progress',
+      'pauseRequested',
+      'paused',
+      'resumed',
+      'stopRequested',
+      'deferred',
+      'reviewVerdict',
+      'question',
+      'answered',
+      'questionTimedOut',
+      'notified',
+      'warning',
+      'guard',
+      'output',
+      'laneMerge',
+      'runEnded',
+    ];
     assert.deepEqual([...ENGINE_EVENT_TYPES].sort(), [...types].sort());
   });
 

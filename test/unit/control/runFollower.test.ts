@@ -3,7 +3,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { RunFollower } from '../../../src/core/control/runFollower';
 import { runViewOf, withFollowEnd } from '../../../src/core/control/runView';
-import { runLogLine, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../../../src/core/model/runEvent';
+import {
+  runLogLine,
+  type EngineEvent,
+  type RunLogEntry,
+  type UnknownRunLogEntry,
+} from '../../../src/core/model/runEvent';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 const RUN = '20261201T090000Z-ab12';
@@ -11,20 +16,43 @@ const AT = '2026-12-01T09:00:00.000Z';
 const LOG = `.ralph/runs/${RUN}/events.jsonl`;
 const HOST = os.hostname();
 
-const started: EngineEvent = { type: 'runStarted', runId: RUN, folder: '/ws', source: 'flow-next', agent: 'claude', maxIterations: 3, gates: {} };
+const started: EngineEvent = {
+  type: 'runStarted',
+  runId: RUN,
+  folder: '/ws',
+  source: 'flow-next',
+  agent: 'claude',
+  maxIterations: 3,
+  gates: {},
+};
 const progress = (done: number): EngineEvent => ({ type: 'progress', done, total: 3, text: `${done}/3 done` });
-const end: EngineEvent = { type: 'runEnded', state: 'stopped', reason: 'stopped by STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 1, costUsd: 0, done: 1, total: 3 };
+const end: EngineEvent = {
+  type: 'runEnded',
+  state: 'stopped',
+  reason: 'stopped by STOP',
+  completionReason: 'STOPPED',
+  exitCode: 3,
+  iterations: 1,
+  costUsd: 0,
+  done: 1,
+  total: 3,
+};
 const line = (seq: number, e: EngineEvent) => runLogLine(seq, AT, 0, e);
 
 function record(t: TempFolder, state: string, pid = 999_999): void {
-  t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid, host: HOST, startedAt: AT, state, iteration: 1, currentItem: null }));
+  t.write(
+    `.ralph/runs/${RUN}/run.json`,
+    JSON.stringify({ runId: RUN, pid, host: HOST, startedAt: AT, state, iteration: 1, currentItem: null }),
+  );
 }
 
 const types = (entries: (RunLogEntry | UnknownRunLogEntry)[]) => entries.map((e) => e.type);
 
 describe('RunFollower: our runs', () => {
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-follow-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-follow-');
+  });
   afterEach(() => t.dispose());
 
   it('reads nothing while the log does not exist yet, then its entries once it does', () => {
@@ -44,13 +72,23 @@ describe('RunFollower: our runs', () => {
     assert.deepEqual(first.problems, []);
     fs.appendFileSync(`${t.dir}/${LOG}`, whole.slice(10));
     const second = f.poll();
-    assert.deepEqual(second.entries.map((e) => e.seq), [2]);
+    assert.deepEqual(
+      second.entries.map((e) => e.seq),
+      [2],
+    );
   });
 
   it('starts from an offset and goes on from there', () => {
     t.write(LOG, line(1, started) + line(2, progress(1)) + line(3, progress(2)));
-    const f = new RunFollower(t.dir, RUN, { fromOffset: Buffer.byteLength(line(1, started)), isAlive: () => true, hostNames: [HOST] });
-    assert.deepEqual(f.poll().entries.map((e) => e.seq), [2, 3]);
+    const f = new RunFollower(t.dir, RUN, {
+      fromOffset: Buffer.byteLength(line(1, started)),
+      isAlive: () => true,
+      hostNames: [HOST],
+    });
+    assert.deepEqual(
+      f.poll().entries.map((e) => e.seq),
+      [2, 3],
+    );
   });
 
   it('reports a bad line as a problem with file and line, and goes on', () => {
@@ -62,7 +100,7 @@ describe('RunFollower: our runs', () => {
     assert.match(b.problems[0]!.file, /events\.jsonl$/);
   });
 
-  it('ends with the run\'s exit code when it reads runEnded', () => {
+  it("ends with the run's exit code when it reads runEnded", () => {
     record(t, 'stopped');
     t.write(LOG, line(1, started) + line(2, end));
     const f = new RunFollower(t.dir, RUN, { isAlive: () => true, hostNames: [HOST] });
@@ -110,19 +148,33 @@ describe('RunFollower: our runs', () => {
       await new Promise((r) => setTimeout(r, 2));
     }
     assert.deepEqual(await ended, { kind: 'ended', exitCode: 3 });
-    assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
   });
 });
 
 describe('RunFollower: flow-next driver runs', () => {
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-follow-flow-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-follow-flow-');
+  });
   afterEach(() => t.dispose());
   const FLOW_RUN = `20261201T090000Z-${HOST}-dev-999999-ab12`;
   const dir = `scripts/ralph/runs/${FLOW_RUN}`;
   const header = `# Ralph Progress Log\nRun: ${FLOW_RUN}\nStarted: ${AT}\n---\n`;
   const block = `## 2026-12-01T09:05:00Z\niteration=1\nstatus=work\nspec=fn-1\ntask=fn-1.1\nreason=\nclaude_rc=0\nverdict=SHIP\npromise=\niter_log=${dir}/iter-001.log\nlast_output:\n---\n  quoted\n---\n`;
-  const assistant = JSON.stringify({ type: 'assistant', message: { id: 'm1', model: 'claude-sonnet-4-5', role: 'assistant', content: [{ type: 'text', text: 'Working on fn-1.1' }], usage: { input_tokens: 1000, output_tokens: 50, cache_read_input_tokens: 20000, cache_creation_input_tokens: 0 } } });
+  const assistant = JSON.stringify({
+    type: 'assistant',
+    message: {
+      id: 'm1',
+      model: 'claude-sonnet-4-5',
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Working on fn-1.1' }],
+      usage: { input_tokens: 1000, output_tokens: 50, cache_read_input_tokens: 20000, cache_creation_input_tokens: 0 },
+    },
+  });
 
   it('turns progress.txt and the iteration log into entries: start, iteration, tokens, output, end', () => {
     t.write(`${dir}/progress.txt`, header);
@@ -139,7 +191,10 @@ describe('RunFollower: flow-next driver runs', () => {
     assert.deepEqual(b2.end, { kind: 'ended', exitCode: 0 });
     const v = runViewOf(FLOW_RUN, [...b1.entries, ...b2.entries], 'flow-next');
     assert.deepEqual([v.state, v.iteration, v.end?.completionReason], ['completed', 1, 'DONE']);
-    assert.deepEqual(v.activity.map((a) => a.seq), [...b1.entries, ...b2.entries].filter((e) => e.type !== 'tokens').map((e) => e.seq));
+    assert.deepEqual(
+      v.activity.map((a) => a.seq),
+      [...b1.entries, ...b2.entries].filter((e) => e.type !== 'tokens').map((e) => e.seq),
+    );
   });
 
   it('reports a driver whose pid is gone without a marker as crashed', () => {

@@ -10,36 +10,172 @@ import { tempWorkspace, type TempWorkspace } from '../../support/workspace';
 
 const HOST = 'box';
 const alive = (pids: number[]): RunProbe => ({ isAlive: (p) => pids.includes(p), hostNames: [HOST] });
-const flowRun = (ws: TempWorkspace, id: string, body = 'iteration: 1\n') => ws.write(`scripts/ralph/runs/${id}/progress.txt`, body);
-const marker = (reason: string) => `## 2026-01-15T10:00:00Z - iter 2\nstatus=work epic=fn-1 task=fn-1.2 reason=ready_task\n\ncompletion_reason=${reason}\npromise=COMPLETE\n`;
+const flowRun = (ws: TempWorkspace, id: string, body = 'iteration: 1\n') =>
+  ws.write(`scripts/ralph/runs/${id}/progress.txt`, body);
+const marker = (reason: string) =>
+  `## 2026-01-15T10:00:00Z - iter 2\nstatus=work epic=fn-1 task=fn-1.2 reason=ready_task\n\ncompletion_reason=${reason}\npromise=COMPLETE\n`;
 const ourRun = (ws: TempWorkspace, id: string, rec: Record<string, unknown>) =>
-  ws.write(`.ralph/runs/${id}/run.json`, JSON.stringify({ schemaVersion: 1, runId: id, pid: 100, host: HOST, startedAt: '2026-01-01T00:00:00Z', state: 'running', iteration: 2, currentItem: { source: 'quantum', id: 'US-002' }, ...rec }, null, 2) + '\n');
+  ws.write(
+    `.ralph/runs/${id}/run.json`,
+    JSON.stringify(
+      {
+        schemaVersion: 1,
+        runId: id,
+        pid: 100,
+        host: HOST,
+        startedAt: '2026-01-01T00:00:00Z',
+        state: 'running',
+        iteration: 2,
+        currentItem: { source: 'quantum', id: 'US-002' },
+        ...rec,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
 
 describe('control: run states', () => {
   let ws: TempWorkspace;
-  beforeEach(() => { ws = tempWorkspace('ralph-runs-'); });
+  beforeEach(() => {
+    ws = tempWorkspace('ralph-runs-');
+  });
   afterEach(() => ws.dispose());
 
-  const table: { name: string; make: (ws: TempWorkspace) => void; probe?: RunProbe; state: string; active: boolean; reason?: string }[] = [
-    { name: 'a flow-next run without a completion marker is running', make: (w) => flowRun(w, 'r'), state: 'running', active: true },
-    { name: 'a flow-next run with PAUSE is paused', make: (w) => { flowRun(w, 'r'); w.write('scripts/ralph/runs/r/PAUSE', ''); }, state: 'paused', active: true },
-    { name: 'a flow-next run with STOP is stopping until its marker is written', make: (w) => { flowRun(w, 'r'); w.write('scripts/ralph/runs/r/STOP', ''); }, state: 'stopping', active: true },
-    { name: 'a flow-next run with the DONE marker is completed', make: (w) => flowRun(w, 'r', marker('DONE')), state: 'completed', active: false, reason: 'DONE' },
-    { name: 'a flow-next run with the STOPPED marker is stopped', make: (w) => flowRun(w, 'r', marker('STOPPED')), state: 'stopped', active: false, reason: 'STOPPED' },
-    { name: 'a v0.8 run whose pid is dead on this host is crashed', make: (w) => flowRun(w, '20260115T100000Z-box-me-4242-ab12'), probe: alive([]), state: 'crashed', active: false },
-    { name: 'a v0.8 run whose pid is alive is running', make: (w) => flowRun(w, '20260115T100000Z-box-me-4242-ab12'), probe: alive([4242]), state: 'running', active: true },
-    { name: 'a v0.8 run from another host is never called crashed', make: (w) => flowRun(w, '20260115T100000Z-other-me-4242-ab12'), probe: alive([]), state: 'running', active: true },
-    { name: 'a HEAD run id without a pid is active', make: (w) => flowRun(w, '20260801-100000-ab12'), probe: alive([]), state: 'running', active: true },
-    { name: 'our run whose engine is alive is running', make: (w) => ourRun(w, 'o', {}), probe: alive([100]), state: 'running', active: true },
-    { name: 'our run whose engine died is crashed', make: (w) => ourRun(w, 'o', {}), probe: alive([]), state: 'crashed', active: false },
-    { name: 'our completed run keeps its reason', make: (w) => ourRun(w, 'o', { state: 'completed', completion: { reason: 'DONE', at: '2026-01-01T01:00:00Z' } }), probe: alive([]), state: 'completed', active: false, reason: 'DONE' },
-    { name: 'our run with its own PAUSE is paused', make: (w) => { ourRun(w, 'o', {}); w.write('.ralph/runs/o/PAUSE', ''); }, probe: alive([100]), state: 'paused', active: true },
-    { name: 'our run under the global scripts/ralph/PAUSE is paused', make: (w) => { ourRun(w, 'o', {}); w.write('scripts/ralph/PAUSE', ''); }, probe: alive([100]), state: 'paused', active: true },
-    { name: 'our run with a global STOP newer than its start is stopping', make: (w) => { ourRun(w, 'o', {}); w.write('.ralph/stop-requested', ''); }, probe: alive([100]), state: 'stopping', active: true },
+  const table: {
+    name: string;
+    make: (ws: TempWorkspace) => void;
+    probe?: RunProbe;
+    state: string;
+    active: boolean;
+    reason?: string;
+  }[] = [
+    {
+      name: 'a flow-next run without a completion marker is running',
+      make: (w) => flowRun(w, 'r'),
+      state: 'running',
+      active: true,
+    },
+    {
+      name: 'a flow-next run with PAUSE is paused',
+      make: (w) => {
+        flowRun(w, 'r');
+        w.write('scripts/ralph/runs/r/PAUSE', '');
+      },
+      state: 'paused',
+      active: true,
+    },
+    {
+      name: 'a flow-next run with STOP is stopping until its marker is written',
+      make: (w) => {
+        flowRun(w, 'r');
+        w.write('scripts/ralph/runs/r/STOP', '');
+      },
+      state: 'stopping',
+      active: true,
+    },
+    {
+      name: 'a flow-next run with the DONE marker is completed',
+      make: (w) => flowRun(w, 'r', marker('DONE')),
+      state: 'completed',
+      active: false,
+      reason: 'DONE',
+    },
+    {
+      name: 'a flow-next run with the STOPPED marker is stopped',
+      make: (w) => flowRun(w, 'r', marker('STOPPED')),
+      state: 'stopped',
+      active: false,
+      reason: 'STOPPED',
+    },
+    {
+      name: 'a v0.8 run whose pid is dead on this host is crashed',
+      make: (w) => flowRun(w, '20260115T100000Z-box-me-4242-ab12'),
+      probe: alive([]),
+      state: 'crashed',
+      active: false,
+    },
+    {
+      name: 'a v0.8 run whose pid is alive is running',
+      make: (w) => flowRun(w, '20260115T100000Z-box-me-4242-ab12'),
+      probe: alive([4242]),
+      state: 'running',
+      active: true,
+    },
+    {
+      name: 'a v0.8 run from another host is never called crashed',
+      make: (w) => flowRun(w, '20260115T100000Z-other-me-4242-ab12'),
+      probe: alive([]),
+      state: 'running',
+      active: true,
+    },
+    {
+      name: 'a HEAD run id without a pid is active',
+      make: (w) => flowRun(w, '20260801-100000-ab12'),
+      probe: alive([]),
+      state: 'running',
+      active: true,
+    },
+    {
+      name: 'our run whose engine is alive is running',
+      make: (w) => ourRun(w, 'o', {}),
+      probe: alive([100]),
+      state: 'running',
+      active: true,
+    },
+    {
+      name: 'our run whose engine died is crashed',
+      make: (w) => ourRun(w, 'o', {}),
+      probe: alive([]),
+      state: 'crashed',
+      active: false,
+    },
+    {
+      name: 'our completed run keeps its reason',
+      make: (w) => ourRun(w, 'o', { state: 'completed', completion: { reason: 'DONE', at: '2026-01-01T01:00:00Z' } }),
+      probe: alive([]),
+      state: 'completed',
+      active: false,
+      reason: 'DONE',
+    },
+    {
+      name: 'our run with its own PAUSE is paused',
+      make: (w) => {
+        ourRun(w, 'o', {});
+        w.write('.ralph/runs/o/PAUSE', '');
+      },
+      probe: alive([100]),
+      state: 'paused',
+      active: true,
+    },
+    {
+      name: 'our run under the global scripts/ralph/PAUSE is paused',
+      make: (w) => {
+        ourRun(w, 'o', {});
+        w.write('scripts/ralph/PAUSE', '');
+      },
+      probe: alive([100]),
+      state: 'paused',
+      active: true,
+    },
+    {
+      name: 'our run with a global STOP newer than its start is stopping',
+      make: (w) => {
+        ourRun(w, 'o', {});
+        w.write('.ralph/stop-requested', '');
+      },
+      probe: alive([100]),
+      state: 'stopping',
+      active: true,
+    },
     {
       name: 'a global STOP older than the run start is ignored',
-      make: (w) => { ourRun(w, 'o', { startedAt: new Date(Date.now() + 60_000).toISOString() }); w.write('scripts/ralph/STOP', ''); },
-      probe: alive([100]), state: 'running', active: true,
+      make: (w) => {
+        ourRun(w, 'o', { startedAt: new Date(Date.now() + 60_000).toISOString() });
+        w.write('scripts/ralph/STOP', '');
+      },
+      probe: alive([100]),
+      state: 'running',
+      active: true,
     },
   ];
   for (const c of table) {
@@ -63,7 +199,9 @@ describe('control: run states', () => {
 
 describe('control: auto-detection and sentinels (seed-systems.md §2.7)', () => {
   let ws: TempWorkspace;
-  beforeEach(() => { ws = tempWorkspace('ralph-ctl-'); });
+  beforeEach(() => {
+    ws = tempWorkspace('ralph-ctl-');
+  });
   afterEach(() => ws.dispose());
   const refused = (re: RegExp) => (e: Error) => e instanceof OperationError && re.test(e.message);
 
@@ -81,7 +219,10 @@ describe('control: auto-detection and sentinels (seed-systems.md §2.7)', () => 
   it('several active runs are an error listing them', () => {
     flowRun(ws, 'a');
     ourRun(ws, 'b', {});
-    assert.throws(() => resolveActiveRun(ws.dir, undefined, alive([100])), refused(/^Multiple active runs, specify --run: a, b$/));
+    assert.throws(
+      () => resolveActiveRun(ws.dir, undefined, alive([100])),
+      refused(/^Multiple active runs, specify --run: a, b$/),
+    );
   });
 
   it('--run naming a finished run is an error', () => {
@@ -114,21 +255,32 @@ describe('control: auto-detection and sentinels (seed-systems.md §2.7)', () => 
     ws.write('scripts/ralph/STOP', '');
     ws.write('.ralph/stop-requested', '');
     const check = checkSentinels(ws.dir, { runId: 'o', startedAt: '2026-01-01T00:00:00Z' });
-    assert.deepEqual(check.stop.map((h) => h.scope), ['run', 'global', 'global']);
+    assert.deepEqual(
+      check.stop.map((h) => h.scope),
+      ['run', 'global', 'global'],
+    );
     const removed = await honourStop(check);
-    assert.deepEqual(removed.map((f) => path.relative(ws.dir, f)), [path.join('scripts', 'ralph', 'STOP'), path.join('.ralph', 'stop-requested')]);
+    assert.deepEqual(
+      removed.map((f) => path.relative(ws.dir, f)),
+      [path.join('scripts', 'ralph', 'STOP'), path.join('.ralph', 'stop-requested')],
+    );
     assert.ok(ws.exists('.ralph/runs/o/STOP'));
   });
 });
 
 describe('control: run records', () => {
   let ws: TempWorkspace;
-  beforeEach(() => { ws = tempWorkspace('ralph-rec-'); });
+  beforeEach(() => {
+    ws = tempWorkspace('ralph-rec-');
+  });
   afterEach(() => ws.dispose());
 
   it('a created record has the pid, host, start time and starting state', async () => {
     const rec = await createRunRecord(ws.dir, { runId: 'r1' }, Date.UTC(2026, 0, 1));
-    assert.deepEqual([rec.runId, rec.pid, rec.state, rec.startedAt], ['r1', process.pid, 'starting', '2026-01-01T00:00:00.000Z']);
+    assert.deepEqual(
+      [rec.runId, rec.pid, rec.state, rec.startedAt],
+      ['r1', process.pid, 'starting', '2026-01-01T00:00:00.000Z'],
+    );
     assert.deepEqual(await readRunRecord(ws.dir, 'r1'), rec);
   });
 
@@ -141,14 +293,26 @@ describe('control: run records', () => {
     await createRunRecord(ws.dir, { runId: 'r1' });
     const file = path.join(ws.dir, '.ralph/runs/r1/run.json');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('{\n', '{\n  "engineExtra": true,\n'));
-    const rec = await updateRunRecord(ws.dir, 'r1', { state: 'running', iteration: 1, currentItem: { source: 'flow-next', id: 'fn-1.1' } });
+    const rec = await updateRunRecord(ws.dir, 'r1', {
+      state: 'running',
+      iteration: 1,
+      currentItem: { source: 'flow-next', id: 'fn-1.1' },
+    });
     assert.equal(rec.state, 'running');
     assert.equal((rec as Record<string, unknown>).engineExtra, true);
   });
 
-  it('a parallel run\'s parallel and lanes[] are typed fields of the record (no cast), and a malformed lane is refused', async () => {
+  it("a parallel run's parallel and lanes[] are typed fields of the record (no cast), and a malformed lane is refused", async () => {
     await createRunRecord(ws.dir, { runId: 'r1', parallel: { maxParallel: 2, featureBranch: 'feat' }, lanes: [] });
-    const lane = { lane: 1, item: 'US-001', worktree: '.ralph/lanes/US-001', branch: 'ralph/lane/US-001', iteration: 3, agentPgid: 4321, agentToken: 'tok' };
+    const lane = {
+      lane: 1,
+      item: 'US-001',
+      worktree: '.ralph/lanes/US-001',
+      branch: 'ralph/lane/US-001',
+      iteration: 3,
+      agentPgid: 4321,
+      agentToken: 'tok',
+    };
     const rec = await updateRunRecord(ws.dir, 'r1', { lanes: [lane] });
     assert.deepEqual([rec.parallel, rec.lanes], [{ maxParallel: 2, featureBranch: 'feat' }, [lane]]);
     assert.deepEqual((await readRunRecord(ws.dir, 'r1'))?.lanes, [lane]);

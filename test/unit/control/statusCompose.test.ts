@@ -1,5 +1,14 @@
 import * as assert from 'node:assert/strict';
-import { aggregateFlow, claimedOf, composeFromAggregate, composeStatus, patchFlowAggregate, type FlowAggregate, type StatusBasis, type StatusBasisItem } from '../../../src/core/control/statusCompose';
+import {
+  aggregateFlow,
+  claimedOf,
+  composeFromAggregate,
+  composeStatus,
+  patchFlowAggregate,
+  type FlowAggregate,
+  type StatusBasis,
+  type StatusBasisItem,
+} from '../../../src/core/control/statusCompose';
 
 /** A small deterministic generator (tests repeat). */
 function rng(seed: number): () => number {
@@ -15,7 +24,12 @@ const STATUSES = ['done', 'todo', 'in_progress', 'blocked', 'weird'] as const;
 /** A random flow-next item: few distinct times (ties), some done items without a time or with one that does not parse. */
 function randomItem(r: () => number, id: string): StatusBasisItem {
   const status = STATUSES[Math.floor(r() * STATUSES.length)]!;
-  const item: StatusBasisItem = { id, title: `T ${id} ${Math.floor(r() * 3)}`, status: status === 'weird' ? 'todo' : status, raw: status };
+  const item: StatusBasisItem = {
+    id,
+    title: `T ${id} ${Math.floor(r() * 3)}`,
+    status: status === 'weird' ? 'todo' : status,
+    raw: status,
+  };
   if (status === 'in_progress') {
     if (r() < 0.5) item.since = '2026-01-01T00:00:00Z';
     if (r() < 0.5) item.assignee = 'bot@example.invalid';
@@ -33,14 +47,37 @@ function randomItem(r: () => number, id: string): StatusBasisItem {
 function basisOf(items: StatusBasisItem[], claimedIds: string[], quantumMs?: number): StatusBasis {
   return {
     head: {
-      success: true, flow_exists: true, flow_dialect: 'epics', epics: { open: 1, done: 0 }, specs: { open: 1, done: 0 }, quantum_exists: quantumMs !== undefined,
-      stories: { pending: 0, in_progress: 0, passed: 1, failed: 0, blocked: 0 }, checklists: [],
-      unverified_claims: claimedIds.map((id) => ({ source: 'flow-next', id, title: id, run: 'r1' })) as StatusBasis['head']['unverified_claims'],
-      unreadable_items: 0, runs: [], recent_runs: [], waves: [], problems: [],
+      success: true,
+      flow_exists: true,
+      flow_dialect: 'epics',
+      epics: { open: 1, done: 0 },
+      specs: { open: 1, done: 0 },
+      quantum_exists: quantumMs !== undefined,
+      stories: { pending: 0, in_progress: 0, passed: 1, failed: 0, blocked: 0 },
+      checklists: [],
+      unverified_claims: claimedIds.map((id) => ({
+        source: 'flow-next',
+        id,
+        title: id,
+        run: 'r1',
+      })) as StatusBasis['head']['unverified_claims'],
+      unreadable_items: 0,
+      runs: [],
+      recent_runs: [],
+      waves: [],
+      problems: [],
     },
     items,
-    rest: { count: 3, done: 1, in_progress: [{ source: 'quantum', id: 'US-1', title: 'S', since: null }], blocked: [{ source: 'quantum', id: 'US-2', title: 'S2', reason: null }] },
-    quantumLast: quantumMs === undefined ? null : { source: 'quantum', id: 'US-3', title: 'S3', at: new Date(quantumMs).toISOString(), ms: quantumMs },
+    rest: {
+      count: 3,
+      done: 1,
+      in_progress: [{ source: 'quantum', id: 'US-1', title: 'S', since: null }],
+      blocked: [{ source: 'quantum', id: 'US-2', title: 'S2', reason: null }],
+    },
+    quantumLast:
+      quantumMs === undefined
+        ? null
+        : { source: 'quantum', id: 'US-3', title: 'S3', at: new Date(quantumMs).toISOString(), ms: quantumMs },
   };
 }
 
@@ -59,36 +96,109 @@ describe('control: status composition from summed-up flow-next tasks (statusComp
         assert.ok(agg.latest.length <= keep);
         assert.deepEqual(composeFromAggregate(b, agg), whole, `case ${n}, keep ${keep}`);
         // Through JSON (the side file) too.
-        assert.equal(JSON.stringify(composeFromAggregate(b, JSON.parse(JSON.stringify(agg)) as FlowAggregate)), JSON.stringify(whole));
+        assert.equal(
+          JSON.stringify(composeFromAggregate(b, JSON.parse(JSON.stringify(agg)) as FlowAggregate)),
+          JSON.stringify(whole),
+        );
       }
     }
   });
 
-  const table: { name: string; items: StatusBasisItem[]; change: [number, Partial<StatusBasisItem>][]; keep: number; quantumMs?: number; declines?: boolean; last: string | null }[] = [
-    { name: 'the newest completion is undone: the next newest wins', keep: 3, last: 'b',
-      items: [{ id: 'a', title: 'A', status: 'done', raw: 'done', ...day(1) }, { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) }, { id: 'c', title: 'C', status: 'done', raw: 'done', ...day(3) }],
-      change: [[2, { status: 'todo', raw: 'todo' }]] },
-    { name: 'a later item as new as the newest does not win', keep: 3, last: 'a',
-      items: [{ id: 'a', title: 'A', status: 'done', raw: 'done', ...day(2) }, { id: 'b', title: 'B', status: 'todo', raw: 'todo' }],
-      change: [[1, { status: 'done', raw: 'done', ...day(2) }]] },
-    { name: 'an earlier item as new as the newest wins', keep: 3, last: 'a',
-      items: [{ id: 'a', title: 'A', status: 'todo', raw: 'todo' }, { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) }],
-      change: [[0, { status: 'done', raw: 'done', ...day(2) }]] },
-    { name: 'every kept candidate changed while others exist: declined', keep: 1, declines: true, last: null,
-      items: [{ id: 'a', title: 'A', status: 'done', raw: 'done', ...day(1) }, { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) }],
-      change: [[1, { status: 'todo', raw: 'todo' }]] },
-    { name: 'every kept candidate changed and none other exists: no flow-next completion', keep: 1, last: null,
-      items: [{ id: 'a', title: 'A', status: 'todo', raw: 'todo' }, { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) }],
-      change: [[1, { status: 'todo', raw: 'todo' }]] },
-    { name: 'a changed item newer than every kept one joins a list that is not complete', keep: 1, last: 'a',
-      items: [{ id: 'a', title: 'A', status: 'todo', raw: 'todo' }, { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) }, { id: 'c', title: 'C', status: 'done', raw: 'done', ...day(1) }],
-      change: [[0, { status: 'done', raw: 'done', ...day(4) }]] },
-    { name: 'a newer quantum completion wins over the patched flow-next one', keep: 3, quantumMs: Date.UTC(2026, 0, 9), last: 'US-3',
+  const table: {
+    name: string;
+    items: StatusBasisItem[];
+    change: [number, Partial<StatusBasisItem>][];
+    keep: number;
+    quantumMs?: number;
+    declines?: boolean;
+    last: string | null;
+  }[] = [
+    {
+      name: 'the newest completion is undone: the next newest wins',
+      keep: 3,
+      last: 'b',
+      items: [
+        { id: 'a', title: 'A', status: 'done', raw: 'done', ...day(1) },
+        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
+        { id: 'c', title: 'C', status: 'done', raw: 'done', ...day(3) },
+      ],
+      change: [[2, { status: 'todo', raw: 'todo' }]],
+    },
+    {
+      name: 'a later item as new as the newest does not win',
+      keep: 3,
+      last: 'a',
+      items: [
+        { id: 'a', title: 'A', status: 'done', raw: 'done', ...day(2) },
+        { id: 'b', title: 'B', status: 'todo', raw: 'todo' },
+      ],
+      change: [[1, { status: 'done', raw: 'done', ...day(2) }]],
+    },
+    {
+      name: 'an earlier item as new as the newest wins',
+      keep: 3,
+      last: 'a',
+      items: [
+        { id: 'a', title: 'A', status: 'todo', raw: 'todo' },
+        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
+      ],
+      change: [[0, { status: 'done', raw: 'done', ...day(2) }]],
+    },
+    {
+      name: 'every kept candidate changed while others exist: declined',
+      keep: 1,
+      declines: true,
+      last: null,
+      items: [
+        { id: 'a', title: 'A', status: 'done', raw: 'done', ...day(1) },
+        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
+      ],
+      change: [[1, { status: 'todo', raw: 'todo' }]],
+    },
+    {
+      name: 'every kept candidate changed and none other exists: no flow-next completion',
+      keep: 1,
+      last: null,
+      items: [
+        { id: 'a', title: 'A', status: 'todo', raw: 'todo' },
+        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
+      ],
+      change: [[1, { status: 'todo', raw: 'todo' }]],
+    },
+    {
+      name: 'a changed item newer than every kept one joins a list that is not complete',
+      keep: 1,
+      last: 'a',
+      items: [
+        { id: 'a', title: 'A', status: 'todo', raw: 'todo' },
+        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
+        { id: 'c', title: 'C', status: 'done', raw: 'done', ...day(1) },
+      ],
+      change: [[0, { status: 'done', raw: 'done', ...day(4) }]],
+    },
+    {
+      name: 'a newer quantum completion wins over the patched flow-next one',
+      keep: 3,
+      quantumMs: Date.UTC(2026, 0, 9),
+      last: 'US-3',
       items: [{ id: 'a', title: 'A', status: 'todo', raw: 'todo' }],
-      change: [[0, { status: 'done', raw: 'done', ...day(4) }]] },
-    { name: 'in progress and blocked lists keep plan order', keep: 3, last: null,
-      items: [{ id: 'a', title: 'A', status: 'blocked', raw: 'blocked', reason: 'r' }, { id: 'b', title: 'B', status: 'todo', raw: 'todo' }, { id: 'c', title: 'C', status: 'in_progress', raw: 'in_progress' }],
-      change: [[1, { status: 'in_progress', raw: 'in_progress', assignee: 'x' }], [2, { status: 'blocked', raw: 'blocked' }], [0, { status: 'in_progress', raw: 'in_progress' }]] },
+      change: [[0, { status: 'done', raw: 'done', ...day(4) }]],
+    },
+    {
+      name: 'in progress and blocked lists keep plan order',
+      keep: 3,
+      last: null,
+      items: [
+        { id: 'a', title: 'A', status: 'blocked', raw: 'blocked', reason: 'r' },
+        { id: 'b', title: 'B', status: 'todo', raw: 'todo' },
+        { id: 'c', title: 'C', status: 'in_progress', raw: 'in_progress' },
+      ],
+      change: [
+        [1, { status: 'in_progress', raw: 'in_progress', assignee: 'x' }],
+        [2, { status: 'blocked', raw: 'blocked' }],
+        [0, { status: 'in_progress', raw: 'in_progress' }],
+      ],
+    },
   ];
 
   for (const c of table) {
@@ -128,12 +238,20 @@ describe('control: status composition from summed-up flow-next tasks (statusComp
         const ks = [...new Set(Array.from({ length: 1 + Math.floor(r() * 3) }, () => Math.floor(r() * items.length)))];
         const next = items.slice();
         for (const k of ks) next[k] = randomItem(r, items[k]!.id);
-        const patched = patchFlowAggregate(agg, set, ks.map((k) => ({ k, before: items[k]!, after: next[k]! })), keep);
+        const patched = patchFlowAggregate(
+          agg,
+          set,
+          ks.map((k) => ({ k, before: items[k]!, after: next[k]! })),
+          keep,
+        );
         const full = aggregateFlow(next, set, Infinity);
         items = next;
         if (!patched) {
           // Only when the kept candidates that did not change are none while unchanged candidates exist.
-          assert.ok(agg.latest.every((c) => ks.includes(c[0])), `case ${n} step ${step}: declined with kept candidates left`);
+          assert.ok(
+            agg.latest.every((c) => ks.includes(c[0])),
+            `case ${n} step ${step}: declined with kept candidates left`,
+          );
           declined++;
           agg = aggregateFlow(items, set, keep);
           continue;
@@ -144,7 +262,11 @@ describe('control: status composition from summed-up flow-next tasks (statusComp
         const { latest: all, ...fullCounts } = full;
         assert.deepEqual(counts, fullCounts, `case ${n} step ${step}: counts and lists`);
         assert.ok(latest.length <= keep);
-        assert.deepEqual(latest, all.slice(0, latest.length), `case ${n} step ${step}: kept candidates are the best ones`);
+        assert.deepEqual(
+          latest,
+          all.slice(0, latest.length),
+          `case ${n} step ${step}: kept candidates are the best ones`,
+        );
         agg = patched;
       }
     }
@@ -155,6 +277,17 @@ describe('control: status composition from summed-up flow-next tasks (statusComp
     const items: StatusBasisItem[] = [{ id: 'a', title: 'A', status: 'todo', raw: 'todo' }];
     const set = new Set<string>();
     const after = { ...items[0]!, status: 'done' as const, raw: 'done' };
-    assert.equal(patchFlowAggregate(aggregateFlow(items, set, 2), set, [{ k: 0, before: items[0]!, after }, { k: 0, before: items[0]!, after }], 2), undefined);
+    assert.equal(
+      patchFlowAggregate(
+        aggregateFlow(items, set, 2),
+        set,
+        [
+          { k: 0, before: items[0]!, after },
+          { k: 0, before: items[0]!, after },
+        ],
+        2,
+      ),
+      undefined,
+    );
   });
 });

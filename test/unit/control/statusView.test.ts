@@ -10,27 +10,67 @@ const HOST = os.hostname();
 
 describe('ralph status: the run view', () => {
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-status-view-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-status-view-');
+  });
   afterEach(() => t.dispose());
 
   function activeRun(events: EngineEvent[]): void {
     t.write('RALPH_TASK.md', '- [ ] a\n');
-    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'running', iteration: 1, currentItem: null }));
+    t.write(
+      `.ralph/runs/${RUN}/run.json`,
+      JSON.stringify({
+        runId: RUN,
+        pid: 4242,
+        host: HOST,
+        startedAt: AT,
+        state: 'running',
+        iteration: 1,
+        currentItem: null,
+      }),
+    );
     t.write(`.ralph/runs/${RUN}/events.jsonl`, events.map((e, i) => runLogLine(i + 1, AT, 0, e)).join(''));
   }
   const item = { source: 'checklist' as const, id: 'RALPH_TASK.md#1', title: 'a' };
   const events: EngineEvent[] = [
-    { type: 'runStarted', runId: RUN, folder: '/ws', source: 'RALPH_TASK.md', agent: 'claude', maxIterations: 25, gates: { basic: 'true' } },
+    {
+      type: 'runStarted',
+      runId: RUN,
+      folder: '/ws',
+      source: 'RALPH_TASK.md',
+      agent: 'claude',
+      maxIterations: 25,
+      gates: { basic: 'true' },
+    },
     { type: 'iterationStarted', iteration: 1, item, attempt: 2, attemptKind: 'fix', purpose: 'work', maxAttempts: 5 },
-    { type: 'tokens', iteration: 1, contextTokens: 50_000, contextWindow: 200_000, warnAt: 140_000, rotateAt: 160_000, totals: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 }, costUsd: 0.5 },
-    { type: 'question', id: 'q1', iteration: 1, item, text: 'Which database?', answerFile: '/ws/.ralph/runs/x/answers/q1.md' },
+    {
+      type: 'tokens',
+      iteration: 1,
+      contextTokens: 50_000,
+      contextWindow: 200_000,
+      warnAt: 140_000,
+      rotateAt: 160_000,
+      totals: { input: 1, output: 1, cacheRead: 0, cacheCreation: 0 },
+      costUsd: 0.5,
+    },
+    {
+      type: 'question',
+      id: 'q1',
+      iteration: 1,
+      item,
+      text: 'Which database?',
+      answerFile: '/ws/.ralph/runs/x/answers/q1.md',
+    },
   ];
 
-  it('puts the run\'s view under runs[].view in --json', () => {
+  it("puts the run's view under runs[].view in --json", () => {
     activeRun(events);
     const s = buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } });
     const v = s.runs[0]!.view;
-    assert.deepEqual([v.state, v.lanes[0]!.attempt?.text, v.lanes[0]!.context?.percent, v.questions[0]?.text], ['waiting', '2 of 5', 25, 'Which database?']);
+    assert.deepEqual(
+      [v.state, v.lanes[0]!.attempt?.text, v.lanes[0]!.context?.percent, v.questions[0]?.text],
+      ['waiting', '2 of 5', 25, 'Which database?'],
+    );
   });
 
   it('shows state, lane, gauge and how to answer a question in text', () => {
@@ -39,19 +79,97 @@ describe('ralph status: the run view', () => {
     assert.match(text, /state: waiting for an answer \(RALPH_TASK\.md#1\) · iteration 1 of 25/);
     assert.match(text, /attempt 2 of 5 · context 50000\/200000 tokens \(25%; warn 70%, rotate 80%\)/);
     assert.match(text, /question \(RALPH_TASK\.md#1\): Which database\?/);
-    assert.match(text, new RegExp(`answer: ralph answer --run ${RUN} --item RALPH_TASK\\.md#1 "<text>", or write /ws/\\.ralph/runs/x/answers/q1\\.md`));
+    assert.match(
+      text,
+      new RegExp(
+        `answer: ralph answer --run ${RUN} --item RALPH_TASK\\.md#1 "<text>", or write /ws/\\.ralph/runs/x/answers/q1\\.md`,
+      ),
+    );
   });
 
   it('shows the lanes at work of a parallel run, one line each (story, iteration, attempt, state), and under runs[].lanes in --json', () => {
-    t.write('quantum.json', JSON.stringify({ project: 'p', stories: ['S1', 'S2', 'S3'].map((id) => ({ id, title: `story ${id}`, status: 'in_progress', dependsOn: [] })) }));
-    t.write(`.ralph/runs/${RUN}/run.json`, JSON.stringify({ runId: RUN, pid: 4242, host: HOST, startedAt: AT, state: 'running', iteration: 3, currentItem: null, parallel: { maxParallel: 4, featureBranch: 'main' }, lanes: [] }));
+    t.write(
+      'quantum.json',
+      JSON.stringify({
+        project: 'p',
+        stories: ['S1', 'S2', 'S3'].map((id) => ({ id, title: `story ${id}`, status: 'in_progress', dependsOn: [] })),
+      }),
+    );
+    t.write(
+      `.ralph/runs/${RUN}/run.json`,
+      JSON.stringify({
+        runId: RUN,
+        pid: 4242,
+        host: HOST,
+        startedAt: AT,
+        state: 'running',
+        iteration: 3,
+        currentItem: null,
+        parallel: { maxParallel: 4, featureBranch: 'main' },
+        lanes: [],
+      }),
+    );
     const s = (id: string) => ({ source: 'quantum' as const, id, title: `story ${id}` });
     const lanes: [number, EngineEvent][] = [
-      [0, { type: 'runStarted', runId: RUN, folder: '/ws', source: 'quantum.json (parallel, up to 4 lanes, feature branch main)', agent: 'claude', maxIterations: 25, gates: { basic: 'true' } }],
-      [1, { type: 'iterationStarted', iteration: 1, item: s('S1'), attempt: 1, attemptKind: 'first', purpose: 'work', maxAttempts: 3 }],
-      [2, { type: 'iterationStarted', iteration: 2, item: s('S2'), attempt: 2, attemptKind: 'fix', purpose: 'work', maxAttempts: 3 }],
-      [3, { type: 'iterationStarted', iteration: 3, item: s('S3'), attempt: 1, attemptKind: 'first', purpose: 'work', maxAttempts: 3 }],
-      [3, { type: 'laneMerge', item: s('S3'), branch: 'ql-wt/S3', outcome: 'merged', reason: 'merged into main', durationMs: 10 }],
+      [
+        0,
+        {
+          type: 'runStarted',
+          runId: RUN,
+          folder: '/ws',
+          source: 'quantum.json (parallel, up to 4 lanes, feature branch main)',
+          agent: 'claude',
+          maxIterations: 25,
+          gates: { basic: 'true' },
+        },
+      ],
+      [
+        1,
+        {
+          type: 'iterationStarted',
+          iteration: 1,
+          item: s('S1'),
+          attempt: 1,
+          attemptKind: 'first',
+          purpose: 'work',
+          maxAttempts: 3,
+        },
+      ],
+      [
+        2,
+        {
+          type: 'iterationStarted',
+          iteration: 2,
+          item: s('S2'),
+          attempt: 2,
+          attemptKind: 'fix',
+          purpose: 'work',
+          maxAttempts: 3,
+        },
+      ],
+      [
+        3,
+        {
+          type: 'iterationStarted',
+          iteration: 3,
+          item: s('S3'),
+          attempt: 1,
+          attemptKind: 'first',
+          purpose: 'work',
+          maxAttempts: 3,
+        },
+      ],
+      [
+        3,
+        {
+          type: 'laneMerge',
+          item: s('S3'),
+          branch: 'ql-wt/S3',
+          outcome: 'merged',
+          reason: 'merged into main',
+          durationMs: 10,
+        },
+      ],
       [2, { type: 'gateStarted', tier: 'basic', command: 'true' }],
     ];
     t.write(`.ralph/runs/${RUN}/events.jsonl`, lanes.map(([lane, e], i) => runLogLine(i + 1, AT, lane, e)).join(''));

@@ -28,7 +28,10 @@ describe('the .ralph/config.json configuration', () => {
 
   it('layers flags over settings over the file over the defaults', async () => {
     const dir = folderWithConfig('{"maxIterations": 7, "model": "file-model", "agent": "cursor-agent"}');
-    const c = await loadConfig(dir, { settings: { maxIterations: 9, model: 'settings-model' }, flags: { maxIterations: 11 } });
+    const c = await loadConfig(dir, {
+      settings: { maxIterations: 9, model: 'settings-model' },
+      flags: { maxIterations: 11 },
+    });
     assert.equal(c.maxIterations, 11);
     assert.equal(c.model, 'settings-model');
     assert.equal(c.agent, 'cursor-agent');

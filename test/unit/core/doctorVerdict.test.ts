@@ -16,7 +16,9 @@ describe('doctor: where the agent path comes from (new-user try, session 3)', ()
   ];
   for (const [name, file, settings, want] of cases) {
     it(name, () => {
-      const value = name.startsWith('a file value') ? 'claude' : ((settings?.claudePath ?? file.claudePath ?? 'claude') as string);
+      const value = name.startsWith('a file value')
+        ? 'claude'
+        : ((settings?.claudePath ?? file.claudePath ?? 'claude') as string);
       assert.equal(agentPathSource('claudePath', value, file, settings), want);
     });
   }
@@ -24,10 +26,30 @@ describe('doctor: where the agent path comes from (new-user try, session 3)', ()
 
 describe('doctor: the verdict names what is missing', () => {
   const cases: [string, V, RegExp][] = [
-    ['only the agent missing', { ...base, sources: quantum, selectedAgent: missingClaude }, /^NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.$/],
-    ['only the task source missing', { ...base, agents: [{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'], selectedAgent: { ...missingClaude, found: true } }, /^NOT READY: needs a task source \(quantum\.json, \.flow\/, a checklist\)\.$/],
-    ['both missing', { ...base, selectedAgent: { ...missingClaude, source: '.ralph/config.json' } }, /needs a task source .* and the agent `ralph run` would start \(claudePath "claude", from \.ralph\/config\.json\)/],
-    ['untrusted configuration', { ...base, trust: { allowed: false } as DoctorReport['trust'] }, /until the workspace configuration is trusted/],
+    [
+      'only the agent missing',
+      { ...base, sources: quantum, selectedAgent: missingClaude },
+      /^NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.$/,
+    ],
+    [
+      'only the task source missing',
+      {
+        ...base,
+        agents: [{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'],
+        selectedAgent: { ...missingClaude, found: true },
+      },
+      /^NOT READY: needs a task source \(quantum\.json, \.flow\/, a checklist\)\.$/,
+    ],
+    [
+      'both missing',
+      { ...base, selectedAgent: { ...missingClaude, source: '.ralph/config.json' } },
+      /needs a task source .* and the agent `ralph run` would start \(claudePath "claude", from \.ralph\/config\.json\)/,
+    ],
+    [
+      'untrusted configuration',
+      { ...base, trust: { allowed: false } as DoctorReport['trust'] },
+      /until the workspace configuration is trusted/,
+    ],
     ['ready', { ...base, ok: true }, /^OK:/],
   ];
   for (const [name, r, want] of cases) it(name, () => assert.match(doctorVerdict(r), want));
@@ -52,15 +74,34 @@ describe('doctor: warns that the Claude CLI refuses bypassPermissions as root', 
 
 describe('doctor: the command guard (issue 17): cursor-agent has no PreToolUse hook', () => {
   const report = (agents: DoctorReport['agents']): DoctorReport => ({
-    folder: '/w', sources: quantum, agents, problems: [], trust: null, untrustedAgentPaths: [], selectedAgent: null, warnings: [], ok: true,
+    folder: '/w',
+    sources: quantum,
+    agents,
+    problems: [],
+    trust: null,
+    untrustedAgentPaths: [],
+    selectedAgent: null,
+    warnings: [],
+    ok: true,
     containment: { mode: 'auto', kind: 'pid-namespace', detail: 'x' } as DoctorReport['containment'],
   });
   it('says the guard is not enforced for cursor-agent, and how claude gets it', () => {
-    const text = formatDoctorReport(report([{ name: 'claude', path: '/x/claude', version: '2' }, { name: 'cursor-agent', path: '/x/cursor-agent', version: '1' }] as DoctorReport['agents']));
+    const text = formatDoctorReport(
+      report([
+        { name: 'claude', path: '/x/claude', version: '2' },
+        { name: 'cursor-agent', path: '/x/cursor-agent', version: '1' },
+      ] as DoctorReport['agents']),
+    );
     assert.match(text, /Command guard:\n {2}claude {8}PreToolUse hook passed with --settings by `ralph run`/);
-    assert.match(text, /\n {2}cursor-agent {2}no PreToolUse hook: \.ralph\/command-policy and the guard's hard denies are NOT enforced for it/);
+    assert.match(
+      text,
+      /\n {2}cursor-agent {2}no PreToolUse hook: \.ralph\/command-policy and the guard's hard denies are NOT enforced for it/,
+    );
   });
   it('names no agent without the hook when only claude is found', () => {
-    assert.doesNotMatch(formatDoctorReport(report([{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'])), /no PreToolUse hook/);
+    assert.doesNotMatch(
+      formatDoctorReport(report([{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'])),
+      /no PreToolUse hook/,
+    );
   });
 });

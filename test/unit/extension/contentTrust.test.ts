@@ -19,7 +19,9 @@ describe('Ralph: Start asks before using untrusted workspace configuration (fake
   });
   afterEach(() => {
     t.dispose();
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
   });
 
   it('starts without asking when the configuration names no program', async () => {
@@ -56,7 +58,10 @@ describe('Ralph: Start asks before using untrusted workspace configuration (fake
     recorded.answers.push(undefined);
     assert.equal(await ensureContentTrusted(ws(), new Logger()), false);
     assert.match(recorded.messages[0]!.message, /changed since you trusted it/);
-    assert.match(recorded.messages[0]!.options?.detail ?? '', /- \.ralph\/config\.json gates\.basic = "npm test"\n- workspace file \.npmrc missing\n- workspace file package\.json scripts\.test \(no package\.json\)\n\+ \.ralph\/config\.json gates\.basic = "true"/);
+    assert.match(
+      recorded.messages[0]!.options?.detail ?? '',
+      /- \.ralph\/config\.json gates\.basic = "npm test"\n- workspace file \.npmrc missing\n- workspace file package\.json scripts\.test \(no package\.json\)\n\+ \.ralph\/config\.json gates\.basic = "true"/,
+    );
   });
 
   it('trusts nothing when the files change while the modal is open', async () => {
@@ -93,12 +98,19 @@ describe('Ralph: Start asks before using untrusted workspace configuration (fake
   it('asks through the ui it is given (the seam the real-host test answers through), and trusts what it showed', async () => {
     t.write('ws/.ralph/config.json', '{"gates": {"basic": "npm test"}}');
     const asked: string[] = [];
-    const ui: TrustUi = { confirm: async (m, d, a) => { asked.push(m, d, a); return true; }, warn: (m) => void asked.push(m), error: (m) => void asked.push(m) };
+    const ui: TrustUi = {
+      confirm: async (m, d, a) => {
+        asked.push(m, d, a);
+        return true;
+      },
+      warn: (m) => void asked.push(m),
+      error: (m) => void asked.push(m),
+    };
     assert.equal(await ensureContentTrusted(ws(), new Logger(), ui), true);
     assert.match(asked[0]!, /names programs to run\. Trust it\?/);
     assert.match(asked[1]!, /\.ralph\/config\.json gates\.basic = "npm test"/);
     assert.equal(asked[2], TRUST_BUTTON);
-    assert.deepEqual(recorded.messages, [], 'VS Code\'s own dialogs were not used');
+    assert.deepEqual(recorded.messages, [], "VS Code's own dialogs were not used");
     assert.equal((await checkWorkspaceTrust(ws())).state, 'trusted');
   });
 });

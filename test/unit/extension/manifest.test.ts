@@ -48,7 +48,8 @@ describe('the extension manifest', () => {
   });
 
   it('activates on the workspaces Ralph reads and runs on the workspace side', () => {
-    for (const f of ['.ralph', '.ijfw', '.flow', 'quantum.json']) assert.ok(manifest.activationEvents.includes(`workspaceContains:${f}`), f);
+    for (const f of ['.ralph', '.ijfw', '.flow', 'quantum.json'])
+      assert.ok(manifest.activationEvents.includes(`workspaceContains:${f}`), f);
     assert.deepEqual(manifest.extensionKind, ['workspace']);
     assert.equal(manifest.main, 'dist/extension.js');
     assert.equal(manifest.bin.ralph, 'dist/cli.js');
@@ -58,7 +59,10 @@ describe('the extension manifest', () => {
   it('logs to a LogOutputChannel named "Ralph"', () => {
     const subscriptions: { dispose(): unknown }[] = [];
     activate({ subscriptions } as unknown as Parameters<typeof activate>[0]);
-    assert.ok(recorded.logLines.some((l) => l.startsWith('Ralph info [activate]')), recorded.logLines.join('\n'));
+    assert.ok(
+      recorded.logLines.some((l) => l.startsWith('Ralph info [activate]')),
+      recorded.logLines.join('\n'),
+    );
     subscriptions.forEach((d) => d.dispose());
     void vscode;
   });

@@ -22,8 +22,26 @@ const F = '/ws';
 function item(source: PlanItem['source'], id: string, status: ItemStatus, extra: Partial<PlanItem> = {}): PlanItem {
   const kind = source === 'flow-next' ? 'task' : source === 'quantum' ? 'story' : 'checkbox';
   const rootId = source === 'flow-next' ? 'fn-1' : source === 'quantum' ? 'quantum.json' : 'RALPH_TASK.md';
-  const raw = source === 'quantum' ? ({ todo: 'pending', done: 'passed' } as Record<string, string>)[status] ?? status : source === 'checklist' ? (status === 'done' ? 'x' : ' ') : status;
-  return { source, kind, id, rootId, title: `title ${id}`, status, rawStatus: raw, dependsOn: [], file: source === 'flow-next' ? `.flow/tasks/${id}.json` : rootId, ...extra };
+  const raw =
+    source === 'quantum'
+      ? (({ todo: 'pending', done: 'passed' } as Record<string, string>)[status] ?? status)
+      : source === 'checklist'
+        ? status === 'done'
+          ? 'x'
+          : ' '
+        : status;
+  return {
+    source,
+    kind,
+    id,
+    rootId,
+    title: `title ${id}`,
+    status,
+    rawStatus: raw,
+    dependsOn: [],
+    file: source === 'flow-next' ? `.flow/tasks/${id}.json` : rootId,
+    ...extra,
+  };
 }
 
 /** One folder with every source and every status. */
@@ -36,32 +54,97 @@ function plan(over: Partial<Record<string, ItemStatus>> = {}): PlanSnapshot {
     item('flow-next', 'fn-1.4', s('fn-1.4', 'todo'), { dependsOn: ['fn-1.3'] }),
     item('quantum', 'US-1', s('US-1', 'done')),
     item('quantum', 'US-2', s('US-2', 'done'), { dependsOn: ['US-1'] }),
-    item('quantum', 'US-3', s('US-3', 'failed'), { dependsOn: ['US-1'], attempts: 1, maxAttempts: 3, reason: 'tests red' }),
+    item('quantum', 'US-3', s('US-3', 'failed'), {
+      dependsOn: ['US-1'],
+      attempts: 1,
+      maxAttempts: 3,
+      reason: 'tests red',
+    }),
     item('quantum', 'US-4', s('US-4', 'todo'), { dependsOn: ['US-2'] }),
     item('quantum', 'US-5', s('US-5', 'unknown')),
     item('checklist', 'RALPH_TASK.md:3', s('RALPH_TASK.md:3', 'done'), { line: 3 }),
     item('checklist', 'RALPH_TASK.md:4', s('RALPH_TASK.md:4', 'todo'), { line: 4 }),
   ];
   return {
-    folder: F, problems: [], cycles: [], items,
+    folder: F,
+    problems: [],
+    cycles: [],
+    items,
     roots: [
-      { source: 'flow-next', kind: 'epic', id: 'fn-1', title: 'Epic one', status: 'open', dependsOn: [], file: '.flow/epics/fn-1.json', itemIds: ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4'] },
-      { source: 'quantum', kind: 'project', id: 'quantum.json', title: 'Proj', status: 'open', dependsOn: [], file: 'quantum.json', itemIds: ['US-1', 'US-2', 'US-3', 'US-4', 'US-5'] },
-      { source: 'checklist', kind: 'checklist', id: 'RALPH_TASK.md', title: 'Task', status: 'open', dependsOn: [], file: 'RALPH_TASK.md', itemIds: ['RALPH_TASK.md:3', 'RALPH_TASK.md:4'] },
+      {
+        source: 'flow-next',
+        kind: 'epic',
+        id: 'fn-1',
+        title: 'Epic one',
+        status: 'open',
+        dependsOn: [],
+        file: '.flow/epics/fn-1.json',
+        itemIds: ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4'],
+      },
+      {
+        source: 'quantum',
+        kind: 'project',
+        id: 'quantum.json',
+        title: 'Proj',
+        status: 'open',
+        dependsOn: [],
+        file: 'quantum.json',
+        itemIds: ['US-1', 'US-2', 'US-3', 'US-4', 'US-5'],
+      },
+      {
+        source: 'checklist',
+        kind: 'checklist',
+        id: 'RALPH_TASK.md',
+        title: 'Task',
+        status: 'open',
+        dependsOn: [],
+        file: 'RALPH_TASK.md',
+        itemIds: ['RALPH_TASK.md:3', 'RALPH_TASK.md:4'],
+      },
     ],
   };
 }
 
-const WAVES: WaveJson[] = [{
-  wave_id: 'W1', status: 'in_progress', counts: { RESOLVED: 1, RESUMED: 1, STALE: 1, ACTIVE: 1, PENDING: 1, orphans: 2 },
-  subagents: [
-    { sub_id: 'W1-A', disposition: 'RESOLVED', done_source: 'report', checkpoint_age_ms: 1000, last_activity_age_ms: 1000 },
-    { sub_id: 'W1-B', disposition: 'RESUMED', checkpoint_age_ms: 900_000, last_activity_age_ms: 900_000, next_step: 'write the test', worktree: '../wt-b', checkpoint: '.ijfw/wave-W1/subagent-W1-B.checkpoint.json' },
-    { sub_id: 'W1-C', disposition: 'STALE', checkpoint_age_ms: null, last_activity_age_ms: null, unreadable: 'bad JSON' },
-    { sub_id: 'W1-D', disposition: 'ACTIVE', checkpoint_age_ms: 10_000, last_activity_age_ms: 10_000, orphan_in_ms: 590_000 },
-    { sub_id: 'W1-E', disposition: 'PENDING', checkpoint_age_ms: null, last_activity_age_ms: null },
-  ],
-}];
+const WAVES: WaveJson[] = [
+  {
+    wave_id: 'W1',
+    status: 'in_progress',
+    counts: { RESOLVED: 1, RESUMED: 1, STALE: 1, ACTIVE: 1, PENDING: 1, orphans: 2 },
+    subagents: [
+      {
+        sub_id: 'W1-A',
+        disposition: 'RESOLVED',
+        done_source: 'report',
+        checkpoint_age_ms: 1000,
+        last_activity_age_ms: 1000,
+      },
+      {
+        sub_id: 'W1-B',
+        disposition: 'RESUMED',
+        checkpoint_age_ms: 900_000,
+        last_activity_age_ms: 900_000,
+        next_step: 'write the test',
+        worktree: '../wt-b',
+        checkpoint: '.ijfw/wave-W1/subagent-W1-B.checkpoint.json',
+      },
+      {
+        sub_id: 'W1-C',
+        disposition: 'STALE',
+        checkpoint_age_ms: null,
+        last_activity_age_ms: null,
+        unreadable: 'bad JSON',
+      },
+      {
+        sub_id: 'W1-D',
+        disposition: 'ACTIVE',
+        checkpoint_age_ms: 10_000,
+        last_activity_age_ms: 10_000,
+        orphan_in_ms: 590_000,
+      },
+      { sub_id: 'W1-E', disposition: 'PENDING', checkpoint_age_ms: null, last_activity_age_ms: null },
+    ],
+  },
+];
 
 function snap(p: PlanSnapshot | undefined, version = 1): StoreSnapshot {
   return { version, folders: [{ folder: F, name: 'ws', plan: p, starting: false }], runs: [] };
@@ -106,25 +189,56 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     assert.equal(label(tree, `${F}#checklist/RALPH_TASK.md`).description, '1/2 tasks');
     assert.equal(label(tree, `${F}#waves`).description, '1 wave · 2 orphans');
     const epic = tree.children(tree.node(`${F}#flow-next`));
-    assert.deepEqual(epic.map((n) => n.id), [`${F}#flow-next/epic/fn-1`]);
-    assert.deepEqual(tree.children(epic[0]).map((n) => n.id.split('/').at(-1)), ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4']);
-    assert.deepEqual(tree.children(tree.node(`${F}#checklist/RALPH_TASK.md`)).map((n) => tree.getTreeItem(n).label), ['title RALPH_TASK.md:3', 'title RALPH_TASK.md:4']);
-    for (const row of tree.rows().rows.values()) assert.equal(tree.getTreeItem(tree.node(row.id)!).resourceUri, undefined, `${row.id} has no resourceUri`);
+    assert.deepEqual(
+      epic.map((n) => n.id),
+      [`${F}#flow-next/epic/fn-1`],
+    );
+    assert.deepEqual(
+      tree.children(epic[0]).map((n) => n.id.split('/').at(-1)),
+      ['fn-1.1', 'fn-1.2', 'fn-1.3', 'fn-1.4'],
+    );
+    assert.deepEqual(
+      tree.children(tree.node(`${F}#checklist/RALPH_TASK.md`)).map((n) => tree.getTreeItem(n).label),
+      ['title RALPH_TASK.md:3', 'title RALPH_TASK.md:4'],
+    );
+    for (const row of tree.rows().rows.values())
+      assert.equal(tree.getTreeItem(tree.node(row.id)!).resourceUri, undefined, `${row.id} has no resourceUri`);
   });
 
   it('gives each status its icon, theme colour, description and menu tokens', () => {
     const tree = new PlanTreeProvider(new Logger(), { ...fakeStore(snap(plan())), waves: () => WAVES });
     const cases: [string, string, string | undefined, RegExp, string[], string[]][] = [
       // row id, icon, colour, description, tokens present, tokens absent
-      ['flow-next/task/fn-1.1', 'pass-filled', 'testing.iconPassed', /^done$/, ['item', 'resettable', 'file'], ['startable']],
+      [
+        'flow-next/task/fn-1.1',
+        'pass-filled',
+        'testing.iconPassed',
+        /^done$/,
+        ['item', 'resettable', 'file'],
+        ['startable'],
+      ],
       ['flow-next/task/fn-1.2', 'sync~spin', 'charts.blue', /^in progress$/, ['startable'], ['resettable']],
       ['flow-next/task/fn-1.3', 'circle-slash', 'charts.red', /^blocked$/, ['resettable', 'startable'], []],
       ['flow-next/task/fn-1.4', 'circle-large-outline', undefined, /^to do$/, ['startable'], ['resettable']],
       ['quantum/story/US-3', 'error', 'testing.iconFailed', /^failed · attempt 1\/3$/, ['resettable', 'quantum'], []],
       ['quantum/story/US-5', 'question', 'charts.yellow', /^unknown$/, [], ['resettable']],
-      ['checklist/checkbox/RALPH_TASK.md:3', 'pass-filled', 'testing.iconPassed', /^$/, ['file', 'checklist'], ['resettable', 'startable']],
+      [
+        'checklist/checkbox/RALPH_TASK.md:3',
+        'pass-filled',
+        'testing.iconPassed',
+        /^$/,
+        ['file', 'checklist'],
+        ['resettable', 'startable'],
+      ],
       ['waves/W1/W1-A', 'pass-filled', 'testing.iconPassed', /^resolved/, ['subagent'], ['orphan']],
-      ['waves/W1/W1-B', 'debug-disconnect', 'charts.orange', /^resumed · 15m ago · next: write the test$/, ['subagent', 'orphan', 'file'], []],
+      [
+        'waves/W1/W1-B',
+        'debug-disconnect',
+        'charts.orange',
+        /^resumed · 15m ago · next: write the test$/,
+        ['subagent', 'orphan', 'file'],
+        [],
+      ],
       ['waves/W1/W1-C', 'history', 'charts.yellow', /^stale$/, ['orphan'], []],
       ['waves/W1/W1-D', 'sync~spin', 'charts.blue', /^active · 10s ago$/, [], ['orphan']],
       ['waves/W1/W1-E', 'clock', undefined, /^pending$/, [], ['orphan']],
@@ -143,7 +257,11 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
   it('writes markdown tooltips: where the status comes from, dependencies, dependents, last failure, timestamps', () => {
     const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(plan())));
     // Item tooltips are built on hover (resolveTreeItem), source rows' at once.
-    const tip = (id: string) => String((tree.resolveTreeItem(label(tree, `${F}#${id}`), tree.node(`${F}#${id}`)!).tooltip as vscode.MarkdownString).value);
+    const tip = (id: string) =>
+      String(
+        (tree.resolveTreeItem(label(tree, `${F}#${id}`), tree.node(`${F}#${id}`)!).tooltip as vscode.MarkdownString)
+          .value,
+      );
     assert.equal(label(tree, `${F}#flow-next/task/fn-1.1`).tooltip, undefined);
     assert.match(tip('quantum'), /quantum-loop project/);
     assert.match(tip('flow-next/task/fn-1.1'), /from `\.flow\/tasks\/fn-1\.1\.json` \(`status`\)/);
@@ -158,9 +276,49 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
   it('shows an item a run waits on as waiting, with Answer Question… and the run id', () => {
     const s = snap(plan());
     const run = {
-      key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
-      facts: { active: true, state: 'waiting', paused: false, deferred: false, startedAt: null, questions: [{ id: 'q1', text: 'which key?', itemId: 'fn-1.2', answerFile: '/x' }] },
-      view: { stateText: 'waiting for an answer (fn-1.2)', progress: { done: 1, total: 4 }, iteration: 2, lanes: [{ lane: 0, activity: 'waiting', iteration: 2, purpose: 'work', item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' }, attempt: null, agentPid: null, context: null, iterationCostUsd: 0.05, lastEnding: null }], cost: { runUsd: 0.25, byItem: [{ key: 'flow-next:fn-1.2', item: { source: 'flow-next', id: 'fn-1.2', title: 't' }, costUsd: 0.2 }], byIteration: [] }, warnings: [], source: '.flow', agent: 'claude', startedAt: null },
+      key: `${F}#r1`,
+      folder: F,
+      folderName: 'ws',
+      runId: 'r1',
+      kind: 'ralph',
+      startedHere: false,
+      seenAt: 0,
+      facts: {
+        active: true,
+        state: 'waiting',
+        paused: false,
+        deferred: false,
+        startedAt: null,
+        questions: [{ id: 'q1', text: 'which key?', itemId: 'fn-1.2', answerFile: '/x' }],
+      },
+      view: {
+        stateText: 'waiting for an answer (fn-1.2)',
+        progress: { done: 1, total: 4 },
+        iteration: 2,
+        lanes: [
+          {
+            lane: 0,
+            activity: 'waiting',
+            iteration: 2,
+            purpose: 'work',
+            item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' },
+            attempt: null,
+            agentPid: null,
+            context: null,
+            iterationCostUsd: 0.05,
+            lastEnding: null,
+          },
+        ],
+        cost: {
+          runUsd: 0.25,
+          byItem: [{ key: 'flow-next:fn-1.2', item: { source: 'flow-next', id: 'fn-1.2', title: 't' }, costUsd: 0.2 }],
+          byIteration: [],
+        },
+        warnings: [],
+        source: '.flow',
+        agent: 'claude',
+        startedAt: null,
+      },
     } as unknown as StoreSnapshot['runs'][number];
     const tree = new PlanTreeProvider(new Logger(), fakeStore({ ...s, runs: [run] }));
     const it = label(tree, `${F}#flow-next/task/fn-1.2`);
@@ -201,7 +359,10 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     p.items.push(item('checklist', 'RALPH_TASK.md:5', 'todo', { line: 5 }));
     p.roots[2]!.itemIds.push('RALPH_TASK.md:5');
     store.change(snap(p, 2));
-    assert.deepEqual((fired[0] as PlanNode[]).map((n) => n.id), [`${F}#checklist/RALPH_TASK.md`]);
+    assert.deepEqual(
+      (fired[0] as PlanNode[]).map((n) => n.id),
+      [`${F}#checklist/RALPH_TASK.md`],
+    );
     fired.length = 0;
     store.change(snap(undefined, 3));
     assert.deepEqual(fired, [undefined]);
@@ -231,7 +392,7 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     assert.ok(Array.isArray(tree.getChildren()));
   });
 
-  it('falls back to the plan snapshot\'s waves before the monitor evaluated', () => {
+  it("falls back to the plan snapshot's waves before the monitor evaluated", () => {
     const p = { ...plan(), waves: WAVES };
     const m = buildTreeModel(snap(p), () => []);
     assert.ok(m.rows.has(`${F}#waves/W1/W1-B`));
@@ -258,10 +419,31 @@ describe('a quantum story left in progress (the stale rule, core pastStaleThresh
   const stalePlan = (min: number, threshold?: number): PlanSnapshot => {
     const p = plan({ 'US-4': 'in_progress' });
     p.items = p.items.map((i) => (i.id === 'US-4' ? { ...i, rawStatus: 'in_progress', startedAt: started(min) } : i));
-    if (threshold !== undefined) p.roots = p.roots.map((r) => (r.source === 'quantum' ? { ...r, staleThresholdMinutes: threshold } : r));
+    if (threshold !== undefined)
+      p.roots = p.roots.map((r) => (r.source === 'quantum' ? { ...r, staleThresholdMinutes: threshold } : r));
     return p;
   };
-  const activeRun = { key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0, facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] }, view: { stateText: 'running', progress: null, iteration: 1, lanes: [], cost: { runUsd: 0, byItem: [], byIteration: [] }, warnings: [], source: 'quantum.json', agent: 'claude', startedAt: null } } as unknown as StoreSnapshot['runs'][number];
+  const activeRun = {
+    key: `${F}#r1`,
+    folder: F,
+    folderName: 'ws',
+    runId: 'r1',
+    kind: 'ralph',
+    startedHere: false,
+    seenAt: 0,
+    facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] },
+    view: {
+      stateText: 'running',
+      progress: null,
+      iteration: 1,
+      lanes: [],
+      cost: { runUsd: 0, byItem: [], byIteration: [] },
+      warnings: [],
+      source: 'quantum.json',
+      agent: 'claude',
+      startedAt: null,
+    },
+  } as unknown as StoreSnapshot['runs'][number];
 
   it('shows a story in progress past its threshold with no run active as stale (history icon, no spinner), with ralph stale in its tooltip', () => {
     const m = buildTreeModel(snap(stalePlan(45)), () => [], undefined, now);
@@ -271,14 +453,32 @@ describe('a quantum story left in progress (the stale rule, core pastStaleThresh
     const tip = typeof row.tooltip === 'function' ? row.tooltip() : row.tooltip;
     assert.match(tip, /more than 20 minutes ago \(the stale threshold\); `ralph stale --apply`/);
     const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(stalePlan(45))));
-    assert.deepEqual([label(tree, `${F}#quantum/story/US-4`).iconPath.id, label(tree, `${F}#quantum/story/US-4`).iconPath.color?.id], ['history', 'charts.yellow']);
+    assert.deepEqual(
+      [label(tree, `${F}#quantum/story/US-4`).iconPath.id, label(tree, `${F}#quantum/story/US-4`).iconPath.color?.id],
+      ['history', 'charts.yellow'],
+    );
   });
 
-  it('keeps the spinner while a run of the folder is active, before the threshold, and reads the file\'s own threshold', () => {
-    assert.equal(buildTreeModel({ ...snap(stalePlan(45)), runs: [activeRun] }, () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status, 'in_progress');
-    assert.equal(buildTreeModel(snap(stalePlan(5)), () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status, 'in_progress');
-    assert.equal(buildTreeModel(snap(stalePlan(5, 4)), () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status, 'stale');
-    assert.equal(buildTreeModel(snap(stalePlan(45)), () => [], undefined, now).rows.get(`${F}#flow-next/task/fn-1.2`)!.status, 'in_progress', 'flow-next tasks have no stale rule');
+  it("keeps the spinner while a run of the folder is active, before the threshold, and reads the file's own threshold", () => {
+    assert.equal(
+      buildTreeModel({ ...snap(stalePlan(45)), runs: [activeRun] }, () => [], undefined, now).rows.get(
+        `${F}#quantum/story/US-4`,
+      )!.status,
+      'in_progress',
+    );
+    assert.equal(
+      buildTreeModel(snap(stalePlan(5)), () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status,
+      'in_progress',
+    );
+    assert.equal(
+      buildTreeModel(snap(stalePlan(5, 4)), () => [], undefined, now).rows.get(`${F}#quantum/story/US-4`)!.status,
+      'stale',
+    );
+    assert.equal(
+      buildTreeModel(snap(stalePlan(45)), () => [], undefined, now).rows.get(`${F}#flow-next/task/fn-1.2`)!.status,
+      'in_progress',
+      'flow-next tasks have no stale rule',
+    );
   });
 
   it('redraws the story when the run that held it ends (the row is rebuilt, not reused)', () => {
@@ -287,11 +487,15 @@ describe('a quantum story left in progress (the stale rule, core pastStaleThresh
     const after = buildTreeModel({ ...snap(stalePlan(45)), runs: [ended] }, () => [], running, now);
     assert.notEqual(after.rows.get(`${F}#quantum/story/US-4`), running.rows.get(`${F}#quantum/story/US-4`));
     assert.equal(after.rows.get(`${F}#quantum/story/US-4`)!.status, 'stale');
-    assert.equal(after.rows.get(`${F}#quantum/story/US-1`), running.rows.get(`${F}#quantum/story/US-1`), 'the others are reused');
+    assert.equal(
+      after.rows.get(`${F}#quantum/story/US-1`),
+      running.rows.get(`${F}#quantum/story/US-1`),
+      'the others are reused',
+    );
   });
 });
 
-describe('the plan tree\'s incremental rebuild (rows reused, diffed by fields)', () => {
+describe("the plan tree's incremental rebuild (rows reused, diffed by fields)", () => {
   beforeEach(() => resetFake());
 
   it('keeps the row objects of unchanged items and fires the changed item and the neighbours whose tooltip names its status', () => {
@@ -302,12 +506,25 @@ describe('the plan tree\'s incremental rebuild (rows reused, diffed by fields)',
     tree.onDidChangeTreeData((e) => fired.push(e));
     store.change(snap(plan({ 'US-2': 'failed' }), 2));
     // US-2 itself; US-1 (its Dependents list names US-2's status); US-4 (depends on US-2); the source (2/5 → 1/5).
-    assert.deepEqual((fired[0] as PlanNode[]).map((n) => n.id).sort(), [`${F}#quantum`, `${F}#quantum/story/US-1`, `${F}#quantum/story/US-2`, `${F}#quantum/story/US-4`].sort());
+    assert.deepEqual(
+      (fired[0] as PlanNode[]).map((n) => n.id).sort(),
+      [`${F}#quantum`, `${F}#quantum/story/US-1`, `${F}#quantum/story/US-2`, `${F}#quantum/story/US-4`].sort(),
+    );
     const rows = tree.rows().rows;
-    for (const id of ['flow-next/task/fn-1.1', 'quantum/story/US-1', 'quantum/story/US-3', 'quantum/story/US-4', 'checklist/checkbox/RALPH_TASK.md:3']) assert.equal(rows.get(`${F}#${id}`), before.get(`${F}#${id}`), `${id} reused`);
+    for (const id of [
+      'flow-next/task/fn-1.1',
+      'quantum/story/US-1',
+      'quantum/story/US-3',
+      'quantum/story/US-4',
+      'checklist/checkbox/RALPH_TASK.md:3',
+    ])
+      assert.equal(rows.get(`${F}#${id}`), before.get(`${F}#${id}`), `${id} reused`);
     assert.notEqual(rows.get(`${F}#quantum/story/US-2`), before.get(`${F}#quantum/story/US-2`), 'US-2 rebuilt');
     // A reused row's tooltip reads the newest plan.
-    const tip = (id: string) => String((tree.resolveTreeItem(tree.getTreeItem(tree.node(id)!), tree.node(id)!).tooltip as vscode.MarkdownString).value);
+    const tip = (id: string) =>
+      String(
+        (tree.resolveTreeItem(tree.getTreeItem(tree.node(id)!), tree.node(id)!).tooltip as vscode.MarkdownString).value,
+      );
     assert.match(tip(`${F}#quantum/story/US-1`), /Dependents: US-2 \(failed\), US-3 \(failed\)/);
     assert.match(tip(`${F}#quantum/story/US-4`), /Depends on: US-2 \(failed\)/);
   });
@@ -328,27 +545,73 @@ describe('the plan tree\'s incremental rebuild (rows reused, diffed by fields)',
     // The epic's children changed (a redrawn row re-reads its subtree, so fn-1.3, whose Dependents lost fn-1.4, is
     // covered) and the source's count.
     assert.deepEqual(fired.at(-1)!.sort(), [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`].sort());
-    assert.doesNotMatch(String((tree.resolveTreeItem(label(tree, `${F}#flow-next/task/fn-1.3`), tree.node(`${F}#flow-next/task/fn-1.3`)!).tooltip as vscode.MarkdownString).value), /Dependents/);
+    assert.doesNotMatch(
+      String(
+        (
+          tree.resolveTreeItem(label(tree, `${F}#flow-next/task/fn-1.3`), tree.node(`${F}#flow-next/task/fn-1.3`)!)
+            .tooltip as vscode.MarkdownString
+        ).value,
+      ),
+      /Dependents/,
+    );
     assert.equal(tree.node(`${F}#flow-next/task/fn-1.4`), undefined);
     // US-4 went: its source redraws its subtree (US-2's Dependents list with it).
     const u = plan();
     u.items = u.items.filter((i) => i.id !== 'US-4');
     u.roots[1]!.itemIds = u.roots[1]!.itemIds.filter((i) => i !== 'US-4');
     store.change(snap(u, 4));
-    assert.deepEqual(fired.at(-1)!.sort(), [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`, `${F}#quantum`].sort(), 'fn-1.4 is back (its epic), US-4 went (its source)');
+    assert.deepEqual(
+      fired.at(-1)!.sort(),
+      [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`, `${F}#quantum`].sort(),
+      'fn-1.4 is back (its epic), US-4 went (its source)',
+    );
   });
 
-  it('fires the item rows whose run facts changed (cost, current) and the run\'s rows, nothing else', () => {
+  it("fires the item rows whose run facts changed (cost, current) and the run's rows, nothing else", () => {
     const s = snap(plan());
     const store = fakeStore(s);
     const tree = new PlanTreeProvider(new Logger(), store);
     const fired: string[][] = [];
     tree.onDidChangeTreeData((e) => fired.push(Array.isArray(e) ? e.map((n) => n.id) : ['root']));
-    const run = (cost: number) => ({
-      key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
-      facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] },
-      view: { stateText: 'running', progress: null, iteration: 1, lanes: [{ lane: 0, activity: 'agent', iteration: 1, purpose: 'work', item: { source: 'quantum', id: 'US-4', title: 't' }, attempt: null, agentPid: null, context: null, iterationCostUsd: cost, lastEnding: null }], cost: { runUsd: cost, byItem: [{ key: 'quantum:US-4', item: { source: 'quantum', id: 'US-4', title: 't' }, costUsd: cost }], byIteration: [] }, warnings: [], source: 'quantum', agent: 'claude', startedAt: null },
-    }) as unknown as StoreSnapshot['runs'][number];
+    const run = (cost: number) =>
+      ({
+        key: `${F}#r1`,
+        folder: F,
+        folderName: 'ws',
+        runId: 'r1',
+        kind: 'ralph',
+        startedHere: false,
+        seenAt: 0,
+        facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] },
+        view: {
+          stateText: 'running',
+          progress: null,
+          iteration: 1,
+          lanes: [
+            {
+              lane: 0,
+              activity: 'agent',
+              iteration: 1,
+              purpose: 'work',
+              item: { source: 'quantum', id: 'US-4', title: 't' },
+              attempt: null,
+              agentPid: null,
+              context: null,
+              iterationCostUsd: cost,
+              lastEnding: null,
+            },
+          ],
+          cost: {
+            runUsd: cost,
+            byItem: [{ key: 'quantum:US-4', item: { source: 'quantum', id: 'US-4', title: 't' }, costUsd: cost }],
+            byIteration: [],
+          },
+          warnings: [],
+          source: 'quantum',
+          agent: 'claude',
+          startedAt: null,
+        },
+      }) as unknown as StoreSnapshot['runs'][number];
     store.change({ ...s, version: 2, runs: [run(0.1)] });
     assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.10 · ▶ current');
     assert.deepEqual(fired.at(-1), ['root'], 'the runs source appeared');
@@ -363,23 +626,36 @@ describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)',
     const p = plan();
     const c = resetConfirmOf(p, resetOfferOf(p, 'US-1'), true);
     assert.deepEqual(c, {
-      ok: true, ids: ['US-1', 'US-2', 'US-3'],
+      ok: true,
+      ids: ['US-1', 'US-2', 'US-3'],
       message: 'Reset US-1 and its dependents (3 items) to pending?',
-      detail: '• US-1 title US-1 (passed → pending)\n• US-2 title US-2 (passed → pending)\n• US-3 title US-3 (failed → pending)',
+      detail:
+        '• US-1 title US-1 (passed → pending)\n• US-2 title US-2 (passed → pending)\n• US-3 title US-3 (failed → pending)',
     });
-    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'US-1'), false), { ok: true, ids: ['US-1'], message: 'Reset US-1 to pending?', detail: '• US-1 title US-1 (passed → pending)' });
+    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'US-1'), false), {
+      ok: true,
+      ids: ['US-1'],
+      message: 'Reset US-1 to pending?',
+      detail: '• US-1 title US-1 (passed → pending)',
+    });
   });
 
   it('says why when core refuses, and when nothing depends on the item', () => {
     const p = plan();
-    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'fn-1.2'), true), { ok: false, message: 'Ralph: cannot reset fn-1.2: fn-1.2 is in progress: wait for it to finish or block it first.' });
-    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'RALPH_TASK.md:3'), true), { ok: false, message: 'Ralph: cannot reset RALPH_TASK.md:3: a checkbox is reset by unticking it in its file.' });
+    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'fn-1.2'), true), {
+      ok: false,
+      message: 'Ralph: cannot reset fn-1.2: fn-1.2 is in progress: wait for it to finish or block it first.',
+    });
+    assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'RALPH_TASK.md:3'), true), {
+      ok: false,
+      message: 'Ralph: cannot reset RALPH_TASK.md:3: a checkbox is reset by unticking it in its file.',
+    });
     const c = resetConfirmOf(p, resetOfferOf(p, 'US-3'), true);
     assert.ok(c.ok && c.detail.endsWith('Nothing done, blocked or failed depends on it: only this item is reset.'));
   });
 });
 
-describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', () => {
+describe("the tree's commands on the fake vscode (resume briefs, Start Here)", () => {
   let t: TempFolder;
   beforeEach(() => {
     resetFake();
@@ -388,35 +664,86 @@ describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', 
   afterEach(() => t.dispose());
 
   function setup(p: PlanSnapshot | undefined, waves: WaveJson[] = []) {
-    const s: StoreSnapshot = { version: 1, folders: [{ folder: t.dir, name: 'ws', plan: p && { ...p, folder: t.dir }, starting: false }], runs: [] };
+    const s: StoreSnapshot = {
+      version: 1,
+      folders: [{ folder: t.dir, name: 'ws', plan: p && { ...p, folder: t.dir }, starting: false }],
+      runs: [],
+    };
     const store = fakeStore(s);
     const tree = new PlanTreeProvider(new Logger(), { ...store, waves: () => waves });
     const started: unknown[] = [];
     const answered: unknown[] = [];
-    vscode.commands.registerCommand('ralph.start', (a: unknown) => { started.push(a); return 'run-1'; });
-    vscode.commands.registerCommand('ralph.answer', (a: unknown) => { answered.push(a); return 'q1'; });
+    vscode.commands.registerCommand('ralph.start', (a: unknown) => {
+      started.push(a);
+      return 'run-1';
+    });
+    vscode.commands.registerCommand('ralph.answer', (a: unknown) => {
+      answered.push(a);
+      return 'q1';
+    });
     const cmds = new PlanTreeCommands(tree, store as unknown as RunStore, new Logger());
     const ui: string[] = [];
     const replies: (string | undefined)[] = [];
     cmds.ui = {
-      confirm: async (m, d) => { ui.push(`confirm: ${m} | ${d}`); return true; },
-      offer: async (m, a) => { ui.push(`offer: ${m} [${a}]`); return true; },
+      confirm: async (m, d) => {
+        ui.push(`confirm: ${m} | ${d}`);
+        return true;
+      },
+      offer: async (m, a) => {
+        ui.push(`offer: ${m} [${a}]`);
+        return true;
+      },
       info: (m) => void ui.push(`info: ${m}`),
-      ask: async (title, prompt) => { ui.push(`ask: ${title} | ${prompt}`); return replies.shift(); },
+      ask: async (title, prompt) => {
+        ui.push(`ask: ${title} | ${prompt}`);
+        return replies.shift();
+      },
     };
     return { tree, cmds, started, answered, ui, replies, store };
   }
 
   /** A run of `folder` waiting on question q1 for item fn-1.2. */
-  function waitingRun(folder: string, questions = [{ id: 'q1', text: 'which key?', itemId: 'fn-1.2', answerFile: '/x' }]) {
+  function waitingRun(
+    folder: string,
+    questions = [{ id: 'q1', text: 'which key?', itemId: 'fn-1.2', answerFile: '/x' }],
+  ) {
     return {
-      key: `${folder}#r1`, folder, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
+      key: `${folder}#r1`,
+      folder,
+      folderName: 'ws',
+      runId: 'r1',
+      kind: 'ralph',
+      startedHere: false,
+      seenAt: 0,
       facts: { active: true, state: 'waiting', paused: false, deferred: false, startedAt: null, questions },
-      view: { stateText: 'waiting for an answer (fn-1.2)', progress: null, iteration: 2, lanes: [{ lane: 0, activity: 'waiting', iteration: 2, purpose: 'work', item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' }, attempt: null, agentPid: null, context: null, iterationCostUsd: 0, lastEnding: null }], cost: { runUsd: 0, byItem: [], byIteration: [] }, warnings: [], source: '.flow', agent: 'claude', startedAt: null },
+      view: {
+        stateText: 'waiting for an answer (fn-1.2)',
+        progress: null,
+        iteration: 2,
+        lanes: [
+          {
+            lane: 0,
+            activity: 'waiting',
+            iteration: 2,
+            purpose: 'work',
+            item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' },
+            attempt: null,
+            agentPid: null,
+            context: null,
+            iterationCostUsd: 0,
+            lastEnding: null,
+          },
+        ],
+        cost: { runUsd: 0, byItem: [], byIteration: [] },
+        warnings: [],
+        source: '.flow',
+        agent: 'claude',
+        startedAt: null,
+      },
     } as unknown as StoreSnapshot['runs'][number];
   }
 
-  it('Answer Question… on a waiting item asks with the question\'s text, then answers its run and item (ralph.answer with the text)', async () => {
+  it("Answer Question… on a waiting item asks with the question's text, then answers its run and item (ralph.answer with the text)", async () => {
     const { tree, cmds, answered, ui, replies, store } = setup(plan());
     store.change({ ...store.current, version: 2, runs: [waitingRun(t.dir)] });
     const node = tree.node(`${t.dir}#flow-next/task/fn-1.2`)!;
@@ -443,11 +770,16 @@ describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', 
     assert.equal(answered.length, 2);
   });
 
-  it('Open Task File opens a checklist box\'s file at its line, a task\'s JSON file at its start', async () => {
+  it("Open Task File opens a checklist box's file at its line, a task's JSON file at its start", async () => {
     const { tree, cmds } = setup(plan());
     const shown: { path: string; line: number | undefined; preview: boolean | undefined }[] = [];
     const real = vscode.window.showTextDocument;
-    (vscode.window as { showTextDocument: unknown }).showTextDocument = async (uri: vscode.Uri, o?: { preview?: boolean; selection?: vscode.Range }) => { shown.push({ path: uri.fsPath, line: o?.selection?.start.line, preview: o?.preview }); };
+    (vscode.window as { showTextDocument: unknown }).showTextDocument = async (
+      uri: vscode.Uri,
+      o?: { preview?: boolean; selection?: vscode.Range },
+    ) => {
+      shown.push({ path: uri.fsPath, line: o?.selection?.start.line, preview: o?.preview });
+    };
     try {
       assert.equal(await cmds.openFile(tree.node(`${t.dir}#checklist/checkbox/RALPH_TASK.md:4`)!), true);
       assert.equal(await cmds.openFile(tree.node(`${t.dir}#flow-next/task/fn-1.3`)!), true);
@@ -463,7 +795,7 @@ describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', 
     ]);
   });
 
-  it('Resume with Ralph runs `ralph run --source <brief>` in the sub\'s worktree after a confirm; Open Resume Brief finds it', async () => {
+  it("Resume with Ralph runs `ralph run --source <brief>` in the sub's worktree after a confirm; Open Resume Brief finds it", async () => {
     const wt = makeTempFolder('ralph-tree-wt-');
     try {
       const brief = wt.write('.planning/1.5/resume-W1-B.md', '- [ ] write the test\n');
@@ -489,18 +821,28 @@ describe('the tree\'s commands on the fake vscode (resume briefs, Start Here)', 
     assert.equal(await cmds.startHere(tree.node(`${t.dir}#checklist/checkbox/RALPH_TASK.md:4`)!), 'run-1');
     assert.deepEqual(started[0], { folder: t.dir, item: 'RALPH_TASK.md:4', source: 'RALPH_TASK.md' });
     assert.equal(await cmds.startHere(tree.node(`${t.dir}#quantum/story/US-4`)!), 'run-1');
-    assert.deepEqual(ui, ['offer: Ralph: cannot start with US-4: US-4 waits on US-2 (pending). The next ready item of its source is US-2. [Start with US-2]']);
+    assert.deepEqual(ui, [
+      'offer: Ralph: cannot start with US-4: US-4 waits on US-2 (pending). The next ready item of its source is US-2. [Start with US-2]',
+    ]);
     assert.deepEqual(started[1], { folder: t.dir, item: 'US-2', source: 'quantum' });
     // Nothing else ready: says why, offers nothing, starts nothing.
     assert.equal(await cmds.startHere(tree.node(`${t.dir}#flow-next/task/fn-1.4`)!), undefined);
-    assert.equal(ui.at(-1), 'offer: Ralph: cannot start with fn-1.4: fn-1.4 waits on fn-1.3 (blocked). No other item of its source is ready. [undefined]');
+    assert.equal(
+      ui.at(-1),
+      'offer: Ralph: cannot start with fn-1.4: fn-1.4 waits on fn-1.3 (blocked). No other item of its source is ready. [undefined]',
+    );
     assert.equal(started.length, 2);
   });
 });
 
-describe('the tree\'s menus and view (package.json against the rows\' contextValue tokens)', () => {
+describe("the tree's menus and view (package.json against the rows' contextValue tokens)", () => {
   beforeEach(() => resetFake());
-  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { contributes: { commands: { command: string; title: string }[]; menus: Record<string, { command: string; when?: string; group?: string }[]> } };
+  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    contributes: {
+      commands: { command: string; title: string }[];
+      menus: Record<string, { command: string; when?: string; group?: string }[]>;
+    };
+  };
   const title = (c: string) => manifest.contributes.commands.find((x) => x.command === c)!.title;
 
   /** The titles of the right-click menu (not inline) a row's contextValue shows, evaluating `viewItem =~ /re/` as VS Code does. */
@@ -510,7 +852,9 @@ describe('the tree\'s menus and view (package.json against the rows\' contextVal
       if (m.group === 'inline' || !m.when) continue;
       const parts = m.when.split('&&').map((x) => x.trim());
       if (!parts.includes('view == ralph.plan')) continue;
-      const ok = parts.filter((x) => x.startsWith('viewItem')).every((x) => new RegExp(/=~ \/(.*)\/$/.exec(x)![1]!).test(contextValue));
+      const ok = parts
+        .filter((x) => x.startsWith('viewItem'))
+        .every((x) => new RegExp(/=~ \/(.*)\/$/.exec(x)![1]!).test(contextValue));
       if (ok && m.command.startsWith('ralph.tree.')) out.push(title(m.command));
     }
     return out.sort();
@@ -519,9 +863,32 @@ describe('the tree\'s menus and view (package.json against the rows\' contextVal
   it('shows on each kind of row exactly the commands that apply to it', () => {
     const s = snap(plan());
     const run = {
-      key: `${F}#r1`, folder: F, folderName: 'ws', runId: 'r1', kind: 'ralph', startedHere: false, seenAt: 0,
-      facts: { active: true, state: 'waiting', paused: false, deferred: false, startedAt: null, questions: [{ id: 'q1', text: '?', itemId: 'US-4', answerFile: '/x' }] },
-      view: { stateText: 'waiting', progress: null, iteration: 1, lanes: [], cost: { runUsd: 0, byItem: [], byIteration: [] }, warnings: [], source: 'quantum', agent: 'claude', startedAt: null },
+      key: `${F}#r1`,
+      folder: F,
+      folderName: 'ws',
+      runId: 'r1',
+      kind: 'ralph',
+      startedHere: false,
+      seenAt: 0,
+      facts: {
+        active: true,
+        state: 'waiting',
+        paused: false,
+        deferred: false,
+        startedAt: null,
+        questions: [{ id: 'q1', text: '?', itemId: 'US-4', answerFile: '/x' }],
+      },
+      view: {
+        stateText: 'waiting',
+        progress: null,
+        iteration: 1,
+        lanes: [],
+        cost: { runUsd: 0, byItem: [], byIteration: [] },
+        warnings: [],
+        source: 'quantum',
+        agent: 'claude',
+        startedAt: null,
+      },
     } as unknown as StoreSnapshot['runs'][number];
     const tree = new PlanTreeProvider(new Logger(), { ...fakeStore({ ...s, runs: [run] }), waves: () => WAVES });
     const cv = (id: string) => String(tree.getTreeItem(tree.node(`${F}#${id}`)!).contextValue);
@@ -552,7 +919,10 @@ describe('the tree\'s menus and view (package.json against the rows\' contextVal
   it('creates the view with Collapse All, and forgets collapsed rows so a redraw does not re-expand them', () => {
     const real = vscode.window.createTreeView;
     const options: unknown[] = [];
-    (vscode.window as { createTreeView: unknown }).createTreeView = (id: string, o: unknown) => { options.push(o); return real(id, o as vscode.TreeViewOptions<unknown>); };
+    (vscode.window as { createTreeView: unknown }).createTreeView = (id: string, o: unknown) => {
+      options.push(o);
+      return real(id, o as vscode.TreeViewOptions<unknown>);
+    };
     const subscriptions: { dispose(): unknown }[] = [];
     try {
       activate({ subscriptions } as unknown as Parameters<typeof activate>[0]);
@@ -565,7 +935,10 @@ describe('the tree\'s menus and view (package.json against the rows\' contextVal
     const tree = new PlanTreeProvider(new Logger(), store);
     const expand = new vscode.EventEmitter<{ element: PlanNode }>();
     const collapse = new vscode.EventEmitter<{ element: PlanNode }>();
-    tree.track({ onDidExpandElement: expand.event, onDidCollapseElement: collapse.event } as unknown as vscode.TreeView<PlanNode>);
+    tree.track({
+      onDidExpandElement: expand.event,
+      onDidCollapseElement: collapse.event,
+    } as unknown as vscode.TreeView<PlanNode>);
     const ids = [`${F}#flow-next`, `${F}#flow-next/epic/fn-1`];
     for (const id of ids) expand.fire({ element: tree.node(id)! });
     store.change(snap(plan({ 'fn-1.4': 'in_progress' }), 2));

@@ -10,14 +10,21 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 describe('Ralph: Start with a configuration that does not parse (fake vscode)', () => {
   let t: TempFolder;
-  beforeEach(() => { resetFake(); t = makeTempFolder('ralph-start-'); });
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-start-');
+  });
   afterEach(() => t.dispose());
 
   it('shows a Ralph error naming .ralph/config.json:line:column with Open File, and tells the store Start failed', async () => {
     t.write('RALPH_TASK.md', '- [ ] One\n');
     t.write('.ralph/config.json', '{\n  "maxIterations": 3,\n  "agent": claude\n}\n');
     const calls: string[] = [];
-    const runs = new RunController(new Logger(), { starting: (f) => calls.push(`starting ${f}`), started: (f, id) => calls.push(`started ${f} ${id}`), failed: (f) => calls.push(`failed ${f}`) });
+    const runs = new RunController(new Logger(), {
+      starting: (f) => calls.push(`starting ${f}`),
+      started: (f, id) => calls.push(`started ${f} ${id}`),
+      failed: (f) => calls.push(`failed ${f}`),
+    });
     const id = await runs.start({ folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude' });
     assert.equal(id, undefined);
     await new Promise((r) => setImmediate(r));
@@ -30,7 +37,9 @@ describe('Ralph: Start with a configuration that does not parse (fake vscode)', 
 
 describe('PlanLoader', () => {
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-planloader-'); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-planloader-');
+  });
   afterEach(() => t.dispose());
 
   it('reads the same plan on the worker thread as loadPlan on the main thread', async () => {
@@ -46,7 +55,11 @@ describe('PlanLoader', () => {
   it('shares a read under way and makes exactly one more for requests made during it', async () => {
     t.write('RALPH_TASK.md', '- [ ] One\n');
     let reads = 0;
-    const loader = new PlanLoader('/nonexistent/planWorker.js', async (f) => { reads++; await new Promise((r) => setTimeout(r, 10)); return loadPlan(f); });
+    const loader = new PlanLoader('/nonexistent/planWorker.js', async (f) => {
+      reads++;
+      await new Promise((r) => setTimeout(r, 10));
+      return loadPlan(f);
+    });
     const [a, b, c] = [loader.load(t.dir), loader.load(t.dir), loader.load(t.dir)];
     await Promise.all([a, b, c]);
     assert.equal(reads, 2);

@@ -2,7 +2,16 @@ import * as assert from 'node:assert/strict';
 import { DASHBOARD_COMMAND, GAUGE_ITEM_ID, StatusBarGauge } from '../../../src/extension/gauge/statusBarGauge';
 import { RunNotifications } from '../../../src/extension/runNotifications';
 import { commands, messageLines, recorded, resetFake, type FakeStatusBarItem } from '../../support/fakeVscode';
-import { agent, ended, iteration, runEnded, runInfo, started, storeHarness, tokensAt } from '../../support/storeHarness';
+import {
+  agent,
+  ended,
+  iteration,
+  runEnded,
+  runInfo,
+  started,
+  storeHarness,
+  tokensAt,
+} from '../../support/storeHarness';
 
 const bg = (item: FakeStatusBarItem): string | undefined => item.backgroundColor?.id;
 const tick = () => new Promise((r) => setImmediate(r));
@@ -48,7 +57,7 @@ describe('the status bar token gauge (fake vscode)', () => {
     assert.equal(bg(item), 'statusBarItem.errorBackground');
     r.emit(ended(1, 0.9), iteration(2), agent(2), tokensAt(2, 30_000, 0.05));
     h.clock.advance(300);
-    assert.equal(item.text, '$(sync~spin) 30k/200k 15% · $0.95', 'the new iteration\'s context, the run\'s cost');
+    assert.equal(item.text, '$(sync~spin) 30k/200k 15% · $0.95', "the new iteration's context, the run's cost");
     assert.equal(bg(item), undefined);
     r.emit(ended(2, 0.1), runEnded());
     h.clock.advance(300);
@@ -110,24 +119,45 @@ describe('run notifications (fake vscode)', () => {
     const h = storeHarness();
     new RunNotifications(h.store);
     const r = h.addRun(runInfo('t-1'));
-    r.emit(started('t-1'), iteration(1), { type: 'question', id: 'q1', iteration: 1, item: { source: 'checklist', id: 'T-1', title: 'T' }, text: 'Postgres or SQLite?', answerFile: '/w/a' });
+    r.emit(started('t-1'), iteration(1), {
+      type: 'question',
+      id: 'q1',
+      iteration: 1,
+      item: { source: 'checklist', id: 'T-1', title: 'T' },
+      text: 'Postgres or SQLite?',
+      answerFile: '/w/a',
+    });
     assert.deepEqual(messageLines(), ['info: Ralph: run t-1 asks (T-1): Postgres or SQLite? [Answer…]']);
   });
 
   it('runs Ralph: Answer Question… for that run and item when Answer… is clicked, and Ralph: Resume for Resume', async () => {
     const h = storeHarness();
     const calls: [string, unknown][] = [];
-    recorded.commands.set('ralph.answer', (a) => { calls.push(['ralph.answer', a]); });
-    recorded.commands.set('ralph.resume', (f) => { calls.push(['ralph.resume', f]); });
+    recorded.commands.set('ralph.answer', (a) => {
+      calls.push(['ralph.answer', a]);
+    });
+    recorded.commands.set('ralph.resume', (f) => {
+      calls.push(['ralph.resume', f]);
+    });
     recorded.answers.push('Answer…', 'Resume');
     new RunNotifications(h.store);
     const r = h.addRun(runInfo('t-1'));
-    r.emit(started('t-1'), iteration(1), { type: 'question', id: 'q1', iteration: 1, item: { source: 'checklist', id: 'T-1', title: 'T' }, text: 'Postgres or SQLite?', answerFile: '/w/a' });
+    r.emit(started('t-1'), iteration(1), {
+      type: 'question',
+      id: 'q1',
+      iteration: 1,
+      item: { source: 'checklist', id: 'T-1', title: 'T' },
+      text: 'Postgres or SQLite?',
+      answerFile: '/w/a',
+    });
     await new Promise((res) => setImmediate(res));
     r.emit({ type: 'paused' });
     h.clock.advance(300);
     await new Promise((res) => setImmediate(res));
     const folder = h.store.snapshot().runs[0]!.folder;
-    assert.deepEqual(calls, [['ralph.answer', { folder, runId: 't-1', itemId: 'T-1' }], ['ralph.resume', folder]]);
+    assert.deepEqual(calls, [
+      ['ralph.answer', { folder, runId: 't-1', itemId: 'T-1' }],
+      ['ralph.resume', folder],
+    ]);
   });
 });

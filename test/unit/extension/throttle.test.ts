@@ -14,7 +14,10 @@ describe('Throttle', () => {
     let calls = 0;
     const t = new Throttle(() => calls++, 250, clock);
     t.request();
-    for (let i = 0; i < 1000; i++) { clock.advance(0.1); t.request(); }
+    for (let i = 0; i < 1000; i++) {
+      clock.advance(0.1);
+      t.request();
+    }
     assert.equal(calls, 1);
     clock.advance(250);
     assert.equal(calls, 2, 'the last state is shown');
@@ -23,7 +26,10 @@ describe('Throttle', () => {
     const clock = new ManualClock();
     let calls = 0;
     const t = new Throttle(() => calls++, 250, clock);
-    for (let ms = 0; ms < 10_000; ms++) { t.request(); clock.advance(1); }
+    for (let ms = 0; ms < 10_000; ms++) {
+      t.request();
+      clock.advance(1);
+    }
     assert.ok(calls <= 41, `${calls} calls in 10 s`);
     assert.ok(calls >= 39, `${calls} calls in 10 s: still updating`);
   });
@@ -31,7 +37,8 @@ describe('Throttle', () => {
     const clock = new ManualClock();
     let calls = 0;
     const t = new Throttle(() => calls++, 250, clock);
-    t.request(); t.request();
+    t.request();
+    t.request();
     t.flush();
     assert.equal(calls, 2);
     t.request();

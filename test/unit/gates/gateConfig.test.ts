@@ -5,7 +5,9 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 describe('gate configuration: where the gates come from', () => {
   let ws: TempFolder;
-  beforeEach(() => { ws = makeTempFolder('ralph-gateconfig-', { ralphDir: true }); });
+  beforeEach(() => {
+    ws = makeTempFolder('ralph-gateconfig-', { ralphDir: true });
+  });
   afterEach(() => ws.dispose());
 
   it('takes the [gates] of the command policy over config.json', async () => {
@@ -49,13 +51,44 @@ describe('gate configuration: where the gates come from', () => {
 });
 
 describe('gate configuration: a missing tier stands in for another', () => {
-  const table: { name: string; commands: Record<string, string>; tier: 'basic' | 'full' | 'final'; expected: { tier: string; command: string } | undefined }[] = [
-    { name: 'a configured tier runs its own command', commands: { basic: 'b', full: 'f' }, tier: 'basic', expected: { tier: 'basic', command: 'b' } },
-    { name: 'a missing basic runs the next heavier tier', commands: { full: 'f', final: 'F' }, tier: 'basic', expected: { tier: 'full', command: 'f' } },
-    { name: 'a missing full runs final before basic', commands: { basic: 'b', final: 'F' }, tier: 'full', expected: { tier: 'final', command: 'F' } },
-    { name: 'a missing final runs full', commands: { basic: 'b', full: 'f' }, tier: 'final', expected: { tier: 'full', command: 'f' } },
-    { name: 'only basic configured runs basic everywhere', commands: { basic: 'b' }, tier: 'final', expected: { tier: 'basic', command: 'b' } },
+  const table: {
+    name: string;
+    commands: Record<string, string>;
+    tier: 'basic' | 'full' | 'final';
+    expected: { tier: string; command: string } | undefined;
+  }[] = [
+    {
+      name: 'a configured tier runs its own command',
+      commands: { basic: 'b', full: 'f' },
+      tier: 'basic',
+      expected: { tier: 'basic', command: 'b' },
+    },
+    {
+      name: 'a missing basic runs the next heavier tier',
+      commands: { full: 'f', final: 'F' },
+      tier: 'basic',
+      expected: { tier: 'full', command: 'f' },
+    },
+    {
+      name: 'a missing full runs final before basic',
+      commands: { basic: 'b', final: 'F' },
+      tier: 'full',
+      expected: { tier: 'final', command: 'F' },
+    },
+    {
+      name: 'a missing final runs full',
+      commands: { basic: 'b', full: 'f' },
+      tier: 'final',
+      expected: { tier: 'full', command: 'f' },
+    },
+    {
+      name: 'only basic configured runs basic everywhere',
+      commands: { basic: 'b' },
+      tier: 'final',
+      expected: { tier: 'basic', command: 'b' },
+    },
     { name: 'nothing configured gives nothing', commands: {}, tier: 'full', expected: undefined },
   ];
-  for (const c of table) it(c.name, () => assert.deepEqual(gateCommandFor({ commands: c.commands }, c.tier), c.expected));
+  for (const c of table)
+    it(c.name, () => assert.deepEqual(gateCommandFor({ commands: c.commands }, c.tier), c.expected));
 });

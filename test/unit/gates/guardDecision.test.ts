@@ -46,14 +46,28 @@ describe('guard: hold-out attacks (test/fixtures/guard/holdout-attacks.json)', (
 });
 
 describe('guard: Write / Edit / MultiEdit under .ralph/ (§3.9)', () => {
-  const write = (tool: string, file: string) => decideGuard({ tool_name: tool, tool_input: { file_path: file, content: 'x' }, cwd: WS }, ctx());
+  const write = (tool: string, file: string) =>
+    decideGuard({ tool_name: tool, tool_input: { file_path: file, content: 'x' }, cwd: WS }, ctx());
   it('allows the agent files under .ralph/', () => {
-    for (const f of ['handoff.md', 'progress.md', 'errors.log', 'guardrails.md', 'diagnosis.md', 'acceptance-report.md', 'policy-proposal']) {
+    for (const f of [
+      'handoff.md',
+      'progress.md',
+      'errors.log',
+      'guardrails.md',
+      'diagnosis.md',
+      'acceptance-report.md',
+      'policy-proposal',
+    ]) {
       assert.deepEqual(write('Write', `${WS}/.ralph/${f}`), { kind: 'allow', effects: [] });
     }
   });
   it('denies every other file under .ralph/, traversal included, pointing at policy-proposal', () => {
-    for (const f of [`${WS}/.ralph/command-policy`, `${WS}/.ralph/gates/basic-latest.exit`, `${WS}/src/../.ralph/config.json`, '.ralph/runs/x/run.json']) {
+    for (const f of [
+      `${WS}/.ralph/command-policy`,
+      `${WS}/.ralph/gates/basic-latest.exit`,
+      `${WS}/src/../.ralph/config.json`,
+      '.ralph/runs/x/run.json',
+    ]) {
       const d = write('Edit', f);
       assert.equal(d.kind, 'deny', f);
       assert.match(d.kind === 'deny' ? d.reason : '', /policy-proposal/);
@@ -72,7 +86,8 @@ describe('guard: Write / Edit / MultiEdit under .ralph/ (§3.9)', () => {
 });
 
 describe('guard: gate-without-write (§3.9 step 6, §3.15-1)', () => {
-  const state = (s: Partial<GuardContext['state']>) => ctx({ state: { lastWriteMs: 0, lastGateMs: {}, latestExitMs: {}, runningLabels: [], ...s } });
+  const state = (s: Partial<GuardContext['state']>) =>
+    ctx({ state: { lastWriteMs: 0, lastGateMs: {}, latestExitMs: {}, runningLabels: [], ...s } });
   it('a first gate is allowed and recorded', () => {
     const d = bash('npm test');
     assert.equal(d.kind, 'rewrite');
@@ -84,16 +99,29 @@ describe('guard: gate-without-write (§3.9 step 6, §3.15-1)', () => {
     assert.match(d.kind === 'deny' ? d.reason : '', /gate basic already ran/);
   });
   it('a direct gate call is held to the same rule', () => {
-    assert.equal(bash('ralph gate lint -- npm run lint', state({ lastGateMs: { lint: 500 }, latestExitMs: { lint: 600 } })).kind, 'deny');
+    assert.equal(
+      bash('ralph gate lint -- npm run lint', state({ lastGateMs: { lint: 500 }, latestExitMs: { lint: 600 } })).kind,
+      'deny',
+    );
   });
   it('after an edit (ms later) it is allowed', () => {
-    assert.equal(bash('npm test', state({ lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 }, lastWriteMs: 501 })).kind, 'rewrite');
+    assert.equal(
+      bash('npm test', state({ lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 }, lastWriteMs: 501 })).kind,
+      'rewrite',
+    );
   });
   it('while the gate is still running the call joins it', () => {
-    assert.equal(bash('npm test', state({ lastGateMs: { basic: 500 }, latestExitMs: { basic: 400 }, runningLabels: ['basic'] })).kind, 'rewrite');
+    assert.equal(
+      bash('npm test', state({ lastGateMs: { basic: 500 }, latestExitMs: { basic: 400 }, runningLabels: ['basic'] }))
+        .kind,
+      'rewrite',
+    );
   });
   it('an edit in the same command counts', () => {
-    const d = bash('sed -i s/a/b/ src/x.ts && npm test', state({ lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 } }));
+    const d = bash(
+      'sed -i s/a/b/ src/x.ts && npm test',
+      state({ lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 } }),
+    );
     assert.equal(d.kind, 'rewrite');
     assert.deepEqual(d.kind === 'rewrite' ? d.effects : [], [{ kind: 'write' }, { kind: 'gate', label: 'basic' }]);
   });
@@ -135,8 +163,8 @@ describe('guard: scripts the command runs (read through the injected reader)', (
     ["su -c 'git push' me", 'deny'],
     ["ssh localhost 'git push'", 'deny'],
     ["echo 'git push' | at now", 'deny'],
-    ["chroot / git push", 'deny'],
-    ['python3 -c "import subprocess; subprocess.run([\'git\', \'push\'])"', 'deny'],
+    ['chroot / git push', 'deny'],
+    ["python3 -c \"import subprocess; subprocess.run(['git', 'push'])\"", 'deny'],
     ["node -e \"require('child_process').execSync('git push')\"", 'deny'],
     ["python3 - <<'EOF'\nimport os\nos.system('git push')\nEOF", 'deny'],
     ['python3 -c "print(1+1)"', 'allow'],
@@ -158,7 +186,9 @@ describe('guard: scripts the command runs (read through the injected reader)', (
     assert.equal(d.kind, 'rewrite');
   });
   it('an output redirection is not an edit that unlocks a gate re-run', () => {
-    const c2 = ctx({ state: { lastWriteMs: 0, lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 }, runningLabels: [] } });
+    const c2 = ctx({
+      state: { lastWriteMs: 0, lastGateMs: { basic: 500 }, latestExitMs: { basic: 600 }, runningLabels: [] },
+    });
     assert.equal(bash('npm test > out.txt', c2).kind, 'deny');
     assert.equal(bash('git checkout -- src/a.ts && npm test', c2).kind, 'rewrite');
   });

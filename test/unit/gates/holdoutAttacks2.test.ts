@@ -22,8 +22,18 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
  */
 
 type Verdict = 'deny' | 'allow' | 'rewrite';
-interface FileCall { tool: 'Write' | 'Edit' | 'MultiEdit'; file_path: string }
-interface Row { command: string; expect: Verdict; why: string; tool?: FileCall['tool']; file_path?: string; before?: (string | FileCall)[] }
+interface FileCall {
+  tool: 'Write' | 'Edit' | 'MultiEdit';
+  file_path: string;
+}
+interface Row {
+  command: string;
+  expect: Verdict;
+  why: string;
+  tool?: FileCall['tool'];
+  file_path?: string;
+  before?: (string | FileCall)[];
+}
 
 const rows = JSON.parse(fs.readFileSync(fixture('guard', 'holdout-attacks-2.json'), 'utf8')) as Row[];
 const policy = fs.readFileSync(fixture('guard', 'holdout-policy-2'), 'utf8');
@@ -34,10 +44,17 @@ function verdictOf(a: HookAnswer): { verdict: Verdict | string; detail: string }
   if (a.exitCode === 2) return { verdict: 'deny', detail: a.stderr.trim() };
   if (a.exitCode !== 0) return { verdict: `exit ${a.exitCode}`, detail: a.stderr.trim() };
   if (!a.stdout.trim()) return { verdict: 'allow', detail: '' };
-  const out = JSON.parse(a.stdout) as { hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: { command?: unknown } } };
+  const out = JSON.parse(a.stdout) as {
+    hookSpecificOutput?: {
+      permissionDecision?: string;
+      permissionDecisionReason?: string;
+      updatedInput?: { command?: unknown };
+    };
+  };
   const h = out.hookSpecificOutput ?? {};
   if (h.permissionDecision === 'deny') return { verdict: 'deny', detail: h.permissionDecisionReason ?? '' };
-  if (h.permissionDecision === 'allow' && h.updatedInput) return { verdict: 'rewrite', detail: String(h.updatedInput.command) };
+  if (h.permissionDecision === 'allow' && h.updatedInput)
+    return { verdict: 'rewrite', detail: String(h.updatedInput.command) };
   return { verdict: h.permissionDecision ?? 'unknown', detail: a.stdout };
 }
 
@@ -52,7 +69,14 @@ describe('guard: holdout attack table 2 (black-box, test/fixtures/guard/holdout-
   beforeEach(() => {
     ws = makeTempFolder('ralph-holdout2-', {
       ralphDir: true,
-      files: { '.ralph/command-policy': policy, '.ralph/handoff.md': '# handoff\n', 'src/a.ts': 'export const a = 1;\n', 'README.md': '# x\n', 'docs/': '', 'x.sh': 'git push\n' },
+      files: {
+        '.ralph/command-policy': policy,
+        '.ralph/handoff.md': '# handoff\n',
+        'src/a.ts': 'export const a = 1;\n',
+        'README.md': '# x\n',
+        'docs/': '',
+        'x.sh': 'git push\n',
+      },
     });
     fs.symlinkSync('.ralph', ws.file('r'));
     home = makeTempFolder('ralph-holdout2-home-');
@@ -61,16 +85,40 @@ describe('guard: holdout attack table 2 (black-box, test/fixtures/guard/holdout-
     ws.dispose();
     home.dispose();
   });
-  const env = () => ({ HOME: home.dir, XDG_STATE_HOME: path.join(home.dir, 'state'), PATH: process.env.PATH ?? '/usr/bin:/bin' });
+  const env = () => ({
+    HOME: home.dir,
+    XDG_STATE_HOME: path.join(home.dir, 'state'),
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+  });
   const subst = (s: string) => s.replaceAll('<ws>', ws.dir).replaceAll('<state>', guardStateDir(ws.dir, env()));
 
   async function call(c: string | FileCall): Promise<HookAnswer> {
-    const input = typeof c === 'string'
-      ? { tool_name: 'Bash', tool_input: { command: subst(c), description: 'd' } }
-      : { tool_name: c.tool, tool_input: c.tool === 'Edit' ? { file_path: ws.file(c.file_path), old_string: 'a', new_string: 'b' } : c.tool === 'MultiEdit' ? { file_path: ws.file(c.file_path), edits: [{ old_string: 'a', new_string: 'b' }] } : { file_path: ws.file(c.file_path), content: 'x\n' } };
-    const raw = JSON.stringify({ session_id: 's', transcript_path: '/tmp/t', cwd: ws.dir, hook_event_name: 'PreToolUse', ...input });
+    const input =
+      typeof c === 'string'
+        ? { tool_name: 'Bash', tool_input: { command: subst(c), description: 'd' } }
+        : {
+            tool_name: c.tool,
+            tool_input:
+              c.tool === 'Edit'
+                ? { file_path: ws.file(c.file_path), old_string: 'a', new_string: 'b' }
+                : c.tool === 'MultiEdit'
+                  ? { file_path: ws.file(c.file_path), edits: [{ old_string: 'a', new_string: 'b' }] }
+                  : { file_path: ws.file(c.file_path), content: 'x\n' },
+          };
+    const raw = JSON.stringify({
+      session_id: 's',
+      transcript_path: '/tmp/t',
+      cwd: ws.dir,
+      hook_event_name: 'PreToolUse',
+      ...input,
+    });
     // The table's policy is the user's own, trusted (RALPH_TRUST=1: an untrusted one loses its [gates]/[rewrite]/[wrap] rows).
-    return handleHook(raw, { workspace: ws.dir, env: { ...env(), RALPH_TRUST: '1' }, gateRunner: runner, writeActivity: false });
+    return handleHook(raw, {
+      workspace: ws.dir,
+      env: { ...env(), RALPH_TRUST: '1' },
+      gateRunner: runner,
+      writeActivity: false,
+    });
   }
 
   it('the table has at least 40 attacks and 8 false-positive traps, each with a reason', () => {
@@ -95,7 +143,9 @@ describe('guard: holdout attack table 2 (black-box, test/fixtures/guard/holdout-
           }
         }
       }
-      const v = verdictOf(await call(r.tool ? { tool: r.tool as FileCall['tool'], file_path: r.file_path! } : r.command));
+      const v = verdictOf(
+        await call(r.tool ? { tool: r.tool as FileCall['tool'], file_path: r.file_path! } : r.command),
+      );
       assert.equal(v.verdict, r.expect, `${label(r)}\n  guard said ${v.verdict}${v.detail ? `: ${v.detail}` : ''}`);
     });
   }

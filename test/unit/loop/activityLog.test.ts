@@ -3,7 +3,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempDir } from '../../support/tempFolder';
 import {
-  ACTIVITY, ActivityLog, labelled, loopEndText, loopStartText, maxLoopsReason, ralphStopText, tasksDetail, tokensText,
+  ACTIVITY,
+  ActivityLog,
+  labelled,
+  loopEndText,
+  loopStartText,
+  maxLoopsReason,
+  ralphStopText,
+  tasksDetail,
+  tokensText,
 } from '../../../src/core/loop/activityLog';
 
 /** A fixed local clock: 2026-05-18 09:04:07. */
@@ -21,7 +29,10 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
   it('appends "[HH:MM:SS] text" in local time, creating .ralph/', async () => {
     await log.append(loopStartText(1, tasksDetail(1, 3)));
     await log.append(loopEndText(1, ACTIVITY.NATURAL_END));
-    assert.equal(fs.readFileSync(log.paths.activity, 'utf8'), '[09:04:07] LOOP 1 START — Tasks: 1/3 complete (2 remaining)\n[09:04:07] LOOP 1 END — 🛌 NATURAL END\n');
+    assert.equal(
+      fs.readFileSync(log.paths.activity, 'utf8'),
+      '[09:04:07] LOOP 1 START — Tasks: 1/3 complete (2 remaining)\n[09:04:07] LOOP 1 END — 🛌 NATURAL END\n',
+    );
   });
 
   it('stamps every line of a multi-line text', async () => {
@@ -32,7 +43,10 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
   it('keeps the order of appends that were not awaited one by one', async () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => log.append(`line ${i}`)));
     const lines = fs.readFileSync(log.paths.activity, 'utf8').trimEnd().split('\n');
-    assert.deepEqual(lines, Array.from({ length: 50 }, (_, i) => `[09:04:07] line ${i}`));
+    assert.deepEqual(
+      lines,
+      Array.from({ length: 50 }, (_, i) => `[09:04:07] line ${i}`),
+    );
   });
 
   it('writes errors.log as "[HH:MM:SS] message"', async () => {
@@ -43,7 +57,10 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
   it('writes progress.md with its header once, then dated entries', async () => {
     await log.progress('Task T001 done');
     await log.progress('Task T002 done\n');
-    assert.equal(fs.readFileSync(log.paths.progress, 'utf8'), '# Progress Log\n\n### 2026-05-18 09:04:07\nTask T001 done\n\n### 2026-05-18 09:04:07\nTask T002 done\n');
+    assert.equal(
+      fs.readFileSync(log.paths.progress, 'utf8'),
+      '# Progress Log\n\n### 2026-05-18 09:04:07\nTask T001 done\n\n### 2026-05-18 09:04:07\nTask T002 done\n',
+    );
   });
 
   it('rejects when the log cannot be written, and later appends still run', async () => {
@@ -58,7 +75,9 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
 
 describe('activity log: rotation (50 MiB × 3 in production)', () => {
   let dir: string;
-  beforeEach(() => { dir = makeTempDir('ralph-rotate-'); });
+  beforeEach(() => {
+    dir = makeTempDir('ralph-rotate-');
+  });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('rotates before a write would pass the cap, keeping three generations and dropping the oldest', async () => {
@@ -68,7 +87,12 @@ describe('activity log: rotation (50 MiB × 3 in production)', () => {
     const names = fs.readdirSync(path.join(dir, '.ralph')).sort();
     assert.deepEqual(names, ['activity.log', 'activity.log.1', 'activity.log.2', 'activity.log.3']);
     for (const n of names) assert.ok(fs.statSync(path.join(dir, '.ralph', n)).size <= 100, n);
-    const read = (n: string) => fs.readFileSync(path.join(dir, '.ralph', n), 'utf8').trimEnd().split('\n').map((l) => l.slice(11));
+    const read = (n: string) =>
+      fs
+        .readFileSync(path.join(dir, '.ralph', n), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.slice(11));
     assert.deepEqual(read('activity.log'), ['line-025', 'line-026', 'line-027', 'line-028', 'line-029']);
     assert.deepEqual(read('activity.log.1'), ['line-020', 'line-021', 'line-022', 'line-023', 'line-024']);
     assert.deepEqual(read('activity.log.3')[0], 'line-010');
@@ -81,23 +105,58 @@ describe('activity log: rotation (50 MiB × 3 in production)', () => {
   });
 });
 
-describe('activity log: texts of the engine\'s lines', () => {
+describe("activity log: texts of the engine's lines", () => {
   const table: [string, string, string][] = [
     ['a loop start', loopStartText(3, tasksDetail(2, 5)), 'LOOP 3 START — Tasks: 2/5 complete (3 remaining)'],
     ['a retried loop start', loopStartText(3, 'retry after rate limit', 2), 'LOOP 3.2 START — retry after rate limit'],
-    ['a loop end with detail', loopEndText(4, ACTIVITY.ROTATE, '172000 tokens'), 'LOOP 4 END — 🔄 ROTATE (172000 tokens)'],
+    [
+      'a loop end with detail',
+      loopEndText(4, ACTIVITY.ROTATE, '172000 tokens'),
+      'LOOP 4 END — 🔄 ROTATE (172000 tokens)',
+    ],
     ['a graceful yield', loopEndText(2, ACTIVITY.GRACEFUL_YIELD), 'LOOP 2 END — 🤝 GRACEFUL YIELD'],
     ['the max-loops stop', ralphStopText(maxLoopsReason(25)), 'RALPH STOP — ⚠️ Max loops (25) reached'],
-    ['a stall', labelled(ACTIVITY.STALL, '3 natural ends without progress'), '🚨 STALL — 3 natural ends without progress'],
+    [
+      'a stall',
+      labelled(ACTIVITY.STALL, '3 natural ends without progress'),
+      '🚨 STALL — 3 natural ends without progress',
+    ],
     ['completion', labelled(ACTIVITY.COMPLETE), '✅ COMPLETE'],
     ['a gate line', labelled(ACTIVITY.GATE, 'basic exit=0'), '🧪 GATE — basic exit=0'],
-    ['tokens below warn', tokensText({ tokens: 50_000, rotate: 170_000, warn: 148_750 }), '🟢 TOKENS: 50000 / 170000 (29%)'],
-    ['tokens approaching the limit', tokensText({ tokens: 130_000, rotate: 170_000, warn: 148_750 }), '🟢 TOKENS: 130000 / 170000 (76%) - approaching limit'],
-    ['tokens past warn', tokensText({ tokens: 150_000, rotate: 170_000, warn: 148_750 }), '🟡 TOKENS: 150000 / 170000 (88%) - approaching limit'],
-    ['tokens at rotation', tokensText({ tokens: 165_000, rotate: 170_000, warn: 148_750 }), '🔴 TOKENS: 165000 / 170000 (97%) - rotation imminent'],
+    [
+      'tokens below warn',
+      tokensText({ tokens: 50_000, rotate: 170_000, warn: 148_750 }),
+      '🟢 TOKENS: 50000 / 170000 (29%)',
+    ],
+    [
+      'tokens approaching the limit',
+      tokensText({ tokens: 130_000, rotate: 170_000, warn: 148_750 }),
+      '🟢 TOKENS: 130000 / 170000 (76%) - approaching limit',
+    ],
+    [
+      'tokens past warn',
+      tokensText({ tokens: 150_000, rotate: 170_000, warn: 148_750 }),
+      '🟡 TOKENS: 150000 / 170000 (88%) - approaching limit',
+    ],
+    [
+      'tokens at rotation',
+      tokensText({ tokens: 165_000, rotate: 170_000, warn: 148_750 }),
+      '🔴 TOKENS: 165000 / 170000 (97%) - rotation imminent',
+    ],
     [
       'tokens with the byte estimate',
-      tokensText({ tokens: 10_000, rotate: 150_000, warn: 131_250, estimate: { bytesRead: 20_480, bytesWritten: 1024, assistantChars: 512, shellOutputChars: 0, subagentChars: 4096 } }),
+      tokensText({
+        tokens: 10_000,
+        rotate: 150_000,
+        warn: 131_250,
+        estimate: {
+          bytesRead: 20_480,
+          bytesWritten: 1024,
+          assistantChars: 512,
+          shellOutputChars: 0,
+          subagentChars: 4096,
+        },
+      }),
       '🟢 TOKENS: 10000 / 150000 (6%) [read:20KB write:1KB assist:1KB shell:0KB sub:4KB]',
     ],
   ];

@@ -28,15 +28,30 @@ describe('gitHead: HEAD from the files, plain layouts only (issue 19)', () => {
   });
 
   it('parseLooseRef: a full object id, else null (symbolic refs, garbage)', () => {
-    const rows: Array<[string, string | null]> = [[`${A}\n`, A], [B, B], ['ref: refs/heads/x\n', null], [`${A} x\n`, null], ['', null]];
+    const rows: Array<[string, string | null]> = [
+      [`${A}\n`, A],
+      [B, B],
+      ['ref: refs/heads/x\n', null],
+      [`${A} x\n`, null],
+      ['', null],
+    ];
     for (const [text, want] of rows) assert.equal(parseLooseRef(text), want, JSON.stringify(text));
   });
 
   it('gitdirOf: the .git folder, or a gitdir: file joined to the folder as text (its `..` left to the kernel, as git resolves it)', () => {
     assert.equal(gitdirOf('/r', { kind: 'dir' }), path.join('/r', '.git'));
-    assert.equal(gitdirOf('/r/.ql-wt/S1', { kind: 'file', text: 'gitdir: /r/.git/worktrees/S1\n' }), '/r/.git/worktrees/S1');
-    assert.equal(gitdirOf('/r/sub', { kind: 'file', text: 'gitdir: ../.git/modules/sub\n' }), '/r/sub/../.git/modules/sub');
-    assert.equal(gitdirOf('/r/sub', { kind: 'file', text: 'gitdir: ../.git/modules/sub\r\n' }), '/r/sub/../.git/modules/sub');
+    assert.equal(
+      gitdirOf('/r/.ql-wt/S1', { kind: 'file', text: 'gitdir: /r/.git/worktrees/S1\n' }),
+      '/r/.git/worktrees/S1',
+    );
+    assert.equal(
+      gitdirOf('/r/sub', { kind: 'file', text: 'gitdir: ../.git/modules/sub\n' }),
+      '/r/sub/../.git/modules/sub',
+    );
+    assert.equal(
+      gitdirOf('/r/sub', { kind: 'file', text: 'gitdir: ../.git/modules/sub\r\n' }),
+      '/r/sub/../.git/modules/sub',
+    );
     assert.equal(gitdirOf('/r', { kind: 'file', text: 'something else\n' }), null);
   });
 

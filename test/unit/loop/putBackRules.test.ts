@@ -6,15 +6,29 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 describe('a task file the agent left unreadable is restored (issue 11, breaker-s5 row 14; taskFileStash.ts)', () => {
   const cases: [string, { readableAtStart: boolean; changed: boolean; problemNow: string | null }, boolean][] = [
-    ['readable at the start, changed, unreadable now: restored', { readableAtStart: true, changed: true, problemNow: 'duplicate key' }, true],
-    ['changed and still readable: the claims in it are judged as usual', { readableAtStart: true, changed: true, problemNow: null }, false],
-    ['already unreadable at the start: not this agent\'s doing, the readers report it', { readableAtStart: false, changed: true, problemNow: 'x' }, false],
+    [
+      'readable at the start, changed, unreadable now: restored',
+      { readableAtStart: true, changed: true, problemNow: 'duplicate key' },
+      true,
+    ],
+    [
+      'changed and still readable: the claims in it are judged as usual',
+      { readableAtStart: true, changed: true, problemNow: null },
+      false,
+    ],
+    [
+      "already unreadable at the start: not this agent's doing, the readers report it",
+      { readableAtStart: false, changed: true, problemNow: 'x' },
+      false,
+    ],
     ['unchanged: nothing to do', { readableAtStart: true, changed: false, problemNow: 'x' }, false],
   ];
   for (const [name, facts, want] of cases) it(name, () => assert.equal(shouldRestore(facts), want));
 
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-stash-', { ralphDir: true }); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-stash-', { ralphDir: true });
+  });
   afterEach(() => t.dispose());
 
   it('a repeated key, a JSON syntax error and a NUL byte in a checklist are problems; text not UTF-8 is not', () => {
@@ -26,7 +40,7 @@ describe('a task file the agent left unreadable is restored (issue 11, breaker-s
     assert.equal(taskFileProblem(md), null);
   });
 
-  it('moves the agent\'s file aside and writes back its content at the capture', () => {
+  it("moves the agent's file aside and writes back its content at the capture", () => {
     const q = '{"stories": [{"id": "US-1", "status": "pending"}]}\n';
     t.write('quantum.json', q);
     const stash = new TaskFileStash(t.dir);
@@ -45,12 +59,58 @@ describe('a task file the agent left unreadable is restored (issue 11, breaker-s
 });
 
 describe('parallel run: statuses in the main quantum.json the coordinator did not write (issue 11, breaker-s5 row 36)', () => {
-  const cases: [string, [string, string][], { id: string; status: string }[], { id: string; expected: string; found: string }[]][] = [
-    ['nothing changed', [['US-1', 'in_progress'], ['US-2', 'pending']], [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', status: 'pending' }], []],
-    ['a lane agent set another story passed', [['US-1', 'in_progress'], ['US-2', 'pending']], [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', status: 'passed' }], [{ id: 'US-2', expected: 'pending', found: 'passed' }]],
-    ['and its own story', [['US-1', 'in_progress']], [{ id: 'US-1', status: 'passed' }], [{ id: 'US-1', expected: 'in_progress', found: 'passed' }]],
-    ['a failed story set pending again (not done, but not the coordinator\'s write either)', [['US-1', 'failed']], [{ id: 'US-1', status: 'pending' }], [{ id: 'US-1', expected: 'failed', found: 'pending' }]],
-    ['a story added meanwhile is not judged here', [['US-1', 'pending']], [{ id: 'US-1', status: 'pending' }, { id: 'US-9', status: 'passed' }], []],
+  const cases: [
+    string,
+    [string, string][],
+    { id: string; status: string }[],
+    { id: string; expected: string; found: string }[],
+  ][] = [
+    [
+      'nothing changed',
+      [
+        ['US-1', 'in_progress'],
+        ['US-2', 'pending'],
+      ],
+      [
+        { id: 'US-1', status: 'in_progress' },
+        { id: 'US-2', status: 'pending' },
+      ],
+      [],
+    ],
+    [
+      'a lane agent set another story passed',
+      [
+        ['US-1', 'in_progress'],
+        ['US-2', 'pending'],
+      ],
+      [
+        { id: 'US-1', status: 'in_progress' },
+        { id: 'US-2', status: 'passed' },
+      ],
+      [{ id: 'US-2', expected: 'pending', found: 'passed' }],
+    ],
+    [
+      'and its own story',
+      [['US-1', 'in_progress']],
+      [{ id: 'US-1', status: 'passed' }],
+      [{ id: 'US-1', expected: 'in_progress', found: 'passed' }],
+    ],
+    [
+      "a failed story set pending again (not done, but not the coordinator's write either)",
+      [['US-1', 'failed']],
+      [{ id: 'US-1', status: 'pending' }],
+      [{ id: 'US-1', expected: 'failed', found: 'pending' }],
+    ],
+    [
+      'a story added meanwhile is not judged here',
+      [['US-1', 'pending']],
+      [
+        { id: 'US-1', status: 'pending' },
+        { id: 'US-9', status: 'passed' },
+      ],
+      [],
+    ],
   ];
-  for (const [name, expected, found, want] of cases) it(name, () => assert.deepEqual(statusDrift(new Map(expected), found), want));
+  for (const [name, expected, found, want] of cases)
+    it(name, () => assert.deepEqual(statusDrift(new Map(expected), found), want));
 });

@@ -31,7 +31,10 @@ describe('SentinelWatcher: reacts to the sentinel files, not to the run writing 
     const w = new SentinelWatcher(folder, run, 60_000);
     let n = 0;
     const check = w.check.bind(w);
-    w.check = () => { n++; return check(); };
+    w.check = () => {
+      n++;
+      return check();
+    };
     watcher = w;
     return { w, checks: () => n };
   }
@@ -50,15 +53,17 @@ describe('SentinelWatcher: reacts to the sentinel files, not to the run writing 
   });
 
   for (const [label, rel, kind] of [
-    ['the run\'s STOP', (f: string) => path.join(ralphRunDir(f, run.runId), 'STOP'), 'stop'],
-    ['the run\'s PAUSE', (f: string) => path.join(ralphRunDir(f, run.runId), 'PAUSE'), 'pause'],
+    ["the run's STOP", (f: string) => path.join(ralphRunDir(f, run.runId), 'STOP'), 'stop'],
+    ["the run's PAUSE", (f: string) => path.join(ralphRunDir(f, run.runId), 'PAUSE'), 'pause'],
     ['.ralph/stop-requested', (f: string) => path.join(f, '.ralph', 'stop-requested'), 'stop'],
     ['scripts/ralph/STOP', (f: string) => path.join(f, 'scripts', 'ralph', 'STOP'), 'stop'],
     ['scripts/ralph/PAUSE', (f: string) => path.join(f, 'scripts', 'ralph', 'PAUSE'), 'pause'],
   ] as const) {
     it(`reports ${label} at once (before any poll)`, async () => {
       const { w } = counted();
-      const seen = new Promise<{ stop: number; pause: number }>((resolve) => w.on('change', (c) => resolve({ stop: c.stop.length, pause: c.pause.length })));
+      const seen = new Promise<{ stop: number; pause: number }>((resolve) =>
+        w.on('change', (c) => resolve({ stop: c.stop.length, pause: c.pause.length })),
+      );
       fs.writeFileSync(rel(folder), 'x\n');
       const c = await seen;
       assert.deepEqual(c, kind === 'stop' ? { stop: 1, pause: 0 } : { stop: 0, pause: 1 });

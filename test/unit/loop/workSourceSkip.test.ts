@@ -1,6 +1,20 @@
 import * as assert from 'node:assert/strict';
-import { ChecklistSource, FlowSource, QuantumSource, type NextOptions, type NextResult, type WorkSource } from '../../../src/core/loop/workSource';
-import { quantumJson, tempWorkspace, writeFlow, type FlowTaskSpec, type StorySpec, type TempWorkspace } from '../../support/workspace';
+import {
+  ChecklistSource,
+  FlowSource,
+  QuantumSource,
+  type NextOptions,
+  type NextResult,
+  type WorkSource,
+} from '../../../src/core/loop/workSource';
+import {
+  quantumJson,
+  tempWorkspace,
+  writeFlow,
+  type FlowTaskSpec,
+  type StorySpec,
+  type TempWorkspace,
+} from '../../support/workspace';
 
 /**
  * Issue 9, continueOnBlocked: each source gives the next ready item other than the ones that wait for an answer
@@ -15,12 +29,52 @@ describe('work sources: the next item other than the ones that wait for an answe
 
   describe('flow-next (flowctl selection order, minus the waiting tasks)', () => {
     const table: [string, FlowTaskSpec[], NextOptions, string][] = [
-      ['no options: the actor\'s in-progress task is resumed', [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.2' }], {}, 'fn-1.1'],
-      ['the waiting in-progress task is skipped for the first ready one', [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.3', priority: 2 }, { id: 'fn-1.2', priority: 5 }], { skip: ['fn-1.1'] }, 'fn-1.3'],
-      ['a task that depends on the waiting one is not ready: the next epic', [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.2', deps: ['fn-1.1'] }, { id: 'fn-2.1' }], { skip: ['fn-1.1'] }, 'fn-2.1'],
-      ['nothing but the waiting task: blocked', [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.2', status: 'done' }], { skip: ['fn-1.1'] }, 'blocked'],
-      ['the answered task is taken before another in-progress one', [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.2', status: 'in_progress', assignee: 'me' }], { take: 'fn-1.2' }, 'fn-1.2'],
-      ['a taken task that is done meanwhile is not taken', [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2' }], { take: 'fn-1.1' }, 'fn-1.2'],
+      [
+        "no options: the actor's in-progress task is resumed",
+        [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.2' }],
+        {},
+        'fn-1.1',
+      ],
+      [
+        'the waiting in-progress task is skipped for the first ready one',
+        [
+          { id: 'fn-1.1', status: 'in_progress', assignee: 'me' },
+          { id: 'fn-1.3', priority: 2 },
+          { id: 'fn-1.2', priority: 5 },
+        ],
+        { skip: ['fn-1.1'] },
+        'fn-1.3',
+      ],
+      [
+        'a task that depends on the waiting one is not ready: the next epic',
+        [{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }, { id: 'fn-1.2', deps: ['fn-1.1'] }, { id: 'fn-2.1' }],
+        { skip: ['fn-1.1'] },
+        'fn-2.1',
+      ],
+      [
+        'nothing but the waiting task: blocked',
+        [
+          { id: 'fn-1.1', status: 'in_progress', assignee: 'me' },
+          { id: 'fn-1.2', status: 'done' },
+        ],
+        { skip: ['fn-1.1'] },
+        'blocked',
+      ],
+      [
+        'the answered task is taken before another in-progress one',
+        [
+          { id: 'fn-1.1', status: 'in_progress', assignee: 'me' },
+          { id: 'fn-1.2', status: 'in_progress', assignee: 'me' },
+        ],
+        { take: 'fn-1.2' },
+        'fn-1.2',
+      ],
+      [
+        'a taken task that is done meanwhile is not taken',
+        [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2' }],
+        { take: 'fn-1.1' },
+        'fn-1.2',
+      ],
     ];
     for (const [name, tasks, o, want] of table) {
       it(name, async () => {
@@ -40,11 +94,42 @@ describe('work sources: the next item other than the ones that wait for an answe
 
   describe('quantum (the next eligible story)', () => {
     const table: [string, StorySpec[], NextOptions, string][] = [
-      ['no options: the in-progress story is resumed', [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2' }], {}, 'US-1'],
-      ['the waiting story is skipped for the next eligible one', [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', deps: ['US-1'] }, { id: 'US-3' }], { skip: ['US-1'] }, 'US-3'],
-      ['another in-progress story (ended without a signal) is resumed before new ones', [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', status: 'in_progress' }, { id: 'US-3' }], { skip: ['US-1'] }, 'US-2'],
-      ['nothing but the waiting story: blocked', [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', status: 'passed' }], { skip: ['US-1'] }, 'blocked'],
-      ['the answered story is taken first', [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', status: 'in_progress' }], { take: 'US-2' }, 'US-2'],
+      [
+        'no options: the in-progress story is resumed',
+        [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2' }],
+        {},
+        'US-1',
+      ],
+      [
+        'the waiting story is skipped for the next eligible one',
+        [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', deps: ['US-1'] }, { id: 'US-3' }],
+        { skip: ['US-1'] },
+        'US-3',
+      ],
+      [
+        'another in-progress story (ended without a signal) is resumed before new ones',
+        [{ id: 'US-1', status: 'in_progress' }, { id: 'US-2', status: 'in_progress' }, { id: 'US-3' }],
+        { skip: ['US-1'] },
+        'US-2',
+      ],
+      [
+        'nothing but the waiting story: blocked',
+        [
+          { id: 'US-1', status: 'in_progress' },
+          { id: 'US-2', status: 'passed' },
+        ],
+        { skip: ['US-1'] },
+        'blocked',
+      ],
+      [
+        'the answered story is taken first',
+        [
+          { id: 'US-1', status: 'in_progress' },
+          { id: 'US-2', status: 'in_progress' },
+        ],
+        { take: 'US-2' },
+        'US-2',
+      ],
     ];
     for (const [name, stories, o, want] of table) {
       it(name, async () => {
@@ -65,7 +150,8 @@ describe('work sources: the next item other than the ones that wait for an answe
       assert.equal(picked(await s.next()), 'RALPH_TASK.md:1');
       return s;
     };
-    it('the waiting box is skipped', async () => assert.equal(picked(await (await source()).next({ skip: ['RALPH_TASK.md:1'] })), 'RALPH_TASK.md:2'));
+    it('the waiting box is skipped', async () =>
+      assert.equal(picked(await (await source()).next({ skip: ['RALPH_TASK.md:1'] })), 'RALPH_TASK.md:2'));
     it('only ticked and waiting boxes left: blocked', async () => {
       const s = await source();
       ws!.write('RALPH_TASK.md', '- [ ] One\n- [x] Two\n- [x] Three\n- [x] Four\n');

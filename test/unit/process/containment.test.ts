@@ -1,27 +1,66 @@
 import * as assert from 'node:assert/strict';
-import { containedCommand, containedExit, CONTAINMENT_INIT_NAME, parseLeftovers, resolveContainment, unshareCandidates, withPrefix } from '../../../src/core/process/containment';
+import {
+  containedCommand,
+  containedExit,
+  CONTAINMENT_INIT_NAME,
+  parseLeftovers,
+  resolveContainment,
+  unshareCandidates,
+  withPrefix,
+} from '../../../src/core/process/containment';
 import { modeAllowsWrite } from '../../../src/core/store/storageFailure';
 
 describe('process containment: the pure parts (issue 12)', () => {
   it('tries a plain PID namespace as root, then a user namespace; only the user namespace otherwise', () => {
-    assert.deepEqual(unshareCandidates(true), [['--pid', '--fork', '--kill-child', '--mount-proc'], ['--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc']]);
-    assert.deepEqual(unshareCandidates(false), [['--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc']]);
+    assert.deepEqual(unshareCandidates(true), [
+      ['--pid', '--fork', '--kill-child', '--mount-proc'],
+      ['--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc'],
+    ]);
+    assert.deepEqual(unshareCandidates(false), [
+      ['--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc'],
+    ]);
   });
 
   it('"marker" never probes and says why', () => {
-    assert.deepEqual(resolveContainment('marker'), { kind: 'marker', detail: 'environment marker sweep (config containment: "marker")' });
+    assert.deepEqual(resolveContainment('marker'), {
+      kind: 'marker',
+      detail: 'environment marker sweep (config containment: "marker")',
+    });
   });
 
   it('wraps a command as unshare … bash -c INIT ralph-init <ticks> <report> <file> <args…>', () => {
-    const c = containedCommand({ kind: 'pid-namespace', unshareArgs: ['--pid', '--fork'], detail: '' }, '/bin/claude', ['-p', 'x y'], { graceMs: 3000, token: 'T', report: false });
+    const c = containedCommand(
+      { kind: 'pid-namespace', unshareArgs: ['--pid', '--fork'], detail: '' },
+      '/bin/claude',
+      ['-p', 'x y'],
+      { graceMs: 3000, token: 'T', report: false },
+    );
     assert.equal(c.file, 'unshare');
-    assert.deepEqual([c.args.slice(0, 4), c.args.slice(5)], [['--pid', '--fork', 'bash', '-c'], [CONTAINMENT_INIT_NAME, '60', '-', '/bin/claude', '-p', 'x y']]);
+    assert.deepEqual(
+      [c.args.slice(0, 4), c.args.slice(5)],
+      [
+        ['--pid', '--fork', 'bash', '-c'],
+        [CONTAINMENT_INIT_NAME, '60', '-', '/bin/claude', '-p', 'x y'],
+      ],
+    );
     assert.equal(c.reportFile, null);
-    assert.match(containedCommand({ kind: 'pid-namespace', unshareArgs: [], detail: '' }, 'x', [], { graceMs: 1, token: 'T', report: true }).reportFile!, /ralph-leftovers-T$/);
+    assert.match(
+      containedCommand({ kind: 'pid-namespace', unshareArgs: [], detail: '' }, 'x', [], {
+        graceMs: 1,
+        token: 'T',
+        report: true,
+      }).reportFile!,
+      /ralph-leftovers-T$/,
+    );
   });
 
   it('starts unshare through the parent-death prefix when given (issue 11, breaker-s5 35), unchanged without', () => {
-    const c = containedCommand({ kind: 'pid-namespace', unshareArgs: ['--pid'], detail: '' }, '/bin/claude', ['-p'], { graceMs: 50, token: 'T', report: false, deathPrefix: ['setpriv', '--pdeathsig', 'SIGKILL'] });
+    const c = containedCommand({ kind: 'pid-namespace', unshareArgs: ['--pid'], detail: '' }, '/bin/claude', ['-p'], {
+      graceMs: 50,
+      token: 'T',
+      report: false,
+      deathPrefix: ['setpriv', '--pdeathsig', 'SIGKILL'],
+    });
     assert.deepEqual([c.file, c.args.slice(0, 4)], ['setpriv', ['--pdeathsig', 'SIGKILL', 'unshare', '--pid']]);
     assert.deepEqual(c.args.slice(-2), ['/bin/claude', '-p']);
     const rows: [readonly string[] | null, { file: string; args: string[] }][] = [
@@ -33,15 +72,25 @@ describe('process containment: the pure parts (issue 12)', () => {
   });
 
   const exits: [number | null, string | null, number | null, string | null][] = [
-    [0, null, 0, null], [1, null, 1, null], [128, null, 128, null], [143, null, null, 'SIGTERM'], [137, null, null, 'SIGKILL'],
-    [130, null, null, 'SIGINT'], [255, null, 255, null], [null, 'SIGKILL', null, 'SIGKILL'],
+    [0, null, 0, null],
+    [1, null, 1, null],
+    [128, null, 128, null],
+    [143, null, null, 'SIGTERM'],
+    [137, null, null, 'SIGKILL'],
+    [130, null, null, 'SIGINT'],
+    [255, null, 255, null],
+    [null, 'SIGKILL', null, 'SIGKILL'],
   ];
   for (const [code, sig, wantCode, wantSig] of exits) {
-    it(`a contained exit ${code}/${sig} reads as ${wantCode}/${wantSig}`, () => assert.deepEqual(containedExit(code, sig), { exitCode: wantCode, signal: wantSig }));
+    it(`a contained exit ${code}/${sig} reads as ${wantCode}/${wantSig}`, () =>
+      assert.deepEqual(containedExit(code, sig), { exitCode: wantCode, signal: wantSig }));
   }
 
   it('parses the leftovers report: pid and process group per line, junk skipped', () => {
-    assert.deepEqual(parseLeftovers('3 3\n4 0\nnope\n\n'), [{ pid: 3, pgrp: 3 }, { pid: 4, pgrp: 0 }]);
+    assert.deepEqual(parseLeftovers('3 3\n4 0\nnope\n\n'), [
+      { pid: 3, pgrp: 3 },
+      { pid: 4, pgrp: 0 },
+    ]);
   });
 });
 
@@ -58,5 +107,6 @@ describe('storage: write permission from the mode bits (issue 12; root ignores E
     ['other, 0757', 0o757, o(2000, 200), true],
     ['other, 0775', 0o775, o(2000, 200), false],
   ];
-  for (const [name, mode, who, want] of rows) it(`${name}: ${want ? 'writable' : 'read-only'}`, () => assert.equal(modeAllowsWrite(mode, who), want));
+  for (const [name, mode, who, want] of rows)
+    it(`${name}: ${want ? 'writable' : 'read-only'}`, () => assert.equal(modeAllowsWrite(mode, who), want));
 });

@@ -5,7 +5,11 @@ import { gitArgv, RALPH_GIT_CONFIG } from '../../../src/core/process/git';
 import { repoRoot } from '../../support/repoRoot';
 
 function tsFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f));
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => path.join(dir, f));
 }
 
 /**
@@ -15,18 +19,39 @@ function tsFiles(dir: string): string[] {
 describe("ralph's own git commands (process/git.ts)", () => {
   it('builds the argv with the overrides before the command', () => {
     assert.deepEqual(gitArgv(['status', '--porcelain']), [
-      '--no-pager', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgSign=false', '-c', 'tag.gpgSign=false', 'status', '--porcelain',
+      '--no-pager',
+      '-c',
+      'core.fsmonitor=false',
+      '-c',
+      'core.hooksPath=/dev/null',
+      '-c',
+      'commit.gpgSign=false',
+      '-c',
+      'tag.gpgSign=false',
+      'status',
+      '--porcelain',
     ]);
-    assert.deepEqual(RALPH_GIT_CONFIG.map((c) => c.split('=')[0]), ['core.fsmonitor', 'core.hooksPath', 'commit.gpgSign', 'tag.gpgSign']);
+    assert.deepEqual(
+      RALPH_GIT_CONFIG.map((c) => c.split('=')[0]),
+      ['core.fsmonitor', 'core.hooksPath', 'commit.gpgSign', 'tag.gpgSign'],
+    );
   });
 
   it('is the only place in src/ that spawns git (no execa/spawn/execFile of "git" elsewhere)', () => {
-    const spawnGit = /\b(?:execa|execaSync|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\s*\(\s*(['"`])(?:[^'"`]*\/)?git\1/;
+    const spawnGit =
+      /\b(?:execa|execaSync|spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\s*\(\s*(['"`])(?:[^'"`]*\/)?git\1/;
     const shellGit = /\b(?:exec|execSync)\s*\(\s*(['"`])git\s/;
     const offenders = tsFiles(path.join(repoRoot, 'src'))
       // gitWorker.ts spawns the argv git.ts's runGit built (gitArgv) from a worker thread; only git.ts calls it (below).
-      .filter((f) => !f.endsWith(path.join('core', 'process', 'git.ts')) && !f.endsWith(path.join('core', 'process', 'gitWorker.ts')))
-      .filter((f) => { const text = fs.readFileSync(f, 'utf8'); return spawnGit.test(text) || shellGit.test(text); })
+      .filter(
+        (f) =>
+          !f.endsWith(path.join('core', 'process', 'git.ts')) &&
+          !f.endsWith(path.join('core', 'process', 'gitWorker.ts')),
+      )
+      .filter((f) => {
+        const text = fs.readFileSync(f, 'utf8');
+        return spawnGit.test(text) || shellGit.test(text);
+      })
       .map((f) => path.relative(repoRoot, f));
     assert.deepEqual(offenders, []);
   });
@@ -37,6 +62,9 @@ describe("ralph's own git commands (process/git.ts)", () => {
       .filter((f) => /\brunGitInWorker\s*\(/.test(fs.readFileSync(f, 'utf8')))
       .map((f) => path.relative(repoRoot, f));
     assert.deepEqual(callers, [path.join('src', 'core', 'process', 'git.ts')]);
-    assert.match(fs.readFileSync(path.join(repoRoot, 'src', 'core', 'process', 'git.ts'), 'utf8'), /runGitInWorker\(cwd, gitArgv\(args\), GIT_ENV\)/);
+    assert.match(
+      fs.readFileSync(path.join(repoRoot, 'src', 'core', 'process', 'git.ts'), 'utf8'),
+      /runGitInWorker\(cwd, gitArgv\(args\), GIT_ENV\)/,
+    );
   });
 });

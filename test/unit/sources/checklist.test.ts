@@ -15,7 +15,13 @@ describe('checklists (seed-systems.md §3.7, §3.15-5)', () => {
   for (const [name, text, expected] of table) it(name, () => assert.deepEqual(countCheckboxes(text), expected));
 
   it('a [risky] mark is flagged and removed from the title', () => {
-    assert.deepEqual(parseCheckboxes('- [ ] T001 [risky] migrate db\n').items[0], { line: 1, done: false, mark: ' ', text: 'T001 migrate db', risky: true });
+    assert.deepEqual(parseCheckboxes('- [ ] T001 [risky] migrate db\n').items[0], {
+      line: 1,
+      done: false,
+      mark: ' ',
+      text: 'T001 migrate db',
+      risky: true,
+    });
   });
 
   it('ralph doctor counts boxes with the same grammar as the plan graph', async () => {
@@ -24,7 +30,11 @@ describe('checklists (seed-systems.md §3.7, §3.15-5)', () => {
       ws.write('RALPH_TASK.md', '# T\n- [x] a\n- [X] b\n- [ ] c\n+ [ ] not a box\n');
       const doctor = (await detectSources(ws.dir)).sources.find((s) => s.kind === 'checklist')!;
       const plan = await loadPlan(ws.dir, {});
-      assert.deepEqual(doctor.count, { total: plan.items.length, done: plan.items.filter((i) => i.status === 'done').length, unit: 'tasks' });
+      assert.deepEqual(doctor.count, {
+        total: plan.items.length,
+        done: plan.items.filter((i) => i.status === 'done').length,
+        unit: 'tasks',
+      });
     } finally {
       ws.dispose();
     }
@@ -33,7 +43,15 @@ describe('checklists (seed-systems.md §3.7, §3.15-5)', () => {
 
 describe('plan graph', () => {
   it('names every dependency cycle', () => {
-    assert.deepEqual(findCycles([{ id: 'a', deps: ['b'] }, { id: 'b', deps: ['c'] }, { id: 'c', deps: ['a'] }, { id: 'd', deps: ['a'] }]), [['a', 'b', 'c', 'a']]);
+    assert.deepEqual(
+      findCycles([
+        { id: 'a', deps: ['b'] },
+        { id: 'b', deps: ['c'] },
+        { id: 'c', deps: ['a'] },
+        { id: 'd', deps: ['a'] },
+      ]),
+      [['a', 'b', 'c', 'a']],
+    );
   });
 
   it('a self-dependency is a cycle', () => {
@@ -54,21 +72,36 @@ describe('plan graph', () => {
         while (stack.length) {
           const top = stack.at(-1)!;
           const ds = deps.get(top.id) ?? [];
-          if (top.next >= ds.length) { color.set(top.id, 2); stack.pop(); onPath.pop(); continue; }
+          if (top.next >= ds.length) {
+            color.set(top.id, 2);
+            stack.pop();
+            onPath.pop();
+            continue;
+          }
           const d = ds[top.next++]!;
           if (!deps.has(d)) continue;
           const c = color.get(d);
           if (c === 1) cycles.push([...onPath.slice(onPath.indexOf(d)), d]);
-          else if (c === undefined) { color.set(d, 1); stack.push({ id: d, next: 0 }); onPath.push(d); }
+          else if (c === undefined) {
+            color.set(d, 1);
+            stack.push({ id: d, next: 0 });
+            onPath.push(d);
+          }
         }
       }
       return cycles;
     };
     let seed = 7;
-    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
     for (let g = 0; g < 400; g++) {
       const n = 1 + rnd(12);
-      const nodes = Array.from({ length: n + rnd(3) }, () => ({ id: `n${rnd(n)}`, deps: Array.from({ length: rnd(4) }, () => `n${rnd(n + 2)}`) }));
+      const nodes = Array.from({ length: n + rnd(3) }, () => ({
+        id: `n${rnd(n)}`,
+        deps: Array.from({ length: rnd(4) }, () => `n${rnd(n + 2)}`),
+      }));
       assert.deepEqual(findCycles(nodes), reference(nodes), JSON.stringify(nodes));
     }
   });
@@ -76,7 +109,13 @@ describe('plan graph', () => {
   it('a quantum dependency cycle is reported as a problem naming it', async () => {
     const ws = tempWorkspace();
     try {
-      ws.write('quantum.json', quantumJson([{ id: 'US-001', deps: ['US-002'] }, { id: 'US-002', deps: ['US-001'] }]));
+      ws.write(
+        'quantum.json',
+        quantumJson([
+          { id: 'US-001', deps: ['US-002'] },
+          { id: 'US-002', deps: ['US-001'] },
+        ]),
+      );
       const plan = await loadPlan(ws.dir, {});
       assert.deepEqual(plan.cycles, [['US-001', 'US-002', 'US-001']]);
       assert.match(plan.problems[0]!.message, /dependency cycle: US-001 → US-002 → US-001/);
@@ -88,11 +127,35 @@ describe('plan graph', () => {
   it('maps every source to roots and items with normalized statuses', async () => {
     const ws = tempWorkspace();
     try {
-      ws.write('quantum.json', quantumJson([{ id: 'US-001', status: 'passed', priority: 1 }, { id: 'US-002', status: 'failed', attempts: 3, failureLog: [{ phase: 'test', timestamp: '2026-01-01T00:00:00Z', error: 'red' }] }]));
+      ws.write(
+        'quantum.json',
+        quantumJson([
+          { id: 'US-001', status: 'passed', priority: 1 },
+          {
+            id: 'US-002',
+            status: 'failed',
+            attempts: 3,
+            failureLog: [{ phase: 'test', timestamp: '2026-01-01T00:00:00Z', error: 'red' }],
+          },
+        ]),
+      );
       ws.write('specs/auth/tasks.md', '- [ ] T001 first\n');
       const plan = await loadPlan(ws.dir, {});
-      assert.deepEqual(plan.roots.map((r) => [r.source, r.id, r.status]), [['quantum', 'quantum.json', 'open'], ['checklist', 'specs/auth/tasks.md', 'open']]);
-      assert.deepEqual(plan.items.map((i) => [i.id, i.status, i.rawStatus, i.reason]), [['US-001', 'done', 'passed', undefined], ['US-002', 'blocked', 'failed', 'red'], ['specs/auth/tasks.md:1', 'todo', ' ', undefined]]);
+      assert.deepEqual(
+        plan.roots.map((r) => [r.source, r.id, r.status]),
+        [
+          ['quantum', 'quantum.json', 'open'],
+          ['checklist', 'specs/auth/tasks.md', 'open'],
+        ],
+      );
+      assert.deepEqual(
+        plan.items.map((i) => [i.id, i.status, i.rawStatus, i.reason]),
+        [
+          ['US-001', 'done', 'passed', undefined],
+          ['US-002', 'blocked', 'failed', 'red'],
+          ['specs/auth/tasks.md:1', 'todo', ' ', undefined],
+        ],
+      );
     } finally {
       ws.dispose();
     }

@@ -2,7 +2,14 @@ import * as assert from 'node:assert/strict';
 import { OperationError } from '../../../src/core/model/operationError';
 import { blockItem, completeItem, nextWork, startItem } from '../../../src/core/sources/operations';
 import { loadPlan } from '../../../src/core/sources/plan';
-import { fakeGitDir, tempWorkspace, writeFlow, writeFlowState, type FlowTaskSpec, type TempWorkspace } from '../../support/workspace';
+import {
+  fakeGitDir,
+  tempWorkspace,
+  writeFlow,
+  writeFlowState,
+  type FlowTaskSpec,
+  type TempWorkspace,
+} from '../../support/workspace';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 
@@ -17,13 +24,34 @@ describe('flow-next: start, done, block and next (seed-systems.md §2.5)', () =>
   const task = (id: string) => JSON.parse(ws.read(`.flow/tasks/${id}.json`)) as Record<string, unknown>;
 
   const startTable: { name: string; tasks: FlowTaskSpec[]; force?: boolean; error?: RegExp }[] = [
-    { name: 'start claims a todo task whose dependencies are done', tasks: [{ id: 'fn-1.1', status: 'done' }, { id: 'fn-1.2', deps: ['fn-1.1'] }] },
+    {
+      name: 'start claims a todo task whose dependencies are done',
+      tasks: [
+        { id: 'fn-1.1', status: 'done' },
+        { id: 'fn-1.2', deps: ['fn-1.1'] },
+      ],
+    },
     { name: 'start refuses a done task', tasks: [{ id: 'fn-1.2', status: 'done' }], error: /status is 'done'/ },
-    { name: 'start refuses a blocked task without force', tasks: [{ id: 'fn-1.2', status: 'blocked' }], error: /Use --force/ },
+    {
+      name: 'start refuses a blocked task without force',
+      tasks: [{ id: 'fn-1.2', status: 'blocked' }],
+      error: /Use --force/,
+    },
     { name: 'start takes a blocked task with force', tasks: [{ id: 'fn-1.2', status: 'blocked' }], force: true },
-    { name: 'start refuses unmet dependencies', tasks: [{ id: 'fn-1.1' }, { id: 'fn-1.2', deps: ['fn-1.1'] }], error: /dependency fn-1.1 is 'todo'/ },
-    { name: "start refuses a task in progress by someone else", tasks: [{ id: 'fn-1.2', status: 'in_progress', assignee: 'other' }], error: /claimed by 'other'/ },
-    { name: 'start resumes your own in_progress task', tasks: [{ id: 'fn-1.2', status: 'in_progress', assignee: 'me' }] },
+    {
+      name: 'start refuses unmet dependencies',
+      tasks: [{ id: 'fn-1.1' }, { id: 'fn-1.2', deps: ['fn-1.1'] }],
+      error: /dependency fn-1.1 is 'todo'/,
+    },
+    {
+      name: 'start refuses a task in progress by someone else',
+      tasks: [{ id: 'fn-1.2', status: 'in_progress', assignee: 'other' }],
+      error: /claimed by 'other'/,
+    },
+    {
+      name: 'start resumes your own in_progress task',
+      tasks: [{ id: 'fn-1.2', status: 'in_progress', assignee: 'me' }],
+    },
   ];
   for (const c of startTable) {
     it(c.name, async () => {
@@ -50,15 +78,28 @@ describe('flow-next: start, done, block and next (seed-systems.md §2.5)', () =>
     const committed = ws.read('.flow/tasks/fn-1.1.json');
     await startItem('fn-1.1', { folder, actor: 'me', now: () => NOW, env: {} });
     assert.equal(ws.read('.flow/tasks/fn-1.1.json'), committed);
-    assert.equal((JSON.parse(ws.read('.git/flow-state/tasks/fn-1.1.state.json')) as { status: string }).status, 'in_progress');
+    assert.equal(
+      (JSON.parse(ws.read('.git/flow-state/tasks/fn-1.1.state.json')) as { status: string }).status,
+      'in_progress',
+    );
   });
 
   it('done completes an in_progress task and writes the summary and evidence into the md', async () => {
     const folder = setup([{ id: 'fn-1.1', status: 'in_progress', assignee: 'me' }]);
-    await completeItem('fn-1.1', { folder, actor: 'me', summary: 'Did it', evidence: { commits: ['a1', 'b2'], tests: ['npm test'] }, now: () => NOW, env: {} });
+    await completeItem('fn-1.1', {
+      folder,
+      actor: 'me',
+      summary: 'Did it',
+      evidence: { commits: ['a1', 'b2'], tests: ['npm test'] },
+      now: () => NOW,
+      env: {},
+    });
     assert.equal(task('fn-1.1').status, 'done');
     assert.deepEqual(task('fn-1.1').evidence, { commits: ['a1', 'b2'], tests: ['npm test'], prs: [] });
-    assert.match(ws.read('.flow/tasks/fn-1.1.md'), /## Done summary\nDid it\n\n## Evidence\n- Commits: a1, b2\n- Tests: npm test\n- PRs:\n$/);
+    assert.match(
+      ws.read('.flow/tasks/fn-1.1.md'),
+      /## Done summary\nDid it\n\n## Evidence\n- Commits: a1, b2\n- Tests: npm test\n- PRs:\n$/,
+    );
   });
 
   it('done refuses a task that is not in progress', async () => {
@@ -78,17 +119,54 @@ describe('flow-next: start, done, block and next (seed-systems.md §2.5)', () =>
 
   it('a blocked task whose reason is only in the md still shows it', async () => {
     const folder = setup([{ id: 'fn-1.1', status: 'blocked' }]);
-    ws.write('.flow/tasks/fn-1.1.md', '# fn-1.1 T\n\n## Done summary\nBlocked:\nflaky CI\n\n## Evidence\n- Commits:\n- Tests:\n- PRs:\n');
+    ws.write(
+      '.flow/tasks/fn-1.1.md',
+      '# fn-1.1 T\n\n## Done summary\nBlocked:\nflaky CI\n\n## Evidence\n- Commits:\n- Tests:\n- PRs:\n',
+    );
     assert.equal((await loadPlan(folder, {})).items[0]!.reason, 'flaky CI');
   });
 
-  const nextTable: { name: string; tasks: FlowTaskSpec[]; epics?: Record<string, { status?: string; deps?: string[] }>; expected: Record<string, unknown> }[] = [
-    { name: 'next picks the first ready task by priority, then task number', tasks: [{ id: 'fn-1.1', priority: 5 }, { id: 'fn-1.2', priority: 1 }, { id: 'fn-1.3' }], expected: { status: 'work', task: 'fn-1.2', reason: 'ready_task' } },
-    { name: 'next sorts a null priority as 999', tasks: [{ id: 'fn-1.1' }, { id: 'fn-1.2', priority: 998 }], expected: { status: 'work', task: 'fn-1.2', reason: 'ready_task' } },
-    { name: 'next resumes your own in_progress task first', tasks: [{ id: 'fn-1.1' }, { id: 'fn-1.2', status: 'in_progress', assignee: 'me' }], expected: { status: 'work', task: 'fn-1.2', reason: 'resume_in_progress' } },
-    { name: 'next skips tasks with unmet dependencies', tasks: [{ id: 'fn-1.1', status: 'in_progress', assignee: 'x' }, { id: 'fn-1.2', deps: ['fn-1.1'] }], expected: { status: 'none', task: null, reason: 'none' } },
-    { name: 'next skips done epics', tasks: [{ id: 'fn-1.1' }, { id: 'fn-2.1' }], epics: { 'fn-1': { status: 'done' } }, expected: { status: 'work', task: 'fn-2.1' } },
-    { name: 'next reports epics blocked by epic dependencies', tasks: [{ id: 'fn-2.1' }], epics: { 'fn-1': {}, 'fn-2': { deps: ['fn-1'] } }, expected: { status: 'none', reason: 'blocked_by_epic_deps', blocked_epics: { 'fn-2': ['fn-1'] } } },
+  const nextTable: {
+    name: string;
+    tasks: FlowTaskSpec[];
+    epics?: Record<string, { status?: string; deps?: string[] }>;
+    expected: Record<string, unknown>;
+  }[] = [
+    {
+      name: 'next picks the first ready task by priority, then task number',
+      tasks: [{ id: 'fn-1.1', priority: 5 }, { id: 'fn-1.2', priority: 1 }, { id: 'fn-1.3' }],
+      expected: { status: 'work', task: 'fn-1.2', reason: 'ready_task' },
+    },
+    {
+      name: 'next sorts a null priority as 999',
+      tasks: [{ id: 'fn-1.1' }, { id: 'fn-1.2', priority: 998 }],
+      expected: { status: 'work', task: 'fn-1.2', reason: 'ready_task' },
+    },
+    {
+      name: 'next resumes your own in_progress task first',
+      tasks: [{ id: 'fn-1.1' }, { id: 'fn-1.2', status: 'in_progress', assignee: 'me' }],
+      expected: { status: 'work', task: 'fn-1.2', reason: 'resume_in_progress' },
+    },
+    {
+      name: 'next skips tasks with unmet dependencies',
+      tasks: [
+        { id: 'fn-1.1', status: 'in_progress', assignee: 'x' },
+        { id: 'fn-1.2', deps: ['fn-1.1'] },
+      ],
+      expected: { status: 'none', task: null, reason: 'none' },
+    },
+    {
+      name: 'next skips done epics',
+      tasks: [{ id: 'fn-1.1' }, { id: 'fn-2.1' }],
+      epics: { 'fn-1': { status: 'done' } },
+      expected: { status: 'work', task: 'fn-2.1' },
+    },
+    {
+      name: 'next reports epics blocked by epic dependencies',
+      tasks: [{ id: 'fn-2.1' }],
+      epics: { 'fn-1': {}, 'fn-2': { deps: ['fn-1'] } },
+      expected: { status: 'none', reason: 'blocked_by_epic_deps', blocked_epics: { 'fn-2': ['fn-1'] } },
+    },
   ];
   for (const c of nextTable) {
     it(c.name, () => {

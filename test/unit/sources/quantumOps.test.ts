@@ -1,7 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { OperationError } from '../../../src/core/model/operationError';
 import { quantumFileSchema } from '../../../src/core/model/quantum';
-import { quantumNext, planQuantumBlock, planQuantumDone, planQuantumRelease, planQuantumReset, planQuantumStale, planQuantumStart } from '../../../src/core/sources/quantum/quantumOps';
+import {
+  quantumNext,
+  planQuantumBlock,
+  planQuantumDone,
+  planQuantumRelease,
+  planQuantumReset,
+  planQuantumStale,
+  planQuantumStart,
+} from '../../../src/core/sources/quantum/quantumOps';
 import type { QuantumDoc } from '../../../src/core/sources/quantum/readQuantum';
 import { quantumJson, type StorySpec } from '../../support/workspace';
 
@@ -10,19 +18,62 @@ const doc = (stories: StorySpec[], extra: Record<string, unknown> = {}): Quantum
   const text = quantumJson(stories, extra);
   return { file: 'quantum.json', text, data: quantumFileSchema.parse(JSON.parse(text)) };
 };
-type Story = { status: string; startedAt?: string | null; retries: { attempts: number; failureLog: Record<string, unknown>[] } };
+type Story = {
+  status: string;
+  startedAt?: string | null;
+  retries: { attempts: number; failureLog: Record<string, unknown>[] };
+};
 const stories = (text: string) => (JSON.parse(text) as { stories: Story[] }).stories;
 
 describe('quantum-loop: eligibility (seed-systems.md §4.3)', () => {
   const table: { name: string; stories: StorySpec[]; expected: ReturnType<typeof quantumNext> }[] = [
-    { name: 'every story passed is COMPLETE', stories: [{ id: 'A', status: 'passed' }], expected: { status: 'complete', stories: [] } },
-    { name: 'pending stories with passed dependencies are eligible, by priority', stories: [{ id: 'A', priority: 2 }, { id: 'B', priority: 1 }, { id: 'C', priority: 3, deps: ['A'] }], expected: { status: 'work', stories: ['B', 'A'] } },
-    { name: 'a missing priority sorts last', stories: [{ id: 'A' }, { id: 'B', priority: 5 }], expected: { status: 'work', stories: ['B', 'A'] } },
-    { name: 'a failed story with attempts left is eligible', stories: [{ id: 'A', status: 'failed', attempts: 1 }], expected: { status: 'work', stories: ['A'] } },
-    { name: 'a failed story out of attempts is not eligible', stories: [{ id: 'A', status: 'failed', attempts: 3 }], expected: { status: 'blocked', stories: [] } },
-    { name: 'in_progress stories are never eligible', stories: [{ id: 'A', status: 'in_progress' }], expected: { status: 'blocked', stories: [] } },
-    { name: 'an unknown dependency is never satisfied', stories: [{ id: 'A', deps: ['NOPE'] }], expected: { status: 'blocked', stories: [] } },
-    { name: 'dependants of a failed-out story are blocked implicitly', stories: [{ id: 'A', status: 'failed', attempts: 3 }, { id: 'B', deps: ['A'] }], expected: { status: 'blocked', stories: [] } },
+    {
+      name: 'every story passed is COMPLETE',
+      stories: [{ id: 'A', status: 'passed' }],
+      expected: { status: 'complete', stories: [] },
+    },
+    {
+      name: 'pending stories with passed dependencies are eligible, by priority',
+      stories: [
+        { id: 'A', priority: 2 },
+        { id: 'B', priority: 1 },
+        { id: 'C', priority: 3, deps: ['A'] },
+      ],
+      expected: { status: 'work', stories: ['B', 'A'] },
+    },
+    {
+      name: 'a missing priority sorts last',
+      stories: [{ id: 'A' }, { id: 'B', priority: 5 }],
+      expected: { status: 'work', stories: ['B', 'A'] },
+    },
+    {
+      name: 'a failed story with attempts left is eligible',
+      stories: [{ id: 'A', status: 'failed', attempts: 1 }],
+      expected: { status: 'work', stories: ['A'] },
+    },
+    {
+      name: 'a failed story out of attempts is not eligible',
+      stories: [{ id: 'A', status: 'failed', attempts: 3 }],
+      expected: { status: 'blocked', stories: [] },
+    },
+    {
+      name: 'in_progress stories are never eligible',
+      stories: [{ id: 'A', status: 'in_progress' }],
+      expected: { status: 'blocked', stories: [] },
+    },
+    {
+      name: 'an unknown dependency is never satisfied',
+      stories: [{ id: 'A', deps: ['NOPE'] }],
+      expected: { status: 'blocked', stories: [] },
+    },
+    {
+      name: 'dependants of a failed-out story are blocked implicitly',
+      stories: [
+        { id: 'A', status: 'failed', attempts: 3 },
+        { id: 'B', deps: ['A'] },
+      ],
+      expected: { status: 'blocked', stories: [] },
+    },
   ];
   for (const c of table) it(c.name, () => assert.deepEqual(quantumNext(doc(c.stories).data.stories), c.expected));
 });
@@ -46,7 +97,9 @@ describe('quantum-loop: start, done, block', () => {
   });
 
   it('done sets passed and clears startedAt', () => {
-    const s = stories(planQuantumDone(doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' }]), 'A', {}, NOW).text)[0]!;
+    const s = stories(
+      planQuantumDone(doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' }]), 'A', {}, NOW).text,
+    )[0]!;
     assert.equal(s.status, 'passed');
     assert.equal(s.startedAt, null);
   });
@@ -57,8 +110,15 @@ describe('quantum-loop: start, done, block', () => {
     assert.equal(s.status, 'pending');
     assert.ok(!('startedAt' in s), 'no other story carries startedAt: the key is removed, not set to null');
     assert.equal(s.retries.attempts, 2);
-    const kept = doc([{ id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' }, { id: 'B', status: 'passed', startedAt: null }]);
-    assert.equal(stories(planQuantumRelease(kept, 'A', NOW).text)[0]!.startedAt, null, 'the file writes startedAt: cleared to null');
+    const kept = doc([
+      { id: 'A', status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' },
+      { id: 'B', status: 'passed', startedAt: null },
+    ]);
+    assert.equal(
+      stories(planQuantumRelease(kept, 'A', NOW).text)[0]!.startedAt,
+      null,
+      'the file writes startedAt: cleared to null',
+    );
   });
 
   it('release of a story that is not in_progress changes nothing', () => {
@@ -69,14 +129,22 @@ describe('quantum-loop: start, done, block', () => {
   });
 
   it('block fails the story, counts the attempt and appends a failure entry', () => {
-    const s = stories(planQuantumBlock(doc([{ id: 'A', status: 'in_progress' }]), 'A', { reason: 'tests red', phase: 'test' }, NOW).text)[0]!;
+    const s = stories(
+      planQuantumBlock(doc([{ id: 'A', status: 'in_progress' }]), 'A', { reason: 'tests red', phase: 'test' }, NOW)
+        .text,
+    )[0]!;
     assert.equal(s.status, 'failed');
     assert.equal(s.retries.attempts, 1);
-    assert.deepEqual(s.retries.failureLog, [{ phase: 'test', timestamp: '2026-06-01T12:00:00.000Z', attempt: 1, error: 'tests red' }]);
+    assert.deepEqual(s.retries.failureLog, [
+      { phase: 'test', timestamp: '2026-06-01T12:00:00.000Z', attempt: 1, error: 'tests red' },
+    ]);
   });
 
   it('block refuses a passed story', () => {
-    assert.throws(() => planQuantumBlock(doc([{ id: 'A', status: 'passed' }]), 'A', { reason: 'x' }, NOW), OperationError);
+    assert.throws(
+      () => planQuantumBlock(doc([{ id: 'A', status: 'passed' }]), 'A', { reason: 'x' }, NOW),
+      OperationError,
+    );
   });
 
   it('an unknown story id is refused', () => {
@@ -86,17 +154,62 @@ describe('quantum-loop: start, done, block', () => {
 
 describe('quantum-loop: reset', () => {
   const log = [{ phase: 'test', timestamp: '2026-01-01T00:00:00Z', error: 'x' }];
-  const table: { name: string; stories: StorySpec[]; id: string; cascade?: boolean; force?: boolean; reset?: string[]; message?: string; error?: RegExp }[] = [
+  const table: {
+    name: string;
+    stories: StorySpec[];
+    id: string;
+    cascade?: boolean;
+    force?: boolean;
+    reset?: string[];
+    message?: string;
+    error?: RegExp;
+  }[] = [
     { name: 'a passed story becomes pending', stories: [{ id: 'A', status: 'passed' }], id: 'A', reset: ['A'] },
-    { name: 'a failed story becomes pending', stories: [{ id: 'A', status: 'failed', attempts: 2 }], id: 'A', reset: ['A'] },
-    { name: 'a blocked story becomes pending', stories: [{ id: 'A', status: 'blocked', attempts: 3 }], id: 'A', reset: ['A'] },
-    { name: 'a pending story is a successful no-op', stories: [{ id: 'A' }], id: 'A', reset: [], message: 'A already pending' },
-    { name: 'an in_progress story is refused without force', stories: [{ id: 'A', status: 'in_progress' }], id: 'A', error: /Use --force/ },
-    { name: 'an in_progress story is reset with force', stories: [{ id: 'A', status: 'in_progress' }], id: 'A', force: true, reset: ['A'] },
+    {
+      name: 'a failed story becomes pending',
+      stories: [{ id: 'A', status: 'failed', attempts: 2 }],
+      id: 'A',
+      reset: ['A'],
+    },
+    {
+      name: 'a blocked story becomes pending',
+      stories: [{ id: 'A', status: 'blocked', attempts: 3 }],
+      id: 'A',
+      reset: ['A'],
+    },
+    {
+      name: 'a pending story is a successful no-op',
+      stories: [{ id: 'A' }],
+      id: 'A',
+      reset: [],
+      message: 'A already pending',
+    },
+    {
+      name: 'an in_progress story is refused without force',
+      stories: [{ id: 'A', status: 'in_progress' }],
+      id: 'A',
+      error: /Use --force/,
+    },
+    {
+      name: 'an in_progress story is reset with force',
+      stories: [{ id: 'A', status: 'in_progress' }],
+      id: 'A',
+      force: true,
+      reset: ['A'],
+    },
     {
       name: 'cascade follows dependsOn transitively and skips pending and in_progress dependants',
-      stories: [{ id: 'A', status: 'passed' }, { id: 'B', status: 'passed', deps: ['A'] }, { id: 'C', status: 'failed', deps: ['B'] }, { id: 'D', status: 'in_progress', deps: ['A'] }, { id: 'E', deps: ['A'] }, { id: 'F', status: 'passed' }],
-      id: 'A', cascade: true, reset: ['A', 'B', 'C'],
+      stories: [
+        { id: 'A', status: 'passed' },
+        { id: 'B', status: 'passed', deps: ['A'] },
+        { id: 'C', status: 'failed', deps: ['B'] },
+        { id: 'D', status: 'in_progress', deps: ['A'] },
+        { id: 'E', deps: ['A'] },
+        { id: 'F', status: 'passed' },
+      ],
+      id: 'A',
+      cascade: true,
+      reset: ['A', 'B', 'C'],
     },
   ];
   for (const c of table) {
@@ -122,24 +235,82 @@ describe('quantum-loop: reset', () => {
 });
 
 describe('quantum-loop: stale detection (seed-systems.md §4.7)', () => {
-  const minutesAgo = (m: number, fmt: (ms: number) => string = (ms) => new Date(ms).toISOString()) => fmt(NOW - m * 60_000);
-  const table: { name: string; stories: StorySpec[]; extra?: Record<string, unknown>; threshold?: number; stale: string[]; becomes?: string[]; warnings?: number }[] = [
-    { name: 'a story in progress longer than 20 minutes is stale', stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(21) }], stale: ['A'], becomes: ['failed'] },
-    { name: 'a story in progress exactly 20 minutes is not stale', stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(20) }], stale: [] },
-    { name: 'millisecond timestamps are read (.123Z)', stories: [{ id: 'A', status: 'in_progress', startedAt: new Date(NOW - 30 * 60_000 + 123).toISOString() }], stale: ['A'] },
-    { name: 'offset timestamps are read (+02:00)', stories: [{ id: 'A', status: 'in_progress', startedAt: '2026-06-01T13:30:00+02:00' }], stale: ['A'] },
-    { name: 'a story on its last attempt becomes blocked', stories: [{ id: 'A', status: 'in_progress', attempts: 2, startedAt: minutesAgo(60) }], stale: ['A'], becomes: ['blocked'] },
-    { name: "quantum.json's staleThresholdMinutes is used", stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(11) }], extra: { staleThresholdMinutes: 10 }, stale: ['A'] },
-    { name: 'the --stale-timeout flag overrides the file', stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(11) }], extra: { staleThresholdMinutes: 10 }, threshold: 30, stale: [] },
-    { name: 'in_progress without startedAt is only a warning', stories: [{ id: 'A', status: 'in_progress' }], stale: [], warnings: 1 },
-    { name: 'stories not in progress are never stale', stories: [{ id: 'A', status: 'failed', startedAt: minutesAgo(99) }], stale: [] },
+  const minutesAgo = (m: number, fmt: (ms: number) => string = (ms) => new Date(ms).toISOString()) =>
+    fmt(NOW - m * 60_000);
+  const table: {
+    name: string;
+    stories: StorySpec[];
+    extra?: Record<string, unknown>;
+    threshold?: number;
+    stale: string[];
+    becomes?: string[];
+    warnings?: number;
+  }[] = [
+    {
+      name: 'a story in progress longer than 20 minutes is stale',
+      stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(21) }],
+      stale: ['A'],
+      becomes: ['failed'],
+    },
+    {
+      name: 'a story in progress exactly 20 minutes is not stale',
+      stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(20) }],
+      stale: [],
+    },
+    {
+      name: 'millisecond timestamps are read (.123Z)',
+      stories: [{ id: 'A', status: 'in_progress', startedAt: new Date(NOW - 30 * 60_000 + 123).toISOString() }],
+      stale: ['A'],
+    },
+    {
+      name: 'offset timestamps are read (+02:00)',
+      stories: [{ id: 'A', status: 'in_progress', startedAt: '2026-06-01T13:30:00+02:00' }],
+      stale: ['A'],
+    },
+    {
+      name: 'a story on its last attempt becomes blocked',
+      stories: [{ id: 'A', status: 'in_progress', attempts: 2, startedAt: minutesAgo(60) }],
+      stale: ['A'],
+      becomes: ['blocked'],
+    },
+    {
+      name: "quantum.json's staleThresholdMinutes is used",
+      stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(11) }],
+      extra: { staleThresholdMinutes: 10 },
+      stale: ['A'],
+    },
+    {
+      name: 'the --stale-timeout flag overrides the file',
+      stories: [{ id: 'A', status: 'in_progress', startedAt: minutesAgo(11) }],
+      extra: { staleThresholdMinutes: 10 },
+      threshold: 30,
+      stale: [],
+    },
+    {
+      name: 'in_progress without startedAt is only a warning',
+      stories: [{ id: 'A', status: 'in_progress' }],
+      stale: [],
+      warnings: 1,
+    },
+    {
+      name: 'stories not in progress are never stale',
+      stories: [{ id: 'A', status: 'failed', startedAt: minutesAgo(99) }],
+      stale: [],
+    },
   ];
   for (const c of table) {
     it(c.name, () => {
       const d = doc(c.stories, c.extra);
       const plan = planQuantumStale(d, { thresholdMinutes: c.threshold }, NOW);
-      assert.deepEqual(plan.result.stale.map((s) => s.id), c.stale);
-      if (c.becomes) assert.deepEqual(plan.result.stale.map((s) => s.becomes), c.becomes);
+      assert.deepEqual(
+        plan.result.stale.map((s) => s.id),
+        c.stale,
+      );
+      if (c.becomes)
+        assert.deepEqual(
+          plan.result.stale.map((s) => s.becomes),
+          c.becomes,
+        );
       assert.equal(plan.result.warnings.length, c.warnings ?? 0);
       if (!c.stale.length) assert.equal(plan.text, d.text);
     });
@@ -150,6 +321,10 @@ describe('quantum-loop: stale detection (seed-systems.md §4.7)', () => {
     const s = stories(plan.text)[0]!;
     assert.equal(s.startedAt, null);
     assert.equal(s.retries.attempts, 1);
-    assert.deepEqual(s.retries.failureLog.at(-1), { phase: 'stale_detection', timestamp: '2026-06-01T12:00:00.000Z', error: 'Story exceeded 20 minute stale threshold' });
+    assert.deepEqual(s.retries.failureLog.at(-1), {
+      phase: 'stale_detection',
+      timestamp: '2026-06-01T12:00:00.000Z',
+      error: 'Story exceeded 20 minute stale threshold',
+    });
   });
 });

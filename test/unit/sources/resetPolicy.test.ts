@@ -4,10 +4,37 @@ import { resetOfferOf, resettableItems } from '../../../src/core/sources/resetPo
 
 function item(id: string, status: PlanItem['status'], over: Partial<PlanItem> = {}): PlanItem {
   const source = over.source ?? (id.startsWith('US') ? 'quantum' : id.includes(':') ? 'checklist' : 'flow-next');
-  return { source, kind: source === 'quantum' ? 'story' : source === 'checklist' ? 'checkbox' : 'task', id, rootId: over.rootId ?? (source === 'flow-next' ? id.split('.')[0]! : 'q'), title: id, status, rawStatus: status, dependsOn: [], file: 'f', ...over };
+  return {
+    source,
+    kind: source === 'quantum' ? 'story' : source === 'checklist' ? 'checkbox' : 'task',
+    id,
+    rootId: over.rootId ?? (source === 'flow-next' ? id.split('.')[0]! : 'q'),
+    title: id,
+    status,
+    rawStatus: status,
+    dependsOn: [],
+    file: 'f',
+    ...over,
+  };
 }
 function plan(items: PlanItem[], roots: Partial<PlanRoot>[] = []): PlanSnapshot {
-  return { folder: '/w', items, roots: roots.map((r) => ({ source: 'flow-next', kind: 'epic', id: 'fn-1', title: '', status: 'open', dependsOn: [], file: '', itemIds: [], ...r })), problems: [], cycles: [] };
+  return {
+    folder: '/w',
+    items,
+    roots: roots.map((r) => ({
+      source: 'flow-next',
+      kind: 'epic',
+      id: 'fn-1',
+      title: '',
+      status: 'open',
+      dependsOn: [],
+      file: '',
+      itemIds: [],
+      ...r,
+    })),
+    problems: [],
+    cycles: [],
+  };
 }
 
 describe('reset offers from the plan graph (the rules of ralph task reset)', () => {
@@ -36,21 +63,30 @@ describe('reset offers from the plan graph (the rules of ralph task reset)', () 
   });
   it('cascades through dependents, transitively, skipping todo and in-progress ones', () => {
     const p = plan([
-      item('fn-1.1', 'done'), item('fn-1.2', 'done', { dependsOn: ['fn-1.1'] }), item('fn-1.3', 'blocked', { dependsOn: ['fn-1.2'] }),
-      item('fn-1.4', 'todo', { dependsOn: ['fn-1.1'] }), item('fn-1.5', 'in_progress', { dependsOn: ['fn-1.1'] }), item('fn-1.6', 'done', { dependsOn: ['fn-1.4'] }),
+      item('fn-1.1', 'done'),
+      item('fn-1.2', 'done', { dependsOn: ['fn-1.1'] }),
+      item('fn-1.3', 'blocked', { dependsOn: ['fn-1.2'] }),
+      item('fn-1.4', 'todo', { dependsOn: ['fn-1.1'] }),
+      item('fn-1.5', 'in_progress', { dependsOn: ['fn-1.1'] }),
+      item('fn-1.6', 'done', { dependsOn: ['fn-1.4'] }),
     ]);
     assert.deepEqual(resetOfferOf(p, 'fn-1.1').cascade, ['fn-1.2', 'fn-1.3']);
   });
   it('cascades flow tasks only within their epic, quantum stories across the project', () => {
     const p = plan([
-      item('fn-1.1', 'done'), item('fn-2.1', 'done', { dependsOn: ['fn-1.1'] }),
-      item('US-1', 'done'), item('US-2', 'failed', { dependsOn: ['US-1'] }),
+      item('fn-1.1', 'done'),
+      item('fn-2.1', 'done', { dependsOn: ['fn-1.1'] }),
+      item('US-1', 'done'),
+      item('US-2', 'failed', { dependsOn: ['US-1'] }),
     ]);
     assert.deepEqual(resetOfferOf(p, 'fn-1.1').cascade, []);
     assert.deepEqual(resetOfferOf(p, 'US-1').cascade, ['US-2']);
   });
   it('lists the resettable items in plan order', () => {
     const p = plan([item('fn-1.1', 'done'), item('fn-1.2', 'todo'), item('US-1', 'failed'), item('T.md:1', 'done')]);
-    assert.deepEqual(resettableItems(p).map((i) => i.id), ['fn-1.1', 'US-1']);
+    assert.deepEqual(
+      resettableItems(p).map((i) => i.id),
+      ['fn-1.1', 'US-1'],
+    );
   });
 });

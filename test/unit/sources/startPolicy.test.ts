@@ -2,17 +2,63 @@ import * as assert from 'node:assert/strict';
 import type { ItemStatus, PlanItem, PlanSnapshot } from '../../../src/core/model/plan';
 import { startOfferOf } from '../../../src/core/sources/startPolicy';
 
-function it2(source: PlanItem['source'], id: string, status: ItemStatus, dependsOn: string[] = [], extra: Partial<PlanItem> = {}): PlanItem {
+function it2(
+  source: PlanItem['source'],
+  id: string,
+  status: ItemStatus,
+  dependsOn: string[] = [],
+  extra: Partial<PlanItem> = {},
+): PlanItem {
   const rootId = source === 'flow-next' ? id.replace(/\.\d+$/, '') : source === 'quantum' ? 'quantum.json' : 'T.md';
-  return { source, kind: source === 'flow-next' ? 'task' : source === 'quantum' ? 'story' : 'checkbox', id, rootId, title: id, status, rawStatus: status, dependsOn, file: rootId, ...extra };
+  return {
+    source,
+    kind: source === 'flow-next' ? 'task' : source === 'quantum' ? 'story' : 'checkbox',
+    id,
+    rootId,
+    title: id,
+    status,
+    rawStatus: status,
+    dependsOn,
+    file: rootId,
+    ...extra,
+  };
 }
 
 const plan: PlanSnapshot = {
-  folder: '/ws', problems: [], cycles: [],
+  folder: '/ws',
+  problems: [],
+  cycles: [],
   roots: [
-    { source: 'flow-next', kind: 'epic', id: 'fn-1', title: '', status: 'open', dependsOn: [], file: '', itemIds: ['fn-1.1', 'fn-1.2', 'fn-1.3'] },
-    { source: 'flow-next', kind: 'epic', id: 'fn-2', title: '', status: 'open', dependsOn: ['fn-1'], file: '', itemIds: ['fn-2.1'] },
-    { source: 'flow-next', kind: 'epic', id: 'fn-3', title: '', status: 'done', dependsOn: [], file: '', itemIds: ['fn-3.1'] },
+    {
+      source: 'flow-next',
+      kind: 'epic',
+      id: 'fn-1',
+      title: '',
+      status: 'open',
+      dependsOn: [],
+      file: '',
+      itemIds: ['fn-1.1', 'fn-1.2', 'fn-1.3'],
+    },
+    {
+      source: 'flow-next',
+      kind: 'epic',
+      id: 'fn-2',
+      title: '',
+      status: 'open',
+      dependsOn: ['fn-1'],
+      file: '',
+      itemIds: ['fn-2.1'],
+    },
+    {
+      source: 'flow-next',
+      kind: 'epic',
+      id: 'fn-3',
+      title: '',
+      status: 'done',
+      dependsOn: [],
+      file: '',
+      itemIds: ['fn-3.1'],
+    },
   ],
   items: [
     it2('flow-next', 'fn-1.1', 'todo'),
@@ -36,7 +82,10 @@ describe('Start Here / ralph run --item: startOfferOf', () => {
     ['fn-1.1', { ready: true, source: 'flow', openDependencies: [] }],
     ['fn-1.2', { ready: false, why: 'fn-1.2 waits on fn-1.1 (todo)', openDependencies: ['fn-1.1'], next: 'fn-1.1' }],
     ['fn-1.3', { ready: true }],
-    ['fn-2.1', { ready: false, why: 'its epic fn-2 waits on the epic fn-1', openDependencies: ['fn-1'], next: 'fn-1.1' }],
+    [
+      'fn-2.1',
+      { ready: false, why: 'its epic fn-2 waits on the epic fn-1', openDependencies: ['fn-1'], next: 'fn-1.1' },
+    ],
     ['fn-3.1', { ready: false, why: 'fn-3.1 belongs to the closed epic fn-3', next: 'fn-1.1' }],
     ['US-1', { ready: false, why: 'US-1 is already done', next: 'US-5' }],
     ['US-2', { ready: true, source: 'quantum' }],

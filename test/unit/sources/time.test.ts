@@ -16,7 +16,8 @@ describe('model: ISO timestamps', () => {
     ['', undefined],
   ];
   for (const [text, expected] of cases) {
-    it(`reads "${text}" as ${expected === undefined ? 'no time' : new Date(expected).toISOString()}`, () => assert.equal(parseIsoTime(text), expected));
+    it(`reads "${text}" as ${expected === undefined ? 'no time' : new Date(expected).toISOString()}`, () =>
+      assert.equal(parseIsoTime(text), expected));
   }
 
   it("writes flowctl's microsecond form", () => {

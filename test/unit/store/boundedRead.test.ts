@@ -2,7 +2,13 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
-import { DEFAULT_READ_LIMITS, readListedTextSync, readTextOrProblem, readTextSync, setReadLimits } from '../../../src/core/store/readJsonFile';
+import {
+  DEFAULT_READ_LIMITS,
+  readListedTextSync,
+  readTextOrProblem,
+  readTextSync,
+  setReadLimits,
+} from '../../../src/core/store/readJsonFile';
 import { execFileSync } from 'node:child_process';
 import { FileProblemError, parseJsonText, tooDeepAt } from '../../../src/core/store/parseError';
 import { readTextIfExists } from '../../../src/core/store/atomicWrite';
@@ -18,8 +24,13 @@ import type { FileProblem } from '../../../src/core/store/parseError';
 /** Issue 12, bounded input: every reader reads only regular files, within a limit per format, and says why not. */
 describe('store: bounded input (issue 12)', () => {
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-bounded-'); });
-  afterEach(() => { setReadLimits(); t.dispose(); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-bounded-');
+  });
+  afterEach(() => {
+    setReadLimits();
+    t.dispose();
+  });
 
   const story = (id: string) => ({ id, title: `Story ${id}`, passes: false });
   const quantum = (stories: unknown[]) => JSON.stringify({ project: 'p', branchName: 'b', stories }, null, 2) + '\n';
@@ -68,8 +79,15 @@ describe('store: bounded input (issue 12)', () => {
     assert.equal(readQuantum(t.dir)?.problem?.message, 'refused: a directory, not a regular file');
     const problems: FileProblem[] = [];
     assert.deepEqual(readChecklists(t.dir, problems), []);
-    assert.deepEqual(problems.map((p) => `${p.file}: ${p.message}`), ['RALPH_TASK.md: refused: a directory, not a regular file']);
-    assert.throws(() => readChecklists(t.dir), FileProblemError, 'without a problems list (the engine) a refusal is thrown, never read as an empty list');
+    assert.deepEqual(
+      problems.map((p) => `${p.file}: ${p.message}`),
+      ['RALPH_TASK.md: refused: a directory, not a regular file'],
+    );
+    assert.throws(
+      () => readChecklists(t.dir),
+      FileProblemError,
+      'without a problems list (the engine) a refusal is thrown, never read as an empty list',
+    );
     await assert.rejects(readTextIfExists(t.file('quantum.json')), FileProblemError);
   });
 
@@ -77,8 +95,16 @@ describe('store: bounded input (issue 12)', () => {
     const text = '['.repeat(200_000) + ']'.repeat(200_000);
     const r = parseJsonText('quantum.json', text);
     assert.equal(r.ok, false);
-    assert.deepEqual(!r.ok && r.problem, { file: 'quantum.json', line: 1, column: 513, message: 'refused: arrays and objects nested more than 512 deep' });
-    t.write('quantum.json', `{"project":"p","branchName":"b","stories":[],"x":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`);
+    assert.deepEqual(!r.ok && r.problem, {
+      file: 'quantum.json',
+      line: 1,
+      column: 513,
+      message: 'refused: arrays and objects nested more than 512 deep',
+    });
+    t.write(
+      'quantum.json',
+      `{"project":"p","branchName":"b","stories":[],"x":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`,
+    );
     assert.match(readQuantum(t.dir)?.problem?.message ?? '', /nested more than 512 deep/);
     assert.equal(parseJsonText('f', `{"s":"${'['.repeat(2000)}"}`).ok, true, 'brackets inside strings do not count');
   });
@@ -103,7 +129,14 @@ describe('store: bounded input (issue 12)', () => {
 
   it('CR-only line endings are line endings: boxes are read, and ticking one keeps the CRs', async () => {
     const text = '# T\r- [ ] one\r- [x] two\r- [ ] three\r';
-    assert.deepEqual(parseCheckboxes(text).items.map((b) => [b.line, b.done, b.text]), [[2, false, 'one'], [3, true, 'two'], [4, false, 'three']]);
+    assert.deepEqual(
+      parseCheckboxes(text).items.map((b) => [b.line, b.done, b.text]),
+      [
+        [2, false, 'one'],
+        [3, true, 'two'],
+        [4, false, 'three'],
+      ],
+    );
     t.write('RALPH_TASK.md', text);
     assert.equal(loadSources(t.dir).checklists[0]?.items.length, 3);
     await setCheckboxes(t.file('RALPH_TASK.md'), [4], true);
@@ -129,11 +162,33 @@ describe('store: bounded input (issue 12)', () => {
     fs.symlinkSync(t.file('small.json'), t.file('link.json'));
     fs.mkdirSync(t.file('dir.json'));
     let fifo = false;
-    try { execFileSync('mkfifo', [t.file('pipe.json')]); fifo = true; } catch { /* no mkfifo: skip that case */ }
-    const names = ['small.json', 'empty.json', 'big.json', 'exact.json', 'nul.json', 'utf8.json', 'zero.json', 'link.json', 'dir.json', 'absent.json', ...(fifo ? ['pipe.json'] : [])];
+    try {
+      execFileSync('mkfifo', [t.file('pipe.json')]);
+      fifo = true;
+    } catch {
+      /* no mkfifo: skip that case */
+    }
+    const names = [
+      'small.json',
+      'empty.json',
+      'big.json',
+      'exact.json',
+      'nul.json',
+      'utf8.json',
+      'zero.json',
+      'link.json',
+      'dir.json',
+      'absent.json',
+      ...(fifo ? ['pipe.json'] : []),
+    ];
     for (const limits of [{}, { jsonBytes: 5 }, { jsonBytes: 64 * 1024 }]) {
       setReadLimits(limits);
-      for (const n of names) assert.equal(answer(() => readListedTextSync(t.file(n))), answer(() => readTextSync(t.file(n))), `${n} with ${JSON.stringify(limits)}`);
+      for (const n of names)
+        assert.equal(
+          answer(() => readListedTextSync(t.file(n))),
+          answer(() => readTextSync(t.file(n))),
+          `${n} with ${JSON.stringify(limits)}`,
+        );
     }
   });
 
@@ -154,7 +209,10 @@ describe('store: bounded input (issue 12)', () => {
       return -1;
     };
     let seed = 11;
-    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
     const alphabet = '[]{}"\\ a';
     for (let k = 0; k < 50_000; k++) {
       let text = '';
@@ -167,7 +225,12 @@ describe('store: bounded input (issue 12)', () => {
 
   it('readTextOrProblem names the file as asked', () => {
     fs.symlinkSync('/dev/zero', t.file('x.md'));
-    assert.deepEqual(readTextOrProblem(t.file('x.md'), 'x.md').problem, { file: 'x.md', line: 0, column: 0, message: 'refused: a character device, not a regular file' });
+    assert.deepEqual(readTextOrProblem(t.file('x.md'), 'x.md').problem, {
+      file: 'x.md',
+      line: 0,
+      column: 0,
+      message: 'refused: a character device, not a regular file',
+    });
     assert.deepEqual(readTextOrProblem(path.join(t.dir, 'absent.md')), { text: undefined });
   });
 });

@@ -16,7 +16,18 @@ const layouts: { name: string; text: string }[] = [
   },
   {
     name: 'indented (quantum-loop / flowctl style)',
-    text: JSON.stringify({ project: 'p', stories: [{ id: 'US-1', title: 'one', status: 'pending', dependsOn: [] }, { id: 'US-2', title: 'two', status: 'pending', dependsOn: ['US-1'] }] }, null, 2) + '\n',
+    text:
+      JSON.stringify(
+        {
+          project: 'p',
+          stories: [
+            { id: 'US-1', title: 'one', status: 'pending', dependsOn: [] },
+            { id: 'US-2', title: 'two', status: 'pending', dependsOn: ['US-1'] },
+          ],
+        },
+        null,
+        2,
+      ) + '\n',
   },
 ];
 
@@ -74,8 +85,15 @@ describe('store: compact quantum stories keep their layout (new-user try)', () =
   });
 
   it('release keeps startedAt: null when the file carries the key on other stories (quantum-loop writes it)', () => {
-    const text = '{\n  "project": "p",\n  "stories": [\n    {"id": "US-1", "status": "in_progress", "dependsOn": [], "startedAt": "2026-12-02T01:00:00Z"},\n    {"id": "US-2", "status": "passed", "dependsOn": [], "startedAt": null}\n  ]\n}\n';
+    const text =
+      '{\n  "project": "p",\n  "stories": [\n    {"id": "US-1", "status": "in_progress", "dependsOn": [], "startedAt": "2026-12-02T01:00:00Z"},\n    {"id": "US-2", "status": "passed", "dependsOn": [], "startedAt": null}\n  ]\n}\n';
     const out = planQuantumRelease(doc(text), 'US-1', Date.parse('2026-12-02T01:05:00Z')).text;
-    assert.equal(out, text.replace('"in_progress", "dependsOn": [], "startedAt": "2026-12-02T01:00:00Z"', '"pending", "dependsOn": [], "startedAt": null'));
+    assert.equal(
+      out,
+      text.replace(
+        '"in_progress", "dependsOn": [], "startedAt": "2026-12-02T01:00:00Z"',
+        '"pending", "dependsOn": [], "startedAt": null',
+      ),
+    );
   });
 });

@@ -7,8 +7,13 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 describe('store: engine lock takeover (issue 12)', function () {
   this.timeout(30_000);
   let t: TempFolder;
-  beforeEach(() => { t = makeTempFolder('ralph-lock-', { ralphDir: true }); });
-  afterEach(() => { delete lockFaults.afterTake; t.dispose(); });
+  beforeEach(() => {
+    t = makeTempFolder('ralph-lock-', { ralphDir: true });
+  });
+  afterEach(() => {
+    delete lockFaults.afterTake;
+    t.dispose();
+  });
 
   it('a second start while the first has taken a stale lock but not yet named itself does not take it too', async () => {
     const target = t.file('.ralph/engine');

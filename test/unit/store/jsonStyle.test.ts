@@ -1,19 +1,33 @@
 import * as assert from 'node:assert/strict';
 import { applyJsonChanges, detectJsonStyle, type JsonChange } from '../../../src/core/store/jsonEdit';
 
-const indentedStories = JSON.stringify({
-  stories: [
-    { id: 'US-001', status: 'pending', retries: { attempts: 0, maxAttempts: 3 }, notes: '' },
-    { id: 'US-002', status: 'failed', retries: { attempts: 1, maxAttempts: 3, failureLog: [{ phase: 'x' }] }, notes: '' },
-  ],
-}, null, 2) + '\n';
+const indentedStories =
+  JSON.stringify(
+    {
+      stories: [
+        { id: 'US-001', status: 'pending', retries: { attempts: 0, maxAttempts: 3 }, notes: '' },
+        {
+          id: 'US-002',
+          status: 'failed',
+          retries: { attempts: 1, maxAttempts: 3, failureLog: [{ phase: 'x' }] },
+          notes: '',
+        },
+      ],
+    },
+    null,
+    2,
+  ) + '\n';
 
-describe('store: JSON edits keep the file\'s layout', () => {
+describe("store: JSON edits keep the file's layout", () => {
   const cases: { name: string; text: string; changes: JsonChange[]; expected: string }[] = [
     {
       name: 'a minified file stays on one line when a value is set, a key is added and an array grows',
       text: '{"z":1,"b":{"log":[]}}',
-      changes: [{ op: 'set', path: ['z'], value: 2 }, { op: 'set', path: ['b', 'at'], value: { x: [1, 2] } }, { op: 'append', path: ['b', 'log'], value: { phase: 'p', error: 'x, y: z' } }],
+      changes: [
+        { op: 'set', path: ['z'], value: 2 },
+        { op: 'set', path: ['b', 'at'], value: { x: [1, 2] } },
+        { op: 'append', path: ['b', 'log'], value: { phase: 'p', error: 'x, y: z' } },
+      ],
       expected: '{"z":2,"b":{"log":[{"phase":"p","error":"x, y: z"}],"at":{"x":[1,2]}}}',
     },
     {
@@ -26,7 +40,10 @@ describe('store: JSON edits keep the file\'s layout', () => {
       name: 'a key an object lacks goes where its siblings in the same array keep it, formatted like them',
       text: indentedStories,
       changes: [{ op: 'set', path: ['stories', 0, 'retries', 'failureLog'], value: [{ phase: 'y' }] }],
-      expected: indentedStories.replace('"maxAttempts": 3\n      },\n      "notes": ""\n    },\n    {\n      "id": "US-002"', '"maxAttempts": 3,\n        "failureLog": [\n          {\n            "phase": "y"\n          }\n        ]\n      },\n      "notes": ""\n    },\n    {\n      "id": "US-002"'),
+      expected: indentedStories.replace(
+        '"maxAttempts": 3\n      },\n      "notes": ""\n    },\n    {\n      "id": "US-002"',
+        '"maxAttempts": 3,\n        "failureLog": [\n          {\n            "phase": "y"\n          }\n        ]\n      },\n      "notes": ""\n    },\n    {\n      "id": "US-002"',
+      ),
     },
     {
       name: 'a new key goes to the end of an object whose two keys only happen to be sorted in an unsorted document',
@@ -38,8 +55,16 @@ describe('store: JSON edits keep the file\'s layout', () => {
   for (const c of cases) it(c.name, () => assert.equal(applyJsonChanges(c.text, c.changes), c.expected));
 
   const styles: { name: string; text: string; oneLine: { colon: string; comma: string } | undefined }[] = [
-    { name: 'a minified document is one line without spacing', text: '{"a":1,"b":2}', oneLine: { colon: '', comma: '' } },
-    { name: 'a one-line document with a final newline is still one line', text: '{"a": 1, "b": 2}\n', oneLine: { colon: ' ', comma: ' ' } },
+    {
+      name: 'a minified document is one line without spacing',
+      text: '{"a":1,"b":2}',
+      oneLine: { colon: '', comma: '' },
+    },
+    {
+      name: 'a one-line document with a final newline is still one line',
+      text: '{"a": 1, "b": 2}\n',
+      oneLine: { colon: ' ', comma: ' ' },
+    },
     { name: 'an indented document is not one line', text: '{\n  "a": 1\n}\n', oneLine: undefined },
   ];
   for (const c of styles) it(c.name, () => assert.deepEqual(detectJsonStyle(c.text).oneLine, c.oneLine));

@@ -12,7 +12,8 @@ const HOUR_AGO = (Date.now() - 3_600_000) / 1000;
 
 /** Sets every file under `dir` an hour back, so the cache may serve it (older than the racy tick). */
 function age(dir: string): void {
-  for (const f of fs.readdirSync(dir, { recursive: true }).map((x) => path.join(dir, String(x)))) if (fs.statSync(f).isFile()) fs.utimesSync(f, HOUR_AGO, HOUR_AGO);
+  for (const f of fs.readdirSync(dir, { recursive: true }).map((x) => path.join(dir, String(x))))
+    if (fs.statSync(f).isFile()) fs.utimesSync(f, HOUR_AGO, HOUR_AGO);
 }
 
 /** The parse cache of the read-only commands (store/parseCache.ts): same answers cached and uncached. */
@@ -25,7 +26,10 @@ describe('parse cache', () => {
     cacheHome = makeTempFolder('ralph-cache-home-');
     env = { XDG_CACHE_HOME: cacheHome.dir };
   });
-  afterEach(() => { ws.dispose(); cacheHome.dispose(); });
+  afterEach(() => {
+    ws.dispose();
+    cacheHome.dispose();
+  });
 
   const probe = { isAlive: () => true, hostNames: [] };
   const status = (cached: boolean) => buildStatus(ws.dir, { env, probe, cached });
@@ -45,12 +49,31 @@ describe('parse cache', () => {
   };
 
   function generated(n: number): void {
-    const tasks = Array.from({ length: n }, (_, i) => ({ id: `fn-${1 + Math.floor(i / 7)}.${1 + (i % 7)}`, status: ['todo', 'done', 'blocked', 'in_progress'][i % 4]!, deps: i % 7 ? [`fn-${1 + Math.floor(i / 7)}.${i % 7}`] : [] }));
+    const tasks = Array.from({ length: n }, (_, i) => ({
+      id: `fn-${1 + Math.floor(i / 7)}.${1 + (i % 7)}`,
+      status: ['todo', 'done', 'blocked', 'in_progress'][i % 4]!,
+      deps: i % 7 ? [`fn-${1 + Math.floor(i / 7)}.${i % 7}`] : [],
+    }));
     writeFlow(ws, tasks);
     fs.mkdirSync(path.join(ws.dir, '.git', 'flow-state', 'tasks'), { recursive: true });
-    writeFlowState(ws, Object.fromEntries(tasks.filter((_, i) => i % 3 === 0).map((t) => [t.id, { status: 'done', updated_at: '2026-01-11T00:00:00Z' }])));
+    writeFlowState(
+      ws,
+      Object.fromEntries(
+        tasks.filter((_, i) => i % 3 === 0).map((t) => [t.id, { status: 'done', updated_at: '2026-01-11T00:00:00Z' }]),
+      ),
+    );
     ws.write('.git/HEAD', 'ref: refs/heads/main\n');
-    ws.write('quantum.json', quantumJson(Array.from({ length: n }, (_, i) => ({ id: `US-${i}`, status: ['pending', 'passed', 'failed', 'in_progress'][i % 4]!, deps: i ? [`US-${i - 1}`] : [], attempts: i % 4 === 2 ? 3 : 0 }))));
+    ws.write(
+      'quantum.json',
+      quantumJson(
+        Array.from({ length: n }, (_, i) => ({
+          id: `US-${i}`,
+          status: ['pending', 'passed', 'failed', 'in_progress'][i % 4]!,
+          deps: i ? [`US-${i - 1}`] : [],
+          attempts: i % 4 === 2 ? 3 : 0,
+        })),
+      ),
+    );
     ws.write('RALPH_TASK.md', '- [x] a\n- [ ] b\n');
   }
 
@@ -71,7 +94,10 @@ describe('parse cache', () => {
       // fn-1.1 has no flow-state overlay when there is one task only; else fn-1.5 (todo, no overlay).
       const id = n === 1 ? 'fn-1.1' : 'fn-1.5';
       fs.rmSync(path.join(ws.dir, '.git', 'flow-state', 'tasks', `${id}.state.json`), { force: true });
-      ws.write(`.flow/tasks/${id}.json`, flowJson({ id, epic: 'fn-1', title: 'Changed', status: 'blocked', depends_on: [], blocked_reason: 'why' }));
+      ws.write(
+        `.flow/tasks/${id}.json`,
+        flowJson({ id, epic: 'fn-1', title: 'Changed', status: 'blocked', depends_on: [], blocked_reason: 'why' }),
+      );
       assert.equal(status(true).blocked.find((b) => b.id === id)?.reason, 'why');
       sameCachedAndNot();
     });
@@ -117,10 +143,19 @@ describe('parse cache', () => {
     status(true);
     const cacheFiles = fs.readdirSync(path.join(cacheHome.dir, 'ralph'));
     assert.deepEqual(cacheFiles.map((f) => f.replace(/^[0-9a-f]{8}-/, '')).sort(), ['flow.json', 'quantum.json']);
-    for (const garbage of ['{"format": "ralph-parse-cache", "version": 1, "entries": 5', 'null', JSON.stringify({ format: 'ralph-parse-cache', version: 999, entries: {} }), JSON.stringify({ format: 'other' })]) {
+    for (const garbage of [
+      '{"format": "ralph-parse-cache", "version": 1, "entries": 5',
+      'null',
+      JSON.stringify({ format: 'ralph-parse-cache', version: 999, entries: {} }),
+      JSON.stringify({ format: 'other' }),
+    ]) {
       for (const f of cacheFiles) fs.writeFileSync(path.join(cacheHome.dir, 'ralph', f), garbage);
       assert.deepEqual(status(true), plain);
-      for (const f of cacheFiles) assert.equal((JSON.parse(fs.readFileSync(path.join(cacheHome.dir, 'ralph', f), 'utf8')) as { format: string }).format, 'ralph-parse-cache');
+      for (const f of cacheFiles)
+        assert.equal(
+          (JSON.parse(fs.readFileSync(path.join(cacheHome.dir, 'ralph', f), 'utf8')) as { format: string }).format,
+          'ralph-parse-cache',
+        );
     }
   });
 

@@ -33,12 +33,15 @@ describe('store: schema errors point at the value at fault', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      assert.throws(() => parseJsonWithSchema('f.json', c.text, schema), (err: unknown) => {
-        assert.ok(err instanceof FileProblemError);
-        assert.deepEqual([err.problem.line, err.problem.column], c.expected.slice(0, 2));
-        assert.match(err.problem.message, c.expected[2]);
-        return true;
-      });
+      assert.throws(
+        () => parseJsonWithSchema('f.json', c.text, schema),
+        (err: unknown) => {
+          assert.ok(err instanceof FileProblemError);
+          assert.deepEqual([err.problem.line, err.problem.column], c.expected.slice(0, 2));
+          assert.match(err.problem.message, c.expected[2]);
+          return true;
+        },
+      );
     });
   }
 });

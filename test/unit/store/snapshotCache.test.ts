@@ -2,7 +2,19 @@ import * as assert from 'node:assert/strict';
 import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { byFolder, packSnapshotInputs, readSnapshot, recordFsReads, removeFolderCaches, snapshotEnvKey, snapshotFile, unpackSnapshotInputs, writeSnapshot, type SnapshotInput, type SnapshotKey } from '../../../src/core/store/snapshotCache';
+import {
+  byFolder,
+  packSnapshotInputs,
+  readSnapshot,
+  recordFsReads,
+  removeFolderCaches,
+  snapshotEnvKey,
+  snapshotFile,
+  unpackSnapshotInputs,
+  writeSnapshot,
+  type SnapshotInput,
+  type SnapshotKey,
+} from '../../../src/core/store/snapshotCache';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { fnv1a } from '../../../src/core/store/fnv';
 import { cacheDir } from '../../../src/core/store/cacheDir';
@@ -19,7 +31,10 @@ describe('snapshot cache', () => {
     home = makeTempFolder('ralph-snapunit-home-');
     env = { XDG_CACHE_HOME: home.dir };
   });
-  afterEach(() => { ws.dispose(); home.dispose(); });
+  afterEach(() => {
+    ws.dispose();
+    home.dispose();
+  });
 
   it('records the paths the synchronous readers ask about, present or not, except ignored folders, and puts fs back', () => {
     ws.write('a.json', '{}');
@@ -34,7 +49,10 @@ describe('snapshot cache', () => {
       real.readdirSync(path.join(ws.dir, 'd'));
       real.statSync(path.join(ws.dir, 'ignored', 'x'), { throwIfNoEntry: false });
       assert.equal(rec.tainted, undefined);
-      assert.deepEqual([...rec.paths], ['a.json', 'missing.md', 'd'].map((p) => path.join(ws.dir, p)));
+      assert.deepEqual(
+        [...rec.paths],
+        ['a.json', 'missing.md', 'd'].map((p) => path.join(ws.dir, p)),
+      );
     } finally {
       rec.stop();
     }
@@ -79,9 +97,22 @@ describe('snapshot cache', () => {
     const b = ws.write('b.json', '{}');
     fs.utimesSync(a, HOUR_AGO, HOUR_AGO);
     fs.utimesSync(b, HOUR_AGO, HOUR_AGO);
-    const sig = (p: string) => { const st = fs.statSync(p); return [p, st.size, st.mtimeMs, st.ctimeMs, st.ino]; };
+    const sig = (p: string) => {
+      const st = fs.statSync(p);
+      return [p, st.size, st.mtimeMs, st.ctimeMs, st.ino];
+    };
     const inputs = [sig(a), sig(b), [path.join(ws.dir, 'gone.md')]] as SnapshotInput[];
-    fs.writeFileSync(file, JSON.stringify({ format: 'ralph-snapshot-cache', version: 2, ...key, inputsByFolder: packSnapshotInputs(inputs), outputs: { json: 'J' }, exitCode: 0 }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'ralph-snapshot-cache',
+        version: 2,
+        ...key,
+        inputsByFolder: packSnapshotInputs(inputs),
+        outputs: { json: 'J' },
+        exitCode: 0,
+      }),
+    );
     // The entry is written long after its inputs' ctime (now): back-date nothing, wait for nothing: write its mtime in the future.
     const future = (Date.now() + 10_000) / 1000;
     fs.utimesSync(file, future, future);
@@ -95,11 +126,30 @@ describe('snapshot cache', () => {
   });
 
   it('stores inputs by folder and gives back the same list, in order (absent ones too)', () => {
-    const inputs: SnapshotInput[] = [['/w/.flow/tasks/a.json', 10, 1.5, 2.25, 7], ['/w/.flow/tasks/b.json', 0, 3, 4, 8], ['/w/PROMPT.md'], ['/w/.flow/tasks/c.json', 1, 2, 3, 9], ['/top', 1, 1, 1, 1]];
+    const inputs: SnapshotInput[] = [
+      ['/w/.flow/tasks/a.json', 10, 1.5, 2.25, 7],
+      ['/w/.flow/tasks/b.json', 0, 3, 4, 8],
+      ['/w/PROMPT.md'],
+      ['/w/.flow/tasks/c.json', 1, 2, 3, 9],
+      ['/top', 1, 1, 1, 1],
+    ];
     const runs = packSnapshotInputs(inputs);
-    assert.deepEqual(runs, [['/w/.flow/tasks', 'a.json', 10, 1.5, 2.25, 7, 'b.json', 0, 3, 4, 8], ['/w', 'PROMPT.md', -1, 0, 0, 0], ['/w/.flow/tasks', 'c.json', 1, 2, 3, 9], ['', 'top', 1, 1, 1, 1]]);
+    assert.deepEqual(runs, [
+      ['/w/.flow/tasks', 'a.json', 10, 1.5, 2.25, 7, 'b.json', 0, 3, 4, 8],
+      ['/w', 'PROMPT.md', -1, 0, 0, 0],
+      ['/w/.flow/tasks', 'c.json', 1, 2, 3, 9],
+      ['', 'top', 1, 1, 1, 1],
+    ]);
     assert.deepEqual(unpackSnapshotInputs(JSON.parse(JSON.stringify(runs))), inputs);
-    for (const bad of [null, {}, [5], [['/w', 'a', 1, 2, 3]], [['/w', 5, 1, 2, 3, 4]], [[5, 'a', 1, 2, 3, 4]], [['/w', 'a', 1, 2, 3, '4']]]) {
+    for (const bad of [
+      null,
+      {},
+      [5],
+      [['/w', 'a', 1, 2, 3]],
+      [['/w', 5, 1, 2, 3, 4]],
+      [[5, 'a', 1, 2, 3, 4]],
+      [['/w', 'a', 1, 2, 3, '4']],
+    ]) {
       assert.equal(unpackSnapshotInputs(bad), undefined, JSON.stringify(bad));
     }
   });
@@ -107,13 +157,25 @@ describe('snapshot cache', () => {
   it('byFolder: groups inputs by folder, folders and paths in the order first seen', () => {
     const cases: [string[], string[]][] = [
       [[], []],
-      [['/w/t/a.json', '/w/s/a.state.json', '/w/t/b.json', '/w/s/b.state.json', '/w/t/c.json'], ['/w/t/a.json', '/w/t/b.json', '/w/t/c.json', '/w/s/a.state.json', '/w/s/b.state.json']],
-      [['/top', '/w/x', '/other', '/w/y'], ['/top', '/other', '/w/x', '/w/y']],
-      [['/w/b', '/w/a'], ['/w/b', '/w/a']],
+      [
+        ['/w/t/a.json', '/w/s/a.state.json', '/w/t/b.json', '/w/s/b.state.json', '/w/t/c.json'],
+        ['/w/t/a.json', '/w/t/b.json', '/w/t/c.json', '/w/s/a.state.json', '/w/s/b.state.json'],
+      ],
+      [
+        ['/top', '/w/x', '/other', '/w/y'],
+        ['/top', '/other', '/w/x', '/w/y'],
+      ],
+      [
+        ['/w/b', '/w/a'],
+        ['/w/b', '/w/a'],
+      ],
     ];
     for (const [input, grouped] of cases) {
       assert.deepEqual(byFolder(new Set(input)), grouped, input.join(' '));
-      assert.equal(packSnapshotInputs(byFolder(input).map((p) => [p] as SnapshotInput)).length, new Set(input.map((p) => path.dirname(p))).size);
+      assert.equal(
+        packSnapshotInputs(byFolder(input).map((p) => [p] as SnapshotInput)).length,
+        new Set(input.map((p) => path.dirname(p))).size,
+      );
     }
   });
 
@@ -122,7 +184,14 @@ describe('snapshot cache', () => {
     const file = snapshotFile(ws.dir, 'status', env);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const inputs: SnapshotInput[] = [[path.join(ws.dir, 'absent.md')]];
-    const entry = { format: 'ralph-snapshot-cache', version: 2, ...key, inputsByFolder: packSnapshotInputs(inputs), outputs: { json: 'J' }, exitCode: 0 };
+    const entry = {
+      format: 'ralph-snapshot-cache',
+      version: 2,
+      ...key,
+      inputsByFolder: packSnapshotInputs(inputs),
+      outputs: { json: 'J' },
+      exitCode: 0,
+    };
     fs.writeFileSync(file, JSON.stringify(entry));
     fs.utimesSync(file, HOUR_AGO, HOUR_AGO);
     assert.deepEqual(readSnapshot(key, env), { answer: { outputs: { json: 'J' }, exitCode: 0 } });
@@ -130,11 +199,22 @@ describe('snapshot cache', () => {
     assert.deepEqual(readSnapshot({ ...key, env: 'FLOW_ACTOR=x' }, env), {});
     ws.write('absent.md', 'now here');
     const missed = readSnapshot(key, env);
-    assert.deepEqual({ changed: missed.changed, unchanged: missed.unchanged, changedAll: missed.changedAll }, { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map(), changedAll: [path.join(ws.dir, 'absent.md')] });
+    assert.deepEqual(
+      { changed: missed.changed, unchanged: missed.unchanged, changedAll: missed.changedAll },
+      { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map(), changedAll: [path.join(ws.dir, 'absent.md')] },
+    );
     // The entry as stored comes back for a patch (src/cli/statusPatch.ts).
     assert.deepEqual(missed.entry?.inputs, inputs);
     assert.deepEqual(missed.entry?.outputs, { json: 'J' });
-    for (const garbage of ['{', 'null', '[]', JSON.stringify({ ...entry, inputsByFolder: [5] }), JSON.stringify({ ...entry, inputsByFolder: [[ws.dir, 'a.json', 1, 2]] }), JSON.stringify({ ...entry, version: 1, inputs: [[path.join(ws.dir, 'absent.md')]] }), JSON.stringify({ ...entry, exitCode: 'x' })]) {
+    for (const garbage of [
+      '{',
+      'null',
+      '[]',
+      JSON.stringify({ ...entry, inputsByFolder: [5] }),
+      JSON.stringify({ ...entry, inputsByFolder: [[ws.dir, 'a.json', 1, 2]] }),
+      JSON.stringify({ ...entry, version: 1, inputs: [[path.join(ws.dir, 'absent.md')]] }),
+      JSON.stringify({ ...entry, exitCode: 'x' }),
+    ]) {
       fs.writeFileSync(file, garbage);
       assert.equal(readSnapshot(key, env).answer, undefined);
     }
@@ -156,7 +236,11 @@ describe('snapshot cache', () => {
       [`${fnv1a(link)}-status.snapshot.json`, head('ralph-snapshot-cache', link), true],
       [`${fnv1a(link)}-flow.json`, head('ralph-parse-cache', link), true],
       // a file ralph never wrote in that order (a forgery for some spelling, or junk)
-      [`${fnv1a(other)}-next-json.snapshot.json`, JSON.stringify({ version: 1, folder: link, format: 'ralph-snapshot-cache' }), true],
+      [
+        `${fnv1a(other)}-next-json.snapshot.json`,
+        JSON.stringify({ version: 1, folder: link, format: 'ralph-snapshot-cache' }),
+        true,
+      ],
       [`${fnv1a(other)}-quantum.json`, 'not json', true],
       // another folder's real entries, and what is not a cache file of a folder
       [`${fnv1a(other)}-status.snapshot.json`, head('ralph-snapshot-cache', other), false],
@@ -170,6 +254,10 @@ describe('snapshot cache', () => {
     // the same through the link's spelling
     fs.writeFileSync(path.join(dir, files[0]![0]), files[0]![1]);
     assert.equal(removeFolderCaches(link, env), 1);
-    assert.equal(removeFolderCaches(ws.dir, { XDG_CACHE_HOME: path.join(home.dir, 'none') }), 0, 'no cache folder: nothing to do');
+    assert.equal(
+      removeFolderCaches(ws.dir, { XDG_CACHE_HOME: path.join(home.dir, 'none') }),
+      0,
+      'no cache folder: nothing to do',
+    );
   });
 });

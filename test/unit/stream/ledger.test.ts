@@ -2,12 +2,38 @@ import * as assert from 'node:assert/strict';
 import { type AgentEvent, type ResultEvent, type TokenCounts, ev } from '../../../src/core/stream/events';
 import { TokenLedger, TotalsRollup, iterationTotals, pickWindow } from '../../../src/core/stream/ledger';
 
-const tokens = (input: number, cacheRead = 0, cacheCreation = 0, output = 1): TokenCounts => ({ input, output, cacheRead, cacheCreation });
-const usage = (id: string | null, t: TokenCounts, marks: { subagent?: boolean; synthetic?: boolean } = {}): AgentEvent =>
-  ev({ type: 'usage', source: 'message', messageId: id, model: 'claude-sonnet-4-5', tokens: t }, marks);
+const tokens = (input: number, cacheRead = 0, cacheCreation = 0, output = 1): TokenCounts => ({
+  input,
+  output,
+  cacheRead,
+  cacheCreation,
+});
+const usage = (
+  id: string | null,
+  t: TokenCounts,
+  marks: { subagent?: boolean; synthetic?: boolean } = {},
+): AgentEvent => ev({ type: 'usage', source: 'message', messageId: id, model: 'claude-sonnet-4-5', tokens: t }, marks);
 const result = (over: Partial<ResultEvent> = {}): AgentEvent =>
-  ev({ type: 'result', subtype: 'success', isError: false, text: 'ok', errors: [], numTurns: 1, durationMs: 1, costUsd: 0.5, usage: tokens(10), modelUsage: null, apiErrorStatus: null, terminalReason: 'completed', stopReason: 'end_turn', sessionId: 's', permissionDenials: 0, ...over });
-const claudeLedger = (o: Partial<ConstructorParameters<typeof TokenLedger>[0]> = {}): TokenLedger => new TokenLedger({ agent: 'claude', model: 'claude-sonnet-4-5', ...o });
+  ev({
+    type: 'result',
+    subtype: 'success',
+    isError: false,
+    text: 'ok',
+    errors: [],
+    numTurns: 1,
+    durationMs: 1,
+    costUsd: 0.5,
+    usage: tokens(10),
+    modelUsage: null,
+    apiErrorStatus: null,
+    terminalReason: 'completed',
+    stopReason: 'end_turn',
+    sessionId: 's',
+    permissionDenials: 0,
+    ...over,
+  });
+const claudeLedger = (o: Partial<ConstructorParameters<typeof TokenLedger>[0]> = {}): TokenLedger =>
+  new TokenLedger({ agent: 'claude', model: 'claude-sonnet-4-5', ...o });
 
 describe('token ledger', () => {
   it('counts the usage of one message id once however many content blocks repeat it', () => {
@@ -66,14 +92,23 @@ describe('token ledger', () => {
     const l = claudeLedger();
     const a = l.apply(usage('msg_1', tokens(149_000)));
     const b = l.apply(usage('msg_2', tokens(150_000)));
-    assert.deepEqual(a.map((s) => s.type), ['warn']);
+    assert.deepEqual(
+      a.map((s) => s.type),
+      ['warn'],
+    );
     assert.deepEqual(b, []);
   });
 
   it('emits rotate when the context crosses the rotate threshold', () => {
     const l = claudeLedger();
     const s = l.apply(usage('msg_1', tokens(171_000)));
-    assert.deepEqual(s.map((x) => [x.type, x.threshold]), [['warn', 148_750], ['rotate', 170_000]]);
+    assert.deepEqual(
+      s.map((x) => [x.type, x.threshold]),
+      [
+        ['warn', 148_750],
+        ['rotate', 170_000],
+      ],
+    );
     assert.equal(l.snapshot().rotated, true);
   });
 
@@ -82,12 +117,25 @@ describe('token ledger', () => {
     l.apply(usage('msg_1', tokens(171_000)));
     assert.deepEqual(l.apply(usage('msg_2', tokens(172_000))), []);
     l.apply(ev({ type: 'compactBoundary', trigger: 'auto', preTokens: 172_000, postTokens: 10_000 }));
-    assert.deepEqual(l.apply(usage('msg_3', tokens(175_000))).map((x) => x.type), ['rotate']);
+    assert.deepEqual(
+      l.apply(usage('msg_3', tokens(175_000))).map((x) => x.type),
+      ['rotate'],
+    );
   });
 
   it('uses the pinned warn of a [1m] model named by init', () => {
     const l = new TokenLedger({ agent: 'claude' });
-    l.apply(ev({ type: 'init', sessionId: 's', model: 'claude-opus-4-6[1M]', cwd: null, tools: [], permissionMode: null, agentVersion: null }));
+    l.apply(
+      ev({
+        type: 'init',
+        sessionId: 's',
+        model: 'claude-opus-4-6[1M]',
+        cwd: null,
+        tools: [],
+        permissionMode: null,
+        agentVersion: null,
+      }),
+    );
     assert.deepEqual([l.snapshot().thresholds.warn, l.snapshot().thresholds.rotate], [250_000, 300_000]);
   });
 
@@ -119,7 +167,15 @@ describe('token ledger', () => {
   it('takes iteration totals from the result modelUsage (all calls) once a result arrives', () => {
     const l = claudeLedger();
     l.apply(usage('msg_1', tokens(1000)));
-    l.apply(result({ usage: tokens(1000, 0, 0, 50), modelUsage: { a: { tokens: tokens(1000, 0, 0, 50), costUsd: 0.4, contextWindow: 200_000 }, b: { tokens: tokens(300, 0, 0, 5), costUsd: 0.1, contextWindow: 200_000 } } }));
+    l.apply(
+      result({
+        usage: tokens(1000, 0, 0, 50),
+        modelUsage: {
+          a: { tokens: tokens(1000, 0, 0, 50), costUsd: 0.4, contextWindow: 200_000 },
+          b: { tokens: tokens(300, 0, 0, 5), costUsd: 0.1, contextWindow: 200_000 },
+        },
+      }),
+    );
     assert.deepEqual(l.snapshot().tokens, tokens(1300, 0, 0, 55));
     assert.equal(l.snapshot().tokensFromResult, true);
   });
@@ -142,9 +198,38 @@ describe('token ledger', () => {
   it('estimates cursor-agent context from bytes: (3000 + read + written + assistant + shell) / 4', () => {
     const l = new TokenLedger({ agent: 'cursor-agent', estimateContext: true });
     l.apply(ev({ type: 'text', text: 'a'.repeat(1000), messageId: null }));
-    l.apply(ev({ type: 'toolResult', id: '1', name: 'read', kind: 'read', isError: false, output: 'r'.repeat(2000), exitCode: null }));
-    l.apply(ev({ type: 'toolUse', id: '2', name: 'write', kind: 'write', input: { path: 'x', fileText: 'w'.repeat(3000) }, messageId: null }));
-    l.apply(ev({ type: 'toolResult', id: '3', name: 'shell', kind: 'shell', isError: false, output: 's'.repeat(4000), exitCode: 0 }));
+    l.apply(
+      ev({
+        type: 'toolResult',
+        id: '1',
+        name: 'read',
+        kind: 'read',
+        isError: false,
+        output: 'r'.repeat(2000),
+        exitCode: null,
+      }),
+    );
+    l.apply(
+      ev({
+        type: 'toolUse',
+        id: '2',
+        name: 'write',
+        kind: 'write',
+        input: { path: 'x', fileText: 'w'.repeat(3000) },
+        messageId: null,
+      }),
+    );
+    l.apply(
+      ev({
+        type: 'toolResult',
+        id: '3',
+        name: 'shell',
+        kind: 'shell',
+        isError: false,
+        output: 's'.repeat(4000),
+        exitCode: 0,
+      }),
+    );
     assert.equal(l.snapshot().contextTokens, (3000 + 1000 + 2000 + 3000 + 4000) / 4);
     assert.equal(l.snapshot().contextEstimated, true);
   });
@@ -157,9 +242,29 @@ describe('token ledger', () => {
   });
 
   it('emits warn and rotate from the byte estimate', () => {
-    const l = new TokenLedger({ agent: 'cursor-agent', estimateContext: true, thresholds: { rotateThresholdTokens: 1000 } });
-    const s = l.apply(ev({ type: 'toolResult', id: '1', name: 'shell', kind: 'shell', isError: false, output: 'x'.repeat(4000), exitCode: 0 }));
-    assert.deepEqual(s.map((x) => [x.type, x.estimated]), [['warn', true], ['rotate', true]]);
+    const l = new TokenLedger({
+      agent: 'cursor-agent',
+      estimateContext: true,
+      thresholds: { rotateThresholdTokens: 1000 },
+    });
+    const s = l.apply(
+      ev({
+        type: 'toolResult',
+        id: '1',
+        name: 'shell',
+        kind: 'shell',
+        isError: false,
+        output: 'x'.repeat(4000),
+        exitCode: 0,
+      }),
+    );
+    assert.deepEqual(
+      s.map((x) => [x.type, x.estimated]),
+      [
+        ['warn', true],
+        ['rotate', true],
+      ],
+    );
   });
 
   it('rolls iteration totals up per task and per run', () => {

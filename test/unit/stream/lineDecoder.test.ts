@@ -46,7 +46,10 @@ describe('line decoding', () => {
 
   it('counts non-JSON lines and keeps them as text, never throwing', () => {
     const { lines, stats } = decodeAll('[INFO] banner\n{"a":1}\n{"broken":\nnpm WARN x\n');
-    assert.deepEqual(lines.map((l) => l.kind), ['text', 'json', 'text', 'text']);
+    assert.deepEqual(
+      lines.map((l) => l.kind),
+      ['text', 'json', 'text', 'text'],
+    );
     assert.equal(stats.nonJsonLines, 3);
     assert.equal(stats.malformedJsonLines, 1);
   });
@@ -96,6 +99,9 @@ describe('line decoding', () => {
 
   it('numbers lines from 1, counting blank lines', () => {
     const { lines } = decodeAll('{"a":1}\n\n{"b":2}\n');
-    assert.deepEqual(lines.map((l) => l.lineNo), [1, 3]);
+    assert.deepEqual(
+      lines.map((l) => l.lineNo),
+      [1, 3],
+    );
   });
 });

@@ -17,13 +17,19 @@ describe('completion and stuck signals in agent text', () => {
   ];
   for (const [text, kind, system, value] of table) {
     it(`reads ${text} as ${kind}`, () => {
-      assert.deepEqual(findSignals(`All done.\n${text}\n`).map((s) => [s.kind, s.system, s.value]), [[kind, system, value]]);
+      assert.deepEqual(
+        findSignals(`All done.\n${text}\n`).map((s) => [s.kind, s.system, s.value]),
+        [[kind, system, value]],
+      );
     });
   }
 
   it('keeps the reason of a GUTTER signal', () => {
     assert.equal(findSignals('<ralph>GUTTER reason=tests-keep-failing</ralph>')[0]!.reason, 'tests-keep-failing');
-    assert.equal(findSignals('<ralph>GUTTER: cannot reach the database</ralph>')[0]!.reason, 'cannot reach the database');
+    assert.equal(
+      findSignals('<ralph>GUTTER: cannot reach the database</ralph>')[0]!.reason,
+      'cannot reach the database',
+    );
   });
 
   it('finds nothing in ordinary text', () => {
@@ -35,6 +41,9 @@ describe('completion and stuck signals in agent text', () => {
   });
 
   it('returns several signals in order of appearance', () => {
-    assert.deepEqual(findSignals('<quantum>STORY_PASSED</quantum> then <promise>COMPLETE</promise>').map((s) => s.kind), ['storyPassed', 'complete']);
+    assert.deepEqual(
+      findSignals('<quantum>STORY_PASSED</quantum> then <promise>COMPLETE</promise>').map((s) => s.kind),
+      ['storyPassed', 'complete'],
+    );
   });
 });

@@ -36,7 +36,10 @@ describe('context thresholds (seed-systems.md §3.4)', () => {
   });
 
   it('zero in the configuration means the default', () => {
-    assert.deepEqual(resolveThresholds('claude', 'sonnet', { warnThresholdTokens: 0, rotateThresholdTokens: 0 }), defaultThresholds('claude', 'sonnet'));
+    assert.deepEqual(
+      resolveThresholds('claude', 'sonnet', { warnThresholdTokens: 0, rotateThresholdTokens: 0 }),
+      defaultThresholds('claude', 'sonnet'),
+    );
   });
 
   it('a configured warn above rotate is clamped to rotate', () => {

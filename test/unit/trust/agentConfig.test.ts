@@ -8,10 +8,21 @@ describe('changedClaudeProjectFiles', () => {
   const rows: [string, TrustedEntry[], TrustedEntry[], string[]][] = [
     ['no files, still none', [], [], []],
     ['unchanged', [e('.claude/settings.json', 'sha256:a')], [e('.claude/settings.json', 'sha256:a')], []],
-    ['edited', [e('.claude/settings.json', 'sha256:a')], [e('.claude/settings.json', 'sha256:b')], ['.claude/settings.json']],
-    ['created during the run', [], [e('.claude/settings.local.json', 'sha256:a'), e('.mcp.json', 'sha256:m')], ['.claude/settings.local.json', '.mcp.json']],
+    [
+      'edited',
+      [e('.claude/settings.json', 'sha256:a')],
+      [e('.claude/settings.json', 'sha256:b')],
+      ['.claude/settings.json'],
+    ],
+    [
+      'created during the run',
+      [],
+      [e('.claude/settings.local.json', 'sha256:a'), e('.mcp.json', 'sha256:m')],
+      ['.claude/settings.local.json', '.mcp.json'],
+    ],
     ['deleted', [e('.mcp.json', 'sha256:m')], [], ['.mcp.json']],
     ['a cursor file changed: not a Claude Code file', [], [e('.cursor/hooks.json', 'sha256:c')], []],
   ];
-  for (const [name, before, now, want] of rows) it(name, () => assert.deepEqual(changedClaudeProjectFiles(before, now), want));
+  for (const [name, before, now, want] of rows)
+    it(name, () => assert.deepEqual(changedClaudeProjectFiles(before, now), want));
 });

@@ -42,7 +42,18 @@ describe('the workspace files a gate command runs (gateFileRefs)', () => {
     ['npx jest', ['file .npmrc']],
     ['yarn lint', ['file .npmrc', 'file .yarnrc', 'file .yarnrc.yml', 'script package.json lint']],
     ['yarn run check', ['file .npmrc', 'file .yarnrc', 'file .yarnrc.yml', 'script package.json check']],
-    ['pnpm -C app test', ['file app/.npmrc', 'file app/pnpm-workspace.yaml', 'file app/.pnpmfile.cjs', 'file .npmrc', 'file pnpm-workspace.yaml', 'file .pnpmfile.cjs', 'script app/package.json test']],
+    [
+      'pnpm -C app test',
+      [
+        'file app/.npmrc',
+        'file app/pnpm-workspace.yaml',
+        'file app/.pnpmfile.cjs',
+        'file .npmrc',
+        'file pnpm-workspace.yaml',
+        'file .pnpmfile.cjs',
+        'script app/package.json test',
+      ],
+    ],
     ['bun run check', ['file .npmrc', 'file bunfig.toml', 'script package.json check']],
     ['make check', ['first GNUmakefile|makefile|Makefile']],
     ['make -C sub -j4 test', ['first sub/GNUmakefile|sub/makefile|sub/Makefile']],
@@ -79,12 +90,18 @@ describe('the workspace files a gate command runs (gateFileRefs)', () => {
     it(`reports what ${command} runs that is not covered`, () => {
       const u = gateFileRefs(command, { root: '/ws' }).uncovered;
       if (want.source === '^$') assert.deepEqual(u, []);
-      else assert.ok(u.some((n) => want.test(n)), u.join(' / '));
+      else
+        assert.ok(
+          u.some((n) => want.test(n)),
+          u.join(' / '),
+        );
     });
   }
 
-  it('counts every absolute path as outside when no root is given', () => assert.deepEqual(refsOf('/ws/bin/gate', null), []));
-  it('covers builtins with nothing and no note', () => assert.deepEqual(gateFileRefs('true && echo ok && exit 0'), { refs: [], uncovered: [] }));
+  it('counts every absolute path as outside when no root is given', () =>
+    assert.deepEqual(refsOf('/ws/bin/gate', null), []));
+  it('covers builtins with nothing and no note', () =>
+    assert.deepEqual(gateFileRefs('true && echo ok && exit 0'), { refs: [], uncovered: [] }));
 });
 
 describe('reading the gate files into the trusted content', () => {
@@ -95,7 +112,14 @@ describe('reading the gate files into the trusted content', () => {
     t = makeTempFolder('ralph-gatefiles-');
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
     t.write('ws/scripts/check.sh', 'npm run build && npm test\n');
-    t.write('ws/package.json', JSON.stringify({ name: 'x', scripts: { test: 'node scripts/verify.js', pretest: 'echo pre', lint: 'eslint .' }, dependencies: {} }));
+    t.write(
+      'ws/package.json',
+      JSON.stringify({
+        name: 'x',
+        scripts: { test: 'node scripts/verify.js', pretest: 'echo pre', lint: 'eslint .' },
+        dependencies: {},
+      }),
+    );
     t.write('ws/scripts/verify.js', 'process.exit(1)\n');
     t.write('ws/Makefile', 'check:\n\t./gate.sh\n');
     env = { XDG_STATE_HOME: path.join(t.dir, 'state'), HOME: path.join(t.dir, 'home') };
@@ -103,26 +127,57 @@ describe('reading the gate files into the trusted content', () => {
   afterEach(() => t.dispose());
 
   it('hashes files, shows package.json scripts (pre/post too) and follows them to the files they run', async () => {
-    const { entries, coverage } = await gateFileEntries(ws(), ['bash scripts/check.sh', 'npm test', 'make check', './missing.sh']);
-    assert.deepEqual(entries.map((e) => e.key), ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'missing.sh', 'scripts/verify.js']);
+    const { entries, coverage } = await gateFileEntries(ws(), [
+      'bash scripts/check.sh',
+      'npm test',
+      'make check',
+      './missing.sh',
+    ]);
+    assert.deepEqual(
+      entries.map((e) => e.key),
+      ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'missing.sh', 'scripts/verify.js'],
+    );
     assert.match(String(entries[0]!.value), /^sha256:[0-9a-f]{64}$/);
     assert.equal(entries[1]!.value, 'missing');
     assert.equal(entries[2]!.value, '= "pretest: echo pre ; node scripts/verify.js"');
     assert.equal(entries[4]!.value, 'missing');
-    assert.deepEqual(coverage.covered.map((c) => c.via), ['bash scripts/check.sh', 'npm (its configuration)', 'npm test', 'make check', './missing.sh', 'node scripts/verify.js']);
+    assert.deepEqual(
+      coverage.covered.map((c) => c.via),
+      [
+        'bash scripts/check.sh',
+        'npm (its configuration)',
+        'npm test',
+        'make check',
+        './missing.sh',
+        'node scripts/verify.js',
+      ],
+    );
   });
 
   it('makes a rewritten gate script, script entry or makefile a change of trust; a new dependency is not', async () => {
-    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'bash scripts/check.sh', full: 'npm test', final: 'make check' } }));
+    t.write(
+      'ws/.ralph/config.json',
+      JSON.stringify({ gates: { basic: 'bash scripts/check.sh', full: 'npm test', final: 'make check' } }),
+    );
     await trustWorkspace(ws(), { env });
     assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'trusted');
-    const pkg = JSON.parse(fs.readFileSync(path.join(ws(), 'package.json'), 'utf8')) as { dependencies: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ws(), 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     pkg.dependencies.leftpad = '1.0.0';
     t.write('ws/package.json', JSON.stringify(pkg, null, 2));
-    assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'trusted', 'package.json outside its scripts is not covered');
+    assert.equal(
+      (await checkWorkspaceTrust(ws(), null, env)).state,
+      'trusted',
+      'package.json outside its scripts is not covered',
+    );
     const attacks: [string, () => void][] = [
       ['scripts/check.sh', () => t.write('ws/scripts/check.sh', 'exit 0\n')],
-      ['package.json scripts.test', () => t.write('ws/package.json', JSON.stringify({ ...pkg, scripts: { ...pkg.scripts, test: 'true' } }))],
+      [
+        'package.json scripts.test',
+        () => t.write('ws/package.json', JSON.stringify({ ...pkg, scripts: { ...pkg.scripts, test: 'true' } })),
+      ],
       ['Makefile', () => t.write('ws/Makefile', 'check:\n\ttrue\n')],
       ['scripts/verify.js', () => t.write('ws/scripts/verify.js', 'process.exit(0)\n')],
     ];
@@ -132,7 +187,10 @@ describe('reading the gate files into the trusted content', () => {
       const v = await checkWorkspaceTrust(ws(), null, env);
       assert.equal(v.state, 'changed', what);
       assert.equal(v.allowed, false, what);
-      assert.ok(v.diff.some((l) => l.startsWith(`+ workspace file ${what}`)), `${what}: ${v.diff.join(' / ')}`);
+      assert.ok(
+        v.diff.some((l) => l.startsWith(`+ workspace file ${what}`)),
+        `${what}: ${v.diff.join(' / ')}`,
+      );
       fs.writeFileSync(path.join(ws(), what.split(' ')[0]!), before);
       assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'trusted', `${what} restored`);
     }
@@ -144,14 +202,20 @@ describe('reading the gate files into the trusted content', () => {
     t.write('ws/.npmrc', 'script-shell=/bin/true\n');
     const v = await checkWorkspaceTrust(ws(), null, env);
     assert.equal(v.state, 'changed');
-    assert.deepEqual(v.diff.map((l) => l.replace(/sha256:\w+/, 'sha256:…')), ['- workspace file .npmrc missing', '+ workspace file .npmrc sha256:…']);
+    assert.deepEqual(
+      v.diff.map((l) => l.replace(/sha256:\w+/, 'sha256:…')),
+      ['- workspace file .npmrc missing', '+ workspace file .npmrc sha256:…'],
+    );
     await trustWorkspace(ws(), { env });
     t.write('ws/.npmrc', 'script-shell=/bin/sh\n');
     assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'changed', 'a rewritten .npmrc too');
   });
 
   it('reports what is covered and what is not with the verdict', async () => {
-    t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'cargo test && ./scripts/check.sh' }, notify: 'notify-send done' }));
+    t.write(
+      'ws/.ralph/config.json',
+      JSON.stringify({ gates: { basic: 'cargo test && ./scripts/check.sh' }, notify: 'notify-send done' }),
+    );
     const v = await checkWorkspaceTrust(ws(), null, env);
     assert.ok(v.coverage.covered.some((c) => c.key === 'scripts/check.sh'));
     assert.ok(v.coverage.uncovered.some((n) => n.startsWith('cargo:')));
@@ -175,11 +239,36 @@ describe('the user-level package-manager rc files (userRcFiles)', () => {
   const home = '/home/me';
   const table: { name: string; managers: string[]; env: Record<string, string>; files: string[] }[] = [
     { name: 'npm: ~/.npmrc', managers: ['npm'], env: {}, files: ['/home/me/.npmrc'] },
-    { name: 'npm with NPM_CONFIG_USERCONFIG (relative: against the workspace) and a global config', managers: ['npm'], env: { NPM_CONFIG_USERCONFIG: 'conf/npmrc', NPM_CONFIG_GLOBALCONFIG: '/etc/npmrc' }, files: ['/home/me/.npmrc', '/ws/conf/npmrc', '/etc/npmrc'] },
-    { name: 'yarn: ~/.npmrc, ~/.yarnrc, ~/.yarnrc.yml', managers: ['yarn'], env: {}, files: ['/home/me/.npmrc', '/home/me/.yarnrc', '/home/me/.yarnrc.yml'] },
-    { name: 'pnpm: ~/.config/pnpm/rc', managers: ['pnpm'], env: {}, files: ['/home/me/.npmrc', '/home/me/.config/pnpm/rc'] },
-    { name: 'pnpm with XDG_CONFIG_HOME', managers: ['pnpm'], env: { XDG_CONFIG_HOME: '/x' }, files: ['/home/me/.npmrc', '/x/pnpm/rc'] },
-    { name: 'bun: ~/.bunfig.toml and the XDG one', managers: ['bun'], env: {}, files: ['/home/me/.npmrc', '/home/me/.bunfig.toml', '/home/me/.config/.bunfig.toml'] },
+    {
+      name: 'npm with NPM_CONFIG_USERCONFIG (relative: against the workspace) and a global config',
+      managers: ['npm'],
+      env: { NPM_CONFIG_USERCONFIG: 'conf/npmrc', NPM_CONFIG_GLOBALCONFIG: '/etc/npmrc' },
+      files: ['/home/me/.npmrc', '/ws/conf/npmrc', '/etc/npmrc'],
+    },
+    {
+      name: 'yarn: ~/.npmrc, ~/.yarnrc, ~/.yarnrc.yml',
+      managers: ['yarn'],
+      env: {},
+      files: ['/home/me/.npmrc', '/home/me/.yarnrc', '/home/me/.yarnrc.yml'],
+    },
+    {
+      name: 'pnpm: ~/.config/pnpm/rc',
+      managers: ['pnpm'],
+      env: {},
+      files: ['/home/me/.npmrc', '/home/me/.config/pnpm/rc'],
+    },
+    {
+      name: 'pnpm with XDG_CONFIG_HOME',
+      managers: ['pnpm'],
+      env: { XDG_CONFIG_HOME: '/x' },
+      files: ['/home/me/.npmrc', '/x/pnpm/rc'],
+    },
+    {
+      name: 'bun: ~/.bunfig.toml and the XDG one',
+      managers: ['bun'],
+      env: {},
+      files: ['/home/me/.npmrc', '/home/me/.bunfig.toml', '/home/me/.config/.bunfig.toml'],
+    },
     { name: 'two managers: each file once', managers: ['npm', 'npx'], env: {}, files: ['/home/me/.npmrc'] },
     { name: 'no package manager: none', managers: ['make', 'bash'], env: {}, files: [] },
   ];
@@ -195,11 +284,17 @@ describe('the user-level package-manager rc files (userRcFiles)', () => {
       t.write('home/.npmrc', 'script-shell=/bin/true\n');
       const d = await snap.changed();
       assert.equal(d.length, 2);
-      assert.match(gateFilesChangedReason('basic', d), new RegExp(`changed during the run \\(${path.join(t.dir, 'home', '.npmrc').replace(/[.]/g, '\\.')}\\)`));
+      assert.match(
+        gateFilesChangedReason('basic', d),
+        new RegExp(`changed during the run \\(${path.join(t.dir, 'home', '.npmrc').replace(/[.]/g, '\\.')}\\)`),
+      );
       fs.rmSync(path.join(t.dir, 'home', '.npmrc'));
       assert.deepEqual(await snap.changed(), [], 'put back: no change');
       const make = await snapshotGateFiles(path.join(t.dir, 'ws'), ['make check'], opts);
-      assert.ok(!make.lines.some((l) => l.startsWith('user file')), 'a gate without a package manager reads no user rc file');
+      assert.ok(
+        !make.lines.some((l) => l.startsWith('user file')),
+        'a gate without a package manager reads no user rc file',
+      );
     } finally {
       t.dispose();
     }

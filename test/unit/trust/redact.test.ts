@@ -25,11 +25,17 @@ describe('redacting agentArgs from run records', () => {
   it('redacts the arguments where they stand in the agent command line, whatever their length', () => {
     const args = ['--max-turns', '5', '--api-key', 'sk-SECRET-1'];
     const cmd = `/usr/bin/claude -p --output-format stream-json --verbose ${args.join(' ')}`;
-    assert.equal(redactText(cmd, args), `/usr/bin/claude -p --output-format stream-json --verbose --max-turns ${REDACTED} --api-key ${REDACTED}`);
+    assert.equal(
+      redactText(cmd, args),
+      `/usr/bin/claude -p --output-format stream-json --verbose --max-turns ${REDACTED} --api-key ${REDACTED}`,
+    );
   });
 
   it('redacts values of six or more characters anywhere else, and leaves short ones', () => {
-    assert.equal(redactText('agent failed: bad key sk-SECRET-1 (turn 5)', ['--api-key', 'sk-SECRET-1', '--max-turns', '5']), `agent failed: bad key ${REDACTED} (turn 5)`);
+    assert.equal(
+      redactText('agent failed: bad key sk-SECRET-1 (turn 5)', ['--api-key', 'sk-SECRET-1', '--max-turns', '5']),
+      `agent failed: bad key ${REDACTED} (turn 5)`,
+    );
   });
 
   it('returns the event itself when there are no agentArgs, and a redacted copy otherwise', () => {
@@ -46,7 +52,12 @@ describe('redacting agentArgs from run records', () => {
       const secret = 'sk-ant-api03-VERYSECRET';
       const lines: string[] = [];
       const rec = new RunRecorder(t.dir, 'r1', { onLine: (l) => lines.push(l), agentArgs: ['--api-key', secret] });
-      rec.record({ type: 'agentStarted', iteration: 1, pid: 7, command: `claude -p --output-format stream-json --api-key ${secret}` });
+      rec.record({
+        type: 'agentStarted',
+        iteration: 1,
+        pid: 7,
+        command: `claude -p --output-format stream-json --api-key ${secret}`,
+      });
       rec.record({ type: 'warning', message: `the agent printed ${secret}` });
       await rec.flush();
       const activity = fs.readFileSync(path.join(t.dir, '.ralph', 'activity.log'), 'utf8');

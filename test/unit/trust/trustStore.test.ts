@@ -53,7 +53,12 @@ describe('recording trust in the user state folder', () => {
     assert.equal(v.state, 'changed');
     assert.equal(v.allowed, false);
     // The file `npm test` ran (package.json's scripts.test, here absent) is no longer part of the content either.
-    assert.deepEqual(v.diff, ['- .ralph/config.json gates.basic = "npm test"', '- workspace file .npmrc missing', '- workspace file package.json scripts.test (no package.json)', '+ .ralph/config.json gates.basic = "true"']);
+    assert.deepEqual(v.diff, [
+      '- .ralph/config.json gates.basic = "npm test"',
+      '- workspace file .npmrc missing',
+      '- workspace file package.json scripts.test (no package.json)',
+      '+ .ralph/config.json gates.basic = "true"',
+    ]);
   });
 
   // breaker-s6 row 05: the agents' project configuration names programs (hooks, apiKeyHelper, MCP servers).
@@ -64,7 +69,14 @@ describe('recording trust in the user state folder', () => {
     t.write('ws/.cursor/hooks.json', '{"version": 1}');
     const v = await checkWorkspaceTrust(ws(), null, env);
     assert.equal(v.state, 'untrusted');
-    assert.deepEqual(v.lines.map((l) => l.replace(/sha256:\w+/, 'sha256:…')), ['workspace file .claude/settings.json sha256:…', 'workspace file .mcp.json sha256:…', 'workspace file .cursor/hooks.json sha256:…']);
+    assert.deepEqual(
+      v.lines.map((l) => l.replace(/sha256:\w+/, 'sha256:…')),
+      [
+        'workspace file .claude/settings.json sha256:…',
+        'workspace file .mcp.json sha256:…',
+        'workspace file .cursor/hooks.json sha256:…',
+      ],
+    );
     await trustWorkspace(ws(), { env });
     assert.equal((await checkWorkspaceTrust(ws(), null, env)).state, 'trusted');
     t.write('ws/.claude/settings.local.json', '{"apiKeyHelper": "./x"}');

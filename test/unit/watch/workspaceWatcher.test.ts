@@ -50,9 +50,15 @@ describe('the workspace watcher', () => {
 
   it('maps paths to the artifact they belong to', () => {
     const table: [string, string | null][] = [
-      ['.flow/tasks/fn-1.1.json', 'flow-next'], ['scripts/ralph/runs/x/PAUSE', 'flow-next'], ['quantum.json', 'quantum'],
-      ['RALPH_TASK.md', 'checklist'], ['specs/auth/tasks.md', 'checklist'], ['specs/auth/plan.md', null],
-      ['.ijfw/wave-1/a.checkpoint.json', 'waves'], ['.ralph/runs/r/run.json', 'ralph'], ['src/index.ts', null],
+      ['.flow/tasks/fn-1.1.json', 'flow-next'],
+      ['scripts/ralph/runs/x/PAUSE', 'flow-next'],
+      ['quantum.json', 'quantum'],
+      ['RALPH_TASK.md', 'checklist'],
+      ['specs/auth/tasks.md', 'checklist'],
+      ['specs/auth/plan.md', null],
+      ['.ijfw/wave-1/a.checkpoint.json', 'waves'],
+      ['.ralph/runs/r/run.json', 'ralph'],
+      ['src/index.ts', null],
     ];
     for (const [p, kind] of table) assert.equal(kindOfPath(p), kind, p);
   });

@@ -1,7 +1,15 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkpointDoneSource, isUseful, isValidId, parseCheckpoint, parseReportStatus, subIdOfEventsFile, subIdOfFile } from '../../../src/core/waves/checkpoint';
+import {
+  checkpointDoneSource,
+  isUseful,
+  isValidId,
+  parseCheckpoint,
+  parseReportStatus,
+  subIdOfEventsFile,
+  subIdOfFile,
+} from '../../../src/core/waves/checkpoint';
 import { ijfwFixtures } from '../../support/waveFixture';
 
 const shape = (name: string) => fs.readFileSync(path.join(ijfwFixtures, 'shapes', `${name}.checkpoint.json`), 'utf8');
@@ -37,7 +45,9 @@ describe('IJFW checkpoints (seed-systems.md §1.4)', () => {
   });
 
   it('falls back to checkpoint.ts when the state-SDK envelope has no updated_at', () => {
-    const cp = read(JSON.stringify({ waveId: 'W', subagentId: 'S', checkpoint: { ts: '2026-05-18T14:00:00Z', status: 'DONE' } }));
+    const cp = read(
+      JSON.stringify({ waveId: 'W', subagentId: 'S', checkpoint: { ts: '2026-05-18T14:00:00Z', status: 'DONE' } }),
+    );
     assert.equal(cp.timeField, 'checkpoint.ts');
     assert.equal(checkpointDoneSource(cp), 'checkpoint-status');
   });
@@ -58,13 +68,26 @@ describe('IJFW checkpoints (seed-systems.md §1.4)', () => {
   });
 
   it('treats DONE and DONE_WITH_CONCERNS as done, other statuses not', () => {
-    for (const [status, done] of [['DONE', true], ['DONE_WITH_CONCERNS', true], ['BLOCKED', false], ['NEEDS_CONTEXT', false], ['done', false]] as const) {
-      assert.equal(checkpointDoneSource(read(JSON.stringify({ ts: '2026-05-18T14:00:00Z', status }))) !== undefined, done, status);
+    for (const [status, done] of [
+      ['DONE', true],
+      ['DONE_WITH_CONCERNS', true],
+      ['BLOCKED', false],
+      ['NEEDS_CONTEXT', false],
+      ['done', false],
+    ] as const) {
+      assert.equal(
+        checkpointDoneSource(read(JSON.stringify({ ts: '2026-05-18T14:00:00Z', status }))) !== undefined,
+        done,
+        status,
+      );
     }
   });
 
   it('finds DONE in a stored report by its last Status: line (§1.5-2)', () => {
-    assert.deepEqual(parseReportStatus('x\nStatus: BLOCKED\nStatus: DONE\nCommit: abc\n'), { status: 'DONE', commit: 'abc' });
+    assert.deepEqual(parseReportStatus('x\nStatus: BLOCKED\nStatus: DONE\nCommit: abc\n'), {
+      status: 'DONE',
+      commit: 'abc',
+    });
     assert.deepEqual(parseReportStatus('Status: DONE please'), { status: undefined, commit: undefined });
     const cp = read(JSON.stringify({ ts: '2026-05-18T14:00:00Z', report: 'Summary\nStatus: DONE\nCommit: 9f8e7d6' }));
     assert.equal(checkpointDoneSource(cp), 'report');
@@ -77,12 +100,19 @@ describe('IJFW checkpoints (seed-systems.md §1.4)', () => {
   });
 
   it('reports text that is not a JSON object as unreadable', () => {
-    for (const text of ['{"ts":', '[]', 'null', '42', '']) assert.equal(parseCheckpoint(text).ok, false, JSON.stringify(text));
+    for (const text of ['{"ts":', '[]', 'null', '42', ''])
+      assert.equal(parseCheckpoint(text).ok, false, JSON.stringify(text));
   });
 
   it('takes the subagent id from the file name only, and only a valid one', () => {
     assert.equal(subIdOfFile('subagent-W12-A0-S01.checkpoint.json'), 'W12-A0-S01');
-    for (const bad of ['subagent-..bad.checkpoint.json', 'subagent-a/b.checkpoint.json', `subagent-${'x'.repeat(65)}.checkpoint.json`, 'subagent-.checkpoint.json', 'sub-W1.checkpoint.json']) {
+    for (const bad of [
+      'subagent-..bad.checkpoint.json',
+      'subagent-a/b.checkpoint.json',
+      `subagent-${'x'.repeat(65)}.checkpoint.json`,
+      'subagent-.checkpoint.json',
+      'sub-W1.checkpoint.json',
+    ]) {
       assert.equal(subIdOfFile(bad), undefined, bad);
     }
     assert.equal(subIdOfEventsFile('events-W1-S11.jsonl'), 'W1-S11');
@@ -96,7 +126,17 @@ describe('IJFW checkpoints (seed-systems.md §1.4)', () => {
   });
 
   it('checks ids against ^[A-Za-z0-9_-]{1,64}$', () => {
-    for (const [id, ok] of [['W12-A0', true], ['a_b', true], ['x'.repeat(64), true], ['x'.repeat(65), false], ['', false], ['a.b', false], ['../a', false], ['a b', false], [42, false]] as const) {
+    for (const [id, ok] of [
+      ['W12-A0', true],
+      ['a_b', true],
+      ['x'.repeat(64), true],
+      ['x'.repeat(65), false],
+      ['', false],
+      ['a.b', false],
+      ['../a', false],
+      ['a b', false],
+      [42, false],
+    ] as const) {
       assert.equal(isValidId(id), ok, String(id));
     }
   });

@@ -8,7 +8,11 @@ describe('a resume brief as a task source (ralph run --source <brief>)', () => {
     const t = makeTempFolder('ralph-brief-source-');
     try {
       t.write('.planning/p/resume-W1-A.md', '# Resume brief\n\n> - [ ] quoted, not a box\n\n- [ ] write docs/b.md\n');
-      for (const want of ['.planning/p/resume-W1-A.md', './.planning/p/resume-W1-A.md', path.join(t.dir, '.planning/p/resume-W1-A.md')]) {
+      for (const want of [
+        '.planning/p/resume-W1-A.md',
+        './.planning/p/resume-W1-A.md',
+        path.join(t.dir, '.planning/p/resume-W1-A.md'),
+      ]) {
         const src = checklistAt(t.dir, want, 'tester');
         assert.ok(src, want);
         assert.equal(src.label, '.planning/p/resume-W1-A.md');

@@ -15,13 +15,16 @@ describe('STATE.md (seed-systems.md §1.6)', () => {
   }
 
   it('leaves anything outside the flat subset to the YAML parser', () => {
-    for (const text of ['a:\n  b: 1', 'a: |\n  x', "a: 'single'", 'a: b: c', '  - orphan item']) assert.equal(parseFlatYaml(text), undefined, text);
+    for (const text of ['a:\n  b: 1', 'a: |\n  x', "a: 'single'", 'a: b: c', '  - orphan item'])
+      assert.equal(parseFlatYaml(text), undefined, text);
     const st = parseWaveState("---\nwave_id: W1\nstatus: 'review'\n---\n");
     assert.ok(st.ok && st.state.status === 'review');
   });
 
   it('reads status, updated_at, the roster and DONE task entries', () => {
-    const r = parseWaveState('---\nwave_id: W1\nstatus: in_progress\nupdated_at: 2026-05-18T14:40:00Z\nsubagents:\n  - A\n  - B\ntasks: ["A:DONE:k1", "B:DONE_WITH_CONCERNS:k2", "C:BLOCKED:k3"]\n---\n\n## Body\n');
+    const r = parseWaveState(
+      '---\nwave_id: W1\nstatus: in_progress\nupdated_at: 2026-05-18T14:40:00Z\nsubagents:\n  - A\n  - B\ntasks: ["A:DONE:k1", "B:DONE_WITH_CONCERNS:k2", "C:BLOCKED:k3"]\n---\n\n## Body\n',
+    );
     assert.ok(r.ok);
     assert.equal(r.state.status, 'in_progress');
     assert.equal(r.state.updatedAtMs, Date.parse('2026-05-18T14:40:00Z'));
@@ -38,11 +41,16 @@ describe('STATE.md (seed-systems.md §1.6)', () => {
 });
 
 describe('blackboard claims (seed-systems.md §1.7)', () => {
-  const claims = parseClaims(JSON.stringify({ version: 1, claims: [
-    { id: 'c1', artifact_id: 'W1:lexer', agent: 'orchestrator', note: 'Lexer for W1-S2' },
-    { id: 'c2', artifact: 'W1:parser', owner: 'W1-S1', note: 'Parser' },
-    { id: 'c3', artifact_id: 'W2:x', agent: 'W1-S3' },
-  ] }));
+  const claims = parseClaims(
+    JSON.stringify({
+      version: 1,
+      claims: [
+        { id: 'c1', artifact_id: 'W1:lexer', agent: 'orchestrator', note: 'Lexer for W1-S2' },
+        { id: 'c2', artifact: 'W1:parser', owner: 'W1-S1', note: 'Parser' },
+        { id: 'c3', artifact_id: 'W2:x', agent: 'W1-S3' },
+      ],
+    }),
+  );
 
   it('joins a claim by agent, then by a W<wave>: artifact mentioning the sub, with the legacy aliases', () => {
     assert.equal(claimFor(claims, 'W1', 'W1-S1')?.note, 'Parser');

@@ -10,17 +10,51 @@ const ctx = (tokens: number) => ({ tokens, window: 200_000, warnAt: 140_000, rot
 
 describe('the page lanes', () => {
   const table: { name: string; lane: LaneRow; want: Partial<ReturnType<typeof laneDisplayOf>> }[] = [
-    { name: 'a working lane below warn', lane: row({ context: ctx(50_000) }), want: { item: 'US-1 Login form', attempt: '1 of 3', iteration: '4', state: 'working', percent: 25, warnPercent: 70, rotatePercent: 80, level: 'ok', contextText: '50k / 200k (25%)' } },
+    {
+      name: 'a working lane below warn',
+      lane: row({ context: ctx(50_000) }),
+      want: {
+        item: 'US-1 Login form',
+        attempt: '1 of 3',
+        iteration: '4',
+        state: 'working',
+        percent: 25,
+        warnPercent: 70,
+        rotatePercent: 80,
+        level: 'ok',
+        contextText: '50k / 200k (25%)',
+      },
+    },
     { name: 'from the warn line', lane: row({ context: ctx(140_000) }), want: { level: 'warn' } },
     { name: 'from the rotate line', lane: row({ context: ctx(160_000) }), want: { level: 'rotate' } },
     { name: 'over the window the bar stops at 100', lane: row({ context: ctx(260_000) }), want: { percent: 100 } },
-    { name: 'no context figure: no gauge', lane: row({ context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 } }), want: { percent: 0, level: 'none', contextText: '—' } },
-    { name: 'an idle lane says how its last iteration ended', lane: row({ activity: 'idle', lastEnding: 'rotation' }), want: { state: 'idle (last: rotation)' } },
+    {
+      name: 'no context figure: no gauge',
+      lane: row({ context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 } }),
+      want: { percent: 0, level: 'none', contextText: '—' },
+    },
+    {
+      name: 'an idle lane says how its last iteration ended',
+      lane: row({ activity: 'idle', lastEnding: 'rotation' }),
+      want: { state: 'idle (last: rotation)' },
+    },
     { name: 'a lane at a gate', lane: row({ activity: 'gate' }), want: { state: 'at a gate' } },
-    { name: 'a lane waiting on its question', lane: row({ activity: 'waiting' }), want: { state: 'waiting for an answer' } },
-    { name: 'a review lane has no item and no attempt', lane: row({ item: null, purpose: 'review', attempt: 0, maxAttempts: null }), want: { item: 'final review', attempt: '—' } },
+    {
+      name: 'a lane waiting on its question',
+      lane: row({ activity: 'waiting' }),
+      want: { state: 'waiting for an answer' },
+    },
+    {
+      name: 'a review lane has no item and no attempt',
+      lane: row({ item: null, purpose: 'review', attempt: 0, maxAttempts: null }),
+      want: { item: 'final review', attempt: '—' },
+    },
     { name: 'an attempt without a known limit', lane: row({ attempt: 2, maxAttempts: null }), want: { attempt: '2' } },
-    { name: 'a lane before its first iteration', lane: row({ item: null, purpose: null, attempt: 0, iteration: null, activity: 'idle', lastEnding: null }), want: { item: '—', iteration: '—', state: 'idle' } },
+    {
+      name: 'a lane before its first iteration',
+      lane: row({ item: null, purpose: null, attempt: 0, iteration: null, activity: 'idle', lastEnding: null }),
+      want: { item: '—', iteration: '—', state: 'idle' },
+    },
   ];
   for (const t of table) {
     it(t.name, () => {
@@ -35,32 +69,57 @@ describe('the page lanes', () => {
     assert.equal(lanesSummaryOf([]), '0 lanes');
   });
 
-  it('charts one context line per lane, null where a point is another lane\'s, one cost line', () => {
+  it("charts one context line per lane, null where a point is another lane's, one cost line", () => {
     const pts = [
       { iteration: 1, at: 1_000, contextTokens: 10, costUsd: 0.1, lane: 1 },
       { iteration: 2, at: 2_000, contextTokens: 20, costUsd: 0.2, lane: 2 },
       { iteration: 2, at: 2_000, contextTokens: 25, costUsd: 0.25, lane: 1 },
       { iteration: 3, at: 3_000, contextTokens: 30, costUsd: 0.3, lane: 2 },
     ];
-    assert.deepEqual(laneChartData(pts), { lanes: [1, 2], data: [[1, 2, 3], [10, 25, null], [null, 20, 30], [0.1, 0.25, 0.3]] });
+    assert.deepEqual(laneChartData(pts), {
+      lanes: [1, 2],
+      data: [
+        [1, 2, 3],
+        [10, 25, null],
+        [null, 20, 30],
+        [0.1, 0.25, 0.3],
+      ],
+    });
   });
 
   it('charts the sequential run (lane 0, no lane field) exactly as before', () => {
-    const pts = [{ iteration: 1, at: 1_000, contextTokens: 10, costUsd: 0.1 }, { iteration: 1, at: 1_000, contextTokens: 12, costUsd: 0.1 }, { iteration: 2, at: 3_000, contextTokens: 5, costUsd: 0.3, rotated: true }];
+    const pts = [
+      { iteration: 1, at: 1_000, contextTokens: 10, costUsd: 0.1 },
+      { iteration: 1, at: 1_000, contextTokens: 12, costUsd: 0.1 },
+      { iteration: 2, at: 3_000, contextTokens: 5, costUsd: 0.3, rotated: true },
+    ];
     const { lanes, data } = laneChartData(pts);
     assert.deepEqual([lanes, data], [[0], chartColumns(pts)]);
     assert.deepEqual(laneChartData([]), { lanes: [], data: [[], []] });
   });
 
-  it('gives each lane the colour of its chart line, never the cost line\'s green', () => {
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map(laneColorVar), ['--vscode-charts-blue', '--vscode-charts-blue', '--vscode-charts-purple', '--vscode-charts-orange', '--vscode-foreground', '--vscode-charts-blue']);
+  it("gives each lane the colour of its chart line, never the cost line's green", () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map(laneColorVar), [
+      '--vscode-charts-blue',
+      '--vscode-charts-blue',
+      '--vscode-charts-purple',
+      '--vscode-charts-orange',
+      '--vscode-foreground',
+      '--vscode-charts-blue',
+    ]);
   });
 
   it('takes the lanes of a snapshot and replaces them with a lanes op', () => {
     let s = reducePage(initialPageState(), hostSamples[0]!).state;
-    assert.deepEqual(s.data.lanes.map((l) => l.lane), [1, 2, 3]);
+    assert.deepEqual(
+      s.data.lanes.map((l) => l.lane),
+      [1, 2, 3],
+    );
     s = reducePage(s, { type: 'update', seq: 2, ops: [{ op: 'lanes', lanes: [row({ lane: 7 })] }] }).state;
-    assert.deepEqual(s.data.lanes.map((l) => l.lane), [7]);
+    assert.deepEqual(
+      s.data.lanes.map((l) => l.lane),
+      [7],
+    );
     s = reducePage(s, { type: 'update', seq: 3, ops: [{ op: 'lanes', lanes: [] }] }).state;
     assert.deepEqual(s.data.lanes, []);
   });

@@ -4,7 +4,8 @@ import { allKinds, filterFromState, matchesFilter, toggleKind } from '../../../w
 import { LogBuffer } from '../../../webview/model/logBuffer';
 
 const line = (n: number, kind: LogKind = 'loop', text = `line ${n}`): LogLine => ({ n, at: n, kind, text });
-const lines = (from: number, to: number, kind: LogKind = 'loop') => Array.from({ length: to - from + 1 }, (_, i) => line(from + i, kind));
+const lines = (from: number, to: number, kind: LogKind = 'loop') =>
+  Array.from({ length: to - from + 1 }, (_, i) => line(from + i, kind));
 const view = (b: LogBuffer) => Array.from({ length: b.viewSize }, (_, i) => b.viewLine(i)!.n);
 
 describe('the page log buffer', () => {
@@ -21,7 +22,10 @@ describe('the page log buffer', () => {
     b.append(lines(1, 4));
     b.append(lines(5, 12));
     assert.deepEqual(view(b), [8, 9, 10, 11, 12]);
-    assert.deepEqual(b.lines().map((l) => l.n), [8, 9, 10, 11, 12]);
+    assert.deepEqual(
+      b.lines().map((l) => l.n),
+      [8, 9, 10, 11, 12],
+    );
     assert.equal(b.dropped, 7);
   });
 
@@ -74,7 +78,10 @@ describe('the log filter', () => {
 
   it('reads a saved filter and ignores what is not one', () => {
     assert.deepEqual(filterFromState(undefined), allKinds());
-    assert.deepEqual(filterFromState({ kinds: { tokens: false, bogus: true }, text: 'T1' }), { ...toggleKind(allKinds(), 'tokens'), text: 'T1' });
+    assert.deepEqual(filterFromState({ kinds: { tokens: false, bogus: true }, text: 'T1' }), {
+      ...toggleKind(allKinds(), 'tokens'),
+      text: 'T1',
+    });
     assert.deepEqual(filterFromState({ kinds: { loop: 'no' }, text: 7 }), allKinds());
   });
 });

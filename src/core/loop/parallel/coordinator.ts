@@ -17,14 +17,39 @@ import { holdGitWorker } from '../../process/gitWorker';
 import { resolveContainment } from '../../process/containment';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import { tryHoldLock } from '../../store/fileLock';
-import { isStorageError, makeSpaceReserve, STORAGE_EXIT, storageFailureText, type SpaceReserve } from '../../store/storageFailure';
+import {
+  isStorageError,
+  makeSpaceReserve,
+  STORAGE_EXIT,
+  storageFailureText,
+  type SpaceReserve,
+} from '../../store/storageFailure';
 import { recoverCrashedRuns } from '../crashRecovery';
-import { cleanCommitOf, decideCoordinator, decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats, greenTreeStandsForLeftovers, type LaneGreen, type RunEnd } from '../decide';
+import {
+  cleanCommitOf,
+  decideCoordinator,
+  decideLaneEnd,
+  decideMerge,
+  decideMergeBatch,
+  featureGateRepeats,
+  greenTreeStandsForLeftovers,
+  type LaneGreen,
+  type RunEnd,
+} from '../decide';
 import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';
-import { excludeRunnerFiles, git, gitFailure, GitWorktreeDispatcher, LANE_DIR, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
+import {
+  excludeRunnerFiles,
+  git,
+  gitFailure,
+  GitWorktreeDispatcher,
+  LANE_DIR,
+  laneBranch,
+  type LaneDispatcher,
+  type MergeOutcome,
+} from './dispatcher';
 import { LaneStorySource } from './laneSource';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
@@ -48,7 +73,10 @@ import { pickRound } from './rounds';
 const TRACE = process.env.RALPH_TRACE_LANES === '1';
 const TRACE_T0 = performance.now();
 function trace(lane: number, story: string, phase: string): void {
-  if (TRACE) process.stderr.write(`trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), busy: Math.round(performance.eventLoopUtilization().active), lane, story, phase })}\n`);
+  if (TRACE)
+    process.stderr.write(
+      `trace-lanes ${JSON.stringify({ t: Math.round(performance.now() - TRACE_T0), busy: Math.round(performance.eventLoopUtilization().active), lane, story, phase })}\n`,
+    );
 }
 
 /** Does a run with these options run in parallel: the quantum source, named or the folder's first source. */
@@ -88,9 +116,16 @@ interface Lane {
  * Refuses (EngineRefusal) outside a git repository, with uncommitted changes to tracked files (merges happen in the
  * folder), without gates unless `noGates`, or with `item`. `emit` gets every event with its lane.
  */
-export async function runParallel(o: EngineOptions, runId: string, emit: (e: EngineEvent, lane: number) => void): Promise<RunResult> {
+export async function runParallel(
+  o: EngineOptions,
+  runId: string,
+  emit: (e: EngineEvent, lane: number) => void,
+): Promise<RunResult> {
   const folder = path.resolve(o.folder);
-  if (o.item) throw new EngineRefusal('--item cannot be used with a parallel run: the rounds pick the stories (run without --parallel to begin with one story).');
+  if (o.item)
+    throw new EngineRefusal(
+      '--item cannot be used with a parallel run: the rounds pick the stories (run without --parallel to begin with one story).',
+    );
   // The lanes' git calls start from a small helper process (gitWorker.ts): the main thread, which drives every lane,
   // does not wait for forks of this large process. Started now, so that its start-up overlaps the checks below (which
   // run git from here).
@@ -102,13 +137,22 @@ export async function runParallel(o: EngineOptions, runId: string, emit: (e: Eng
   }
 }
 
-async function checkedRun(o: EngineOptions, folder: string, runId: string, emit: (e: EngineEvent, lane: number) => void): Promise<RunResult> {
+async function checkedRun(
+  o: EngineOptions,
+  folder: string,
+  runId: string,
+  emit: (e: EngineEvent, lane: number) => void,
+): Promise<RunResult> {
   // One rev-parse for the three facts the start needs (the top folder, git's common folder, the branch) beside the
   // status check: two processes at once rather than four one after another, each a fork of this large process. With
   // no commit on HEAD that rev-parse fails: the top folder is asked alone, and the rest as before.
   const statusArgs = ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)quantum.json'];
   const checks = Promise.all([
-    git(folder, ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', '--abbrev-ref', 'HEAD'], { reject: false, direct: true }),
+    git(
+      folder,
+      ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-common-dir', '--abbrev-ref', 'HEAD'],
+      { reject: false, direct: true },
+    ),
     git(folder, statusArgs, { reject: false, direct: true }),
   ]);
   // While git answers: the shell parser the first lane's gate-file snapshot needs (engine.ts snapshotGateFiles).
@@ -116,26 +160,57 @@ async function checkedRun(o: EngineOptions, folder: string, runId: string, emit:
   const [facts, status] = await checks;
   const lines = facts.exitCode === 0 ? facts.stdout.split(/\r?\n/) : [];
   const repo = lines.length === 3 ? { commonDir: lines[1]!, branch: lines[2]! } : null;
-  const inside = repo ? { exitCode: 0, stdout: lines[0]! } : await git(folder, ['rev-parse', '--show-toplevel'], { reject: false, direct: true });
-  if (inside.exitCode !== 0) throw new EngineRefusal(`A parallel run needs a git repository: ${folder} is not one (lanes are git worktrees merged back into the feature branch). Run without --parallel, or \`git init\` and commit first.`);
-  if (path.resolve(inside.stdout.trim()) !== folder) throw new EngineRefusal(`A parallel run needs the repository's top folder (${inside.stdout.trim()}), not ${folder}.`);
+  const inside = repo
+    ? { exitCode: 0, stdout: lines[0]! }
+    : await git(folder, ['rev-parse', '--show-toplevel'], { reject: false, direct: true });
+  if (inside.exitCode !== 0)
+    throw new EngineRefusal(
+      `A parallel run needs a git repository: ${folder} is not one (lanes are git worktrees merged back into the feature branch). Run without --parallel, or \`git init\` and commit first.`,
+    );
+  if (path.resolve(inside.stdout.trim()) !== folder)
+    throw new EngineRefusal(
+      `A parallel run needs the repository's top folder (${inside.stdout.trim()}), not ${folder}.`,
+    );
   // quantum.json is the runner's own (its statuses change during the run; lanes never commit it).
   if (status.exitCode !== 0) throw gitFailure(statusArgs, status);
   const dirty = status.stdout.trim();
-  if (dirty) throw new EngineRefusal(`A parallel run refuses to start while tracked files have uncommitted changes (the lanes merge into this folder); commit or stash them first:\n${dirty.split('\n').slice(0, 10).map((l) => `  ${l}`).join('\n')}`);
+  if (dirty)
+    throw new EngineRefusal(
+      `A parallel run refuses to start while tracked files have uncommitted changes (the lanes merge into this folder); commit or stash them first:\n${dirty
+        .split('\n')
+        .slice(0, 10)
+        .map((l) => `  ${l}`)
+        .join('\n')}`,
+    );
   const q = readQuantum(folder);
-  if (!q?.doc) throw new EngineRefusal(q?.problem ? `${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}` : `No quantum.json in ${folder}: only quantum stories run in parallel.`);
+  if (!q?.doc)
+    throw new EngineRefusal(
+      q?.problem
+        ? `${q.problem.file}:${q.problem.line}:${q.problem.column}: ${q.problem.message}`
+        : `No quantum.json in ${folder}: only quantum stories run in parallel.`,
+    );
   const gates = await resolveGates(folder, o.config);
-  if (!gates && !o.noGates) throw new EngineRefusal('No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.');
-  const releaseLock = await tryHoldLock(ralphFile(folder, 'engineLock'), (err) => emit({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }, 0));
+  if (!gates && !o.noGates)
+    throw new EngineRefusal(
+      'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
+    );
+  const releaseLock = await tryHoldLock(ralphFile(folder, 'engineLock'), (err) =>
+    emit({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }, 0),
+  );
   if (!releaseLock) {
-    const active = listRuns(folder).runs.filter((r) => r.kind === 'ralph' && r.active).map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
-    throw new EngineRefusal(`Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`);
+    const active = listRuns(folder)
+      .runs.filter((r) => r.kind === 'ralph' && r.active)
+      .map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
+    throw new EngineRefusal(
+      `Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`,
+    );
   }
   try {
     return await new Coordinator(o, folder, runId, gates, emit, repo).run();
   } finally {
-    await releaseLock().catch((err: Error) => emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0));
+    await releaseLock().catch((err: Error) =>
+      emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0),
+    );
   }
 }
 
@@ -174,7 +249,14 @@ class Coordinator {
   private mainChain: Promise<unknown> = Promise.resolve();
 
   /** `repo`: git's common folder and the branch checked out, when the start's checks read them (else asked again). */
-  constructor(private readonly o: EngineOptions, private readonly folder: string, private readonly runId: string, private readonly gates: ResolvedGates | null, private readonly emitLane: (e: EngineEvent, lane: number) => void, private readonly repo: { commonDir: string; branch: string } | null = null) {
+  constructor(
+    private readonly o: EngineOptions,
+    private readonly folder: string,
+    private readonly runId: string,
+    private readonly gates: ResolvedGates | null,
+    private readonly emitLane: (e: EngineEvent, lane: number) => void,
+    private readonly repo: { commonDir: string; branch: string } | null = null,
+  ) {
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
     this.maxParallel = Math.max(1, o.maxParallel ?? o.config.maxParallel);
     this.storyTimeoutMs = o.config.storyTimeoutMs;
@@ -185,7 +267,8 @@ class Coordinator {
   }
 
   private warn(what: string): (err: unknown) => void {
-    return (err) => this.emit({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
+    return (err) =>
+      this.emit({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
   }
 
   async run(): Promise<RunResult> {
@@ -198,17 +281,33 @@ class Coordinator {
     await this.useFeatureBranch();
     await excludeRunnerFiles(this.folder, this.repo?.commonDir);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
-    for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes) this.emit({ type: 'warning', message: note });
+    for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes)
+      this.emit({ type: 'warning', message: note });
     this.actor = await actor;
-    const recovered = await recoverCrashedRuns(this.folder, availableSources({ folder: this.folder, actor: this.actor }), this.timing.killGraceMs, { ownRunId: this.runId, sweepMirrors: true });
-    for (const r of recovered) if (r.crashed) this.emit({ type: 'warning', message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}` });
-    await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(this.warn('could not prune .ralph/runs'));
+    const recovered = await recoverCrashedRuns(
+      this.folder,
+      availableSources({ folder: this.folder, actor: this.actor }),
+      this.timing.killGraceMs,
+      { ownRunId: this.runId, sweepMirrors: true },
+    );
+    for (const r of recovered)
+      if (r.crashed)
+        this.emit({
+          type: 'warning',
+          message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}`,
+        });
+    await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(
+      this.warn('could not prune .ralph/runs'),
+    );
     await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
     // The run's one disk-space reserve (issue 12), shared by the lanes (engine.ts EngineLane `reserve`): written
     // while the run starts (1 MiB and an fsync), ready before the first lane's engine.
     this.reserveReady = makeSpaceReserve(ralphRunDir(this.folder, this.runId)).then(
-      (r) => { this.reserve = r; },
-      (err: Error) => this.emit({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }),
+      (r) => {
+        this.reserve = r;
+      },
+      (err: Error) =>
+        this.emit({ type: 'warning', message: `could not set disk space aside for the run's end: ${err.message}` }),
     );
     try {
       return await this.runReserved(maxIterations, maxCost, maxWallMs);
@@ -222,17 +321,42 @@ class Coordinator {
     const o = this.o;
     const agent = o.agent ?? o.config.agent;
     const record = await createRunRecord(this.folder, {
-      runId: this.runId, state: 'running', agent, source: { kind: 'quantum', label: 'quantum.json' },
-      config: { maxIterations, maxCostUsd: maxCost, maxWallTimeMs: maxWallMs, model: o.config.model, noGates: !!o.noGates }, agentPgid: null,
-      parallel: { maxParallel: this.maxParallel, featureBranch: this.feature }, lanes: [],
+      runId: this.runId,
+      state: 'running',
+      agent,
+      source: { kind: 'quantum', label: 'quantum.json' },
+      config: {
+        maxIterations,
+        maxCostUsd: maxCost,
+        maxWallTimeMs: maxWallMs,
+        model: o.config.model,
+        noGates: !!o.noGates,
+      },
+      agentPgid: null,
+      parallel: { maxParallel: this.maxParallel, featureBranch: this.feature },
+      lanes: [],
     });
     this.startedAt = record.startedAt;
     for (const s of readQuantum(this.folder)?.doc?.data.stories ?? []) this.expected.set(s.id, s.status);
-    this.sentinels = new SentinelWatcher(this.folder, { runId: this.runId, startedAt: this.startedAt }, this.timing.sentinelPollMs);
+    this.sentinels = new SentinelWatcher(
+      this.folder,
+      { runId: this.runId, startedAt: this.startedAt },
+      this.timing.sentinelPollMs,
+    );
     this.sentinels.on('change', () => this.poke());
     const onAbort = () => this.poke();
     o.signal?.addEventListener('abort', onAbort);
-    this.emit({ type: 'runStarted', runId: this.runId, folder: this.folder, source: `quantum.json (parallel, up to ${this.maxParallel} lanes, feature branch ${this.feature})`, agent, maxIterations, gates: this.gates?.commands ?? {}, maxCostUsd: maxCost, pid: process.pid });
+    this.emit({
+      type: 'runStarted',
+      runId: this.runId,
+      folder: this.folder,
+      source: `quantum.json (parallel, up to ${this.maxParallel} lanes, feature branch ${this.feature})`,
+      agent,
+      maxIterations,
+      gates: this.gates?.commands ?? {},
+      maxCostUsd: maxCost,
+      pid: process.pid,
+    });
     await this.reportProgress(true);
     const t0 = Date.now();
     let end: RunEnd;
@@ -248,17 +372,37 @@ class Coordinator {
         const startingIds = [...this.starting.keys()].filter((id) => !laneIds.has(id));
         const running = [...laneIds, ...startingIds];
         const working = [...this.lanes.values()].filter((l) => l.working).length + startingIds.length;
-        const d = decideCoordinator({ maxIterations, maxCostUsd: maxCost, maxWallMs }, {
-          cancelled: o.signal?.aborted ?? false, stop, pause: c.pause.length > 0, costUsd: this.cost, iterations: this.iterations,
-          elapsedMs: Date.now() - t0, running: running.length, ready: pickRound(stories, running, this.maxParallel).length,
-          allPassed: stories.length > 0 && stories.every((s) => s.status === 'passed'), stories: stories.length, storageFailure: this.storageFailure,
-        });
+        const d = decideCoordinator(
+          { maxIterations, maxCostUsd: maxCost, maxWallMs },
+          {
+            cancelled: o.signal?.aborted ?? false,
+            stop,
+            pause: c.pause.length > 0,
+            costUsd: this.cost,
+            iterations: this.iterations,
+            elapsedMs: Date.now() - t0,
+            running: running.length,
+            ready: pickRound(stories, running, this.maxParallel).length,
+            allPassed: stories.length > 0 && stories.every((s) => s.status === 'passed'),
+            stories: stories.length,
+            storageFailure: this.storageFailure,
+          },
+        );
         await this.mirrorSentinels(stop !== null || d.kind === 'drain', c.pause.length > 0);
-        if (stop && !stopHonoured && (d.kind === 'drain' || d.kind === 'end')) { stopHonoured = true; await honourStop(c).catch(this.warn('could not honour STOP')); }
-        if (d.kind === 'end') { end = d.end; break; }
+        if (stop && !stopHonoured && (d.kind === 'drain' || d.kind === 'end')) {
+          stopHonoured = true;
+          await honourStop(c).catch(this.warn('could not honour STOP'));
+        }
+        if (d.kind === 'end') {
+          end = d.end;
+          break;
+        }
         if (d.kind === 'drain') {
           this.runEnding = true;
-          this.emit({ type: 'warning', message: `${d.end.reason}: letting ${this.lanes.size} lane(s) finish their iteration` });
+          this.emit({
+            type: 'warning',
+            message: `${d.end.reason}: letting ${this.lanes.size} lane(s) finish their iteration`,
+          });
           await this.drain();
           end = d.end;
           break;
@@ -270,8 +414,13 @@ class Coordinator {
             this.round++;
             // Not awaited: a lane freed while this round starts is refilled at once (its stories count as running).
             const start: Promise<void> = this.startLanes(ids, this.round)
-              .catch((err: unknown) => { this.startFailure ??= err instanceof Error ? err : new Error(String(err)); })
-              .finally(() => { this.startingRounds.delete(start); this.poke(); });
+              .catch((err: unknown) => {
+                this.startFailure ??= err instanceof Error ? err : new Error(String(err));
+              })
+              .finally(() => {
+                this.startingRounds.delete(start);
+                this.poke();
+              });
             this.startingRounds.add(start);
             continue;
           }
@@ -305,15 +454,33 @@ class Coordinator {
     // (breaker-s5 row 23, breaker-s6 rows 10 and 21).
     removeFolderCaches(this.folder);
     const progress = this.progress();
-    const finalState = end.state === 'completed' ? 'completed' : end.state === 'stopped' || end.state === 'cancelled' ? 'stopped' : 'failed';
-    const writeEnd = () => updateRunRecord(this.folder, this.runId, {
-      state: finalState, currentItem: null, iteration: this.iterations, completion: { reason: end.completionReason, at: isoString(Date.now()) },
-      endState: end.state, endReason: end.reason, endedAt: isoString(Date.now()), agentPgid: null, costUsd: this.cost, lanes: [],
-    });
+    const finalState =
+      end.state === 'completed'
+        ? 'completed'
+        : end.state === 'stopped' || end.state === 'cancelled'
+          ? 'stopped'
+          : 'failed';
+    const writeEnd = () =>
+      updateRunRecord(this.folder, this.runId, {
+        state: finalState,
+        currentItem: null,
+        iteration: this.iterations,
+        completion: { reason: end.completionReason, at: isoString(Date.now()) },
+        endState: end.state,
+        endReason: end.reason,
+        endedAt: isoString(Date.now()),
+        agentPgid: null,
+        costUsd: this.cost,
+        lanes: [],
+      });
     // On a full disk the reserve is freed and the end written once more (issue 12, as the engine does).
     let endNotRecorded: string | undefined;
     await writeEnd()
-      .catch(async (err: unknown) => { await this.reserveReady; if (isStorageError(err) && (await this.reserve?.release())) return writeEnd(); throw err; })
+      .catch(async (err: unknown) => {
+        await this.reserveReady;
+        if (isStorageError(err) && (await this.reserve?.release())) return writeEnd();
+        throw err;
+      })
       .catch((err: unknown) => {
         if (isStorageError(err)) this.storageFailure ??= storageFailureText(err);
         endNotRecorded = (err as Error).message;
@@ -321,8 +488,29 @@ class Coordinator {
       });
     const storageFailure = this.storageFailure ?? undefined;
     const exitCode = storageFailure ? STORAGE_EXIT : EXIT_CODES[end.state];
-    this.emit({ type: 'runEnded', state: end.state, reason: end.reason, completionReason: end.completionReason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total });
-    return { runId: this.runId, state: end.state, reason: end.reason, exitCode, iterations: this.iterations, costUsd: this.cost, done: progress.done, total: progress.total, ...(storageFailure ? { storageFailure } : {}), ...(endNotRecorded ? { endNotRecorded } : {}) };
+    this.emit({
+      type: 'runEnded',
+      state: end.state,
+      reason: end.reason,
+      completionReason: end.completionReason,
+      exitCode,
+      iterations: this.iterations,
+      costUsd: this.cost,
+      done: progress.done,
+      total: progress.total,
+    });
+    return {
+      runId: this.runId,
+      state: end.state,
+      reason: end.reason,
+      exitCode,
+      iterations: this.iterations,
+      costUsd: this.cost,
+      done: progress.done,
+      total: progress.total,
+      ...(storageFailure ? { storageFailure } : {}),
+      ...(endNotRecorded ? { endNotRecorded } : {}),
+    };
   }
 
   /** The feature branch: quantum.json's `branchName` (checked out, created from HEAD when missing), else the branch checked out now. */
@@ -330,12 +518,20 @@ class Coordinator {
     const want = readQuantum(this.folder)?.doc?.data.branchName?.trim();
     const current = this.repo?.branch ?? (await git(this.folder, ['rev-parse', '--abbrev-ref', 'HEAD'])).stdout.trim();
     if (want && want !== current) {
-      const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${want}`], { reject: false })).exitCode === 0;
+      const exists =
+        (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${want}`], { reject: false })).exitCode ===
+        0;
       await git(this.folder, exists ? ['checkout', '-q', want] : ['checkout', '-q', '-b', want]);
-      this.emit({ type: 'warning', message: `checked out the feature branch ${want} (quantum.json branchName)${exists ? '' : ', created from ' + current}` });
+      this.emit({
+        type: 'warning',
+        message: `checked out the feature branch ${want} (quantum.json branchName)${exists ? '' : ', created from ' + current}`,
+      });
     }
     this.feature = want || current;
-    if (this.feature === 'HEAD') throw new EngineRefusal('A parallel run needs a branch checked out (HEAD is detached): check out the feature branch, or set quantum.json "branchName".');
+    if (this.feature === 'HEAD')
+      throw new EngineRefusal(
+        'A parallel run needs a branch checked out (HEAD is detached): check out the feature branch, or set quantum.json "branchName".',
+      );
     this.dispatcher = new GitWorktreeDispatcher(this.folder, this.feature);
   }
 
@@ -348,8 +544,14 @@ class Coordinator {
   /** Waits until a lane ends, a sentinel changes, cancel, or `ms` pass. */
   private nextChange(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(() => { this.wake = null; resolve(); }, ms);
-      this.wake = () => { clearTimeout(t); resolve(); };
+      const t = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
     });
   }
 
@@ -370,8 +572,14 @@ class Coordinator {
       if (!existsSync(dir)) continue;
       const stopFile = path.join(dir, 'STOP');
       const pauseFile = path.join(dir, 'PAUSE');
-      if (stop && !existsSync(stopFile)) await writeFile(stopFile, 'the parallel run stops\n').catch(this.warn(`could not pass STOP to lane ${l.index}`));
-      if (pause && !existsSync(pauseFile)) await writeFile(pauseFile, 'the parallel run is paused\n').catch(this.warn(`could not pass PAUSE to lane ${l.index}`));
+      if (stop && !existsSync(stopFile))
+        await writeFile(stopFile, 'the parallel run stops\n').catch(
+          this.warn(`could not pass STOP to lane ${l.index}`),
+        );
+      if (pause && !existsSync(pauseFile))
+        await writeFile(pauseFile, 'the parallel run is paused\n').catch(
+          this.warn(`could not pass PAUSE to lane ${l.index}`),
+        );
       if (!pause && existsSync(pauseFile)) await rm(pauseFile, { force: true });
     }
   }
@@ -418,8 +626,18 @@ class Coordinator {
   }
 
   private async writeLanesNow(): Promise<void> {
-    const lanes = [...this.lanes.values()].map((l) => ({ lane: l.index, item: l.story.id, worktree: path.relative(this.folder, l.tree), branch: l.branch, iteration: l.iteration, agentPgid: l.agentPgid, agentToken: l.agentToken }));
-    await updateRunRecord(this.folder, this.runId, { lanes, iteration: this.iterations, costUsd: this.cost }).catch(this.warn('could not write the lanes to run.json'));
+    const lanes = [...this.lanes.values()].map((l) => ({
+      lane: l.index,
+      item: l.story.id,
+      worktree: path.relative(this.folder, l.tree),
+      branch: l.branch,
+      iteration: l.iteration,
+      agentPgid: l.agentPgid,
+      agentToken: l.agentToken,
+    }));
+    await updateRunRecord(this.folder, this.runId, { lanes, iteration: this.iterations, costUsd: this.cost }).catch(
+      this.warn('could not write the lanes to run.json'),
+    );
   }
 
   /**
@@ -430,7 +648,13 @@ class Coordinator {
    */
   private async startLanes(ids: readonly string[], round: number): Promise<void> {
     const reserved = new Set<number>();
-    const picks = ids.map((id) => { const index = this.freeIndex(reserved); reserved.add(index); this.starting.set(id, index); trace(index, id, 'dispatch'); return { id, index }; });
+    const picks = ids.map((id) => {
+      const index = this.freeIndex(reserved);
+      reserved.add(index);
+      this.starting.set(id, index);
+      trace(index, id, 'dispatch');
+      return { id, index };
+    });
     try {
       await this.startPicked(picks, round);
     } finally {
@@ -440,24 +664,39 @@ class Coordinator {
 
   private async startPicked(picks: readonly { id: string; index: number }[], round: number): Promise<void> {
     const doc = readQuantum(this.folder)?.doc;
-    const made = await Promise.all(picks.map(async ({ id, index }) => {
-      // A story started again (a failed attempt) waits for its previous tree to be removed.
-      await this.removing.get(id);
-      const created = await this.dispatcher.create(id).catch((err: Error) => { this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` }); return null; });
-      trace(index, id, 'worktreeAdded');
-      if (!created) return null;
-      // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
-      for (const name of ['commandPolicy', 'config', 'prompts'] as const) {
-        const from = ralphFile(this.folder, name);
-        if (existsSync(from)) await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`));
-      }
-      trace(index, id, 'configCopied');
-      return { id, index, created };
-    }));
+    const made = await Promise.all(
+      picks.map(async ({ id, index }) => {
+        // A story started again (a failed attempt) waits for its previous tree to be removed.
+        await this.removing.get(id);
+        const created = await this.dispatcher.create(id).catch((err: Error) => {
+          this.emit({ type: 'warning', message: `could not create the worktree of ${id}: ${err.message}` });
+          return null;
+        });
+        trace(index, id, 'worktreeAdded');
+        if (!created) return null;
+        // The lane's engine reads the run's own configuration files from its tree's .ralph/ (ignored, never committed).
+        for (const name of ['commandPolicy', 'config', 'prompts'] as const) {
+          const from = ralphFile(this.folder, name);
+          if (existsSync(from))
+            await cp(from, ralphFile(created.tree, name), { recursive: true }).catch(
+              this.warn(`could not copy .ralph/${path.basename(from)} into ${id}'s worktree`),
+            );
+        }
+        trace(index, id, 'configCopied');
+        return { id, index, created };
+      }),
+    );
     for (const [i, m] of made.entries()) {
       if (m) continue;
       const id = picks[i]!.id;
-      await this.writeStatus(id, 'failed', () => laneEnded(this.folder, id, { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' }, this.activeTrees())).catch(this.warn(`could not record ${id} failed`));
+      await this.writeStatus(id, 'failed', () =>
+        laneEnded(
+          this.folder,
+          id,
+          { kind: 'failed', phase: 'worktree', reason: 'could not create its worktree' },
+          this.activeTrees(),
+        ),
+      ).catch(this.warn(`could not record ${id} failed`));
     }
     const lanes: Lane[] = [];
     for (const m of made) {
@@ -465,16 +704,44 @@ class Coordinator {
       const s = doc?.data.stories.find((x) => x.id === m.id);
       const story: WorkItemRef = { source: 'quantum', id: m.id, title: s?.title ?? '' };
       const source = new LaneStorySource(this.folder, m.id, this.actor, () => this.guardMain());
-      const lane: Lane = { index: m.index, story, tree: m.created.tree, branch: m.created.branch, source, abort: new AbortController(), timedOut: false, done: Promise.resolve(), iteration: null, agentPgid: null, agentToken: null, settled: false, working: true, green: null };
+      const lane: Lane = {
+        index: m.index,
+        story,
+        tree: m.created.tree,
+        branch: m.created.branch,
+        source,
+        abort: new AbortController(),
+        timedOut: false,
+        done: Promise.resolve(),
+        iteration: null,
+        agentPgid: null,
+        agentToken: null,
+        settled: false,
+        working: true,
+        green: null,
+      };
       this.lanes.set(m.index, lane);
       this.starting.delete(m.id);
       lanes.push(lane);
-      if (m.created.reused) this.emit({ type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` }, m.index);
+      if (m.created.reused)
+        this.emit(
+          { type: 'warning', message: `lane ${m.index}: ${m.id} takes up its kept branch ${m.created.branch}` },
+          m.index,
+        );
     }
     if (!lanes.length) return;
     // Rounds start concurrently and can finish starting out of order (one waits for a retried story's old tree):
     // the wave recorded never goes back.
-    await this.writeStarted(lanes.map((l) => l.story.id), () => lanesStarted(this.folder, lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })), this.waveWritten = Math.max(this.waveWritten, round), this.activeTrees()));
+    await this.writeStarted(
+      lanes.map((l) => l.story.id),
+      () =>
+        lanesStarted(
+          this.folder,
+          lanes.map((l) => ({ id: l.story.id, worktree: path.relative(this.folder, l.tree) })),
+          (this.waveWritten = Math.max(this.waveWritten, round)),
+          this.activeTrees(),
+        ),
+    );
     for (const l of lanes) trace(l.index, l.story.id, 'quantumStarted');
     await this.writeLanes();
     for (const lane of lanes) {
@@ -482,12 +749,14 @@ class Coordinator {
       // The run began to end while this round started (STOP, cancel, an error): the lane ends before its first
       // iteration, its story back to pending (decideLaneEnd: release).
       if (this.runEnding) lane.abort.abort();
-      lane.done = this.runLane(lane).catch(this.warn(`lane ${lane.index} (${lane.story.id})`)).finally(() => {
-        this.lanes.delete(lane.index);
-        trace(lane.index, lane.story.id, 'freed');
-        void this.writeLanes();
-        this.poke();
-      });
+      lane.done = this.runLane(lane)
+        .catch(this.warn(`lane ${lane.index} (${lane.story.id})`))
+        .finally(() => {
+          this.lanes.delete(lane.index);
+          trace(lane.index, lane.story.id, 'freed');
+          void this.writeLanes();
+          this.poke();
+        });
     }
   }
 
@@ -529,7 +798,14 @@ class Coordinator {
       for (const d of drift) {
         const item = { source: 'quantum' as const, id: d.id, title: stories.find((s) => s.id === d.id)?.title ?? '' };
         const lane = [...this.lanes.values()].find((l) => l.story.id === d.id);
-        this.emit({ type: 'claimPutBack', items: [item], reason: `status set to ${d.found} in the main folder's quantum.json by no write of the coordinator${lanes.length ? ` while ${lanes.join(', ')} worked` : ''}; only the coordinator records statuses in a parallel run: back to ${d.expected}` }, lane?.index ?? 0);
+        this.emit(
+          {
+            type: 'claimPutBack',
+            items: [item],
+            reason: `status set to ${d.found} in the main folder's quantum.json by no write of the coordinator${lanes.length ? ` while ${lanes.join(', ')} worked` : ''}; only the coordinator records statuses in a parallel run: back to ${d.expected}`,
+          },
+          lane?.index ?? 0,
+        );
       }
       await this.reportProgress();
     });
@@ -547,14 +823,33 @@ class Coordinator {
     await this.reserveReady;
     const signals = [lane.abort.signal, ...(o.signal ? [o.signal] : [])];
     const engine = new LoopEngine({
-      folder: lane.tree, config: { ...o.config, notify: '', parallel: false }, agent: o.agent, noGates: o.noGates,
-      maxIterations: o.maxIterations ?? o.config.maxIterations, maxCostUsd: 0, maxWallTimeMs: this.storyTimeoutMs,
-      reviewer: o.reviewer, continueOnBlocked: true, agentEnv: o.agentEnv, timing: o.timing, signal: AbortSignal.any(signals), runId: this.runId,
+      folder: lane.tree,
+      config: { ...o.config, notify: '', parallel: false },
+      agent: o.agent,
+      noGates: o.noGates,
+      maxIterations: o.maxIterations ?? o.config.maxIterations,
+      maxCostUsd: 0,
+      maxWallTimeMs: this.storyTimeoutMs,
+      reviewer: o.reviewer,
+      continueOnBlocked: true,
+      agentEnv: o.agentEnv,
+      timing: o.timing,
+      signal: AbortSignal.any(signals),
+      runId: this.runId,
       lane: {
-        index: lane.index, stateRoot: this.folder, source: lane.source, actor: this.actor,
+        index: lane.index,
+        stateRoot: this.folder,
+        source: lane.source,
+        actor: this.actor,
         nextIteration: () => ++this.iterations,
-        onAgent: (pid, token) => { lane.agentPgid = pid; lane.agentToken = token; void this.writeLanes(); },
-        onGreenTree: (green) => { lane.green = green; },
+        onAgent: (pid, token) => {
+          lane.agentPgid = pid;
+          lane.agentToken = token;
+          void this.writeLanes();
+        },
+        onGreenTree: (green) => {
+          lane.green = green;
+        },
         reserve: this.reserve,
       },
     });
@@ -574,7 +869,10 @@ class Coordinator {
     try {
       endTurn = await this.startTurn();
       // The story's time (storyTimeoutMs) counts from its turn, not from the wait for it.
-      timer = setTimeout(() => { lane.timedOut = true; lane.abort.abort(); }, this.storyTimeoutMs);
+      timer = setTimeout(() => {
+        lane.timedOut = true;
+        lane.abort.abort();
+      }, this.storyTimeoutMs);
       // A STOP that came while this lane waited for its turn never reached it (mirrorSentinels writes only into lanes'
       // existing run folders): the run is ending, and the lane starts no iteration; its story goes back (release).
       if (!this.runEnding && this.sentinels.check().stop.length) this.runEnding = true;
@@ -591,14 +889,26 @@ class Coordinator {
     lane.working = false;
     this.poke();
     if (result.storageFailure) this.storageFailure ??= result.storageFailure;
-    const d = decideLaneEnd({ end: result.state, reason: result.reason, storyVerified: lane.source.verified, blocked: lane.source.blocked, timedOut: lane.timedOut, runEnding: this.runEnding || (o.signal?.aborted ?? false), storageFailure: result.storageFailure ?? null });
+    const d = decideLaneEnd({
+      end: result.state,
+      reason: result.reason,
+      storyVerified: lane.source.verified,
+      blocked: lane.source.blocked,
+      timedOut: lane.timedOut,
+      runEnding: this.runEnding || (o.signal?.aborted ?? false),
+      storageFailure: result.storageFailure ?? null,
+    });
     // In the lane's own tree, so outside the merge chain: what the agent left uncommitted goes onto its branch.
     // The tree as the lane saw it after its last agent, when its final gate was a repeat (no agent ran since: an
     // agent's start clears `green`), saves the git status of the leftovers check, in a PID namespace only
     // (decide.ts greenTreeStandsForLeftovers).
     const green = lane.green;
-    const changed = greenTreeStandsForLeftovers(resolveContainment(this.o.config.containment).kind, green !== null) ? treeStatePaths(green!.state) : undefined;
-    await this.dispatcher.saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`, changed).catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
+    const changed = greenTreeStandsForLeftovers(resolveContainment(this.o.config.containment).kind, green !== null)
+      ? treeStatePaths(green!.state)
+      : undefined;
+    await this.dispatcher
+      .saveLeftovers(lane.story.id, `ralph: ${lane.story.id}: work the lane left uncommitted`, changed)
+      .catch(this.warn(`could not commit what the lane of ${lane.story.id} left`));
     trace(lane.index, lane.story.id, 'leftoversSaved');
     // One merge at a time: the lanes' merges, gates and records go through one chain; lanes waiting at the same
     // time are merged as a batch under one feature gate (endBatch).
@@ -610,10 +920,13 @@ class Coordinator {
     // The tree goes once its branch is merged or kept on purpose (failed, released: the branch stays for a person or
     // the next lane), off the critical path: the run waits for every removal before it ends.
     const id = lane.story.id;
-    const removal = this.dispatcher.remove(id).catch(this.warn(`could not remove ${LANE_DIR}/${id}`)).finally(() => {
-      if (this.removing.get(id) === removal) this.removing.delete(id);
-      trace(lane.index, id, 'removed');
-    });
+    const removal = this.dispatcher
+      .remove(id)
+      .catch(this.warn(`could not remove ${LANE_DIR}/${id}`))
+      .finally(() => {
+        if (this.removing.get(id) === removal) this.removing.delete(id);
+        trace(lane.index, id, 'removed');
+      });
     this.removing.set(id, removal);
   }
 
@@ -645,14 +958,22 @@ class Coordinator {
   }
 
   /** Lanes waiting for the merge slot, in the order they came. */
-  private readonly mergeQueue: { lane: Lane; d: ReturnType<typeof decideLaneEnd>; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private readonly mergeQueue: {
+    lane: Lane;
+    d: ReturnType<typeof decideLaneEnd>;
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }[] = [];
   private merging = false;
 
   /** Starts the merge drainer on the merge chain unless it runs (it takes every lane queued meanwhile). */
   private scheduleMerges(): void {
     if (this.merging) return;
     this.merging = true;
-    this.mergeChain = this.mergeChain.then(() => this.drainMerges(), () => this.drainMerges());
+    this.mergeChain = this.mergeChain.then(
+      () => this.drainMerges(),
+      () => this.drainMerges(),
+    );
   }
 
   /**
@@ -668,7 +989,15 @@ class Coordinator {
         if (b.d.kind === 'merge' && merges.length > 1) continue;
         await this.endLane(b.lane, b.d).then(b.resolve, b.reject);
       }
-      if (merges.length > 1) await this.endBatch(merges.map((b) => b.lane)).then(() => { for (const b of merges) b.resolve(); }, (err) => { for (const b of merges) b.reject(err); });
+      if (merges.length > 1)
+        await this.endBatch(merges.map((b) => b.lane)).then(
+          () => {
+            for (const b of merges) b.resolve();
+          },
+          (err) => {
+            for (const b of merges) b.reject(err);
+          },
+        );
     }
     this.merging = false;
   }
@@ -687,10 +1016,21 @@ class Coordinator {
       const t0 = Date.now();
       const m = await this.dispatcher.merge(lane.story.id);
       trace(lane.index, lane.story.id, 'merged');
-      if (m.kind === 'merged') { merged.push({ lane, outcome: m, ms: Date.now() - t0 }); continue; }
+      if (m.kind === 'merged') {
+        merged.push({ lane, outcome: m, ms: Date.now() - t0 });
+        continue;
+      }
       const f = decideMerge({ merge: m, gate: null });
       if (f.kind !== 'fail') continue;
-      await this.recordEnd(lane, { kind: 'merge' }, { kind: 'failed', phase: f.phase, reason: f.reason, ...(f.files ? { files: f.files } : {}) }, 'conflict', f.files, Date.now() - t0, false);
+      await this.recordEnd(
+        lane,
+        { kind: 'merge' },
+        { kind: 'failed', phase: f.phase, reason: f.reason, ...(f.files ? { files: f.files } : {}) },
+        'conflict',
+        f.files,
+        Date.now() - t0,
+        false,
+      );
     }
     if (merged.length === 1) {
       const only = merged[0]!;
@@ -705,11 +1045,24 @@ class Coordinator {
     const b = decideMergeBatch({ merged: merged.length, gate });
     if (b.kind === 'oneByOne') {
       await this.dispatcher.undoMerge(merged[0]!.outcome.before);
-      this.emit({ type: 'warning', message: `the feature branch's gate is red after merging ${merged.map((m) => m.lane.story.id).join(', ')} together: merged again one at a time to find the story that broke it` });
+      this.emit({
+        type: 'warning',
+        message: `the feature branch's gate is red after merging ${merged.map((m) => m.lane.story.id).join(', ')} together: merged again one at a time to find the story that broke it`,
+      });
       for (const m of merged) await this.endLane(m.lane, { kind: 'merge' });
       return;
     }
-    for (const m of merged) await this.recordEnd(m.lane, { kind: 'merge' }, { kind: 'passed' }, 'merged', undefined, m.ms + share, false, merged.length);
+    for (const m of merged)
+      await this.recordEnd(
+        m.lane,
+        { kind: 'merge' },
+        { kind: 'passed' },
+        'merged',
+        undefined,
+        m.ms + share,
+        false,
+        merged.length,
+      );
   }
 
   /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
@@ -722,7 +1075,16 @@ class Coordinator {
       trace(lane.index, id, 'merged');
       if (merged.kind === 'merged') return this.gateAndRecord(lane, merged, t0);
       const m = decideMerge({ merge: merged, gate: null });
-      if (m.kind === 'fail') return this.recordEnd(lane, d, { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) }, 'conflict', m.files, Date.now() - t0, false);
+      if (m.kind === 'fail')
+        return this.recordEnd(
+          lane,
+          d,
+          { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) },
+          'conflict',
+          m.files,
+          Date.now() - t0,
+          false,
+        );
       return this.recordEnd(lane, d, { kind: 'passed' }, 'merged', undefined, Date.now() - t0, false);
     }
     if (d.kind === 'release') return this.recordEnd(lane, d, { kind: 'released' }, 'released', undefined, 0, false);
@@ -733,35 +1095,90 @@ class Coordinator {
    * After one story's merge went in (`merged`, begun at `t0`): the feature branch's gate, unless the lane's green gate
    * already ran that command on the tree the merge made; a red gate undoes the merge (`merge_regression`); then the record.
    */
-  private async gateAndRecord(lane: Lane, merged: Extract<MergeOutcome, { kind: 'merged' }>, t0: number): Promise<void> {
+  private async gateAndRecord(
+    lane: Lane,
+    merged: Extract<MergeOutcome, { kind: 'merged' }>,
+    t0: number,
+  ): Promise<void> {
     const repeated = await this.featureGateRepeated(lane);
     trace(lane.index, lane.story.id, repeated ? 'featureGateSkipped' : 'featureGateRuns');
     const gate = !repeated ? await this.featureGate(lane) : null;
     const m = decideMerge({ merge: merged, gate });
     if (m.kind === 'fail' && m.undo) await this.dispatcher.undoMerge(merged.before);
     const durationMs = Date.now() - t0;
-    if (m.kind === 'passed') return this.recordEnd(lane, { kind: 'merge' }, { kind: 'passed' }, 'merged', undefined, durationMs, repeated);
-    return this.recordEnd(lane, { kind: 'merge' }, { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) }, m.phase === 'merge_conflict' ? 'conflict' : 'regression', m.files, durationMs, repeated);
+    if (m.kind === 'passed')
+      return this.recordEnd(lane, { kind: 'merge' }, { kind: 'passed' }, 'merged', undefined, durationMs, repeated);
+    return this.recordEnd(
+      lane,
+      { kind: 'merge' },
+      { kind: 'failed', phase: m.phase, reason: m.reason, ...(m.files ? { files: m.files } : {}) },
+      m.phase === 'merge_conflict' ? 'conflict' : 'regression',
+      m.files,
+      durationMs,
+      repeated,
+    );
   }
 
   /**
    * Records a lane's story end in the main quantum.json and reports it (`laneMerge`, then `verified` or
    * `itemBlocked`). `batch`: the number of stories merged under one feature gate (endBatch), for the reason text.
    */
-  private async recordEnd(lane: Lane, d: ReturnType<typeof decideLaneEnd>, end: StoryEnd, outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released', files: string[] | undefined, durationMs: number, repeated: boolean, batch = 1): Promise<void> {
+  private async recordEnd(
+    lane: Lane,
+    d: ReturnType<typeof decideLaneEnd>,
+    end: StoryEnd,
+    outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released',
+    files: string[] | undefined,
+    durationMs: number,
+    repeated: boolean,
+    batch = 1,
+  ): Promise<void> {
     const id = lane.story.id;
     lane.settled = true;
     const others = this.activeTrees();
     removeFolderCaches(this.folder);
     trace(lane.index, id, 'featureGateDone');
     await this.guardMain();
-    await this.writeStatus(id, end.kind === 'passed' ? 'passed' : end.kind === 'failed' ? 'failed' : 'pending', () => laneEnded(this.folder, id, end, others));
+    await this.writeStatus(id, end.kind === 'passed' ? 'passed' : end.kind === 'failed' ? 'failed' : 'pending', () =>
+      laneEnded(this.folder, id, end, others),
+    );
     trace(lane.index, id, 'recorded');
-    const how = repeated ? ' (the same gate passed on this same tree in the lane: not run again)' : batch > 1 ? ` (with ${batch - 1} other stor${batch === 2 ? 'y' : 'ies'} under one run of the feature branch's gate)` : '';
-    const reason = end.kind === 'passed' ? `merged into ${this.feature}${how}` : end.kind === 'released' ? (d.kind === 'release' ? d.reason : '') : end.reason;
-    this.emit({ type: 'laneMerge', item: lane.story, branch: laneBranch(id), outcome, reason, ...(files ? { files } : {}), durationMs }, lane.index);
-    if (end.kind === 'passed') this.emit({ type: 'verified', item: lane.story, tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null }, lane.index);
-    else if (end.kind === 'failed') this.emit({ type: 'itemBlocked', item: lane.story, reason: `${end.phase}: ${end.reason}` }, lane.index);
+    const how = repeated
+      ? ' (the same gate passed on this same tree in the lane: not run again)'
+      : batch > 1
+        ? ` (with ${batch - 1} other stor${batch === 2 ? 'y' : 'ies'} under one run of the feature branch's gate)`
+        : '';
+    const reason =
+      end.kind === 'passed'
+        ? `merged into ${this.feature}${how}`
+        : end.kind === 'released'
+          ? d.kind === 'release'
+            ? d.reason
+            : ''
+          : end.reason;
+    this.emit(
+      {
+        type: 'laneMerge',
+        item: lane.story,
+        branch: laneBranch(id),
+        outcome,
+        reason,
+        ...(files ? { files } : {}),
+        durationMs,
+      },
+      lane.index,
+    );
+    if (end.kind === 'passed')
+      this.emit(
+        {
+          type: 'verified',
+          item: lane.story,
+          tier: this.gates ? (gateCommandFor(this.gates, 'final')?.tier ?? null) : null,
+        },
+        lane.index,
+      );
+    else if (end.kind === 'failed')
+      this.emit({ type: 'itemBlocked', item: lane.story, reason: `${end.phase}: ${end.reason}` }, lane.index);
     await this.reportProgress();
   }
 
@@ -784,9 +1201,31 @@ class Coordinator {
     const g = gateCommandFor(this.gates, 'final');
     if (!g) return null;
     this.emit({ type: 'gateStarted', tier: g.tier, command: g.command }, lane.index);
-    const r = await runGateExclusive({ folder: this.folder, label: g.tier, command: g.command, timeoutMs: this.timing.gateTimeoutMs, killGraceMs: this.timing.killGraceMs, containment: this.o.config.containment });
-    this.emit({ type: 'gateResult', tier: g.tier as GateTier, command: g.command, exitCode: r.exitCode, durationMs: r.durationMs, passed: r.exitCode === 0, logPath: r.logRelPath, failingLines: r.failingLines }, lane.index);
-    return { passed: r.exitCode === 0, reason: `${g.tier} gate exit ${r.exitCode}: ${r.failingLines.slice(0, 3).join(' | ') || r.tail.slice(-3).join(' | ') || 'no output'}` };
+    const r = await runGateExclusive({
+      folder: this.folder,
+      label: g.tier,
+      command: g.command,
+      timeoutMs: this.timing.gateTimeoutMs,
+      killGraceMs: this.timing.killGraceMs,
+      containment: this.o.config.containment,
+    });
+    this.emit(
+      {
+        type: 'gateResult',
+        tier: g.tier as GateTier,
+        command: g.command,
+        exitCode: r.exitCode,
+        durationMs: r.durationMs,
+        passed: r.exitCode === 0,
+        logPath: r.logRelPath,
+        failingLines: r.failingLines,
+      },
+      lane.index,
+    );
+    return {
+      passed: r.exitCode === 0,
+      reason: `${g.tier} gate exit ${r.exitCode}: ${r.failingLines.slice(0, 3).join(' | ') || r.tail.slice(-3).join(' | ') || 'no output'}`,
+    };
   }
 
   /** A lane's event, passed on with its lane; the lane's own run start, end and progress are the coordinator's to report. */

@@ -30,7 +30,8 @@ export interface LaneDispatcher {
 }
 
 /** What a merge did: merged (with the sha before it), or a conflict (aborted) naming the conflicting paths. */
-export type MergeOutcome = { kind: 'merged'; before: string; after: string } | { kind: 'conflict'; files: string[]; detail: string };
+export type MergeOutcome =
+  { kind: 'merged'; before: string; after: string } | { kind: 'conflict'; files: string[]; detail: string };
 
 /** The branch of story `id` (quantum-loop's naming). */
 export const laneBranch = (id: string): string => `ql-wt/${id}`;
@@ -43,7 +44,11 @@ export const laneTree = (folder: string, id: string): string => path.join(folder
 const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 
 /** Runs git in `cwd` through process/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
-export async function git(cwd: string, args: string[], opts: { reject?: boolean; direct?: boolean } = {}): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+export async function git(
+  cwd: string,
+  args: string[],
+  opts: { reject?: boolean; direct?: boolean } = {},
+): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   const out = await runGit(cwd, args, { direct: opts.direct });
   if (out.exitCode !== 0 && opts.reject !== false) throw gitFailure(args, out);
   return out;
@@ -65,7 +70,8 @@ export async function headOf(cwd: string): Promise<string> {
  * tracked `.gitignore`.
  */
 export async function excludeRunnerFiles(folder: string, commonDir?: string): Promise<void> {
-  const common = commonDir ?? (await git(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).stdout.trim();
+  const common =
+    commonDir ?? (await git(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).stdout.trim();
   const file = path.join(common, 'info', 'exclude');
   const text = existsSync(file) ? await readFile(file, 'utf8') : '';
   const lines = text.split('\n').map((l) => l.trim());
@@ -104,7 +110,10 @@ async function identity(cwd: string): Promise<string[]> {
 /** The lanes as git worktrees of the repository at `folder`, branched from and merged into `featureBranch`. */
 export class GitWorktreeDispatcher implements LaneDispatcher {
   private mergeIdentity: Promise<string[]> | undefined;
-  constructor(private readonly folder: string, private readonly featureBranch: string) {}
+  constructor(
+    private readonly folder: string,
+    private readonly featureBranch: string,
+  ) {}
 
   async create(id: string) {
     const tree = laneTree(this.folder, id);
@@ -112,10 +121,17 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     await mkdir(path.dirname(tree), { recursive: true });
     // One git call in the usual case: a new branch from the feature branch. `-b` refuses an existing branch: a
     // branch kept from an earlier lane (a crash, a stop) is then taken up again, so what it committed is not lost.
-    const fresh = await git(this.folder, ['worktree', 'add', '-b', branch, tree, this.featureBranch], { reject: false });
+    const fresh = await git(this.folder, ['worktree', 'add', '-b', branch, tree, this.featureBranch], {
+      reject: false,
+    });
     if (fresh.exitCode === 0) return { tree, branch, reused: false };
-    const exists = (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { reject: false })).exitCode === 0;
-    if (!exists) throw new Error(`git worktree add -b ${branch} ${tree} ${this.featureBranch}: ${(fresh.stderr || fresh.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+    const exists =
+      (await git(this.folder, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { reject: false })).exitCode ===
+      0;
+    if (!exists)
+      throw new Error(
+        `git worktree add -b ${branch} ${tree} ${this.featureBranch}: ${(fresh.stderr || fresh.stdout).trim().split('\n').slice(-3).join(' | ')}`,
+      );
     await git(this.folder, ['worktree', 'add', tree, branch]);
     return { tree, branch, reused: true };
   }
@@ -127,7 +143,8 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     if (changed ? !changed.some((p) => !RUNNER_FILES.includes(p)) : !(await hasLeftovers(tree))) return null;
     await git(tree, ['add', '-A']);
     // The runner's files are never a lane's work (ignored ones, .ralph/ and .ql-wt/, are never added at all).
-    for (const f of RUNNER_FILES) if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
+    for (const f of RUNNER_FILES)
+      if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
     const staged = await git(tree, ['diff', '--cached', '--quiet'], { reject: false });
     if (staged.exitCode === 0) return null;
     await git(tree, [...(await identity(tree)), 'commit', '-q', '--no-verify', '-m', message]);
@@ -137,9 +154,26 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
   /** No automatic `git maintenance` after the runner's merge (one process less per story; the person's own git still runs it). */
   async merge(id: string): Promise<MergeOutcome> {
     const before = await headOf(this.folder);
-    const r = await git(this.folder, [...(await (this.mergeIdentity ??= identity(this.folder))), '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', 'merge', '--no-ff', '--no-edit', laneBranch(id)], { reject: false });
+    const r = await git(
+      this.folder,
+      [
+        ...(await (this.mergeIdentity ??= identity(this.folder))),
+        '-c',
+        'maintenance.auto=false',
+        '-c',
+        'gc.auto=0',
+        'merge',
+        '--no-ff',
+        '--no-edit',
+        laneBranch(id),
+      ],
+      { reject: false },
+    );
     if (r.exitCode === 0) return { kind: 'merged', before, after: await headOf(this.folder) };
-    const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+    const files = (await git(this.folder, ['diff', '--name-only', '--diff-filter=U'], { reject: false })).stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     await git(this.folder, ['merge', '--abort'], { reject: false });
     const detail = (r.stdout + '\n' + r.stderr).trim().split('\n').filter(Boolean).slice(-3).join(' | ');
     return { kind: 'conflict', files, detail };
@@ -153,7 +187,9 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
   async remove(id: string) {
     const tree = laneTree(this.folder, id);
     // `worktree remove` also removes git's record of the tree; `prune` is for a tree deleted behind git's back.
-    const removed = existsSync(tree) && (await git(this.folder, ['worktree', 'remove', '--force', tree], { reject: false })).exitCode === 0;
+    const removed =
+      existsSync(tree) &&
+      (await git(this.folder, ['worktree', 'remove', '--force', tree], { reject: false })).exitCode === 0;
     if (!removed) await git(this.folder, ['worktree', 'prune'], { reject: false });
   }
 }

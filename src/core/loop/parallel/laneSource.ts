@@ -1,6 +1,15 @@
 import type { AgentSignal } from '../../stream/signals';
 import type { WorkItemRef } from '../events';
-import { QuantumSource, type Claim, type ClaimBaseline, type DoneClaim, type NextOptions, type NextResult, type WorkItem, type WorkSource } from '../workSource';
+import {
+  QuantumSource,
+  type Claim,
+  type ClaimBaseline,
+  type DoneClaim,
+  type NextOptions,
+  type NextResult,
+  type WorkItem,
+  type WorkSource,
+} from '../workSource';
 import { laneAttemptFailed, storyAttempts } from './quantumRuntime';
 
 /**
@@ -24,7 +33,12 @@ export class LaneStorySource implements WorkSource {
    * `guard`: the coordinator's check of the main quantum.json (statuses it did not write are put back, issue 11
    * row 36), run before the story is read, so a status the lane's own agent forged there is never what the lane sees.
    */
-  constructor(private readonly stateRoot: string, readonly storyId: string, actor: string, private readonly guard: () => Promise<void> = async () => {}) {
+  constructor(
+    private readonly stateRoot: string,
+    readonly storyId: string,
+    actor: string,
+    private readonly guard: () => Promise<void> = async () => {},
+  ) {
     this.quantum = new QuantumSource({ folder: stateRoot, actor });
   }
 
@@ -38,14 +52,23 @@ export class LaneStorySource implements WorkSource {
     if (n.kind === 'work' && n.item.id === this.storyId) return n;
     return { kind: 'blocked', reason: `${this.storyId} is no longer open in quantum.json` };
   }
-  async start(): Promise<void> { /* the coordinator marked it in_progress when the lane began */ }
+  async start(): Promise<void> {
+    /* the coordinator marked it in_progress when the lane began */
+  }
   async snapshot(): Promise<ClaimBaseline> {
-    return { at: new Date().toISOString(), source: this.kind, label: this.label, done: this.verified ? [this.storyId] : [] };
+    return {
+      at: new Date().toISOString(),
+      source: this.kind,
+      label: this.label,
+      done: this.verified ? [this.storyId] : [],
+    };
   }
   async claimsSince(): Promise<Claim[]> {
     return [];
   }
-  async putBack(): Promise<void> { /* nothing is marked done in a lane */ }
+  async putBack(): Promise<void> {
+    /* nothing is marked done in a lane */
+  }
   async claim(_item: WorkItem, signals: readonly AgentSignal[]): Promise<DoneClaim> {
     const passed = signals.some((s) => s.kind === 'storyPassed');
     const failed = signals.some((s) => s.kind === 'storyFailed');
@@ -75,6 +98,10 @@ export class LaneStorySource implements WorkSource {
   async inProgress(): Promise<WorkItemRef[]> {
     return [];
   }
-  async recoverCrashed(): Promise<void> { /* recovery of lanes is the coordinator's (recovery.ts) */ }
-  async release(): Promise<void> { /* the coordinator gives the story back when the lane ends */ }
+  async recoverCrashed(): Promise<void> {
+    /* recovery of lanes is the coordinator's (recovery.ts) */
+  }
+  async release(): Promise<void> {
+    /* the coordinator gives the story back when the lane ends */
+  }
 }

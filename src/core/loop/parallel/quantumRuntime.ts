@@ -24,8 +24,14 @@ export async function editQuantum(folder: string, edit: Edit, nowMs = Date.now()
     const doc = q.doc;
     const now = isoString(nowMs);
     const changes = edit(doc, now);
-    if (changes.length && doc.data.updatedAt !== undefined) changes.push({ op: 'set', path: ['updatedAt'], value: now });
-    return { writes: [{ file: doc.file, before: doc.text, after: changes.length ? applyJsonChanges(doc.text, changes) : doc.text }], result: undefined };
+    if (changes.length && doc.data.updatedAt !== undefined)
+      changes.push({ op: 'set', path: ['updatedAt'], value: now });
+    return {
+      writes: [
+        { file: doc.file, before: doc.text, after: changes.length ? applyJsonChanges(doc.text, changes) : doc.text },
+      ],
+      result: undefined,
+    };
   });
 }
 
@@ -42,25 +48,52 @@ function execution(doc: QuantumDoc, values: { currentWave?: number; activeWorktr
 }
 
 /** A failure entry appended, attempts + 1 (`retries` created when absent). */
-function failure(doc: QuantumDoc, i: number, entry: Omit<QuantumFailureEntry, 'attempt' | 'timestamp'>, now: string): JsonChange[] {
+function failure(
+  doc: QuantumDoc,
+  i: number,
+  entry: Omit<QuantumFailureEntry, 'attempt' | 'timestamp'>,
+  now: string,
+): JsonChange[] {
   const s = doc.data.stories[i]!;
   const attempts = storyRetries(s).attempts + 1;
   const e = { ...entry, timestamp: now, attempt: attempts };
-  const raw = (JSON.parse(doc.text) as { stories: Record<string, { retries?: { failureLog?: unknown } }> })?.stories?.[i];
-  if (!raw?.retries) return [{ op: 'set', path: ['stories', i, 'retries'], value: { attempts, maxAttempts: QUANTUM_DEFAULT_MAX_ATTEMPTS, failureLog: [e] } }];
+  const raw = (JSON.parse(doc.text) as { stories: Record<string, { retries?: { failureLog?: unknown } }> })?.stories?.[
+    i
+  ];
+  if (!raw?.retries)
+    return [
+      {
+        op: 'set',
+        path: ['stories', i, 'retries'],
+        value: { attempts, maxAttempts: QUANTUM_DEFAULT_MAX_ATTEMPTS, failureLog: [e] },
+      },
+    ];
   return [
     { op: 'set', path: ['stories', i, 'retries', 'attempts'], value: attempts },
-    Array.isArray(raw.retries.failureLog) ? { op: 'append', path: ['stories', i, 'retries', 'failureLog'], value: e } : { op: 'set', path: ['stories', i, 'retries', 'failureLog'], value: [e] },
+    Array.isArray(raw.retries.failureLog)
+      ? { op: 'append', path: ['stories', i, 'retries', 'failureLog'], value: e }
+      : { op: 'set', path: ['stories', i, 'retries', 'failureLog'], value: [e] },
   ];
 }
 
 /** A lane took story `id`: `in_progress`, `startedAt` now, `worktree` (relative path), the round and the active trees. */
-export function laneStarted(folder: string, id: string, worktree: string, round: number, active: readonly string[]): Promise<void> {
+export function laneStarted(
+  folder: string,
+  id: string,
+  worktree: string,
+  round: number,
+  active: readonly string[],
+): Promise<void> {
   return lanesStarted(folder, [{ id, worktree }], round, active);
 }
 
 /** {@link laneStarted} for every lane of a round at once: one locked write of quantum.json. */
-export function lanesStarted(folder: string, starts: readonly { id: string; worktree: string }[], round: number, active: readonly string[]): Promise<void> {
+export function lanesStarted(
+  folder: string,
+  starts: readonly { id: string; worktree: string }[],
+  round: number,
+  active: readonly string[],
+): Promise<void> {
   return editQuantum(folder, (doc, now) => [
     ...starts.flatMap(({ id, worktree }): JsonChange[] => {
       const i = indexOf(doc, id);
@@ -107,7 +140,15 @@ export function laneEnded(folder: string, id: string, end: StoryEnd, active: rea
     ];
     if (doc.data.stories[i]!.worktree !== undefined) changes.push({ op: 'delete', path: ['stories', i, 'worktree'] });
     if (end.kind === 'passed') changes.push({ op: 'set', path: ['stories', i, 'updatedAt'], value: now });
-    if (end.kind === 'failed') changes.push(...failure(doc, i, { phase: end.phase, error: end.reason, ...(end.files?.length ? { files: end.files.join(', ') } : {}) }, now));
+    if (end.kind === 'failed')
+      changes.push(
+        ...failure(
+          doc,
+          i,
+          { phase: end.phase, error: end.reason, ...(end.files?.length ? { files: end.files.join(', ') } : {}) },
+          now,
+        ),
+      );
     return changes;
   });
 }
@@ -126,7 +167,10 @@ export interface StatusDrift {
  * with `git rev-parse --git-common-dir` and set a story `passed`) is to be put back. Stories the coordinator has no
  * status for (added meanwhile) and stories gone are not its to judge here (the run's readers report them).
  */
-export function statusDrift(expected: ReadonlyMap<string, string>, found: readonly { id: string; status: string }[]): StatusDrift[] {
+export function statusDrift(
+  expected: ReadonlyMap<string, string>,
+  found: readonly { id: string; status: string }[],
+): StatusDrift[] {
   const out: StatusDrift[] = [];
   for (const s of found) {
     const want = expected.get(s.id);
@@ -137,8 +181,12 @@ export function statusDrift(expected: ReadonlyMap<string, string>, found: readon
 
 /** Sets the drifted stories' statuses back to what the coordinator expects (locked, in place). */
 export function putBackStatuses(folder: string, drift: readonly StatusDrift[]): Promise<void> {
-  return editQuantum(folder, (doc) => drift.flatMap((d) => {
-    const i = doc.data.stories.findIndex((s) => s.id === d.id);
-    return i < 0 || doc.data.stories[i]!.status === d.expected ? [] : [{ op: 'set' as const, path: ['stories', i, 'status'], value: d.expected }];
-  }));
+  return editQuantum(folder, (doc) =>
+    drift.flatMap((d) => {
+      const i = doc.data.stories.findIndex((s) => s.id === d.id);
+      return i < 0 || doc.data.stories[i]!.status === d.expected
+        ? []
+        : [{ op: 'set' as const, path: ['stories', i, 'status'], value: d.expected }];
+    }),
+  );
 }

@@ -6,7 +6,13 @@ import { thisHostNames } from '../../control/processAlive';
 import { listRunRecords } from '../../control/runRecords';
 import { isCrashedRun } from '../../model/runRecord';
 import type { QuantumStory } from '../../model/quantum';
-import { endMarkedProcesses, endProcessGroup, groupCarriesEnv, isPidAlive, processGroupAlive } from '../../process/processGroup';
+import {
+  endMarkedProcesses,
+  endProcessGroup,
+  groupCarriesEnv,
+  isPidAlive,
+  processGroupAlive,
+} from '../../process/processGroup';
 import { quantumPath, readQuantum } from '../../sources/quantum/readQuantum';
 import { git, GitWorktreeDispatcher, LANE_DIR, laneBranch } from './dispatcher';
 import { editQuantum } from './quantumRuntime';
@@ -27,7 +33,10 @@ export type RecoveryStep = { id: string; to: 'passed' | 'pending'; why: string }
  * it committed is lost). Only stories of lanes (a lane branch, or `worktree` set) are touched: other in-progress
  * stories are the sequential crash rule's (crashRecovery.ts). Other statuses are left alone. Pure.
  */
-export function planRecovery(stories: readonly QuantumStory[], branches: ReadonlyMap<string, BranchFacts>): RecoveryStep[] {
+export function planRecovery(
+  stories: readonly QuantumStory[],
+  branches: ReadonlyMap<string, BranchFacts>,
+): RecoveryStep[] {
   const out: RecoveryStep[] = [];
   for (const s of stories) {
     if (s.status !== 'in_progress') continue;
@@ -35,7 +44,12 @@ export function planRecovery(stories: readonly QuantumStory[], branches: Readonl
     // Only a lane's story: one a sequential run left in progress is the usual crash rule's (failed with a crash entry).
     if (!b?.exists && !s.worktree) continue;
     if (b?.exists && b.merged) out.push({ id: s.id, to: 'passed', why: `its branch ${laneBranch(s.id)} is merged` });
-    else out.push({ id: s.id, to: 'pending', why: b?.exists ? `its branch ${laneBranch(s.id)} is kept` : 'it has no branch' });
+    else
+      out.push({
+        id: s.id,
+        to: 'pending',
+        why: b?.exists ? `its branch ${laneBranch(s.id)} is kept` : 'it has no branch',
+      });
   }
   return out;
 }
@@ -70,7 +84,13 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
   for (const { record: r } of listRunRecords(folder).records) {
     if (!isCrashedRun(r, hosts, isPidAlive)) continue;
     for (const l of r.lanes ?? []) {
-      if (l.agentPgid !== null && l.agentPgid > 1 && processGroupAlive(l.agentPgid) && l.agentToken && groupCarriesEnv(l.agentPgid, ITERATION_MARKER, l.agentToken)) {
+      if (
+        l.agentPgid !== null &&
+        l.agentPgid > 1 &&
+        processGroupAlive(l.agentPgid) &&
+        l.agentToken &&
+        groupCarriesEnv(l.agentPgid, ITERATION_MARKER, l.agentToken)
+      ) {
         await endProcessGroup(l.agentPgid, graceMs);
         notes.push(`ended lane ${l.lane}'s agent (group ${l.agentPgid}) of crashed run ${r.runId}`);
       }
@@ -82,17 +102,30 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
   for (const id of leftovers) {
     for (const { record: r } of listRunRecords(path.join(folder, LANE_DIR, id)).records) {
       if (!isCrashedRun(r, hosts, isPidAlive)) continue;
-      if (typeof r.agentPgid === 'number' && r.agentPgid > 1 && processGroupAlive(r.agentPgid) && typeof r.agentToken === 'string' && r.agentToken && groupCarriesEnv(r.agentPgid, ITERATION_MARKER, r.agentToken)) {
+      if (
+        typeof r.agentPgid === 'number' &&
+        r.agentPgid > 1 &&
+        processGroupAlive(r.agentPgid) &&
+        typeof r.agentToken === 'string' &&
+        r.agentToken &&
+        groupCarriesEnv(r.agentPgid, ITERATION_MARKER, r.agentToken)
+      ) {
         await endProcessGroup(r.agentPgid, graceMs);
         notes.push(`ended the agent (group ${r.agentPgid}) of ${id}'s lane of crashed run ${r.runId}`);
       }
-      if (typeof r.agentToken === 'string' && r.agentToken) await endMarkedProcesses(ITERATION_MARKER, r.agentToken, graceMs);
+      if (typeof r.agentToken === 'string' && r.agentToken)
+        await endMarkedProcesses(ITERATION_MARKER, r.agentToken, graceMs);
     }
   }
   // 2. What a leftover tree holds uncommitted goes onto its branch.
   const dispatcher = new GitWorktreeDispatcher(folder, feature);
   for (const id of leftovers) {
-    const saved = await dispatcher.saveLeftovers(id, `ralph: work left uncommitted by the lane of ${id} (recovered)`).catch((err: Error) => { notes.push(`could not save the leftovers of ${LANE_DIR}/${id}: ${err.message}`); return null; });
+    const saved = await dispatcher
+      .saveLeftovers(id, `ralph: work left uncommitted by the lane of ${id} (recovered)`)
+      .catch((err: Error) => {
+        notes.push(`could not save the leftovers of ${LANE_DIR}/${id}: ${err.message}`);
+        return null;
+      });
     if (saved) notes.push(`saved what the lane of ${id} left uncommitted as ${saved.slice(0, 8)} on ${laneBranch(id)}`);
   }
   // 3. Stories: merged → passed, else pending with the branch kept.
@@ -111,9 +144,13 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
       const changes = steps.flatMap((st) => {
         const i = doc.data.stories.findIndex((s) => s.id === st.id);
         if (i < 0 || doc.data.stories[i]!.status !== 'in_progress') return [];
-        return [{ op: 'set' as const, path: ['stories', i, 'status'], value: st.to }, { op: 'set' as const, path: ['stories', i, 'startedAt'], value: null }];
+        return [
+          { op: 'set' as const, path: ['stories', i, 'status'], value: st.to },
+          { op: 'set' as const, path: ['stories', i, 'startedAt'], value: null },
+        ];
       });
-      if (doc.data.execution?.activeWorktrees?.length) changes.push({ op: 'set', path: ['execution', 'activeWorktrees'], value: [] as never });
+      if (doc.data.execution?.activeWorktrees?.length)
+        changes.push({ op: 'set', path: ['execution', 'activeWorktrees'], value: [] as never });
       return changes;
     });
     for (const st of steps) notes.push(`story ${st.id} was in progress in a crashed run: ${st.to} (${st.why})`);
@@ -133,8 +170,18 @@ export async function recoverParallel(folder: string, graceMs: number, feature =
  * `execution.activeWorktrees`, or an in-progress story with its `worktree` set (the coordinator sets it before a
  * lane starts, so a crashed lane always leaves one of the three).
  */
-export function hasLaneEvidence(doc: { stories: readonly { status: string; worktree?: unknown }[]; execution?: { activeWorktrees?: readonly unknown[] } }, laneDirExists: boolean): boolean {
-  return laneDirExists || (doc.execution?.activeWorktrees?.length ?? 0) > 0 || doc.stories.some((s) => s.status === 'in_progress' && !!s.worktree);
+export function hasLaneEvidence(
+  doc: {
+    stories: readonly { status: string; worktree?: unknown }[];
+    execution?: { activeWorktrees?: readonly unknown[] };
+  },
+  laneDirExists: boolean,
+): boolean {
+  return (
+    laneDirExists ||
+    (doc.execution?.activeWorktrees?.length ?? 0) > 0 ||
+    doc.stories.some((s) => s.status === 'in_progress' && !!s.worktree)
+  );
 }
 
 /** Tips of branches merged into `feature` by a merge commit (its second and later parents). */

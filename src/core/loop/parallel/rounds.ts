@@ -34,5 +34,9 @@ export function filesOf(story: QuantumStory | undefined): string[] {
   if (!story) return [];
   const own = (story as { filePaths?: unknown }).filePaths;
   const all = [...(Array.isArray(own) ? own : []), ...(story.tasks ?? []).flatMap((t) => t.filePaths ?? [])];
-  return [...new Set(all.filter((f): f is string => typeof f === 'string').map((f) => f.replace(/^\.\//, '').replace(/\/+$/, '')))];
+  return [
+    ...new Set(
+      all.filter((f): f is string => typeof f === 'string').map((f) => f.replace(/^\.\//, '').replace(/\/+$/, '')),
+    ),
+  ];
 }

@@ -49,7 +49,16 @@ export function parseCheckboxes(text: string): { title?: string; items: Checkbox
     if (!m) continue;
     const rest = m[2] ?? '';
     const risky = /\[risky\]/i.test(rest);
-    items.push({ line: i + 1, done: m[1] !== ' ', mark: m[1]!, text: rest.replace(/\[risky\]/gi, '').replace(/\s+/g, ' ').trim(), risky });
+    items.push({
+      line: i + 1,
+      done: m[1] !== ' ',
+      mark: m[1]!,
+      text: rest
+        .replace(/\[risky\]/gi, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+      risky,
+    });
   }
   return { title, items };
 }

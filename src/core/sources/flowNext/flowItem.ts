@@ -3,7 +3,12 @@ import { readTextSync } from '../../store/readJsonFile';
 import type { FlowTaskRecord } from './readFlow';
 import { blockedReasonFromMarkdown } from './taskMarkdown';
 
-const FLOW_STATUS: Record<string, ItemStatus> = { todo: 'todo', in_progress: 'in_progress', blocked: 'blocked', done: 'done' };
+const FLOW_STATUS: Record<string, ItemStatus> = {
+  todo: 'todo',
+  in_progress: 'in_progress',
+  blocked: 'blocked',
+  done: 'done',
+};
 
 /**
  * A flow-next task as a plan item: the merged view's fields (state overlay over the committed JSON, §2.4). A blocked
@@ -19,8 +24,16 @@ export function flowItem(t: FlowTaskRecord, file: string): PlanItem {
   }
   // Optional keys set in this order (the item's key order is part of `ralph plan --json`); no spread objects.
   const item: PlanItem = {
-    source: 'flow-next', kind: 'task', id: t.id, rootId: t.epicId, title: m.title, status, rawStatus: m.status, statusSource: t.statusSource,
-    dependsOn: m.depends_on, file,
+    source: 'flow-next',
+    kind: 'task',
+    id: t.id,
+    rootId: t.epicId,
+    title: m.title,
+    status,
+    rawStatus: m.status,
+    statusSource: t.statusSource,
+    dependsOn: m.depends_on,
+    file,
   };
   if (typeof m.priority === 'number') item.priority = m.priority;
   if (m.claimed_at) item.startedAt = m.claimed_at;

@@ -5,7 +5,14 @@ import type { FlowTaskRecord, FlowWorkspace } from './readFlow';
 export type FlowNextResult =
   | { status: 'work'; epic: string; spec: string; task: string; reason: 'resume_in_progress' | 'ready_task' }
   | { status: 'plan'; epic: string; spec: string; task: null; reason: 'needs_plan_review' }
-  | { status: 'none'; epic: null; spec: null; task: null; reason: 'none' | 'blocked_by_epic_deps'; blocked_epics?: Record<string, string[]> };
+  | {
+      status: 'none';
+      epic: null;
+      spec: null;
+      task: null;
+      reason: 'none' | 'blocked_by_epic_deps';
+      blocked_epics?: Record<string, string[]>;
+    };
 
 export interface FlowNextOptions {
   actor: string;
@@ -33,23 +40,43 @@ export function flowNext(ws: FlowWorkspace, opts: FlowNextOptions): FlowNextResu
   const blocked: Record<string, string[]> = {};
   const skip = new Set(opts.skip ?? []);
   const scope = opts.epics ? new Set(opts.epics) : undefined;
-  const epics = [...ws.epics].filter((e) => !scope || scope.has(e.id)).sort((a, b) => epicNumber(a.id) - epicNumber(b.id));
+  const epics = [...ws.epics]
+    .filter((e) => !scope || scope.has(e.id))
+    .sort((a, b) => epicNumber(a.id) - epicNumber(b.id));
   for (const e of epics) {
     if (e.epic.status === 'done') continue;
     const unmet = e.epic.depends_on_epics.filter((d) => epicStatus.get(d) !== 'done');
-    if (unmet.length) { blocked[e.id] = unmet; continue; }
+    if (unmet.length) {
+      blocked[e.id] = unmet;
+      continue;
+    }
     if (opts.requirePlanReview && e.epic.plan_review_status !== 'ship') {
       return { status: 'plan', epic: e.id, spec: e.id, task: null, reason: 'needs_plan_review' };
     }
     const tasks = byEpic.get(e.id) ?? [];
-    const mine = tasks.find((t) => t.merged.status === 'in_progress' && t.merged.assignee === opts.actor && !skip.has(t.id));
+    const mine = tasks.find(
+      (t) => t.merged.status === 'in_progress' && t.merged.assignee === opts.actor && !skip.has(t.id),
+    );
     if (mine) return { status: 'work', epic: e.id, spec: e.id, task: mine.id, reason: 'resume_in_progress' };
     const status = new Map(tasks.map((t) => [t.id, t.merged.status]));
     const ready = tasks
-      .filter((t) => t.merged.status === 'todo' && !skip.has(t.id) && t.merged.depends_on.every((d) => !status.has(d) || status.get(d) === 'done'))
+      .filter(
+        (t) =>
+          t.merged.status === 'todo' &&
+          !skip.has(t.id) &&
+          t.merged.depends_on.every((d) => !status.has(d) || status.get(d) === 'done'),
+      )
       .sort((a, b) => (a.merged.priority ?? 999) - (b.merged.priority ?? 999) || taskNumber(a.id) - taskNumber(b.id));
     if (ready[0]) return { status: 'work', epic: e.id, spec: e.id, task: ready[0].id, reason: 'ready_task' };
   }
-  if (Object.keys(blocked).length) return { status: 'none', epic: null, spec: null, task: null, reason: 'blocked_by_epic_deps', blocked_epics: blocked };
+  if (Object.keys(blocked).length)
+    return {
+      status: 'none',
+      epic: null,
+      spec: null,
+      task: null,
+      reason: 'blocked_by_epic_deps',
+      blocked_epics: blocked,
+    };
   return { status: 'none', epic: null, spec: null, task: null, reason: 'none' };
 }

@@ -31,7 +31,8 @@ export interface FlowResetDecision {
 }
 
 function findTask(ws: FlowWorkspace, id: string): FlowTaskRecord {
-  if (!FLOW_TASK_ID.test(id)) throw new OperationError('invalid_id', `Invalid task ID: ${id}. Expected format: fn-N.M or fn-N-xxx.M`);
+  if (!FLOW_TASK_ID.test(id))
+    throw new OperationError('invalid_id', `Invalid task ID: ${id}. Expected format: fn-N.M or fn-N-xxx.M`);
   const t = ws.tasks.find((x) => x.id === id);
   if (!t) {
     // A task file that does not parse is never written: name its problem instead of "not found".
@@ -52,16 +53,24 @@ function findTask(ws: FlowWorkspace, id: string): FlowTaskRecord {
 export function decideFlowReset(ws: FlowWorkspace, id: string, cascade: boolean): FlowResetDecision {
   const task = findTask(ws, id);
   const epic = ws.epics.find((e) => e.id === task.epicId);
-  if (epic && epic.epic.status === 'done') throw new OperationError('closed_epic', `Cannot reset task in closed epic ${epic.id}`);
+  if (epic && epic.epic.status === 'done')
+    throw new OperationError('closed_epic', `Cannot reset task in closed epic ${epic.id}`);
   const status = task.merged.status;
-  if (status === 'in_progress') throw new OperationError('invalid_state', `Cannot reset in_progress task ${id}. Wait for it to finish or block it first.`);
+  if (status === 'in_progress')
+    throw new OperationError(
+      'invalid_state',
+      `Cannot reset in_progress task ${id}. Wait for it to finish or block it first.`,
+    );
   if (status === 'todo') return { reset: [], message: `${id} already todo` };
   const reset = [id];
   if (cascade) {
     const spec = epicOfTaskId(id);
     const inSpec = ws.tasks.filter((t) => epicOfTaskId(t.id) === spec);
     const byId = new Map(inSpec.map((t) => [t.id, t]));
-    for (const dep of transitiveDependents(inSpec.map((t) => ({ id: t.id, deps: t.merged.depends_on })), id)) {
+    for (const dep of transitiveDependents(
+      inSpec.map((t) => ({ id: t.id, deps: t.merged.depends_on })),
+      id,
+    )) {
       const s = byId.get(dep)!.merged.status;
       if (s !== 'in_progress' && s !== 'todo') reset.push(dep);
     }
@@ -94,7 +103,11 @@ export function flowResetWrites(ws: FlowWorkspace, ids: readonly string[], nowMs
 }
 
 /** Options of `start` (§2.5 `start <id> [--force] [--note]`). */
-export interface FlowStartOptions { actor: string; force?: boolean; note?: string }
+export interface FlowStartOptions {
+  actor: string;
+  force?: boolean;
+  note?: string;
+}
 
 /**
  * Decides and plans `start` (§2.5): refuses `done`; `blocked` needs force; a task claimed by another actor needs
@@ -106,7 +119,8 @@ export function planFlowStart(ws: FlowWorkspace, id: string, opts: FlowStartOpti
   const m = t.merged;
   const status = m.status;
   if (status === 'done') throw new OperationError('invalid_state', `Cannot start task ${id}: status is 'done'.`);
-  if (status === 'blocked' && !opts.force) throw new OperationError('invalid_state', `Cannot start task ${id}: status is 'blocked'. Use --force to override.`);
+  if (status === 'blocked' && !opts.force)
+    throw new OperationError('invalid_state', `Cannot start task ${id}: status is 'blocked'. Use --force to override.`);
   const owner = m.assignee ?? undefined;
   const ownInProgress = status === 'in_progress' && owner === opts.actor;
   if (owner && owner !== opts.actor && status === 'in_progress' && !opts.force) {
@@ -118,7 +132,11 @@ export function planFlowStart(ws: FlowWorkspace, id: string, opts: FlowStartOpti
   if (!opts.force) {
     for (const dep of m.depends_on) {
       const d = ws.tasks.find((x) => x.id === dep);
-      if (d && d.merged.status !== 'done') throw new OperationError('deps_not_done', `Cannot start task ${id}: dependency ${dep} is '${d.merged.status}', not 'done'.`);
+      if (d && d.merged.status !== 'done')
+        throw new OperationError(
+          'deps_not_done',
+          `Cannot start task ${id}: dependency ${dep} is '${d.merged.status}', not 'done'.`,
+        );
     }
   }
   const now = flowIsoString(nowMs);
@@ -134,22 +152,41 @@ export function planFlowStart(ws: FlowWorkspace, id: string, opts: FlowStartOpti
 }
 
 /** Options of `done` (§2.5). Evidence is stored raw in JSON and as comma-joined lines in the md. */
-export interface FlowDoneOptions { actor: string; force?: boolean; summary?: string; evidence?: { commits?: string[]; tests?: string[]; prs?: string[] } }
+export interface FlowDoneOptions {
+  actor: string;
+  force?: boolean;
+  summary?: string;
+  evidence?: { commits?: string[]; tests?: string[]; prs?: string[] };
+}
 
 /** Decides and plans `done` (§2.5): requires `in_progress` and the same actor unless force. */
 export function planFlowDone(ws: FlowWorkspace, id: string, opts: FlowDoneOptions, nowMs: number): FileWrite[] {
   const t = findTask(ws, id);
   const m = t.merged;
   if (m.status === 'done' && !opts.force) throw new OperationError('invalid_state', `Task ${id} is already done.`);
-  if (m.status !== 'in_progress' && !opts.force) throw new OperationError('invalid_state', `Cannot complete task ${id}: status is '${m.status}'. Expected 'in_progress'.`);
-  if (m.assignee && m.assignee !== opts.actor && !opts.force) throw new OperationError('claimed', `Cannot complete task ${id}: claimed by '${m.assignee}'. Use --force to override.`);
+  if (m.status !== 'in_progress' && !opts.force)
+    throw new OperationError(
+      'invalid_state',
+      `Cannot complete task ${id}: status is '${m.status}'. Expected 'in_progress'.`,
+    );
+  if (m.assignee && m.assignee !== opts.actor && !opts.force)
+    throw new OperationError(
+      'claimed',
+      `Cannot complete task ${id}: claimed by '${m.assignee}'. Use --force to override.`,
+    );
   const set: Record<string, unknown> = { status: 'done', updated_at: flowIsoString(nowMs) };
-  if (opts.evidence) set.evidence = { commits: opts.evidence.commits ?? [], tests: opts.evidence.tests ?? [], prs: opts.evidence.prs ?? [] };
+  if (opts.evidence)
+    set.evidence = {
+      commits: opts.evidence.commits ?? [],
+      tests: opts.evidence.tests ?? [],
+      prs: opts.evidence.prs ?? [],
+    };
   const writes = [runtimeWrite(ws, runtimeTargetForWrite(ws, t), { set, delete: ['blocked_reason'] })];
   const md = readTextSync(t.mdFile);
   if (md !== undefined) {
     let after = md;
-    if (opts.summary !== undefined) after = replaceSection(after, 'Done summary', opts.summary.replace(/\r\n/g, '\n').trimEnd().split('\n'));
+    if (opts.summary !== undefined)
+      after = replaceSection(after, 'Done summary', opts.summary.replace(/\r\n/g, '\n').trimEnd().split('\n'));
     if (opts.evidence) after = replaceSection(after, 'Evidence', evidenceLines(opts.evidence));
     writes.push({ file: t.mdFile, before: md, after });
   }
@@ -162,8 +199,14 @@ export function planFlowDone(ws: FlowWorkspace, id: string, opts: FlowDoneOption
  */
 export function planFlowBlock(ws: FlowWorkspace, id: string, reason: string, nowMs: number): FileWrite[] {
   const t = findTask(ws, id);
-  if (t.merged.status === 'done') throw new OperationError('invalid_state', `Cannot block task ${id}: status is 'done'.`);
-  const writes = [runtimeWrite(ws, runtimeTargetForWrite(ws, t), { set: { status: 'blocked', updated_at: flowIsoString(nowMs), blocked_reason: reason }, delete: [] })];
+  if (t.merged.status === 'done')
+    throw new OperationError('invalid_state', `Cannot block task ${id}: status is 'done'.`);
+  const writes = [
+    runtimeWrite(ws, runtimeTargetForWrite(ws, t), {
+      set: { status: 'blocked', updated_at: flowIsoString(nowMs), blocked_reason: reason },
+      delete: [],
+    }),
+  ];
   const md = readTextSync(t.mdFile);
   if (md !== undefined) writes.push({ file: t.mdFile, before: md, after: appendBlockedToSummary(md, reason) });
   return writes;

@@ -33,12 +33,27 @@ export function parseProgressTxt(text: string): ProgressInfo {
       if (line === '---') inTail = false;
       continue;
     }
-    if (line === 'last_output:') { inTail = true; continue; }
+    if (line === 'last_output:') {
+      inTail = true;
+      continue;
+    }
     let m: RegExpExecArray | null;
-    if ((m = /^Run:\s*(\S+)/.exec(line))) { info.runId ??= m[1]; continue; }
-    if ((m = /^Started:\s*(\S+)/.exec(line))) { info.startedAt ??= m[1]; continue; }
-    if ((m = /^## \S+ - iter (\d+)\s*$/.exec(line))) { kv.set('iteration', m[1]!); continue; }
-    if ((m = /^(iteration|epic|spec|task):\s*(\S+)\s*$/.exec(line))) { kv.set(m[1]!, m[2]!); continue; }
+    if ((m = /^Run:\s*(\S+)/.exec(line))) {
+      info.runId ??= m[1];
+      continue;
+    }
+    if ((m = /^Started:\s*(\S+)/.exec(line))) {
+      info.startedAt ??= m[1];
+      continue;
+    }
+    if ((m = /^## \S+ - iter (\d+)\s*$/.exec(line))) {
+      kv.set('iteration', m[1]!);
+      continue;
+    }
+    if ((m = /^(iteration|epic|spec|task):\s*(\S+)\s*$/.exec(line))) {
+      kv.set(m[1]!, m[2]!);
+      continue;
+    }
     if (V08_LINE.test(line)) {
       for (const tok of line.split(/\s+/)) {
         const t = KEY.exec(tok);

@@ -1,8 +1,21 @@
 import * as path from 'node:path';
 import type { FileProblem } from '../../store/parseError';
 import {
-  epicNumber, epicOfTaskId, flowEpicFast, flowEpicSchema, flowMetaFast, flowMetaSchema, flowRuntimeFast, flowRuntimeSchema, flowTaskFileFast, flowTaskSchema, taskNumber,
-  type FlowEpic, type FlowMeta, type FlowRuntime, type FlowTask,
+  epicNumber,
+  epicOfTaskId,
+  flowEpicFast,
+  flowEpicSchema,
+  flowMetaFast,
+  flowMetaSchema,
+  flowRuntimeFast,
+  flowRuntimeSchema,
+  flowTaskFileFast,
+  flowTaskSchema,
+  taskNumber,
+  type FlowEpic,
+  type FlowMeta,
+  type FlowRuntime,
+  type FlowTask,
 } from '../../model/flowNext';
 import { readJsonParsed, type CachedParse, type ParseCache } from '../../store/parseCache';
 import { fastLoose } from '../../model/fastLoose';
@@ -80,7 +93,11 @@ export function hasFlow(folder: string): boolean {
  * not parse or validate are skipped and reported in `problems` with file, line and column; never throws for
  * content. Returns `undefined` when there is no `.flow/`.
  */
-export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = process.env, opts: FlowReadOptions = {}): FlowWorkspace | undefined {
+export function readFlowWorkspace(
+  folder: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: FlowReadOptions = {},
+): FlowWorkspace | undefined {
   const cache = opts.cache;
   const flowDir = path.join(folder, '.flow');
   if (!hasFlow(folder)) return undefined;
@@ -105,7 +122,10 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
       const file = path.join(dir, e.name);
       const r = readJsonParsed(cache, file, rel(file), flowEpicSchema, epicFast, e.isFile);
       if (!r) continue;
-      if (!r.ok) { problems.push(r.problem); continue; }
+      if (!r.ok) {
+        problems.push(r.problem);
+        continue;
+      }
       if (seenEpics.has(r.value.id)) continue;
       seenEpics.add(r.value.id);
       epics.push({ id: r.value.id, file, epic: r.value });
@@ -115,7 +135,11 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
 
   const state = resolveFlowStateDir(folder, env);
   // Names of the state folder: true when the listing says a regular file (read the cheap way, readListedTextSync).
-  const stateNames = new Map(listDirSync(path.join(state.dir, 'tasks')).filter((e) => !e.isDir).map((e) => [e.name, e.isFile]));
+  const stateNames = new Map(
+    listDirSync(path.join(state.dir, 'tasks'))
+      .filter((e) => !e.isDir)
+      .map((e) => [e.name, e.isFile]),
+  );
 
   const tasks: FlowTaskRecord[] = [];
   const tasksDir = path.join(flowDir, 'tasks');
@@ -127,7 +151,10 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
     const file = tasksDir + path.sep + e.name; // path.join's answer: a listed name has no separator, no `.`/`..`
     const r = readFlowTaskFile(cache, file, rel(file), e.isFile);
     if (!r) continue;
-    if (!r.ok) { problems.push(r.problem); continue; }
+    if (!r.ok) {
+      problems.push(r.problem);
+      continue;
+    }
     if (typeof r.value.id !== 'string') continue;
     const committed = r.value as FlowTask;
     const record = flowTaskRecord(committed, file);
@@ -142,11 +169,19 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
   }
   // Keys computed once per task: the comparator runs n·log n times (this sort was a tenth of `status` at 5,000 tasks).
   const keyed = tasks.map((t) => ({ t, epic: epicNumber(t.epicId), num: taskNumber(t.id) }));
-  keyed.sort((a, b) => a.epic - b.epic || (a.t.epicId < b.t.epicId ? -1 : a.t.epicId > b.t.epicId ? 1 : 0) || a.num - b.num);
+  keyed.sort(
+    (a, b) => a.epic - b.epic || (a.t.epicId < b.t.epicId ? -1 : a.t.epicId > b.t.epicId ? 1 : 0) || a.num - b.num,
+  );
   tasks.splice(0, tasks.length, ...keyed.map((k) => k.t));
 
   cache?.save();
-  const dialect = (meta?.schema_version ?? 0) >= 3 || (meta?.next_spec !== undefined) || (!listDirSync(path.join(flowDir, 'epics')).length && listDirSync(path.join(flowDir, 'specs')).some((e) => e.name.endsWith('.json'))) ? 'specs' : 'epics';
+  const dialect =
+    (meta?.schema_version ?? 0) >= 3 ||
+    meta?.next_spec !== undefined ||
+    (!listDirSync(path.join(flowDir, 'epics')).length &&
+      listDirSync(path.join(flowDir, 'specs')).some((e) => e.name.endsWith('.json')))
+      ? 'specs'
+      : 'epics';
   return { folder, flowDir, meta, dialect, epics, tasks, state, problems };
 }
 
@@ -154,12 +189,21 @@ export function readFlowWorkspace(folder: string, env: NodeJS.ProcessEnv = proce
  * A task file's parse as {@link readFlowWorkspace} does it (absolute path; `undefined` when absent): the fast path, else
  * zod. `listed`: a listing just showed it as a regular file (read cheaper, same answer).
  */
-export function readFlowTaskFile(cache: ParseCache | undefined, file: string, shown: string, listed = false): CachedParse<Partial<FlowTask>> | undefined {
+export function readFlowTaskFile(
+  cache: ParseCache | undefined,
+  file: string,
+  shown: string,
+  listed = false,
+): CachedParse<Partial<FlowTask>> | undefined {
   return readJsonParsed(cache, file, shown, taskFileSchema, taskFast, listed);
 }
 
 /** A task state file's parse as {@link readFlowWorkspace} does it (problems name the absolute path; `listed` as above). */
-export function readFlowTaskState(cache: ParseCache | undefined, stateFile: string, listed = false): CachedParse<FlowRuntime> | undefined {
+export function readFlowTaskState(
+  cache: ParseCache | undefined,
+  stateFile: string,
+  listed = false,
+): CachedParse<FlowRuntime> | undefined {
   return readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast, listed);
 }
 
@@ -199,5 +243,7 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  * or validate (readFlow skips such files). The flow-state overlay's problems are not items.
  */
 export function flowItemProblems(ws: FlowWorkspace): FileProblem[] {
-  return ws.problems.filter((p) => /(^|[\\/])\.flow[\\/](tasks|epics|specs)[\\/]|(^|[\\/])\.flow[\\/]meta\.json$/.test(p.file));
+  return ws.problems.filter((p) =>
+    /(^|[\\/])\.flow[\\/](tasks|epics|specs)[\\/]|(^|[\\/])\.flow[\\/]meta\.json$/.test(p.file),
+  );
 }

@@ -13,10 +13,17 @@ export function evidenceLines(e: { commits?: string[]; tests?: string[]; prs?: s
   return [line('Commits', e.commits), line('Tests', e.tests), line('PRs', e.prs)];
 }
 
-interface Section { headingLine: number; start: number; end: number }
+interface Section {
+  headingLine: number;
+  start: number;
+  end: number;
+}
 
 /** One line of the file with its own ending (`\r\n`, `\n`, or `''` for a last line without one). */
-interface Line { text: string; eol: string }
+interface Line {
+  text: string;
+  eol: string;
+}
 
 /**
  * Splits on /\r?\n/ keeping each line's own ending, so a file that mixes CRLF and LF lines (a pasted line) is
@@ -49,7 +56,11 @@ function findSection(lines: readonly Line[], heading: string): Section | undefin
   const h = lines.findIndex((l) => l.text.trimEnd() === `## ${heading}`);
   if (h < 0) return undefined;
   let end = lines.length;
-  for (let i = h + 1; i < lines.length; i++) if (/^##?\s/.test(lines[i]!.text)) { end = i; break; }
+  for (let i = h + 1; i < lines.length; i++)
+    if (/^##?\s/.test(lines[i]!.text)) {
+      end = i;
+      break;
+    }
   return { headingLine: h, start: h + 1, end };
 }
 
@@ -95,7 +106,10 @@ export function blockedReasonFromMarkdown(md: string): string | undefined {
   if (!body) return undefined;
   const at = body.map((l) => l.trim()).lastIndexOf('Blocked:');
   if (at < 0) return undefined;
-  const reason = body.slice(at + 1).join('\n').trim();
+  const reason = body
+    .slice(at + 1)
+    .join('\n')
+    .trim();
   return reason || undefined;
 }
 

@@ -1,5 +1,11 @@
 import { pastStaleThreshold } from '../../model/quantumStale';
-import { QUANTUM_DEFAULT_MAX_ATTEMPTS, QUANTUM_DEFAULT_STALE_MINUTES, storyRetries, type QuantumFailureEntry, type QuantumStory } from '../../model/quantum';
+import {
+  QUANTUM_DEFAULT_MAX_ATTEMPTS,
+  QUANTUM_DEFAULT_STALE_MINUTES,
+  storyRetries,
+  type QuantumFailureEntry,
+  type QuantumStory,
+} from '../../model/quantum';
 import { OperationError } from '../../model/operationError';
 import { isoString, parseIsoTime } from '../../model/time';
 import * as path from 'node:path';
@@ -14,7 +20,8 @@ import type { QuantumDoc } from './readQuantum';
  */
 
 /** The eligibility answer of §4.3: every story passed, nothing eligible, or the eligible ids by priority. */
-export type QuantumNextResult = { status: 'complete'; stories: [] } | { status: 'blocked'; stories: [] } | { status: 'work'; stories: string[] };
+export type QuantumNextResult =
+  { status: 'complete'; stories: [] } | { status: 'blocked'; stories: [] } | { status: 'work'; stories: string[] };
 
 /**
  * §4.3 DAG query: eligible = not `in_progress`, and `pending` or (`failed` with attempts < maxAttempts), and every
@@ -49,12 +56,17 @@ function storyIndex(doc: QuantumDoc, id: string): number {
 function failureChanges(doc: QuantumDoc, i: number, attempts: number, entry: QuantumFailureEntry): JsonChange[] {
   const story = doc.data.stories[i]!;
   const base = ['stories', i, 'retries'];
-  if (!story.retries) return [{ op: 'set', path: base, value: { attempts, maxAttempts: QUANTUM_DEFAULT_MAX_ATTEMPTS, failureLog: [entry] } }];
+  if (!story.retries)
+    return [
+      { op: 'set', path: base, value: { attempts, maxAttempts: QUANTUM_DEFAULT_MAX_ATTEMPTS, failureLog: [entry] } },
+    ];
   const raw = rawStory(doc, i);
   const hasLog = Array.isArray((raw.retries as Record<string, unknown> | undefined)?.failureLog);
   return [
     { op: 'set', path: [...base, 'attempts'], value: attempts },
-    hasLog ? { op: 'append', path: [...base, 'failureLog'], value: entry } : { op: 'set', path: [...base, 'failureLog'], value: [entry] },
+    hasLog
+      ? { op: 'append', path: [...base, 'failureLog'], value: entry }
+      : { op: 'set', path: [...base, 'failureLog'], value: [entry] },
   ];
 }
 
@@ -83,7 +95,11 @@ function hasKey(doc: QuantumDoc, i: number, key: string): boolean {
 function giveBackStartedAt(doc: QuantumDoc, i: number): JsonChange[] {
   if (!hasKey(doc, i, 'startedAt')) return [];
   const fileKeepsIt = doc.data.stories.some((_, j) => j !== i && hasKey(doc, j, 'startedAt'));
-  return [fileKeepsIt ? { op: 'set', path: ['stories', i, 'startedAt'], value: null } : { op: 'delete', path: ['stories', i, 'startedAt'] }];
+  return [
+    fileKeepsIt
+      ? { op: 'set', path: ['stories', i, 'startedAt'], value: null }
+      : { op: 'delete', path: ['stories', i, 'startedAt'] },
+  ];
 }
 
 /** The new text with `changes` and the file's `updatedAt`; refuses a file that repeats a key (never written). */
@@ -97,7 +113,10 @@ function withUpdatedAt(doc: QuantumDoc, changes: JsonChange[], now: string): str
 }
 
 /** Result of a planner: the new text (equal to the old when nothing changes) and a message. */
-export interface QuantumPlan<T = undefined> { text: string; result: T }
+export interface QuantumPlan<T = undefined> {
+  text: string;
+  result: T;
+}
 
 /**
  * `start`: a `pending` story, or a `failed` one with attempts left, becomes `in_progress` with `startedAt` now
@@ -109,13 +128,31 @@ export function planQuantumStart(doc: QuantumDoc, id: string, opts: { force?: bo
   const s = doc.data.stories[i]!;
   if (s.status === 'in_progress') return { text: doc.text, result: undefined };
   if (!opts.force) {
-    if (!isEligible(s)) throw new OperationError('invalid_state', `Cannot start story ${id}: status is '${s.status}'${s.status === 'failed' ? ' with no attempts left' : ''}. Use --force to override.`);
+    if (!isEligible(s))
+      throw new OperationError(
+        'invalid_state',
+        `Cannot start story ${id}: status is '${s.status}'${s.status === 'failed' ? ' with no attempts left' : ''}. Use --force to override.`,
+      );
     const status = new Map(doc.data.stories.map((x) => [x.id, x.status]));
     const unmet = s.dependsOn.filter((d) => status.get(d) !== 'passed');
-    if (unmet.length) throw new OperationError('deps_not_done', `Cannot start story ${id}: dependencies not passed: ${unmet.join(', ')}`);
+    if (unmet.length)
+      throw new OperationError(
+        'deps_not_done',
+        `Cannot start story ${id}: dependencies not passed: ${unmet.join(', ')}`,
+      );
   }
   const now = isoString(nowMs);
-  return { text: withUpdatedAt(doc, [{ op: 'set', path: ['stories', i, 'status'], value: 'in_progress' }, { op: 'set', path: ['stories', i, 'startedAt'], value: now }], now), result: undefined };
+  return {
+    text: withUpdatedAt(
+      doc,
+      [
+        { op: 'set', path: ['stories', i, 'status'], value: 'in_progress' },
+        { op: 'set', path: ['stories', i, 'startedAt'], value: now },
+      ],
+      now,
+    ),
+    result: undefined,
+  };
 }
 
 /**
@@ -126,9 +163,16 @@ export function planQuantumStart(doc: QuantumDoc, id: string, opts: { force?: bo
 export function planQuantumDone(doc: QuantumDoc, id: string, opts: { force?: boolean }, nowMs: number): QuantumPlan {
   const i = storyIndex(doc, id);
   const s = doc.data.stories[i]!;
-  if (s.status !== 'in_progress' && !opts.force) throw new OperationError('invalid_state', `Cannot complete story ${id}: status is '${s.status}'. Expected 'in_progress'.`);
+  if (s.status !== 'in_progress' && !opts.force)
+    throw new OperationError(
+      'invalid_state',
+      `Cannot complete story ${id}: status is '${s.status}'. Expected 'in_progress'.`,
+    );
   const now = isoString(nowMs);
-  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'passed' }, { op: 'set', path: ['stories', i, 'updatedAt'], value: now }];
+  const changes: JsonChange[] = [
+    { op: 'set', path: ['stories', i, 'status'], value: 'passed' },
+    { op: 'set', path: ['stories', i, 'updatedAt'], value: now },
+  ];
   if (hasKey(doc, i, 'startedAt')) changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
   return { text: withUpdatedAt(doc, changes, now), result: undefined };
 }
@@ -140,12 +184,21 @@ export function planQuantumDone(doc: QuantumDoc, id: string, opts: { force?: boo
  * `in_progress` and quantum-loop's query skips it, so the project reads BLOCKED (§4.8-4). With `alsoPassed`, a
  * `passed` story goes back too (the engine never marked it: an agent's unverified claim). Other states: no-op.
  */
-export function planQuantumRelease(doc: QuantumDoc, id: string, nowMs: number, opts: { alsoPassed?: boolean } = {}): QuantumPlan {
+export function planQuantumRelease(
+  doc: QuantumDoc,
+  id: string,
+  nowMs: number,
+  opts: { alsoPassed?: boolean } = {},
+): QuantumPlan {
   const i = storyIndex(doc, id);
   const status = doc.data.stories[i]!.status;
-  if (status !== 'in_progress' && !(opts.alsoPassed && status === 'passed')) return { text: doc.text, result: undefined };
+  if (status !== 'in_progress' && !(opts.alsoPassed && status === 'passed'))
+    return { text: doc.text, result: undefined };
   const now = isoString(nowMs);
-  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'pending' }, ...giveBackStartedAt(doc, i)];
+  const changes: JsonChange[] = [
+    { op: 'set', path: ['stories', i, 'status'], value: 'pending' },
+    ...giveBackStartedAt(doc, i),
+  ];
   return { text: withUpdatedAt(doc, changes, now), result: undefined };
 }
 
@@ -154,14 +207,27 @@ export function planQuantumRelease(doc: QuantumDoc, id: string, nowMs: number, o
  * entry `{phase, timestamp, attempt, error}` is appended (§4.2, §4.6; phase default `agent_failed`). Refuses
  * `passed`. A failed story with attempts ≥ maxAttempts reads as blocked (§4.2).
  */
-export function planQuantumBlock(doc: QuantumDoc, id: string, opts: { reason: string; phase?: string }, nowMs: number): QuantumPlan<{ attempts: number; status: string }> {
+export function planQuantumBlock(
+  doc: QuantumDoc,
+  id: string,
+  opts: { reason: string; phase?: string },
+  nowMs: number,
+): QuantumPlan<{ attempts: number; status: string }> {
   const i = storyIndex(doc, id);
   const s = doc.data.stories[i]!;
   if (s.status === 'passed') throw new OperationError('invalid_state', `Cannot block story ${id}: status is 'passed'.`);
   const now = isoString(nowMs);
   const attempts = storyRetries(s).attempts + 1;
-  const entry: QuantumFailureEntry = { phase: opts.phase ?? 'agent_failed', timestamp: now, attempt: attempts, error: opts.reason };
-  const changes: JsonChange[] = [{ op: 'set', path: ['stories', i, 'status'], value: 'failed' }, ...failureChanges(doc, i, attempts, entry)];
+  const entry: QuantumFailureEntry = {
+    phase: opts.phase ?? 'agent_failed',
+    timestamp: now,
+    attempt: attempts,
+    error: opts.reason,
+  };
+  const changes: JsonChange[] = [
+    { op: 'set', path: ['stories', i, 'status'], value: 'failed' },
+    ...failureChanges(doc, i, attempts, entry),
+  ];
   if (hasKey(doc, i, 'startedAt')) changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
   return { text: withUpdatedAt(doc, changes, now), result: { attempts, status: 'failed' } };
 }
@@ -173,15 +239,24 @@ export function planQuantumBlock(doc: QuantumDoc, id: string, opts: { reason: st
  * `find_dependents`), reset unless it is `in_progress` or `pending`.
  * The returned list mirrors flowctl's `reset` (the story itself first, then dependents in file order).
  */
-export function planQuantumReset(doc: QuantumDoc, id: string, opts: { cascade?: boolean; force?: boolean }, nowMs: number): QuantumPlan<{ reset: string[]; message?: string }> {
+export function planQuantumReset(
+  doc: QuantumDoc,
+  id: string,
+  opts: { cascade?: boolean; force?: boolean },
+  nowMs: number,
+): QuantumPlan<{ reset: string[]; message?: string }> {
   const i = storyIndex(doc, id);
   const s = doc.data.stories[i]!;
-  if (s.status === 'in_progress' && !opts.force) throw new OperationError('invalid_state', `Cannot reset in_progress story ${id}. Use --force to override.`);
+  if (s.status === 'in_progress' && !opts.force)
+    throw new OperationError('invalid_state', `Cannot reset in_progress story ${id}. Use --force to override.`);
   if (s.status === 'pending') return { text: doc.text, result: { reset: [], message: `${id} already pending` } };
   const chosen = new Set([id]);
   if (opts.cascade) {
     const status = new Map(doc.data.stories.map((x) => [x.id, x.status]));
-    for (const d of transitiveDependents(doc.data.stories.map((x) => ({ id: x.id, deps: x.dependsOn })), id)) {
+    for (const d of transitiveDependents(
+      doc.data.stories.map((x) => ({ id: x.id, deps: x.dependsOn })),
+      id,
+    )) {
       const st = status.get(d);
       if (st !== 'in_progress' && st !== 'pending') chosen.add(d);
     }
@@ -225,7 +300,11 @@ export interface StaleReport {
  * `in_progress` story without `startedAt` is a warning only. `held` (story id → run id) names stories a live run is
  * working on: they are skipped with a warning (issue 12).
  */
-export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: number; held?: ReadonlyMap<string, string> }, nowMs: number): QuantumPlan<StaleReport> {
+export function planQuantumStale(
+  doc: QuantumDoc,
+  opts: { thresholdMinutes?: number; held?: ReadonlyMap<string, string> },
+  nowMs: number,
+): QuantumPlan<StaleReport> {
   const threshold = opts.thresholdMinutes ?? doc.data.staleThresholdMinutes ?? QUANTUM_DEFAULT_STALE_MINUTES;
   const report: StaleReport = { thresholdMinutes: threshold, stale: [], warnings: [] };
   const now = isoString(nowMs);
@@ -234,7 +313,11 @@ export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: num
     if (s.status !== 'in_progress') return;
     const started = parseIsoTime(s.startedAt ?? undefined);
     if (started === undefined) {
-      report.warnings.push(s.startedAt ? `${s.id} is in_progress with an unreadable startedAt "${s.startedAt}"` : `${s.id} is in_progress without startedAt`);
+      report.warnings.push(
+        s.startedAt
+          ? `${s.id} is in_progress with an unreadable startedAt "${s.startedAt}"`
+          : `${s.id} is in_progress without startedAt`,
+      );
       return;
     }
     if (!pastStaleThreshold(s, nowMs, threshold)) return;
@@ -247,10 +330,22 @@ export function planQuantumStale(doc: QuantumDoc, opts: { thresholdMinutes?: num
     const r = storyRetries(s);
     const attempts = r.attempts + 1;
     const becomes = attempts >= r.maxAttempts ? 'blocked' : 'failed';
-    report.stale.push({ id: s.id, startedAt: s.startedAt!, minutes: Math.floor((nowMs - started) / 60_000), becomes, attempts });
+    report.stale.push({
+      id: s.id,
+      startedAt: s.startedAt!,
+      minutes: Math.floor((nowMs - started) / 60_000),
+      becomes,
+      attempts,
+    });
     changes.push({ op: 'set', path: ['stories', i, 'status'], value: becomes });
     changes.push({ op: 'set', path: ['stories', i, 'startedAt'], value: null });
-    changes.push(...failureChanges(doc, i, attempts, { phase: 'stale_detection', timestamp: now, error: `Story exceeded ${threshold} minute stale threshold` }));
+    changes.push(
+      ...failureChanges(doc, i, attempts, {
+        phase: 'stale_detection',
+        timestamp: now,
+        error: `Story exceeded ${threshold} minute stale threshold`,
+      }),
+    );
   });
   return { text: withUpdatedAt(doc, changes, now), result: report };
 }

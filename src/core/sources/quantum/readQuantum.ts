@@ -26,13 +26,25 @@ export function quantumPath(folder: string): string {
  * The second story that repeats an earlier story's id, positioned at it: ids name stories in dependencies, attempts
  * and the run log, so two stories with one id would be confused later (issue 12). `undefined` when ids are unique.
  */
-export function duplicateStoryId(text: string, data: QuantumFile): { line: number; column: number; message: string } | undefined {
+export function duplicateStoryId(
+  text: string,
+  data: QuantumFile,
+): { line: number; column: number; message: string } | undefined {
   const seen = new Set<string>();
   for (let i = 0; i < data.stories.length; i++) {
     const id = data.stories[i]!.id;
-    if (!seen.has(id)) { seen.add(id); continue; }
-    const problem = schemaProblem('', text, { issues: [{ path: ['stories', i, 'id'], message: '' }] } as unknown as z.ZodError);
-    return { line: problem.line, column: problem.column, message: `stories.${i}.id: duplicate story id "${id}" (another story already has it)` };
+    if (!seen.has(id)) {
+      seen.add(id);
+      continue;
+    }
+    const problem = schemaProblem('', text, {
+      issues: [{ path: ['stories', i, 'id'], message: '' }],
+    } as unknown as z.ZodError);
+    return {
+      line: problem.line,
+      column: problem.column,
+      message: `stories.${i}.id: duplicate story id "${id}" (another story already has it)`,
+    };
   }
   return undefined;
 }
@@ -42,7 +54,11 @@ export function duplicateStoryId(text: string, data: QuantumFile): { line: numbe
  * line and column when it does not parse or validate. With a `cache` (read-only commands), a parse of the same
  * file (size, mtime, inode) is reused and `doc.text` is read only when asked for.
  */
-export function readQuantum(folder: string, relName = 'quantum.json', cache?: ParseCache): { doc?: QuantumDoc; problem?: FileProblem } | undefined {
+export function readQuantum(
+  folder: string,
+  relName = 'quantum.json',
+  cache?: ParseCache,
+): { doc?: QuantumDoc; problem?: FileProblem } | undefined {
   const file = quantumPath(folder);
   if (!cache) {
     const { text, problem } = readTextOrProblem(file, relName);
@@ -64,5 +80,13 @@ export function readQuantum(folder: string, relName = 'quantum.json', cache?: Pa
     const dup = duplicateStoryId(textOf(), r.value);
     if (dup) return { problem: { file: relName, ...dup } };
   }
-  return { doc: { file, data: r.value, get text() { return textOf(); } } };
+  return {
+    doc: {
+      file,
+      data: r.value,
+      get text() {
+        return textOf();
+      },
+    },
+  };
 }

@@ -3,7 +3,13 @@ import * as vscode from 'vscode';
 import { activate } from '../../../../src/extension/extension';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE } from '../../../../src/extension/dashboard/dashboardPanel';
 import { PROTOCOL_VERSION } from '../../../../src/protocol/dashboard';
-import { fakeWebviewPanel, recorded, resetFake, webviewRecord, type FakeWebviewPanel } from '../../../support/fakeVscode';
+import {
+  fakeWebviewPanel,
+  recorded,
+  resetFake,
+  webviewRecord,
+  type FakeWebviewPanel,
+} from '../../../support/fakeVscode';
 
 describe('the dashboard panel (fake vscode)', () => {
   let subscriptions: { dispose(): unknown }[];
@@ -29,31 +35,53 @@ describe('the dashboard panel (fake vscode)', () => {
 
   it('loads only dist/webview resources under a CSP with a fresh nonce each render', async () => {
     const p = await open();
-    const opts = p.webview.options as { enableScripts: boolean; localResourceRoots: vscode.Uri[]; retainContextWhenHidden?: boolean };
+    const opts = p.webview.options as {
+      enableScripts: boolean;
+      localResourceRoots: vscode.Uri[];
+      retainContextWhenHidden?: boolean;
+    };
     assert.equal(opts.enableScripts, true);
-    assert.deepEqual(opts.localResourceRoots.map((u) => u.path), ['/ext/dist/webview']);
+    assert.deepEqual(
+      opts.localResourceRoots.map((u) => u.path),
+      ['/ext/dist/webview'],
+    );
     const nonce = /script-src 'nonce-([^']+)'/.exec(p.webview.html)?.[1];
     assert.ok(nonce);
-    assert.match(p.webview.html, new RegExp(`<script nonce="${nonce.replace(/[+/=]/g, '\\$&')}" src="https://[^"]*/ext/dist/webview/main.js">`));
+    assert.match(
+      p.webview.html,
+      new RegExp(`<script nonce="${nonce.replace(/[+/=]/g, '\\$&')}" src="https://[^"]*/ext/dist/webview/main.js">`),
+    );
     p.dispose();
     const q = await open();
     assert.notEqual(/script-src 'nonce-([^']+)'/.exec(q.webview.html)?.[1], nonce);
   });
 
-  it('answers the page\'s ready with a snapshot and refuses a forged message', async () => {
+  it("answers the page's ready with a snapshot and refuses a forged message", async () => {
     const p = await open();
     assert.equal(p.posted.length, 0, 'nothing before ready');
     await p.receive({ type: 'ready', v: PROTOCOL_VERSION });
     assert.equal((p.posted[0] as { type: string }).type, 'snapshot');
     await p.receive({ type: 'request', id: 4, request: { method: 'openGateLog', gateId: 'g1', path: '/etc/shadow' } });
     assert.deepEqual(p.posted[1], { type: 'reply', id: 4, ok: false, error: 'refused: malformed request' });
-    assert.ok(recorded.logLines.some((l) => /warn \[dashboard\] refused request message/.test(l)), recorded.logLines.join('\n'));
+    assert.ok(
+      recorded.logLines.some((l) => /warn \[dashboard\] refused request message/.test(l)),
+      recorded.logLines.join('\n'),
+    );
   });
 
   it('refuses a control for a run that is not shown', async () => {
     const p = await open();
-    await p.receive({ type: 'request', id: 5, request: { method: 'control', action: 'cancel', runId: 'someone-else' } });
-    assert.deepEqual(p.posted[0], { type: 'reply', id: 5, ok: false, error: 'refused cancel: run someone-else is not the run shown' });
+    await p.receive({
+      type: 'request',
+      id: 5,
+      request: { method: 'control', action: 'cancel', runId: 'someone-else' },
+    });
+    assert.deepEqual(p.posted[0], {
+      type: 'reply',
+      id: 5,
+      ok: false,
+      error: 'refused cancel: run someone-else is not the run shown',
+    });
   });
 
   it('comes back after a reload through its serializer', async () => {

@@ -23,7 +23,8 @@ describe('Reveal in Dashboard: what a tree node or argument reveals', () => {
     ['a node with item {id}', { item: { id: 'fn-1.2' } }, { runId: null, itemId: 'fn-1.2' }],
     ['empty and over-long strings', { runId: '', itemId: 'x'.repeat(501) }, { runId: null, itemId: null }],
   ];
-  for (const [what, arg, want] of table) it(`reveals ${JSON.stringify(want)} for ${what}`, () => assert.deepEqual(revealTarget(arg), want));
+  for (const [what, arg, want] of table)
+    it(`reveals ${JSON.stringify(want)} for ${what}`, () => assert.deepEqual(revealTarget(arg), want));
 });
 
 describe('the dashboard panel acting on page requests (fake vscode, fake hub)', () => {
@@ -41,27 +42,63 @@ describe('the dashboard panel acting on page requests (fake vscode, fake hub)', 
     resetFake();
     webviewRecord.panels.length = 0;
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-dash-req-'));
-    picks = []; executed = []; opened = []; cancelled = [];
+    picks = [];
+    executed = [];
+    opened = [];
+    cancelled = [];
     gateLogs = new Map();
     shown = { runId: 'r1', folder: tmp, ownedByThisWindow: false };
-    saved = { showTextDocument: vscode.window.showTextDocument, openTextDocument: vscode.workspace.openTextDocument, executeCommand: vscode.commands.executeCommand };
+    saved = {
+      showTextDocument: vscode.window.showTextDocument,
+      openTextDocument: vscode.workspace.openTextDocument,
+      executeCommand: vscode.commands.executeCommand,
+    };
     const w = vscode.window as unknown as Record<string, unknown>;
-    w.showTextDocument = async (doc: { uri?: vscode.Uri; path?: string }) => { opened.push((doc.uri ?? doc).path!); return { revealRange() {} }; };
+    w.showTextDocument = async (doc: { uri?: vscode.Uri; path?: string }) => {
+      opened.push((doc.uri ?? doc).path!);
+      return { revealRange() {} };
+    };
     (vscode.workspace as unknown as Record<string, unknown>).openTextDocument = async (uri: vscode.Uri) => {
       if (!fs.existsSync(uri.path)) throw new Error(`no file ${uri.path}`);
       return { uri, lineCount: fs.readFileSync(uri.path, 'utf8').split('\n').length };
     };
-    (vscode.commands as unknown as Record<string, unknown>).executeCommand = async (id: string, ...args: unknown[]) => { executed.push({ id, args }); };
+    (vscode.commands as unknown as Record<string, unknown>).executeCommand = async (id: string, ...args: unknown[]) => {
+      executed.push({ id, args });
+    };
     const hub = {
-      get shown() { return shown ? { run: shown, gateLogPath: (id: string) => gateLogs.get(id) } : undefined; },
-      state: () => ({ run: null, lanes: [], tokens: [], tasks: [], gates: [], log: [], logTotal: 0, runs: [], pinnedRunId: null }),
+      get shown() {
+        return shown ? { run: shown, gateLogPath: (id: string) => gateLogs.get(id) } : undefined;
+      },
+      state: () => ({
+        run: null,
+        lanes: [],
+        tokens: [],
+        tasks: [],
+        gates: [],
+        log: [],
+        logTotal: 0,
+        runs: [],
+        pinnedRunId: null,
+      }),
       onChange: () => ({ dispose() {} }),
       refresh: async () => undefined,
-      pick: async (runId: string | null) => { picks.push(runId); },
+      pick: async (runId: string | null) => {
+        picks.push(runId);
+      },
       answer: async () => undefined,
     } as unknown as DashboardHub;
-    const runs = { cancel: (folder: string) => { cancelled.push(folder); return true; } } as unknown as RunController;
-    const log = { info() {}, warn(c: string, m: string) { recorded.logLines.push(`warn [${c}] ${m}`); } } as unknown as DashboardDeps['log'];
+    const runs = {
+      cancel: (folder: string) => {
+        cancelled.push(folder);
+        return true;
+      },
+    } as unknown as RunController;
+    const log = {
+      info() {},
+      warn(c: string, m: string) {
+        recorded.logLines.push(`warn [${c}] ${m}`);
+      },
+    } as unknown as DashboardDeps['log'];
     DashboardPanel.createOrShow({ extensionUri: vscode.Uri.file('/ext'), hub, runs, log });
     panel = webviewRecord.panels.at(-1)!;
   });
@@ -81,7 +118,7 @@ describe('the dashboard panel acting on page requests (fake vscode, fake hub)', 
     return panel.posted.find((m) => (m as { type: string }).type === 'reply');
   };
 
-  it('opens a gate\'s log in an editor by its row id (the path is the host\'s, relative to the run\'s folder)', async () => {
+  it("opens a gate's log in an editor by its row id (the path is the host's, relative to the run's folder)", async () => {
     fs.mkdirSync(path.join(tmp, '.ralph', 'gates'), { recursive: true });
     fs.writeFileSync(path.join(tmp, '.ralph', 'gates', 'basic-1.log'), 'FAIL x\n');
     gateLogs.set('g1', '.ralph/gates/basic-1.log');
@@ -90,19 +127,34 @@ describe('the dashboard panel acting on page requests (fake vscode, fake hub)', 
   });
 
   it('says so when a gate has no log, or its log is gone', async () => {
-    assert.deepEqual(await ask(2, { method: 'openGateLog', gateId: 'g9' }), { type: 'reply', id: 2, ok: false, error: 'no log for gate g9' });
+    assert.deepEqual(await ask(2, { method: 'openGateLog', gateId: 'g9' }), {
+      type: 'reply',
+      id: 2,
+      ok: false,
+      error: 'no log for gate g9',
+    });
     gateLogs.set('g2', path.join(tmp, 'gone.log'));
-    assert.deepEqual(await ask(3, { method: 'openGateLog', gateId: 'g2' }), { type: 'reply', id: 3, ok: false, error: `the gate log ${path.join(tmp, 'gone.log')} no longer exists` });
+    assert.deepEqual(await ask(3, { method: 'openGateLog', gateId: 'g2' }), {
+      type: 'reply',
+      id: 3,
+      ok: false,
+      error: `the gate log ${path.join(tmp, 'gone.log')} no longer exists`,
+    });
     assert.deepEqual(opened, []);
   });
 
-  it('opens the full log (the folder\'s activity log) in an editor', async () => {
+  it("opens the full log (the folder's activity log) in an editor", async () => {
     fs.mkdirSync(path.join(tmp, '.ralph'), { recursive: true });
     fs.writeFileSync(path.join(tmp, '.ralph', 'activity.log'), 'RALPH START\nITERATION 1\n');
     assert.deepEqual(await ask(4, { method: 'openFullLog' }), { type: 'reply', id: 4, ok: true });
     assert.deepEqual(opened, [path.join(tmp, '.ralph', 'activity.log')]);
     shown = undefined;
-    assert.deepEqual(await ask(5, { method: 'openFullLog' }), { type: 'reply', id: 5, ok: false, error: 'no run shown' });
+    assert.deepEqual(await ask(5, { method: 'openFullLog' }), {
+      type: 'reply',
+      id: 5,
+      ok: false,
+      error: 'no run shown',
+    });
   });
 
   it('picks a past run, or goes back to following the live run', async () => {
@@ -111,17 +163,41 @@ describe('the dashboard panel acting on page requests (fake vscode, fake hub)', 
     assert.deepEqual(picks, ['r0', null]);
   });
 
-  it('runs Pause, Resume and Stop on the shown run\'s folder; Cancel only when this window owns the run', async () => {
+  it("runs Pause, Resume and Stop on the shown run's folder; Cancel only when this window owns the run", async () => {
     for (const [i, action] of (['pause', 'resume', 'stop'] as const).entries()) {
-      assert.deepEqual(await ask(10 + i, { method: 'control', action, runId: 'r1' }), { type: 'reply', id: 10 + i, ok: true });
+      assert.deepEqual(await ask(10 + i, { method: 'control', action, runId: 'r1' }), {
+        type: 'reply',
+        id: 10 + i,
+        ok: true,
+      });
     }
-    assert.deepEqual(executed.map((e) => [e.id, e.args[0]]), [['ralph.pause', tmp], ['ralph.resume', tmp], ['ralph.stop', tmp]]);
-    assert.deepEqual(await ask(13, { method: 'control', action: 'cancel', runId: 'r1' }), { type: 'reply', id: 13, ok: false, error: 'refused cancel: this window does not run that engine (use Stop)' });
+    assert.deepEqual(
+      executed.map((e) => [e.id, e.args[0]]),
+      [
+        ['ralph.pause', tmp],
+        ['ralph.resume', tmp],
+        ['ralph.stop', tmp],
+      ],
+    );
+    assert.deepEqual(await ask(13, { method: 'control', action: 'cancel', runId: 'r1' }), {
+      type: 'reply',
+      id: 13,
+      ok: false,
+      error: 'refused cancel: this window does not run that engine (use Stop)',
+    });
     assert.deepEqual(cancelled, []);
     shown = { runId: 'r1', folder: tmp, ownedByThisWindow: true };
-    assert.deepEqual(await ask(14, { method: 'control', action: 'cancel', runId: 'r1' }), { type: 'reply', id: 14, ok: true });
+    assert.deepEqual(await ask(14, { method: 'control', action: 'cancel', runId: 'r1' }), {
+      type: 'reply',
+      id: 14,
+      ok: true,
+    });
     assert.deepEqual(cancelled, [tmp]);
-    assert.deepEqual(await ask(15, { method: 'control', action: 'start', runId: null }), { type: 'reply', id: 15, ok: true });
+    assert.deepEqual(await ask(15, { method: 'control', action: 'start', runId: null }), {
+      type: 'reply',
+      id: 15,
+      ok: true,
+    });
     assert.deepEqual(executed.at(-1), { id: 'ralph.start', args: [{ folder: tmp }] });
   });
 
@@ -147,6 +223,9 @@ describe('the Reveal in Dashboard command (fake vscode)', () => {
     await vscode.commands.executeCommand('ralph.revealInDashboard', { itemId: 'T1' });
     assert.equal(webviewRecord.panels.length, 1);
     const p = webviewRecord.panels[0]!;
-    assert.deepEqual(p.posted.filter((m) => (m as { type: string }).type === 'reveal'), [{ type: 'reveal', itemId: 'T1' }]);
+    assert.deepEqual(
+      p.posted.filter((m) => (m as { type: string }).type === 'reveal'),
+      [{ type: 'reveal', itemId: 'T1' }],
+    );
   });
 });

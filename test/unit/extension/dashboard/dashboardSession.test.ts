@@ -1,5 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { PROTOCOL_VERSION, type HostMessage, type PageRequest, type UpdateOp } from '../../../../src/protocol/dashboard';
+import {
+  PROTOCOL_VERSION,
+  type HostMessage,
+  type PageRequest,
+  type UpdateOp,
+} from '../../../../src/protocol/dashboard';
 import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
 import { state } from '../../../support/dashboardSamples';
 
@@ -9,11 +14,22 @@ function harness(opts: { fail?: string } = {}) {
   const handled: PageRequest[] = [];
   const timers: (() => void)[] = [];
   const session = new DashboardSession({
-    post: (m) => { posted.push(m); return true; },
+    post: (m) => {
+      posted.push(m);
+      return true;
+    },
     state: () => state,
-    actions: { handle: async (r) => { if (opts.fail) throw new Error(opts.fail); handled.push(r); } },
+    actions: {
+      handle: async (r) => {
+        if (opts.fail) throw new Error(opts.fail);
+        handled.push(r);
+      },
+    },
     log: { info: () => undefined, warn: (_c, m) => warnings.push(m) },
-    setTimer: (fn) => { timers.push(fn); return timers.length; },
+    setTimer: (fn) => {
+      timers.push(fn);
+      return timers.length;
+    },
     clearTimer: () => undefined,
   });
   const tick = () => timers.splice(0).forEach((f) => f());
@@ -28,7 +44,10 @@ describe('the dashboard session (host side of the protocol)', () => {
     h.tick();
     assert.equal(h.posted.length, 0);
     await h.session.receive({ type: 'ready', v: PROTOCOL_VERSION });
-    assert.deepEqual(h.posted.map((m) => m.type), ['snapshot']);
+    assert.deepEqual(
+      h.posted.map((m) => m.type),
+      ['snapshot'],
+    );
   });
 
   it('numbers updates after the snapshot and batches a burst into one message', async () => {
@@ -50,7 +69,10 @@ describe('the dashboard session (host side of the protocol)', () => {
     const h = harness();
     await h.session.receive({ type: 'ready', v: PROTOCOL_VERSION });
     await h.session.receive({ type: 'resync', lastSeq: 1 });
-    assert.deepEqual(h.posted.map((m) => m.type), ['snapshot', 'snapshot']);
+    assert.deepEqual(
+      h.posted.map((m) => m.type),
+      ['snapshot', 'snapshot'],
+    );
     assert.equal(h.posted[1]?.type === 'snapshot' && h.posted[1].seq, 2);
   });
 
@@ -62,7 +84,10 @@ describe('the dashboard session (host side of the protocol)', () => {
     h.tick();
     assert.equal(h.posted.length, 1);
     h.session.setVisible(true);
-    assert.deepEqual(h.posted.map((m) => m.type), ['snapshot', 'snapshot']);
+    assert.deepEqual(
+      h.posted.map((m) => m.type),
+      ['snapshot', 'snapshot'],
+    );
   });
 
   it('acts on a valid request and replies ok', async () => {
@@ -81,7 +106,11 @@ describe('the dashboard session (host side of the protocol)', () => {
 
   it('refuses and logs a forged request without acting on it', async () => {
     const h = harness();
-    await h.session.receive({ type: 'request', id: 9, request: { method: 'openGateLog', gateId: 'g1', path: '/etc/passwd' } });
+    await h.session.receive({
+      type: 'request',
+      id: 9,
+      request: { method: 'openGateLog', gateId: 'g1', path: '/etc/passwd' },
+    });
     await h.session.receive({ type: 'exec', command: 'rm -rf ~' });
     await h.session.receive('ready');
     assert.deepEqual(h.handled, []);

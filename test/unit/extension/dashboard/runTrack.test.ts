@@ -1,7 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { runViewOf, type RunView } from '../../../../src/core/control/runView';
 import type { EngineEvent, RunLogEntry } from '../../../../src/core/model/runEvent';
-import { coalesceOps, laneRowsOf, liveCostOf, logKindOfText, RunTrack, runHeaderOf, taskCostsOf } from '../../../../src/extension/dashboard/runTrack';
+import {
+  coalesceOps,
+  laneRowsOf,
+  liveCostOf,
+  logKindOfText,
+  RunTrack,
+  runHeaderOf,
+  taskCostsOf,
+} from '../../../../src/extension/dashboard/runTrack';
 import { lanes as sampleLanes } from '../../../support/dashboardSamples';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
@@ -15,33 +23,172 @@ function log(events: Ev[]): RunLogEntry[] {
   });
 }
 const view = (...events: Ev[]): RunView => runViewOf('r1', log(events));
-const started: EngineEvent = { type: 'runStarted', runId: 'r1', folder: '/ws', source: 'quantum', agent: 'claude', maxIterations: 25, gates: {}, maxCostUsd: 0, pid: 1 };
-const at = (n: number, item: typeof A): EngineEvent => ({ type: 'iterationStarted', iteration: n, item, attempt: 1, attemptKind: 'first', purpose: 'work', maxAttempts: 3 });
-const tok = (n: number, ctx: number, t: number[], cost: number | null): EngineEvent => ({ type: 'tokens', iteration: n, contextTokens: ctx, contextWindow: 200_000, warnAt: 140_000, rotateAt: 160_000, totals: { input: t[0]!, output: t[1]!, cacheRead: t[2]!, cacheCreation: t[3]! }, costUsd: cost });
-const end = (n: number, t: number[], cost: number): EngineEvent => ({ type: 'iterationEnded', iteration: n, ending: 'natural', detail: 'd', totals: { tokens: { input: t[0]!, output: t[1]!, cacheRead: t[2]!, cacheCreation: t[3]! }, costUsd: cost }, exitCode: 0 });
-const tasks = (v: RunView) => taskCostsOf(v).map((t) => [t.itemId, t.iterations, t.input, t.output, t.cacheRead, t.cacheCreation, t.costUsd]);
+const started: EngineEvent = {
+  type: 'runStarted',
+  runId: 'r1',
+  folder: '/ws',
+  source: 'quantum',
+  agent: 'claude',
+  maxIterations: 25,
+  gates: {},
+  maxCostUsd: 0,
+  pid: 1,
+};
+const at = (n: number, item: typeof A): EngineEvent => ({
+  type: 'iterationStarted',
+  iteration: n,
+  item,
+  attempt: 1,
+  attemptKind: 'first',
+  purpose: 'work',
+  maxAttempts: 3,
+});
+const tok = (n: number, ctx: number, t: number[], cost: number | null): EngineEvent => ({
+  type: 'tokens',
+  iteration: n,
+  contextTokens: ctx,
+  contextWindow: 200_000,
+  warnAt: 140_000,
+  rotateAt: 160_000,
+  totals: { input: t[0]!, output: t[1]!, cacheRead: t[2]!, cacheCreation: t[3]! },
+  costUsd: cost,
+});
+const end = (n: number, t: number[], cost: number): EngineEvent => ({
+  type: 'iterationEnded',
+  iteration: n,
+  ending: 'natural',
+  detail: 'd',
+  totals: { tokens: { input: t[0]!, output: t[1]!, cacheRead: t[2]!, cacheCreation: t[3]! }, costUsd: cost },
+  exitCode: 0,
+});
+const tasks = (v: RunView) =>
+  taskCostsOf(v).map((t) => [t.itemId, t.iterations, t.input, t.output, t.cacheRead, t.cacheCreation, t.costUsd]);
 
 describe('the dashboard run track: lanes and tokens per task', () => {
   const table: { name: string; events: Ev[]; expect: (v: RunView) => unknown; want: unknown }[] = [
-    { name: 'a task row has the tokens of its ended iterations', events: [started, at(1, A), end(1, [10, 20, 30, 40], 0.5), at(2, A), end(2, [1, 2, 3, 4], 0.25)], expect: tasks, want: [['US-1', 2, 11, 22, 33, 44, 0.75]] },
-    { name: 'a running iteration adds its figures so far to its task (not its iteration count)', events: [started, at(1, A), end(1, [10, 20, 30, 40], 0.5), at(2, A), tok(2, 5000, [1, 1, 1, 1], 0.1)], expect: tasks, want: [['US-1', 1, 11, 21, 31, 41, 0.6]] },
-    { name: 'a task first seen running has a row at once', events: [started, [1, at(1, A)], [1, tok(1, 5000, [7, 8, 9, 10], null)]], expect: tasks, want: [['US-1', 0, 7, 8, 9, 10, 0]] },
-    { name: 'two lanes at two tasks put each figure on its own task', events: [started, [1, at(1, A)], [2, at(2, B)], [2, end(2, [2, 2, 2, 2], 0.2)], [1, tok(1, 9, [5, 5, 5, 5], 0.05)]], expect: tasks, want: [['US-2', 1, 2, 2, 2, 2, 0.2], ['US-1', 0, 5, 5, 5, 5, 0.05]] },
-    { name: 'the live cost adds every working lane\'s iteration so far', events: [started, [1, at(1, A)], [2, at(2, B)], [1, tok(1, 9, [0, 0, 0, 0], 0.25)], [2, tok(2, 9, [0, 0, 0, 0], 0.5)]], expect: (v) => [liveCostOf(v), runHeaderOf(v, '/ws', { startedHere: false, live: true }).costUsd], want: [0.75, 0.75] },
     {
-      name: 'one lane row per lane: item, attempt, iteration, context, running cost, state',
-      events: [started, [1, at(1, A)], [2, at(2, B)], [1, tok(1, 150_000, [0, 0, 0, 0], 0.3)], [2, end(2, [0, 0, 0, 0], 0.1)]],
-      expect: laneRowsOf,
+      name: 'a task row has the tokens of its ended iterations',
+      events: [started, at(1, A), end(1, [10, 20, 30, 40], 0.5), at(2, A), end(2, [1, 2, 3, 4], 0.25)],
+      expect: tasks,
+      want: [['US-1', 2, 11, 22, 33, 44, 0.75]],
+    },
+    {
+      name: 'a running iteration adds its figures so far to its task (not its iteration count)',
+      events: [started, at(1, A), end(1, [10, 20, 30, 40], 0.5), at(2, A), tok(2, 5000, [1, 1, 1, 1], 0.1)],
+      expect: tasks,
+      want: [['US-1', 1, 11, 21, 31, 41, 0.6]],
+    },
+    {
+      name: 'a task first seen running has a row at once',
+      events: [started, [1, at(1, A)], [1, tok(1, 5000, [7, 8, 9, 10], null)]],
+      expect: tasks,
+      want: [['US-1', 0, 7, 8, 9, 10, 0]],
+    },
+    {
+      name: 'two lanes at two tasks put each figure on its own task',
+      events: [
+        started,
+        [1, at(1, A)],
+        [2, at(2, B)],
+        [2, end(2, [2, 2, 2, 2], 0.2)],
+        [1, tok(1, 9, [5, 5, 5, 5], 0.05)],
+      ],
+      expect: tasks,
       want: [
-        { lane: 1, activity: 'agent', purpose: 'work', item: { id: 'US-1', title: 'Login' }, attempt: 1, maxAttempts: 3, iteration: 1, context: { tokens: 150_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 }, costUsd: 0.3, lastEnding: null },
-        { lane: 2, activity: 'idle', purpose: 'work', item: { id: 'US-2', title: 'Signup' }, attempt: 1, maxAttempts: 3, iteration: 2, context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 }, costUsd: 0, lastEnding: 'natural' },
+        ['US-2', 1, 2, 2, 2, 2, 0.2],
+        ['US-1', 0, 5, 5, 5, 5, 0.05],
       ],
     },
-    { name: 'a finished run shows no context on any lane', events: [started, [1, at(1, A)], [1, tok(1, 150_000, [0, 0, 0, 0], 0.3)], { type: 'runEnded', state: 'stopped', reason: 'STOP', completionReason: 'STOPPED', exitCode: 3, iterations: 1, costUsd: 0.3, done: 0, total: 2 }], expect: (v) => laneRowsOf(v).map((l) => [l.activity, l.context.window, l.costUsd]), want: [['idle', 0, 0]] },
+    {
+      name: "the live cost adds every working lane's iteration so far",
+      events: [
+        started,
+        [1, at(1, A)],
+        [2, at(2, B)],
+        [1, tok(1, 9, [0, 0, 0, 0], 0.25)],
+        [2, tok(2, 9, [0, 0, 0, 0], 0.5)],
+      ],
+      expect: (v) => [liveCostOf(v), runHeaderOf(v, '/ws', { startedHere: false, live: true }).costUsd],
+      want: [0.75, 0.75],
+    },
+    {
+      name: 'one lane row per lane: item, attempt, iteration, context, running cost, state',
+      events: [
+        started,
+        [1, at(1, A)],
+        [2, at(2, B)],
+        [1, tok(1, 150_000, [0, 0, 0, 0], 0.3)],
+        [2, end(2, [0, 0, 0, 0], 0.1)],
+      ],
+      expect: laneRowsOf,
+      want: [
+        {
+          lane: 1,
+          activity: 'agent',
+          purpose: 'work',
+          item: { id: 'US-1', title: 'Login' },
+          attempt: 1,
+          maxAttempts: 3,
+          iteration: 1,
+          context: { tokens: 150_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 },
+          costUsd: 0.3,
+          lastEnding: null,
+        },
+        {
+          lane: 2,
+          activity: 'idle',
+          purpose: 'work',
+          item: { id: 'US-2', title: 'Signup' },
+          attempt: 1,
+          maxAttempts: 3,
+          iteration: 2,
+          context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
+          costUsd: 0,
+          lastEnding: 'natural',
+        },
+      ],
+    },
+    {
+      name: 'a finished run shows no context on any lane',
+      events: [
+        started,
+        [1, at(1, A)],
+        [1, tok(1, 150_000, [0, 0, 0, 0], 0.3)],
+        {
+          type: 'runEnded',
+          state: 'stopped',
+          reason: 'STOP',
+          completionReason: 'STOPPED',
+          exitCode: 3,
+          iterations: 1,
+          costUsd: 0.3,
+          done: 0,
+          total: 2,
+        },
+      ],
+      expect: (v) => laneRowsOf(v).map((l) => [l.activity, l.context.window, l.costUsd]),
+      want: [['idle', 0, 0]],
+    },
     { name: 'no lanes before the first iteration', events: [started], expect: laneRowsOf, want: [] },
     {
-      name: 'a finished run\'s header has no context figure but keeps the warn and rotate lines for its chart',
-      events: [started, at(1, A), tok(1, 150_000, [0, 0, 0, 0], 0.3), end(1, [0, 0, 0, 0], 0.3), { type: 'runEnded', state: 'completed', reason: 'done', completionReason: 'COMPLETE', exitCode: 0, iterations: 1, costUsd: 0.3, done: 2, total: 2 }],
+      name: "a finished run's header has no context figure but keeps the warn and rotate lines for its chart",
+      events: [
+        started,
+        at(1, A),
+        tok(1, 150_000, [0, 0, 0, 0], 0.3),
+        end(1, [0, 0, 0, 0], 0.3),
+        {
+          type: 'runEnded',
+          state: 'completed',
+          reason: 'done',
+          completionReason: 'COMPLETE',
+          exitCode: 0,
+          iterations: 1,
+          costUsd: 0.3,
+          done: 2,
+          total: 2,
+        },
+      ],
       expect: (v) => runHeaderOf(v, '/ws', { startedHere: false, live: false }).context,
       want: { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 },
     },
@@ -49,7 +196,10 @@ describe('the dashboard run track: lanes and tokens per task', () => {
   for (const t of table) it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
 
   it('keeps the warn and rotate lines in the header while a new iteration has no context figure yet', () => {
-    const track = new RunTrack('/ws', view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1)), { startedHere: false, live: true });
+    const track = new RunTrack('/ws', view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1)), {
+      startedHere: false,
+      live: true,
+    });
     assert.deepEqual(track.run.context, { tokens: 50_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 });
     track.update(view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1), end(1, [0, 0, 0, 0], 0.1), at(2, B)));
     assert.deepEqual(track.run.context, { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 });
@@ -58,20 +208,38 @@ describe('the dashboard run track: lanes and tokens per task', () => {
   it('sends a lanes op when a lane changes, and none when nothing of the lanes did', () => {
     const e: Ev[] = [started, [1, at(1, A)], [2, at(2, B)]];
     const track = new RunTrack('/ws', view(...e), { startedHere: false, live: true });
-    assert.deepEqual(track.state().lanes.map((l) => l.lane), [1, 2]);
+    assert.deepEqual(
+      track.state().lanes.map((l) => l.lane),
+      [1, 2],
+    );
     const ops = track.update(view(...e, [2, tok(2, 40_000, [1, 1, 1, 1], 0.01)]));
     const lanesOp = ops.find((o) => o.op === 'lanes');
     assert.ok(lanesOp && lanesOp.op === 'lanes');
-    assert.deepEqual(lanesOp.lanes.map((l) => [l.lane, l.context.tokens]), [[1, 0], [2, 40_000]]);
+    assert.deepEqual(
+      lanesOp.lanes.map((l) => [l.lane, l.context.tokens]),
+      [
+        [1, 0],
+        [2, 40_000],
+      ],
+    );
     const again = track.update(view(...e, [2, tok(2, 40_000, [1, 1, 1, 1], 0.01)], { type: 'warning', message: 'x' }));
-    assert.equal(again.some((o) => o.op === 'lanes'), false);
+    assert.equal(
+      again.some((o) => o.op === 'lanes'),
+      false,
+    );
   });
 
   it('marks the token points of lanes other than 0 with their lane', () => {
     const e: Ev[] = [started, [1, at(1, A)], [2, at(2, B)]];
     const track = new RunTrack('/ws', view(...e), { startedHere: false, live: true });
     track.update(view(...e, [1, tok(1, 10_000, [0, 0, 0, 0], 0)], [2, tok(2, 20_000, [0, 0, 0, 0], 0)]));
-    assert.deepEqual(track.state().tokens.map((p) => [p.lane, p.contextTokens]), [[1, 10_000], [2, 20_000]]);
+    assert.deepEqual(
+      track.state().tokens.map((p) => [p.lane, p.contextTokens]),
+      [
+        [1, 10_000],
+        [2, 20_000],
+      ],
+    );
   });
 
   it('keeps only the last lanes op of a batch, in its place', () => {
@@ -84,8 +252,8 @@ describe('the dashboard run track: lanes and tokens per task', () => {
 
 describe('the dashboard run track: the kind of a log line (the log filter)', () => {
   const cases: [string, string][] = [
-    ['⛔ GUARD DENY git push → pushing is the operator\'s job', 'guard'],
-    ['🔀 GUARD REWRITE npm test → /usr/bin/node /x/dist/cli.js -C /w gate unit -- \'npm test\'', 'guard'],
+    ["⛔ GUARD DENY git push → pushing is the operator's job", 'guard'],
+    ["🔀 GUARD REWRITE npm test → /usr/bin/node /x/dist/cli.js -C /w gate unit -- 'npm test'", 'guard'],
     ['⛔ BLOCKED US-1 — no progress', 'error'],
     ['🧪 GATE FAILED unit exit=1 2.0s', 'gate'],
     ['❓ QUESTION US-1 — which one?', 'question'],
