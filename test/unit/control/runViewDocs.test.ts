@@ -5,7 +5,7 @@ import { runViewOf, withFollowEnd } from '../../../src/core/control/runView';
 import type { EngineEvent, RunLogEntry } from '../../../src/core/model/runEvent';
 import { repoRoot } from '../../support/repoRoot';
 
-/** Issue 9 "Done when": the README documents the `runs[].view` keys. Every key a RunView has is named there. */
+/** Every key a RunView has is named in the `runs[].view` table of docs/cli.md, so the reference stays complete. */
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);
 const ITEM = { source: 'flow-next' as const, id: 'fn-1.2', title: 'Add login' };
 const TOKENS = { input: 1, output: 2, cacheRead: 3, cacheCreation: 4 };
@@ -121,12 +121,13 @@ function keysOf(v: unknown, at = ''): string[] {
   ]);
 }
 
-describe('README documents every runs[].view key (issue 9)', () => {
-  it('names each key of a RunView, nested ones included, in backticks in the runs[].view paragraph', () => {
-    const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-    const start = readme.indexOf('`ralph status --json` gives each run its `view`');
-    assert.ok(start >= 0, 'the runs[].view paragraph is in the README');
-    const paragraph = readme.slice(start, readme.indexOf('\n\n', start));
+describe('docs/cli.md documents every runs[].view key', () => {
+  it('names each key of a RunView, nested ones included, in backticks in the runs[].view table', () => {
+    const doc = fs.readFileSync(path.join(repoRoot, 'docs', 'cli.md'), 'utf8');
+    const head = doc.indexOf('`ralph status --json` carries the same view of each run under `runs[].view`');
+    assert.ok(head >= 0, 'the runs[].view table is in docs/cli.md');
+    const start = doc.indexOf('\n\n', head) + 2;
+    const paragraph = doc.slice(start, doc.indexOf('\n\n', start));
     const named = new Set([...paragraph.matchAll(/`([^`]+)`/g)].flatMap((m) => m[1]!.match(/[A-Za-z]+/g) ?? []));
     const keys = [...new Set(views().flatMap((v) => keysOf(v)))];
     assert.ok(keys.length > 60, `the sample views fill the nested fields (${keys.length} keys)`);
