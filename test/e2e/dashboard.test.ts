@@ -149,15 +149,13 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
     assert.doesNotMatch(csp ?? '', /unsafe-inline|unsafe-eval/);
     // Our page has one script, from dist/webview with the nonce. (VS Code itself prepends its acquireVsCodeApi shim
     // to every webview document before the page's CSP applies: that one is not ours.)
-    const scripts = await d
-      .locator('html')
-      .evaluate(() =>
-        Array.from(document.scripts).map((s) => ({
-          src: s.src.replace(/^.*\//, ''),
-          nonce: (s.nonce ?? '').length > 0,
-          vscodeShim: !s.src && (s.textContent ?? '').includes('acquireVsCodeApi'),
-        })),
-      );
+    const scripts = await d.locator('html').evaluate(() =>
+      Array.from(document.scripts).map((s) => ({
+        src: s.src.replace(/^.*\//, ''),
+        nonce: (s.nonce ?? '').length > 0,
+        vscodeShim: !s.src && (s.textContent ?? '').includes('acquireVsCodeApi'),
+      })),
+    );
     assert.deepEqual(
       scripts.filter((s) => !s.vscodeShim),
       [{ src: 'main.js', nonce: true, vscodeShim: false }],

@@ -401,12 +401,10 @@ function expandIn(
       const envStart = i;
       while (i < argv.length && a(i) !== null && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a(i)!)) i++;
       envCommands(
-        argv
-          .slice(envStart, i)
-          .map((w) => ({
-            name: w.value!.slice(0, w.value!.indexOf('=')),
-            value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) },
-          })),
+        argv.slice(envStart, i).map((w) => ({
+          name: w.value!.slice(0, w.value!.indexOf('=')),
+          value: { ...w, value: w.value!.slice(w.value!.indexOf('=') + 1) },
+        })),
         out,
         via,
         depth,

@@ -4,9 +4,7 @@ import type { StoreChange, StoreRun, StoreSnapshot } from '../runStore';
 import { RunTrack } from './runTrack';
 
 /** The runs the hub can list (injectable; the extension passes core's `listRuns`). */
-export type ListRuns = (
-  folder: string,
-) => {
+export type ListRuns = (folder: string) => {
   id: string;
   kind: string;
   state: string;
