@@ -113,8 +113,6 @@ const cliProgram = { ...nodeCommon, plugins: [lazyZod] };
 if (want('cli'))
   configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
-// `status` after a task file changed: the stored answer patched (src/cli/statusPatch.ts), loaded by dist/cli.js.
-if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/statusPatch.ts'], outfile: 'dist/cli-patch.js' });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
 // Without the import.meta.url shim (its pathToFileURL at load is a few ms of every pass, bench/waves.bench.ts): nothing

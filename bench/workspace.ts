@@ -7,9 +7,9 @@ const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 /**
  * A generated workspace in os.tmpdir() (the caller deletes it): n flow-next tasks in flowctl's format (n/50 epics,
  * each task depending on the previous one of its epic, every third done, every fourth with a flow-state overlay
- * saying done) and n quantum stories in a chain. Shared by the benchmarks.
+ * saying done) and, unless `opts.quantum` is false, n quantum stories in a chain. Shared by the benchmarks.
  */
-export function makeWorkspace(n: number): string {
+export function makeWorkspace(n: number, opts: { quantum?: boolean } = {}): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ralph-bench-${n}-`));
   fs.mkdirSync(path.join(dir, '.flow', 'epics'), { recursive: true });
   fs.mkdirSync(path.join(dir, '.flow', 'tasks'), { recursive: true });
@@ -49,6 +49,7 @@ export function makeWorkspace(n: number): string {
         json({ status: 'done', updated_at: '2026-01-11T00:00:00Z' }),
       );
   }
+  if (opts.quantum === false) return dir;
   const stories = Array.from({ length: n }, (_, i) => ({
     id: `US-${String(i + 1).padStart(5, '0')}`,
     title: `Story ${i + 1}`,

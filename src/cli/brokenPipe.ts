@@ -22,7 +22,7 @@ let installed = false;
 /**
  * Writes `text` (UTF-8) to file descriptor 1 synchronously, without creating `process.stdout`: for a pipe that
  * stream is a `net.Socket`, and loading and building it was ~5 % of a `ralph waves check` pass (bench/waves.bench.ts)
- * and a few ms of a cached `ralph status` (issue 10). The bytes are the ones `process.stdout.write(text)` would write.
+ * and a few ms of a cached `ralph status`. The bytes are the ones `process.stdout.write(text)` would write.
  * A broken pipe (`EPIPE`) ends the process quietly with the exit code set so far, as {@link endQuietlyOnBrokenPipe}
  * does, so set the exit code first; anything else the descriptor refuses (`EAGAIN` on a full non-blocking pipe, a
  * closed descriptor) hands the rest, from the first byte not written, to `process.stdout`, which waits for it or

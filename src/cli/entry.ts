@@ -15,7 +15,6 @@ import {
   type SnapshotLookup,
 } from '../core/store/snapshotCache';
 import type { runFast } from './readEntry';
-import type { patchStatus } from './statusPatch';
 
 /**
  * dist/cli.js, the `ralph` entry, kept tiny (no schemas, no readers): `ralph [-C dir] status|next [--json]` is
@@ -30,7 +29,7 @@ async function entry(argv: string[]): Promise<void> {
   const fast = matchFastCommand(argv.slice(2));
   if (!fast) {
     // Runtime paths, so esbuild keeps each program in its own file, loaded only here. `waves check` in its plain
-    // forms (issue 18's bench) has a program of its own, without commander; everything else the full one.
+    // forms has a program of its own, without commander; everything else the full one.
     const waves = isWavesCheck(argv.slice(2)) ? matchWavesCheck(argv.slice(2)) : undefined;
     if (waves) {
       /* eslint-disable @typescript-eslint/no-require-imports */
@@ -66,7 +65,7 @@ async function entry(argv: string[]): Promise<void> {
     key = {
       folder,
       command,
-      build: buildKey([__filename, readBundle, path.join(__dirname, 'cli-patch.js')]),
+      build: buildKey([__filename, readBundle]),
       env: snapshotEnvKey() + (actor !== undefined ? `\0actor=${actor}` : ''),
     };
     const found = readSnapshot(key);
@@ -74,13 +73,6 @@ async function entry(argv: string[]): Promise<void> {
     if (found.answer && out !== undefined) {
       printAnswer(out, found.answer.exitCode);
       return;
-    }
-    // `status` after a few task files changed: patch the stored answer (dist/cli-patch.js, src/cli/statusPatch.ts),
-    // which re-reads those files alone; it declines (printing nothing) whenever a patch could differ.
-    if (fast.command === 'status' && found.entry?.basis !== undefined && found.changedAll?.length) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const patch = require(path.join(__dirname, 'cli-patch.js')) as { patchStatus: typeof patchStatus };
-      if (patch.patchStatus(key, found, fast.json)) return;
     }
     changed = found.changed;
     unchanged = found.unchanged;

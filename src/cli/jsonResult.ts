@@ -10,7 +10,7 @@ import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
  * `json.dumps(indent=2)` (event streams, `run --json`, stay one compact object per line).
  */
 export function printResult(json: boolean, value: Record<string, unknown>, text: string): void {
-  // Control characters from task content are printed escaped (issue 12), in both forms.
+  // Control characters from task content are printed escaped, in both forms.
   process.stdout.write(json ? jsonDocument(value) : escapeControls(text.endsWith('\n') || !text ? text : text + '\n'));
   process.exitCode = 0;
 }
@@ -34,7 +34,7 @@ export function printRefusal(json: boolean, text: string, message: string): void
 
 /** A JSON document as every command prints it: two-space indent (flowctl's `json.dumps(indent=2)`) and a newline. */
 export function jsonDocument(value: unknown): string {
-  // C1 control characters escaped too (issue 12): JSON.stringify leaves them raw, and a terminal obeys them.
+  // C1 control characters escaped too: JSON.stringify leaves them raw, and a terminal obeys them.
   return terminalSafeJson(value, 2) + '\n';
 }
 

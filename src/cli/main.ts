@@ -18,7 +18,7 @@ import { registerTrustCommand } from './trustCommand';
 /**
  * The `ralph` CLI: the terminal face of the same core the extension uses. Every command reads and writes
  * the files under the workspace folder (`--cwd`, default the current directory), so the CLI, the extension
- * and a bot see the same state. Exit codes: 0 ok, 1 failure or not ready, 2 usage error (see README).
+ * and a bot see the same state. Exit codes: 0 ok, 1 failure or not ready, 2 usage error (docs/cli.md).
  */
 export function buildProgram(): Command {
   const program = baseProgram();

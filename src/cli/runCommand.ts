@@ -90,7 +90,7 @@ export function registerRunCommand(program: Command): void {
     })
     .action(async (opts: RunOptions, cmd: Command) => {
       const folder = resolveFolder(cmd);
-      // Workspace configuration that names programs runs only once trusted (issue 11; core/trust/).
+      // Workspace configuration that names programs runs only once trusted (core/trust/).
       const trust = await checkWorkspaceTrust(folder, trustOverride(opts.trust));
       if (!trust.allowed) {
         const message = formatTrustRefusal(trust, '`ralph run`');
@@ -173,11 +173,11 @@ export function registerRunCommand(program: Command): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
-      // A closed terminal (SIGHUP) ends the run as Ctrl-C does: the agent is ended and unverified claims are put back
-      // (issues 11, 12); Node's default would end this process at once and leave the agent running.
+      // A closed terminal (SIGHUP) ends the run as Ctrl-C does: the agent is ended and unverified claims are put back;
+      // Node's default would end this process at once and leave the agent running.
       process.on('SIGHUP', onSignal);
       // The completion marker is written on every exit path (flow-next §2.11-5), even one the engine never reached.
-      // Never a stack trace from here (issue 12): a .ralph/ that became unwritable is reported in one line.
+      // Never a stack trace from here: a .ralph/ that became unwritable is reported in one line.
       const onExit = () => {
         try {
           recorder.completeIfOpen('INTERRUPTED');

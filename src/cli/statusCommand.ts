@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { formatStatusText, loadStatusBasis } from '../core/control/status';
 import { composeStatus } from '../core/control/statusCompose';
-import { statusPatchFile, writeStatusPatchFile } from './statusPatch';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
@@ -39,10 +38,10 @@ export function registerStatusCommand(program: Command): void {
  * The body of `ralph status`: the snapshot (read through the parse cache) as indented JSON or text; exit 0. With
  * `recorded`, both forms are stored in the snapshot cache (core/store/snapshotCache.ts) when the answer is a
  * function of files alone: no runs and no waves (their state depends on live processes and the clock), the folder
- * the one the entry keyed it by, and no asynchronous read; with the patch side file (src/cli/statusPatch.ts).
+ * the one the entry keyed it by, and no asynchronous read.
  */
 export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
-  const { basis, flow, openBaselines } = loadStatusBasis(folder, { cached: true });
+  const { basis } = loadStatusBasis(folder, { cached: true });
   const snapshot = composeStatus(basis);
   const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
   const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
@@ -52,18 +51,11 @@ export function printStatus(folder: string, json: boolean, recorded?: SnapshotRe
   recorded.recording.stop();
   const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
   if (fileOnly && folder === recorded.key.folder && !recorded.recording.tainted) {
-    // With the composition's basis beside it (src/cli/statusPatch.ts), so a later call after a task file changed
-    // patches this answer instead of computing it again; none while a claim baseline is open (a mirror whose run
-    // record is gone: no runs, yet a task done or undone since changes `unverified_claims` and `progress`, which the
-    // patch keeps as they were).
     writeSnapshot(
       recorded.key,
       recorded.recording.paths,
       { outputs: { json: jsonOut, text: textOut }, exitCode: 0 },
-      {
-        ...(recorded.changed !== undefined ? { checkFirst: recorded.changed } : {}),
-        ...(openBaselines === 0 ? { basis: () => writeStatusPatchFile(statusPatchFile(folder, basis, flow)) } : {}),
-      },
+      recorded.changed !== undefined ? { checkFirst: recorded.changed } : {},
     );
   }
 }

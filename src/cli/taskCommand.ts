@@ -96,9 +96,9 @@ export function registerTaskCommand(program: Command): void {
             summary,
             evidence,
           });
-          // A person's mark is theirs; from inside an iteration it is a claim the engine verifies (issue 11). While any
+          // A person's mark is theirs; from inside an iteration it is a claim the engine verifies. While any
           // child of a live run runs (agent, gate, notify: each may run agent-written code), the mark is recorded but the
-          // run reads it as a claim (breaker-s6 02/36); recording rather than refusing keeps a person's command working,
+          // run reads it as a claim; recording rather than refusing keeps a person's command working,
           // and a refusal would not hold anyway: that code can write the file itself.
           if (!insideIteration(folder)) {
             await recordPersonDone(folder, { source: r.source, id });

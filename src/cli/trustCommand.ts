@@ -8,7 +8,7 @@ import { insideIteration } from '../core/loop/personMarks';
 import { jsonDocument, printRefusal } from './jsonResult';
 
 /**
- * The refusal of `ralph trust` run from inside an agent's iteration (breaker-s5 row 19): trust is a person's decision,
+ * The refusal of `ralph trust` run from inside an agent's iteration: trust is a person's decision,
  * and the agent that just rewrote a gate must not approve its own change. The same test as `ralph task done`'s
  * (loop/personMarks.ts `insideIteration`: the iteration token, the containment init, or an agent ancestor).
  */

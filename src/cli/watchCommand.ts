@@ -75,7 +75,7 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
       if ('unknown' in e) continue;
       entryMs = Date.parse(e.at) || Date.now();
       const stamp = clockTime(new Date(entryMs));
-      // A lane of a parallel run (issue 19) names itself on each of its lines.
+      // A lane of a parallel run names itself on each of its lines.
       const lane = e.lane ? `[lane ${e.lane}] ` : '';
       for (const line of formatter.format(e)) text += `[${stamp}] ${lane}${line}\n`;
     }

@@ -7,7 +7,7 @@ import { endQuietlyOnBrokenPipe, reportFailure } from './jsonResult';
 import { runWavesCheck } from './wavesAction';
 
 /**
- * dist/cli-waves.js: `ralph [-C dir] waves check …` in its plain forms (issue 18's one pass as a whole process),
+ * dist/cli-waves.js: `ralph [-C dir] waves check …` in its plain forms (a whole pass as one small process),
  * loaded by the small entry (src/cli/entry.ts) when {@link matchWavesCheck} read the command line. No commander:
  * the values are checked here as the command's definition (src/cli/wavesCommand.ts) checks them, and a value it would
  * refuse sends the whole command line to the full program (dist/cli-main.js), which prints the usage error. Failures

@@ -28,7 +28,7 @@ export const vscodeTrustUi: TrustUi = {
 };
 
 /**
- * Before **Ralph: Start** uses a folder's configuration (issue 11): Workspace Trust has already decided that anything
+ * Before **Ralph: Start** uses a folder's configuration: Workspace Trust has already decided that anything
  * may run at all; here the same content hash as `ralph trust` is checked (core/trust), and content that is new or
  * changed since it was trusted is shown in a modal (what it runs, or what changed) with **Trust and Start** / Cancel.
  * Trusting records the hash in the same place as `ralph trust`, so the CLI then trusts it too. `RALPH_TRUST=1` in the

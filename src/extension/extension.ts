@@ -30,7 +30,7 @@ export interface RalphExtensionApi {
   plan: PlanTreeProvider;
   /** The tree's right-click commands (integration tests swap their dialogs, `ui`). */
   tree: PlanTreeCommands;
-  /** Live wave monitors (issue 18): orphan summaries per folder; `onDidChange` when a disposition changes. */
+  /** Live wave monitors: orphan summaries per folder; `onDidChange` when a disposition changes. */
   waves: WaveMonitors;
   runs: RunController;
   /** What the dashboard shows (tests read it). */

@@ -211,7 +211,7 @@ export class RunController extends Disposable {
       signal: cancel.signal,
     };
     const engine = this.createEngine ? this.createEngine(options) : new LoopEngine(options);
-    // agentArgs values (possibly secrets) are redacted once, before the records, the log and onEvent see an event (issue 11).
+    // agentArgs values (possibly secrets) are redacted once, before the records, the log and onEvent see an event.
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),

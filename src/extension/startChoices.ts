@@ -1,5 +1,5 @@
 /**
- * **Ralph: Start**'s question "one story at a time or several at once?" (issue 19), as pure decisions: whether to
+ * **Ralph: Start**'s question "one story at a time or several at once?", as pure decisions: whether to
  * ask, what the quick pick offers, and what goes to the engine. No `vscode` here; runController.ts shows the pick.
  */
 
@@ -10,7 +10,7 @@ export interface ParallelChoice {
   maxParallel?: number;
 }
 
-/** `maxParallel` when neither the caller nor the configuration names one (issue 19's default). */
+/** `maxParallel` when neither the caller nor the configuration names one. */
 export const DEFAULT_MAX_PARALLEL = 4;
 
 /** What Start knows when it decides whether to ask. */

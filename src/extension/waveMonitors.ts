@@ -19,7 +19,7 @@ export interface WaveRowSummary {
 }
 
 /**
- * One core {@link WaveMonitor} per file workspace folder that has `.ijfw/` (issue 18): it re-classifies the waves on
+ * One core {@link WaveMonitor} per file workspace folder that has `.ijfw/`: it re-classifies the waves on
  * `.ijfw/` changes (fed by the folder's one {@link WorkspaceWatcher}, ARCHITECTURE.md "one chokidar watcher per
  * workspace folder") and, with no file event, when a subagent crosses its orphan window. Fires `onDidChange` when a
  * disposition changed, so the Plan tree refreshes live. The core modules are loaded on first use (activation cost).

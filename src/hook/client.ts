@@ -1,5 +1,5 @@
 /**
- * `dist/guard-hook.js`: the PreToolUse hook process (issue 17). Tiny and dependency-free so it starts fast:
+ * `dist/guard-hook.js`: the PreToolUse hook process. Tiny and dependency-free so it starts fast:
  * - `--socket <path>` (a run's hook): forwards stdin to the engine's guard server and prints its answer; when the
  *   server does not answer within `RALPH_GUARD_TIMEOUT_MS` (default 4000 ms) it exits 2, which blocks the call.
  * - no socket (`ralph guard install`, people running claude themselves): decides in-process with `dist/guard.js`.

@@ -4,7 +4,7 @@ import type { ControlAction, RunHeader, RunState } from '../../src/protocol/dash
 export const ACTIVE_STATES: readonly RunState[] = ['starting', 'running', 'paused', 'waiting', 'deferred', 'stopping'];
 
 /**
- * Which header controls are enabled for the shown run (issue 15): Start when nothing runs; Pause while it runs,
+ * Which header controls are enabled for the shown run: Start when nothing runs; Pause while it runs,
  * waits or is deferred; Resume when paused; Stop while active and not already stopping; Cancel only for a run this
  * window's extension host owns (a run started in a terminal gets Stop). A past run shown statically enables only
  * Start.

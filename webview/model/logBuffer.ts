@@ -4,7 +4,7 @@ import { type LogFilter, matchesFilter } from './filters';
 /**
  * The page's bounded log: the newest `capacity` lines in a ring, and the filtered view over them (the positions
  * of the matching lines, oldest first). Appending is O(lines appended); changing the filter is O(capacity).
- * Memory stays bounded however many lines stream in (issue 15: a million lines must not grow the page's memory).
+ * Memory stays bounded however many lines stream in (a million lines must not grow the page's memory).
  */
 export class LogBuffer {
   private readonly ring: (LogLine | undefined)[];

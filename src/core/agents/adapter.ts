@@ -13,7 +13,7 @@ export interface AgentAdapter {
   readonly defaultBinary: string;
   /** The configuration key naming this agent's binary (`claudePath`, `cursorAgentPath`): a string key of RalphConfig, read through registry.ts. */
   readonly configKey: string;
-  /** True when the CLI runs Claude Code's PreToolUse hook, through which the command guard is applied (issue 17). */
+  /** True when the CLI runs Claude Code's PreToolUse hook, through which the command guard is applied. */
   readonly guardHook: boolean;
   /** True when the agent reports no live per-call usage, so context is the byte estimate (seed-systems.md §3.4). */
   readonly estimatesContext: boolean;

@@ -114,7 +114,7 @@ export { endProcessGroup, processGroupAlive } from '../process/processGroup';
  */
 /**
  * Why an agent's arguments cannot be passed, or `undefined`: an argument with a NUL byte (a task text with `\u0000`)
- * cannot reach a process, and Node's own error prints the whole argument, the prompt included (issue 12). The
+ * cannot reach a process, and Node's own error prints the whole argument, the prompt included. The
  * message names the argument by index, length and the NUL's offset, never its text.
  */
 export function nulByteProblem(args: readonly string[]): string | undefined {
@@ -172,9 +172,9 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   if (nul) throw new Error(nul);
   let killedBy: string | null = null;
   let leftBehind: number[] = [];
-  // Containment (issue 12): in a PID namespace when available, so that ending the iteration ends everything in it;
+  // Containment: in a PID namespace when available, so that ending the iteration ends everything in it;
   // a binary that cannot be found is started bare, so that its spawn error is reported as such.
-  // The agent dies with the runner (issue 11, breaker-s5 35: SIGKILL of the runner left it working): setpriv --pdeathsig.
+  // The agent dies with the runner (SIGKILL of the runner left it working): setpriv --pdeathsig.
   const containment = resolveContainment(opts.containment);
   const found = commandExists(invocation.file, invocation.env.PATH);
   const deathPrefix = found ? parentDeathPrefix() : null;

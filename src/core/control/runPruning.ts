@@ -15,7 +15,7 @@ export interface RunFolderFacts {
   bytes: number;
 }
 
-/** Defaults of `keepRuns` / `runsMaxMb` (issue 12: 1.3 GB for one 60-iteration run). */
+/** Defaults of `keepRuns` / `runsMaxMb` (1.3 GB for one 60-iteration run). */
 export const DEFAULT_KEEP_RUNS = 20;
 export const DEFAULT_RUNS_MAX_MB = 1024;
 
@@ -55,7 +55,7 @@ function folderBytes(dir: string): number {
 }
 
 /**
- * Keeps `.ralph/runs/` bounded (issue 12): compresses the raw agent streams (`iter-NNN.jsonl` → `.jsonl.gz`) of
+ * Keeps `.ralph/runs/` bounded: compresses the raw agent streams (`iter-NNN.jsonl` → `.jsonl.gz`) of
  * finished runs, then deletes finished runs as {@link planRunPruning} decides. Runs that are not finished (the
  * active one included) and folders without a valid run.json are never touched. Returns what it did.
  */

@@ -85,7 +85,7 @@ export function listRunRecords(folder: string): {
     const r = parseJsonFileText(shown, text, runRecordSchema);
     if (!r.ok) problems.push(r.problem);
     // The record names its own folder: a runId that differs (`../../outside`) would make recovery and control
-    // write elsewhere, or look for a run.json that is not there (issue 12). Such a record is skipped.
+    // write elsewhere, or look for a run.json that is not there. Such a record is skipped.
     else if (r.value.runId !== e.name)
       problems.push({
         ...schemaProblem(shown, text, { issues: [{ path: ['runId'], message: '' }] } as unknown as z.ZodError),
@@ -131,7 +131,7 @@ export async function updateRunRecord(
  * value deletes its key). Ralph writes run.json itself in {@link newJsonText}'s form; a text in that form is patched as
  * an object and written in the same form (each key keeps its place, a new one goes last), which is what the
  * format-keeping edit ({@link applyJsonChanges}) gives there, at a fraction of its cost (a lane writes its run.json
- * about a dozen times per story: issue 19 "Benchmark"). A text in any other form (a person reformatted it) goes
+ * about a dozen times per story). A text in any other form (a person reformatted it) goes
  * through {@link applyJsonChanges} and keeps its formatting. Pure.
  */
 export function patchedRecordText(before: string, patch: Readonly<Record<string, unknown>>): string {

@@ -220,7 +220,7 @@ export interface RunView {
   progress: { done: number; total: number } | null;
   /**
    * Lanes by lane number (the sequential run: one, lane 0). A lane of a parallel run is dropped at its `laneMerge`
-   * (its end), so these are the lanes at work (issue 19: status, watch, the tree and the dashboard show them live).
+   * (its end), so these are the lanes at work (status, watch, the tree and the dashboard show them live).
    */
   lanes: LaneView[];
   cost: CostView;
@@ -751,7 +751,7 @@ export function statusLineOf(v: RunView): string {
     .map((l) => {
       const parts: string[] = [];
       if (v.lanes.length > 1) parts.push(`#${l.lane}`);
-      // A lane of a parallel run (numbered from 1) also says its iteration and what it does (issue 19).
+      // A lane of a parallel run (numbered from 1) also says its iteration and what it does.
       const more = l.lane > 0 ? [...(l.iteration !== null ? [`iteration ${l.iteration}`] : []), l.activity] : [];
       const detail = [...(l.attempt ? [`attempt ${l.attempt.text}`] : []), ...more];
       if (l.item)

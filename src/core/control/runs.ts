@@ -36,9 +36,9 @@ export interface RunInfo {
   stopped: boolean;
   startedAt?: string;
   pid?: number;
-  /** Our runs: run.json `claimBaseline` (the last verified state, issue 11), while the run lives or left claims open. */
+  /** Our runs: run.json `claimBaseline` (the last verified state), while the run lives or left claims open. */
   claimBaseline?: unknown;
-  /** Our runs: true for a parallel run (run.json `parallel`, issue 19): its items are on lanes. */
+  /** Our runs: true for a parallel run (run.json `parallel`): its items are on lanes. */
   parallel?: boolean;
 }
 

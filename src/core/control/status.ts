@@ -13,7 +13,6 @@ import { loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
 import type { LaneView, RunView } from './runView';
 import { basisItemOf, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
-import type { FlowWorkspace } from '../sources/flowNext/readFlow';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
 export interface StatusRun {
@@ -36,7 +35,7 @@ export interface StatusRun {
    */
   view: RunView;
   /**
-   * A parallel run's lanes at work (issue 19), one per running story, by lane number: the same lanes as
+   * A parallel run's lanes at work, one per running story, by lane number: the same lanes as
    * `view.lanes`, in short. Absent for a sequential run.
    */
   lanes?: StatusLane[];
@@ -83,14 +82,14 @@ export interface StatusSnapshot {
   /** quantum-loop stories by raw status (§4.1). */
   stories: { pending: number; in_progress: number; passed: number; failed: number; blocked: number };
   checklists: { path: string; done: number; total: number }[];
-  /** "X/Y": done items over all items of every source, items claimed done but not verified left out of X (issue 11 C1/C4). */
+  /** "X/Y": done items over all items of every source, items claimed done but not verified left out of X. */
   progress: string;
   /**
-   * Items claimed done that no gate verified (issue 11 C1/C4): done now but not in the claim baseline (run.json
+   * Items claimed done that no gate verified: done now but not in the claim baseline (run.json
    * `claimBaseline`) of a run that is going on or ended leaving its claims open, a person's own marks left out.
    */
   unverified_claims: UnverifiedClaim[];
-  /** Item files that cannot be read (flow-next task / epic files that do not parse): the source is not complete (issue 11). */
+  /** Item files that cannot be read (flow-next task / epic files that do not parse): the source is not complete. */
   unreadable_items: number;
   in_progress: { source: SourceId; id: string; title: string; since: string | null; assignee?: string }[];
   /** The newest completion over flow-next tasks (`completed_at`, else `updated_at`) and passed stories (`updatedAt`, `story_passed` progress entries). */
@@ -124,15 +123,13 @@ export function buildStatus(
 }
 
 /**
- * The load step of {@link buildStatus}: what the composition needs (control/statusCompose.ts), the flow-next
- * workspace it read (for the CLI's patch rows, src/cli/statusPatch.ts), if any, and how many claim baselines are open
- * (`openBaselines`: a mirror or a run record's; while one is, `unverified_claims` and `progress` depend on every
- * item's status, so a task change cannot be patched into the answer: src/cli/statusCommand.ts writes no side file).
+ * The load step of {@link buildStatus}: what the composition needs (control/statusCompose.ts), and how many claim
+ * baselines are open (`openBaselines`: a mirror or a run record's).
  */
 export function loadStatusBasis(
   folder: string,
   opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {},
-): { basis: StatusBasis; flow?: FlowWorkspace; openBaselines: number } {
+): { basis: StatusBasis; openBaselines: number } {
   const src = loadSources(folder, opts.env, { cached: opts.cached });
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
@@ -196,11 +193,11 @@ export function loadStatusBasis(
     ),
     quantumLast: qLast,
   };
-  return { basis, ...(src.flow ? { flow: src.flow } : {}), openBaselines };
+  return { basis, openBaselines };
 }
 
 /**
- * The unverified claims against every open baseline (issue 11 C1/C4: a mirror in the state folder, else a run
+ * The unverified claims against every open baseline (a mirror in the state folder, else a run
  * record's `claimBaseline`; model/claimBaseline.ts `openBaselines`), each item once, and how many baselines are
  * open. The person marks are read here (`.ralph/person-done.json`; unreadable: none, which only reports more).
  */
@@ -209,8 +206,8 @@ function unverifiedOfRuns(
   src: SourceSet,
   runs: readonly RunInfo[],
 ): { claims: UnverifiedClaim[]; openBaselines: number } {
-  // The engine's mirror outside the workspace wins over run.json, which the agent can edit (K2/K3), and counts when
-  // no record matches it (the record deleted, its runId changed: breaker-s5 07/34).
+  // The engine's mirror outside the workspace wins over run.json, which the agent can edit, and counts when
+  // no record matches it (the attack: the record deleted, or its runId changed).
   const withBaseline = openBaselines(
     listBaselineMirrors(folder),
     runs.filter((r) => r.kind === 'ralph').map((r) => ({ runId: r.id, claimBaseline: r.claimBaseline })),

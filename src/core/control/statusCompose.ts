@@ -2,11 +2,9 @@ import type { ItemStatus, PlanItem, SourceId } from '../model/plan';
 import type { StatusSnapshot } from './status';
 
 /**
- * `ralph status` in two steps (issue 10): the load (core/control/status.ts `loadStatusBasis`: files, plan graph,
+ * `ralph status` in two steps: the load (core/control/status.ts `loadStatusBasis`: files, plan graph,
  * runs, waves) gives a {@link StatusBasis}, a plain JSON value; {@link composeStatus} (pure) turns it into the
- * snapshot. The split lets the CLI keep the basis beside a stored answer and, when one task file changed, patch the
- * basis and compose again instead of reading every file (src/cli/statusPatch.ts). `buildStatus` is the two steps, so
- * the patched and the uncached answers come from the same composition.
+ * snapshot, so the composition rules are table-tested without files. `buildStatus` is the two steps.
  */
 
 /** What the composition needs of one flow-next task (in plan order). */
@@ -100,9 +98,7 @@ type BlockedEntry = StatusSnapshot['blocked'][number];
 export type FlowCompletion = [k: number, ms: number, id: string, title: string, at: string];
 
 /**
- * The flow-next tasks summed up, all {@link composeStatus} needs of them (issue 10: the CLI keeps it beside a stored
- * answer and patches it when a few task files changed, src/cli/statusPatch.ts, instead of composing 5,000 items).
- * A plain JSON value.
+ * The flow-next tasks summed up, all {@link composeStatus} needs of them. A plain JSON value.
  */
 export interface FlowAggregate {
   /** How many flow-next tasks. */
@@ -202,67 +198,6 @@ export function aggregateFlow(
     else if (i.status === 'blocked') agg.blocked.push([k, blockedEntry(i)]);
   }
   return agg;
-}
-
-/** One flow-next item replaced: its index, the item as aggregated, and the item now. */
-export interface FlowItemChange {
-  k: number;
-  before: StatusBasisItem;
-  after: StatusBasisItem;
-}
-
-/**
- * `agg` (made by {@link aggregateFlow} or this function, with the same `claimed`) after the items `changes` name
- * (distinct indices) were replaced: equal to the aggregate of the changed items, except that `latest` may be shorter
- * (never longer than `keep`). `undefined` when the kept candidates cannot tell `last_completed` any more (every kept
- * candidate changed and others exist): the caller aggregates the items again. Pure.
- */
-export function patchFlowAggregate(
-  agg: FlowAggregate,
-  claimed: ReadonlySet<string>,
-  changes: readonly FlowItemChange[],
-  keep: number,
-): FlowAggregate | undefined {
-  const changedK = new Set(changes.map((c) => c.k));
-  if (changedK.size !== changes.length) return undefined;
-  const tasks = { ...agg.tasks };
-  let done = agg.done;
-  let oldCandidates = 0;
-  const fresh: FlowCompletion[] = [];
-  const inProgress: FlowAggregate['inProgress'] = [];
-  const blocked: FlowAggregate['blocked'] = [];
-  for (const { k, before, after } of changes) {
-    if ((TASK_KEYS as readonly string[]).includes(before.raw)) tasks[before.raw as (typeof TASK_KEYS)[number]]--;
-    if ((TASK_KEYS as readonly string[]).includes(after.raw)) tasks[after.raw as (typeof TASK_KEYS)[number]]++;
-    if (isDoneItem(before, claimed)) done--;
-    if (isDoneItem(after, claimed)) done++;
-    if (isCandidate(before)) oldCandidates++;
-    if (isCandidate(after)) fresh.push([k, after.ms, after.id, after.title, after.at]);
-    if (after.status === 'in_progress') inProgress.push([k, inProgressEntry(after)]);
-    else if (after.status === 'blocked') blocked.push([k, blockedEntry(after)]);
-  }
-  // The kept candidates that did not change are the best of the unchanged ones (a prefix of their ranking); they are
-  // all of them when as many as the unchanged candidates. A changed item's new candidate can join only ahead of the
-  // last kept one, unless the list is complete (else an unkept unchanged candidate might rank before it).
-  const kept = agg.latest.filter((c) => !changedK.has(c[0]));
-  const unchanged = agg.candidates - oldCandidates;
-  const complete = kept.length === unchanged;
-  if (!complete && !kept.length) return undefined;
-  const latest = kept.slice(0, keep);
-  const bound = kept[kept.length - 1];
-  for (const c of fresh)
-    if (complete || ranksBefore(c, bound!)) insertRanked(latest, c, Math.max(keep, latest.length + 1));
-  if (latest.length > keep) latest.length = keep;
-  const byK = (a: [number, unknown], b: [number, unknown]) => a[0] - b[0];
-  return {
-    count: agg.count,
-    tasks,
-    done,
-    inProgress: [...agg.inProgress.filter((e) => !changedK.has(e[0])), ...inProgress].sort(byK),
-    blocked: [...agg.blocked.filter((e) => !changedK.has(e[0])), ...blocked].sort(byK),
-    latest,
-    candidates: unchanged + fresh.length,
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Text for a terminal from content we do not control (task titles, reasons, file names): control characters are
  * printed escaped, so a title cannot move the cursor, retitle the window, clear the screen or overwrite a line
- * (issue 12: `\x1b]0;…\x07` retitled the window, `\r` + text faked "All 3 stories passed"). C0 controls but line
+ * (`\x1b]0;…\x07` retitled the window, `\r` + text faked "All 3 stories passed"). C0 controls but line
  * feed and tab, DEL, and the C1 range (U+0080–U+009F, which some terminals take as CSI/OSC) become `\xHH` / `\u00HH`;
  * everything else, non-ASCII text included, is unchanged. Pure.
  */

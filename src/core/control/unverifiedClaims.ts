@@ -11,7 +11,7 @@ export interface UnverifiedClaim {
 }
 
 /**
- * The items of `src` done now that were not done at `b` (issue 11 C1/C4): the run's source, flow-next epics, and
+ * The items of `src` done now that were not done at `b`: the run's source, flow-next epics, and
  * the other checklist files the baseline names (a file it does not name: every done box). Items a person marked
  * done (`.ralph/person-done.json`, `marks` `{"<source>:<id>": ISO}`) at or after `b.at` are theirs, not claims.
  * The baseline's `sources` (quantum.json and `.flow` when not the run's own) are checked the same way.
@@ -43,7 +43,7 @@ export function unverifiedClaimsOf(
         if (e.epic.status === 'done' && !epicsWere.has(e.id)) push('flow-next', e.id, e.epic.title);
     }
   }
-  // The folder's sources of another kind than the run's (issue 11, breaker s5 row 05).
+  // The folder's sources of another kind than the run's.
   if (b.sources?.quantum && b.source !== 'quantum') {
     const was = new Set(b.sources.quantum);
     for (const s of src.quantum?.data.stories ?? [])

@@ -23,7 +23,7 @@ export interface DoctorReport {
   agents: DiscoveredAgent[];
   problems: FileProblem[];
   /**
-   * Trust of the workspace configuration that names programs (issue 11): its state, the content as lines and, when it
+   * Trust of the workspace configuration that names programs: its state, the content as lines and, when it
    * changed, the diff; null when the configuration could not be read (see `problems`).
    */
   trust:
@@ -35,7 +35,7 @@ export interface DoctorReport {
   /** Agent paths the workspace configuration names but that were not executed because it is not trusted. */
   untrustedAgentPaths: { key: string; value: string }[];
   /**
-   * Process containment `ralph run` uses for agent iterations and gate commands (issue 12, process/containment.ts):
+   * Process containment `ralph run` uses for agent iterations and gate commands (process/containment.ts):
    * `pid-namespace` (everything started under an iteration ends with it) or `marker` (the environment-marker sweep
    * only), the configured `mode` and a one-line `detail`.
    */
@@ -90,7 +90,7 @@ export function agentPathSource(
  * parse or validate, and `.ralph/config.json`. `ok` needs a task source (flow-next, quantum-loop, a checklist) and an
  * agent CLI.
  *
- * Never executes what an untrusted workspace names (issue 11): agent paths from `.ralph/config.json` run `--version`
+ * Never executes what an untrusted workspace names: agent paths from `.ralph/config.json` run `--version`
  * only when that content is trusted (`ralph trust`) or overridden; otherwise they are listed in
  * `untrustedAgentPaths` and the known agent names are looked up on PATH instead (those need no trust).
  */
@@ -230,7 +230,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     lines.push(
       `  ${u.key} ${JSON.stringify(u.value)} from .ralph/config.json: not run (the workspace configuration is not trusted)`,
     );
-  // The command guard (issue 17) rides on Claude Code's PreToolUse hook; cursor-agent has none.
+  // The command guard rides on Claude Code's PreToolUse hook; cursor-agent has none.
   lines.push(
     '',
     'Command guard:',

@@ -2,7 +2,7 @@
 export type ClaimSource = 'quantum' | 'flow-next' | 'checklist';
 
 /**
- * The last verified state of every item of a run (issue 11): kept by the engine and in run.json `claimBaseline`
+ * The last verified state of every item of a run: kept by the engine and in run.json `claimBaseline`
  * while the run lives (and left there by a run that ended without putting its claims back), so `ralph status` and a
  * later start know what is claimed but not verified. `done`: the run's source's task / story ids, or checklist box
  * keys (`<text> #<n>`); `at`: ISO time the run's first baseline was taken (a person's `ralph task done` after it is
@@ -13,17 +13,17 @@ export interface ClaimBaseline {
   source: ClaimSource;
   label: string;
   done: string[];
-  /** flow-next: ids of the epics (specs) whose status was `done` (issue 11 F3/F4: an epic closed by the agent is a claim). */
+  /** flow-next: ids of the epics (specs) whose status was `done` (an epic closed by the agent is a claim). */
   epics?: string[];
   /**
-   * The other checklist files `ralph status` reads as sources (issue 11 A3/A3b), by folder-relative path: the keys of
+   * The other checklist files `ralph status` reads as sources, by folder-relative path: the keys of
    * their boxes done. A file absent here but present later has all its done boxes as claims.
    */
   checklists?: Record<string, string[]>;
-  /** Every item key of the run's source the run has seen (issue 11 A6/C3: one gone since has vanished). */
+  /** Every item key of the run's source the run has seen (one gone since has vanished). */
   items?: string[];
   /**
-   * The folder's sources of another kind than the run's that `ralph status` counts (issue 11, breaker s5 row 05: a
+   * The folder's sources of another kind than the run's that `ralph status` counts (a
    * quantum story set `passed` during a checklist run): `quantum` the passed story ids of quantum.json, `flow` the done
    * task ids and `flowEpics` the done epic ids of `.flow`; an empty list also when the source was absent (one created
    * later has all its done items as claims). A kind absent here (the run's own, or a baseline of an older ralph) has
@@ -32,7 +32,7 @@ export interface ClaimBaseline {
   sources?: { quantum?: string[]; flow?: string[]; flowEpics?: string[] };
   /**
    * Keys of `.ralph/person-done.json` (`<source>:<id>`) that appeared or changed while an agent of this run was running
-   * (issue 11: the file is in the workspace the agent can write, so a mark made then is the agent's forgery or, rarely,
+   * (the file is in the workspace the agent can write, so a mark made then is the agent's forgery or, rarely,
    * a person's: either way a claim the gate must verify, never a person's own for this run).
    */
   agentMarks?: string[];
@@ -65,8 +65,8 @@ export function marksChanged(
 }
 
 /**
- * The person marks that count as a person's own for a run with baseline `b` (issue 11, "run by a person from outside,
- * it is theirs"): `marks` without the keys the agent could have written — those in `b.agentMarks`, and, while an agent
+ * The person marks that count as a person's own for a run with baseline `b` ("run by a person from outside, it is
+ * theirs"): `marks` without the keys the agent could have written — those in `b.agentMarks`, and, while an agent
  * runs (or a run crashed during one), those that changed since `b.marksAtAgentStart`. Pure.
  */
 export function personMarksFor(
@@ -119,8 +119,8 @@ export interface OpenBaseline {
 }
 
 /**
- * The baselines whose claims are open in a folder (issue 11 rule "the mirror is the truth until settled",
- * breaker-s5 07/08/34): every mirror that parses, whatever run.json says or whether it exists (a record naming
+ * The baselines whose claims are open in a folder (the mirror is the truth until settled:
+ * a forged runId, a forged end state, a deleted run folder): every mirror that parses, whatever run.json says or whether it exists (a record naming
  * another run id, a state forged to completed, a deleted run folder); then, for a run with no mirror that parses, its
  * record's `claimBaseline` (a run of an older ralph, or a mirror that could not be written). `except`: the run id to leave out
  * (the new run's own at a start). Mirrors first, both in the order given. Pure.
@@ -145,8 +145,8 @@ const both = (a: readonly string[] | undefined, b: readonly string[] | undefined
   a && b ? a.filter((k) => b.includes(k)) : (a ?? b)?.slice();
 
 /**
- * The baseline that counts the fewest items done of two copies of one run's baseline (pure; issue 11, breaker-s5
- * rows 09/10: the agent deleted or forged one copy). A forged copy adds done keys so the agent's claims read as
+ * The baseline that counts the fewest items done of two copies of one run's baseline (pure; the attack: the agent
+ * deleted or forged one copy). A forged copy adds done keys so the agent's claims read as
  * verified; taking, per list, only the keys both copies hold undoes that. Done lists (`done`, `epics`, each
  * `sources` kind) are intersected (a list one copy lacks is the other's); a checklist file one copy lacks counts as no
  * box done; `items` and `agentMarks` are joined (more vanished items, more claims); the rest is `a`'s.

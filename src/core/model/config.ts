@@ -29,7 +29,7 @@ const ralphConfigShape = {
     .int()
     .positive()
     .default(64 * 1024 * 1024),
-  /** Gate commands per tier, used when `.ralph/command-policy` has no `[gates]` (issue 5; seed-systems.md §3.9). */
+  /** Gate commands per tier, used when `.ralph/command-policy` has no `[gates]` (seed-systems.md §3.9). */
   gates: z
     .object({
       basic: z.string().min(1).optional(),
@@ -48,8 +48,8 @@ const ralphConfigShape = {
   /** Stop the run after this many minutes of wall time; 0 = no cap. */
   maxWallTimeMinutes: z.number().nonnegative().default(0),
   /**
-   * Run independent quantum stories at once, each on its own lane in a git worktree `.ql-wt/<id>` (issue 19;
-   * `ralph run --parallel`). Only the quantum source runs in parallel; a parallel run needs a clean git folder.
+   * Run independent quantum stories at once, each on its own lane in a git worktree `.ql-wt/<id>`
+   * (`ralph run --parallel`). Only the quantum source runs in parallel; a parallel run needs a clean git folder.
    */
   parallel: z.boolean().default(false),
   /** Most lanes (stories at once) of a parallel run (`--max-parallel N`). */
@@ -88,7 +88,7 @@ const ralphConfigShape = {
       maxResetWaitMs: z.number().int().nonnegative().optional(),
       maxQuotaWaits: z.number().int().nonnegative().optional(),
       maxDeferrals: z.number().int().positive().optional(),
-      /** Issue 12 watchdog (loop/decide.ts `decideWatchdog`): a silent agent's iteration ends after this, ms (20 min). */
+      /** The watchdog (loop/decide.ts `decideWatchdog`): a silent agent's iteration ends after this, ms (20 min). */
       silenceTimeoutMs: z.number().int().nonnegative().optional(),
       /** Longest an iteration may run, ms; 0 = no limit (default). */
       iterationTimeoutMs: z.number().int().nonnegative().optional(),

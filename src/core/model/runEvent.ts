@@ -45,7 +45,7 @@ export const gateTierSchema = z.enum(['basic', 'full', 'final']);
 export const iterationPurposeSchema = z.enum(['work', 'finalFix', 'review']);
 
 /**
- * How an iteration ended (issue 5 "One iteration" 4); `question`: the agent asked a human (a `<question>` tag, or
+ * How an iteration ended; `question`: the agent asked a human (a `<question>` tag, or
  * the plain-question rule), and the item waits for an answer.
  */
 export const iterationEndingSchema = z.enum([
@@ -173,21 +173,21 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   /** An attempt at an item failed verification. */
   ev('attemptFailed', { item: workItemRefSchema, attempt: z.number(), approach: z.string(), reason: z.string() }),
   /**
-   * Items claimed done that no green gate confirmed were put back (issue 11 "every item, every exit"): the agent
+   * Items claimed done that no green gate confirmed were put back: the agent
    * (or an earlier run) claimed them; `reason` says why they do not count. `how`: one line per file the agent had
    * made hard to edit (read-only, not UTF-8, a link out of the workspace) and how it was put back anyway
    * (`<file>: <how>`, writePlan.ts `decideWrite`).
    */
   ev('claimPutBack', { items: z.array(workItemRefSchema), reason: z.string(), how: z.array(z.string()).optional() }),
   /**
-   * A task file that no longer parses after an agent process (issue 11, breaker-s5 row 14: a duplicate key hides a
+   * A task file that no longer parses after an agent process (a duplicate key hides a
    * `passed` from ralph's writer but not from `JSON.parse`) was set aside and restored to its content at the
    * iteration's start: `file` (workspace-relative) now holds that content, `aside` (workspace-relative, in the run
    * folder) the agent's bytes; `problem`: why it was not readable.
    */
   ev('fileRestored', { file: z.string(), aside: z.string(), problem: z.string() }),
   /**
-   * Items of the run's source vanished since the run saw them (issue 11 A6/C3: a story, task or box deleted makes the
+   * Items of the run's source vanished since the run saw them (a story, task or box deleted makes the
    * total smaller and progress look done); `items` are their keys (ids, or a box's `<text> #<n>`). The run does not
    * complete while any is gone.
    */
@@ -227,7 +227,7 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   ev('notified', { about: z.string(), ok: z.boolean(), detail: z.string().optional() }),
   /** Something went wrong that does not end the run (a record that could not be written, a process left behind …). */
   ev('warning', { message: z.string() }),
-  /** The command guard denied or rewrote an agent's tool call (issue 17); `text` is the activity line. */
+  /** The command guard denied or rewrote an agent's tool call; `text` is the activity line. */
   ev('guard', {
     decision: z.enum(['deny', 'rewrite']),
     tool: z.string(),
@@ -242,7 +242,7 @@ export const engineEventSchema = z.discriminatedUnion('type', [
    */
   ev('output', { iteration: z.number().nullable(), text: z.string() }),
   /**
-   * A parallel run's lane came back (issue 19): its story's branch `branch` was merged into the feature branch
+   * A parallel run's lane came back: its story's branch `branch` was merged into the feature branch
    * (`merged`), or not: `conflict` (the merge was aborted; `files` the conflicting paths, the branch kept),
    * `regression` (the feature branch's gate went red after the merge: the merge was undone), `failed` (the story
    * failed in its lane), `released` (stopped or cancelled: the story is pending again, its branch kept). `durationMs`:
@@ -276,7 +276,7 @@ export type EngineEventType = EngineEvent['type'];
 /** The event of one type. */
 export type EngineEventOf<T extends EngineEventType> = Extract<EngineEvent, { type: T }>;
 
-/** The mark of a lane's end in the activity lines (issue 19): merged, given back, or failed. */
+/** The mark of a lane's end in the activity lines: merged, given back, or failed. */
 export function laneMergeIcon(outcome: EngineEventOf<'laneMerge'>['outcome']): string {
   return outcome === 'merged' ? '🔀' : outcome === 'released' ? '↩' : '❌';
 }

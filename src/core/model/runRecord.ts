@@ -31,7 +31,7 @@ export const runCurrentItemSchema = z.looseObject({
   title: z.string().optional(),
 });
 
-/** One lane of a parallel run in run.json `lanes[]` (issue 19). `iteration`: the lane's current one, null before its first. */
+/** One lane of a parallel run in run.json `lanes[]`. `iteration`: the lane's current one, null before its first. */
 export const runLaneRecordSchema = z.looseObject({
   lane: z.number().int(),
   item: z.string(),
@@ -89,7 +89,7 @@ export const runRecordSchema = z.looseObject({
   claimBaseline: z.unknown().optional(),
   /**
    * Failed attempts this run counted per item (`<source>:<id>`, checklist `<source>:<box text>`; decide.ts
-   * `itemKey`): the larger of this and `.ralph/attempts.json` wins (issue 11).
+   * `itemKey`): the larger of this and `.ralph/attempts.json` wins.
    */
   attempts: z.record(z.string(), z.number()).optional(),
   /** The engine's end state (finer than `state`), or `crashed`. */
@@ -102,7 +102,7 @@ export const runRecordSchema = z.looseObject({
   costUsd: z.number().optional(),
   /** Agents' token totals so far. */
   tokens: tokenCountsSchema.optional(),
-  /** A parallel run (issue 19): its lane limit and the feature branch the lanes merge into. */
+  /** A parallel run: its lane limit and the feature branch the lanes merge into. */
   parallel: z.looseObject({ maxParallel: z.number().int().positive(), featureBranch: z.string() }).optional(),
   /**
    * A parallel run's running lanes (empty once it ended): story, worktree (workspace-relative) and branch of each,

@@ -310,7 +310,7 @@ export function nextWork(
     cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined,
   });
   if (ws) {
-    // An item file that does not parse hides a task: "none" would be a lie (issue 11).
+    // An item file that does not parse hides a task: "none" would be a lie.
     const bad = flowItemProblems(ws)[0];
     if (bad) throw new FileProblemError(bad);
     answer.flow = flowNext(ws, opts);

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 
 /**
- * A text edit applied to a file's bytes when the file is not UTF-8 text (issue 11, breaker-s5 row 13: the agent
+ * A text edit applied to a file's bytes when the file is not UTF-8 text (the agent
  * appended a byte that is not UTF-8 so that the put-back of its tick would be refused). The planners edit text decoded
  * with replacement characters (U+FFFD), so writing their text back would replace the file's other bytes; this places
  * only the change into the original bytes.

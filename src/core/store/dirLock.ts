@@ -2,7 +2,7 @@ import { mkdirSync, rmdirSync, statSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * A cross-process lock without proper-lockfile, for hot paths that must not load it (issue 18: proper-lockfile's
+ * A cross-process lock without proper-lockfile, for hot paths that must not load it (proper-lockfile's
  * graceful-fs → legacy streams → node:stream and signal-exit were about half of dist/cli-waves.js's load time).
  *
  * The protocol is proper-lockfile 4's (node_modules/proper-lockfile/lib/lockfile.js, `realpath: false`), so a

@@ -6,7 +6,7 @@ import { isPidAlive } from '../process/processGroup';
 /**
  * proper-lockfile, loaded on the first lock: loading it loads graceful-fs, which patches the process's
  * `fs.close` / `fs.closeSync` (a queue reset on every close) — a read-only `ralph status` closing thousands of files
- * should not pay for that (issue 10 speed).
+ * should not pay for that.
  */
 function lockfile(): typeof Lockfile {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -54,7 +54,7 @@ export async function withFileLock<T>(target: string, fn: () => Promise<T>): Pro
  */
 export async function tryHoldLock(target: string, onLost: (err: Error) => void): Promise<(() => Promise<void>) | null> {
   await mkdir(path.dirname(target), { recursive: true });
-  // Taking the lock and naming its holder are one step under a short lock (issue 12): otherwise a second process
+  // Taking the lock and naming its holder are one step under a short lock: otherwise a second process
   // could read the dead holder's pid after a first one took the lock but before it wrote its own pid, remove the
   // fresh lock and run too (two `ralph run` after a SIGKILL, 1 in 40).
   return withFileLock(`${target}.takeover`, () => holdLock(target, onLost));

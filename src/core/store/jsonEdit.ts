@@ -135,7 +135,7 @@ export function applyJsonChanges(
     }
     touched.push(change.path);
     // An object or array written on one line inside an indented file (a story per line) keeps its own layout
-    // (issue 12: one `task start` expanded a one-line story into 12 lines).
+    // (one `task start` expanded a one-line story into 12 lines).
     const local = style.oneLine
       ? undefined
       : oneLineContainer(

@@ -12,7 +12,7 @@ import type { KnownStat } from './snapshotCache';
  * result is reused while its path, size, mtime and inode are unchanged, so a bot polling `status --json` on a
  * large plan pays a `stat` per file instead of a read, a `JSON.parse` and a schema check.
  *
- * Rules (issue 10):
+ * Rules:
  * - It lives outside the workspace, in `$XDG_CACHE_HOME/ralph/` (default `~/.cache/ralph/`), one file per
  *   workspace folder and kind, so a read-only command writes nothing into the repository and no watcher sees it.
  * - git's "racy clean" rule: an entry is served only when its file's mtime is older than the cache file's own

@@ -13,7 +13,7 @@ import { FileProblemError, parseJsonText, positionAt, type FileProblem } from '.
 
 /**
  * Largest file each format's reader reads, in bytes. Generous enough for a 20,000-item plan (a quantum.json of
- * 20,000 stories is about 20 MB); a file above its limit is refused, not read (issue 12: a task source linked to
+ * 20,000 stories is about 20 MB); a file above its limit is refused, not read (a task source linked to
  * `/dev/zero` read until memory ran out). `.ralph/config.json` `readLimits` (`jsonMb`, `textMb`) changes them.
  */
 export interface ReadLimits {
@@ -149,7 +149,7 @@ let listedBuffer: Buffer | undefined;
  * listing) or fills the buffer — goes to {@link readTextSync}, which checks the kind and size first and gives the
  * exact answer or refusal. A read of a regular file returns less than asked only at its end (POSIX), so one read
  * that does not fill the buffer is the whole file. The ~6,300 files of `status` on a 10,000-item plan cost about a
- * third less CPU this way (docs/NOTES.md "Issue 10 speed, fourth pass").
+ * third less CPU this way.
  */
 export function readListedTextSync(file: string): string | undefined {
   const want = Math.min(LISTED_BUFFER_BYTES, readLimitFor(file) + 1);

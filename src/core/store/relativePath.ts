@@ -3,7 +3,7 @@ import * as path from 'node:path';
 /**
  * A function giving the path of `p` relative to `folder` with `/` separators: what
  * `path.relative(folder, p).split(path.sep).join('/')` gives, but without `path.relative`'s two `resolve` calls
- * for the common case (issue 10: the source readers call it once per file, ~6,300 times per `ralph status` on a
+ * for the common case (the source readers call it once per file, ~6,300 times per `ralph status` on a
  * 5,000-task plan). The shortcut applies only when `folder` is an absolute, normalised path and `p` is a
  * normalised path under it (what `path.join(folder, …)` builds); anything else goes through `path.relative`.
  */

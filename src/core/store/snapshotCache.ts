@@ -5,7 +5,7 @@ import { cacheDir } from './cacheDir';
 import { fnv1a } from './fnv';
 
 /**
- * The whole-answer cache of the read-only commands bots poll (`ralph status`, issue 10): the printed answer of a
+ * The whole-answer cache of the read-only commands bots poll (`ralph status`): the printed answer of a
  * command is reused while every file-system path the command looked at while computing it is unchanged, so a warm
  * call costs a `stat` per input and a write of the stored answer, without loading the readers, the schemas or the
  * plan graph (the small entry dist/cli.js answers it; src/cli/entry.ts).
@@ -43,7 +43,7 @@ export type SnapshotInput = [string] | [string, number, number, number, number];
  * Inputs as an entry stores them: runs of consecutive inputs in one folder, each run
  * `[folder, name, size, mtimeMs, ctimeMs, ino, name, size, …]` (five slots per input; an input that did not exist
  * has size -1 and zeros). Same inputs, same order as the {@link SnapshotInput} list, in about half the JSON and
- * without an array per input: a warm `status` on 10,000 items parses 6,400 inputs (issue 10 speed).
+ * without an array per input: a warm `status` on 10,000 items parses 6,400 inputs.
  */
 export type SnapshotInputRun = (string | number)[];
 
@@ -65,7 +65,7 @@ export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotIn
 /**
  * `paths` (absolute) grouped by folder, stable: folders in the order first seen, each folder's paths in their order.
  * The readers interleave folders (a task file, its state file, the next task file…): grouped, the bench's 6,400
- * inputs are 14 runs instead of 2,500, and the entry parses in less than half the time (issue 10 speed). Pure.
+ * inputs are 14 runs instead of 2,500, and the entry parses in less than half the time. Pure.
  */
 export function byFolder(paths: Iterable<string>): string[] {
   const groups = new Map<string, string[]>();
@@ -126,8 +126,6 @@ interface SnapshotFile {
   /** The answer: what was printed for each output mode (e.g. `json`, `text`), and the exit code. */
   outputs: Record<string, string>;
   exitCode: number;
-  /** The id of a side file the answer can be patched from (`status`: src/cli/statusPatch.ts), if any. */
-  basis?: string;
 }
 
 /** `RALPH_CACHE` is not `0` / `off`. */
@@ -174,8 +172,6 @@ export interface SnapshotKey {
 export interface SnapshotAnswer {
   outputs: Record<string, string>;
   exitCode: number;
-  /** The id of the side file this answer can be patched from (written by the caller before the entry), if any. */
-  basis?: string;
 }
 
 /** Whether the input at `p` is as stored (`size` -1: it did not exist, and still does not). */
@@ -201,21 +197,6 @@ export interface SnapshotLookup {
    * re-reads only the changed files without a second `stat` of the others (store/parseCache.ts `useKnownStats`).
    */
   unchanged?: Map<string, KnownStat>;
-  /** With {@link unchanged}: every input found changed or racy (at most {@link SNAPSHOT_MAX_CHANGED}), in entry order. */
-  changedAll?: string[];
-  /**
-   * With {@link unchanged}: the entry's inputs as stored (`runs`, and `inputs` unpacked), its `basis` id, the entry
-   * file's mtime (ms), and where each of {@link changedAll} is in `runs` (`[run, slot]`: the run's index, the slot of
-   * its name) for {@link writeSnapshotPatched}.
-   */
-  entry?: {
-    runs: SnapshotInputRun[];
-    readonly inputs: SnapshotInput[];
-    basis?: string;
-    writtenAtMs: number;
-    outputs: Record<string, string>;
-    changedAt: [run: number, slot: number][];
-  };
 }
 
 /** `target[name]` computed by `get` on first read, then kept (a plain data property from then on). */
@@ -239,7 +220,7 @@ function lazy<T extends object, K extends PropertyKey, V>(
  * The stored answer for `key` when the entry exists, matches the key, is not racy, and every input is unchanged;
  * else no answer, with the first changed (or racy) input when that was the reason, and then the unchanged inputs
  * (see {@link SnapshotLookup.unchanged}). Never throws for a missing, unreadable or corrupt entry. On a miss,
- * `unchanged` and `entry.inputs` are built when first read (a patched `status` needs neither: issue 10 speed).
+ * `unchanged` is built when first read.
  */
 export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.env): SnapshotLookup {
   const file = snapshotFile(key.folder, key.command, env);
@@ -269,7 +250,6 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   let changed: string | undefined;
   let count = 0;
   const changedAll: string[] = [];
-  const changedAt: [number, number][] = [];
   const runs = c.inputsByFolder;
   for (let r = 0; r < runs.length; r++) {
     const run = runs[r];
@@ -291,33 +271,22 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       if (same) continue;
       changed ??= p;
       changedAll.push(p);
-      changedAt.push([r, j]);
       if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
     }
   }
   if (changed === undefined) return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
   // A miss: the inputs not found changed are unchanged, with the identity just confirmed (built only when asked for:
-  // a hit allocates nothing per input, nor does a patched status).
-  const entry = lazy(
-    {
-      runs: runs as SnapshotInputRun[],
-      ...(typeof c.basis === 'string' ? { basis: c.basis } : {}),
-      writtenAtMs,
-      outputs: c.outputs,
-      changedAt,
-    },
-    'inputs',
-    () => unpackSnapshotInputs(runs)!,
-  );
-  return lazy({ changed, changedAll, entry }, 'unchanged', () => {
+  // a hit allocates nothing per input).
+  return lazy({ changed }, 'unchanged', () => {
     const changedSet = new Set(changedAll);
     const unchanged = new Map<string, KnownStat>();
-    for (const i of entry.inputs) if (i.length !== 1 && !changedSet.has(i[0])) unchanged.set(i[0], [i[1], i[2], i[4]]);
+    for (const i of unpackSnapshotInputs(runs)!)
+      if (i.length !== 1 && !changedSet.has(i[0])) unchanged.set(i[0], [i[1], i[2], i[4]]);
     return unchanged;
   });
 }
 
-/** The canonical start of every cache file ralph writes (answer cache, its `status` side file, parse cache). */
+/** The canonical start of every cache file ralph writes (answer cache, parse cache). */
 const CACHE_HEAD = /^\{"format":"ralph-[a-z-]+","version":\d+,"folder":("(?:[^"\\]|\\.)*")/;
 
 /** The real path of `p` (symlinks resolved), or `p` when it cannot be resolved (gone, unreadable). */
@@ -330,14 +299,13 @@ function realOr(p: string): string {
 }
 
 /**
- * Removes every file of `folder` in the user's cache folder: answer-cache entries (all commands), their side files
- * (`<fnv>-status.basis.json`) and the parse caches (`<fnv>-<kind>.json`, store/parseCache.ts), under every spelling of
- * the folder (breaker-s6 row 10: `-C link` and the real path are two keys), so the next read-only command re-derives
+ * Removes every file of `folder` in the user's cache folder: answer-cache entries (all commands) and the parse caches (`<fnv>-<kind>.json`, store/parseCache.ts), under every spelling of
+ * the folder (`-C link` and the real path are two keys), so the next read-only command re-derives
  * its answer from the files. Returns how many files were removed. Never throws.
  *
  * Why: the cache folder is writable by the agent (it runs as the user), so any entry could be a forgery whose answer
- * says `2/2` (breaker-s5 row 23) or whose parsed values say `passed` / `done` with the file's size, mtime and inode
- * kept (breaker-s6 row 21); no check stored beside an entry can stop the same user, removal can. The engine calls it
+ * says `2/2` or whose parsed values say `passed` / `done` with the file's size, mtime and inode
+ * kept; no check stored beside an entry can stop the same user, removal can. The engine calls it
  * after every agent process ends and when a run ends (the parallel coordinator after each lane and at the end); no
  * agent process outlives its iteration, so an entry written after that is the CLI's own.
  *
@@ -400,7 +368,7 @@ export function writeSnapshot(
   key: SnapshotKey,
   inputs: Iterable<string>,
   answer: SnapshotAnswer,
-  opts: { env?: NodeJS.ProcessEnv; checkFirst?: string; basis?: () => string | undefined } = {},
+  opts: { env?: NodeJS.ProcessEnv; checkFirst?: string } = {},
 ): boolean {
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
   const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
@@ -421,56 +389,16 @@ export function writeSnapshot(
   } catch {
     return false;
   }
-  return writeEntry(file, key, packSnapshotInputs(sigs), answer, opts.basis);
+  return writeEntry(file, key, packSnapshotInputs(sigs), answer);
 }
 
-/**
- * Stores `answer` for `key` after a lookup (`found`, {@link readSnapshot}) that found only its `changedAll` inputs
- * changed: the entry's other inputs keep the signatures the lookup just confirmed (they are older than the old entry,
- * so not racy now); only the changed ones are examined again, and written in their places in the stored runs. Nothing
- * is written when one of them changed within {@link SNAPSHOT_RACY_TICK_MS} of now or cannot be examined, or when the
- * lookup was no miss of that kind. `basis`: as in {@link writeSnapshot}. Returns whether the entry was written.
- */
-export function writeSnapshotPatched(
-  key: SnapshotKey,
-  found: Pick<SnapshotLookup, 'changedAll' | 'entry'>,
-  answer: SnapshotAnswer,
-  opts: { env?: NodeJS.ProcessEnv; basis?: () => string | undefined } = {},
-): boolean {
-  const e = found.entry;
-  const changed = found.changedAll;
-  if (!e || !changed || changed.length !== e.changedAt.length) return false;
-  const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
-  const runs = e.runs.slice();
-  try {
-    for (let i = 0; i < changed.length; i++) {
-      const st = fs.statSync(changed[i]!, { throwIfNoEntry: false });
-      if (st && Math.max(st.mtimeMs, st.ctimeMs) >= racyFrom) return false;
-      const [r, j] = e.changedAt[i]!;
-      // A copy of each run written to (the lookup's runs stay as read).
-      const run = runs[r] === e.runs[r] ? (runs[r] = e.runs[r]!.slice()) : runs[r]!;
-      if (st) run.splice(j + 1, 4, st.size, st.mtimeMs, st.ctimeMs, st.ino);
-      else run.splice(j + 1, 4, -1, 0, 0, 0);
-    }
-  } catch {
-    return false;
-  }
-  return writeEntry(snapshotFile(key.folder, key.command, opts.env ?? process.env), key, runs, answer, opts.basis);
-}
-
-/**
- * Writes an entry file atomically; failures are ignored (returns false). `basis` (called once the inputs passed the
- * racy check, so a side file is never replaced for an entry that is not written) writes the answer's side file and
- * returns its id, or `undefined` (then the entry names none).
- */
+/** Writes an entry file atomically; failures are ignored (returns false). */
 function writeEntry(
   file: string,
   key: SnapshotKey,
   inputsByFolder: SnapshotInputRun[],
   answer: SnapshotAnswer,
-  basis?: () => string | undefined,
 ): boolean {
-  const basisId = basis ? basis() : answer.basis;
   const body: SnapshotFile = {
     format: FORMAT,
     version: VERSION,
@@ -478,7 +406,6 @@ function writeEntry(
     inputsByFolder,
     outputs: answer.outputs,
     exitCode: answer.exitCode,
-    ...(basisId !== undefined ? { basis: basisId } : {}),
   };
   const tmp = `${file}.${process.pid}.tmp`;
   try {

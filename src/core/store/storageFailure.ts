@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ralphDir, ralphFile } from '../model/ralphPaths';
 
 /**
- * When the disk cannot take the run's records (issue 12): `.ralph/` read-only, a full disk. A run refuses to start on
+ * When the disk cannot take the run's records: `.ralph/` read-only, a full disk. A run refuses to start on
  * a `.ralph/` it may not write (mode bits checked by us, since root ignores them), and a run that hits a storage
  * error mid-way ends failed with the cause recorded and its item given back, using the space of a reserve file made
  * at its start. The CLI exits {@link STORAGE_EXIT} in both cases.

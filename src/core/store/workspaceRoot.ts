@@ -61,7 +61,7 @@ export function gitTopLevel(start: string, probe: RootProbe = diskProbe): string
 
 /**
  * The folder a command works on: flowctl's `get_repo_root` (seed-systems.md §2, the git top level of `start`, the
- * current directory or `-C`, else `start` itself), with one ralph rule before it (breaker-s6 row 07): going up from
+ * current directory or `-C`, else `start` itself), with one ralph rule before it: going up from
  * `start` towards that top level (the top level itself excluded), the first folder holding a `.ralph/` folder is the
  * workspace. A workspace ralph already works in (its config, run records, claims) stays the workspace when a
  * repository appears above it (an agent ran `git init` in the parent): otherwise the next command would read the

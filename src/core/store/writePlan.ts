@@ -38,7 +38,7 @@ export interface CommitResult<T> {
 export const MAX_PLAN_ATTEMPTS = 5;
 
 /**
- * Fault injection for tests (issue 12: races are reproduced with a hook, not by repetition): `betweenReadAndWrite`
+ * Fault injection for tests (races are reproduced with a hook, not by repetition): `betweenReadAndWrite`
  * runs after a plan read its files and decided, before the compare-and-rename of each file. Never set in production.
  */
 export const writeFaults: {
@@ -46,8 +46,8 @@ export const writeFaults: {
 } = {};
 
 /**
- * Options of {@link commitPlan}. `putBack`: the write undoes claims no gate verified (issue 11, breaker-s5 rows 12,
- * 13, 16): a file the agent made hard to edit is still written, by the rules of {@link decideWrite}, and `note`
+ * Options of {@link commitPlan}. `putBack`: the write undoes claims no gate verified (attacks: a read-only
+ * file, bytes that are not UTF-8, a link out of the workspace): a file the agent made hard to edit is still written, by the rules of {@link decideWrite}, and `note`
  * receives one line per file written that way (`<file>: <how>`), for the put-back's event and activity line.
  */
 export interface CommitOptions {
@@ -60,7 +60,7 @@ export interface CommitOptions {
  * new text equals the old one are not touched (a no-op leaves them byte-identical, mtime included). A planner
  * that finds a file it cannot parse throws before anything is written.
  *
- * No lost update (issue 12): right before each rename the file is compared with what the plan read; when another
+ * No lost update: right before each rename the file is compared with what the plan read; when another
  * writer that does not take our lock (an editor) changed it, the plan is redone on the new content (at most
  * {@link MAX_PLAN_ATTEMPTS} times, then a {@link FileProblemError}). Refused, naming the file, before anything is
  * written ({@link decideWrite}): a file that is not UTF-8 text, a read-only file (mode without write bits; tests
@@ -129,7 +129,7 @@ export type WriteRule =
   | { write: true; through: boolean; replaceLink: boolean; bytes: boolean; notes: string[] };
 
 /**
- * The write rule of the store (issue 12) and of a put-back (issue 11, breaker-s5 rows 12, 13, 16). An ordinary edit
+ * The write rule of the store and of a put-back. An ordinary edit
  * refuses a link out of the workspace (or to nothing), anything but a regular file, a read-only file and a file that
  * is not UTF-8. A put-back refuses only a link to nothing and what is not a regular file:
  * - a read-only file is replaced the atomic way every write uses (a temporary file renamed over it, which needs only
@@ -257,7 +257,7 @@ async function replaceIfUnchanged(t: WriteTarget, w: FileWrite): Promise<boolean
     expected = raw;
     buf = spliced;
   }
-  // The fsyncs run on libuv's threads (issue 19 bench: fsyncSync here was 2 s of a 4-lane run's main thread); the
+  // The fsyncs run on libuv's threads (fsyncSync here was 2 s of a 4-lane run's main thread); the
   // check and the rename stay one synchronous step, with nothing of this process in between.
   const tmp = await writeTempBesideAsync(file, buf, t.mode);
   if (!stillHolds(file, expected)) {

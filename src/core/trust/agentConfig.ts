@@ -3,8 +3,7 @@ import { fileHash, WORKSPACE_FILE } from './gateFileContent';
 import type { TrustedEntry } from './trustedContent';
 
 /**
- * The agents' own project configuration that names programs to run (breaker-s6 row 05, issue 11 "A repository is not
- * trusted by default"). Claude Code reads `.claude/settings.json` and `.claude/settings.local.json` (hooks such as
+ * The agents' own project configuration that names programs to run. Claude Code reads `.claude/settings.json` and `.claude/settings.local.json` (hooks such as
  * SessionStart/UserPromptSubmit, `apiKeyHelper`, `statusLine`, `env` such as NODE_OPTIONS, plugins,
  * `enableAllProjectMcpServers`) and `.mcp.json` (MCP server commands); cursor-agent reads `.cursor/mcp.json` and
  * `.cursor/hooks.json`. In `-p` mode Claude Code skips its own folder-trust dialog, so a cloned repository's files

@@ -137,11 +137,11 @@ export function workspaceFileLine(e: Pick<TrustedEntry, 'key' | 'value'>): strin
 export const USER_FILE = 'user file' as const;
 
 /**
- * The gate files of a run, taken when it starts, to check before every gate run (issue 11: the agent must not
+ * The gate files of a run, taken when it starts, to check before every gate run (the agent must not
  * weaken a gate by rewriting the file it runs during the run). `changed()` reads them again and returns the
  * difference (`- ` / `+ ` lines as in a trust diff), empty when nothing changed. Besides the workspace files, the
- * user-level rc files of the package managers the gates run (`~/.npmrc` …, gateFiles.ts `USER_PACKAGE_MANAGER_RC`;
- * breaker-s6 row 37) are fingerprinted as `user file <absolute path> <value>` lines: not trusted content, but a
+ * user-level rc files of the package managers the gates run (`~/.npmrc` …, gateFiles.ts `USER_PACKAGE_MANAGER_RC`:
+ * the attack is `script-shell=/bin/true` in `~/.npmrc`) are fingerprinted as `user file <absolute path> <value>` lines: not trusted content, but a
  * change during the run stops it the same way. `env` / `home`: where those files are (default: this process's).
  */
 export async function snapshotGateFiles(

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { parseShell, ShellSyntaxError, type ShellCall, type ShellWord } from '../gates/shellSyntax';
 
 /**
- * Which workspace files a gate command runs (issue 11, breaker T1 / G3–G5): trusting the command `bash
+ * Which workspace files a gate command runs: trusting the command `bash
  * scripts/check.sh` means little if the agent may rewrite `scripts/check.sh` to `exit 0`. The trusted content
  * therefore also covers the files the trusted commands (config `gates`, the policy's `[gates]`, `notify`) run; this
  * module finds them. Pure: the command is parsed with the project's real bash parser (`parseShell`, mvdan/sh), no
@@ -429,7 +429,7 @@ function npmRefs(name: string, args: readonly ShellWord[], dir: string, scan: Sc
 }
 
 /**
- * The configuration files a package manager reads that change what a script entry runs (breaker-s5 row 17:
+ * The configuration files a package manager reads that change what a script entry runs (the attack:
  * `.npmrc` `script-shell=/bin/true` turns a covered `scripts.test` into a success; also `node-options`, `shell`,
  * yarn 1 `yarn-path`, yarn 2+ `yarnPath` / plugins, pnpm's settings in `pnpm-workspace.yaml` and its
  * `.pnpmfile.cjs` hooks, bun's `bunfig.toml` `preload` / `[run] shell`). Sources: docs.npmjs.com "npmrc" (project
@@ -450,7 +450,7 @@ export const RC_VIA = ' (its configuration)';
 
 /**
  * The user-level configuration files of each package manager that change what a script entry runs, outside the
- * workspace (breaker-s6 row 37: `script-shell=/bin/true` in `~/.npmrc` turns a covered `scripts.test` into a
+ * workspace (`script-shell=/bin/true` in `~/.npmrc` turns a covered `scripts.test` into a
  * success). Not trusted content (they are the user's own, shared by every workspace): the engine fingerprints them
  * when a run starts and handles a change during the run like a change of a gate file (core/trust/gateFileContent.ts
  * `snapshotGateFiles`). `~` is the home folder, `$XDG_CONFIG_HOME` defaults to `~/.config`, `$NAME` an environment

@@ -1,7 +1,7 @@
 /**
  * Redaction of `agentArgs` values (possibly secrets: `--api-key sk-…`, `--header=Authorization: …`) from what is
- * written about a run: `.ralph/activity.log`, `.ralph/runs/<id>/events.jsonl`, `ralph run --json` and the VS Code log
- * (issue 11). Pure; every writer of those lines calls {@link redactEvent} with the run's `agentArgs`.
+ * written about a run: `.ralph/activity.log`, `.ralph/runs/<id>/events.jsonl`, `ralph run --json` and the VS Code log.
+ * Pure; every writer of those lines calls {@link redactEvent} with the run's `agentArgs`.
  *
  * Rule: an option name (`--verbose`, `-v`: a dash, then a letter, then letters, digits, `-` or `_`) is kept so a
  * person can read the command; every other argument is a value and is replaced by {@link REDACTED}; `--name=value`

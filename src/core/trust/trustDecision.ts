@@ -41,7 +41,7 @@ export interface TrustVerdict {
 }
 
 /**
- * Decides whether a workspace's trusted content may be used. Pure; table-tested. The rule (issue 11, after direnv and
+ * Decides whether a workspace's trusted content may be used. Pure; table-tested. The rule (after direnv and
  * mise): content is used only once the user trusts that exact content; a change (an agent weakening a gate, a
  * `git pull`) needs trust again; `override` trusts it for one command without recording it.
  */

@@ -3,8 +3,7 @@ import type { CommandPolicy } from '../gates/commandPolicy';
 import { REDACTED, redactArg } from './redact';
 
 /**
- * Workspace configuration that names programs to run, and its canonical form (issue 11 "A repository is not trusted
- * by default"; the rule follows direnv's `direnv allow` and mise's `mise trust`: repository-local configuration that
+ * Workspace configuration that names programs to run, and its canonical form (the rule follows direnv's `direnv allow` and mise's `mise trust`: repository-local configuration that
  * can execute code is used only once the user trusts that exact content).
  *
  * The content is a list of entries, one per trusted value found in the workspace's files, in the order of
@@ -30,8 +29,7 @@ export interface TrustedField {
 /**
  * The trusted fields: adding a field that names programs, or one whose change weakens a safety guarantee, is one
  * line here. Fields not listed (model, caps, timing, readLimits …) change freely: they change how long or how much,
- * never whether a claim is checked or a process is contained (docs/NOTES.md "issue 11 / breaker-s5" lists the
- * decision per key). `notify` is listed by key before its schema exists (another change adds it): whatever the file holds
+ * never whether a claim is checked or a process is contained. `notify` is listed by key before its schema exists (another change adds it): whatever the file holds
  * under that key is trusted content.
  */
 export const TRUSTED_FIELDS: readonly TrustedField[] = [

@@ -225,7 +225,7 @@ export async function checkWave(o: WaveCheckOptions): Promise<WaveCheckResult> {
   const startedAt = hr();
   const logFile = path.join(o.folder, ...logPath(o.phase).split('/'));
   // No wave at all (no `.ijfw/wave-*/`): nothing to recover, so nothing is written — no `.planning/<phase>/`, no log
-  // entry, no lock file (new-user try, session 3). The result says so (PASS, `wave_id` null, `logged` false).
+  // entry, no lock file. The result says so (PASS, `wave_id` null, `logged` false).
   if (!waveId) return noWaveResult(o, clock(), hr() - startedAt);
   // The log's lock is proper-lockfile's protocol without proper-lockfile (store/dirLock.ts): loading that library was
   // about half of dist/cli-waves.js's start. The pass under it is synchronous but for the writes of new briefs, which

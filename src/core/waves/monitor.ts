@@ -47,7 +47,7 @@ export interface WaveMonitorOptions {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * The live part of wave recovery (issue 18): watches `.ijfw/` and re-classifies the waves on every checkpoint,
+ * The live part of wave recovery: watches `.ijfw/` and re-classifies the waves on every checkpoint,
  * events-log or STATE.md change, and — with no file event at all — when the next ACTIVE subagent crosses its orphan
  * window (a timer set to {@link nextTransitionAt}). Emits `update` after every evaluation and `change` when a
  * disposition changed. Reads only: it never writes a brief or a log, and never dispatches. `close()` ends the watcher

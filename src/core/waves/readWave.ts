@@ -321,7 +321,7 @@ export function readWave(
 /**
  * Is `dir` a git worktree of `folder`'s repository? Its `.git` is a file `gitdir: <folder>/.git/worktrees/<name>`
  * (what `git worktree add` writes). Reads one small file, runs no git. A checkpoint naming any other path is ignored:
- * a path from a checkpoint is never trusted (issue 18).
+ * a path from a checkpoint is never trusted.
  */
 export function isWorktreeOf(folder: string, dir: string): boolean {
   // <folder>/.git/worktrees/<name> must exist, and the worktree's .git must point at it.

@@ -6,7 +6,7 @@ import { presentGauge } from './gaugeText';
 
 /** Id of the status bar item (users hide it by this id's name, "Ralph Tokens"). */
 export const GAUGE_ITEM_ID = 'ralph.tokens';
-/** The dashboard's command (issue 15); the gauge opens it once it is registered, else the activity log. */
+/** The dashboard's command; the gauge opens it once it is registered, else the activity log. */
 export const DASHBOARD_COMMAND = 'ralph.openDashboard';
 
 /**

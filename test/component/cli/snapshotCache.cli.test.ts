@@ -7,49 +7,8 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
 import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
 import { writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
-import {
-  basisFile,
-  patchBasis,
-  readStatusPatchFile,
-  statusOutputs,
-  writeStatusPatchFile,
-  type FlowPatchRow,
-  type StatusPatchFile,
-} from '../../../src/cli/statusPatch';
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The side file of a stored status answer (src/cli/statusPatch.ts), read as the CLI reads it. */
-function sideOf(file: string): StatusPatchFile {
-  const side = readStatusPatchFile(file);
-  assert.ok(side, `${file}: a side file`);
-  return side;
-}
-
-/** The task lines of a side file: file (relative), id and row, in item order. */
-function sideRows(side: StatusPatchFile): { relFile: string; id: string; row: FlowPatchRow }[] {
-  return side.rows
-    .toString('utf8')
-    .split('\n')
-    .slice(1)
-    .map((line) => {
-      const [f, id, row] = line.split('\t').map((p) => JSON.parse(p) as unknown);
-      return { relFile: f as string, id: id as string, row: row as FlowPatchRow };
-    });
-}
-
-/** `side` with a planted problem in its head (and `id`, when given), written to `file`. */
-function plant(file: string, side: StatusPatchFile, id = side.head.id): void {
-  const head = {
-    ...side.head,
-    id,
-    basis: {
-      ...side.head.basis,
-      head: { ...side.head.basis.head, problems: [{ file: 'PLANTED', line: 0, column: 0, message: 'planted' }] },
-    },
-  };
-  fs.writeFileSync(file, JSON.stringify(head) + side.rows.toString('utf8') + '\n');
-}
 /** Past the racy tick (core/store/snapshotCache.ts): files written before are old enough to be served. */
 const PAST_TICK_MS = 2200;
 
@@ -224,22 +183,18 @@ describe('cli: status snapshot cache', () => {
   });
 
   /**
-   * Changes of one task file (or its state file) and whether a patch may answer them (src/cli/statusPatch.ts): the
-   * patch must equal the uncached answer, or decline. `either`: declined unless a state file's status wins over it.
+   * Changes of one task file: after each, the CLI's answer must equal the uncached one.
    */
   const TASK_CHANGES: {
     name: string;
-    patchable: boolean | 'either';
     apply: (task: Record<string, unknown>) => Record<string, unknown> | string;
   }[] = [
     {
       name: 'title (with a terminal escape)',
-      patchable: true,
       apply: (t) => ({ ...t, title: `${String(t.title)} \u001b]0;x\u0007 changed` }),
     },
     {
       name: 'in progress with an assignee',
-      patchable: true,
       apply: (t) => ({
         ...t,
         status: 'in_progress',
@@ -249,201 +204,99 @@ describe('cli: status snapshot cache', () => {
     },
     {
       name: 'done, the newest completion',
-      patchable: true,
       apply: (t) => ({ ...t, status: 'done', completed_at: '2027-03-01T00:00:00Z' }),
     },
-    { name: 'todo', patchable: true, apply: (t) => ({ ...t, status: 'todo' }) },
-    { name: 'an unknown status', patchable: true, apply: (t) => ({ ...t, status: 'weird' }) },
+    { name: 'todo', apply: (t) => ({ ...t, status: 'todo' }) },
+    { name: 'an unknown status', apply: (t) => ({ ...t, status: 'weird' }) },
     {
       name: 'blocked with a reason',
-      patchable: true,
       apply: (t) => ({ ...t, status: 'blocked', blocked_reason: 'waits on a human' }),
     },
     {
       name: 'blocked without a reason (read from the markdown)',
-      patchable: 'either',
       apply: (t) => ({ ...t, status: 'blocked', blocked_reason: null }),
     },
     {
       name: 'other dependencies',
-      patchable: false,
       apply: (t) => ({ ...t, depends_on: [...((t.depends_on as string[] | undefined) ?? []), 'fn-1.1'] }),
     },
-    { name: 'another id', patchable: false, apply: (t) => ({ ...t, id: `${String(t.id)}9` }) },
-    { name: 'another epic', patchable: false, apply: (t) => ({ ...t, epic: 'fn-77' }) },
-    { name: 'not JSON', patchable: false, apply: (t) => JSON.stringify(t).slice(0, -1) },
-    { name: 'a schema error', patchable: false, apply: (t) => ({ ...t, depends_on: 'fn-1.1' }) },
+    { name: 'another id', apply: (t) => ({ ...t, id: `${String(t.id)}9` }) },
+    { name: 'another epic', apply: (t) => ({ ...t, epic: 'fn-77' }) },
+    { name: 'not JSON', apply: (t) => JSON.stringify(t).slice(0, -1) },
+    { name: 'a schema error', apply: (t) => ({ ...t, depends_on: 'fn-1.1' }) },
   ];
 
   /**
-   * For every task change: the patch of the stored side file (in process) equals the uncached answer or declines as
-   * expected, and the CLI (which patches or recomputes) prints the uncached answer in both forms. The change is
-   * made within the racy tick, so nothing is stored and each case patches the same stored answer.
+   * For every task change, then an atomic rewrite and a new file in the folder, then a change of its state file (when
+   * it has one): the CLI prints the uncached answer in both forms. The change is made within the racy tick, so
+   * nothing is stored and each case is looked up against the same stored answer.
    */
-  function samePatchedAndNot(dir: string, what: string, taskIds: readonly string[]): number {
+  function sameAfterTaskChanges(dir: string, what: string, taskIds: readonly string[]): number {
     status(dir, true);
-    const side = sideOf(basisFile(dir, env()));
-    const rows = sideRows(side);
-    let patched = 0;
+    let checked = 0;
     for (const id of taskIds) {
-      const row = rows.find((r) => r.id === id);
-      assert.ok(row, `${what}: ${id} has a patch row`);
-      const file = path.join(dir, row.relFile);
+      const file = path.join(dir, '.flow', 'tasks', `${id}.json`);
+      assert.ok(fs.existsSync(file), `${what}: ${id} has a task file`);
       const original = fs.readFileSync(file, 'utf8');
       try {
         for (const change of TASK_CHANGES) {
           const next = change.apply(JSON.parse(original) as Record<string, unknown>);
           fs.writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2) + '\n');
-          const plainJson = uncached(dir, true);
-          const p = patchBasis(side, [file]);
-          if (change.patchable !== 'either')
-            assert.equal(p !== undefined, change.patchable, `${what} ${id} ${change.name}: patched or declined`);
-          const plainText = uncached(dir, false);
-          if (p) {
-            assert.equal(statusOutputs(p).json, plainJson, `${what} ${id} ${change.name}: patched json`);
-            assert.equal(statusOutputs(p).text, plainText, `${what} ${id} ${change.name}: patched text`);
-            patched++;
-          }
           // The CLI (one form per change, in turn: each call costs a Node start-up).
           if (TASK_CHANGES.indexOf(change) % 2)
-            assert.equal(status(dir, false), plainText, `${what} ${id} ${change.name}: cli text`);
-          else assert.equal(status(dir, true), plainJson, `${what} ${id} ${change.name}: cli json`);
+            assert.equal(status(dir, false), uncached(dir, false), `${what} ${id} ${change.name}: cli text`);
+          else assert.equal(status(dir, true), uncached(dir, true), `${what} ${id} ${change.name}: cli json`);
+          checked++;
         }
         // Rewritten atomically (a temporary file, then a rename): the folder's mtime moves, its names do not.
         const tmp = `${file}.tmp`;
         fs.writeFileSync(tmp, original.replace(/"title": "/, '"title": "renamed '));
         fs.renameSync(tmp, file);
-        const tasksDir = path.dirname(file);
-        const p = patchBasis(side, [tasksDir, file]);
-        assert.ok(p, `${what} ${id}: an atomic rewrite is patched`);
-        assert.equal(statusOutputs(p).json, uncached(dir, true), `${what} ${id}: atomic rewrite`);
         assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: atomic rewrite, cli`);
-        // A new file in the folder: declined.
+        const tasksDir = path.dirname(file);
         fs.writeFileSync(path.join(tasksDir, 'zz-new.json'), '{}');
-        assert.equal(patchBasis(side, [tasksDir]), undefined, `${what} ${id}: a new name in the folder`);
+        assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: a new name in the folder`);
         fs.rmSync(path.join(tasksDir, 'zz-new.json'));
-        // Its state file (when it has one) changed.
-        if (row.row[3] && side.head.stateDir) {
-          const stateFile = path.join(side.head.stateDir, 'tasks', `${id}.state.json`);
-          const stateText = fs.readFileSync(stateFile, 'utf8');
-          fs.writeFileSync(
-            stateFile,
-            JSON.stringify({
-              status: 'in_progress',
-              assignee: 'state@example.invalid',
-              claimed_at: '2026-02-02T00:00:00Z',
-            }),
-          );
-          const ps = patchBasis(side, [stateFile]);
-          assert.ok(ps, `${what} ${id}: state file change patched`);
-          assert.equal(statusOutputs(ps).json, uncached(dir, true), `${what} ${id}: state file change`);
-          assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: state file change, cli`);
-          fs.writeFileSync(stateFile, stateText);
-        }
       } finally {
         fs.writeFileSync(file, original);
       }
     }
-    return patched;
+    return checked;
   }
 
-  it('patched after a task file changed == uncached: every fixture folder with flow-next tasks, and generated plans', async () => {
-    const dirs = fixtureCopies('ralph-snap-patch-fx-', (src) => fs.existsSync(path.join(src, '.flow', 'tasks')));
+  it('after a task file changed == uncached: every fixture folder with flow-next tasks, and generated plans', async () => {
+    const dirs = fixtureCopies('ralph-snap-change-fx-', (src) => fs.existsSync(path.join(src, '.flow', 'tasks')));
     const plans = [1, 50, 300].map((n) => {
-      const ws = folder('ralph-snap-patch-gen-');
+      const ws = folder('ralph-snap-change-gen-');
       generated(ws, n);
       return { dir: ws.dir, n };
     });
     await sleep(PAST_TICK_MS);
-    let patched = 0;
+    let checked = 0;
     let folders = 0;
     for (const dir of dirs) {
       status(dir, true);
-      if (!fs.existsSync(basisFile(dir, env()))) continue; // runs or waves: nothing stored
-      const ids = sideRows(sideOf(basisFile(dir, env())))
-        .slice(0, 1)
-        .map((r) => r.id);
-      if (!ids.length) continue;
-      patched += samePatchedAndNot(dir, dir, ids);
+      if (!fs.existsSync(entryOf(dir))) continue; // runs or waves: nothing stored
+      const first = fs
+        .readdirSync(path.join(dir, '.flow', 'tasks'))
+        .filter((n) => /^fn-.*\.json$/.test(n))
+        .sort()[0];
+      if (!first) continue;
+      checked += sameAfterTaskChanges(dir, dir, [first.replace(/\.json$/, '')]);
       folders++;
     }
     // fn-1.1 has a state file (generated: every third task), fn-1.2 has none.
     for (const { dir, n } of plans)
-      patched += samePatchedAndNot(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
-    assert.ok(folders >= 1, `fixture folders patched: ${folders}`);
-    assert.ok(patched > 0);
-  });
-
-  it('the CLI answers a changed task file by patching the stored answer (a planted side file shows it), and stores the patched answer past the tick', async () => {
-    const ws = folder('ralph-snap-patch-cli-');
-    generated(ws, 20);
-    await sleep(PAST_TICK_MS);
-    status(ws.dir, true);
-    const sideFile = basisFile(ws.dir, env());
-    const side = sideOf(sideFile);
-    plant(sideFile, side);
-    const file = path.join(ws.dir, '.flow', 'tasks', 'fn-1.2.json');
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched title"'));
-    assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched from the side file');
-    // A side file of another entry (its id) is not used. (The task changes again: under load the call above can take
-    // past the tick and store its patched answer, which a lookup would then serve as it is.)
-    plant(sideFile, side, 'other');
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched once more"'));
-    assert.equal(status(ws.dir, true), uncached(ws.dir, true));
-    // Past the tick, a patched answer is stored with a new side file, then served. (Planted again into whatever side
-    // file is current: under load the call above may have stored a fresh entry.)
-    const current = sideOf(sideFile);
-    const entryNow = JSON.parse(fs.readFileSync(entryOf(ws.dir), 'utf8')) as { basis: string };
-    plant(sideFile, current, entryNow.basis);
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/"title": "[^"]*"/, '"title": "Patched again"'));
-    await sleep(PAST_TICK_MS);
-    assert.ok(status(ws.dir, true).includes('PLANTED'), 'patched');
-    const stored = JSON.parse(fs.readFileSync(entryOf(ws.dir), 'utf8')) as { outputs: { json: string }; basis: string };
-    assert.notEqual(stored.basis, entryNow.basis, 'a new side file');
-    assert.equal(stored.basis, sideOf(sideFile).head.id);
-    assert.ok(stored.outputs.json.includes('PLANTED'), 'the patched answer is stored');
-    assert.ok(status(ws.dir, true).includes('PLANTED'), 'and served');
-  });
-
-  it('a patched side file, written back, patches again: chains of changes == uncached (the newest completion undone, redone)', async () => {
-    const ws = folder('ralph-snap-patch-chain-');
-    generated(ws, 30);
-    await sleep(PAST_TICK_MS);
-    status(ws.dir, true);
-    const sideFile = basisFile(ws.dir, env());
-    const taskFile = (id: string) => path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
-    const edit = (id: string, over: Record<string, unknown>) =>
-      fs.writeFileSync(
-        taskFile(id),
-        JSON.stringify(
-          { ...(JSON.parse(fs.readFileSync(taskFile(id), 'utf8')) as Record<string, unknown>), ...over },
-          null,
-          2,
-        ) + '\n',
-      );
-    const steps: [string, Record<string, unknown>][] = [
-      ['fn-1.2', { title: 'First change' }],
-      ['fn-1.3', { status: 'done', completed_at: '2027-05-01T00:00:00Z' }],
-      ['fn-2.1', { status: 'done', completed_at: '2027-06-01T00:00:00Z' }],
-      ['fn-2.1', { status: 'todo', title: 'Undone' }],
-      ['fn-1.3', { status: 'in_progress', assignee: 'bot@example.invalid' }],
-      ['fn-1.2', { status: 'blocked', blocked_reason: 'waits' }],
-    ];
-    for (const [id, over] of steps) {
-      edit(id, over);
-      const p = patchBasis(sideOf(sideFile), [taskFile(id)]);
-      assert.ok(p, `${id} ${JSON.stringify(over)}: patched`);
-      assert.equal(statusOutputs(p).json, uncached(ws.dir, true), `${id} ${JSON.stringify(over)}: json`);
-      assert.equal(statusOutputs(p).text, uncached(ws.dir, false), `${id} ${JSON.stringify(over)}: text`);
-      assert.ok(writeStatusPatchFile(p, env()), 'written back');
-    }
+      checked += sameAfterTaskChanges(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
+    assert.ok(folders >= 1, `fixture folders checked: ${folders}`);
+    assert.ok(checked > 0);
   });
 
   it('an open claim baseline without a run record (its mirror outside the workspace): a task done or undone since == uncached (claims and progress follow the task)', async () => {
-    // A run whose record is gone while its claims are open (breaker-s5 07/34): no runs, so the answer is stored;
+    // A run whose record is gone while its claims are open (the record deleted): no runs, so the answer is stored;
     // its mirror still makes every task done since the baseline an unverified claim, left out of progress.
-    const ws = folder('ralph-snap-patch-claims-');
-    const state = folder('ralph-snap-patch-claims-state-');
+    const ws = folder('ralph-snap-claims-');
+    const state = folder('ralph-snap-claims-state-');
     const st = { XDG_STATE_HOME: state.dir };
     generated(ws, 20);
     await writeBaselineMirror(

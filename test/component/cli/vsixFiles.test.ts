@@ -54,7 +54,6 @@ describe('VSIX: every bundle a shipped bundle loads is shipped', () => {
     // Control: the references this scan must see (the programs dist/cli.js loads, the deferred libraries).
     for (const name of [
       'cli-read.js',
-      'cli-patch.js',
       'cli-main.js',
       'cli-task.js',
       'cli-waves.js',

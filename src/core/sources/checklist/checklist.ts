@@ -37,7 +37,7 @@ export interface ChecklistFile {
 export function parseCheckboxes(text: string): { title?: string; items: CheckboxItem[] } {
   const items: CheckboxItem[] = [];
   let title: string | undefined;
-  // CR-only line ends (classic Mac) are line ends too: read as one line they hid every box (issue 12).
+  // CR-only line ends (classic Mac) are line ends too: read as one line they hid every box.
   const lines = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;

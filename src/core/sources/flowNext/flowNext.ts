@@ -19,7 +19,7 @@ export interface FlowNextOptions {
   /** Only these epics (a run's `--epics-file`), in the given set; all when absent. */
   epics?: readonly string[];
   requirePlanReview?: boolean;
-  /** Task ids never returned (the engine's tasks that wait for a human answer, issue 9); the order is otherwise kept. */
+  /** Task ids never returned (the engine's tasks that wait for a human answer); the order is otherwise kept. */
   skip?: readonly string[];
 }
 

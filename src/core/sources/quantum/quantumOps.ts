@@ -90,7 +90,7 @@ function hasKey(doc: QuantumDoc, i: number, key: string): boolean {
  * The change that gives back story `i`'s `startedAt` when the story returns to `pending` (release, reset): none
  * when the key is absent; `null` (quantum-loop's "cleared") when another story of the file carries the key, so the
  * file already writes it; else the key is deleted, so a `start` followed by a `release` (a run that did no work)
- * leaves a file that never had `startedAt` as it was, instead of adding `"startedAt": null` (new-user try).
+ * leaves a file that never had `startedAt` as it was, instead of adding `"startedAt": null`.
  */
 function giveBackStartedAt(doc: QuantumDoc, i: number): JsonChange[] {
   if (!hasKey(doc, i, 'startedAt')) return [];
@@ -298,7 +298,7 @@ export interface StaleReport {
  * `thresholdMinutes` (the `--stale-timeout` flag), else the file's `staleThresholdMinutes`, else 20 (fixes §4.8-5:
  * the seed never read the JSON field). Timestamps with milliseconds and offsets parse (fixes §4.8-2). An
  * `in_progress` story without `startedAt` is a warning only. `held` (story id → run id) names stories a live run is
- * working on: they are skipped with a warning (issue 12).
+ * working on: they are skipped with a warning.
  */
 export function planQuantumStale(
   doc: QuantumDoc,
@@ -321,7 +321,7 @@ export function planQuantumStale(
       return;
     }
     if (!pastStaleThreshold(s, nowMs, threshold)) return;
-    // A story a live run is working on is not stale, however long it takes (issue 12): skipped, said why.
+    // A story a live run is working on is not stale, however long it takes: skipped, said why.
     const holder = opts.held?.get(s.id);
     if (holder !== undefined) {
       report.warnings.push(`${s.id} is held by live run ${holder}: skipped`);

@@ -24,7 +24,7 @@ export function quantumPath(folder: string): string {
 
 /**
  * The second story that repeats an earlier story's id, positioned at it: ids name stories in dependencies, attempts
- * and the run log, so two stories with one id would be confused later (issue 12). `undefined` when ids are unique.
+ * and the run log, so two stories with one id would be confused later. `undefined` when ids are unique.
  */
 export function duplicateStoryId(
   text: string,
