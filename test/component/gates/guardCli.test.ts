@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { repoRoot } from '../../support/repoRoot';
@@ -49,6 +50,37 @@ describe('guard: the analyzer misses through dist/guard-hook.js ([deny] git push
       assert.equal(await decide(command, ['--socket', server.socket]), expect);
     });
   }
+  it("a policy rewritten, emptied or deleted mid-run changes nothing: the run's start policy decides", async () => {
+    const policy = path.join(ws.dir, '.ralph', 'command-policy');
+    const before = fs.readFileSync(policy, 'utf8');
+    try {
+      for (const [what, change] of [
+        ['emptied', () => fs.writeFileSync(policy, '')],
+        ['rewritten to allow everything', () => fs.writeFileSync(policy, '[deny]\ndocker\n')],
+        ['unparseable', () => fs.writeFileSync(policy, '[bogus section]\n')],
+        ['deleted', () => fs.rmSync(policy)],
+      ] as const) {
+        change();
+        assert.equal(await decide('git push', ['--socket', server.socket]), 'deny', what);
+        assert.equal(await decide('x=$(npm run format)', ['--socket', server.socket]), 'deny', what);
+        assert.equal(await decide('docker ps', ['--socket', server.socket]), 'allow', what);
+      }
+    } finally {
+      fs.writeFileSync(policy, before);
+    }
+  });
+  it('a policy that cannot be read at the start refuses to start the guard (never a guard without it)', async () => {
+    const bad = makeTempFolder('ralph-guardbad-', { ralphDir: true });
+    try {
+      bad.write('.ralph/command-policy', '[deny]\ngit push\n[gates]\nnightly | npm test\n');
+      await assert.rejects(
+        startGuardServer({ workspace: bad.dir, runDir: path.join(bad.dir, '.ralph', 'runs', 'r1') }),
+        /command-policy/,
+      );
+    } finally {
+      bad.dispose();
+    }
+  });
   it('the standalone hook (no run) decides the same for a row of each kind', async () => {
     for (const [command, expect] of ANALYZER_MISSES.filter((_, k) => k % 12 === 0))
       assert.equal(await decide(command, []), expect, command);
