@@ -1,17 +1,24 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
   commandExists,
   containedCommand,
   containedExit,
   type ContainmentMode,
+  mountPlan,
   parentDeathPrefix,
+  protectedCommand,
   resolveContainment,
+  resolveProtection,
   takeLeftovers,
   withPrefix,
 } from '../process/containment';
 import { spawnInWorker } from '../process/gitWorker';
+import { protectedPaths, type ProtectedLayout } from '../process/protectedPaths';
+import { userStateDir } from '../store/userStateDir';
 import {
   endMarkedProcesses,
   endProcessGroup,
@@ -52,6 +59,11 @@ export interface SpawnOptions {
   onStdout?: (chunk: Buffer) => void;
   /** Config `containment`; default the process's mode (process/containment.ts `setContainmentMode`). */
   containment?: ContainmentMode;
+  /**
+   * Keep the workspace's protected paths (process/protectedPaths.ts) read-only in the kernel for this iteration, where
+   * the system allows it (process/containment.ts `resolveProtection`); `workspace` absolute.
+   */
+  protect?: { workspace: string };
 }
 
 /** How an iteration ended. */
@@ -78,6 +90,8 @@ export interface IterationExit {
   leftBehind: number[];
   /** `pid-namespace` when the iteration ran in its own PID namespace, `marker` when only the marker sweep covered it. */
   containment?: 'pid-namespace' | 'marker';
+  /** `read-only-mounts` when its protected paths were read-only in the kernel (asked with `protect` and possible). */
+  protection?: 'read-only-mounts' | 'not-enforced';
 }
 
 export interface IterationHandle {
@@ -178,14 +192,18 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   const containment = resolveContainment(opts.containment);
   const found = commandExists(invocation.file, invocation.env.PATH);
   const deathPrefix = found ? parentDeathPrefix() : null;
+  // Protected paths read-only in the kernel (destroying the policy with gzip, sort -o, tar --remove-files … fails with
+  // EROFS whatever the command): a mount namespace set up by the namespace's PID 1 before the agent starts.
+  const protection =
+    opts.protect && containment.kind === 'pid-namespace' && found ? resolveProtection(opts.containment) : null;
+  const prepared =
+    protection?.kind === 'read-only-mounts' ? prepareProtected(opts.protect!.workspace, invocation.env) : null;
+  const containOpts = { graceMs: killGraceMs, token, report: true, deathPrefix };
   const contained =
     containment.kind === 'pid-namespace' && found
-      ? containedCommand(containment, invocation.file, invocation.args, {
-          graceMs: killGraceMs,
-          token,
-          report: true,
-          deathPrefix,
-        })
+      ? prepared && protection?.kind === 'read-only-mounts'
+        ? protectedCommand(protection, invocation.file, invocation.args, prepared.plan, containOpts)
+        : containedCommand(containment, invocation.file, invocation.args, containOpts)
       : null;
   const started = contained ?? withPrefix(deathPrefix, invocation.file, invocation.args);
   // In a parallel run, from the small helper process (process/gitWorker.ts): a fork of this large process stalls the
@@ -237,6 +255,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       ...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)).filter((p) => !early.includes(p)),
     );
     untrackMarker(ITERATION_MARKER, token);
+    if (prepared) removeUnused(prepared.created);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
@@ -261,6 +280,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       spawnError,
       leftBehind,
       containment: contained ? ('pid-namespace' as const) : ('marker' as const),
+      ...(opts.protect ? { protection: prepared ? ('read-only-mounts' as const) : ('not-enforced' as const) } : {}),
     };
   })();
 
@@ -289,6 +309,61 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     },
     done,
   };
+}
+
+/**
+ * Readies a workspace for a protected iteration: the folders bound read-only exist (ralph's user state is created),
+ * and each writable exception inside `.ralph/` exists (a bind mount needs its target; created empty, removed again
+ * after the iteration when still empty: {@link removeUnused}). Returns the mount plan and what it created; null when
+ * that cannot be done (the iteration then runs unprotected, as the run's first lines said it may).
+ */
+function prepareProtected(
+  workspace: string,
+  agentEnv: NodeJS.ProcessEnv,
+): { plan: string[]; created: { path: string; kind: 'file' | 'dir' }[] } | null {
+  try {
+    const layout: ProtectedLayout = protectedPaths(workspace, process.env);
+    // The agent's own environment may name another state folder: that one too.
+    const agentState = userStateDir({ HOME: process.env.HOME, ...agentEnv });
+    if (!layout.readOnly.some((r) => r.path === agentState))
+      layout.readOnly.push({ path: agentState, what: "ralph's user state of the agent's environment" });
+    mkdirSync(userStateDir(process.env), { recursive: true, mode: 0o700 });
+    mkdirSync(agentState, { recursive: true, mode: 0o700 });
+    mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
+    const created: { path: string; kind: 'file' | 'dir' }[] = [];
+    for (const w of layout.writable) {
+      try {
+        if (w.kind === 'dir') mkdirSync(w.path);
+        else writeFileSync(w.path, '', { flag: 'wx' });
+        created.push(w);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+    const exists = (p: string) => {
+      try {
+        statSync(p);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    return { plan: mountPlan(layout, exists), created };
+  } catch {
+    return null;
+  }
+}
+
+/** Removes what {@link prepareProtected} created that the agent left empty. */
+function removeUnused(created: { path: string; kind: 'file' | 'dir' }[]): void {
+  for (const c of created) {
+    try {
+      if (c.kind === 'dir' ? readdirSync(c.path).length === 0 : statSync(c.path).size === 0)
+        (c.kind === 'dir' ? rmdirSync : unlinkSync)(c.path);
+    } catch {
+      // gone or in use: left as it is
+    }
+  }
 }
 
 /** A started agent, from this process (execa) or from the helper (process/gitWorker.ts `spawnInWorker`). */

@@ -10,6 +10,7 @@ import {
 } from './commandPolicy';
 import { parseShell, shellQuote, ShellSyntaxError, writesTarget, type ShellWord } from './shellSyntax';
 import { ralphDir } from '../model/ralphPaths';
+import { AGENT_WRITABLE_RALPH_FILES } from '../process/protectedPaths';
 
 /**
  * The command guard's decision (issue 17; seed-systems.md §3.9 with the bypasses of §3.9's bash guard closed):
@@ -22,16 +23,8 @@ import { ralphDir } from '../model/ralphPaths';
  * gate runner; the rest of a chain kept) → gate-without-write for every gate the command runs (§3.15-1).
  */
 
-/** Files under `.ralph/` the agent may write with Write / Edit / MultiEdit (§3.9). */
-export const AGENT_WRITABLE_RALPH_FILES = [
-  'handoff.md',
-  'errors.log',
-  'guardrails.md',
-  'diagnosis.md',
-  'progress.md',
-  'acceptance-report.md',
-  'policy-proposal',
-] as const;
+/** Files under `.ralph/` the agent may write (§3.9): the one list of what is protected is process/protectedPaths.ts. */
+export { AGENT_WRITABLE_RALPH_FILES };
 
 /** What the guard knows of the gate state (all times epoch ms). */
 export interface GateStateSnapshot {
