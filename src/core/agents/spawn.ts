@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
@@ -255,7 +255,6 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       ...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)).filter((p) => !early.includes(p)),
     );
     untrackMarker(ITERATION_MARKER, token);
-    if (prepared) removeUnused(prepared.created);
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
@@ -312,15 +311,13 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
 }
 
 /**
- * Readies a workspace for a protected iteration: the folders bound read-only exist (ralph's user state is created),
- * and each writable exception inside `.ralph/` exists (a bind mount needs its target; created empty, removed again
- * after the iteration when still empty: {@link removeUnused}). Returns the mount plan and what it created; null when
- * that cannot be done (the iteration then runs unprotected, as the run's first lines said it may).
+ * The mount plan of a protected iteration for `workspace`: ralph's user state is created so it can be bound. `.ralph/`
+ * itself stays writable but becomes a mount point (it cannot be renamed or removed), and every entry in it that
+ * exists now and is not one the agent may write is bound read-only: the agent can add a file (its handoff: Claude
+ * Code's Write refuses to overwrite a file it has not read, so none is made for it) but not change, replace or delete
+ * one ralph keeps. Null when the plan cannot be made (the iteration then runs unprotected and records so).
  */
-function prepareProtected(
-  workspace: string,
-  agentEnv: NodeJS.ProcessEnv,
-): { plan: string[]; created: { path: string; kind: 'file' | 'dir' }[] } | null {
+function prepareProtected(workspace: string, agentEnv: NodeJS.ProcessEnv): { plan: string[] } | null {
   try {
     const layout: ProtectedLayout = protectedPaths(workspace, process.env);
     // The agent's own environment may name another state folder: that one too.
@@ -329,17 +326,17 @@ function prepareProtected(
       layout.readOnly.push({ path: agentState, what: "ralph's user state of the agent's environment" });
     mkdirSync(userStateDir(process.env), { recursive: true, mode: 0o700 });
     mkdirSync(agentState, { recursive: true, mode: 0o700 });
-    mkdirSync(path.join(workspace, '.ralph'), { recursive: true });
-    const created: { path: string; kind: 'file' | 'dir' }[] = [];
-    for (const w of layout.writable) {
-      try {
-        if (w.kind === 'dir') mkdirSync(w.path);
-        else writeFileSync(w.path, '', { flag: 'wx' });
-        created.push(w);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-    }
+    const ralph = path.join(workspace, '.ralph');
+    mkdirSync(ralph, { recursive: true });
+    const writable = new Set(layout.writable.map((w) => w.path));
+    const readOnly = layout.readOnly.flatMap((r) =>
+      r.path === ralph
+        ? readdirSync(ralph)
+            .map((name) => path.join(ralph, name))
+            .filter((p) => !writable.has(p))
+            .map((p) => ({ path: p }))
+        : [r],
+    );
     const exists = (p: string) => {
       try {
         statSync(p);
@@ -348,21 +345,16 @@ function prepareProtected(
         return false;
       }
     };
-    return { plan: mountPlan(layout, exists), created };
+    // `.ralph/` is an ancestor of its entries: bound onto itself (kept writable), so it cannot be renamed away.
+    const plan = mountPlan({ readOnly, writable: [] }, exists);
+    if (!plan.includes(`self:${ralph}`))
+      plan.unshift(
+        ...mountPlan({ readOnly: [{ path: ralph }], writable: [] }, exists).filter((l) => l.startsWith('self:')),
+        `self:${ralph}`,
+      );
+    return { plan };
   } catch {
     return null;
-  }
-}
-
-/** Removes what {@link prepareProtected} created that the agent left empty. */
-function removeUnused(created: { path: string; kind: 'file' | 'dir' }[]): void {
-  for (const c of created) {
-    try {
-      if (c.kind === 'dir' ? readdirSync(c.path).length === 0 : statSync(c.path).size === 0)
-        (c.kind === 'dir' ? rmdirSync : unlinkSync)(c.path);
-    } catch {
-      // gone or in use: left as it is
-    }
   }
 }
 

@@ -15,7 +15,8 @@ import { RALPH_DIR } from '../model/ralphPaths';
  * filters); ralph's user state (`$XDG_STATE_HOME/ralph/`) holds the trust records, the claim mirrors and the guard's
  * gate state. The exceptions are the files the agent is asked to write (the handoff, its notes, the acceptance report,
  * a policy proposal) and the folders its own tools write (`ralph gate`'s artifacts, cursor-agent's config folder):
- * nothing there is trusted by the engine.
+ * nothing there is trusted by the engine. (The mounts realise `.ralph/` as read-only entries in a folder that stays
+ * writable, so the agent's files need not exist beforehand: agents/spawn.ts `prepareProtected`.)
  */
 export const PROTECTED_PATHS: readonly ProtectedPathRule[] = [
   { root: 'workspace', rel: RALPH_DIR, what: "ralph's folder: the command policy, config, run folders, gate verdicts" },
@@ -24,7 +25,7 @@ export const PROTECTED_PATHS: readonly ProtectedPathRule[] = [
   { root: 'userState', rel: '', what: "ralph's user state: trust records, claim mirrors, the guard's gate state" },
 ];
 
-/** Files under `.ralph/` the agent may write (with Write / Edit / MultiEdit, or a shell): writable one by one. */
+/** Files under `.ralph/` the agent may write (with Write / Edit / MultiEdit, or a shell). */
 export const AGENT_WRITABLE_RALPH_FILES = [
   'handoff.md',
   'errors.log',

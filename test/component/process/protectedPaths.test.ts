@@ -76,7 +76,7 @@ describe('protected paths: read-only in the kernel inside an agent iteration', f
         // Each attack's status and stderr into files outside the protected paths.
         ...lines.map((l) => `n=$((n+1)); ( ${l} ) >/dev/null 2>"$OUT/$n.err"; echo $? > "$OUT/$n.rc"`),
         'echo "the handoff" > .ralph/handoff.md',
-        'echo 0 > .ralph/gates/basic-latest.exit',
+        'mkdir -p .ralph/gates && echo 0 > .ralph/gates/basic-latest.exit',
         'exit 0',
       ].join('\n'),
       { mode: 0o755 },
@@ -94,18 +94,21 @@ describe('protected paths: read-only in the kernel inside an agent iteration', f
     return handle.done;
   };
 
-  it('the nine attacks fail with EROFS, the policy is intact and the next git push is still denied', async () => {
+  it('the nine attacks fail (EROFS, or EBUSY for a file replaced by another), the policy is intact and the next git push is still denied', async () => {
     const exit = await iteration(NINE);
     assert.equal(exit.protection, 'read-only-mounts', exit.stderr);
     assert.equal(exit.exitCode, 0, exit.stderr);
     for (let n = 1; n <= NINE.length; n++) {
       // zip -m leaves a file it cannot delete without a word (exit 0); the policy's content below is the test.
       if (NINE[n - 1]!.startsWith('zip')) continue;
-      assert.match(out.read(`${n}.err`), /Read-only file system/, `${NINE[n - 1]}: ${out.read(`${n}.err`)}`);
+      assert.match(
+        out.read(`${n}.err`),
+        /Read-only file system|Device or resource busy/,
+        `${NINE[n - 1]}: ${out.read(`${n}.err`)}`,
+      );
     }
     assert.equal(ws.read('.ralph/command-policy'), policyText);
-    assert.equal(fs.existsSync(path.join(ws.dir, '.ralph', 'command-policy.gz')), false);
-    // The files the agent may write were written; the ones it left alone were not left behind empty.
+    // The files the agent may write were written (new ones too); nothing was made for the ones it left alone.
     assert.equal(ws.read('.ralph/handoff.md'), 'the handoff\n');
     assert.equal(ws.read('.ralph/gates/basic-latest.exit'), '0\n');
     assert.equal(fs.existsSync(path.join(ws.dir, '.ralph', 'diagnosis.md')), false);
