@@ -10,7 +10,7 @@ export function registerDoctorCommand(program: Command): void {
     .description('Report the Ralph task sources of a folder, the agent CLIs on PATH and any file problems')
     .option(
       '--json',
-      'print the report as JSON: {folder, sources[], agents[{name,path,version}], problems[{file,line,column,message}], trust{state,allowed,hash,lines,diff,summary}, untrustedAgentPaths[], containment{kind,mode,detail}, ok}',
+      'print the report as JSON: {folder, sources[], agents[{name,path,version}], problems[{file,line,column,message}], trust{state,allowed,hash,lines,diff,summary}, untrustedAgentPaths[], containment{kind,mode,detail}, protection{kind,detail}, ok}',
     )
     .option(
       '--trust',

@@ -5,6 +5,7 @@ import { EngineRefusal, LoopEngine, StorageRefusal } from '../core/loop/engine';
 import { STORAGE_EXIT } from '../core/store/storageFailure';
 import { RunRecorder } from '../core/loop/recorder';
 import { loadConfig } from '../core/store/loadConfig';
+import { resolveProtection } from '../core/process/containment';
 import { redactEvent } from '../core/trust/redact';
 import { formatTrustRefusal, trustOverride } from '../core/trust/trustDecision';
 import { checkWorkspaceTrust } from '../core/trust/workspaceTrust';
@@ -126,6 +127,12 @@ export function registerRunCommand(program: Command): void {
           ...(opts.reviewer ? { reviewer: true } : {}),
         },
       });
+      // Said before anything runs: where the kernel refuses, the protected paths are kept by the guard's analyzer only.
+      const protection = resolveProtection(config.containment);
+      if (protection.kind === 'not-enforced')
+        process.stderr.write(
+          `ralph: protected paths ${protection.detail}: .ralph/ (the command policy, the run folders), .git/hooks, .git/config and ralph's state folder are kept by the command guard's analyzer only\n`,
+        );
       const cancel = new AbortController();
       const engine = new LoopEngine({
         folder,

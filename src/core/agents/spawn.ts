@@ -1,17 +1,24 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
   commandExists,
   containedCommand,
   containedExit,
   type ContainmentMode,
+  mountPlan,
   parentDeathPrefix,
+  protectedCommand,
   resolveContainment,
+  resolveProtection,
   takeLeftovers,
   withPrefix,
 } from '../process/containment';
 import { spawnInWorker } from '../process/gitWorker';
+import { protectedPaths, type ProtectedLayout } from '../process/protectedPaths';
+import { userStateDir } from '../store/userStateDir';
 import {
   endMarkedProcesses,
   endProcessGroup,
@@ -52,6 +59,11 @@ export interface SpawnOptions {
   onStdout?: (chunk: Buffer) => void;
   /** Config `containment`; default the process's mode (process/containment.ts `setContainmentMode`). */
   containment?: ContainmentMode;
+  /**
+   * Keep the workspace's protected paths (process/protectedPaths.ts) read-only in the kernel for this iteration, where
+   * the system allows it (process/containment.ts `resolveProtection`); `workspace` absolute.
+   */
+  protect?: { workspace: string };
 }
 
 /** How an iteration ended. */
@@ -78,6 +90,8 @@ export interface IterationExit {
   leftBehind: number[];
   /** `pid-namespace` when the iteration ran in its own PID namespace, `marker` when only the marker sweep covered it. */
   containment?: 'pid-namespace' | 'marker';
+  /** `read-only-mounts` when its protected paths were read-only in the kernel (asked with `protect` and possible). */
+  protection?: 'read-only-mounts' | 'not-enforced';
 }
 
 export interface IterationHandle {
@@ -178,14 +192,18 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   const containment = resolveContainment(opts.containment);
   const found = commandExists(invocation.file, invocation.env.PATH);
   const deathPrefix = found ? parentDeathPrefix() : null;
+  // Protected paths read-only in the kernel (destroying the policy with gzip, sort -o, tar --remove-files … fails with
+  // EROFS whatever the command): a mount namespace set up by the namespace's PID 1 before the agent starts.
+  const protection =
+    opts.protect && containment.kind === 'pid-namespace' && found ? resolveProtection(opts.containment) : null;
+  const prepared =
+    protection?.kind === 'read-only-mounts' ? prepareProtected(opts.protect!.workspace, invocation.env) : null;
+  const containOpts = { graceMs: killGraceMs, token, report: true, deathPrefix };
   const contained =
     containment.kind === 'pid-namespace' && found
-      ? containedCommand(containment, invocation.file, invocation.args, {
-          graceMs: killGraceMs,
-          token,
-          report: true,
-          deathPrefix,
-        })
+      ? prepared && protection?.kind === 'read-only-mounts'
+        ? protectedCommand(protection, invocation.file, invocation.args, prepared.plan, containOpts)
+        : containedCommand(containment, invocation.file, invocation.args, containOpts)
       : null;
   const started = contained ?? withPrefix(deathPrefix, invocation.file, invocation.args);
   // In a parallel run, from the small helper process (process/gitWorker.ts): a fork of this large process stalls the
@@ -261,6 +279,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       spawnError,
       leftBehind,
       containment: contained ? ('pid-namespace' as const) : ('marker' as const),
+      ...(opts.protect ? { protection: prepared ? ('read-only-mounts' as const) : ('not-enforced' as const) } : {}),
     };
   })();
 
@@ -289,6 +308,54 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     },
     done,
   };
+}
+
+/**
+ * The mount plan of a protected iteration for `workspace`: ralph's user state is created so it can be bound. `.ralph/`
+ * itself stays writable but becomes a mount point (it cannot be renamed or removed), and every entry in it that
+ * exists now and is not one the agent may write is bound read-only: the agent can add a file (its handoff: Claude
+ * Code's Write refuses to overwrite a file it has not read, so none is made for it) but not change, replace or delete
+ * one ralph keeps. Null when the plan cannot be made (the iteration then runs unprotected and records so).
+ */
+function prepareProtected(workspace: string, agentEnv: NodeJS.ProcessEnv): { plan: string[] } | null {
+  try {
+    const layout: ProtectedLayout = protectedPaths(workspace, process.env);
+    // The agent's own environment may name another state folder: that one too.
+    const agentState = userStateDir({ HOME: process.env.HOME, ...agentEnv });
+    if (!layout.readOnly.some((r) => r.path === agentState))
+      layout.readOnly.push({ path: agentState, what: "ralph's user state of the agent's environment" });
+    mkdirSync(userStateDir(process.env), { recursive: true, mode: 0o700 });
+    mkdirSync(agentState, { recursive: true, mode: 0o700 });
+    const ralph = path.join(workspace, '.ralph');
+    mkdirSync(ralph, { recursive: true });
+    const writable = new Set(layout.writable.map((w) => w.path));
+    const readOnly = layout.readOnly.flatMap((r) =>
+      r.path === ralph
+        ? readdirSync(ralph)
+            .map((name) => path.join(ralph, name))
+            .filter((p) => !writable.has(p))
+            .map((p) => ({ path: p }))
+        : [r],
+    );
+    const exists = (p: string) => {
+      try {
+        statSync(p);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // `.ralph/` is an ancestor of its entries: bound onto itself (kept writable), so it cannot be renamed away.
+    const plan = mountPlan({ readOnly, writable: [] }, exists);
+    if (!plan.includes(`self:${ralph}`))
+      plan.unshift(
+        ...mountPlan({ readOnly: [{ path: ralph }], writable: [] }, exists).filter((l) => l.startsWith('self:')),
+        `self:${ralph}`,
+      );
+    return { plan };
+  } catch {
+    return null;
+  }
 }
 
 /** A started agent, from this process (execa) or from the helper (process/gitWorker.ts `spawnInWorker`). */

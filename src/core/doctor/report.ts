@@ -5,7 +5,7 @@ import { agentAdapters, agentBinary, configuredAgentBinaries, findAdapter, getAd
 import { ralphConfigSchema, type RalphConfig } from '../model/config';
 import { configPath, loadConfig } from '../store/loadConfig';
 import { parseJsonWithSchema, readTextSync } from '../store/readJsonFile';
-import { type ContainmentMode, resolveContainment } from '../process/containment';
+import { type ContainmentMode, resolveContainment, resolveProtection } from '../process/containment';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
@@ -40,6 +40,11 @@ export interface DoctorReport {
    * only), the configured `mode` and a one-line `detail`.
    */
   containment: { kind: 'pid-namespace' | 'marker'; mode: ContainmentMode; detail: string };
+  /**
+   * Whether an agent iteration's protected paths (process/protectedPaths.ts) are read-only in the kernel
+   * (`read-only-mounts`) or kept by the guard's analyzer only (`not-enforced`, with the reason), process/containment.ts.
+   */
+  protection: { kind: 'read-only-mounts' | 'not-enforced'; detail: string };
   /**
    * The agent binary `ralph run` would start: the config `key` (`claudePath` / `cursorAgentPath`), its `value`, where
    * that value comes from (`default`: no layer sets it; `settings`: VS Code settings; `.ralph/config.json`) and
@@ -190,6 +195,8 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   const trustOk = opts.trusted === false || trust?.allowed === true;
   const c = resolveContainment(containmentMode);
   const containment = { kind: c.kind, mode: containmentMode, detail: c.detail };
+  const p = resolveProtection(containmentMode);
+  const protection = { kind: p.kind, detail: p.detail };
   const selectedAgent = selected
     ? { key: selected.key, value: selected.value, source: selected.source, found: selectedFound }
     : null;
@@ -201,6 +208,7 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
     trust,
     untrustedAgentPaths,
     containment,
+    protection,
     selectedAgent,
     warnings,
     ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk,
@@ -246,6 +254,14 @@ export function formatDoctorReport(r: DoctorReport): string {
     r.containment.kind === 'pid-namespace'
       ? '  every process an iteration or a gate starts ends with it, even one that left its process group and cleared its environment'
       : '  a process that leaves its process group AND clears its environment (setsid env -i …) can outlive the run',
+  );
+  lines.push(
+    '',
+    "Protected paths (.ralph/, the command policy, the run folders, .git/hooks, .git/config, ralph's state folder):",
+    `  ${r.protection.detail}`,
+    r.protection.kind === 'read-only-mounts'
+      ? '  an agent iteration cannot change them whatever the command (except the handoff, its notes and .ralph/gates/)'
+      : "  NOT ENFORCED HERE: only the command guard's analyzer keeps them, and it cannot see every way to write a file",
   );
   lines.push('', 'Trust (workspace configuration that names programs to run):');
   if (!r.trust) lines.push('  unknown: .ralph/config.json cannot be read (see Problems)');

@@ -48,6 +48,11 @@ export interface Analysis {
   cdTargets: string[];
   cdComputed: boolean;
   problems: Problem[];
+  /**
+   * What could run any program the guard cannot name (an interactive shell reading its startup files, an awk program
+   * from a pipe, prompt expansion of a variable): denied when the policy has `[deny]` rows, like spawning inline code.
+   */
+  denyOnly: Problem[];
   /** Code given inline to interpreters (`python -c CODE`, `node -e CODE`, a here-document fed to them). */
   inlineCode: { name: string; code: string }[];
   /** `alias NAME=VALUE` definitions seen so far (a later `NAME …` is expanded, as with `shopt -s expand_aliases`). */
@@ -128,6 +133,7 @@ export function analyseCommand(text: string, shape: GateRunnerShape): Analysis {
     cdTargets: [],
     cdComputed: false,
     problems: [],
+    denyOnly: [],
     inlineCode: [],
     aliases: new Map(),
     hostStack: [],
@@ -161,7 +167,16 @@ function analyseScript(
     throw err;
   }
   for (const r of parsed.redirects) out.redirects.push({ redirect: r, nested });
+  // Prompt expansion runs the command substitutions in a variable's value, whoever set it.
+  if (/\$\{[^}]*@P\}/.test(text))
+    out.denyOnly.push({
+      reason: 'prompt expansion (${…@P}) runs the command substitutions in a variable: write the command out',
+    });
   for (const call of parsed.calls) {
+    // A value kept in a variable is code later: arithmetic and array subscripts (`$((x))`, `[[ $x -eq 1 ]]`,
+    // `declare -i`), prompt expansion (`${x@P}`, PS4 under `set -x`) run the `$(…)` in it.
+    for (const v of call.assignValues)
+      if (v.value !== null) evaluatedText(v.value, 'a value evaluated later', out, via, depth, shape);
     if (call.words.length === 0) continue;
     expand(call.words, call, nested, via, depth, out, shape);
   }
@@ -180,6 +195,61 @@ function joinExact(words: ShellWord[], what: string, out: Analysis): string | nu
     vals.push(w.value);
   }
   return vals.join(' ');
+}
+
+/**
+ * Text that bash may evaluate later (a variable's value, a variable name with a subscript, an arithmetic
+ * expression): every command substitution in it (`$(…)`, backticks, `<(…)`, `>(…)`) is analysed as a script, as if
+ * it stood in the command. Quotes inside are not special (fail closed); an unbalanced one is a problem.
+ */
+function evaluatedText(
+  text: string,
+  what: string,
+  out: Analysis,
+  via: string[],
+  depth: number,
+  shape: GateRunnerShape,
+): void {
+  if (!/\$\(|`|[<>]\(/.test(text)) return;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c === '`') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '`') j += text[j] === '\\' ? 2 : 1;
+      if (j >= text.length) {
+        out.problems.push({ reason: `an unbalanced backtick in ${what}` });
+        return;
+      }
+      analyseScript(text.slice(i + 1, j), true, [...via, what], depth + 1, out, shape);
+      i = j + 1;
+      continue;
+    }
+    if ((c === '$' || c === '<' || c === '>') && text[i + 1] === '(') {
+      let d = 0;
+      let j = i + 1;
+      for (; j < text.length; j++) {
+        if (text[j] === '\\') j++;
+        else if (text[j] === '(') d++;
+        else if (text[j] === ')' && --d === 0) break;
+      }
+      if (j >= text.length) {
+        out.problems.push({ reason: `an unbalanced $( in ${what}` });
+        return;
+      }
+      // `$((…))` is arithmetic: its inner text is looked into the same way.
+      const inner = text.slice(i + 2, j);
+      if (text[i + 2] === '(' && inner.endsWith(')')) evaluatedText(inner.slice(1, -1), what, out, via, depth, shape);
+      else analyseScript(inner, true, [...via, what], depth + 1, out, shape);
+      i = j + 1;
+      continue;
+    }
+    i++;
+  }
 }
 
 /**
@@ -345,6 +415,23 @@ function expandIn(
       call,
       true,
       [...via, `${name} (= ${real})`],
+      depth + 1,
+      out,
+      shape,
+    );
+  }
+  // git's dashed helpers (`/usr/lib/git-core/git-push`) are its sub-commands: checked as `git push`.
+  const dashed = /^git-([a-z][a-z0-9-]*)$/.exec(name);
+  if (dashed && depth < MAX_DEPTH) {
+    expand(
+      [
+        { ...first, value: 'git', literal: 'git' },
+        { ...first, value: dashed[1]!, literal: dashed[1]! },
+        ...argv.slice(1),
+      ],
+      call,
+      true,
+      [...via, name],
       depth + 1,
       out,
       shape,
@@ -633,6 +720,37 @@ function expandIn(
       return;
     case 'eval':
       script(argv.slice(1), 'eval');
+      return;
+    case 'let':
+    case 'unset':
+    case 'read':
+    case 'getopts':
+    case 'wait':
+    case 'printf':
+    case 'mapfile':
+    case 'readarray':
+    case 'compgen':
+    case 'complete':
+    case 'test':
+    case '[': {
+      // Names with a subscript (`printf -v 'a[$(…)]'`, `read 'a[$(…)]'`, `test -v`) and `let` expressions are
+      // evaluated as arithmetic: their command substitutions run.
+      for (let k = 1; k < argv.length; k++) {
+        const v = argv[k]!.value;
+        if (v === null) continue;
+        if (name !== 'printf' || argv[k - 1]?.value === '-v')
+          evaluatedText(v, `the arguments of ${name}`, out, via, depth, shape);
+        // mapfile -C CALLBACK, compgen/complete -C COMMAND: run as commands.
+        if ((name === 'mapfile' || name === 'readarray' || name === 'compgen' || name === 'complete') && v === '-C')
+          script(argv.slice(k + 1, k + 2), `${name} -C`);
+        else if ((name === 'mapfile' || name === 'readarray') && /^-C./.test(v))
+          script([{ ...argv[k]!, value: v.slice(2) }], `${name} -C`);
+      }
+      return;
+    }
+    case 'bind':
+      if (argv.some((w) => w.value === null || /^-[a-zA-Z]*x/.test(w.value)))
+        out.denyOnly.push({ reason: 'bind -x runs a command on a key: run the command itself' });
       return;
     case 'trap': {
       const i = skipOptions(argv, 1, new Set());
@@ -927,9 +1045,20 @@ function expandIn(
         '--load',
       ]),
     );
-    for (let k = 1; k < i; k++)
+    for (let k = 1; k < i; k++) {
       if (['-e', '--source'].includes(argv[k]!.value ?? '') && argv[k + 1])
         out.inlineCode.push({ name, code: argv[k + 1]!.value ?? argv[k + 1]!.literal });
+      const v = argv[k]!.value;
+      const file =
+        v === '-f' || v === '--file'
+          ? argv[k + 1]
+          : v?.startsWith('--file=')
+            ? { ...argv[k]!, value: v.slice('--file='.length) }
+            : v !== null && /^-f./.test(v)
+              ? { ...argv[k]!, value: v.slice(2) }
+              : undefined;
+      if (file) awkProgramFile(name, file, call, out, shape);
+    }
     if (!argv.slice(1, i).some((w) => ['-f', '--file', '-e', '--source'].includes(w.value ?? '')) && argv[i])
       out.inlineCode.push({ name, code: argv[i]!.value ?? argv[i]!.literal });
   } else if (name === 'sed' || name === 'gsed') {
@@ -964,6 +1093,25 @@ function expandIn(
       out.problems.push({ reason: `a download is piped into ${name}` });
     }
   }
+}
+
+/**
+ * `awk -f FILE`: the program is inline code like `awk 'PROGRAM'`: a here-document or here-string fed to
+ * `-f /dev/stdin` is read, an existing file is read through the script reader; a pipe, a computed name or a
+ * file that does not exist yet cannot be seen (denied when the policy has `[deny]` rows).
+ */
+function awkProgramFile(name: string, file: ShellWord, call: ShellCall, out: Analysis, shape: GateRunnerShape): void {
+  const f = file.value;
+  if (f !== null && (STDIN_FILES.test(f) || f === '/dev/fd/0')) {
+    if (call.stdin.kind === 'heredoc' && call.stdin.body.value !== null)
+      out.inlineCode.push({ name, code: call.stdin.body.value });
+    else out.denyOnly.push({ reason: `${name} reads its program from standard input: the guard cannot see it` });
+    return;
+  }
+  const text = f === null || /^\/(dev|proc)\//.test(f) ? undefined : shape.readScript?.(f);
+  if (typeof text === 'string') out.inlineCode.push({ name, code: text });
+  else if (f === null || /^\/(dev|proc)\//.test(f) || (shape.readScript && text === undefined))
+    out.denyOnly.push({ reason: `${name} -f ${f ?? file.literal}: a program the guard cannot read` });
 }
 
 function isDownloader(c: ShellCall): boolean {
@@ -1064,6 +1212,9 @@ function expandShell(inv: Invocation, out: Analysis, via: string[], depth: numbe
       break;
     }
     if (v.startsWith('--')) {
+      // A startup file (written a moment before) runs before the script, unseen.
+      if (['--rcfile', '--init-file', '--login', '--interactive'].includes(v.split('=')[0]!))
+        out.denyOnly.push({ reason: `${inv.name} ${v} runs a startup file the guard does not read` });
       i += ['--rcfile', '--init-file'].includes(v) ? 2 : 1;
       continue;
     }
@@ -1071,6 +1222,11 @@ function expandShell(inv: Invocation, out: Analysis, via: string[], depth: numbe
       const letters = v.slice(1);
       if (letters.includes('c')) commandMode = true;
       if (letters.includes('s')) stdinMode = true;
+      // Interactive and login shells read ~/.bashrc, ~/.profile, $ENV: files the agent can write.
+      if (v.startsWith('-') && /[il]/.test(letters))
+        out.denyOnly.push({
+          reason: `${inv.name} -${letters} (an interactive or login shell) runs startup files the guard does not read`,
+        });
       // -o / -O take an argument
       i += /[oO]$/.test(letters) ? 2 : 1;
       continue;
@@ -1156,7 +1312,7 @@ const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
 
 /** Git configuration keys whose value is run as a command (or re-points one). */
 export const DANGEROUS_GIT_KEY =
-  /^alias\.|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec)$/;
+  /^(alias|include|includeif|pager)\.|^protocol\.(.+\.)?allow$|^submodule\..+\.update$|(command|cmd|pager|editor|hookspath|askpass|program|sshcommand|fsmonitor|textconv|clean|smudge|process|gitproxy|exec|external|helper|hook|receivepack|uploadpack|driver|tunnel|templatedir|filter)$/;
 
 /**
  * Environment variables whose value a program runs as a shell command (git, ssh, less, man, bash): the value is
@@ -1190,6 +1346,7 @@ const CODE_FILE_VARS = new Set([
   'GIT_TEMPLATE_DIR',
   'GIT_CONFIG_PARAMETERS',
   'BASH_ENV',
+  'ENV',
   'LD_PRELOAD',
   'LD_AUDIT',
 ]);
@@ -1307,7 +1464,7 @@ function makeCall(inv: Invocation, out: Analysis, via: string[], depth: number, 
   for (const t of texts) {
     if (/\$[({]shell\b/.test(t)) out.problems.push({ reason: 'an inline makefile with $(shell …)' });
     for (const line of t.split('\n')) {
-      if (!line.startsWith('\t') && !/^[^:=#]*:[^=].*;/.test(line)) continue;
+      if (!line.startsWith('\t') && !/^[^:=#]*:(?!=)[^;]*;/.test(line)) continue;
       const recipe = line.startsWith('\t') ? line.slice(1) : line.slice(line.indexOf(';') + 1);
       analyseScript(recipe.replace(/^[\s@+-]+/, ''), true, [...via, 'make recipe'], depth + 1, out, shape);
     }
@@ -1345,6 +1502,25 @@ function gitRuns(
   for (let k = i + 1; k < argv.length; k++) {
     const v = argv[k]!.value;
     if (v === null) continue;
+    // The program git runs on the other side of a transport (run by a shell): `--upload-pack`, `--receive-pack`,
+    // `--exec` (archive, push, send-pack, fetch-pack), `clone -u` / `ls-remote -u`.
+    const transport = /^--(upload-pack|receive-pack|exec)(=|$)/.exec(v);
+    if (transport && sub !== 'rebase') {
+      script(
+        transport[2] ? [{ ...argv[k]!, value: v.slice(v.indexOf('=') + 1) }] : after(k).slice(0, 1),
+        `git ${sub} ${transport[0]}`,
+      );
+      continue;
+    }
+    if ((sub === 'clone' || sub === 'ls-remote') && v === '-u') {
+      script(after(k).slice(0, 1), `git ${sub} -u`);
+      continue;
+    }
+    // `ext::CMD ARGS` remotes run CMD (no shell; `% ` is a space, `%%` a percent sign).
+    if (v.startsWith('ext::')) {
+      extCommand(v.slice(5), out, via, depth, shape);
+      continue;
+    }
     if (sub === 'rebase' && (v === '--exec' || v === '-x')) script(after(k).slice(0, 1), 'git rebase --exec');
     else if (sub === 'rebase' && v.startsWith('--exec='))
       script([{ ...argv[k]!, value: v.slice(7) }], 'git rebase --exec');
@@ -1365,6 +1541,20 @@ function gitRuns(
       if (j < argv.length) script(argv.slice(j), 'git submodule foreach');
     }
   }
+}
+
+/** The command of a git `ext::` URL, analysed as the program and arguments git would start. */
+function extCommand(spec: string, out: Analysis, via: string[], depth: number, shape: GateRunnerShape): void {
+  const words: string[] = [''];
+  for (let k = 0; k < spec.length; k++) {
+    const c = spec[k]!;
+    if (c === '%' && k + 1 < spec.length) {
+      const n = spec[++k]!;
+      words[words.length - 1] += n === ' ' || n === '%' ? n : 'git-upload-pack';
+    } else if (c === ' ') words.push('');
+    else words[words.length - 1] += c;
+  }
+  analyseScript(words.filter(Boolean).map(shellQuote).join(' '), true, [...via, 'git ext::'], depth + 1, out, shape);
 }
 
 /**

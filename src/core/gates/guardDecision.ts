@@ -10,6 +10,7 @@ import {
 } from './commandPolicy';
 import { parseShell, shellQuote, ShellSyntaxError, writesTarget, type ShellWord } from './shellSyntax';
 import { ralphDir } from '../model/ralphPaths';
+import { AGENT_WRITABLE_RALPH_FILES } from '../process/protectedPaths';
 
 /**
  * The command guard's decision (issue 17; seed-systems.md §3.9 with the bypasses of §3.9's bash guard closed):
@@ -22,16 +23,8 @@ import { ralphDir } from '../model/ralphPaths';
  * gate runner; the rest of a chain kept) → gate-without-write for every gate the command runs (§3.15-1).
  */
 
-/** Files under `.ralph/` the agent may write with Write / Edit / MultiEdit (§3.9). */
-export const AGENT_WRITABLE_RALPH_FILES = [
-  'handoff.md',
-  'errors.log',
-  'guardrails.md',
-  'diagnosis.md',
-  'progress.md',
-  'acceptance-report.md',
-  'policy-proposal',
-] as const;
+/** Files under `.ralph/` the agent may write (§3.9): the one list of what is protected is process/protectedPaths.ts. */
+export { AGENT_WRITABLE_RALPH_FILES };
 
 /** What the guard knows of the gate state (all times epoch ms). */
 export interface GateStateSnapshot {
@@ -178,6 +171,31 @@ function decideBash(
   if (hard) return deny(hard, subject);
 
   const policy = ctx.policy;
+  if (policy?.deny.length && analysis.denyOnly.length)
+    return deny(
+      `${analysis.denyOnly[0]!.reason} (the policy denies commands, and this could run any of them)`,
+      subject,
+    );
+  if (policy?.protect.length) {
+    // `exec >file` sends the rest of the shell's output (this call's and, the Bash tool's shell being kept, the
+    // next calls') into a file: [protect] commands then run redirected.
+    const exec = analysis.invocations.find(
+      (inv) =>
+        inv.name === 'exec' &&
+        inv.argv.length === 1 &&
+        inv.call.redirects.some(
+          (r) =>
+            (r.fd === null || r.fd === '1' || r.fd === '2') &&
+            (writesTarget(r) || r.op === '>&') &&
+            !(r.target?.value && /^(\/dev\/(null|stdout|stderr)|[12])$/.test(r.target.value)),
+        ),
+    );
+    if (exec)
+      return deny(
+        `exec with a redirection sends every later command's output to a file, and ${policy.protect[0]!.prefix} may run only bare (.ralph/command-policy line ${policy.protect[0]!.line}, [protect])`,
+        subject,
+      );
+  }
   for (const { name, code } of analysis.inlineCode) {
     // Inline code that can start a program could start a denied one under any spelling ("gi"+"t push"): with a
     // [deny] list, code reaching a process-spawning API is denied; code that cannot spawn (printing words) is data.
@@ -206,6 +224,7 @@ function decideBash(
         const piped = [inv.call, ...inv.hosts].some(
           (call) =>
             call.pipedOut ||
+            call.captured ||
             call.stdin.kind === 'pipe' ||
             call.redirects.some(
               (r) => writesTarget(r) && !(r.target?.value && /^\/dev\/(null|stdout|stderr)$/.test(r.target.value)),
@@ -213,7 +232,7 @@ function decideBash(
         );
         if (piped) {
           return deny(
-            `${rule.prefix} may run only bare: no pipe or redirection (.ralph/command-policy line ${rule.line}, [protect])`,
+            `${rule.prefix} may run only bare: no pipe, redirection or capture in $(…) (.ralph/command-policy line ${rule.line}, [protect])`,
             subject,
           );
         }
@@ -993,15 +1012,104 @@ function targetsOf(inv: Invocation): Target[] {
           destructive: false,
         }));
     case 'sed':
+    case 'gsed':
     case 'perl':
-    case 'ruby':
-      if (!args.some((w) => /^-[a-zA-Z]*i/.test(w.value ?? '') || w.value?.startsWith('--in-place'))) return [];
-      return nonOptions(args, ['-e', '-f', '--expression', '--file']).map((word) => ({ word, destructive: false }));
+    case 'ruby': {
+      const out: Target[] = [];
+      if (inv.name === 'sed' || inv.name === 'gsed') {
+        // `w FILE`, `W FILE` and the `w FILE` flag of `s///` write FILE.
+        const explicit = optionValues(args, ['-e', '--expression']);
+        const scripts = explicit.length ? explicit : nonOptions(args, ['-f', '--file', '-l']).slice(0, 1);
+        for (const sw of scripts) {
+          if (sw.value === null) continue;
+          const writes: string[] = [];
+          sedExecutes(sw.value, writes);
+          for (const f of writes)
+            out.push({
+              word: { ...sw, value: f, literal: f, pattern: new RegExp(`^${escapeRe(f)}$`) },
+              destructive: false,
+            });
+        }
+      }
+      if (!args.some((w) => /^-[a-zA-Z]*i/.test(w.value ?? '') || w.value?.startsWith('--in-place'))) return out;
+      return out.concat(
+        nonOptions(args, ['-e', '-f', '--expression', '--file']).map((word) => ({ word, destructive: false })),
+      );
+    }
+    // Compressors replace FILE by FILE.gz (the original is deleted) unless told to keep it or write to stdout.
+    case 'gzip':
+    case 'gunzip':
+    case 'xz':
+    case 'unxz':
+    case 'lzma':
+    case 'bzip2':
+    case 'bunzip2':
+    case 'zstd':
+    case 'lz4':
+    case 'lzip':
+    case 'pigz':
+    case 'compress':
+    case 'brotli': {
+      const keeps = args.some(
+        (w) =>
+          ['--stdout', '--to-stdout', '--keep', '--test', '--list'].includes(w.value ?? '') ||
+          /^-[a-zA-Z0-9]*[cktl]/.test(w.value ?? ''),
+      );
+      return keeps
+        ? []
+        : nonOptions(args, ['-S', '--suffix', '-T', '--threads', '-o']).map((word) => ({ word, destructive: true }));
+    }
+    case 'sort':
+    case 'shuf':
+    case 'iconv':
+      return optionValues(args, ['-o', '--output']).map((word) => ({ word, destructive: false }));
+    case 'uniq':
+      // uniq [INPUT [OUTPUT]]: the second file is written.
+      return nonOptions(args, ['-f', '-s', '-w', '--skip-fields', '--skip-chars', '--check-chars', '-D'])
+        .slice(1, 2)
+        .map((word) => ({ word, destructive: false }));
+    case 'script':
+      // script [FILE]: the typescript; -O/-B/-I/-T log files.
+      return [
+        ...nonOptions(args, ['-c', '--command', '-E', '--echo', '-m', '--logging-format']).slice(0, 1),
+        ...optionValues(args, ['-O', '--log-out', '-B', '--log-io', '-I', '--log-in', '-T', '--log-timing', '-t']),
+      ].map((word) => ({ word, destructive: false }));
+    case 'zip': {
+      const files = nonOptions(args, ['-b', '-n', '-t', '-tt', '-x', '-i', '-P', '-O', '--out']);
+      const move = args.some((w) => w.value === '--move' || /^-[a-zA-Z]*m/.test(w.value ?? ''));
+      // The archive is written; with -m the files put into it are deleted.
+      return files.flatMap((word, k): Target[] => (k === 0 || move ? [{ word, destructive: k > 0 }] : []));
+    }
+    case 'fallocate':
+    case 'sponge':
+    case 'dos2unix':
+    case 'unix2dos':
+    case 'mac2unix':
+      return nonOptions(args, ['-o', '-l', '--offset', '--length', '-n', '--newfile']).map((word) => ({
+        word,
+        destructive: false,
+      }));
+    case 'curl':
+      return optionValues(args, ['-o', '--output']).map((word) => ({ word, destructive: false }));
+    case 'wget':
+      return optionValues(args, ['-O', '--output-document', '-o', '--output-file']).map((word) => ({
+        word,
+        destructive: false,
+      }));
     case 'tar': {
       const extract = args.some(
         (w) => /^-?[a-zA-Z]*x/.test(w.value ?? '') || w.value === '--extract' || w.value === '--get',
       );
-      return extract ? optionValues(args, ['-C', '--directory']).map((word) => ({ word, destructive: false })) : [];
+      const out = extract
+        ? optionValues(args, ['-C', '--directory']).map((word) => ({ word, destructive: false }))
+        : [];
+      // --remove-files deletes what it archives; -f names the archive it writes.
+      if (args.some((w) => w.value === '--remove-files'))
+        out.push(
+          ...nonOptions(args, ['-f', '--file', '-C', '--directory']).map((word) => ({ word, destructive: true })),
+        );
+      if (!extract) out.push(...optionValues(args, ['-f', '--file']).map((word) => ({ word, destructive: false })));
+      return out;
     }
     case 'unzip':
       return optionValues(args, ['-d']).map((word) => ({ word, destructive: false }));
@@ -1256,11 +1364,23 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
       }
       for (let k = 1; k < inv.argv.length; k++) {
         const w = inv.argv[k]!;
-        if (w.value === '-c' || w.value === '--config-env') {
-          const kv = inv.argv[k + 1];
-          const key = (kv?.value ?? kv?.literal ?? '').split('=')[0]!.toLowerCase();
-          if (kv?.value === null || DANGEROUS_GIT_KEY.test(key))
+        const attached = w.value?.startsWith('--config-env=') ? { ...w, value: w.value.slice(13) } : undefined;
+        if (w.value === '-c' || w.value === '--config-env' || attached) {
+          const kv = attached ?? inv.argv[k + 1];
+          const text = kv?.value ?? kv?.literal ?? '';
+          const key = text.split('=')[0]!.toLowerCase();
+          // An `ext::` remote (as a url or an insteadOf) runs its command.
+          if (kv?.value === null || DANGEROUS_GIT_KEY.test(key) || text.includes('ext::'))
             return `git -c ${key}: configuration that runs commands is not allowed on the command line`;
+          if (!attached) k++;
+          continue;
+        }
+        if (
+          w.value !== null &&
+          ['-C', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--super-prefix'].includes(w.value)
+        ) {
+          k++;
+          continue;
         }
         if (w.value !== null && !w.value.startsWith('-')) break;
       }
@@ -1286,7 +1406,7 @@ const SPAWN_APIS: { langs: RegExp; re: RegExp }[] = [
   // eval, Function, vm, globals by computed name); `/re/.exec(s)` is not a process.
   {
     langs: /^(node|nodejs|deno|bun)$/,
-    re: /\b(child_process|process\s*\.\s*(binding|dlopen|_linkedBinding|mainModule)|module\s*\.\s*(require|constructor)|createRequire|worker_threads|vm|Deno\s*\.\s*(run|Command)|Bun\s*\.\s*(spawn\w*|\$))\b|(?<![.\w])(eval|Function|import)\s*\(|\brequire\s*\(\s*(?!(?<q>['"])[\w@/.:-]+\k<q>\s*\))|\b(globalThis|global|process|module|require)\s*\[|\$`/,
+    re: /\b(child_process|getBuiltinModule|process\s*\.\s*(binding|dlopen|_linkedBinding|mainModule)|module\s*\.\s*(require|constructor)|createRequire|worker_threads|vm|Deno\s*\.\s*(run|Command)|Bun\s*\.\s*(spawn\w*|\$))\b|(?<![.\w])(eval|Function|import)\s*\(|\brequire\s*\(\s*(?!(?<q>['"])[\w@/.:-]+\k<q>\s*\))|\b(globalThis|global|process|module|require)\s*\[|\$`/,
   },
   // Perl, Ruby, PHP, Lua, R, AppleScript.
   {
@@ -1312,7 +1432,7 @@ export function spawnApi(lang: string, code: string): string | null {
 }
 
 /** GNU sed commands that run a shell: `e [command]` and the `e` flag of `s///`; null when the script has none. */
-function sedExecutes(script: string): string | null {
+function sedExecutes(script: string, writes?: string[]): string | null {
   let i = 0;
   const n = script.length;
   const skipDelimited = (delim: string) => {
@@ -1361,7 +1481,9 @@ function sedExecutes(script: string): string | null {
       c === 'W'
     ) {
       // Comments, labels, branches, text and file names run to the end of the line (labels/branches also to `;`).
+      const from = i + 1;
       while (i < n && script[i] !== '\n' && !(/[:btT]/.test(c) && script[i] === ';')) i++;
+      if (c === 'w' || c === 'W') writes?.push(script.slice(from, i).trim());
       continue;
     }
     if (c === 'e') return 'sed e command';
@@ -1375,13 +1497,21 @@ function sedExecutes(script: string): string | null {
         if (flags.includes('e')) return 'the e flag of sed s///';
         i += flags.length;
         // w FILE flag: the rest of the line is a file name.
-        if (script[i] === 'w') while (i < n && script[i] !== '\n') i++;
+        if (script[i] === 'w') {
+          const from = i + 1;
+          while (i < n && script[i] !== '\n') i++;
+          writes?.push(script.slice(from, i).trim());
+        }
       }
       continue;
     }
     i++;
   }
   return null;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
 function expandHome(p: string, home: string): string {

@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { commandPolicyPath, type CommandPolicy } from './commandPolicy';
 import { handleHook, loadPolicyForGuard, type GuardRecord, type HookAnswer } from './guardHook';
 import { shellQuote } from './shellQuote';
-import { keepRunStartRows } from './policyTrust';
 
 /**
  * The warm guard of a run (issue 17): the engine keeps the parsed policy and the shell parser loaded in a small
@@ -116,23 +114,12 @@ export async function startGuardServer(o: GuardServerOptions): Promise<GuardServ
   const socket = guardSocketPath(o.runDir);
   mkdirSync(path.dirname(socket), { recursive: true });
   if (existsSync(socket)) unlinkSync(socket);
-  // The policy stays parsed while its file is unchanged (mtime + size). Its [gates]/[rewrite]/[wrap] rows stay those
-  // of the run's start (checked against trust by `ralph run`): rows the agent adds during the run are ignored
-  // (breaker-s6 28, policyTrust.ts); [deny]/[protect] rows follow the file.
-  const atStart = await loadPolicyForGuard(o.workspace).catch(() => null);
-  let cache: { key: string; policy: CommandPolicy | null } | undefined;
-  const loadPolicy = async (workspace: string) => {
-    let key = 'none';
-    try {
-      const s = statSync(commandPolicyPath(workspace));
-      key = `${s.mtimeMs}:${s.size}`;
-    } catch {
-      // no policy file
-    }
-    if (cache?.key !== key)
-      cache = { key, policy: keepRunStartRows(await loadPolicyForGuard(workspace), atStart).policy };
-    return cache.policy;
-  };
+  // The policy read at the run's start is the trusted content (`ralph run` checked it) and the only one this run's
+  // guard decides with: a policy the agent rewrites, empties or deletes mid-run changes nothing about what is denied
+  // (the file is read-only inside the iteration where the kernel allows, and this covers where it does not). A
+  // policy that cannot be read at the start refuses the run rather than guarding with none.
+  const atStart = await loadPolicyForGuard(o.workspace);
+  const loadPolicy = () => Promise.resolve(atStart);
   const server = net.createServer((conn) => {
     let buf = '';
     const answer = (a: HookAnswer) => {

@@ -48,34 +48,3 @@ export function policyNeedsTrust(policy: CommandPolicy): boolean {
 export function untrustedPolicyNote(ignored: readonly string[]): string {
   return `Ralph guard: .ralph/command-policy is not trusted here, so these rows are ignored: ${ignored.join(', ')} ([deny] and [protect] still apply). Check it, then run \`ralph trust\` (or set RALPH_TRUST=1).`;
 }
-
-/**
- * The policy a run's guard server uses after the file changed during the run: the `[gates]`, `[rewrite]` and
- * `[wrap]` rows stay those of `atStart` (the content `ralph run` checked against the user's trust); `[deny]` and
- * `[protect]` rows come from `current` (an added deny only takes power away). Pure; table-tested. `changed` says
- * whether the power rows differ (rows added, edited or removed), for the one warning the server gives.
- */
-export function keepRunStartRows(
-  current: CommandPolicy | null,
-  atStart: CommandPolicy | null,
-): { policy: CommandPolicy | null; changed: boolean } {
-  const rows = (p: CommandPolicy | null) =>
-    JSON.stringify(
-      p
-        ? [
-            Object.values(p.gates)
-              .filter((r) => r !== undefined)
-              .map((r) => [r.tier, r.command]),
-            p.rewrite.map((r) => [r.pattern, r.replacement]),
-            p.wrap.map((r) => [r.prefix, r.label]),
-          ]
-        : null,
-    );
-  const same = rows(current) === rows(atStart);
-  if (same) return { policy: current, changed: false };
-  if (!current) return { policy: atStart, changed: true };
-  return {
-    policy: { ...current, gates: atStart?.gates ?? {}, rewrite: atStart?.rewrite ?? [], wrap: atStart?.wrap ?? [] },
-    changed: true,
-  };
-}

@@ -57,6 +57,8 @@ export interface ShellCall {
   stdin: ShellStdin;
   /** True when the statement's output goes into a pipe. */
   pipedOut: boolean;
+  /** True when its output is captured: inside `$(…)`, backticks or a process substitution `<(…)` / `>(…)`. */
+  captured: boolean;
   /** Byte offsets of the whole statement. */
   start: number;
   end: number;
@@ -140,9 +142,17 @@ export function parseShell(text: string): ParsedShell {
   const pipes: ShNode[] = [];
   const redirNodes: ShNode[] = [];
   const functions: string[] = [];
+  const captured = new NodeMap<true>();
   syntax.Walk(file, (n) => {
     if (!n) return true;
     switch (syntax.NodeType(n)) {
+      case 'CmdSubst':
+      case 'ProcSubst':
+        syntax.Walk(n, (m) => {
+          if (m && syntax.NodeType(m) === 'Stmt') captured.set(m, true);
+          return true;
+        });
+        break;
       case 'Stmt':
         stmts.push(n);
         break;
@@ -249,6 +259,7 @@ export function parseShell(text: string): ParsedShell {
         redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
         stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
         pipedOut: pipedOut.has(stmt),
+        captured: captured.has(stmt),
         start: stmt.Pos().Offset(),
         end: stmt.End().Offset(),
       };
@@ -268,7 +279,7 @@ export function parseShell(text: string): ParsedShell {
     }
     if (args.length === 0 && assignValues.length === 0) continue;
     const call: ShellCall = {
-      words: args.map((w) => convertWord(w, bytes)),
+      words: args.flatMap((w) => convertArgWords(w)),
       assignValues,
       assignments: assigns.map((a) => ({
         name: String((a.Name as ShNode | null)?.Value ?? ''),
@@ -277,6 +288,7 @@ export function parseShell(text: string): ParsedShell {
       redirects: ((stmt.Redirs as ShNode[] | null) ?? []).map(redirOf),
       stdin: stdinOf.get(stmt) ?? { kind: 'inherited' },
       pipedOut: pipedOut.has(stmt),
+      captured: captured.has(stmt),
       start: stmt.Pos().Offset(),
       end: stmt.End().Offset(),
     };
@@ -340,55 +352,174 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-/** Builds a {@link ShellWord} from a `Word` node: quote removal, escapes, ANSI-C strings, globs and braces. */
-function convertWord(word: ShNode, bytes: Buffer): ShellWord {
+/** One character of a word after quote removal, or an expansion. `meta`: unquoted, so it may glob or brace. */
+type WordTok = { ch: string; meta: boolean } | { dyn: true; unquoted: boolean };
+
+/** Most words one brace expansion may give (`{1..100000}`): beyond it the word is unknown (fail closed). */
+export const BRACE_EXPANSION_MAX = 256;
+
+/** The characters and expansions of a `Word` node: quote removal, escapes, ANSI-C strings. */
+function wordTokens(word: ShNode): WordTok[] {
+  const toks: WordTok[] = [];
+  const quoted = (s: string) => {
+    for (const ch of s) toks.push({ ch, meta: false });
+  };
+  for (const part of (word.Parts as ShNode[] | null) ?? []) {
+    const type = syntax.NodeType(part);
+    switch (type) {
+      case 'Lit': {
+        const raw = String(part.Value);
+        for (let i = 0; i < raw.length; i++) {
+          const c = raw[i]!;
+          if (c === '\\') {
+            const n = raw[++i];
+            if (n !== undefined && n !== '\n') toks.push({ ch: n, meta: false });
+            continue;
+          }
+          toks.push({ ch: c, meta: true });
+        }
+        break;
+      }
+      case 'SglQuoted':
+        quoted(part.Dollar ? ansiC(String(part.Value)) : String(part.Value));
+        break;
+      case 'DblQuoted':
+        for (const inner of (part.Parts as ShNode[] | null) ?? []) {
+          if (syntax.NodeType(inner) === 'Lit') quoted(doubleQuotedLiteral(String(inner.Value)));
+          else toks.push({ dyn: true, unquoted: false });
+        }
+        break;
+      default:
+        // ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob …: unknown until run time.
+        toks.push({ dyn: true, unquoted: type !== 'ProcSubst' });
+    }
+  }
+  return toks;
+}
+
+const isMeta = (t: WordTok | undefined, ch: string): boolean => !!t && 'ch' in t && t.meta && t.ch === ch;
+
+/**
+ * Bash's brace expansion of one word (`pu{s,}h` → `push`, `puh`; `{1..3}`; nested; a `{…}` without a top-level comma
+ * or a valid sequence stays literal). Throws RangeError past {@link BRACE_EXPANSION_MAX} words.
+ */
+function expandBraces(toks: WordTok[]): WordTok[][] {
+  for (let i = 0; i < toks.length; i++) {
+    if (!isMeta(toks[i], '{')) continue;
+    let depth = 0;
+    let close = -1;
+    const commas: number[] = [];
+    for (let j = i; j < toks.length; j++) {
+      if (isMeta(toks[j], '{')) depth++;
+      else if (isMeta(toks[j], '}')) {
+        depth--;
+        if (depth === 0) {
+          close = j;
+          break;
+        }
+      } else if (depth === 1 && isMeta(toks[j], ',')) commas.push(j);
+    }
+    if (close < 0) continue;
+    let alts: WordTok[][] | null = null;
+    if (commas.length) {
+      alts = [];
+      let from = i + 1;
+      for (const c of [...commas, close]) {
+        alts.push(toks.slice(from, c));
+        from = c + 1;
+      }
+    } else {
+      const body = toks.slice(i + 1, close);
+      const text = body.every((t) => 'ch' in t) ? body.map((t) => (t as { ch: string }).ch).join('') : null;
+      const seq = text === null ? null : braceSequence(text);
+      if (seq) alts = seq.map((s) => [...s].map((ch) => ({ ch, meta: false })));
+    }
+    if (!alts) continue;
+    const out: WordTok[][] = [];
+    for (const alt of alts) {
+      for (const w of expandBraces([...toks.slice(0, i), ...alt, ...toks.slice(close + 1)])) {
+        out.push(w);
+        if (out.length > BRACE_EXPANSION_MAX) throw new RangeError('brace expansion too large');
+      }
+    }
+    return out;
+  }
+  return [toks];
+}
+
+/** `1..5`, `05..1..2`, `a..e`: the words of a sequence expression; null when `text` is not one. */
+function braceSequence(text: string): string[] | null {
+  const num = /^(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?$/.exec(text);
+  const chr = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?$/.exec(text);
+  const m = num ?? chr;
+  if (!m) return null;
+  const from = num ? Number(m[1]) : m[1]!.charCodeAt(0);
+  const to = num ? Number(m[2]) : m[2]!.charCodeAt(0);
+  const step = Math.abs(Number(m[3] ?? 1)) || 1;
+  if (Math.abs(to - from) / step > BRACE_EXPANSION_MAX) throw new RangeError('brace expansion too large');
+  const width = num && /^-?0\d/.test(m[1]!) ? m[1]!.replace('-', '').length : 0;
+  const out: string[] = [];
+  for (let v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step)
+    out.push(
+      num
+        ? String(Math.abs(v))
+            .padStart(width, '0')
+            .replace(/^/, v < 0 ? '-' : '')
+        : String.fromCharCode(v),
+    );
+  return out;
+}
+
+/** A {@link ShellWord} from the characters of one (brace-expanded) word: globs make it inexact, expansions unknown. */
+function wordOf(toks: WordTok[], start: number, end: number): ShellWord {
   let value = '';
   let exact = true;
   let dynamic = false;
   let splittable = false;
   let re = '';
   let literal = '';
-  const addLiteral = (s: string) => {
-    value += s;
-    literal += s;
-    re += escapeRe(s);
-  };
-  const addDynamic = (unquoted: boolean) => {
-    exact = false;
-    dynamic = true;
-    if (unquoted) splittable = true;
-    re += ANY;
-  };
-  const parts = (word.Parts as ShNode[] | null) ?? [];
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    const type = syntax.NodeType(part);
-    switch (type) {
-      case 'Lit': {
-        const r = unquotedLiteral(String(part.Value), i === 0);
-        value += r.value;
-        literal += r.value;
-        re += r.re;
-        if (r.glob) exact = false;
-        break;
-      }
-      case 'SglQuoted':
-        addLiteral(part.Dollar ? ansiC(String(part.Value)) : String(part.Value));
-        break;
-      case 'DblQuoted':
-        for (const inner of (part.Parts as ShNode[] | null) ?? []) {
-          if (syntax.NodeType(inner) === 'Lit') addLiteral(doubleQuotedLiteral(String(inner.Value)));
-          else addDynamic(false);
-        }
-        break;
-      default:
-        // ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp …: unknown until run time.
-        addDynamic(type !== 'ProcSubst');
+  for (let i = 0; i < toks.length; i++) {
+    const t = toks[i]!;
+    if (!('ch' in t)) {
+      exact = false;
+      dynamic = true;
+      if (t.unquoted) splittable = true;
+      re += ANY;
+      continue;
     }
+    const c = t.ch;
+    if (t.meta && c === '*') {
+      exact = false;
+      re += ANY;
+    } else if (t.meta && c === '?') {
+      exact = false;
+      re += '[\\s\\S]';
+    } else if (t.meta && c === '[') {
+      let close = -1;
+      for (let j = i + 2; j < toks.length; j++)
+        if (isMeta(toks[j], ']')) {
+          close = j;
+          break;
+        }
+      if (close < 0 || toks.slice(i + 1, close).some((x) => !('ch' in x))) re += escapeRe(c);
+      else {
+        exact = false;
+        let body = toks
+          .slice(i + 1, close)
+          .map((x) => (x as { ch: string }).ch)
+          .join('');
+        const text = `[${body}]`;
+        if (body.startsWith('!')) body = `^${body.slice(1)}`;
+        re += `[${body.replace(/\\/g, '\\\\')}]`;
+        value += text;
+        literal += text;
+        i = close;
+        continue;
+      }
+    } else re += escapeRe(c);
+    value += c;
+    literal += c;
   }
-  const start = word.Pos().Offset();
-  const end = word.End().Offset();
-  void bytes;
   return {
     value: exact ? value : null,
     pattern: new RegExp(`^${re}$`),
@@ -400,69 +531,35 @@ function convertWord(word: ShNode, bytes: Buffer): ShellWord {
   };
 }
 
-/**
- * An unquoted literal run: `\x` → `x`, `\<newline>` removed; unescaped `*`, `?`, `[…]` are globs and `{a,b}` /
- * `{1..3}` brace expansions, both making the word inexact (fail closed). A leading `~` stays as written.
- */
-function unquotedLiteral(raw: string, _first: boolean): { value: string; re: string; glob: boolean } {
-  let value = '';
-  let re = '';
-  let glob = false;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (c === '\\') {
-      const n = raw[i + 1];
-      i++;
-      if (n === undefined || n === '\n') continue;
-      value += n;
-      re += escapeRe(n);
-      continue;
-    }
-    if (c === '*') {
-      glob = true;
-      re += ANY;
-    } else if (c === '?') {
-      glob = true;
-      re += '[\\s\\S]';
-    } else if (c === '[' && raw.indexOf(']', i + 2) > i) {
-      glob = true;
-      const close = raw.indexOf(']', i + 2);
-      let body = raw.slice(i + 1, close);
-      if (body.startsWith('!')) body = `^${body.slice(1)}`;
-      re += `[${body.replace(/\\/g, '\\\\')}]`;
-      value += raw.slice(i, close + 1);
-      i = close;
-      continue;
-    } else if (c === '{' && isBrace(raw, i)) {
-      glob = true;
-      re += ANY;
-    } else {
-      re += escapeRe(c);
-    }
-    value += c;
-  }
-  return { value, re, glob };
+/** A `Word` node as one {@link ShellWord}, braces kept literal (assignments and redirection targets are not brace-expanded). */
+function convertWord(word: ShNode, _bytes: Buffer): ShellWord {
+  return wordOf(
+    wordTokens(word).map((t) =>
+      'ch' in t && (t.ch === '{' || t.ch === '}' || t.ch === ',') ? { ...t, meta: false } : t,
+    ),
+    word.Pos().Offset(),
+    word.End().Offset(),
+  );
 }
 
-/** True when `{` at `i` opens a brace expansion (`{a,b}` or `{x..y}`) that bash would expand. */
-function isBrace(raw: string, i: number): boolean {
-  let depth = 0;
-  for (let j = i; j < raw.length; j++) {
-    const c = raw[j];
-    if (c === '\\') {
-      j++;
-      continue;
-    }
-    if (c === '{') depth++;
-    else if (c === '}') {
-      depth--;
-      if (depth === 0) {
-        const body = raw.slice(i + 1, j);
-        return body.includes(',') || body.includes('..');
-      }
-    }
+/**
+ * A command's argument as the words bash passes after brace expansion (`git pu{s,}h` is `git push puh`): expanded
+ * before matching, each word keeping the argument's offsets. A word past {@link BRACE_EXPANSION_MAX} is unknown.
+ */
+function convertArgWords(word: ShNode): ShellWord[] {
+  const start = word.Pos().Offset();
+  const end = word.End().Offset();
+  const toks = wordTokens(word);
+  try {
+    const words = expandBraces(toks);
+    // An empty result of an expansion is no word at all (`{git,} push` is `git push`).
+    return (words.length > 1 ? words.filter((w) => w.length > 0) : words).map((w) => wordOf(w, start, end));
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return [
+      { value: null, pattern: new RegExp(`^${ANY}$`), splittable: true, literal: '', expansion: 'dynamic', start, end },
+    ];
   }
-  return false;
 }
 
 /** Inside double quotes a backslash escapes only `$`, `` ` ``, `"`, `\` and a newline (which it removes). */

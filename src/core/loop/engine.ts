@@ -1569,6 +1569,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         },
         killGraceMs: this.timing.killGraceMs,
         containment: this.o.config.containment,
+        protect: { workspace: this.folder },
         onStdout: (chunk) => {
           lastOutputAt = Date.now();
           raw.write(chunk);

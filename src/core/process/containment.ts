@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants as fsConstants, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -112,6 +112,7 @@ function probe(): Containment {
 /** Forgets the probes (tests). */
 export function resetContainmentProbe(): void {
   probed = undefined;
+  protectionProbed = undefined;
   deathPrefix = undefined;
 }
 
@@ -234,4 +235,169 @@ export function containedExit(
   if (signal || exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return { exitCode, signal };
   const name = Object.entries(osConstants.signals).find(([, n]) => n === exitCode - 128)?.[0];
   return name ? { exitCode: null, signal: name } : { exitCode, signal };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Protected paths read-only in the kernel
+
+/**
+ * How an agent iteration's protected paths (process/protectedPaths.ts) are kept: `read-only-mounts` when the kernel
+ * lets us make a mount namespace in which they are bound read-only and the agent cannot undo it; `not-enforced` with
+ * the reason otherwise (not Linux, no user namespaces, containment `"marker"`): the guard's analyzer is then all
+ * that keeps them, and the run and `ralph doctor` say so.
+ *
+ * Shape: `unshare OUTER bash -c PROTECTED_INIT ralph-init <ticks> <report> <plan> <inner> <file> <args…>`. OUTER is
+ * the PID namespace of the module comment (its `--mount-proc` makes a mount namespace); for a user other than root
+ * inside a user namespace where it is root (`--map-root-user`), so that PID 1 may mount. PID 1 carries out the plan
+ * (read-only binds, then the writable exceptions bound back read-write), re-enters the working folder through the new
+ * mounts, and runs the command through `unshare INNER` (a nested user namespace mapping the caller's own uid and
+ * gid): the agent holds no capability over the mount namespace, so it cannot unmount or remount a bind, and a mount
+ * namespace it makes for itself gets them locked (the kernel's rule for less privileged namespaces). Every ancestor
+ * folder of a protected path is bound onto itself first: a mount point cannot be renamed, so `mv ~/.local/state x`
+ * cannot swap a forged folder in.
+ */
+export type Protection =
+  | { kind: 'read-only-mounts'; outerArgs: readonly string[]; innerArgs: readonly string[]; detail: string }
+  | { kind: 'not-enforced'; detail: string };
+
+/** The `unshare` arguments of a protected iteration for a user (`uid`, `gid`; root is 0). Pure. */
+export function protectionArgs(uid: number, gid: number): { outer: string[]; inner: string[] } {
+  const pid = ['--pid', '--fork', '--kill-child', '--mount-proc'];
+  return uid === 0
+    ? { outer: pid, inner: ['--user', '--map-user=0', '--map-group=0'] }
+    : { outer: ['--user', '--map-root-user', ...pid], inner: ['--user', `--map-user=${uid}`, `--map-group=${gid}`] };
+}
+
+/**
+ * PID 1 of a protected iteration: $3 the mount plan ({@link mountPlan} lines), $4 the inner `unshare` arguments;
+ * then as {@link CONTAINMENT_INIT}. A step that fails ends it before the command runs (exit 125, the path and
+ * mount's message on stderr): never an agent under protection that did not happen.
+ */
+export const PROTECTED_INIT = [
+  'trap : INT TERM HUP QUIT PIPE',
+  'g=$1 r=$2 m=$3 n=$4; shift 4',
+  'while IFS= read -r l; do',
+  '  p=${l#*:}',
+  '  case $l in',
+  '    self:*) e=$(mount --rbind "$p" "$p" 2>&1) ;;',
+  '    ro:*) e=$(mount --bind -o ro "$p" "$p" 2>&1) ;;',
+  '    rw:*) e=$({ mount --bind "$p" "$p" && mount -o remount,bind,rw "$p"; } 2>&1) ;;',
+  '    *) continue ;;',
+  '  esac || { printf "ralph: cannot protect %s in this iteration: %s\\n" "$p" "$e" >&2; exit 125; }',
+  'done <<RALPH_PLAN',
+  '$m',
+  'RALPH_PLAN',
+  // The working folder was entered before the mounts: entered again, relative paths resolve through them.
+  'cd "$PWD" || exit 125',
+  'unshare $n "$@"; s=$?',
+  ...CONTAINMENT_INIT.split('\n').slice(3),
+].join('\n');
+
+/**
+ * The mount plan for `layout` (PID 1 runs it in order): `self:` every ancestor folder of a read-only path, outermost
+ * first (a mount point cannot be renamed); `ro:` each read-only path; `rw:` each writable exception inside one.
+ * Paths that do not exist (`exists` null) are left out. Throws for a path holding a newline (it cannot be passed).
+ */
+export function mountPlan(
+  layout: { readOnly: readonly { path: string }[]; writable: readonly { path: string }[] },
+  exists: (p: string) => boolean,
+): string[] {
+  const ro = layout.readOnly.map((r) => path.resolve(r.path)).filter(exists);
+  const ancestors = new Set<string>();
+  for (const p of ro)
+    for (let d = path.dirname(p); d !== path.dirname(d); d = path.dirname(d)) if (!ro.includes(d)) ancestors.add(d);
+  const depth = (p: string) => p.split(path.sep).length;
+  const lines = [
+    ...[...ancestors].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b)).map((d) => `self:${d}`),
+    ...ro.map((p) => `ro:${p}`),
+    ...layout.writable
+      .map((w) => path.resolve(w.path))
+      .filter(exists)
+      .map((p) => `rw:${p}`),
+  ];
+  const bad = lines.find((l) => l.includes('\n'));
+  if (bad) throw new Error(`a protected path holds a newline: ${JSON.stringify(bad.slice(bad.indexOf(':') + 1))}`);
+  return lines;
+}
+
+let protectionProbed: Protection | undefined;
+
+/**
+ * Whether protected paths can be kept read-only here (see {@link Protection}). Probed once per process: a
+ * protected command on a temporary folder must fail to write into it (at most 5 s). `"marker"` never probes.
+ */
+export function resolveProtection(m: ContainmentMode = mode): Protection {
+  if (m === 'marker')
+    return { kind: 'not-enforced', detail: 'not enforced here (config containment: "marker": no namespaces)' };
+  return (protectionProbed ??= probeProtection());
+}
+
+function probeProtection(): Protection {
+  if (process.platform !== 'linux')
+    return { kind: 'not-enforced', detail: `not enforced here (no mount namespaces on ${process.platform})` };
+  const { outer, inner } = protectionArgs(process.getuid?.() ?? -1, process.getgid?.() ?? -1);
+  const dir = mkdtempSync(path.join(tmpdir(), 'ralph-protect-probe-'));
+  try {
+    writeFileSync(path.join(dir, 'f'), '');
+    const cmd = protectedCommand(
+      { kind: 'read-only-mounts', outerArgs: outer, innerArgs: inner, detail: '' },
+      'bash',
+      ['-c', ': 2>/dev/null > "$1/f" && exit 3; exit 0', 'probe', dir],
+      mountPlan({ readOnly: [{ path: dir }], writable: [] }, () => true),
+      { graceMs: 100, token: 'probe', report: false },
+    );
+    const r = spawnSync(cmd.file, cmd.args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000, encoding: 'utf8' });
+    if (r.status === 0)
+      return {
+        kind: 'read-only-mounts',
+        outerArgs: outer,
+        innerArgs: inner,
+        detail: `read-only in the kernel (a mount namespace: unshare ${outer.join(' ')}, then ${inner.join(' ')})`,
+      };
+    const why =
+      r.status === 3
+        ? 'a read-only bind mount could still be written'
+        : r.error
+          ? r.error.message
+          : (r.stderr || `exit ${r.status ?? r.signal}`).trim().split('\n')[0]!;
+    return { kind: 'not-enforced', detail: `not enforced here (no mount namespace for protected paths: ${why})` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Forgets the protection probe (tests). */
+export function resetProtectionProbe(): void {
+  protectionProbed = undefined;
+}
+
+/**
+ * Wraps `file args` in a protected iteration's namespaces: the PID namespace of {@link containedCommand} with the
+ * mount `plan` ({@link mountPlan}) carried out by PID 1 before the command starts in its nested user namespace.
+ */
+export function protectedCommand(
+  p: Extract<Protection, { kind: 'read-only-mounts' }>,
+  file: string,
+  args: readonly string[],
+  plan: readonly string[],
+  o: { graceMs: number; token: string; report: boolean; deathPrefix?: readonly string[] | null },
+): ContainedCommand {
+  const reportFile = o.report ? path.join(tmpdir(), `ralph-leftovers-${o.token}`) : null;
+  const ticks = String(Math.max(1, Math.ceil(o.graceMs / 50)));
+  return {
+    ...withPrefix(o.deathPrefix ?? null, 'unshare', [
+      ...p.outerArgs,
+      'bash',
+      '-c',
+      PROTECTED_INIT,
+      CONTAINMENT_INIT_NAME,
+      ticks,
+      reportFile ?? '-',
+      plan.join('\n'),
+      p.innerArgs.join(' '),
+      file,
+      ...args,
+    ]),
+    reportFile,
+  };
 }

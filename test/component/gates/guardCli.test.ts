@@ -1,14 +1,91 @@
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { repoRoot } from '../../support/repoRoot';
+import { startGuardServer, type GuardServer } from '../../../src/core/gates/guardServer';
+import { ANALYZER_MISSES } from '../../support/guardTable';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
 /** `ralph guard install` and the hook program as processes (issue 17). */
 
 const cli = path.join(repoRoot, 'dist', 'cli.js');
 const hook = path.join(repoRoot, 'dist', 'guard-hook.js');
+
+describe('guard: the analyzer misses through dist/guard-hook.js ([deny] git push, [protect] npm run format)', function () {
+  this.timeout(60_000);
+  let ws: TempFolder;
+  let server: GuardServer;
+  before(async () => {
+    ws = makeTempFolder('ralph-guardmiss-', { ralphDir: true });
+    ws.write('.ralph/command-policy', '[deny]\ngit push\n\n[protect]\nnpm run format\n');
+    // A run's warm server, as `ralph run` starts it; the hook client forwards each call to it.
+    server = await startGuardServer({ workspace: ws.dir, runDir: path.join(ws.dir, '.ralph', 'runs', 'r1') });
+  });
+  after(async () => {
+    await server.close();
+    ws.dispose();
+  });
+  const decide = async (command: string, args: string[]) => {
+    const input = JSON.stringify({ tool_name: 'Bash', tool_input: { command }, cwd: ws.dir });
+    // Async: the server answers from this process.
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [hook, ...args], {
+        env: { ...process.env, XDG_STATE_HOME: path.join(ws.dir, 'state') },
+        cwd: ws.dir,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(input);
+    });
+    assert.equal(r.code, 0, r.stderr);
+    return /"permissionDecision":"(\w+)"/.exec(r.stdout)?.[1] ?? 'allow';
+  };
+  for (const [command, expect] of ANALYZER_MISSES) {
+    it(`${expect}: ${JSON.stringify(command)}`, async () => {
+      assert.equal(await decide(command, ['--socket', server.socket]), expect);
+    });
+  }
+  it("a policy rewritten, emptied or deleted mid-run changes nothing: the run's start policy decides", async () => {
+    const policy = path.join(ws.dir, '.ralph', 'command-policy');
+    const before = fs.readFileSync(policy, 'utf8');
+    try {
+      for (const [what, change] of [
+        ['emptied', () => fs.writeFileSync(policy, '')],
+        ['rewritten to allow everything', () => fs.writeFileSync(policy, '[deny]\ndocker\n')],
+        ['unparseable', () => fs.writeFileSync(policy, '[bogus section]\n')],
+        ['deleted', () => fs.rmSync(policy)],
+      ] as const) {
+        change();
+        assert.equal(await decide('git push', ['--socket', server.socket]), 'deny', what);
+        assert.equal(await decide('x=$(npm run format)', ['--socket', server.socket]), 'deny', what);
+        assert.equal(await decide('docker ps', ['--socket', server.socket]), 'allow', what);
+      }
+    } finally {
+      fs.writeFileSync(policy, before);
+    }
+  });
+  it('a policy that cannot be read at the start refuses to start the guard (never a guard without it)', async () => {
+    const bad = makeTempFolder('ralph-guardbad-', { ralphDir: true });
+    try {
+      bad.write('.ralph/command-policy', '[deny]\ngit push\n[gates]\nnightly | npm test\n');
+      await assert.rejects(
+        startGuardServer({ workspace: bad.dir, runDir: path.join(bad.dir, '.ralph', 'runs', 'r1') }),
+        /command-policy/,
+      );
+    } finally {
+      bad.dispose();
+    }
+  });
+  it('the standalone hook (no run) decides the same for a row of each kind', async () => {
+    for (const [command, expect] of ANALYZER_MISSES.filter((_, k) => k % 12 === 0))
+      assert.equal(await decide(command, []), expect, command);
+  });
+});
 
 describe('guard: ralph guard install and dist/guard-hook.js as processes', function () {
   this.timeout(30_000);

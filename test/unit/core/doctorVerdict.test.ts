@@ -84,6 +84,7 @@ describe('doctor: the command guard (issue 17): cursor-agent has no PreToolUse h
     warnings: [],
     ok: true,
     containment: { mode: 'auto', kind: 'pid-namespace', detail: 'x' } as DoctorReport['containment'],
+    protection: { kind: 'not-enforced', detail: 'not enforced here (no user namespaces)' },
   });
   it('says the guard is not enforced for cursor-agent, and how claude gets it', () => {
     const text = formatDoctorReport(
@@ -93,6 +94,8 @@ describe('doctor: the command guard (issue 17): cursor-agent has no PreToolUse h
       ] as DoctorReport['agents']),
     );
     assert.match(text, /Command guard:\n {2}claude {8}PreToolUse hook passed with --settings by `ralph run`/);
+    // Where the kernel refuses, the protected paths are said to be not enforced, never claimed.
+    assert.match(text, /Protected paths .*:\n {2}not enforced here \(no user namespaces\)\n {2}NOT ENFORCED HERE/);
     assert.match(
       text,
       /\n {2}cursor-agent {2}no PreToolUse hook: \.ralph\/command-policy and the guard's hard denies are NOT enforced for it/,

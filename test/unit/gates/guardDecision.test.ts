@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { decideGuard, type GuardContext } from '../../../src/core/gates/guardDecision';
-import { bash, ctx, problems, TABLE, WS } from '../../support/guardTable';
+import { ANALYZER_MISSES, bash, ctx, problems, TABLE, WS } from '../../support/guardTable';
 import attackFile from '../../fixtures/guard/holdout-attacks.json';
 
 /** The guard's command table and the hold-out attacks (issue 17); the table lives in test/support/guardTable.ts. */
@@ -27,6 +27,15 @@ describe('guard: the command table (issue 17)', () => {
           assert.equal(d.updatedInput.description, 'd', 'every other field of the input is kept');
         }
       }
+    });
+  }
+});
+
+describe('guard: the analyzer misses of a black-box pass, each beside a harmless look-alike', () => {
+  for (const [command, expect] of ANALYZER_MISSES) {
+    it(`${expect}: ${JSON.stringify(command)}`, () => {
+      const d = bash(command);
+      assert.equal(d.kind, expect, JSON.stringify(d));
     });
   }
 });

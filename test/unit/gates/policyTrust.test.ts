@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { parseCommandPolicy } from '../../../src/core/gates/commandPolicy';
-import { keepRunStartRows, policyForTrust, policyNeedsTrust } from '../../../src/core/gates/policyTrust';
+import { policyForTrust, policyNeedsTrust } from '../../../src/core/gates/policyTrust';
 
 /** breaker-s6 row 28: which rows of an untrusted policy the standalone guard may use. */
 describe('policyForTrust: an untrusted policy may only take power away', () => {
@@ -64,46 +64,4 @@ describe('policyForTrust: an untrusted policy may only take power away', () => {
     assert.equal(policyNeedsTrust(P(full)), true);
     assert.equal(policyNeedsTrust(P('[deny]\ngit push | ask\n')), false);
   });
-});
-
-/** breaker-s6 row 28 during a run: the run's guard server keeps the power rows it started with. */
-describe('keepRunStartRows', () => {
-  const P = (text: string) => parseCommandPolicy(text, '.ralph/command-policy').policy;
-  const start = P('[rewrite]\n^a$ | b | r\n[deny]\ngit push | no\n');
-  const rows: [string, string | null, { rewrite: string[]; deny: string[]; changed: boolean }][] = [
-    [
-      'unchanged file',
-      '[rewrite]\n^a$ | b | r\n[deny]\ngit push | no\n',
-      { rewrite: ['b'], deny: ['git push'], changed: false },
-    ],
-    [
-      'a [rewrite] row added: ignored',
-      '[rewrite]\n^a$ | b | r\n^npm test$ | ./evil.sh | r\n[deny]\ngit push | no\n',
-      { rewrite: ['b'], deny: ['git push'], changed: true },
-    ],
-    [
-      'the trusted [rewrite] row removed: kept',
-      '[deny]\ngit push | no\n',
-      { rewrite: ['b'], deny: ['git push'], changed: true },
-    ],
-    [
-      'a [deny] row added: applies',
-      '[rewrite]\n^a$ | b | r\n[deny]\ngit push | no\nrm | no\n',
-      { rewrite: ['b'], deny: ['git push', 'rm'], changed: false },
-    ],
-    ['file deleted: the start rows', null, { rewrite: ['b'], deny: ['git push'], changed: true }],
-  ];
-  for (const [name, text, want] of rows) {
-    it(name, () => {
-      const r = keepRunStartRows(text === null ? null : P(text), start);
-      assert.deepEqual(
-        {
-          rewrite: r.policy?.rewrite.map((x) => x.replacement),
-          deny: r.policy?.deny.map((x) => x.prefix),
-          changed: r.changed,
-        },
-        want,
-      );
-    });
-  }
 });

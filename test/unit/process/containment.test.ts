@@ -3,8 +3,11 @@ import {
   containedCommand,
   containedExit,
   CONTAINMENT_INIT_NAME,
+  mountPlan,
   parseLeftovers,
+  protectionArgs,
   resolveContainment,
+  resolveProtection,
   unshareCandidates,
   withPrefix,
 } from '../../../src/core/process/containment';
@@ -91,6 +94,48 @@ describe('process containment: the pure parts (issue 12)', () => {
       { pid: 3, pgrp: 3 },
       { pid: 4, pgrp: 0 },
     ]);
+  });
+});
+
+describe('protected paths: the mount plan and the namespaces of a protected iteration', () => {
+  it('binds every ancestor onto itself outermost first, then the read-only paths, then the writable exceptions', () => {
+    const plan = mountPlan(
+      {
+        readOnly: [{ path: '/w/p/.ralph' }, { path: '/h/.local/state/ralph' }, { path: '/w/p/.git/hooks' }],
+        writable: [{ path: '/w/p/.ralph/handoff.md' }, { path: '/w/p/.ralph/missing' }],
+      },
+      (p) => !p.endsWith('missing'),
+    );
+    assert.deepEqual(plan, [
+      'self:/h',
+      'self:/w',
+      'self:/h/.local',
+      'self:/w/p',
+      'self:/h/.local/state',
+      'self:/w/p/.git',
+      'ro:/w/p/.ralph',
+      'ro:/h/.local/state/ralph',
+      'ro:/w/p/.git/hooks',
+      'rw:/w/p/.ralph/handoff.md',
+    ]);
+  });
+  it('refuses a path with a newline (it cannot be passed to the init)', () => {
+    assert.throws(() => mountPlan({ readOnly: [{ path: '/w/a\nb' }], writable: [] }, () => true), /newline/);
+  });
+  it('as root: a plain PID and mount namespace, the agent in a user namespace of its own uid 0', () => {
+    assert.deepEqual(protectionArgs(0, 0), {
+      outer: ['--pid', '--fork', '--kill-child', '--mount-proc'],
+      inner: ['--user', '--map-user=0', '--map-group=0'],
+    });
+  });
+  it('as a user: root of an outer user namespace to mount, the agent back at its own uid and gid inside', () => {
+    assert.deepEqual(protectionArgs(1000, 100), {
+      outer: ['--user', '--map-root-user', '--pid', '--fork', '--kill-child', '--mount-proc'],
+      inner: ['--user', '--map-user=1000', '--map-group=100'],
+    });
+  });
+  it('"marker" never probes and says not enforced here', () => {
+    assert.match(resolveProtection('marker').detail, /^not enforced here/);
   });
 });
 
