@@ -46,11 +46,23 @@ if (run(process.execPath, ['esbuild.mjs']) !== 0) {
   process.exit(1);
 }
 
+// The component tier runs its files in parallel (.mocharc.component.json: 4 mocha workers, each with its own
+// XDG_STATE_HOME, test/support/isolatedState.cjs); RALPH_TEST_JOBS=<n> sets the number of workers (1: one at a time).
+const jobs = process.env.RALPH_TEST_JOBS;
+if (jobs !== undefined && !/^[1-9]\d*$/.test(jobs)) {
+  console.error(`RALPH_TEST_JOBS must be a whole number ≥ 1, not '${jobs}'`);
+  process.exit(2);
+}
 const commands = {
   ...Object.fromEntries(
     ['unit', 'component', 'stress', 'corpus'].map((t) => [
       t,
-      [path.join('node_modules', 'mocha', 'bin', 'mocha.js'), '--config', `.mocharc.${t}.json`],
+      [
+        path.join('node_modules', 'mocha', 'bin', 'mocha.js'),
+        '--config',
+        `.mocharc.${t}.json`,
+        ...(t === 'component' && jobs ? (jobs === '1' ? ['--no-parallel'] : ['--jobs', jobs]) : []),
+      ],
     ]),
   ),
   integration: ['dist/test/runners/integration.js'],

@@ -36,7 +36,8 @@ export class WaveMonitors extends Disposable {
 
   constructor(
     private readonly log: Logger,
-    private readonly o: { windows?: OrphanWindows } = {},
+    /** `windows`: the orphan windows instead of the configured ones; `clock`: ms since epoch (default `Date.now`). */
+    private readonly o: { windows?: OrphanWindows; clock?: () => number } = {},
   ) {
     super();
     this.sync();
@@ -97,7 +98,7 @@ export class WaveMonitors extends Disposable {
       const windows = this.o.windows ?? (await this.configuredWindows(folder, DEFAULT_WINDOWS));
       // The folder was removed (or re-added) while the modules loaded: this start is void.
       if (this.isDisposed || this.tokens.get(folder) !== token) return undefined;
-      const mon = new WaveMonitor({ folder, watch: false, windows });
+      const mon = new WaveMonitor({ folder, watch: false, windows, ...(this.o.clock ? { clock: this.o.clock } : {}) });
       mon.on('update', (u) => {
         const waves = u.views.map((v) => waveJson(v, folder));
         this.json.set(folder, waves);

@@ -17,7 +17,9 @@ const PAST_TICK_MS = 2200;
  * same output with and without it on every fixture and on generated plans, in both forms, and a fresh answer after
  * any change, including one within the timestamp tick of the cache write.
  */
-describe('cli: status snapshot cache', () => {
+describe('cli: status snapshot cache', function () {
+  // Hundreds of CLI processes per test: the limit catches a hang, it is no bound on a loaded machine's speed.
+  this.timeout(600_000);
   let cacheHome: TempFolder;
   const folders: TempFolder[] = [];
   const env = () => ({ XDG_CACHE_HOME: cacheHome.dir });

@@ -174,7 +174,13 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     const d = ofType(run.events, 'deferred')[0]!;
     assert.ok(d.resetsAt !== null && d.resetsAt > before, 'the reset time came from the rate_limit_event');
-    assert.ok(d.waitMs > 500 && d.waitMs <= 3200, `waits until the reset plus the margin (${d.waitMs} ms)`);
+    // The wait ends at the reset plus the margin: reset + margin − wait is the moment of the decision, which lies in
+    // the run (never a bound on how fast a loaded machine gets there).
+    const decidedAt = d.resetsAt! + 100 - d.waitMs;
+    assert.ok(
+      d.waitMs >= 0 && decidedAt >= before && decidedAt <= Date.now(),
+      `waits until the reset plus the margin (${d.waitMs} ms)`,
+    );
     assert.equal(d.inARow, 0, 'a quota wait is not counted as a stall');
   });
 

@@ -33,20 +33,18 @@ describe('the wave monitor (real files and timers)', function () {
     t.dispose();
   });
 
-  it('sees a new checkpoint within a second', async () => {
+  it('sees a new checkpoint through the file watcher (its speed: waves_watch_reaction_p95 in npm run bench)', async () => {
     t.write('.ijfw/wave-W1/STATE.md', '---\nwave_id: W1\nstatus: in_progress\n---\n');
     m = new WaveMonitor({ folder: t.dir });
     await m.start();
     assert.deepEqual(dispositions({ reason: 'initial', views: m.views(), changed: false, paths: [] }), {});
     const changed = next(m, 'change');
-    const wrote = Date.now();
     writeCheckpoint(t.dir, 'W1', 'W1-A', {
       schema_version: 1,
       ts: new Date(Date.now() - 600_000).toISOString(),
       next_step: 'go',
     });
     const u = await changed;
-    assert.ok(Date.now() - wrote < 1000, `after ${Date.now() - wrote} ms`);
     assert.equal(u.reason, 'file');
     assert.deepEqual(dispositions(u), { 'W1-A': 'RESUMED' });
     assert.ok(u.paths.includes('.ijfw/wave-W1/subagent-W1-A.checkpoint.json'), u.paths.join(','));
@@ -54,12 +52,17 @@ describe('the wave monitor (real files and timers)', function () {
 
   it('emits a change when a sub crosses its orphan window, with no file event', async () => {
     writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: new Date().toISOString(), next_step: 'go' });
-    m = new WaveMonitor({ folder: t.dir, windows: { orphanAfterMs: 300, inactiveAfterMs: 500 } });
+    // The clock stands still until the first reading is checked, so a slow machine cannot cross the window early.
+    let frozenAt: number | null = Date.now();
+    const clock = () => frozenAt ?? Date.now();
+    m = new WaveMonitor({ folder: t.dir, windows: { orphanAfterMs: 300, inactiveAfterMs: 500 }, clock });
     await m.start();
     assert.deepEqual(dispositions({ reason: 'initial', views: m.views(), changed: false, paths: [] }), {
       'W1-A': 'ACTIVE',
     });
-    const u = await next(m, 'change');
+    const changed = next(m, 'change');
+    frozenAt = null;
+    const u = await changed;
     assert.equal(u.reason, 'timer');
     assert.deepEqual(dispositions(u), { 'W1-A': 'RESUMED' });
   });

@@ -258,11 +258,13 @@ class Watch {
       }
     });
   }
-  /** Resolves when the watch has printed `n` passes; rejects after `ms`. */
-  async passCount(n: number, ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
+  /** Resolves when the watch has printed `n` passes; rejects when it exits first (the test's timeout bounds the wait). */
+  async passCount(n: number): Promise<void> {
     while (this.passes.length < n) {
-      if (Date.now() > deadline) throw new Error(`only ${this.passes.length} pass(es) after ${ms} ms`);
+      if (this.child.exitCode !== null || this.child.signalCode !== null)
+        throw new Error(
+          `the watch exited (${this.child.exitCode ?? this.child.signalCode}) after ${this.passes.length} pass(es)`,
+        );
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 50);
@@ -290,17 +292,14 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     t.dispose();
   });
 
-  it('reacts to a new checkpoint within a second', async () => {
+  it('reacts to a new checkpoint (its speed: waves_watch_reaction_p95 in npm run bench)', async () => {
     writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: iso(0), next_step: 'x' });
     w = new Watch(t.dir, ['--phase', 'p']);
-    await w.passCount(1, 20_000);
+    await w.passCount(1);
     assert.equal(w.passes[0]!.result.severity, 'PASS');
-    await new Promise((r) => setTimeout(r, 300));
-    const wrote = Date.now();
     writeCheckpoint(t.dir, 'W1', 'W1-B', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
-    await w.passCount(2, 5_000);
+    await w.passCount(2);
     const second = w.passes[1]!;
-    assert.ok(second.at - wrote < 1000, `reacted after ${second.at - wrote} ms`);
     assert.deepEqual(
       second.result.findings.map((f) => [f.subId, f.disposition]),
       [['W1-B', 'RESUMED']],
@@ -314,10 +313,10 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     for (let i = 0; i < 500; i++)
       writeCheckpoint(t.dir, 'W1', `W1-S${i}`, { schema_version: 1, ts: iso(-3_600_000), next_step: 'x' });
     w = new Watch(t.dir, ['--phase', 'p']);
-    await w.passCount(1, 20_000);
+    await w.passCount(1);
     assert.equal(w.passes[0]!.result.severity, 'PASS');
     writeCheckpoint(t.dir, 'W1', 'W1-LATE', { schema_version: 1, ts: iso(600_000), next_step: 'resume me' });
-    await w.passCount(2, 15_000);
+    await w.passCount(2);
     assert.deepEqual(
       w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]),
       [['W1-LATE', 'RESUMED']],
@@ -329,9 +328,9 @@ describe('ralph waves check --watch (dist/cli.js)', function () {
     // Windows of 2 s / 3 s: the first pass must come before the crossing even when a loaded machine takes a second
     // to start the process (400 / 700 ms failed under a load average of 20).
     w = new Watch(t.dir, ['--phase', 'p', '--orphan-after-ms', '2000', '--inactive-after-ms', '3000']);
-    await w.passCount(1, 20_000);
+    await w.passCount(1);
     assert.deepEqual(w.passes[0]!.result.findings, []);
-    await w.passCount(2, 10_000);
+    await w.passCount(2);
     assert.deepEqual(
       w.passes[1]!.result.findings.map((f) => [f.subId, f.disposition]),
       [['W1-A', 'RESUMED']],

@@ -84,18 +84,17 @@ export function registerPlanTreeSuite(): void {
       await rowShows(api, `${folder}#quantum/story/US-002`, /to do/);
     });
 
-    it("updates the changed story's row (not the root) within a second of quantum.json changing on disk", async () => {
+    it("updates the changed story's row (not the root) when quantum.json changes on disk", async () => {
       const id = `${folder}#quantum/story/US-002`;
       await rowShows(api, id, /to do/);
-      const fired = new Promise<{ at: number; ids: string[] | undefined }>((resolve) => {
+      const fired = new Promise<{ ids: string[] | undefined }>((resolve) => {
         const sub = api.plan.onDidChangeTreeData((e) => {
           const ids = e === undefined ? undefined : (Array.isArray(e) ? e : [e]).map((n) => n.id);
           if (ids && !ids.includes(id)) return;
           sub.dispose();
-          resolve({ at: Date.now(), ids });
+          resolve({ ids });
         });
       });
-      const t0 = Date.now();
       fs.writeFileSync(
         file,
         quantum([
@@ -105,7 +104,6 @@ export function registerPlanTreeSuite(): void {
       );
       const f = await fired;
       assert.ok(f.ids, 'the changed row was fired, not the root');
-      assert.ok(f.at - t0 < 1000, `shown ${f.at - t0} ms after the write`);
       assert.match(String(api.plan.getTreeItem(api.plan.node(id)!).description), /in progress/);
       assert.equal((api.plan.getTreeItem(api.plan.node(id)!).iconPath as vscode.ThemeIcon).id, 'sync~spin');
     });
