@@ -31,7 +31,7 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
   });
 
   /** A workspace whose agent runs `body` after ticking box Two (and touching `ticked`); the basic gate is `false`. */
-  function workspace(body: string): { ws: string; env: NodeJS.ProcessEnv } {
+  function workspace(body: string, containment?: 'marker'): { ws: string; env: NodeJS.ProcessEnv } {
     t = makeTempFolder('ralph-exit-', { ralphDir: true });
     const ws = t.file('ws');
     bin = shellStub(
@@ -50,6 +50,7 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
         claudePath: path.join(bin, 'claude'),
         gates: { basic: 'false' },
         timing: { betweenIterationsMs: 50, killGraceMs: 1000 },
+        ...(containment ? { containment } : {}),
       }),
     );
     return {
@@ -117,6 +118,9 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
         `printf '{ not json' > ".ralph/runs/$RALPH_RUN_ID/run.json"`,
         `echo '{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0,"usage":{"input_tokens":1,"output_tokens":1}}'`,
       ].join('\n'),
+      // The engine's own rule where the kernel does not keep the run folder read-only; with the protected mounts the
+      // agent's write fails with EROFS (test/component/process/protectedPaths.test.ts).
+      'marker',
     );
     const r = await run(ws, env);
     assert.equal(r.code, 1, r.out);

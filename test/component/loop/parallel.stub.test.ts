@@ -490,6 +490,13 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
       Q1: { ask: 'Which colour?', write: { 'q1.txt': '1\n' }, holdRunRecord: ws.dir },
       Q2: { write: { 'q2.txt': '2\n' }, holdRunRecord: ws.dir },
     });
+    // The agent removes a lock inside its lane's run folder, which the protected mounts keep read-only: the engine's
+    // own barrier is what this tests, so the lanes run without the mount namespace.
+    const cfgFile = path.join(ws.dir, '.ralph', 'config.json');
+    fs.writeFileSync(
+      cfgFile,
+      JSON.stringify({ ...JSON.parse(fs.readFileSync(cfgFile, 'utf8')), containment: 'marker' }),
+    );
     const storyOf = new Map<number, string>();
     const locks = new Set<string>();
     const notTaken: string[] = [];
