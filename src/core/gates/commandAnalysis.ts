@@ -9,7 +9,7 @@ import {
 } from './shellSyntax';
 
 /**
- * From parsed shell to the programs it would run (issue 17): every simple command, then what it hands its
+ * From parsed shell to the programs it would run: every simple command, then what it hands its
  * arguments to. Wrappers (`env`, `command`, `exec`, `nohup`, `timeout`, `nice`, `sudo`, `xargs`, `time`, `find
  * -exec`, …) are unwrapped; shells given a script (`bash -c '…'`, `eval`, `trap`, a here-document or here-string
  * fed to a shell, `watch`, `flock -c`, `su -c`, `ralph gate … -- …`) have that script parsed and analysed in
@@ -105,7 +105,7 @@ const INTERPRETERS = new Set([
   'Rscript',
   'osascript',
 ]);
-/** Programs that download: piping them into a shell or interpreter is denied (issue 17 hard denies). */
+/** Programs that download: piping them into a shell or interpreter is denied (a hard deny: no policy row allows it). */
 export const DOWNLOADERS = new Set([
   'curl',
   'wget',

@@ -22,7 +22,7 @@ import { runGate, type GateResult, type GateRunOptions } from './gateRunner';
 import { writeLastGateState } from './handoff';
 
 /**
- * `ralph gate <label> -- <cmd…>` and the locked gate the engine runs (seed-systems.md §3.10, issue 17): label and
+ * `ralph gate <label> -- <cmd…>` and the locked gate the engine runs (seed-systems.md §3.10): label and
  * tier-pin checks (64), the lock per label and working tree (join the same command, 75 for another), the run
  * (detached runner for the CLI, in process for the engine), the waiter's budget ("STILL RUNNING", 75), the
  * verdict text, and the handoff's "Last gate state" (the agent's "Working set" is never touched).
@@ -228,10 +228,11 @@ export async function runLockedGate(opts: GateRunOptions & { runId: string }): P
 
 /**
  * The engine's gate: takes the lock of the label in this tree, runs the command as its own child in process, and
- * returns that child's result. It never joins another run and never reads a verdict file (breaker-s6 31/32: the lock
- * and `.run-<id>.json` are in the agent's reach): a lock held by someone else is waited for while its holder is
- * provably a live gate runner, else stolen as stale (gateLock.ts `engineLockStep`); past the budget the gate runs
- * without the lock. `onLockBroken` hears each stale lock broken (the engine warns). Same artifacts as {@link runGate}.
+ * returns that child's result. It never joins another run and never reads a verdict file (a forged lock and verdict
+ * must not pass for a green gate: the lock and `.run-<id>.json` are in the agent's reach): a lock held by someone else
+ * is waited for while its holder is provably a live gate runner, else stolen as stale (gateLock.ts `engineLockStep`);
+ * past the budget the gate runs without the lock. `onLockBroken` hears each stale lock broken (the engine warns). Same
+ * artifacts as {@link runGate}.
  */
 export async function runGateExclusive(
   opts: GateRunOptions,

@@ -3,7 +3,7 @@ import { configPath, loadConfig } from '../store/loadConfig';
 import { GATE_TIERS, commandPolicyPath, loadCommandPolicy, type GateTier, type PolicyProblem } from './commandPolicy';
 
 /**
- * Which gate commands a workspace pins, and where they come from (issue 5 "Verified, not claimed"):
+ * Which gate commands a workspace pins, and where they come from (done is verified by a gate, never claimed):
  * the `[gates]` section of `.ralph/command-policy` (seed-systems.md §3.9) when it has at least one row, else the
  * `gates` key of the configuration (`.ralph/config.json`, overridden by the `ralph.gates` setting or flags).
  * With neither the result is `null`, and the engine refuses to start unless `--no-gates` is given.

@@ -5,16 +5,17 @@ import { normalizeCommand } from './commandPolicy';
 import { gatesDir } from './gateArtifacts';
 
 /**
- * One gate lock per label **and working tree** (issue 17, seed-systems.md §3.10): the mkdir lock
+ * One gate lock per label **and working tree** (seed-systems.md §3.10): the mkdir lock
  * `.ralph/gates/.<label>-<tree>.lock/` (`<tree>` = 12 hex of the sha256 of the tree's real path, so two worktrees
  * running the same command hold different locks) with `pid` (the runner holding it) and `owner.json`. A caller
  * with the same command joins the running gate; a different command is busy. A lock whose pid is dead, or a
  * pid-less lock older than {@link STALE_LOCK_MS}, is stolen — so a killed waiter or runner never blocks the next gate.
  *
- * The engine never joins (breaker-s6 rows 31/32, issue 11): the lock folder and the verdict files are in the
- * workspace, which the agent can write, so a lock with `pid` 1 and a verdict `exitCode: 0` can be left by it. The
- * engine counts only the result of the gate child it started itself; a lock held by anything else is waited for while
- * its holder is provably a live gate runner ({@link engineLockStep}), else broken as stale.
+ * The engine never joins (the attack: a forged lock and a green verdict left for the engine to join): the lock folder
+ * and the verdict files are in the workspace, which the agent can write, so a lock with `pid` 1 and a verdict
+ * `exitCode: 0` can be left by it. The engine counts only the result of the gate child it started itself; a lock held
+ * by anything else is waited for while its holder is provably a live gate runner ({@link engineLockStep}), else broken
+ * as stale.
  */
 
 /** A pid-less lock older than this is stale (`RALPH_GATE_STALE_LOCK_SEC` 2700 s). */
@@ -191,11 +192,11 @@ export interface LockHolderFacts {
 export const UNREADABLE_LOCK_GRACE_MS = 2_000;
 
 /**
- * The engine's rule for a lock held by someone else (breaker-s6 31/32). Pure. Never "join": the verdict files are
- * in the agent's reach. A holder that is dead, or alive but not provably the lock's runner (pid 1, the agent's
- * leftover process, any pid written into the agent-writable `pid` file), is stale: `steal`. A real runner (a person's
- * or bot's `ralph gate`) is waited for until the budget ends, then the engine runs its own gate without the lock
- * (`runUnlocked`); an unreadable lock is waited for {@link UNREADABLE_LOCK_GRACE_MS}, then stolen.
+ * The engine's rule for a lock held by someone else (against a forged lock and verdict). Pure. Never "join": the
+ * verdict files are in the agent's reach. A holder that is dead, or alive but not provably the lock's runner (pid 1,
+ * the agent's leftover process, any pid written into the agent-writable `pid` file), is stale: `steal`. A real runner
+ * (a person's or bot's `ralph gate`) is waited for until the budget ends, then the engine runs its own gate without the
+ * lock (`runUnlocked`); an unreadable lock is waited for {@link UNREADABLE_LOCK_GRACE_MS}, then stolen.
  *
  * | readable | alive | runner | waited < budget | step |
  * |---|---|---|---|---|

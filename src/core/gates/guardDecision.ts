@@ -13,7 +13,7 @@ import { ralphDir } from '../model/ralphPaths';
 import { AGENT_WRITABLE_RALPH_FILES } from '../process/protectedPaths';
 
 /**
- * The command guard's decision (issue 17; seed-systems.md §3.9 with the bypasses of §3.9's bash guard closed):
+ * The command guard's decision (seed-systems.md §3.9 with the bypasses of §3.9's bash guard closed):
  * one PreToolUse call in, allow / deny / rewrite out. Pure: the policy, the gate state and the clock come in
  * through {@link GuardContext}; what must be recorded afterwards (a write, a gate start) comes out as effects.
  *
@@ -1394,7 +1394,7 @@ function hardDeny(analysis: Analysis, cwd: string, ctx: GuardContext): string | 
   return null;
 }
 
-/** Process-spawning (or code-evaluating) APIs, per language of inline code (issue 17, README "Command guard"). */
+/** Process-spawning (or code-evaluating) APIs, per language of inline code (docs/guard.md). */
 const SPAWN_APIS: { langs: RegExp; re: RegExp }[] = [
   // Python: os.system/popen/exec*/spawn* (also imported bare), subprocess, pty, and the dynamic ways to reach them
   // (`re.compile(…)` is not `compile(…)`).

@@ -3,7 +3,7 @@ import { FileProblemError, positionAt } from '../store/parseError';
 import { applyJsonChanges, newJsonText } from '../store/jsonEdit';
 
 /**
- * `ralph guard install [--uninstall]` (issue 17): our PreToolUse hook in a project's `.claude/settings.json`, for
+ * `ralph guard install [--uninstall]`: our PreToolUse hook in a project's `.claude/settings.json`, for
  * people who run claude themselves. Idempotent; every other key and hook of the file is kept (edits through
  * jsonc-parser keep the file's formatting); `--uninstall` removes only our entry. Our entry is the hook whose
  * command runs `guard-hook.js` (with its matcher group when the group holds nothing else). Pure: text in, text out.

@@ -7,7 +7,7 @@ import { handleHook, loadPolicyForGuard, type GuardRecord, type HookAnswer } fro
 import { shellQuote } from './shellQuote';
 
 /**
- * The warm guard of a run (issue 17): the engine keeps the parsed policy and the shell parser loaded in a small
+ * The warm guard of a run: the engine keeps the parsed policy and the shell parser loaded in a small
  * server on a Unix socket under the run folder; the hook process is a tiny client (`dist/guard-hook.js`) that
  * forwards its stdin and prints the answer, and denies (exit 2) when the server does not answer.
  *
@@ -39,7 +39,8 @@ export interface GuardInstall {
    * Absolute `dist/guard.js`: the decision with the shell parser, for the hook client's in-process mode (no run's
    * server: `ralph guard install`). The engine's server and `ralph guard` decide with the code of their own bundle,
    * which holds the parser anyway (the gate-file trust reads gate commands with it): loading guard.js beside it
-   * parsed a second 4 MB copy of the parser, ~0.1 s of the main thread at every run's start (issue 19 bench).
+   * parsed a second 4 MB copy of the parser, ~0.1 s of the main thread at every run's start (measured by the lanes
+   * bench).
    */
   guard: string;
 }

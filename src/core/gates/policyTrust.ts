@@ -1,12 +1,13 @@
 import type { CommandPolicy } from './commandPolicy';
 
 /**
- * The command policy as the standalone guard may use it (breaker-s6 row 28, issue 11 "A repository is not trusted by
- * default"). Rows that hand the agent a program or a gate's authority — `[rewrite]` (a replacement command),
- * `[wrap]` and the `[gates]` pins (the agent's command run through the gate runner under a gate's label) — are trusted
- * content (core/trust/trustedContent.ts): an untrusted policy's such rows are ignored. `[deny]` and `[protect]` rows
- * only take power away, so they apply whatever the trust state (a cloned repository may always make the guard
- * stricter, never more generous). The policy has no allow rows; a future one belongs with `[rewrite]` here.
+ * The command policy as the standalone guard may use it: a cloned repository is not trusted by default, so its policy
+ * must not hand the user's own claude a program (an untrusted `[rewrite]` of `npm test` to `./tools/evil.sh`). Rows
+ * that hand the agent a program or a gate's authority — `[rewrite]` (a replacement command), `[wrap]` and the `[gates]`
+ * pins (the agent's command run through the gate runner under a gate's label) — are trusted content
+ * (core/trust/trustedContent.ts): an untrusted policy's such rows are ignored. `[deny]` and `[protect]` rows only take
+ * power away, so they apply whatever the trust state (a cloned repository may always make the guard stricter, never
+ * more generous). The policy has no allow rows; a future one belongs with `[rewrite]` here.
  */
 
 /** What {@link policyForTrust} kept and what it ignored. */

@@ -4,11 +4,11 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 
 /**
- * Process containment (issue 12 "nothing escapes"): every agent iteration and every gate command runs in its own
- * PID namespace when the system allows it, so ending the iteration ends every process started under it, including
- * ones that left the process group and cleared their environment (`setsid env -i server &`), which the environment
- * marker sweep (processGroup.ts `endMarkedProcesses`) cannot find. Where no namespace can be made (not Linux, no
- * `unshare`, namespaces forbidden) or config `containment` is `"marker"`, the marker sweep is the only net.
+ * Process containment (nothing an agent starts escapes its iteration): every agent iteration and every gate command
+ * runs in its own PID namespace when the system allows it, so ending the iteration ends every process started under it,
+ * including ones that left the process group and cleared their environment (`setsid env -i server &`), which the
+ * environment marker sweep (processGroup.ts `endMarkedProcesses`) cannot find. Where no namespace can be made (not
+ * Linux, no `unshare`, namespaces forbidden) or config `containment` is `"marker"`, the marker sweep is the only net.
  *
  * Shape of a contained command: `unshare [--user --map-current-user] --pid --fork --kill-child --mount-proc bash -c
  * INIT ralph-init <graceTicks> <reportFile> <file> <args…>`. `unshare` is the process-group leader we spawn (the pid
@@ -21,12 +21,13 @@ import path from 'node:path';
  * kills PID 1 and so, again, everything in the namespace. The network is not touched (no network namespace): the
  * agent still reaches 127.0.0.1.
  *
- * Dying with the runner (issue 11, breaker-s5 35): `--kill-child` ties the namespace to `unshare`, not `unshare` to us;
- * a runner killed with SIGKILL left `unshare` and the agent running (an orphan that could claim items after the
- * crash). So `unshare` is started through `setpriv --pdeathsig SIGKILL` (util-linux) when that works here
- * ({@link parentDeathPrefix}): the kernel SIGKILLs `unshare` when the runner's thread that spawned it dies, and with it
- * the namespace. Uncontained (marker mode) the agent itself gets the same prefix; what it started outside its group
- * then lives on until the next start ends it (crashRecovery.ts, from the agent file in the state folder).
+ * Dying with the runner (the attack: outlive a SIGKILLed runner, then tamper): `--kill-child` ties the namespace to
+ * `unshare`, not `unshare` to us; a runner killed with SIGKILL left `unshare` and the agent running (an orphan that
+ * could claim items after the crash). So `unshare` is started through `setpriv --pdeathsig SIGKILL` (util-linux) when
+ * that works here ({@link parentDeathPrefix}): the kernel SIGKILLs `unshare` when the runner's thread that spawned it
+ * dies, and with it the namespace. Uncontained (marker mode) the agent itself gets the same prefix; what it started
+ * outside its group then lives on until the next start ends it (crashRecovery.ts, from the agent file in the state
+ * folder).
  *
  * Limits: a command killed by a signal is reported by the init as exit 128+n (a shell's convention), see
  * {@link containedExit}; `/proc` inside is the namespace's own (tools there see only the iteration's processes).

@@ -4,7 +4,7 @@ import { gitWorkerActive, runGitInWorker } from './gitWorker';
 
 /**
  * `node:child_process`, loaded at the first git call: `ralph status` without a cache never spawns git, and loading
- * the module (and `net`, `stream` behind it) costs it ~5 ms (issue 10 speed). Read from the module object at each
+ * the module (and `net`, `stream` behind it) costs it ~5 ms. Read from the module object at each
  * call, as before, so snapshotCache's recorder still sees the start.
  */
 function childProcess(): typeof ChildProcess {
@@ -13,13 +13,13 @@ function childProcess(): typeof ChildProcess {
 }
 
 /**
- * Every git command ralph itself runs goes through here (breaker-s5 rows 21, 22): a cloned repository's `.git/config`
- * (or an agent's `git config`) can name programs git runs on its own — `core.fsmonitor` on almost any command that
- * looks at the work tree (status, add, check-ignore …), hooks on checkout, commit, merge and any ref update
- * (`reference-transaction`), `gpg.program` when `commit.gpgSign` is set, `core.pager`. Ralph runs git outside any
- * iteration's containment (at a run's start, between iterations, in the parallel dispatcher), so such a program
- * would run as the user, unseen by trust. Command-line `-c` wins over every config file (git-config(1) "FILES"),
- * includes and `includeIf` too, so these settings turn all of that off:
+ * Every git command ralph itself runs goes through here (the attack: a `core.fsmonitor` that ticks a box after the
+ * run): a cloned repository's `.git/config` (or an agent's `git config`) can name programs git runs on its own —
+ * `core.fsmonitor` on almost any command that looks at the work tree (status, add, check-ignore …), hooks on checkout,
+ * commit, merge and any ref update (`reference-transaction`), `gpg.program` when `commit.gpgSign` is set, `core.pager`.
+ * Ralph runs git outside any iteration's containment (at a run's start, between iterations, in the parallel
+ * dispatcher), so such a program would run as the user, unseen by trust. Command-line `-c` wins over every config file
+ * (git-config(1) "FILES"), includes and `includeIf` too, so these settings turn all of that off:
  *
  * - `core.fsmonitor=false`: no fsmonitor hook or daemon (git-config(1) core.fsmonitor: a boolean since git 2.36,
  *   a hook path before; `false` then runs /bin/false, which only makes git scan);
@@ -29,7 +29,7 @@ function childProcess(): typeof ChildProcess {
  *   `gpg.program` / `gpg.ssh.program` are never run (sign them yourself when you merge the feature branch);
  * - `--no-pager`: no `core.pager` (git starts none without a terminal anyway).
  *
- * Not closed by `-c` (no switch turns them off; docs/NOTES.md): clean/smudge/process filters and merge drivers named
+ * Not closed by `-c` (no switch turns them off): clean/smudge/process filters and merge drivers named
  * by `.gitattributes`, which the parallel dispatcher's `git add -A`, `worktree add` and `merge` can run.
  */
 export const RALPH_GIT_CONFIG: readonly string[] = [

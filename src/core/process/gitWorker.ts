@@ -3,13 +3,13 @@ import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
 
 /**
- * git started from a small long-lived helper process (issue 19 "Benchmark"; docs/NOTES.md "lanes wall ratio (branch
- * m19)"). Node's `child_process.spawn` forks the whole calling process and blocks its thread until the child has
- * exec'd: in a parallel run the one main thread that drives every lane's engine spent about a third of its time there
- * (CPU profile of the 4-lane bench: `ChildProcess.spawn` 7.3 s of 23 s busy), and each fork of the large process
- * costs CPU. The helper (a bare `node -e`, a few MB of heap) forks cheaply and waits for the exec itself; the main
- * thread only writes one JSON line and reads one back. (A worker thread was tried first: it freed the main thread but
- * cost more CPU, the main thread's writes during each fork copying pages.)
+ * git started from a small long-lived helper process (measured by the lanes bench). Node's `child_process.spawn` forks
+ * the whole calling process and blocks its thread until the child has exec'd: in a parallel run the one main thread
+ * that drives every lane's engine spent about a third of its time there (CPU profile of the 4-lane bench:
+ * `ChildProcess.spawn` 7.3 s of 23 s busy), and each fork of the large process costs CPU. The helper (a bare `node -e`,
+ * a few MB of heap) forks cheaply and waits for the exec itself; the main thread only writes one JSON line and reads
+ * one back. (A worker thread was tried first: it freed the main thread but cost more CPU, the main thread's writes
+ * during each fork copying pages.)
  *
  * Used only while a parallel run holds it ({@link holdGitWorker}); everything else (the sequential engine, `ralph
  * status`, whose fs-read recording watches `child_process`) spawns git as before. The result is the one process/git.ts
@@ -21,9 +21,9 @@ import { PassThrough, type Readable } from 'node:stream';
  * commit, a merge), and running it again could do it twice. The helper exits when its stdin closes (the run let go
  * of it, or this process died).
  *
- * A parallel run also starts its agents and gates from the helper ({@link spawnInWorker}; docs/NOTES.md "agents and
- * gates from the helper (session 10)"): their output is piped back as JSON lines, or appended by the helper to the
- * gate's log. `setpriv --pdeathsig` then ties a contained child to the helper, which dies with this process.
+ * A parallel run also starts its agents and gates from the helper ({@link spawnInWorker}, for the same reason): their
+ * output is piped back as JSON lines, or appended by the helper to the gate's log. `setpriv --pdeathsig` then ties a
+ * contained child to the helper, which dies with this process.
  */
 
 /** One request to the helper (one JSON line on its stdin): the argv after `git`, the folder, the whole environment. */
@@ -139,8 +139,9 @@ const pending = (): number => waiting.size + spawned.size;
 /**
  * Keeps the git helper in use until the returned function is called (calls nest: the helper ends when the last
  * holder lets go). A parallel run holds it for its whole length. `start`: start the helper now rather than at the first
- * call (its start-up, ~0.1 s of Node's, then overlaps what the caller does meanwhile). The returned function resolves once the helper has
- * exited (its stdin closed; killed when it has not exited within 2 s), so that a run leaves no process behind.
+ * call (its start-up, ~0.1 s of Node's, then overlaps what the caller does meanwhile). The returned function resolves
+ * once the helper has exited (its stdin closed; killed when it has not exited within 2 s), so that a run leaves no
+ * process behind.
  */
 export function holdGitWorker(o: { start?: boolean } = {}): () => Promise<void> {
   holders++;
@@ -349,13 +350,13 @@ export interface WorkerChild {
 export const LOST_CHILD = 'the helper process that started it ended before it did';
 
 /**
- * Starts `file args` from the helper instead of this process (issue 19 "Benchmark": a fork of the large runner costs
+ * Starts `file args` from the helper instead of this process (a fork of the large runner costs
  * its one thread ~10–25 ms and page-table copies on every core; the helper is a few MB): detached (its own process
  * group, as the engine starts agents and gates), stdin closed, the whole environment `env` (not merged with this
  * process's), stdout / stderr piped back here or appended to a file (`stderr: 'stdout'`: the same file). Returns null
- * when the helper is not held, not up yet or has failed: start the child here then. A child whose helper is lost is reported as
- * ended ({@link LOST_CHILD}); it was started through `setpriv --pdeathsig` when contained, so it dies with the
- * helper, and the caller ends its group as for any child. The helper keeps this process alive while children run.
+ * when the helper is not held, not up yet or has failed: start the child here then. A child whose helper is lost is
+ * reported as ended ({@link LOST_CHILD}); it was started through `setpriv --pdeathsig` when contained, so it dies with
+ * the helper, and the caller ends its group as for any child. The helper keeps this process alive while children run.
  */
 export function spawnInWorker(
   file: string,

@@ -153,7 +153,7 @@ export function processesWithEnv(name: string, value: string): number[] {
 /**
  * Whether a member of group `pgid` carries `name=value` in its environment (`/proc/<pid>/environ`): the proof that a
  * group recorded in a run record is that run's agent and not an unrelated group that now has the number, or that a
- * hostile record names (issue 12). False without /proc.
+ * hostile record names. False without /proc.
  */
 export function groupCarriesEnv(pgid: number, name: string, value: string): boolean {
   const needle = `${name}=${value}`;
