@@ -8,14 +8,27 @@ import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { git, gitInit } from '../../support/workspace';
 
 /** `ralph run` as a process; returns exit code and both streams. */
-function ralphRun(dir: string, extra: string[] = []): { code: number | null; out: string; err: string } {
+function ralphRun(
+  dir: string,
+  extra: string[] = [],
+  maxIterations = 1,
+): { code: number | null; out: string; err: string } {
   const r = spawnSync(
     process.execPath,
-    [cliPath, '-C', dir, 'run', '--no-gates', '--trust', '--max-iterations', '1', ...extra],
+    [cliPath, '-C', dir, 'run', '--no-gates', '--trust', '--max-iterations', String(maxIterations), ...extra],
     { encoding: 'utf8', timeout: 60_000 },
   );
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
+
+/**
+ * Shell lines for a stub agent: wait until the engine has recorded the agent in run.json (`agentStartedAt`, its last
+ * write before it waits on the agent). That write replaces run.json (a temp file, then a rename that frees the old
+ * file's page): made while the agent fills the disk, it leaves a page free, the end's writes fit in it and the run ends
+ * at its cap (exit 2) without ever seeing ENOSPC. Filling after it leaves nothing free until the engine writes again.
+ */
+const afterAgentRecorded =
+  'until grep -qs agentStartedAt "$RALPH_WORKSPACE/.ralph/runs/$RALPH_RUN_ID/run.json"; do sleep 0.02; done';
 
 const quantum = {
   project: 'p',
@@ -74,8 +87,11 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
   it('a disk that fills up during the iteration: run.json says failed with the cause, the story is pending again, exit 74', () => {
     t = smallDisk('ralph-full-', '3m');
     fs.mkdirSync(t.file('.ralph'));
-    // The agent fills the disk, as a runaway build or log would.
-    bin = shellStub('claude', `dd if=/dev/zero of='${t.file('fill')}' bs=64k 2>/dev/null; exit 0`);
+    // The agent fills the disk, as a runaway build or log would, once the engine has recorded its start.
+    bin = shellStub(
+      'claude',
+      `${afterAgentRecorded}\ndd if=/dev/zero of='${t.file('fill')}' bs=64k 2>/dev/null; exit 0`,
+    );
     t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude') }));
     t.write('quantum.json', JSON.stringify(quantum, null, 2));
     const r = ralphRun(t.dir);
@@ -94,13 +110,15 @@ describe('cli: ralph run when .ralph/ cannot be written (issue 12)', function ()
 
   it("a parallel run whose lane's agent fills the disk: the run's one reserve is freed, the run ends failed with the cause (exit 74), the story is given back, nothing is left", () => {
     t = smallDisk('ralph-full-lanes-', '4m');
-    // The agent (in its lane's worktree) fills the disk, as a runaway build or log would.
-    bin = shellStub('claude', 'dd if=/dev/zero of=fill bs=64k 2>/dev/null; exit 0');
+    // The agent (in its lane's worktree) fills the disk, as a runaway build or log would, once its start is recorded.
+    bin = shellStub('claude', `${afterAgentRecorded}\ndd if=/dev/zero of=fill bs=64k 2>/dev/null; exit 0`);
     t.write('.ralph/config.json', JSON.stringify({ claudePath: path.join(bin, 'claude') }));
     t.write('.gitignore', '.ralph/\n');
     t.write('quantum.json', JSON.stringify(quantum, null, 2));
     gitInit(t, { commit: true });
-    const r = ralphRun(t.dir, ['--parallel']);
+    // Two iterations allowed: with one, the cap is reached as the lane's iteration starts and the run ends capReached
+    // whatever the lane meets afterwards.
+    const r = ralphRun(t.dir, ['--parallel'], 2);
     assert.doesNotMatch(r.out + r.err, /\n\s+at /, 'no stack trace');
     const runs = fs.readdirSync(t.file('.ralph/runs'));
     assert.equal(runs.length, 1, runs.join(' '));
