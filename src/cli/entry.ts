@@ -3,16 +3,13 @@ import * as path from 'node:path';
 import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
 import { printAnswer } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
-import { cacheDir } from '../core/store/cacheDir';
 import type { resolveActor } from '../core/sources/actor';
 import {
   buildKey,
   readSnapshot,
-  recordFsReads,
   snapshotEnvKey,
   snapshotsEnabled,
   type SnapshotKey,
-  type SnapshotLookup,
 } from '../core/store/snapshotCache';
 import type { runFast } from './readEntry';
 
@@ -20,7 +17,7 @@ import type { runFast } from './readEntry';
  * dist/cli.js, the `ralph` entry, kept tiny (no schemas, no readers): `ralph [-C dir] status|next [--json]` is
  * answered here from the snapshot cache (core/store/snapshotCache.ts) when nothing it read has changed; otherwise the
  * commands bots poll (`status`, `next`, see {@link matchFastCommand}) load dist/cli-read.js (src/cli/readEntry.ts,
- * no commander, engine or agents), which records what status reads and stores the answer; `waves check` in its plain forms
+ * no commander, engine or agents), which computes the answer and stores it with the inputs the command names; `waves check` in its plain forms
  * loads dist/cli-waves.js (src/cli/wavesMain.ts, that command alone, no commander); `task start|done|block|reset` loads
  * dist/cli-task.js (src/cli/taskMain.ts, the `task` command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
  * exit codes every way (test/component/cli/botParity.test.ts, test/component/cli/snapshotCache.test.ts).
@@ -49,13 +46,11 @@ async function entry(argv: string[]): Promise<void> {
   }
   const readBundle = path.join(__dirname, 'cli-read.js');
   let key: SnapshotKey | undefined;
-  let changed: string | undefined;
-  let unchanged: SnapshotLookup['unchanged'];
   let actor: string | undefined;
   const folder = snapshotsEnabled() ? quickFolder(fast.cwd) : undefined;
   if (folder !== undefined) {
-    // `next` answers for an actor (FLOW_ACTOR, else git's user.email / user.name: a child process whose reads are
-    // not recorded), so the actor is part of its key and handed down; the answer is stored per output form.
+    // `next` answers for an actor (FLOW_ACTOR, else git's user.email / user.name from git's own config files), so the
+    // actor is part of its key and handed down; the answer is stored per output form.
     // Required here: `child_process` (and what it loads) costs a status hit a few ms.
     /* eslint-disable @typescript-eslint/no-require-imports */
     if (fast.command === 'next')
@@ -74,25 +69,10 @@ async function entry(argv: string[]): Promise<void> {
       printAnswer(out, found.answer.exitCode);
       return;
     }
-    changed = found.changed;
-    unchanged = found.unchanged;
   }
-  // Recording starts before the readers are loaded, so a library that copies `fs` at load time copies the wrappers.
-  const recording = key ? recordFsReads([cacheDir(), __dirname]) : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const read = require(readBundle) as { runFast: typeof runFast };
-  await read.runFast(
-    fast,
-    key && recording
-      ? {
-          key,
-          recording,
-          ...(changed !== undefined ? { changed } : {}),
-          ...(unchanged ? { known: unchanged } : {}),
-          ...(actor !== undefined ? { actor } : {}),
-        }
-      : undefined,
-  );
+  await read.runFast(fast, key ? { key, ...(actor !== undefined ? { actor } : {}) } : undefined);
 }
 
 /** The workspace folder of `-C` / the current directory (src/cli/folder.ts's rule), or `undefined` when it is not a folder (the full path reports that). */

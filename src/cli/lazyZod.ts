@@ -5,7 +5,7 @@ import type { z as Z } from 'zod';
  * `zod`, as the CLI bundles see it (dist/cli-read.js, dist/cli-main.js, dist/cli-waves.js; esbuild.mjs swaps every
  * `import { z } from 'zod'` of those bundles for this module): schemas are *described* at module load and *built*
  * only when first used, and zod itself (~0.7 MB of code, dist/zod.js) is loaded only then. A command that never
- * validates a file afresh (a status answered from the parse cache) never loads it (the schemas' top-level
+ * validates a file with zod (plain files take model/fastLoose.ts's fast paths) never loads it (the schemas' top-level
  * construction and the bundle's compile were a third of a status call).
  *
  * How: `z.<builder>(…)` (string, number, object, looseObject, array, enum, …) returns a *deferred schema*, a proxy

@@ -4,7 +4,8 @@ import { nextWork } from '../core/sources/operations';
 import { resolveFolder } from './folder';
 import { printResult, runReporting } from './jsonResult';
 import { writeSnapshot } from '../core/store/snapshotCache';
-import type { SnapshotRecording } from './statusCommand';
+import type { AnswerToStore } from './statusCommand';
+import { answerInputs } from '../core/control/answerInputs';
 
 /** `ralph next [--json] [--epic ID…] [--require-plan-review]`: what each source would work on next. Read-only. */
 export function registerNextCommand(program: Command): void {
@@ -32,18 +33,19 @@ export function registerNextCommand(program: Command): void {
 }
 
 /**
- * The body of `ralph next`: each source's next item (read through the parse cache), as JSON or text. With
- * `recorded` (the small entry recorded the reads, src/cli/entry.ts), a successful answer is stored in the snapshot
- * cache (core/store/snapshotCache.ts): it is a function of the files read and the actor, which is in the key.
+ * The body of `ralph next`: each source's next item, as JSON or text. With `store` (src/cli/entry.ts), a successful
+ * answer is stored in the answer cache (core/store/snapshotCache.ts) with the inputs it names
+ * (control/answerInputs.ts): it is a function of those files and the actor, which is in the key.
  */
 export async function printNext(
   folder: string,
   opts: { json?: boolean; epic?: string[]; requirePlanReview?: boolean; actor?: string },
-  recorded?: SnapshotRecording,
+  store?: AnswerToStore,
 ): Promise<void> {
+  const sinceMs = Date.now();
   let printed = '';
   const write = process.stdout.write.bind(process.stdout);
-  if (recorded) {
+  if (store) {
     process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       printed += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
@@ -52,18 +54,10 @@ export async function printNext(
   try {
     await nextBody(folder, opts);
   } finally {
-    if (recorded) process.stdout.write = write;
+    if (store) process.stdout.write = write;
   }
-  if (!recorded) return;
-  recorded.recording.stop();
-  if (process.exitCode === 0 && folder === recorded.key.folder && !recorded.recording.tainted) {
-    writeSnapshot(
-      recorded.key,
-      recorded.recording.paths,
-      { outputs: { out: printed }, exitCode: 0 },
-      recorded.changed !== undefined ? { checkFirst: recorded.changed } : {},
-    );
-  }
+  if (store && process.exitCode === 0 && folder === store.key.folder)
+    writeSnapshot(store.key, answerInputs(folder), { outputs: { out: printed }, exitCode: 0 }, { sinceMs });
 }
 
 async function nextBody(
@@ -76,7 +70,6 @@ async function nextBody(
       actor: opts.actor ?? resolveActor(folder),
       epics: opts.epic,
       requirePlanReview: opts.requirePlanReview,
-      cached: true,
     });
     const lines: string[] = [];
     if (answer.flow)

@@ -4,19 +4,12 @@ import { composeStatus } from '../core/control/statusCompose';
 import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
-import { writeSnapshot, type FsRecording, type KnownStat, type SnapshotKey } from '../core/store/snapshotCache';
+import { answerInputs } from '../core/control/answerInputs';
+import { writeSnapshot, type SnapshotKey } from '../core/store/snapshotCache';
 
-/** A status or next answer computed while the small entry records the paths it reads (src/cli/entry.ts), to store it. */
-export interface SnapshotRecording {
+/** A status or next answer to store in the answer cache (src/cli/entry.ts looked it up and missed). */
+export interface AnswerToStore {
   key: SnapshotKey;
-  recording: FsRecording;
-  /** The input the entry's lookup found changed, if any (examined first when storing). */
-  changed?: string;
-  /**
-   * The inputs the entry's lookup found unchanged, with their identity (size, mtime, inode): the parse cache serves
-   * them without a `stat` of its own (store/parseCache.ts `useKnownStats`), so only the changed files are re-read.
-   */
-  known?: ReadonlyMap<string, KnownStat>;
   /** `next`: the actor the entry resolved (part of the key). */
   actor?: string;
 }
@@ -35,27 +28,25 @@ export function registerStatusCommand(program: Command): void {
 }
 
 /**
- * The body of `ralph status`: the snapshot (read through the parse cache) as indented JSON or text; exit 0. With
- * `recorded`, both forms are stored in the snapshot cache (core/store/snapshotCache.ts) when the answer is a
- * function of files alone: no runs and no waves (their state depends on live processes and the clock), the folder
- * the one the entry keyed it by, and no asynchronous read.
+ * The body of `ralph status`: the snapshot as indented JSON or text; exit 0. With `store`, both forms are stored in
+ * the answer cache (core/store/snapshotCache.ts) with the inputs status names (control/answerInputs.ts) when the
+ * answer is a function of files alone: no runs and no waves (their state depends on live processes and the clock),
+ * and the folder the one the entry keyed it by.
  */
-export function printStatus(folder: string, json: boolean, recorded?: SnapshotRecording): void {
-  const { basis } = loadStatusBasis(folder, { cached: true });
+export function printStatus(folder: string, json: boolean, store?: AnswerToStore): void {
+  const sinceMs = Date.now();
+  const { basis } = loadStatusBasis(folder);
   const snapshot = composeStatus(basis);
-  const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
-  const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
+  const jsonOut = json || store ? jsonDocument(snapshot) : '';
+  const textOut = !json || store ? escapeControls(formatStatusText(snapshot)) : '';
   process.stdout.write(json ? jsonOut : textOut);
   process.exitCode = 0;
-  if (!recorded) return;
-  recorded.recording.stop();
   const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
-  if (fileOnly && folder === recorded.key.folder && !recorded.recording.tainted) {
+  if (store && fileOnly && folder === store.key.folder)
     writeSnapshot(
-      recorded.key,
-      recorded.recording.paths,
+      store.key,
+      answerInputs(folder),
       { outputs: { json: jsonOut, text: textOut }, exitCode: 0 },
-      recorded.changed !== undefined ? { checkFirst: recorded.changed } : {},
+      { sinceMs },
     );
-  }
 }

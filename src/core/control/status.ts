@@ -111,14 +111,10 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
 }
 
 /**
- * Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. `cached`: read
- * the sources through the parse cache (store/parseCache.ts); the snapshot is the same either way. The load
+ * Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. The load
  * ({@link loadStatusBasis}) then the pure composition (control/statusCompose.ts `composeStatus`).
  */
-export function buildStatus(
-  folder: string,
-  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {},
-): StatusSnapshot {
+export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe } = {}): StatusSnapshot {
   return composeStatus(loadStatusBasis(folder, opts).basis);
 }
 
@@ -128,9 +124,9 @@ export function buildStatus(
  */
 export function loadStatusBasis(
   folder: string,
-  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; cached?: boolean } = {},
+  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe } = {},
 ): { basis: StatusBasis; openBaselines: number } {
-  const src = loadSources(folder, opts.env, { cached: opts.cached });
+  const src = loadSources(folder, opts.env);
   const plan = buildPlan(src);
   const { runs, problems: runProblems } = listRuns(folder, opts.probe);
   const waves = loadWaveViews(folder);

@@ -2,7 +2,6 @@ import * as path from 'node:path';
 import { epicOfTaskId, FLOW_TASK_ID } from '../model/flowNext';
 import { OperationError } from '../model/operationError';
 import type { SourceId } from '../model/plan';
-import { openParseCache } from '../store/parseCache';
 import { FileProblemError } from '../store/parseError';
 import { commitPlan, type CommitOptions } from '../store/writePlan';
 import { checklistNext, readChecklists } from './checklist/checklist';
@@ -294,21 +293,17 @@ export interface NextAnswer {
 /**
  * `next` over every source (read-only): flowctl's selector (§2.5), quantum's eligibility (§4.3) and each
  * checklist's first unchecked box. A dependency cycle in quantum stories is an error naming the cycle.
- * `cached`: read through the parse cache (store/parseCache.ts); the answer is the same either way.
  */
 export function nextWork(
   opts: OperationContext & {
     actor: string;
     epics?: string[];
     requirePlanReview?: boolean;
-    cached?: boolean;
     skip?: readonly string[];
   },
 ): NextAnswer {
   const answer: NextAnswer = { checklists: [], item: null };
-  const ws = readFlowWorkspace(opts.folder, opts.env, {
-    cache: opts.cached ? openParseCache(opts.folder, 'flow', opts.env) : undefined,
-  });
+  const ws = readFlowWorkspace(opts.folder, opts.env);
   if (ws) {
     // An item file that does not parse hides a task: "none" would be a lie.
     const bad = flowItemProblems(ws)[0];
@@ -319,11 +314,7 @@ export function nextWork(
       answer.item = { source: 'flow-next', id: answer.flow.task, title: t?.merged.title ?? '' };
     }
   }
-  const q = readQuantum(
-    opts.folder,
-    'quantum.json',
-    opts.cached ? openParseCache(opts.folder, 'quantum', opts.env) : undefined,
-  );
+  const q = readQuantum(opts.folder);
   if (q?.problem) throw new FileProblemError(q.problem);
   if (q?.doc) {
     const cycle = findCycles(q.doc.data.stories.map((s) => ({ id: s.id, deps: s.dependsOn })))[0];

@@ -5,7 +5,6 @@ import { readChecklists, type ChecklistFile } from './checklist/checklist';
 import { readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { flowItem } from './flowNext/flowItem';
 import { readQuantum, type QuantumDoc } from './quantum/readQuantum';
-import { openParseCache } from '../store/parseCache';
 import { relativeTo } from '../store/relativePath';
 import { loadWaveViews, waveJson } from '../waves/summary';
 
@@ -20,17 +19,12 @@ export interface SourceSet {
 
 /**
  * Reads every task source of a folder (flow-next, quantum-loop, checklists). Never throws for bad content.
- * `cached`: reuse parsed files from the parse cache (store/parseCache.ts), for read-only commands only.
  */
-export function loadSources(
-  folder: string,
-  env: NodeJS.ProcessEnv = process.env,
-  opts: { cached?: boolean } = {},
-): SourceSet {
+export function loadSources(folder: string, env: NodeJS.ProcessEnv = process.env): SourceSet {
   const problems: FileProblem[] = [];
-  const flow = readFlowWorkspace(folder, env, { cache: opts.cached ? openParseCache(folder, 'flow', env) : undefined });
+  const flow = readFlowWorkspace(folder, env);
   if (flow) problems.push(...flow.problems);
-  const q = readQuantum(folder, 'quantum.json', opts.cached ? openParseCache(folder, 'quantum', env) : undefined);
+  const q = readQuantum(folder);
   if (q?.problem) problems.push(q.problem);
   return { folder, flow, quantum: q?.doc, checklists: readChecklists(folder, problems), problems };
 }

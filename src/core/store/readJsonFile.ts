@@ -261,3 +261,32 @@ export function schemaProblem(file: string, text: string, error: z.ZodError): Fi
   const pos = at ? positionAt(text, at.offset) : { line: 1, column: 1 };
   return { file, ...pos, message: `${where}: ${issue?.message ?? 'invalid'}` };
 }
+
+/** A JSON file's parse: the validated value, or the positioned problem. */
+export type ParsedFile<T> = { ok: true; value: T } | { ok: false; problem: FileProblem };
+
+/**
+ * The one JSON reader of the source readers: reads `file` (absolute), parses and validates it with `schema`
+ * (problems named `shown`; `fast`: a fast path giving zod's value, or `undefined` to ask the schema, see
+ * model/fastLoose.ts), and returns the value or the problem; `undefined` when the file does not exist. `listed`: a
+ * directory listing just showed `file` as a regular file, so it is read with {@link readListedTextSync} (same answer,
+ * cheaper).
+ */
+export function readJsonParsed<S extends z.ZodType>(
+  file: string,
+  shown: string,
+  schema: S,
+  fast?: (v: unknown) => z.infer<S> | undefined,
+  listed = false,
+): ParsedFile<z.infer<S>> | undefined {
+  try {
+    const text = listed ? readListedTextSync(file) : readTextSync(file);
+    if (text === undefined) return undefined;
+    const r = parseJsonFileText(shown, text, schema, fast);
+    return r.ok ? { ok: true, value: r.value } : { ok: false, problem: r.problem };
+  } catch (err) {
+    // A file the bounded reader refuses (not a regular file, too large, a NUL byte) is a problem naming it.
+    if (err instanceof FileProblemError) return { ok: false, problem: { ...err.problem, file: shown } };
+    throw err;
+  }
+}

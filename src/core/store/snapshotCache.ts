@@ -1,32 +1,31 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { cacheDir } from './cacheDir';
 import { fnv1a } from './fnv';
 
 /**
- * The whole-answer cache of the read-only commands bots poll (`ralph status`): the printed answer of a
- * command is reused while every file-system path the command looked at while computing it is unchanged, so a warm
- * call costs a `stat` per input and a write of the stored answer, without loading the readers, the schemas or the
- * plan graph (the small entry dist/cli.js answers it; src/cli/entry.ts).
+ * The whole-answer cache of the read-only commands bots poll (`ralph status`, `ralph next`): the printed answer of a
+ * command is reused while every input the command named is unchanged, so a warm call costs a `stat` per input and a
+ * write of the stored answer, without loading the readers, the schemas or the plan graph (the small entry
+ * dist/cli.js answers it; src/cli/entry.ts).
  *
- * How the inputs are known: while the answer is computed, {@link recordFsReads} wraps the synchronous readers of
- * the `fs` module (read, open, stat, lstat, exists, readdir, access, realpath, opendir, readlink) and notes every
- * path asked about, whether it exists or not (a path that did not exist is an input too: its creation must miss).
- * A directory that was listed is an input through its own mtime (entries added, removed or renamed change it). An
- * asynchronous `fs` call or a child process started while recording taints the recording: nothing is stored.
+ * How the inputs are known: the command names the files and folders its answer depends on ({@link AnswerInput}, e.g.
+ * sources/answerInputs.ts); a folder stands for its own mtime (entries added, removed or renamed change it) and, to
+ * the depth named, for its entries. A named path that does not exist is an input too: its creation must miss. A test
+ * checks the names against every path the readers ask the file system about (test/unit/store/answerInputs.test.ts).
  *
- * Rules (the parse cache's, store/parseCache.ts):
- * - Outside the workspace, in `$XDG_CACHE_HOME/ralph/` (`<fnv(folder)>-<command>.snapshot.json`); paths under that
- *   folder are never inputs (the parse cache rewrites its own files).
- * - Racy clean: an entry is served only when every input's mtime and ctime are older than the entry file's own mtime
- *   by more than {@link SNAPSHOT_RACY_TICK_MS}; an answer whose inputs changed within that tick is not even written.
+ * Rules:
+ * - Outside the workspace, in `$XDG_CACHE_HOME/ralph/` (`<fnv(folder)>-<command>.snapshot.json`).
+ * - Each input keyed by size, mtime, ctime and inode. Racy clean (git's rule): an entry is served only when every
+ *   input's mtime and ctime are older than the entry file's own mtime by more than {@link SNAPSHOT_RACY_TICK_MS}; an
+ *   answer with an input changed since the computation began (less that tick) is not even written.
  * - Keyed by the folder, the build of ralph (size and mtime of its bundle files), and the environment variables that
  *   can change an answer ({@link snapshotEnvKey}); an entry that does not parse or does not match is ignored and
  *   replaced by the next store. Written atomically (a temporary file, then a rename); failures are ignored.
  * - Only answers that are a function of files alone are stored: the caller decides (status stores none while there
  *   are runs or waves, whose state depends on live processes and the clock).
- * - `RALPH_CACHE=0` (or `off`) disables it, like the parse cache.
+ * - The engine removes a folder's entries after every agent process ({@link removeFolderCaches}).
+ * - `RALPH_CACHE=0` (or `off`) disables it.
  */
 
 /** How much older than the entry's write an input's mtime / ctime must be for the entry to be served (ms). */
@@ -60,43 +59,6 @@ export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotIn
     else run.push(name, i[1], i[2], i[3], i[4]);
   }
   return runs;
-}
-
-/**
- * `paths` (absolute) grouped by folder, stable: folders in the order first seen, each folder's paths in their order.
- * The readers interleave folders (a task file, its state file, the next task file…): grouped, the bench's 6,400
- * inputs are 14 runs instead of 2,500, and the entry parses in less than half the time. Pure.
- */
-export function byFolder(paths: Iterable<string>): string[] {
-  const groups = new Map<string, string[]>();
-  for (const p of paths) {
-    const dir = p.slice(0, p.lastIndexOf(path.sep));
-    const group = groups.get(dir);
-    if (group) group.push(p);
-    else groups.set(dir, [p]);
-  }
-  const out: string[] = [];
-  for (const group of groups.values()) for (const p of group) out.push(p);
-  return out;
-}
-
-/** The {@link SnapshotInput} list of stored runs, or `undefined` when they are not well formed. Pure. */
-export function unpackSnapshotInputs(runs: unknown): SnapshotInput[] | undefined {
-  if (!Array.isArray(runs)) return undefined;
-  const out: SnapshotInput[] = [];
-  for (const run of runs as unknown[]) {
-    if (!isRun(run)) return undefined;
-    const prefix = run[0] + path.sep;
-    for (let j = 1; j < run.length; j += 5) {
-      const p = prefix + (run[j] as string);
-      out.push(
-        run[j + 1] === -1
-          ? [p]
-          : [p, run[j + 1] as number, run[j + 2] as number, run[j + 3] as number, run[j + 4] as number],
-      );
-    }
-  }
-  return out;
 }
 
 /** A stored run: a folder, then five slots per input (a name and four numbers). */
@@ -181,46 +143,16 @@ function sameInput(p: string, size: number, mtimeMs: number, ctimeMs: number, in
   return st !== undefined && st.size === size && st.mtimeMs === mtimeMs && st.ctimeMs === ctimeMs && st.ino === ino;
 }
 
-/** A file's identity as an entry recorded it and a lookup found it unchanged: size, mtime (ms), inode. */
-export type KnownStat = readonly [size: number, mtimeMs: number, ino: number];
-
-/** After a miss, how many changed inputs a lookup looks for before it gives up on {@link SnapshotLookup.unchanged}. */
-export const SNAPSHOT_MAX_CHANGED = 32;
-
 /** What {@link readSnapshot} found: the stored answer, or why not (`changed`: the first input found changed or racy). */
 export interface SnapshotLookup {
   answer?: SnapshotAnswer;
   changed?: string;
-  /**
-   * On a miss where at most {@link SNAPSHOT_MAX_CHANGED} inputs changed: the existing inputs examined and found
-   * unchanged (and not racy), by absolute path, with the size, mtime and inode just seen, so the recomputation
-   * re-reads only the changed files without a second `stat` of the others (store/parseCache.ts `useKnownStats`).
-   */
-  unchanged?: Map<string, KnownStat>;
-}
-
-/** `target[name]` computed by `get` on first read, then kept (a plain data property from then on). */
-function lazy<T extends object, K extends PropertyKey, V>(
-  target: T,
-  name: K,
-  get: () => V,
-): T & { readonly [P in K]: V } {
-  return Object.defineProperty(target, name, {
-    configurable: true,
-    enumerable: true,
-    get() {
-      const value = get();
-      Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-      return value;
-    },
-  }) as T & { readonly [P in K]: V };
 }
 
 /**
  * The stored answer for `key` when the entry exists, matches the key, is not racy, and every input is unchanged;
- * else no answer, with the first changed (or racy) input when that was the reason, and then the unchanged inputs
- * (see {@link SnapshotLookup.unchanged}). Never throws for a missing, unreadable or corrupt entry. On a miss,
- * `unchanged` is built when first read.
+ * else no answer, with the first changed (or racy) input when that was the reason. Never throws for a missing,
+ * unreadable or corrupt entry.
  */
 export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.env): SnapshotLookup {
   const file = snapshotFile(key.folder, key.command, env);
@@ -247,16 +179,12 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
   if (!Array.isArray(c.inputsByFolder) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number')
     return {};
   const limit = writtenAtMs - SNAPSHOT_RACY_TICK_MS;
-  let changed: string | undefined;
-  let count = 0;
-  const changedAll: string[] = [];
   const runs = c.inputsByFolder;
   for (let r = 0; r < runs.length; r++) {
     const run = runs[r];
-    if (!isRun(run)) return changed !== undefined ? { changed } : {};
+    if (!isRun(run)) return {};
     const prefix = run[0] + path.sep;
     for (let j = 1; j < run.length; j += 5) {
-      const p = prefix + (run[j] as string);
       const size = run[j + 1] as number;
       const mtimeMs = run[j + 2] as number;
       const ctimeMs = run[j + 3] as number;
@@ -264,29 +192,17 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       try {
         same =
           (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) &&
-          sameInput(p, size, mtimeMs, ctimeMs, run[j + 4] as number);
+          sameInput(prefix + (run[j] as string), size, mtimeMs, ctimeMs, run[j + 4] as number);
       } catch {
         same = false;
       }
-      if (same) continue;
-      changed ??= p;
-      changedAll.push(p);
-      if (++count > SNAPSHOT_MAX_CHANGED) return { changed };
+      if (!same) return { changed: prefix + (run[j] as string) };
     }
   }
-  if (changed === undefined) return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
-  // A miss: the inputs not found changed are unchanged, with the identity just confirmed (built only when asked for:
-  // a hit allocates nothing per input).
-  return lazy({ changed }, 'unchanged', () => {
-    const changedSet = new Set(changedAll);
-    const unchanged = new Map<string, KnownStat>();
-    for (const i of unpackSnapshotInputs(runs)!)
-      if (i.length !== 1 && !changedSet.has(i[0])) unchanged.set(i[0], [i[1], i[2], i[4]]);
-    return unchanged;
-  });
+  return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
 }
 
-/** The canonical start of every cache file ralph writes (answer cache, parse cache). */
+/** The canonical start of every cache file ralph writes. */
 const CACHE_HEAD = /^\{"format":"ralph-[a-z-]+","version":\d+,"folder":("(?:[^"\\]|\\.)*")/;
 
 /** The real path of `p` (symlinks resolved), or `p` when it cannot be resolved (gone, unreadable). */
@@ -299,7 +215,8 @@ function realOr(p: string): string {
 }
 
 /**
- * Removes every file of `folder` in the user's cache folder: answer-cache entries (all commands) and the parse caches (`<fnv>-<kind>.json`, store/parseCache.ts), under every spelling of
+ * Removes every file of `folder` in the user's cache folder (answer-cache entries of all commands, and any other
+ * `<fnv>-….json`, such as the parse caches of earlier builds), under every spelling of
  * the folder (`-C link` and the real path are two keys), so the next read-only command re-derives
  * its answer from the files. Returns how many files were removed. Never throws.
  *
@@ -359,25 +276,55 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * Stores `answer` for `key` with the current signatures of `inputs` (absolute paths, stored {@link byFolder}). Nothing is written when an
- * input changed within {@link SNAPSHOT_RACY_TICK_MS} of now (it could not be served) or cannot be examined;
- * `checkFirst` (the input a lookup found changed) is examined first.
+ * A path an answer depends on, as the command names it: a file or a folder (by its own size, mtime and inode), present
+ * or not, and for a folder its entries `depth` levels down (1: the files and folders in it; 2: also theirs).
+ */
+export interface AnswerInput {
+  path: string;
+  depth?: number;
+}
+
+/** The absolute paths `inputs` stand for, folder by folder: each named path, then its entries to the depth named. */
+export function expandInputs(inputs: readonly AnswerInput[]): string[] {
+  const out: string[] = [];
+  const walk = (p: string, depth: number) => {
+    out.push(p);
+    if (depth <= 0) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(p, { withFileTypes: true });
+    } catch {
+      return; // absent, or not a folder: the path itself is the input
+    }
+    const dirs: string[] = [];
+    for (const e of entries) {
+      const child = p + path.sep + e.name;
+      if (e.isDirectory()) dirs.push(child);
+      else out.push(child);
+    }
+    for (const d of dirs) walk(d, depth - 1);
+  };
+  for (const i of inputs) walk(i.path, i.depth ?? 0);
+  return out;
+}
+
+/**
+ * Stores `answer` for `key` with the current signatures of the `inputs` the command named ({@link expandInputs}).
+ * Nothing is written when an input changed since `sinceMs` (when the computation began) less
+ * {@link SNAPSHOT_RACY_TICK_MS}: the answer may not show that change, and it could not be served anyway.
  * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
  */
 export function writeSnapshot(
   key: SnapshotKey,
-  inputs: Iterable<string>,
+  inputs: readonly AnswerInput[],
   answer: SnapshotAnswer,
-  opts: { env?: NodeJS.ProcessEnv; checkFirst?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; sinceMs?: number } = {},
 ): boolean {
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
-  const racyFrom = Date.now() - SNAPSHOT_RACY_TICK_MS;
+  const racyFrom = Math.min(opts.sinceMs ?? Infinity, Date.now()) - SNAPSHOT_RACY_TICK_MS;
   const sigs: SnapshotInput[] = [];
   try {
-    // The input that made the lookup miss was likely just written: when it is racy, nothing else needs a stat.
-    const first = opts.checkFirst !== undefined ? fs.statSync(opts.checkFirst, { throwIfNoEntry: false }) : undefined;
-    if (first && Math.max(first.mtimeMs, first.ctimeMs) >= racyFrom) return false;
-    for (const p of byFolder(inputs)) {
+    for (const p of expandInputs(inputs)) {
       const st = fs.statSync(p, { throwIfNoEntry: false });
       if (!st) {
         sigs.push([p]);
@@ -421,172 +368,4 @@ function writeEntry(
     }
     return false;
   }
-}
-
-/** What {@link recordFsReads} saw. */
-export interface FsRecording {
-  /** Absolute paths asked about, in first-seen order (paths under the ignored folders left out). */
-  readonly paths: Set<string>;
-  /** Why the recording cannot be trusted (an asynchronous `fs` call, a child process), or `undefined`. */
-  readonly tainted: string | undefined;
-  /** Puts the original functions back. */
-  stop(): void;
-}
-
-const SYNC_READERS = [
-  'readFileSync',
-  'openSync',
-  'statSync',
-  'lstatSync',
-  'existsSync',
-  'readdirSync',
-  'accessSync',
-  'realpathSync',
-  'opendirSync',
-  'readlinkSync',
-] as const;
-const ASYNC_READERS = [
-  'readFile',
-  'open',
-  'stat',
-  'lstat',
-  'exists',
-  'readdir',
-  'access',
-  'realpath',
-  'opendir',
-  'readlink',
-  'createReadStream',
-  'watch',
-  'watchFile',
-] as const;
-const PROMISE_READERS = [
-  'readFile',
-  'open',
-  'stat',
-  'lstat',
-  'readdir',
-  'access',
-  'realpath',
-  'opendir',
-  'readlink',
-] as const;
-/** A child process reads what no recording sees (git reads its config files): any of these taints the recording. */
-const CHILD_STARTERS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
-
-/** An absolute path that `path.resolve` would return unchanged (no `.`/`..` segment, no doubled or trailing slash). */
-function isNormalAbsolute(p: string): boolean {
-  return (
-    path.sep === '/' &&
-    p.charCodeAt(0) === 47 &&
-    p.length > 1 &&
-    !p.includes('//') &&
-    !p.endsWith('/') &&
-    !/\/\.\.?(\/|$)/.test(p)
-  );
-}
-
-function pathOf(arg: unknown): string | undefined {
-  if (typeof arg === 'string') return isNormalAbsolute(arg) ? arg : path.resolve(arg);
-  if (Buffer.isBuffer(arg)) return path.resolve(arg.toString());
-  if (arg instanceof URL) return arg.protocol === 'file:' ? path.resolve(fileURLToPath(arg)) : undefined;
-  return undefined; // a file descriptor: its path was recorded when it was opened
-}
-
-/**
- * Starts recording the paths the synchronous `fs` readers are asked about (process-wide, until `stop()`), leaving
- * out paths at or under `ignore` (e.g. the cache folder). Calls go through to the real functions unchanged. Call it
- * before the code under record is loaded, so that libraries copying `fs` at load time copy the wrappers.
- */
-export function recordFsReads(ignore: readonly string[] = []): FsRecording {
-  // The module object itself (a namespace import is a read-only view of it); bundled code reads it at each call.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const real = require('node:fs') as typeof fs;
-  const mod = real as unknown as Record<string, unknown>;
-  const promises = real.promises as unknown as Record<string, unknown>;
-  const paths = new Set<string>();
-  let tainted: string | undefined;
-  const saved: [Record<string, unknown>, string, unknown][] = [];
-  const ignored = (p: string) => ignore.some((d) => p === d || p.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
-  const wrap = (
-    target: Record<string, unknown>,
-    name: string,
-    make: (orig: (...a: unknown[]) => unknown) => (...a: unknown[]) => unknown,
-  ) => {
-    const orig = target[name];
-    if (typeof orig !== 'function') return;
-    const w = make(orig as (...a: unknown[]) => unknown);
-    // Own properties too (`realpathSync.native`, `exists[util.promisify.custom]`).
-    for (const k of Reflect.ownKeys(orig))
-      if (!(k in w) || typeof k === 'symbol' || k === 'native')
-        (w as unknown as Record<string | symbol, unknown>)[k] = (orig as unknown as Record<string | symbol, unknown>)[
-          k
-        ];
-    saved.push([target, name, orig]);
-    target[name] = w;
-  };
-  for (const name of SYNC_READERS) {
-    wrap(
-      mod,
-      name,
-      (orig) =>
-        function (this: unknown, ...a: unknown[]) {
-          const p = pathOf(a[0]);
-          if (p !== undefined && !ignored(p)) paths.add(p);
-          return orig.apply(this, a);
-        },
-    );
-  }
-  // realpathSync.native is a separate function.
-  const rp = mod.realpathSync as { native?: (...a: unknown[]) => unknown };
-  if (rp.native) {
-    const nat = rp.native;
-    rp.native = function (this: unknown, ...a: unknown[]) {
-      const p = pathOf(a[0]);
-      if (p !== undefined && !ignored(p)) paths.add(p);
-      return nat.apply(this, a);
-    };
-  }
-  for (const name of ASYNC_READERS)
-    wrap(
-      mod,
-      name,
-      (orig) =>
-        function (this: unknown, ...a: unknown[]) {
-          tainted ??= `fs.${name}`;
-          return orig.apply(this, a);
-        },
-    );
-  for (const name of PROMISE_READERS)
-    wrap(
-      promises,
-      name,
-      (orig) =>
-        function (this: unknown, ...a: unknown[]) {
-          tainted ??= `fs.promises.${name}`;
-          return orig.apply(this, a);
-        },
-    );
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const cp = require('node:child_process') as Record<string, unknown>;
-  for (const name of CHILD_STARTERS)
-    wrap(
-      cp,
-      name,
-      (orig) =>
-        function (this: unknown, ...a: unknown[]) {
-          tainted ??= `child_process.${name}`;
-          return orig.apply(this, a);
-        },
-    );
-  return {
-    paths,
-    get tainted() {
-      return tainted;
-    },
-    stop() {
-      for (const [target, name, orig] of saved.reverse()) target[name] = orig;
-      saved.length = 0;
-    },
-  };
 }

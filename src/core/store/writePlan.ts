@@ -279,8 +279,7 @@ async function replaceIfUnchanged(t: WriteTarget, w: FileWrite): Promise<boolean
 }
 
 /**
- * fsync of `fd` on libuv's threads. The callback form (with the synchronous open and close around it): the fs-read
- * recording of the CLI's answer cache (snapshotCache.ts `recordFsReads`) counts any asynchronous open as a taint.
+ * fsync of `fd` on libuv's threads, in the callback form with the synchronous open and close around it.
  */
 function fsyncOff(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));

@@ -5,7 +5,7 @@ import { runCli } from '../../support/cli';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
-import { snapshotFile, unpackSnapshotInputs } from '../../../src/core/store/snapshotCache';
+import { snapshotFile } from '../../../src/core/store/snapshotCache';
 import { writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -350,13 +350,19 @@ describe('cli: status snapshot cache', function () {
       outputs: Record<string, string>;
       inputsByFolder: unknown;
     };
-    const inputs = unpackSnapshotInputs(entry.inputsByFolder) ?? [];
+    // Stored by folder: `[folder, name, size, mtime, ctime, inode, name, …]`, size -1 for an absent input.
+    const inputs = (entry.inputsByFolder as (string | number)[][]).flatMap((run) =>
+      Array.from({ length: (run.length - 1) / 5 }, (_, k) => ({
+        path: path.join(String(run[0]), String(run[1 + 5 * k])),
+        absent: run[2 + 5 * k] === -1,
+      })),
+    );
     assert.ok(
-      inputs.some((i) => i[0] === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')),
+      inputs.some((i) => i.path === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')),
       'task files are inputs',
     );
     assert.ok(
-      inputs.some((i) => i.length === 1 && i[0] === path.join(ws.dir, 'PROMPT.md')),
+      inputs.some((i) => i.absent && i.path === path.join(ws.dir, 'PROMPT.md')),
       'absent sources are inputs',
     );
     // A planted answer, written an hour after its inputs: served, which shows the lookup answers alone.

@@ -1,16 +1,13 @@
 import * as assert from 'node:assert/strict';
-import type * as ChildProcess from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  byFolder,
+  expandInputs,
   packSnapshotInputs,
   readSnapshot,
-  recordFsReads,
   removeFolderCaches,
   snapshotEnvKey,
   snapshotFile,
-  unpackSnapshotInputs,
   writeSnapshot,
   type SnapshotInput,
   type SnapshotKey,
@@ -36,96 +33,40 @@ describe('snapshot cache', () => {
     home.dispose();
   });
 
-  it('records the paths the synchronous readers ask about, present or not, except ignored folders, and puts fs back', () => {
-    ws.write('a.json', '{}');
-    fs.mkdirSync(path.join(ws.dir, 'd'));
-    const original = fs.readFileSync;
-    const rec = recordFsReads([path.join(ws.dir, 'ignored')]);
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const real = require('node:fs') as typeof fs;
-      real.readFileSync(path.join(ws.dir, 'a.json'), 'utf8');
-      real.existsSync(path.join(ws.dir, 'missing.md'));
-      real.readdirSync(path.join(ws.dir, 'd'));
-      real.statSync(path.join(ws.dir, 'ignored', 'x'), { throwIfNoEntry: false });
-      assert.equal(rec.tainted, undefined);
-      assert.deepEqual(
-        [...rec.paths],
-        ['a.json', 'missing.md', 'd'].map((p) => path.join(ws.dir, p)),
-      );
-    } finally {
-      rec.stop();
-    }
-    assert.equal(fs.readFileSync, original);
-  });
-
-  it('an asynchronous read or a child process taints the recording', () => {
-    const rec = recordFsReads();
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      (require('node:fs') as typeof fs).stat(ws.dir, () => undefined);
-      assert.equal(rec.tainted, 'fs.stat');
-    } finally {
-      rec.stop();
-    }
-    const rec2 = recordFsReads();
-    try {
-      // The unit tier refuses child processes; the recorder notes the attempt before the call goes through.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      assert.throws(() => (require('node:child_process') as typeof ChildProcess).spawnSync('git'));
-      assert.equal(rec2.tainted, 'child_process.spawnSync');
-    } finally {
-      rec2.stop();
-    }
-  });
-
   it('writes no entry while an input changed within the racy tick (its ctime is now)', () => {
     ws.write('a.json', '{"x":1}');
     fs.utimesSync(path.join(ws.dir, 'a.json'), HOUR_AGO, HOUR_AGO);
     const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: snapshotEnvKey(env) };
-    const inputs = [path.join(ws.dir, 'a.json'), path.join(ws.dir, 'absent.md')];
+    const inputs = [{ path: path.join(ws.dir, 'a.json') }, { path: path.join(ws.dir, 'absent.md') }];
     // a.json's ctime is now: within the racy tick, nothing is written.
     assert.equal(writeSnapshot(key, inputs, { outputs: { json: 'J' }, exitCode: 0 }, { env }), false);
     assert.equal(fs.existsSync(snapshotFile(ws.dir, 'status', env)), false);
-  });
-
-  it('after a miss, lists the unchanged inputs with the identity just seen (the recomputation stats only the changed ones)', () => {
-    const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
-    const file = snapshotFile(ws.dir, 'status', env);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const a = ws.write('a.json', '{}');
-    const b = ws.write('b.json', '{}');
-    fs.utimesSync(a, HOUR_AGO, HOUR_AGO);
-    fs.utimesSync(b, HOUR_AGO, HOUR_AGO);
-    const sig = (p: string) => {
-      const st = fs.statSync(p);
-      return [p, st.size, st.mtimeMs, st.ctimeMs, st.ino];
-    };
-    const inputs = [sig(a), sig(b), [path.join(ws.dir, 'gone.md')]] as SnapshotInput[];
-    fs.writeFileSync(
-      file,
-      JSON.stringify({
-        format: 'ralph-snapshot-cache',
-        version: 2,
-        ...key,
-        inputsByFolder: packSnapshotInputs(inputs),
-        outputs: { json: 'J' },
-        exitCode: 0,
-      }),
+    // Changed since the computation began (an hour ago, less the tick): not written either.
+    fs.utimesSync(path.join(ws.dir, 'a.json'), HOUR_AGO, HOUR_AGO);
+    assert.equal(
+      writeSnapshot(key, [{ path: ws.dir }], { outputs: {}, exitCode: 0 }, { env, sinceMs: Date.now() - 7_200_000 }),
+      false,
     );
-    // The entry is written long after its inputs' ctime (now): back-date nothing, wait for nothing: write its mtime in the future.
-    const future = (Date.now() + 10_000) / 1000;
-    fs.utimesSync(file, future, future);
-    assert.equal(readSnapshot(key, env).answer?.outputs.json, 'J');
-    fs.writeFileSync(b, '{"x":1}');
-    const found = readSnapshot(key, env);
-    assert.equal(found.answer, undefined);
-    assert.equal(found.changed, b);
-    const stA = fs.statSync(a);
-    assert.deepEqual(found.unchanged, new Map([[a, [stA.size, stA.mtimeMs, stA.ino]]]));
   });
 
-  it('stores inputs by folder and gives back the same list, in order (absent ones too)', () => {
+  it('expands a named folder to its entries, to the depth named; a named path that does not exist stands for itself', () => {
+    ws.write('t/a.json', '{}');
+    ws.write('t/sub/b.md', '');
+    ws.write('t/sub/deeper/c.md', '');
+    const at = (p: string) => path.join(ws.dir, p);
+    const sorted = (xs: string[]) => [...xs].sort();
+    assert.deepEqual(expandInputs([{ path: at('t') }, { path: at('none'), depth: 2 }]), [at('t'), at('none')]);
+    assert.deepEqual(
+      sorted(expandInputs([{ path: at('t'), depth: 1 }])),
+      sorted([at('t'), at('t/a.json'), at('t/sub')]),
+    );
+    assert.deepEqual(
+      sorted(expandInputs([{ path: at('t'), depth: 2 }])),
+      sorted([at('t'), at('t/a.json'), at('t/sub'), at('t/sub/b.md'), at('t/sub/deeper')]),
+    );
+  });
+
+  it('stores inputs by folder, in order (absent ones too)', () => {
     const inputs: SnapshotInput[] = [
       ['/w/.flow/tasks/a.json', 10, 1.5, 2.25, 7],
       ['/w/.flow/tasks/b.json', 0, 3, 4, 8],
@@ -140,43 +81,6 @@ describe('snapshot cache', () => {
       ['/w/.flow/tasks', 'c.json', 1, 2, 3, 9],
       ['', 'top', 1, 1, 1, 1],
     ]);
-    assert.deepEqual(unpackSnapshotInputs(JSON.parse(JSON.stringify(runs))), inputs);
-    for (const bad of [
-      null,
-      {},
-      [5],
-      [['/w', 'a', 1, 2, 3]],
-      [['/w', 5, 1, 2, 3, 4]],
-      [[5, 'a', 1, 2, 3, 4]],
-      [['/w', 'a', 1, 2, 3, '4']],
-    ]) {
-      assert.equal(unpackSnapshotInputs(bad), undefined, JSON.stringify(bad));
-    }
-  });
-
-  it('byFolder: groups inputs by folder, folders and paths in the order first seen', () => {
-    const cases: [string[], string[]][] = [
-      [[], []],
-      [
-        ['/w/t/a.json', '/w/s/a.state.json', '/w/t/b.json', '/w/s/b.state.json', '/w/t/c.json'],
-        ['/w/t/a.json', '/w/t/b.json', '/w/t/c.json', '/w/s/a.state.json', '/w/s/b.state.json'],
-      ],
-      [
-        ['/top', '/w/x', '/other', '/w/y'],
-        ['/top', '/other', '/w/x', '/w/y'],
-      ],
-      [
-        ['/w/b', '/w/a'],
-        ['/w/b', '/w/a'],
-      ],
-    ];
-    for (const [input, grouped] of cases) {
-      assert.deepEqual(byFolder(new Set(input)), grouped, input.join(' '));
-      assert.equal(
-        packSnapshotInputs(byFolder(input).map((p) => [p] as SnapshotInput)).length,
-        new Set(input.map((p) => path.dirname(p))).size,
-      );
-    }
   });
 
   it('ignores a corrupt entry, another key, an input that was created since', () => {
@@ -199,10 +103,7 @@ describe('snapshot cache', () => {
     assert.deepEqual(readSnapshot({ ...key, env: 'FLOW_ACTOR=x' }, env), {});
     ws.write('absent.md', 'now here');
     const missed = readSnapshot(key, env);
-    assert.deepEqual(
-      { changed: missed.changed, unchanged: missed.unchanged },
-      { changed: path.join(ws.dir, 'absent.md'), unchanged: new Map() },
-    );
+    assert.deepEqual(missed, { changed: path.join(ws.dir, 'absent.md') });
     for (const garbage of [
       '{',
       'null',

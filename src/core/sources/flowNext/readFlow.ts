@@ -17,9 +17,8 @@ import {
   type FlowRuntime,
   type FlowTask,
 } from '../../model/flowNext';
-import { readJsonParsed, type CachedParse, type ParseCache } from '../../store/parseCache';
 import { fastLoose } from '../../model/fastLoose';
-import { listDirSync } from '../../store/readJsonFile';
+import { listDirSync, readJsonParsed, type ParsedFile } from '../../store/readJsonFile';
 import { relativeTo } from '../../store/relativePath';
 import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
 
@@ -66,8 +65,6 @@ export interface FlowWorkspace {
 
 /** How {@link readFlowWorkspace} reads. */
 export interface FlowReadOptions {
-  /** Reuse parsed files (read-only commands only; see store/parseCache.ts). */
-  cache?: ParseCache;
   /** Read only the task files of this epic / spec (`<epic>.<n>.json`): what `task reset` needs. */
   epic?: string;
 }
@@ -98,7 +95,6 @@ export function readFlowWorkspace(
   env: NodeJS.ProcessEnv = process.env,
   opts: FlowReadOptions = {},
 ): FlowWorkspace | undefined {
-  const cache = opts.cache;
   const flowDir = path.join(folder, '.flow');
   if (!hasFlow(folder)) return undefined;
   const problems: FileProblem[] = [];
@@ -106,7 +102,7 @@ export function readFlowWorkspace(
 
   let meta: FlowMeta | undefined;
   const metaFile = path.join(flowDir, 'meta.json');
-  const mr = readJsonParsed(cache, metaFile, rel(metaFile), flowMetaSchema, metaFast);
+  const mr = readJsonParsed(metaFile, rel(metaFile), flowMetaSchema, metaFast);
   if (mr) {
     const r = mr;
     if (r.ok) meta = r.value;
@@ -120,7 +116,7 @@ export function readFlowWorkspace(
     for (const e of listDirSync(dir)) {
       if (e.isDir || !e.name.endsWith('.json')) continue;
       const file = path.join(dir, e.name);
-      const r = readJsonParsed(cache, file, rel(file), flowEpicSchema, epicFast, e.isFile);
+      const r = readJsonParsed(file, rel(file), flowEpicSchema, epicFast, e.isFile);
       if (!r) continue;
       if (!r.ok) {
         problems.push(r.problem);
@@ -149,7 +145,7 @@ export function readFlowWorkspace(
     if (!stem.includes('.')) continue;
     if (opts.epic !== undefined && !stem.startsWith(`${opts.epic}.`)) continue;
     const file = tasksDir + path.sep + e.name; // path.join's answer: a listed name has no separator, no `.`/`..`
-    const r = readFlowTaskFile(cache, file, rel(file), e.isFile);
+    const r = readFlowTaskFile(file, rel(file), e.isFile);
     if (!r) continue;
     if (!r.ok) {
       problems.push(r.problem);
@@ -161,7 +157,7 @@ export function readFlowWorkspace(
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
       const stateFile = taskStateFile(state.dir, committed.id);
-      const sr = readFlowTaskState(cache, stateFile, stateNames.get(stateName));
+      const sr = readFlowTaskState(stateFile, stateNames.get(stateName));
       if (sr?.ok) withFlowTaskState(record, stateFile, sr.value);
       else if (sr) problems.push(sr.problem);
     }
@@ -174,7 +170,6 @@ export function readFlowWorkspace(
   );
   tasks.splice(0, tasks.length, ...keyed.map((k) => k.t));
 
-  cache?.save();
   const dialect =
     (meta?.schema_version ?? 0) >= 3 ||
     meta?.next_spec !== undefined ||
@@ -190,21 +185,16 @@ export function readFlowWorkspace(
  * zod. `listed`: a listing just showed it as a regular file (read cheaper, same answer).
  */
 export function readFlowTaskFile(
-  cache: ParseCache | undefined,
   file: string,
   shown: string,
   listed = false,
-): CachedParse<Partial<FlowTask>> | undefined {
-  return readJsonParsed(cache, file, shown, taskFileSchema, taskFast, listed);
+): ParsedFile<Partial<FlowTask>> | undefined {
+  return readJsonParsed(file, shown, taskFileSchema, taskFast, listed);
 }
 
 /** A task state file's parse as {@link readFlowWorkspace} does it (problems name the absolute path; `listed` as above). */
-export function readFlowTaskState(
-  cache: ParseCache | undefined,
-  stateFile: string,
-  listed = false,
-): CachedParse<FlowRuntime> | undefined {
-  return readJsonParsed(cache, stateFile, stateFile, flowRuntimeSchema, runtimeFast, listed);
+export function readFlowTaskState(stateFile: string, listed = false): ParsedFile<FlowRuntime> | undefined {
+  return readJsonParsed(stateFile, stateFile, flowRuntimeSchema, runtimeFast, listed);
 }
 
 /** The record of a committed task file (`file`: absolute `.flow/tasks/<stem>.json`), before any state overlay. */

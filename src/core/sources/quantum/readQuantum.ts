@@ -3,8 +3,7 @@ import { quantumFileFast, quantumFileSchema, type QuantumFile } from '../../mode
 import { fastLoose } from '../../model/fastLoose';
 import type { z } from 'zod';
 import type { FileProblem } from '../../store/parseError';
-import { readJsonParsed, type ParseCache } from '../../store/parseCache';
-import { parseJsonFileText, readTextOrProblem, readTextSync, schemaProblem } from '../../store/readJsonFile';
+import { parseJsonFileText, readTextOrProblem, schemaProblem } from '../../store/readJsonFile';
 
 /** `quantum.json` as read: its validated content and its exact text (writers edit that text in place). */
 export interface QuantumDoc {
@@ -51,42 +50,18 @@ export function duplicateStoryId(
 
 /**
  * Reads and validates `quantum.json` (seed-systems.md §4.1). `undefined` when absent; `{problem}` naming file,
- * line and column when it does not parse or validate. With a `cache` (read-only commands), a parse of the same
- * file (size, mtime, inode) is reused and `doc.text` is read only when asked for.
+ * line and column when it does not parse or validate.
  */
 export function readQuantum(
   folder: string,
   relName = 'quantum.json',
-  cache?: ParseCache,
 ): { doc?: QuantumDoc; problem?: FileProblem } | undefined {
   const file = quantumPath(folder);
-  if (!cache) {
-    const { text, problem } = readTextOrProblem(file, relName);
-    if (problem) return { problem };
-    if (text === undefined) return undefined;
-    const r = parseJsonFileText(relName, text, quantumFileSchema, quantumFast);
-    if (!r.ok) return { problem: r.problem };
-    const dup = duplicateStoryId(text, r.value);
-    return dup ? { problem: { file: relName, ...dup } } : { doc: { file, text, data: r.value } };
-  }
-  const r = readJsonParsed(cache, file, relName, quantumFileSchema, quantumFast);
-  cache.save();
-  if (!r) return undefined;
+  const { text, problem } = readTextOrProblem(file, relName);
+  if (problem) return { problem };
+  if (text === undefined) return undefined;
+  const r = parseJsonFileText(relName, text, quantumFileSchema, quantumFast);
   if (!r.ok) return { problem: r.problem };
-  let text: string | undefined;
-  const textOf = () => (text ??= readTextSync(file) ?? '');
-  // Duplicate ids are rare: the text (for the position) is read only when there is one.
-  if (new Set(r.value.stories.map((s) => s.id)).size !== r.value.stories.length) {
-    const dup = duplicateStoryId(textOf(), r.value);
-    if (dup) return { problem: { file: relName, ...dup } };
-  }
-  return {
-    doc: {
-      file,
-      data: r.value,
-      get text() {
-        return textOf();
-      },
-    },
-  };
+  const dup = duplicateStoryId(text, r.value);
+  return dup ? { problem: { file: relName, ...dup } } : { doc: { file, text, data: r.value } };
 }
