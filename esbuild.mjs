@@ -112,7 +112,6 @@ const lazyZod = {
 const cliProgram = { ...nodeCommon, plugins: [lazyZod] };
 if (want('cli'))
   configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
-if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/readEntry.ts'], outfile: 'dist/cli-read.js' });
 if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
 // Without the import.meta.url shim (its pathToFileURL at load is a few ms of every pass, bench/waves.bench.ts): nothing
@@ -133,7 +132,7 @@ const noImportMeta = {
     });
   },
 };
-// Libraries a plain pass never runs stay out of dist/cli-waves.js: every kB of a bundle is read and pre-parsed at
+// Libraries a plain pass never runs stay out of dist/cli-waves.js (and dist/cli-read.js): every kB of a bundle is read and pre-parsed at
 // each start, used or not (yaml + jsonc-parser + chokidar were 0.37 of its 0.46 MB, ~12 ms of CPU per pass). yaml
 // (a STATE.md outside the flat subset), jsonc-parser (a positioned JSON error) and chokidar (`--watch`) are
 // `require`d on first use from their own files beside it, dist/<name>.js (in .vscodeignore's allow list).
@@ -163,6 +162,15 @@ if (want('cli')) {
     });
   }
 }
+// The commands bots poll (src/cli/readEntry.ts), loaded by dist/cli.js when the answer cache cannot answer: without
+// the deferred libraries too (a status over plain files never runs them; they were 0.3 of its 0.5 MB).
+if (want('cli'))
+  configs.push({
+    ...cliProgram,
+    entryPoints: ['src/cli/readEntry.ts'],
+    outfile: 'dist/cli-read.js',
+    plugins: [lazyZod, deferLibs],
+  });
 if (want('cli'))
   configs.push({
     ...cliProgram,

@@ -9,7 +9,7 @@
  *    cache; both read through the warm OS page cache. Target ≤ 0.25 each. Without flowctl or python3: a line saying why.
  *  - node_start, and as ratios to it (no targets; they show where the time goes): status_json_warm / _one_changed /
  *    _no_cache on 5,000 flow-next tasks + 5,000 quantum stories (nothing changed; one task file rewritten before each
- *    call, within the racy tick, so the answer is computed again over the warm parse cache; `RALPH_CACHE=0`);
+ *    call, within the racy tick, so the answer is computed again from the files; `RALPH_CACHE=0`);
  *    next_json_warm; reset_cascade (`ralph task reset fn-7.1 --cascade`, 49 dependents); status_json_no_cache_floor (a
  *    script that only reads and `JSON.parse`s the files a cacheless status reads: the cost of the files alone).
  *  - status_json_peak_rss_<n>: peak RSS (MB) of `status --json` at n = 1,000, 5,000, 10,000 and 20,000 (n flow
@@ -161,7 +161,7 @@ function main(): void {
     const status = (env: NodeJS.ProcessEnv = {}) =>
       run(process.execPath, [cli, '-C', dir, 'status', '--json'], { env });
     status();
-    sleep(2500); // past the racy tick: files written just before the cache are read again (store/parseCache.ts)
+    sleep(2500); // past the racy tick: an answer whose inputs were written just before is not stored
     status();
     ratio(
       'status_json_warm',

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
 import { printAnswer } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
-import type { resolveActor } from '../core/sources/actor';
+import { resolveActor } from '../core/sources/actor';
 import {
   buildKey,
   readSnapshot,
@@ -51,11 +51,7 @@ async function entry(argv: string[]): Promise<void> {
   if (folder !== undefined) {
     // `next` answers for an actor (FLOW_ACTOR, else git's user.email / user.name from git's own config files), so the
     // actor is part of its key and handed down; the answer is stored per output form.
-    // Required here: `child_process` (and what it loads) costs a status hit a few ms.
-    /* eslint-disable @typescript-eslint/no-require-imports */
-    if (fast.command === 'next')
-      actor = (require('../core/sources/actor') as { resolveActor: typeof resolveActor }).resolveActor(folder);
-    /* eslint-enable @typescript-eslint/no-require-imports */
+    if (fast.command === 'next') actor = resolveActor(folder);
     const command = fast.command === 'status' ? 'status' : fast.json ? 'next-json' : 'next-text';
     key = {
       folder,

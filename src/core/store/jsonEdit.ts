@@ -1,17 +1,15 @@
-import {
-  applyEdits,
-  createScanner,
-  findNodeAtLocation,
-  getNodeValue,
-  modify,
-  parseTree,
-  visit,
-  type SyntaxKind,
-  type FormattingOptions,
-  type JSONPath,
-  type Node,
-} from 'jsonc-parser';
+import type * as Jsonc from 'jsonc-parser';
+import type { SyntaxKind, FormattingOptions, JSONPath, Node } from 'jsonc-parser';
 import { FileProblemError, positionAt } from './parseError';
+
+/**
+ * jsonc-parser, loaded at the first edit: the read-only commands (dist/cli-read.js) bundle the writers' modules but
+ * never edit, and the library is a file of its own there (esbuild.mjs `deferLibs`).
+ */
+function jsonc(): typeof Jsonc {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('jsonc-parser') as typeof Jsonc;
+}
 
 /** One change to a JSON document, addressed by a path of keys and array indexes. */
 export type JsonChange =
@@ -59,7 +57,7 @@ const EOF = 17 as SyntaxKind;
 
 /** The whitespace the text puts after its first token of `kind` (`''` when there is none). */
 function spacingAfter(text: string, kind: SyntaxKind): string {
-  const scanner = createScanner(text, false);
+  const scanner = jsonc().createScanner(text, false);
   for (let t = scanner.scan(); t !== EOF; t = scanner.scan()) {
     if (t !== kind) continue;
     return scanner.scan() === TRIVIA ? scanner.getTokenValue() : '';
@@ -70,7 +68,7 @@ function spacingAfter(text: string, kind: SyntaxKind): string {
 function keysSorted(text: string): boolean {
   const open: string[][] = [];
   let sorted = true;
-  visit(text, {
+  jsonc().visit(text, {
     onObjectBegin: () => {
       open.push([]);
     },
@@ -88,7 +86,7 @@ function keysSorted(text: string): boolean {
 
 /** New JSON text without line breaks, spaced as a one-line file is: `,"a": 1` → `, "a":1` for `{colon:'', comma:' '}`. */
 function oneLineText(content: string, spacing: { colon: string; comma: string }): string {
-  const scanner = createScanner(content, true);
+  const scanner = jsonc().createScanner(content, true);
   let out = '';
   for (let t = scanner.scan(); t !== EOF; t = scanner.scan()) {
     out += content.substr(scanner.getTokenOffset(), scanner.getTokenLength());
@@ -116,7 +114,7 @@ export function applyJsonChanges(
 ): string {
   let out = text;
   // No-op checks read the original document once; a change on a path an earlier change touched re-reads the text.
-  const original = changes.some((c) => c.op !== 'append') ? parseTree(text) : undefined;
+  const original = changes.some((c) => c.op !== 'append') ? jsonc().parseTree(text) : undefined;
   const touched: JSONPath[] = [];
   // Without formatting options `modify` inserts no line break; the one-line spacing is applied below.
   const formattingOptions = style.oneLine ? undefined : style.formatting;
@@ -128,9 +126,9 @@ export function applyJsonChanges(
           t.every((seg, i) => i >= change.path.length || seg === change.path[i]) ||
           change.path.every((seg, i) => i >= t.length || seg === t[i]),
       );
-      tree = overlaps ? parseTree(out) : original;
-      const node = tree ? findNodeAtLocation(tree, change.path) : undefined;
-      if (change.op === 'set' && node && jsonEqual(getNodeValue(node), change.value)) continue;
+      tree = overlaps ? jsonc().parseTree(out) : original;
+      const node = tree ? jsonc().findNodeAtLocation(tree, change.path) : undefined;
+      if (change.op === 'set' && node && jsonEqual(jsonc().getNodeValue(node), change.value)) continue;
       if (change.op === 'delete' && !node) continue;
     }
     touched.push(change.path);
@@ -140,17 +138,17 @@ export function applyJsonChanges(
       ? undefined
       : oneLineContainer(
           change.op === 'append' || tree !== original ? out : text,
-          change.op === 'append' ? parseTree(out) : tree,
+          change.op === 'append' ? jsonc().parseTree(out) : tree,
           change.op === 'append' ? change.path : change.path.slice(0, -1),
         );
     const oneLine = style.oneLine ?? local;
     const edits =
       change.op === 'append'
-        ? modify(out, [...change.path, -1], change.value, {
+        ? jsonc().modify(out, [...change.path, -1], change.value, {
             formattingOptions: oneLine ? undefined : formattingOptions,
             isArrayInsertion: true,
           })
-        : modify(out, change.path, change.op === 'set' ? change.value : undefined, {
+        : jsonc().modify(out, change.path, change.op === 'set' ? change.value : undefined, {
             formattingOptions: oneLine ? undefined : formattingOptions,
             getInsertionIndex: (props) =>
               insertionIndex(props, String(change.path.at(-1)), siblingKeys(tree, change.path), style.sortedKeys),
@@ -159,7 +157,7 @@ export function applyJsonChanges(
       if (oneLine && e.content) e.content = oneLineText(e.content, oneLine);
       if (style.asciiOnly) e.content = escapeNonAscii(e.content);
     }
-    out = applyEdits(out, edits);
+    out = jsonc().applyEdits(out, edits);
   }
   return out;
 }
@@ -179,7 +177,7 @@ function oneLineContainer(
   path: JSONPath,
 ): { colon: string; comma: string } | undefined {
   if (!tree || !path.length) return undefined;
-  const node = findNodeAtLocation(tree, path);
+  const node = jsonc().findNodeAtLocation(tree, path);
   if (!node || (node.type !== 'object' && node.type !== 'array')) return undefined;
   const own = text.slice(node.offset, node.offset + node.length);
   if (/[\r\n]/.test(own) && !sharesLines(text, node)) return undefined;
@@ -208,10 +206,10 @@ function siblingKeys(tree: Node | undefined, path: JSONPath): string[] | undefin
   const parent = path.slice(0, -1);
   for (let k = parent.length - 1; k >= 0; k--) {
     if (typeof parent[k] !== 'number') continue;
-    const array = findNodeAtLocation(tree, parent.slice(0, k));
+    const array = jsonc().findNodeAtLocation(tree, parent.slice(0, k));
     for (let j = 0; j < (array?.children?.length ?? 0); j++) {
       if (j === parent[k]) continue;
-      const obj = findNodeAtLocation(tree, [...parent.slice(0, k), j, ...parent.slice(k + 1)]);
+      const obj = jsonc().findNodeAtLocation(tree, [...parent.slice(0, k), j, ...parent.slice(k + 1)]);
       const keys = obj?.type === 'object' ? (obj.children ?? []).map((p) => String(p.children?.[0]?.value)) : [];
       if (keys.includes(String(key))) return keys;
     }
@@ -240,7 +238,7 @@ function insertionIndex(props: string[], key: string, sibling: string[] | undefi
 export function findDuplicateKey(text: string): { key: string; offset: number } | undefined {
   const open: Set<string>[] = [];
   let found: { key: string; offset: number } | undefined;
-  visit(text, {
+  jsonc().visit(text, {
     onObjectBegin: () => {
       open.push(new Set());
     },

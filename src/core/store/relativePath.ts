@@ -11,8 +11,12 @@ export function relativeTo(folder: string): (p: string) => string {
   const slow = (p: string) => path.relative(folder, p).split(path.sep).join('/');
   if (!path.isAbsolute(folder) || path.resolve(folder) !== folder) return slow;
   const prefix = folder.endsWith(path.sep) ? folder : folder + path.sep;
+  // A segment that `path.normalize` would change: empty (`//`, a trailing `/`), `.` or `..`. Testing for one costs a
+  // fraction of normalising the path.
+  const unnormal = path.sep === '/' ? /\/\.{0,2}(?:\/|$)/ : undefined;
   return (p) => {
-    if (!p.startsWith(prefix) || p.length === prefix.length || path.normalize(p) !== p) return slow(p);
+    if (!p.startsWith(prefix) || p.length === prefix.length) return slow(p);
+    if (unnormal ? unnormal.test(p) : path.normalize(p) !== p) return slow(p);
     const rest = p.slice(prefix.length);
     return path.sep === '/' ? rest : rest.split(path.sep).join('/');
   };

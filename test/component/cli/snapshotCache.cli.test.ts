@@ -5,7 +5,7 @@ import { runCli } from '../../support/cli';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { flowJson, quantumJson, writeFlow, writeFlowState, type TempWorkspace } from '../../support/workspace';
-import { snapshotFile } from '../../../src/core/store/snapshotCache';
+import { readSnapshot, snapshotFile, type SnapshotKey } from '../../../src/core/store/snapshotCache';
 import { writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -43,6 +43,11 @@ describe('cli: status snapshot cache', function () {
   };
   const uncached = (dir: string, json: boolean) => status(dir, json, { RALPH_CACHE: '0' });
   const entryOf = (dir: string) => snapshotFile(dir, 'status', env());
+  /** The key the CLI stored the folder's status answer under, read from the entry itself. */
+  const keyOf = (dir: string): SnapshotKey => {
+    const e = JSON.parse(fs.readFileSync(entryOf(dir), 'utf8')) as SnapshotKey;
+    return { folder: e.folder, command: e.command, build: e.build, env: e.env };
+  };
 
   /** Wave ages move with the clock between two calls (waves are never stored): compared without them. */
   const clockFree = (s: string) =>
@@ -244,17 +249,21 @@ describe('cli: status snapshot cache', function () {
         for (const change of TASK_CHANGES) {
           const next = change.apply(JSON.parse(original) as Record<string, unknown>);
           fs.writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2) + '\n');
-          // The CLI (one form per change, in turn: each call costs a Node start-up).
-          if (TASK_CHANGES.indexOf(change) % 2)
+          // The stored answer is not served once the file changed (looked up in this process, by the entry's own key);
+          // the CLI itself for every third change, in turn in each form (each call costs two Node start-ups).
+          assert.equal(readSnapshot(keyOf(dir), env()).answer, undefined, `${what} ${id} ${change.name}: not served`);
+          const k = TASK_CHANGES.indexOf(change);
+          if (k % 6 === 3)
             assert.equal(status(dir, false), uncached(dir, false), `${what} ${id} ${change.name}: cli text`);
-          else assert.equal(status(dir, true), uncached(dir, true), `${what} ${id} ${change.name}: cli json`);
+          else if (k % 6 === 0)
+            assert.equal(status(dir, true), uncached(dir, true), `${what} ${id} ${change.name}: cli json`);
           checked++;
         }
         // Rewritten atomically (a temporary file, then a rename): the folder's mtime moves, its names do not.
         const tmp = `${file}.tmp`;
         fs.writeFileSync(tmp, original.replace(/"title": "/, '"title": "renamed '));
         fs.renameSync(tmp, file);
-        assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: atomic rewrite, cli`);
+        assert.equal(readSnapshot(keyOf(dir), env()).answer, undefined, `${what} ${id}: atomic rewrite, not served`);
         const tasksDir = path.dirname(file);
         fs.writeFileSync(path.join(tasksDir, 'zz-new.json'), '{}');
         assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: a new name in the folder`);
