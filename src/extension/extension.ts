@@ -7,6 +7,7 @@ import { DashboardPanel, registerDashboardSerializer, type DashboardDeps } from 
 import { revealTarget } from './dashboard/revealTarget';
 import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
+import { registerLmTools } from './lmTools';
 import { PlanLoader, planWorkerFile } from './planLoader';
 import { PlanTreeProvider } from './planTree';
 import { PlanTreeCommands } from './planTreeCommands';
@@ -224,6 +225,15 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
       store.noteChange(c);
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => store.syncFolders()),
+    // Language Model Tools: VS Code's own agents read the plan and start and steer verified loops.
+    registerLmTools({
+      runs,
+      log,
+      folders: () =>
+        (vscode.workspace.workspaceFolders ?? [])
+          .filter((f) => f.uri.scheme === 'file')
+          .map((f) => ({ path: f.uri.fsPath, name: f.name })),
+    }),
   );
   const activationMs = performance.now() - started;
   log.info(
