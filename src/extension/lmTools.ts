@@ -74,8 +74,16 @@ function mutating<I extends { folder?: string }, A>(
   };
 }
 
-/** Registers every tool of `contributes.languageModelTools` (LM_TOOL_NAMES); dispose to unregister. */
-export function registerLmTools(deps: LmToolDeps): vscode.Disposable {
+/** Every tool of `contributes.languageModelTools` (LM_TOOL_NAMES), by name. */
+export type RalphLmTools = Record<LmToolName, vscode.LanguageModelTool<object>>;
+
+/** Registers every tool with `vscode.lm.registerTool`; dispose to unregister. */
+export function registerLmTools(tools: RalphLmTools): vscode.Disposable {
+  return vscode.Disposable.from(...Object.entries(tools).map(([name, tool]) => vscode.lm.registerTool(name, tool)));
+}
+
+/** Builds the tools over the run controller and the workspace's folders. */
+export function createLmTools(deps: LmToolDeps): RalphLmTools {
   const read = (name: 'ralph_status' | 'ralph_plan'): vscode.LanguageModelTool<{ folder?: string }> => ({
     async invoke(options) {
       const f = await folderOf(options.input.folder, deps);
@@ -156,9 +164,5 @@ export function registerLmTools(deps: LmToolDeps): vscode.Disposable {
     ralph_stop: control('stop'),
     ralph_reset: reset,
   };
-  return vscode.Disposable.from(
-    ...Object.entries(tools).map(([name, tool]) =>
-      vscode.lm.registerTool(name, tool as vscode.LanguageModelTool<object>),
-    ),
-  );
+  return tools as RalphLmTools;
 }
