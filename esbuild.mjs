@@ -3,12 +3,14 @@
 //   dist/cli.js                 the `ralph` CLI (node, shebang): status from the snapshot cache, else dist/cli-read.js
 //                               (status / next) or dist/cli-main.js (the full program)
 //   dist/webview/*              the dashboard page (browser iife + css)
+//   dist/schemas/*.json         JSON schemas of Ralph's files for contributes.jsonValidation (from the zod schemas)
 //   dist/test/{unit,component,stress,corpus}/**  mocha tiers on plain Node (`vscode` is the fake in test/support)
 //   dist/test/integration/**    the suite run inside a real VS Code extension host (`vscode` external)
 //   dist/test/e2e/**            Playwright tests (plain Node)
 // Flags: --watch (rebuild on change), --production (minify, no sourcemaps), --only=ext,cli,webview,test,bench,demo
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 
 const args = process.argv.slice(2);
@@ -263,7 +265,35 @@ if (want('bench') && !production) {
     });
 }
 
+// The JSON schemas of .ralph/config.json, quantum.json and the IJFW checkpoints (contributes.jsonValidation), built
+// from the zod schemas the readers use (src/core/model/jsonSchemas.ts), each config key described by its setting.
+async function writeJsonSchemas() {
+  const built = await esbuild.build({
+    ...nodeCommon,
+    entryPoints: ['src/core/model/jsonSchemas.ts'],
+    write: false,
+    sourcemap: false,
+    minify: false,
+  });
+  const mod = { exports: {} };
+  new Function('module', 'exports', 'require', '__filename', built.outputFiles[0].text)(
+    mod,
+    mod.exports,
+    createRequire(path.resolve('src/core/model/jsonSchemas.ts')),
+    path.resolve('dist/jsonSchemas.js'),
+  );
+  const manifest = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+  const settingText = {};
+  for (const category of manifest.contributes.configuration)
+    for (const [name, prop] of Object.entries(category.properties))
+      settingText[name.replace(/^ralph\./, '')] = prop.markdownDescription;
+  fs.mkdirSync('dist/schemas', { recursive: true });
+  for (const { file, schema } of mod.exports.buildJsonSchemas(settingText))
+    fs.writeFileSync(path.join('dist', 'schemas', file), `${JSON.stringify(schema, null, 2)}\n`);
+}
+
 if (watch) {
+  if (want('ext')) await writeJsonSchemas();
   const contexts = await Promise.all(
     configs.map((c) => esbuild.context({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })),
   );
@@ -272,6 +302,15 @@ if (watch) {
   const results = await Promise.allSettled(
     configs.map((c) => esbuild.build({ ...c, plugins: [...(c.plugins ?? []), watchReporter] })),
   );
+  if (want('ext'))
+    results.push(
+      ...(await Promise.allSettled([
+        writeJsonSchemas().catch((err) => {
+          console.error(`✘ [ERROR] JSON schemas: ${err.stack ?? err}`);
+          throw err;
+        }),
+      ])),
+    );
   const failed = results.filter((r) => r.status === 'rejected');
   if (failed.length) {
     process.exitCode = 1;

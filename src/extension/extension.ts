@@ -7,6 +7,7 @@ import { DashboardPanel, registerDashboardSerializer, type DashboardDeps } from 
 import { revealTarget } from './dashboard/revealTarget';
 import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
+import { createLmTools, registerLmTools, type RalphLmTools } from './lmTools';
 import { PlanLoader, planWorkerFile } from './planLoader';
 import { PlanTreeProvider } from './planTree';
 import { PlanTreeCommands } from './planTreeCommands';
@@ -39,6 +40,8 @@ export interface RalphExtensionApi {
   store: RunStore;
   /** The status bar token gauge (tests read its item). */
   gauge: StatusBarGauge;
+  /** The Language Model Tools as registered (tests read their confirmations: VS Code skips dialogs under test). */
+  lmTools: RalphLmTools;
   /** Milliseconds `activate` took (the activation benchmark reads it). */
   activationMs: number;
   /** Milliseconds spent evaluating the bundle before `activate` was called (VS Code's "code loading"). */
@@ -149,6 +152,15 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     answer: async (folder, text, opts) =>
       (await import('../core/control/runControl')).answerQuestion(folder, text, opts),
   });
+  // Language Model Tools: VS Code's own agents read the plan and start and steer verified loops.
+  const lmTools = createLmTools({
+    runs,
+    log,
+    folders: () =>
+      (vscode.workspace.workspaceFolders ?? [])
+        .filter((f) => f.uri.scheme === 'file')
+        .map((f) => ({ path: f.uri.fsPath, name: f.name })),
+  });
   const dashboardDeps: DashboardDeps = { extensionUri: context.extensionUri, hub: dashboard, runs, log };
   context.subscriptions.push(
     log,
@@ -224,13 +236,14 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
       store.noteChange(c);
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => store.syncFolders()),
+    registerLmTools(lmTools),
   );
   const activationMs = performance.now() - started;
   log.info(
     'activate',
     `Ralph Loop activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version}, trusted: ${vscode.workspace.isTrusted})`,
   );
-  return { plan, tree, waves, runs, store, gauge, dashboard, activationMs, bundleEvalMs };
+  return { plan, tree, waves, runs, store, gauge, dashboard, lmTools, activationMs, bundleEvalMs };
 }
 
 /** Name of the Ralph: Status document (`ralph:/Ralph Status.txt`). */

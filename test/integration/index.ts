@@ -15,6 +15,7 @@ import { registerRunSuite } from './suites/run';
 import { registerTrustSuite } from './suites/trust';
 import { registerPlanTreeSuite } from './suites/planTree';
 import { registerStartPickSuite } from './suites/startPick';
+import { registerLmToolsRestrictedSuite, registerLmToolsSuite } from './suites/lmTools';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -33,14 +34,17 @@ export async function run(): Promise<void> {
     ...(process.env.RALPH_INTEGRATION_GREP ? { grep: process.env.RALPH_INTEGRATION_GREP } : {}),
   });
   mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
-  if (mode === 'restricted') registerRestrictedModeSuite();
-  else {
+  if (mode === 'restricted') {
+    registerRestrictedModeSuite();
+    registerLmToolsRestrictedSuite();
+  } else {
     registerActivationSuite();
     registerTrustSuite();
     registerRunSuite();
     registerGaugeSuite();
     registerPlanTreeSuite();
     registerStartPickSuite();
+    registerLmToolsSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);

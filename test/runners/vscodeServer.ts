@@ -189,23 +189,16 @@ export async function openPage(browser: Browser, url: string): Promise<Page> {
 }
 
 /**
- * Packages the extension with vsce (its `vscode:prepublish` production build) into `<outDir>/ralph-loop.vsix` and
+ * Packages the extension with scripts/package.mjs (vsce and its `vscode:prepublish` production build) into `<outDir>/ralph-loop.vsix` and
  * returns that path. Throws with vsce's output when packaging fails. Used by the e2e tier and `npm run demo`.
  */
 export function packageVsix(repo: string, outDir: string): string {
   const vsix = path.join(outDir, 'ralph-loop.vsix');
-  execFileSync(
-    process.execPath,
-    [
-      path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'),
-      'package',
-      '--no-dependencies',
-      '--no-rewrite-relative-links',
-      '--out',
-      vsix,
-    ],
-    { cwd: repo, stdio: 'pipe' },
-  );
+  // scripts/package.mjs (`npm run package`) fails on any vsce warning: the tier's .vsix is the one users get.
+  execFileSync(process.execPath, [path.join(repo, 'scripts', 'package.mjs'), '--out', vsix], {
+    cwd: repo,
+    stdio: 'pipe',
+  });
   return vsix;
 }
 

@@ -133,6 +133,8 @@ export interface FakeStatusBarItem {
 /** What the fake recorded: inspect from tests, reset with {@link resetFake}. */
 export const recorded = {
   commands: new Map<string, (...args: unknown[]) => unknown>(),
+  /** Language Model Tools registered with `lm.registerTool`, by name. */
+  lmTools: new Map<string, unknown>(),
   treeViews: [] as string[],
   logLines: [] as string[],
   contexts: new Map<string, unknown>(),
@@ -174,6 +176,7 @@ export function messageLines(): string[] {
 
 export function resetFake(): void {
   recorded.commands.clear();
+  recorded.lmTools.clear();
   recorded.treeViews.length = 0;
   recorded.logLines.length = 0;
   recorded.contexts.clear();
@@ -401,3 +404,18 @@ Object.assign(window, {
     return { dispose: () => webviewRecord.serializers.delete(viewType) };
   },
 });
+
+/** `vscode.lm`: tool registration only (the tools' logic is tested on core/control/lmTools.ts). */
+export const lm = {
+  registerTool(name: string, tool: unknown) {
+    if (recorded.lmTools.has(name)) throw new Error(`tool '${name}' already exists`);
+    recorded.lmTools.set(name, tool);
+    return { dispose: () => recorded.lmTools.delete(name) };
+  },
+};
+export class LanguageModelTextPart {
+  constructor(public value: string) {}
+}
+export class LanguageModelToolResult {
+  constructor(public content: unknown[]) {}
+}
