@@ -36,7 +36,7 @@ import {
   type LaneGreen,
   type RunEnd,
 } from '../decide';
-import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
+import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../lane/lane';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';

@@ -1,22 +1,22 @@
 import { EventEmitter } from 'node:events';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import type { AgentAdapter } from '../agents/adapter';
-import { which } from '../agents/discover';
-import { agentBinary, getAdapter } from '../agents/registry';
-import { spawnIteration, type IterationExit } from '../agents/spawn';
-import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
-import { listRuns } from '../control/runs';
-import { tryHoldLock } from '../store/fileLock';
-import { removeFolderCaches } from '../store/snapshotCache';
-import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinels';
-import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
-import { type GateResult } from '../gates/gateRunner';
-import { runGateExclusive } from '../gates/gateCall';
-import { gateFilesChangedReason, snapshotGateFiles } from '../trust/gateFileContent';
-import { agentConfigEntries, changedClaudeProjectFiles } from '../trust/agentConfig';
-import type { TrustedEntry } from '../trust/trustedContent';
-import { startGuardServer, type GuardServer } from '../gates/guardServer';
+import type { AgentAdapter } from '../../agents/adapter';
+import { which } from '../../agents/discover';
+import { agentBinary, getAdapter } from '../../agents/registry';
+import { spawnIteration, type IterationExit } from '../../agents/spawn';
+import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
+import { listRuns } from '../../control/runs';
+import { tryHoldLock } from '../../store/fileLock';
+import { removeFolderCaches } from '../../store/snapshotCache';
+import { honourStop, ralphRunDir, type SentinelCheck } from '../../control/sentinels';
+import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
+import { type GateResult } from '../../gates/gateRunner';
+import { runGateExclusive } from '../../gates/gateCall';
+import { gateFilesChangedReason, snapshotGateFiles } from '../../trust/gateFileContent';
+import { agentConfigEntries, changedClaudeProjectFiles } from '../../trust/agentConfig';
+import type { TrustedEntry } from '../../trust/trustedContent';
+import { startGuardServer, type GuardServer } from '../../gates/guardServer';
 import {
   ensureHandoff,
   readHandoff,
@@ -24,14 +24,14 @@ import {
   workingSetChanged,
   writeAutoEnriched,
   writeLastGateState,
-} from '../gates/handoff';
-import type { RalphConfig } from '../model/config';
-import { isoString } from '../model/time';
-import { resolveActor } from '../sources/actor';
-import { type TokenCounts, zeroTokens, addTokens } from '../stream/events';
-import { iterationTotals } from '../stream/ledger';
-import { findSignals, type AgentSignal } from '../stream/signals';
-import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
+} from '../../gates/handoff';
+import type { RalphConfig } from '../../model/config';
+import { isoString } from '../../model/time';
+import { resolveActor } from '../../sources/actor';
+import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
+import { iterationTotals } from '../../stream/ledger';
+import { findSignals, type AgentSignal } from '../../stream/signals';
+import { defaultBackoffPolicy, type BackoffPolicy } from '../backoff';
 import {
   carriedBaseline,
   decide,
@@ -45,13 +45,13 @@ import {
   type Observation,
   type RunEnd,
   type RunState,
-} from './decide';
-import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
-import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
-import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
-import { recoverParallel } from './parallel/recovery';
-import { pruneRuns } from '../control/runPruning';
-import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
+} from '../decide';
+import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
+import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from '../attempts';
+import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
+import { recoverParallel } from '../parallel/recovery';
+import { pruneRuns } from '../../control/runPruning';
+import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from '../decide';
 import {
   isStorageError,
   makeSpaceReserve,
@@ -59,7 +59,7 @@ import {
   STORAGE_EXIT,
   storageFailureText,
   type SpaceReserve,
-} from '../store/storageFailure';
+} from '../../store/storageFailure';
 import {
   EXIT_CODES,
   type EngineEvent,
@@ -68,15 +68,15 @@ import {
   type IterationPurpose,
   type RunEndState,
   type WorkItemRef,
-} from './events';
-import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from './git';
-import { loadTemplate, renderTemplate } from './prompt';
-import { IterationStreamWriter } from './runFiles';
-import { SentinelWatcher } from './sentinelWatcher';
-import { runNotify } from './notify';
-import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
-import { loadSources, buildPlan } from '../sources/plan';
-import { startOfferOf } from '../sources/startPolicy';
+} from '../events';
+import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from '../git';
+import { loadTemplate, renderTemplate } from '../prompt';
+import { IterationStreamWriter } from '../runFiles';
+import { SentinelWatcher } from '../sentinelWatcher';
+import { runNotify } from '../notify';
+import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from '../question';
+import { loadSources, buildPlan } from '../../sources/plan';
+import { startOfferOf } from '../../sources/startPolicy';
 import {
   availableSources,
   checklistAt,
@@ -85,13 +85,13 @@ import {
   type DoneClaim,
   type WorkItem,
   type WorkSource,
-} from './workSource';
-import { markedByPerson, readPersonMarks, removePersonMarks } from './personMarks';
-import { marksChanged, personMarksFor } from '../model/claimBaseline';
-import { writeAgentMirror, writeBaselineMirror } from './baselineMirror';
-import { TaskFileStash, type RestoredFile } from './taskFileStash';
-import { ralphFile } from '../model/ralphPaths';
-import { writePauseSentinel } from '../control/runControl';
+} from '../workSource';
+import { markedByPerson, readPersonMarks, removePersonMarks } from '../personMarks';
+import { marksChanged, personMarksFor } from '../../model/claimBaseline';
+import { writeAgentMirror, writeBaselineMirror } from '../baselineMirror';
+import { TaskFileStash, type RestoredFile } from '../taskFileStash';
+import { ralphFile } from '../../model/ralphPaths';
+import { writePauseSentinel } from '../../control/runControl';
 
 /** Fields of run.json written together with a child's start or end (`markChildStart` / `markChildEnd` `also`). */
 type RunRecordPatch = Parameters<typeof updateRunRecord>[2];
@@ -423,7 +423,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   async run(): Promise<RunResult> {
     // A parallel run (issue 19) is a coordinator of lanes, each an engine of its own (loop/parallel/coordinator.ts).
     if (!this.o.lane && (this.o.parallel ?? this.o.config.parallel)) {
-      const parallel = await import('./parallel/coordinator');
+      const parallel = await import('../parallel/coordinator');
       if (parallel.parallelApplies(this.folder, this.o))
         return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
     }
