@@ -2,7 +2,7 @@ import { decideDeferral, type BackoffPolicy, type DeferralState } from './backof
 import { nextAttempt, type AttemptKind } from './attempts';
 import type { GateTier, IterationEnding, IterationPurpose, RunEndState, WorkItemRef } from './events';
 import { settleSetAside, type WaitingQuestion } from './question';
-import type { ClaimBaseline } from './workSource';
+import type { ClaimBaseline } from '../model/claimBaseline';
 
 /**
  * The loop's decisions as one pure function (ARCHITECTURE.md "decide(state, observation) → actions"): caps,

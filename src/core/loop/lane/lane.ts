@@ -25,13 +25,11 @@ import {
   writeAutoEnriched,
   writeLastGateState,
 } from '../../gates/handoff';
-import type { RalphConfig } from '../../model/config';
 import { isoString } from '../../model/time';
 import { resolveActor } from '../../sources/actor';
 import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
 import { iterationTotals } from '../../stream/ledger';
 import { findSignals, type AgentSignal } from '../../stream/signals';
-import { defaultBackoffPolicy, type BackoffPolicy } from '../backoff';
 import {
   carriedBaseline,
   decide,
@@ -51,7 +49,15 @@ import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } f
 import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
 import { recoverParallel } from '../parallel/recovery';
 import { pruneRuns } from '../../control/runPruning';
-import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from '../decide';
+import { DEFAULT_WATCHDOG, decideWatchdog } from '../decide';
+import {
+  EngineRefusal,
+  StorageRefusal,
+  timingFromConfig,
+  type EngineOptions,
+  type EngineTiming,
+  type RunResult,
+} from '../runOptions';
 import {
   isStorageError,
   makeSpaceReserve,
@@ -66,7 +72,6 @@ import {
   type GateTier,
   type IterationEnding,
   type IterationPurpose,
-  type RunEndState,
   type WorkItemRef,
 } from '../events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from '../git';
@@ -95,157 +100,6 @@ import { writePauseSentinel } from '../../control/runControl';
 
 /** Fields of run.json written together with a child's start or end (`markChildStart` / `markChildEnd` `also`). */
 type RunRecordPatch = Parameters<typeof updateRunRecord>[2];
-
-/** Delays and limits of the engine; every one is configurable so tests take seconds (issue "Caps"). */
-export interface EngineTiming {
-  /** Pause between iterations, ms (seed: `sleep 2`, §2.9 / §3.6). */
-  betweenIterationsMs: number;
-  /** SIGTERM → SIGKILL grace when ending an agent's process group, ms (issue: 5 s). */
-  killGraceMs: number;
-  /** Fallback poll of the sentinel files, ms. */
-  sentinelPollMs: number;
-  /** Natural ends in a row without progress that stop the run as stalled (seed §3.6: 3). */
-  stallLimit: number;
-  /** Gate timeout, ms (config `gateTimeoutMs`). */
-  gateTimeoutMs: number;
-  /** Rate-limit backoff (seed §3.6, see backoff.ts). */
-  backoff: BackoffPolicy;
-  /** The iteration watchdog (issue 12, decide.ts `decideWatchdog`): silence, iteration and STOP-grace limits, ms. */
-  watchdog?: WatchdogRules;
-}
-
-export const defaultTiming: EngineTiming = {
-  betweenIterationsMs: 2000,
-  killGraceMs: 5000,
-  sentinelPollMs: 250,
-  stallLimit: 3,
-  gateTimeoutMs: 1_200_000,
-  backoff: defaultBackoffPolicy,
-};
-
-/** The engine's timing from `.ralph/config.json` `timing` and `gateTimeoutMs`, over {@link defaultTiming}. */
-export function timingFromConfig(config: RalphConfig): EngineTiming {
-  const t = config.timing;
-  const b = defaultBackoffPolicy;
-  return {
-    betweenIterationsMs: t.betweenIterationsMs ?? defaultTiming.betweenIterationsMs,
-    killGraceMs: t.killGraceMs ?? defaultTiming.killGraceMs,
-    sentinelPollMs: defaultTiming.sentinelPollMs,
-    stallLimit: t.stallLimit ?? defaultTiming.stallLimit,
-    gateTimeoutMs: config.gateTimeoutMs,
-    watchdog: {
-      silenceTimeoutMs: t.silenceTimeoutMs ?? DEFAULT_WATCHDOG.silenceTimeoutMs,
-      iterationTimeoutMs: t.iterationTimeoutMs ?? DEFAULT_WATCHDOG.iterationTimeoutMs,
-      stopGraceMs: t.stopGraceMs ?? DEFAULT_WATCHDOG.stopGraceMs,
-    },
-    backoff: {
-      baseMs: t.backoffBaseMs ?? b.baseMs,
-      capMs: t.backoffCapMs ?? b.capMs,
-      resetMarginMs: t.resetMarginMs ?? b.resetMarginMs,
-      maxResetWaitMs: t.maxResetWaitMs ?? b.maxResetWaitMs,
-      maxQuotaWaits: t.maxQuotaWaits ?? b.maxQuotaWaits,
-      maxDeferrals: t.maxDeferrals ?? b.maxDeferrals,
-    },
-  };
-}
-
-export interface EngineOptions {
-  folder: string;
-  config: RalphConfig;
-  /** `flow` | `quantum` | `checklist` | a checklist path; default: the first available source (flow, quantum, checklists). */
-  source?: string;
-  /** Agent adapter name; default `config.agent`. */
-  agent?: string;
-  /** Run without gates (otherwise the engine refuses to start when none is configured). */
-  noGates?: boolean;
-  /** Caps; default from config. `maxCostUsd` / `maxWallTimeMs` 0 = none. */
-  maxIterations?: number;
-  maxCostUsd?: number;
-  maxWallTimeMs?: number;
-  /** Run a reviewer iteration after the final gate (`<verdict>SHIP|NEEDS_WORK</verdict>`). */
-  reviewer?: boolean;
-  /** Go on with other ready work after blocking an item, instead of pausing. */
-  continueOnBlocked?: boolean;
-  /** Extra environment for the agent (tests point `ANTHROPIC_BASE_URL` at the scripted model server). */
-  agentEnv?: Record<string, string | undefined>;
-  timing?: Partial<EngineTiming>;
-  /** Cancel: end the agent's process group now and stop (Ctrl-C, **Ralph: Cancel**). */
-  signal?: AbortSignal;
-  /** Run id to use (default a new one). */
-  runId?: string;
-  /**
-   * Begin with this item (`ralph run --item <id>`, the tree's **Start Here**): the run's first item when it is ready
-   * (core `startOfferOf`); else the engine refuses, naming why and the source's next ready item. Without `source`, the
-   * item's source is used. Later items are the source's usual picks.
-   */
-  item?: string;
-  /**
-   * Run independent quantum stories at once, each on its own lane in its own git worktree (`ralph run --parallel`,
-   * **Ralph: Start**'s "in parallel" choice); default the configuration's. Only the quantum source runs in parallel.
-   */
-  parallel?: boolean;
-  /** Most lanes at once in a parallel run (`--max-parallel N`, a whole number ≥ 1); default the configuration's. */
-  maxParallel?: number;
-  /** Set by a parallel run's coordinator for each lane's engine (loop/parallel/coordinator.ts); never by a face. */
-  lane?: EngineLane;
-}
-
-/**
- * What makes an engine one lane of a parallel run (issue 19): `folder` is then the lane's working tree (the agent's
- * cwd, its gates, handoff and `.ralph/` of the lane), while the run's state root keeps the iteration streams; the
- * lane works on `source` (its one story); iteration numbers are counted over every lane (`nextIteration`); the
- * coordinator learns each agent's process group and token (`onAgent`) for crash recovery.
- */
-export interface EngineLane {
-  index: number;
-  stateRoot: string;
-  source: WorkSource;
-  nextIteration(): number;
-  onAgent?(pid: number | null, token: string | null): void;
-  /** The run's actor, resolved once by the coordinator (the lane's tree has the repository's config): no git call per lane. */
-  actor?: string;
-  /**
-   * The lane's final gate was not repeated: `command` passed on the tree `state` (git.ts `treeState`, the same at the
-   * gate's start, end and now). The coordinator may then skip the same gate on the same tree after the merge
-   * (decide.ts `featureGateRepeats`).
-   */
-  onGreenTree?(green: { command: string; state: string }): void;
-  /**
-   * The run's disk-space reserve (the coordinator's, store/storageFailure.ts): a lane on a storage error frees it,
-   * for every lane and the coordinator, before it records its end; the coordinator removes it when the run ends.
-   */
-  reserve?: SpaceReserve | null;
-}
-
-/** What {@link LoopEngine.run} resolves with. */
-export interface RunResult {
-  runId: string;
-  state: RunEndState;
-  reason: string;
-  /** The CLI exit code: 0 complete, 1 failed / stalled / blocked, 2 a cap reached, 3 stopped by the user, 130 interrupted. */
-  exitCode: number;
-  iterations: number;
-  costUsd: number;
-  done: number;
-  total: number;
-  /** Set when the run ended on a storage error (disk full, read-only): the cause; the exit code is then {@link STORAGE_EXIT}. */
-  storageFailure?: string;
-  /** Set when even the end could not be written to run.json: why (the next run marks the record crashed). */
-  endNotRecorded?: string;
-}
-
-/** A refusal to start (no gates, no source, bad configuration): a message a user can act on. */
-export class EngineRefusal extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EngineRefusal';
-  }
-}
-
-/** A refusal because `.ralph/` cannot be written (read-only by its mode, a read-only mount): `ralph run` exits {@link STORAGE_EXIT}. */
-export class StorageRefusal extends EngineRefusal {
-  readonly exitCode = STORAGE_EXIT;
-}
 
 interface IterationOutcome {
   ending: IterationEnding;
@@ -295,7 +149,7 @@ export async function unverifiedClaims(folder: string, source: WorkSource, basel
  * Every agent process is owned: on rotate, stop or cancel its group gets SIGTERM, then SIGKILL after the grace,
  * and the engine waits for it before going on.
  */
-export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> {
+export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> {
   readonly runId: string;
   private readonly timing: EngineTiming;
   private readonly folder: string;
@@ -421,12 +275,6 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
   /** Runs the loop to its end. Throws {@link EngineRefusal} before starting when it cannot run. */
   async run(): Promise<RunResult> {
-    // A parallel run (issue 19) is a coordinator of lanes, each an engine of its own (loop/parallel/coordinator.ts).
-    if (!this.o.lane && (this.o.parallel ?? this.o.config.parallel)) {
-      const parallel = await import('../parallel/coordinator');
-      if (parallel.parallelApplies(this.folder, this.o))
-        return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
-    }
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const actor = this.o.lane?.actor ?? resolveActor(this.folder);
     this.actor = actor;
