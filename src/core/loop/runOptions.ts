@@ -1,7 +1,7 @@
 import type { RalphConfig } from '../model/config';
 import { STORAGE_EXIT, type SpaceReserve } from '../store/storageFailure';
 import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
-import { DEFAULT_WATCHDOG, type WatchdogRules } from './decide';
+import { DEFAULT_WATCHDOG, type WatchdogRules } from './lane/watchdog';
 import type { RunEndState } from './events';
 import type { WorkSource } from './workSource';
 

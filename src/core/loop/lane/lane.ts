@@ -30,26 +30,23 @@ import { resolveActor } from '../../sources/actor';
 import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
 import { iterationTotals } from '../../stream/ledger';
 import { findSignals, type AgentSignal } from '../../stream/signals';
+import { carriedBaseline } from '../../model/claimBaseline';
+import { decide, finalGateRepeats, sameItem, type GreenGate } from './decide';
 import {
-  carriedBaseline,
-  decide,
-  finalGateRepeats,
   initialLaneState,
   initialRunState,
-  sameItem,
   type Action,
   type LaneState,
-  type GreenGate,
   type Observation,
   type RunEnd,
   type RunState,
-} from '../decide';
+} from './phases';
+import { DEFAULT_WATCHDOG, decideWatchdog } from './watchdog';
 import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from '../attempts';
 import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
 import { recoverParallel } from '../parallel/recovery';
 import { pruneRuns } from '../../control/runPruning';
-import { DEFAULT_WATCHDOG, decideWatchdog } from '../decide';
 import {
   EngineRefusal,
   StorageRefusal,

@@ -25,8 +25,8 @@ import {
   type SpaceReserve,
 } from '../../store/storageFailure';
 import { recoverCrashedRuns } from '../crashRecovery';
+import { cleanCommitOf } from '../git';
 import {
-  cleanCommitOf,
   decideCoordinator,
   decideLaneEnd,
   decideMerge,
@@ -34,8 +34,8 @@ import {
   featureGateRepeats,
   greenTreeStandsForLeftovers,
   type LaneGreen,
-  type RunEnd,
-} from '../decide';
+} from './rules';
+import { type RunEnd } from '../lane/phases';
 import { Lane } from '../lane/lane';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type RunResult } from '../runOptions';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
