@@ -6,8 +6,6 @@ import { which } from '../../agents/discover';
 import { agentBinary, getAdapter } from '../../agents/registry';
 import { spawnIteration, type IterationExit } from '../../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
-import { listRuns } from '../../control/runs';
-import { tryHoldLock } from '../../store/fileLock';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { honourStop, ralphRunDir, type SentinelCheck } from '../../control/sentinels';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
@@ -45,20 +43,12 @@ import { DEFAULT_WATCHDOG, decideWatchdog } from './watchdog';
 import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from '../attempts';
 import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
-import { recoverParallel } from '../parallel/recovery';
+import { holdFolderLock, recoverFolder, recoveryWarnings, refuseReadOnly, refuseWithoutGates } from '../runShell';
 import { pruneRuns } from '../../control/runPruning';
-import {
-  EngineRefusal,
-  StorageRefusal,
-  timingFromConfig,
-  type EngineOptions,
-  type EngineTiming,
-  type RunResult,
-} from '../runOptions';
+import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from '../runOptions';
 import {
   isStorageError,
   makeSpaceReserve,
-  ralphWritableProblem,
   STORAGE_EXIT,
   storageFailureText,
   type SpaceReserve,
@@ -287,11 +277,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     this.gateFiles = gates ? await snapshotGateFiles(this.folder, Object.values(gates.commands)) : null;
     // The agents' project configuration as `ralph run` checked it against the user's trust (breaker-s6 row 05).
     this.agentConfigAtStart = await agentConfigEntries(this.folder);
-    if (!gates && !this.o.noGates) {
-      throw new EngineRefusal(
-        'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
-      );
-    }
+    refuseWithoutGates(gates, this.o.noGates);
     // A configured path is relative to the workspace folder (as `-C` and the extension see it), not to our cwd.
     const { configured, binary, key } = agentBinary(adapter, this.o.config, this.folder);
     const pathEnv =
@@ -306,21 +292,9 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
 
-    // A .ralph/ we may not write (by its mode bits: root ignores them) is refused up front (issue 12).
-    const readOnly = ralphWritableProblem(this.folder);
-    if (readOnly) throw new StorageRefusal(readOnly);
-    // One engine per folder: two runs would claim the same items and fight over the same files.
-    const releaseLock = await tryHoldLock(ralphFile(this.folder, 'engineLock'), (err) =>
-      this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }),
-    );
-    if (!releaseLock) {
-      const active = listRuns(this.folder)
-        .runs.filter((r) => r.kind === 'ralph' && r.active)
-        .map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
-      throw new EngineRefusal(
-        `Another Ralph run is active in ${this.folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`,
-      );
-    }
+    // A .ralph/ we may not write (by its mode bits: root ignores them) is refused up front.
+    refuseReadOnly(this.folder);
+    const releaseLock = await holdFolderLock(this.folder, (message) => this.emitEvent({ type: 'warning', message }));
     try {
       return await this.runLocked(adapter, source, gates, maxIterations, maxCost, maxWallMs);
     } finally {
@@ -342,36 +316,19 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     const candidates = availableSources({ folder: this.folder, actor: this.actor });
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
-    // Lanes a crashed parallel run left (issue 19): stories and worktrees recovered before the usual crash rule.
+    const warn = (message: string) => this.emitEvent({ type: 'warning', message });
     if (!this.o.lane)
-      for (const note of (
-        await recoverParallel(this.folder, this.timing.killGraceMs).catch((err: Error) => ({
-          notes: [`could not recover a parallel run's lanes: ${err.message}`],
-        }))
-      ).notes)
-        this.emitEvent({ type: 'warning', message: note });
-    // Holding the folder's lock, every other mirror is a dead run's open claims (issue 11); lanes leave theirs to the coordinator.
-    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
-      ownRunId: this.runId,
-      sweepMirrors: !this.o.lane,
-    });
-    for (const skipped of skippedRunRecords(this.folder))
-      this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
-    for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
-    for (const r of recovered) {
-      const back = r.putBack.length ? `, put back ${r.putBack.join(', ')} (claimed done, never verified)` : '';
-      if (r.crashed)
-        this.emitEvent({
-          type: 'warning',
-          message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}`,
-        });
-      else if (r.recorded === false)
-        this.emitEvent({
-          type: 'warning',
-          message: `run ${r.runId} left claims open in its baseline mirror (its run record is gone, names another run, or says it ended)${r.killedGroup ? ', its agent group killed' : ''}${back || ', nothing to put back'}`,
-        });
-      else if (r.putBack.length)
-        this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
+      await recoverFolder(
+        this.folder,
+        { runId: this.runId, sources: candidates, killGraceMs: this.timing.killGraceMs },
+        warn,
+      );
+    else {
+      // A lane recovers only its own tree's runs; the coordinator holds the folder's lock and settles every mirror.
+      const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
+        ownRunId: this.runId,
+      });
+      for (const w of recoveryWarnings(recovered, skippedRunRecords(this.folder))) warn(w);
     }
 
     // .ralph/runs/ stays bounded (issue 12): finished runs' raw streams compressed, the oldest finished runs deleted.

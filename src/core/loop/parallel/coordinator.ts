@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { availableSources } from '../workSource';
 import { createRunRecord, updateRunRecord } from '../../control/runRecords';
-import { listRuns } from '../../control/runs';
 import { honourStop, ralphRunDir } from '../../control/sentinels';
 import { pruneRuns } from '../../control/runPruning';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
@@ -16,7 +15,6 @@ import { resolveActorAsync } from '../../sources/actor';
 import { holdGitWorker } from '../../process/gitWorker';
 import { resolveContainment } from '../../process/containment';
 import { readQuantum } from '../../sources/quantum/readQuantum';
-import { tryHoldLock } from '../../store/fileLock';
 import {
   isStorageError,
   makeSpaceReserve,
@@ -24,7 +22,6 @@ import {
   storageFailureText,
   type SpaceReserve,
 } from '../../store/storageFailure';
-import { recoverCrashedRuns } from '../crashRecovery';
 import { cleanCommitOf } from '../git';
 import {
   decideCoordinator,
@@ -54,7 +51,7 @@ import {
 import { LaneStorySource } from './laneSource';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
-import { recoverParallel } from './recovery';
+import { holdFolderLock, recoverFolder, refuseReadOnly, refuseWithoutGates } from '../runShell';
 import { pickRound } from './rounds';
 
 /**
@@ -191,21 +188,9 @@ async function checkedRun(
         : `No quantum.json in ${folder}: only quantum stories run in parallel.`,
     );
   const gates = await resolveGates(folder, o.config);
-  if (!gates && !o.noGates)
-    throw new EngineRefusal(
-      'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
-    );
-  const releaseLock = await tryHoldLock(ralphFile(folder, 'engineLock'), (err) =>
-    emit({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }, 0),
-  );
-  if (!releaseLock) {
-    const active = listRuns(folder)
-      .runs.filter((r) => r.kind === 'ralph' && r.active)
-      .map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
-    throw new EngineRefusal(
-      `Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`,
-    );
-  }
+  refuseWithoutGates(gates, o.noGates);
+  refuseReadOnly(folder);
+  const releaseLock = await holdFolderLock(folder, (message) => emit({ type: 'warning', message }, 0));
   try {
     return await new Coordinator(o, folder, runId, gates, emit, repo).run();
   } finally {
@@ -282,21 +267,17 @@ class Coordinator {
     await this.useFeatureBranch();
     await excludeRunnerFiles(this.folder, this.repo?.commonDir);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
-    for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes)
-      this.emit({ type: 'warning', message: note });
     this.actor = await actor;
-    const recovered = await recoverCrashedRuns(
+    await recoverFolder(
       this.folder,
-      availableSources({ folder: this.folder, actor: this.actor }),
-      this.timing.killGraceMs,
-      { ownRunId: this.runId, sweepMirrors: true },
+      {
+        runId: this.runId,
+        sources: availableSources({ folder: this.folder, actor: this.actor }),
+        killGraceMs: this.timing.killGraceMs,
+        feature: this.feature,
+      },
+      (message) => this.emit({ type: 'warning', message }),
     );
-    for (const r of recovered)
-      if (r.crashed)
-        this.emit({
-          type: 'warning',
-          message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}`,
-        });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(
       this.warn('could not prune .ralph/runs'),
     );
