@@ -12,7 +12,7 @@ import {
   type RunRules,
   type RunState,
 } from '../../../src/core/loop/lane/phases';
-import { classifyEnding } from '../../../src/core/loop/lane/lane';
+import { classifyEnding } from '../../../src/core/loop/lane/agentIteration';
 import type { AgentSignal } from '../../../src/core/stream/signals';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);

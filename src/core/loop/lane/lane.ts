@@ -1,10 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../../agents/adapter';
 import { which } from '../../agents/discover';
 import { agentBinary, getAdapter } from '../../agents/registry';
-import { spawnIteration, type IterationExit } from '../../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { honourStop, ralphRunDir, type SentinelCheck } from '../../control/sentinels';
@@ -12,22 +11,13 @@ import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/ga
 import { type GateResult } from '../../gates/gateRunner';
 import { runGateExclusive } from '../../gates/gateCall';
 import { gateFilesChangedReason, snapshotGateFiles } from '../../trust/gateFileContent';
-import { agentConfigEntries, changedClaudeProjectFiles } from '../../trust/agentConfig';
+import { agentConfigEntries } from '../../trust/agentConfig';
 import type { TrustedEntry } from '../../trust/trustedContent';
 import { startGuardServer, type GuardServer } from '../../gates/guardServer';
-import {
-  ensureHandoff,
-  readHandoff,
-  workingSet,
-  workingSetChanged,
-  writeAutoEnriched,
-  writeLastGateState,
-} from '../../gates/handoff';
+import { ensureHandoff, writeAutoEnriched, writeLastGateState } from '../../gates/handoff';
 import { isoString } from '../../model/time';
 import { resolveActor } from '../../sources/actor';
 import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
-import { iterationTotals } from '../../stream/ledger';
-import { findSignals, type AgentSignal } from '../../stream/signals';
 import { carriedBaseline } from '../../model/claimBaseline';
 import { decide, finalGateRepeats, sameItem, type GreenGate } from './decide';
 import {
@@ -39,7 +29,8 @@ import {
   type RunEnd,
   type RunState,
 } from './phases';
-import { DEFAULT_WATCHDOG, decideWatchdog } from './watchdog';
+import { runAgentIteration, type IterationContext, type IterationOutcome, type RunRecordPatch } from './agentIteration';
+import { ref } from './itemRef';
 import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from '../attempts';
 import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
@@ -53,20 +44,11 @@ import {
   storageFailureText,
   type SpaceReserve,
 } from '../../store/storageFailure';
-import {
-  EXIT_CODES,
-  type EngineEvent,
-  type GateTier,
-  type IterationEnding,
-  type IterationPurpose,
-  type WorkItemRef,
-} from '../events';
+import { EXIT_CODES, type EngineEvent, type GateTier, type IterationPurpose } from '../events';
 import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from '../git';
-import { loadTemplate, renderTemplate } from '../prompt';
-import { IterationStreamWriter } from '../runFiles';
 import { SentinelWatcher } from '../sentinelWatcher';
 import { runNotify } from '../notify';
-import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from '../question';
+import { answerFilePath, questionAnswerSection } from '../question';
 import { loadSources, buildPlan } from '../../sources/plan';
 import { startOfferOf } from '../../sources/startPolicy';
 import {
@@ -80,27 +62,10 @@ import {
 } from '../workSource';
 import { markedByPerson, readPersonMarks, removePersonMarks } from '../personMarks';
 import { marksChanged, personMarksFor } from '../../model/claimBaseline';
-import { writeAgentMirror, writeBaselineMirror } from '../baselineMirror';
+import { writeBaselineMirror } from '../baselineMirror';
 import { TaskFileStash, type RestoredFile } from '../taskFileStash';
 import { ralphFile } from '../../model/ralphPaths';
 import { writePauseSentinel } from '../../control/runControl';
-
-/** Fields of run.json written together with a child's start or end (`markChildStart` / `markChildEnd` `also`). */
-type RunRecordPatch = Parameters<typeof updateRunRecord>[2];
-
-interface IterationOutcome {
-  ending: IterationEnding;
-  detail: string;
-  exit: IterationExit;
-  signals: AgentSignal[];
-  lastText: string;
-  resetsAt: number | null;
-  /** The iteration's cost, USD. */
-  costUsd: number;
-  iteration: number;
-  /** The question the agent asked a human, if it did. */
-  question: AgentQuestion | null;
-}
 
 /** The item a work iteration is about, and what the shell learned of it on the way (for the next observations). */
 interface WorkInProgress {
@@ -1279,6 +1244,34 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   }
 
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
+  /** What one agent iteration needs of this lane (agentIteration.ts). */
+  private iterationContext(): IterationContext {
+    return {
+      folder: this.folder,
+      runId: this.runId,
+      stateRoot: this.stateRoot,
+      config: this.o.config,
+      agent: this.o.agent,
+      agentEnv: this.o.agentEnv,
+      signal: this.o.signal,
+      timing: this.timing,
+      actor: this.actor,
+      agentBinary: this.agentBinary,
+      guardSettings: this.guard?.settings,
+      gates: this.gates,
+      agentConfigAtStart: this.agentConfigAtStart,
+      agentConfigWarned: this.agentConfigWarned,
+      stash: this.stash,
+      stopRequestedAt: () => this.stopRequestedAt,
+      onAgent: this.o.lane?.onAgent,
+      emitEvent: (e) => this.emitEvent(e),
+      warn: (what) => this.warn(what),
+      markChildStart: (also) => this.markChildStart(also),
+      markChildEnd: (before, who, when, also) => this.markChildEnd(before, who, when, also),
+      restoreTaskFiles: (n) => this.restoreTaskFiles(n),
+    };
+  }
+
   private async runAgent(
     source: WorkSource,
     item: WorkItem | null,
@@ -1291,304 +1284,20 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   ): Promise<IterationOutcome> {
     this.iteration = this.o.lane ? this.o.lane.nextIteration() : this.iteration + 1;
     this.lastGreen = null;
-    const n = this.iteration;
-    await rm(ralphFile(this.folder, 'contextWarning'), { force: true });
-    const handoff = await readHandoff(this.folder);
-    const workingBefore = workingSet(handoff);
-    const headAtStart = await headSha(this.folder);
-    const progress = await source.progress();
-    const gates = this.gates;
-    const template = await loadTemplate(this.folder, purpose === 'review' ? 'reviewer' : 'iteration');
-    const prompt = renderTemplate(template, {
-      ITERATION: String(n),
-      PROGRESS: `${progress.done}/${progress.total} done`,
-      HANDOFF: handoff?.trim() || '(none yet)',
-      COMPLETE_SIGNAL_RULE:
-        source.kind === 'quantum'
-          ? 'The story is implemented, committed and verified: print `<quantum>STORY_PASSED</quantum>` and stop.'
-          : 'Every task is done and verified: print `<promise>ALL_TASKS_DONE</promise>` and stop.',
-      GIT_NOTE:
-        headAtStart === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
-      GATES: gates
-        ? `Run \`${gates.commands.basic ?? gates.commands.full ?? gates.commands.final}\` after each task${gates.commands.full ? `, \`${gates.commands.full}\` after a [risky] task` : ''}${gates.commands.final ? ` and \`${gates.commands.final}\` at the end` : ''}. The harness runs them again to verify.`
-        : 'No gates are configured for this run.',
-      ATTEMPTS: attemptsText,
-      TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),
-    });
-    this.emitEvent({
-      type: 'iterationStarted',
-      iteration: n,
-      item: item ? ref(item) : null,
+    const out = await runAgentIteration(this.iterationContext(), {
+      n: this.iteration,
+      source,
+      item,
+      purpose,
       attempt,
       attemptKind,
-      purpose,
-      ...(maxAttempts ? { maxAttempts } : {}),
+      attemptsText,
+      taskText,
+      maxAttempts,
+      costBefore: this.runState?.costUsd ?? 0,
     });
-    // The iteration's start and the person marks before the agent: one write of run.json (issue 19: a lane wrote
-    // its record 14 times per story); nothing happens between the two that recovery could see.
-    const marksAtStart = await this.markChildStart({
-      state: 'running',
-      iteration: n,
-      currentItem: item ? { source: item.source, id: item.id, title: item.title } : null,
-    });
-
-    const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
-    const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
-    this.stash?.capture();
-    const iterationStartedAt = Date.now();
-    let lastOutputAt = iterationStartedAt;
-    let watchdogTimer: NodeJS.Timeout | undefined;
-    let watchdogEnd: string | null = null;
-    // Claude Code's project settings changed during the run (by the agent, say): they are no longer the content the
-    // user trusted, so this start reads none of them; the next `ralph run` refuses with the diff (trust covers them).
-    const changedSettings = changedClaudeProjectFiles(this.agentConfigAtStart, await agentConfigEntries(this.folder));
-    for (const f of changedSettings.filter((f) => !this.agentConfigWarned.has(f))) {
-      this.agentConfigWarned.add(f);
-      this.emitEvent({
-        type: 'warning',
-        message: `${f} changed during the run: Claude Code starts without the project's settings and MCP servers (--setting-sources user --strict-mcp-config); the next run asks for trust again`,
-      });
-    }
-    const handle = spawnIteration(
-      adapter,
-      {
-        prompt,
-        cwd: this.folder,
-        binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
-        model: this.o.config.model || undefined,
-        extraArgs: this.o.config.agentArgs,
-        settings: this.guard?.settings,
-        projectSettings: changedSettings.length ? 'ignore' : 'load',
-        permissionMode: this.o.config.permissionMode,
-        env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
-      },
-      {
-        maxLineBytes: this.o.config.maxLineBytes,
-        contextWindowTokens: this.o.config.contextWindowTokens,
-        thresholds: {
-          warnThresholdTokens: this.o.config.warnThresholdTokens,
-          rotateThresholdTokens: this.o.config.rotateThresholdTokens,
-        },
-        killGraceMs: this.timing.killGraceMs,
-        containment: this.o.config.containment,
-        protect: { workspace: this.folder },
-        onStdout: (chunk) => {
-          lastOutputAt = Date.now();
-          raw.write(chunk);
-        },
-      },
-    );
-    // Subscribed before anything is awaited (spawn.ts: no event is kept for a later listener): the agent's output can
-    // arrive while run.json and the agent mirror are written below, and a text lost there loses the iteration's
-    // signals and question (issue 19: a lane's question read as a natural end under load, the story run again).
-    const signals: AgentSignal[] = [];
-    let lastText = '';
-    const texts: string[] = [];
-    let wrote = false;
-    let lastTokensAt = 0;
-    const emitTokens = () => {
-      const s = handle.ledgerSnapshot();
-      this.emitEvent({
-        type: 'tokens',
-        iteration: n,
-        contextTokens: s.contextTokens,
-        contextWindow: s.contextWindow,
-        rotateAt: s.thresholds.rotate,
-        warnAt: s.thresholds.warn,
-        totals: s.tokens,
-        costUsd: s.costUsd,
-      });
-    };
-    handle.onEvent((e) => {
-      if (e.type === 'toolUse' && (e.kind === 'write' || e.kind === 'edit' || e.kind === 'shell')) wrote = true;
-      if (e.type === 'text' && !e.subagent && !e.synthetic) {
-        lastText = e.text;
-        texts.push(e.text);
-        for (const s of findSignals(e.text)) {
-          signals.push(s);
-          this.emitEvent({
-            type: 'agentSignal',
-            iteration: n,
-            kind: s.kind,
-            value: s.value,
-            ...(s.reason ? { reason: s.reason } : {}),
-          });
-        }
-      } else if (e.type === 'result' && !e.subagent && e.text && !e.isError) {
-        // The result repeats the final text; signals there count once (deduplicated below).
-        for (const s of findSignals(e.text))
-          if (!signals.some((x) => x.kind === s.kind && x.value === s.value)) signals.push(s);
-      }
-      if ((e.type === 'usage' || e.type === 'result') && Date.now() - lastTokensAt > 500) {
-        lastTokensAt = Date.now();
-        emitTokens();
-      }
-    });
-    let rotated = false;
-    handle.onLedgerSignal((s) => {
-      if (s.type === 'warn') {
-        this.emitEvent({ type: 'warn', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void writeFile(ralphFile(this.folder, 'contextWarning'), `${s.contextTokens}/${s.threshold}\n`).catch(
-          this.warn('could not create .ralph/context-warning-active'),
-        );
-      } else if (!rotated) {
-        rotated = true;
-        this.emitEvent({ type: 'rotate', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void handle.kill('rotate');
-      }
-    });
-    // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
-    const watch = () => {
-      const v = decideWatchdog(
-        { now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt },
-        this.timing.watchdog ?? DEFAULT_WATCHDOG,
-      );
-      if (v.kind === 'end') {
-        watchdogEnd = v.detail;
-        this.emitEvent({ type: 'warning', message: `iteration ${n}: ${v.detail}: ending the agent` });
-        void handle.kill(v.reason);
-        return;
-      }
-      // Re-checked at least every second so a STOP requested meanwhile is seen.
-      watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
-    };
-    watchdogTimer = setTimeout(watch, 50);
-    // Started from the helper process (a parallel run), the pid comes back a moment later; no output is delivered before.
-    await handle.started;
-    this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
-    this.emitEvent({
-      type: 'agentStarted',
-      iteration: n,
-      pid: handle.pid ?? null,
-      command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' '),
-    });
-    // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
-    if (handle.pid !== undefined)
-      await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(
-        this.warn('could not record the agent in the state folder'),
-      );
-    await updateRunRecord(this.folder, this.runId, {
-      agentPgid: handle.pid ?? null,
-      agentToken: handle.token,
-      agentStartedAt: isoString(Date.now()),
-    }).catch(async (err: unknown) => {
-      // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
-      clearTimeout(watchdogTimer);
-      watchdogEnd = 'run.json could not be written';
-      await handle.kill('error');
-      await raw.close().catch(this.warn(`raw stream of iteration ${n}`));
-      throw err;
-    });
-
-    const onAbort = () => void handle.kill('cancel');
-    this.o.signal?.addEventListener('abort', onAbort);
-    if (this.cancelled) onAbort();
-    let exit: IterationExit;
-    try {
-      exit = await handle.done;
-    } finally {
-      clearTimeout(watchdogTimer);
-      this.o.signal?.removeEventListener('abort', onAbort);
-      await writeAgentMirror(this.folder, this.runId, null).catch(
-        this.warn('could not remove the agent record in the state folder'),
-      );
-      await raw
-        .close()
-        .catch((err: Error) =>
-          this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }),
-        );
-    }
-    emitTokens();
-    const totals = iterationTotals(exit.ledger);
-    // The run's cost is the decision state's (decide.ts adds it when the iteration's end is observed).
-    this.cost = (this.runState?.costUsd ?? 0) + (totals.costUsd ?? 0);
-    this.tokens = addTokens(this.tokens, totals.tokens);
-    // The agent has ended (its group and marked processes too, spawn.ts): its end and the marks it changed, one write.
-    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`, {
-      agentPgid: null,
-      agentToken: null,
-      costUsd: this.cost,
-    });
-    this.restoreTaskFiles(n);
-    if (exit.leftBehind.length)
-      this.emitEvent({
-        type: 'warning',
-        message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})`,
-      });
-
-    const workingAfter = workingSet(await readHandoff(this.folder));
-    // Only work on an item can wait for an answer; the plain-question rule also needs no commit.
-    const question =
-      purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
-    // An iteration the watchdog ended is an error (not fatal): its claim is still verified, and no progress stalls.
-    const outcome =
-      watchdogEnd !== null
-        ? { ending: 'error' as const, detail: watchdogEnd }
-        : classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
-    this.emitEvent({
-      type: 'iterationEnded',
-      iteration: n,
-      ending: outcome.ending,
-      detail: outcome.detail,
-      totals,
-      exitCode: exit.exitCode,
-    });
-    return {
-      ...outcome,
-      exit,
-      signals,
-      lastText,
-      resetsAt: exit.outcome.resetsAt ?? null,
-      costUsd: totals.costUsd ?? 0,
-      iteration: n,
-      question: outcome.ending === 'question' ? question : null,
-    };
+    this.cost = out.runCostUsd;
+    this.tokens = addTokens(this.tokens, out.tokens);
+    return out;
   }
-
-  private async allTasksText(source: WorkSource): Promise<string> {
-    const p = await source.progress();
-    return `All ${p.total} tasks of ${source.label} report done. Check the whole change against them.`;
-  }
-}
-
-/**
- * How an iteration ended (issue "One iteration" 4), from the process exit, the agent's own signals and the
- * handoff: rotation and cancel (we ended it), deferral (rate limit or transient API error), error (fatal, or no
- * result), stuck (GUTTER / quantum BLOCKED), complete (a completion signal), yield (the Working set section of
- * handoff.md changed: content, not mtime, fixing seed-systems.md §3.15-2), natural end. Pure.
- */
-export function classifyEnding(
-  exit: IterationExit,
-  signals: readonly AgentSignal[],
-  workingSetChangedThisIteration: boolean,
-  question: AgentQuestion | null = null,
-): { ending: IterationEnding; detail: string } {
-  if (exit.killedBy === 'rotate')
-    return {
-      ending: 'rotation',
-      detail: `context ${exit.ledger.contextTokens} ≥ rotate ${exit.ledger.thresholds.rotate} tokens`,
-    };
-  if (exit.killedBy === 'cancel') return { ending: 'cancelled', detail: 'cancelled' };
-  if (exit.spawnError) return { ending: 'error', detail: `could not start the agent: ${exit.spawnError}` };
-  const o = exit.outcome;
-  if (o.kind === 'rateLimited' || o.kind === 'transient') return { ending: 'deferred', detail: o.reason };
-  if (o.kind === 'fatal') return { ending: 'error', detail: o.reason };
-  const stuck = signals.find((s) => s.kind === 'stuck');
-  if (stuck) return { ending: 'stuck', detail: stuck.reason ?? stuck.value };
-  // A `<question>` tag wins over a completion signal (an agent that asks has not finished); a plain question
-  // (no writes, last paragraph ends with "?") only when nothing else was signalled.
-  if (question?.how === 'tag') return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
-  if (signals.some((s) => s.kind === 'complete' || s.kind === 'storyPassed'))
-    return { ending: 'complete', detail: signals.map((s) => s.value).join(', ') };
-  if (workingSetChangedThisIteration)
-    return { ending: 'yield', detail: 'the agent updated the handoff Working set and stopped' };
-  if (o.kind === 'error' || o.kind === 'noResult') return { ending: 'error', detail: o.reason };
-  if (question) return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
-  return { ending: 'natural', detail: 'the agent ended its turn' };
-}
-
-function ref(item: WorkItemRef): WorkItemRef;
-function ref(item: WorkItemRef, risky: boolean): WorkItemRef & { risky: boolean };
-function ref(item: WorkItemRef, risky?: boolean): WorkItemRef & { risky?: boolean } {
-  return { source: item.source, id: item.id, title: item.title, ...(risky !== undefined ? { risky } : {}) };
 }
