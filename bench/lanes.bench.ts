@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LoopEngine } from '../src/core/loop/engine';
+import { LoopEngine } from '../src/core/loop/startRun';
 import { ralphConfigSchema } from '../src/core/model/config';
 
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LoopEngine } from '../src/core/loop/engine';
+import { LoopEngine } from '../src/core/loop/startRun';
 import { RunRecorder } from '../src/core/loop/recorder';
 import { SentinelWatcher } from '../src/core/loop/sentinelWatcher';
 import { ralphConfigSchema } from '../src/core/model/config';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { markRunInterruptedSync } from '../core/control/runRecords';
 import { clockTime } from '../core/loop/activityLog';
-import { EngineRefusal, LoopEngine, StorageRefusal } from '../core/loop/engine';
+import { EngineRefusal, LoopEngine, StorageRefusal } from '../core/loop/startRun';
 import { STORAGE_EXIT } from '../core/store/storageFailure';
 import { RunRecorder } from '../core/loop/recorder';
 import { loadConfig } from '../core/store/loadConfig';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/engine';
+import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/startRun';
 import type { EngineEvent } from '../core/loop/events';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
@@ -140,7 +140,7 @@ export class RunController extends Disposable {
       { redactEvent, redactText },
     ] = await Promise.all([
       import('../core/agents/discover'),
-      import('../core/loop/engine'),
+      import('../core/loop/startRun'),
       import('../core/loop/recorder'),
       import('../core/loop/workSource'),
       import('../core/store/loadConfig'),

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LoopEngine, type EngineOptions, type RunResult } from '../../src/core/loop/engine';
+import { LoopEngine, type EngineOptions, type RunResult } from '../../src/core/loop/startRun';
 import type { EngineEvent } from '../../src/core/loop/events';
 import { RunRecorder } from '../../src/core/loop/recorder';
 import { ralphConfigSchema, type RalphConfig } from '../../src/core/model/config';

@@ -1,5 +1,5 @@
 import type { ItemStatus, PlanItem, SourceId } from '../model/plan';
-import type { StatusSnapshot } from './status';
+import type { StatusSnapshot } from './statusSnapshot';
 
 /**
  * `ralph status` in two steps: the load (core/control/status.ts `loadStatusBasis`: files, plan graph,

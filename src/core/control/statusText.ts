@@ -1,5 +1,5 @@
 import type { RunView } from './runView';
-import type { StatusSnapshot } from './status';
+import type { StatusSnapshot } from './statusSnapshot';
 import type { WaveJson } from '../model/waves';
 import { formatAge, formatWaveLine } from '../waves/format';
 

@@ -133,3 +133,22 @@ export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   });
   return true;
 }
+
+/**
+ * The commit a gate ran on when the tree was clean: `state` is git.ts `treeState` (`git status --porcelain=v2 -z
+ * --branch --untracked-files=all`, then the listed paths' stats). Clean = no entry but the `# branch.*` headers (no
+ * change to a tracked file, no untracked file; ignored files such as `.ralph/` are never listed); the commit is the
+ * `# branch.oid` header. Null when the state is unknown, not clean, or names no commit (`(initial)`). Pure.
+ */
+export function cleanCommitOf(state: string | null): string | null {
+  if (state === null) return null;
+  const [status = ''] = state.split('\n', 1);
+  let oid: string | null = null;
+  for (const rec of status.split('\0')) {
+    if (!rec) continue;
+    if (!rec.startsWith('# ')) return null;
+    const m = /^# branch\.oid ([0-9a-f]{40,64})$/.exec(rec);
+    if (m) oid = m[1]!;
+  }
+  return oid;
+}

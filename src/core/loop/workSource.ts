@@ -17,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { applyJsonChanges, refuseDuplicateKeys } from '../store/jsonEdit';
 import { commitPlan, type CommitOptions } from '../store/writePlan';
 import { flowLockTarget } from '../sources/operations';
-import type { BaselineSlot } from './decide';
+import { type BaselineSlot } from '../model/claimBaseline';
 import { boxKeys, type ClaimBaseline } from '../model/claimBaseline';
 import { blockedFileSchema, type BlockedFile } from '../model/ralphState';
 import { parseJsonWithSchema } from '../store/readJsonFile';

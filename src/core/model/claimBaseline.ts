@@ -174,3 +174,60 @@ export function leastDone(a: ClaimBaseline, b: ClaimBaseline): ClaimBaseline {
   if (!out.marksAtAgentStart && b.marksAtAgentStart) out.marksAtAgentStart = b.marksAtAgentStart;
   return out;
 }
+
+/** A place in a {@link ClaimBaseline}: the source's own items (`done`), flow-next epics, or another checklist file. */
+export type BaselineSlot =
+  'done' | 'epics' | `checklist:${string}` | 'source:quantum' | 'source:flow' | 'source:flowEpics';
+
+/**
+ * The claim baseline carried to the next point of the run: the last VERIFIED state, never a fresh
+ * read. `prev` null (the run's start): `now`, the state the run found. Else, per slot: what was done at `prev` and
+ * is still done `now` (an item undone since, by a put-back or a person's reset, is a claim again when redone), plus
+ * what a green gate `verified` (`{slot, key}`) and is done `now`. What became done otherwise (between iterations,
+ * during a gate, after the check) stays out: it is a claim, verified by a later green gate or put back. `at` is
+ * kept from `prev` (a person's `ralph task done` since the run began is theirs); `items` (every item key the run has
+ * seen, for vanished items) is the union. Pure.
+ */
+export function carriedBaseline(
+  prev: ClaimBaseline | null,
+  now: ClaimBaseline,
+  verified: readonly { slot: BaselineSlot; key: string }[] = [],
+): ClaimBaseline {
+  if (!prev) return now;
+  const keep = (
+    was: readonly string[] | undefined,
+    is: readonly string[] | undefined,
+    slot: BaselineSlot,
+  ): string[] => {
+    const nowSet = new Set(is ?? []);
+    const wasSet = new Set(was ?? []);
+    const ok = new Set(verified.filter((v) => v.slot === slot).map((v) => v.key));
+    return (is ?? []).filter((k) => nowSet.has(k) && (wasSet.has(k) || ok.has(k)));
+  };
+  const out: ClaimBaseline = {
+    at: prev.at,
+    source: now.source,
+    label: now.label,
+    done: keep(prev.done, now.done, 'done'),
+  };
+  if (now.epics || prev.epics) out.epics = keep(prev.epics, now.epics, 'epics');
+  if (now.checklists || prev.checklists) {
+    const labels = new Set([...Object.keys(prev.checklists ?? {}), ...Object.keys(now.checklists ?? {})]);
+    out.checklists = Object.fromEntries(
+      [...labels].map((l) => [l, keep(prev.checklists?.[l], now.checklists?.[l], `checklist:${l}`)]),
+    );
+  }
+  if (now.items || prev.items) out.items = [...new Set([...(prev.items ?? []), ...(now.items ?? [])])];
+  if (now.sources || prev.sources) {
+    const kinds = ['quantum', 'flow', 'flowEpics'] as const;
+    out.sources = Object.fromEntries(
+      kinds
+        .filter((k) => (now.sources?.[k] ?? prev.sources?.[k]) !== undefined)
+        .map((k) => [k, keep(prev.sources?.[k], now.sources?.[k], `source:${k}`)]),
+    );
+  }
+  // What the engine learned about the person marks is the run's, not the source's: carried as is.
+  if (prev.agentMarks?.length) out.agentMarks = [...prev.agentMarks];
+  if (prev.marksAtAgentStart) out.marksAtAgentStart = { ...prev.marksAtAgentStart };
+  return out;
+}

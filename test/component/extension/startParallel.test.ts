@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { EngineOptions, LoopEngine, RunResult } from '../../../src/core/loop/engine';
+import type { EngineOptions, LoopEngine, RunResult } from '../../../src/core/loop/startRun';
 import { Logger } from '../../../src/extension/logger';
 import { RunController } from '../../../src/extension/runController';
 import { recorded, resetFake } from '../../support/fakeVscode';

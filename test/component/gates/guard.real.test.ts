@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { GuardServer } from '../../../src/core/gates/guardServer';
-import type { LoopEngine } from '../../../src/core/loop/engine';
+import type { LoopEngine } from '../../../src/core/loop/startRun';
 import { bash, say, toolResults, write } from '../../support/modelServer';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
 

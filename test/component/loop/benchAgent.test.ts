@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { LoopEngine } from '../../../src/core/loop/engine';
+import { LoopEngine } from '../../../src/core/loop/startRun';
 import { ralphConfigSchema } from '../../../src/core/model/config';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';

@@ -8,7 +8,7 @@ import type { EngineEvent } from '../../../src/core/loop/events';
 import { bash, edit, hang, httpError, say, startModelServer, write } from '../../support/modelServer';
 import { streamFixture } from '../../support/fixtures';
 import { cliPath } from '../../support/cli';
-import { EngineRefusal, LoopEngine } from '../../../src/core/loop/engine';
+import { EngineRefusal, LoopEngine } from '../../../src/core/loop/startRun';
 import { claudeBinary } from '../../support/claude';
 import { type Workspace, agentEnv, runEngine, testConfig, useWorkspaces } from '../../support/engineHarness';
 import { processesRunning, processesUnder } from '../../support/processes';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { answerQuestion, type AnswerResult } from '../../../src/core/control/runControl';
-import { LoopEngine, type EngineOptions, type RunResult } from '../../../src/core/loop/engine';
+import { LoopEngine, type EngineOptions, type RunResult } from '../../../src/core/loop/startRun';
 import { RunRecorder } from '../../../src/core/loop/recorder';
 import { ralphConfigSchema } from '../../../src/core/model/config';
 import type { EngineEvent } from '../../../src/core/model/runEvent';

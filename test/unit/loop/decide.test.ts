@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import type { IterationExit } from '../../../src/core/agents/spawn';
 import { decideDeferral, defaultBackoffPolicy, type BackoffPolicy } from '../../../src/core/loop/backoff';
 import { DEFAULT_MAX_ATTEMPTS, formatAttemptHistory, nextAttempt, oneLine } from '../../../src/core/loop/attempts';
+import { decide } from '../../../src/core/loop/lane/decide';
 import {
-  decide,
   initialLaneState,
   initialRunState,
   type Action,
@@ -11,8 +11,8 @@ import {
   type Observation,
   type RunRules,
   type RunState,
-} from '../../../src/core/loop/decide';
-import { classifyEnding } from '../../../src/core/loop/engine';
+} from '../../../src/core/loop/lane/phases';
+import { classifyEnding } from '../../../src/core/loop/lane/agentIteration';
 import type { AgentSignal } from '../../../src/core/stream/signals';
 
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);

@@ -1,18 +1,17 @@
 import * as assert from 'node:assert/strict';
+import { cleanCommitOf } from '../../../src/core/loop/git';
 import {
-  cleanCommitOf,
   greenTreeStandsForLeftovers,
   decideCoordinator,
   decideLaneEnd,
   decideMerge,
   decideMergeBatch,
   featureGateRepeats,
-  finalGateRepeats,
   type CoordinatorObservation,
-  type GreenGate,
   type LaneEndObservation,
   type LaneGreen,
-} from '../../../src/core/loop/decide';
+} from '../../../src/core/loop/parallel/rules';
+import { finalGateRepeats, type GreenGate } from '../../../src/core/loop/lane/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
 import { treeStatePaths } from '../../../src/core/loop/git';

@@ -1,20 +1,17 @@
 import * as assert from 'node:assert/strict';
 import { defaultBackoffPolicy } from '../../../src/core/loop/backoff';
+import { carriedBaseline, type BaselineSlot } from '../../../src/core/model/claimBaseline';
+import { decide, sameItem, verifiedAfterGate } from '../../../src/core/loop/lane/decide';
 import {
-  carriedBaseline,
-  decide,
   initialLaneState,
   initialRunState,
   itemKey,
-  sameItem,
-  verifiedAfterGate,
   type Action,
-  type BaselineSlot,
   type LaneState,
   type Observation,
   type RunRules,
   type RunState,
-} from '../../../src/core/loop/decide';
+} from '../../../src/core/loop/lane/phases';
 import type { ClaimBaseline } from '../../../src/core/loop/workSource';
 
 /** Issue 11 "Every item, every exit": the truth rules of decide(), as tables. */

@@ -4,7 +4,7 @@ import {
   decideWatchdog,
   type WatchdogObservation,
   type WatchdogRules,
-} from '../../../src/core/loop/decide';
+} from '../../../src/core/loop/lane/watchdog';
 
 /** Issue 12: a hung agent can be stopped — the watchdog's decisions, table-driven (times in ms). */
 describe('loop: decideWatchdog (issue 12)', () => {

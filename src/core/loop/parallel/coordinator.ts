@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { availableSources } from '../workSource';
 import { createRunRecord, updateRunRecord } from '../../control/runRecords';
-import { listRuns } from '../../control/runs';
 import { honourStop, ralphRunDir } from '../../control/sentinels';
 import { pruneRuns } from '../../control/runPruning';
 import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
@@ -16,7 +15,6 @@ import { resolveActorAsync } from '../../sources/actor';
 import { holdGitWorker } from '../../process/gitWorker';
 import { resolveContainment } from '../../process/containment';
 import { readQuantum } from '../../sources/quantum/readQuantum';
-import { tryHoldLock } from '../../store/fileLock';
 import {
   isStorageError,
   makeSpaceReserve,
@@ -24,9 +22,8 @@ import {
   storageFailureText,
   type SpaceReserve,
 } from '../../store/storageFailure';
-import { recoverCrashedRuns } from '../crashRecovery';
+import { cleanCommitOf } from '../git';
 import {
-  cleanCommitOf,
   decideCoordinator,
   decideLaneEnd,
   decideMerge,
@@ -34,9 +31,10 @@ import {
   featureGateRepeats,
   greenTreeStandsForLeftovers,
   type LaneGreen,
-  type RunEnd,
-} from '../decide';
-import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
+} from './rules';
+import { type RunEnd } from '../lane/phases';
+import { Lane } from '../lane/lane';
+import { EngineRefusal, timingFromConfig, type EngineOptions, type RunResult } from '../runOptions';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';
@@ -53,7 +51,7 @@ import {
 import { LaneStorySource } from './laneSource';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
-import { recoverParallel } from './recovery';
+import { holdFolderLock, recoverFolder, refuseReadOnly, refuseWithoutGates } from '../runShell';
 import { pickRound } from './rounds';
 
 /**
@@ -87,7 +85,7 @@ export function parallelApplies(folder: string, o: EngineOptions): boolean {
 }
 
 /** One running lane. */
-interface Lane {
+interface RunningLane {
   index: number;
   story: WorkItemRef;
   tree: string;
@@ -112,7 +110,7 @@ interface Lane {
 }
 
 /**
- * Runs a parallel run to its end (called by `LoopEngine.run` when `parallel` is asked for a quantum source).
+ * Runs a parallel run to its end (called by startRun.ts `startRun` when `parallel` is asked for a quantum source).
  * Refuses (EngineRefusal) outside a git repository, with uncommitted changes to tracked files (merges happen in the
  * folder), without gates unless `noGates`, or with `item`. `emit` gets every event with its lane.
  */
@@ -190,21 +188,9 @@ async function checkedRun(
         : `No quantum.json in ${folder}: only quantum stories run in parallel.`,
     );
   const gates = await resolveGates(folder, o.config);
-  if (!gates && !o.noGates)
-    throw new EngineRefusal(
-      'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
-    );
-  const releaseLock = await tryHoldLock(ralphFile(folder, 'engineLock'), (err) =>
-    emit({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }, 0),
-  );
-  if (!releaseLock) {
-    const active = listRuns(folder)
-      .runs.filter((r) => r.kind === 'ralph' && r.active)
-      .map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
-    throw new EngineRefusal(
-      `Another Ralph run is active in ${folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`,
-    );
-  }
+  refuseWithoutGates(gates, o.noGates);
+  refuseReadOnly(folder);
+  const releaseLock = await holdFolderLock(folder, (message) => emit({ type: 'warning', message }, 0));
   try {
     return await new Coordinator(o, folder, runId, gates, emit, repo).run();
   } finally {
@@ -216,7 +202,7 @@ async function checkedRun(
 
 class Coordinator {
   private readonly timing;
-  private readonly lanes = new Map<number, Lane>();
+  private readonly lanes = new Map<number, RunningLane>();
   private iterations = 0;
   private cost = 0;
   private round = 0;
@@ -281,21 +267,17 @@ class Coordinator {
     await this.useFeatureBranch();
     await excludeRunnerFiles(this.folder, this.repo?.commonDir);
     // Recovery first: lanes and stories of a crashed parallel run, then the usual crash rule over every source.
-    for (const note of (await recoverParallel(this.folder, this.timing.killGraceMs, this.feature)).notes)
-      this.emit({ type: 'warning', message: note });
     this.actor = await actor;
-    const recovered = await recoverCrashedRuns(
+    await recoverFolder(
       this.folder,
-      availableSources({ folder: this.folder, actor: this.actor }),
-      this.timing.killGraceMs,
-      { ownRunId: this.runId, sweepMirrors: true },
+      {
+        runId: this.runId,
+        sources: availableSources({ folder: this.folder, actor: this.actor }),
+        killGraceMs: this.timing.killGraceMs,
+        feature: this.feature,
+      },
+      (message) => this.emit({ type: 'warning', message }),
     );
-    for (const r of recovered)
-      if (r.crashed)
-        this.emit({
-          type: 'warning',
-          message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}`,
-        });
     await pruneRuns(this.folder, { keepRuns: o.config.keepRuns, runsMaxMb: o.config.runsMaxMb }).catch(
       this.warn('could not prune .ralph/runs'),
     );
@@ -698,13 +680,13 @@ class Coordinator {
         ),
       ).catch(this.warn(`could not record ${id} failed`));
     }
-    const lanes: Lane[] = [];
+    const lanes: RunningLane[] = [];
     for (const m of made) {
       if (!m) continue;
       const s = doc?.data.stories.find((x) => x.id === m.id);
       const story: WorkItemRef = { source: 'quantum', id: m.id, title: s?.title ?? '' };
       const source = new LaneStorySource(this.folder, m.id, this.actor, () => this.guardMain());
-      const lane: Lane = {
+      const lane: RunningLane = {
         index: m.index,
         story,
         tree: m.created.tree,
@@ -818,11 +800,11 @@ class Coordinator {
   }
 
   /** One lane: its engine over its story in its tree, then what its end means (merge, fail, release). */
-  private async runLane(lane: Lane): Promise<void> {
+  private async runLane(lane: RunningLane): Promise<void> {
     const o = this.o;
     await this.reserveReady;
     const signals = [lane.abort.signal, ...(o.signal ? [o.signal] : [])];
-    const engine = new LoopEngine({
+    const engine = new Lane({
       folder: lane.tree,
       config: { ...o.config, notify: '', parallel: false },
       agent: o.agent,
@@ -959,7 +941,7 @@ class Coordinator {
 
   /** Lanes waiting for the merge slot, in the order they came. */
   private readonly mergeQueue: {
-    lane: Lane;
+    lane: RunningLane;
     d: ReturnType<typeof decideLaneEnd>;
     resolve: () => void;
     reject: (err: unknown) => void;
@@ -1009,8 +991,8 @@ class Coordinator {
    * goes through {@link endLane} again (merged and gated alone), so that the right story fails `merge_regression`.
    * Each story's `durationMs`: its merge plus its share of the one gate.
    */
-  private async endBatch(lanes: readonly Lane[]): Promise<void> {
-    const merged: { lane: Lane; outcome: Extract<MergeOutcome, { kind: 'merged' }>; ms: number }[] = [];
+  private async endBatch(lanes: readonly RunningLane[]): Promise<void> {
+    const merged: { lane: RunningLane; outcome: Extract<MergeOutcome, { kind: 'merged' }>; ms: number }[] = [];
     for (const lane of lanes) {
       trace(lane.index, lane.story.id, 'mergeSlot');
       const t0 = Date.now();
@@ -1066,7 +1048,7 @@ class Coordinator {
   }
 
   /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
-  private async endLane(lane: Lane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
+  private async endLane(lane: RunningLane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
     const id = lane.story.id;
     trace(lane.index, id, 'mergeSlot');
     if (d.kind === 'merge') {
@@ -1096,7 +1078,7 @@ class Coordinator {
    * already ran that command on the tree the merge made; a red gate undoes the merge (`merge_regression`); then the record.
    */
   private async gateAndRecord(
-    lane: Lane,
+    lane: RunningLane,
     merged: Extract<MergeOutcome, { kind: 'merged' }>,
     t0: number,
   ): Promise<void> {
@@ -1124,7 +1106,7 @@ class Coordinator {
    * `itemBlocked`). `batch`: the number of stories merged under one feature gate (endBatch), for the reason text.
    */
   private async recordEnd(
-    lane: Lane,
+    lane: RunningLane,
     d: ReturnType<typeof decideLaneEnd>,
     end: StoryEnd,
     outcome: 'merged' | 'conflict' | 'regression' | 'failed' | 'released',
@@ -1186,7 +1168,7 @@ class Coordinator {
    * Would the feature branch's gate repeat the lane's last green gate (decide.ts `featureGateRepeats`)? One git call
    * (the merged tree and the green commit's tree), made only when the commands match and the lane's tree was clean.
    */
-  private async featureGateRepeated(lane: Lane): Promise<boolean> {
+  private async featureGateRepeated(lane: RunningLane): Promise<boolean> {
     const featureCommand = this.gates ? (gateCommandFor(this.gates, 'final')?.command ?? null) : null;
     const commit = cleanCommitOf(lane.green?.state ?? null);
     if (!lane.green || !commit || featureCommand !== lane.green.command) return false;
@@ -1196,7 +1178,7 @@ class Coordinator {
   }
 
   /** The feature branch's gate after a merge (the final tier, else the next one there is), in the folder itself. */
-  private async featureGate(lane: Lane): Promise<{ passed: boolean; reason: string } | null> {
+  private async featureGate(lane: RunningLane): Promise<{ passed: boolean; reason: string } | null> {
     if (!this.gates) return null;
     const g = gateCommandFor(this.gates, 'final');
     if (!g) return null;
@@ -1229,7 +1211,7 @@ class Coordinator {
   }
 
   /** A lane's event, passed on with its lane; the lane's own run start, end and progress are the coordinator's to report. */
-  private fromLane(lane: Lane, e: EngineEvent): void {
+  private fromLane(lane: RunningLane, e: EngineEvent): void {
     if (e.type === 'runStarted' || e.type === 'runEnded' || e.type === 'progress' || e.type === 'verified') return;
     if (e.type === 'iterationStarted') lane.iteration = e.iteration;
     if (e.type === 'iterationEnded') {

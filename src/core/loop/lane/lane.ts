@@ -1,82 +1,56 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import type { AgentAdapter } from '../agents/adapter';
-import { which } from '../agents/discover';
-import { agentBinary, getAdapter } from '../agents/registry';
-import { spawnIteration, type IterationExit } from '../agents/spawn';
-import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
-import { listRuns } from '../control/runs';
-import { tryHoldLock } from '../store/fileLock';
-import { removeFolderCaches } from '../store/snapshotCache';
-import { honourStop, ralphRunDir, type SentinelCheck } from '../control/sentinels';
-import { gateCommandFor, resolveGates, type ResolvedGates } from '../gates/gateConfig';
-import { type GateResult } from '../gates/gateRunner';
-import { runGateExclusive } from '../gates/gateCall';
-import { gateFilesChangedReason, snapshotGateFiles } from '../trust/gateFileContent';
-import { agentConfigEntries, changedClaudeProjectFiles } from '../trust/agentConfig';
-import type { TrustedEntry } from '../trust/trustedContent';
-import { startGuardServer, type GuardServer } from '../gates/guardServer';
+import type { AgentAdapter } from '../../agents/adapter';
+import { which } from '../../agents/discover';
+import { agentBinary, getAdapter } from '../../agents/registry';
+import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
+import { removeFolderCaches } from '../../store/snapshotCache';
+import { honourStop, ralphRunDir, type SentinelCheck } from '../../control/sentinels';
+import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/gateConfig';
+import { type GateResult } from '../../gates/gateRunner';
+import { runGateExclusive } from '../../gates/gateCall';
+import { gateFilesChangedReason, snapshotGateFiles } from '../../trust/gateFileContent';
+import { agentConfigEntries } from '../../trust/agentConfig';
+import type { TrustedEntry } from '../../trust/trustedContent';
+import { startGuardServer, type GuardServer } from '../../gates/guardServer';
+import { ensureHandoff, writeAutoEnriched, writeLastGateState } from '../../gates/handoff';
+import { isoString } from '../../model/time';
+import { resolveActor } from '../../sources/actor';
+import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
+import { carriedBaseline } from '../../model/claimBaseline';
+import { decide, finalGateRepeats, sameItem, type GreenGate } from './decide';
 import {
-  ensureHandoff,
-  readHandoff,
-  workingSet,
-  workingSetChanged,
-  writeAutoEnriched,
-  writeLastGateState,
-} from '../gates/handoff';
-import type { RalphConfig } from '../model/config';
-import { isoString } from '../model/time';
-import { resolveActor } from '../sources/actor';
-import { type TokenCounts, zeroTokens, addTokens } from '../stream/events';
-import { iterationTotals } from '../stream/ledger';
-import { findSignals, type AgentSignal } from '../stream/signals';
-import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
-import {
-  carriedBaseline,
-  decide,
-  finalGateRepeats,
   initialLaneState,
   initialRunState,
-  sameItem,
   type Action,
   type LaneState,
-  type GreenGate,
   type Observation,
   type RunEnd,
   type RunState,
-} from './decide';
-import { appendAttempt, clearAttempts, readAttempts } from './attemptStore';
-import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from './attempts';
-import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
-import { recoverParallel } from './parallel/recovery';
-import { pruneRuns } from '../control/runPruning';
-import { DEFAULT_WATCHDOG, decideWatchdog, type WatchdogRules } from './decide';
+} from './phases';
+import { runAgentIteration, type IterationContext, type IterationOutcome, type RunRecordPatch } from './agentIteration';
+import { ref } from './itemRef';
+import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
+import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from '../attempts';
+import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
+import { holdFolderLock, recoverFolder, recoveryWarnings, refuseReadOnly, refuseWithoutGates } from '../runShell';
+import { pruneRuns } from '../../control/runPruning';
+import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from '../runOptions';
 import {
   isStorageError,
   makeSpaceReserve,
-  ralphWritableProblem,
   STORAGE_EXIT,
   storageFailureText,
   type SpaceReserve,
-} from '../store/storageFailure';
-import {
-  EXIT_CODES,
-  type EngineEvent,
-  type GateTier,
-  type IterationEnding,
-  type IterationPurpose,
-  type RunEndState,
-  type WorkItemRef,
-} from './events';
-import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from './git';
-import { loadTemplate, renderTemplate } from './prompt';
-import { IterationStreamWriter } from './runFiles';
-import { SentinelWatcher } from './sentinelWatcher';
-import { runNotify } from './notify';
-import { answerFilePath, findQuestion, questionAnswerSection, type AgentQuestion } from './question';
-import { loadSources, buildPlan } from '../sources/plan';
-import { startOfferOf } from '../sources/startPolicy';
+} from '../../store/storageFailure';
+import { EXIT_CODES, type EngineEvent, type GateTier, type IterationPurpose } from '../events';
+import { ensureRalphIgnored, headSha, lastCommitLine, lastCommitSubject, treeState } from '../git';
+import { SentinelWatcher } from '../sentinelWatcher';
+import { runNotify } from '../notify';
+import { answerFilePath, questionAnswerSection } from '../question';
+import { loadSources, buildPlan } from '../../sources/plan';
+import { startOfferOf } from '../../sources/startPolicy';
 import {
   availableSources,
   checklistAt,
@@ -85,181 +59,13 @@ import {
   type DoneClaim,
   type WorkItem,
   type WorkSource,
-} from './workSource';
-import { markedByPerson, readPersonMarks, removePersonMarks } from './personMarks';
-import { marksChanged, personMarksFor } from '../model/claimBaseline';
-import { writeAgentMirror, writeBaselineMirror } from './baselineMirror';
-import { TaskFileStash, type RestoredFile } from './taskFileStash';
-import { ralphFile } from '../model/ralphPaths';
-import { writePauseSentinel } from '../control/runControl';
-
-/** Fields of run.json written together with a child's start or end (`markChildStart` / `markChildEnd` `also`). */
-type RunRecordPatch = Parameters<typeof updateRunRecord>[2];
-
-/** Delays and limits of the engine; every one is configurable so tests take seconds (issue "Caps"). */
-export interface EngineTiming {
-  /** Pause between iterations, ms (seed: `sleep 2`, §2.9 / §3.6). */
-  betweenIterationsMs: number;
-  /** SIGTERM → SIGKILL grace when ending an agent's process group, ms (issue: 5 s). */
-  killGraceMs: number;
-  /** Fallback poll of the sentinel files, ms. */
-  sentinelPollMs: number;
-  /** Natural ends in a row without progress that stop the run as stalled (seed §3.6: 3). */
-  stallLimit: number;
-  /** Gate timeout, ms (config `gateTimeoutMs`). */
-  gateTimeoutMs: number;
-  /** Rate-limit backoff (seed §3.6, see backoff.ts). */
-  backoff: BackoffPolicy;
-  /** The iteration watchdog (issue 12, decide.ts `decideWatchdog`): silence, iteration and STOP-grace limits, ms. */
-  watchdog?: WatchdogRules;
-}
-
-export const defaultTiming: EngineTiming = {
-  betweenIterationsMs: 2000,
-  killGraceMs: 5000,
-  sentinelPollMs: 250,
-  stallLimit: 3,
-  gateTimeoutMs: 1_200_000,
-  backoff: defaultBackoffPolicy,
-};
-
-/** The engine's timing from `.ralph/config.json` `timing` and `gateTimeoutMs`, over {@link defaultTiming}. */
-export function timingFromConfig(config: RalphConfig): EngineTiming {
-  const t = config.timing;
-  const b = defaultBackoffPolicy;
-  return {
-    betweenIterationsMs: t.betweenIterationsMs ?? defaultTiming.betweenIterationsMs,
-    killGraceMs: t.killGraceMs ?? defaultTiming.killGraceMs,
-    sentinelPollMs: defaultTiming.sentinelPollMs,
-    stallLimit: t.stallLimit ?? defaultTiming.stallLimit,
-    gateTimeoutMs: config.gateTimeoutMs,
-    watchdog: {
-      silenceTimeoutMs: t.silenceTimeoutMs ?? DEFAULT_WATCHDOG.silenceTimeoutMs,
-      iterationTimeoutMs: t.iterationTimeoutMs ?? DEFAULT_WATCHDOG.iterationTimeoutMs,
-      stopGraceMs: t.stopGraceMs ?? DEFAULT_WATCHDOG.stopGraceMs,
-    },
-    backoff: {
-      baseMs: t.backoffBaseMs ?? b.baseMs,
-      capMs: t.backoffCapMs ?? b.capMs,
-      resetMarginMs: t.resetMarginMs ?? b.resetMarginMs,
-      maxResetWaitMs: t.maxResetWaitMs ?? b.maxResetWaitMs,
-      maxQuotaWaits: t.maxQuotaWaits ?? b.maxQuotaWaits,
-      maxDeferrals: t.maxDeferrals ?? b.maxDeferrals,
-    },
-  };
-}
-
-export interface EngineOptions {
-  folder: string;
-  config: RalphConfig;
-  /** `flow` | `quantum` | `checklist` | a checklist path; default: the first available source (flow, quantum, checklists). */
-  source?: string;
-  /** Agent adapter name; default `config.agent`. */
-  agent?: string;
-  /** Run without gates (otherwise the engine refuses to start when none is configured). */
-  noGates?: boolean;
-  /** Caps; default from config. `maxCostUsd` / `maxWallTimeMs` 0 = none. */
-  maxIterations?: number;
-  maxCostUsd?: number;
-  maxWallTimeMs?: number;
-  /** Run a reviewer iteration after the final gate (`<verdict>SHIP|NEEDS_WORK</verdict>`). */
-  reviewer?: boolean;
-  /** Go on with other ready work after blocking an item, instead of pausing. */
-  continueOnBlocked?: boolean;
-  /** Extra environment for the agent (tests point `ANTHROPIC_BASE_URL` at the scripted model server). */
-  agentEnv?: Record<string, string | undefined>;
-  timing?: Partial<EngineTiming>;
-  /** Cancel: end the agent's process group now and stop (Ctrl-C, **Ralph: Cancel**). */
-  signal?: AbortSignal;
-  /** Run id to use (default a new one). */
-  runId?: string;
-  /**
-   * Begin with this item (`ralph run --item <id>`, the tree's **Start Here**): the run's first item when it is ready
-   * (core `startOfferOf`); else the engine refuses, naming why and the source's next ready item. Without `source`, the
-   * item's source is used. Later items are the source's usual picks.
-   */
-  item?: string;
-  /**
-   * Run independent quantum stories at once, each on its own lane in its own git worktree (`ralph run --parallel`,
-   * **Ralph: Start**'s "in parallel" choice); default the configuration's. Only the quantum source runs in parallel.
-   */
-  parallel?: boolean;
-  /** Most lanes at once in a parallel run (`--max-parallel N`, a whole number ≥ 1); default the configuration's. */
-  maxParallel?: number;
-  /** Set by a parallel run's coordinator for each lane's engine (loop/parallel/coordinator.ts); never by a face. */
-  lane?: EngineLane;
-}
-
-/**
- * What makes an engine one lane of a parallel run (issue 19): `folder` is then the lane's working tree (the agent's
- * cwd, its gates, handoff and `.ralph/` of the lane), while the run's state root keeps the iteration streams; the
- * lane works on `source` (its one story); iteration numbers are counted over every lane (`nextIteration`); the
- * coordinator learns each agent's process group and token (`onAgent`) for crash recovery.
- */
-export interface EngineLane {
-  index: number;
-  stateRoot: string;
-  source: WorkSource;
-  nextIteration(): number;
-  onAgent?(pid: number | null, token: string | null): void;
-  /** The run's actor, resolved once by the coordinator (the lane's tree has the repository's config): no git call per lane. */
-  actor?: string;
-  /**
-   * The lane's final gate was not repeated: `command` passed on the tree `state` (git.ts `treeState`, the same at the
-   * gate's start, end and now). The coordinator may then skip the same gate on the same tree after the merge
-   * (decide.ts `featureGateRepeats`).
-   */
-  onGreenTree?(green: { command: string; state: string }): void;
-  /**
-   * The run's disk-space reserve (the coordinator's, store/storageFailure.ts): a lane on a storage error frees it,
-   * for every lane and the coordinator, before it records its end; the coordinator removes it when the run ends.
-   */
-  reserve?: SpaceReserve | null;
-}
-
-/** What {@link LoopEngine.run} resolves with. */
-export interface RunResult {
-  runId: string;
-  state: RunEndState;
-  reason: string;
-  /** The CLI exit code: 0 complete, 1 failed / stalled / blocked, 2 a cap reached, 3 stopped by the user, 130 interrupted. */
-  exitCode: number;
-  iterations: number;
-  costUsd: number;
-  done: number;
-  total: number;
-  /** Set when the run ended on a storage error (disk full, read-only): the cause; the exit code is then {@link STORAGE_EXIT}. */
-  storageFailure?: string;
-  /** Set when even the end could not be written to run.json: why (the next run marks the record crashed). */
-  endNotRecorded?: string;
-}
-
-/** A refusal to start (no gates, no source, bad configuration): a message a user can act on. */
-export class EngineRefusal extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EngineRefusal';
-  }
-}
-
-/** A refusal because `.ralph/` cannot be written (read-only by its mode, a read-only mount): `ralph run` exits {@link STORAGE_EXIT}. */
-export class StorageRefusal extends EngineRefusal {
-  readonly exitCode = STORAGE_EXIT;
-}
-
-interface IterationOutcome {
-  ending: IterationEnding;
-  detail: string;
-  exit: IterationExit;
-  signals: AgentSignal[];
-  lastText: string;
-  resetsAt: number | null;
-  /** The iteration's cost, USD. */
-  costUsd: number;
-  iteration: number;
-  /** The question the agent asked a human, if it did. */
-  question: AgentQuestion | null;
-}
+} from '../workSource';
+import { markedByPerson, readPersonMarks, removePersonMarks } from '../personMarks';
+import { marksChanged, personMarksFor } from '../../model/claimBaseline';
+import { writeBaselineMirror } from '../baselineMirror';
+import { TaskFileStash, type RestoredFile } from '../taskFileStash';
+import { ralphFile } from '../../model/ralphPaths';
+import { writePauseSentinel } from '../../control/runControl';
 
 /** The item a work iteration is about, and what the shell learned of it on the way (for the next observations). */
 interface WorkInProgress {
@@ -295,7 +101,7 @@ export async function unverifiedClaims(folder: string, source: WorkSource, basel
  * Every agent process is owned: on rotate, stop or cancel its group gets SIGTERM, then SIGKILL after the grace,
  * and the engine waits for it before going on.
  */
-export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> {
+export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> {
   readonly runId: string;
   private readonly timing: EngineTiming;
   private readonly folder: string;
@@ -421,12 +227,6 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
 
   /** Runs the loop to its end. Throws {@link EngineRefusal} before starting when it cannot run. */
   async run(): Promise<RunResult> {
-    // A parallel run (issue 19) is a coordinator of lanes, each an engine of its own (loop/parallel/coordinator.ts).
-    if (!this.o.lane && (this.o.parallel ?? this.o.config.parallel)) {
-      const parallel = await import('./parallel/coordinator');
-      if (parallel.parallelApplies(this.folder, this.o))
-        return parallel.runParallel(this.o, this.runId, (e, lane) => this.emit('event', e, lane));
-    }
     const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
     const actor = this.o.lane?.actor ?? resolveActor(this.folder);
     this.actor = actor;
@@ -442,11 +242,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     this.gateFiles = gates ? await snapshotGateFiles(this.folder, Object.values(gates.commands)) : null;
     // The agents' project configuration as `ralph run` checked it against the user's trust (breaker-s6 row 05).
     this.agentConfigAtStart = await agentConfigEntries(this.folder);
-    if (!gates && !this.o.noGates) {
-      throw new EngineRefusal(
-        'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
-      );
-    }
+    refuseWithoutGates(gates, this.o.noGates);
     // A configured path is relative to the workspace folder (as `-C` and the extension see it), not to our cwd.
     const { configured, binary, key } = agentBinary(adapter, this.o.config, this.folder);
     const pathEnv =
@@ -461,21 +257,9 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
 
-    // A .ralph/ we may not write (by its mode bits: root ignores them) is refused up front (issue 12).
-    const readOnly = ralphWritableProblem(this.folder);
-    if (readOnly) throw new StorageRefusal(readOnly);
-    // One engine per folder: two runs would claim the same items and fight over the same files.
-    const releaseLock = await tryHoldLock(ralphFile(this.folder, 'engineLock'), (err) =>
-      this.emitEvent({ type: 'warning', message: `the engine lock of this folder was lost: ${err.message}` }),
-    );
-    if (!releaseLock) {
-      const active = listRuns(this.folder)
-        .runs.filter((r) => r.kind === 'ralph' && r.active)
-        .map((r) => `${r.id}${r.pid ? ` (pid ${r.pid})` : ''}`);
-      throw new EngineRefusal(
-        `Another Ralph run is active in ${this.folder}${active.length ? `: ${active.join(', ')}` : ''}. Stop it with \`ralph stop\` or wait for it to end.`,
-      );
-    }
+    // A .ralph/ we may not write (by its mode bits: root ignores them) is refused up front.
+    refuseReadOnly(this.folder);
+    const releaseLock = await holdFolderLock(this.folder, (message) => this.emitEvent({ type: 'warning', message }));
     try {
       return await this.runLocked(adapter, source, gates, maxIterations, maxCost, maxWallMs);
     } finally {
@@ -497,36 +281,19 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     const candidates = availableSources({ folder: this.folder, actor: this.actor });
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === source.kind && c.label === source.label)) candidates.push(source);
-    // Lanes a crashed parallel run left (issue 19): stories and worktrees recovered before the usual crash rule.
+    const warn = (message: string) => this.emitEvent({ type: 'warning', message });
     if (!this.o.lane)
-      for (const note of (
-        await recoverParallel(this.folder, this.timing.killGraceMs).catch((err: Error) => ({
-          notes: [`could not recover a parallel run's lanes: ${err.message}`],
-        }))
-      ).notes)
-        this.emitEvent({ type: 'warning', message: note });
-    // Holding the folder's lock, every other mirror is a dead run's open claims (issue 11); lanes leave theirs to the coordinator.
-    const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
-      ownRunId: this.runId,
-      sweepMirrors: !this.o.lane,
-    });
-    for (const skipped of skippedRunRecords(this.folder))
-      this.emitEvent({ type: 'warning', message: `run record skipped: ${skipped}` });
-    for (const w of recovered.flatMap((r) => r.warnings ?? [])) this.emitEvent({ type: 'warning', message: w });
-    for (const r of recovered) {
-      const back = r.putBack.length ? `, put back ${r.putBack.join(', ')} (claimed done, never verified)` : '';
-      if (r.crashed)
-        this.emitEvent({
-          type: 'warning',
-          message: `run ${r.runId} had crashed (engine pid ${r.pid} is gone): marked crashed${r.killedGroup ? ', its agent group killed' : ''}${r.failedItems.length ? `, failed ${r.failedItems.join(', ')}` : ''}${back}`,
-        });
-      else if (r.recorded === false)
-        this.emitEvent({
-          type: 'warning',
-          message: `run ${r.runId} left claims open in its baseline mirror (its run record is gone, names another run, or says it ended)${r.killedGroup ? ', its agent group killed' : ''}${back || ', nothing to put back'}`,
-        });
-      else if (r.putBack.length)
-        this.emitEvent({ type: 'warning', message: `run ${r.runId} ended with unverified claims${back}` });
+      await recoverFolder(
+        this.folder,
+        { runId: this.runId, sources: candidates, killGraceMs: this.timing.killGraceMs },
+        warn,
+      );
+    else {
+      // A lane recovers only its own tree's runs; the coordinator holds the folder's lock and settles every mirror.
+      const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
+        ownRunId: this.runId,
+      });
+      for (const w of recoveryWarnings(recovered, skippedRunRecords(this.folder))) warn(w);
     }
 
     // .ralph/runs/ stays bounded (issue 12): finished runs' raw streams compressed, the oldest finished runs deleted.
@@ -1477,6 +1244,34 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   }
 
   /** One iteration: build the prompt, spawn the agent, stream its events through the ledger, classify the end. */
+  /** What one agent iteration needs of this lane (agentIteration.ts). */
+  private iterationContext(): IterationContext {
+    return {
+      folder: this.folder,
+      runId: this.runId,
+      stateRoot: this.stateRoot,
+      config: this.o.config,
+      agent: this.o.agent,
+      agentEnv: this.o.agentEnv,
+      signal: this.o.signal,
+      timing: this.timing,
+      actor: this.actor,
+      agentBinary: this.agentBinary,
+      guardSettings: this.guard?.settings,
+      gates: this.gates,
+      agentConfigAtStart: this.agentConfigAtStart,
+      agentConfigWarned: this.agentConfigWarned,
+      stash: this.stash,
+      stopRequestedAt: () => this.stopRequestedAt,
+      onAgent: this.o.lane?.onAgent,
+      emitEvent: (e) => this.emitEvent(e),
+      warn: (what) => this.warn(what),
+      markChildStart: (also) => this.markChildStart(also),
+      markChildEnd: (before, who, when, also) => this.markChildEnd(before, who, when, also),
+      restoreTaskFiles: (n) => this.restoreTaskFiles(n),
+    };
+  }
+
   private async runAgent(
     source: WorkSource,
     item: WorkItem | null,
@@ -1489,304 +1284,20 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   ): Promise<IterationOutcome> {
     this.iteration = this.o.lane ? this.o.lane.nextIteration() : this.iteration + 1;
     this.lastGreen = null;
-    const n = this.iteration;
-    await rm(ralphFile(this.folder, 'contextWarning'), { force: true });
-    const handoff = await readHandoff(this.folder);
-    const workingBefore = workingSet(handoff);
-    const headAtStart = await headSha(this.folder);
-    const progress = await source.progress();
-    const gates = this.gates;
-    const template = await loadTemplate(this.folder, purpose === 'review' ? 'reviewer' : 'iteration');
-    const prompt = renderTemplate(template, {
-      ITERATION: String(n),
-      PROGRESS: `${progress.done}/${progress.total} done`,
-      HANDOFF: handoff?.trim() || '(none yet)',
-      COMPLETE_SIGNAL_RULE:
-        source.kind === 'quantum'
-          ? 'The story is implemented, committed and verified: print `<quantum>STORY_PASSED</quantum>` and stop.'
-          : 'Every task is done and verified: print `<promise>ALL_TASKS_DONE</promise>` and stop.',
-      GIT_NOTE:
-        headAtStart === null ? 'This folder may not be a git repository: if `git` fails, just save the files.' : '',
-      GATES: gates
-        ? `Run \`${gates.commands.basic ?? gates.commands.full ?? gates.commands.final}\` after each task${gates.commands.full ? `, \`${gates.commands.full}\` after a [risky] task` : ''}${gates.commands.final ? ` and \`${gates.commands.final}\` at the end` : ''}. The harness runs them again to verify.`
-        : 'No gates are configured for this run.',
-      ATTEMPTS: attemptsText,
-      TASK: taskText ?? item?.body ?? (await this.allTasksText(source)),
-    });
-    this.emitEvent({
-      type: 'iterationStarted',
-      iteration: n,
-      item: item ? ref(item) : null,
+    const out = await runAgentIteration(this.iterationContext(), {
+      n: this.iteration,
+      source,
+      item,
+      purpose,
       attempt,
       attemptKind,
-      purpose,
-      ...(maxAttempts ? { maxAttempts } : {}),
+      attemptsText,
+      taskText,
+      maxAttempts,
+      costBefore: this.runState?.costUsd ?? 0,
     });
-    // The iteration's start and the person marks before the agent: one write of run.json (issue 19: a lane wrote
-    // its record 14 times per story); nothing happens between the two that recovery could see.
-    const marksAtStart = await this.markChildStart({
-      state: 'running',
-      iteration: n,
-      currentItem: item ? { source: item.source, id: item.id, title: item.title } : null,
-    });
-
-    const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
-    const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
-    this.stash?.capture();
-    const iterationStartedAt = Date.now();
-    let lastOutputAt = iterationStartedAt;
-    let watchdogTimer: NodeJS.Timeout | undefined;
-    let watchdogEnd: string | null = null;
-    // Claude Code's project settings changed during the run (by the agent, say): they are no longer the content the
-    // user trusted, so this start reads none of them; the next `ralph run` refuses with the diff (trust covers them).
-    const changedSettings = changedClaudeProjectFiles(this.agentConfigAtStart, await agentConfigEntries(this.folder));
-    for (const f of changedSettings.filter((f) => !this.agentConfigWarned.has(f))) {
-      this.agentConfigWarned.add(f);
-      this.emitEvent({
-        type: 'warning',
-        message: `${f} changed during the run: Claude Code starts without the project's settings and MCP servers (--setting-sources user --strict-mcp-config); the next run asks for trust again`,
-      });
-    }
-    const handle = spawnIteration(
-      adapter,
-      {
-        prompt,
-        cwd: this.folder,
-        binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
-        model: this.o.config.model || undefined,
-        extraArgs: this.o.config.agentArgs,
-        settings: this.guard?.settings,
-        projectSettings: changedSettings.length ? 'ignore' : 'load',
-        permissionMode: this.o.config.permissionMode,
-        env: { RALPH_RUN_ID: this.runId, RALPH_WORKSPACE: this.folder, FLOW_ACTOR: this.actor, ...this.o.agentEnv },
-      },
-      {
-        maxLineBytes: this.o.config.maxLineBytes,
-        contextWindowTokens: this.o.config.contextWindowTokens,
-        thresholds: {
-          warnThresholdTokens: this.o.config.warnThresholdTokens,
-          rotateThresholdTokens: this.o.config.rotateThresholdTokens,
-        },
-        killGraceMs: this.timing.killGraceMs,
-        containment: this.o.config.containment,
-        protect: { workspace: this.folder },
-        onStdout: (chunk) => {
-          lastOutputAt = Date.now();
-          raw.write(chunk);
-        },
-      },
-    );
-    // Subscribed before anything is awaited (spawn.ts: no event is kept for a later listener): the agent's output can
-    // arrive while run.json and the agent mirror are written below, and a text lost there loses the iteration's
-    // signals and question (issue 19: a lane's question read as a natural end under load, the story run again).
-    const signals: AgentSignal[] = [];
-    let lastText = '';
-    const texts: string[] = [];
-    let wrote = false;
-    let lastTokensAt = 0;
-    const emitTokens = () => {
-      const s = handle.ledgerSnapshot();
-      this.emitEvent({
-        type: 'tokens',
-        iteration: n,
-        contextTokens: s.contextTokens,
-        contextWindow: s.contextWindow,
-        rotateAt: s.thresholds.rotate,
-        warnAt: s.thresholds.warn,
-        totals: s.tokens,
-        costUsd: s.costUsd,
-      });
-    };
-    handle.onEvent((e) => {
-      if (e.type === 'toolUse' && (e.kind === 'write' || e.kind === 'edit' || e.kind === 'shell')) wrote = true;
-      if (e.type === 'text' && !e.subagent && !e.synthetic) {
-        lastText = e.text;
-        texts.push(e.text);
-        for (const s of findSignals(e.text)) {
-          signals.push(s);
-          this.emitEvent({
-            type: 'agentSignal',
-            iteration: n,
-            kind: s.kind,
-            value: s.value,
-            ...(s.reason ? { reason: s.reason } : {}),
-          });
-        }
-      } else if (e.type === 'result' && !e.subagent && e.text && !e.isError) {
-        // The result repeats the final text; signals there count once (deduplicated below).
-        for (const s of findSignals(e.text))
-          if (!signals.some((x) => x.kind === s.kind && x.value === s.value)) signals.push(s);
-      }
-      if ((e.type === 'usage' || e.type === 'result') && Date.now() - lastTokensAt > 500) {
-        lastTokensAt = Date.now();
-        emitTokens();
-      }
-    });
-    let rotated = false;
-    handle.onLedgerSignal((s) => {
-      if (s.type === 'warn') {
-        this.emitEvent({ type: 'warn', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void writeFile(ralphFile(this.folder, 'contextWarning'), `${s.contextTokens}/${s.threshold}\n`).catch(
-          this.warn('could not create .ralph/context-warning-active'),
-        );
-      } else if (!rotated) {
-        rotated = true;
-        this.emitEvent({ type: 'rotate', iteration: n, contextTokens: s.contextTokens, threshold: s.threshold });
-        void handle.kill('rotate');
-      }
-    });
-    // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
-    const watch = () => {
-      const v = decideWatchdog(
-        { now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: this.stopRequestedAt },
-        this.timing.watchdog ?? DEFAULT_WATCHDOG,
-      );
-      if (v.kind === 'end') {
-        watchdogEnd = v.detail;
-        this.emitEvent({ type: 'warning', message: `iteration ${n}: ${v.detail}: ending the agent` });
-        void handle.kill(v.reason);
-        return;
-      }
-      // Re-checked at least every second so a STOP requested meanwhile is seen.
-      watchdogTimer = setTimeout(watch, Math.max(50, Math.min(1000, (v.checkAt ?? Date.now() + 1000) - Date.now())));
-    };
-    watchdogTimer = setTimeout(watch, 50);
-    // Started from the helper process (a parallel run), the pid comes back a moment later; no output is delivered before.
-    await handle.started;
-    this.o.lane?.onAgent?.(handle.pid ?? null, handle.token);
-    this.emitEvent({
-      type: 'agentStarted',
-      iteration: n,
-      pid: handle.pid ?? null,
-      command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' '),
-    });
-    // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
-    if (handle.pid !== undefined)
-      await writeAgentMirror(this.folder, this.runId, { pgid: handle.pid, token: handle.token }).catch(
-        this.warn('could not record the agent in the state folder'),
-      );
-    await updateRunRecord(this.folder, this.runId, {
-      agentPgid: handle.pid ?? null,
-      agentToken: handle.token,
-      agentStartedAt: isoString(Date.now()),
-    }).catch(async (err: unknown) => {
-      // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
-      clearTimeout(watchdogTimer);
-      watchdogEnd = 'run.json could not be written';
-      await handle.kill('error');
-      await raw.close().catch(this.warn(`raw stream of iteration ${n}`));
-      throw err;
-    });
-
-    const onAbort = () => void handle.kill('cancel');
-    this.o.signal?.addEventListener('abort', onAbort);
-    if (this.cancelled) onAbort();
-    let exit: IterationExit;
-    try {
-      exit = await handle.done;
-    } finally {
-      clearTimeout(watchdogTimer);
-      this.o.signal?.removeEventListener('abort', onAbort);
-      await writeAgentMirror(this.folder, this.runId, null).catch(
-        this.warn('could not remove the agent record in the state folder'),
-      );
-      await raw
-        .close()
-        .catch((err: Error) =>
-          this.emitEvent({ type: 'warning', message: `raw stream of iteration ${n}: ${err.message}` }),
-        );
-    }
-    emitTokens();
-    const totals = iterationTotals(exit.ledger);
-    // The run's cost is the decision state's (decide.ts adds it when the iteration's end is observed).
-    this.cost = (this.runState?.costUsd ?? 0) + (totals.costUsd ?? 0);
-    this.tokens = addTokens(this.tokens, totals.tokens);
-    // The agent has ended (its group and marked processes too, spawn.ts): its end and the marks it changed, one write.
-    await this.markChildEnd(marksAtStart, 'the agent', `iteration ${n}`, {
-      agentPgid: null,
-      agentToken: null,
-      costUsd: this.cost,
-    });
-    this.restoreTaskFiles(n);
-    if (exit.leftBehind.length)
-      this.emitEvent({
-        type: 'warning',
-        message: `ended ${exit.leftBehind.length} process(es) the agent left running outside its process group (pids ${exit.leftBehind.join(', ')})`,
-      });
-
-    const workingAfter = workingSet(await readHandoff(this.folder));
-    // Only work on an item can wait for an answer; the plain-question rule also needs no commit.
-    const question =
-      purpose === 'work' ? findQuestion(texts, wrote || headAtStart !== (await headSha(this.folder))) : null;
-    // An iteration the watchdog ended is an error (not fatal): its claim is still verified, and no progress stalls.
-    const outcome =
-      watchdogEnd !== null
-        ? { ending: 'error' as const, detail: watchdogEnd }
-        : classifyEnding(exit, signals, workingSetChanged(workingBefore, workingAfter), question);
-    this.emitEvent({
-      type: 'iterationEnded',
-      iteration: n,
-      ending: outcome.ending,
-      detail: outcome.detail,
-      totals,
-      exitCode: exit.exitCode,
-    });
-    return {
-      ...outcome,
-      exit,
-      signals,
-      lastText,
-      resetsAt: exit.outcome.resetsAt ?? null,
-      costUsd: totals.costUsd ?? 0,
-      iteration: n,
-      question: outcome.ending === 'question' ? question : null,
-    };
+    this.cost = out.runCostUsd;
+    this.tokens = addTokens(this.tokens, out.tokens);
+    return out;
   }
-
-  private async allTasksText(source: WorkSource): Promise<string> {
-    const p = await source.progress();
-    return `All ${p.total} tasks of ${source.label} report done. Check the whole change against them.`;
-  }
-}
-
-/**
- * How an iteration ended (issue "One iteration" 4), from the process exit, the agent's own signals and the
- * handoff: rotation and cancel (we ended it), deferral (rate limit or transient API error), error (fatal, or no
- * result), stuck (GUTTER / quantum BLOCKED), complete (a completion signal), yield (the Working set section of
- * handoff.md changed: content, not mtime, fixing seed-systems.md §3.15-2), natural end. Pure.
- */
-export function classifyEnding(
-  exit: IterationExit,
-  signals: readonly AgentSignal[],
-  workingSetChangedThisIteration: boolean,
-  question: AgentQuestion | null = null,
-): { ending: IterationEnding; detail: string } {
-  if (exit.killedBy === 'rotate')
-    return {
-      ending: 'rotation',
-      detail: `context ${exit.ledger.contextTokens} ≥ rotate ${exit.ledger.thresholds.rotate} tokens`,
-    };
-  if (exit.killedBy === 'cancel') return { ending: 'cancelled', detail: 'cancelled' };
-  if (exit.spawnError) return { ending: 'error', detail: `could not start the agent: ${exit.spawnError}` };
-  const o = exit.outcome;
-  if (o.kind === 'rateLimited' || o.kind === 'transient') return { ending: 'deferred', detail: o.reason };
-  if (o.kind === 'fatal') return { ending: 'error', detail: o.reason };
-  const stuck = signals.find((s) => s.kind === 'stuck');
-  if (stuck) return { ending: 'stuck', detail: stuck.reason ?? stuck.value };
-  // A `<question>` tag wins over a completion signal (an agent that asks has not finished); a plain question
-  // (no writes, last paragraph ends with "?") only when nothing else was signalled.
-  if (question?.how === 'tag') return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
-  if (signals.some((s) => s.kind === 'complete' || s.kind === 'storyPassed'))
-    return { ending: 'complete', detail: signals.map((s) => s.value).join(', ') };
-  if (workingSetChangedThisIteration)
-    return { ending: 'yield', detail: 'the agent updated the handoff Working set and stopped' };
-  if (o.kind === 'error' || o.kind === 'noResult') return { ending: 'error', detail: o.reason };
-  if (question) return { ending: 'question', detail: question.text.split('\n')[0]!.slice(0, 200) };
-  return { ending: 'natural', detail: 'the agent ended its turn' };
-}
-
-function ref(item: WorkItemRef): WorkItemRef;
-function ref(item: WorkItemRef, risky: boolean): WorkItemRef & { risky: boolean };
-function ref(item: WorkItemRef, risky?: boolean): WorkItemRef & { risky?: boolean } {
-  return { source: item.source, id: item.id, title: item.title, ...(risky !== undefined ? { risky } : {}) };
 }

@@ -1,0 +1,59 @@
+import { EventEmitter } from 'node:events';
+import * as path from 'node:path';
+import { newRunId } from '../control/runRecords';
+import type { EngineEvent } from './events';
+import { Lane } from './lane/lane';
+import { parallelApplies, runParallel } from './parallel/coordinator';
+import type { EngineOptions, RunResult } from './runOptions';
+
+export { EngineRefusal, StorageRefusal, type EngineOptions, type RunResult } from './runOptions';
+
+/** The events of a run: each with its lane (undefined or 0: the run's own; 1… a parallel run's lanes). */
+export type RunEvents = { event: [event: EngineEvent, lane?: number] };
+
+/** A run that was started: its id, its events and the promise of its result (rejected with an `EngineRefusal`). */
+export interface StartedRun {
+  runId: string;
+  events: EventEmitter<RunEvents>;
+  result: Promise<RunResult>;
+}
+
+/**
+ * Starts a run: the only entry of the CLI (`ralph run`) and the extension (**Ralph: Start**). A parallel run when it
+ * is asked for (`parallel`, or the configuration's) and the source is quantum (parallel/coordinator.ts), else the
+ * sequential run of one lane in the folder itself (lane/lane.ts). Nothing happens before the caller's next turn, so
+ * listeners added to `events` right after the call see every event; the refusals reject `result`.
+ */
+export function startRun(o: EngineOptions): StartedRun {
+  const runId = o.runId ?? newRunId();
+  const events = new EventEmitter<RunEvents>();
+  const emit = (e: EngineEvent, lane?: number) => events.emit('event', e, lane);
+  const result = Promise.resolve().then(() => {
+    if (!o.lane && (o.parallel ?? o.config.parallel) && parallelApplies(path.resolve(o.folder), o))
+      return runParallel(o, runId, emit);
+    const lane = new Lane({ ...o, runId });
+    lane.on('event', (e) => emit(e));
+    return lane.run();
+  });
+  return { runId, events, result };
+}
+
+/**
+ * A run as an event emitter, for faces that subscribe first and start later: `run()` calls {@link startRun} once
+ * and passes its events on. The same run id before and after `run()`.
+ */
+export class LoopEngine extends EventEmitter<RunEvents> {
+  readonly runId: string;
+
+  constructor(private readonly o: EngineOptions) {
+    super();
+    this.runId = o.runId ?? newRunId();
+  }
+
+  /** Starts the run and resolves with its result; rejects with an `EngineRefusal` when it cannot start. */
+  run(): Promise<RunResult> {
+    const started = startRun({ ...this.o, runId: this.runId });
+    started.events.on('event', (e, lane) => this.emit('event', e, lane));
+    return started.result;
+  }
+}
