@@ -11,7 +11,7 @@ import { ralphFile } from '../model/ralphPaths';
 import { listRuns, type RunInfo, type RunProbe, type RunState } from './runs';
 import { loadWaveViews, waveJson, type WaveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
-import type { LaneView, RunView } from './runView';
+import { withSentinels, type LaneView, type RunView } from './runView';
 import { basisItemOf, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
 
 /** A run as `status --json` prints it: flowctl's keys (§2.6, both `current_epic` and `current_spec`) plus ours. */
@@ -241,11 +241,17 @@ function newestFirst(runs: RunInfo[]): RunInfo[] {
 }
 
 function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun {
-  const view = readRunViewNow(folder, r.id, {
+  const read = readRunViewNow(folder, r.id, {
     kind: r.kind,
     ...(probe.isAlive ? { isAlive: probe.isAlive } : {}),
     ...(probe.hostNames ? { hostNames: probe.hostNames } : {}),
   });
+  // The listing's sentinels (PAUSE, STOP) and start time and the view's agree: one object, one answer.
+  const withFiles = withSentinels(read, { paused: r.paused, stopped: r.stopped });
+  const view =
+    r.kind === 'flow-next' && r.startedAt && withFiles.startedAt !== r.startedAt
+      ? { ...withFiles, startedAt: r.startedAt }
+      : withFiles;
   return {
     id: r.id,
     kind: r.kind,

@@ -62,7 +62,7 @@ describe('the status bar token gauge (fake vscode)', () => {
     r.emit(ended(2, 0.1), runEnded());
     h.clock.advance(300);
     assert.equal(item.visible, true);
-    assert.equal(item.text, '$(pulse) 30k/200k 15% · $1.00 · completed');
+    assert.equal(item.text, '$(pulse) 30k/200k 15% (last) · $1.00 · completed');
     const tip = (item.tooltip as { value: string }).value;
     assert.match(tip, /\| #1 T-1 \|/);
     assert.match(tip, /\| #2 T-1 \|/);
