@@ -35,6 +35,8 @@ export interface RunUpdate {
 
 /** The gauge's state word of a view state (terminal states are `ended`, with the state in `endState`). */
 export function gaugeStateOf(v: RunView): GaugeRunState {
+  // PAUSE is honoured after the iteration: until then the run is "pausing…", not paused, not plainly running.
+  if (v.state === 'running' && v.pauseRequested) return 'pausing';
   switch (v.state) {
     case 'starting':
     case 'running':

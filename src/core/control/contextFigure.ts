@@ -5,7 +5,7 @@
  * they never disagree at the same moment. After the run ends the figure stays, marked `last`.
  *
  * Rules (pure, table-tested in test/unit/control/contextFigure.test.ts):
- * - `tokens` events give the figure (the agent's context now). `warn` / `rotate` events carry the figure that
+ * - `tokens` events give the figure (the agent's context now); one with no context tokens gives none. `warn` / `rotate` events carry the figure that
  *   crossed the line (the engine rate-limits `tokens` events, so the crossing may be in them only).
  * - The window is the largest any `tokens` event of the run reported: an agent learns its model's window only from
  *   its closing `result` (Claude Code's `modelUsage[…].contextWindow`) and falls back to the configured
@@ -93,6 +93,8 @@ export function reduceContext(t: ContextTrack, e: ContextEvent): ContextTrack {
     case 'tokens': {
       const x = e as Extract<ContextEvent, { type: 'tokens' }>;
       const window = Math.max(t.window, x.contextWindow);
+      // No context reported yet (an agent that ended before its first model call): no figure, only the window.
+      if (x.contextTokens <= 0) return window === t.window ? t : { ...t, window };
       const f = contextFigure({
         tokens: x.contextTokens,
         window,

@@ -242,6 +242,9 @@ export class EngineRefusal extends Error {
   }
 }
 
+/** A refusal because no gate is configured and `noGates` was not given (VS Code offers the ways out as actions). */
+export class NoGatesRefusal extends EngineRefusal {}
+
 /** A refusal because `.ralph/` cannot be written (read-only by its mode, a read-only mount): `ralph run` exits {@link STORAGE_EXIT}. */
 export class StorageRefusal extends EngineRefusal {
   readonly exitCode = STORAGE_EXIT;
@@ -443,7 +446,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     // The agents' project configuration as `ralph run` checked it against the user's trust (breaker-s6 row 05).
     this.agentConfigAtStart = await agentConfigEntries(this.folder);
     if (!gates && !this.o.noGates) {
-      throw new EngineRefusal(
+      throw new NoGatesRefusal(
         'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
       );
     }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
 import { isRootRefusal } from '../stream/classify';
-import { emptyContextTrack, reduceContext } from '../control/contextFigure';
+import { contextText, emptyContextTrack, reduceContext } from '../control/contextFigure';
 import { redactEvent } from '../trust/redact';
 import {
   ACTIVITY,
@@ -75,7 +75,7 @@ export class ActivityFormatter {
   private lastTokensLine = 0;
   /** The iteration reported a context figure (so its end prints the figure it ended on). */
   private sawTokens = false;
-  private printedTokens = -1;
+  private printedTokens = '';
   /** The run's one context figure, reduced from the same events as every other face's (control/contextFigure.ts). */
   private context = emptyContextTrack();
 
@@ -118,7 +118,7 @@ export class ActivityFormatter {
         this.sawTokens = true;
         if (this.now() - this.lastTokensLine < this.tokensEveryMs) return [];
         this.lastTokensLine = this.now();
-        this.printedTokens = this.context.figure.tokens;
+        this.printedTokens = contextText(this.context.figure);
         return [tokensText({ figure: this.context.figure })];
       case 'warn':
         return [
@@ -137,8 +137,8 @@ export class ActivityFormatter {
         const lines: string[] = [];
         const f = this.context.figure;
         // The context the iteration ended on (its highest), unless that very figure was just printed.
-        if (this.sawTokens && f && f.tokens !== this.printedTokens) lines.push(tokensText({ figure: f }));
-        this.printedTokens = -1;
+        if (this.sawTokens && f && contextText(f) !== this.printedTokens) lines.push(tokensText({ figure: f }));
+        this.printedTokens = '';
         // The CLI's refusal to run as root is no API error: say what it is (the detail names the cause and the fix).
         const label =
           e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];

@@ -14,6 +14,7 @@ export interface GaugeRun {
   folderName: string;
   /**
    * What the run does now. `starting`: Start was given and no event has been read yet (the spinner shows at once);
+   * `pausing`: PAUSE was asked for and the run finishes its iteration first;
    * `ended` / `crashed`: no longer active (the gauge keeps the latest run's figures).
    */
   state: GaugeRunState;
@@ -36,7 +37,7 @@ export interface GaugeRun {
 }
 
 export type GaugeRunState =
-  'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | 'ended' | 'crashed';
+  'starting' | 'running' | 'pausing' | 'paused' | 'waiting' | 'deferred' | 'stopping' | 'ended' | 'crashed';
 
 export interface GaugeIteration {
   iteration: number;
@@ -89,6 +90,7 @@ export function gaugeBackground(run: Pick<GaugeRun, 'context'> & Partial<Pick<Ga
 
 const STATE_WORDS: Partial<Record<GaugeRunState, string>> = {
   starting: 'starting',
+  pausing: 'pausing…',
   paused: 'paused',
   waiting: 'waiting for an answer',
   stopping: 'stopping',
@@ -105,7 +107,10 @@ function stateWords(run: GaugeRun): string {
 
 /** The leading icon: a spinner while an agent runs (or the run is starting), else one that names the state. */
 function icon(run: GaugeRun): string {
-  if (run.state === 'starting' || (run.agentRunning && (run.state === 'running' || run.state === 'stopping')))
+  if (
+    run.state === 'starting' ||
+    (run.agentRunning && (run.state === 'running' || run.state === 'pausing' || run.state === 'stopping'))
+  )
     return '$(sync~spin)';
   switch (run.state) {
     case 'paused':

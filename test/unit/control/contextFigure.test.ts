@@ -32,6 +32,7 @@ function reduce(events: ContextEvent[]): ContextFigure | null {
 describe('the one context figure (core/control/contextFigure.ts)', () => {
   const table: [string, ContextEvent[], string][] = [
     ['no event: no figure', [], ''],
+    ['an agent that ended before its first model call: no figure', [tokens(1, 0), { type: 'runEnded' }], ''],
     ['a tokens event: tokens of the window, whole percent', [tokens(1, 16_200)], '16k/200k 8%'],
     [
       'a window told later (the result’s modelUsage) replaces the configured fallback and is kept',

@@ -46,6 +46,11 @@ describe('the status bar gauge text', () => {
       { state: 'starting', context: null, costUsd: null, iterations: [] },
       '$(sync~spin) Ralph · starting',
     ],
+    [
+      'pausing: PAUSE asked for, the agent finishes its iteration',
+      { state: 'pausing', agentRunning: true },
+      '$(sync~spin) 142k/200k 71% · $1.23 · pausing…',
+    ],
     ['paused', { state: 'paused' }, '$(debug-pause) 142k/200k 71% · $1.23 · paused'],
     [
       'deferred with a known reset time',

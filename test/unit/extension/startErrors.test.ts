@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { loadPlan } from '../../../src/core/sources/plan';
 import { Logger } from '../../../src/extension/logger';
 import { PlanLoader } from '../../../src/extension/planLoader';
-import { RunController } from '../../../src/extension/runController';
-import { messageLines, resetFake } from '../../support/fakeVscode';
+import { offerGates, RunController } from '../../../src/extension/runController';
+import { messageLines, recorded, resetFake } from '../../support/fakeVscode';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
@@ -32,6 +32,47 @@ describe('Ralph: Start with a configuration that does not parse (fake vscode)', 
     assert.match(messageLines()[0]!, /^error: Ralph: \.ralph\/config\.json:3:12: .+ \[Open File\]$/);
     assert.deepEqual(calls, [`starting ${t.dir}`, `failed ${t.dir}`]);
     runs.dispose();
+  });
+});
+
+describe('Ralph: Start in a folder without gates (fake vscode)', () => {
+  let t: TempFolder;
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-start-');
+  });
+  afterEach(() => t.dispose());
+
+  async function offered(answer: string | undefined): Promise<unknown[]> {
+    const starts: unknown[] = [];
+    recorded.commands.set('ralph.start', (a) => starts.push(a));
+    recorded.answers.push(answer);
+    await offerGates(t.dir, { folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude' });
+    return starts;
+  }
+
+  it('says why and offers the setting, config.json or a start without gates, never the CLI flag', async () => {
+    await offered(undefined);
+    assert.equal(messageLines().length, 1, messageLines().join('\n'));
+    assert.match(
+      messageLines()[0]!,
+      /^error: Ralph: no gates configured in .+\[Open Settings, Open config\.json, Start Without Gates\]$/,
+    );
+    assert.doesNotMatch(messageLines()[0]!, /--no-gates/);
+  });
+
+  it('starts the same run without gates when asked', async () => {
+    assert.deepEqual(await offered('Start Without Gates'), [
+      { folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude', noGates: true },
+    ]);
+  });
+
+  it('opens .ralph/config.json, written with an example gate only when there is none', async () => {
+    await offered('Open config.json');
+    assert.match(t.read('.ralph/config.json'), /"gates": \{ "basic": "npm test" \}/);
+    t.write('.ralph/config.json', '{ "maxIterations": 3 }\n');
+    await offered('Open config.json');
+    assert.equal(t.read('.ralph/config.json'), '{ "maxIterations": 3 }\n', 'an existing file is never overwritten');
   });
 });
 

@@ -105,6 +105,22 @@ describe('the status bar token gauge (fake vscode)', () => {
 describe('run notifications (fake vscode)', () => {
   beforeEach(() => resetFake());
 
+  it('says "pausing…" on the gauge until the run pauses, then one notification that it is paused', async () => {
+    const h = storeHarness();
+    const gauge = new StatusBarGauge(h.store, { clock: h.clock });
+    new RunNotifications(h.store);
+    const r = h.addRun(runInfo('t-1'));
+    r.emit(started('t-1'), iteration(1), agent(1), tokensAt(1, 20_000, 0.1));
+    r.emit({ type: 'pauseRequested', file: '.ralph/runs/t-1/PAUSE' });
+    h.clock.advance(300);
+    assert.match(gauge.statusBarItem.text, /· pausing…$/);
+    assert.deepEqual(messageLines(), [], 'nothing says paused before the run is');
+    r.emit(ended(1, 0.1), { type: 'paused' });
+    h.clock.advance(300);
+    assert.match(gauge.statusBarItem.text, /· paused$/);
+    assert.deepEqual(messageLines(), ['info: Ralph: run t-1 is paused. Run "Ralph: Resume" to go on. [Resume]']);
+  });
+
   it('names Ralph: Resume when a run pauses, once per pause', async () => {
     const h = storeHarness();
     new RunNotifications(h.store);

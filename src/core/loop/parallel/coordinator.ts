@@ -36,7 +36,14 @@ import {
   type LaneGreen,
   type RunEnd,
 } from '../decide';
-import { EngineRefusal, LoopEngine, timingFromConfig, type EngineOptions, type RunResult } from '../engine';
+import {
+  EngineRefusal,
+  LoopEngine,
+  NoGatesRefusal,
+  timingFromConfig,
+  type EngineOptions,
+  type RunResult,
+} from '../engine';
 import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';
@@ -191,7 +198,7 @@ async function checkedRun(
     );
   const gates = await resolveGates(folder, o.config);
   if (!gates && !o.noGates)
-    throw new EngineRefusal(
+    throw new NoGatesRefusal(
       'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
     );
   const releaseLock = await tryHoldLock(ralphFile(folder, 'engineLock'), (err) =>
