@@ -116,9 +116,15 @@ export class RunController extends Disposable {
 
   private async startIn(args: StartArgs, noteFolder: (folder: string) => void): Promise<string | undefined> {
     if (!vscode.workspace.isTrusted) {
-      void vscode.window.showErrorMessage(
-        'Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).',
-      );
+      // VS Code's own trust editor is the way out; the Start button is hidden in Restricted Mode (package.json).
+      void vscode.window
+        .showErrorMessage(
+          'Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).',
+          MANAGE_TRUST,
+        )
+        .then((c) => {
+          if (c === MANAGE_TRUST) void vscode.commands.executeCommand('workbench.trust.manage');
+        });
       return undefined;
     }
     const folder = args.folder ?? (await this.pickFolder());
@@ -306,6 +312,9 @@ export class RunController extends Disposable {
     return pick?.uri.fsPath;
   }
 }
+
+/** The action of the Restricted Mode refusal: VS Code's Manage Workspace Trust. */
+const MANAGE_TRUST = 'Manage Workspace Trust';
 
 /** The ways out of "no gates configured" that VS Code can take (the CLI's `--no-gates` is not one of them). */
 export const NO_GATES_ACTIONS = ['Open Settings', 'Open config.json', 'Start Without Gates'] as const;

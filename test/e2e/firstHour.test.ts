@@ -70,7 +70,7 @@ function statusFigure(folder: string): string {
 /** Runs `ralph watch` until its output holds `text` (or it exits); returns what it printed. */
 function watchUntil(folder: string, text: string, runId?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, '-C', folder, 'watch', ...(runId ? [runId] : [])], {
+    const child = spawn(process.execPath, [cliPath, '-C', folder, 'watch', ...(runId ? ['--run', runId] : [])], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -198,7 +198,12 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
     assert.match(figure, / \(last\)$/);
     await gauge(page).filter({ hasText: figure }).waitFor({ timeout: 30_000 });
     await d.locator('[data-testid="run-context"]', { hasText: figure }).waitFor({ timeout: 30_000 });
-    const watched = await watchUntil(ws, `context ${figure}`);
+    // A finished run is replayed by its id.
+    const runId = fs
+      .readdirSync(path.join(ws, '.ralph', 'runs'))
+      .sort()
+      .at(-1)!;
+    const watched = await watchUntil(ws, `context ${figure}`, runId);
     assert.ok(watched.includes(`context ${figure}`), `ralph watch:\n${watched}`);
     await screenshot(page, 'dashboard-finished');
     // Closed, and opened again from the gauge after the end.

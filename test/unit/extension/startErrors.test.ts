@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadPlan } from '../../../src/core/sources/plan';
 import { Logger } from '../../../src/extension/logger';
 import { PlanLoader } from '../../../src/extension/planLoader';
 import { offerGates, RunController } from '../../../src/extension/runController';
-import { messageLines, recorded, resetFake } from '../../support/fakeVscode';
+import { messageLines, recorded, resetFake, workspace } from '../../support/fakeVscode';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
@@ -73,6 +74,30 @@ describe('Ralph: Start in a folder without gates (fake vscode)', () => {
     t.write('.ralph/config.json', '{ "maxIterations": 3 }\n');
     await offered('Open config.json');
     assert.equal(t.read('.ralph/config.json'), '{ "maxIterations": 3 }\n', 'an existing file is never overwritten');
+  });
+});
+
+describe('Ralph: Start in Restricted Mode (fake vscode)', () => {
+  beforeEach(() => resetFake());
+
+  it("refuses with VS Code's Manage Workspace Trust as its action, and the Start button is hidden there", async () => {
+    workspace.isTrusted = false;
+    const managed: unknown[] = [];
+    recorded.commands.set('workbench.trust.manage', () => managed.push('trust'));
+    recorded.answers.push('Manage Workspace Trust');
+    const runs = new RunController(new Logger());
+    assert.equal(await runs.start({ folder: '/nowhere' }), undefined);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(messageLines(), [
+      'error: Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode). [Manage Workspace Trust]',
+    ]);
+    assert.deepEqual(managed, ['trust']);
+    runs.dispose();
+    const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+      contributes: { menus: { 'view/title': { command: string; when: string }[] } };
+    };
+    const play = manifest.contributes.menus['view/title'].find((m) => m.command === 'ralph.start');
+    assert.match(play?.when ?? '', /\bisWorkspaceTrusted\b/);
   });
 });
 
