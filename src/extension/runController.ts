@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/startRun';
 import type { EngineEvent } from '../core/loop/events';
+import { ralphFile } from '../core/model/ralphPaths';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
 import { ensureContentTrusted, vscodeTrustUi, type TrustUi } from './contentTrust';
@@ -115,9 +116,15 @@ export class RunController extends Disposable {
 
   private async startIn(args: StartArgs, noteFolder: (folder: string) => void): Promise<string | undefined> {
     if (!vscode.workspace.isTrusted) {
-      void vscode.window.showErrorMessage(
-        'Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).',
-      );
+      // VS Code's own trust editor is the way out; the Start button is hidden in Restricted Mode (package.json).
+      void vscode.window
+        .showErrorMessage(
+          'Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).',
+          MANAGE_TRUST,
+        )
+        .then((c) => {
+          if (c === MANAGE_TRUST) void vscode.commands.executeCommand('workbench.trust.manage');
+        });
       return undefined;
     }
     const folder = args.folder ?? (await this.pickFolder());
@@ -132,7 +139,7 @@ export class RunController extends Disposable {
     // The engine and its dependencies load on the first Start, not at activation.
     const [
       { discoverAgents },
-      { EngineRefusal, LoopEngine },
+      { EngineRefusal, LoopEngine, NoGatesRefusal },
       { RunRecorder },
       { availableSources },
       { loadConfig },
@@ -234,6 +241,11 @@ export class RunController extends Disposable {
         },
         (err: Error) => {
           resolveStarted(undefined);
+          if (err instanceof NoGatesRefusal) {
+            this.log.warn('run', err.message);
+            void offerGates(folder, { ...args, folder, ...(source ? { source } : {}) });
+            return undefined;
+          }
           const msg = redactText(
             err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`,
             config.agentArgs,
@@ -256,13 +268,12 @@ export class RunController extends Disposable {
     try {
       const { pauseRun, resumeRun, stopRun } = await import('../core/control/runControl');
       const answer = await (action === 'pause' ? pauseRun(f) : action === 'resume' ? resumeRun(f) : stopRun(f));
-      const what =
-        action === 'pause'
-          ? 'will pause after this iteration'
-          : action === 'resume'
-            ? 'resumes'
-            : 'will stop after this iteration';
-      void vscode.window.showInformationMessage(`Ralph: run ${answer.run} ${what}.`);
+      // Pause: the gauge says "pausing…" until the run honours it, then one notification says it is paused
+      // (runNotifications.ts); a toast now would say both at once.
+      if (action !== 'pause')
+        void vscode.window.showInformationMessage(
+          `Ralph: run ${answer.run} ${action === 'resume' ? 'resumes' : 'will stop after this iteration'}.`,
+        );
       this.log.info('control', `${action} ${answer.run}: ${answer.files.join(', ')}`);
       return answer.run;
     } catch (err) {
@@ -300,4 +311,31 @@ export class RunController extends Disposable {
     const pick = await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Ralph: which folder?' });
     return pick?.uri.fsPath;
   }
+}
+
+/** The action of the Restricted Mode refusal: VS Code's Manage Workspace Trust. */
+const MANAGE_TRUST = 'Manage Workspace Trust';
+
+/** The ways out of "no gates configured" that VS Code can take (the CLI's `--no-gates` is not one of them). */
+export const NO_GATES_ACTIONS = ['Open Settings', 'Open config.json', 'Start Without Gates'] as const;
+
+/**
+ * Start refused for want of a gate: says why, and offers the `ralph.gates` setting, `.ralph/config.json` (created
+ * with an example gate when missing, never overwritten) or a start without gates (the same Start, `noGates`).
+ */
+export async function offerGates(folder: string, args: StartArgs): Promise<void> {
+  const choice = await vscode.window.showErrorMessage(
+    `Ralph: no gates configured in ${path.basename(folder)}: nothing would check the agent's work before a task counts as done. Name a gate command (e.g. npm test), or start without gates.`,
+    ...NO_GATES_ACTIONS,
+  );
+  if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'ralph.gates');
+  else if (choice === 'Open config.json') {
+    const file = ralphFile(folder, 'config');
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(path.dirname(file), { recursive: true });
+    // `wx`: an existing file (even one that does not parse) is opened as it is, never overwritten.
+    await writeFile(file, '{\n  "gates": { "basic": "npm test" }\n}\n', { flag: 'wx' }).catch(() => undefined);
+    await vscode.window.showTextDocument(vscode.Uri.file(file));
+  } else if (choice === 'Start Without Gates')
+    await vscode.commands.executeCommand('ralph.start', { ...args, noGates: true });
 }

@@ -35,6 +35,8 @@ export interface RunUpdate {
 
 /** The gauge's state word of a view state (terminal states are `ended`, with the state in `endState`). */
 export function gaugeStateOf(v: RunView): GaugeRunState {
+  // PAUSE is honoured after the iteration: until then the run is "pausing…", not paused, not plainly running.
+  if (v.state === 'running' && v.pauseRequested) return 'pausing';
   switch (v.state) {
     case 'starting':
     case 'running':
@@ -67,19 +69,13 @@ export function runFactsOf(v: RunView, info?: Pick<RunInfo, 'startedAt'>): RunFa
 }
 
 /**
- * The gauge's picture of a run: the context of the lane that reported last (the sequential run has one lane), the
+ * The gauge's picture of a run: the run's one context figure (the lane that reported last), the
  * run's cost so far (ended iterations plus the running ones), tokens per iteration from `tokens`.
  */
 export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): GaugeRun {
   const lanes = v.lanes;
-  const withContext = lanes.filter((l) => l.context).sort((a, b) => (b.iteration ?? 0) - (a.iteration ?? 0));
-  const viewCtx = withContext[0]?.context ?? null;
-  // The latest figure, `warn` / `rotate` included (the engine rate-limits `tokens` events; RunView reads only those).
-  const latest = [...tokens.contexts].sort((a, b) => b.iteration - a.iteration)[0];
-  const ctx =
-    latest && latest.window > 0 && (!viewCtx || latest.iteration >= (withContext[0]?.iteration ?? 0))
-      ? { tokens: latest.tokens, window: latest.window, warnAt: latest.warnAt, rotateAt: latest.rotateAt }
-      : viewCtx;
+  // The run's one context figure (core/control/contextFigure.ts): the same the dashboard, status and watch show.
+  const ctx = v.context?.figure ?? null;
   const running = lanes.filter((l) => l.activity === 'agent');
   const costUsd = v.cost.runUsd + running.reduce((a, l) => a + l.iterationCostUsd, 0);
   const hasCost = costUsd > 0 || tokens.iterations.some((i) => i.costUsd !== null);
@@ -90,7 +86,7 @@ export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): G
     agentRunning: running.length > 0,
     deferredUntil: v.deferredUntil ? Date.parse(v.deferredUntil) : null,
     endState: v.end ? v.end.state : null,
-    context: ctx ? { tokens: ctx.tokens, window: ctx.window, warnAt: ctx.warnAt, rotateAt: ctx.rotateAt } : null,
+    context: ctx,
     costUsd: hasCost ? costUsd : null,
     iterations: tokens.iterations.map((i) => ({
       iteration: i.iteration,

@@ -97,7 +97,17 @@ export const runHeaderSchema = z.strictObject({
   startedAt: z.nullable(epochMs),
   endedAt: z.nullable(epochMs),
   progress: z.strictObject({ done: count, total: count }),
-  context: z.strictObject({ tokens: count, window: count, warnAt: count, rotateAt: count }),
+  /**
+   * The run's one context figure: tokens of the window, the warn and rotate marks, and `text` as every face writes
+   * it (`16k/200k 8%`, `… (last)` once the run ended; the host computes it, the page shows it as it is).
+   */
+  context: z.strictObject({
+    tokens: count,
+    window: count,
+    warnAt: count,
+    rotateAt: count,
+    text: z.optional(z.string()),
+  }),
   costUsd: nonNeg,
   question: z.nullable(questionSchema),
   /** True when this window's extension host runs the engine (so Cancel can end it now). */

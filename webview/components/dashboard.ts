@@ -266,9 +266,7 @@ export class RalphDashboard extends LitElement {
                   ? nothing
                   : html`<div>
                       <dt>Context</dt>
-                      <dd>
-                        ${formatTokens(run.context.tokens)}${run.context.window ? ` / ${formatTokens(run.context.window)} (${Math.round((100 * run.context.tokens) / run.context.window)}%)` : ''}
-                      </dd>
+                      <dd data-testid="run-context">${run.context.text || '—'}</dd>
                     </div>`
               }
             </dl>`

@@ -288,7 +288,14 @@ export class RunFollower extends EventEmitter<{
     return r.ok ? r.value : undefined;
   }
 
-  private entry(e: EngineEvent, at: string = new Date().toISOString()): RunLogEntry {
+  /**
+   * The time of the entries made from a flow-next run's files: the modification time of the file they were read
+   * from (no line there carries a time), so a view read long after the run says when it happened, not when it was
+   * read. Null: now.
+   */
+  private flowAt: string | null = null;
+
+  private entry(e: EngineEvent, at: string = this.flowAt ?? new Date().toISOString()): RunLogEntry {
     return { ...e, seq: ++this.seq, at, lane: 0 } as RunLogEntry;
   }
 
@@ -298,6 +305,7 @@ export class RunFollower extends EventEmitter<{
     let end: FollowEnd | null = null;
     // 1. The rest of the current iteration's log; 2. progress.txt (header, blocks, marker); 3. a newer iteration log.
     this.drainIterLog(entries);
+    this.flowAt = mtimeIso(this.file);
     for (const raw of readLines(this.file, this.tail, this.maxRead)) {
       const line = raw.replace(/\r$/, '');
       if (!f.headerSeen) {
@@ -428,6 +436,7 @@ export class RunFollower extends EventEmitter<{
   private drainIterLog(out: RunLogEntry[]): void {
     const f = this.flow;
     if (!f.iterFile || !f.iterTail || !f.mapper || !f.ledger) return;
+    this.flowAt = mtimeIso(f.iterFile);
     let tokensChanged = false;
     for (const text of readLines(f.iterFile, f.iterTail, this.maxRead)) {
       if (!text.trim().startsWith('{')) continue;
@@ -565,5 +574,14 @@ export function readRunViewNow(
       return last.end ? withFollowEnd(v, last.end) : v;
     }
     if (f.offset >= max) return v;
+  }
+}
+
+/** A file's modification time as ISO-8601, or null when it cannot be read. */
+function mtimeIso(file: string): string | null {
+  try {
+    return statSync(file).mtime.toISOString();
+  } catch {
+    return null;
   }
 }

@@ -1,5 +1,13 @@
 import { laneMergeIcon, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
+import {
+  contextFigure,
+  contextText,
+  emptyContextTrack,
+  endContext,
+  reduceContext,
+  type ContextTrack,
+} from './contextFigure';
 import type { gateTierSchema, runEndStateSchema, tokenCountsSchema, workItemRefSchema } from '../model/runEvent';
 
 /**
@@ -223,6 +231,11 @@ export interface RunView {
    * (its end), so these are the lanes at work (status, watch, the tree and the dashboard show them live).
    */
   lanes: LaneView[];
+  /**
+   * The run's one context figure (`context.figure`: tokens in use of the window, its percentage, the warn and rotate
+   * marks; `last` once the run ended) with what its reducer keeps (contextFigure.ts). Every face shows this figure.
+   */
+  context: ContextTrack;
   cost: CostView;
   /** Latest result per tier, in the order basic, full, final. */
   gates: GateView[];
@@ -272,6 +285,7 @@ export function emptyRunView(runId: string, kind: RunView['kind'] = 'ralph'): Ru
     iteration: 0,
     progress: null,
     lanes: [],
+    context: emptyContextTrack(),
     cost: { runUsd: 0, byItem: [], byIteration: [] },
     gates: [],
     questions: [],
@@ -448,6 +462,7 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
   }
   const e = entry as RunLogEntry;
   const lane = e.lane;
+  v.context = reduceContext(view.context ?? emptyContextTrack(), e);
   switch (e.type) {
     case 'runStarted':
       Object.assign(v, {
@@ -726,10 +741,24 @@ export function withFollowEnd(view: RunView, end: FollowEnd): RunView {
     deferredUntil: null,
     questions: [],
     end: { state: 'crashed', reason: end.reason, completionReason: 'CRASHED', exitCode: end.exitCode, at: end.at },
+    context: endContext(view.context ?? emptyContextTrack()),
     lanes: view.lanes.map((l) => ({ ...l, activity: 'idle' as const, agentPid: null })),
   };
   v.stateText = stateTextOf(v);
   return v;
+}
+
+/**
+ * The view with what the run's sentinel files say now: a PAUSE (or STOP) file the run has not honoured yet is a
+ * request (`pauseRequested` / `stopRequested`), so the view and the run's listing, shown side by side by
+ * `ralph status --json`, never disagree. A run that paused, or ended, is left as it is. Pure.
+ */
+export function withSentinels(v: RunView, s: { paused: boolean; stopped: boolean }): RunView {
+  if (v.final) return v;
+  const pauseRequested = v.pauseRequested || (s.paused && v.state !== 'paused');
+  const stopRequested = v.stopRequested || s.stopped;
+  if (pauseRequested === v.pauseRequested && stopRequested === v.stopRequested) return v;
+  return { ...v, pauseRequested, stopRequested };
 }
 
 /** `█████░░░░░` for a percentage (0–100), `width` cells. */
@@ -742,15 +771,15 @@ export function gaugeBar(percent: number, width = 10): string {
  * The one-line status `ralph watch` keeps at the bottom: state, iteration, the lane's item and attempt (a lane of a
  * parallel run also its iteration and activity), its context gauge and the run's cost; several lanes (`#n`) are
  * joined with ` · `. Pure (local time zone aside).
- * Example: `running · LOOP 3/25 · fn-1.2 Add login (attempt 2 of 5) · ctx ███░░░░░░░ 31% 62k/200k · $0.4210`.
+ * Example: `running · LOOP 3/25 · fn-1.2 Add login (attempt 2 of 5) · context 62k/200k 31% · $0.4210`.
  */
 export function statusLineOf(v: RunView): string {
   const head = [v.stateText, `LOOP ${v.iteration}${v.maxIterations ? `/${v.maxIterations}` : ''}`];
-  const k = (n: number) => (n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
+  const parallel = v.lanes.length > 1;
   const lanes = v.lanes
     .map((l) => {
       const parts: string[] = [];
-      if (v.lanes.length > 1) parts.push(`#${l.lane}`);
+      if (parallel) parts.push(`#${l.lane}`);
       // A lane of a parallel run (numbered from 1) also says its iteration and what it does.
       const more = l.lane > 0 ? [...(l.iteration !== null ? [`iteration ${l.iteration}`] : []), l.activity] : [];
       const detail = [...(l.attempt ? [`attempt ${l.attempt.text}`] : []), ...more];
@@ -759,12 +788,14 @@ export function statusLineOf(v: RunView): string {
           `${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}${detail.length ? ` (${detail.join(', ')})` : ''}`,
         );
       else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose === 'review' ? 'final review' : 'final fix');
-      if (l.context && !v.final)
+      if (parallel && l.context && !v.final)
         parts.push(
-          `ctx ${gaugeBar(l.context.percent)} ${Math.round(l.context.percent)}% ${k(l.context.tokens)}/${k(l.context.window)}`,
+          `context ${contextText(contextFigure({ ...l.context, window: Math.max(l.context.window, v.context.window) }))}`,
         );
       return parts.join(' · ');
     })
     .filter(Boolean);
-  return [...head, ...lanes, `$${v.cost.runUsd.toFixed(4)}`].join(' · ');
+  // The run's one context figure (contextFigure.ts), the same string the gauge, the dashboard and status show.
+  const ctx = !parallel && v.context?.figure ? [`context ${contextText(v.context.figure)}`] : [];
+  return [...head, ...lanes, ...ctx, `$${v.cost.runUsd.toFixed(4)}`].join(' · ');
 }

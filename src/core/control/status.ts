@@ -11,7 +11,7 @@ import { listRuns, type RunInfo, type RunProbe } from './runs';
 import { loadWaveViews, waveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
 import type { StatusLane, StatusRun, StatusSnapshot } from './statusSnapshot';
-import type { RunView } from './runView';
+import { withSentinels, type RunView } from './runView';
 import { basisItemOf, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
 
 /** The lanes of a parallel run's view in short ({@link StatusLane}). Pure. */
@@ -159,11 +159,17 @@ function newestFirst(runs: RunInfo[]): RunInfo[] {
 }
 
 function statusRun(folder: string, r: RunInfo, probe: RunProbe = {}): StatusRun {
-  const view = readRunViewNow(folder, r.id, {
+  const read = readRunViewNow(folder, r.id, {
     kind: r.kind,
     ...(probe.isAlive ? { isAlive: probe.isAlive } : {}),
     ...(probe.hostNames ? { hostNames: probe.hostNames } : {}),
   });
+  // The listing's sentinels (PAUSE, STOP) and start time and the view's agree: one object, one answer.
+  const withFiles = withSentinels(read, { paused: r.paused, stopped: r.stopped });
+  const view =
+    r.kind === 'flow-next' && r.startedAt && withFiles.startedAt !== r.startedAt
+      ? { ...withFiles, startedAt: r.startedAt }
+      : withFiles;
   return {
     id: r.id,
     kind: r.kind,

@@ -1,3 +1,4 @@
+import { contextFigure, contextLine, contextText } from './contextFigure';
 import type { RunView } from './runView';
 import type { StatusSnapshot } from './statusSnapshot';
 import type { WaveJson } from '../model/waves';
@@ -14,20 +15,24 @@ export function formatRunViewLines(v: RunView, indent = '    '): string[] {
   out.push(
     `${indent}state: ${v.stateText} · iteration ${v.iteration}${v.maxIterations ? ` of ${v.maxIterations}` : ''} · cost ${cost}${v.progress ? ` · ${v.progress.done}/${v.progress.total} done` : ''}`,
   );
+  const parallel = v.lanes.some((l) => l.lane > 0);
   for (const l of v.lanes) {
-    const parts = [`lane ${l.lane}: ${l.activity}`];
+    // A sequential run has one lane (0): no lane number to show.
+    const parts = [parallel ? `lane ${l.lane}: ${l.activity}` : `now: ${l.activity}`];
     if (l.item) parts.push(`${l.item.id}${l.item.title && l.item.title !== l.item.id ? ` ${l.item.title}` : ''}`);
     else if (l.purpose && l.purpose !== 'work') parts.push(l.purpose);
     // A lane of a parallel run (numbered from 1) says which of the run's iterations it runs.
     if (l.lane > 0 && l.iteration !== null) parts.push(`iteration ${l.iteration}`);
     if (l.attempt) parts.push(`attempt ${l.attempt.text}`);
-    if (l.context)
+    if (parallel && l.context)
       parts.push(
-        `context ${l.context.tokens}/${l.context.window} tokens (${l.context.percent}%; warn ${l.context.warnPercent}%, rotate ${l.context.rotatePercent}%)`,
+        `context ${contextText(contextFigure({ ...l.context, window: Math.max(l.context.window, v.context.window) }))}`,
       );
     parts.push(`iteration cost $${l.iterationCostUsd.toFixed(4)}`);
     out.push(`${indent}${parts.join(' · ')}`);
   }
+  // The run's one context figure (contextFigure.ts), as the gauge, the dashboard and `ralph watch` show it.
+  if (!parallel && v.context?.figure) out.push(`${indent}context: ${contextLine(v.context.figure)}`);
   for (const g of v.gates)
     out.push(
       `${indent}gate ${g.tier}: ${g.running ? 'running' : g.passed ? 'passed' : `failed (exit ${g.exitCode})`}${g.command ? ` — ${g.command}` : ''}`,
@@ -93,7 +98,10 @@ export function formatStatusText(s: StatusSnapshot): string {
   const finished = s.recent_runs;
   if (finished.length) {
     out.push('Finished runs:');
-    for (const r of finished) out.push(`  ${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}`);
+    for (const r of finished) {
+      const ctx = r.view.context?.figure ? ` · context ${contextText(r.view.context.figure)}` : '';
+      out.push(`  ${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ''}${ctx}`);
+    }
   }
   for (const p of s.problems)
     out.push(`Problem: ${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);

@@ -1,6 +1,7 @@
 import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ralphFile } from '../model/ralphPaths';
+import { contextLine, type ContextFigure } from '../control/contextFigure';
 import { WriteQueue } from './writeQueue';
 
 /**
@@ -94,12 +95,8 @@ export function labelled(label: string, detail?: string): string {
 
 /** Inputs of {@link tokensText}. Character counts are the byte estimate's inputs (§3.4). */
 export interface TokensLineInput {
-  /** Context used, tokens. */
-  tokens: number;
-  /** Rotate threshold, tokens. */
-  rotate: number;
-  /** Warn threshold, tokens. */
-  warn: number;
+  /** The run's one context figure (control/contextFigure.ts). */
+  figure: ContextFigure;
   estimate?: {
     bytesRead: number;
     bytesWritten: number;
@@ -110,15 +107,17 @@ export interface TokensLineInput {
 }
 
 /**
- * `<emoji> TOKENS: <t> / <rotate> (<pct>%)[ - approaching limit| - rotation imminent][ [read:…KB write:…KB
- * assist:…KB shell:…KB[ sub:…KB]]]` (§3.4): 🟢 below warn, 🟡 below 95 % of rotate, 🔴 above; "approaching limit"
- * from 72 %, "rotation imminent" from 90 % of rotate.
+ * `TOKENS: <figure> (warn <w> · rotate <r>)[ - approaching limit| - rotation imminent][ [read:…KB write:…KB
+ * assist:…KB shell:…KB[ sub:…KB]]]`: the run's one context figure as every face shows it (`16k/200k 8%`: tokens of
+ * the model's window), its marks, and the seed's notes (§3.4): "approaching limit" from 72 %, "rotation imminent"
+ * from 90 % of the rotate mark. Plain text: the seed's coloured-circle emoji render as empty boxes where no emoji
+ * font is installed (the level is in the words).
  */
 export function tokensText(t: TokensLineInput): string {
-  const pct = t.rotate > 0 ? Math.floor((t.tokens * 100) / t.rotate) : 0;
-  const emoji = t.tokens < t.warn ? '🟢' : t.tokens < t.rotate * 0.95 ? '🟡' : '🔴';
-  const note = pct >= 90 ? ' - rotation imminent' : pct >= 72 ? ' - approaching limit' : '';
-  let text = `${emoji} TOKENS: ${t.tokens} / ${t.rotate} (${pct}%)${note}`;
+  const f = t.figure;
+  const ofRotate = f.rotateAt > 0 ? Math.floor((f.tokens * 100) / f.rotateAt) : 0;
+  const note = ofRotate >= 90 ? ' - rotation imminent' : ofRotate >= 72 ? ' - approaching limit' : '';
+  let text = `TOKENS: ${contextLine(f)}${note}`;
   const e = t.estimate;
   if (e) {
     const kb = (n: number) => `${Math.round(n / 1024)}KB`;

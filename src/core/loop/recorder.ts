@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
 import { isRootRefusal } from '../stream/classify';
+import { contextText, emptyContextTrack, reduceContext } from '../control/contextFigure';
 import { redactEvent } from '../trust/redact';
 import {
   ACTIVITY,
@@ -72,8 +73,11 @@ const secs = (ms: number) => `${Math.round(ms / 100) / 10}s`;
 export class ActivityFormatter {
   private progress = { done: 0, total: 0 };
   private lastTokensLine = 0;
-  private lastTokens: Extract<EngineEvent, { type: 'tokens' }> | undefined;
-  private printedTokens = -1;
+  /** The iteration reported a context figure (so its end prints the figure it ended on). */
+  private sawTokens = false;
+  private printedTokens = '';
+  /** The run's one context figure, reduced from the same events as every other face's (control/contextFigure.ts). */
+  private context = emptyContextTrack();
 
   constructor(
     private readonly tokensEveryMs = 30_000,
@@ -81,6 +85,7 @@ export class ActivityFormatter {
   ) {}
 
   format(e: EngineEvent): string[] {
+    this.context = reduceContext(this.context, e);
     switch (e.type) {
       case 'runStarted':
         return [
@@ -109,12 +114,12 @@ export class ActivityFormatter {
       case 'agentStarted':
         return [`SESSION START: pid=${e.pid ?? '?'} ${shortSettings(e.command)}`];
       case 'tokens':
-        if (e.contextTokens === 0) return [];
-        this.lastTokens = e;
+        if (e.contextTokens === 0 || !this.context.figure) return [];
+        this.sawTokens = true;
         if (this.now() - this.lastTokensLine < this.tokensEveryMs) return [];
         this.lastTokensLine = this.now();
-        this.printedTokens = e.contextTokens;
-        return [tokensText({ tokens: e.contextTokens, rotate: e.rotateAt, warn: e.warnAt })];
+        this.printedTokens = contextText(this.context.figure);
+        return [tokensText({ figure: this.context.figure })];
       case 'warn':
         return [
           `WARN: context ${e.contextTokens} ≥ ${e.threshold} tokens: the agent was asked to write its handoff and yield`,
@@ -130,16 +135,15 @@ export class ActivityFormatter {
         return [`signal ${e.value}`];
       case 'iterationEnded': {
         const lines: string[] = [];
-        const t = this.lastTokens;
-        // The context at the end of the iteration, unless that very figure was just printed.
-        if (t && t.contextTokens !== this.printedTokens)
-          lines.push(tokensText({ tokens: t.contextTokens, rotate: t.rotateAt, warn: t.warnAt }));
-        this.printedTokens = -1;
+        const f = this.context.figure;
+        // The context the iteration ended on (its highest), unless that very figure was just printed.
+        if (this.sawTokens && f && contextText(f) !== this.printedTokens) lines.push(tokensText({ figure: f }));
+        this.printedTokens = '';
         // The CLI's refusal to run as root is no API error: say what it is (the detail names the cause and the fix).
         const label =
           e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
         lines.push(loopEndText(e.iteration, label, `${e.detail}; ${totalsText(e.totals)}`));
-        this.lastTokens = undefined;
+        this.sawTokens = false;
         return lines;
       }
       case 'gateStarted':

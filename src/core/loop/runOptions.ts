@@ -157,6 +157,9 @@ export class EngineRefusal extends Error {
   }
 }
 
+/** A refusal because no gate is configured and `noGates` was not given (VS Code offers the ways out as actions). */
+export class NoGatesRefusal extends EngineRefusal {}
+
 /** A refusal because `.ralph/` cannot be written (read-only by its mode, a read-only mount): `ralph run` exits {@link STORAGE_EXIT}. */
 export class StorageRefusal extends EngineRefusal {
   readonly exitCode = STORAGE_EXIT;

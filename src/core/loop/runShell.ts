@@ -5,7 +5,7 @@ import { tryHoldLock } from '../store/fileLock';
 import { ralphWritableProblem } from '../store/storageFailure';
 import { recoverCrashedRuns, skippedRunRecords, type RecoveredRun } from './crashRecovery';
 import { recoverParallel } from './parallel/recovery';
-import { EngineRefusal, StorageRefusal } from './runOptions';
+import { EngineRefusal, NoGatesRefusal, StorageRefusal } from './runOptions';
 import type { WorkSource } from './workSource';
 
 /*
@@ -20,7 +20,7 @@ export type Warn = (message: string) => void;
 /** Refuses a run without gates unless `noGates` (`--no-gates`): a claim is verified by a gate, or by nothing. */
 export function refuseWithoutGates(gates: ResolvedGates | null, noGates: boolean | undefined): void {
   if (!gates && !noGates)
-    throw new EngineRefusal(
+    throw new NoGatesRefusal(
       'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
     );
 }

@@ -6,7 +6,7 @@ import { Lane } from './lane/lane';
 import { parallelApplies, runParallel } from './parallel/coordinator';
 import type { EngineOptions, RunResult } from './runOptions';
 
-export { EngineRefusal, StorageRefusal, type EngineOptions, type RunResult } from './runOptions';
+export { EngineRefusal, NoGatesRefusal, StorageRefusal, type EngineOptions, type RunResult } from './runOptions';
 
 /** The events of a run: each with its lane (undefined or 0: the run's own; 1… a parallel run's lanes). */
 export type RunEvents = { event: [event: EngineEvent, lane?: number] };

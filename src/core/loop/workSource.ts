@@ -570,10 +570,13 @@ export class FlowSource implements WorkSource {
       await blockItem(item.id, { folder: this.o.folder, env: this.o.env, reason });
   }
   async release(item: WorkItem) {
-    // An unverified `done` goes back to todo (flowctl reset); an in_progress task keeps the actor's claim, since
-    // flowctl's `next` resumes the actor's in-progress task first (§2.5).
-    if (this.task(item.id)?.merged.status === 'done')
+    // An unverified `done` goes back to todo (flowctl reset); an in_progress task of this run's actor goes back to
+    // todo without its claim: a run that has ended holds nothing (the next run picks the task as ready work).
+    const status = this.task(item.id)?.merged.status;
+    if (status === 'done')
       await resetItem(item.id, { folder: this.o.folder, env: this.o.env, commit: putBackWrites() });
+    else if (status === 'in_progress')
+      await releaseItem(item.id, { folder: this.o.folder, env: this.o.env, actor: this.o.actor });
   }
 }
 

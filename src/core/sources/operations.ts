@@ -6,7 +6,14 @@ import { FileProblemError } from '../store/parseError';
 import { commitPlan, type CommitOptions } from '../store/writePlan';
 import { checklistNext, readChecklists } from './checklist/checklist';
 import { flowNext, type FlowNextResult } from './flowNext/flowNext';
-import { decideFlowReset, flowResetWrites, planFlowBlock, planFlowDone, planFlowStart } from './flowNext/flowOps';
+import {
+  decideFlowReset,
+  flowResetWrites,
+  planFlowBlock,
+  planFlowDone,
+  planFlowRelease,
+  planFlowStart,
+} from './flowNext/flowOps';
 import { flowItemProblems, hasFlow, readFlowWorkspace, type FlowWorkspace } from './flowNext/readFlow';
 import { findCycles } from './plan';
 import {
@@ -153,14 +160,27 @@ export async function completeItem(id: string, opts: DoneOptions): Promise<Opera
 }
 
 /**
- * Gives an `in_progress` quantum story back (`pending`, attempts kept; see `planQuantumRelease`) when a run ends
- * without finishing it; with `alsoPassed`, a `passed` the run never verified too. flow-next tasks keep their claim (flowctl's `next` resumes the actor's in-progress task).
+ * Gives an item back when a run ends without finishing it: an `in_progress` quantum story → `pending`, attempts kept
+ * (see `planQuantumRelease`; with `alsoPassed`, a `passed` the run never verified too); an `in_progress` flow-next
+ * task claimed by `actor` (or by nobody) → `todo` without its claim (see `planFlowRelease`). Nothing stays claimed by
+ * a run that has ended.
  */
 export async function releaseItem(
   id: string,
-  opts: OperationContext & { alsoPassed?: boolean },
+  opts: OperationContext & { alsoPassed?: boolean; actor?: string },
 ): Promise<OperationResult | undefined> {
-  if (which(opts, id) !== 'quantum') return undefined;
+  const source = which(opts, id);
+  if (source === 'flow-next') {
+    const { written } = await commitPlan(
+      flowLockTarget(opts.folder),
+      async () => ({
+        writes: planFlowRelease(loadFlowOrThrow(opts), id, opts.actor ?? '', clock(opts)),
+        result: undefined,
+      }),
+      opts.commit,
+    );
+    return { source, id, written };
+  }
   const { written } = await commitPlan(
     quantumPath(opts.folder),
     async () => {

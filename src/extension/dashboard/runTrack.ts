@@ -1,3 +1,4 @@
+import { contextText } from '../../core/control/contextFigure';
 import type { ActivityLine, LaneView, RunView, RunViewState } from '../../core/control/runView';
 import {
   MAX_LANES,
@@ -64,6 +65,7 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
   const lane = shownLaneOf(v);
   const c = lane?.context;
   const lastLines = c ?? v.lanes.find((l) => l.context)?.context;
+  const f = v.context?.figure ?? null;
   const q = v.questions[0];
   const state = STATE[v.state] ?? 'failed';
   const h: RunHeader = {
@@ -80,11 +82,11 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
     startedAt: ms(v.startedAt),
     endedAt: ms(v.end?.at),
     progress: v.progress ?? { done: 0, total: 0 },
-    // A final run uses no context, but its chart still draws the warn and rotate lines it ran against.
-    context:
-      c && !v.final
-        ? { tokens: c.tokens, window: c.window, warnAt: c.warnAt, rotateAt: c.rotateAt }
-        : { tokens: 0, window: 0, warnAt: lastLines?.warnAt ?? 0, rotateAt: lastLines?.rotateAt ?? 0 },
+    // The run's one context figure (core/control/contextFigure.ts) and its text, the same string the gauge, status
+    // and watch show; a run that ended keeps its last figure ("(last)").
+    context: f
+      ? { tokens: f.tokens, window: f.window, warnAt: f.warnAt, rotateAt: f.rotateAt, text: contextText(f) }
+      : { tokens: 0, window: 0, warnAt: lastLines?.warnAt ?? 0, rotateAt: lastLines?.rotateAt ?? 0 },
     costUsd: liveCostOf(v),
     question: q ? { itemId: q.item?.id ?? null, text: q.text, askedAt: ms(q.askedAt) ?? 0 } : null,
     ownedByThisWindow: opts.startedHere && !v.final,

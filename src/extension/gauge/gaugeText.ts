@@ -1,4 +1,7 @@
+import { contextMarksText, contextText, formatTokens, type ContextFigure } from '../../core/control/contextFigure';
 import type { TokenCounts } from '../../core/stream/events';
+
+export { formatTokens };
 
 /**
  * What the status bar token gauge shows of one run: a narrow, presentation-side picture the store derives from the
@@ -11,6 +14,7 @@ export interface GaugeRun {
   folderName: string;
   /**
    * What the run does now. `starting`: Start was given and no event has been read yet (the spinner shows at once);
+   * `pausing`: PAUSE was asked for and the run finishes its iteration first;
    * `ended` / `crashed`: no longer active (the gauge keeps the latest run's figures).
    */
   state: GaugeRunState;
@@ -20,8 +24,8 @@ export interface GaugeRun {
   deferredUntil: number | null;
   /** `ended`: how (`completed`, `stopped`, …); shown in the tooltip. */
   endState: string | null;
-  /** The current (or last) iteration's context: tokens used of the window, and the run's warn / rotate lines. */
-  context: { tokens: number; window: number; warnAt: number; rotateAt: number } | null;
+  /** The run's one context figure (core/control/contextFigure.ts), `last` once the run ended; null before one. */
+  context: ContextFigure | null;
   /** The run's cost so far, USD (the agent CLI's client-side estimate); null when the agent reports none. */
   costUsd: number | null;
   /** Per iteration (oldest first): its item, token counts and cost. */
@@ -33,7 +37,7 @@ export interface GaugeRun {
 }
 
 export type GaugeRunState =
-  'starting' | 'running' | 'paused' | 'waiting' | 'deferred' | 'stopping' | 'ended' | 'crashed';
+  'starting' | 'running' | 'pausing' | 'paused' | 'waiting' | 'deferred' | 'stopping' | 'ended' | 'crashed';
 
 export interface GaugeIteration {
   iteration: number;
@@ -56,14 +60,6 @@ export interface GaugePresentation {
   ariaLabel: string;
 }
 
-/** `1234` → `1.2k`, `142000` → `142k`, `1000000` → `1M`; tokens. */
-export function formatTokens(n: number): string {
-  if (n < 1000) return String(Math.round(n));
-  if (n < 10_000) return `${trim((n / 1000).toFixed(1))}k`;
-  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
-  return `${trim((n / 1_000_000).toFixed(n < 10_000_000 ? 2 : 1))}M`;
-}
-
 /**
  * USD with two decimals, four under a cent (a sub-cent spend would read `$0.00`): `$1.23`, `$0.0042`.
  * Source of the rule: PrimeIntellect-ai/prime-agent#894 (vscode-conventions.md §4).
@@ -77,10 +73,6 @@ export function formatUsd(usd: number): string {
 export function formatClock(epochMs: number): string {
   const d = new Date(epochMs);
   return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
-}
-
-function trim(s: string): string {
-  return s.replace(/\.0+$/, '').replace(/(\.\d*?)0+$/, '$1');
 }
 
 /**
@@ -98,6 +90,7 @@ export function gaugeBackground(run: Pick<GaugeRun, 'context'> & Partial<Pick<Ga
 
 const STATE_WORDS: Partial<Record<GaugeRunState, string>> = {
   starting: 'starting',
+  pausing: 'pausing…',
   paused: 'paused',
   waiting: 'waiting for an answer',
   stopping: 'stopping',
@@ -114,7 +107,10 @@ function stateWords(run: GaugeRun): string {
 
 /** The leading icon: a spinner while an agent runs (or the run is starting), else one that names the state. */
 function icon(run: GaugeRun): string {
-  if (run.state === 'starting' || (run.agentRunning && (run.state === 'running' || run.state === 'stopping')))
+  if (
+    run.state === 'starting' ||
+    (run.agentRunning && (run.state === 'running' || run.state === 'pausing' || run.state === 'stopping'))
+  )
     return '$(sync~spin)';
   switch (run.state) {
     case 'paused':
@@ -138,9 +134,7 @@ function icon(run: GaugeRun): string {
 export function gaugeText(run: GaugeRun): string {
   const parts: string[] = [];
   const c = run.context;
-  if (c && c.window > 0)
-    parts.push(`${formatTokens(c.tokens)}/${formatTokens(c.window)} ${Math.round((c.tokens / c.window) * 100)}%`);
-  else if (c) parts.push(formatTokens(c.tokens));
+  if (c) parts.push(contextText(c));
   else if (run.state === 'starting' || run.state === 'running') parts.push('Ralph');
   if (run.costUsd !== null) parts.push(formatUsd(run.costUsd));
   const words = stateWords(run);
@@ -169,12 +163,9 @@ export function gaugeTooltip(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
   lines.push(`**Ralph run** \`${run.runId}\`${where} — ${words}`, '');
   const c = run.context;
   if (c) {
-    const pct = c.window > 0 ? ` (${Math.round((c.tokens / c.window) * 100)}% of ${formatTokens(c.window)})` : '';
-    lines.push(`Context: **${c.tokens.toLocaleString('en-US')}** tokens${pct}`, '');
-    lines.push(
-      `Warn at ${c.warnAt.toLocaleString('en-US')} · rotate at ${c.rotateAt.toLocaleString('en-US')} tokens`,
-      '',
-    );
+    lines.push(`Context: **${contextText(c)}** (${c.tokens.toLocaleString('en-US')} tokens)`, '');
+    const marks = contextMarksText(c);
+    if (marks) lines.push(`Marks: ${marks}`, '');
   } else {
     lines.push('Context: no figures yet', '');
   }
@@ -220,7 +211,7 @@ export function presentGauge(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
   const aria = [
     `Ralph run ${run.runId}`,
     stateWords(run) || 'running',
-    c ? `context ${c.tokens} of ${c.window} tokens` : '',
+    c ? `context ${contextText(c)}` : '',
     run.costUsd !== null ? `cost ${formatUsd(run.costUsd)}` : '',
   ]
     .filter(Boolean)

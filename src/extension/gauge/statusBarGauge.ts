@@ -6,41 +6,33 @@ import { presentGauge } from './gaugeText';
 
 /** Id of the status bar item (users hide it by this id's name, "Ralph Tokens"). */
 export const GAUGE_ITEM_ID = 'ralph.tokens';
-/** The dashboard's command; the gauge opens it once it is registered, else the activity log. */
+/** The dashboard's command: what a click on the gauge opens (the README and the demo promise it). */
 export const DASHBOARD_COMMAND = 'ralph.openDashboard';
 
 /**
  * The status bar token gauge: one item (id `ralph.tokens`, name "Ralph Tokens", left side) showing the run the store
  * picks (the active one, else the latest), built by the pure {@link presentGauge}. Shown while any run (or a Start)
  * is known, hidden otherwise. At most 4 updates a second (a {@link Throttle} of 250 ms, first update at once). A click
- * opens the dashboard when that command exists, else **Ralph: Open Log**. Never polls: it follows the store's events.
+ * opens the dashboard, during a run and after it. The command is fixed, never looked up: a lookup made during
+ * activation runs before the extension has registered its own commands, and would pick a fallback for good. Never
+ * polls: it follows the store's events.
  */
 export class StatusBarGauge extends Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly throttle: Throttle;
-  private clickCommand = 'ralph.openLog';
   /** How many times the item was rendered (the bench counts updates per second). */
   renders = 0;
 
   constructor(
     private readonly store: RunStore,
-    opts: { clock?: ThrottleClock; openLogCommand?: string } = {},
+    opts: { clock?: ThrottleClock } = {},
   ) {
     super();
-    this.clickCommand = opts.openLogCommand ?? 'ralph.openLog';
     this.item = this._register(vscode.window.createStatusBarItem(GAUGE_ITEM_ID, vscode.StatusBarAlignment.Left, 10));
     this.item.name = 'Ralph Tokens';
     this.throttle = this._register(new Throttle(() => this.render(), 250, opts.clock ?? systemClock));
     this._register(store.onDidChange(() => this.throttle.request()));
-    const fallback = this.clickCommand;
-    void Promise.resolve(vscode.commands.getCommands(true)).then(
-      (ids) => {
-        if (ids.includes(DASHBOARD_COMMAND)) this.clickCommand = DASHBOARD_COMMAND;
-        else this.clickCommand = fallback;
-        this.throttle.request();
-      },
-      () => undefined,
-    );
+    this.item.command = { title: 'Open Dashboard', command: DASHBOARD_COMMAND };
     this.render();
   }
 
@@ -55,10 +47,6 @@ export class StatusBarGauge extends Disposable {
     const snap = this.store.snapshot();
     const run = this.store.gaugeRun();
     const starting = snap.folders.find((f) => f.starting);
-    this.item.command =
-      this.clickCommand === DASHBOARD_COMMAND
-        ? DASHBOARD_COMMAND
-        : { title: 'Open Log', command: this.clickCommand, arguments: [run?.folder ?? starting?.folder] };
     if (!run && !starting) {
       this.item.hide();
       return;

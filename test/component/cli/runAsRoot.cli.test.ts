@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import { cliPath } from '../../support/cli';
 import { claudeBinary, requireClaude, withoutClaudeVars } from '../../support/claude';
 import { makeTempDir, makeTempFolder, type TempFolder } from '../../support/tempFolder';
+import { writeFlow } from '../../support/workspace';
 
 const quantum = {
   project: 'p',
@@ -41,7 +42,7 @@ describe('cli: ralph run as root without IS_SANDBOX (the real claude refuses)', 
 
   /** Runs `ralph run` as root without IS_SANDBOX on `quantumText`; returns the exit status, the output and the one run record. */
   function runRefused(
-    quantumText: string,
+    quantumText: string | null,
     maxIterations: number,
   ): { status: number | null; out: string; record: Record<string, unknown> } {
     assert.equal(process.getuid?.(), 0, 'this test runs as root (the CLI refuses only as root), as the tiers do here');
@@ -49,7 +50,8 @@ describe('cli: ralph run as root without IS_SANDBOX (the real claude refuses)', 
     t = makeTempFolder('ralph-root-', { ralphDir: true });
     home = makeTempDir('ralph-root-home-');
     t.write('.ralph/config.json', JSON.stringify({ claudePath: claudeBinary }));
-    t.write('quantum.json', quantumText);
+    if (quantumText !== null) t.write('quantum.json', quantumText);
+    else writeFlow(t, [{ id: 'fn-1.1' }]);
     const env = {
       ...withoutClaudeVars(),
       HOME: home,
@@ -90,5 +92,16 @@ describe('cli: ralph run as root without IS_SANDBOX (the real claude refuses)', 
     assert.match(out, /AGENT REFUSED TO START/, 'the run did no work');
     assert.ok(((record.iteration as number | undefined) ?? 0) >= 1, `the story was started: ${JSON.stringify(record)}`);
     assert.equal(t!.read('quantum.json'), compact);
+  });
+
+  it('gives a flow-next task it started back to todo, its claim removed: nothing stays in progress', () => {
+    const { status, out, record } = runRefused(null, 2);
+    assert.equal(status, 1, out);
+    assert.match(out, /AGENT REFUSED TO START/, 'the run did no work');
+    assert.ok(((record.iteration as number | undefined) ?? 0) >= 1, `the task was started: ${JSON.stringify(record)}`);
+    const task = JSON.parse(t!.read('.flow/tasks/fn-1.1.json')) as Record<string, unknown>;
+    assert.equal(task.status, 'todo', JSON.stringify(task));
+    assert.equal(task.assignee ?? null, null, 'no claim is left');
+    assert.equal(task.claimed_at ?? null, null);
   });
 });

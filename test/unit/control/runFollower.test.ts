@@ -197,6 +197,18 @@ describe('RunFollower: flow-next driver runs', () => {
     );
   });
 
+  it('dates its entries by the files they come from, not by the time they are read', () => {
+    t.write(`${dir}/progress.txt`, `${header}${block}`);
+    t.write(`${dir}/iter-001.log`, `${assistant}\n`);
+    const written = new Date('2026-12-01T09:05:30.000Z');
+    fs.utimesSync(`${t.dir}/${dir}/progress.txt`, written, written);
+    fs.utimesSync(`${t.dir}/${dir}/iter-001.log`, written, written);
+    const f = new RunFollower(t.dir, FLOW_RUN, { isAlive: () => true, hostNames: [HOST] });
+    const entries = f.poll().entries;
+    assert.ok(entries.length > 0);
+    for (const e of entries) assert.equal(e.at, written.toISOString(), e.type);
+  });
+
   it('reports a driver whose pid is gone without a marker as crashed', () => {
     t.write(`${dir}/progress.txt`, header + block);
     const f = new RunFollower(t.dir, FLOW_RUN, { isAlive: () => false, hostNames: [HOST] });

@@ -73,11 +73,23 @@ describe('ralph status: the run view', () => {
     );
   });
 
+  it("agrees with itself in --json: a PAUSE the run has not honoured yet is the view's pauseRequested", () => {
+    activeRun(events.slice(0, 3));
+    t.write(`.ralph/runs/${RUN}/PAUSE`, '');
+    const s = buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } });
+    const r = s.runs[0]!;
+    assert.equal(r.paused, true);
+    assert.deepEqual([r.view.state, r.view.pauseRequested], ['running', true]);
+  });
+
   it('shows state, lane, gauge and how to answer a question in text', () => {
     activeRun(events);
     const text = formatStatusText(buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } }));
     assert.match(text, /state: waiting for an answer \(RALPH_TASK\.md#1\) · iteration 1 of 25/);
-    assert.match(text, /attempt 2 of 5 · context 50000\/200000 tokens \(25%; warn 70%, rotate 80%\)/);
+    // A sequential run: no "lane 0:"; the run's one context figure as the gauge and the dashboard write it.
+    assert.match(text, /now: waiting · RALPH_TASK\.md#1 a · attempt 2 of 5/);
+    assert.doesNotMatch(text, /lane 0:/);
+    assert.match(text, /context: 50k\/200k 25% \(warn 140k · rotate 160k\)/);
     assert.match(text, /question \(RALPH_TASK\.md#1\): Which database\?/);
     assert.match(
       text,

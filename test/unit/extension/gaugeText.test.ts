@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { contextFigure } from '../../../src/core/control/contextFigure';
 import {
   formatTokens,
   formatUsd,
@@ -26,7 +27,7 @@ function run(over: Partial<GaugeRun> = {}): GaugeRun {
     agentRunning: false,
     deferredUntil: null,
     endState: null,
-    context: { tokens: 142_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 },
+    context: contextFigure({ tokens: 142_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }),
     costUsd: 1.23,
     iterations: [{ iteration: 1, itemId: 'US-001', tokens: tokens(1200, 3400, 140_000, 800), costUsd: 1.23 }],
     totals: tokens(1200, 3400, 140_000, 800),
@@ -44,6 +45,11 @@ describe('the status bar gauge text', () => {
       'a run starting, before any figure',
       { state: 'starting', context: null, costUsd: null, iterations: [] },
       '$(sync~spin) Ralph · starting',
+    ],
+    [
+      'pausing: PAUSE asked for, the agent finishes its iteration',
+      { state: 'pausing', agentRunning: true },
+      '$(sync~spin) 142k/200k 71% · $1.23 · pausing…',
     ],
     ['paused', { state: 'paused' }, '$(debug-pause) 142k/200k 71% · $1.23 · paused'],
     [
@@ -66,13 +72,16 @@ describe('the status bar gauge text', () => {
     ['crashed', { state: 'crashed' }, '$(error) 142k/200k 71% · $1.23 · crashed'],
     [
       'a sub-cent cost keeps four decimals',
-      { costUsd: 0.0042, context: { tokens: 12_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 } },
+      {
+        costUsd: 0.0042,
+        context: contextFigure({ tokens: 12_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }),
+      },
       '$(pulse) 12k/200k 6% · $0.0042',
     ],
     ['no cost reported', { costUsd: null }, '$(pulse) 142k/200k 71%'],
     [
       'a 1M window',
-      { context: { tokens: 262_000, window: 1_000_000, warnAt: 250_000, rotateAt: 300_000 } },
+      { context: contextFigure({ tokens: 262_000, window: 1_000_000, warnAt: 250_000, rotateAt: 300_000 }) },
       '$(pulse) 262k/1M 26% · $1.23',
     ],
   ];
@@ -82,7 +91,9 @@ describe('the status bar gauge text', () => {
 });
 
 describe('the status bar gauge background', () => {
-  const ctx = (t: number) => ({ context: { tokens: t, window: 200_000, warnAt: 148_750, rotateAt: 170_000 } });
+  const ctx = (t: number) => ({
+    context: contextFigure({ tokens: t, window: 200_000, warnAt: 148_750, rotateAt: 170_000 }),
+  });
   const table: [number, ReturnType<typeof gaugeBackground>][] = [
     [0, null],
     [148_749, null],
@@ -97,11 +108,15 @@ describe('the status bar gauge background', () => {
   }
   it("follows the run's own thresholds, not fixed percentages", () => {
     assert.equal(
-      gaugeBackground({ context: { tokens: 90_000, window: 200_000, warnAt: 87_500, rotateAt: 100_000 } }),
+      gaugeBackground({
+        context: contextFigure({ tokens: 90_000, window: 200_000, warnAt: 87_500, rotateAt: 100_000 }),
+      }),
       'warning',
     );
     assert.equal(
-      gaugeBackground({ context: { tokens: 100_000, window: 200_000, warnAt: 87_500, rotateAt: 100_000 } }),
+      gaugeBackground({
+        context: contextFigure({ tokens: 100_000, window: 200_000, warnAt: 87_500, rotateAt: 100_000 }),
+      }),
       'error',
     );
   });
@@ -128,8 +143,8 @@ describe('the status bar gauge tooltip', () => {
     assert.match(t, /\| #1 US-001 \| 1k \| 2k \| 50k \| 4k \| \$0\.50 \|/);
     assert.match(t, /\| #2 US-002 \| 200 \| 1\.4k \| 90k \| 0 \| \$0\.73 \|/);
     assert.match(t, /\| \*\*run\*\* \| 1\.2k \| 3\.4k \| 140k \| 4k \| \$1\.23 \|/);
-    assert.match(t, /Warn at 148,750 · rotate at 170,000 tokens/);
-    assert.match(t, /Context: \*\*142,000\*\* tokens \(71% of 200k\)/);
+    assert.match(t, /Marks: warn 149k · rotate 170k/);
+    assert.match(t, /Context: \*\*142k\/200k 71%\*\* \(142,000 tokens\)/);
     assert.match(t, /Cost is an estimate/);
   });
   it('names the state and, in a multi-root workspace, the folder', () => {
@@ -181,7 +196,7 @@ describe('gauge figures', () => {
   it('gives screen readers the run, its state, context and cost', () => {
     assert.equal(
       presentGauge(run({ state: 'paused' })).ariaLabel,
-      'Ralph run r-1, paused, context 142000 of 200000 tokens, cost $1.23',
+      'Ralph run r-1, paused, context 142k/200k 71%, cost $1.23',
     );
   });
 });

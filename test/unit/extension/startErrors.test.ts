@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadPlan } from '../../../src/core/sources/plan';
 import { Logger } from '../../../src/extension/logger';
 import { PlanLoader } from '../../../src/extension/planLoader';
-import { RunController } from '../../../src/extension/runController';
-import { messageLines, resetFake } from '../../support/fakeVscode';
+import { offerGates, RunController } from '../../../src/extension/runController';
+import { messageLines, recorded, resetFake, workspace } from '../../support/fakeVscode';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
@@ -32,6 +33,71 @@ describe('Ralph: Start with a configuration that does not parse (fake vscode)', 
     assert.match(messageLines()[0]!, /^error: Ralph: \.ralph\/config\.json:3:12: .+ \[Open File\]$/);
     assert.deepEqual(calls, [`starting ${t.dir}`, `failed ${t.dir}`]);
     runs.dispose();
+  });
+});
+
+describe('Ralph: Start in a folder without gates (fake vscode)', () => {
+  let t: TempFolder;
+  beforeEach(() => {
+    resetFake();
+    t = makeTempFolder('ralph-start-');
+  });
+  afterEach(() => t.dispose());
+
+  async function offered(answer: string | undefined): Promise<unknown[]> {
+    const starts: unknown[] = [];
+    recorded.commands.set('ralph.start', (a) => starts.push(a));
+    recorded.answers.push(answer);
+    await offerGates(t.dir, { folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude' });
+    return starts;
+  }
+
+  it('says why and offers the setting, config.json or a start without gates, never the CLI flag', async () => {
+    await offered(undefined);
+    assert.equal(messageLines().length, 1, messageLines().join('\n'));
+    assert.match(
+      messageLines()[0]!,
+      /^error: Ralph: no gates configured in .+\[Open Settings, Open config\.json, Start Without Gates\]$/,
+    );
+    assert.doesNotMatch(messageLines()[0]!, /--no-gates/);
+  });
+
+  it('starts the same run without gates when asked', async () => {
+    assert.deepEqual(await offered('Start Without Gates'), [
+      { folder: t.dir, source: 'RALPH_TASK.md', agent: 'claude', noGates: true },
+    ]);
+  });
+
+  it('opens .ralph/config.json, written with an example gate only when there is none', async () => {
+    await offered('Open config.json');
+    assert.match(t.read('.ralph/config.json'), /"gates": \{ "basic": "npm test" \}/);
+    t.write('.ralph/config.json', '{ "maxIterations": 3 }\n');
+    await offered('Open config.json');
+    assert.equal(t.read('.ralph/config.json'), '{ "maxIterations": 3 }\n', 'an existing file is never overwritten');
+  });
+});
+
+describe('Ralph: Start in Restricted Mode (fake vscode)', () => {
+  beforeEach(() => resetFake());
+
+  it("refuses with VS Code's Manage Workspace Trust as its action, and the Start button is hidden there", async () => {
+    workspace.isTrusted = false;
+    const managed: unknown[] = [];
+    recorded.commands.set('workbench.trust.manage', () => managed.push('trust'));
+    recorded.answers.push('Manage Workspace Trust');
+    const runs = new RunController(new Logger());
+    assert.equal(await runs.start({ folder: '/nowhere' }), undefined);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(messageLines(), [
+      'error: Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode). [Manage Workspace Trust]',
+    ]);
+    assert.deepEqual(managed, ['trust']);
+    runs.dispose();
+    const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+      contributes: { menus: { 'view/title': { command: string; when: string }[] } };
+    };
+    const play = manifest.contributes.menus['view/title'].find((m) => m.command === 'ralph.start');
+    assert.match(play?.when ?? '', /\bisWorkspaceTrusted\b/);
   });
 });
 

@@ -62,7 +62,7 @@ describe('the status bar token gauge (fake vscode)', () => {
     r.emit(ended(2, 0.1), runEnded());
     h.clock.advance(300);
     assert.equal(item.visible, true);
-    assert.equal(item.text, '$(pulse) 30k/200k 15% · $1.00 · completed');
+    assert.equal(item.text, '$(pulse) 30k/200k 15% (last) · $1.00 · completed');
     const tip = (item.tooltip as { value: string }).value;
     assert.match(tip, /\| #1 T-1 \|/);
     assert.match(tip, /\| #2 T-1 \|/);
@@ -84,25 +84,42 @@ describe('the status bar token gauge (fake vscode)', () => {
     assert.match(item.text, /^\$\(sync~spin\) 100k\/200k 50%/);
   });
 
-  it('opens the activity log on click, or the dashboard once its command is registered', async () => {
-    let { item } = setup();
-    await tick();
-    assert.deepEqual((item.command as { command: string }).command, 'ralph.openLog');
-    resetFake();
+  it('opens the dashboard on click, during a run and after it, though built before that command is registered', async () => {
+    // As in activation: the gauge is made before the extension registers ralph.openDashboard.
+    const { h, item } = setup();
+    const clicked = () => (item.command as { command: string }).command;
     const d = commands.registerCommand(DASHBOARD_COMMAND, () => undefined);
-    const h = storeHarness();
-    new StatusBarGauge(h.store, { clock: h.clock });
-    item = recorded.statusBarItems[0]!;
     await tick();
-    h.addRun(runInfo('t-1')).emit(started('t-1'));
+    const r = h.addRun(runInfo('t-1'));
+    r.emit(started('t-1'), iteration(1), agent(1), tokensAt(1, 20_000, 0.1));
     h.clock.advance(300);
-    assert.equal(item.command, DASHBOARD_COMMAND);
+    assert.equal(clicked(), DASHBOARD_COMMAND);
+    r.emit(ended(1, 0.1), runEnded());
+    h.clock.advance(300);
+    assert.ok(item.visible);
+    assert.equal(clicked(), DASHBOARD_COMMAND);
     d.dispose();
   });
 });
 
 describe('run notifications (fake vscode)', () => {
   beforeEach(() => resetFake());
+
+  it('says "pausing…" on the gauge until the run pauses, then one notification that it is paused', async () => {
+    const h = storeHarness();
+    const gauge = new StatusBarGauge(h.store, { clock: h.clock });
+    new RunNotifications(h.store);
+    const r = h.addRun(runInfo('t-1'));
+    r.emit(started('t-1'), iteration(1), agent(1), tokensAt(1, 20_000, 0.1));
+    r.emit({ type: 'pauseRequested', file: '.ralph/runs/t-1/PAUSE' });
+    h.clock.advance(300);
+    assert.match(gauge.statusBarItem.text, /· pausing…$/);
+    assert.deepEqual(messageLines(), [], 'nothing says paused before the run is');
+    r.emit(ended(1, 0.1), { type: 'paused' });
+    h.clock.advance(300);
+    assert.match(gauge.statusBarItem.text, /· paused$/);
+    assert.deepEqual(messageLines(), ['info: Ralph: run t-1 is paused. Run "Ralph: Resume" to go on. [Resume]']);
+  });
 
   it('names Ralph: Resume when a run pauses, once per pause', async () => {
     const h = storeHarness();

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { contextFigure } from '../../../src/core/control/contextFigure';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempDir } from '../../support/tempFolder';
@@ -16,6 +17,8 @@ import {
 
 /** A fixed local clock: 2026-05-18 09:04:07. */
 const clock = () => new Date(2026, 4, 18, 9, 4, 7);
+
+const fig = (tokens: number) => contextFigure({ tokens, window: 200_000, warnAt: 148_750, rotateAt: 170_000 });
 
 describe('activity log: lines (seed-systems.md §3.12)', () => {
   let dir: string;
@@ -124,31 +127,29 @@ describe("activity log: texts of the engine's lines", () => {
     ['completion', labelled(ACTIVITY.COMPLETE), '✅ COMPLETE'],
     ['a gate line', labelled(ACTIVITY.GATE, 'basic exit=0'), '🧪 GATE — basic exit=0'],
     [
-      'tokens below warn',
-      tokensText({ tokens: 50_000, rotate: 170_000, warn: 148_750 }),
-      '🟢 TOKENS: 50000 / 170000 (29%)',
+      'tokens below warn: the one context figure, of the window, with its marks',
+      tokensText({ figure: fig(50_000) }),
+      'TOKENS: 50k/200k 25% (warn 149k · rotate 170k)',
     ],
     [
       'tokens approaching the limit',
-      tokensText({ tokens: 130_000, rotate: 170_000, warn: 148_750 }),
-      '🟢 TOKENS: 130000 / 170000 (76%) - approaching limit',
+      tokensText({ figure: fig(130_000) }),
+      'TOKENS: 130k/200k 65% (warn 149k · rotate 170k) - approaching limit',
     ],
     [
       'tokens past warn',
-      tokensText({ tokens: 150_000, rotate: 170_000, warn: 148_750 }),
-      '🟡 TOKENS: 150000 / 170000 (88%) - approaching limit',
+      tokensText({ figure: fig(150_000) }),
+      'TOKENS: 150k/200k 75% (warn 149k · rotate 170k) - approaching limit',
     ],
     [
       'tokens at rotation',
-      tokensText({ tokens: 165_000, rotate: 170_000, warn: 148_750 }),
-      '🔴 TOKENS: 165000 / 170000 (97%) - rotation imminent',
+      tokensText({ figure: fig(165_000) }),
+      'TOKENS: 165k/200k 83% (warn 149k · rotate 170k) - rotation imminent',
     ],
     [
       'tokens with the byte estimate',
       tokensText({
-        tokens: 10_000,
-        rotate: 150_000,
-        warn: 131_250,
+        figure: contextFigure({ tokens: 10_000, window: 200_000, warnAt: 131_250, rotateAt: 150_000 }),
         estimate: {
           bytesRead: 20_480,
           bytesWritten: 1024,
@@ -157,7 +158,7 @@ describe("activity log: texts of the engine's lines", () => {
           subagentChars: 4096,
         },
       }),
-      '🟢 TOKENS: 10000 / 150000 (6%) [read:20KB write:1KB assist:1KB shell:0KB sub:4KB]',
+      'TOKENS: 10k/200k 5% (warn 131k · rotate 150k) [read:20KB write:1KB assist:1KB shell:0KB sub:4KB]',
     ],
   ];
   for (const [name, got, expected] of table) it(`formats ${name}`, () => assert.equal(got, expected));

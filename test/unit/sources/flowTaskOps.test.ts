@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { OperationError } from '../../../src/core/model/operationError';
-import { blockItem, completeItem, nextWork, startItem } from '../../../src/core/sources/operations';
+import { blockItem, completeItem, nextWork, releaseItem, startItem } from '../../../src/core/sources/operations';
 import { loadPlan } from '../../../src/core/sources/plan';
 import {
   fakeGitDir,
@@ -173,6 +173,53 @@ describe('flow-next: start, done, block and next (seed-systems.md §2.5)', () =>
       const folder = setup(c.tasks, c.epics);
       const flow = nextWork({ folder, actor: 'me', env: {} }).flow as unknown as Record<string, unknown>;
       for (const [k, v] of Object.entries(c.expected)) assert.deepEqual(flow[k], v, k);
+    });
+  }
+
+  const releaseTable: { name: string; spec: FlowTaskSpec; state?: boolean; status: string; assignee: string | null }[] =
+    [
+      {
+        name: "release gives the run actor's in_progress task back to todo, its claim removed",
+        spec: { id: 'fn-1.1', status: 'in_progress', assignee: 'me', extra: { claimed_at: '2026-01-10T08:00:00Z' } },
+        status: 'todo',
+        assignee: null,
+      },
+      {
+        name: 'release gives back an in_progress task held in the flow-state overlay, in both files',
+        spec: { id: 'fn-1.1', assignee: 'me' },
+        state: true,
+        status: 'todo',
+        assignee: null,
+      },
+      {
+        name: 'release leaves a task another actor claimed since',
+        spec: { id: 'fn-1.1', status: 'in_progress', assignee: 'other' },
+        status: 'in_progress',
+        assignee: 'other',
+      },
+      {
+        name: 'release leaves a done task alone',
+        spec: { id: 'fn-1.1', status: 'done', assignee: 'me' },
+        status: 'done',
+        assignee: 'me',
+      },
+      { name: 'release leaves a todo task alone', spec: { id: 'fn-1.1' }, status: 'todo', assignee: null },
+    ];
+  for (const c of releaseTable) {
+    it(c.name, async () => {
+      const folder = setup([c.spec]);
+      if (c.state) {
+        fakeGitDir(ws);
+        writeFlowState(ws, { 'fn-1.1': { status: 'in_progress', assignee: 'me', claimed_at: '2026-01-10T08:00:00Z' } });
+      }
+      await releaseItem('fn-1.1', { folder, actor: 'me', now: () => NOW, env: {} });
+      const seen = c.state
+        ? (JSON.parse(ws.read('.git/flow-state/tasks/fn-1.1.state.json')) as Record<string, unknown>)
+        : task('fn-1.1');
+      assert.equal(seen.status, c.status);
+      assert.equal(seen.assignee ?? null, c.assignee);
+      if (c.status === 'todo') assert.equal(seen.claimed_at ?? null, null);
+      if (c.state) assert.equal(task('fn-1.1').status, 'todo');
     });
   }
 });

@@ -847,8 +847,9 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
         const item = w.item;
         // The count can change between verifications (the agent ticked another box, a person edited the file).
         await this.reportProgress(source, false);
-        await source.start(item);
+        // Current before the start is written: whatever ends the run from here gives the item back.
         this.current = item;
+        await source.start(item);
         this.setAside.delete(item.id);
         // Kept in run.json with the current item, so a later start can undo what an unfinished run claimed. The
         // baseline is carried, never read afresh (R1): what became done since the last verdict is still a claim.

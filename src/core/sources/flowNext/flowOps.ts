@@ -151,6 +151,28 @@ export function planFlowStart(ws: FlowWorkspace, id: string, opts: FlowStartOpti
   return [runtimeWrite(ws, runtimeTargetForWrite(ws, t), { set, delete: [] })];
 }
 
+/** Keys of a claim: what giving a task back removes (a subset of {@link FLOW_RESET_DELETED_KEYS}). */
+const FLOW_CLAIM_KEYS = ['assignee', 'claimed_at', 'claim_note'] as const;
+
+/**
+ * Plans giving an `in_progress` task back when the run that started it ends without finishing it (stopped, failed,
+ * a cap, an agent that never started): `status` → `todo`, `updated_at` → now, the claim's keys deleted, in the file
+ * the status was read from and in the task JSON (as flowctl's reset cleans both). Not a flowctl command: flowctl
+ * keeps a stopped worker's claim for its `next` to resume, but a Ralph run that has ended holds nothing, and a task
+ * left `in_progress` reads as work going on (a spinner in the tree, "1 in progress" in status). Anything else
+ * (another status, or a task another actor claimed since) is left alone: no writes.
+ */
+export function planFlowRelease(ws: FlowWorkspace, id: string, actor: string, nowMs: number): FileWrite[] {
+  const t = findTask(ws, id);
+  if (t.merged.status !== 'in_progress') return [];
+  if (t.merged.assignee && t.merged.assignee !== actor) return [];
+  const change = { set: { status: 'todo', updated_at: flowIsoString(nowMs) }, delete: FLOW_CLAIM_KEYS };
+  const writes: FileWrite[] = [];
+  if (t.statusSource === 'flow-state' && t.stateFile) writes.push(runtimeWrite(ws, t.stateFile, change));
+  writes.push(runtimeWrite(ws, t.file, change));
+  return writes;
+}
+
 /** Options of `done` (§2.5). Evidence is stored raw in JSON and as comma-joined lines in the md. */
 export interface FlowDoneOptions {
   actor: string;

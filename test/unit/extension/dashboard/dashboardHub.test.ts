@@ -160,7 +160,13 @@ describe('the dashboard hub (on the run store)', () => {
     assert.equal(run.attempt, 2);
     assert.equal(run.maxAttempts, 5);
     assert.deepEqual(run.item, { id: 'T1', title: 'Task one' });
-    assert.deepEqual(run.context, { tokens: 90_000, window: 200_000, warnAt: 120_000, rotateAt: 160_000 });
+    assert.deepEqual(run.context, {
+      tokens: 90_000,
+      window: 200_000,
+      warnAt: 120_000,
+      rotateAt: 160_000,
+      text: '90k/200k 45%',
+    });
     const ops = changes.slice(1).flatMap((c) => (c === 'snapshot' ? ['SNAPSHOT'] : c.map((o) => o.op)));
     assert.ok(
       !ops.includes('SNAPSHOT') && ops.includes('run') && ops.includes('tokens') && ops.includes('log'),

@@ -171,7 +171,7 @@ describe('the dashboard run track: lanes and tokens per task', () => {
     },
     { name: 'no lanes before the first iteration', events: [started], expect: laneRowsOf, want: [] },
     {
-      name: "a finished run's header has no context figure but keeps the warn and rotate lines for its chart",
+      name: "a finished run's header keeps its last context figure, marked last, with the warn and rotate lines",
       events: [
         started,
         at(1, A),
@@ -190,19 +190,20 @@ describe('the dashboard run track: lanes and tokens per task', () => {
         },
       ],
       expect: (v) => runHeaderOf(v, '/ws', { startedHere: false, live: false }).context,
-      want: { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 },
+      want: { tokens: 150_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000, text: '150k/200k 75% (last)' },
     },
   ];
   for (const t of table) it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
 
-  it('keeps the warn and rotate lines in the header while a new iteration has no context figure yet', () => {
+  it('keeps the previous figure and its lines in the header while a new iteration has no context figure yet', () => {
     const track = new RunTrack('/ws', view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1)), {
       startedHere: false,
       live: true,
     });
-    assert.deepEqual(track.run.context, { tokens: 50_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 });
+    const figure = { tokens: 50_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000, text: '50k/200k 25%' };
+    assert.deepEqual(track.run.context, figure);
     track.update(view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1), end(1, [0, 0, 0, 0], 0.1), at(2, B)));
-    assert.deepEqual(track.run.context, { tokens: 0, window: 0, warnAt: 140_000, rotateAt: 160_000 });
+    assert.deepEqual(track.run.context, figure);
   });
 
   it('sends a lanes op when a lane changes, and none when nothing of the lanes did', () => {
