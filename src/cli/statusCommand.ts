@@ -5,6 +5,7 @@ import { resolveFolder } from './folder';
 import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
 import { writeSnapshot, type FsRecording, type KnownStat, type SnapshotKey } from '../core/store/snapshotCache';
+import { writeOut } from './terminalOut';
 
 /** A status or next answer computed while the small entry records the paths it reads (src/cli/entry.ts), to store it. */
 export interface SnapshotRecording {
@@ -45,7 +46,7 @@ export function printStatus(folder: string, json: boolean, recorded?: SnapshotRe
   const snapshot = composeStatus(basis);
   const jsonOut = json || recorded ? jsonDocument(snapshot) : '';
   const textOut = !json || recorded ? escapeControls(formatStatusText(snapshot)) : '';
-  process.stdout.write(json ? jsonOut : textOut);
+  writeOut(json ? jsonOut : textOut);
   process.exitCode = 0;
   if (!recorded) return;
   recorded.recording.stop();
