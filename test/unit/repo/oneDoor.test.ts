@@ -13,14 +13,20 @@ function sourceFiles(dir: string): string[] {
     .map((f) => path.join(dir, f));
 }
 
-/** `file:line: text` for each call in `file` whose callee's text (spaces removed) matches `callee`. */
-function uses(file: string, callee: RegExp): string[] {
+/**
+ * `file:line: text` for each call in `file` whose callee's text (spaces removed) matches `callee`; with `refs`, each
+ * property access matching it as well (a method taken as a value: `const show = vscode.window.showErrorMessage`).
+ */
+function uses(file: string, callee: RegExp, refs = false): string[] {
   const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (n: ts.Node): void => {
-    if (ts.isCallExpression(n) && callee.test(n.expression.getText(sf).replace(/\s+/g, '')))
-      found.push(`${file}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}: ${n.expression.getText(sf)}`);
+    const target = ts.isCallExpression(n) ? n.expression : refs && ts.isPropertyAccessExpression(n) ? n : undefined;
+    if (target && callee.test(target.getText(sf).replace(/\s+/g, ''))) {
+      found.push(`${file}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}: ${target.getText(sf)}`);
+      return;
+    }
     ts.forEachChild(n, visit);
   };
   visit(sf);
@@ -37,6 +43,13 @@ describe('repository text reaches each face through its one door', () => {
     const direct = sourceFiles('src/cli')
       .filter((f) => !allowed.has(f))
       .flatMap((f) => uses(f, /^process\.(stdout|stderr)\.write$/));
+    assert.deepEqual(direct, []);
+  });
+
+  it('every notification goes through src/extension/notify.ts', () => {
+    const direct = sourceFiles('src/extension')
+      .filter((f) => f !== 'src/extension/notify.ts')
+      .flatMap((f) => uses(f, /^(vscode\.)?window\.show(Information|Warning|Error)Message$/, true));
     assert.deepEqual(direct, []);
   });
 });
