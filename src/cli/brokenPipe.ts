@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { visibleText } from '../protocol/visibleText';
 
 /**
  * Ends the process quietly when the reader of stdout or stderr goes away (`ralph status --json | head -c 100`):
@@ -26,10 +27,11 @@ let installed = false;
  * A broken pipe (`EPIPE`) ends the process quietly with the exit code set so far, as {@link endQuietlyOnBrokenPipe}
  * does, so set the exit code first; anything else the descriptor refuses (`EAGAIN` on a full non-blocking pipe, a
  * closed descriptor) hands the rest, from the first byte not written, to `process.stdout`, which waits for it or
- * reports it. Use it for a program's one final output only: a later `process.stdout.write` would come after it.
+ * reports it. Text a repository controls is shown as in {@link visibleText} (src/cli/terminalOut.ts). Use it for a
+ * program's one final output only: a later `process.stdout.write` would come after it.
  */
 export function writeStdoutSync(text: string): void {
-  const buf = Buffer.from(text, 'utf8');
+  const buf = Buffer.from(visibleText(text), 'utf8');
   let off = 0;
   try {
     while (off < buf.length) off += writeSync(1, buf, off, buf.length - off);

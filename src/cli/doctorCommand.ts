@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { buildDoctorReport, formatDoctorReport } from '../core/doctor/report';
 import { trustOverride } from '../core/trust/trustDecision';
 import { resolveFolder } from './folder';
+import { writeOut } from './terminalOut';
 
 /** `ralph doctor [--json] [--cwd DIR]`: task sources, agent CLIs and problems. Exit 0 when ready, else 1. */
 export function registerDoctorCommand(program: Command): void {
@@ -18,7 +19,7 @@ export function registerDoctorCommand(program: Command): void {
     )
     .action(async (opts: { json?: boolean; trust?: boolean }, cmd: Command) => {
       const report = await buildDoctorReport(resolveFolder(cmd), { trustOverride: trustOverride(opts.trust) });
-      process.stdout.write(opts.json ? JSON.stringify(report, null, 2) + '\n' : formatDoctorReport(report));
+      writeOut(opts.json ? JSON.stringify(report, null, 2) + '\n' : formatDoctorReport(report));
       process.exitCode = report.ok ? 0 : 1;
     });
 }

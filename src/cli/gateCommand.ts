@@ -6,6 +6,7 @@ import { GATE_KILL_GRACE_MS, GATE_TIMEOUT_MS } from '../core/gates/gateRunner';
 import { shellQuote } from '../core/gates/shellQuote';
 import type { GateLabel } from '../core/gates/commandPolicy';
 import { resolveFolder } from './folder';
+import { writeOut, writeErr } from './terminalOut';
 
 /** Seconds from an environment variable (the seed's `RALPH_GATE_*` names), as ms; undefined when unset or bad. */
 function envSeconds(name: string): number | undefined {
@@ -79,7 +80,7 @@ export function registerGateCommand(program: Command): void {
           if (resolved)
             pinFile = resolved.source === 'config' ? '"gates" of .ralph/config.json' : '.ralph/command-policy';
         } catch (err) {
-          process.stderr.write(`ralph gate: ${(err as Error).message}\n`);
+          writeErr(`ralph gate: ${(err as Error).message}\n`);
           process.exitCode = EXIT_USAGE;
           return;
         }
@@ -91,7 +92,7 @@ export function registerGateCommand(program: Command): void {
           pinFile,
           waitMs: num(opts.waitMs) ?? envSeconds('RALPH_GATE_WAIT'),
           lockWaitMs: num(opts.lockWaitMs) ?? envSeconds('RALPH_GATE_LOCK_WAIT'),
-          print: (t) => process.stdout.write(t),
+          print: (t) => writeOut(t),
           startRunner: (runId) => {
             const child = spawn(
               process.execPath,

@@ -6,6 +6,7 @@ import { handleHook } from '../core/gates/guardHook';
 import { guardInstall, guardSettings } from '../core/gates/guardServer';
 import { readTextIfExists, writeTextAtomic } from '../core/store/atomicWrite';
 import { resolveFolder } from './folder';
+import { writeOut, writeErr } from './terminalOut';
 
 function readStdin(): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -40,8 +41,8 @@ export function registerGuardCommand(program: Command): void {
         // Never fail open: a guard that cannot run blocks the call.
         a = { stdout: '', stderr: `Ralph guard: ${(err as Error).message} (the call is blocked)\n`, exitCode: 2 };
       }
-      if (a.stderr) process.stderr.write(a.stderr);
-      process.stdout.write(a.stdout);
+      if (a.stderr) writeErr(a.stderr);
+      writeOut(a.stdout);
       process.exitCode = a.exitCode;
     });
   guard
@@ -55,14 +56,12 @@ export function registerGuardCommand(program: Command): void {
       const group = (guardSettings(install).hooks as { PreToolUse: Record<string, unknown>[] }).PreToolUse[0]!;
       const next = editGuardSettings(file, await readTextIfExists(file), group, !!opts.uninstall);
       if (next === undefined) {
-        process.stdout.write(
-          `${file}: ${opts.uninstall ? 'no guard hook to remove' : 'guard hook already installed'}\n`,
-        );
+        writeOut(`${file}: ${opts.uninstall ? 'no guard hook to remove' : 'guard hook already installed'}\n`);
         return;
       }
       await mkdir(path.dirname(file), { recursive: true });
       await writeTextAtomic(file, next);
-      process.stdout.write(
+      writeOut(
         `${file}: guard hook ${opts.uninstall ? 'removed' : 'installed'} (PreToolUse: Bash, Write, Edit, MultiEdit, NotebookEdit)\n`,
       );
     });

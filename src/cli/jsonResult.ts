@@ -2,6 +2,7 @@ import { OperationError } from '../core/model/operationError';
 import { FileProblemError } from '../core/store/parseError';
 import { FolderNotFoundError } from './folder';
 import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
+import { writeOut, writeErr } from './terminalOut';
 
 /**
  * Output helpers shared by the task, control and stale commands: flowctl's conventions (seed-systems.md §2.5):
@@ -11,7 +12,7 @@ import { escapeControls, terminalSafeJson } from '../core/control/terminalText';
  */
 export function printResult(json: boolean, value: Record<string, unknown>, text: string): void {
   // Control characters from task content are printed escaped, in both forms.
-  process.stdout.write(json ? jsonDocument(value) : escapeControls(text.endsWith('\n') || !text ? text : text + '\n'));
+  writeOut(json ? jsonDocument(value) : escapeControls(text.endsWith('\n') || !text ? text : text + '\n'));
   process.exitCode = 0;
 }
 
@@ -27,8 +28,8 @@ export async function runReporting(json: boolean, body: () => Promise<void> | vo
 
 /** A refusal (exit 1): `{"success":false,"error":<message>}` on stdout with `--json`, else `text` on stderr. */
 export function printRefusal(json: boolean, text: string, message: string): void {
-  if (json) process.stdout.write(jsonDocument({ success: false, error: message }));
-  else process.stderr.write(`${escapeControls(text)}\n`);
+  if (json) writeOut(jsonDocument({ success: false, error: message }));
+  else writeErr(`${escapeControls(text)}\n`);
   process.exitCode = 1;
 }
 
@@ -47,10 +48,10 @@ export function reportFailure(err: unknown): void {
     return;
   }
   if (err instanceof FileProblemError) {
-    process.stderr.write(`ralph: ${err.message}\n`);
+    writeErr(`ralph: ${err.message}\n`);
     process.exitCode = 1;
     return;
   }
-  process.stderr.write(`ralph: ${(err as Error).message ?? String(err)}\n`);
+  writeErr(`ralph: ${(err as Error).message ?? String(err)}\n`);
   process.exitCode = 1;
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { z as Z } from 'zod';
+import { writeErr } from './terminalOut';
 
 /**
  * `zod`, as the CLI bundles see it (dist/cli-read.js, dist/cli-main.js, dist/cli-waves.js; esbuild.mjs swaps every
@@ -115,8 +116,7 @@ let real: typeof Z | undefined;
 /** The real `z` (dist/zod.js beside the running bundle), loaded once. */
 function realZ(): typeof Z {
   if (real) return real;
-  if (process.env.RALPH_TRACE_ZOD === '1')
-    process.stderr.write(`ralph: loading zod\n${new Error('zod loaded here').stack}\n`);
+  if (process.env.RALPH_TRACE_ZOD === '1') writeErr(`ralph: loading zod\n${new Error('zod loaded here').stack}\n`);
   // A runtime path, so esbuild leaves zod in its own file.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   real = (require(path.join(__dirname, 'zod.js')) as { z: typeof Z }).z;

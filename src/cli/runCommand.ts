@@ -12,6 +12,7 @@ import { checkWorkspaceTrust } from '../core/trust/workspaceTrust';
 import { resolveFolder } from './folder';
 import { agentAdapters } from '../core/agents/registry';
 import type { RalphConfig } from '../core/model/config';
+import { writeOut, writeErr } from './terminalOut';
 
 interface RunOptions {
   source?: string;
@@ -96,24 +97,24 @@ export function registerRunCommand(program: Command): void {
       if (!trust.allowed) {
         const message = formatTrustRefusal(trust, '`ralph run`');
         if (opts.json)
-          process.stdout.write(
+          writeOut(
             JSON.stringify({
               success: false,
               error: message,
               trust: { state: trust.state, hash: trust.hash, diff: trust.diff },
             }) + '\n',
           );
-        else process.stderr.write(`ralph: ${message}\n`);
+        else writeErr(`ralph: ${message}\n`);
         process.exitCode = 1;
         return;
       }
       if (opts.parallel && opts.source && opts.source !== 'quantum') {
-        process.stderr.write(`ralph: --parallel runs quantum stories only (--source quantum), not ${opts.source}\n`);
+        writeErr(`ralph: --parallel runs quantum stories only (--source quantum), not ${opts.source}\n`);
         process.exitCode = USAGE_EXIT;
         return;
       }
       if (opts.maxParallel !== undefined && !opts.parallel) {
-        process.stderr.write('ralph: --max-parallel needs --parallel\n');
+        writeErr('ralph: --max-parallel needs --parallel\n');
         process.exitCode = USAGE_EXIT;
         return;
       }
@@ -130,7 +131,7 @@ export function registerRunCommand(program: Command): void {
       // Said before anything runs: where the kernel refuses, the protected paths are kept by the guard's analyzer only.
       const protection = resolveProtection(config.containment);
       if (protection.kind === 'not-enforced')
-        process.stderr.write(
+        writeErr(
           `ralph: protected paths ${protection.detail}: .ralph/ (the command policy, the run folders), .git/hooks, .git/config and ralph's state folder are kept by the command guard's analyzer only\n`,
         );
       const cancel = new AbortController();
@@ -145,19 +146,17 @@ export function registerRunCommand(program: Command): void {
         signal: cancel.signal,
       });
       const recorder = new RunRecorder(folder, engine.runId, {
-        onLine: opts.json ? undefined : (line) => process.stdout.write(`[${clockTime(new Date())}] ${line}\n`),
-        onError: (err) => process.stderr.write(`ralph: could not write a run record: ${err.message}\n`),
+        onLine: opts.json ? undefined : (line) => writeOut(`[${clockTime(new Date())}] ${line}\n`),
+        onError: (err) => writeErr(`ralph: could not write a run record: ${err.message}\n`),
         agentArgs: config.agentArgs,
       });
       engine.on('event', (e, lane) => {
         recorder.record(e, lane);
         if (opts.json)
-          process.stdout.write(
-            JSON.stringify({ ...redactEvent(e, config.agentArgs), ...(lane ? { lane } : {}) }) + '\n',
-          );
+          writeOut(JSON.stringify({ ...redactEvent(e, config.agentArgs), ...(lane ? { lane } : {}) }) + '\n');
       });
       if (trust.via && !opts.json)
-        process.stderr.write(
+        writeErr(
           `ralph: the workspace configuration is ${trust.state === 'changed' ? 'changed since you trusted it' : 'not trusted'}; used for this run because of ${trust.via}\n`,
         );
       let interrupts = 0;
@@ -166,7 +165,7 @@ export function registerRunCommand(program: Command): void {
         if (interrupts === 1) {
           // After SIGHUP the terminal may be gone: a failed write must not stop the stop.
           try {
-            process.stderr.write(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
+            writeErr(`\nralph: ${sig}: ending the agent and stopping (again to quit at once)\n`);
           } catch {
             /* no terminal */
           }
@@ -190,7 +189,7 @@ export function registerRunCommand(program: Command): void {
           recorder.completeIfOpen('INTERRUPTED');
         } catch (err) {
           try {
-            process.stderr.write(`ralph: could not mark the run log complete: ${(err as Error).message}\n`);
+            writeErr(`ralph: could not mark the run log complete: ${(err as Error).message}\n`);
           } catch {
             /* no terminal */
           }
@@ -199,22 +198,20 @@ export function registerRunCommand(program: Command): void {
       process.on('exit', onExit);
       try {
         const result = await engine.run();
-        await recorder
-          .flush()
-          .catch((err: Error) => process.stderr.write(`ralph: could not write the run log: ${err.message}\n`));
+        await recorder.flush().catch((err: Error) => writeErr(`ralph: could not write the run log: ${err.message}\n`));
         if (result.storageFailure) {
           // The cause is in run.json and the run log when they could be written; the terminal always gets it.
-          process.stderr.write(`ralph: the run stopped because .ralph/ cannot be written: ${result.storageFailure}\n`);
+          writeErr(`ralph: the run stopped because .ralph/ cannot be written: ${result.storageFailure}\n`);
           if (result.endNotRecorded)
-            process.stderr.write(
+            writeErr(
               `ralph: its end is not in .ralph/runs/${engine.runId}/run.json (${result.endNotRecorded}); the next \`ralph run\` marks it crashed and puts its claims back.\n`,
             );
         }
         process.exitCode = result.exitCode;
       } catch (err) {
         if (err instanceof EngineRefusal) {
-          if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }) + '\n');
-          else process.stderr.write(`ralph: ${err.message}\n`);
+          if (opts.json) writeOut(JSON.stringify({ success: false, error: err.message }) + '\n');
+          else writeErr(`ralph: ${err.message}\n`);
           process.exitCode = err instanceof StorageRefusal ? STORAGE_EXIT : 1;
           process.off('exit', onExit);
           return;

@@ -6,6 +6,7 @@ import { type SessionSummary, inspectStream } from '../core/agents/inspect';
 import { loadConfig } from '../core/store/loadConfig';
 import { FileProblemError } from '../core/store/parseError';
 import { resolveFolder } from './folder';
+import { writeOut, writeErr } from './terminalOut';
 
 /**
  * `ralph session inspect <file|-> [--agent claude|cursor-agent] [--json]`: the summary of a recorded agent
@@ -31,7 +32,7 @@ export function registerSessionCommand(program: Command): void {
       if (opts.agent) {
         adapter = findAdapter(opts.agent);
         if (!adapter) {
-          process.stderr.write(`ralph: unknown agent "${opts.agent}" (known: claude, cursor-agent)\n`);
+          writeErr(`ralph: unknown agent "${opts.agent}" (known: claude, cursor-agent)\n`);
           process.exitCode = 2;
           return;
         }
@@ -61,7 +62,7 @@ export function registerSessionCommand(program: Command): void {
           rotateThresholdTokens: config.rotateThresholdTokens,
         },
       });
-      process.stdout.write(opts.json ? JSON.stringify(summary, null, 2) + '\n' : formatSummary(file, summary));
+      writeOut(opts.json ? JSON.stringify(summary, null, 2) + '\n' : formatSummary(file, summary));
       process.exitCode = 0;
     });
 }

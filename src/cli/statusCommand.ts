@@ -6,6 +6,7 @@ import { jsonDocument } from './jsonResult';
 import { escapeControls } from '../core/control/terminalText';
 import { answerInputs } from '../core/control/answerInputs';
 import { writeSnapshot, type SnapshotKey } from '../core/store/snapshotCache';
+import { writeOut } from './terminalOut';
 
 /** A status or next answer to store in the answer cache (src/cli/entry.ts looked it up and missed). */
 export interface AnswerToStore {
@@ -39,7 +40,7 @@ export function printStatus(folder: string, json: boolean, store?: AnswerToStore
   const snapshot = composeStatus(basis);
   const jsonOut = json || store ? jsonDocument(snapshot) : '';
   const textOut = !json || store ? escapeControls(formatStatusText(snapshot)) : '';
-  process.stdout.write(json ? jsonOut : textOut);
+  writeOut(json ? jsonOut : textOut);
   process.exitCode = 0;
   const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
   if (store && fileOnly && folder === store.key.folder)

@@ -6,6 +6,7 @@ import { blockItem, completeItem, resetItem, startItem } from '../core/sources/o
 import { FileProblemError, parseJsonText } from '../core/store/parseError';
 import { resolveFolder } from './folder';
 import { printResult, runReporting } from './jsonResult';
+import { writeErr } from './terminalOut';
 
 type Evidence = { commits?: string[]; tests?: string[]; prs?: string[] };
 
@@ -104,7 +105,7 @@ export function registerTaskCommand(program: Command): void {
             await recordPersonDone(folder, { source: r.source, id });
             const busy = runWithChildRunning(folder);
             if (busy)
-              process.stderr.write(
+              writeErr(
                 `ralph: note: ${busy.child === 'agent' ? 'an agent' : 'a gate or notify command'} of run ${busy.runId} is running: a mark made now cannot be told from ${busy.child === 'agent' ? "the agent's" : "its code's"}, so the run verifies ${id} with a gate like a claim (pause the run first, or mark it between iterations, to make it yours)\n`,
               );
           }

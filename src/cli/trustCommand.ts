@@ -6,6 +6,7 @@ import { coverageLines } from '../core/trust/gateFileContent';
 import { resolveFolder } from './folder';
 import { insideIteration } from '../core/loop/personMarks';
 import { jsonDocument, printRefusal } from './jsonResult';
+import { writeOut } from './terminalOut';
 
 /**
  * The refusal of `ralph trust` run from inside an agent's iteration: trust is a person's decision,
@@ -40,7 +41,7 @@ export function registerTrustCommand(program: Command): void {
       if (opts.show) {
         const v = await checkWorkspaceTrust(folder);
         if (opts.json) {
-          process.stdout.write(
+          writeOut(
             jsonDocument({
               success: true,
               state: v.state,
@@ -64,7 +65,7 @@ export function registerTrustCommand(program: Command): void {
           if (v.state !== 'nothing') out.push('Content (what it runs):', ...v.lines.map((l) => `  ${l}`));
           out.push(...coverageLines(v.coverage));
           if (!v.allowed) out.push(HOW_TO_TRUST);
-          process.stdout.write(out.join('\n') + '\n');
+          writeOut(out.join('\n') + '\n');
         }
         process.exitCode = v.allowed ? 0 : 1;
         return;
@@ -76,7 +77,7 @@ export function registerTrustCommand(program: Command): void {
       const r = await trustWorkspace(folder);
       const before = r!.before;
       if (opts.json) {
-        process.stdout.write(
+        writeOut(
           jsonDocument({
             success: true,
             state: r!.record ? 'trusted' : 'nothing',
@@ -89,7 +90,7 @@ export function registerTrustCommand(program: Command): void {
           }),
         );
       } else if (!r!.record) {
-        process.stdout.write(`Nothing to trust in ${folder}: its configuration names no program to run.\n`);
+        writeOut(`Nothing to trust in ${folder}: its configuration names no program to run.\n`);
       } else {
         const out = [
           before.state === 'trusted'
@@ -100,7 +101,7 @@ export function registerTrustCommand(program: Command): void {
           out.push(...(before.diff.length ? before.diff : ['(the same values in another order)']).map((l) => `  ${l}`));
         else if (before.state === 'untrusted') out.push(...before.lines.map((l) => `  ${l}`));
         out.push(`Recorded in ${recordFile}.`);
-        process.stdout.write(out.join('\n') + '\n');
+        writeOut(out.join('\n') + '\n');
       }
       process.exitCode = 0;
     });

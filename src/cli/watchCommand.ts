@@ -7,6 +7,8 @@ import { ActivityFormatter } from '../core/loop/recorder';
 import type { RunLogEntry, UnknownRunLogEntry } from '../core/model/runEvent';
 import { resolveFolder } from './folder';
 import { runReporting } from './jsonResult';
+import { writeErr, writeOut } from './terminalOut';
+import { visibleText } from '../protocol/visibleText';
 
 /** The compact NDJSON line of an entry: envelope first, then the event; an unknown type exactly as read. */
 export function entryJsonLine(e: RunLogEntry | UnknownRunLogEntry): string {
@@ -59,7 +61,8 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
   const drawStatus = () => {
     if (!tty) return;
     const cols = out.columns || 120;
-    const line = statusLineOf(view);
+    // Drawn on a terminal between its own control sequences: the line itself is shown as text.
+    const line = visibleText(statusLineOf(view), { singleLine: true });
     out.write(`\r\x1b[2K${line.length > cols - 1 ? `${line.slice(0, cols - 2)}…` : line}`);
     statusShown = true;
   };
@@ -81,13 +84,13 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
     }
     if (!text) return drawStatus();
     clearStatus();
-    out.write(text);
+    out.write(visibleText(text));
     drawStatus();
   };
   follower.on('entries', onEntries);
   follower.on('problem', (p) => {
     clearStatus();
-    process.stderr.write(`ralph: ${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}\n`);
+    writeErr(`ralph: ${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}\n`);
     drawStatus();
   });
   const end = await new Promise<FollowEnd | 'interrupted'>((resolve) => {
@@ -107,7 +110,7 @@ async function watchRun(folder: string, runId: string, kind: 'ralph' | 'flow-nex
   clearStatus();
   if (end === 'interrupted') return 130;
   view = withFollowEnd(view, end);
-  if (end.kind === 'crashed') process.stderr.write(`ralph: run ${runId} crashed: ${end.reason}\n`);
-  else if (!json) out.write(`${statusLineOf(view)}\n`);
+  if (end.kind === 'crashed') writeErr(`ralph: run ${runId} crashed: ${end.reason}\n`);
+  else if (!json) writeOut(`${statusLineOf(view)}\n`);
   return view.end?.exitCode ?? end.exitCode;
 }

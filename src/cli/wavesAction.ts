@@ -3,6 +3,7 @@ import { DEFAULT_WINDOWS } from '../core/waves/classify';
 import { checkWave, formatCheckText, resolveRoots, type WaveCheckResult } from '../core/waves/check';
 import { WaveError } from '../core/waves/readWave';
 import { endQuietlyOnBrokenPipe, writeStdoutSync } from './brokenPipe';
+import { writeOut, writeErr } from './terminalOut';
 
 /**
  * The body of `ralph waves check` without commander (src/cli/wavesCommand.ts defines the command line; the small
@@ -42,7 +43,7 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
     inactiveAfterMs: opts.inactiveAfterMs ?? configured.inactiveAfterMs ?? DEFAULT_WINDOWS.inactiveAfterMs,
   };
   const print = (r: WaveCheckResult) =>
-    process.stdout.write(opts.json ? JSON.stringify(r, null, opts.watch ? undefined : 2) + '\n' : formatCheckText(r));
+    writeOut(opts.json ? JSON.stringify(r, null, opts.watch ? undefined : 2) + '\n' : formatCheckText(r));
   try {
     const roots = resolveRoots(folder, opts.root).slice(1);
     const pass = (unlessSameAs?: string) =>
@@ -68,8 +69,8 @@ export async function runWavesCheck(folder: string, opts: WavesCheckOptions): Pr
   } catch (err) {
     if (!(err instanceof WaveError)) throw err;
     endQuietlyOnBrokenPipe();
-    if (opts.json) process.stdout.write(JSON.stringify({ success: false, error: err.message }, null, 2) + '\n');
-    else process.stderr.write(`ralph: ${err.message}\n`);
+    if (opts.json) writeOut(JSON.stringify({ success: false, error: err.message }, null, 2) + '\n');
+    else writeErr(`ralph: ${err.message}\n`);
     process.exitCode = 2;
   }
 }
@@ -97,7 +98,7 @@ async function watchWaves(
     running = (async () => {
       do {
         again = false;
-        await pass().catch((err: Error) => process.stderr.write(`ralph: ${err.message}\n`));
+        await pass().catch((err: Error) => writeErr(`ralph: ${err.message}\n`));
       } while (again);
       busy = false;
     })();
@@ -106,7 +107,7 @@ async function watchWaves(
   // event of its own (the bench's first sample waited forever under load). A pass that decides what the last one
   // did writes and prints nothing, so this costs one read of the wave.
   monitor.on('update', () => trigger());
-  monitor.on('error', (err) => process.stderr.write(`ralph: ${err.message}\n`));
+  monitor.on('error', (err) => writeErr(`ralph: ${err.message}\n`));
   await monitor.start();
   await new Promise<void>((resolve) => {
     const stop = () => {

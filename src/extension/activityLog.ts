@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ralphFile } from '../core/model/ralphPaths';
 import * as vscode from 'vscode';
+import * as notify from './notify';
 
 /** `.ralph/activity.log` of a folder: every run's activity, appended (the latest run at its end). */
 export function activityLogPath(folder: string): string {
@@ -13,14 +14,14 @@ export function activityLogPath(folder: string): string {
  */
 export async function openActivityLog(folder: string | undefined): Promise<vscode.TextEditor | undefined> {
   if (!folder) {
-    void vscode.window.showInformationMessage('Ralph: open a folder to see its activity log.');
+    void notify.showInformationMessage('Ralph: open a folder to see its activity log.');
     return undefined;
   }
   let doc: vscode.TextDocument;
   try {
     doc = await vscode.workspace.openTextDocument(vscode.Uri.file(activityLogPath(folder)));
   } catch {
-    void vscode.window.showInformationMessage(
+    void notify.showInformationMessage(
       `Ralph: no activity log yet in ${path.basename(folder)} (.ralph/activity.log is written by the first run).`,
     );
     return undefined;

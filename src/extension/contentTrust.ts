@@ -1,7 +1,7 @@
 import * as path from 'node:path';
-import * as vscode from 'vscode';
 import { fileProblemOf } from './fileProblems';
 import type { Logger } from './logger';
+import * as notify from './notify';
 
 /** The button that trusts the content shown (the modal's own Cancel declines). */
 export const TRUST_BUTTON = 'Trust and Start';
@@ -22,9 +22,9 @@ export interface TrustUi {
 /** VS Code's own dialogs (the default {@link TrustUi}). */
 export const vscodeTrustUi: TrustUi = {
   confirm: async (message, detail, action) =>
-    (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
-  warn: (message) => void vscode.window.showWarningMessage(message),
-  error: (message) => void vscode.window.showErrorMessage(message),
+    (await notify.showWarningMessage(message, { modal: true, detail }, action)) === action,
+  warn: (message) => void notify.showWarningMessage(message),
+  error: (message) => void notify.showErrorMessage(message),
 };
 
 /**

@@ -19,6 +19,7 @@ import { RunNotifications } from './runNotifications';
 import { RunStore } from './runStore';
 import { Throttle } from './throttle';
 import { WorkspaceWatchers } from './workspaceWatchers';
+import * as notify from './notify';
 
 /** Set by the bundle's first line (esbuild banner): when it started evaluating, before any dependency. */
 declare const __ralphBundleStart: number | undefined;
@@ -276,7 +277,7 @@ async function answerCommand(args: AnswerArgs = {}, store: RunStore, log: Logger
       .runs.filter((r) => r.facts.active && (!folder || r.folder === folder))
       .flatMap((r) => r.facts.questions.map((q) => ({ r, q })));
     if (!open.length) {
-      void vscode.window.showInformationMessage('Ralph: no run waits for an answer.');
+      void notify.showInformationMessage('Ralph: no run waits for an answer.');
       return undefined;
     }
     const pick =
@@ -310,10 +311,10 @@ async function answerCommand(args: AnswerArgs = {}, store: RunStore, log: Logger
     const { answerQuestion } = await import('../core/control/runControl');
     const r = await answerQuestion(folder, text, { runId, ...(itemId ? { itemId } : {}) });
     log.info('answer', `run ${r.run}, question ${r.question}${r.item ? ` (${r.item})` : ''}: ${r.file}`);
-    void vscode.window.showInformationMessage(`Ralph: answered${r.item ? ` (${r.item})` : ''}; the run goes on.`);
+    void notify.showInformationMessage(`Ralph: answered${r.item ? ` (${r.item})` : ''}; the run goes on.`);
     return r.question;
   } catch (err) {
-    void vscode.window.showErrorMessage(`Ralph: ${(err as Error).message}`);
+    void notify.showErrorMessage(`Ralph: ${(err as Error).message}`);
     return undefined;
   }
 }
@@ -336,7 +337,7 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
   if (!id) {
     const candidates = resettableItems(planSnap);
     if (!candidates.length) {
-      void vscode.window.showInformationMessage('Ralph: nothing to reset (no done, blocked or failed task or story).');
+      void notify.showInformationMessage('Ralph: nothing to reset (no done, blocked or failed task or story).');
       return undefined;
     }
     const pick = await vscode.window.showQuickPick(
@@ -350,7 +351,7 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
   if (cascade === undefined) {
     const offer = resetOfferOf(planSnap, id);
     if (!offer.resettable) {
-      void vscode.window.showInformationMessage(`Ralph: ${offer.why ?? `${id} cannot be reset`}`);
+      void notify.showInformationMessage(`Ralph: ${offer.why ?? `${id} cannot be reset`}`);
       return undefined;
     }
     if (!offer.cascade.length) cascade = false;
@@ -369,12 +370,12 @@ async function resetCommand(args: ResetArgs = {}, log: Logger): Promise<string[]
   try {
     const r = await resetItem(id, { folder, cascade });
     log.info('reset', `${id}${cascade ? ' (cascade)' : ''}: ${r.reset.join(', ') || r.message || 'nothing to do'}`);
-    void vscode.window.showInformationMessage(
+    void notify.showInformationMessage(
       r.reset.length ? `Ralph: reset ${r.reset.join(', ')}` : `Ralph: ${r.message ?? `${id} needed no reset`}`,
     );
     return r.reset;
   } catch (err) {
-    void vscode.window.showErrorMessage(`Ralph: ${(err as Error).message}`);
+    void notify.showErrorMessage(`Ralph: ${(err as Error).message}`);
     return undefined;
   }
 }

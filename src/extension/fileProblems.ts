@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileProblem } from '../core/store/parseError';
+import * as notify from './notify';
 
 /** The action on a file problem's notification. */
 export const OPEN_FILE = 'Open File';
@@ -13,7 +14,7 @@ export async function showFileProblem(problem: FileProblem, folder: string): Pro
   const abs = path.isAbsolute(problem.file) ? problem.file : path.join(folder, problem.file);
   const rel = path.relative(folder, abs).split(path.sep).join('/');
   const where = problem.line > 0 ? `${rel}:${problem.line}:${problem.column}` : rel;
-  const choice = await vscode.window.showErrorMessage(`Ralph: ${where}: ${problem.message}`, OPEN_FILE);
+  const choice = await notify.showErrorMessage(`Ralph: ${where}: ${problem.message}`, OPEN_FILE);
   if (choice !== OPEN_FILE) return;
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(abs));
   const pos = new vscode.Position(Math.max(0, problem.line - 1), Math.max(0, problem.column - 1));

@@ -1,3 +1,4 @@
+import { visibleText } from '../protocol/visibleText';
 import * as vscode from 'vscode';
 import type { WaveJson } from '../core/model/waves';
 import { Disposable } from './lifecycle';
@@ -123,9 +124,10 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
       : this.expanded.has(row.id)
         ? vscode.TreeItemCollapsibleState.Expanded
         : vscode.TreeItemCollapsibleState.Collapsed;
-    const item = new vscode.TreeItem(row.label, state);
+    // Labels and descriptions carry repository text: hidden characters are shown as escapes, on one line.
+    const item = new vscode.TreeItem(visibleText(row.label, { singleLine: true }), state);
     item.id = row.id;
-    item.description = row.description;
+    item.description = visibleText(row.description, { singleLine: true });
     item.iconPath = iconOf(row);
     // Item rows build their tooltip on hover (resolveTreeItem): producing 10,000 children stays cheap.
     if (typeof row.tooltip === 'string') item.tooltip = markdown(row.tooltip);

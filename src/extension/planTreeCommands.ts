@@ -6,6 +6,7 @@ import type { Logger } from './logger';
 import type { PlanNode, PlanTreeProvider } from './planTree';
 import { resetConfirmOf, type TreeRow } from './planTreeModel';
 import type { RunStore } from './runStore';
+import * as notify from './notify';
 
 /** The dialogs the tree's commands show; integration tests replace them (a modal cannot be clicked from a test). */
 export interface TreeUi {
@@ -20,13 +21,13 @@ export interface TreeUi {
 
 const vscodeUi: TreeUi = {
   confirm: async (message, detail, action) =>
-    (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
+    (await notify.showWarningMessage(message, { modal: true, detail }, action)) === action,
   offer: async (message, action) => {
-    if (action) return (await vscode.window.showWarningMessage(message, action)) === action;
-    void vscode.window.showWarningMessage(message);
+    if (action) return (await notify.showWarningMessage(message, action)) === action;
+    void notify.showWarningMessage(message);
     return false;
   },
-  info: (message) => void vscode.window.showInformationMessage(message),
+  info: (message) => void notify.showInformationMessage(message),
   ask: async (title, prompt, placeHolder) =>
     vscode.window.showInputBox({ title, prompt, placeHolder, ignoreFocusOut: true }),
 };
@@ -87,7 +88,7 @@ export class PlanTreeCommands {
       void this.store.reloadPlan(row.folder);
       return r.reset;
     } catch (err) {
-      void vscode.window.showErrorMessage(`Ralph: ${(err as Error).message}`);
+      void notify.showErrorMessage(`Ralph: ${(err as Error).message}`);
       return undefined;
     }
   }

@@ -1,3 +1,4 @@
+import { visibleText } from '../protocol/visibleText';
 import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../core/model/plan';
 import { pastStaleThreshold, QUANTUM_DEFAULT_STALE_MINUTES } from '../core/model/quantumStale';
 import type { SubagentJson, WaveJson } from '../core/model/waves';
@@ -120,8 +121,27 @@ export function age(ms: number | null | undefined): string {
   return `${Math.round(s / 86_400)}d`;
 }
 
-function mdEscape(s: string): string {
-  return s.replace(/([\\`*_{}[\]()#+\-.!|<>])/g, '\\$1');
+/**
+ * Repository text (a title, a reason, a summary) in a markdown tooltip, shown as plain text: hidden characters as
+ * escapes (src/protocol/visibleText.ts), markdown's punctuation backslash-escaped, and what GitHub-flavoured
+ * markdown turns into a link by itself (`https://…`, `www.…`, `a@b.c`) broken with character references (`&#58;`,
+ * `&#46;`, `&#64;`), which show as the character: a backslash does not stop an autolink, whose text then shows the
+ * backslashes. `$` is escaped too, so `$(icon)` draws no icon.
+ */
+export function mdEscape(s: string): string {
+  return visibleText(s)
+    .replace(/([\\`*_{}[\]()#+\-.!|<>$~&])/g, '\\$1')
+    .replace(/:/g, '&#58;')
+    .replace(/@/g, '&#64;')
+    .replace(/(www)\\\./gi, '$1&#46;');
+}
+
+/** Repository text as a markdown code span (shown literally, never a link): a fence longer than any backtick run in it. */
+export function mdCode(s: string): string {
+  const text = visibleText(s, { singleLine: true });
+  const fence = '`'.repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((r) => r.length)) + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
 }
 
 const SOURCE_LABEL: Record<string, string> = { 'flow-next': '.flow', quantum: 'quantum.json' };
@@ -131,12 +151,12 @@ function statusSourceText(item: PlanItem): string {
   switch (item.source) {
     case 'flow-next':
       return item.statusSource === 'flow-state'
-        ? `flow state (\`<git-common-dir>/flow-state\`), task \`${item.file}\``
-        : `\`${item.file}\` (\`status\`)`;
+        ? `flow state (\`<git-common-dir>/flow-state\`), task ${mdCode(item.file)}`
+        : `${mdCode(item.file)} (\`status\`)`;
     case 'quantum':
       return `\`quantum.json\` (\`stories[].status\`)`;
     case 'checklist':
-      return `\`${item.file}\` line ${item.line ?? '?'} (the checkbox)`;
+      return `${mdCode(item.file)} line ${item.line ?? '?'} (the checkbox)`;
   }
 }
 
@@ -245,11 +265,18 @@ function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): s
   const tip = [
     `**${mdEscape(item.id)}** ${mdEscape(item.title)}`,
     '',
-    `Status: **${statusWord(status)}** (\`${item.rawStatus}\`) from ${statusSourceText(item)}`,
+    `Status: **${statusWord(status)}** (${mdCode(item.rawStatus)}) from ${statusSourceText(item)}`,
   ];
   if (item.dependsOn.length)
-    tip.push('', `Depends on: ${item.dependsOn.map((d) => `${d} (${byId(d)?.rawStatus ?? 'missing'})`).join(', ')}`);
-  if (deps.length) tip.push('', `Dependents: ${deps.map((d) => `${d} (${byId(d)?.rawStatus ?? '?'})`).join(', ')}`);
+    tip.push(
+      '',
+      `Depends on: ${item.dependsOn.map((d) => `${mdEscape(d)} (${mdEscape(byId(d)?.rawStatus ?? 'missing')})`).join(', ')}`,
+    );
+  if (deps.length)
+    tip.push(
+      '',
+      `Dependents: ${deps.map((d) => `${mdEscape(d)} (${mdEscape(byId(d)?.rawStatus ?? '?')})`).join(', ')}`,
+    );
   if (item.reason) tip.push('', `Last failure: ${mdEscape(item.reason)}`);
   if (waitingRun) tip.push('', `A run (${waitingRun}) waits for an answer to its question.`);
   if (inputs.stale !== undefined)
@@ -262,7 +289,7 @@ function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): s
     item.updatedAt && `updated ${item.updatedAt}`,
     item.completedAt && `completed ${item.completedAt}`,
   ].filter(Boolean);
-  if (times.length) tip.push('', times.join(' · '));
+  if (times.length) tip.push('', mdEscape(times.join(' · ')));
   if (item.assignee) tip.push('', `Assignee: ${mdEscape(item.assignee)}`);
   return tip.join('\n');
 }
@@ -612,7 +639,7 @@ export function buildTreeModel(
                 : c.ACTIVE
                   ? 'active'
                   : 'open',
-          tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md \`${w.status}\`)` : ''}\n\n${Object.entries(
+          tooltip: `**wave ${mdEscape(w.wave_id)}**${w.status ? ` (STATE.md ${mdCode(w.status)})` : ''}\n\n${Object.entries(
             c,
           )
             .filter(([k]) => k !== 'orphans')
@@ -626,7 +653,7 @@ export function buildTreeModel(
           const status = subagentStatus(s);
           const orphan = s.disposition === 'RESUMED' || s.disposition === 'STALE';
           const tip = [
-            `**${mdEscape(s.sub_id)}** ${s.disposition}${s.done_source ? ` (DONE from ${s.done_source})` : ''}`,
+            `**${mdEscape(s.sub_id)}** ${s.disposition}${s.done_source ? ` (DONE from ${mdEscape(s.done_source)})` : ''}`,
             '',
           ];
           if (s.summary) tip.push(mdEscape(s.summary), '');
@@ -694,7 +721,7 @@ export function buildTreeModel(
             '',
             `${mdEscape(v.stateText)}`,
             '',
-            `Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`,
+            mdEscape(`Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`),
             ...(v.warnings.length ? ['', `Last warning: ${mdEscape(v.warnings.at(-1)!)}`] : []),
           ].join('\n'),
           contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`,

@@ -10,6 +10,7 @@ import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
 import { parallelOfferOf, parallelPickItems, type ParallelChoice } from './startChoices';
+import * as notify from './notify';
 
 /** Arguments of **Ralph: Start** when called programmatically (tests, other extensions); the UI asks otherwise. */
 export interface StartArgs {
@@ -109,7 +110,7 @@ export class RunController extends Disposable {
       const problem = fileProblemOf(err);
       this.log.error('start', err as Error);
       if (problem && folder) void showFileProblem(problem, folder);
-      else void vscode.window.showErrorMessage(`Ralph: Start failed: ${(err as Error).message}`);
+      else void notify.showErrorMessage(`Ralph: Start failed: ${(err as Error).message}`);
       return undefined;
     }
   }
@@ -117,7 +118,7 @@ export class RunController extends Disposable {
   private async startIn(args: StartArgs, noteFolder: (folder: string) => void): Promise<string | undefined> {
     if (!vscode.workspace.isTrusted) {
       // VS Code's own trust editor is the way out; the Start button is hidden in Restricted Mode (package.json).
-      void vscode.window
+      void notify
         .showErrorMessage(
           'Ralph: Start runs an agent CLI with your permissions. Trust this workspace first (Restricted Mode).',
           MANAGE_TRUST,
@@ -130,7 +131,7 @@ export class RunController extends Disposable {
     const folder = args.folder ?? (await this.pickFolder());
     if (!folder) return undefined;
     if (this.runs.has(folder)) {
-      void vscode.window.showWarningMessage(`Ralph is already running in ${path.basename(folder)}.`);
+      void notify.showWarningMessage(`Ralph is already running in ${path.basename(folder)}.`);
       return undefined;
     }
     noteFolder(folder);
@@ -160,7 +161,7 @@ export class RunController extends Disposable {
     const sources = availableSources({ folder, actor: resolveActor(folder) });
     // A source named by path (a resume brief: Resume with Ralph) needs no other source; the engine checks it.
     if (!sources.length && !args.source) {
-      void vscode.window.showErrorMessage(
+      void notify.showErrorMessage(
         'Ralph: no task source here. Add quantum.json, .flow/, RALPH_TASK.md, PROMPT.md or specs/<name>/tasks.md.',
       );
       return undefined;
@@ -251,7 +252,7 @@ export class RunController extends Disposable {
             config.agentArgs,
           );
           this.log.error('run', msg);
-          void vscode.window.showErrorMessage(`Ralph: ${msg}`);
+          void notify.showErrorMessage(`Ralph: ${msg}`);
           return undefined;
         },
       )
@@ -271,13 +272,13 @@ export class RunController extends Disposable {
       // Pause: the gauge says "pausing…" until the run honours it, then one notification says it is paused
       // (runNotifications.ts); a toast now would say both at once.
       if (action !== 'pause')
-        void vscode.window.showInformationMessage(
+        void notify.showInformationMessage(
           `Ralph: run ${answer.run} ${action === 'resume' ? 'resumes' : 'will stop after this iteration'}.`,
         );
       this.log.info('control', `${action} ${answer.run}: ${answer.files.join(', ')}`);
       return answer.run;
     } catch (err) {
-      void vscode.window.showWarningMessage(`Ralph: ${(err as Error).message}`);
+      void notify.showWarningMessage(`Ralph: ${(err as Error).message}`);
       return undefined;
     }
   }
@@ -286,7 +287,7 @@ export class RunController extends Disposable {
   cancel(folder?: string): boolean {
     const run = folder ? this.runs.get(folder) : [...this.runs.values()][0];
     if (!run) {
-      void vscode.window.showInformationMessage(
+      void notify.showInformationMessage(
         'Ralph: no run of this window to cancel (use Ralph: Stop for a run started elsewhere).',
       );
       return false;
@@ -298,7 +299,7 @@ export class RunController extends Disposable {
   private notifyEnd(folder: string, r: RunResult): void {
     const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${r.reason.replace(/^complete: /, '')} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
     this.log.info('run', text);
-    const show = r.state === 'completed' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    const show = r.state === 'completed' ? notify.showInformationMessage : notify.showWarningMessage;
     // Open Log opens the activity log at its end (the run that just ended), like Ralph: Open Log.
     void show(text, 'Open Log').then(async (choice) => {
       if (choice === 'Open Log') await openActivityLog(folder);

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { CommandIds, type AnswerArgs } from './commandIds';
 import { Disposable } from './lifecycle';
 import type { RunStore, StoreQuestion } from './runStore';
+import * as notify from './notify';
 
 /**
  * Notifications about runs, whoever started them, from the store's changes:
@@ -25,7 +26,7 @@ export class RunNotifications extends Disposable {
       if (!r.facts.active || !r.facts.paused) continue;
       now.add(r.key);
       if (this.paused.has(r.key)) continue;
-      void vscode.window
+      void notify
         .showInformationMessage(`Ralph: run ${r.runId} is paused. Run "Ralph: Resume" to go on.`, 'Resume')
         .then((c) => {
           if (c === 'Resume') void vscode.commands.executeCommand(CommandIds.resume, r.folder);
@@ -37,10 +38,7 @@ export class RunNotifications extends Disposable {
 
   private async ask(q: StoreQuestion): Promise<void> {
     const about = q.itemId ? ` (${q.itemId})` : '';
-    const choice = await vscode.window.showInformationMessage(
-      `Ralph: run ${q.run.runId} asks${about}: ${q.text}`,
-      'Answer…',
-    );
+    const choice = await notify.showInformationMessage(`Ralph: run ${q.run.runId} asks${about}: ${q.text}`, 'Answer…');
     if (choice !== 'Answer…') return;
     const args: AnswerArgs = { folder: q.run.folder, runId: q.run.runId, ...(q.itemId ? { itemId: q.itemId } : {}) };
     await vscode.commands.executeCommand(CommandIds.answer, args);

@@ -120,6 +120,23 @@ export interface AnswerResult {
   file: string;
 }
 
+/** Largest answer `ralph answer` (and the dashboard's answer box) writes, bytes of UTF-8: 1 MiB. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Why an answer cannot be written, or undefined: empty, larger than {@link MAX_ANSWER_BYTES}, or holding a NUL byte
+ * (the answer goes into the agent's next prompt, which the agent CLI takes as an argument: a NUL would end it, and an
+ * unbounded answer would fill every later prompt). Pure.
+ */
+export function answerTextProblem(text: string): string | undefined {
+  if (!text.trim()) return 'The answer is empty';
+  if (text.includes('\0')) return 'The answer holds a NUL byte (binary data): answer in text';
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_ANSWER_BYTES)
+    return `The answer is ${(bytes / 1024 / 1024).toFixed(1)} MiB: more than the 1 MiB an answer may be (put it in a file and answer with its path)`;
+  return undefined;
+}
+
 /**
  * Answers an open question of a run (`ralph answer [--run ID] [--item ID] <text>`): writes `text` to the question's
  * answer file (atomically; the engine picks it up within a second). The run is the single active run unless
@@ -131,7 +148,8 @@ export async function answerQuestion(
   text: string,
   opts: { runId?: string; itemId?: string; probe?: RunProbe } = {},
 ): Promise<AnswerResult> {
-  if (!text.trim()) throw new OperationError('invalid_state', 'The answer is empty');
+  const problem = answerTextProblem(text);
+  if (problem) throw new OperationError('invalid_state', problem);
   const run = resolveActiveRun(folder, opts.runId, opts.probe);
   const open = readRunViewNow(folder, run.id, {
     kind: run.kind,

@@ -1,27 +1,20 @@
+import { visibleJson, visibleText } from '../../protocol/visibleText';
+
 /**
- * Text for a terminal from content we do not control (task titles, reasons, file names): control characters are
- * printed escaped, so a title cannot move the cursor, retitle the window, clear the screen or overwrite a line
- * (`\x1b]0;…\x07` retitled the window, `\r` + text faked "All 3 stories passed"). C0 controls but line
- * feed and tab, DEL, and the C1 range (U+0080–U+009F, which some terminals take as CSI/OSC) become `\xHH` / `\u00HH`;
- * everything else, non-ASCII text included, is unchanged. Pure.
+ * Text for a terminal from content we do not control (task titles, reasons, file names, an agent's words): the
+ * characters that act instead of showing (C0 controls but line feed and tab, DEL, C1, bidirectional controls,
+ * invisible characters) are printed as escapes, so a title cannot move the cursor, retitle the window, clear the
+ * screen, overwrite a line (`\x1b]0;…\x07`, `\r` + "All 3 stories passed") or read backwards. The rule is
+ * src/protocol/visibleText.ts, the one every face applies. Pure.
  */
 export function escapeControls(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code === 13
-      ? '\\r'
-      : code === 27
-        ? '\\x1b'
-        : code < 0x80
-          ? `\\x${code.toString(16).padStart(2, '0')}`
-          : `\\u00${code.toString(16)}`;
-  });
+  return visibleText(text);
 }
 
 /**
- * `JSON.stringify` whose output is also safe on a terminal: JSON already escapes C0 controls in strings; DEL and the
- * C1 range are escaped as `\u007f`… too (still the same JSON value).
+ * `JSON.stringify` whose output is also safe on a terminal: JSON already escapes C0 controls in strings; DEL, C1,
+ * bidirectional controls and invisible characters are escaped as `\u…` too (still the same JSON value).
  */
 export function terminalSafeJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  return visibleJson(value, indent);
 }

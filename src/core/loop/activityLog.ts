@@ -1,3 +1,4 @@
+import { visibleText } from '../../protocol/visibleText';
 import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ralphFile } from '../model/ralphPaths';
@@ -50,11 +51,14 @@ export function localDateTime(d: Date): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${clockTime(d)}`;
 }
 
-/** `[HH:MM:SS] <text>` for each line of `text` (a multi-line text becomes several stamped lines), with `\n`. */
+/**
+ * `[HH:MM:SS] <text>` for each line of `text` (a multi-line text becomes several stamped lines), with `\n`. What a
+ * repository controls in it is shown as in src/protocol/visibleText.ts: the logs are read with `tail -f` and `cat`.
+ */
 export function formatActivityLines(text: string, d: Date): string {
   return text
     .split(/\r?\n/)
-    .map((l) => `[${clockTime(d)}] ${l}\n`)
+    .map((l) => `[${clockTime(d)}] ${visibleText(l)}\n`)
     .join('');
 }
 
@@ -194,7 +198,7 @@ export class ActivityLog {
    * first when the file is new (§3.1).
    */
   progress(message: string): Promise<void> {
-    const entry = `\n### ${localDateTime(this.now())}\n${message.replace(/\r\n/g, '\n').replace(/\n+$/, '')}\n`;
+    const entry = `\n### ${localDateTime(this.now())}\n${visibleText(message.replace(/\r\n/g, '\n')).replace(/\n+$/, '')}\n`;
     return this.enqueue(async () => {
       await mkdir(path.dirname(this.paths.progress), { recursive: true });
       const size = await stat(this.paths.progress).then(

@@ -1,3 +1,4 @@
+import { visibleText } from '../../protocol/visibleText';
 import * as path from 'node:path';
 import type { IterationTotals } from '../stream/ledger';
 import { isRootRefusal } from '../stream/classify';
@@ -84,8 +85,18 @@ export class ActivityFormatter {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * The activity lines of `e`, with what a repository controls in them (titles, reasons, an agent's words) shown as
+   * in src/protocol/visibleText.ts: these lines reach the terminal (`ralph run`, `ralph watch`) and activity.log.
+   */
   format(e: EngineEvent): string[] {
     this.context = reduceContext(this.context, e);
+    const lines = this.linesOf(e);
+    for (let i = 0; i < lines.length; i++) lines[i] = visibleText(lines[i]!);
+    return lines;
+  }
+
+  private linesOf(e: EngineEvent): string[] {
     switch (e.type) {
       case 'runStarted':
         return [

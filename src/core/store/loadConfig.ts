@@ -3,6 +3,7 @@ import { ralphFile } from '../model/ralphPaths';
 import { setContainmentMode } from '../process/containment';
 import { FileProblemError } from './parseError';
 import { parseJsonWithSchema, readTextSync, setReadLimits } from './readJsonFile';
+import { workspaceReadLimits } from '../trust/readLimitsTrust';
 
 /** Path of the configuration file of a workspace folder (`.ralph/config.json`). */
 export function configPath(folder: string): string {
@@ -35,6 +36,9 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
   }
   if (text !== undefined)
     fromFile = parseJsonWithSchema(file, text, ralphConfigSchema.partial().loose()) as Record<string, unknown>;
+  // The file's readLimits may only lower the bounds unless the user trusted the raise (trust/readLimitsTrust.ts).
+  if (fromFile.readLimits !== undefined)
+    fromFile.readLimits = workspaceReadLimits(folder, fromFile.readLimits as RalphConfig['readLimits']);
   const settings: Record<string, unknown> = { ...(layers.settings ?? {}) };
   if (layers.trusted === false) {
     for (const k of restrictedConfigKeys) {
@@ -61,13 +65,14 @@ export function applyReadLimits(limits: RalphConfig['readLimits'] | undefined): 
 /**
  * Applies the folder's `readLimits` before a command reads its files, synchronously and forgivingly: a config file
  * that is absent, refused or does not parse leaves the defaults (the command that loads the configuration reports it).
+ * A raise above a default holds only once trusted (trust/readLimitsTrust.ts).
  */
 export function applyFolderReadLimits(folder: string): void {
   try {
     const text = readTextSync(configPath(folder));
     if (text === undefined) return applyReadLimits(undefined);
     const parsed = ralphConfigSchema.pick({ readLimits: true }).safeParse(JSON.parse(text));
-    applyReadLimits(parsed.success ? parsed.data.readLimits : undefined);
+    applyReadLimits(parsed.success ? workspaceReadLimits(folder, parsed.data.readLimits) : undefined);
   } catch {
     applyReadLimits(undefined);
   }

@@ -1,29 +1,15 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { writeTextAtomic } from '../store/atomicWrite';
-import { userStateDir } from '../store/userStateDir';
+import { trustDir, trustRecordPath } from './trustRecordPath';
 import type { TrustRecord } from './trustDecision';
 
-/**
- * Where trust is recorded: the user's state folder, outside every workspace (so an agent or a cloned repository
- * cannot trust itself), one file per workspace folder: `$XDG_STATE_HOME/ralph/trust/<sha256 of the folder's real
- * path>.json` (default `~/.local/state/ralph/trust/`, XDG Base Directory: a relative `XDG_STATE_HOME` is ignored).
- * One file per folder keeps writers of different folders apart; each write is atomic.
- */
-export function trustDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(userStateDir(env), 'trust');
-}
+export { trustDir, trustRecordPath } from './trustRecordPath';
 
 /** The real path of a workspace folder (symlinks resolved), the key of its trust record. */
 export async function trustKey(folder: string): Promise<string> {
   return realpath(folder).catch(() => path.resolve(folder));
-}
-
-/** The trust record file of `folder` (its real path). */
-export function trustRecordPath(realFolder: string, env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(trustDir(env), `${createHash('sha256').update(realFolder).digest('hex').slice(0, 32)}.json`);
 }
 
 const recordSchema = z.object({

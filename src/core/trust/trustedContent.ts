@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { REDACTED, redactArg } from './redact';
+import { raisedReadLimits } from './readLimitsTrust';
 
 /**
  * Workspace configuration that names programs to run, and its canonical form (the rule follows direnv's `direnv allow` and mise's `mise trust`: repository-local configuration that
@@ -28,7 +29,7 @@ export interface TrustedField {
 
 /**
  * The trusted fields: adding a field that names programs, or one whose change weakens a safety guarantee, is one
- * line here. Fields not listed (model, caps, timing, readLimits …) change freely: they change how long or how much,
+ * line here. Fields not listed (model, caps, timing …) change freely: they change how long or how much,
  * never whether a claim is checked or a process is contained. `notify` is listed by key before its schema exists (another change adds it): whatever the file holds
  * under that key is trusted content.
  */
@@ -62,6 +63,11 @@ export const TRUSTED_FIELDS: readonly TrustedField[] = [
     runs: "the replacement commands the guard substitutes for the agent's",
   },
   { file: '.ralph/command-policy', key: 'wrap', runs: "the agent commands the gate runner runs under a gate's label" },
+  {
+    file: '.ralph/config.json',
+    key: 'readLimits',
+    runs: 'a bound on input raised above its default (jsonMb 64, textMb 16): only the raised fields; lowering is free',
+  },
 ];
 
 /** One trusted value found in the workspace: `value` is plain JSON (strings for policy rows). */
@@ -92,7 +98,7 @@ export function trustedContent(inputs: TrustInputs): TrustedEntry[] {
       : {};
   for (const f of TRUSTED_FIELDS) {
     if (f.file === '.ralph/config.json') {
-      const v = config[f.key];
+      const v = f.key === 'readLimits' ? raisedReadLimits(config[f.key]) : config[f.key];
       if (v !== undefined) out.push({ file: f.file, key: f.key, value: v });
       continue;
     }

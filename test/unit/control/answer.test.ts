@@ -56,6 +56,17 @@ describe('ralph answer (answerQuestion)', () => {
     assert.equal(fs.readFileSync(r.file, 'utf8'), 'SQLite\n');
   });
 
+  it('refuses an answer over 1 MiB or holding a NUL byte, and writes nothing', async () => {
+    run([ask('q1', 'US-001')]);
+    const file = path.join(t.dir, '.ralph', 'runs', RUN, 'answers', 'q1.md');
+    await assert.rejects(answerQuestion(t.dir, 'x'.repeat(1024 * 1024 + 1), { probe }), /more than the 1 MiB/);
+    await assert.rejects(answerQuestion(t.dir, 'é'.repeat(600 * 1024), { probe }), /more than the 1 MiB/);
+    await assert.rejects(answerQuestion(t.dir, 'ok\0\x89PNG', { probe }), /NUL byte/);
+    assert.equal(fs.existsSync(file), false);
+    const r = await answerQuestion(t.dir, 'y'.repeat(1024 * 1024 - 1), { probe });
+    assert.equal(fs.statSync(r.file).size, 1024 * 1024, 'exactly 1 MiB with its newline is written');
+  });
+
   it('needs --item when several items wait, and names them', async () => {
     run([ask('q1', 'US-001'), ask('q2', 'US-002')]);
     await assert.rejects(

@@ -7,7 +7,7 @@ describe('control: terminal text', () => {
     ['retitling the window (OSC 0)', 'Fix\x1b]0;pwned\x07 bug', 'Fix\\x1b]0;pwned\\x07 bug'],
     ['a carriage return overwriting a line', 'x\rAll 3 stories passed', 'x\\rAll 3 stories passed'],
     ['clearing the screen (CSI)', '\x1b[2J\x1b[H', '\\x1b[2J\\x1b[H'],
-    ['a C1 CSI and DEL', 'a\u009b2Jb\u007f', 'a\\u009b2Jb\\x7f'],
+    ['a C1 CSI and DEL', 'a\u009b2Jb\u007f', 'a\\u009b2Jb\\u007f'],
     ['line feeds, tabs and non-ASCII text stay', 'Café\tdone\n', 'Café\tdone\n'],
     ['backspace and NUL', 'a\bb\0', 'a\\x08b\\x00'],
   ];

@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../../support/repoRoot';
 import { activate } from '../../../src/extension/extension';
+import { visibleText } from '../../../src/protocol/visibleText';
 
 const F = '/ws';
 
@@ -265,12 +266,34 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     assert.equal(label(tree, `${F}#flow-next/task/fn-1.1`).tooltip, undefined);
     assert.match(tip('quantum'), /quantum-loop project/);
     assert.match(tip('flow-next/task/fn-1.1'), /from `\.flow\/tasks\/fn-1\.1\.json` \(`status`\)/);
-    assert.match(tip('flow-next/task/fn-1.1'), /Dependents: fn-1\.2 \(in_progress\), fn-1\.3 \(blocked\)/);
-    assert.match(tip('flow-next/task/fn-1.1'), /completed 2026-12-01T10:00:00Z/);
-    assert.match(tip('flow-next/task/fn-1.3'), /Depends on: fn-1\.1 \(done\)/);
+    assert.match(tip('flow-next/task/fn-1.1'), /Dependents: fn\\-1\\\.2 \(in\\_progress\), fn\\-1\\\.3 \(blocked\)/);
+    assert.match(tip('flow-next/task/fn-1.1'), /completed 2026\\-12\\-01T10&#58;00&#58;00Z/);
+    assert.match(tip('flow-next/task/fn-1.3'), /Depends on: fn\\-1\\\.1 \(done\)/);
     assert.match(tip('flow-next/task/fn-1.3'), /Last failure: needs a key/);
     assert.match(tip('quantum/story/US-3'), /`quantum\.json` \(`stories\[\]\.status`\)/);
     assert.match(tip('checklist/checkbox/RALPH_TASK.md:4'), /`RALPH_TASK\.md` line 4/);
+  });
+
+  it('shows repository text plainly: hidden characters marked in labels and tooltips, no link, no icon', () => {
+    const evil =
+      'Evil\x1b]0;PWNED\x07 ev\u202eil-bidi ad\u200bmin see https://evil.example/x?a=1 www.evil.com a@b.co $(alert) **b** [l](http://x)';
+    const p = plan();
+    p.items = p.items.map((i) =>
+      i.id === 'US-3' ? { ...i, title: evil, reason: evil, dependsOn: [`US\u202e1`], assignee: evil } : i,
+    );
+    const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(p)));
+    const id = `${F}#quantum/story/US-3`;
+    const it = label(tree, id);
+    const shown = visibleText(evil, { singleLine: true });
+    assert.equal(it.label, `US-3 ${shown}`);
+    const tip = String((tree.resolveTreeItem(it, tree.node(id)!).tooltip as vscode.MarkdownString).value);
+    assert.equal(visibleText(tip), tip, 'no hidden character in the tooltip');
+    for (const trigger of ['://', 'www.', '@', '$(', '**b**', '[l]', '\u202e1'])
+      assert.ok(!tip.replace(/\\u202e/g, '').includes(trigger), `${trigger} in ${tip}`);
+    // What markdown shows: backslash escapes and character references resolved, the title exactly (escaped).
+    const rendered = tip.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))).replace(/\\(.)/g, '$1');
+    assert.ok(rendered.includes(`**US-3** ${visibleText(evil)}`), rendered);
+    assert.ok(rendered.includes(`Last failure: ${visibleText(evil)}`), rendered);
   });
 
   it('shows an item a run waits on as waiting, with Answer Question… and the run id', () => {
@@ -525,8 +548,8 @@ describe("the plan tree's incremental rebuild (rows reused, diffed by fields)", 
       String(
         (tree.resolveTreeItem(tree.getTreeItem(tree.node(id)!), tree.node(id)!).tooltip as vscode.MarkdownString).value,
       );
-    assert.match(tip(`${F}#quantum/story/US-1`), /Dependents: US-2 \(failed\), US-3 \(failed\)/);
-    assert.match(tip(`${F}#quantum/story/US-4`), /Depends on: US-2 \(failed\)/);
+    assert.match(tip(`${F}#quantum/story/US-1`), /Dependents: US\\-2 \(failed\), US\\-3 \(failed\)/);
+    assert.match(tip(`${F}#quantum/story/US-4`), /Depends on: US\\-2 \(failed\)/);
   });
 
   it('fires a row whose only change is in its tooltip (a timestamp), and the parent (with its subtree) of an item that went', () => {

@@ -27,6 +27,7 @@ describe('the trusted content of a workspace', () => {
         '.ralph/command-policy gates',
         '.ralph/command-policy rewrite',
         '.ralph/command-policy wrap',
+        '.ralph/config.json readLimits',
       ],
     );
   });
