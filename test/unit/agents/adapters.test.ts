@@ -416,11 +416,11 @@ describe('adapter registry', () => {
     );
   });
 
-  it('detects nothing in a codex stream', () => {
+  it('detects nothing in a stream of an agent it has no adapter for', () => {
     assert.equal(
       detectAgent([
-        { type: 'thread.started', thread_id: 'x' },
-        { type: 'turn.completed', usage: {} },
+        { event: 'session_start', agent: 'x' },
+        { event: 'session_end', ok: true },
       ]),
       null,
     );
