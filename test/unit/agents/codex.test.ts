@@ -138,6 +138,15 @@ describe('codex adapter: recorded streams of the real CLI (test/fixtures/streams
     assert.equal(summary.sessionId, init.sessionId);
   });
 
+  it('completion only from its own final message: the tag in the prompt, a command, its output and reasoning is no claim', () => {
+    const { events, summary } = replayRecorded(codexAdapter, 'marker-outside-final-message.jsonl');
+    const tag = '<promise>COMPLETE</promise>';
+    const carriers = events.filter((e) => JSON.stringify(e).includes(tag)).map((e) => e.type);
+    assert.deepEqual([...new Set(carriers)].sort(), ['thinking', 'toolResult', 'toolUse']);
+    assert.deepEqual(summary.signals, []);
+    assert.equal(summary.outcome.kind, 'success');
+  });
+
   it('the same stream in 7-byte chunks gives the same events', () => {
     const whole = replayRecorded(codexAdapter, 'tool-shell-success.jsonl').events;
     const chunked = replayRecorded(codexAdapter, 'tool-shell-success.jsonl', 7).events;
