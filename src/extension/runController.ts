@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/startRun';
 import type { EngineEvent } from '../core/loop/events';
 import { ralphFile } from '../core/model/ralphPaths';
+import type { AgentName } from '../core/model/agentNames';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
 import { ensureContentTrusted, vscodeTrustUi, type TrustUi } from './contentTrust';
@@ -18,8 +19,8 @@ export interface StartArgs {
   folder?: string;
   /** `flow` | `quantum` | `checklist` | a checklist path; default a quick pick when there are several. */
   source?: string;
-  /** `claude` | `cursor-agent`; default a quick pick when several agent CLIs are on PATH and none is configured. */
-  agent?: 'claude' | 'cursor-agent';
+  /** An agent name (`claude`, `codex`, …, `cursor-agent`); default a quick pick when several agent CLIs are on PATH and none is configured. */
+  agent?: AgentName;
   /** Run without gates. */
   noGates?: boolean;
   /** Begin with this task, story or box (`ralph run --item`; the tree's **Start Here**); with it, `source` defaults to the item's. */

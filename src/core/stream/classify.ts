@@ -49,6 +49,8 @@ const TRANSIENT_TEXT = [
   /internal server error|bad gateway|service unavailable|gateway time-?out|server busy/i,
   /\b(?:ECONNRESET|ETIMEDOUT|ENOTFOUND|ECONNREFUSED|EPIPE|EAI_AGAIN)\b|socket hang up|connection (?:refused|reset|closed|failed|error)|network error|closed unexpectedly/i,
   /request timed out|timed out waiting/i,
+  // Codex's text for an HTTP 5xx from its provider (0.171).
+  /experiencing high demand/i,
 ];
 const FATAL_TEXT = [
   /invalid (?:x-)?api[ -]?key/i,

@@ -86,7 +86,7 @@ describe('cli: ralph session inspect', () => {
   });
 
   it('a stream of an unknown kind is summarised as unknown, not an error', () => {
-    const r = runCli(ws, ['session', 'inspect', '--json', streamFixture('other', 'codex-exec-json.jsonl')]);
+    const r = runCli(ws, ['session', 'inspect', '--json', streamFixture('other', 'unknown-agent.jsonl')]);
     assert.equal(r.code, 0);
     assert.equal((r.json() as { agent: string }).agent, 'unknown');
   });

@@ -43,8 +43,15 @@ describe('session inspect on the recorded and hand-written streams', () => {
       assert.equal(s.outcome.kind, 'success');
     });
 
-    it('a codex stream is summarised as unknown, every line unknown', async () => {
-      const s = await inspectFile(streamFixture('other', 'codex-exec-json.jsonl'));
+    it('a codex stream is recognised as codex, its shell call mapped and its turn a success', async () => {
+      const s = await inspectFile(streamFixture('codex', 'hand-written', 'exec-json-0.66.jsonl'));
+      assert.equal(s.agent, 'codex');
+      assert.deepEqual(s.toolUses, { shell: 1 });
+      assert.equal(s.outcome.kind, 'success');
+    });
+
+    it('a stream of an agent no adapter knows is summarised as unknown, every line unknown', async () => {
+      const s = await inspectFile(streamFixture('other', 'unknown-agent.jsonl'));
       assert.equal(s.agent, 'unknown');
       assert.equal(s.events.unknown, s.lines);
     });

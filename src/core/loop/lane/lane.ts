@@ -3,7 +3,9 @@ import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentAdapter } from '../../agents/adapter';
 import { which } from '../../agents/discover';
+import { type GuardGap, guardGaps, guardGapWarning, guardRefusal } from '../../agents/guardSupport';
 import { agentBinary, getAdapter } from '../../agents/registry';
+import { loadCommandPolicy } from '../../gates/commandPolicy';
 import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { honourStop, ralphRunDir, type SentinelCheck } from '../../control/sentinels';
@@ -136,6 +138,8 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
   private agentBinary: string | null = null;
+  /** Rows of the command policy the run's agent does not enforce (a best-effort run lists them at its start). */
+  private guardGapsOfRun: GuardGap[] = [];
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
   /**
@@ -253,6 +257,11 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
         `The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`,
       );
     }
+    // What the chosen agent cannot enforce of the command policy (agents/guardSupport.ts): refused, or listed.
+    const gaps = guardGaps(adapter.name, (await loadCommandPolicy(this.folder))?.policy);
+    if (gaps.length && this.o.config.guard !== 'best-effort')
+      throw new EngineRefusal(guardRefusal(adapter.name, '.ralph/command-policy', gaps));
+    this.guardGapsOfRun = gaps;
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
@@ -374,6 +383,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       maxCostUsd: maxCost,
       pid: process.pid,
     });
+    for (const g of this.guardGapsOfRun) this.emitEvent({ type: 'warning', message: guardGapWarning(adapter.name, g) });
     await this.reportProgress(source);
 
     this.runState = initialRunState(
