@@ -3,8 +3,8 @@
 #   - Debian packages: chromium (e2e and integration host page), libkrb5-dev (kerberos addon), ripgrep (VS Code search)
 #   - VS Code 1.100.3's server from the npm package code-server@4.100.3, with its native addons built for Node 20
 #   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
-#   - the other agent CLIs at pinned versions from npm, each in its own folder of the git-ignored .agent-clis/
-#     (Codex, opencode, Qwen Code, Gemini CLI, Copilot CLI: not devDependencies, so `npm ci` stays as fast)
+#   - the other agent CLIs the tests drive, at pinned versions from npm, each in its own folder of the git-ignored
+#     .agent-clis/ (Codex today: not devDependencies, so `npm ci` stays as fast)
 # Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
 # stamp files. --agents-only (alias --claude-only): only the agent CLIs (the component, stress and corpus tiers need
 # nothing else).
@@ -31,11 +31,9 @@ place_claude() {
 # The other agent CLIs: name, npm package@version, binary name. Bump a pin here (and in docs/agents.md).
 agent_clis=(
   "codex @openai/codex@0.171.0 codex"
-  "opencode opencode-ai@1.18.33 opencode"
-  "qwen @qwen-code/qwen-code@0.24.4 qwen"
-  "gemini @google/gemini-cli@0.61.0 gemini"
-  "copilot @github/copilot@1.0.102 copilot"
 )
+# An agent's row comes with its adapter and tests (pins verified here: opencode-ai@1.18.33, @qwen-code/qwen-code@0.24.4,
+# @google/gemini-cli@0.61.0, @github/copilot@1.0.102).
 place_agent_clis() {
   local clis="$root/.agent-clis" name spec bin dir stamp
   mkdir -p "$clis"
