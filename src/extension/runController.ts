@@ -326,7 +326,7 @@ export const NO_GATES_ACTIONS = ['Open Settings', 'Open config.json', 'Start Wit
  * with an example gate when missing, never overwritten) or a start without gates (the same Start, `noGates`).
  */
 export async function offerGates(folder: string, args: StartArgs): Promise<void> {
-  const choice = await vscode.window.showErrorMessage(
+  const choice = await notify.showErrorMessage(
     `Ralph: no gates configured in ${path.basename(folder)}: nothing would check the agent's work before a task counts as done. Name a gate command (e.g. npm test), or start without gates.`,
     ...NO_GATES_ACTIONS,
   );

@@ -29,7 +29,7 @@ const samples: { file: string; zod: z.ZodType; docs: { name: string; doc: unknow
       { name: 'the defaults written out', doc: defaultConfig(), ok: true },
       { name: 'an unknown key (kept)', doc: { fromANewerBuild: 1 }, ok: true },
       { name: 'gates', doc: { gates: { basic: 'npm test', final: 'npm run check' } }, ok: true },
-      { name: 'an agent Ralph does not drive', doc: { agent: 'codex' }, ok: false },
+      { name: 'an agent Ralph does not drive', doc: { agent: 'aider' }, ok: false },
       { name: 'maxIterations 0', doc: { maxIterations: 0 }, ok: false },
       { name: 'a fractional iteration count', doc: { maxIterations: 2.5 }, ok: false },
       { name: 'a cost cap as a string', doc: { maxCostUsd: '5' }, ok: false },
