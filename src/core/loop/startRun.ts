@@ -16,6 +16,8 @@ export interface StartedRun {
   runId: string;
   events: EventEmitter<RunEvents>;
   result: Promise<RunResult>;
+  /** The lane of a sequential run once it is made (undefined for a parallel run): what a test reaches into. */
+  lane?: Lane;
 }
 
 /**
@@ -28,14 +30,16 @@ export function startRun(o: EngineOptions): StartedRun {
   const runId = o.runId ?? newRunId();
   const events = new EventEmitter<RunEvents>();
   const emit = (e: EngineEvent, lane?: number) => events.emit('event', e, lane);
-  const result = Promise.resolve().then(() => {
+  const started: StartedRun = { runId, events, result: Promise.resolve(null as unknown as RunResult) };
+  started.result = Promise.resolve().then(() => {
     if (!o.lane && (o.parallel ?? o.config.parallel) && parallelApplies(path.resolve(o.folder), o))
       return runParallel(o, runId, emit);
     const lane = new Lane({ ...o, runId });
+    started.lane = lane;
     lane.on('event', (e) => emit(e));
     return lane.run();
   });
-  return { runId, events, result };
+  return started;
 }
 
 /**
@@ -44,6 +48,8 @@ export function startRun(o: EngineOptions): StartedRun {
  */
 export class LoopEngine extends EventEmitter<RunEvents> {
   readonly runId: string;
+  /** The run once started ({@link startRun}). */
+  started: StartedRun | null = null;
 
   constructor(private readonly o: EngineOptions) {
     super();
@@ -53,6 +59,7 @@ export class LoopEngine extends EventEmitter<RunEvents> {
   /** Starts the run and resolves with its result; rejects with an `EngineRefusal` when it cannot start. */
   run(): Promise<RunResult> {
     const started = startRun({ ...this.o, runId: this.runId });
+    this.started = started;
     started.events.on('event', (e, lane) => this.emit('event', e, lane));
     return started.result;
   }

@@ -1,8 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { guardSocketPath } from '../../../src/core/gates/guardServer';
-import { ralphRunDir } from '../../../src/core/control/sentinels';
+import type { GuardServer } from '../../../src/core/gates/guardServer';
 import type { LoopEngine } from '../../../src/core/loop/startRun';
 import { bash, say, toolResults, write } from '../../support/modelServer';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
@@ -119,9 +118,9 @@ describe('guard: with the real claude CLI (issue 17)', function () {
     process.env.XDG_STATE_HOME = path.join(ws.root, 'state');
     const run = await runEngine(ws, [bash('touch should-not-exist', { delayMs: 500 }), say('done for now')], {
       config: { maxIterations: 1 },
-      // The server's socket goes away under the running agent: the hook must deny, not allow.
       onEvent: (e, engine: LoopEngine) => {
-        if (e.type === 'agentStarted') fs.rmSync(guardSocketPath(ralphRunDir(ws.root, engine.runId)), { force: true });
+        const lane = engine.started?.lane as unknown as { guard: GuardServer } | undefined;
+        if (e.type === 'agentStarted') void lane?.guard.close();
       },
     });
     assert.equal(fs.existsSync(ws.file('should-not-exist')), false, 'the call was blocked');
