@@ -231,7 +231,7 @@ async function startFromWorkbench(
       const text = (await gauge.count()) ? (await gauge.innerText().catch(() => '')).trim() : '';
       const shows = await dashboardShows(page);
       const ok =
-        /\d+k\/\d+k/.test(text) &&
+        /\d+(?:\.\d+)?k\/\d+(?:\.\d+)?[kM]/.test(text) &&
         (fs.readFileSync(task, 'utf8').match(/\[x\]/g) ?? []).length >= 1 &&
         /^[1-9]\d*\/\d+ done$/.test(shows.progress) &&
         shows.points >= 2 &&
