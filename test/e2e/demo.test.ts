@@ -99,7 +99,7 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       // Taken with the dashboard open on the run: a task done, the token chart drawn, a gate row; the gauge counting.
       assert.match(
         out,
-        /demo: screenshot written to \S+ \(tree, gauge \d+k\/\d+k[^,]*, dashboard: [1-9]\/3 done, ([2-9]|\d\d+) chart points, [1-9]\d* gate row\(s\)\)/,
+        /demo: screenshot written to \S+ \(tree, gauge \d+(?:\.\d+)?k\/\d+(?:\.\d+)?[kM][^,]*, dashboard: [1-9]\/3 done, ([2-9]|\d\d+) chart points, [1-9]\d* gate row\(s\)\)/,
       );
     } finally {
       if (demo.exitCode === null) demo.kill('SIGINT');
