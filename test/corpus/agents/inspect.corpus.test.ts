@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
+import { AGENT_NAMES } from '../../../src/core/model/agentNames';
 import { corpusFiles, describeCorpus } from '../../support/corpus';
 import { describeRecordedClaudeStreams, inspectFile } from '../../support/inspectChecks';
 
@@ -8,7 +9,7 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
   for (const file of corpusFiles(dir)) {
     it(`summarises ${path.relative(dir, file)} without an exception`, async () => {
       const s = await inspectFile(file);
-      assert.ok(['claude', 'cursor-agent', 'unknown'].includes(s.agent));
+      assert.ok([...AGENT_NAMES, 'unknown'].includes(s.agent), s.agent);
       assert.ok(s.outcome.kind);
     });
   }
@@ -72,15 +73,27 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
       assert.equal(s.outcome.kind, 'success');
     });
 
-    it('codex and gemini streams are summarised as unknown', async () => {
-      for (const f of [
-        'codex/01-exec-json-ping.codex-cli-0.66.0.jsonl',
-        'gemini/01-stream-json-shell-tool.gemini-0.19.3.jsonl',
-      ]) {
-        const s = await inspectFile(path.join(dir, f));
-        assert.equal(s.agent, 'unknown', f);
-        assert.equal(s.events.unknown, s.lines, f);
+    it('codex 0.66 exec --json streams: init, text, usage and the turn result, nothing unknown', async () => {
+      const expected: Record<string, { tokens: [number, number, number]; toolUses: Record<string, number> }> = {
+        '01-exec-json-ping.codex-cli-0.66.0.jsonl': { tokens: [451, 7, 3072], toolUses: {} },
+        '02-exec-json-reasoning-message.jsonl': { tokens: [7499, 111, 0], toolUses: {} },
+        '03-docs-sample-command-execution.jsonl': { tokens: [315, 122, 24448], toolUses: { shell: 1 } },
+      };
+      for (const [name, x] of Object.entries(expected)) {
+        const s = await inspectFile(path.join(dir, 'codex', name));
+        assert.equal(s.agent, 'codex', name);
+        assert.equal(s.events.unknown, 0, name);
+        assert.equal(s.events.result, 1, name);
+        assert.equal(s.outcome.kind, 'success', name);
+        assert.deepEqual([s.tokens.input, s.tokens.output, s.tokens.cacheRead], x.tokens, name);
+        assert.deepEqual(s.toolUses, x.toolUses, name);
       }
+    });
+
+    it('a gemini stream is summarised as unknown', async () => {
+      const s = await inspectFile(path.join(dir, 'gemini/01-stream-json-shell-tool.gemini-0.19.3.jsonl'));
+      assert.equal(s.agent, 'unknown');
+      assert.equal(s.events.unknown, s.lines);
     });
   });
 });
