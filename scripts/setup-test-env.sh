@@ -3,16 +3,19 @@
 #   - Debian packages: chromium (e2e and integration host page), libkrb5-dev (kerberos addon), ripgrep (VS Code search)
 #   - VS Code 1.100.3's server from the npm package code-server@4.100.3, with its native addons built for Node 20
 #   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
+#   - the other agent CLIs at pinned versions from npm, each in its own folder of the git-ignored .agent-clis/
+#     (Codex, opencode, Qwen Code, Gemini CLI, Copilot CLI: not devDependencies, so `npm ci` stays as fast)
 # Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
-# stamp files. --claude-only: only the Claude Code CLI (the component, stress and corpus tiers need nothing else).
+# stamp files. --agents-only (alias --claude-only): only the agent CLIs (the component, stress and corpus tiers need
+# nothing else).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="$root/.vscode-test"
 cs_version="4.100.3"
 mkdir -p "$cache"
 log() { printf '[setup] %s\n' "$*"; }
-only_claude=0
-[ "${1:-}" = "--claude-only" ] && only_claude=1
+only_agents=0
+case "${1:-}" in --agents-only | --claude-only) only_agents=1 ;; esac
 
 place_claude() {
   # The Claude Code CLI: put the native binary in place of bin/claude.exe (its blocked postinstall).
@@ -24,7 +27,36 @@ place_claude() {
   fi
   log "claude $("$root/node_modules/.bin/claude" --version)"
 }
-if [ "$only_claude" = 1 ]; then place_claude; exit 0; fi
+
+# The other agent CLIs: name, npm package@version, binary name. Bump a pin here (and in docs/agents.md).
+agent_clis=(
+  "codex @openai/codex@0.171.0 codex"
+  "opencode opencode-ai@1.18.33 opencode"
+  "qwen @qwen-code/qwen-code@0.24.4 qwen"
+  "gemini @google/gemini-cli@0.61.0 gemini"
+  "copilot @github/copilot@1.0.102 copilot"
+)
+place_agent_clis() {
+  local clis="$root/.agent-clis" name spec bin dir stamp
+  mkdir -p "$clis"
+  for row in "${agent_clis[@]}"; do
+    read -r name spec bin <<<"$row"
+    dir="$clis/$name"
+    stamp="$dir/.ready-${spec##*@}"
+    if [ ! -f "$stamp" ] || [ ! -x "$dir/node_modules/.bin/$bin" ]; then
+      log "installing $spec into $dir"
+      rm -rf "$dir" && mkdir -p "$dir"
+      echo '{"name":"ralph-agent-cli","private":true}' >"$dir/package.json"
+      # Install scripts run: opencode's postinstall links its binary into place, Gemini's build its native modules.
+      if ! (cd "$dir" && npm install --no-save --no-audit --no-fund --no-package-lock "$spec" >"$dir/npm.log" 2>&1); then
+        log "ERROR: installing $spec failed (see $dir/npm.log)"; exit 1
+      fi
+      touch "$stamp"
+    fi
+  done
+  log "agent CLIs ready in $clis ($(ls "$clis" | tr '\n' ' '))"
+}
+if [ "$only_agents" = 1 ]; then place_claude; place_agent_clis; exit 0; fi
 
 # 1. Debian packages.
 missing=()
@@ -42,8 +74,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# 2. The Claude Code CLI.
+# 2. The agent CLIs.
 place_claude
+place_agent_clis
 
 # 3. VS Code 1.100.3's server from code-server@4.100.3.
 srv="$cache/server"

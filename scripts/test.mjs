@@ -35,7 +35,7 @@ if (!process.env.RALPH_SKIP_SETUP) {
   // unit needs nothing; the plain-Node tiers need the Claude Code CLI; integration and e2e also the VS Code server and Chromium.
   const needsServer = selected.some((t) => t === 'integration' || t === 'e2e');
   const needsClaude = selected.some((t) => t !== 'unit');
-  const setupArgs = needsServer ? ['scripts/setup-test-env.sh'] : ['scripts/setup-test-env.sh', '--claude-only'];
+  const setupArgs = needsServer ? ['scripts/setup-test-env.sh'] : ['scripts/setup-test-env.sh', '--agents-only'];
   if (needsClaude && run('bash', setupArgs) !== 0) {
     console.error('set-up failed: see the messages above');
     process.exit(1);

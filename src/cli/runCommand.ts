@@ -10,7 +10,7 @@ import { redactEvent } from '../core/trust/redact';
 import { formatTrustRefusal, trustOverride } from '../core/trust/trustDecision';
 import { checkWorkspaceTrust } from '../core/trust/workspaceTrust';
 import { resolveFolder } from './folder';
-import { agentAdapters } from '../core/agents/registry';
+import { AGENT_NAMES } from '../core/model/agentNames';
 import type { RalphConfig } from '../core/model/config';
 
 interface RunOptions {
@@ -61,7 +61,7 @@ export function registerRunCommand(program: Command): void {
       '--item <id>',
       'begin with this task, story or box (`<file>:<line>`) when it is ready; otherwise say why and name the next ready one',
     )
-    .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices(Object.keys(agentAdapters)))
+    .addOption(new Option('--agent <agent>', 'agent CLI (default: config "agent")').choices([...AGENT_NAMES]))
     .option('--max-iterations <n>', 'stop after N iterations (default: config maxIterations, 25)', positiveInt)
     .option('--no-gates', 'run without verification gates (otherwise a run without gates is refused)')
     .option('--model <model>', 'model passed to the agent with --model')

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/engine';
 import type { EngineEvent } from '../core/loop/events';
+import type { AgentName } from '../core/model/agentNames';
 import { openActivityLog } from './activityLog';
 import { fileProblemOf, showFileProblem } from './fileProblems';
 import { ensureContentTrusted, vscodeTrustUi, type TrustUi } from './contentTrust';
@@ -16,8 +17,8 @@ export interface StartArgs {
   folder?: string;
   /** `flow` | `quantum` | `checklist` | a checklist path; default a quick pick when there are several. */
   source?: string;
-  /** `claude` | `cursor-agent`; default a quick pick when several agent CLIs are on PATH and none is configured. */
-  agent?: 'claude' | 'cursor-agent';
+  /** An agent name (`claude`, `codex`, …, `cursor-agent`); default a quick pick when several agent CLIs are on PATH and none is configured. */
+  agent?: AgentName;
   /** Run without gates. */
   noGates?: boolean;
   /** Begin with this task, story or box (`ralph run --item`; the tree's **Start Here**); with it, `source` defaults to the item's. */

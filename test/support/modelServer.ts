@@ -1,13 +1,20 @@
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { anthropicDialect } from './modelDialects/anthropic';
+import { chatCompletionsDialect } from './modelDialects/chatCompletions';
+import type { Dialect, DialectRequest, ScriptUsage, Turn } from './modelDialects/dialect';
+import { openaiResponsesDialect } from './modelDialects/openaiResponses';
+
+export type { ScriptUsage, ToolCall, Turn } from './modelDialects/dialect';
 
 /**
- * A scripted Anthropic Messages API server on 127.0.0.1, for driving the real Claude Code CLI (and later the
- * loop engine and the demo) with model replies decided by the test (real-vscode-and-claude.md §3).
- *
- * Point the CLI at it with `ANTHROPIC_BASE_URL=server.url`. Each agent request (`POST /v1/messages` whose body
- * has a `tools` array) takes the next turn of the script; requests without tools (side calls) get a short
- * text reply and take no turn. Every request is recorded, so tests can assert on prompts and tool results.
+ * A scripted model server on 127.0.0.1, for driving the real agent CLIs (and the loop engine and the demo) with model
+ * replies decided by the test (real-vscode-and-claude.md §3, more-agents.md). One script, several API dialects, each in
+ * its own module under modelDialects/: Anthropic's Messages API (Claude Code: `ANTHROPIC_BASE_URL=server.url`), OpenAI's
+ * Responses API (Codex: `server.url + '/v1'` as a custom provider's `base_url`) and Chat Completions (opencode, Qwen
+ * Code, Copilot BYOK: `server.url + '/v1'`). Each agent request takes the next turn of the script; side calls (titles,
+ * token counts) get a short text reply and take no turn. Every request is recorded, so tests can assert on prompts
+ * and tool results.
  *
  * ```ts
  * const server = await startModelServer([
@@ -17,47 +24,13 @@ import type { AddressInfo, Socket } from 'node:net';
  * ```
  */
 
-/** Usage figures the server reports for one reply (tokens). These are what the CLI reports back. */
-export interface ScriptUsage {
-  input?: number;
-  output?: number;
-  cacheRead?: number;
-  cacheCreation?: number;
-}
-
-export interface ToolCall {
-  name: string;
-  input: Record<string, unknown>;
-  /** Default `toolu_<n>`. */
-  id?: string;
-}
-
-interface TurnBase {
-  /** Wait before answering, ms. */
-  delayMs?: number;
-  /** Use this turn for this many requests (Infinity: every remaining request). Default 1. */
-  times?: number;
-}
-
-export type Turn =
-  | (TurnBase & { kind: 'text'; text: string; usage?: ScriptUsage })
-  | (TurnBase & { kind: 'toolUse'; calls: ToolCall[]; text?: string; usage?: ScriptUsage })
-  | (TurnBase & {
-      kind: 'httpError';
-      status: number;
-      message?: string;
-      errorType?: string;
-      headers?: Record<string, string>;
-    })
-  /** Starts the SSE reply (message_start and `text` so far), then destroys the connection. */
-  | (TurnBase & { kind: 'disconnect'; text?: string; usage?: ScriptUsage })
-  /** Starts the SSE reply, then never finishes it (until the server closes). */
-  | (TurnBase & { kind: 'hang'; usage?: ScriptUsage });
+/** The dialects the server speaks, tried in order (the first that serves a request answers it). */
+export const DIALECTS: Dialect[] = [anthropicDialect, openaiResponsesDialect, chatCompletionsDialect];
 
 type Opts = { usage?: ScriptUsage; delayMs?: number; times?: number };
 
 /** A text reply that ends the turn (`stop_reason: end_turn`). */
-export const say = (text: string, o: Opts = {}): Turn => ({ kind: 'text', text, ...o });
+export const say = (text: string, o: Opts & { reasoning?: string } = {}): Turn => ({ kind: 'text', text, ...o });
 /** A reply calling one tool (`stop_reason: tool_use`). */
 export const toolUse = (
   name: string,
@@ -66,6 +39,8 @@ export const toolUse = (
 ): Turn => ({ kind: 'toolUse', calls: [{ name, input, ...(o.id ? { id: o.id } : {}) }], ...o });
 export const bash = (command: string, o: Opts & { text?: string } = {}): Turn =>
   toolUse('Bash', { command, description: 'run a command' }, o);
+/** A reply calling the agent's own shell tool, whichever the request offers (`Bash`, `exec_command`, `bash`, `run_shell_command`, …). */
+export const shell = (command: string, o: Opts & { text?: string } = {}): Turn => toolUse('$shell', { command }, o);
 export const write = (filePath: string, content: string, o: Opts & { text?: string } = {}): Turn =>
   toolUse('Write', { file_path: filePath, content }, o);
 export const edit = (filePath: string, oldString: string, newString: string, o: Opts & { text?: string } = {}): Turn =>
@@ -75,7 +50,14 @@ export const read = (filePath: string, o: Opts & { text?: string } = {}): Turn =
 /** An HTTP error with an Anthropic error body (429 rate_limit_error, 529 overloaded_error, 401 authentication_error, …). */
 export const httpError = (
   status: number,
-  o: { message?: string; times?: number; delayMs?: number; headers?: Record<string, string> } = {},
+  o: {
+    message?: string;
+    errorType?: string;
+    times?: number;
+    delayMs?: number;
+    headers?: Record<string, string>;
+    body?: unknown;
+  } = {},
 ): Turn => ({ kind: 'httpError', status, ...o });
 export const disconnect = (o: { text?: string; usage?: ScriptUsage; times?: number } = {}): Turn => ({
   kind: 'disconnect',
@@ -92,6 +74,8 @@ export interface RecordedRequest {
   body: unknown;
   /** Index of the script turn that answered, or null for side calls and other paths. */
   turn: number | null;
+  /** The dialect that answered (`anthropic`, `openai-responses`, `openai-chat`, …), or null for an unknown path. */
+  dialect: string | null;
   /** Time received, ms since the epoch. */
   at: number;
 }
@@ -99,6 +83,8 @@ export interface RecordedRequest {
 export interface ModelServer {
   /** `http://127.0.0.1:<port>`: the value of `ANTHROPIC_BASE_URL`. */
   readonly url: string;
+  /** `url + '/v1'`: the base URL of the OpenAI dialects (Codex's provider `base_url`, `OPENAI_BASE_URL`, …). */
+  readonly openaiUrl: string;
   readonly requests: RecordedRequest[];
   /** Agent requests only (those that took a script turn). */
   agentRequests(): RecordedRequest[];
@@ -109,36 +95,35 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
-const ERROR_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  500: 'api_error',
-  529: 'overloaded_error',
-};
-
-/** Text of every user message in a request body (prompts and text blocks; tool results excluded). */
+/**
+ * Text of every user message in a request body of any dialect (prompts and text parts; tool results excluded).
+ */
 export function userTexts(body: unknown): string[] {
-  const msgs = (body as { messages?: { role: string; content: unknown }[] })?.messages ?? [];
-  const out: string[] = [];
-  for (const m of msgs) {
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') out.push(m.content);
-    else if (Array.isArray(m.content))
-      for (const c of m.content) if (c?.type === 'text' && typeof c.text === 'string') out.push(c.text);
-  }
-  return out;
+  const b = body as { input?: unknown; contents?: unknown };
+  if (b && typeof b === 'object' && 'input' in b) return openaiResponsesDialect.userTexts(body);
+  const extra = DIALECTS.find(
+    (d) => d.name !== 'anthropic' && d.name !== 'openai-chat' && d.name !== 'openai-responses',
+  );
+  if (b && typeof b === 'object' && 'contents' in b && extra) return extra.userTexts(body);
+  return anthropicDialect.userTexts(body);
 }
 
-/** Every `tool_result` block in a request body. */
+/** Every `tool_result` block in an Anthropic request body. */
 export function toolResults(body: unknown): { tool_use_id: string; content: unknown; is_error?: boolean }[] {
   const msgs = (body as { messages?: { role: string; content: unknown }[] })?.messages ?? [];
   return msgs.flatMap((m) =>
     Array.isArray(m.content) ? m.content.filter((c: { type?: string }) => c?.type === 'tool_result') : [],
   );
+}
+
+/** Every tool result of a recorded request, in its dialect's terms (`id`, the output as text). */
+export function requestToolResults(rec: RecordedRequest): { id: string; content: string; isError?: boolean }[] {
+  return DIALECTS.find((d) => d.name === rec.dialect)?.toolResults(rec.body) ?? [];
+}
+
+/** Every user text of a recorded request, in its dialect's terms. */
+export function requestUserTexts(rec: RecordedRequest): string[] {
+  return DIALECTS.find((d) => d.name === rec.dialect)?.userTexts(rec.body) ?? [];
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -147,8 +132,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * The story a request is about: `Story <id>:` in its user text (the quantum prompt's task line), when `ids` has it.
  * Lanes of a parallel run (issue 19) each talk about their own story; null when none is named.
  */
-export function storyOfRequest(body: unknown, ids: readonly string[]): string | null {
-  for (const t of userTexts(body)) {
+export function storyOfRequest(body: unknown, ids: readonly string[], texts?: readonly string[]): string | null {
+  for (const t of texts ?? userTexts(body)) {
     for (const m of t.matchAll(/Story (\S+?):/g)) if (ids.includes(m[1]!)) return m[1]!;
   }
   return null;
@@ -169,17 +154,16 @@ export async function startModelServer(
   const waiters: { n: number; resolve: () => void }[] = [];
   let cursor = 0;
   let usedOfCursor = 0;
-  let messageSeq = 0;
-  let toolSeq = 0;
+  let seq = 0;
   let exhausted = 0;
   let agentCount = 0;
 
   const routed = Array.isArray(script)
     ? null
     : new Map(Object.entries(script).map(([id, turns]) => [id, { turns, cursor: 0, used: 0 }]));
-  const nextTurn = (body?: unknown): { turn: Turn; index: number } | null => {
+  const nextTurn = (body: unknown, texts: readonly string[]): { turn: Turn; index: number } | null => {
     if (routed) {
-      const id = storyOfRequest(body, [...routed.keys()]) ?? '*';
+      const id = storyOfRequest(body, [...routed.keys()], texts) ?? '*';
       const r = routed.get(id);
       if (!r) return null;
       while (r.cursor < r.turns.length) {
@@ -231,25 +215,28 @@ export async function startModelServer(
       headers: req.headers,
       body,
       turn: null,
+      dialect: null,
       at: Date.now(),
     };
     requests.push(rec);
-    const path = (req.url ?? '').split('?')[0];
-    if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-      json(res, 200, { input_tokens: 1 });
-      return;
-    }
-    if (req.method !== 'POST' || path !== '/v1/messages') {
+    const [path = '', query = ''] = (req.url ?? '').split('?');
+    const dreq: DialectRequest = { method: rec.method, path, query, body };
+    const dialect = DIALECTS.find((d) => d.serves(dreq));
+    if (!dialect) {
       json(res, 404, { type: 'error', error: { type: 'not_found_error', message: `no route ${req.method} ${path}` } });
       return;
     }
-    const b = (body ?? {}) as { tools?: unknown; model?: string; stream?: boolean };
-    const model = opts.model ?? b.model ?? 'claude-test';
-    if (!Array.isArray(b.tools)) {
-      sse(res, model, { kind: 'text', text: 'ok' });
+    rec.dialect = dialect.name;
+    const requested = (body as { model?: unknown })?.model;
+    const ctx = {
+      model: opts.model ?? (typeof requested === 'string' ? requested : 'test-model'),
+      seq: () => ++seq,
+    };
+    if (!dialect.isAgentRequest(dreq)) {
+      dialect.answerSide(dreq, res, ctx);
       return;
     }
-    const next = nextTurn(body);
+    const next = nextTurn(body, dialect.userTexts(body));
     agentCount++;
     for (const w of waiters.splice(0)) {
       if (agentCount >= w.n) w.resolve();
@@ -257,23 +244,22 @@ export async function startModelServer(
     }
     if (!next) {
       exhausted++;
-      sse(res, model, { kind: 'text', text: '(script exhausted)' });
+      dialect.answer(dreq, res, { kind: 'text', text: '(script exhausted)' }, ctx);
       return;
     }
     rec.turn = next.index;
     const turn = next.turn;
     if (turn.delayMs) await sleep(turn.delayMs);
     if (turn.kind === 'httpError') {
-      const type = ERROR_TYPES[turn.status] ?? (turn.status >= 500 ? 'api_error' : 'invalid_request_error');
       json(
         res,
         turn.status,
-        { type: 'error', error: { type, message: turn.message ?? `scripted HTTP ${turn.status}` } },
+        turn.body ?? dialect.errorBody(turn.status, turn.message ?? `scripted HTTP ${turn.status}`, turn.errorType),
         { 'request-id': `req_${rec.at}`, ...(turn.headers ?? {}) },
       );
       return;
     }
-    sse(res, model, turn);
+    dialect.answer(dreq, res, turn, ctx);
   }
 
   function json(res: http.ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
@@ -281,77 +267,19 @@ export async function startModelServer(
     res.end(JSON.stringify(value));
   }
 
-  function sse(res: http.ServerResponse, model: string, turn: Turn): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (event: string, data: Record<string, unknown>): void => {
-      res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-    };
-    const u = 'usage' in turn ? (turn.usage ?? {}) : {};
-    const id = `msg_${++messageSeq}`;
-    send('message_start', {
-      message: {
-        id,
-        type: 'message',
-        role: 'assistant',
-        model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: {
-          input_tokens: u.input ?? 100,
-          output_tokens: 1,
-          cache_creation_input_tokens: u.cacheCreation ?? 0,
-          cache_read_input_tokens: u.cacheRead ?? 0,
-        },
-      },
-    });
-    let index = 0;
-    const textBlock = (text: string): void => {
-      send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      send('content_block_delta', { index, delta: { type: 'text_delta', text } });
-      send('content_block_stop', { index });
-      index++;
-    };
-    if (turn.kind === 'hang') return;
-    if (turn.kind === 'disconnect') {
-      send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      send('content_block_delta', { index, delta: { type: 'text_delta', text: turn.text ?? 'partial' } });
-      res.socket?.destroy();
-      return;
-    }
-    let stop = 'end_turn';
-    if (turn.kind === 'text') textBlock(turn.text);
-    if (turn.kind === 'toolUse') {
-      if (turn.text) textBlock(turn.text);
-      for (const call of turn.calls) {
-        const json = JSON.stringify(call.input);
-        const half = Math.floor(json.length / 2);
-        send('content_block_start', {
-          index,
-          content_block: { type: 'tool_use', id: call.id ?? `toolu_${++toolSeq}`, name: call.name, input: {} },
-        });
-        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(0, half) } });
-        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(half) } });
-        send('content_block_stop', { index });
-        index++;
-      }
-      stop = 'tool_use';
-    }
-    send('message_delta', {
-      delta: { stop_reason: stop, stop_sequence: null },
-      usage: { output_tokens: u.output ?? 10 },
-    });
-    send('message_stop', {});
-    res.end();
-  }
+  const isAgent = (r: RecordedRequest): boolean => {
+    const [path = '', query = ''] = r.url.split('?');
+    const d = DIALECTS.find((x) => x.name === r.dialect);
+    return !!d && d.isAgentRequest({ method: r.method, path, query, body: r.body });
+  };
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
+    openaiUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    agentRequests: () =>
-      requests.filter((r) => r.turn !== null || (r.body as { tools?: unknown })?.tools !== undefined),
+    agentRequests: () => requests.filter((r) => r.turn !== null || isAgent(r)),
     waitForAgentRequests: (n) =>
       agentCount >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
     get exhausted() {

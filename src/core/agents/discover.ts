@@ -4,7 +4,7 @@ import * as path from 'node:path';
 
 /** An agent CLI found on PATH. */
 export interface DiscoveredAgent {
-  /** The agent's name as users type it: `claude`, `cursor-agent`, `agent` (cursor-agent's other name), `codex`. */
+  /** The agent's name as users type it: `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `cursor-agent`, `agent` (cursor-agent's other name). */
   name: string;
   /** Absolute path of the executable. */
   path: string;
@@ -15,7 +15,16 @@ export interface DiscoveredAgent {
 }
 
 /** Agent CLIs Ralph knows, in the order `ralph doctor` lists them. */
-export const KNOWN_AGENT_BINARIES = ['claude', 'cursor-agent', 'agent', 'codex'] as const;
+export const KNOWN_AGENT_BINARIES = [
+  'claude',
+  'codex',
+  'gemini',
+  'opencode',
+  'qwen',
+  'copilot',
+  'cursor-agent',
+  'agent',
+] as const;
 
 export interface DiscoverOptions {
   /** PATH to search; defaults to `process.env.PATH`. */

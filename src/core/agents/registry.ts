@@ -1,19 +1,31 @@
 import * as path from 'node:path';
+import { AGENT_NAMES } from '../model/agentNames';
 import type { RalphConfig } from '../model/config';
 import type { AgentAdapter } from './adapter';
 import { claudeAdapter } from './claude';
 import { cursorAgentAdapter } from './cursorAgent';
+import { pendingAdapter, pendingReason } from './pending';
+
+/** Agents named in the configuration's `agent` enum whose adapter is not written yet: they refuse to start. */
+const pending: readonly AgentAdapter[] = [
+  pendingAdapter('codex', 'codexPath', 'codex'),
+  pendingAdapter('gemini', 'geminiPath', 'gemini'),
+  pendingAdapter('opencode', 'opencodePath', 'opencode'),
+  pendingAdapter('qwen', 'qwenPath', 'qwen'),
+  pendingAdapter('copilot', 'copilotPath', 'copilot'),
+];
+const pendingNames = new Set(pending.map((a) => a.name));
 
 /**
- * Every agent adapter, keyed by agent name (the `agent` config value). Adding an agent = one adapter file
- * plus one entry here (and its name in the `agent` enum and its path key in model/config.ts, the leaf); nothing else
- * switches on agent names except the threshold table (thresholds.ts), whose fallback row covers agents it does not
- * list. The engine, doctor, the CLI and the run controller ask the functions below which binary an agent uses.
+ * Every agent adapter, keyed by agent name (the `agent` config value, model/config.ts `AGENT_NAMES`, in that order).
+ * Adding an agent = one adapter file plus one entry here (and its name in `AGENT_NAMES` and its path key in
+ * model/config.ts, the leaf); nothing else switches on agent names except the threshold table (thresholds.ts), whose
+ * fallback row covers agents it does not list, and the guard table (guardSupport.ts). The engine, doctor, the CLI and
+ * the run controller ask the functions below which binary an agent uses.
  */
-export const agentAdapters: Readonly<Record<string, AgentAdapter>> = {
-  [claudeAdapter.name]: claudeAdapter,
-  [cursorAgentAdapter.name]: cursorAgentAdapter,
-};
+export const agentAdapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(
+  AGENT_NAMES.map((name) => [name, [claudeAdapter, cursorAgentAdapter, ...pending].find((a) => a.name === name)!]),
+);
 
 /** Other names users type for an agent (`agent` is cursor-agent's second binary name). */
 const aliases: Readonly<Record<string, string>> = {
@@ -27,10 +39,15 @@ export function findAdapter(name: string): AgentAdapter | undefined {
   return agentAdapters[name] ?? agentAdapters[aliases[name] ?? ''];
 }
 
-/** The adapter for a name or alias; throws an Error naming the known agents otherwise. */
+/**
+ * The adapter for a name or alias, ready to run; throws an Error naming the known agents for an unknown name, and
+ * one saying so for an agent this build cannot drive yet.
+ */
 export function getAdapter(name: string): AgentAdapter {
   const a = findAdapter(name);
   if (!a) throw new Error(`unknown agent "${name}" (known: ${Object.keys(agentAdapters).join(', ')})`);
+  if (pendingNames.has(a.name) && agentAdapters[a.name] === pending.find((p) => p.name === a.name))
+    throw new Error(pendingReason(a.name));
   return a;
 }
 

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { AGENT_NAMES } from './agentNames';
+
+export { AGENT_NAMES, type AgentName } from './agentNames';
 
 /**
  * The schema of `.ralph/config.json`, the one configuration read by the CLI and the extension alike.
@@ -8,11 +11,26 @@ import { z } from 'zod';
  */
 const ralphConfigShape = {
   /** Agent CLI the loop drives. */
-  agent: z.enum(['claude', 'cursor-agent']).default('claude'),
+  agent: z.enum(AGENT_NAMES).default('claude'),
   /** Path or name (looked up on PATH) of the Claude Code CLI. Restricted in untrusted workspaces. */
   claudePath: z.string().min(1).default('claude'),
   /** Path or name of the cursor-agent CLI (also installed as `agent`). Restricted in untrusted workspaces. */
   cursorAgentPath: z.string().min(1).default('cursor-agent'),
+  /** Path or name of OpenAI's Codex CLI (`codex`). Restricted in untrusted workspaces. */
+  codexPath: z.string().min(1).default('codex'),
+  /** Path or name of Google's Gemini CLI (`gemini`). Restricted in untrusted workspaces. */
+  geminiPath: z.string().min(1).default('gemini'),
+  /** Path or name of the opencode CLI (`opencode`). Restricted in untrusted workspaces. */
+  opencodePath: z.string().min(1).default('opencode'),
+  /** Path or name of the Qwen Code CLI (`qwen`). Restricted in untrusted workspaces. */
+  qwenPath: z.string().min(1).default('qwen'),
+  /** Path or name of the GitHub Copilot CLI (`copilot`). Restricted in untrusted workspaces. */
+  copilotPath: z.string().min(1).default('copilot'),
+  /**
+   * `strict`: a run whose `.ralph/command-policy` has rows the chosen agent cannot enforce refuses to start, naming
+   * them; `best-effort`: it starts and lists each unenforced row in the run log's first lines (docs/agents.md).
+   */
+  guard: z.enum(['strict', 'best-effort']).default('strict'),
   /** Extra arguments appended to every agent invocation. Restricted in untrusted workspaces. */
   agentArgs: z.array(z.string()).default([]),
   /** Model name passed with `--model`; empty means the agent's default. */
@@ -152,6 +170,12 @@ export function defaultConfigLiteral(): RalphConfig {
     agent: 'claude',
     claudePath: 'claude',
     cursorAgentPath: 'cursor-agent',
+    codexPath: 'codex',
+    geminiPath: 'gemini',
+    opencodePath: 'opencode',
+    qwenPath: 'qwen',
+    copilotPath: 'copilot',
+    guard: 'strict',
     agentArgs: [],
     model: '',
     permissionMode: 'bypassPermissions',
@@ -188,6 +212,12 @@ export const configKeys = Object.keys(ralphConfigShape) as (keyof RalphConfig)[]
 export const restrictedConfigKeys: readonly (keyof RalphConfig)[] = [
   'claudePath',
   'cursorAgentPath',
+  'codexPath',
+  'geminiPath',
+  'opencodePath',
+  'qwenPath',
+  'copilotPath',
+  'guard',
   'agentArgs',
   'gates',
   'notify',

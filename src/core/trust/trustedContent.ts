@@ -43,6 +43,36 @@ export const TRUSTED_FIELDS: readonly TrustedField[] = [
     key: 'cursorAgentPath',
     runs: 'the cursor-agent CLI the loop starts (and `ralph doctor` asks for --version)',
   },
+  {
+    file: '.ralph/config.json',
+    key: 'codexPath',
+    runs: 'the Codex CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
+  {
+    file: '.ralph/config.json',
+    key: 'geminiPath',
+    runs: 'the Gemini CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
+  {
+    file: '.ralph/config.json',
+    key: 'opencodePath',
+    runs: 'the opencode CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
+  {
+    file: '.ralph/config.json',
+    key: 'qwenPath',
+    runs: 'the Qwen Code CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
+  {
+    file: '.ralph/config.json',
+    key: 'copilotPath',
+    runs: 'the Copilot CLI the loop starts (and `ralph doctor` asks for --version)',
+  },
+  {
+    file: '.ralph/config.json',
+    key: 'guard',
+    runs: 'whether a run starts with command-policy rows its agent cannot enforce ("best-effort" lets it)',
+  },
   { file: '.ralph/config.json', key: 'agentArgs', runs: 'extra arguments of every agent invocation' },
   { file: '.ralph/config.json', key: 'gates', runs: 'the gate commands (bash -c) that decide whether an item is done' },
   { file: '.ralph/config.json', key: 'notify', runs: 'the notification command' },

@@ -399,7 +399,7 @@ describe('adapter registry', () => {
   });
 
   it('names the known agents when asked for an unknown one', () => {
-    assert.throws(() => getAdapter('gpt-cli'), /known: claude, cursor-agent/);
+    assert.throws(() => getAdapter('gpt-cli'), /known: claude, codex, gemini, opencode, qwen, copilot, cursor-agent/);
   });
 
   it('detects claude from an init line with tools and a version', () => {
@@ -444,6 +444,11 @@ describe('agent registry: which binary each agent runs (each adapter owns its co
       configuredAgentBinaries(config, '/ws').map((b) => [b.adapter.name, b.binary]),
       [
         ['claude', '/ws/bin/claude'],
+        ['codex', 'codex'],
+        ['gemini', 'gemini'],
+        ['opencode', 'opencode'],
+        ['qwen', 'qwen'],
+        ['copilot', 'copilot'],
         ['cursor-agent', 'cursor-agent'],
       ],
     );

@@ -20,6 +20,12 @@ describe('the trusted content of a workspace', () => {
       [
         '.ralph/config.json claudePath',
         '.ralph/config.json cursorAgentPath',
+        '.ralph/config.json codexPath',
+        '.ralph/config.json geminiPath',
+        '.ralph/config.json opencodePath',
+        '.ralph/config.json qwenPath',
+        '.ralph/config.json copilotPath',
+        '.ralph/config.json guard',
         '.ralph/config.json agentArgs',
         '.ralph/config.json gates',
         '.ralph/config.json notify',
