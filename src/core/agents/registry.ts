@@ -3,16 +3,16 @@ import { AGENT_NAMES } from '../model/agentNames';
 import type { RalphConfig } from '../model/config';
 import type { AgentAdapter } from './adapter';
 import { claudeAdapter } from './claude';
+import { copilotAdapter } from './copilot';
 import { cursorAgentAdapter } from './cursorAgent';
+import { geminiAdapter } from './gemini';
 import { pendingAdapter, pendingReason } from './pending';
 
 /** Agents named in the configuration's `agent` enum whose adapter is not written yet: they refuse to start. */
 const pending: readonly AgentAdapter[] = [
   pendingAdapter('codex', 'codexPath', 'codex'),
-  pendingAdapter('gemini', 'geminiPath', 'gemini'),
   pendingAdapter('opencode', 'opencodePath', 'opencode'),
   pendingAdapter('qwen', 'qwenPath', 'qwen'),
-  pendingAdapter('copilot', 'copilotPath', 'copilot'),
 ];
 const pendingNames = new Set(pending.map((a) => a.name));
 
@@ -24,7 +24,10 @@ const pendingNames = new Set(pending.map((a) => a.name));
  * the run controller ask the functions below which binary an agent uses.
  */
 export const agentAdapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(
-  AGENT_NAMES.map((name) => [name, [claudeAdapter, cursorAgentAdapter, ...pending].find((a) => a.name === name)!]),
+  AGENT_NAMES.map((name) => [
+    name,
+    [claudeAdapter, geminiAdapter, copilotAdapter, cursorAgentAdapter, ...pending].find((a) => a.name === name)!,
+  ]),
 );
 
 /** Other names users type for an agent (`agent` is cursor-agent's second binary name). */

@@ -8,7 +8,7 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
   for (const file of corpusFiles(dir)) {
     it(`summarises ${path.relative(dir, file)} without an exception`, async () => {
       const s = await inspectFile(file);
-      assert.ok(['claude', 'cursor-agent', 'unknown'].includes(s.agent));
+      assert.ok(['claude', 'gemini', 'copilot', 'cursor-agent', 'unknown'].includes(s.agent));
       assert.ok(s.outcome.kind);
     });
   }
@@ -72,11 +72,17 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
       assert.equal(s.outcome.kind, 'success');
     });
 
-    it('codex and gemini streams are summarised as unknown', async () => {
-      for (const f of [
-        'codex/01-exec-json-ping.codex-cli-0.66.0.jsonl',
-        'gemini/01-stream-json-shell-tool.gemini-0.19.3.jsonl',
-      ]) {
+    it('gemini 01 (0.19.3): detected as gemini, one shell call, tokens from the result stats, success', async () => {
+      const s = await inspectFile(path.join(dir, 'gemini', '01-stream-json-shell-tool.gemini-0.19.3.jsonl'));
+      assert.equal(s.agent, 'gemini');
+      assert.deepEqual(s.toolUses, { run_shell_command: 1 });
+      // 0.19.3 had no `cached`/`input`: all 74 input tokens are uncached; total 128 − 74 counts as output (thinking).
+      assert.deepEqual(s.tokens, { input: 74, output: 54, cacheRead: 0, cacheCreation: 0 });
+      assert.equal(s.outcome.kind, 'success');
+    });
+
+    it('codex streams are summarised as unknown', async () => {
+      for (const f of ['codex/01-exec-json-ping.codex-cli-0.66.0.jsonl']) {
         const s = await inspectFile(path.join(dir, f));
         assert.equal(s.agent, 'unknown', f);
         assert.equal(s.events.unknown, s.lines, f);

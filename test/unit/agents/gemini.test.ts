@@ -20,6 +20,17 @@ const rec = (name: string): string => streamFixture('gemini', 'recorded', name);
 const inspect = (name: string): Promise<SessionSummary> =>
   inspectStream(fs.createReadStream(rec(name), { highWaterMark: 97 }), { adapter: geminiAdapter });
 
+/** The value of `key` on the first line of a recorded file whose `type` is `type`. */
+function field(name: string, type: string, key: string): string {
+  const line = fs
+    .readFileSync(rec(name), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.type === type);
+  return String(line?.[key]);
+}
+
 /** Every event of a stream text, decoded through the real line decoder and the adapter's mapper. */
 function events(text: string): AgentEvent[] {
   const out: AgentEvent[] = [];
@@ -78,7 +89,7 @@ describe('gemini adapter', () => {
       s.contextLast > 0 && s.contextLast < 3000,
       `context is the byte estimate, not the summed input: ${s.contextLast}`,
     );
-    assert.equal(s.sessionId, 'eab38c32-1af7-4189-932e-0e6d44cdd775');
+    assert.equal(s.sessionId, field('shell-success.jsonl', 'init', 'session_id'));
     assert.equal(s.model, 'gemini-2.5-flash');
     assert.equal(s.contextWindow, 1_048_576);
   });
@@ -119,15 +130,18 @@ describe('gemini adapter', () => {
   it('quota-429-terminal.jsonl: rate-limited, resetting at the result time plus the 3600 s retry delay', async () => {
     const s = await inspect('quota-429-terminal.jsonl');
     assert.equal(s.outcome.kind, 'rateLimited');
-    assert.equal(s.outcome.resetsAt, Date.parse('2026-12-05T23:05:10.452Z') + 3_600_000);
+    assert.equal(s.outcome.resetsAt, Date.parse(field('quota-429-terminal.jsonl', 'result', 'timestamp')) + 3_600_000);
     assert.equal(s.outcome.evidence, 'rate_limit_event');
   });
 
   it('quota-429-daily.jsonl: rate-limited until the next midnight Pacific', async () => {
     const s = await inspect('quota-429-daily.jsonl');
     assert.equal(s.outcome.kind, 'rateLimited');
-    // 23:05 UTC on 5 Dec is 15:05 PST (UTC−8): midnight PST is 08:00 UTC on 6 Dec.
-    assert.equal(s.outcome.resetsAt, Date.parse('2026-12-06T08:00:00.000Z'));
+    const at = Date.parse(field('quota-429-daily.jsonl', 'result', 'timestamp'));
+    // Midnight in Los Angeles is 07:00 or 08:00 UTC, within a day of the error.
+    const reset = new Date(s.outcome.resetsAt!);
+    assert.ok([7, 8].includes(reset.getUTCHours()) && reset.getUTCMinutes() === 0, reset.toISOString());
+    assert.ok(reset.getTime() > at && reset.getTime() <= at + 86_400_000);
   });
 
   it('http-500-max-attempts.jsonl: transient, HTTP 500 read from the quoted error body', async () => {
@@ -203,7 +217,12 @@ describe('gemini adapter', () => {
     );
   });
 
-  it('error texts: HTTP status, retry delay, quota reset', () => {
+  it('error texts: HTTP status, retry delay, quota reset (midnight Pacific, winter and summer)', () => {
+    // 23:05 UTC on 5 Dec is 15:05 PST (UTC−8): midnight PST is 08:00 UTC on 6 Dec.
+    assert.equal(
+      geminiQuotaResetsAt('exhausted your daily quota', Date.parse('2026-12-05T23:05:10.452Z')),
+      Date.parse('2026-12-06T08:00:00.000Z'),
+    );
     const table: [string, number | null][] = [
       ['[API Error: {"error":{"code":500,"message":"x","status":"INTERNAL"}}]', 500],
       ['[API Error: You have exhausted your daily quota on this model.]', 429],

@@ -2,7 +2,7 @@
 // the real CLIs installed by scripts/setup-test-env.sh (.agent-clis/<agent>/) run headless with the arguments of their
 // adapters (src/core/agents/gemini.ts, copilot.ts) against the scripted model server of the tests: the model's replies
 // are scripted, everything else (event shapes, tool execution, retries, errors, the result) is the CLI's own output.
-// Run with `node scripts/record-streams.mjs gemini` (or `copilot`); it rewrites the files and their README.md.
+// Run with `node scripts/record-streams.mjs gemini copilot` (or one of them); it rewrites the files and their README.md.
 // Temp paths, session ids and timestamps stay as the CLI wrote them, except that temp folders read /tmp/ralph-record.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -10,20 +10,23 @@ import * as path from 'node:path';
 import { copilotAdapter } from '../src/core/agents/copilot';
 import { geminiAdapter } from '../src/core/agents/gemini';
 import type { AgentAdapter } from '../src/core/agents/adapter';
-import { agentCli, scriptedAgentEnv, type ScriptedAgent } from '../test/support/scriptedAgentEnv';
+import { agentCliPath } from '../test/support/agentClis';
 import { streamFixture } from '../test/support/fixtures';
-import { geminiQuota, geminiShell, geminiWrite, startGeminiModelServer } from '../test/support/geminiModelServer';
+import { geminiQuota, geminiWrite } from '../test/support/modelDialects/gemini';
 import {
-  type ModelServer,
   type Turn,
   disconnect,
   hang,
   httpError,
   say,
+  shell,
   startModelServer,
   toolUse,
 } from '../test/support/modelServer';
+import { copilotModelEnv, geminiModelEnv, withoutProviderVars } from '../test/support/scriptedAgentEnv';
 import { makeTempDir } from '../test/support/tempFolder';
+
+type ScriptedAgent = 'gemini' | 'copilot';
 
 const PLACEHOLDER = '/tmp/ralph-record';
 
@@ -47,7 +50,7 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
       file: 'shell-success.jsonl',
       what: 'run_shell_command `echo hi > hi.txt && echo hi`, then a final message with the completion tag split over two chunks; usage 1000 then 2000 (+500 cached) input tokens',
       script: [
-        geminiShell('echo hi > hi.txt && echo hi', { usage: { input: 1000 } }),
+        shell('echo hi > hi.txt && echo hi', { usage: { input: 1000 } }),
         say(complete, { usage: { input: 2000, cacheRead: 500 } }),
       ],
     },
@@ -57,7 +60,7 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
       noModel: true,
       script: [
         geminiWrite('notes.txt', 'one\ntwo\n', { usage: { input: 1200 } }),
-        geminiShell('echo failing >&2; exit 3', { usage: { input: 1500 } }),
+        shell('echo failing >&2; exit 3', { usage: { input: 1500 } }),
         say('The command failed with exit code 3.', { usage: { input: 1800 } }),
       ],
     },
@@ -80,7 +83,7 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
     {
       file: 'killed-mid-turn.jsonl',
       what: 'a shell call, then the next reply hangs and the CLI is sent SIGTERM: no result line',
-      script: [geminiShell('echo hi', { usage: { input: 1000 } }), hang()],
+      script: [shell('echo hi', { usage: { input: 1000 } }), hang()],
       killAfterRequests: 2,
     },
     {
@@ -95,7 +98,7 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
       file: 'shell-success.jsonl',
       what: 'bash `echo hi > hi.txt && echo hi`, then a final message with the completion tag',
       script: [
-        toolUse('bash', { command: 'echo hi > hi.txt && echo hi', description: 'say hi' }, { usage: { input: 1000 } }),
+        shell('echo hi > hi.txt && echo hi', { usage: { input: 1000 } }),
         say(complete, { usage: { input: 2000, cacheRead: 500 } }),
       ],
     },
@@ -104,7 +107,7 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
       what: 'create notes.txt, a shell command exiting 3, then a final text',
       script: [
         toolUse('create', { path: 'notes.txt', file_text: 'one\ntwo\n' }, { usage: { input: 1200 } }),
-        toolUse('bash', { command: 'echo failing >&2; exit 3', description: 'fail' }, { usage: { input: 1500 } }),
+        shell('echo failing >&2; exit 3', { usage: { input: 1500 } }),
         say('The command failed with exit code 3.', { usage: { input: 1800 } }),
       ],
     },
@@ -121,7 +124,7 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
     {
       file: 'killed-mid-turn.jsonl',
       what: 'a shell call, then the next reply hangs and the CLI is sent SIGTERM: no result line',
-      script: [toolUse('bash', { command: 'echo hi', description: 'say hi' }, { usage: { input: 1000 } }), hang()],
+      script: [shell('echo hi', { usage: { input: 1000 } }), hang()],
       killAfterRequests: 2,
     },
   ],
@@ -135,16 +138,16 @@ async function record(agent: ScriptedAgent, s: Scenario, outDir: string): Promis
   const home = path.join(tmp, 'home');
   fs.mkdirSync(cwd);
   fs.mkdirSync(home);
-  const server: ModelServer =
-    agent === 'gemini' ? await startGeminiModelServer(s.script) : await startModelServer(s.script);
+  const server = await startModelServer(s.script);
   try {
-    const env = scriptedAgentEnv(agent, server, home, s.settings);
+    const m =
+      agent === 'gemini' ? geminiModelEnv(home, server.url, s.settings) : copilotModelEnv(home, server.openaiUrl);
     const inv = adapters[agent].invocation({
       prompt: 'Say hi with the shell.',
       cwd,
-      binary: agentCli(agent),
-      ...(s.noModel ? {} : { model: agent === 'gemini' ? 'gemini-2.5-flash' : undefined }),
-      baseEnv: env,
+      binary: agentCliPath(agent),
+      ...(s.noModel || !m.model ? {} : { model: m.model }),
+      env: { ...withoutProviderVars(), ...m.env },
     });
     const child = spawn(inv.file, inv.args, { cwd, env: inv.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
@@ -180,7 +183,7 @@ async function main(): Promise<void> {
   const agents = (process.argv.slice(2).length ? process.argv.slice(2) : ['gemini', 'copilot']) as ScriptedAgent[];
   for (const agent of agents) {
     if (!adapters[agent]) throw new Error(`no recorder for "${agent}" (gemini, copilot)`);
-    const bin = agentCli(agent);
+    const bin = agentCliPath(agent);
     if (!fs.existsSync(bin))
       throw new Error(`the ${agent} CLI is missing at ${bin}: run scripts/setup-test-env.sh --agents-only`);
     const outDir = streamFixture(agent, 'recorded');
@@ -201,7 +204,7 @@ async function main(): Promise<void> {
       '',
       `Recorded by \`node scripts/record-streams.mjs ${agent}\` from the real CLI (${version}) run headless with the`,
       `arguments of src/core/agents/${agent}.ts against the scripted model server of the tests on 127.0.0.1`,
-      `(${agent === 'gemini' ? 'the Gemini API dialect, test/support/geminiModelServer.ts' : 'bring-your-own-key, test/support/modelServer.ts'}).`,
+      `(${agent === 'gemini' ? 'the Gemini API dialect, test/support/modelDialects/gemini.ts' : 'bring-your-own-key over Chat Completions, test/support/modelDialects/chatCompletions.ts'}).`,
       "The model's replies are scripted; everything else is the CLI's own output. Temp paths read /tmp/ralph-record.",
       '',
       ...scenarios[agent].map((s) => `- \`${s.file}\`: ${s.what}`),
