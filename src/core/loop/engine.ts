@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { AgentAdapter } from '../agents/adapter';
 import { which } from '../agents/discover';
 import { agentBinary, getAdapter } from '../agents/registry';
+import { agentOrder, decideFailover, preferredAgent } from '../agents/failover';
 import { spawnIteration, type IterationExit } from '../agents/spawn';
 import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
 import { listRuns } from '../control/runs';
@@ -330,6 +331,16 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
   private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
   private agentBinary: string | null = null;
+  /** The run's agents in failover order (config `agents`, core/agents/failover.ts) and their binaries found at start. */
+  private agents: { order: string[]; binaries: Map<string, string>; current: string } = {
+    order: [],
+    binaries: new Map(),
+    current: '',
+  };
+  /** Usage limits the run's agents hit: when each resets (epoch ms, null unknown). */
+  private agentLimits = new Map<string, number | null>();
+  /** The agent and reset of the usage limit that ended the last iteration, until the deferral decides on it. */
+  private lastLimit: { agent: string; resetsAt: number | null } | null = null;
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
   /**
@@ -457,6 +468,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
         `The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`,
       );
     }
+    await this.resolveFailoverAgents(adapter.name, pathEnv);
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
@@ -563,7 +575,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     reserve: SpaceReserve | null,
   ): Promise<RunResult> {
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
-    if (adapter.guardHook)
+    if (adapter.guardHook || this.agents.order.some((a) => getAdapter(a).guardHook))
       this.guard = await startGuardServer({
         workspace: this.folder,
         runDir: ralphRunDir(this.folder, this.runId),
@@ -1117,16 +1129,25 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
           await writePauseSentinel(ralphRunDir(this.folder, this.runId), `blocked: ${a.item.id}: ${a.reason}\n`);
         return null;
       }
-      case 'defer':
+      case 'defer': {
+        const limit = this.lastLimit;
+        this.lastLimit = null;
+        const failover = limit ? this.failover(limit) : null;
+        if (failover?.kind === 'switch') return null;
+        const waitMs =
+          failover?.until != null && failover.agent !== limit?.agent
+            ? Math.max(0, failover.until - Date.now()) + this.timing.backoff.resetMarginMs
+            : a.waitMs;
         this.emitEvent({
           type: 'deferred',
           reason: a.reason,
-          waitMs: a.waitMs,
-          resetsAt: a.resetsAt,
+          waitMs,
+          resetsAt: failover?.until ?? a.resetsAt,
           inARow: a.inARow,
         });
-        await this.sleep(a.waitMs);
+        await this.sleep(waitMs);
         return null;
+      }
       case 'checkClaim': {
         const w = this.work!;
         const signals = w.out?.signals ?? [];
@@ -1530,7 +1551,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       currentItem: item ? { source: item.source, id: item.id, title: item.title } : null,
     });
 
-    const adapter = getAdapter(this.o.agent ?? this.o.config.agent);
+    const adapter = getAdapter(this.iterationAgent());
     const raw = new IterationStreamWriter(this.o.lane?.stateRoot ?? this.folder, this.runId, n);
     this.stash?.capture();
     const iterationStartedAt = Date.now();
@@ -1552,8 +1573,12 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       {
         prompt,
         cwd: this.folder,
-        binary: this.agentBinary ?? agentBinary(adapter, this.o.config, this.folder).binary,
-        model: this.o.config.model || undefined,
+        binary:
+          this.agents.binaries.get(adapter.name) ??
+          this.agentBinary ??
+          agentBinary(adapter, this.o.config, this.folder).binary,
+        // The configured model names a model of the configured agent, not of the agents it fails over to.
+        model: adapter.name === (this.o.agent ?? this.o.config.agent) ? this.o.config.model || undefined : undefined,
         extraArgs: this.o.config.agentArgs,
         settings: this.guard?.settings,
         projectSettings: changedSettings.length ? 'ignore' : 'load',
@@ -1657,6 +1682,7 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
     this.emitEvent({
       type: 'agentStarted',
       iteration: n,
+      agent: adapter.name,
       pid: handle.pid ?? null,
       command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' '),
     });
@@ -1736,11 +1762,75 @@ export class LoopEngine extends EventEmitter<{ event: [event: EngineEvent, lane?
       exit,
       signals,
       lastText,
-      resetsAt: exit.outcome.resetsAt ?? null,
+      resetsAt: this.noteLimit(adapter.name, exit.outcome),
       costUsd: totals.costUsd ?? 0,
       iteration: n,
       question: outcome.ending === 'question' ? question : null,
     };
+  }
+
+  /**
+   * The agents of the failover order other than the first, with their binaries (config `agents`): one not found is
+   * left out with a warning (the run starts as long as its first agent is there).
+   */
+  private async resolveFailoverAgents(first: string, pathEnv: string): Promise<void> {
+    const order = agentOrder(this.o.config.agents, this.o.config.agent, first);
+    const binaries = new Map<string, string>([[first, this.agentBinary!]]);
+    for (const name of order.slice(1)) {
+      const b = agentBinary(getAdapter(name), this.o.config, this.folder);
+      const found = await which(b.binary, pathEnv);
+      if (found) binaries.set(name, found);
+      else
+        this.emitEvent({
+          type: 'warning',
+          message: `failover: the ${name} CLI was not found (${b.configured}); the run fails over without it`,
+        });
+    }
+    this.agents = { order: order.filter((a) => binaries.has(a)), binaries, current: first };
+  }
+
+  /** The agent of the next iteration: the first of the order whose usage limit is over, else the current one. */
+  private iterationAgent(): string {
+    if (!this.agents.order.length) return this.o.agent ?? this.o.config.agent;
+    this.agents.current = preferredAgent(this.agents.order, this.agentLimits, Date.now()) ?? this.agents.current;
+    return this.agents.current;
+  }
+
+  /** Remembers a usage limit `agent` hit (for the deferral's failover decision); returns its reset time. */
+  private noteLimit(agent: string, outcome: IterationExit['outcome']): number | null {
+    const resetsAt = outcome.resetsAt ?? null;
+    if (outcome.kind === 'rateLimited') this.lastLimit = { agent, resetsAt };
+    else if (outcome.kind === 'success') this.agentLimits.delete(agent);
+    return resetsAt;
+  }
+
+  /** The failover decision on a usage limit (core/agents/failover.ts), applied: the next agent or the one to wait on. */
+  private failover(limit: { agent: string; resetsAt: number | null }): ReturnType<typeof decideFailover> | null {
+    if (this.agents.order.length < 2) return null;
+    const d = decideFailover({
+      order: this.agents.order,
+      current: limit.agent,
+      resetsAt: limit.resetsAt,
+      limits: this.agentLimits,
+      now: Date.now(),
+      failoverAfterMs: this.o.config.failoverAfterMinutes * 60_000,
+    });
+    this.agentLimits.set(limit.agent, limit.resetsAt);
+    // A limit about to reset is waited out on the same agent: it is not marked, so the next pick keeps it.
+    if (
+      d.kind === 'wait' &&
+      d.agent === limit.agent &&
+      d.until !== null &&
+      d.until - Date.now() <= this.o.config.failoverAfterMinutes * 60_000
+    )
+      this.agentLimits.delete(limit.agent);
+    const to = d.kind === 'switch' ? d.to : d.agent;
+    if (to !== limit.agent) {
+      this.agentLimits.delete(to);
+      this.agents.current = to;
+      this.emitEvent({ type: 'failover', from: limit.agent, to, reason: d.reason, resetsAt: limit.resetsAt });
+    }
+    return d;
   }
 
   private async allTasksText(source: WorkSource): Promise<string> {
