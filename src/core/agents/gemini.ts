@@ -117,6 +117,9 @@ export function geminiErrorStatus(message: string): number | null {
   return null;
 }
 
+/** Built once: constructing a DateTimeFormat costs far more than formatting with it. */
+let pacificClock: Intl.DateTimeFormat | undefined;
+
 /**
  * When a Gemini quota error resets, epoch ms: `at` plus the retry delay the text gives; for a daily quota without one,
  * the next midnight in America/Los_Angeles (Google: "requests per day quotas reset at midnight Pacific time"; a
@@ -127,13 +130,14 @@ export function geminiQuotaResetsAt(text: string, at: number): number | null {
   const delay = geminiRetryDelaySeconds(text);
   if (delay !== null) return Math.round(at + delay * 1000);
   if (!/daily quota|per ?day/i.test(text)) return null;
-  const parts = new Intl.DateTimeFormat('en-US', {
+  pacificClock ??= new Intl.DateTimeFormat('en-US', {
     timeZone: 'America/Los_Angeles',
     hourCycle: 'h23',
     hour: 'numeric',
     minute: 'numeric',
     second: 'numeric',
-  }).formatToParts(new Date(at));
+  });
+  const parts = pacificClock.formatToParts(new Date(at));
   const part = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? 0);
   const sinceMidnight = ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (at % 1000);
   return at - sinceMidnight + 86_400_000;
