@@ -31,9 +31,10 @@ place_claude() {
 # The other agent CLIs: name, npm package@version, binary name. Bump a pin here (and in docs/agents.md).
 agent_clis=(
   "codex @openai/codex@0.171.0 codex"
+  "gemini @google/gemini-cli@0.61.0 gemini"
+  "copilot @github/copilot@1.0.102 copilot"
 )
-# An agent's row comes with its adapter and tests (pins verified here: opencode-ai@1.18.33, @qwen-code/qwen-code@0.24.4,
-# @google/gemini-cli@0.61.0, @github/copilot@1.0.102).
+# An agent's row comes with its adapter and tests (pins verified here: opencode-ai@1.18.33, @qwen-code/qwen-code@0.24.4).
 place_agent_clis() {
   local clis="$root/.agent-clis" name spec bin dir stamp
   mkdir -p "$clis"

@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { anthropicDialect } from './modelDialects/anthropic';
 import { chatCompletionsDialect } from './modelDialects/chatCompletions';
+import { geminiDialect } from './modelDialects/gemini';
 import type { Dialect, DialectRequest, ScriptUsage, Turn } from './modelDialects/dialect';
 import { openaiResponsesDialect } from './modelDialects/openaiResponses';
 
@@ -12,7 +13,7 @@ export type { ScriptUsage, ToolCall, Turn } from './modelDialects/dialect';
  * replies decided by the test (real-vscode-and-claude.md §3, more-agents.md). One script, several API dialects, each in
  * its own module under modelDialects/: Anthropic's Messages API (Claude Code: `ANTHROPIC_BASE_URL=server.url`), OpenAI's
  * Responses API (Codex: `server.url + '/v1'` as a custom provider's `base_url`) and Chat Completions (opencode, Qwen
- * Code, Copilot BYOK: `server.url + '/v1'`). Each agent request takes the next turn of the script; side calls (titles,
+ * Code, Copilot BYOK: `server.url + '/v1'`) and Google's Gemini API (Gemini CLI: `GOOGLE_GEMINI_BASE_URL=server.url`). Each agent request takes the next turn of the script; side calls (titles,
  * token counts) get a short text reply and take no turn. Every request is recorded, so tests can assert on prompts
  * and tool results.
  *
@@ -25,7 +26,7 @@ export type { ScriptUsage, ToolCall, Turn } from './modelDialects/dialect';
  */
 
 /** The dialects the server speaks, tried in order (the first that serves a request answers it). */
-export const DIALECTS: Dialect[] = [anthropicDialect, openaiResponsesDialect, chatCompletionsDialect];
+export const DIALECTS: Dialect[] = [anthropicDialect, openaiResponsesDialect, chatCompletionsDialect, geminiDialect];
 
 type Opts = { usage?: ScriptUsage; delayMs?: number; times?: number };
 

@@ -33,6 +33,8 @@ export interface StreamMapper {
   map(line: Record<string, unknown>): AgentEvent[];
   /** Maps a line that is not JSON (cursor prints some errors as bare text). Default: no event. */
   mapText?(text: string): AgentEvent[];
+  /** The stream ended: events the mapper still holds (Gemini joins text pieces per segment). Default: none. */
+  end?(): AgentEvent[];
 }
 
 /** What the loop engine asks for when it starts one iteration (one agent process). */

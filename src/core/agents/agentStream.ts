@@ -57,6 +57,7 @@ export class AgentStream {
   end(): void {
     this.decoder.end();
     if (!this.mapper) this.detectNow();
+    for (const e of this.mapper?.end?.() ?? []) this.onEvent(e);
   }
 
   private line(l: DecodedLine): void {

@@ -4,15 +4,15 @@ import type { RalphConfig } from '../model/config';
 import type { AgentAdapter } from './adapter';
 import { claudeAdapter } from './claude';
 import { codexAdapter } from './codex';
+import { copilotAdapter } from './copilot';
 import { cursorAgentAdapter } from './cursorAgent';
+import { geminiAdapter } from './gemini';
 import { pendingAdapter, pendingReason } from './pending';
 
 /** Agents named in the configuration's `agent` enum whose adapter is not written yet: they refuse to start. */
 const pending: readonly AgentAdapter[] = [
-  pendingAdapter('gemini', 'geminiPath', 'gemini'),
   pendingAdapter('opencode', 'opencodePath', 'opencode'),
   pendingAdapter('qwen', 'qwenPath', 'qwen'),
-  pendingAdapter('copilot', 'copilotPath', 'copilot'),
 ];
 const pendingNames = new Set(pending.map((a) => a.name));
 
@@ -26,7 +26,9 @@ const pendingNames = new Set(pending.map((a) => a.name));
 export const agentAdapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(
   AGENT_NAMES.map((name) => [
     name,
-    [claudeAdapter, codexAdapter, cursorAgentAdapter, ...pending].find((a) => a.name === name)!,
+    [claudeAdapter, codexAdapter, geminiAdapter, copilotAdapter, cursorAgentAdapter, ...pending].find(
+      (a) => a.name === name,
+    )!,
   ]),
 );
 

@@ -386,7 +386,7 @@ export function activityTextOf(e: EngineEvent): string | null {
       return `LOOP ${e.iteration} START — ${what}${attempt}`;
     }
     case 'agentStarted':
-      return `SESSION START: pid=${e.pid ?? '?'}`;
+      return `SESSION START: ${e.agent ? `${e.agent} ` : ''}pid=${e.pid ?? '?'}`;
     case 'tokens':
       return null;
     case 'warn':
@@ -427,6 +427,8 @@ export function activityTextOf(e: EngineEvent): string | null {
       return `🛑 STOP REQUESTED${e.graceful ? ' (graceful)' : ''}`;
     case 'deferred':
       return `⏳ DEFER — ${e.reason}; waiting ${Math.round(e.waitMs / 1000)}s`;
+    case 'failover':
+      return `🔀 FAILOVER — ${e.reason}`;
     case 'reviewVerdict':
       return `🧑‍⚖️ REVIEW verdict: ${e.verdict}`;
     case 'question':

@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import { discoverAgents, KNOWN_AGENT_BINARIES, which, type DiscoveredAgent } from '../agents/discover';
 import { claudeRootBypassWarning } from '../agents/claude';
+import { AGENT_INSTALL } from '../agents/installHints';
+import { AGENT_NAMES } from '../model/agentNames';
 import { agentAdapters, agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
 import { ralphConfigSchema, type RalphConfig } from '../model/config';
 import { configPath, loadConfig } from '../store/loadConfig';
@@ -231,9 +233,15 @@ export function formatDoctorReport(r: DoctorReport): string {
     lines.push(`  ${s.kind.padEnd(10)} ${s.path}${c}`);
   }
   lines.push('', 'Agent CLIs:');
-  if (!r.agents.length) lines.push('  (none found on PATH: install claude or cursor-agent)');
   for (const a of r.agents)
     lines.push(`  ${a.name.padEnd(13)} ${a.version ?? `? (${a.note ?? 'unknown'})`}  ${a.path}`);
+  // Every agent ralph can drive: the missing ones with how to install them.
+  const found = new Set(r.agents.map((a) => findAdapter(a.name)?.name ?? a.name));
+  for (const name of AGENT_NAMES)
+    if (!found.has(name))
+      lines.push(
+        `  ${name.padEnd(13)} not found — install: ${AGENT_INSTALL[name]} (or set ${findAdapter(name)?.configKey ?? 'its path'})`,
+      );
   for (const u of r.untrustedAgentPaths)
     lines.push(
       `  ${u.key} ${JSON.stringify(u.value)} from .ralph/config.json: not run (the workspace configuration is not trusted)`,

@@ -206,6 +206,8 @@ export class ActivityFormatter {
         return [
           `⏳ DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`,
         ];
+      case 'failover':
+        return [`🔀 FAILOVER — ${e.reason}`];
       case 'reviewVerdict':
         return [`🧑‍⚖️ REVIEW verdict: ${e.verdict}`];
       case 'question':

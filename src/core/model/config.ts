@@ -31,6 +31,13 @@ const ralphConfigShape = {
    * them; `best-effort`: it starts and lists each unenforced row in the run log's first lines (docs/agents.md).
    */
   guard: z.enum(['strict', 'best-effort']).default('strict'),
+  /**
+   * Agents in failover order (`[]` = `[agent]`): when the running agent hits a usage limit that resets more than
+   * `failoverAfterMinutes` away, the next iteration runs the next agent of this list (core/agents/failover.ts).
+   */
+  agents: z.array(z.enum(AGENT_NAMES)).default([]),
+  /** A usage limit resetting within this many minutes is waited out rather than failed over. */
+  failoverAfterMinutes: z.number().min(0).default(10),
   /** Extra arguments appended to every agent invocation. Restricted in untrusted workspaces. */
   agentArgs: z.array(z.string()).default([]),
   /** Model name passed with `--model`; empty means the agent's default. */
@@ -176,6 +183,8 @@ export function defaultConfigLiteral(): RalphConfig {
     qwenPath: 'qwen',
     copilotPath: 'copilot',
     guard: 'strict',
+    agents: [],
+    failoverAfterMinutes: 10,
     agentArgs: [],
     model: '',
     permissionMode: 'bypassPermissions',

@@ -127,8 +127,13 @@ export const engineEventSchema = z.discriminatedUnion('type', [
     purpose: iterationPurposeSchema,
     maxAttempts: z.number().optional(),
   }),
-  /** The agent process started: its pid (also its process group) and the command line without the prompt. */
-  ev('agentStarted', { iteration: z.number(), pid: z.number().nullable(), command: z.string() }),
+  /** The agent process started: which agent, its pid (also its process group) and the command line without the prompt. */
+  ev('agentStarted', {
+    iteration: z.number(),
+    agent: z.string().optional(),
+    pid: z.number().nullable(),
+    command: z.string(),
+  }),
   /**
    * Context and spend so far in the iteration: `contextTokens` of `contextWindow`, the warn and rotate thresholds
    * (tokens), the iteration's token totals and its cost so far (USD, null when the agent reports none yet).
@@ -206,6 +211,11 @@ export const engineEventSchema = z.discriminatedUnion('type', [
   ev('stopRequested', { file: z.string(), graceful: z.boolean() }),
   /** A rate limit or transient API error: the run waits `waitMs` (ms); `resetsAt` (ms since the epoch) when known. */
   ev('deferred', { reason: z.string(), waitMs: z.number(), resetsAt: z.number().nullable(), inARow: z.number() }),
+  /**
+   * The agent `from` hit a usage limit resetting at `resetsAt` (epoch ms, null unknown): the next iteration runs `to`
+   * (config `agents`, core/agents/failover.ts), with the same prompt, attempt history and handoff.
+   */
+  ev('failover', { from: z.string(), to: z.string(), reason: z.string(), resetsAt: z.number().nullable() }),
   /** The reviewer's verdict (`SHIP`, `NEEDS_WORK`, …, `NONE`). */
   ev('reviewVerdict', { verdict: z.string() }),
   /**

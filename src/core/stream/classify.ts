@@ -47,7 +47,7 @@ const TRANSIENT_TEXT = [
   /\bAPI Error:? (?:5\d\d)\b/i,
   /\b(?:500|502|503|504|529)\b.*\berror\b|\berror\b.*\b(?:500|502|503|504|529)\b/i,
   /internal server error|bad gateway|service unavailable|gateway time-?out|server busy/i,
-  /\b(?:ECONNRESET|ETIMEDOUT|ENOTFOUND|ECONNREFUSED|EPIPE|EAI_AGAIN)\b|socket hang up|connection (?:refused|reset|closed|failed|error)|network error|closed unexpectedly/i,
+  /\b(?:ECONNRESET|ETIMEDOUT|ENOTFOUND|ECONNREFUSED|EPIPE|EAI_AGAIN)\b|socket hang up|connection (?:refused|reset|closed|failed|error)|network error|closed unexpectedly|fetch failed/i,
   /request timed out|timed out waiting/i,
   // Codex's text for an HTTP 5xx from its provider (0.171).
   /experiencing high demand/i,

@@ -90,10 +90,13 @@ describeCorpus('every recorded stream-json file goes through session inspect', (
       }
     });
 
-    it('a gemini stream is summarised as unknown', async () => {
-      const s = await inspectFile(path.join(dir, 'gemini/01-stream-json-shell-tool.gemini-0.19.3.jsonl'));
-      assert.equal(s.agent, 'unknown');
-      assert.equal(s.events.unknown, s.lines);
+    it('gemini 01 (0.19.3): detected as gemini, one shell call, tokens from the result stats, success', async () => {
+      const s = await inspectFile(path.join(dir, 'gemini', '01-stream-json-shell-tool.gemini-0.19.3.jsonl'));
+      assert.equal(s.agent, 'gemini');
+      assert.deepEqual(s.toolUses, { run_shell_command: 1 });
+      // 0.19.3 had no `cached`/`input`: all 74 input tokens are uncached; total 128 − 74 counts as output (thinking).
+      assert.deepEqual(s.tokens, { input: 74, output: 54, cacheRead: 0, cacheCreation: 0 });
+      assert.equal(s.outcome.kind, 'success');
     });
   });
 });

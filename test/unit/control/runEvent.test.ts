@@ -80,6 +80,7 @@ describe('run log schema', () => {
       'resumed',
       'stopRequested',
       'deferred',
+      'failover',
       'reviewVerdict',
       'question',
       'answered',

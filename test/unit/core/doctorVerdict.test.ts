@@ -101,6 +101,23 @@ describe('doctor: the command guard (issue 17): cursor-agent has no PreToolUse h
       /\n {2}cursor-agent {2}no PreToolUse hook: \.ralph\/command-policy and the guard's hard denies are NOT enforced for it/,
     );
   });
+  it('lists every agent: the found ones with version and path, the missing ones with how to install them', () => {
+    const text = formatDoctorReport(
+      report([
+        { name: 'claude', path: '/x/claude', version: '2.1.328' },
+        { name: 'gemini', path: '/x/gemini', version: '0.61.0' },
+      ] as DoctorReport['agents']),
+    );
+    assert.match(text, /\n {2}gemini {8}0\.61\.0 {2}\/x\/gemini\n/);
+    assert.match(
+      text,
+      /\n {2}copilot {7}not found — install: npm install -g @github\/copilot \(or set copilotPath\)\n/,
+    );
+    assert.match(text, /\n {2}cursor-agent {2}not found — install: curl https:\/\/cursor\.com\/install -fsS \| bash/);
+    for (const name of ['codex', 'opencode', 'qwen'])
+      assert.match(text, new RegExp(`\\n  ${name} +not found — install: npm`));
+    assert.doesNotMatch(text, /\n {2}claude +not found/);
+  });
   it('names no agent without the hook when only claude is found', () => {
     assert.doesNotMatch(
       formatDoctorReport(report([{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'])),

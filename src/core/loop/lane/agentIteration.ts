@@ -1,5 +1,5 @@
 import { rm, writeFile } from 'node:fs/promises';
-import { getAdapter, agentBinary } from '../../agents/registry';
+import { getAdapter } from '../../agents/registry';
 import { spawnIteration, type IterationExit } from '../../agents/spawn';
 import { updateRunRecord } from '../../control/runRecords';
 import type { ResolvedGates } from '../../gates/gateConfig';
@@ -22,6 +22,7 @@ import { IterationStreamWriter } from '../runFiles';
 import type { EngineTiming } from '../runOptions';
 import type { TaskFileStash } from '../taskFileStash';
 import type { WorkItem, WorkSource } from '../workSource';
+import type { IterationAgent } from './agentRoster';
 import { ref } from './itemRef';
 import { DEFAULT_WATCHDOG, decideWatchdog } from './watchdog';
 
@@ -39,12 +40,10 @@ export interface IterationContext {
   /** The folder of the run's shared files (the folder itself, or a parallel run's main folder). */
   stateRoot: string;
   config: RalphConfig;
-  agent?: string;
   agentEnv?: Record<string, string | undefined>;
   signal?: AbortSignal;
   timing: EngineTiming;
   actor: string;
-  agentBinary: string | null;
   /** The command guard's `--settings` (claude only), or undefined. */
   guardSettings: Record<string, unknown> | undefined;
   gates: ResolvedGates | null;
@@ -65,6 +64,8 @@ export interface IterationContext {
 /** One iteration asked of {@link runAgentIteration}: its number, what it works on, and the run's cost before it (USD). */
 export interface IterationRequest {
   n: number;
+  /** The agent this iteration runs (the lane's {@link AgentRoster} picks it: failover). */
+  agent: IterationAgent;
   source: WorkSource;
   item: WorkItem | null;
   purpose: IterationPurpose;
@@ -100,7 +101,7 @@ export interface IterationOutcome {
  * watchdog), record the agent in run.json and the state folder, and classify how it ended.
  */
 export async function runAgentIteration(ctx: IterationContext, req: IterationRequest): Promise<IterationOutcome> {
-  const { n, source, item, purpose, attempt, attemptKind, attemptsText, taskText, maxAttempts } = req;
+  const { n, agent, source, item, purpose, attempt, attemptKind, attemptsText, taskText, maxAttempts } = req;
   await rm(ralphFile(ctx.folder, 'contextWarning'), { force: true });
   const handoff = await readHandoff(ctx.folder);
   const workingBefore = workingSet(handoff);
@@ -141,7 +142,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     currentItem: item ? { source: item.source, id: item.id, title: item.title } : null,
   });
 
-  const adapter = getAdapter(ctx.agent ?? ctx.config.agent);
+  const adapter = getAdapter(agent.name);
   const raw = new IterationStreamWriter(ctx.stateRoot, ctx.runId, n);
   ctx.stash?.capture();
   const iterationStartedAt = Date.now();
@@ -163,8 +164,8 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     {
       prompt,
       cwd: ctx.folder,
-      binary: ctx.agentBinary ?? agentBinary(adapter, ctx.config, ctx.folder).binary,
-      model: ctx.config.model || undefined,
+      binary: agent.binary,
+      model: agent.model,
       extraArgs: ctx.config.agentArgs,
       settings: ctx.guardSettings,
       projectSettings: changedSettings.length ? 'ignore' : 'load',
@@ -268,6 +269,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
   ctx.emitEvent({
     type: 'agentStarted',
     iteration: n,
+    agent: adapter.name,
     pid: handle.pid ?? null,
     command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' '),
   });

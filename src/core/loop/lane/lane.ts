@@ -32,6 +32,7 @@ import {
   type RunState,
 } from './phases';
 import { runAgentIteration, type IterationContext, type IterationOutcome, type RunRecordPatch } from './agentIteration';
+import { AgentRoster } from './agentRoster';
 import { ref } from './itemRef';
 import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
 import { formatAttemptHistory, oneLine, type AttemptKind, type AttemptRecord } from '../attempts';
@@ -138,8 +139,10 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   private lastProgress = '';
   /** Absolute path of the agent CLI, resolved once at start. */
   private agentBinary: string | null = null;
-  /** Rows of the command policy the run's agent does not enforce (a best-effort run lists them at its start). */
-  private guardGapsOfRun: GuardGap[] = [];
+  /** Rows of the command policy the run's agents do not enforce (a best-effort run lists them at its start). */
+  private guardGapsOfRun: { agent: string; gap: GuardGap }[] = [];
+  /** The run's agents in failover order and the usage limits they hit. */
+  private readonly roster: AgentRoster;
   /** The item this run started and has not finished; given back when the run ends otherwise. */
   private current: WorkItem | null = null;
   /**
@@ -164,6 +167,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     this.stash = o.lane ? null : new TaskFileStash(this.folder);
     this.runId = o.runId ?? newRunId();
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
+    this.roster = new AgentRoster(o.config, this.folder, (e) => this.emitEvent(e));
   }
 
   private emitEvent(e: EngineEvent): void {
@@ -257,11 +261,15 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
         `The ${adapter.name} CLI was not found (${configured} is not an executable${configured.includes('/') ? '' : ' on PATH'}). Install it, or set "${key}" in .ralph/config.json (VS Code: ralph.${key}). \`ralph doctor\` lists the agents it finds.`,
       );
     }
-    // What the chosen agent cannot enforce of the command policy (agents/guardSupport.ts): refused, or listed.
-    const gaps = guardGaps(adapter.name, (await loadCommandPolicy(this.folder))?.policy);
-    if (gaps.length && this.o.config.guard !== 'best-effort')
-      throw new EngineRefusal(guardRefusal(adapter.name, '.ralph/command-policy', gaps));
-    this.guardGapsOfRun = gaps;
+    await this.roster.resolve(adapter.name, this.agentBinary, pathEnv);
+    // What the run's agents cannot enforce of the command policy (agents/guardSupport.ts): refused, or listed.
+    const policy = (await loadCommandPolicy(this.folder))?.policy;
+    for (const agent of this.roster.agents) {
+      const gaps = guardGaps(agent, policy);
+      if (gaps.length && this.o.config.guard !== 'best-effort')
+        throw new EngineRefusal(guardRefusal(agent, '.ralph/command-policy', gaps));
+      this.guardGapsOfRun.push(...gaps.map((gap) => ({ agent, gap })));
+    }
     const maxIterations = this.o.maxIterations ?? this.o.config.maxIterations;
     const maxCost = this.o.maxCostUsd ?? this.o.config.maxCostUsd;
     const maxWallMs = this.o.maxWallTimeMs ?? this.o.config.maxWallTimeMinutes * 60_000;
@@ -339,7 +347,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     reserve: SpaceReserve | null,
   ): Promise<RunResult> {
     // The command guard of this run (issue 17): claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
-    if (adapter.guardHook)
+    if (this.roster.agents.some((a) => getAdapter(a).guardHook))
       this.guard = await startGuardServer({
         workspace: this.folder,
         runDir: ralphRunDir(this.folder, this.runId),
@@ -383,7 +391,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       maxCostUsd: maxCost,
       pid: process.pid,
     });
-    for (const g of this.guardGapsOfRun) this.emitEvent({ type: 'warning', message: guardGapWarning(adapter.name, g) });
+    for (const g of this.guardGapsOfRun) this.emitEvent({ type: 'warning', message: guardGapWarning(g.agent, g.gap) });
     await this.reportProgress(source);
 
     this.runState = initialRunState(
@@ -895,16 +903,26 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
           await writePauseSentinel(ralphRunDir(this.folder, this.runId), `blocked: ${a.item.id}: ${a.reason}\n`);
         return null;
       }
-      case 'defer':
+      case 'defer': {
+        // A usage limit may fail over to the next agent at once, or wait for another agent's earlier reset.
+        const failover = this.roster.onDefer();
+        const d = failover?.decision;
+        if (d?.kind === 'switch') return null;
+        // Waiting on another agent's reset: until that reset (with the loop's margin), not the limited agent's.
+        const waitMs =
+          d?.until != null && d.agent !== failover!.from
+            ? Math.max(0, d.until - Date.now()) + this.timing.backoff.resetMarginMs
+            : a.waitMs;
         this.emitEvent({
           type: 'deferred',
           reason: a.reason,
-          waitMs: a.waitMs,
-          resetsAt: a.resetsAt,
+          waitMs,
+          resetsAt: d?.until ?? a.resetsAt,
           inARow: a.inARow,
         });
-        await this.sleep(a.waitMs);
+        await this.sleep(waitMs);
         return null;
+      }
       case 'checkClaim': {
         const w = this.work!;
         const signals = w.out?.signals ?? [];
@@ -1262,12 +1280,10 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       runId: this.runId,
       stateRoot: this.stateRoot,
       config: this.o.config,
-      agent: this.o.agent,
       agentEnv: this.o.agentEnv,
       signal: this.o.signal,
       timing: this.timing,
       actor: this.actor,
-      agentBinary: this.agentBinary,
       guardSettings: this.guard?.settings,
       gates: this.gates,
       agentConfigAtStart: this.agentConfigAtStart,
@@ -1295,8 +1311,10 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   ): Promise<IterationOutcome> {
     this.iteration = this.o.lane ? this.o.lane.nextIteration() : this.iteration + 1;
     this.lastGreen = null;
+    const agent = this.roster.next();
     const out = await runAgentIteration(this.iterationContext(), {
       n: this.iteration,
+      agent,
       source,
       item,
       purpose,
@@ -1307,6 +1325,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       maxAttempts,
       costBefore: this.runState?.costUsd ?? 0,
     });
+    this.roster.noteExit(agent.name, out.exit.outcome);
     this.cost = out.runCostUsd;
     this.tokens = addTokens(this.tokens, out.tokens);
     return out;
