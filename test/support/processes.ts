@@ -67,6 +67,29 @@ export function processesRunning(cmdline: string): number[] {
     .map((p) => p.pid);
 }
 
+/**
+ * Pids of processes whose environment contains `text` (e.g. a test's own temp folder in `XDG_STATE_HOME`): what a
+ * test started, however deep, without touching another file's processes. Processes whose environment this user may
+ * not read are not listed.
+ */
+export function processesWithEnvironment(text: string): number[] {
+  const out: number[] = [];
+  for (const n of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(n) || Number(n) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${n}/environ`, 'latin1').includes(text)) out.push(Number(n));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** Resolves once `until()` is true, looking every 20 ms (mocha's timeout catches a hang). */
+export async function waitUntil(until: () => boolean): Promise<void> {
+  while (!until()) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** Resolves once `file` exists (the command under test touches it when it has started). */
 export async function waitForFile(file: string): Promise<void> {
   while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 20));

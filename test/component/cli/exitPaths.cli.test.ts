@@ -4,11 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cliPath, runCli } from '../../support/cli';
 import { isPidAlive } from '../../../src/core/process/processGroup';
-import { processesRunning } from '../../support/processes';
+import { processesRunning, waitForFile, waitUntil } from '../../support/processes';
 import { shellStub } from '../../support/stubs/installStubs';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TASK = '- [ ] One\n- [ ] Two\n';
 
 /**
@@ -75,13 +74,29 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     if (during) {
-      for (let i = 0; i < 300 && !fs.existsSync(path.join(ws, 'ticked')); i++) await sleep(50);
-      assert.ok(fs.existsSync(path.join(ws, 'ticked')), `the agent never ticked the box:\n${out}`);
+      const ticked = path.join(ws, 'ticked');
+      await Promise.race([
+        waitForFile(ticked),
+        exited.then(() => assert.ok(fs.existsSync(ticked), `ralph run ended before the agent ticked the box:\n${out}`)),
+      ]);
       await during(child);
     }
     const code = await exited;
     clearTimeout(timer);
     return { code, out };
+  }
+
+  /** The run record of the folder's one run names the agent's process group (the engine's write after the spawn). */
+  function agentRecorded(ws: string): boolean {
+    const runs = path.join(ws, '.ralph', 'runs');
+    if (!fs.existsSync(runs)) return false;
+    return fs.readdirSync(runs).some((id) => {
+      try {
+        return /"agentPgid": \d/.test(fs.readFileSync(path.join(runs, id, 'run.json'), 'utf8'));
+      } catch {
+        return false; // not written yet
+      }
+    });
   }
 
   function assertNothingClaimed(ws: string, env: NodeJS.ProcessEnv, out: string, how: RegExp): void {
@@ -104,7 +119,8 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
     it(`${sig === 'SIGINT' ? 'one Ctrl-C (SIGINT)' : sig} during the iteration: the box the agent ticked is unticked before ralph run exits 130`, async () => {
       const { ws, env } = workspace('exec sleep 6073');
       const r = await run(ws, env, async (child) => {
-        await sleep(300);
+        // During the iteration: the agent is its `sleep` now, and the run record names its process group.
+        await waitUntil(() => processesRunning('sleep 6073').length > 0 && agentRecorded(ws));
         child.kill(sig);
       });
       assert.equal(r.code, 130, r.out);

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cliPath, runCli } from '../../support/cli';
 import { makeWorkspace, type Workspace } from '../../support/engineHarness';
+import { processesWithEnvironment, waitForFile, waitUntil } from '../../support/processes';
 import { baselineMirrorDir } from '../../../src/core/loop/baselineMirror';
 
 /**
@@ -13,7 +14,6 @@ import { baselineMirrorDir } from '../../../src/core/loop/baselineMirror';
  * (the claude stream-json a real run would print) does the attack, as the breaker's lib.sh does.
  */
 const TASK = '# Task\n## Success criteria\n- [ ] First box\n- [ ] Second box\n';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The fake agent: iteration 1 ticks box 2, waits until run.json records it (the engine's write after the spawn),
@@ -77,10 +77,13 @@ async function crashRun(tamper: string, after = 'sleep 30', containment?: 'marke
     out += String(d);
   });
   const exited = new Promise((r) => child.once('exit', r));
-  const deadline = Date.now() + 60_000;
-  while (!fs.existsSync(path.join(t, 'ready')) && Date.now() < deadline) await sleep(50);
-  assert.ok(fs.existsSync(path.join(t, 'ready')), `the agent never got ready:\n${out}`);
-  await sleep(300);
+  // The runner exiting before the agent is ready is a failure of its own: say so with its output.
+  const ready = path.join(t, 'ready');
+  await Promise.race([
+    waitForFile(ready),
+    exited.then(() => assert.ok(fs.existsSync(ready), `ralph run ended before the agent got ready:\n${out}`)),
+  ]);
+  // The agent has ticked, tampered and touched `ready`: the runner dies at this moment, as in a crash.
   child.kill('SIGKILL');
   await exited;
   return { ws, t, env };
@@ -146,7 +149,10 @@ describe('crash recovery trusts the baseline mirror, not the run record (issue 1
     const after =
       'trap "" PIPE; i=0; while [ $i -lt 300 ] && printf "{\\"type\\":\\"keepalive\\"}\\n" >&3 2>/dev/null; do sleep 0.1; i=$((i+1)); done; rm -rf ".ralph/runs/$RALPH_RUN_ID"; touch "$T/tampered-after-crash"';
     c = await crashRun(':', after);
-    await sleep(3000);
+    // Every process of the run carries the workspace in its environment (XDG_STATE_HOME): wait until none is left.
+    // An agent that outlived the runner would tamper when its loop ends (30 s) and then exit, failing below.
+    const root = c.ws.root;
+    await waitUntil(() => processesWithEnvironment(root).length === 0);
     assert.equal(
       fs.existsSync(path.join(c.t, 'tampered-after-crash')),
       false,
