@@ -1,4 +1,5 @@
 import type { PlanNode } from './planTree';
+import type { NewPlanArgs, NewPlanResult } from './newPlan';
 import type { StartArgs } from './runController';
 
 /**
@@ -20,6 +21,7 @@ export const CommandIds = {
   revealInDashboard: 'ralph.revealInDashboard',
   openLog: 'ralph.openLog',
   answer: 'ralph.answer',
+  newPlan: 'ralph.newPlan',
   treeResetTask: 'ralph.tree.resetTask',
   treeResetCascade: 'ralph.tree.resetTaskAndDependents',
   treeOpenFile: 'ralph.tree.openTaskFile',
@@ -65,6 +67,8 @@ export interface CommandTypes {
   'ralph.revealInDashboard': { args: [unknown?]; result: void };
   'ralph.openLog': { args: [string?]; result: boolean };
   'ralph.answer': { args: [AnswerArgs?]; result: string | undefined };
+  /** Without arguments: quick pick (kind) and input boxes (title, gate); see newPlan.ts. */
+  'ralph.newPlan': { args: [NewPlanArgs?]; result: NewPlanResult | undefined };
   /** Tree-only (hidden from the palette): the clicked node. */
   'ralph.tree.resetTask': { args: [PlanNode?]; result: string[] | undefined };
   'ralph.tree.resetTaskAndDependents': { args: [PlanNode?]; result: string[] | undefined };

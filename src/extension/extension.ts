@@ -7,6 +7,7 @@ import { DashboardPanel, registerDashboardSerializer, type DashboardDeps } from 
 import { revealTarget } from './dashboard/revealTarget';
 import { StatusBarGauge } from './gauge/statusBarGauge';
 import { Logger } from './logger';
+import { newPlanCommand } from './newPlan';
 import { createLmTools, registerLmTools, type RalphLmTools } from './lmTools';
 import { PlanLoader, planWorkerFile } from './planLoader';
 import { PlanTreeProvider } from './planTree';
@@ -214,6 +215,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     registerCommand(CommandIds.treeOpenBrief, (node) => tree.openBrief(node)),
     registerCommand(CommandIds.treeResume, (node) => tree.resume(node)),
     registerCommand(CommandIds.answer, (args) => answerCommand(args, store, log)),
+    registerCommand(CommandIds.newPlan, (args) => newPlanCommand(args, log)),
     registerCommand(CommandIds.openDashboard, () => {
       DashboardPanel.createOrShow(dashboardDeps);
     }),

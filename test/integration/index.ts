@@ -16,6 +16,7 @@ import { registerTrustSuite } from './suites/trust';
 import { registerPlanTreeSuite } from './suites/planTree';
 import { registerStartPickSuite } from './suites/startPick';
 import { registerLmToolsRestrictedSuite, registerLmToolsSuite } from './suites/lmTools';
+import { registerNewPlanSuite } from './suites/newPlan';
 
 export async function run(): Promise<void> {
   if (process.env.RALPH_INTEGRATION_MODE === 'bench') return writeActivationBench();
@@ -45,6 +46,7 @@ export async function run(): Promise<void> {
     registerPlanTreeSuite();
     registerStartPickSuite();
     registerLmToolsSuite();
+    registerNewPlanSuite();
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} integration test(s) failed`);

@@ -18,6 +18,7 @@ import { initialPageState, reducePage, type PageState } from '../model/pageState
 import { nextSort, sortTasks, TASK_SORT_KEYS, type TaskSort, type TaskSortKey } from '../model/tasks';
 import { postToHost, vscodeApi } from '../vscodeApi';
 import { cssom, type RalphLog } from './logView';
+import { plain, shown } from './shown';
 import type { RalphTokenChart } from './tokenChart';
 import './logView';
 import './tokenChart';
@@ -166,7 +167,7 @@ export class RalphDashboard extends LitElement {
     const d = this.page.data;
     const run = d.run;
     return html` ${this.header(run)} ${isParallel(d.lanes) ? this.laneTable(d.lanes) : nothing}
-      ${this.error ? html`<div class="error-line" role="alert"><span class="codicon codicon-error"></span> ${this.error}</div>` : nothing}
+      ${this.error ? html`<div class="error-line" role="alert"><span class="codicon codicon-error"></span> ${shown(this.error, true)}</div>` : nothing}
       ${run?.question ? this.question(run) : nothing}
       <section class="panel tokens">
         <h2>
@@ -207,7 +208,7 @@ export class RalphDashboard extends LitElement {
     return html`<header class="run-header">
       <div class="run-line">
         <span class="state state-${run?.state ?? 'idle'}" data-testid="run-state">${run?.state ?? 'no run yet'}</span>
-        ${run?.stateDetail ? html`<span class="detail">${run.stateDetail}</span>` : nothing}
+        ${run?.stateDetail ? html`<span class="detail">${shown(run.stateDetail, true)}</span>` : nothing}
         <select
           class="run-pick"
           aria-label="Run shown"
@@ -217,7 +218,7 @@ export class RalphDashboard extends LitElement {
           }}
         >
           <option value="" .selected=${live(d.pinnedRunId === null)}>Follow the live or latest run</option>
-          ${[...d.runs].reverse().map((r) => html`<option value=${r.runId} .selected=${live(d.pinnedRunId === r.runId)}>${r.label} — ${r.state}</option>`)}
+          ${[...d.runs].reverse().map((r) => html`<option value=${r.runId} .selected=${live(d.pinnedRunId === r.runId)}>${plain(r.label)} — ${r.state}</option>`)}
         </select>
         ${run && !run.live ? html`<span class="static-note">shown from its log</span>` : nothing}
       </div>
@@ -226,7 +227,7 @@ export class RalphDashboard extends LitElement {
           ? html`<dl class="facts">
               <div>
                 <dt>Source</dt>
-                <dd>${run.source || '—'}</dd>
+                <dd>${run.source ? shown(run.source, true) : '—'}</dd>
               </div>
               ${
                 isParallel(d.lanes)
@@ -236,7 +237,9 @@ export class RalphDashboard extends LitElement {
                     </div>`
                   : html`<div>
                       <dt>Item</dt>
-                      <dd data-testid="run-item">${run.item ? `${run.item.id} ${run.item.title}` : '—'}</dd>
+                      <dd data-testid="run-item">
+                        ${run.item ? shown(`${run.item.id} ${run.item.title}`, true) : '—'}
+                      </dd>
                     </div>`
               }
               ${
@@ -319,7 +322,7 @@ export class RalphDashboard extends LitElement {
                 ></span
                 >#${x.lane}
               </td>
-              <td title=${x.item}>${x.item}</td>
+              <td title=${plain(x.item)}>${shown(x.item, true)}</td>
               <td>${x.attempt}</td>
               <td>${x.iteration}</td>
               <td>
@@ -364,10 +367,10 @@ export class RalphDashboard extends LitElement {
     };
     return html`<section class="panel question" data-testid="question">
       <h2>
-        <span class="codicon codicon-question"></span> The agent asks${q.itemId ? ` (${q.itemId})` : ''}
+        <span class="codicon codicon-question"></span> The agent asks${q.itemId ? ` (${plain(q.itemId)})` : ''}
         <span class="sub">since ${formatClock(q.askedAt)}</span>
       </h2>
-      <p class="question-text">${q.text}</p>
+      <p class="question-text">${shown(q.text)}</p>
       <textarea class="answer-box" rows="3" aria-label="Your answer" placeholder="Your answer"></textarea>
       <button class="primary" data-testid="answer" @click=${send}>
         <span class="codicon codicon-send"></span> Answer
@@ -401,7 +404,7 @@ export class RalphDashboard extends LitElement {
         ${tasks.map(
           (t) =>
             html`<tr data-task=${t.itemId} class=${this.revealed === t.itemId ? 'revealed' : ''}>
-              <td title=${t.title}>${t.itemId}</td>
+              <td title=${plain(t.title)}>${shown(t.itemId, true)}</td>
               <td>${t.iterations}</td>
               <td>${formatTokens(t.input)}</td>
               <td>${formatTokens(t.output)}</td>
@@ -444,8 +447,8 @@ export class RalphDashboard extends LitElement {
               <td>${g.exitCode ?? '…'}</td>
               <td>${g.durationMs === null ? '…' : formatDuration(g.durationMs)}</td>
               <td>${formatClock(g.at)}</td>
-              <td class="mono">${g.command}</td>
-              <td class="mono fail-lines">${g.failingLines.slice(0, 3).join('\n')}</td>
+              <td class="mono">${shown(g.command, true)}</td>
+              <td class="mono fail-lines">${shown(g.failingLines.slice(0, 3).join('\n'))}</td>
             </tr>`,
         )}
       </tbody>

@@ -393,6 +393,91 @@ describe('the dashboard page in Chromium (fake host)', function () {
     await d.page.screenshot({ path: path.join(shots, 'dashboard-page-revealed.png'), fullPage: true });
   });
 
+  it('shows bidi controls, invisible and control characters of repository text as marked escapes, never acting', async () => {
+    const RLO = '\u202e';
+    const ZWSP = '\u200b';
+    const title = `evil${RLO}-bidi`;
+    await d.push([
+      {
+        type: 'snapshot',
+        v: PROTOCOL_VERSION,
+        seq: 40,
+        state: {
+          ...state,
+          lanes: [],
+          run: {
+            ...state.run!,
+            item: { id: 'T1', title },
+            stateDetail: `gate${ZWSP}failed`,
+            question: { itemId: 'T1', text: `Which${RLO} port?`, askedAt: 2_000 },
+          },
+          tasks: [
+            {
+              itemId: 'T1',
+              title,
+              iterations: 1,
+              input: 10,
+              output: 10,
+              cacheRead: 0,
+              cacheCreation: 0,
+              costUsd: 0.01,
+            },
+          ],
+          gates: [{ ...state.gates[0]!, command: `npm${'\u2066'} test` }],
+          log: [
+            { n: 1, at: 1_700_000_000_000, kind: 'gate', text: `title \x1b]0;PWNED\x07 hidden${ZWSP}word ${title}` },
+          ],
+          logTotal: 1,
+        },
+      },
+    ]);
+    const item = d.page.locator('[data-testid="run-item"]');
+    await item.locator('.hidden-char').waitFor();
+    assert.equal(await item.innerText(), 'T1 evil\\u202e-bidi');
+    assert.equal(await item.locator('.hidden-char').getAttribute('title'), 'U+202E RIGHT-TO-LEFT OVERRIDE');
+    // Drawn left to right: the "-" of "-bidi" sits left of its last "i" (an acting override draws "evilidib-").
+    const order = await item.evaluate((el) => {
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const at = n.textContent!.indexOf('-bidi');
+        if (at < 0) continue;
+        const box = (from: number) => {
+          const r = document.createRange();
+          r.setStart(n!, from);
+          r.setEnd(n!, from + 1);
+          return r.getBoundingClientRect().left;
+        };
+        return { dash: box(at), lastI: box(at + 4) };
+      }
+      return null;
+    });
+    assert.ok(order && order.dash < order.lastI, JSON.stringify(order));
+    await d.page.locator('.log-search').fill('');
+    const logText = d.page.locator('.log-row .log-text', { hasText: 'PWNED' });
+    await logText.waitFor();
+    assert.equal(await logText.innerText(), 'title \\x1b]0;PWNED\\x07 hidden\\u200bword evil\\u202e-bidi');
+    assert.equal(await logText.locator('.hidden-char').count(), 4);
+    assert.equal(await d.page.locator('.run-header .detail').innerText(), 'gate\\u200bfailed');
+    assert.equal(await d.page.locator('.question-text').innerText(), 'Which\\u202e port?');
+    assert.equal(await d.page.locator('[data-testid="gate-table"] td.mono').first().innerText(), 'npm\\u2066 test');
+    assert.equal(await d.page.locator('tr[data-task="T1"] td').first().getAttribute('title'), 'evil\\u202e-bidi');
+    // No hidden character is left acting anywhere in the page's text or attributes.
+    const raw = await d.page.evaluate(() => {
+      const hidden = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+      const found: string[] = [];
+      const walker = document.createTreeWalker(document.querySelector('ralph-dashboard')!, NodeFilter.SHOW_ALL);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (n.nodeType === Node.TEXT_NODE && hidden.test(n.textContent!)) found.push(JSON.stringify(n.textContent));
+        if (n instanceof Element)
+          for (const a of Array.from(n.attributes)) if (hidden.test(a.value)) found.push(`${n.tagName}[${a.name}]`);
+      }
+      return found;
+    });
+    assert.deepEqual(raw, []);
+    fs.mkdirSync(shots, { recursive: true });
+    await d.page.screenshot({ path: path.join(shots, 'dashboard-page-hidden-chars.png'), fullPage: true });
+  });
+
   it('runs no inline script and reports no CSP violation or page error', async () => {
     assert.deepEqual(d.problems, []);
     const inline = await d.page.evaluate(() => Array.from(document.scripts).filter((s) => !s.src).length);
