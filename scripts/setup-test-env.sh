@@ -3,6 +3,7 @@
 #   - Debian packages: chromium (e2e and integration host page), libkrb5-dev (kerberos addon), ripgrep (VS Code search)
 #   - VS Code 1.100.3's server from the npm package code-server@4.100.3, with its native addons built for Node 20
 #   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
+#   - redis-server from Debian (the remote-lanes tests start their own on 127.0.0.1 with a password)
 #   - the other agent CLIs the tests drive, at pinned versions from npm, each in its own folder of the git-ignored
 #     .agent-clis/ (Codex today: not devDependencies, so `npm ci` stays as fast)
 # Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
@@ -55,7 +56,22 @@ place_agent_clis() {
   done
   log "agent CLIs ready in $clis ($(ls "$clis" | tr '\n' ' '))"
 }
-if [ "$only_agents" = 1 ]; then place_claude; place_agent_clis; exit 0; fi
+# redis-server (Debian's): the remote lanes' tests (test/component/remote/) and bench start their own, on 127.0.0.1 with
+# a random port and a password (test/support/redisServer.ts). Needed by the component tier too, hence here.
+place_redis() {
+  if command -v redis-server >/dev/null 2>&1; then return; fi
+  log "installing Debian package: redis-server"
+  local sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo_cmd="sudo"
+  if ! { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server; } >"$cache/apt-redis.log" 2>&1; then
+    log "ERROR: could not install redis-server with apt-get (see $cache/apt-redis.log)."
+    log "Install it yourself (e.g. 'sudo apt-get install redis-server') and run this script again."
+    exit 1
+  fi
+  # Debian's package starts a system service on port 6379; the tests never use it.
+  { $sudo_cmd systemctl disable --now redis-server || $sudo_cmd service redis-server stop; } >/dev/null 2>&1 || true
+}
+if [ "$only_agents" = 1 ]; then place_claude; place_agent_clis; place_redis; exit 0; fi
 
 # 1. Debian packages.
 missing=()
@@ -73,9 +89,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-# 2. The agent CLIs.
+# 2. The agent CLIs and redis-server.
 place_claude
 place_agent_clis
+place_redis
 
 # 3. VS Code 1.100.3's server from code-server@4.100.3.
 srv="$cache/server"
