@@ -2,11 +2,18 @@ import { listRuns } from '../control/runs';
 import type { ResolvedGates } from '../gates/gateConfig';
 import { ralphFile } from '../model/ralphPaths';
 import { tryHoldLock } from '../store/fileLock';
-import { ralphWritableProblem } from '../store/storageFailure';
 import { recoverCrashedRuns, skippedRunRecords, type RecoveredRun } from './crashRecovery';
 import { recoverParallel } from './parallel/recovery';
-import { EngineRefusal, NoGatesRefusal, StorageRefusal } from './runOptions';
+import { EngineRefusal, NoGatesRefusal, StorageRefusal, type RunResult } from './runOptions';
 import type { WorkSource } from './workSource';
+import { updateRunRecord } from '../control/runRecords';
+import { isoString } from '../model/time';
+import { removeFolderCaches } from '../store/snapshotCache';
+import { isStorageError, ralphWritableProblem, STORAGE_EXIT, storageFailureText } from '../store/storageFailure';
+import type { TokenCounts } from '../stream/events';
+import { EXIT_CODES, type EngineEvent } from './events';
+import type { RunRecordPatch } from './lane/agentIteration';
+import type { RunEnd } from './lane/phases';
 
 /*
  * The run's shell, written once for a sequential and a parallel run: the refusals every start makes, the folder's
@@ -95,4 +102,130 @@ export async function recoverFolder(
     sweepMirrors: true,
   });
   for (const w of recoveryWarnings(recovered, skippedRunRecords(folder))) warn(w);
+}
+
+/** What a run's end writes and reports: the end reached, the counts, and what the run learned of its storage. */
+export interface RunEndFacts {
+  end: RunEnd;
+  iterations: number;
+  costUsd: number;
+  /** The run's tokens (a sequential run's; a parallel run's lanes keep theirs). */
+  tokens?: TokenCounts;
+  done: number;
+  total: number;
+  /** The storage failure the run already met (a full disk, a read-only `.ralph/`), or null. */
+  storageFailure: string | null;
+}
+
+/** How a run's end went on disk: its exit code and the `runEnded` event to report, and the result's extra fields. */
+export interface RecordedEnd {
+  exitCode: number;
+  ended: Extract<EngineEvent, { type: 'runEnded' }>;
+  storageFailure: string | null;
+  endNotRecorded: string | null;
+}
+
+/**
+ * Writes a run's end to run.json (its state, completion, end reason, counts; `patch`: more fields, a parallel run's
+ * `lanes: []`). On a storage error the run's disk-space reserve is freed (`release`, true when it freed something) and
+ * the end written once more; a storage error makes the exit code {@link STORAGE_EXIT}; an end that could not be
+ * written is a warning and `endNotRecorded` (the next run marks the record crashed). The caches of the folder are
+ * removed first: a child of the run could have forged them.
+ */
+export async function recordRunEnd(
+  folder: string,
+  runId: string,
+  f: RunEndFacts,
+  release: () => Promise<boolean | undefined>,
+  warn: Warn,
+  patch: RunRecordPatch = {},
+): Promise<RecordedEnd> {
+  const { end } = f;
+  const finalState =
+    end.state === 'completed'
+      ? 'completed'
+      : end.state === 'stopped' || end.state === 'cancelled'
+        ? 'stopped'
+        : 'failed';
+  const writeEnd = () =>
+    updateRunRecord(folder, runId, {
+      state: finalState,
+      currentItem: null,
+      iteration: f.iterations,
+      completion: { reason: end.completionReason, at: isoString(Date.now()) },
+      endState: end.state,
+      endReason: end.reason,
+      endedAt: isoString(Date.now()),
+      agentPgid: null,
+      costUsd: f.costUsd,
+      ...(f.tokens ? { tokens: f.tokens } : {}),
+      ...patch,
+    });
+  let storageFailure = f.storageFailure;
+  let endNotRecorded: string | null = null;
+  removeFolderCaches(folder);
+  await writeEnd().catch(async (err: Error) => {
+    // The disk filled up at the very end: free the reserve and try once more before giving up.
+    if (isStorageError(err) && (await release())) {
+      storageFailure ??= storageFailureText(err);
+      const again = await writeEnd().then(
+        () => null,
+        (e: Error) => e,
+      );
+      if (!again) return;
+      err = again;
+    }
+    if (isStorageError(err)) storageFailure ??= storageFailureText(err);
+    endNotRecorded = err.message;
+    warn(`could not write the end to run.json: ${err.message}`);
+  });
+  const exitCode = storageFailure ? STORAGE_EXIT : EXIT_CODES[end.state];
+  return {
+    exitCode,
+    storageFailure,
+    endNotRecorded,
+    ended: {
+      type: 'runEnded',
+      state: end.state,
+      reason: end.reason,
+      completionReason: end.completionReason,
+      exitCode,
+      iterations: f.iterations,
+      costUsd: f.costUsd,
+      done: f.done,
+      total: f.total,
+    },
+  };
+}
+
+/** The result of a run whose end was recorded ({@link recordRunEnd}). */
+export function runResult(runId: string, f: RunEndFacts, r: RecordedEnd): RunResult {
+  return {
+    runId,
+    state: f.end.state,
+    reason: f.end.reason,
+    exitCode: r.exitCode,
+    iterations: f.iterations,
+    costUsd: f.costUsd,
+    done: f.done,
+    total: f.total,
+    ...(r.storageFailure ? { storageFailure: r.storageFailure } : {}),
+    ...(r.endNotRecorded ? { endNotRecorded: r.endNotRecorded } : {}),
+  };
+}
+
+/**
+ * A failure no decision covers ended the run (a file system error, a source that cannot be written): the run ends
+ * failed with the error's message, as a value like every other end; a storage error (a full disk, a read-only
+ * `.ralph/`) names its cause.
+ */
+export function engineErrorEnd(err: unknown): { end: RunEnd; storageFailure: string | null } {
+  const end: RunEnd = {
+    state: 'failed',
+    reason: `engine error: ${(err as Error).message}`,
+    completionReason: 'FAILED',
+  };
+  if (!isStorageError(err)) return { end, storageFailure: null };
+  end.reason = `storage error: ${err.message}`;
+  return { end, storageFailure: storageFailureText(err) };
 }

@@ -10,18 +10,11 @@ import { gateCommandFor, resolveGates, type ResolvedGates } from '../../gates/ga
 import { runGateExclusive } from '../../gates/gateCall';
 import { loadShellParser } from '../../gates/shellSyntax';
 import { ralphFile } from '../../model/ralphPaths';
-import { isoString } from '../../model/time';
 import { resolveActorAsync } from '../../sources/actor';
 import { holdGitWorker } from '../../process/gitWorker';
 import { resolveContainment } from '../../process/containment';
 import { readQuantum } from '../../sources/quantum/readQuantum';
-import {
-  isStorageError,
-  makeSpaceReserve,
-  STORAGE_EXIT,
-  storageFailureText,
-  type SpaceReserve,
-} from '../../store/storageFailure';
+import { makeSpaceReserve, type SpaceReserve } from '../../store/storageFailure';
 import { cleanCommitOf } from '../git';
 import {
   decideCoordinator,
@@ -35,7 +28,7 @@ import {
 import { type RunEnd } from '../lane/phases';
 import { Lane } from '../lane/lane';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type RunResult } from '../runOptions';
-import { EXIT_CODES, type EngineEvent, type GateTier, type WorkItemRef } from '../events';
+import { type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';
 import {
@@ -51,7 +44,15 @@ import {
 import { LaneStorySource } from './laneSource';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import { laneEnded, lanesStarted, putBackStatuses, statusDrift, type StoryEnd } from './quantumRuntime';
-import { holdFolderLock, recoverFolder, refuseReadOnly, refuseWithoutGates } from '../runShell';
+import {
+  engineErrorEnd,
+  holdFolderLock,
+  recordRunEnd,
+  recoverFolder,
+  refuseReadOnly,
+  refuseWithoutGates,
+  runResult,
+} from '../runShell';
 import { pickRound } from './rounds';
 
 /**
@@ -410,11 +411,11 @@ class Coordinator {
         await this.nextChange(1000);
       }
     } catch (err) {
-      end = { state: 'failed', reason: `engine error: ${(err as Error).message}`, completionReason: 'FAILED' };
-      // A full disk or a read-only .ralph/ (issue 12): the reserve goes, so that the lanes' ends and the run's can be written.
-      if (isStorageError(err)) {
-        this.storageFailure ??= storageFailureText(err);
-        end.reason = `storage error: ${err.message}`;
+      let storageFailure: string | null;
+      ({ end, storageFailure } = engineErrorEnd(err));
+      // The reserve goes, so that the lanes' ends and the run's can be written.
+      if (storageFailure) {
+        this.storageFailure ??= storageFailure;
         await this.reserveReady;
         await this.reserve?.release();
       }
@@ -432,67 +433,30 @@ class Coordinator {
     // Trees are removed off the lanes' critical path; none is left behind when the run ends.
     await Promise.all(this.removing.values());
     await this.guardMain();
-    // A lane's agent could have forged this folder's status / next answers or parse caches in the user's cache
-    // (breaker-s5 row 23, breaker-s6 rows 10 and 21).
+    // A lane's agent could have forged this folder's status / next answers or parse caches in the user's cache.
     removeFolderCaches(this.folder);
     const progress = this.progress();
-    const finalState =
-      end.state === 'completed'
-        ? 'completed'
-        : end.state === 'stopped' || end.state === 'cancelled'
-          ? 'stopped'
-          : 'failed';
-    const writeEnd = () =>
-      updateRunRecord(this.folder, this.runId, {
-        state: finalState,
-        currentItem: null,
-        iteration: this.iterations,
-        completion: { reason: end.completionReason, at: isoString(Date.now()) },
-        endState: end.state,
-        endReason: end.reason,
-        endedAt: isoString(Date.now()),
-        agentPgid: null,
-        costUsd: this.cost,
-        lanes: [],
-      });
-    // On a full disk the reserve is freed and the end written once more (issue 12, as the engine does).
-    let endNotRecorded: string | undefined;
-    await writeEnd()
-      .catch(async (err: unknown) => {
-        await this.reserveReady;
-        if (isStorageError(err) && (await this.reserve?.release())) return writeEnd();
-        throw err;
-      })
-      .catch((err: unknown) => {
-        if (isStorageError(err)) this.storageFailure ??= storageFailureText(err);
-        endNotRecorded = (err as Error).message;
-        this.warn('could not write the end to run.json')(err);
-      });
-    const storageFailure = this.storageFailure ?? undefined;
-    const exitCode = storageFailure ? STORAGE_EXIT : EXIT_CODES[end.state];
-    this.emit({
-      type: 'runEnded',
-      state: end.state,
-      reason: end.reason,
-      completionReason: end.completionReason,
-      exitCode,
+    const facts = {
+      end,
       iterations: this.iterations,
       costUsd: this.cost,
       done: progress.done,
       total: progress.total,
-    });
-    return {
-      runId: this.runId,
-      state: end.state,
-      reason: end.reason,
-      exitCode,
-      iterations: this.iterations,
-      costUsd: this.cost,
-      done: progress.done,
-      total: progress.total,
-      ...(storageFailure ? { storageFailure } : {}),
-      ...(endNotRecorded ? { endNotRecorded } : {}),
+      storageFailure: this.storageFailure,
     };
+    const recorded = await recordRunEnd(
+      this.folder,
+      this.runId,
+      facts,
+      async () => {
+        await this.reserveReady;
+        return this.reserve?.release();
+      },
+      (message) => this.emit({ type: 'warning', message }),
+      { lanes: [] },
+    );
+    this.emit(recorded.ended);
+    return runResult(this.runId, facts, recorded);
   }
 
   /** The feature branch: quantum.json's `branchName` (checked out, created from HEAD when missing), else the branch checked out now. */

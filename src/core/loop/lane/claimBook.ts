@@ -1,0 +1,215 @@
+import { carriedBaseline, marksChanged, personMarksFor } from '../../model/claimBaseline';
+import { removeFolderCaches } from '../../store/snapshotCache';
+import type { EngineEvent, WorkItemRef } from '../events';
+import { writeBaselineMirror } from '../baselineMirror';
+import { markedByPerson, readPersonMarks, removePersonMarks } from '../personMarks';
+import type { Claim, ClaimBaseline, WorkItem, WorkSource } from '../workSource';
+import type { RunRecordPatch } from './agentIteration';
+import { ref } from './itemRef';
+
+/*
+ * The lane's claim book: the claim baseline (the last verified state of every item, model/claimBaseline.ts) carried
+ * from verdict to verdict, the marks of the children the run starts (an agent, a gate, `notify`: each runs code the
+ * agent could have written), and putting back what no gate verified. A task is done only when its source says so and
+ * a gate confirmed it; everything here serves that rule (docs/truth-attacks.md).
+ */
+
+/**
+ * The claims since `baseline` that are not a person's own (`ralph task done` from outside an iteration after the
+ * baseline was taken, and not written while an agent ran: `personMarksFor`): what a green gate must confirm, or what
+ * goes back.
+ */
+export async function unverifiedClaims(folder: string, source: WorkSource, baseline: ClaimBaseline): Promise<Claim[]> {
+  const claims = await source.claimsSince(baseline);
+  if (!claims.length) return [];
+  const theirs = markedByPerson(personMarksFor(await readPersonMarks(folder), baseline), claims, baseline.at);
+  return claims.filter((c) => !theirs.includes(c));
+}
+
+/** What the claim book needs of its lane: where it works, how run.json is written, how it reports. */
+export interface ClaimBookPorts {
+  folder: string;
+  runId: string;
+  /** Writes fields of the run's record (run.json); the run shell owns the file. */
+  record(patch: RunRecordPatch): Promise<void>;
+  emit(e: EngineEvent): void;
+  warn(what: string): (err: unknown) => void;
+  /** A message with the workspace's absolute path shortened (for events). */
+  shown(text: string): string;
+  /** Reports the source's progress when it changed (after a put-back). */
+  progress(source: WorkSource): Promise<void>;
+}
+
+/**
+ * The claim baseline of one lane and every write of it (run.json `claimBaseline` and its mirror in the user's state
+ * folder, which the agent cannot edit). Null before the run opens it and after its end closed it.
+ */
+export class ClaimBook {
+  baseline: ClaimBaseline | null = null;
+
+  constructor(private readonly p: ClaimBookPorts) {}
+
+  /** The state the run found is its first verified baseline; crash recovery has put back what earlier runs left. */
+  async open(source: WorkSource): Promise<void> {
+    this.baseline = await source.snapshot();
+    await this.p.record({ claimBaseline: this.baseline });
+    await this.mirror();
+  }
+
+  /** The unverified claims now (none without an open baseline). */
+  unverified(source: WorkSource): Promise<Claim[]> {
+    return this.baseline ? unverifiedClaims(this.p.folder, source, this.baseline) : Promise.resolve([]);
+  }
+
+  /**
+   * What the source says now against the carried baseline: the unverified claims (a person's marks left out) and
+   * the items of the run's source that vanished since the run saw them.
+   */
+  async truthNow(source: WorkSource): Promise<{ unverified: Claim[]; vanished: string[] }> {
+    const b = this.baseline;
+    if (!b) return { unverified: [], vanished: [] };
+    const unverified = await unverifiedClaims(this.p.folder, source, b);
+    const now = await source.snapshot();
+    const present = new Set(now.items ?? []);
+    const vanished = b.items && now.items ? b.items.filter((k) => !present.has(k)) : [];
+    return { unverified, vanished };
+  }
+
+  /**
+   * An item starts: the baseline is carried, never read afresh (what became done since the last verdict is still a
+   * claim), and kept in run.json with the current item, so a later start can undo what an unfinished run claimed.
+   */
+  async startItem(source: WorkSource, item: WorkItem): Promise<void> {
+    this.baseline = carriedBaseline(this.baseline, await source.snapshot());
+    await this.p.record({
+      currentItem: { source: item.source, id: item.id, title: item.title },
+      claimBaseline: this.baseline,
+    });
+    await this.mirror();
+  }
+
+  /**
+   * The open claims are settled (put back): the baseline is carried (what was undone leaves it, nothing joins it)
+   * and kept in run.json. `verified`: the claims a green gate verified, which join it.
+   */
+  async carry(source: WorkSource, verified: readonly Claim[] = []): Promise<void> {
+    this.baseline = carriedBaseline(
+      this.baseline,
+      await source.snapshot(),
+      verified.map((c) => ({ slot: c.slot, key: c.key })),
+    );
+    await this.p.record({ claimBaseline: this.baseline });
+    await this.mirror();
+  }
+
+  /** Puts back `items` (or every unverified claim since the baseline), with a `claimPutBack` event naming them. */
+  async putBack(source: WorkSource, reason: string, items?: readonly WorkItemRef[]): Promise<void> {
+    const back = items ?? (this.baseline ? await unverifiedClaims(this.p.folder, source, this.baseline) : []);
+    if (!items && !back.length) return;
+    const how: string[] = [];
+    await source.putBack([...back], how);
+    this.p.emit({
+      type: 'claimPutBack',
+      items: back.map((i) => ref(i)),
+      reason,
+      ...(how.length ? { how: how.map((h) => this.p.shown(h)) } : {}),
+    });
+    await this.p.progress(source);
+  }
+
+  /** At the run's end: puts back what is open since the baseline; false (with a warning) when that failed. */
+  async putBackAtEnd(source: WorkSource, reason: string): Promise<boolean> {
+    if (!this.baseline) return true;
+    return this.putBack(source, reason).then(
+      () => true,
+      (err: Error) => {
+        this.p.emit({
+          type: 'warning',
+          message: `could not put back unverified claims: ${err.message} (the next run puts them back)`,
+        });
+        return false;
+      },
+    );
+  }
+
+  /**
+   * The run's claims are settled: marks written while a child ran leave `.ralph/person-done.json` (else they read as
+   * a person's), and the baseline is closed in run.json and its mirror.
+   */
+  async close(): Promise<void> {
+    await removePersonMarks(this.p.folder, this.baseline?.agentMarks ?? []).catch(
+      this.p.warn('could not remove the claimed marks from .ralph/person-done.json'),
+    );
+    this.baseline = null;
+    await this.p.record({ claimBaseline: null }).catch(this.p.warn('could not clear the claim baseline in run.json'));
+    await writeBaselineMirror(this.p.folder, this.p.runId, null).catch(
+      this.p.warn('could not remove the claim baseline mirror'),
+    );
+  }
+
+  /**
+   * Before a child of the run starts: the person marks as they are now go into the baseline (`marksAtAgentStart`,
+   * run.json and the mirror), so marks written while it runs are told apart even if the runner dies meanwhile: gate
+   * and notify code are not "a person". Returns that reading (none without an open baseline). `also`: other fields
+   * of run.json written in the same write (the iteration's start), or alone without an open baseline.
+   */
+  async markChildStart(also?: RunRecordPatch): Promise<Record<string, string> | null> {
+    if (!this.baseline) {
+      if (also) await this.p.record(also);
+      return null;
+    }
+    const marks = await readPersonMarks(this.p.folder);
+    this.baseline = { ...this.baseline, marksAtAgentStart: marks };
+    await this.p.record({ ...also, claimBaseline: this.baseline });
+    await this.mirror();
+    return marks;
+  }
+
+  /**
+   * After a child of the run ended (`who`: "the agent", "the basic gate", "notify (question)"; `when`: "iteration
+   * 3"): the folder's answer-cache entries and parse caches are removed, under every spelling of the folder (the
+   * child's code could have forged them), and marks that changed while it ran join `agentMarks` (claims a gate
+   * verifies, never a person's own for this run), with a warning naming them; `marksAtAgentStart` is dropped.
+   * `also`: other fields of run.json written in the same write (the agent's end), or alone when no marks were taken.
+   */
+  async markChildEnd(
+    before: Record<string, string> | null,
+    who: string,
+    when?: string,
+    also?: RunRecordPatch,
+  ): Promise<void> {
+    removeFolderCaches(this.p.folder);
+    if (!before || !this.baseline) {
+      if (also) await this.p.record(also);
+      return;
+    }
+    const changed = marksChanged(before, await readPersonMarks(this.p.folder));
+    const { marksAtAgentStart: _, ...rest } = this.baseline;
+    const agentMarks = [...new Set([...(rest.agentMarks ?? []), ...changed])];
+    this.baseline = agentMarks.length ? { ...rest, agentMarks } : rest;
+    if (changed.length)
+      this.p.emit({
+        type: 'warning',
+        message: `${when ? `${when}: ` : ''}.ralph/person-done.json changed while ${who} ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's`,
+      });
+    await this.p.record({ ...also, claimBaseline: this.baseline });
+    await this.mirror();
+  }
+
+  /** Runs `child` between {@link markChildStart} and {@link markChildEnd} (also when it throws). */
+  async aroundChild<T>(who: string, child: () => Promise<T>): Promise<T> {
+    const before = await this.markChildStart();
+    try {
+      return await child();
+    } finally {
+      await this.markChildEnd(before, who);
+    }
+  }
+
+  /** Mirrors the baseline outside the workspace (the agent can edit run.json); a failure is a warning. */
+  private async mirror(): Promise<void> {
+    await writeBaselineMirror(this.p.folder, this.p.runId, this.baseline).catch(
+      this.p.warn('could not mirror the claim baseline in the state folder'),
+    );
+  }
+}
