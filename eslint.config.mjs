@@ -8,6 +8,7 @@ export default tseslint.config(
       'dist/**',
       'node_modules/**',
       '.vscode-test/**',
+      '.agent-clis/**',
       'test-results/**',
       '**/*.cjs',
       '**/*.mjs',

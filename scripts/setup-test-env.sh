@@ -5,7 +5,7 @@
 #   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
 #   - redis-server from Debian (the remote-lanes tests start their own on 127.0.0.1 with a password)
 #   - the other agent CLIs the tests drive, at pinned versions from npm, each in its own folder of the git-ignored
-#     .agent-clis/ (Codex today: not devDependencies, so `npm ci` stays as fast)
+#     .agent-clis/ (Codex, Gemini, Copilot, opencode, Qwen Code: not devDependencies, so `npm ci` stays as fast)
 # Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
 # stamp files. --agents-only (alias --claude-only): only the agent CLIs (the component, stress and corpus tiers need
 # nothing else).
@@ -34,8 +34,9 @@ agent_clis=(
   "codex @openai/codex@0.171.0 codex"
   "gemini @google/gemini-cli@0.61.0 gemini"
   "copilot @github/copilot@1.0.102 copilot"
+  "opencode opencode-ai@1.18.33 opencode"
+  "qwen @qwen-code/qwen-code@0.24.4 qwen"
 )
-# An agent's row comes with its adapter and tests (pins verified here: opencode-ai@1.18.33, @qwen-code/qwen-code@0.24.4).
 place_agent_clis() {
   local clis="$root/.agent-clis" name spec bin dir stamp
   mkdir -p "$clis"

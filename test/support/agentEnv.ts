@@ -80,12 +80,23 @@ export function opencodeModelEnv(home: string, openaiUrl: string): AgentModelEnv
   };
 }
 
-/** Qwen Code: the OpenAI-compatible variables it reads (`--auth-type openai` is the adapter's). */
+/**
+ * Qwen Code: the OpenAI-compatible variables it reads, and `$HOME/.qwen/settings.json` choosing that protocol
+ * (`security.auth.selectedType`: without it headless mode has no auth method) with telemetry off.
+ */
 export function qwenModelEnv(home: string, openaiUrl: string): AgentModelEnv {
   fs.mkdirSync(path.join(home, '.qwen'), { recursive: true });
   fs.writeFileSync(
     path.join(home, '.qwen', 'settings.json'),
-    JSON.stringify({ privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } }, null, 2),
+    JSON.stringify(
+      {
+        security: { auth: { selectedType: 'openai' } },
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false },
+      },
+      null,
+      2,
+    ),
   );
   return {
     env: { HOME: home, OPENAI_BASE_URL: openaiUrl, OPENAI_API_KEY: 'dummy-qwen-key', OPENAI_MODEL: 'fake-model' },

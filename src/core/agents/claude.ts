@@ -375,6 +375,8 @@ function claudeInvocation(spec: IterationSpec): Invocation {
 }
 
 function claudeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
+  // Qwen Code writes Claude's shape: its init names its own version (qwen.ts).
+  if ('qwen_code_version' in line) return 0;
   const t = line.type;
   if ('claude_code_version' in line || t === 'rate_limit_event' || t === 'stream_event' || 'parent_tool_use_id' in line)
     return 2;

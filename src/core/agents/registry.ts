@@ -7,14 +7,8 @@ import { codexAdapter } from './codex';
 import { copilotAdapter } from './copilot';
 import { cursorAgentAdapter } from './cursorAgent';
 import { geminiAdapter } from './gemini';
-import { pendingAdapter, pendingReason } from './pending';
-
-/** Agents named in the configuration's `agent` enum whose adapter is not written yet: they refuse to start. */
-const pending: readonly AgentAdapter[] = [
-  pendingAdapter('opencode', 'opencodePath', 'opencode'),
-  pendingAdapter('qwen', 'qwenPath', 'qwen'),
-];
-const pendingNames = new Set(pending.map((a) => a.name));
+import { opencodeAdapter } from './opencode';
+import { qwenAdapter } from './qwen';
 
 /**
  * Every agent adapter, keyed by agent name (the `agent` config value, model/config.ts `AGENT_NAMES`, in that order).
@@ -26,7 +20,7 @@ const pendingNames = new Set(pending.map((a) => a.name));
 export const agentAdapters: Readonly<Record<string, AgentAdapter>> = Object.fromEntries(
   AGENT_NAMES.map((name) => [
     name,
-    [claudeAdapter, codexAdapter, geminiAdapter, copilotAdapter, cursorAgentAdapter, ...pending].find(
+    [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, qwenAdapter, copilotAdapter, cursorAgentAdapter].find(
       (a) => a.name === name,
     )!,
   ]),
@@ -44,15 +38,10 @@ export function findAdapter(name: string): AgentAdapter | undefined {
   return agentAdapters[name] ?? agentAdapters[aliases[name] ?? ''];
 }
 
-/**
- * The adapter for a name or alias, ready to run; throws an Error naming the known agents for an unknown name, and
- * one saying so for an agent this build cannot drive yet.
- */
+/** The adapter for a name or alias, ready to run; throws an Error naming the known agents for an unknown name. */
 export function getAdapter(name: string): AgentAdapter {
   const a = findAdapter(name);
   if (!a) throw new Error(`unknown agent "${name}" (known: ${Object.keys(agentAdapters).join(', ')})`);
-  if (pendingNames.has(a.name) && agentAdapters[a.name] === pending.find((p) => p.name === a.name))
-    throw new Error(pendingReason(a.name));
   return a;
 }
 
