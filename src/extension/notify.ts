@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { visibleText } from '../protocol/visibleText';
+import { MAX_BLOCK_CHARS, visibleText } from '../protocol/visibleText';
 
 /**
  * The one door of the extension's notifications: every message and modal detail may carry text a repository controls
@@ -13,9 +13,11 @@ type Show = (message: string, ...rest: unknown[]) => Thenable<string | undefined
 
 function shown<T extends string>(show: Show, message: string, rest: Rest<T>): Thenable<T | undefined> {
   const safe = rest.map((r) =>
-    typeof r === 'object' && r !== null && typeof r.detail === 'string' ? { ...r, detail: visibleText(r.detail) } : r,
+    typeof r === 'object' && r !== null && typeof r.detail === 'string'
+      ? { ...r, detail: visibleText(r.detail, { maxChars: MAX_BLOCK_CHARS }) }
+      : r,
   );
-  return show(visibleText(message), ...safe) as Thenable<T | undefined>;
+  return show(visibleText(message, { maxChars: MAX_BLOCK_CHARS }), ...safe) as Thenable<T | undefined>;
 }
 
 /** `vscode.window.showInformationMessage`, with repository text shown visibly. */

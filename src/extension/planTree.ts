@@ -1,4 +1,4 @@
-import { visibleText } from '../protocol/visibleText';
+import { MAX_LINE_CHARS, visibleText } from '../protocol/visibleText';
 import * as vscode from 'vscode';
 import type { WaveJson } from '../core/model/waves';
 import { Disposable } from './lifecycle';
@@ -125,9 +125,9 @@ export class PlanTreeProvider extends Disposable implements vscode.TreeDataProvi
         ? vscode.TreeItemCollapsibleState.Expanded
         : vscode.TreeItemCollapsibleState.Collapsed;
     // Labels and descriptions carry repository text: hidden characters are shown as escapes, on one line.
-    const item = new vscode.TreeItem(visibleText(row.label, { singleLine: true }), state);
+    const item = new vscode.TreeItem(visibleText(row.label, { singleLine: true, maxChars: MAX_LINE_CHARS }), state);
     item.id = row.id;
-    item.description = visibleText(row.description, { singleLine: true });
+    item.description = visibleText(row.description, { singleLine: true, maxChars: MAX_LINE_CHARS });
     item.iconPath = iconOf(row);
     // Item rows build their tooltip on hover (resolveTreeItem): producing 10,000 children stays cheap.
     if (typeof row.tooltip === 'string') item.tooltip = markdown(row.tooltip);

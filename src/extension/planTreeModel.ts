@@ -1,4 +1,4 @@
-import { visibleText } from '../protocol/visibleText';
+import { MAX_BLOCK_CHARS, MAX_LINE_CHARS, visibleText } from '../protocol/visibleText';
 import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../core/model/plan';
 import { pastStaleThreshold, QUANTUM_DEFAULT_STALE_MINUTES } from '../core/model/quantumStale';
 import type { SubagentJson, WaveJson } from '../core/model/waves';
@@ -129,7 +129,7 @@ export function age(ms: number | null | undefined): string {
  * backslashes. `$` is escaped too, so `$(icon)` draws no icon.
  */
 export function mdEscape(s: string): string {
-  return visibleText(s)
+  return visibleText(s, { maxChars: MAX_BLOCK_CHARS })
     .replace(/([\\`*_{}[\]()#+\-.!|<>$~&])/g, '\\$1')
     .replace(/:/g, '&#58;')
     .replace(/@/g, '&#64;')
@@ -138,7 +138,7 @@ export function mdEscape(s: string): string {
 
 /** Repository text as a markdown code span (shown literally, never a link): a fence longer than any backtick run in it. */
 export function mdCode(s: string): string {
-  const text = visibleText(s, { singleLine: true });
+  const text = visibleText(s, { singleLine: true, maxChars: MAX_LINE_CHARS });
   const fence = '`'.repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((r) => r.length)) + 1);
   const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
   return `${fence}${pad}${text}${pad}${fence}`;

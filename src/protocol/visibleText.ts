@@ -31,6 +31,24 @@ export interface VisibleTextOptions {
    * status line). Default: they stay, for a face that shows several lines (a terminal, a log).
    */
   singleLine?: boolean;
+  /**
+   * Longest text shown, in UTF-16 code units (a 1 MB title must not become a 1 MB tree label, status line or log
+   * row); longer text is cut there and ends `… (+N characters)`. Default: no limit.
+   */
+  maxChars?: number;
+}
+
+/** The limits the faces use: one line of a face (a tree label, a status line, a log row), and a tooltip or message. */
+export const MAX_LINE_CHARS = 500;
+export const MAX_BLOCK_CHARS = 4000;
+
+/** `text` cut to at most `max` code units (never inside a surrogate pair), marked `… (+N characters)` when cut. Pure. */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = max;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return `${text.slice(0, cut)}… (+${(text.length - cut).toLocaleString('en-US')} characters)`;
 }
 
 const NAMES: Record<number, string> = {
@@ -157,6 +175,7 @@ function partOfEmoji(chars: string[], i: number, cp: number): boolean {
  * hidden characters itself (the dashboard draws each as a marked escape). Pure.
  */
 export function visibleParts(text: string, opts: VisibleTextOptions = {}): TextPart[] {
+  if (opts.maxChars !== undefined) text = clipText(text, opts.maxChars);
   if (!CANDIDATE.test(text) && !(opts.singleLine && /[\n\t]/.test(text))) return text ? [{ text }] : [];
   const chars = Array.from(text);
   const parts: TextPart[] = [];
@@ -181,9 +200,10 @@ export function visibleParts(text: string, opts: VisibleTextOptions = {}): TextP
  * Text with nothing hidden comes back as the same string. Idempotent. Pure.
  */
 export function visibleText(text: string, opts: VisibleTextOptions = {}): string {
+  if (opts.maxChars !== undefined) text = clipText(text, opts.maxChars);
   if (!CANDIDATE.test(text) && !(opts.singleLine && /[\n\t]/.test(text))) return text;
   let out = '';
-  for (const p of visibleParts(text, opts)) out += 'text' in p ? p.text : p.escape;
+  for (const p of visibleParts(text, { singleLine: opts.singleLine })) out += 'text' in p ? p.text : p.escape;
   return out;
 }
 

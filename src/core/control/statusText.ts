@@ -1,3 +1,4 @@
+import { clipText, MAX_LINE_CHARS } from '../../protocol/visibleText';
 import { contextFigure, contextLine, contextText } from './contextFigure';
 import type { RunView } from './runView';
 import type { StatusSnapshot } from './statusSnapshot';
@@ -105,7 +106,8 @@ export function formatStatusText(s: StatusSnapshot): string {
   }
   for (const p of s.problems)
     out.push(`Problem: ${p.line > 0 ? `${p.file}:${p.line}:${p.column}` : p.file}: ${p.message}`);
-  return out.join('\n') + '\n';
+  // Every line bounded: a 1 MB title prints its first MAX_LINE_CHARS characters (`--json` keeps the whole value).
+  return out.map((l) => clipText(l, MAX_LINE_CHARS)).join('\n') + '\n';
 }
 
 function firstLine(s: string): string {

@@ -15,6 +15,11 @@ export interface WorkspaceChange {
 export interface WorkspaceWatcherOptions {
   /** Quiet period before a batch of changes is reported, ms. Default 150. */
   debounceMs?: number;
+  /**
+   * Longest a change waits while changes keep coming, ms (lodash's `maxWait`). Default 1000: a file rewritten 500
+   * times a second (an agent's loop) is reported about once a second instead of never (the quiet period never ends).
+   */
+  maxWaitMs?: number;
   /** Use polling (network file systems, some containers). Default false. */
   usePolling?: boolean;
 }
@@ -50,7 +55,9 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
   private pendingKinds = new Set<SourceKind>();
   private pendingPaths = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private maxTimer: NodeJS.Timeout | undefined;
   private readonly debounceMs: number;
+  private readonly maxWaitMs: number;
 
   constructor(
     readonly folder: string,
@@ -58,10 +65,14 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
   ) {
     super();
     this.debounceMs = opts.debounceMs ?? 150;
+    this.maxWaitMs = Math.max(this.debounceMs, opts.maxWaitMs ?? 1000);
     // Watch the folder itself, pruned to the Ralph paths: chokidar 4 does not report paths that did not exist when
     // watching began (a quantum.json created later), but it does report new entries of a watched folder.
     this.watcher = watch(folder, {
       ignoreInitial: true,
+      // A link is watched as itself, never followed: a loop (`.ijfw/self -> .`) made chokidar walk tens of thousands
+      // of nested paths and never become ready, and the readers do not follow links either (O_NOFOLLOW).
+      followSymlinks: false,
       usePolling: opts.usePolling ?? false,
       ignored: (p: string) => {
         const rel = path.relative(folder, p).split(path.sep).join('/');
@@ -86,9 +97,13 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
     if (this.pendingPaths.size < 100) this.pendingPaths.add(rel);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.flush(), this.debounceMs);
+    this.maxTimer ??= setTimeout(() => this.flush(), this.maxWaitMs);
   }
 
   private flush(): void {
+    clearTimeout(this.timer);
+    clearTimeout(this.maxTimer);
+    this.timer = this.maxTimer = undefined;
     const change: WorkspaceChange = {
       folder: this.folder,
       kinds: [...this.pendingKinds],
@@ -101,6 +116,7 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
 
   async close(): Promise<void> {
     clearTimeout(this.timer);
+    clearTimeout(this.maxTimer);
     await this.watcher.close();
   }
 }

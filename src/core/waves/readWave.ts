@@ -51,10 +51,11 @@ export function readBounded(
 ): { text: string; mtimeMs: number } | { tooLarge: number; mtimeMs: number } | undefined {
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    // Non-blocking: opening a FIFO (STATE.md made a pipe) would wait for a writer forever and hang the pass.
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENXIO') return undefined;
     throw err;
   }
   try {

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isHiddenCodePoint, visibleJson, visibleParts, visibleText } from '../../../src/protocol/visibleText';
+import { clipText, isHiddenCodePoint, visibleJson, visibleParts, visibleText } from '../../../src/protocol/visibleText';
 
 /** Repository text shown on any face: controls, bidi controls and invisible characters become visible escapes. */
 describe('protocol: visible text', () => {
@@ -56,5 +56,13 @@ describe('protocol: visible text', () => {
         for (const p of visibleParts(j)) assert.ok('text' in p, j);
       }),
     );
+  });
+
+  it('cuts text longer than maxChars, never inside a surrogate pair, saying how much it left out', () => {
+    assert.equal(clipText('short', 10), 'short');
+    assert.equal(clipText('a'.repeat(1_000_000), 5), 'aaaaa… (+999,995 characters)');
+    assert.equal(clipText('ab😀cd', 3), 'ab… (+4 characters)');
+    assert.equal(visibleText(`x\u202e${'y'.repeat(20)}`, { maxChars: 3 }), 'x\\u202ey… (+19 characters)');
+    assert.deepEqual(visibleParts('z'.repeat(50), { maxChars: 4 }), [{ text: 'zzzz… (+46 characters)' }]);
   });
 });
