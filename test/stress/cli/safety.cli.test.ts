@@ -22,7 +22,13 @@ describe('cli: write safety', function () {
   // was too little beside the e2e tier at a load average of 25).
   this.timeout(900_000);
   let ws: TempWorkspace;
-  afterEach(() => ws?.dispose());
+  /** The killer test's writers of the moment (one per lane): ended after a failure too (each repeats a million times). */
+  const writers = new Set<ReturnType<typeof spawn>>();
+  afterEach(() => {
+    for (const w of writers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+    writers.clear();
+    ws?.dispose();
+  });
 
   type Story = { status: string; retries: { attempts: number; maxAttempts: number; failureLog: { error: string }[] } };
   const story = (text: string): Story => quantumFileSchema.parse(JSON.parse(text)).stories[0] as unknown as Story;
@@ -80,6 +86,8 @@ describe('cli: write safety', function () {
         [cliPath, '-C', lane.dir, 'task', 'block', 'US-001', '--reason', tag, '--repeat', '1000000'],
         { stdio: 'ignore' },
       );
+      writers.add(child);
+      child.once('exit', () => writers.delete(child));
       // Kill at a random point: one round in four anywhere in start-up, the others at a random moment after the
       // writer's first write, i.e. in the middle of its lock / read / write / rename loop.
       if (round % 4 === 0) await sleep(Math.random() * 250);
