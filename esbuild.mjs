@@ -114,7 +114,6 @@ const lazyZod = {
 const cliProgram = { ...nodeCommon, plugins: [lazyZod] };
 if (want('cli'))
   configs.push({ ...nodeCommon, entryPoints: ['src/cli/zodBundle.ts'], outfile: 'dist/zod.js', sourcemap: false });
-if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' });
 // `ralph waves check` alone (src/cli/wavesMain.ts), loaded by dist/cli.js for that command line.
 // Without the import.meta.url shim (its pathToFileURL at load is a few ms of every pass, bench/waves.bench.ts): nothing
 // it bundles reads import.meta.url, and the build fails if something starts to.
@@ -138,7 +137,7 @@ const noImportMeta = {
 // each start, used or not (yaml + jsonc-parser + chokidar were 0.37 of its 0.46 MB, ~12 ms of CPU per pass). yaml
 // (a STATE.md outside the flat subset), jsonc-parser (a positioned JSON error) and chokidar (`--watch`) are
 // `require`d on first use from their own files beside it, dist/<name>.js (in .vscodeignore's allow list).
-const deferredLibs = ['yaml', 'jsonc-parser', 'chokidar'];
+const deferredLibs = ['yaml', 'jsonc-parser', 'chokidar', 'mvdan-sh'];
 const deferLibs = {
   name: 'defer-libs',
   setup(build) {
@@ -181,8 +180,24 @@ if (want('cli'))
     banner: {},
     plugins: [lazyZod, deferLibs, noImportMeta],
   });
-// `ralph task start|done|block|reset` alone (src/cli/taskMain.ts), loaded by dist/cli.js for those command lines.
-if (want('cli')) configs.push({ ...cliProgram, entryPoints: ['src/cli/taskMain.ts'], outfile: 'dist/cli-task.js' });
+// The full program (every other command line) and `ralph task start|done|block|reset` alone (src/cli/taskMain.ts):
+// with the deferred libraries too. mvdan-sh (the shell parser of the command policy and the guard, a 3.1 MB GopherJS
+// build) was three quarters of dist/cli-main.js and about 0.2 s of CPU at every start of it; only commands that read
+// a shell command line (a gate, the guard, `ralph run`) load it now.
+if (want('cli')) {
+  configs.push({
+    ...cliProgram,
+    entryPoints: ['src/cli/main.ts'],
+    outfile: 'dist/cli-main.js',
+    plugins: [lazyZod, deferLibs],
+  });
+  configs.push({
+    ...cliProgram,
+    entryPoints: ['src/cli/taskMain.ts'],
+    outfile: 'dist/cli-task.js',
+    plugins: [lazyZod, deferLibs],
+  });
+}
 if (want('webview') && fs.existsSync('webview/main.ts')) {
   configs.push({
     bundle: true,

@@ -7,14 +7,42 @@
 #   - the other agent CLIs the tests drive, at pinned versions from npm, each in its own folder of the git-ignored
 #     .agent-clis/ (Codex, Gemini, Copilot, opencode, Qwen Code: not devDependencies, so `npm ci` stays as fast)
 # Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
-# stamp files. --agents-only (alias --claude-only): only the agent CLIs (the component, stress and corpus tiers need
-# nothing else).
+# stamp files. The VS Code server and the agent CLIs are installed once per user into $RALPH_TEST_CACHE (default
+# ${XDG_CACHE_HOME:-~/.cache}/ralph-loop-test, one folder per pinned version, under a lock) and linked into the
+# repository's git-ignored folders, so another clone of the repository (CI's clean clone) reuses them;
+# RALPH_TEST_CACHE=none installs into the repository's folders alone. --agents-only (alias --claude-only): only the
+# agent CLIs and redis-server (the component, stress and corpus tiers need nothing else).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="$root/.vscode-test"
 cs_version="4.100.3"
 mkdir -p "$cache"
 log() { printf '[setup] %s\n' "$*"; }
+user_cache="${RALPH_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ralph-loop-test}"
+
+# cached <link> <stamp> <install function> <name>: makes <link> a ready folder (one holding the file <stamp>). With a
+# user cache, the folder is <user cache>/<name>, installed there once (under a lock: two clones setting up at once
+# wait for each other) and linked at <link>; with RALPH_TEST_CACHE=none, installed at <link> itself. The install
+# function gets the folder to fill and returns non-zero on failure (errexit does not apply inside `||`).
+cached() {
+  local link="$1" stamp="$2" install="$3" name="$4" shared
+  if [ -f "$link/$stamp" ]; then return 0; fi
+  if [ "$user_cache" = none ]; then
+    rm -rf "$link" && mkdir -p "$link" && "$install" "$link" && touch "$link/$stamp"
+    return
+  fi
+  shared="$user_cache/$name"
+  mkdir -p "$user_cache"
+  (
+    if command -v flock >/dev/null 2>&1; then flock 9; fi
+    if [ ! -f "$shared/$stamp" ]; then
+      { rm -rf "$shared" && mkdir -p "$shared" && "$install" "$shared" && touch "$shared/$stamp"; } || exit 1
+    fi
+  ) 9>"$user_cache/.lock" || return 1
+  rm -rf "$link"
+  ln -s "$shared" "$link"
+  log "linked $link -> $shared"
+}
 only_agents=0
 case "${1:-}" in --agents-only | --claude-only) only_agents=1 ;; esac
 
@@ -37,23 +65,22 @@ agent_clis=(
   "opencode opencode-ai@1.18.33 opencode"
   "qwen @qwen-code/qwen-code@0.24.4 qwen"
 )
+install_agent_cli() {
+  local dir="$1"
+  log "installing $spec into $dir"
+  echo '{"name":"ralph-agent-cli","private":true}' >"$dir/package.json" || return 1
+  # Install scripts run: opencode's postinstall links its binary into place, Gemini's build its native modules.
+  if ! (cd "$dir" && npm install --no-save --no-audit --no-fund --no-package-lock "$spec" >"$dir/npm.log" 2>&1); then
+    log "ERROR: installing $spec failed (see $dir/npm.log)"; return 1
+  fi
+}
 place_agent_clis() {
-  local clis="$root/.agent-clis" name spec bin dir stamp
+  local clis="$root/.agent-clis" name spec bin
   mkdir -p "$clis"
   for row in "${agent_clis[@]}"; do
     read -r name spec bin <<<"$row"
-    dir="$clis/$name"
-    stamp="$dir/.ready-${spec##*@}"
-    if [ ! -f "$stamp" ] || [ ! -x "$dir/node_modules/.bin/$bin" ]; then
-      log "installing $spec into $dir"
-      rm -rf "$dir" && mkdir -p "$dir"
-      echo '{"name":"ralph-agent-cli","private":true}' >"$dir/package.json"
-      # Install scripts run: opencode's postinstall links its binary into place, Gemini's build its native modules.
-      if ! (cd "$dir" && npm install --no-save --no-audit --no-fund --no-package-lock "$spec" >"$dir/npm.log" 2>&1); then
-        log "ERROR: installing $spec failed (see $dir/npm.log)"; exit 1
-      fi
-      touch "$stamp"
-    fi
+    if [ ! -x "$clis/$name/node_modules/.bin/$bin" ]; then rm -f "$clis/$name/.ready-${spec##*@}"; fi
+    cached "$clis/$name" ".ready-${spec##*@}" install_agent_cli "agent-$name-${spec##*@}" || exit 1
   done
   log "agent CLIs ready in $clis ($(ls "$clis" | tr '\n' ' '))"
 }
@@ -98,22 +125,23 @@ place_redis
 # 3. VS Code 1.100.3's server from code-server@4.100.3.
 srv="$cache/server"
 vs="$srv/node_modules/code-server/lib/vscode"
-if [ ! -f "$srv/.ready-$cs_version" ]; then
+install_server() {
+  local srv="$1" vs="$1/node_modules/code-server/lib/vscode"
   log "installing code-server@$cs_version (VS Code 1.100.3 server) into $srv"
-  mkdir -p "$srv"
-  [ -f "$srv/package.json" ] || echo '{"name":"ralph-test-server","private":true}' >"$srv/package.json"
-  (cd "$srv" && npm install --no-save --no-audit --no-fund --ignore-scripts "code-server@$cs_version" >"$cache/npm-server.log" 2>&1)
-  (cd "$vs" && npm install --omit=dev --no-audit --no-fund --ignore-scripts >>"$cache/npm-server.log" 2>&1)
+  echo '{"name":"ralph-test-server","private":true}' >"$srv/package.json" || return 1
+  (cd "$srv" && npm install --no-save --no-audit --no-fund --ignore-scripts "code-server@$cs_version" >"$cache/npm-server.log" 2>&1) || return 1
+  (cd "$vs" && npm install --omit=dev --no-audit --no-fund --ignore-scripts >>"$cache/npm-server.log" 2>&1) || return 1
   for m in kerberos node-pty @vscode/spdlog native-watchdog @vscode/deviceid; do
     if [ -d "$vs/node_modules/$m" ]; then
       log "building native addon $m"
-      (cd "$vs/node_modules/$m" && npx --yes node-gyp rebuild >>"$cache/gyp.log" 2>&1) || { log "ERROR: building $m failed (see $cache/gyp.log)"; exit 1; }
+      (cd "$vs/node_modules/$m" && npx --yes node-gyp rebuild >>"$cache/gyp.log" 2>&1) || { log "ERROR: building $m failed (see $cache/gyp.log)"; return 1; }
     fi
   done
-  mkdir -p "$vs/node_modules/@vscode/ripgrep/bin"
-  ln -sf "$(command -v rg)" "$vs/node_modules/@vscode/ripgrep/bin/rg"
-  ln -sfn node_modules "$vs/node_modules.asar"
-  (cd "$vs/extensions" && npm install --omit=dev --no-audit --no-fund --ignore-scripts >>"$cache/npm-server.log" 2>&1)
-  touch "$srv/.ready-$cs_version"
-fi
+  mkdir -p "$vs/node_modules/@vscode/ripgrep/bin" || return 1
+  ln -sf "$(command -v rg)" "$vs/node_modules/@vscode/ripgrep/bin/rg" || return 1
+  ln -sfn node_modules "$vs/node_modules.asar" || return 1
+  (cd "$vs/extensions" && npm install --omit=dev --no-audit --no-fund --ignore-scripts >>"$cache/npm-server.log" 2>&1) || {
+    log "ERROR: installing the server failed (see $cache/npm-server.log)"; return 1; }
+}
+cached "$srv" ".ready-$cs_version" install_server "vscode-server-$cs_version" || exit 1
 log "VS Code server ready: $vs/out/server-main.js"

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the test tiers: `node scripts/test.mjs [unit] [component] [stress] [integration] [e2e] [corpus]`; with none
-// named, every tier of `npm test` (all but corpus, which needs material from outside the repository: `npm run test:corpus`).
+// named, every tier of `npm test` (all but corpus, which needs material from outside the repository: `npm run test:corpus`);
+// `--corpus` adds the corpus tier to those (CI: `npm test -- --corpus`).
 // unit: pure tests (no child processes, no network, no real CLI); component: the real Claude CLI, CLI processes, git;
 // stress: write-safety and kill-storm suites; integration: a real VS Code extension host; e2e: Chromium over the web
 // workbench; corpus: real files of the seed systems and side-by-side tests, found through RALPH_SHARED_DIR
@@ -9,7 +10,10 @@
 // Each tier writes test-results/<tier>.json ({passed, failed}); this script prints `<tier>: N passed, N failed`
 // for each, then the total `N passed, N failed` as the last line. A tier that fails to start, leaves no result
 // file or runs 0 tests counts as failed; any failure exits 1. No tier is skipped silently.
-import { spawnSync } from 'node:child_process';
+// Tiers that leave the processor idle much of the time run side by side (SIDE_BY_SIDE below): the stress and corpus
+// tiers beside e2e, whose browser waits on the scripted agent's paced turns. The first tier of a group prints as it
+// goes; the others write test-results/<tier>.log, printed when the group ends. RALPH_TEST_SERIAL=1 runs one at a time.
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -20,6 +24,7 @@ const all = ['unit', 'component', 'stress', 'integration', 'e2e', 'corpus'];
 const byDefault = ['unit', 'component', 'stress', 'integration', 'e2e'];
 const tiers = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const selected = tiers.length ? tiers : byDefault;
+if (process.argv.includes('--corpus') && !selected.includes('corpus')) selected.push('corpus');
 for (const t of selected)
   if (!all.includes(t)) {
     console.error(`unknown tier '${t}' (expected ${all.join(', ')})`);
@@ -78,37 +83,90 @@ process.env.RALPH_TEST_STATE_HOME = stateHome;
 process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }));
 
 fs.mkdirSync('test-results', { recursive: true });
+
+/**
+ * Groups of tiers run side by side, in this order; a selected tier in no group runs alone. The e2e tier spends much
+ * of its time waiting on the scripted agent's paced turns and the browser, so the stress and corpus tiers (plain
+ * Node and python processes, no browser, no VS Code server, no fixed ports) fill that time. Tiers never share files:
+ * each has its own result file, and every temp folder comes from mkdtemp.
+ */
+const SIDE_BY_SIDE = [['e2e', 'stress', 'corpus']];
+const serial = process.env.RALPH_TEST_SERIAL === '1';
+const groups = [];
+for (const tier of selected) {
+  const side = serial ? undefined : SIDE_BY_SIDE.find((g) => g.includes(tier) && selected.includes(g[0]));
+  if (!side) groups.push([tier]);
+  else if (side[0] === tier) groups.push(side.filter((t) => selected.includes(t)));
+  // else: it runs beside its group's first tier, when that comes
+}
+
+/** Runs one tier; `log`: its output goes to that file instead of this terminal. Resolves with its line's figures. */
+function runTier(tier, log) {
+  const tierStart = Date.now();
+  const resultFile = path.join(root, 'test-results', `${tier}.json`);
+  fs.rmSync(resultFile, { force: true });
+  if (!log) console.log(`\n=== ${tier} tier ===`);
+  const out = log ? fs.openSync(log, 'w') : 'inherit';
+  const child = spawn(process.execPath, commands[tier], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, RALPH_RESULT_FILE: resultFile, RALPH_TIER: tier },
+  });
+  return new Promise((resolve) => {
+    child.on('error', () => resolve(finish(1)));
+    child.on('exit', (code) => resolve(finish(code ?? 1)));
+  });
+  function finish(code) {
+    if (typeof out === 'number') fs.closeSync(out);
+    let r = { passed: 0, failed: 0 };
+    let note = '';
+    try {
+      r = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
+    } catch {
+      note = ' (no result file: the tier did not finish)';
+      r.failed += 1;
+    }
+    if (!note && r.passed + r.failed === 0) {
+      note = ' (ran 0 tests)';
+      r.failed = 1;
+    }
+    if (!note && code !== 0 && r.failed === 0) {
+      note = ` (runner exited ${code})`;
+      r.failed = 1;
+    }
+    const s = Math.round((Date.now() - tierStart) / 1000);
+    return {
+      tier,
+      passed: r.passed,
+      failed: r.failed,
+      line: `${tier}: ${r.passed} passed, ${r.failed} failed${note} (${s} s)`,
+    };
+  }
+}
+
 const lines = [];
 let passed = 0,
   failed = 0;
 const started = Date.now();
-for (const tier of selected) {
-  const tierStart = Date.now();
-  const resultFile = path.join(root, 'test-results', `${tier}.json`);
-  fs.rmSync(resultFile, { force: true });
-  console.log(`\n=== ${tier} tier ===`);
-  const code = run(process.execPath, commands[tier], { RALPH_RESULT_FILE: resultFile, RALPH_TIER: tier });
-  let r = { passed: 0, failed: 0 };
-  let note = '';
-  try {
-    r = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
-  } catch {
-    note = ' (no result file: the tier did not finish)';
-    r.failed += 1;
+for (const group of groups) {
+  const [lead, ...beside] = group;
+  const logs = Object.fromEntries(beside.map((t) => [t, path.join(root, 'test-results', `${t}.log`)]));
+  if (beside.length)
+    console.log(
+      `\n(${beside.join(', ')} beside ${lead}: output in ${Object.values(logs)
+        .map((l) => path.relative(root, l))
+        .join(', ')}, printed after)`,
+    );
+  const results = await Promise.all([runTier(lead), ...beside.map((t) => runTier(t, logs[t]))]);
+  for (const t of beside) {
+    console.log(`\n=== ${t} tier (beside ${lead}) ===`);
+    process.stdout.write(fs.readFileSync(logs[t], 'utf8'));
   }
-  if (!note && r.passed + r.failed === 0) {
-    note = ' (ran 0 tests)';
-    r.failed = 1;
+  for (const r of results) {
+    passed += r.passed;
+    failed += r.failed;
   }
-  if (!note && code !== 0 && r.failed === 0) {
-    note = ` (runner exited ${code})`;
-    r.failed = 1;
-  }
-  passed += r.passed;
-  failed += r.failed;
-  lines.push(
-    `${tier}: ${r.passed} passed, ${r.failed} failed${note} (${Math.round((Date.now() - tierStart) / 1000)} s)`,
-  );
+  // Lines in the order the tiers were named.
+  for (const t of group) lines.push(results.find((r) => r.tier === t).line);
 }
 console.log('');
 for (const l of lines) console.log(l);

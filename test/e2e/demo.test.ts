@@ -2,8 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, openPage, tierVsix } from '../runners/vscodeServer';
+import { tierVsix } from '../runners/vscodeServer';
 import { listProcesses, processesUnder } from '../support/processes';
 import { findRepoRoot } from '../support/repoRoot';
 import { makeTempDir } from '../support/tempFolder';
@@ -13,17 +12,15 @@ const repo = findRepoRoot(__dirname);
 const shot = path.join(repo, 'test-results', 'e2e-demo.png');
 
 describe('npm run demo -- --start --exit-when-done (the extension in a browser)', function () {
-  // Packaging (when this file runs alone), the server, two Chromium windows and the run: 420 s was too little at load ~30.
+  // Packaging (when this file runs alone), the server, Chromium and the run: 420 s was too little at load ~30.
   this.timeout(720_000);
   let tmp: string;
-  let browser: Browser | undefined;
 
   before(() => {
     tmp = makeTempDir('ralph-e2e-demo-');
   });
 
-  after(async () => {
-    await browser?.close().catch(() => undefined);
+  after(() => {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -67,26 +64,12 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       const project = decodeURIComponent(new URL(url).searchParams.get('folder')!);
       assert.ok(project.startsWith(tmp), project);
 
-      // A second window on the printed URL: the workbench loads and the extension's tree shows the sample's source.
-      browser = await launchBrowser();
-      const page = await openPage(browser, url);
-      try {
-        await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
-        await page.locator('.activitybar [aria-label^="Ralph"]').first().click({ timeout: 120_000 });
-        await page
-          .locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' })
-          .first()
-          .waitFor({ timeout: 60_000 });
-        await page
-          .locator('.pane-body .monaco-list-row', { hasText: 'Ralph runs' })
-          .first()
-          .waitFor({ timeout: 60_000 });
-      } catch (err) {
-        await page
-          .screenshot({ path: path.join(repo, 'test-results', 'e2e-demo-second-window.png') })
-          .catch(() => undefined);
-        throw new Error(`${(err as Error).message}\ndemo exited: ${demo.exitCode}\n${out}`);
-      }
+      // The printed URL serves the workbench (what a person opens in a browser). The demo's own Chromium loads that
+      // page, opens the Ralph view and presses Ralph: Start (the output and the screenshot below say so), so a second
+      // window would only repeat it and workbench.test.ts's view checks.
+      const page = await fetch(url);
+      assert.equal(page.status, 200, url);
+      assert.match(await page.text(), /vs\/code\/browser\/workbench\/workbench/, 'the VS Code web workbench page');
 
       const code = await exited;
       assert.equal(code, 0, out);
@@ -104,8 +87,6 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
     } finally {
       if (demo.exitCode === null) demo.kill('SIGINT');
       await exited;
-      await browser?.close().catch(() => undefined);
-      browser = undefined;
     }
     // Nothing the demo started runs on: no server, model server, agent, gate or Chromium under its scratch folder.
     const left = processesUnder(tmp);

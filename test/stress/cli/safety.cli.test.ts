@@ -12,18 +12,23 @@ import { cliPath, runCliAsync } from '../../support/cli';
  * Each `task block` appends one failure-log entry and counts one attempt, so every update is visible.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('the writer never wrote');
-    await sleep(2);
-  }
+/** Resolves once `cond()` holds (mocha's timeout catches a writer that never writes). */
+async function waitUntil(cond: () => boolean): Promise<void> {
+  while (!cond()) await sleep(2);
 }
 
 describe('cli: write safety', function () {
-  this.timeout(180_000);
+  // Hundreds of CLI processes per test: the limit catches a hang, it is no bound on a loaded machine's speed (180 s
+  // was too little beside the e2e tier at a load average of 25).
+  this.timeout(900_000);
   let ws: TempWorkspace;
-  afterEach(() => ws?.dispose());
+  /** The killer test's writers of the moment (one per lane): ended after a failure too (each repeats a million times). */
+  const writers = new Set<ReturnType<typeof spawn>>();
+  afterEach(() => {
+    for (const w of writers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+    writers.clear();
+    ws?.dispose();
+  });
 
   type Story = { status: string; retries: { attempts: number; maxAttempts: number; failureLog: { error: string }[] } };
   const story = (text: string): Story => quantumFileSchema.parse(JSON.parse(text)).stories[0] as unknown as Story;
@@ -81,11 +86,13 @@ describe('cli: write safety', function () {
         [cliPath, '-C', lane.dir, 'task', 'block', 'US-001', '--reason', tag, '--repeat', '1000000'],
         { stdio: 'ignore' },
       );
+      writers.add(child);
+      child.once('exit', () => writers.delete(child));
       // Kill at a random point: one round in four anywhere in start-up, the others at a random moment after the
       // writer's first write, i.e. in the middle of its lock / read / write / rename loop.
       if (round % 4 === 0) await sleep(Math.random() * 250);
       else {
-        await waitUntil(() => lane.read('quantum.json') !== before, 20_000);
+        await waitUntil(() => lane.read('quantum.json') !== before);
         await sleep(Math.random() * 30);
       }
       child.kill('SIGKILL');
