@@ -47,7 +47,7 @@ export function makeRemoteRepo(
       gates: extra.gates ?? { basic: 'true' },
       laneDispatcher: 'bullmq',
       redisUrl,
-      laneStallMs: extra.laneStallMs ?? 1500,
+      laneStallMs: extra.laneStallMs ?? 10_000,
       timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 },
     }),
   );
