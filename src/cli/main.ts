@@ -14,6 +14,7 @@ import { registerGateCommand } from './gateCommand';
 import { registerGuardCommand } from './guardCommand';
 import { registerAnswerCommand } from './answerCommand';
 import { registerTrustCommand } from './trustCommand';
+import { registerWorkerCommand } from './workerCommand';
 
 /**
  * The `ralph` CLI: the terminal face of the same core the extension uses. Every command reads and writes
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerGuardCommand(program);
   registerAnswerCommand(program);
   registerTrustCommand(program);
+  registerWorkerCommand(program);
   return program;
 }
 

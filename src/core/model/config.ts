@@ -81,6 +81,20 @@ const ralphConfigShape = {
   maxParallel: z.number().int().positive().default(4),
   /** Longest one story may take across its iterations in a parallel run, ms (default 15 minutes); its lane is then ended. */
   storyTimeoutMs: z.number().int().positive().default(900_000),
+  /**
+   * Where a parallel run's lanes run (docs/distributed-lanes.md): `worktree`, git worktrees in this folder, or
+   * `bullmq`, jobs on a Redis queue taken by `ralph worker` processes on other machines (needs `redisUrl`).
+   */
+  laneDispatcher: z.enum(['worktree', 'bullmq']).default('worktree'),
+  /**
+   * The Redis of remote lanes, `redis://[user]:password@host:port` or `rediss://…` (a password is required);
+   * RALPH_REDIS_URL overrides it (keep the password out of shared files).
+   */
+  redisUrl: z.string().default(''),
+  /** The git remote remote lanes fetch the feature branch from and push their branches to (its name in this folder). */
+  laneRemote: z.string().min(1).default('origin'),
+  /** A remote lane silent this long (no heartbeat, ms) is taken for dead: its attempt fails and is retried. */
+  laneStallMs: z.number().int().positive().default(30_000),
   /** After blocking an item that ran out of attempts, go on with other ready work instead of pausing the run. */
   continueOnBlocked: z.boolean().default(false),
   /** Minutes an item waits for the answer to its agent's question before the run stops as stalled; 0 = wait for ever. */
@@ -200,6 +214,10 @@ export function defaultConfigLiteral(): RalphConfig {
     parallel: false,
     maxParallel: 4,
     storyTimeoutMs: 900000,
+    laneDispatcher: 'worktree',
+    redisUrl: '',
+    laneRemote: 'origin',
+    laneStallMs: 30000,
     continueOnBlocked: false,
     questionTimeoutMinutes: 0,
     notify: '',

@@ -13,8 +13,13 @@ export const LANE_QUEUE = 'ralph-lanes';
 export const KEY_PREFIX = 'ralph';
 /** The stream of a run's lane events (XADD by workers, XREAD by the coordinator). */
 export const eventsKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:events`;
-/** The key holding a run's control word (`stop`, `pause`, `cancel`, or absent), read by its workers. */
-export const controlKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:control`;
+/** The key holding a lane's control word (`stop`, `pause`, `cancel`, `run`), read by its worker every half second. */
+export const controlKey = (runId: string, storyId: string): string => `${KEY_PREFIX}:run:${runId}:control:${storyId}`;
+/**
+ * The key holding the fencing token of a story's current dispatch (its lease). A worker whose job names another token
+ * (superseded) or finds the key gone (the run ended) stops its lane and pushes nothing.
+ */
+export const leaseKey = (runId: string, storyId: string): string => `${KEY_PREFIX}:run:${runId}:lease:${storyId}`;
 /** The hash of live workers: worker id → JSON {host, pid, at (ms since epoch)} (heartbeats). */
 export const WORKERS_KEY = `${KEY_PREFIX}:workers`;
 

@@ -27,7 +27,7 @@ import {
 } from './rules';
 import { type RunEnd } from '../lane/phases';
 import { Lane } from '../lane/lane';
-import { EngineRefusal, timingFromConfig, type EngineOptions, type RunResult } from '../runOptions';
+import { EngineRefusal, timingFromConfig, type EngineLane, type EngineOptions, type RunResult } from '../runOptions';
 import { type EngineEvent, type GateTier, type WorkItemRef } from '../events';
 import { treeStatePaths } from '../git';
 import { SentinelWatcher } from '../sentinelWatcher';
@@ -35,7 +35,6 @@ import {
   excludeRunnerFiles,
   git,
   gitFailure,
-  GitWorktreeDispatcher,
   LANE_DIR,
   laneBranch,
   type LaneDispatcher,
@@ -54,6 +53,7 @@ import {
   runResult,
 } from '../runShell';
 import { pickRound } from './rounds';
+import { pickDispatcher } from './pickDispatcher';
 
 /**
  * The coordinator of a parallel run (issue 19 "Lanes"): the run's caps, sentinels, cost, run.json and merging, over
@@ -297,6 +297,7 @@ class Coordinator {
     } finally {
       await this.reserveReady;
       await this.reserve?.release();
+      await this.dispatcher.close?.().catch(this.warn('could not close the lane dispatcher'));
     }
   }
 
@@ -432,6 +433,7 @@ class Coordinator {
     await this.mergeChain;
     // Trees are removed off the lanes' critical path; none is left behind when the run ends.
     await Promise.all(this.removing.values());
+    await this.dispatcher.close?.().catch(this.warn('could not close the lane dispatcher'));
     await this.guardMain();
     // A lane's agent could have forged this folder's status / next answers or parse caches in the user's cache.
     removeFolderCaches(this.folder);
@@ -478,7 +480,9 @@ class Coordinator {
       throw new EngineRefusal(
         'A parallel run needs a branch checked out (HEAD is detached): check out the feature branch, or set quantum.json "branchName".',
       );
-    this.dispatcher = new GitWorktreeDispatcher(this.folder, this.feature);
+    this.dispatcher = await pickDispatcher(this.o.config, this.folder, this.feature, this.runId, (message) =>
+      this.emit({ type: 'warning', message }),
+    );
   }
 
   private poke(): void {
@@ -768,7 +772,7 @@ class Coordinator {
     const o = this.o;
     await this.reserveReady;
     const signals = [lane.abort.signal, ...(o.signal ? [o.signal] : [])];
-    const engine = new Lane({
+    const options: EngineOptions & { lane: EngineLane } = {
       folder: lane.tree,
       config: { ...o.config, notify: '', parallel: false },
       agent: o.agent,
@@ -798,7 +802,9 @@ class Coordinator {
         },
         reserve: this.reserve,
       },
-    });
+    };
+    // A dispatcher that runs lanes elsewhere (remote/bullmqDispatcher.ts) gives the engine; else the lane runs here.
+    const engine = this.dispatcher.lane?.(options, lane.story) ?? new Lane(options);
     // The lane's engine starts in its turn (startTurn) and lets the next lane start once its agent runs.
     let endTurn: (() => void) | null = null;
     engine.on('event', (e) => {

@@ -3,6 +3,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runGit } from '../../process/git';
 import { headFromFiles } from '../gitHead';
+import type { EngineEvent, WorkItemRef } from '../events';
+import type { EngineLane, EngineOptions, RunResult } from '../runOptions';
 
 /**
  * How a lane of a parallel run gets a working tree and comes back (issue 19 "Lanes"): create it from the feature
@@ -27,6 +29,20 @@ export interface LaneDispatcher {
   undoMerge(before: string): Promise<void>;
   /** Removes the story's working tree (its branch is kept). */
   remove(id: string): Promise<void>;
+  /**
+   * The engine of one lane, when this dispatcher runs lanes elsewhere (remote/bullmqDispatcher.ts: a job for a
+   * `ralph worker`); absent: the coordinator runs lane.ts `Lane` itself with `options`. It emits the lane's events and
+   * resolves with its end as the local engine does, and records the story's verdict on `options.lane.source`.
+   */
+  lane?(options: EngineOptions & { lane: EngineLane }, story: WorkItemRef): LaneEngine;
+  /** Ends what the dispatcher holds for the run (connections, the run's keys); called once when the run ends. */
+  close?(): Promise<void>;
+}
+
+/** What the coordinator needs of a lane's engine: its events and its end (lane.ts `Lane` is one). */
+export interface LaneEngine {
+  on(name: 'event', listener: (e: EngineEvent, lane?: number) => void): unknown;
+  run(): Promise<Pick<RunResult, 'state' | 'reason' | 'storageFailure'>>;
 }
 
 /** What a merge did: merged (with the sha before it), or a conflict (aborted) naming the conflicting paths. */

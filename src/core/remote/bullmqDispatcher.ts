@@ -1,0 +1,430 @@
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import * as path from 'node:path';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ralphRunDir } from '../control/sentinels';
+import type { EngineEvent, WorkItemRef } from '../loop/events';
+import {
+  git,
+  GitWorktreeDispatcher,
+  headOf,
+  laneBranch,
+  laneTree,
+  type LaneEngine,
+  type MergeOutcome,
+} from '../loop/parallel/dispatcher';
+import type { LaneStorySource } from '../loop/parallel/laneSource';
+import { laneAttemptFailed, storyAttempts } from '../loop/parallel/quantumRuntime';
+import { EngineRefusal, type EngineLane, type EngineOptions, type RunResult } from '../loop/runOptions';
+import { decideFencing, decideStall, laneJobId, redactRedisUrl, type Dispatch } from './decide';
+import {
+  controlKey,
+  eventsKey,
+  KEY_PREFIX,
+  LANE_QUEUE,
+  leaseKey,
+  parseStreamEntry,
+  type LaneJob,
+  type LaneResult,
+  type StreamEntry,
+} from './laneJob';
+import { checkRedisAuth, redisConnection, WorkerRefusal } from './worker';
+
+/** What {@link BullmqDispatcher.open} needs: the run, its folder and feature branch, and the settings of remote lanes. */
+export interface BullmqDispatcherOptions {
+  folder: string;
+  featureBranch: string;
+  runId: string;
+  redisUrl: string;
+  /** The git remote (a name in `folder`) lanes fetch from and push to. */
+  laneRemote: string;
+  laneStallMs: number;
+  storyTimeoutMs: number;
+  warn: (message: string) => void;
+}
+
+/** The key counting a run's dispatches: each dispatch's fencing token (INCR: never reused, even after a restart). */
+const tokenKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:token`;
+
+/**
+ * The lane dispatcher of `laneDispatcher: "bullmq"` (docs/distributed-lanes.md): each lane is a BullMQ job for a
+ * `ralph worker`, named by its data (remote, feature-branch SHA, story, attempt, fencing token); the lane's events
+ * come back through the run's Redis stream and are re-emitted here as the local lane's would be (with the `worker`
+ * that sent them), and the lane's pushed branch is fetched and merged in this folder as a local lane's branch is.
+ * Only the story's current token is heard (decide.ts `decideFencing`); a lane silent for `laneStallMs` is taken for
+ * dead (decide.ts `decideStall`), its attempt counted failed in quantum.json and dispatched again under `maxAttempts`.
+ */
+export class BullmqDispatcher extends GitWorktreeDispatcher {
+  private readonly lanes = new Map<string, RemoteLane>();
+  /** The run's jobs still in the queue or at work (removed from Redis when the run ends). */
+  readonly jobs = new Set<string>();
+  /** The accepted result's SHA of each story whose lane passed: the only commit its merge takes. */
+  private readonly named = new Map<string, string>();
+  private lastId = '0-0';
+  private closed = false;
+  private following: Promise<void> = Promise.resolve();
+  private pushChain: Promise<unknown> = Promise.resolve();
+  redisUp = true;
+  redisBackAt = 0;
+
+  private constructor(
+    readonly o: BullmqDispatcherOptions,
+    /** The remote's address as workers reach it (an absolute path for a folder). */
+    readonly remote: string,
+    readonly redis: Redis,
+    private readonly reader: Redis,
+    readonly queue: Queue,
+  ) {
+    super(o.folder, o.featureBranch);
+  }
+
+  /**
+   * Checks Redis (a password, and no answer without it) and the lane remote, and starts following the run's stream.
+   * Throws {@link EngineRefusal} naming what is wrong.
+   */
+  static async open(o: BullmqDispatcherOptions): Promise<BullmqDispatcher> {
+    try {
+      await checkRedisAuth(o.redisUrl);
+    } catch (err) {
+      if (err instanceof WorkerRefusal) throw new EngineRefusal(`laneDispatcher "bullmq": ${err.message}`);
+      throw err;
+    }
+    const url = await git(o.folder, ['remote', 'get-url', o.laneRemote], { reject: false });
+    if (url.exitCode !== 0)
+      throw new EngineRefusal(
+        `laneDispatcher "bullmq" needs the git remote "${o.laneRemote}" (laneRemote) that workers fetch from and push to: \`git remote add ${o.laneRemote} <address>\``,
+      );
+    const raw = url.stdout.trim();
+    const remote = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/|^[^/]+@[^/]+:/.test(raw) ? raw : path.resolve(o.folder, raw);
+    const redis = redisConnection(o.redisUrl);
+    const reader = redisConnection(o.redisUrl);
+    const queue = new Queue(LANE_QUEUE, { connection: redisConnection(o.redisUrl), prefix: KEY_PREFIX });
+    queue.on('error', () => undefined);
+    const d = new BullmqDispatcher(o, remote, redis, reader, queue);
+    redis.on('close', () => (d.redisUp = false));
+    redis.on('ready', () => {
+      if (!d.redisUp) d.redisBackAt = Date.now();
+      d.redisUp = true;
+    });
+    // The stream exists from now on (workers add with NOMKSTREAM: a run that ended gets no key back).
+    await redis.xadd(eventsKey(o.runId), '*', 'open', o.runId);
+    d.following = d.follow();
+    return d;
+  }
+
+  /** Reads the run's stream until closed; entries go to their lanes (fenced there). Survives Redis restarts. */
+  private async follow(): Promise<void> {
+    while (!this.closed) {
+      let r: [string, [string, string[]][]][] | null;
+      try {
+        r = (await this.reader.xread('COUNT', 500, 'BLOCK', 250, 'STREAMS', eventsKey(this.o.runId), this.lastId)) as
+          [string, [string, string[]][]][] | null;
+      } catch {
+        if (this.closed) return;
+        await new Promise((res) => setTimeout(res, 100));
+        continue;
+      }
+      for (const [, entries] of r ?? [])
+        for (const [id, fields] of entries) {
+          this.lastId = id;
+          if (fields[0] === 'open') continue;
+          const e = parseStreamEntry(fields);
+          if (!e.ok) {
+            this.o.warn(`remote lanes: ${e.reason}`);
+            continue;
+          }
+          const lane = this.lanes.get(e.value.storyId);
+          if (lane) lane.hear(e.value);
+          else if (e.value.kind === 'result')
+            this.o.warn(`remote lanes: refused a result for ${e.value.storyId}: no lane of this run works on it`);
+        }
+    }
+  }
+
+  /** Pushes the feature branch to the lane remote (one push at a time) and returns its commit. */
+  pushFeature(): Promise<string> {
+    const step = this.pushChain.then(async () => {
+      const sha = await headOf(this.o.folder);
+      await git(this.o.folder, ['push', '-q', this.o.laneRemote, `${sha}:refs/heads/${this.o.featureBranch}`]);
+      return sha;
+    });
+    this.pushChain = step.catch(() => undefined);
+    return step;
+  }
+
+  /** Adds one dispatch's job (BullMQ's retries off: retrying is the coordinator's). */
+  async enqueue(job: LaneJob): Promise<string> {
+    const id = laneJobId(job.runId, job.storyId, job.token);
+    this.jobs.add(id);
+    await this.queue.add('lane', job, { jobId: id, attempts: 1, removeOnComplete: true, removeOnFail: true });
+    return id;
+  }
+
+  /** Removes a dispatch's job, even one a dead worker still holds locked (its lock is ended first). */
+  async dropJob(id: string): Promise<void> {
+    const job = await this.queue.getJob(id).catch(() => undefined);
+    if (job) {
+      await this.redis.del(`${KEY_PREFIX}:${LANE_QUEUE}:${id}:lock`);
+      await this.queue.remove(id).catch(() => undefined);
+    }
+    this.jobs.delete(id);
+  }
+
+  /** The lane of `story` runs on a worker: the coordinator's `Lane` options give its run, signal and source. */
+  lane(options: EngineOptions & { lane: EngineLane }, story: WorkItemRef): LaneEngine {
+    const lane = new RemoteLane(this, options, story);
+    this.lanes.set(story.id, lane);
+    return lane;
+  }
+
+  /** Notes the commit a story's accepted result named: its merge takes that commit only. */
+  name(storyId: string, sha: string): void {
+    this.named.set(storyId, sha);
+  }
+
+  /** A placeholder folder for the coordinator's files of the lane (its run folder receives STOP and PAUSE). */
+  override async create(id: string) {
+    const tree = laneTree(this.o.folder, id);
+    await mkdir(ralphRunDir(tree, this.o.runId), { recursive: true });
+    return { tree, branch: laneBranch(id), reused: false };
+  }
+
+  /** Nothing to save here: the worker committed and pushed the lane's work. */
+  override async saveLeftovers(): Promise<string | null> {
+    return null;
+  }
+
+  /**
+   * Fetches the lane's pushed branch and merges the commit its accepted result named (never a later push of a lane
+   * believed dead: when the fetched tip differs, the named commit is merged and the difference said).
+   */
+  override async merge(id: string): Promise<MergeOutcome> {
+    const branch = laneBranch(id);
+    await git(this.o.folder, [
+      'fetch',
+      '-q',
+      '--no-tags',
+      this.o.laneRemote,
+      `+refs/heads/${branch}:refs/heads/${branch}`,
+    ]);
+    const named = this.named.get(id);
+    const tip = (await git(this.o.folder, ['rev-parse', `refs/heads/${branch}`])).stdout.trim();
+    if (named && tip !== named) {
+      this.o.warn(
+        `${branch} on ${this.o.laneRemote} is at ${tip.slice(0, 10)}, not the ${named.slice(0, 10)} its lane reported: merging ${named.slice(0, 10)}`,
+      );
+      await git(this.o.folder, ['branch', '-f', branch, named]);
+    }
+    return super.merge(id);
+  }
+
+  /** Removes the placeholder; a merged lane's branch goes here and on the remote, any other is kept for a person. */
+  override async remove(id: string): Promise<void> {
+    this.lanes.delete(id);
+    await rm(laneTree(this.o.folder, id), { recursive: true, force: true });
+    const branch = laneBranch(id);
+    const merged =
+      (await git(this.o.folder, ['merge-base', '--is-ancestor', `refs/heads/${branch}`, 'HEAD'], { reject: false }))
+        .exitCode === 0;
+    if (!merged) return;
+    await git(this.o.folder, ['push', '-q', this.o.laneRemote, '--delete', branch], { reject: false });
+    await git(this.o.folder, ['branch', '-q', '-D', branch], { reject: false });
+  }
+
+  /**
+   * Ends the run's part in Redis: every lease (a worker still on one stops and pushes nothing), its jobs, stream,
+   * control and token keys; then pushes the feature branch and closes the connections. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.following;
+    for (const id of [...this.jobs]) await this.dropJob(id).catch(() => undefined);
+    const keys = await this.redis.keys(`${KEY_PREFIX}:run:${this.o.runId}:*`).catch(() => [] as string[]);
+    if (keys.length) await this.redis.del(...keys).catch(() => undefined);
+    await this.pushFeature().catch((err: Error) =>
+      this.o.warn(`could not push ${this.o.featureBranch} to ${this.o.laneRemote}: ${err.message}`),
+    );
+    await this.queue.close().catch(() => undefined);
+    this.redis.disconnect();
+    this.reader.disconnect();
+  }
+
+  /** For messages: the Redis address without its password. */
+  get where(): string {
+    return redactRedisUrl(this.o.redisUrl);
+  }
+}
+
+/** One dispatch's end as the lane follows it. */
+type Heard = { kind: 'result'; result: LaneResult; worker: string } | { kind: 'stalled'; silentMs: number };
+
+/**
+ * One lane of the run on a worker: dispatches its story (again after a stall, under `maxAttempts`), re-emits the
+ * worker's events with the run's iteration numbers and the `worker`, passes STOP, PAUSE and cancel on as the lane's
+ * control word, and resolves with the lane's end as a local lane engine would.
+ */
+class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> implements LaneEngine {
+  private current: Dispatch | null = null;
+  private takenAt: number | null = null;
+  private lastSeenAt: number | null = null;
+  private worker = '';
+  private settle: ((h: Heard) => void) | null = null;
+  /** The worker's iteration numbers → the run's (options.lane.nextIteration). */
+  private readonly iterations = new Map<number, number>();
+
+  constructor(
+    private readonly d: BullmqDispatcher,
+    private readonly options: EngineOptions & { lane: EngineLane },
+    private readonly story: WorkItemRef,
+  ) {
+    super();
+  }
+
+  /** An entry of this story from the stream: counted only when its token is the current dispatch's. */
+  hear(e: StreamEntry): void {
+    const f = decideFencing(this.current, e);
+    if (f.kind === 'refuse') {
+      if (e.kind === 'result' || e.kind === 'started')
+        this.emit('event', {
+          type: 'warning',
+          message: `${this.story.id}: refused a ${e.kind} from ${e.worker}: ${f.reason}`,
+        });
+      return;
+    }
+    this.lastSeenAt = Date.now();
+    if (e.kind === 'started') {
+      this.takenAt = this.lastSeenAt;
+      this.worker = e.worker;
+    }
+    if (e.kind === 'event' && e.event) this.emit('event', this.renumbered(e.event, e.worker));
+    if (e.kind === 'result' && e.result) {
+      this.current!.ended = true;
+      this.settle?.({ kind: 'result', result: e.result, worker: e.worker });
+    }
+  }
+
+  private renumbered(event: Record<string, unknown>, worker: string): EngineEvent {
+    const out: Record<string, unknown> = { ...event, worker };
+    if (typeof event.iteration === 'number') {
+      let n = this.iterations.get(event.iteration);
+      if (n === undefined && event.type === 'iterationStarted') {
+        n = this.options.lane.nextIteration();
+        this.iterations.set(event.iteration, n);
+      }
+      if (n !== undefined) out.iteration = n;
+    }
+    return out as unknown as EngineEvent;
+  }
+
+  async run(): Promise<Pick<RunResult, 'state' | 'reason'>> {
+    const o = this.d.o;
+    const id = this.story.id;
+    const source = this.options.lane.source as LaneStorySource;
+    const signal = this.options.signal;
+    for (;;) {
+      if (signal?.aborted) return { state: 'cancelled', reason: 'the run ended before the lane was dispatched' };
+      const counted = storyAttempts(o.folder, id);
+      const attempt = (counted?.attempts ?? 0) + 1;
+      const token = await this.d.redis.incr(tokenKey(o.runId));
+      this.current = { token, ended: false };
+      this.takenAt = null;
+      this.lastSeenAt = null;
+      this.iterations.clear();
+      await this.d.redis.set(leaseKey(o.runId, id), String(token));
+      await this.d.redis.set(controlKey(o.runId, id), 'run');
+      const sha = await this.d.pushFeature();
+      const jobId = await this.d.enqueue({
+        v: 1,
+        runId: o.runId,
+        remote: this.d.remote,
+        sha,
+        featureBranch: o.featureBranch,
+        storyId: id,
+        title: this.story.title,
+        attempt,
+        token,
+        storyTimeoutMs: o.storyTimeoutMs,
+        heartbeatMs: Math.max(50, Math.floor(o.laneStallMs / 3)),
+      });
+      const heard = await this.follow();
+      if (heard.kind === 'result') {
+        if (heard.worker === '(none)') await this.d.dropJob(jobId).catch(() => undefined);
+        else this.d.jobs.delete(jobId);
+        const r = heard.result;
+        if (r.verified && r.sha) {
+          source.verified = true;
+          this.d.name(id, r.sha);
+        }
+        if (r.blocked !== null) source.blocked = r.blocked;
+        const state = r.state === 'refused' ? 'failed' : r.state;
+        return { state, reason: `${r.reason} (worker ${heard.worker})` };
+      }
+      // The worker is gone (or stopped answering): this dispatch is over; its lease ends so that it pushes nothing.
+      this.current!.ended = true;
+      await this.d.dropJob(jobId).catch(() => undefined);
+      const reason = `worker ${this.worker || '(none)'} silent for ${heard.silentMs} ms (laneStallMs ${o.laneStallMs})`;
+      await laneAttemptFailed(o.folder, id, 'crash', reason);
+      const after = storyAttempts(o.folder, id);
+      this.emit('event', { type: 'warning', message: `${id}: attempt ${attempt} failed: ${reason}` });
+      if (signal?.aborted || !after || after.attempts >= after.maxAttempts)
+        return {
+          state: 'failed',
+          reason: `${reason}; ${after?.attempts ?? attempt} attempt(s) of ${after?.maxAttempts ?? '?'}`,
+        };
+    }
+  }
+
+  /** Waits for the current dispatch's result or its stall, passing STOP, PAUSE and cancel on meanwhile. */
+  private follow(): Promise<Heard> {
+    const o = this.d.o;
+    const id = this.story.id;
+    const runDir = ralphRunDir(laneTree(o.folder, id), o.runId);
+    let word = 'run';
+    return new Promise<Heard>((resolve) => {
+      const tick = setInterval(() => {
+        const want = this.options.signal?.aborted
+          ? 'cancel'
+          : existsSync(path.join(runDir, 'STOP'))
+            ? 'stop'
+            : existsSync(path.join(runDir, 'PAUSE'))
+              ? 'pause'
+              : 'run';
+        if (want !== word) {
+          word = want;
+          void this.d.redis.set(controlKey(o.runId, id), want).catch(() => undefined);
+        }
+        const s = decideStall({
+          now: Date.now(),
+          takenAt: this.takenAt,
+          lastSeenAt: this.lastSeenAt,
+          redisUp: this.d.redisUp,
+          redisBackAt: this.d.redisBackAt,
+          laneStallMs: o.laneStallMs,
+        });
+        if (s.stalled) done({ kind: 'stalled', silentMs: s.silentMs });
+        else if (this.options.signal?.aborted && this.takenAt === null)
+          done({
+            kind: 'result',
+            result: {
+              state: 'cancelled',
+              reason: 'the run ended before a worker took the lane',
+              verified: false,
+              blocked: null,
+              sha: null,
+              timedOut: false,
+            },
+            worker: '(none)',
+          });
+      }, 100);
+      const done = (h: Heard) => {
+        clearInterval(tick);
+        this.settle = null;
+        resolve(h);
+      };
+      this.settle = done;
+    });
+  }
+}

@@ -1,0 +1,397 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { ralphRunDir } from '../control/sentinels';
+import type { RalphConfig } from '../model/config';
+import { ralphFile } from '../model/ralphPaths';
+import { Lane } from '../loop/lane/lane';
+import type { EngineEvent } from '../loop/events';
+import { excludeRunnerFiles, git, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
+import { LaneStorySource } from '../loop/parallel/laneSource';
+import { redactRedisUrl, redisUrlRefusal, remoteAllowed } from './decide';
+import {
+  controlKey,
+  eventsKey,
+  KEY_PREFIX,
+  LANE_QUEUE,
+  leaseKey,
+  parseLaneJob,
+  WORKERS_KEY,
+  type LaneJob,
+  type LaneResult,
+  type StreamEntry,
+} from './laneJob';
+
+/**
+ * `ralph worker`: takes lane jobs of parallel runs from Redis (BullMQ queue {@link LANE_QUEUE}) and runs each as a
+ * lane on this machine (docs/distributed-lanes.md). Per repository a bare mirror under `<dir>/mirrors/`; per job a
+ * worktree under `<dir>/lanes/` at the commit the job names, the lane engine (lane.ts `Lane`, the same code as a local
+ * lane: agent, stream, ledger, rotation, guard, the story's gates in its tree), the lane's branch pushed to the
+ * job's remote, its events and heartbeats to the run's Redis stream, and everything it made removed. What it runs
+ * comes from this worker's own configuration (`<dir>/.ralph/`, trusted here) and environment (agent credentials),
+ * never from the job. BullMQ's own retries are off: a failed lane is the coordinator's to retry.
+ */
+export interface WorkerOptions {
+  /** redis:// or rediss:// with a password (decide.ts `redisUrlRefusal`). */
+  redisUrl: string;
+  /** Lanes at once on this worker. */
+  concurrency: number;
+  /** The work folder: mirrors, lanes, lane state, and `.ralph/` with this worker's configuration. */
+  dir: string;
+  /** The repositories (remote addresses) this worker serves; a job for any other is refused. */
+  repos: readonly string[];
+  /** This worker's configuration (agent, gates, timing), loaded from `dir` and trusted there. */
+  config: RalphConfig;
+  /** One line of what the worker does, for its log (stderr). */
+  log: (line: string) => void;
+  /** Ends the worker: running lanes are cancelled, their branches pushed, their results reported. */
+  signal: AbortSignal;
+  /** Agent environment added to the worker's own (tests: a stub's plan). */
+  agentEnv?: Record<string, string>;
+}
+
+/** Refusals of a worker before it takes any job (an address without a password, a server that lets anyone in). */
+export class WorkerRefusal extends Error {}
+
+/**
+ * Checks that Redis at `url` takes no unauthenticated client: a connection without credentials must be refused
+ * (NOAUTH). Throws {@link WorkerRefusal} when the URL has no password or the server answers without one.
+ */
+export async function checkRedisAuth(url: string): Promise<void> {
+  const refused = redisUrlRefusal(url);
+  if (refused) throw new WorkerRefusal(refused);
+  const u = new URL(url);
+  const probe = new Redis({
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    lazyConnect: true,
+    // No HELLO (RESP3) nor ready check (INFO) at connect: both fail with NOAUTH and close the connection before the
+    // PING below could say whether the server lets anyone in.
+    protocol: 2,
+    enableReadyCheck: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    const open = await probe.ping().then(
+      () => true,
+      (err: Error) => {
+        if (/NOAUTH|WRONGPASS|Authentication required/i.test(err.message)) return false;
+        throw err;
+      },
+    );
+    if (open)
+      throw new WorkerRefusal(
+        `Redis at ${u.hostname}:${u.port || 6379} answers clients without a password: set requirepass (or ACL users without nopass) before running workers`,
+      );
+  } catch (err) {
+    if (err instanceof WorkerRefusal) throw err;
+    throw new WorkerRefusal(`cannot reach Redis at ${redactRedisUrl(url)}: ${(err as Error).message}`);
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** A Redis connection for BullMQ and our streams: commands wait while Redis is away (it may restart mid-run). */
+export function redisConnection(url: string): Redis {
+  const r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy: () => 200 });
+  r.on('error', () => undefined);
+  return r;
+}
+
+/** The folder of repository `remote`'s bare mirror under `dir`. */
+const mirrorOf = (dir: string, remote: string): string =>
+  path.join(dir, 'mirrors', createHash('sha256').update(remote).digest('hex').slice(0, 16) + '.git');
+
+/** Runs the worker until `o.signal` aborts; resolves once every lane it took has ended and reported. */
+export async function runWorker(o: WorkerOptions): Promise<void> {
+  await checkRedisAuth(o.redisUrl);
+  if (!o.repos.length) throw new WorkerRefusal('a worker needs at least one repository to serve (--repo <remote>)');
+  const dir = path.resolve(o.dir);
+  await mkdir(dir, { recursive: true });
+  const id = `${os.hostname()}:${process.pid}`;
+  const redis = redisConnection(o.redisUrl);
+  const mirrors = new Map<string, Promise<unknown>>();
+  const running = new Map<string, AbortController>();
+  const beat = () =>
+    redis
+      .hset(WORKERS_KEY, id, JSON.stringify({ host: os.hostname(), pid: process.pid, at: Date.now() }))
+      .catch(() => undefined);
+  await beat();
+  const beats = setInterval(() => void beat(), 2000);
+  const connection = redisConnection(o.redisUrl);
+  const worker = new Worker(
+    LANE_QUEUE,
+    async (job: Job) => {
+      const abort = new AbortController();
+      running.set(String(job.id), abort);
+      try {
+        return await runJob(job.data, { ...o, dir, id, redis, mirrors, abort: abort.signal });
+      } finally {
+        running.delete(String(job.id));
+      }
+    },
+    {
+      connection,
+      prefix: KEY_PREFIX,
+      concurrency: o.concurrency,
+      // A worker gone mid-lane is the coordinator's to notice (heartbeats, laneStallMs) and retry: BullMQ never
+      // hands the job to another worker on its own.
+      maxStalledCount: 0,
+    },
+  );
+  worker.on('error', (err) => o.log(`worker: ${err.message}`));
+  o.log(`worker ${id} serves ${o.repos.join(', ')} from ${redactRedisUrl(o.redisUrl)} (${o.concurrency} at once)`);
+  await new Promise<void>((resolve) => {
+    if (o.signal.aborted) resolve();
+    else o.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  for (const a of running.values()) a.abort();
+  clearInterval(beats);
+  o.log(`worker ${id} ends: waiting for ${running.size} lane(s) to report`);
+  await worker.close();
+  await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
+  // BullMQ leaves a connection it was given open.
+  connection.disconnect();
+  redis.disconnect();
+  o.log(`worker ${id} ended`);
+}
+
+interface JobContext extends WorkerOptions {
+  dir: string;
+  id: string;
+  redis: Redis;
+  mirrors: Map<string, Promise<unknown>>;
+  abort: AbortSignal;
+}
+
+/** One job: checks, lane, push, report, clean-up. Resolves with the lane's result (the BullMQ job's return value). */
+async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
+  const parsed = parseLaneJob(data);
+  if (!parsed.ok) {
+    c.log(parsed.reason);
+    throw new Error(parsed.reason);
+  }
+  const job = parsed.value;
+  let seq = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  /** Appends one entry to the run's stream, in order; never creates the stream (a run that ended keeps no key). */
+  const send = (kind: StreamEntry['kind'], extra: Partial<StreamEntry> = {}): Promise<unknown> => {
+    const entry: StreamEntry = {
+      kind,
+      storyId: job.storyId,
+      attempt: job.attempt,
+      token: job.token,
+      worker: c.id,
+      laneSeq: ++seq,
+      ...extra,
+    };
+    chain = chain.then(() =>
+      c.redis
+        .xadd(eventsKey(job.runId), 'NOMKSTREAM', 'MAXLEN', '~', '100000', '*', 'm', JSON.stringify(entry))
+        .catch((err: Error) => c.log(`could not report ${kind} of ${job.storyId}: ${err.message}`)),
+    );
+    return chain;
+  };
+  const refuse = async (reason: string): Promise<LaneResult> => {
+    c.log(`${job.runId} ${job.storyId}: refused: ${reason}`);
+    const result: LaneResult = { state: 'refused', reason, verified: false, blocked: null, sha: null, timedOut: false };
+    await send('result', { result });
+    return result;
+  };
+  if (!remoteAllowed(job.remote, c.repos))
+    return refuse(`this worker does not serve ${job.remote} (its repositories: ${c.repos.join(', ')})`);
+  if ((await c.redis.get(leaseKey(job.runId, job.storyId))) !== String(job.token))
+    return refuse(`token ${job.token} of ${job.storyId} is no longer current`);
+
+  const slot = `${job.runId}-${job.storyId}-${job.token}`;
+  const tree = path.join(c.dir, 'lanes', slot);
+  const stateRoot = path.join(c.dir, 'state', slot);
+  const mirror = mirrorOf(c.dir, job.remote);
+  const local = `ql-wt/${job.storyId}.${job.token}`;
+  const hb = setInterval(() => void send('heartbeat'), job.heartbeatMs);
+  const laneAbort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    laneAbort.abort();
+  }, job.storyTimeoutMs);
+  const onAbort = () => laneAbort.abort();
+  c.abort.addEventListener('abort', onAbort);
+  let control = '';
+  const controls = setInterval(() => void followControl(), Math.min(job.heartbeatMs, 500));
+  /** The run's control word and this dispatch's lease: stop and pause go to the lane's sentinels, cancel ends it. */
+  const followControl = async () => {
+    const [word, lease] = await Promise.all([
+      c.redis.get(controlKey(job.runId, job.storyId)).catch(() => null),
+      c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => undefined),
+    ]);
+    if (lease !== undefined && lease !== String(job.token)) laneAbort.abort();
+    if (word === null || word === control) return;
+    if (word === 'cancel') laneAbort.abort();
+    // The lane's run folder is made by its engine: until then the word waits (it is read again next time).
+    const runDir = ralphRunDir(tree, job.runId);
+    if (!existsSync(runDir)) return;
+    control = word;
+    if (word === 'stop') await writeFile(path.join(runDir, 'STOP'), 'the parallel run stops\n').catch(() => undefined);
+    if (word === 'pause')
+      await writeFile(path.join(runDir, 'PAUSE'), 'the parallel run is paused\n').catch(() => undefined);
+    else await rm(path.join(runDir, 'PAUSE'), { force: true });
+  };
+  try {
+    await send('started');
+    c.log(`${job.runId} ${job.storyId}: attempt ${job.attempt} (token ${job.token}) at ${job.sha.slice(0, 10)}`);
+    await fetchInto(c, mirror, job);
+    await mkdir(path.dirname(tree), { recursive: true });
+    await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha]);
+    await excludeRunnerFiles(tree, mirror);
+    await prepareState(c, job, tree, stateRoot);
+    const result = await runLane(c, job, tree, stateRoot, laneAbort.signal, (e) => void send('event', { event: e }));
+    await saveLeftovers(tree, job.storyId);
+    // A lane whose lease ended (superseded, the run gone) pushes nothing: its branch is no longer its own.
+    const lease = await c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => null);
+    let sha: string | null = null;
+    if (lease === String(job.token)) {
+      sha = await headOf(tree);
+      await git(tree, ['push', '-q', '--force', job.remote, `HEAD:refs/heads/ql-wt/${job.storyId}`]);
+    }
+    const out: LaneResult = { ...result, sha, timedOut };
+    await send('result', { result: out });
+    c.log(`${job.runId} ${job.storyId}: ${out.state}${out.verified ? ' (verified)' : ''}: ${out.reason}`);
+    return out;
+  } catch (err) {
+    const out: LaneResult = {
+      state: 'failed',
+      reason: `worker ${c.id}: ${(err as Error).message}`,
+      verified: false,
+      blocked: null,
+      sha: null,
+      timedOut,
+    };
+    await send('result', { result: out });
+    return out;
+  } finally {
+    clearInterval(hb);
+    clearInterval(controls);
+    clearTimeout(timer);
+    c.abort.removeEventListener('abort', onAbort);
+    await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
+    await git(mirror, ['worktree', 'prune'], { reject: false });
+    await git(mirror, ['branch', '-D', local], { reject: false });
+    await rm(tree, { recursive: true, force: true });
+    await rm(stateRoot, { recursive: true, force: true });
+    await chain;
+  }
+}
+
+/** Brings the job's commit into the repository's bare mirror (made at the first job), one fetch at a time per mirror. */
+async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<void> {
+  const prev = c.mirrors.get(mirror) ?? Promise.resolve();
+  const step = prev.then(async () => {
+    if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode === 0) return;
+    if (!existsSync(mirror)) {
+      await mkdir(path.dirname(mirror), { recursive: true });
+      await git(path.dirname(mirror), ['init', '-q', '--bare', mirror]);
+    }
+    await git(mirror, [
+      'fetch',
+      '-q',
+      '--no-tags',
+      job.remote,
+      `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`,
+    ]);
+    if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
+      throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
+  });
+  c.mirrors.set(
+    mirror,
+    step.catch(() => undefined),
+  );
+  await step;
+}
+
+/**
+ * The lane's state root (its iteration streams and its quantum.json): the tree's quantum.json with the story
+ * `in_progress` at the attempts the coordinator counted (attempt − 1 failed before), so the lane's engine takes it
+ * up as a local lane does. This worker's `.ralph/` configuration files go into the tree (ignored there).
+ */
+async function prepareState(c: JobContext, job: LaneJob, tree: string, stateRoot: string): Promise<void> {
+  await mkdir(stateRoot, { recursive: true });
+  const q = JSON.parse(await readFile(path.join(tree, 'quantum.json'), 'utf8')) as {
+    stories?: { id: string; status?: string; attempts?: number }[];
+  };
+  const story = q.stories?.find((s) => s.id === job.storyId);
+  if (!story) throw new Error(`quantum.json at ${job.sha.slice(0, 10)} has no story ${job.storyId}`);
+  story.status = 'in_progress';
+  story.attempts = job.attempt - 1;
+  await writeFile(path.join(stateRoot, 'quantum.json'), JSON.stringify(q, null, 2) + '\n');
+  for (const name of ['commandPolicy', 'prompts'] as const) {
+    const from = ralphFile(c.dir, name);
+    if (existsSync(from)) await cp(from, ralphFile(tree, name), { recursive: true });
+  }
+}
+
+/** The lane engine over the job's story in `tree` (lane.ts `Lane`, as the local coordinator runs it). */
+async function runLane(
+  c: JobContext,
+  job: LaneJob,
+  tree: string,
+  stateRoot: string,
+  signal: AbortSignal,
+  onEvent: (e: EngineEvent) => void,
+): Promise<Omit<LaneResult, 'sha' | 'timedOut'>> {
+  const source = new LaneStorySource(stateRoot, job.storyId, 'ralph-worker');
+  let iterations = 0;
+  const engine = new Lane({
+    folder: tree,
+    config: { ...c.config, notify: '', parallel: false },
+    maxIterations: c.config.maxIterations,
+    maxCostUsd: 0,
+    maxWallTimeMs: job.storyTimeoutMs,
+    continueOnBlocked: true,
+    agentEnv: c.agentEnv,
+    signal,
+    runId: job.runId,
+    lane: { index: 1, stateRoot, source, actor: 'ralph-worker', nextIteration: () => ++iterations },
+  });
+  engine.on('event', (e) => {
+    if (e.type === 'runStarted' || e.type === 'runEnded' || e.type === 'progress') return;
+    onEvent(e);
+  });
+  let r: { state: string; reason: string };
+  try {
+    r = await engine.run();
+  } catch (err) {
+    r = { state: 'failed', reason: (err as Error).message };
+  }
+  const state = (['completed', 'stopped', 'cancelled', 'stalled'] as const).find((s) => s === r.state) ?? 'failed';
+  return { state, reason: r.reason, verified: source.verified, blocked: source.blocked };
+}
+
+/** Commits what the agent left uncommitted (the runner's files excluded), as the local dispatcher does. */
+async function saveLeftovers(tree: string, storyId: string): Promise<void> {
+  if (!existsSync(tree) || !(await hasLeftovers(tree))) return;
+  await git(tree, ['add', '-A']);
+  for (const f of ['quantum.json', 'quantum.json.tmp'])
+    if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
+  if ((await git(tree, ['diff', '--cached', '--quiet'], { reject: false })).exitCode === 0) return;
+  await git(tree, [
+    '-c',
+    'user.name=Ralph',
+    '-c',
+    'user.email=ralph@localhost',
+    'commit',
+    '-q',
+    '--no-verify',
+    '-m',
+    `ralph: ${storyId}: work the lane left uncommitted`,
+  ]);
+}

@@ -1,0 +1,205 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { EngineEvent } from '../../../src/core/model/runEvent';
+import { KEY_PREFIX, LANE_QUEUE, leaseKey, type LaneJob } from '../../../src/core/remote/laneJob';
+import { laneJobId } from '../../../src/core/remote/decide';
+import { startRedis, type RedisServer } from '../../support/redisServer';
+import {
+  makeRemoteRepo,
+  planSteps,
+  runCoordinator,
+  startWorker,
+  statuses,
+  stopWorker,
+  stubAgents,
+  type RemoteRepo,
+  type WorkerProc,
+} from '../../support/remoteLanes';
+import { git } from '../../support/workspace';
+
+/**
+ * Remote lanes through BullMQ on a real redis-server (127.0.0.1, random port, password, AOF): `ralph worker`
+ * processes with their own HOME and work folder, a bare repository as the shared remote, the lane stub agent, and
+ * the coordinator of a parallel run in this process (`laneDispatcher: "bullmq"`).
+ */
+describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', function () {
+  this.timeout(180_000);
+  let redis: RedisServer;
+  let client: Redis;
+  const workers: WorkerProc[] = [];
+  const repos: RemoteRepo[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+    client = new Redis(redis.url, { maxRetriesPerRequest: null });
+    client.on('error', () => undefined);
+  });
+  after(async () => {
+    client.disconnect();
+    await redis.stop();
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await stopWorker(w);
+    for (const r of repos.splice(0)) {
+      r.t.dispose();
+      r.side.dispose();
+    }
+  });
+
+  const repo = (...a: Parameters<typeof makeRemoteRepo>) => {
+    const r = makeRemoteRepo(...a);
+    repos.push(r);
+    return r;
+  };
+  const worker = async (r: RemoteRepo, o: Parameters<typeof startWorker>[3] = {}, repoList = [r.remote]) => {
+    const w = await startWorker(redis.url, repoList, r, o);
+    workers.push(w);
+    return w;
+  };
+
+  /** Nothing of the run is left: no lane branch on the remote or here, no worktree, no stub agent, no Redis key. */
+  async function assertNothingLeft(r: RemoteRepo, runId: string): Promise<void> {
+    assert.equal(
+      git(r.remote, 'for-each-ref', '--format=%(refname)', 'refs/heads/ql-wt/'),
+      '',
+      'no lane branch on the remote',
+    );
+    assert.equal(git(r.dir, 'for-each-ref', '--format=%(refname)', 'refs/heads/ql-wt/'), '', 'no lane branch here');
+    assert.equal(
+      git(r.dir, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+    );
+    assert.deepEqual(fs.existsSync(path.join(r.dir, '.ql-wt')) ? fs.readdirSync(path.join(r.dir, '.ql-wt')) : [], []);
+    for (const w of workers) {
+      const lanes = path.join(w.dir, 'lanes');
+      assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], [], `no lane tree left on ${w.pid}`);
+      const mirrors = path.join(w.dir, 'mirrors');
+      for (const m of fs.existsSync(mirrors) ? fs.readdirSync(mirrors) : [])
+        assert.equal(git(path.join(mirrors, m), 'worktree', 'list').split('\n').length, 1, `no worktree in ${m}`);
+    }
+    assert.deepEqual(stubAgents(r.log), []);
+    assert.deepEqual(await client.keys(`${KEY_PREFIX}:run:${runId}:*`), []);
+    assert.deepEqual(await client.keys(`${KEY_PREFIX}:${LANE_QUEUE}:${runId}.*`), []);
+  }
+
+  const merges = (events: { e: EngineEvent }[]) =>
+    events
+      .filter((x) => x.e.type === 'laneMerge' && (x.e as { outcome: string }).outcome === 'merged')
+      .map((x) => (x.e as { item: { id: string } }).item.id)
+      .sort();
+  const workerOf = (e: EngineEvent) => (e as { worker?: string }).worker;
+
+  it('runs eight stories on three workers to passed, each merged once, every lane event naming its worker', async () => {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+    );
+    planSteps(r, Object.fromEntries(ids.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 }])));
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const { result, events } = await runCoordinator(r, { maxParallel: 3 });
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
+    assert.deepEqual(merges(events), ids);
+    for (const id of ids) assert.ok(r.t.exists(`${id}.txt`), `${id} merged into the feature branch`);
+    const started = events.filter((x) => x.e.type === 'agentStarted');
+    // At least one agent per story (a loaded machine may see a lane taken for dead and dispatched again).
+    assert.deepEqual(
+      [
+        ...new Set(
+          events
+            .filter((x) => x.e.type === 'iterationStarted')
+            .map((x) => (x.e as { item: { id: string } | null }).item?.id),
+        ),
+      ].sort(),
+      ids,
+    );
+    for (const s of started) assert.match(workerOf(s.e) ?? '', /:\d+$/, 'an agent start names its worker');
+    const used = new Set(started.map((s) => workerOf(s.e)!.split(':')[1]));
+    assert.ok(used.size >= 2, `lanes ran on ${used.size} worker(s)`);
+    const log = fs.readFileSync(path.join(r.dir, '.ralph', 'runs', result.runId, 'events.jsonl'), 'utf8');
+    assert.match(log, /"lane":\d+.*"worker":"[^"]+:\d+"/);
+    // The feature branch the run made is on the remote.
+    assert.equal(git(r.remote, 'rev-parse', 'ql/demo'), git(r.dir, 'rev-parse', 'HEAD'));
+    await assertNothingLeft(r, result.runId);
+  });
+
+  it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    const noPassword = await startWorker(redis.urlWithoutPassword, [r.remote], r, { waitReady: false });
+    workers.push(noPassword);
+    assert.equal(await noPassword.exited, 1);
+    assert.match(noPassword.output(), /refused without a password/);
+    const open = await startRedisWithoutPassword();
+    try {
+      const w = await startWorker(open.url, [r.remote], r, { waitReady: false });
+      workers.push(w);
+      assert.equal(await w.exited, 1);
+      assert.match(w.output(), /answers clients without a password/);
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('a worker refuses a job for a repository outside its allowlist, and a job whose token is not current', async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    const w = await worker(r, {}, ['/srv/git/only-this.git']);
+    const queue = new Queue(LANE_QUEUE, { connection: { url: redis.url }, prefix: KEY_PREFIX });
+    const runId = `refusal-${process.pid}`;
+    const events = `${KEY_PREFIX}:run:${runId}:events`;
+    await client.xadd(events, '*', 'open', runId);
+    const job: LaneJob = {
+      v: 1,
+      runId,
+      remote: r.remote,
+      sha: git(r.dir, 'rev-parse', 'HEAD'),
+      featureBranch: 'main',
+      storyId: 'S1',
+      title: '',
+      attempt: 1,
+      token: 1,
+      storyTimeoutMs: 60_000,
+      heartbeatMs: 500,
+    };
+    try {
+      await client.set(leaseKey(runId, 'S1'), '1');
+      await queue.add('lane', job, { jobId: laneJobId(runId, 'S1', 1), attempts: 1, removeOnComplete: true });
+      await w.waitFor(/refused: this worker does not serve/);
+      // Served now, but the lease names another token: refused before anything runs.
+      await stopWorker(w);
+      const w2 = await worker(r);
+      await queue.add(
+        'lane',
+        { ...job, token: 2 },
+        { jobId: laneJobId(runId, 'S1', 2), attempts: 1, removeOnComplete: true },
+      );
+      await w2.waitFor(/refused: token 2 of S1 is no longer current/);
+      const entries = (await client.xrange(events, '-', '+')).map(([, f]) => f.join(' '));
+      assert.ok(
+        entries.some((e) => /"kind":"result".*"state":"refused"/.test(e)),
+        entries.join('\n'),
+      );
+      assert.deepEqual(
+        fs.readdirSync(path.join(w2.dir)).filter((f) => f === 'lanes' || f === 'mirrors'),
+        [],
+      );
+    } finally {
+      await client.del(events, leaseKey(runId, 'S1'));
+      await queue.close();
+    }
+  });
+});
+
+/** A second redis-server with no password (what a worker must refuse). */
+async function startRedisWithoutPassword(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const s = await startRedis();
+  const c = new Redis(s.url);
+  await c.config('SET', 'requirepass', '');
+  c.disconnect();
+  return { url: `redis://:unused@127.0.0.1:${s.port}`, stop: () => s.stop() };
+}

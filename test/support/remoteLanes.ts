@@ -1,0 +1,222 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LoopEngine, type EngineOptions, type RunResult } from '../../src/core/loop/startRun';
+import { RunRecorder } from '../../src/core/loop/recorder';
+import { ralphConfigSchema } from '../../src/core/model/config';
+import type { EngineEvent } from '../../src/core/model/runEvent';
+import { cliPath } from './cli';
+import { listProcesses } from './processes';
+import { repoRoot } from './repoRoot';
+import { makeTempFolder, type TempFolder } from './tempFolder';
+import { git, gitInit, quantumJson, type StorySpec } from './workspace';
+
+/**
+ * Remote lanes over real parts (docs/distributed-lanes.md): a repository with quantum stories whose `origin` is a
+ * bare repository (the shared remote), `ralph worker` processes each with its own HOME and work folder (separate
+ * "machines"), and the parallel run's coordinator in this process with `laneDispatcher: "bullmq"`. The agent is the
+ * lane stub (test/support/stubs/laneAgent.cjs: a plan per story, a log of starts and ends).
+ */
+export const LANE_STUB = path.join(repoRoot, 'test', 'support', 'stubs', 'laneAgent.cjs');
+
+export interface RemoteRepo {
+  t: TempFolder;
+  dir: string;
+  /** The bare repository, `origin` of `dir`. */
+  remote: string;
+  plan: string;
+  log: string;
+  side: TempFolder;
+}
+
+/** A repository of `stories` (committed, on `main`), its bare remote, and the stub's plan and log files. */
+export function makeRemoteRepo(
+  stories: StorySpec[],
+  redisUrl: string,
+  extra: { laneStallMs?: number; gates?: Record<string, string> } = {},
+): RemoteRepo {
+  const t = makeTempFolder('ralph-remote-');
+  const side = makeTempFolder('ralph-remote-side-');
+  t.write('quantum.json', quantumJson(stories));
+  t.write('README.md', 'demo\n');
+  t.write('.gitignore', '.ralph/\n');
+  t.write(
+    '.ralph/config.json',
+    JSON.stringify({
+      claudePath: LANE_STUB,
+      gates: extra.gates ?? { basic: 'true' },
+      laneDispatcher: 'bullmq',
+      redisUrl,
+      laneStallMs: extra.laneStallMs ?? 10_000,
+      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 },
+    }),
+  );
+  gitInit(t, { commit: true });
+  const remote = path.join(side.dir, 'remote.git');
+  git(side.dir, 'init', '-q', '--bare', remote);
+  git(t.dir, 'remote', 'add', 'origin', remote);
+  git(t.dir, 'push', '-q', 'origin', 'main');
+  return { t, dir: t.dir, remote, plan: side.write('plan.json', '{}'), log: side.file('log.txt'), side };
+}
+
+/** Writes the stub agent's plan: story id → step (laneAgent.cjs). */
+export function planSteps(r: RemoteRepo, steps: Record<string, unknown>): void {
+  fs.writeFileSync(r.plan, JSON.stringify(steps));
+}
+
+/** One `ralph worker` process with its own HOME and work folder. */
+export interface WorkerProc {
+  child: ChildProcess;
+  pid: number;
+  home: TempFolder;
+  dir: string;
+  /** Its stderr so far. */
+  output(): string;
+  /** Resolves once its stderr matches `re` (a line it writes when something happened). */
+  waitFor(re: RegExp): Promise<void>;
+  /** Resolves with its exit code (or signal) once it has exited. */
+  exited: Promise<number | string>;
+}
+
+/** Starts a worker serving `repos` and resolves once it says it serves them (or rejects with its output if it exits). */
+export async function startWorker(
+  redisUrl: string,
+  repos: string[],
+  r: RemoteRepo,
+  o: { concurrency?: number; gates?: Record<string, string>; waitReady?: boolean } = {},
+): Promise<WorkerProc> {
+  const home = makeTempFolder('ralph-worker-home-');
+  const dir = path.join(home.dir, 'work');
+  fs.mkdirSync(path.join(dir, '.ralph'), { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, '.ralph', 'config.json'),
+    JSON.stringify({
+      claudePath: LANE_STUB,
+      gates: o.gates ?? { basic: 'true' },
+      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 },
+    }),
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      cliPath,
+      'worker',
+      '--redis',
+      redisUrl,
+      '--dir',
+      dir,
+      '--concurrency',
+      String(o.concurrency ?? 1),
+      '--trust',
+      ...repos.flatMap((x) => ['--repo', x]),
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        HOME: home.dir,
+        XDG_STATE_HOME: path.join(home.dir, 'state'),
+        XDG_CACHE_HOME: path.join(home.dir, 'cache'),
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        LANE_STUB_PLAN: r.plan,
+        LANE_STUB_LOG: r.log,
+      },
+    },
+  );
+  let out = '';
+  const waiters: { re: RegExp; resolve: () => void; reject: (e: Error) => void }[] = [];
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      resolve(code ?? signal ?? 'gone');
+      for (const w of waiters.splice(0)) w.reject(new Error(`the worker exited (${code ?? signal}):\n${out}`));
+    }),
+  );
+  child.stderr!.on('data', (b: Buffer) => {
+    out += b.toString();
+    for (const w of [...waiters])
+      if (w.re.test(out)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+  });
+  const proc: WorkerProc = {
+    child,
+    pid: child.pid!,
+    home,
+    dir,
+    output: () => out,
+    waitFor: (re) =>
+      re.test(out)
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            if (child.exitCode !== null || child.signalCode !== null)
+              reject(new Error(`the worker exited (${child.exitCode ?? child.signalCode}):\n${out}`));
+            else waiters.push({ re, resolve, reject });
+          }),
+    exited,
+  };
+  if (o.waitReady !== false) await proc.waitFor(/ serves /);
+  return proc;
+}
+
+/** Ends a worker (SIGTERM, then waits for its exit) and removes its HOME. */
+export async function stopWorker(w: WorkerProc): Promise<void> {
+  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+  await w.exited;
+  w.home.dispose();
+}
+
+/** Ends every worker of `all` still running (the test's afterEach), whatever happened to the test. */
+export async function stopWorkers(all: WorkerProc[]): Promise<void> {
+  for (const w of all.splice(0)) await stopWorker(w);
+}
+
+/** Runs the parallel run of `r` in this process (the coordinator) and records its events like the CLI. */
+export async function runCoordinator(
+  r: RemoteRepo,
+  o: Partial<EngineOptions> = {},
+  onEvent?: (e: EngineEvent, lane: number, engine: LoopEngine) => void,
+): Promise<{ result: RunResult; events: { e: EngineEvent; lane: number }[] }> {
+  const config = ralphConfigSchema.parse(JSON.parse(r.t.read('.ralph/config.json')));
+  const engine = new LoopEngine({
+    folder: r.dir,
+    config,
+    source: 'quantum',
+    parallel: true,
+    maxParallel: 8,
+    agentEnv: { LANE_STUB_PLAN: r.plan, LANE_STUB_LOG: r.log },
+    ...o,
+  });
+  const recorder = new RunRecorder(r.dir, engine.runId);
+  const events: { e: EngineEvent; lane: number }[] = [];
+  engine.on('event', (e, lane = 0) => {
+    events.push({ e, lane });
+    recorder.record(e, lane);
+    onEvent?.(e, lane, engine);
+  });
+  const result = await engine.run();
+  await recorder.flush();
+  return { result, events };
+}
+
+/** The stub agents still running that log to `log` (this test's). */
+export function stubAgents(log: string): number[] {
+  return listProcesses()
+    .filter((p) => p.cmdline.includes(LANE_STUB))
+    .filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').includes(`LANE_STUB_LOG=${log}`);
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => p.pid);
+}
+
+/** Story statuses of the repository's quantum.json. */
+export function statuses(dir: string): Record<string, string> {
+  const q = JSON.parse(fs.readFileSync(path.join(dir, 'quantum.json'), 'utf8')) as {
+    stories: { id: string; status: string }[];
+  };
+  return Object.fromEntries(q.stories.map((s) => [s.id, s.status]));
+}
