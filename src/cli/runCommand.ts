@@ -6,7 +6,7 @@ import { STORAGE_EXIT } from '../core/store/storageFailure';
 import { RunRecorder } from '../core/loop/recorder';
 import { loadConfig } from '../core/store/loadConfig';
 import { resolveProtection } from '../core/process/containment';
-import { redactEvent } from '../core/trust/redact';
+import { environmentSecrets, redactEvent } from '../core/trust/redact';
 import { formatTrustRefusal, trustOverride } from '../core/trust/trustDecision';
 import { checkWorkspaceTrust } from '../core/trust/workspaceTrust';
 import { resolveFolder } from './folder';
@@ -145,15 +145,18 @@ export function registerRunCommand(program: Command): void {
         noGates: !opts.gates,
         signal: cancel.signal,
       });
+      // The agents' keys in the environment the agent inherits are never written either.
+      const secrets = environmentSecrets(process.env);
       const recorder = new RunRecorder(folder, engine.runId, {
         onLine: opts.json ? undefined : (line) => writeOut(`[${clockTime(new Date())}] ${line}\n`),
         onError: (err) => writeErr(`ralph: could not write a run record: ${err.message}\n`),
         agentArgs: config.agentArgs,
+        secrets,
       });
       engine.on('event', (e, lane) => {
         recorder.record(e, lane);
         if (opts.json)
-          writeOut(JSON.stringify({ ...redactEvent(e, config.agentArgs), ...(lane ? { lane } : {}) }) + '\n');
+          writeOut(JSON.stringify({ ...redactEvent(e, config.agentArgs, secrets), ...(lane ? { lane } : {}) }) + '\n');
       });
       if (trust.via && !opts.json)
         writeErr(

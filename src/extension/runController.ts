@@ -146,7 +146,7 @@ export class RunController extends Disposable {
       { availableSources },
       { loadConfig },
       { resolveActor },
-      { redactEvent, redactText },
+      { environmentSecrets, redactEvent, redactText },
     ] = await Promise.all([
       import('../core/agents/discover'),
       import('../core/loop/startRun'),
@@ -220,13 +220,15 @@ export class RunController extends Disposable {
       signal: cancel.signal,
     };
     const engine = this.createEngine ? this.createEngine(options) : new LoopEngine(options);
-    // agentArgs values (possibly secrets) are redacted once, before the records, the log and onEvent see an event.
+    // agentArgs values and the agents' keys in the environment are redacted once, before the records, the log and
+    // onEvent see an event.
+    const secrets = environmentSecrets(process.env);
     const recorder = new RunRecorder(folder, engine.runId, {
       onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
     });
     engine.on('event', (event, lane) => {
-      const shown = redactEvent(event, config.agentArgs);
+      const shown = redactEvent(event, config.agentArgs, secrets);
       recorder.record(shown, lane);
       this.events.fire({ folder, event: shown });
     });
@@ -238,7 +240,7 @@ export class RunController extends Disposable {
       .then(
         async (result) => {
           await recorder.flush();
-          this.notifyEnd(folder, { ...result, reason: redactText(result.reason, config.agentArgs) });
+          this.notifyEnd(folder, { ...result, reason: redactText(result.reason, config.agentArgs, secrets) });
           return result;
         },
         (err: Error) => {
@@ -251,6 +253,7 @@ export class RunController extends Disposable {
           const msg = redactText(
             err instanceof EngineRefusal ? err.message : `the run failed: ${err.message}`,
             config.agentArgs,
+            secrets,
           );
           this.log.error('run', msg);
           void notify.showErrorMessage(`Ralph: ${msg}`);

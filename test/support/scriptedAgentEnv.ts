@@ -49,7 +49,10 @@ export function geminiModelEnv(home: string, url: string, settings: Record<strin
 
 /**
  * Copilot CLI, bring-your-own-key over Chat Completions (`copilot help providers`): no GitHub login. Its cache is
- * shared between tests (it unpacks 235 MB into `$XDG_CACHE_HOME/copilot` on its first start).
+ * shared between tests (it unpacks 235 MB into `$XDG_CACHE_HOME/copilot` on its first start). `COPILOT_OFFLINE=true`
+ * (`copilot help environment`: no GitHub authentication, telemetry, web tools or update lookup; needs a local
+ * provider) is what a user of a local model sets: without it each start spends about a minute on GitHub lookups that
+ * cannot succeed here (its release lookup waits for a circuit breaker), 112 s a turn against 16 s measured.
  */
 export function copilotModelEnv(home: string, openaiUrl: string): ScriptedAgentEnv {
   return {
@@ -59,6 +62,7 @@ export function copilotModelEnv(home: string, openaiUrl: string): ScriptedAgentE
       COPILOT_PROVIDER_BASE_URL: openaiUrl,
       COPILOT_PROVIDER_API_KEY: 'dummy-copilot-key',
       COPILOT_MODEL: 'fake-model',
+      COPILOT_OFFLINE: 'true',
     },
     model: '',
   };

@@ -45,8 +45,12 @@ export const GUARD_SUPPORT: Readonly<Record<AgentName, Readonly<Record<GuardRowK
   claude: hook('Claude Code'),
   codex: hook('Codex (its PreToolUse hook on the shell tool, handed over with -c hooks.PreToolUse)'),
   gemini: none('not translated for Gemini CLI yet'),
-  opencode: none('not translated for opencode yet'),
-  qwen: none('not translated for Qwen Code yet'),
+  opencode: none(
+    "not translated for opencode yet (its permission.bash patterns could deny a prefix; ralph does not write them into the user's config)",
+  ),
+  qwen: none(
+    'not translated for Qwen Code yet (it runs Claude-style PreToolUse hooks, but only from settings files ralph does not write)',
+  ),
   copilot: none('not translated for Copilot CLI yet'),
   'cursor-agent': none('cursor-agent has no hook or policy ralph can hand a decision to'),
 };

@@ -279,6 +279,8 @@ export class RunRecorder {
       onError?: (err: Error) => void;
       tokensEveryMs?: number;
       agentArgs?: readonly string[];
+      /** Values never written (the agents' keys in the environment: trust/redact.ts `environmentSecrets`). */
+      secrets?: readonly string[];
     } = {},
   ) {
     this.events = new EventsWriter<EngineEvent>(folder, runId);
@@ -289,7 +291,7 @@ export class RunRecorder {
 
   /** Records one event of `lane` (default 0, the sequential run): the engine's `event` listener. */
   record(event: EngineEvent, lane = 0): void {
-    const e = redactEvent(event, this.opts.agentArgs ?? []);
+    const e = redactEvent(event, this.opts.agentArgs ?? [], this.opts.secrets ?? []);
     const fail = (err: unknown) => this.opts.onError?.(err instanceof Error ? err : new Error(String(err)));
     if (e.type === 'runEnded') this.ended = true;
     else if (e.type === 'iterationEnded') {

@@ -8,7 +8,7 @@ import {
   subtractTokens,
   zeroTokens,
 } from './events';
-import { type ThresholdOverrides, type Thresholds, isOneMillionModel, resolveThresholds } from './thresholds';
+import { type ThresholdOverrides, type Thresholds, modelContextWindow, resolveThresholds } from './thresholds';
 
 /**
  * The token ledger of one iteration (one agent process): totals, live context, and the warn / rotate signals.
@@ -17,7 +17,7 @@ import { type ThresholdOverrides, type Thresholds, isOneMillionModel, resolveThr
  * - Usage is repeated on every content block of one API response: each `message.id` counts once.
  * - Context used = the latest main-thread `input + cache_creation + cache_read`; subagent and synthetic
  *   lines never count toward it; a `compact_boundary` resets it (to `post_tokens` when given).
- * - Window: `modelUsage[model].contextWindow`, else the model name (`[1m]`, any case, is 1 000 000), else config.
+ * - Window: `modelUsage[model].contextWindow`, else the model name (thresholds.ts `modelContextWindow`), else config.
  * - Totals: results are cumulative per process, so several results in one process are differences, not sums;
  *   the tokens of a result are its `modelUsage` (all calls, subagents included) when given, else its `usage`.
  *   Before the first result (and after the last) the de-duplicated per-call usage stands in.
@@ -194,9 +194,8 @@ export class TokenLedger {
   }
 
   private windowFromModel(): { tokens: number; source: LedgerSnapshot['contextWindowSource'] } {
-    return isOneMillionModel(this.model)
-      ? { tokens: 1_000_000, source: 'model' }
-      : { tokens: this.configWindow, source: 'config' };
+    const w = modelContextWindow(this.model);
+    return w !== null ? { tokens: w, source: 'model' } : { tokens: this.configWindow, source: 'config' };
   }
 
   private messageUsage(id: string | null, model: string | null, t: TokenCounts, offThread: boolean): LedgerSignal[] {

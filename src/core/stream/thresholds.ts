@@ -32,6 +32,24 @@ export function isOneMillionModel(model: string | null | undefined): boolean {
   return typeof model === 'string' && model.toLowerCase().includes('[1m]');
 }
 
+/**
+ * The context window of a model by its name, tokens, or null when the name says nothing (then the configured
+ * `contextWindowTokens`). A `provider/` prefix (opencode's `scripted/fake-model`) is ignored. Sources: the `[1m]`
+ * marker (agent-streams.md §5); Google's model cards (every `gemini-*` 2.x and 3.x: 1 048 576); Alibaba Cloud Model
+ * Studio (`qwen3-coder-plus`, `qwen3-coder-flash`: 1 000 000; other `qwen3-coder*`: 262 144); OpenAI's model pages
+ * (`gpt-5*`: 400 000).
+ */
+export function modelContextWindow(model: string | null | undefined): number | null {
+  if (typeof model !== 'string' || !model) return null;
+  if (isOneMillionModel(model)) return 1_000_000;
+  const name = model.slice(model.lastIndexOf('/') + 1).toLowerCase();
+  if (name.startsWith('gemini-')) return 1_048_576;
+  if (/^qwen3-coder-(?:plus|flash)/.test(name)) return 1_000_000;
+  if (name.startsWith('qwen3-coder')) return 262_144;
+  if (name.startsWith('gpt-5')) return 400_000;
+  return null;
+}
+
 /** warn = 7/8 of rotate, rounded down (seed-systems.md §3.4). */
 export const sevenEighths = (rotate: number): number => Math.floor((rotate * 7) / 8);
 

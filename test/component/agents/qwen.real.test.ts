@@ -14,6 +14,7 @@ import {
   say,
   shell,
   startModelServer,
+  toolUse,
 } from '../../support/modelServer';
 import { qwenModelEnv } from '../../support/agentEnv';
 
@@ -48,10 +49,14 @@ describe('the loop engine with the real Qwen Code', function () {
     const ws = make({ 'RALPH_TASK.md': TASK });
     // 1. The tick without the work: the box ticked and the completion tag said, hello.txt never written.
     // 2. The retry: the prompt carries the gate's failure; the agent writes the file and ticks the box.
+    // Qwen Code refuses a shell command that edits a file it has not read in this session: each tick reads first.
+    const readTask = (): Turn => toolUse('read_file', { file_path: ws.file('RALPH_TASK.md') });
     const server = await startModelServer([
+      readTask(),
       tick(),
       say('Done. <promise>COMPLETE</promise>'),
       shell("printf 'hello\\n' > hello.txt"),
+      readTask(),
       tick(),
       say('hello.txt now says hello. <promise>COMPLETE</promise>', { usage: { input: 2000, cacheRead: 500 } }),
     ]);

@@ -82,7 +82,7 @@ describe('the guard per agent (what each CLI enforces of .ralph/command-policy)'
     assert.match(text, /"guard": "best-effort"/);
     assert.equal(
       guardGapWarning('qwen', gaps[0]!),
-      'guard: not enforced for qwen: line 2: [deny] git push (not translated for Qwen Code yet)',
+      'guard: not enforced for qwen: line 2: [deny] git push (not translated for Qwen Code yet (it runs Claude-style PreToolUse hooks, but only from settings files ralph does not write))',
     );
   });
 });

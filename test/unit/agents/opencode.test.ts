@@ -7,6 +7,7 @@ import {
 } from '../../../src/core/agents/opencode';
 import { detectAgent } from '../../../src/core/agents/registry';
 import { TokenLedger } from '../../../src/core/stream/ledger';
+import { modelContextWindow } from '../../../src/core/stream/thresholds';
 import { mapLines, replayRecorded } from '../../support/recordedStreams';
 
 const spec = { prompt: 'do the task', cwd: '/work/ws', baseEnv: { PATH: '/usr/bin', OPENCODE_CONFIG: '/u/oc.json' } };
@@ -173,5 +174,29 @@ describe('opencode adapter: recorded streams of the real CLI (test/fixtures/stre
     const line = { type: 'step_start', timestamp: 1, sessionID: 'ses_1', part: { type: 'step-start' } };
     assert.equal(detectAgent([line])?.name, 'opencode');
     assert.equal(opencodeAdapter.recognise({ type: 'system', subtype: 'init', session_id: 's', tools: [] }), 0);
+  });
+});
+
+describe('context windows per model (thresholds.ts)', () => {
+  it('reads the window from the model name, a provider prefix ignored; null when the name says nothing', () => {
+    const table: [string | null, number | null][] = [
+      ['claude-opus-4-6[1M]', 1_000_000],
+      ['gemini-2.5-flash', 1_048_576],
+      ['qwen3-coder-plus', 1_000_000],
+      ['openrouter/qwen/qwen3-coder', 262_144],
+      ['dashscope/qwen3-coder-flash', 1_000_000],
+      ['gpt-5.5', 400_000],
+      ['scripted/fake-model', null],
+      ['claude-sonnet-4-5', null],
+      [null, null],
+    ];
+    for (const [model, window] of table) assert.equal(modelContextWindow(model), window, String(model));
+  });
+
+  it("the ledger's window for an opencode model names the model's window; thresholds stay the agent's", () => {
+    const ledger = new TokenLedger({ agent: 'opencode', model: 'openrouter/qwen/qwen3-coder' });
+    const s = ledger.snapshot();
+    assert.deepEqual([s.contextWindow, s.contextWindowSource], [262_144, 'model']);
+    assert.deepEqual([s.thresholds.rotate, s.thresholds.warn], [150_000, 131_250]);
   });
 });

@@ -3,7 +3,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EngineEvent } from '../../../src/core/loop/events';
 import { RunRecorder } from '../../../src/core/loop/recorder';
-import { REDACTED, redactArg, redactEvent, redactText } from '../../../src/core/trust/redact';
+import {
+  AGENT_KEY_VARIABLES,
+  REDACTED,
+  environmentSecrets,
+  redactArg,
+  redactEvent,
+  redactText,
+} from '../../../src/core/trust/redact';
 import { makeTempFolder } from '../../support/tempFolder';
 
 describe('redacting agentArgs from run records', () => {
@@ -65,6 +72,66 @@ describe('redacting agentArgs from run records', () => {
       for (const text of [activity, events, lines.join('\n')]) {
         assert.doesNotMatch(text, /VERYSECRET/);
         assert.match(text, /--api-key «redacted»/);
+      }
+    } finally {
+      t.dispose();
+    }
+  });
+});
+
+describe("redacting every agent's keys from run records", () => {
+  // Per agent: a key variable of its own and the value the user exported.
+  const table: [string, string, string][] = [
+    ['claude', 'ANTHROPIC_API_KEY', 'sk-ant-api03-claudekey'],
+    ['codex', 'OPENAI_API_KEY', 'sk-proj-codexkey'],
+    ['gemini', 'GEMINI_API_KEY', 'AIzaSyGeminiKey'],
+    ['opencode', 'OPENROUTER_API_KEY', 'sk-or-v1-opencode'],
+    ['qwen', 'DASHSCOPE_API_KEY', 'sk-dashscope-qwen'],
+    ['copilot', 'COPILOT_PROVIDER_API_KEY', 'byok-copilot-key'],
+    ['copilot', 'GH_TOKEN', 'ghp_copilotToken'],
+    ['cursor-agent', 'CURSOR_API_KEY', 'key_cursor_agent'],
+    ['a custom provider (codex env_key)', 'SCRIPTED_API_KEY', 'custom-provider-key'],
+  ];
+  for (const [agent, name, value] of table) {
+    it(`${agent}: ${name} is never written`, () => {
+      const secrets = environmentSecrets({ PATH: '/usr/bin', HOME: '/home/u', [name]: value });
+      assert.deepEqual(secrets, [value]);
+      assert.equal(AGENT_KEY_VARIABLES[agent]?.includes(name) ?? /_KEY$|TOKEN$/.test(name), true);
+      const e: EngineEvent = { type: 'warning', message: `the provider said: invalid key ${value} (401)` };
+      assert.deepEqual(redactEvent(e, [], secrets), {
+        type: 'warning',
+        message: `the provider said: invalid key ${REDACTED} (401)`,
+      });
+    });
+  }
+
+  it('a key inside OPENCODE_CONFIG_CONTENT, not the whole config; short and unrelated values are left', () => {
+    const config = JSON.stringify({
+      provider: { x: { options: { baseURL: 'http://h/v1', apiKey: 'sk-inline-key' } } },
+    });
+    const secrets = environmentSecrets({
+      OPENCODE_CONFIG_CONTENT: config,
+      MY_TOKEN: 'abc',
+      EDITOR: 'vim-with-a-long-name',
+      TOKENIZERS_PARALLELISM: 'false-or-true',
+    });
+    assert.deepEqual(secrets, ['sk-inline-key']);
+  });
+
+  it("keeps the keys out of activity.log and events.jsonl through the run's recorder", async () => {
+    const t = makeTempFolder('ralph-redact-env-');
+    try {
+      const secret = 'sk-proj-ENVIRONMENTSECRET';
+      const rec = new RunRecorder(t.dir, 'r1', { secrets: environmentSecrets({ OPENAI_API_KEY: secret }) });
+      rec.record({ type: 'warning', message: `codex: 401 Unauthorized for key ${secret}` });
+      await rec.flush();
+      const written = [
+        fs.readFileSync(path.join(t.dir, '.ralph', 'activity.log'), 'utf8'),
+        fs.readFileSync(path.join(t.dir, '.ralph', 'runs', 'r1', 'events.jsonl'), 'utf8'),
+      ];
+      for (const w of written) {
+        assert.ok(!w.includes(secret), w);
+        assert.ok(w.includes(REDACTED), w);
       }
     } finally {
       t.dispose();
