@@ -15,7 +15,7 @@ import { WriteQueue } from './writeQueue';
  * lines keep their order; other writers (the guard, a second tool) interleave by whole lines.
  */
 
-/** Largest activity.log before rotation, bytes (issue 5: 50 MiB). */
+/** Largest activity.log before rotation, bytes (50 MiB). */
 export const ACTIVITY_LOG_MAX_BYTES = 50 * 1024 * 1024;
 /** Rotated generations kept: `activity.log.1` (newest) … `activity.log.3`. */
 export const ACTIVITY_LOG_KEEP = 3;

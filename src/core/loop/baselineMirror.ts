@@ -7,7 +7,7 @@ import { userStateDir } from '../store/userStateDir';
 import { isClaimBaseline, leastDone, type ClaimBaseline } from '../model/claimBaseline';
 
 /**
- * The engine's mirror of a run's claim baseline outside the workspace (issue 11 K2/K3): the agent can edit
+ * The engine's mirror of a run's claim baseline outside the workspace: the agent can edit
  * `.ralph/runs/<id>/run.json` (its `claimBaseline`), not the user's state folder, so crash recovery and `ralph status`
  * trust the mirror when one exists. `$XDG_STATE_HOME/ralph/baselines/<sha256(real folder)[:32]>/<runId>.json`
  * (the user's state folder, `userStateDir`, as trust). Not a sandbox: an agent running as
@@ -34,7 +34,7 @@ function folderKey(folder: string): string {
 }
 
 /**
- * The second copy of every mirror (issue 11, breaker-s5 rows 09/10): `$XDG_STATE_HOME/ralph/claims/<hash>/<runId>.json`,
+ * The second copy of every mirror: `$XDG_STATE_HOME/ralph/claims/<hash>/<runId>.json`,
  * written with the mirror and read with it ({@link readBaselineMirror}): an agent that deletes or forges the mirror
  * (and run.json) must find and change this one too. A mitigation, not a wall: it is in the user's reach as well.
  */
@@ -52,7 +52,7 @@ export interface MirrorEntry {
 }
 
 /**
- * Every mirror of `folder`'s runs (issue 11, breaker-s5 07/08/34: the mirror is the truth until its claims are
+ * Every mirror of `folder`'s runs (the mirror is the truth until its claims are
  * settled, whatever `.ralph/runs/` says or whether the run's folder still exists). Sorted by run id. None when the
  * state folder has none; a mirror that does not parse is listed with `baseline: null`.
  */
@@ -90,7 +90,7 @@ export function agentMirrorPath(folder: string, runId: string, env: NodeJS.Proce
 }
 
 /**
- * Records (atomically) or, for null, removes the running agent of run `runId` (issue 11, breaker-s5 35): the next
+ * Records (atomically) or, for null, removes the running agent of run `runId`: the next
  * start ends an orphan agent group from it even when the run's folder in the workspace was deleted.
  */
 export async function writeAgentMirror(
@@ -149,7 +149,7 @@ export async function writeBaselineMirror(
 /**
  * The mirrored baseline of run `runId`, or `null` when there is no mirror (a run of an older ralph, or one that
  * ended cleanly). Both copies are read (the mirror and {@link baselineCopyPath}): one gone or not parsing, the other
- * counts; two that differ count as the one with fewer items done (`leastDone`, breaker-s5 rows 09/10).
+ * counts; two that differ count as the one with fewer items done (`leastDone`).
  */
 export function readBaselineMirror(
   folder: string,

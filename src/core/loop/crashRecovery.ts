@@ -34,7 +34,7 @@ export interface RecoveredRun {
   killedGroup: boolean;
   /** Items it had in progress, now failed with a `crash` entry. */
   failedItems: string[];
-  /** Items it left claimed done that no gate verified, now put back (issue 11). */
+  /** Items it left claimed done that no gate verified, now put back. */
   putBack: string[];
   /** False for a run that ended (stopped, e.g. Ctrl-C twice) but left unverified claims: only those were put back. */
   crashed: boolean;
@@ -42,7 +42,7 @@ export interface RecoveredRun {
   warnings?: string[];
   /**
    * False when the claims were settled from the mirror alone: the run's record is gone, names another run id, or
-   * says the run ended with nothing open (issue 11, breaker-s5 07/08/34). Absent: settled from its record.
+   * says the run ended with nothing open. Absent: settled from its record.
    */
   recorded?: boolean;
 }
@@ -52,7 +52,7 @@ export interface RecoveryOptions {
   /** The starting run's id: its own mirror and agent file are never touched. */
   ownRunId?: string;
   /**
-   * Settle every other mirror of this folder and end every other run's recorded agent (issue 11 rule "the mirror is
+   * Settle every other mirror of this folder and end every other run's recorded agent (rule "the mirror is
    * the truth until settled"). Only a caller holding the folder's engine lock may (no other run of the folder lives);
    * lane engines do not (their worktree paths are reused by later lanes; the coordinator recovers lanes).
    */
@@ -60,7 +60,7 @@ export interface RecoveryOptions {
 }
 
 /**
- * Puts back what a run left claimed since its run.json `claimBaseline` (issue 11 "every exit"): the items of the
+ * Puts back what a run left claimed since its run.json `claimBaseline` ("every exit"): the items of the
  * baseline's source done now that were not then, except a person's own marks after it. Returns their ids.
  */
 async function putBackLeftClaims(folder: string, r: RunRecord, sources: readonly WorkSource[]): Promise<string[]> {
@@ -81,7 +81,7 @@ async function putBackAgainst(folder: string, b: ClaimBaseline, sources: readonl
 }
 
 /**
- * Crash recovery's warnings about records it skipped (issue 12: a record whose runId is not its folder's name, one
+ * Crash recovery's warnings about records it skipped (a record whose runId is not its folder's name, one
  * that does not parse), one line each, `file:line:column: message`.
  */
 export function skippedRunRecords(folder: string): string[] {
@@ -97,8 +97,8 @@ export function skippedRunRecords(folder: string): string[] {
  * (quantum-loop left them in_progress forever, seed-systems.md §4.8-1 and -4). Runs of other hosts and runs whose
  * engine is alive are left alone. With `o.sweepMirrors` (the caller holds the folder's engine lock), first every other
  * run's agent recorded in the state folder is ended (token checked), and last every mirror left (a run whose record is
- * gone, names another id, or was forged to a final state) has its claims put back and is removed (issue 11,
- * breaker-s5 07/08/34/35).
+ * gone, names another id, or was forged to a final state) has its claims put back and is removed: a dead
+ * run's claims never outlive it, whatever its record says.
  */
 export async function recoverCrashedRuns(
   folder: string,
@@ -108,7 +108,7 @@ export async function recoverCrashedRuns(
 ): Promise<RecoveredRun[]> {
   const out: RecoveredRun[] = [];
   const hosts = thisHostNames();
-  // Another run's agent recorded outside the workspace (breaker-s5 35): ended first, before it can claim again.
+  // Another run's agent recorded outside the workspace: ended first, before it can claim again.
   const agentsEnded = new Map<string, { killed: boolean; warning?: string }>();
   if (o.sweepMirrors) {
     for (const a of listAgentMirrors(folder)) {
@@ -136,7 +136,7 @@ export async function recoverCrashedRuns(
     let killedGroup = agentsEnded.get(r.runId)?.killed ?? false;
     agentsEnded.delete(r.runId);
     const warnings: string[] = [];
-    // Only a group whose processes carry this run's own token is this run's agent (issue 12: a pgid in a record can
+    // Only a group whose processes carry this run's own token is this run's agent (a pgid in a record can
     // name any group, an unrelated one once the number is reused, or one a hostile record points at).
     if (typeof extra.agentPgid === 'number' && extra.agentPgid > 1 && processGroupAlive(extra.agentPgid)) {
       if (

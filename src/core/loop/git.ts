@@ -12,7 +12,7 @@ import { readTextSync } from '../store/readJsonFile';
  * still works").
  */
 export async function headSha(folder: string): Promise<string | null> {
-  // The plain layouts from the files (gitHead.ts; issue 19: no process per question), else git's answer.
+  // The plain layouts from the files (gitHead.ts: no process per question), else git's answer.
   const fromFiles = await headFromFiles(folder);
   if (fromFiles !== undefined) return fromFiles;
   const r = await runGit(folder, ['rev-parse', '--verify', '-q', 'HEAD']);
@@ -23,7 +23,7 @@ export async function headSha(folder: string): Promise<string | null> {
 const newestCommit = new Map<string, { head: string; short: string; subject: string }>();
 
 /**
- * `%h` and `%s` of the newest commit, or null. One `git log -1` per commit and folder (issue 19: the gate's
+ * `%h` and `%s` of the newest commit, or null. One `git log -1` per commit and folder (the gate's
  * approach line and the handoff's last commit asked git twice for the same commit): the answer is kept while
  * HEAD's files (gitHead.ts) name that same commit (`%H` of the answer).
  */
@@ -57,7 +57,7 @@ export async function lastCommitLine(folder: string): Promise<string | null> {
 }
 
 /**
- * The working tree's state as one string, to tell whether anything changed between two moments (issue 19: a lane's
+ * The working tree's state as one string, to tell whether anything changed between two moments (a lane's
  * final gate is skipped when it would repeat a gate that passed on the same state, decide.ts `finalGateRepeats`).
  * One `git status --porcelain=v2 -z --branch --untracked-files=all` (HEAD, the index's blob of each changed path,
  * untracked files; ignored files such as `.ralph/` are not part of it), plus size, mtime, ctime and inode of every
@@ -120,7 +120,7 @@ export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   }
   const ignored = await runGit(folder, ['check-ignore', '-q', `${RALPH_DIR}/${RALPH_FILES.activityLog}`]);
   if (ignored.exitCode === 0) return false;
-  // Replaced atomically, never appended in place (a kill mid-append left half a file, issue 12), and through the
+  // Replaced atomically, never appended in place (a kill mid-append left half a file), and through the
   // store's careful write: never through a link leaving the workspace, never over a newer file.
   const file = `${folder}/.gitignore`;
   await commitPlan(file, async () => {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 
 /**
- * HEAD's commit read from the repository's files instead of a `git rev-parse` process (issue 19: a lane asked git
+ * HEAD's commit read from the repository's files instead of a `git rev-parse` process (a lane asked git
  * four times per story; on 2 cores each process start is dear). Only the plain layouts are read; anything else
  * answers `undefined`, and the caller asks git (git.ts `headSha`), so the answer is always git's:
  *   - `<folder>/.git` is a directory (the repository) or a file `gitdir: <path>` (a linked worktree, a submodule);

@@ -10,8 +10,8 @@ import { commitPlan } from '../store/writePlan';
 import type { WorkItemRef } from './events';
 
 /**
- * `.ralph/person-done.json`: items a person marked done with `ralph task done` from outside any iteration (issue 11:
- * "run by a person from outside, it is theirs"). Shape `{"<source>:<id>": "<ISO time>"}`. The engine does not put
+ * `.ralph/person-done.json`: items a person marked done with `ralph task done` from outside any iteration (run by a
+ * person from outside, it is theirs). Shape `{"<source>:<id>": "<ISO time>"}`. The engine does not put
  * back an item marked here after its claim baseline was taken; `ralph task done` run from inside an iteration
  * records nothing here, so the engine verifies it like a ticked box.
  *
@@ -61,7 +61,7 @@ export function markedByPerson(
 
 /**
  * A run of `folder` with a child running now, or null: its agent (run.json `agentPgid` set), or a gate or `notify`
- * (its `claimBaseline.marksAtAgentStart` set: the engine reads the marks around every child, breaker-s6 02/36), with
+ * (its `claimBaseline.marksAtAgentStart` set: the engine reads the marks around every child), with
  * the engine alive on this host. A person mark made now cannot be told from that child's (see the file's doc):
  * `ralph task done` records it, and the run takes it as a claim its gate verifies.
  */
@@ -114,7 +114,7 @@ export function insideContainedIteration(): boolean {
 export function insideIteration(folder: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env[ITERATION_MARKER]) return true;
   // In an iteration's PID namespace (process/containment.ts) the ancestors' pids are the namespace's own, so the walk
-  // below cannot meet the host's agentPgid; PID 1 there is our init, which tells (issue 12).
+  // below cannot meet the host's agentPgid; PID 1 there is our init, which tells.
   if (insideContainedIteration()) return true;
   const agents = new Set<number>();
   try {

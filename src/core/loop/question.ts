@@ -3,7 +3,7 @@ import { ralphRunDir } from '../control/sentinels';
 import type { WorkItemRef } from './events';
 
 /**
- * Questions for a human (issue 9): an iteration ends with a question when its own text holds
+ * Questions for a human: an iteration ends with a question when its own text holds
  * `<question>…</question>`, or, by the plain-question rule, when it used no tool that writes (write, edit, shell),
  * made no commit, and the last paragraph of its final text ends with "?". The item then waits for an answer; the
  * next prompt for it holds the question and the answer verbatim.
@@ -64,7 +64,7 @@ export interface WaitingQuestion {
 }
 
 /**
- * What becomes of the questions set aside while other work goes on (`continueOnBlocked`, issue 9 "Questions for a
+ * What becomes of the questions set aside while other work goes on (`continueOnBlocked`, "Questions for a
  * human"), before an iteration: the first (in asking order) that waited `timeoutMs` or more without an answer
  * ends the run stalled (`timedOut`, 0 = wait for ever); otherwise the first that has an answer in `answers` (by
  * question id) is taken up again before new work (`answered`); `rest` still waits. Pure.

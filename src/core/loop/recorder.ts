@@ -268,8 +268,8 @@ export class RunRecorder {
   private done = { done: 0, total: 0 };
 
   /**
-   * `agentArgs`: the run's configured agent arguments, redacted from every line written or passed on (issue 11:
-   * they may hold secrets; core/trust/redact.ts).
+   * `agentArgs`: the run's configured agent arguments, redacted from every line written or passed on (they
+   * may hold secrets; core/trust/redact.ts).
    */
   constructor(
     readonly folder: string,

@@ -29,7 +29,7 @@ import { WriteQueue } from './writeQueue';
  *   our runs like theirs ({@link ProgressTxtWriter}).
  */
 
-/** Largest raw stream kept per iteration, bytes (issue 5: 256 MiB). */
+/** Largest raw stream kept per iteration, bytes (256 MiB). */
 export const ITERATION_STREAM_CAP_BYTES = 256 * 1024 * 1024;
 
 /** Paths of one run's files. */

@@ -25,7 +25,7 @@ export interface EngineTiming {
   gateTimeoutMs: number;
   /** Rate-limit backoff (seed §3.6, see backoff.ts). */
   backoff: BackoffPolicy;
-  /** The iteration watchdog (issue 12, decide.ts `decideWatchdog`): silence, iteration and STOP-grace limits, ms. */
+  /** The iteration watchdog (decide.ts `decideWatchdog`): silence, iteration and STOP-grace limits, ms. */
   watchdog?: WatchdogRules;
 }
 
@@ -106,7 +106,7 @@ export interface EngineOptions {
 }
 
 /**
- * What makes an engine one lane of a parallel run (issue 19): `folder` is then the lane's working tree (the agent's
+ * What makes an engine one lane of a parallel run: `folder` is then the lane's working tree (the agent's
  * cwd, its gates, handoff and `.ralph/` of the lane), while the run's state root keeps the iteration streams; the
  * lane works on `source` (its one story); iteration numbers are counted over every lane (`nextIteration`); the
  * coordinator learns each agent's process group and token (`onAgent`) for crash recovery.

@@ -9,7 +9,17 @@ import type { WorkSource } from './workSource';
 import { updateRunRecord } from '../control/runRecords';
 import { isoString } from '../model/time';
 import { removeFolderCaches } from '../store/snapshotCache';
-import { isStorageError, ralphWritableProblem, STORAGE_EXIT, storageFailureText } from '../store/storageFailure';
+import {
+  isStorageError,
+  makeSpaceReserve,
+  ralphWritableProblem,
+  STORAGE_EXIT,
+  storageFailureText,
+  type SpaceReserve,
+} from '../store/storageFailure';
+import { mkdir } from 'node:fs/promises';
+import { pruneRuns } from '../control/runPruning';
+import { ralphRunDir } from '../control/sentinels';
 import type { TokenCounts } from '../stream/events';
 import { EXIT_CODES, type EngineEvent } from './events';
 import type { RunRecordPatch } from './lane/agentIteration';
@@ -228,4 +238,31 @@ export function engineErrorEnd(err: unknown): { end: RunEnd; storageFailure: str
   if (!isStorageError(err)) return { end, storageFailure: null };
   end.reason = `storage error: ${err.message}`;
   return { end, storageFailure: storageFailureText(err) };
+}
+
+/**
+ * The run's folder under `.ralph/runs/`, made after the finished runs were pruned (their raw streams compressed, the
+ * oldest deleted: `.ralph/runs/` stays bounded); a pruning failure is a warning.
+ */
+export async function startRunFolder(
+  folder: string,
+  runId: string,
+  config: { keepRuns: number; runsMaxMb: number },
+  warn: Warn,
+): Promise<void> {
+  await pruneRuns(folder, { keepRuns: config.keepRuns, runsMaxMb: config.runsMaxMb }).catch((err: Error) =>
+    warn(`could not prune .ralph/runs: ${err.message}`),
+  );
+  await mkdir(ralphRunDir(folder, runId), { recursive: true });
+}
+
+/**
+ * Space to record the run's end on a full disk (1 MiB in the run's folder, store/storageFailure.ts): released before
+ * the end is written after a storage error; null, with a warning, when it could not be written.
+ */
+export function makeRunReserve(folder: string, runId: string, warn: Warn): Promise<SpaceReserve | null> {
+  return makeSpaceReserve(ralphRunDir(folder, runId)).catch((err: Error) => {
+    warn(`could not set disk space aside for the run's end: ${err.message}`);
+    return null;
+  });
 }

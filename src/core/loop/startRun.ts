@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { newRunId } from '../control/runRecords';
 import type { EngineEvent } from './events';
 import { Lane } from './lane/lane';
-import { parallelApplies, runParallel } from './parallel/coordinator';
+import { parallelApplies, runParallel } from './parallel/runParallel';
 import type { EngineOptions, RunResult } from './runOptions';
 
 export { EngineRefusal, NoGatesRefusal, StorageRefusal, type EngineOptions, type RunResult } from './runOptions';

@@ -8,7 +8,7 @@ import { listDirSync, readBoundedSync, readTextSync } from '../store/readJsonFil
 import { writeTempBeside } from '../store/writePlan';
 
 /**
- * The task files of a folder the engine keeps a copy of at each agent start (issue 11, breaker-s5 row 14): the files
+ * The task files of a folder the engine keeps a copy of at each agent start: the files
  * every source and `ralph status` read items from: `quantum.json`, `.flow/meta.json`, `.flow/{tasks,specs,epics}/*.json`,
  * and the checklist files (`RALPH_TASK.md`, `PROMPT.md`, `specs/<name>/tasks.md`). Absolute paths of those present.
  */
@@ -90,7 +90,7 @@ const identOf = (file: string): string | null => {
 
 /**
  * The content of the folder's task files at an agent's start, kept by the engine (in memory: a file unchanged since
- * the last capture is not read again), and the restore of one that the agent left unreadable (issue 11 row 14: a
+ * the last capture is not read again), and the restore of one that the agent left unreadable (a
  * duplicate key, any JSON error, a checklist that cannot be read). Restoring moves the agent's file (its bytes, or
  * the link or folder it put there) aside, under the run folder, and writes the captured content in its place
  * (temporary file + rename, the captured mode): nothing is lost, and nothing the agent claimed in it stays done.

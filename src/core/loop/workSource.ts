@@ -41,7 +41,7 @@ export type Claim = WorkItemRef & { risky?: boolean; slot: BaselineSlot; key: st
 
 /**
  * The other checklist files of the folder than `except` (the run's own source), kept as {@link ChecklistSource}s so
- * their boxes are snapshotted, claimed and put back like the run's own (issue 11 A3/A3b).
+ * their boxes are snapshotted, claimed and put back like the run's own (A3/A3b).
  */
 class OtherChecklists {
   private readonly files = new Map<string, ChecklistSource>();
@@ -85,7 +85,7 @@ class OtherChecklists {
 }
 
 /**
- * The folder's quantum.json and `.flow` when they are not the run's own source (issue 11, breaker s5 row 05):
+ * The folder's quantum.json and `.flow` when they are not the run's own source :
  * `ralph status` counts their items, so one the agent made done is a claim like the run's own, snapshotted in
  * `ClaimBaseline.sources`, verified by a green gate or put back. A source that cannot be read counts as absent here
  * (no claims from it; the run's own source reports its problems).
@@ -158,7 +158,7 @@ class OtherKinds {
 }
 
 /**
- * What {@link WorkSource.next} leaves out or prefers (issue 9, `continueOnBlocked`): `skip` = ids of items that wait
+ * What {@link WorkSource.next} leaves out or prefers (`continueOnBlocked`): `skip` = ids of items that wait
  * for a human answer (left as they are: in progress and claimed), never returned; `take` = the item whose answer
  * came (or the item `ralph run --item` names), returned first while it is still open.
  */
@@ -224,7 +224,7 @@ export interface WorkSource {
   /** Changes whenever any status or checkbox changes (stall detection). */
   fingerprint(): Promise<string>;
   /**
-   * Item files of this source that cannot be read (`file:line:column: message`), issue 11: a source with an item it
+   * Item files of this source that cannot be read (`file:line:column: message`): a source with an item it
    * cannot read is never complete. Absent: the source has no per-item files (quantum.json throws as a whole).
    */
   unreadable?(): string[];
@@ -591,7 +591,7 @@ export class ChecklistSource implements WorkSource {
   /** Item id (`<path>:<line>` when picked) → box key, for the boxes this run picked or saw ticked. */
   private readonly keys = new Map<string, string>();
   private readonly others: OtherChecklists | null;
-  /** The folder's quantum.json and `.flow` (issue 11 row 05); null for another file's own source, as `others`. */
+  /** The folder's quantum.json and `.flow`; null for another file's own source, as `others`. */
   private readonly kinds: OtherKinds | null;
   /** `withOthers`: also snapshot, claim and put back the folder's other checklist files (false for those themselves). */
   constructor(
@@ -790,7 +790,7 @@ export class ChecklistSource implements WorkSource {
   }
 }
 
-/** Sets a closed epic's (spec's) `status` back to `open` in place, under flowctl's lock (issue 11 F3/F4 put-back). */
+/** Sets a closed epic's (spec's) `status` back to `open` in place, under flowctl's lock (put-back). */
 async function reopenEpic(folder: string, file: string, commit: CommitOptions): Promise<void> {
   await commitPlan(
     flowLockTarget(folder),

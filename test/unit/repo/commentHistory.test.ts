@@ -15,7 +15,7 @@ import { repoRoot } from '../../support/repoRoot';
  * {@link NOT_YET}.
  */
 const SCOPE = ['src', 'webview'];
-const NOT_YET = ['src/core/loop'];
+const NOT_YET: string[] = [];
 
 /** The history a comment must not carry: one pattern per kind, with the words an error shows. */
 const HISTORY: readonly [RegExp, string][] = [

@@ -134,7 +134,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     purpose,
     ...(maxAttempts ? { maxAttempts } : {}),
   });
-  // The iteration's start and the person marks before the agent: one write of run.json (issue 19: a lane wrote
+  // The iteration's start and the person marks before the agent: one write of run.json (a lane wrote
   // its record 14 times per story); nothing happens between the two that recovery could see.
   const marksAtStart = await ctx.markChildStart({
     state: 'running',
@@ -190,7 +190,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
   );
   // Subscribed before anything is awaited (spawn.ts: no event is kept for a later listener): the agent's output can
   // arrive while run.json and the agent mirror are written below, and a text lost there loses the iteration's
-  // signals and question (issue 19: a lane's question read as a natural end under load, the story run again).
+  // signals and question (a lane's question read as a natural end under load, the story run again).
   const signals: AgentSignal[] = [];
   let lastText = '';
   const texts: string[] = [];
@@ -247,7 +247,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
       void handle.kill('rotate');
     }
   });
-  // The watchdog (issue 12): the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
+  // The watchdog: the shell observes time and output, decideWatchdog decides; a verdict ends the agent.
   const watch = () => {
     const v = decideWatchdog(
       { now: Date.now(), iterationStartedAt, lastOutputAt, stopRequestedAt: ctx.stopRequestedAt() },
@@ -273,7 +273,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     pid: handle.pid ?? null,
     command: [handle.invocation.file, ...handle.invocation.args.slice(0, -1)].join(' '),
   });
-  // Also outside the workspace (issue 11, breaker-s5 35): the next start ends an orphan group even if the agent deletes its run folder.
+  // Also outside the workspace: the next start ends an orphan group even if the agent deletes its run folder.
   if (handle.pid !== undefined)
     await writeAgentMirror(ctx.folder, ctx.runId, { pgid: handle.pid, token: handle.token }).catch(
       ctx.warn('could not record the agent in the state folder'),
@@ -283,7 +283,7 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     agentToken: handle.token,
     agentStartedAt: isoString(Date.now()),
   }).catch(async (err: unknown) => {
-    // Not recorded (a full disk, issue 12): the agent is not left running, nor its watchdog ticking.
+    // Not recorded (a full disk): the agent is not left running, nor its watchdog ticking.
     clearTimeout(watchdogTimer);
     watchdogEnd = 'run.json could not be written';
     await handle.kill('error');

@@ -23,23 +23,23 @@ const questionTimedOut = (q: WaitingQuestion, waitedMs: number, timeoutMs: numbe
  * The loop's decision at one point. Pure: the same inputs give the same actions. Rules and their sources:
  * - sentinels (seed-systems.md §2.7, §3.15): cancel ends the run `cancelled`; STOP ends it `stopped` (honoured
  *   first); PAUSE waits;
- * - caps (issue 5 "Caps"): iterations, cost (USD), wall time → `capReached`, unless the source is complete and
- *   the final gate green then (issue 11: completion wins over the cap);
+ * - caps ("Caps"): iterations, cost (USD), wall time → `capReached`, unless the source is complete and
+ *   the final gate green then (completion wins over the cap);
  * - a pending final fix runs before new work;
- * - next (issue 5): no tasks → completed NO_WORK; nothing ready → blocked; everything done → final verification;
+ * - next: no tasks → completed NO_WORK; nothing ready → blocked; everything done → final verification;
  * - attempts (attempts.ts, agmo §5.4): out of attempts → block the item;
  * - iteration endings (classifyEnding): cancelled → end; stuck → failed; deferred → decideDeferral (backoff.ts),
  *   not counted against the iteration cap; fatal error → failed; rotation → next iteration; else verify;
  * - verification: a claimed item goes through its gate (`full` for risky items); red → a failed attempt, the
  *   item blocked on its last; the agent's own STORY_FAILED is a failed attempt;
- * - every item (issue 11): other items that turned done since the baseline count only with the item's green gate
+ * - every item: other items that turned done since the baseline count only with the item's green gate
  *   (one green gate verifies every item the iteration finished); otherwise they are put back;
- * - attempts (issue 11): the run's own count per item wins when larger than the source's; an item this run
+ * - attempts: the run's own count per item wins when larger than the source's; an item this run
  *   blocked and is offered again ends the run blocked;
  * - stalls (seed §3.6): `stallLimit` iterations in a row without progress → stalled;
- * - a gate whose files changed during the run is not run: the run ends failed (issue 11; not a failed attempt);
+ * - a gate whose files changed during the run is not run: the run ends failed (not a failed attempt);
  * - final verification: red final gate → a fix iteration; reviewer (flow-next §2.9) SHIP → done, else a fix;
- * - questions (issue 9): an item whose agent asked waits; with `continueOnBlocked` it is set aside
+ * - questions: an item whose agent asked waits; with `continueOnBlocked` it is set aside
  *   ({@link RunState.asked}) and other ready work goes on, its answer takes it up again before new work, and the
  *   run waits only when nothing else is ready; without, the run waits. `questionTimeoutMs` ends a wait stalled.
  */
@@ -417,7 +417,7 @@ export function sameItem(a: WorkItemRef, b: WorkItemRef): boolean {
 }
 
 /**
- * What a gate verified (issue 11 B1v/B2): `atStart` are the other claims checked before the gate started (the
+ * What a gate verified (B1v/B2): `atStart` are the other claims checked before the gate started (the
  * lane's claims), `after` every unverified claim when it ended (undefined: not observed, all of `atStart` count).
  * `also`: the claims of `atStart` still done after it (verified with `item`); `late`: claims that appeared while it
  * ran (not verified by it: the gate's own command or a process left behind made them done). Pure.
@@ -435,7 +435,7 @@ export function verifiedAfterGate(
   return { also, late };
 }
 
-/** The run state after a failed attempt `attempt` of `item`: the run's own count (issue 11) never goes down. */
+/** The run state after a failed attempt `attempt` of `item`: the run's own count never goes down. */
 function failedOnce(run: RunState, item: WorkItemRef, attempt: number): RunState {
   const key = itemKey(item);
   return { ...run, failedAttempts: { ...run.failedAttempts, [key]: Math.max(run.failedAttempts[key] ?? 0, attempt) } };
@@ -452,13 +452,13 @@ export interface GreenGate {
 }
 
 /**
- * Would a lane's final gate repeat a gate that just passed (issue 19 bench: a one-story lane ran its basic gate, then
+ * Would a lane's final gate repeat a gate that just passed (bench: a one-story lane ran its basic gate, then
  * the same command again as its final gate)? Yes only when all of these hold, else the final gate runs:
  * - the engine is a lane of a parallel run (`lane`): a sequential run always runs its final gate, as before;
  * - the final gate's command (`finalCommand`, after the tier fallback) is the command of the last gate that passed
  *   (`lastGreen`, null when none passed since the last agent iteration);
  * - the tree state was the same when that gate started, when it ended and now (`treeNow`): a gate verifies only the
- *   state it started on (issue 11 B1v/B2), so a gate that changed the tree, or anything changed since, runs it again.
+ *   state it started on (B1v/B2), so a gate that changed the tree, or anything changed since, runs it again.
  *   An unknown state (null) is never the same.
  * The feature branch's own gate after the merge (coordinator.ts) is not affected. Pure.
  */

@@ -1,15 +1,14 @@
 import { EventEmitter } from 'node:events';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { guardGapWarning } from '../../agents/guardSupport';
 import { getAdapter } from '../../agents/registry';
 import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
 import { ralphRunDir, type SentinelCheck } from '../../control/sentinels';
-import { pruneRuns } from '../../control/runPruning';
 import { startGuardServer, type GuardServer } from '../../gates/guardServer';
 import { ensureHandoff } from '../../gates/handoff';
 import { ralphFile } from '../../model/ralphPaths';
-import { makeSpaceReserve, type SpaceReserve } from '../../store/storageFailure';
+import type { SpaceReserve } from '../../store/storageFailure';
 import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
 import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
 import type { EngineEvent } from '../events';
@@ -17,11 +16,13 @@ import { ensureRalphIgnored } from '../git';
 import {
   engineErrorEnd,
   holdFolderLock,
+  makeRunReserve,
   recordRunEnd,
   recoverFolder,
   recoveryWarnings,
   refuseReadOnly,
   runResult,
+  startRunFolder,
 } from '../runShell';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from '../runOptions';
 import { SentinelWatcher } from '../sentinelWatcher';
@@ -169,23 +170,10 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       });
       for (const w of recoveryWarnings(recovered, skippedRunRecords(this.folder))) warn(w);
     }
-    // .ralph/runs/ stays bounded: finished runs' raw streams compressed, the oldest finished runs deleted.
-    await pruneRuns(this.folder, { keepRuns: this.o.config.keepRuns, runsMaxMb: this.o.config.runsMaxMb }).catch(
-      this.warn('could not prune .ralph/runs'),
-    );
-    await mkdir(ralphRunDir(this.folder, this.runId), { recursive: true });
-    // Space to record the end on a full disk: released before the end is written after a storage error. A parallel
-    // run's lane uses its run's one reserve (the coordinator's), not a 1 MiB file of its own per story.
+    await startRunFolder(this.folder, this.runId, this.o.config, warn);
+    // A parallel run's lane uses its run's one reserve (the coordinator's), not a 1 MiB file of its own per story.
     const lane = this.o.lane;
-    const reserve = lane
-      ? (lane.reserve ?? null)
-      : await makeSpaceReserve(ralphRunDir(this.folder, this.runId)).catch((err: Error) => {
-          this.emitEvent({
-            type: 'warning',
-            message: `could not set disk space aside for the run's end: ${err.message}`,
-          });
-          return null;
-        });
+    const reserve = lane ? (lane.reserve ?? null) : await makeRunReserve(this.folder, this.runId, warn);
     try {
       return await this.runStarted(s, reserve);
     } finally {

@@ -47,20 +47,20 @@ export interface RunState {
    */
   asked: WaitingQuestion[];
   /**
-   * A cap was reached (issue 11 "completion wins over the cap"): the run asks the source once more and ends with
+   * A cap was reached ("completion wins over the cap"): the run asks the source once more and ends with
    * this unless everything is done and the final gate is green. null while no cap is reached.
    */
   capEnd: RunEnd | null;
   /**
    * Failed attempts this run counted per item ({@link itemKey}); the engine keeps them in run.json `attempts`.
-   * The larger of this and the source's / `.ralph/attempts.json` count wins (issue 11: deleting attempts.json
+   * The larger of this and the source's / `.ralph/attempts.json` count wins (deleting attempts.json
    * must not reset the count).
    */
   failedAttempts: Record<string, number>;
   /** Items this run blocked ({@link itemKey}): offered again, the run ends blocked instead of looping. */
   blocked: string[];
   /**
-   * Items of the run's source that vanished since the run saw them (issue 11 A6/C3: an agent deleting a story, task
+   * Items of the run's source that vanished since the run saw them (an agent deleting a story, task
    * or box makes the total smaller and progress look done), as labels. While any is gone the run never completes.
    */
   vanished?: string[];
@@ -83,7 +83,7 @@ export interface LaneState {
   /** Iterations in a row that ended without progress. */
   stall: number;
   /**
-   * Other items that turned done since the item's claim baseline (issue 11 "every item"): verified by the item's
+   * Other items that turned done since the item's claim baseline ("every item"): verified by the item's
    * green gate with it, put back otherwise. Set by `claimed`, cleared when settled.
    */
   claims: WorkItemRef[];
@@ -120,9 +120,9 @@ export type Observation =
   | { kind: 'pauseEnded'; cancelled: boolean; stop: string | null }
   /**
    * The source's answer to "what next", with the item's failed attempts and the source's attempt limit.
-   * `unverified`: items done now that no gate verified since the carried baseline (issue 11 R1: made done between
+   * `unverified`: items done now that no gate verified since the carried baseline (made done between
    * iterations, by a process the agent left behind); `vanished`: items of the run's source gone since the run saw
-   * them (issue 11 A6/C3), as `<id> (<title>)` labels.
+   * them, as `<id> (<title>)` labels.
    */
   | {
       kind: 'next';
@@ -169,7 +169,7 @@ export type Observation =
     }
   /**
    * The item's gate ran (`gate` null: the run has no gates). `claimsAfter`: every unverified claim since the carried
-   * baseline when the gate ended (issue 11 B1v/B2: what became done while the gate ran is not verified by it).
+   * baseline when the gate ended (B1v/B2: what became done while the gate ran is not verified by it).
    */
   | {
       kind: 'verified';
@@ -181,7 +181,7 @@ export type Observation =
   | { kind: 'progressChecked'; progressed: boolean }
   /**
    * The final gate ran (`null`: none configured). `claimsAfter`: unverified claims when it ended (made done while it
-   * ran: not verified by it, issue 11 B1v/B2).
+   * ran: not verified by it, B1v/B2).
    */
   | {
       kind: 'finalGate';
@@ -194,7 +194,7 @@ export type Observation =
   /** A gate was cut short by cancel. */
   | { kind: 'cancelledDuringGate' }
   /**
-   * A gate was not run because a file it runs changed during the run (issue 11: the agent weakened
+   * A gate was not run because a file it runs changed during the run (the agent weakened
    * scripts/check.sh). `changed`: the diff lines; `reason`: why the run ends, naming the files.
    */
   | { kind: 'gateFilesChanged'; tier: string; changed: string[]; reason: string };
@@ -242,7 +242,7 @@ export type Action =
   /** The gate confirmed the item: accept it and `also` (the other items the iteration finished), clear its attempts. */
   | { type: 'accept'; item: WorkItemRef; also: WorkItemRef[] }
   /**
-   * Claims no green gate confirmed (issue 11): put every item back to its state at the claim baseline, and report
+   * Claims no green gate confirmed: put every item back to its state at the claim baseline, and report
    * what the agent claimed.
    */
   | { type: 'putBack'; items: WorkItemRef[]; reason: string }
@@ -260,7 +260,7 @@ export type Action =
   | { type: 'checkVerdict' }
   /** Report something that does not end the run. */
   | { type: 'warning'; message: string }
-  /** Items of the run's source vanished (issue 11 A6/C3): report them (event + activity line); the run cannot complete. */
+  /** Items of the run's source vanished: report them (event + activity line); the run cannot complete. */
   | { type: 'itemsVanished'; items: string[]; source: string }
   /** Nothing more at this point: go on to the next iteration. */
   | { type: 'continue' };

@@ -4,7 +4,7 @@
  */
 
 /**
- * The iteration watchdog's limits, ms (issue 12, `.ralph/config.json` `timing`): `silenceTimeoutMs` (default
+ * The iteration watchdog's limits, ms (`.ralph/config.json` `timing`): `silenceTimeoutMs` (default
  * 20 minutes, longer than a tool call may run without output) ends a silent agent's iteration as stalled;
  * `iterationTimeoutMs` (default 0 = none) ends any iteration that long; once STOP is requested, an agent silent for
  * `stopGraceMs` (default 60000) is ended, one still printing finishes its iteration.

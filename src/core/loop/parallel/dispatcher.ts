@@ -7,7 +7,7 @@ import type { EngineEvent, WorkItemRef } from '../events';
 import type { EngineLane, EngineOptions, RunResult } from '../runOptions';
 
 /**
- * How a lane of a parallel run gets a working tree and comes back (issue 19 "Lanes"): create it from the feature
+ * How a lane of a parallel run gets a working tree and comes back ("Lanes"): create it from the feature
  * branch, save what the agent left, merge it back, remove it. The coordinator (coordinator.ts) only talks to this
  * interface, so another way of running lanes (a container, another machine: docs/distributed-lanes.md) can be added
  * without touching the engine. {@link GitWorktreeDispatcher} is the one implementation: git worktrees under

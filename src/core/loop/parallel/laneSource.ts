@@ -13,7 +13,7 @@ import {
 import { laneAttemptFailed, storyAttempts } from './quantumRuntime';
 
 /**
- * The work source of one lane of a parallel run (issue 19): the lane's one quantum story, read from the state root's
+ * The work source of one lane of a parallel run: the lane's one quantum story, read from the state root's
  * quantum.json (never the lane tree's checked-out copy). The engine's usual rules run over it (attempts, gates,
  * stalls), but the story's status is the coordinator's: a verified story is only noted here (`verified`), and merged
  * and recorded passed by the coordinator; a blocked one is noted (`blocked`) and recorded failed by it. A failed
@@ -30,8 +30,7 @@ export class LaneStorySource implements WorkSource {
   private readonly quantum: QuantumSource;
 
   /**
-   * `guard`: the coordinator's check of the main quantum.json (statuses it did not write are put back, issue 11
-   * row 36), run before the story is read, so a status the lane's own agent forged there is never what the lane sees.
+   * `guard`: the coordinator's check of the main quantum.json (statuses it did not write are put back), run before the story is read, so a status the lane's own agent forged there is never what the lane sees.
    */
   constructor(
     private readonly stateRoot: string,

@@ -6,7 +6,7 @@ import { isoString } from '../../model/time';
 import { quantumPath, readQuantum, type QuantumDoc } from '../../sources/quantum/readQuantum';
 
 /**
- * The coordinator's writes to quantum.json in a parallel run (issue 19): every one through the store's locked,
+ * The coordinator's writes to quantum.json in a parallel run: every one through the store's locked,
  * compare-before-replace write (`commitPlan`), edited in place (only the changed values differ). Agents in lanes
  * never write quantum.json (their copy is a checked-out file): the coordinator records what they signal.
  * Fields (seed-systems.md §4.1, §4.6): a story's `status`, `startedAt`, `worktree`, `retries` (attempts and the
@@ -162,7 +162,7 @@ export interface StatusDrift {
 
 /**
  * The stories of the main folder's quantum.json whose status differs from what the coordinator of a parallel run
- * wrote or found at its start (pure; issue 11, breaker-s5 row 36). In a parallel run the coordinator is the only
+ * wrote or found at its start (pure). In a parallel run the coordinator is the only
  * writer of statuses there (lanes record through it), so any other change (a lane's agent that found the main folder
  * with `git rev-parse --git-common-dir` and set a story `passed`) is to be put back. Stories the coordinator has no
  * status for (added meanwhile) and stories gone are not its to judge here (the run's readers report them).

@@ -27,7 +27,7 @@ export interface BranchFacts {
 export type RecoveryStep = { id: string; to: 'passed' | 'pending'; why: string };
 
 /**
- * Crash recovery of a parallel run (issue 19, seed-systems.md §4.8-1 done right), the decision: an `in_progress`
+ * Crash recovery of a parallel run (seed-systems.md §4.8-1 done right), the decision: an `in_progress`
  * story whose lane branch is merged into the feature branch passed (the crash came after its merge); every other
  * `in_progress` story goes back to `pending` with its branch kept (the next lane takes the branch up again: nothing
  * it committed is lost). Only stories of lanes (a lane branch, or `worktree` set) are touched: other in-progress
@@ -61,7 +61,7 @@ export interface ParallelRecovery {
 }
 
 /**
- * Crash recovery at the start of any run of a git folder with quantum.json (issue 19): ends the lane agents of
+ * Crash recovery at the start of any run of a git folder with quantum.json: ends the lane agents of
  * crashed runs (run.json `lanes[]`, their process groups and tokens), saves what a leftover lane tree left
  * uncommitted (a commit on its branch), applies {@link planRecovery} through the locked store, then, only after
  * that, removes leftover worktrees under `.ql-wt/` (branches kept) and prunes git's worktree list, clears

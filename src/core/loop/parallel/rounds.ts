@@ -2,7 +2,7 @@ import type { QuantumStory } from '../../model/quantum';
 import { quantumNext } from '../../sources/quantum/quantumOps';
 
 /**
- * Which stories a parallel run starts now (issue 19 "Each round"; seed-systems.md §4.6): the eligible stories of
+ * Which stories a parallel run starts now ("Each round"; seed-systems.md §4.6): the eligible stories of
  * §4.3 (`quantumNext`: pending or failed with attempts left, dependencies passed, by priority), minus the stories
  * running now, minus every story that shares a `filePaths` entry with a higher-priority story of the same round or
  * with a running story (two lanes editing one file would conflict at merge time), at most `free` of them. Pure.

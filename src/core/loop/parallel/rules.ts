@@ -33,7 +33,7 @@ export interface CoordinatorObservation {
 /**
  * The coordinator's decision: start lanes (`dispatch`), wait for running lanes (`wait`, also while paused), let the
  * running lanes finish and then end (`drain`: STOP, cancel and caps act on every lane: the shell passes STOP on to
- * them), or end now. Rules: cancel → cancelled; a storage failure → failed (issue 12: no new lane on a full disk);
+ * them), or end now. Rules: cancel → cancelled; a storage failure → failed (no new lane on a full disk);
  * STOP → stopped; the caps count every lane (iterations, cost USD,
  * wall time) → capReached; PAUSE → no new lane; nothing running and nothing ready → completed when every story
  * passed (NO_WORK without stories), else blocked. Pure.
@@ -111,9 +111,9 @@ export interface LaneEndObservation {
 }
 
 /**
- * What a lane's end means for its story (issue 19 "Behaviour"): verified and completed → merge; the story's time ran
+ * What a lane's end means for its story ("Behaviour"): verified and completed → merge; the story's time ran
  * out → failed `story_timeout`; stopped or cancelled while the run ends, or the lane could not write (a full disk:
- * not the story's fault, issue 12 gives the item back) → back to pending, its branch kept (`release`); blocked →
+ * not the story's fault, gives the item back) → back to pending, its branch kept (`release`); blocked →
  * failed with the lane's reason; any other end (stalled, failed, a lane cap, a crash of the lane) → failed
  * `lane_failed`. Pure.
  */
@@ -135,14 +135,14 @@ export function decideLaneEnd(
  * stand for its tree when its leftovers are saved, so that no `git status` is needed then (coordinator.ts)? Only in
  * a PID namespace (process/containment.ts), where nothing the agent started outlives it; with the marker sweep a
  * process that escaped it could write into the tree after that state was taken, and its work would be lost with the
- * tree (breaker 11). No green state (a final gate that ran, an agent after it): no. Pure.
+ * tree. No green state (a final gate that ran, an agent after it): no. Pure.
  */
 export function greenTreeStandsForLeftovers(containment: 'pid-namespace' | 'marker', hasGreen: boolean): boolean {
   return hasGreen && containment === 'pid-namespace';
 }
 
 /**
- * What a merge of a lane's branch means (issue 19): a conflict fails the story `merge_conflict` naming the files
+ * What a merge of a lane's branch means: a conflict fails the story `merge_conflict` naming the files
  * (the branch is kept for a person); a red feature-branch gate after the merge undoes the merge and fails the story
  * `merge_regression`; else the story passed. `gate` null: the run has no gates. Pure.
  */
@@ -171,7 +171,7 @@ export function decideMerge(o: {
 }
 
 /**
- * The feature branch's gate over a batch (issue 19 bench, branch m19): lanes that waited for the merge slot at the
+ * The feature branch's gate over a batch : lanes that waited for the merge slot at the
  * same time are merged one after another (a conflict fails its own story at once, its merge aborted), then the gate
  * runs once on the result. `merged`: how many of the batch's merges went in; `gate`: that one gate's result, null when
  * the run has no gates. Pure.
@@ -199,7 +199,7 @@ export interface LaneGreen {
 }
 
 /**
- * May the coordinator skip the feature branch's gate after merging a lane (issue 19 bench; same reasoning as
+ * May the coordinator skip the feature branch's gate after merging a lane (bench; same reasoning as
  * {@link finalGateRepeats})? Yes only when all of these hold, else the gate runs:
  * - the feature gate's command (`featureCommand`, the final tier after the fallback) is the command of the lane's
  *   last green gate (`laneGreen`), which ran on a clean tree (`cleanCommitOf(laneGreen.state)`);

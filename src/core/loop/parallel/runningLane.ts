@@ -1,0 +1,28 @@
+import type { WorkItemRef } from '../events';
+import type { LaneStorySource } from './laneSource';
+import type { LaneGreen } from './rules';
+
+/** One running lane. */
+export interface RunningLane {
+  index: number;
+  story: WorkItemRef;
+  tree: string;
+  branch: string;
+  source: LaneStorySource;
+  abort: AbortController;
+  timedOut: boolean;
+  done: Promise<void>;
+  iteration: number | null;
+  agentPgid: number | null;
+  agentToken: string | null;
+  /** Its end is being recorded: no longer one of quantum.json's `activeWorktrees`. */
+  settled: boolean;
+  /**
+   * Its engine still runs (the agent's lane is taken). False once the engine returned: the story then waits for its
+   * merge, still a running story for the rounds (its files taken, its dependents waiting), but its lane is free for
+   * the next story at once, not after the merge queue.
+   */
+  working: boolean;
+  /** The lane's last green gate on a clean tree, when its final gate was not repeated (engine.ts `onGreenTree`). */
+  green: LaneGreen | null;
+}
