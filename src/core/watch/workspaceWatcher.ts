@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from 'chokidar';
 import { EventEmitter } from 'node:events';
+import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { SourceKind } from '../sources/detect';
 
@@ -56,6 +57,9 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
   private pendingPaths = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private maxTimer: NodeJS.Timeout | undefined;
+  /** The re-read of the last change's paths (see {@link recheck}). */
+  private recheckTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   private readonly debounceMs: number;
   private readonly maxWaitMs: number;
 
@@ -112,9 +116,37 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
     this.pendingKinds.clear();
     this.pendingPaths.clear();
     this.emit('change', change);
+    void this.recheck(change.paths);
+  }
+
+  /**
+   * Re-reads the paths of a change once `debounceMs` after it, and notes those that changed since: chokidar drops a
+   * file's event that comes within 5 ms of its previous one (its watch throttle), so when a change was reported by the
+   * `maxWaitMs` timer in the middle of a burst, the burst's last write could otherwise go unreported, and every face
+   * would show the file as it was before it.
+   */
+  private async recheck(paths: string[]): Promise<void> {
+    const signature = async (rel: string) =>
+      stat(path.join(this.folder, rel), { bigint: true }).then(
+        (s) => `${s.mtimeNs}:${s.size}:${s.ino}`,
+        () => 'gone',
+      );
+    const before = await Promise.all(paths.map(signature));
+    clearTimeout(this.recheckTimer);
+    if (this.closed) return;
+    this.recheckTimer = setTimeout(() => {
+      void Promise.all(paths.map(signature)).then((after) => {
+        if (this.closed) return;
+        paths.forEach((rel, i) => {
+          if (after[i] !== before[i]) this.note(path.join(this.folder, rel));
+        });
+      });
+    }, this.debounceMs);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.recheckTimer);
     clearTimeout(this.timer);
     clearTimeout(this.maxTimer);
     await this.watcher.close();
