@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { allCommandIds, CommandIds } from '../../../src/extension/commandIds';
-import { EXTENSION_ID, ralphApi, rootLabels } from './helpers';
+import { EXTENSION_ID, ralphApi, rootLabels, until } from './helpers';
 
 /** The trusted workspace: activation, commands, the tree and Doctor in the real extension host. */
 export function registerActivationSuite(): void {
@@ -15,7 +15,7 @@ export function registerActivationSuite(): void {
     it('activates by itself in a workspace that holds .ralph/ and quantum.json', async () => {
       const ext = vscode.extensions.getExtension(EXTENSION_ID);
       assert.ok(ext);
-      for (let i = 0; i < 100 && !ext.isActive; i++) await new Promise((r) => setTimeout(r, 100));
+      await until('workspaceContains activation', () => ext.isActive);
       assert.equal(ext.isActive, true, 'workspaceContains activation did not fire');
       assert.ok(vscode.workspace.isTrusted, 'this suite runs in a trusted workspace');
     });

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { ContextKeys } from '../../../src/extension/contextKeys';
 import { bash, edit, say, startModelServer, type ModelServer } from '../../support/modelServer';
 import { makeTempDir } from '../../support/tempFolder';
-import { EXTENSION_ID, ralphApi } from './helpers';
+import { EXTENSION_ID, ralphApi, until } from './helpers';
 
 interface Sample {
   text: string;
@@ -113,10 +113,12 @@ export function registerGaugeSuite(): void {
         });
         const code = await new Promise<number | null>((resolve) => child!.on('close', resolve));
         assert.equal(code, 0, stdout);
-        // The follower sees the end within a poll or two.
-        for (let i = 0; i < 60 && api.store.contextKey(ContextKeys.running) !== false; i++)
-          await new Promise((r) => setTimeout(r, 100));
-        await new Promise((r) => setTimeout(r, 400));
+        // The follower sees the end within a poll or two, and the gauge shows it.
+        await until(
+          'the gauge to show the completed run',
+          () => api.store.contextKey(ContextKeys.running) === false && /· completed$/.test(item.text),
+          { now: () => item.text },
+        );
         sample();
       } finally {
         clearInterval(timer);
@@ -218,8 +220,9 @@ export function registerGaugeSuite(): void {
       ]);
       assert.equal(q.text, 'Postgres or SQLite?');
       assert.equal(api.store.contextKey(ContextKeys.waiting), true, 'Answer Question… is enabled');
-      for (let i = 0; i < 30 && !/waiting for an answer/.test(api.gauge.statusBarItem.text); i++)
-        await new Promise((r) => setTimeout(r, 100));
+      await until('the gauge to say it waits for an answer', () =>
+        /waiting for an answer/.test(api.gauge.statusBarItem.text),
+      );
       assert.match(api.gauge.statusBarItem.text, /^\$\(question\) .*waiting for an answer$/);
       const requestsAtQuestion = server.agentRequests().length;
       const answered = await vscode.commands.executeCommand<string | undefined>('ralph.answer', {
@@ -232,8 +235,7 @@ export function registerGaugeSuite(): void {
       assert.ok(server.agentRequests().length > requestsAtQuestion, 'the run went on');
       const prompts = JSON.stringify(server.agentRequests().map((r) => r.body));
       assert.match(prompts, /SQLite, in data\/app\.db/, 'the next prompt holds the answer');
-      for (let i = 0; i < 40 && api.store.contextKey(ContextKeys.waiting) !== false; i++)
-        await new Promise((r) => setTimeout(r, 100));
+      await until('the question to be gone', () => api.store.contextKey(ContextKeys.waiting) === false);
       assert.equal(api.store.contextKey(ContextKeys.waiting), false);
     });
 
@@ -256,8 +258,7 @@ export function registerGaugeSuite(): void {
           false,
           'the starting mark is cleared',
         );
-        for (let i = 0; i < 20 && /starting/.test(api.gauge.statusBarItem.text); i++)
-          await new Promise((r) => setTimeout(r, 100));
+        await until('the starting spinner to clear', () => !/starting/.test(api.gauge.statusBarItem.text));
         assert.doesNotMatch(api.gauge.statusBarItem.text, /starting/);
         assert.equal(api.runs.isRunning(folder()), false);
       } finally {
@@ -284,8 +285,9 @@ export function registerGaugeSuite(): void {
       )!;
       assert.match(doc.getText(), /RALPH_TASK\.md: 1\/2 done/);
       fs.writeFileSync(path.join(folder(), 'RALPH_TASK.md'), '- [x] One\n- [x] Two\n- [ ] Three\n');
-      for (let i = 0; i < 80 && !/RALPH_TASK\.md: 2\/3 done/.test(doc.getText()); i++)
-        await new Promise((r) => setTimeout(r, 100));
+      await until('the open status document to follow the change', () =>
+        /RALPH_TASK\.md: 2\/3 done/.test(doc.getText()),
+      );
       assert.match(doc.getText(), /RALPH_TASK\.md: 2\/3 done/, 'the open document followed the change');
     });
   });

@@ -4,9 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../../src/extension/commandIds';
 import type { NewPlanResult } from '../../../src/extension/newPlan';
-import { EXTENSION_ID, ralphApi, rootLabels } from './helpers';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { EXTENSION_ID, ralphApi, rootLabels, until } from './helpers';
 
 interface WalkthroughStep {
   id: string;
@@ -66,10 +64,9 @@ export function registerNewPlanSuite(): void {
         `${EXTENSION_ID}#ralph.firstHour`,
         false,
       );
-      for (let i = 0; i < 100; i++) {
-        if (vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.label === 'Welcome'))) break;
-        await sleep(100);
-      }
+      await until('the Welcome editor', () =>
+        vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.label === 'Welcome')),
+      );
       const labels = vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => t.label));
       assert.ok(
         labels.includes('Welcome'),
@@ -89,10 +86,10 @@ export function registerNewPlanSuite(): void {
       });
       try {
         // The kind pick (Checklist first), then the title box with its default: accept each as Enter would.
-        for (let i = 0; i < 80 && !settled; i++) {
-          await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-          await sleep(250);
-        }
+        await until('New Plan to take the accepted answers', () => settled, {
+          then: () => vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'),
+          everyMs: 250,
+        });
         const result = await made;
         assert.ok(result, 'New Plan wrote a plan');
         assert.deepEqual(

@@ -9,7 +9,7 @@ import type { PlanNode } from '../../../src/extension/planTree';
 import type { TreeUi } from '../../../src/extension/planTreeCommands';
 import { edit, say, startModelServer } from '../../support/modelServer';
 import { makeTempDir } from '../../support/tempFolder';
-import { EXTENSION_ID, ralphApi } from './helpers';
+import { EXTENSION_ID, ralphApi, until } from './helpers';
 
 type Story = { id: string; status: string; dependsOn?: string[] };
 const quantum = (stories: Story[]) =>
@@ -31,17 +31,8 @@ const quantum = (stories: Story[]) =>
   ) + '\n';
 
 /** Resolves with the node once the tree shows row `id` with a description matching `re` (the store re-read the file). */
-async function rowShows(api: RalphExtensionApi, id: string, re: RegExp, timeoutMs = 5000): Promise<PlanNode> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const n = api.plan.node(id);
-    if (n && re.test(String(api.plan.getTreeItem(n).description))) return n;
-    if (Date.now() > until)
-      throw new Error(
-        `row ${id} did not show ${re} (now: ${n ? String(api.plan.getTreeItem(n).description) : 'absent'})`,
-      );
-    await new Promise((r) => setTimeout(r, 25));
-  }
+async function rowShows(api: RalphExtensionApi, id: string, re: RegExp): Promise<PlanNode> {
+  return rowUntil(api, id, (item) => re.test(String(item.description)));
 }
 
 /** Resolves with the node once row `id` exists and its tree item passes `ok` (the store re-read the file or followed the run). */
@@ -49,18 +40,22 @@ async function rowUntil(
   api: RalphExtensionApi,
   id: string,
   ok: (item: vscode.TreeItem) => boolean,
-  timeoutMs = 5000,
+  ms?: number,
 ): Promise<PlanNode> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
+  const passes = () => {
     const n = api.plan.node(id);
-    if (n && ok(api.plan.getTreeItem(n))) return n;
-    if (Date.now() > until)
-      throw new Error(
-        `row ${id} did not become as expected (now: ${n ? JSON.stringify({ label: api.plan.getTreeItem(n).label, description: api.plan.getTreeItem(n).description, contextValue: api.plan.getTreeItem(n).contextValue }) : 'absent'})`,
-      );
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return n && ok(api.plan.getTreeItem(n)) ? n : undefined;
+  };
+  await until(`row ${id} to become as expected`, () => passes() !== undefined, {
+    now: () => {
+      const n = api.plan.node(id);
+      if (!n) return 'absent';
+      const it = api.plan.getTreeItem(n);
+      return JSON.stringify({ label: it.label, description: it.description, contextValue: it.contextValue });
+    },
+    ms,
+  });
+  return passes()!;
 }
 
 /** The plan tree in the real host: live rows from the store, right-click commands on nodes (issue 14). */
@@ -175,7 +170,7 @@ export function registerPlanTreeSuite(): void {
 
     it("shows a wave's subagents as its children, live, when a checkpoint appears and goes (issue 18's core)", async () => {
       const wave = `${folder}#waves/1`;
-      await rowUntil(api, wave, () => true, 10_000);
+      await rowUntil(api, wave, () => true);
       const checkpoint = path.join(folder, '.ijfw', 'wave-1', 'subagent-1-A.checkpoint.json');
       const sub = `${wave}/1-A`;
       try {
@@ -190,7 +185,7 @@ export function registerPlanTreeSuite(): void {
             next_step: 'finish the lexer',
           }),
         );
-        const node = await rowUntil(api, sub, (it) => it.label === '1-A', 5000);
+        const node = await rowUntil(api, sub, (it) => it.label === '1-A');
         assert.deepEqual(
           (await api.plan.getChildren(api.plan.node(wave)!)).map((n) => n.id),
           [sub],
@@ -203,8 +198,7 @@ export function registerPlanTreeSuite(): void {
       } finally {
         fs.rmSync(checkpoint, { force: true });
       }
-      const until = Date.now() + 5000;
-      while (api.plan.node(sub) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      await until('the row to go with its checkpoint', () => api.plan.node(sub) === undefined);
       assert.equal(api.plan.node(sub), undefined, 'the row went with its checkpoint');
     });
 
@@ -287,7 +281,7 @@ export function registerPlanTreeSuite(): void {
         const exited = new Promise<number | null>((resolve) => child!.on('close', resolve));
         const id = `${folder}#checklist/checkbox/RALPH_TASK.md:1`;
         const node = await Promise.race([
-          rowUntil(api, id, (it) => /\bwaiting\b/.test(String(it.contextValue)), 90_000),
+          rowUntil(api, id, (it) => /\bwaiting\b/.test(String(it.contextValue)), 130_000),
           exited.then((code) => {
             throw new Error(`the run ended (${code}) before the tree showed the item waiting:\n${out}`);
           }),

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../../src/extension/commandIds';
 import { bash, edit, say, startModelServer, type ModelServer, type Turn } from '../../support/modelServer';
-import { ralphApi } from './helpers';
+import { ralphApi, until } from './helpers';
 import { claudeBinary, scriptedClaudeEnv } from '../../support/claude';
 import { makeTempDir } from '../../support/tempFolder';
 
@@ -66,7 +66,7 @@ export function registerRunSuite(): void {
           source: 'RALPH_TASK.md',
         });
         assert.ok(runId);
-        for (let i = 0; i < 100 && !seen.includes('agentStarted'); i++) await new Promise((r) => setTimeout(r, 100));
+        await until('the agent to start', () => seen.includes('agentStarted'), { now: () => seen.join(' ') });
         const stopped = await vscode.commands.executeCommand<string | undefined>(CommandIds.stop);
         assert.equal(stopped, runId, 'Stop found the single active run by itself');
         assert.ok(fs.existsSync(path.join(folder(), '.ralph', 'runs', runId, 'STOP')));
@@ -91,7 +91,7 @@ export function registerRunSuite(): void {
           source: 'RALPH_TASK.md',
         });
         assert.ok(runId);
-        for (let i = 0; i < 100 && agentPid === null; i++) await new Promise((r) => setTimeout(r, 100));
+        await until('the agent to start', () => agentPid !== null);
         await server!.waitForAgentRequests(1);
         assert.equal(await vscode.commands.executeCommand<boolean>(CommandIds.cancel), true);
         const result = await api.runs.wait(folder());

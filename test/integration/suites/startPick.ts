@@ -6,7 +6,7 @@ import { CommandIds } from '../../../src/extension/commandIds';
 import { claudeBinary, scriptedClaudeEnv } from '../../support/claude';
 import { bash, say, startModelServer } from '../../support/modelServer';
 import { makeTempDir } from '../../support/tempFolder';
-import { ralphApi } from './helpers';
+import { ralphApi, until } from './helpers';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,10 +44,10 @@ export function registerStartPickSuite(): void {
         assert.equal(settled, false, 'Start waits for the answer to its pick');
         assert.equal(api.runs.isRunning(folder), false, 'no engine before the pick is answered');
         // The first entry ("Run stories one at a time") is selected: accept it as Enter would.
-        for (let i = 0; i < 40 && !settled && !api.runs.isRunning(folder); i++) {
-          await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-          await sleep(250);
-        }
+        await until('Start to take the accepted pick', () => settled || api.runs.isRunning(folder), {
+          then: () => vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'),
+          everyMs: 250,
+        });
         const runId = await started;
         assert.ok(runId, 'the run started once the pick was answered');
       } finally {
