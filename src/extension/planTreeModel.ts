@@ -709,6 +709,7 @@ export function buildTreeModel(
           label: r.runId,
           description: [
             v.stateText,
+            v.agent ?? '',
             v.progress ? `${v.progress.done}/${v.progress.total}` : '',
             v.iteration ? `iteration ${v.iteration}` : '',
             v.cost.runUsd ? usd(v.cost.runUsd) : '',
@@ -738,6 +739,7 @@ export function buildTreeModel(
             description: [
               v.lanes.length > 1 ? `lane ${l.lane}` : '',
               l.activity,
+              l.agent && l.agent !== v.agent ? l.agent : '',
               l.iteration ? `iteration ${l.iteration}` : '',
               l.attempt ? `attempt ${l.attempt.text}` : '',
               l.iterationCostUsd ? usd(l.iterationCostUsd) : '',

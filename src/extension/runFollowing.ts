@@ -84,6 +84,7 @@ export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): G
     folderName,
     state: gaugeStateOf(v),
     agentRunning: running.length > 0,
+    agent: v.agent,
     deferredUntil: v.deferredUntil ? Date.parse(v.deferredUntil) : null,
     endState: v.end ? v.end.state : null,
     context: ctx,
@@ -91,6 +92,7 @@ export function gaugeRunOf(v: RunView, tokens: RunTokens, folderName: string): G
     iterations: tokens.iterations.map((i) => ({
       iteration: i.iteration,
       itemId: i.itemId,
+      agent: i.agent,
       tokens: i.tokens,
       costUsd: i.costUsd,
     })),

@@ -88,6 +88,7 @@ export const runHeaderSchema = z.strictObject({
   /** Extra words for the state (e.g. "until 14:05", the end reason). */
   stateDetail: z.optional(z.string()),
   source: z.string(),
+  /** The agent CLI of the latest iteration (the run's own until one started; a failover changes it). */
   agent: z.string(),
   item: z.nullable(itemRefSchema),
   attempt: count,
@@ -143,6 +144,8 @@ export const laneRowSchema = z.strictObject({
   context: z.strictObject({ tokens: count, window: count, warnAt: count, rotateAt: count }),
   costUsd: nonNeg,
   lastEnding: z.nullable(z.string()),
+  /** The agent CLI of the lane's current (or last) iteration (a failover changes it); absent or null before one. */
+  agent: z.optional(z.nullable(z.string())),
 });
 export type LaneRow = z.infer<typeof laneRowSchema>;
 

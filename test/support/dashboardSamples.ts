@@ -42,6 +42,7 @@ export const lanes: LaneRow[] = [
     context: { tokens: 140_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 },
     costUsd: 0.31,
     lastEnding: null,
+    agent: 'claude',
   },
   {
     lane: 2,
@@ -54,6 +55,7 @@ export const lanes: LaneRow[] = [
     context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
     costUsd: 0,
     lastEnding: 'complete',
+    agent: 'claude',
   },
   {
     lane: 3,
@@ -66,6 +68,7 @@ export const lanes: LaneRow[] = [
     context: { tokens: 52_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 },
     costUsd: 0,
     lastEnding: 'question',
+    agent: 'codex',
   },
 ];
 

@@ -229,6 +229,10 @@ export class RalphDashboard extends LitElement {
                 <dt>Source</dt>
                 <dd>${run.source ? shown(run.source, true) : '—'}</dd>
               </div>
+              <div>
+                <dt>Agent</dt>
+                <dd data-testid="run-agent">${run.agent ? shown(run.agent, true) : '—'}</dd>
+              </div>
               ${
                 isParallel(d.lanes)
                   ? html`<div>
@@ -303,6 +307,7 @@ export class RalphDashboard extends LitElement {
           <tr>
             <th>Lane</th>
             <th>Item</th>
+            <th>Agent</th>
             <th>Attempt</th>
             <th>Iteration</th>
             <th>Context</th>
@@ -323,6 +328,7 @@ export class RalphDashboard extends LitElement {
                 >#${x.lane}
               </td>
               <td title=${plain(x.item)}>${shown(x.item, true)}</td>
+              <td data-testid="lane-agent">${shown(x.agent, true)}</td>
               <td>${x.attempt}</td>
               <td>${x.iteration}</td>
               <td>

@@ -21,6 +21,8 @@ export interface LaneDisplay {
   level: 'none' | 'ok' | 'warn' | 'rotate';
   /** `140k / 200k (70%)`, or `—`. */
   contextText: string;
+  /** The agent CLI of its current (or last) iteration, or `—`. */
+  agent: string;
 }
 
 const STATE_WORDS: Record<LaneActivity, string> = {
@@ -62,6 +64,7 @@ export function laneDisplayOf(l: LaneRow): LaneDisplay {
     contextText: has
       ? `${formatTokens(c.tokens)} / ${formatTokens(c.window)} (${Math.round(pct(c.tokens, c.window))}%)`
       : '—',
+    agent: l.agent ?? '—',
   };
 }
 

@@ -44,6 +44,8 @@ export interface IterationTokens {
   iteration: number;
   lane: number;
   itemId: string | null;
+  /** The agent CLI that ran the iteration (its `agentStarted`); null before it started or in a log without the name. */
+  agent: string | null;
   tokens: TokenCounts;
   /** USD so far; null while the agent has reported no cost. */
   costUsd: number | null;
@@ -83,6 +85,7 @@ export function reduceRunTokens(t: RunTokens, entry: RunLogEntry | UnknownRunLog
           iteration: e.iteration,
           lane: e.lane,
           itemId: e.item?.id ?? null,
+          agent: null,
           tokens: zeroTokens(),
           costUsd: null,
           ended: false,
@@ -118,6 +121,8 @@ export function reduceRunTokens(t: RunTokens, entry: RunLogEntry | UnknownRunLog
       const c = { ...base, tokens: e.contextTokens };
       return { ...t, lastSeq: e.seq, contexts: setContext(t.contexts, c), peaks: peak(t.peaks, c) };
     }
+    case 'agentStarted':
+      return set({ ...t, lastSeq: e.seq }, e.iteration, e.lane, (i) => ({ ...i, agent: e.agent ?? i.agent }));
     case 'iterationEnded': {
       const top = t.peaks.find((p) => p.lane === e.lane && p.iteration === e.iteration);
       const contexts = top ? setContext(t.contexts, top) : t.contexts;
@@ -163,7 +168,7 @@ function set(t: RunTokens, iteration: number, lane: number, f: (i: IterationToke
   let list = t;
   // A tokens event for an iteration never announced (a log read from its middle): list it.
   if (!t.iterations.some((i) => i.iteration === iteration && i.lane === lane))
-    list = push(t, { iteration, lane, itemId: null, tokens: zeroTokens(), costUsd: null, ended: false });
+    list = push(t, { iteration, lane, itemId: null, agent: null, tokens: zeroTokens(), costUsd: null, ended: false });
   const iterations = list.iterations.map((i) => (i.iteration === iteration && i.lane === lane ? f(i) : i));
   const total = iterations.reduce((a, i) => addTokens(a, i.tokens), list.older.tokens);
   return { ...list, iterations, total };

@@ -105,6 +105,11 @@ export interface LaneView {
   attempt: AttemptView | null;
   /** Agent process id of the current iteration. */
   agentPid: number | null;
+  /**
+   * The agent CLI of the lane's current (or last) iteration (`claude`, `codex`, …) as its `agentStarted` names it: a
+   * failover to the next agent of `agents` shows here; null before the lane's first agent started.
+   */
+  agent: string | null;
   context: ContextGauge | null;
   /** Cost of the current (or last) iteration so far, USD. */
   iterationCostUsd: number;
@@ -209,7 +214,10 @@ export interface RunView {
   pauseRequested: boolean;
   /** A STOP sentinel was seen. */
   stopRequested: boolean;
-  /** The source label, agent and caps from `runStarted`. */
+  /**
+   * The source label and caps from `runStarted`; `agent`: the run's agent from `runStarted`, then the agent of the
+   * latest iteration to start (a failover changes it; each lane's own is {@link LaneView.agent}).
+   */
   source: string | null;
   agent: string | null;
   maxIterations: number | null;
@@ -307,6 +315,7 @@ function emptyLane(lane: number): LaneView {
     item: null,
     attempt: null,
     agentPid: null,
+    agent: null,
     context: null,
     iterationCostUsd: 0,
     iterationTokens: null,
@@ -506,7 +515,8 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       v.deferredUntil = null;
       break;
     case 'agentStarted':
-      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, agentPid: e.pid }));
+      v.lanes = setLane(v.lanes, lane, (l) => ({ ...l, agentPid: e.pid, agent: e.agent ?? l.agent ?? v.agent }));
+      if (e.agent) v.agent = e.agent;
       break;
     case 'tokens':
       v.lanes = setLane(v.lanes, lane, (l) => ({

@@ -126,6 +126,7 @@ export function laneRowsOf(v: RunView): LaneRow[] {
         : { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
       costUsd: l.activity === 'agent' ? Math.max(0, l.iterationCostUsd) : 0,
       lastEnding: l.lastEnding?.ending ?? null,
+      agent: l.agent,
     };
   });
 }

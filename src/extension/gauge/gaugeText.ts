@@ -20,6 +20,8 @@ export interface GaugeRun {
   state: GaugeRunState;
   /** An agent process is running (the spinner turns). */
   agentRunning: boolean;
+  /** The agent CLI of the latest iteration (`claude`, `codex`, …; a failover changes it); absent or null when unknown. */
+  agent?: string | null;
   /** `deferred`: when the loop goes on (epoch ms), when known. */
   deferredUntil: number | null;
   /** `ended`: how (`completed`, `stopped`, …); shown in the tooltip. */
@@ -42,6 +44,8 @@ export type GaugeRunState =
 export interface GaugeIteration {
   iteration: number;
   itemId: string | null;
+  /** The agent CLI that ran it; absent or null when the log does not say. */
+  agent?: string | null;
   tokens: TokenCounts;
   costUsd: number | null;
 }
@@ -160,7 +164,8 @@ export function gaugeTooltip(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
   const lines: string[] = [];
   const where = opts.multiRoot ? ` in ${run.folderName}` : '';
   const words = stateWords(run) || (run.agentRunning ? 'agent running' : 'running');
-  lines.push(`**Ralph run** \`${run.runId}\`${where} — ${words}`, '');
+  const agent = run.agent ? ` · agent ${escapeCell(run.agent)}` : '';
+  lines.push(`**Ralph run** \`${run.runId}\`${where} — ${words}${agent}`, '');
   const c = run.context;
   if (c) {
     lines.push(`Context: **${contextText(c)}** (${c.tokens.toLocaleString('en-US')} tokens)`, '');
@@ -191,8 +196,11 @@ export function gaugeTooltip(run: GaugeRun, opts: { multiRoot?: boolean } = {}):
       const last = older.at(-1)?.iteration ?? (shown[0] ? shown[0].iteration - 1 : run.earlier!.count);
       lines.push(row(`#1–${last}`, sum, cost));
     }
+    // Which agent ran each iteration, once the run has used more than one (a failover).
+    const agents = new Set(run.iterations.map((i) => i.agent).filter(Boolean));
+    const by = (i: GaugeIteration) => (agents.size > 1 && i.agent ? ` · ${escapeCell(i.agent)}` : '');
     for (const i of shown)
-      lines.push(row(`#${i.iteration}${i.itemId ? ` ${escapeCell(i.itemId)}` : ''}`, i.tokens, i.costUsd));
+      lines.push(row(`#${i.iteration}${i.itemId ? ` ${escapeCell(i.itemId)}` : ''}${by(i)}`, i.tokens, i.costUsd));
     lines.push(row('**run**', run.totals, run.costUsd));
     lines.push('');
   }

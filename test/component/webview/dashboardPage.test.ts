@@ -46,6 +46,7 @@ describe('the dashboard page in Chromium (fake host)', function () {
       },
     ]);
     await d.page.locator('[data-testid="run-state"]', { hasText: 'running' }).waitFor();
+    assert.equal(await d.page.locator('[data-testid="run-agent"]').innerText(), 'claude');
     assert.equal(await d.page.locator('[data-testid="question"] .question-text').innerText(), 'Which port?');
     assert.equal(await d.page.locator('[data-testid="gate-table"] tbody tr').count(), 1);
     assert.equal(await d.page.locator('[data-testid="token-chart"] canvas').count(), 1);
@@ -182,10 +183,14 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-lane'))), ['1', '2', '3']);
     assert.match(
       await rows.nth(0).innerText(),
-      /#1\s+US-1 Login form\s+1 of 3\s+4\s+140k \/ 200k \(70%\)\s+\$0\.31\s+working/,
+      /#1\s+US-1 Login form\s+claude\s+1 of 3\s+4\s+140k \/ 200k \(70%\)\s+\$0\.31\s+working/,
     );
-    assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+2 of 3\s+5\s+—\s+—\s+at a gate/);
-    assert.match(await rows.nth(2).innerText(), /waiting for an answer/);
+    assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+claude\s+2 of 3\s+5\s+—\s+—\s+at a gate/);
+    assert.match(
+      await rows.nth(2).innerText(),
+      /codex\s+.*waiting for an answer/s,
+      'a lane after a failover names its agent',
+    );
     assert.equal(
       await d.page.locator('[data-testid="run-lanes"]').innerText(),
       '3 lanes: 1 working, 1 at a gate, 1 waiting',
@@ -247,7 +252,7 @@ describe('the dashboard page in Chromium (fake host)', function () {
     ]);
     await d.page.locator('[data-testid="lane-table"] tbody tr[data-lane="4"]').waitFor();
     assert.equal(await rows.count(), 4);
-    assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+2 of 3\s+7\s+30k \/ 200k \(15%\)/);
+    assert.match(await rows.nth(1).innerText(), /#2\s+US-2 Signup API\s+claude\s+2 of 3\s+7\s+30k \/ 200k \(15%\)/);
     assert.match(await rows.nth(2).innerText(), /idle \(last: complete\)/);
     assert.equal(await rows.nth(3).locator('.gauge.gauge-rotate').count(), 1);
     assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '4 lanes: 3 working, 1 idle');

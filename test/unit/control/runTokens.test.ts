@@ -89,6 +89,24 @@ describe('token counts per iteration and per run from the run log', () => {
       { lane: 0, iteration: 1, tokens: 42_000, window: 200_000, warnAt: 148_750, rotateAt: 170_000 },
     ]);
   });
+  it('names the agent of each iteration from its agentStarted (a failover shows which agent ran which)', () => {
+    const t = fold([
+      start(1),
+      { type: 'agentStarted', iteration: 1, agent: 'claude', pid: 1, command: 'claude -p' },
+      start(2),
+      { type: 'agentStarted', iteration: 2, agent: 'codex', pid: 2, command: 'codex exec' },
+      start(3),
+      { type: 'agentStarted', iteration: 3, pid: 3, command: 'an old log without the name' },
+    ]);
+    assert.deepEqual(
+      t.iterations.map((i) => [i.iteration, i.agent]),
+      [
+        [1, 'claude'],
+        [2, 'codex'],
+        [3, null],
+      ],
+    );
+  });
   it('ignores entries it has already applied (a replayed log)', () => {
     const t = fold([start(1), tokens(1, 5000)]);
     assert.equal(fold([start(1), tokens(1, 9000)], t), t);

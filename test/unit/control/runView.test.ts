@@ -348,6 +348,24 @@ describe('RunView reducer', () => {
     it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
   }
 
+  it("names each lane's agent and the run's current one from agentStarted: a failover changes both", () => {
+    const v = view(
+      started,
+      iter(1),
+      { type: 'agentStarted', iteration: 1, agent: 'claude', pid: 11, command: 'claude -p' },
+      ended(1, 0.1),
+      iter(2, 2),
+      { type: 'agentStarted', iteration: 2, agent: 'codex', pid: 12, command: 'codex exec' },
+    );
+    assert.equal(v.agent, 'codex');
+    assert.equal(v.lanes[0]!.agent, 'codex');
+    assert.equal(v.lanes[0]!.agentPid, 12);
+    const before = view(started, iter(1));
+    assert.equal(before.agent, 'claude', "the run's agent from runStarted until an iteration names its own");
+    assert.equal(before.lanes[0]!.agent, null);
+    const unnamed = view(started, iter(1), { type: 'agentStarted', iteration: 1, pid: 5, command: 'x' });
+    assert.equal(unnamed.lanes[0]!.agent, 'claude', "an old log's agentStarted without a name: the run's agent");
+  });
   it('ignores an entry it has seen (replaying a log twice changes nothing)', () => {
     const entries = log(started, iter(1), ended(1, 0.5));
     const once = runViewOf('r1', entries);

@@ -175,6 +175,23 @@ describe('the status bar gauge tooltip', () => {
   it('says there are no figures yet for a run that has none', () => {
     assert.match(gaugeTooltip(run({ context: null, iterations: [] })), /no figures yet/);
   });
+  it('names the agent, and which agent ran each iteration once a failover used more than one', () => {
+    const one = gaugeTooltip(run({ agent: 'claude', iterations: [{ ...run().iterations[0]!, agent: 'claude' }] }));
+    assert.match(one, /^\*\*Ralph run\*\* `r-1` — running · agent claude$/m);
+    assert.match(one, /\| #1 US-001 \| 1\.2k/, 'one agent: no per-row name');
+    const two = gaugeTooltip(
+      run({
+        agent: 'codex',
+        iterations: [
+          { iteration: 1, itemId: 'US-001', agent: 'claude', tokens: tokens(1, 1), costUsd: null },
+          { iteration: 2, itemId: 'US-001', agent: 'codex', tokens: tokens(2, 2), costUsd: null },
+        ],
+      }),
+    );
+    assert.match(two, /— running · agent codex$/m);
+    assert.match(two, /\| #1 US-001 · claude \| 1 \|/);
+    assert.match(two, /\| #2 US-001 · codex \| 2 \|/);
+  });
   it('escapes markdown in item ids', () => {
     assert.match(
       gaugeTooltip(run({ iterations: [{ iteration: 1, itemId: 'a|b_c', tokens: tokens(1, 1), costUsd: null }] })),

@@ -327,6 +327,7 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
             item: { source: 'flow-next', id: 'fn-1.2', title: 'title fn-1.2' },
             attempt: null,
             agentPid: null,
+            agent: 'codex',
             context: null,
             iterationCostUsd: 0.05,
             lastEnding: null,
@@ -349,8 +350,16 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     assert.match(String(it.contextValue), /\bwaiting\b/);
     assert.equal(it.description, 'waiting for an answer · $0.20 · ▶ current');
     assert.equal(tree.row(`${F}#flow-next/task/fn-1.2`)?.runId, 'r1');
-    assert.equal(label(tree, `${F}#runs/r1`).description, 'waiting for an answer (fn-1.2) · 1/4 · iteration 2 · $0.25');
+    assert.equal(
+      label(tree, `${F}#runs/r1`).description,
+      'waiting for an answer (fn-1.2) · claude · 1/4 · iteration 2 · $0.25',
+    );
     assert.equal(label(tree, `${F}#runs/r1/lane/0`).label, 'fn-1.2 title fn-1.2');
+    assert.equal(
+      label(tree, `${F}#runs/r1/lane/0`).description,
+      'waiting · codex · iteration 2 · $0.05',
+      "a lane names its agent when it is not the run's (a failover)",
+    );
   });
 
   it('fires the changed row only (not the root) when one file changed one item', () => {

@@ -25,6 +25,8 @@ describe('the page lanes', () => {
         contextText: '50k / 200k (25%)',
       },
     },
+    { name: 'the agent of its iteration', lane: row({ agent: 'gemini' }), want: { agent: 'gemini' } },
+    { name: 'no agent started yet', lane: row({ agent: null }), want: { agent: '—' } },
     { name: 'from the warn line', lane: row({ context: ctx(140_000) }), want: { level: 'warn' } },
     { name: 'from the rotate line', lane: row({ context: ctx(160_000) }), want: { level: 'rotate' } },
     { name: 'over the window the bar stops at 100', lane: row({ context: ctx(260_000) }), want: { percent: 100 } },

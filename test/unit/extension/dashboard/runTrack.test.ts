@@ -112,11 +112,12 @@ describe('the dashboard run track: lanes and tokens per task', () => {
       want: [0.75, 0.75],
     },
     {
-      name: 'one lane row per lane: item, attempt, iteration, context, running cost, state',
+      name: 'one lane row per lane: item, agent, attempt, iteration, context, running cost, state',
       events: [
         started,
         [1, at(1, A)],
         [2, at(2, B)],
+        [1, { type: 'agentStarted', iteration: 1, agent: 'codex', pid: 7, command: 'codex exec' }],
         [1, tok(1, 150_000, [0, 0, 0, 0], 0.3)],
         [2, end(2, [0, 0, 0, 0], 0.1)],
       ],
@@ -133,6 +134,7 @@ describe('the dashboard run track: lanes and tokens per task', () => {
           context: { tokens: 150_000, window: 200_000, warnAt: 140_000, rotateAt: 160_000 },
           costUsd: 0.3,
           lastEnding: null,
+          agent: 'codex',
         },
         {
           lane: 2,
@@ -145,6 +147,7 @@ describe('the dashboard run track: lanes and tokens per task', () => {
           context: { tokens: 0, window: 0, warnAt: 0, rotateAt: 0 },
           costUsd: 0,
           lastEnding: 'natural',
+          agent: null,
         },
       ],
     },
