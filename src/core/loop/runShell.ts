@@ -266,3 +266,29 @@ export function makeRunReserve(folder: string, runId: string, warn: Warn): Promi
     return null;
   });
 }
+
+/**
+ * A run.json write whose latest value is all that matters (a parallel run's `lanes[]`): one write at a time, each
+ * taking the state as it is when it runs (never an older view last); calls made while a write waits to start share it
+ * (one write for a burst of changes). A failed write goes to `failed`.
+ */
+export class LatestRecordWrite {
+  private last: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
+
+  constructor(
+    private readonly writeNow: () => Promise<unknown>,
+    private readonly failed: (err: unknown) => void,
+  ) {}
+
+  write(): Promise<void> {
+    if (this.queued) return this.queued;
+    const next = this.last.then(async () => {
+      this.queued = null;
+      await this.writeNow().catch(this.failed);
+    });
+    this.queued = next;
+    this.last = next;
+    return next;
+  }
+}
