@@ -3,7 +3,7 @@ import { rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { guardGapWarning } from '../agents/guardSupport';
 import { getAdapter } from '../agents/registry';
-import { createRunRecord, newRunId, updateRunRecord } from '../control/runRecords';
+import { newRunId, updateRunRecord } from '../control/runRecords';
 import { ralphRunDir } from '../control/sentinels';
 import { startGuardServer, type GuardServer } from '../gates/guardServer';
 import { ensureHandoff } from '../gates/handoff';
@@ -17,6 +17,7 @@ import { prepareLane, type LaneSetup } from './lane/laneSetup';
 import {
   holdFolderLock,
   makeRunReserve,
+  openRun,
   recordRunEnd,
   recoverFolder,
   recoveryWarnings,
@@ -26,7 +27,6 @@ import {
   type Warn,
 } from './runShell';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from './runOptions';
-import { SentinelWatcher } from './sentinelWatcher';
 import { availableSources } from './workSource';
 
 /**
@@ -120,41 +120,19 @@ export class LaneRun extends EventEmitter<{ event: [event: EngineEvent, lane?: n
       }).catch((err: Error) => {
         throw new EngineRefusal(`The command guard could not start: ${err.message}`);
       });
-    const maxIterations = o.maxIterations ?? o.config.maxIterations;
-    const maxCostUsd = o.maxCostUsd ?? o.config.maxCostUsd;
-    const record = await createRunRecord(this.folder, {
-      runId: this.runId,
-      state: 'running',
-      agent: s.adapter.name,
-      source: { kind: s.source.kind, label: s.source.label },
-      config: {
-        maxIterations,
-        maxCostUsd,
-        maxWallTimeMs: o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000,
-        model: o.config.model,
-        noGates: !!o.noGates,
-      },
-      agentPgid: null,
-    });
     // A lane's `.ralph/` is kept out of git by the repository's info/exclude (parallel/dispatcher.ts excludeRunnerFiles).
     if (!o.lane) await ensureRalphIgnored(this.folder).catch(this.warnOf('could not add .ralph/ to .gitignore'));
     await ensureHandoff(this.folder);
-    const sentinels = new SentinelWatcher(
-      this.folder,
-      { runId: this.runId, startedAt: record.startedAt },
-      this.timing.sentinelPollMs,
+    const limits = {
+      maxIterations: o.maxIterations ?? o.config.maxIterations,
+      maxCostUsd: o.maxCostUsd ?? o.config.maxCostUsd,
+      maxWallMs: o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000,
+    };
+    const run = { agent: s.adapter.name, sourceText: s.source.label, limits, gates: s.gates };
+    const source = { kind: s.source.kind, label: s.source.label };
+    const sentinels = await openRun(this.folder, this.runId, o, { ...run, source }, this.timing.sentinelPollMs, (e) =>
+      this.emit('event', e),
     );
-    this.emit('event', {
-      type: 'runStarted',
-      runId: this.runId,
-      folder: this.folder,
-      source: s.source.label,
-      agent: s.adapter.name,
-      maxIterations,
-      gates: s.gates?.commands ?? {},
-      maxCostUsd,
-      pid: process.pid,
-    });
     for (const g of s.guardGaps) this.warn(guardGapWarning(g.agent, g.gap));
     let ran: Awaited<ReturnType<Lane['run']>>;
     try {

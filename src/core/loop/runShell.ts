@@ -6,7 +6,10 @@ import { recoverCrashedRuns, skippedRunRecords, type RecoveredRun } from './cras
 import { recoverParallel } from './parallel/recovery';
 import { EngineRefusal, NoGatesRefusal, StorageRefusal, type RunResult } from './runOptions';
 import type { WorkSource } from './workSource';
-import { updateRunRecord } from '../control/runRecords';
+import { createRunRecord, updateRunRecord } from '../control/runRecords';
+import type { RunRecord } from '../model/runRecord';
+import { SentinelWatcher } from './sentinelWatcher';
+import type { EngineOptions } from './runOptions';
 import { isoString } from '../model/time';
 import { removeFolderCaches } from '../store/snapshotCache';
 import {
@@ -291,4 +294,59 @@ export class LatestRecordWrite {
     this.last = next;
     return next;
   }
+}
+
+/** What a run's start records in run.json and reports in `runStarted`. */
+export interface RunOpening {
+  agent: string;
+  source: RunRecord['source'];
+  /** The source as `runStarted` names it. */
+  sourceText: string;
+  /** The run's caps (0 = none): iterations, USD, ms. */
+  limits: { maxIterations: number; maxCostUsd: number; maxWallMs: number };
+  gates: ResolvedGates | null;
+  /** More fields of run.json (a parallel run's `parallel` and `lanes`). */
+  more?: Partial<RunRecord>;
+}
+
+/**
+ * A run's start, after its refusals and recovery: run.json written `running`, `runStarted` emitted, and the watcher
+ * of the run's sentinels (from run.json's `startedAt`; the caller closes it) returned.
+ */
+export async function openRun(
+  folder: string,
+  runId: string,
+  o: EngineOptions,
+  r: RunOpening,
+  sentinelPollMs: number,
+  emit: (e: EngineEvent) => void,
+): Promise<SentinelWatcher> {
+  const record = await createRunRecord(folder, {
+    runId,
+    state: 'running',
+    agent: r.agent,
+    source: r.source,
+    config: {
+      maxIterations: r.limits.maxIterations,
+      maxCostUsd: r.limits.maxCostUsd,
+      maxWallTimeMs: r.limits.maxWallMs,
+      model: o.config.model,
+      noGates: !!o.noGates,
+    },
+    agentPgid: null,
+    ...r.more,
+  });
+  const sentinels = new SentinelWatcher(folder, { runId, startedAt: record.startedAt }, sentinelPollMs);
+  emit({
+    type: 'runStarted',
+    runId,
+    folder,
+    source: r.sourceText,
+    agent: r.agent,
+    maxIterations: r.limits.maxIterations,
+    gates: r.gates?.commands ?? {},
+    maxCostUsd: r.limits.maxCostUsd,
+    pid: process.pid,
+  });
+  return sentinels;
 }

@@ -50,7 +50,7 @@ export class ChecklistSource implements WorkSource {
 
   /** The keys of the boxes done now (`<text> #<n>`). */
   doneKeys(): string[] {
-    return this.keyed(this.list().items)
+    return boxKeys(this.list().items)
       .filter((k) => k.box.done)
       .map((k) => k.key);
   }
@@ -73,20 +73,13 @@ export class ChecklistSource implements WorkSource {
     return `${this.label}:${b.line}`;
   }
   /**
-   * A box's identity that survives edits elsewhere in the file: its text and which occurrence of that text it is
-   * (two sections may both say "Add tests"), e.g. `Add tests #2`.
-   */
-  private keyed(boxes: readonly CheckboxItem[]): { box: CheckboxItem; key: string }[] {
-    return boxKeys(boxes);
-  }
-  /**
    * The box an item names now. By key; when the key is gone (the agent reworded the box) only the box at the same
    * line, and only while no box was added or removed (otherwise lines moved, and guessing would touch another
    * box). `undefined` when it cannot be told: then it counts as not done and is never unticked.
    */
   private find(item: WorkItemRef, boxes: CheckboxItem[]): CheckboxItem | undefined {
     const key = this.keys.get(item.id);
-    const byKey = key === undefined ? undefined : this.keyed(boxes).find((k) => k.key === key)?.box;
+    const byKey = key === undefined ? undefined : boxKeys(boxes).find((k) => k.key === key)?.box;
     if (byKey) return byKey;
     if (boxes.length !== this.before.length) return undefined;
     return boxes.find((b) => this.idOf(b) === item.id);
@@ -99,7 +92,7 @@ export class ChecklistSource implements WorkSource {
     const boxes = this.list().items;
     if (!boxes.length) return { kind: 'empty' };
     const blocked = await this.blocked();
-    const open = this.keyed(boxes).filter((k) => !k.box.done);
+    const open = boxKeys(boxes).filter((k) => !k.box.done);
     if (!open.length) return { kind: 'complete' };
     const ready = open.filter((k) => !blocked[this.blockedKey(k.key)]);
     // A box that waits for an answer is known by its key (lines move when boxes are added above it).
@@ -132,7 +125,7 @@ export class ChecklistSource implements WorkSource {
   async start() {}
   async snapshot(): Promise<ClaimBaseline> {
     this.before = this.list().items;
-    const keyed = this.keyed(this.before);
+    const keyed = boxKeys(this.before);
     return {
       at: new Date().toISOString(),
       source: this.kind,
@@ -144,7 +137,7 @@ export class ChecklistSource implements WorkSource {
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);
-    const newly = this.keyed(this.list().items).filter((k) => k.box.done && !was.has(k.key));
+    const newly = boxKeys(this.list().items).filter((k) => k.box.done && !was.has(k.key));
     for (const k of newly) this.keys.set(this.idOf(k.box), k.key);
     const own = newly.map((k): Claim => ({
       source: this.kind,
@@ -174,11 +167,11 @@ export class ChecklistSource implements WorkSource {
   async claim(item: WorkItem): Promise<DoneClaim> {
     const after = this.list().items;
     const wasDone = new Set(
-      this.keyed(this.before)
+      boxKeys(this.before)
         .filter((k) => k.box.done)
         .map((k) => k.key),
     );
-    const newly = this.keyed(after).filter((k) => k.box.done && !wasDone.has(k.key));
+    const newly = boxKeys(after).filter((k) => k.box.done && !wasDone.has(k.key));
     const current = this.find(item, after);
     const also = newly.filter((k) => k.box !== current);
     for (const k of also) this.keys.set(this.idOf(k.box), k.key);
@@ -224,7 +217,7 @@ export class ChecklistSource implements WorkSource {
     const keys = isClaimBaseline(baseline) ? baseline.done : Array.isArray(baseline) ? baseline : null;
     if (!keys) return;
     const wasDone = new Set(keys.map(String));
-    const lines = this.keyed(this.list().items)
+    const lines = boxKeys(this.list().items)
       .filter((k) => k.box.done && !wasDone.has(k.key))
       .map((k) => k.box.line);
     if (lines.length) await setCheckboxes(this.list().file, lines, false, putBackWrites());

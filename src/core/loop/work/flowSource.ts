@@ -23,7 +23,13 @@ import {
 export class FlowSource implements WorkSource {
   readonly kind = 'flow-next' as const;
   readonly label = '.flow';
-  constructor(private readonly o: WorkSourceOptions) {}
+  /** The folder's other checklist files and other kinds, claimed and put back with this source's own items. */
+  private readonly others: OtherChecklists;
+  private readonly kinds: OtherKinds;
+  constructor(private readonly o: WorkSourceOptions) {
+    this.others = new OtherChecklists(o, null);
+    this.kinds = new OtherKinds(o, this.kind);
+  }
 
   private ws() {
     return flowWorkspace(this.o);
@@ -85,10 +91,6 @@ export class FlowSource implements WorkSource {
     if (this.task(item.id)?.merged.status !== 'in_progress')
       await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env, force: true });
   }
-  private othersOf: OtherChecklists | undefined;
-  private get others(): OtherChecklists {
-    return (this.othersOf ??= new OtherChecklists(this.o, null));
-  }
   async snapshot(): Promise<ClaimBaseline> {
     const ws = this.ws();
     return {
@@ -101,10 +103,6 @@ export class FlowSource implements WorkSource {
       checklists: this.others.snapshot(),
       sources: this.kinds.snapshot(),
     };
-  }
-  private kindsOf: OtherKinds | undefined;
-  private get kinds(): OtherKinds {
-    return (this.kindsOf ??= new OtherKinds(this.o, this.kind));
   }
   async claimsSince(baseline: ClaimBaseline): Promise<Claim[]> {
     const was = new Set(baseline.done);

@@ -22,7 +22,13 @@ import {
 export class QuantumSource implements WorkSource {
   readonly kind = 'quantum' as const;
   readonly label = 'quantum.json';
-  constructor(private readonly o: WorkSourceOptions) {}
+  /** The folder's other checklist files and other kinds, claimed and put back with this source's own items. */
+  private readonly others: OtherChecklists;
+  private readonly kinds: OtherKinds;
+  constructor(private readonly o: WorkSourceOptions) {
+    this.others = new OtherChecklists(o, null);
+    this.kinds = new OtherKinds(o, this.kind);
+  }
 
   private doc() {
     return quantumDoc(this.o.folder);
@@ -72,14 +78,6 @@ export class QuantumSource implements WorkSource {
   async start(item: WorkItem) {
     if (this.story(item.id)?.status !== 'in_progress')
       await startItem(item.id, { folder: this.o.folder, actor: this.o.actor, env: this.o.env });
-  }
-  private othersOf: OtherChecklists | undefined;
-  private get others(): OtherChecklists {
-    return (this.othersOf ??= new OtherChecklists(this.o, null));
-  }
-  private kindsOf: OtherKinds | undefined;
-  private get kinds(): OtherKinds {
-    return (this.kindsOf ??= new OtherKinds(this.o, this.kind));
   }
   async snapshot(): Promise<ClaimBaseline> {
     const stories = this.doc().stories;
