@@ -9,7 +9,6 @@ import { startGuardServer, type GuardServer } from '../gates/guardServer';
 import { ensureHandoff } from '../gates/handoff';
 import { ralphFile } from '../model/ralphPaths';
 import type { SpaceReserve } from '../store/storageFailure';
-import { recoverCrashedRuns, skippedRunRecords } from './crashRecovery';
 import type { EngineEvent } from './events';
 import { ensureRalphIgnored } from './git';
 import { Lane } from './lane/lane';
@@ -20,7 +19,6 @@ import {
   openRun,
   recordRunEnd,
   recoverFolder,
-  recoveryWarnings,
   refuseReadOnly,
   runResult,
   startRunFolder,
@@ -86,19 +84,11 @@ export class LaneRun extends EventEmitter<{ event: [event: EngineEvent, lane?: n
     // A run of a task file outside the usual names (a resume brief) recovers its own file too.
     if (!candidates.some((c) => c.kind === s.source.kind && c.label === s.source.label)) candidates.push(s.source);
     const lane = this.o.lane;
-    if (!lane)
-      await recoverFolder(
-        this.folder,
-        { runId: this.runId, sources: candidates, killGraceMs: this.timing.killGraceMs },
-        this.warn,
-      );
-    else {
-      // A lane recovers only its own tree's runs; the coordinator holds the folder's lock and settles every mirror.
-      const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
-        ownRunId: this.runId,
-      });
-      for (const w of recoveryWarnings(recovered, skippedRunRecords(this.folder))) this.warn(w);
-    }
+    await recoverFolder(
+      this.folder,
+      { runId: this.runId, sources: candidates, killGraceMs: this.timing.killGraceMs, lane: !!lane },
+      this.warn,
+    );
     await startRunFolder(this.folder, this.runId, this.o.config, this.warn);
     // A parallel run's lane uses its run's one reserve (the coordinator's), not a 1 MiB file of its own per story.
     const reserve = lane ? (lane.reserve ?? null) : await makeRunReserve(this.folder, this.runId, this.warn);

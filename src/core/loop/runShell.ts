@@ -99,20 +99,24 @@ export function recoveryWarnings(recovered: readonly RecoveredRun[], skipped: re
  * Crash recovery at a run's start, holding the folder's lock: first the lanes and stories a crashed parallel run
  * left (parallel/recovery.ts; `feature`: the parallel run's feature branch), then the usual rule over every source
  * (`sources`): dead runs marked crashed, their agents ended, their unverified claims put back, every mirror left
- * settled. Each finding is a warning; a failure of the lanes' recovery is one too.
+ * settled (`lane`: a parallel run's lane in its tree, only the usual rule over its own runs). Each finding is a
+ * warning; a failure of the lanes' recovery is one too.
  */
 export async function recoverFolder(
   folder: string,
-  o: { runId: string; sources: WorkSource[]; killGraceMs: number; feature?: string },
+  o: { runId: string; sources: WorkSource[]; killGraceMs: number; feature?: string; lane?: boolean },
   warn: Warn,
 ): Promise<void> {
-  const lanes = await recoverParallel(folder, o.killGraceMs, o.feature).catch((err: Error) => ({
-    notes: [`could not recover a parallel run's lanes: ${err.message}`],
-  }));
+  // A parallel run's lane recovers only its own tree's runs: its coordinator holds the folder's lock and settles the rest.
+  const lanes = o.lane
+    ? { notes: [] }
+    : await recoverParallel(folder, o.killGraceMs, o.feature).catch((err: Error) => ({
+        notes: [`could not recover a parallel run's lanes: ${err.message}`],
+      }));
   for (const note of lanes.notes) warn(note);
   const recovered = await recoverCrashedRuns(folder, o.sources, o.killGraceMs, {
     ownRunId: o.runId,
-    sweepMirrors: true,
+    sweepMirrors: !o.lane,
   });
   for (const w of recoveryWarnings(recovered, skippedRunRecords(folder))) warn(w);
 }
