@@ -6,7 +6,10 @@ import { recoverCrashedRuns, skippedRunRecords, type RecoveredRun } from './cras
 import { recoverParallel } from './parallel/recovery';
 import { EngineRefusal, NoGatesRefusal, StorageRefusal, type RunResult } from './runOptions';
 import type { WorkSource } from './workSource';
-import { updateRunRecord } from '../control/runRecords';
+import { createRunRecord, updateRunRecord } from '../control/runRecords';
+import type { RunRecord } from '../model/runRecord';
+import { SentinelWatcher } from './sentinelWatcher';
+import type { EngineOptions } from './runOptions';
 import { isoString } from '../model/time';
 import { removeFolderCaches } from '../store/snapshotCache';
 import {
@@ -96,20 +99,24 @@ export function recoveryWarnings(recovered: readonly RecoveredRun[], skipped: re
  * Crash recovery at a run's start, holding the folder's lock: first the lanes and stories a crashed parallel run
  * left (parallel/recovery.ts; `feature`: the parallel run's feature branch), then the usual rule over every source
  * (`sources`): dead runs marked crashed, their agents ended, their unverified claims put back, every mirror left
- * settled. Each finding is a warning; a failure of the lanes' recovery is one too.
+ * settled (`lane`: a parallel run's lane in its tree, only the usual rule over its own runs). Each finding is a
+ * warning; a failure of the lanes' recovery is one too.
  */
 export async function recoverFolder(
   folder: string,
-  o: { runId: string; sources: WorkSource[]; killGraceMs: number; feature?: string },
+  o: { runId: string; sources: WorkSource[]; killGraceMs: number; feature?: string; lane?: boolean },
   warn: Warn,
 ): Promise<void> {
-  const lanes = await recoverParallel(folder, o.killGraceMs, o.feature).catch((err: Error) => ({
-    notes: [`could not recover a parallel run's lanes: ${err.message}`],
-  }));
+  // A parallel run's lane recovers only its own tree's runs: its coordinator holds the folder's lock and settles the rest.
+  const lanes = o.lane
+    ? { notes: [] }
+    : await recoverParallel(folder, o.killGraceMs, o.feature).catch((err: Error) => ({
+        notes: [`could not recover a parallel run's lanes: ${err.message}`],
+      }));
   for (const note of lanes.notes) warn(note);
   const recovered = await recoverCrashedRuns(folder, o.sources, o.killGraceMs, {
     ownRunId: o.runId,
-    sweepMirrors: true,
+    sweepMirrors: !o.lane,
   });
   for (const w of recoveryWarnings(recovered, skippedRunRecords(folder))) warn(w);
 }
@@ -265,4 +272,85 @@ export function makeRunReserve(folder: string, runId: string, warn: Warn): Promi
     warn(`could not set disk space aside for the run's end: ${err.message}`);
     return null;
   });
+}
+
+/**
+ * A run.json write whose latest value is all that matters (a parallel run's `lanes[]`): one write at a time, each
+ * taking the state as it is when it runs (never an older view last); calls made while a write waits to start share it
+ * (one write for a burst of changes). A failed write goes to `failed`.
+ */
+export class LatestRecordWrite {
+  private last: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
+
+  constructor(
+    private readonly writeNow: () => Promise<unknown>,
+    private readonly failed: (err: unknown) => void,
+  ) {}
+
+  write(): Promise<void> {
+    if (this.queued) return this.queued;
+    const next = this.last.then(async () => {
+      this.queued = null;
+      await this.writeNow().catch(this.failed);
+    });
+    this.queued = next;
+    this.last = next;
+    return next;
+  }
+}
+
+/** What a run's start records in run.json and reports in `runStarted`. */
+export interface RunOpening {
+  agent: string;
+  source: RunRecord['source'];
+  /** The source as `runStarted` names it. */
+  sourceText: string;
+  /** The run's caps (0 = none): iterations, USD, ms. */
+  limits: { maxIterations: number; maxCostUsd: number; maxWallMs: number };
+  gates: ResolvedGates | null;
+  /** More fields of run.json (a parallel run's `parallel` and `lanes`). */
+  more?: Partial<RunRecord>;
+}
+
+/**
+ * A run's start, after its refusals and recovery: run.json written `running`, `runStarted` emitted, and the watcher
+ * of the run's sentinels (from run.json's `startedAt`; the caller closes it) returned.
+ */
+export async function openRun(
+  folder: string,
+  runId: string,
+  o: EngineOptions,
+  r: RunOpening,
+  sentinelPollMs: number,
+  emit: (e: EngineEvent) => void,
+): Promise<SentinelWatcher> {
+  const record = await createRunRecord(folder, {
+    runId,
+    state: 'running',
+    agent: r.agent,
+    source: r.source,
+    config: {
+      maxIterations: r.limits.maxIterations,
+      maxCostUsd: r.limits.maxCostUsd,
+      maxWallTimeMs: r.limits.maxWallMs,
+      model: o.config.model,
+      noGates: !!o.noGates,
+    },
+    agentPgid: null,
+    ...r.more,
+  });
+  const sentinels = new SentinelWatcher(folder, { runId, startedAt: record.startedAt }, sentinelPollMs);
+  emit({
+    type: 'runStarted',
+    runId,
+    folder,
+    source: r.sourceText,
+    agent: r.agent,
+    maxIterations: r.limits.maxIterations,
+    gates: r.gates?.commands ?? {},
+    maxCostUsd: r.limits.maxCostUsd,
+    pid: process.pid,
+  });
+  return sentinels;
 }

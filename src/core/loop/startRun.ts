@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import * as path from 'node:path';
 import { newRunId } from '../control/runRecords';
 import type { EngineEvent } from './events';
-import { Lane } from './lane/lane';
+import { LaneRun } from './laneRun';
 import { parallelApplies, runParallel } from './parallel/runParallel';
 import type { EngineOptions, RunResult } from './runOptions';
 
@@ -17,7 +17,7 @@ export interface StartedRun {
   events: EventEmitter<RunEvents>;
   result: Promise<RunResult>;
   /** The lane of a sequential run once it is made (undefined for a parallel run): what a test reaches into. */
-  lane?: Lane;
+  lane?: LaneRun;
 }
 
 /**
@@ -34,7 +34,7 @@ export function startRun(o: EngineOptions): StartedRun {
   started.result = Promise.resolve().then(() => {
     if (!o.lane && (o.parallel ?? o.config.parallel) && parallelApplies(path.resolve(o.folder), o))
       return runParallel(o, runId, emit);
-    const lane = new Lane({ ...o, runId });
+    const lane = new LaneRun({ ...o, runId });
     started.lane = lane;
     lane.on('event', (e) => emit(e));
     return lane.run();

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
 import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
-import { Lane } from '../loop/lane/lane';
+import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
 import { excludeRunnerFiles, git, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
 import { LaneStorySource } from '../loop/parallel/laneSource';
@@ -29,7 +29,7 @@ import {
 /**
  * `ralph worker`: takes lane jobs of parallel runs from Redis (BullMQ queue {@link LANE_QUEUE}) and runs each as a
  * lane on this machine (docs/distributed-lanes.md). Per repository a bare mirror under `<dir>/mirrors/`; per job a
- * worktree under `<dir>/lanes/` at the commit the job names, the lane engine (lane.ts `Lane`, the same code as a local
+ * worktree under `<dir>/lanes/` at the commit the job names, the lane engine (laneRun.ts `LaneRun`, the same code as a local
  * lane: agent, stream, ledger, rotation, guard, the story's gates in its tree), the lane's branch pushed to the
  * job's remote, its events and heartbeats to the run's Redis stream, and everything it made removed. What it runs
  * comes from this worker's own configuration (`<dir>/.ralph/`, trusted here) and environment (agent credentials),
@@ -339,7 +339,7 @@ async function prepareState(c: JobContext, job: LaneJob, tree: string, stateRoot
   }
 }
 
-/** The lane engine over the job's story in `tree` (lane.ts `Lane`, as the local coordinator runs it). */
+/** The lane engine over the job's story in `tree` (laneRun.ts `LaneRun`, as the local coordinator runs it). */
 async function runLane(
   c: JobContext,
   job: LaneJob,
@@ -350,7 +350,7 @@ async function runLane(
 ): Promise<Omit<LaneResult, 'sha' | 'timedOut'>> {
   const source = new LaneStorySource(stateRoot, job.storyId, 'ralph-worker');
   let iterations = 0;
-  const engine = new Lane({
+  const engine = new LaneRun({
     folder: tree,
     config: { ...c.config, notify: '', parallel: false },
     maxIterations: c.config.maxIterations,

@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { getAdapter } from '../../agents/registry';
 import { spawnIteration, type IterationExit } from '../../agents/spawn';
-import { updateRunRecord } from '../../control/runRecords';
+import type { updateRunRecord } from '../../control/runRecords';
 import type { ResolvedGates } from '../../gates/gateConfig';
 import { readHandoff, workingSet, workingSetChanged } from '../../gates/handoff';
 import type { RalphConfig } from '../../model/config';
@@ -56,6 +56,8 @@ export interface IterationContext {
   onAgent?(pid: number | null, token: string | null): void;
   emitEvent(e: EngineEvent): void;
   warn(what: string): (err: unknown) => void;
+  /** Writes fields of the run's record (run.json) through the lane's shell. */
+  record(patch: RunRecordPatch): Promise<void>;
   markChildStart(also?: RunRecordPatch): Promise<Record<string, string> | null>;
   markChildEnd(before: Record<string, string> | null, who: string, when?: string, also?: RunRecordPatch): Promise<void>;
   restoreTaskFiles(n: number): void;
@@ -278,18 +280,20 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     await writeAgentMirror(ctx.folder, ctx.runId, { pgid: handle.pid, token: handle.token }).catch(
       ctx.warn('could not record the agent in the state folder'),
     );
-  await updateRunRecord(ctx.folder, ctx.runId, {
-    agentPgid: handle.pid ?? null,
-    agentToken: handle.token,
-    agentStartedAt: isoString(Date.now()),
-  }).catch(async (err: unknown) => {
-    // Not recorded (a full disk): the agent is not left running, nor its watchdog ticking.
-    clearTimeout(watchdogTimer);
-    watchdogEnd = 'run.json could not be written';
-    await handle.kill('error');
-    await raw.close().catch(ctx.warn(`raw stream of iteration ${n}`));
-    throw err;
-  });
+  await ctx
+    .record({
+      agentPgid: handle.pid ?? null,
+      agentToken: handle.token,
+      agentStartedAt: isoString(Date.now()),
+    })
+    .catch(async (err: unknown) => {
+      // Not recorded (a full disk): the agent is not left running, nor its watchdog ticking.
+      clearTimeout(watchdogTimer);
+      watchdogEnd = 'run.json could not be written';
+      await handle.kill('error');
+      await raw.close().catch(ctx.warn(`raw stream of iteration ${n}`));
+      throw err;
+    });
 
   const onAbort = () => void handle.kill('cancel');
   ctx.signal?.addEventListener('abort', onAbort);

@@ -1,33 +1,11 @@
-import { EventEmitter } from 'node:events';
-import { rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import { guardGapWarning } from '../../agents/guardSupport';
-import { getAdapter } from '../../agents/registry';
-import { createRunRecord, newRunId, updateRunRecord } from '../../control/runRecords';
 import { ralphRunDir, type SentinelCheck } from '../../control/sentinels';
-import { startGuardServer, type GuardServer } from '../../gates/guardServer';
-import { ensureHandoff } from '../../gates/handoff';
-import { ralphFile } from '../../model/ralphPaths';
-import type { SpaceReserve } from '../../store/storageFailure';
 import { type TokenCounts, zeroTokens, addTokens } from '../../stream/events';
-import { recoverCrashedRuns, skippedRunRecords } from '../crashRecovery';
 import type { EngineEvent } from '../events';
-import { ensureRalphIgnored } from '../git';
-import {
-  engineErrorEnd,
-  holdFolderLock,
-  makeRunReserve,
-  recordRunEnd,
-  recoverFolder,
-  recoveryWarnings,
-  refuseReadOnly,
-  runResult,
-  startRunFolder,
-} from '../runShell';
-import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from '../runOptions';
-import { SentinelWatcher } from '../sentinelWatcher';
+import { engineErrorEnd } from '../runShell';
+import { timingFromConfig, type EngineOptions, type EngineTiming } from '../runOptions';
+import type { SentinelWatcher } from '../sentinelWatcher';
 import { TaskFileStash, type RestoredFile } from '../taskFileStash';
-import { availableSources } from '../workSource';
 import { act } from './actions';
 import { runAgentIteration, type IterationContext, type IterationOutcome, type RunRecordPatch } from './agentIteration';
 import { AgentRoster } from './agentRoster';
@@ -35,7 +13,7 @@ import { ClaimBook } from './claimBook';
 import { decide } from './decide';
 import type { AgentAsk, LaneContext, LaneFacts } from './laneContext';
 import { notify, readAnswer, reportProgress } from './laneIO';
-import { prepareLane, type LaneSetup } from './laneSetup';
+import type { LaneSetup } from './laneSetup';
 import {
   initialLaneState,
   initialRunState,
@@ -45,6 +23,26 @@ import {
   type RunEnd,
 } from './phases';
 
+/** What a lane needs of the shell around it (laneRun.ts): its events, and the writes of its run's record. */
+export interface LaneHost {
+  /** Every event of the lane, in order. */
+  emit(e: EngineEvent): void;
+  /** Writes fields of the run's record (run.json) and resolves once they are on disk: the shell is its only writer. */
+  record(patch: RunRecordPatch): Promise<void>;
+}
+
+/** What a lane settled at its end, for the shell's end record (runShell.ts `RunEndFacts`). */
+export interface LaneEnd {
+  iterations: number;
+  /** USD. */
+  costUsd: number;
+  tokens: TokenCounts;
+  done: number;
+  total: number;
+  /** The claims were settled (the baseline was open): the last put-back, after notify, closes it. */
+  settled: boolean;
+}
+
 /**
  * A lane: the loop of one item at a time in one working tree. It picks work from a task source, runs one agent
  * process per iteration (lane/agentIteration.ts), verifies every claimed completion with a gate before recording it,
@@ -53,12 +51,12 @@ import {
  * lane/decide.ts `decide` over the phase table (lane/phases.ts); each action is one handler (lane/actions.ts); the
  * claim baseline is the claim book (lane/claimBook.ts).
  *
- * It only emits {@link EngineEvent}s; run records, the activity log and the UIs are consumers (see recorder.ts).
- * Every agent process is owned: on rotate, stop or cancel its group gets SIGTERM, then SIGKILL after the grace,
- * and the lane waits for it before going on.
+ * It knows nothing of the run around it: the shell (laneRun.ts) settles its start, holds the lock, writes run.json
+ * (the lane asks through {@link LaneHost.record}), watches the sentinels and records the end. It only reports
+ * {@link EngineEvent}s; run records, the activity log and the UIs are consumers (see recorder.ts). Every agent process
+ * is owned: on rotate, stop or cancel its group gets SIGTERM, then SIGKILL after the grace, and the lane waits for it.
  */
-export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> {
-  readonly runId: string;
+export class Lane {
   private readonly timing: EngineTiming;
   private readonly folder: string;
   private sentinels: SentinelWatcher | undefined;
@@ -74,8 +72,8 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   private pauseNoted = false;
   /** Project settings files already reported as changed (one warning per file and run). */
   private readonly agentConfigWarned = new Set<string>();
-  /** The run's agents in failover order and the usage limits they hit. */
-  private readonly roster: AgentRoster;
+  /** The run's agents in failover order and the usage limits they hit (laneSetup.ts `prepareLane` resolves them). */
+  readonly roster: AgentRoster;
   private readonly book: ClaimBook;
   private readonly facts: LaneFacts = {
     work: null,
@@ -87,37 +85,40 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     lastGreen: null,
     lastProgress: '',
   };
-  /** The run's command guard (claude only), stopped when the run ends. */
-  private guard: GuardServer | null = null;
-  /** What the run settled before it started; its context once running. */
+  /** What the shell settled before the lane ran, the command guard's `--settings`; its context once running. */
   private setup: LaneSetup | null = null;
+  private guardSettings: Record<string, unknown> | undefined;
   private cx: LaneContext | null = null;
 
-  constructor(private readonly o: EngineOptions) {
-    super();
+  constructor(
+    private readonly o: EngineOptions & { runId: string },
+    private readonly host: LaneHost,
+  ) {
     this.folder = path.resolve(o.folder);
     this.stash = o.lane ? null : new TaskFileStash(this.folder);
-    this.runId = o.runId ?? newRunId();
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
     this.roster = new AgentRoster(o.config, this.folder, (e) => this.emitEvent(e));
     this.book = new ClaimBook({
       folder: this.folder,
-      runId: this.runId,
-      record: (patch) => this.record(patch),
+      runId: o.runId,
+      record: (patch) => host.record(patch),
       emit: (e) => this.emitEvent(e),
       warn: (what) => this.warn(what),
-      shown: (text) => text.split(this.folder + path.sep).join(''),
+      shown: (text) => this.shown(text),
       progress: () => reportProgress(this.cx!, false),
     });
   }
 
-  private emitEvent(e: EngineEvent): void {
-    this.emit('event', e);
+  private get runId(): string {
+    return this.o.runId;
   }
 
-  /** Writes fields of the run's record: the one place the lane reaches run.json. */
-  private record(patch: RunRecordPatch): Promise<void> {
-    return updateRunRecord(this.folder, this.runId, patch).then(() => undefined);
+  private emitEvent(e: EngineEvent): void {
+    this.host.emit(e);
+  }
+
+  private shown(text: string): string {
+    return text.split(this.folder + path.sep).join('');
   }
 
   /** Reports an error the run survives as a `warning` event (never swallowed). */
@@ -126,118 +127,31 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       this.emitEvent({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
   }
 
-  /** The folder of the run's shared files: the folder itself, or a parallel run's main folder. */
-  private get stateRoot(): string {
-    return this.o.lane?.stateRoot ?? this.folder;
-  }
-
   private get cancelled(): boolean {
     return this.o.signal?.aborted ?? false;
   }
 
-  /** Runs the loop to its end. Throws {@link EngineRefusal} before starting when it cannot run. */
-  async run(): Promise<RunResult> {
-    this.setup = await prepareLane(this.folder, this.o, this.roster);
-    this.facts.firstItem = this.setup.firstItem;
-    // A .ralph/ we may not write (by its mode bits: root ignores them) is refused up front.
-    refuseReadOnly(this.folder);
-    const releaseLock = await holdFolderLock(this.folder, (message) => this.emitEvent({ type: 'warning', message }));
-    try {
-      return await this.runLocked(this.setup);
-    } finally {
-      await this.guard?.close().catch(this.warn('could not close the command guard'));
-      await releaseLock().catch(this.warn('could not release the engine lock'));
-    }
-  }
-
-  private async runLocked(s: LaneSetup): Promise<RunResult> {
-    await this.removeStaleStopRequest();
-    // A crashed run may have worked on another source of this folder: recovery looks at all of them.
-    const candidates = availableSources({ folder: this.folder, actor: s.actor });
-    // A run of a task file outside the usual names (a resume brief) recovers its own file too.
-    if (!candidates.some((c) => c.kind === s.source.kind && c.label === s.source.label)) candidates.push(s.source);
-    const warn = (message: string) => this.emitEvent({ type: 'warning', message });
-    if (!this.o.lane)
-      await recoverFolder(
-        this.folder,
-        { runId: this.runId, sources: candidates, killGraceMs: this.timing.killGraceMs },
-        warn,
-      );
-    else {
-      // A lane recovers only its own tree's runs; the coordinator holds the folder's lock and settles every mirror.
-      const recovered = await recoverCrashedRuns(this.folder, candidates, this.timing.killGraceMs, {
-        ownRunId: this.runId,
-      });
-      for (const w of recoveryWarnings(recovered, skippedRunRecords(this.folder))) warn(w);
-    }
-    await startRunFolder(this.folder, this.runId, this.o.config, warn);
-    // A parallel run's lane uses its run's one reserve (the coordinator's), not a 1 MiB file of its own per story.
-    const lane = this.o.lane;
-    const reserve = lane ? (lane.reserve ?? null) : await makeRunReserve(this.folder, this.runId, warn);
-    try {
-      return await this.runStarted(s, reserve);
-    } finally {
-      if (!lane) await reserve?.release();
-    }
-  }
-
-  private async runStarted(s: LaneSetup, reserve: SpaceReserve | null): Promise<RunResult> {
+  /**
+   * Runs the lane's loop: opens the claim baseline, then one turn after another until an end. Never throws: an error
+   * no rule covers is an end too (runShell.ts `engineErrorEnd`), with the storage failure it names.
+   */
+  async run(
+    s: LaneSetup,
+    sentinels: SentinelWatcher,
+    guardSettings: Record<string, unknown> | undefined,
+  ): Promise<{ end: RunEnd; storageFailure: string | null }> {
     const o = this.o;
-    const source = s.source;
-    // The command guard of this run: claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
-    if (this.roster.agents.some((a) => getAdapter(a).guardHook))
-      this.guard = await startGuardServer({
-        workspace: this.folder,
-        runDir: ralphRunDir(this.folder, this.runId),
-        onRecord: (r) => this.emitEvent({ type: 'guard', ...r }),
-      }).catch((err: Error) => {
-        throw new EngineRefusal(`The command guard could not start: ${err.message}`);
-      });
-    const maxIterations = o.maxIterations ?? o.config.maxIterations;
-    const maxCost = o.maxCostUsd ?? o.config.maxCostUsd;
-    const maxWallMs = o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000;
-    const record = await createRunRecord(this.folder, {
-      runId: this.runId,
-      state: 'running',
-      agent: s.adapter.name,
-      source: { kind: source.kind, label: source.label },
-      config: {
-        maxIterations,
-        maxCostUsd: maxCost,
-        maxWallTimeMs: maxWallMs,
-        model: o.config.model,
-        noGates: !!o.noGates,
-      },
-      agentPgid: null,
-    });
-    // A lane's `.ralph/` is kept out of git by the repository's info/exclude (parallel/dispatcher.ts excludeRunnerFiles).
-    if (!o.lane) await ensureRalphIgnored(this.folder).catch(this.warn('could not add .ralph/ to .gitignore'));
-    await ensureHandoff(this.folder);
-    const sentinels = new SentinelWatcher(
-      this.folder,
-      { runId: this.runId, startedAt: record.startedAt },
-      this.timing.sentinelPollMs,
-    );
+    this.setup = s;
+    this.guardSettings = guardSettings;
+    this.facts.firstItem = s.firstItem;
     this.sentinels = sentinels;
     sentinels.on('change', (c) => this.noteSentinels(c));
     this.noteSentinels(sentinels.state);
-    this.emitEvent({
-      type: 'runStarted',
-      runId: this.runId,
-      folder: this.folder,
-      source: source.label,
-      agent: s.adapter.name,
-      maxIterations,
-      gates: s.gates?.commands ?? {},
-      maxCostUsd: maxCost,
-      pid: process.pid,
-    });
-    for (const g of s.guardGaps) this.emitEvent({ type: 'warning', message: guardGapWarning(g.agent, g.gap) });
     let runState = initialRunState(
       {
-        maxIterations,
-        maxCostUsd: maxCost,
-        maxWallMs,
+        maxIterations: o.maxIterations ?? o.config.maxIterations,
+        maxCostUsd: o.maxCostUsd ?? o.config.maxCostUsd,
+        maxWallMs: o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000,
         stallLimit: this.timing.stallLimit,
         backoff: this.timing.backoff,
         reviewer: o.reviewer ?? o.config.reviewer,
@@ -263,12 +177,12 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     const cx: LaneContext = {
       folder: this.folder,
       runId: this.runId,
-      stateRoot: this.stateRoot,
+      stateRoot: o.lane?.stateRoot ?? this.folder,
       lane: o.lane,
       config: o.config,
       timing: this.timing,
       signal: o.signal,
-      source,
+      source: s.source,
       gates: s.gates,
       gateFiles: s.gateFiles,
       book: this.book,
@@ -279,8 +193,8 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       runAgent: (ask) => this.runAgent(ask, runState.costUsd),
       emit: (e) => this.emitEvent(e),
       warn: (what) => this.warn(what),
-      shown: (text) => text.split(this.folder + path.sep).join(''),
-      record: (patch) => this.record(patch),
+      shown: (text) => this.shown(text),
+      record: (patch) => this.host.record(patch),
       sentinels: () => sentinels.check(),
       stopName: (c) => (c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null),
       cancelled: () => this.cancelled,
@@ -288,35 +202,21 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       sleep: (ms) => this.sleep(ms),
     };
     this.cx = cx;
-    await reportProgress(cx);
-
-    let end: RunEnd;
-    let storageFailure: string | null = null;
     try {
-      await this.book.open(source);
-      end = await this.loop(cx, step, perform);
+      await reportProgress(cx);
+      await this.book.open(s.source);
+      return { end: await this.loop(cx, step, perform), storageFailure: null };
     } catch (err) {
-      ({ end, storageFailure } = engineErrorEnd(err));
-      // Free the reserve so the cause and the give-back can be written.
-      if (storageFailure) await reserve?.release();
-    } finally {
-      sentinels.close();
+      return engineErrorEnd(err);
     }
-    return this.finish(cx, end, storageFailure, reserve);
   }
 
   /**
-   * The run's end: no exit path leaves an unverified claim behind (what was claimed since the open baseline goes
-   * back), the items it held go back unless it completed, the end is recorded, `notify` runs, and the baseline is
-   * closed only by the last check, after notify's code ran.
+   * The lane's part of the run's end: what was claimed since the open baseline and no gate verified goes back (no
+   * exit path leaves an unverified claim behind), the items it held go back unless it completed, and its counts.
    */
-  private async finish(
-    cx: LaneContext,
-    end: RunEnd,
-    storageFailure: string | null,
-    reserve: SpaceReserve | null,
-  ): Promise<RunResult> {
-    const source = cx.source;
+  async settle(end: RunEnd): Promise<LaneEnd> {
+    const source = this.cx!.source;
     let settled = false;
     if (this.book.baseline)
       settled = await this.book.putBackAtEnd(source, `the run ended ${end.state} before a gate verified it`);
@@ -333,40 +233,28 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       this.warn('could not read the final progress')(err);
       return { done: 0, total: 0 };
     });
-    const facts = {
-      end,
-      iterations: this.iteration,
-      costUsd: this.cost,
-      tokens: this.tokens,
-      done: progress.done,
-      total: progress.total,
-      storageFailure,
-    };
-    const recorded = await recordRunEnd(
-      this.folder,
-      this.runId,
-      facts,
-      async () => reserve?.release(),
-      (message) => this.emitEvent({ type: 'warning', message }),
-    );
-    // Notified before the event is logged, so a follower that stops at runEnded sees how the notification went.
-    await notify(
-      cx,
-      recorded.ended,
-      `Ralph run ${this.runId} ${end.state}: ${end.reason} (${progress.done}/${progress.total} done, $${this.cost.toFixed(4)})`,
-    );
-    // The run's last check comes after its last child (notify's code ran after the put-back): what became done, or
-    // was marked, while the end's notify ran goes back too; then the baseline is closed.
+    return { iterations: this.iteration, costUsd: this.cost, tokens: this.tokens, ...progress, settled };
+  }
+
+  /**
+   * After the end is recorded: `notify` runs (config `notify`, between the claim book's child marks), then the run's
+   * last check comes after its last child: what became done, or was marked, while notify ran goes back too; then the
+   * baseline is closed.
+   */
+  async notifyAndClose(
+    ended: Extract<EngineEvent, { type: 'runEnded' }>,
+    text: string,
+    settled: boolean,
+  ): Promise<void> {
+    await notify(this.cx!, ended, text);
     if (
       settled &&
       (await this.book.putBackAtEnd(
-        source,
+        this.cx!.source,
         `it became done while notify ran at the run's end (after the run's last gate)`,
       ))
     )
       await this.book.close();
-    this.emitEvent(recorded.ended);
-    return runResult(this.runId, facts, recorded);
   }
 
   /** Observes before each turn, asks {@link decide}, performs the actions, until an `end`. */
@@ -400,25 +288,6 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       );
       if (end) return end;
     }
-  }
-
-  /**
-   * A `.ralph/stop-requested` older than this run was meant for an earlier one: it never stops this run (the
-   * sentinel rules), and left in place it would tell the agent to yield after every commit. It is removed, with a
-   * warning (seed-systems.md §3.15-9 is the opposite failure: a fresh request lost).
-   */
-  private async removeStaleStopRequest(): Promise<void> {
-    const file = ralphFile(this.folder, 'stopRequested');
-    const st = await stat(file).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') this.warn('could not look at .ralph/stop-requested')(err);
-      return null;
-    });
-    if (!st) return;
-    await rm(file, { force: true });
-    this.emitEvent({
-      type: 'warning',
-      message: `removed .ralph/stop-requested from ${st.mtime.toISOString()}: it predates this run`,
-    });
   }
 
   private noteSentinels(c: SentinelCheck): void {
@@ -495,13 +364,13 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
     return {
       folder: this.folder,
       runId: this.runId,
-      stateRoot: this.stateRoot,
+      stateRoot: this.o.lane?.stateRoot ?? this.folder,
       config: this.o.config,
       agentEnv: this.o.agentEnv,
       signal: this.o.signal,
       timing: this.timing,
       actor: s.actor,
-      guardSettings: this.guard?.settings,
+      guardSettings: this.guardSettings,
       gates: s.gates,
       agentConfigAtStart: s.agentConfigAtStart,
       agentConfigWarned: this.agentConfigWarned,
@@ -510,6 +379,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       onAgent: this.o.lane?.onAgent,
       emitEvent: (e) => this.emitEvent(e),
       warn: (what) => this.warn(what),
+      record: (patch) => this.host.record(patch),
       markChildStart: (also) => this.book.markChildStart(also),
       markChildEnd: (before, who, when, also) => this.book.markChildEnd(before, who, when, also),
       restoreTaskFiles: (n) => this.restoreTaskFiles(n),

@@ -6,7 +6,8 @@ import { readQuantum } from '../../sources/quantum/readQuantum';
 import type { SpaceReserve } from '../../store/storageFailure';
 import type { EngineEvent, WorkItemRef } from '../events';
 import type { RunEnd } from '../lane/phases';
-import { engineErrorEnd } from '../runShell';
+import { engineErrorEnd, LatestRecordWrite } from '../runShell';
+import type { RunRecordPatch } from '../lane/agentIteration';
 import { timingFromConfig, type EngineOptions } from '../runOptions';
 import type { SentinelWatcher } from '../sentinelWatcher';
 import { LANE_DIR, type LaneDispatcher } from './dispatcher';
@@ -254,8 +255,11 @@ export class Coordinator {
     for (let i = 1; ; i++) if (!this.lanes.has(i) && !reserved.has(i) && !taken.has(i)) return i;
   }
 
-  private lanesWrite: Promise<void> = Promise.resolve();
-  private lanesWriteQueued: Promise<void> | null = null;
+  /** Writes run.json `lanes[]` ({@link lanesPatch}): the latest view, one write at a time. */
+  private readonly lanesRecord = new LatestRecordWrite(
+    () => updateRunRecord(this.folder, this.runId, this.lanesPatch()),
+    (err) => this.warn('could not write the lanes to run.json')(err),
+  );
   /** Trees being removed, by story id (a story started again waits for its old tree to go). */
   private readonly removing = new Map<string, Promise<void>>();
   /**
@@ -274,22 +278,8 @@ export class Coordinator {
     while (this.startingRounds.size) await Promise.all([...this.startingRounds]);
   }
 
-  /**
-   * Writes run.json `lanes[]`; one write at a time, each taking the lanes as they are when it runs (never an older
-   * view last). Calls made while a write waits to start share it (one write for a burst of changes).
-   */
-  private writeLanes(): Promise<void> {
-    if (this.lanesWriteQueued) return this.lanesWriteQueued;
-    const next = this.lanesWrite.then(() => {
-      this.lanesWriteQueued = null;
-      return this.writeLanesNow();
-    });
-    this.lanesWriteQueued = next;
-    this.lanesWrite = next;
-    return next;
-  }
-
-  private async writeLanesNow(): Promise<void> {
+  /** run.json `lanes[]` and the run's totals, as they are now. */
+  private lanesPatch(): RunRecordPatch {
     const lanes = [...this.lanes.values()].map((l) => ({
       lane: l.index,
       item: l.story.id,
@@ -299,9 +289,7 @@ export class Coordinator {
       agentPgid: l.agentPgid,
       agentToken: l.agentToken,
     }));
-    await updateRunRecord(this.folder, this.runId, { lanes, iteration: this.iterations, costUsd: this.cost }).catch(
-      this.warn('could not write the lanes to run.json'),
-    );
+    return { lanes, iteration: this.iterations, costUsd: this.cost };
   }
 
   /**
@@ -396,7 +384,7 @@ export class Coordinator {
         ),
     );
     for (const l of lanes) trace(l.index, l.story.id, 'quantumStarted');
-    await this.writeLanes();
+    await this.lanesRecord.write();
     for (const lane of lanes) {
       trace(lane.index, lane.story.id, 'lanesWritten');
       // The run began to end while this round started (STOP, cancel, an error): the lane ends before its first
@@ -407,7 +395,7 @@ export class Coordinator {
         .finally(() => {
           this.lanes.delete(lane.index);
           trace(lane.index, lane.story.id, 'freed');
-          void this.writeLanes();
+          void this.lanesRecord.write();
           this.poke();
         });
     }
@@ -440,7 +428,7 @@ export class Coordinator {
         storyTimeoutMs: this.storyTimeoutMs,
         reserve,
         nextIteration: () => ++this.iterations,
-        lanesChanged: () => void this.writeLanes(),
+        lanesChanged: () => void this.lanesRecord.write(),
         startTurn: () => this.turns.take(),
         onEvent: (e) => this.fromLane(lane, e),
         runEnding: () => {
@@ -491,7 +479,7 @@ export class Coordinator {
       this.cost += e.totals.costUsd;
       lane.agentPgid = null;
       lane.agentToken = null;
-      void this.writeLanes();
+      void this.lanesRecord.write();
       this.poke();
     }
     this.emit(e, lane.index);

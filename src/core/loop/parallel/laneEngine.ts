@@ -10,13 +10,13 @@ import { treeStatePaths } from '../git';
 import type { LaneDispatcher } from './dispatcher';
 import { greenTreeStandsForLeftovers } from './rules';
 import type { EngineEvent } from '../events';
-import { Lane } from '../lane/lane';
+import { LaneRun } from '../laneRun';
 import type { EngineLane, EngineOptions, RunResult } from '../runOptions';
 import type { RunningLane } from './runningLane';
 import { trace } from './trace';
 
 /*
- * Running one lane of a parallel run: the `Lane` over its story in its worktree, in its start turn, within the
+ * Running one lane of a parallel run: a `LaneRun` (laneRun.ts: the shell around a `Lane`) over its story in its worktree, in its start turn, within the
  * story's time. The one place the coordinator hands a lane to a runner: a lane run elsewhere replaces this function.
  */
 
@@ -119,7 +119,7 @@ export async function runLaneEngine(h: LaneEngineHost, lane: RunningLane): Promi
     },
   };
   // A dispatcher that runs lanes elsewhere (remote/bullmqDispatcher.ts) gives the engine; else the lane runs here.
-  const engine = h.dispatcher.lane?.(options, lane.story) ?? new Lane(options);
+  const engine = h.dispatcher.lane?.(options, lane.story) ?? new LaneRun(options);
   // The lane's engine starts in its turn and lets the next lane start once its agent runs.
   let endTurn: (() => void) | null = null;
   engine.on('event', (e) => {

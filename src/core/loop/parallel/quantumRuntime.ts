@@ -76,18 +76,10 @@ function failure(
   ];
 }
 
-/** A lane took story `id`: `in_progress`, `startedAt` now, `worktree` (relative path), the round and the active trees. */
-export function laneStarted(
-  folder: string,
-  id: string,
-  worktree: string,
-  round: number,
-  active: readonly string[],
-): Promise<void> {
-  return lanesStarted(folder, [{ id, worktree }], round, active);
-}
-
-/** {@link laneStarted} for every lane of a round at once: one locked write of quantum.json. */
+/**
+ * Lanes took the stories of a round: each `in_progress`, `startedAt` now, `worktree` (relative path); the round and the
+ * active trees; one locked write of quantum.json.
+ */
 export function lanesStarted(
   folder: string,
   starts: readonly { id: string; worktree: string }[],

@@ -7,6 +7,7 @@ import type { EngineEvent } from '../events';
 import {
   holdFolderLock,
   makeRunReserve,
+  openRun,
   recordRunEnd,
   recoverFolder,
   refuseReadOnly,
@@ -14,10 +15,8 @@ import {
   runResult,
   startRunFolder,
 } from '../runShell';
-import { createRunRecord } from '../../control/runRecords';
 import { resolveActorAsync } from '../../sources/actor';
 import { removeFolderCaches } from '../../store/snapshotCache';
-import { SentinelWatcher } from '../sentinelWatcher';
 import type { ResolvedGates } from '../../gates/gateConfig';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type RunResult } from '../runOptions';
 import { availableSources } from '../workSource';
@@ -191,31 +190,20 @@ async function parallelShell(
   // Written while the run starts (1 MiB and an fsync), ready before the first lane's engine.
   const reserve = { ready: makeRunReserve(folder, runId, warn) };
   try {
-    const agent = o.agent ?? o.config.agent;
-    const record = await createRunRecord(folder, {
+    const sentinels = await openRun(
+      folder,
       runId,
-      state: 'running',
-      agent,
-      source: { kind: 'quantum', label: 'quantum.json' },
-      config: { ...limitsOfRecord(limits), model: o.config.model, noGates: !!o.noGates },
-      agentPgid: null,
-      parallel: { maxParallel, featureBranch: feature },
-      lanes: [],
-    });
-    const sentinels = new SentinelWatcher(folder, { runId, startedAt: record.startedAt }, timing.sentinelPollMs);
-    emit(
+      o,
       {
-        type: 'runStarted',
-        runId,
-        folder,
-        source: `quantum.json (parallel, up to ${maxParallel} lanes, feature branch ${feature})`,
-        agent,
-        maxIterations: limits.maxIterations,
-        gates: gates?.commands ?? {},
-        maxCostUsd: limits.maxCostUsd,
-        pid: process.pid,
+        agent: o.agent ?? o.config.agent,
+        source: { kind: 'quantum', label: 'quantum.json' },
+        sourceText: `quantum.json (parallel, up to ${maxParallel} lanes, feature branch ${feature})`,
+        limits,
+        gates,
+        more: { parallel: { maxParallel, featureBranch: feature }, lanes: [] },
       },
-      0,
+      timing.sentinelPollMs,
+      (e) => emit(e, 0),
     );
     const coordinator = new Coordinator(o, folder, runId, gates, emit, feature, actor, reserve, dispatcher);
     const end = await coordinator.rounds(limits, sentinels);
@@ -238,9 +226,4 @@ async function parallelShell(
     await (await reserve.ready)?.release();
     await dispatcher.close?.().catch((err: Error) => warn(`could not close the lane dispatcher: ${err.message}`));
   }
-}
-
-/** The caps as run.json `config` records them. */
-function limitsOfRecord(l: { maxIterations: number; maxCostUsd: number; maxWallMs: number }) {
-  return { maxIterations: l.maxIterations, maxCostUsd: l.maxCostUsd, maxWallTimeMs: l.maxWallMs };
 }
