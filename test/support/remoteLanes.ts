@@ -220,3 +220,58 @@ export function statuses(dir: string): Record<string, string> {
   };
   return Object.fromEntries(q.stories.map((s) => [s.id, s.status]));
 }
+
+/**
+ * Resolves with the first match of `re` in the stub's log `log` (a line the stub agent wrote), woken by the file's
+ * changes (inotify), never by a timer.
+ */
+export function waitForLogLine(log: string, re: RegExp): Promise<RegExpExecArray> {
+  if (!fs.existsSync(log)) fs.writeFileSync(log, '', { flag: 'a' });
+  return new Promise((resolve) => {
+    const check = (): boolean => {
+      const m = re.exec(fs.readFileSync(log, 'utf8'));
+      if (!m) return false;
+      watcher.close();
+      resolve(m);
+      return true;
+    };
+    const watcher = fs.watch(log, () => void check());
+    check();
+  });
+}
+
+/**
+ * The events of a coordinator run as they come, and promises of the first one that matches (test waits on events,
+ * never on the clock). Pass {@link EventLog.on} as runCoordinator's `onEvent`.
+ */
+export class EventLog {
+  readonly all: { e: EngineEvent; lane: number }[] = [];
+  private waiters: { pred: (e: EngineEvent, lane: number) => boolean; resolve: (e: EngineEvent) => void }[] = [];
+  readonly on = (e: EngineEvent, lane: number): void => {
+    this.all.push({ e, lane });
+    for (const w of [...this.waiters])
+      if (w.pred(e, lane)) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(e);
+      }
+  };
+  /** The first event (seen already or to come) for which `pred` holds. */
+  next(pred: (e: EngineEvent, lane: number) => boolean): Promise<EngineEvent> {
+    const seen = this.all.find((x) => pred(x.e, x.lane));
+    if (seen) return Promise.resolve(seen.e);
+    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+}
+
+/** The `worker` (`host:pid`) a remote lane's event names, or undefined for a local one. */
+export const workerOf = (e: EngineEvent): string | undefined => (e as { worker?: string }).worker;
+
+/** Ends the process group of a stub agent (and the stub itself): what a lost machine does to it. */
+export function killAgentGroup(pid: number): void {
+  for (const target of [-pid, pid])
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+}

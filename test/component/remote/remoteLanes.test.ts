@@ -8,6 +8,8 @@ import { KEY_PREFIX, LANE_QUEUE, leaseKey, type LaneJob } from '../../../src/cor
 import { laneJobId } from '../../../src/core/remote/decide';
 import { startRedis, type RedisServer } from '../../support/redisServer';
 import {
+  EventLog,
+  killAgentGroup,
   makeRemoteRepo,
   planSteps,
   runCoordinator,
@@ -15,6 +17,8 @@ import {
   statuses,
   stopWorker,
   stubAgents,
+  waitForLogLine,
+  workerOf,
   type RemoteRepo,
   type WorkerProc,
 } from '../../support/remoteLanes';
@@ -60,8 +64,11 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     return w;
   };
 
-  /** Nothing of the run is left: no lane branch on the remote or here, no worktree, no stub agent, no Redis key. */
-  async function assertNothingLeft(r: RemoteRepo, runId: string): Promise<void> {
+  /**
+   * Nothing of the run is left: no lane branch on the remote or here, no worktree, no stub agent, no Redis key.
+   * `lost`: workers killed as a lost machine is (what they left on their own disk went with the machine).
+   */
+  async function assertNothingLeft(r: RemoteRepo, runId: string, lost: readonly WorkerProc[] = []): Promise<void> {
     assert.equal(
       git(r.remote, 'for-each-ref', '--format=%(refname)', 'refs/heads/ql-wt/'),
       '',
@@ -75,7 +82,7 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       1,
     );
     assert.deepEqual(fs.existsSync(path.join(r.dir, '.ql-wt')) ? fs.readdirSync(path.join(r.dir, '.ql-wt')) : [], []);
-    for (const w of workers) {
+    for (const w of workers.filter((x) => !lost.includes(x))) {
       const lanes = path.join(w.dir, 'lanes');
       assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], [], `no lane tree left on ${w.pid}`);
       const mirrors = path.join(w.dir, 'mirrors');
@@ -92,7 +99,13 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       .filter((x) => x.e.type === 'laneMerge' && (x.e as { outcome: string }).outcome === 'merged')
       .map((x) => (x.e as { item: { id: string } }).item.id)
       .sort();
-  const workerOf = (e: EngineEvent) => (e as { worker?: string }).worker;
+  const itemOf = (e: EngineEvent) => (e as { item?: { id: string } | null }).item?.id;
+  const quantumStory = (r: RemoteRepo, id: string) =>
+    (
+      JSON.parse(r.t.read('quantum.json')) as {
+        stories: { id: string; retries: { attempts: number; failureLog: { phase: string; error: string }[] } }[];
+      }
+    ).stories.find((s) => s.id === id)!;
 
   it('runs eight stories on three workers to passed, each merged once, every lane event naming its worker', async () => {
     const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
@@ -127,6 +140,55 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     // The feature branch the run made is on the remote.
     assert.equal(git(r.remote, 'rev-parse', 'ql/demo'), git(r.dir, 'rev-parse', 'HEAD'));
     await assertNothingLeft(r, result.runId);
+  });
+
+  it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+      { laneStallMs: 2000 },
+    );
+    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
+    planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, pass(id)])), S1: { hang: true } });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+    const hang = await waitForLogLine(r.log, /^hang S1 (\d+)$/m);
+    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
+    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
+    // The next attempt of S1 passes; then the machine is lost: the worker and its agent are killed at once.
+    planSteps(r, Object.fromEntries(ids.map((id) => [id, pass(id)])));
+    victim.child.kill('SIGKILL');
+    killAgentGroup(Number(hang[1]));
+    await victim.exited;
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
+    assert.deepEqual(merges(events), ids, 'every story merged once');
+    const lost = workerOf(first)!;
+    const stall = events.findIndex(
+      (x) => x.e.type === 'warning' && /^S1: attempt 1 failed: worker \S+ silent for \d+ ms/.test(x.e.message),
+    );
+    assert.ok(stall >= 0, 'the stall is said');
+    assert.ok((events[stall]!.e as { message: string }).message.includes(lost));
+    const silent = Number(/silent for (\d+) ms/.exec((events[stall]!.e as { message: string }).message)![1]);
+    assert.ok(silent > 2000, `taken for dead only after laneStallMs (${silent} ms)`);
+    // The attempt after the stall ran on a live worker and passed.
+    const again = events
+      .slice(stall)
+      .filter((x) => x.e.type === 'iterationStarted' && itemOf(x.e) === 'S1')
+      .map((x) => workerOf(x.e));
+    assert.ok(again.length >= 1 && again.every((w) => w !== lost), `S1 ran again elsewhere: ${again.join(', ')}`);
+    // quantum.json counts the lost attempt.
+    const s1 = quantumStory(r, 'S1');
+    assert.ok(s1.retries.attempts >= 1);
+    assert.ok(
+      s1.retries.failureLog.some((f) => f.phase === 'crash' && f.error.includes(lost)),
+      JSON.stringify(s1.retries),
+    );
+    await assertNothingLeft(r, result.runId, [victim]);
   });
 
   it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {
