@@ -161,7 +161,11 @@ export async function startWorker(
 
 /** Ends a worker (SIGTERM, then waits for its exit) and removes its HOME. */
 export async function stopWorker(w: WorkerProc): Promise<void> {
-  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+  if (w.child.exitCode === null && w.child.signalCode === null) {
+    w.child.kill('SIGTERM');
+    // A worker a test stopped (SIGSTOP) takes the SIGTERM only once it runs again.
+    w.child.kill('SIGCONT');
+  }
   await w.exited;
   w.home.dispose();
 }

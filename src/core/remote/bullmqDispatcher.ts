@@ -58,6 +58,11 @@ const tokenKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:token`;
  */
 export class BullmqDispatcher extends GitWorktreeDispatcher {
   private readonly lanes = new Map<string, RemoteLane>();
+  /**
+   * Each story's newest dispatch (its fencing token), kept after its lane ended: a late report of a superseded or
+   * ended dispatch is refused with the reason (decide.ts `decideFencing`), whether or not the story still has a lane.
+   */
+  readonly dispatches = new Map<string, Dispatch>();
   /** The run's jobs still in the queue or at work (removed from Redis when the run ends). */
   readonly jobs = new Set<string>();
   /** The accepted result's SHA of each story whose lane passed: the only commit its merge takes. */
@@ -137,8 +142,11 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
           }
           const lane = this.lanes.get(e.value.storyId);
           if (lane) lane.hear(e.value);
-          else if (e.value.kind === 'result')
-            this.o.warn(`remote lanes: refused a result for ${e.value.storyId}: no lane of this run works on it`);
+          else if (e.value.kind === 'result' || e.value.kind === 'started') {
+            const f = decideFencing(this.dispatches.get(e.value.storyId) ?? null, e.value);
+            const why = f.kind === 'refuse' ? f.reason : 'its lane has ended';
+            this.o.warn(`${e.value.storyId}: refused a ${e.value.kind} from ${e.value.worker}: ${why}`);
+          }
         }
     }
   }
@@ -330,6 +338,7 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
       const attempt = (counted?.attempts ?? 0) + 1;
       const token = await this.d.redis.incr(tokenKey(o.runId));
       this.current = { token, ended: false };
+      this.d.dispatches.set(id, this.current);
       this.takenAt = null;
       this.lastSeenAt = null;
       this.iterations.clear();

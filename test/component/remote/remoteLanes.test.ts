@@ -191,6 +191,65 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await assertNothingLeft(r, result.runId, [victim]);
   });
 
+  it('a worker SIGSTOPped past laneStallMs and then continued: its late result is refused, the story merged once from the retry', async () => {
+    const r = repo(
+      [
+        { id: 'S1', priority: 1 },
+        { id: 'S2', priority: 2 },
+      ],
+      redis.url,
+      { laneStallMs: 2000 },
+    );
+    const releaseStale = r.side.file('release-stale');
+    const releaseS2 = r.side.file('release-S2');
+    planSteps(r, {
+      S1: { write: { 'S1.txt': 'stale\n' }, waitForFile: releaseStale },
+      S2: { write: { 'S2.txt': 'S2\n' }, waitForFile: releaseS2 },
+    });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 2 }, log.on);
+    await waitForLogLine(r.log, /^wait S1 \d+$/m);
+    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
+    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
+    victim.child.kill('SIGSTOP');
+    // The retry writes another S1.txt; the stopped worker's agent has committed the stale one in its own tree.
+    planSteps(r, {
+      S1: { write: { 'S1.txt': 'fresh\n' } },
+      S2: { write: { 'S2.txt': 'S2\n' }, waitForFile: releaseS2 },
+    });
+    await log.next(
+      (e) => e.type === 'laneMerge' && itemOf(e) === 'S1' && (e as { outcome: string }).outcome === 'merged',
+    );
+    // The stale agent ends and its worker runs again: its lease is superseded, so it pushes nothing, and its result
+    // is refused.
+    fs.writeFileSync(releaseStale, '');
+    victim.child.kill('SIGCONT');
+    const refused = await log.next(
+      (e) => e.type === 'warning' && new RegExp(`^S1: refused a result from ${workerOf(first)}: `).test(e.message),
+    );
+    assert.match((refused as { message: string }).message, /late result of token \d+, superseded by token \d+/);
+    await victim.waitFor(/S1: token \d+ cleaned up/);
+    fs.writeFileSync(releaseS2, '');
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), { S1: 'passed', S2: 'passed' });
+    assert.deepEqual(merges(events), ['S1', 'S2'], 'each story merged once');
+    assert.equal(r.t.read('S1.txt'), 'fresh\n', 'the retry is what was merged');
+    assert.equal(
+      git(r.dir, 'log', '--format=%s', 'HEAD')
+        .split('\n')
+        .filter((l) => l.startsWith('S1:')).length,
+      1,
+      'one commit of S1 on the feature branch',
+    );
+    const stale = events.filter((x) => x.e.type === 'agentStarted' && workerOf(x.e) === workerOf(first));
+    assert.equal(stale.length, 1, 'the stopped worker ran one agent for S1, counted before the stall');
+    assert.ok(quantumStory(r, 'S1').retries.failureLog.some((f) => f.phase === 'crash'));
+    await assertNothingLeft(r, result.runId);
+  });
+
   it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {
     const r = repo([{ id: 'S1' }], redis.url);
     const noPassword = await startWorker(redis.urlWithoutPassword, [r.remote], r, { waitReady: false });
