@@ -68,7 +68,7 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   /** The accepted result's SHA of each story whose lane passed: the only commit its merge takes. */
   private readonly named = new Map<string, string>();
   private lastId = '0-0';
-  private closed = false;
+  closed = false;
   private following: Promise<void> = Promise.resolve();
   private pushChain: Promise<unknown> = Promise.resolve();
   redisUp = true;
@@ -108,10 +108,21 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     const queue = new Queue(LANE_QUEUE, { connection: redisConnection(o.redisUrl), prefix: KEY_PREFIX });
     queue.on('error', () => undefined);
     const d = new BullmqDispatcher(o, remote, redis, reader, queue);
-    redis.on('close', () => (d.redisUp = false));
+    // While Redis is away nothing is dispatched or heard (commands wait for it): said once each way in the run log.
+    let lostAt = 0;
+    redis.on('close', () => {
+      if (!d.redisUp || d.closed) return;
+      d.redisUp = false;
+      lostAt = Date.now();
+      o.warn(`remote lanes: lost Redis at ${d.where}: dispatch and the lanes' reports wait for it`);
+    });
     redis.on('ready', () => {
-      if (!d.redisUp) d.redisBackAt = Date.now();
+      if (d.redisUp) return;
+      d.redisBackAt = Date.now();
       d.redisUp = true;
+      o.warn(
+        `remote lanes: Redis at ${d.where} is back after ${d.redisBackAt - lostAt} ms: dispatch resumes, the lanes' silence counts from now`,
+      );
     });
     // The stream exists from now on (workers add with NOMKSTREAM: a run that ended gets no key back).
     await redis.xadd(eventsKey(o.runId), '*', 'open', o.runId);

@@ -250,6 +250,44 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await assertNothingLeft(r, result.runId);
   });
 
+  it('Redis killed and started again mid-run (AOF): dispatch waits and resumes, and every lane result is kept', async () => {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+    );
+    const releaseS3 = r.side.file('release-S3');
+    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
+    planSteps(r, {
+      ...Object.fromEntries(ids.map((id) => [id, pass(id)])),
+      S3: { ...pass('S3'), waitForFile: releaseS3 },
+    });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+    await waitForLogLine(r.log, /^wait S3 \d+$/m);
+    await redis.kill('SIGKILL');
+    await log.next((e) => e.type === 'warning' && /^remote lanes: lost Redis/.test(e.message));
+    // S3's lane ends while Redis is away: its worker's report waits for Redis.
+    fs.writeFileSync(releaseS3, '');
+    await waitForLogLine(r.log, /^end S3 \d+$/m);
+    await redis.start();
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
+    assert.deepEqual(merges(events), ids, 'every story merged once');
+    // No lane was taken for dead over the outage: each story's agent ran once, its one result kept.
+    const starts = events.filter((x) => x.e.type === 'iterationStarted').map((x) => itemOf(x.e));
+    assert.deepEqual([...starts].sort(), ids, 'one iteration per story');
+    const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
+    assert.ok(!said.some((m) => /silent for/.test(m)), said.join('\n'));
+    const lost = said.findIndex((m) => /^remote lanes: lost Redis/.test(m));
+    const back = said.findIndex((m) => /^remote lanes: Redis at .* is back after \d+ ms/.test(m));
+    assert.ok(lost >= 0 && back > lost, said.join('\n'));
+    assert.equal(r.t.read('S3.txt'), 'S3\n');
+    await assertNothingLeft(r, result.runId);
+  });
+
   it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {
     const r = repo([{ id: 'S1' }], redis.url);
     const noPassword = await startWorker(redis.urlWithoutPassword, [r.remote], r, { waitReady: false });
