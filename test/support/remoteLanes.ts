@@ -83,7 +83,13 @@ export async function startWorker(
   redisUrl: string,
   repos: string[],
   r: RemoteRepo,
-  o: { concurrency?: number; gates?: Record<string, string>; waitReady?: boolean } = {},
+  o: {
+    concurrency?: number;
+    gates?: Record<string, string>;
+    waitReady?: boolean;
+    /** The worker's `timing` settings over the tests' own. */
+    timing?: Record<string, number>;
+  } = {},
 ): Promise<WorkerProc> {
   const home = makeTempFolder('ralph-worker-home-');
   const dir = path.join(home.dir, 'work');
@@ -93,7 +99,7 @@ export async function startWorker(
     JSON.stringify({
       claudePath: LANE_STUB,
       gates: o.gates ?? { basic: 'true' },
-      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 },
+      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300, ...o.timing },
     }),
   );
   const child = spawn(
@@ -203,10 +209,14 @@ export async function runCoordinator(
   return { result, events };
 }
 
-/** The stub agents still running that log to `log` (this test's). */
-export function stubAgents(log: string): number[] {
+/**
+ * The stub agents still running that log to `log` (this test's), as this machine's pids (an agent in a PID namespace
+ * logs its pid there); `story`: only the agents working on that story (its prompt names it).
+ */
+export function stubAgents(log: string, story?: string): number[] {
   return listProcesses()
     .filter((p) => p.cmdline.includes(LANE_STUB))
+    .filter((p) => story === undefined || p.cmdline.includes(`Story ${story}:`))
     .filter((p) => {
       try {
         return fs.readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').includes(`LANE_STUB_LOG=${log}`);
@@ -270,7 +280,7 @@ export class EventLog {
 /** The `worker` (`host:pid`) a remote lane's event names, or undefined for a local one. */
 export const workerOf = (e: EngineEvent): string | undefined => (e as { worker?: string }).worker;
 
-/** Ends the process group of a stub agent (and the stub itself): what a lost machine does to it. */
+/** Ends the process group of a stub agent (a pid of this machine) and the stub itself: what a lost machine does. */
 export function killAgentGroup(pid: number): void {
   for (const target of [-pid, pid])
     try {

@@ -99,6 +99,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       .filter((x) => x.e.type === 'laneMerge' && (x.e as { outcome: string }).outcome === 'merged')
       .map((x) => (x.e as { item: { id: string } }).item.id)
       .sort();
+  const laneBranchesOf = (remote: string) =>
+    git(remote, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/ql-wt/').split('\n').filter(Boolean);
   const itemOf = (e: EngineEvent) => (e as { item?: { id: string } | null }).item?.id;
   const quantumStory = (r: RemoteRepo, id: string) =>
     (
@@ -154,14 +156,14 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await Promise.all([worker(r), worker(r), worker(r)]);
     const log = new EventLog();
     const running = runCoordinator(r, { maxParallel: 3 }, log.on);
-    const hang = await waitForLogLine(r.log, /^hang S1 (\d+)$/m);
+    await waitForLogLine(r.log, /^hang S1 \d+$/m);
     const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
     const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
     assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
     // The next attempt of S1 passes; then the machine is lost: the worker and its agent are killed at once.
     planSteps(r, Object.fromEntries(ids.map((id) => [id, pass(id)])));
     victim.child.kill('SIGKILL');
-    killAgentGroup(Number(hang[1]));
+    for (const pid of stubAgents(r.log, 'S1')) killAgentGroup(pid);
     await victim.exited;
     const { result, events } = await running;
     assert.equal(result.state, 'completed', result.reason);
@@ -286,6 +288,129 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     assert.ok(lost >= 0 && back > lost, said.join('\n'));
     assert.equal(r.t.read('S3.txt'), 'S3\n');
     await assertNothingLeft(r, result.runId);
+  });
+
+  describe('control crosses machines: every remote lane is reached while its agent runs', () => {
+    const STOP = '.ralph/runs/${RALPH_RUN_ID}/STOP';
+    const PAUSE = '.ralph/runs/${RALPH_RUN_ID}/PAUSE';
+    const held = ['S1', 'S2', 'S3'];
+    /** A repository of S1…S5 and three workers whose agents end only after STOP (stopGraceMs: never killed for it). */
+    async function setUp(steps: Record<string, unknown>) {
+      const ids = ['S1', 'S2', 'S3', 'S4', 'S5'];
+      const r = repo(
+        ids.map((id, i) => ({ id, priority: i + 1 })),
+        redis.url,
+      );
+      planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` } }])), ...steps });
+      await Promise.all([1, 2, 3].map(() => worker(r, { timing: { stopGraceMs: 120_000 } })));
+      return r;
+    }
+    const runDirOf = (r: RemoteRepo, log: EventLog) =>
+      log
+        .next((e) => e.type === 'runStarted')
+        .then((e) => path.join(r.dir, '.ralph', 'runs', (e as { runId: string }).runId));
+    const lines = (r: RemoteRepo) => fs.readFileSync(r.log, 'utf8');
+    const waitAll = (r: RemoteRepo, word: string) =>
+      Promise.all(held.map((id) => waitForLogLine(r.log, new RegExp(`^${word} ${id}\\b`, 'm'))));
+    /** Each agent held saw the word's file (`found`) before it ended: the control reached it mid-step. */
+    const observedBeforeEnd = (r: RemoteRepo) => {
+      for (const id of held) {
+        const at = (w: string) => lines(r).search(new RegExp(`^${w} ${id}\\b`, 'm'));
+        assert.ok(at('found') >= 0 && at('found') < at('end'), `${id} saw the control, then ended:\n${lines(r)}`);
+      }
+    };
+
+    it('STOP: each lane ends after its agent, no story starts, the stories go back with their branches kept', async () => {
+      const r = await setUp(
+        Object.fromEntries(held.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, waitForFile: STOP }])),
+      );
+      const log = new EventLog();
+      const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+      const runDir = await runDirOf(r, log);
+      await waitAll(r, 'wait');
+      fs.writeFileSync(path.join(runDir, 'STOP'), '');
+      const { result, events } = await running;
+      assert.equal(result.state, 'stopped', result.reason);
+      observedBeforeEnd(r);
+      assert.doesNotMatch(lines(r), /^start S[45]\b/m, 'no story starts after STOP');
+      // As on one machine: the stories go back to pending, each lane's work kept on its branch (here: on the remote).
+      assert.deepEqual(statuses(r.dir), { S1: 'pending', S2: 'pending', S3: 'pending', S4: 'pending', S5: 'pending' });
+      assert.deepEqual(merges(events), []);
+      for (const id of held) {
+        assert.match(git(r.remote, 'log', '-1', '--format=%s', `ql-wt/${id}`), new RegExp(`^${id}: `));
+        git(r.remote, 'update-ref', '-d', `refs/heads/ql-wt/${id}`);
+      }
+      await assertNothingLeft(r, result.runId);
+    });
+
+    it('PAUSE and resume: the agent of each lane sees PAUSE come and go, then the run ends passed', async () => {
+      const r = await setUp(
+        Object.fromEntries(
+          held.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, waitForFile: PAUSE, waitForGone: PAUSE }]),
+        ),
+      );
+      const log = new EventLog();
+      const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+      const runDir = await runDirOf(r, log);
+      await waitAll(r, 'wait');
+      fs.writeFileSync(path.join(runDir, 'PAUSE'), '');
+      await waitAll(r, 'found');
+      fs.rmSync(path.join(runDir, 'PAUSE'));
+      const { result, events } = await running;
+      assert.equal(result.state, 'completed', result.reason);
+      for (const id of held) {
+        const at = (w: string) => lines(r).search(new RegExp(`^${w} ${id}\\b`, 'm'));
+        assert.ok(at('found') < at('gone') && at('gone') < at('end'), lines(r));
+      }
+      assert.deepEqual(merges(events), ['S1', 'S2', 'S3', 'S4', 'S5']);
+      await assertNothingLeft(r, result.runId);
+    });
+
+    it('Cancel: every remote agent is ended before the run returns', async () => {
+      const r = await setUp(Object.fromEntries(held.map((id) => [id, { hang: true }])));
+      const log = new EventLog();
+      const cancel = new AbortController();
+      const running = runCoordinator(r, { maxParallel: 3, signal: cancel.signal }, log.on);
+      await Promise.all(held.map((id) => waitForLogLine(r.log, new RegExp(`^hang ${id} \\d+$`, 'm'))));
+      cancel.abort();
+      const { result } = await running;
+      assert.equal(result.state, 'cancelled', result.reason);
+      assert.deepEqual(stubAgents(r.log), [], 'no agent outlives the run');
+      assert.doesNotMatch(lines(r), /^end /m);
+      assert.doesNotMatch(lines(r), /^start S[45]\b/m);
+      await Promise.all(workers.map((w) => w.waitFor(/: token \d+ cleaned up/)));
+      // What the cancelled lanes pushed is kept on the remote for a person (nothing else is left).
+      for (const b of laneBranchesOf(r.remote)) {
+        assert.match(b, /^ql-wt\/S[123]$/);
+        git(r.remote, 'update-ref', '-d', `refs/heads/${b}`);
+      }
+      await assertNothingLeft(r, result.runId);
+    });
+
+    it('the cost cap: reached by one lane, the agents of the other lanes see the STOP it sends', async () => {
+      // S1 passes once S2's and S3's agents run; its cost (the stub's 0.01 USD) is over the cap.
+      const r = await setUp({
+        S1: { write: { 'S1.txt': 'S1\n' }, waitFor: ['S2', 'S3'] },
+        S2: { write: { 'S2.txt': 'S2\n' }, waitForFile: STOP },
+        S3: { write: { 'S3.txt': 'S3\n' }, waitForFile: STOP },
+      });
+      const log = new EventLog();
+      const running = runCoordinator(r, { maxParallel: 3, maxCostUsd: 0.005 }, log.on);
+      const { result } = await running;
+      assert.match(result.reason, /cost/i);
+      for (const id of ['S2', 'S3']) {
+        const at = (w: string) => lines(r).search(new RegExp(`^${w} ${id}\\b`, 'm'));
+        assert.ok(at('found') >= 0 && at('found') < at('end'), lines(r));
+      }
+      assert.doesNotMatch(lines(r), /^start S[45]\b/m);
+      // A lane branch is kept on the remote for each story not merged (as on one machine), and for no other.
+      const st = statuses(r.dir);
+      for (const b of laneBranchesOf(r.remote)) {
+        assert.notEqual(st[b.slice('ql-wt/'.length)], 'passed', `${b} kept: ${JSON.stringify(st)}`);
+        git(r.remote, 'update-ref', '-d', `refs/heads/${b}`);
+      }
+      await assertNothingLeft(r, result.runId);
+    });
   });
 
   it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {
