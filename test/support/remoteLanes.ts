@@ -83,7 +83,13 @@ export async function startWorker(
   redisUrl: string,
   repos: string[],
   r: RemoteRepo,
-  o: { concurrency?: number; gates?: Record<string, string>; waitReady?: boolean } = {},
+  o: {
+    concurrency?: number;
+    gates?: Record<string, string>;
+    waitReady?: boolean;
+    /** The worker's `timing` settings over the tests' own. */
+    timing?: Record<string, number>;
+  } = {},
 ): Promise<WorkerProc> {
   const home = makeTempFolder('ralph-worker-home-');
   const dir = path.join(home.dir, 'work');
@@ -93,7 +99,7 @@ export async function startWorker(
     JSON.stringify({
       claudePath: LANE_STUB,
       gates: o.gates ?? { basic: 'true' },
-      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300 },
+      timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300, ...o.timing },
     }),
   );
   const child = spawn(
@@ -161,7 +167,11 @@ export async function startWorker(
 
 /** Ends a worker (SIGTERM, then waits for its exit) and removes its HOME. */
 export async function stopWorker(w: WorkerProc): Promise<void> {
-  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+  if (w.child.exitCode === null && w.child.signalCode === null) {
+    w.child.kill('SIGTERM');
+    // A worker a test stopped (SIGSTOP) takes the SIGTERM only once it runs again.
+    w.child.kill('SIGCONT');
+  }
   await w.exited;
   w.home.dispose();
 }
@@ -199,10 +209,14 @@ export async function runCoordinator(
   return { result, events };
 }
 
-/** The stub agents still running that log to `log` (this test's). */
-export function stubAgents(log: string): number[] {
+/**
+ * The stub agents still running that log to `log` (this test's), as this machine's pids (an agent in a PID namespace
+ * logs its pid there); `story`: only the agents working on that story (its prompt names it).
+ */
+export function stubAgents(log: string, story?: string): number[] {
   return listProcesses()
     .filter((p) => p.cmdline.includes(LANE_STUB))
+    .filter((p) => story === undefined || p.cmdline.includes(`Story ${story}:`))
     .filter((p) => {
       try {
         return fs.readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').includes(`LANE_STUB_LOG=${log}`);
@@ -219,4 +233,59 @@ export function statuses(dir: string): Record<string, string> {
     stories: { id: string; status: string }[];
   };
   return Object.fromEntries(q.stories.map((s) => [s.id, s.status]));
+}
+
+/**
+ * Resolves with the first match of `re` in the stub's log `log` (a line the stub agent wrote), woken by the file's
+ * changes (inotify), never by a timer.
+ */
+export function waitForLogLine(log: string, re: RegExp): Promise<RegExpExecArray> {
+  if (!fs.existsSync(log)) fs.writeFileSync(log, '', { flag: 'a' });
+  return new Promise((resolve) => {
+    const check = (): boolean => {
+      const m = re.exec(fs.readFileSync(log, 'utf8'));
+      if (!m) return false;
+      watcher.close();
+      resolve(m);
+      return true;
+    };
+    const watcher = fs.watch(log, () => void check());
+    check();
+  });
+}
+
+/**
+ * The events of a coordinator run as they come, and promises of the first one that matches (test waits on events,
+ * never on the clock). Pass {@link EventLog.on} as runCoordinator's `onEvent`.
+ */
+export class EventLog {
+  readonly all: { e: EngineEvent; lane: number }[] = [];
+  private waiters: { pred: (e: EngineEvent, lane: number) => boolean; resolve: (e: EngineEvent) => void }[] = [];
+  readonly on = (e: EngineEvent, lane: number): void => {
+    this.all.push({ e, lane });
+    for (const w of [...this.waiters])
+      if (w.pred(e, lane)) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(e);
+      }
+  };
+  /** The first event (seen already or to come) for which `pred` holds. */
+  next(pred: (e: EngineEvent, lane: number) => boolean): Promise<EngineEvent> {
+    const seen = this.all.find((x) => pred(x.e, x.lane));
+    if (seen) return Promise.resolve(seen.e);
+    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+}
+
+/** The `worker` (`host:pid`) a remote lane's event names, or undefined for a local one. */
+export const workerOf = (e: EngineEvent): string | undefined => (e as { worker?: string }).worker;
+
+/** Ends the process group of a stub agent (a pid of this machine) and the stub itself: what a lost machine does. */
+export function killAgentGroup(pid: number): void {
+  for (const target of [-pid, pid])
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // gone already
+    }
 }

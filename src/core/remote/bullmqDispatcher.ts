@@ -58,12 +58,17 @@ const tokenKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:token`;
  */
 export class BullmqDispatcher extends GitWorktreeDispatcher {
   private readonly lanes = new Map<string, RemoteLane>();
+  /**
+   * Each story's newest dispatch (its fencing token), kept after its lane ended: a late report of a superseded or
+   * ended dispatch is refused with the reason (decide.ts `decideFencing`), whether or not the story still has a lane.
+   */
+  readonly dispatches = new Map<string, Dispatch>();
   /** The run's jobs still in the queue or at work (removed from Redis when the run ends). */
   readonly jobs = new Set<string>();
   /** The accepted result's SHA of each story whose lane passed: the only commit its merge takes. */
   private readonly named = new Map<string, string>();
   private lastId = '0-0';
-  private closed = false;
+  closed = false;
   private following: Promise<void> = Promise.resolve();
   private pushChain: Promise<unknown> = Promise.resolve();
   redisUp = true;
@@ -103,10 +108,21 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     const queue = new Queue(LANE_QUEUE, { connection: redisConnection(o.redisUrl), prefix: KEY_PREFIX });
     queue.on('error', () => undefined);
     const d = new BullmqDispatcher(o, remote, redis, reader, queue);
-    redis.on('close', () => (d.redisUp = false));
+    // While Redis is away nothing is dispatched or heard (commands wait for it): said once each way in the run log.
+    let lostAt = 0;
+    redis.on('close', () => {
+      if (!d.redisUp || d.closed) return;
+      d.redisUp = false;
+      lostAt = Date.now();
+      o.warn(`remote lanes: lost Redis at ${d.where}: dispatch and the lanes' reports wait for it`);
+    });
     redis.on('ready', () => {
-      if (!d.redisUp) d.redisBackAt = Date.now();
+      if (d.redisUp) return;
+      d.redisBackAt = Date.now();
       d.redisUp = true;
+      o.warn(
+        `remote lanes: Redis at ${d.where} is back after ${d.redisBackAt - lostAt} ms: dispatch resumes, the lanes' silence counts from now`,
+      );
     });
     // The stream exists from now on (workers add with NOMKSTREAM: a run that ended gets no key back).
     await redis.xadd(eventsKey(o.runId), '*', 'open', o.runId);
@@ -137,8 +153,11 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
           }
           const lane = this.lanes.get(e.value.storyId);
           if (lane) lane.hear(e.value);
-          else if (e.value.kind === 'result')
-            this.o.warn(`remote lanes: refused a result for ${e.value.storyId}: no lane of this run works on it`);
+          else if (e.value.kind === 'result' || e.value.kind === 'started') {
+            const f = decideFencing(this.dispatches.get(e.value.storyId) ?? null, e.value);
+            const why = f.kind === 'refuse' ? f.reason : 'its lane has ended';
+            this.o.warn(`${e.value.storyId}: refused a ${e.value.kind} from ${e.value.worker}: ${why}`);
+          }
         }
     }
   }
@@ -330,6 +349,7 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
       const attempt = (counted?.attempts ?? 0) + 1;
       const token = await this.d.redis.incr(tokenKey(o.runId));
       this.current = { token, ended: false };
+      this.d.dispatches.set(id, this.current);
       this.takenAt = null;
       this.lastSeenAt = null;
       this.iterations.clear();

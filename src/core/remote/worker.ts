@@ -289,6 +289,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     await rm(tree, { recursive: true, force: true });
     await rm(stateRoot, { recursive: true, force: true });
     await chain;
+    c.log(`${job.runId} ${job.storyId}: token ${job.token} cleaned up`);
   }
 }
 

@@ -8,6 +8,8 @@ import { KEY_PREFIX, LANE_QUEUE, leaseKey, type LaneJob } from '../../../src/cor
 import { laneJobId } from '../../../src/core/remote/decide';
 import { startRedis, type RedisServer } from '../../support/redisServer';
 import {
+  EventLog,
+  killAgentGroup,
   makeRemoteRepo,
   planSteps,
   runCoordinator,
@@ -15,6 +17,8 @@ import {
   statuses,
   stopWorker,
   stubAgents,
+  waitForLogLine,
+  workerOf,
   type RemoteRepo,
   type WorkerProc,
 } from '../../support/remoteLanes';
@@ -60,8 +64,11 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     return w;
   };
 
-  /** Nothing of the run is left: no lane branch on the remote or here, no worktree, no stub agent, no Redis key. */
-  async function assertNothingLeft(r: RemoteRepo, runId: string): Promise<void> {
+  /**
+   * Nothing of the run is left: no lane branch on the remote or here, no worktree, no stub agent, no Redis key.
+   * `lost`: workers killed as a lost machine is (what they left on their own disk went with the machine).
+   */
+  async function assertNothingLeft(r: RemoteRepo, runId: string, lost: readonly WorkerProc[] = []): Promise<void> {
     assert.equal(
       git(r.remote, 'for-each-ref', '--format=%(refname)', 'refs/heads/ql-wt/'),
       '',
@@ -75,7 +82,7 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       1,
     );
     assert.deepEqual(fs.existsSync(path.join(r.dir, '.ql-wt')) ? fs.readdirSync(path.join(r.dir, '.ql-wt')) : [], []);
-    for (const w of workers) {
+    for (const w of workers.filter((x) => !lost.includes(x))) {
       const lanes = path.join(w.dir, 'lanes');
       assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], [], `no lane tree left on ${w.pid}`);
       const mirrors = path.join(w.dir, 'mirrors');
@@ -92,7 +99,15 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       .filter((x) => x.e.type === 'laneMerge' && (x.e as { outcome: string }).outcome === 'merged')
       .map((x) => (x.e as { item: { id: string } }).item.id)
       .sort();
-  const workerOf = (e: EngineEvent) => (e as { worker?: string }).worker;
+  const laneBranchesOf = (remote: string) =>
+    git(remote, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/ql-wt/').split('\n').filter(Boolean);
+  const itemOf = (e: EngineEvent) => (e as { item?: { id: string } | null }).item?.id;
+  const quantumStory = (r: RemoteRepo, id: string) =>
+    (
+      JSON.parse(r.t.read('quantum.json')) as {
+        stories: { id: string; retries: { attempts: number; failureLog: { phase: string; error: string }[] } }[];
+      }
+    ).stories.find((s) => s.id === id)!;
 
   it('runs eight stories on three workers to passed, each merged once, every lane event naming its worker', async () => {
     const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
@@ -127,6 +142,275 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     // The feature branch the run made is on the remote.
     assert.equal(git(r.remote, 'rev-parse', 'ql/demo'), git(r.dir, 'rev-parse', 'HEAD'));
     await assertNothingLeft(r, result.runId);
+  });
+
+  it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+      { laneStallMs: 2000 },
+    );
+    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
+    planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, pass(id)])), S1: { hang: true } });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+    await waitForLogLine(r.log, /^hang S1 \d+$/m);
+    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
+    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
+    // The next attempt of S1 passes; then the machine is lost: the worker and its agent are killed at once.
+    planSteps(r, Object.fromEntries(ids.map((id) => [id, pass(id)])));
+    victim.child.kill('SIGKILL');
+    for (const pid of stubAgents(r.log, 'S1')) killAgentGroup(pid);
+    await victim.exited;
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
+    assert.deepEqual(merges(events), ids, 'every story merged once');
+    const lost = workerOf(first)!;
+    const stall = events.findIndex(
+      (x) => x.e.type === 'warning' && /^S1: attempt 1 failed: worker \S+ silent for \d+ ms/.test(x.e.message),
+    );
+    assert.ok(stall >= 0, 'the stall is said');
+    assert.ok((events[stall]!.e as { message: string }).message.includes(lost));
+    const silent = Number(/silent for (\d+) ms/.exec((events[stall]!.e as { message: string }).message)![1]);
+    assert.ok(silent > 2000, `taken for dead only after laneStallMs (${silent} ms)`);
+    // The attempt after the stall ran on a live worker and passed.
+    const again = events
+      .slice(stall)
+      .filter((x) => x.e.type === 'iterationStarted' && itemOf(x.e) === 'S1')
+      .map((x) => workerOf(x.e));
+    assert.ok(again.length >= 1 && again.every((w) => w !== lost), `S1 ran again elsewhere: ${again.join(', ')}`);
+    // quantum.json counts the lost attempt.
+    const s1 = quantumStory(r, 'S1');
+    assert.ok(s1.retries.attempts >= 1);
+    assert.ok(
+      s1.retries.failureLog.some((f) => f.phase === 'crash' && f.error.includes(lost)),
+      JSON.stringify(s1.retries),
+    );
+    await assertNothingLeft(r, result.runId, [victim]);
+  });
+
+  it('a worker SIGSTOPped past laneStallMs and then continued: its late result is refused, the story merged once from the retry', async () => {
+    const r = repo(
+      [
+        { id: 'S1', priority: 1 },
+        { id: 'S2', priority: 2 },
+      ],
+      redis.url,
+      { laneStallMs: 2000 },
+    );
+    const releaseStale = r.side.file('release-stale');
+    const releaseS2 = r.side.file('release-S2');
+    planSteps(r, {
+      S1: { write: { 'S1.txt': 'stale\n' }, waitForFile: releaseStale },
+      S2: { write: { 'S2.txt': 'S2\n' }, waitForFile: releaseS2 },
+    });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 2 }, log.on);
+    await waitForLogLine(r.log, /^wait S1 \d+$/m);
+    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
+    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
+    victim.child.kill('SIGSTOP');
+    // The retry writes another S1.txt; the stopped worker's agent has committed the stale one in its own tree.
+    planSteps(r, {
+      S1: { write: { 'S1.txt': 'fresh\n' } },
+      S2: { write: { 'S2.txt': 'S2\n' }, waitForFile: releaseS2 },
+    });
+    await log.next(
+      (e) => e.type === 'laneMerge' && itemOf(e) === 'S1' && (e as { outcome: string }).outcome === 'merged',
+    );
+    // The stale agent ends and its worker runs again: its lease is superseded, so it pushes nothing, and its result
+    // is refused.
+    fs.writeFileSync(releaseStale, '');
+    victim.child.kill('SIGCONT');
+    const refused = await log.next(
+      (e) => e.type === 'warning' && new RegExp(`^S1: refused a result from ${workerOf(first)}: `).test(e.message),
+    );
+    assert.match((refused as { message: string }).message, /late result of token \d+, superseded by token \d+/);
+    await victim.waitFor(/S1: token \d+ cleaned up/);
+    fs.writeFileSync(releaseS2, '');
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), { S1: 'passed', S2: 'passed' });
+    assert.deepEqual(merges(events), ['S1', 'S2'], 'each story merged once');
+    assert.equal(r.t.read('S1.txt'), 'fresh\n', 'the retry is what was merged');
+    assert.equal(
+      git(r.dir, 'log', '--format=%s', 'HEAD')
+        .split('\n')
+        .filter((l) => l.startsWith('S1:')).length,
+      1,
+      'one commit of S1 on the feature branch',
+    );
+    const stale = events.filter((x) => x.e.type === 'agentStarted' && workerOf(x.e) === workerOf(first));
+    assert.equal(stale.length, 1, 'the stopped worker ran one agent for S1, counted before the stall');
+    assert.ok(quantumStory(r, 'S1').retries.failureLog.some((f) => f.phase === 'crash'));
+    await assertNothingLeft(r, result.runId);
+  });
+
+  it('Redis killed and started again mid-run (AOF): dispatch waits and resumes, and every lane result is kept', async () => {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+    );
+    const releaseS3 = r.side.file('release-S3');
+    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
+    planSteps(r, {
+      ...Object.fromEntries(ids.map((id) => [id, pass(id)])),
+      S3: { ...pass('S3'), waitForFile: releaseS3 },
+    });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+    await waitForLogLine(r.log, /^wait S3 \d+$/m);
+    await redis.kill('SIGKILL');
+    await log.next((e) => e.type === 'warning' && /^remote lanes: lost Redis/.test(e.message));
+    // S3's lane ends while Redis is away: its worker's report waits for Redis.
+    fs.writeFileSync(releaseS3, '');
+    await waitForLogLine(r.log, /^end S3 \d+$/m);
+    await redis.start();
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
+    assert.deepEqual(merges(events), ids, 'every story merged once');
+    // No lane was taken for dead over the outage: each story's agent ran once, its one result kept.
+    const starts = events.filter((x) => x.e.type === 'iterationStarted').map((x) => itemOf(x.e));
+    assert.deepEqual([...starts].sort(), ids, 'one iteration per story');
+    const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
+    assert.ok(!said.some((m) => /silent for/.test(m)), said.join('\n'));
+    const lost = said.findIndex((m) => /^remote lanes: lost Redis/.test(m));
+    const back = said.findIndex((m) => /^remote lanes: Redis at .* is back after \d+ ms/.test(m));
+    assert.ok(lost >= 0 && back > lost, said.join('\n'));
+    assert.equal(r.t.read('S3.txt'), 'S3\n');
+    await assertNothingLeft(r, result.runId);
+  });
+
+  describe('control crosses machines: every remote lane is reached while its agent runs', () => {
+    const STOP = '.ralph/runs/${RALPH_RUN_ID}/STOP';
+    const PAUSE = '.ralph/runs/${RALPH_RUN_ID}/PAUSE';
+    const held = ['S1', 'S2', 'S3'];
+    /** A repository of S1…S5 and three workers whose agents end only after STOP (stopGraceMs: never killed for it). */
+    async function setUp(steps: Record<string, unknown>) {
+      const ids = ['S1', 'S2', 'S3', 'S4', 'S5'];
+      const r = repo(
+        ids.map((id, i) => ({ id, priority: i + 1 })),
+        redis.url,
+      );
+      planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` } }])), ...steps });
+      await Promise.all([1, 2, 3].map(() => worker(r, { timing: { stopGraceMs: 120_000 } })));
+      return r;
+    }
+    const runDirOf = (r: RemoteRepo, log: EventLog) =>
+      log
+        .next((e) => e.type === 'runStarted')
+        .then((e) => path.join(r.dir, '.ralph', 'runs', (e as { runId: string }).runId));
+    const lines = (r: RemoteRepo) => fs.readFileSync(r.log, 'utf8');
+    const waitAll = (r: RemoteRepo, word: string) =>
+      Promise.all(held.map((id) => waitForLogLine(r.log, new RegExp(`^${word} ${id}\\b`, 'm'))));
+    /** Each agent held saw the word's file (`found`) before it ended: the control reached it mid-step. */
+    const observedBeforeEnd = (r: RemoteRepo) => {
+      for (const id of held) {
+        const at = (w: string) => lines(r).search(new RegExp(`^${w} ${id}\\b`, 'm'));
+        assert.ok(at('found') >= 0 && at('found') < at('end'), `${id} saw the control, then ended:\n${lines(r)}`);
+      }
+    };
+
+    it('STOP: each lane ends after its agent, no story starts, the stories go back with their branches kept', async () => {
+      const r = await setUp(
+        Object.fromEntries(held.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, waitForFile: STOP }])),
+      );
+      const log = new EventLog();
+      const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+      const runDir = await runDirOf(r, log);
+      await waitAll(r, 'wait');
+      fs.writeFileSync(path.join(runDir, 'STOP'), '');
+      const { result, events } = await running;
+      assert.equal(result.state, 'stopped', result.reason);
+      observedBeforeEnd(r);
+      assert.doesNotMatch(lines(r), /^start S[45]\b/m, 'no story starts after STOP');
+      // As on one machine: the stories go back to pending, each lane's work kept on its branch (here: on the remote).
+      assert.deepEqual(statuses(r.dir), { S1: 'pending', S2: 'pending', S3: 'pending', S4: 'pending', S5: 'pending' });
+      assert.deepEqual(merges(events), []);
+      for (const id of held) {
+        assert.match(git(r.remote, 'log', '-1', '--format=%s', `ql-wt/${id}`), new RegExp(`^${id}: `));
+        git(r.remote, 'update-ref', '-d', `refs/heads/ql-wt/${id}`);
+      }
+      await assertNothingLeft(r, result.runId);
+    });
+
+    it('PAUSE and resume: the agent of each lane sees PAUSE come and go, then the run ends passed', async () => {
+      const r = await setUp(
+        Object.fromEntries(
+          held.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, waitForFile: PAUSE, waitForGone: PAUSE }]),
+        ),
+      );
+      const log = new EventLog();
+      const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+      const runDir = await runDirOf(r, log);
+      await waitAll(r, 'wait');
+      fs.writeFileSync(path.join(runDir, 'PAUSE'), '');
+      await waitAll(r, 'found');
+      fs.rmSync(path.join(runDir, 'PAUSE'));
+      const { result, events } = await running;
+      assert.equal(result.state, 'completed', result.reason);
+      for (const id of held) {
+        const at = (w: string) => lines(r).search(new RegExp(`^${w} ${id}\\b`, 'm'));
+        assert.ok(at('found') < at('gone') && at('gone') < at('end'), lines(r));
+      }
+      assert.deepEqual(merges(events), ['S1', 'S2', 'S3', 'S4', 'S5']);
+      await assertNothingLeft(r, result.runId);
+    });
+
+    it('Cancel: every remote agent is ended before the run returns', async () => {
+      const r = await setUp(Object.fromEntries(held.map((id) => [id, { hang: true }])));
+      const log = new EventLog();
+      const cancel = new AbortController();
+      const running = runCoordinator(r, { maxParallel: 3, signal: cancel.signal }, log.on);
+      await Promise.all(held.map((id) => waitForLogLine(r.log, new RegExp(`^hang ${id} \\d+$`, 'm'))));
+      cancel.abort();
+      const { result } = await running;
+      assert.equal(result.state, 'cancelled', result.reason);
+      assert.deepEqual(stubAgents(r.log), [], 'no agent outlives the run');
+      assert.doesNotMatch(lines(r), /^end /m);
+      assert.doesNotMatch(lines(r), /^start S[45]\b/m);
+      await Promise.all(workers.map((w) => w.waitFor(/: token \d+ cleaned up/)));
+      // What the cancelled lanes pushed is kept on the remote for a person (nothing else is left).
+      for (const b of laneBranchesOf(r.remote)) {
+        assert.match(b, /^ql-wt\/S[123]$/);
+        git(r.remote, 'update-ref', '-d', `refs/heads/${b}`);
+      }
+      await assertNothingLeft(r, result.runId);
+    });
+
+    it('the cost cap: reached by one lane, the agents of the other lanes see the STOP it sends', async () => {
+      // S1 passes once S2's and S3's agents run; its cost (the stub's 0.01 USD) is over the cap.
+      const r = await setUp({
+        S1: { write: { 'S1.txt': 'S1\n' }, waitFor: ['S2', 'S3'] },
+        S2: { write: { 'S2.txt': 'S2\n' }, waitForFile: STOP },
+        S3: { write: { 'S3.txt': 'S3\n' }, waitForFile: STOP },
+      });
+      const log = new EventLog();
+      const running = runCoordinator(r, { maxParallel: 3, maxCostUsd: 0.005 }, log.on);
+      const { result } = await running;
+      assert.match(result.reason, /cost/i);
+      for (const id of ['S2', 'S3']) {
+        const at = (w: string) => lines(r).search(new RegExp(`^${w} ${id}\\b`, 'm'));
+        assert.ok(at('found') >= 0 && at('found') < at('end'), lines(r));
+      }
+      assert.doesNotMatch(lines(r), /^start S[45]\b/m);
+      // A lane branch is kept on the remote for each story not merged (as on one machine), and for no other.
+      const st = statuses(r.dir);
+      for (const b of laneBranchesOf(r.remote)) {
+        assert.notEqual(st[b.slice('ql-wt/'.length)], 'passed', `${b} kept: ${JSON.stringify(st)}`);
+        git(r.remote, 'update-ref', '-d', `refs/heads/${b}`);
+      }
+      await assertNothingLeft(r, result.runId);
+    });
   });
 
   it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {

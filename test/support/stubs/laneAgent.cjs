@@ -4,7 +4,10 @@
 // `start <id> <ms>` / `end <id> <ms>` lines to $LANE_STUB_LOG, does the step in its cwd (the lane's worktree), and
 // prints a stream-json result with `<quantum>STORY_PASSED</quantum>` (or STORY_FAILED).
 // A step: { write: {path: text}, commit: bool (default true), waitFor: [ids whose start must be logged first],
-//           sleepMs: n, hang: bool (sleeps silently until killed), fail: bool, seeFile: path (logs whether it exists),
+//           sleepMs: n, hang: bool (sleeps silently until killed), waitForFile: path (after its writes, logs
+//           `wait <id> <pid>`, waits until that file exists, logs `found <id>`), waitForGone: path (then waits
+//           until that file does not exist, logs `gone <id>`; both paths relative to its cwd, `${RALPH_RUN_ID}` the
+//           run's id), fail: bool, seeFile: path (logs whether it exists),
 //           ask: text (while the prompt holds no answer: asks `<question>text</question>` and does nothing else; with
 //           the answer in the prompt, logs `answer <id> <first line of the answer>` and does the step),
 //           holdRunRecord: state root (after its output, waits until that output is in the run's raw streams under
@@ -101,6 +104,17 @@ if (step.write && step.commit !== false) {
   };
   execFileSync('git', ['add', '-A', '--', ...Object.keys(step.write)], { env });
   execFileSync('git', ['commit', '-q', '--no-verify', '-m', `${id}: ${step.subject || 'work'}`], { env });
+}
+// A path of a step may name the lane's run folder: `${RALPH_RUN_ID}` is this run's id; relative to the cwd.
+const stepPath = (p) => path.resolve(p.replace(/\$\{RALPH_RUN_ID\}/g, process.env.RALPH_RUN_ID || '?'));
+if (step.waitForFile) {
+  note(`wait ${id} ${process.pid}`);
+  while (!fs.existsSync(stepPath(step.waitForFile))) sleep(50);
+  note(`found ${id}`);
+}
+if (step.waitForGone) {
+  while (fs.existsSync(stepPath(step.waitForGone))) sleep(50);
+  note(`gone ${id}`);
 }
 if (step.sleepMs) sleep(step.sleepMs);
 if (step.hang) {
