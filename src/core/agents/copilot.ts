@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { type AgentEvent, type ToolKind, ev, rawTypeOf } from '../stream/events';
+import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { GUARD_SUPPORT } from './guardSupport';
 
 /**
  * GitHub's Copilot CLI (`copilot --output-format json --allow-all-tools --prompt=<p>`), more-agents.md, as recorded
@@ -236,13 +238,22 @@ class CopilotMapper implements StreamMapper {
   }
 }
 
+/**
+ * The `--deny-tool` arguments of the run's `[deny]` rows that Copilot's shell rules can express (`shell(git push)`: a
+ * command and at most one subcommand; `copilot help permissions`); a denial wins over `--allow-all-tools`. Pure.
+ */
+export function copilotDenyArgs(policy: CommandPolicy | null): string[] {
+  const except = GUARD_SUPPORT.copilot.deny.except;
+  return (policy?.deny ?? []).filter((r) => !except?.test(r.prefix)).map((r) => `--deny-tool=shell(${r.prefix})`);
+}
+
 function copilotInvocation(spec: IterationSpec): Invocation {
   // `--allow-all-tools`: headless, a tool call that needs approval is denied and the turn goes on without it.
   const args = ['--output-format', 'json', '--allow-all-tools'];
   if (spec.model) args.push('--model', spec.model);
   // `--resume[=<id>]` takes an optional value: the `=` form cannot swallow the prompt.
   if (spec.resume) args.push(`--resume=${spec.resume}`);
-  args.push(...(spec.extraArgs ?? []));
+  args.push(...(spec.guardArgs ?? []), ...(spec.extraArgs ?? []));
   args.push(`--prompt=${spec.prompt}`);
   return { file: spec.binary || 'copilot', args, env: mergeEnv(spec), cwd: spec.cwd };
 }
@@ -261,6 +272,7 @@ export const copilotAdapter: AgentAdapter = {
   defaultBinary: 'copilot',
   configKey: 'copilotPath',
   guardHook: false,
+  prepareGuard: (g) => Promise.resolve({ args: copilotDenyArgs(g.policy) }),
   estimatesContext: true,
   invocation: copilotInvocation,
   createMapper: () => new CopilotMapper(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev, rawTypeOf } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { type SystemSettingsLayer, writeGuardSettings } from './guardSettingsFile';
 
 /**
  * Google's Gemini CLI (`gemini --prompt=<p> --output-format stream-json --skip-trust --approval-mode yolo`),
@@ -310,6 +311,27 @@ class GeminiMapper implements StreamMapper {
   }
 }
 
+/**
+ * Where Gemini CLI 0.61 reads the run's guard: its system settings file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, the
+ * highest settings layer; hooks reference and configuration reference of its bundled docs), a `BeforeTool` hook on
+ * its shell and file-writing tools with the timeout in ms; `hooksConfig.enabled` keeps hooks on.
+ */
+export const GEMINI_GUARD_LAYER: SystemSettingsLayer = {
+  agent: 'gemini',
+  settingsVar: 'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
+  defaultsVar: 'GEMINI_CLI_SYSTEM_DEFAULTS_PATH',
+  defaultPath: (platform) =>
+    platform === 'darwin'
+      ? '/Library/Application Support/GeminiCli/settings.json'
+      : platform === 'win32'
+        ? 'C:\\ProgramData\\gemini-cli\\settings.json'
+        : '/etc/gemini-cli/settings.json',
+  event: 'BeforeTool',
+  matcher: '^(run_shell_command|write_file|replace)$',
+  timeoutUnit: 'ms',
+  enableHooks: { hooksConfig: { enabled: true } },
+};
+
 function geminiInvocation(spec: IterationSpec): Invocation {
   // `--prompt=<p>`: the `=` form keeps a prompt that starts with "-" from being read as an option.
   // `--skip-trust`: without it an untrusted folder downgrades yolo; `--approval-mode yolo`: headless, the shell and
@@ -337,7 +359,8 @@ export const geminiAdapter: AgentAdapter = {
   name: 'gemini',
   defaultBinary: 'gemini',
   configKey: 'geminiPath',
-  guardHook: false,
+  guardHook: true,
+  prepareGuard: async (g) => ({ env: await writeGuardSettings(GEMINI_GUARD_LAYER, g.settings, g.env, g.dir) }),
   estimatesContext: true,
   invocation: geminiInvocation,
   createMapper: () => new GeminiMapper(),

@@ -184,7 +184,8 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
   private async runStarted(s: LaneSetup, reserve: SpaceReserve | null): Promise<RunResult> {
     const o = this.o;
     const source = s.source;
-    // The command guard of this run: claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
+    // The command guard of this run: the agents that run ralph's hook get it (claude through --settings, the others
+    // through their own settings: AgentAdapter.prepareGuard); cursor-agent, opencode and copilot run no hook.
     if (this.roster.agents.some((a) => getAdapter(a).guardHook))
       this.guard = await startGuardServer({
         workspace: this.folder,
@@ -502,6 +503,7 @@ export class Lane extends EventEmitter<{ event: [event: EngineEvent, lane?: numb
       timing: this.timing,
       actor: s.actor,
       guardSettings: this.guard?.settings,
+      commandPolicy: s.policy,
       gates: s.gates,
       agentConfigAtStart: s.agentConfigAtStart,
       agentConfigWarned: this.agentConfigWarned,
