@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { type AgentEvent, type ToolKind, ev, rawTypeOf } from '../stream/events';
+import { type AgentEvent, type ToolKind, ev } from '../stream/events';
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
+import { asRecord, issueOf, optNum as n, optStr as s, unknownEvent } from './lineParts';
 
 /**
  * GitHub's Copilot CLI (`copilot --output-format json --allow-all-tools --prompt=<p>`), more-agents.md, as recorded
@@ -22,9 +23,6 @@ import { GUARD_SUPPORT } from './guardSupport';
  * - Without `--allow-all-tools` every tool call is denied headless ("no interactive user response") and the CLI still
  *   exits 0; `--allow-all-tools` is the approval mode a run needs. Its allow/deny tool rules are the guard's mechanism.
  */
-
-const s = z.string().nullish().catch(null);
-const n = z.number().nullish().catch(null);
 
 const dataOf = (line: Record<string, unknown>): Record<string, unknown> => asRecord(line.data);
 
@@ -79,17 +77,6 @@ export function copilotErrorStatus(text: string): number | null {
   const m = /\b([45]\d\d)\b/.exec(text);
   return m ? Number(m[1]) : null;
 }
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
-  ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
-
-const issueOf = (err: z.ZodError): string => {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
-};
 
 /** Events the mapper reads for their effect only (none of them is agent text, a tool call or a failure). */
 const IGNORED = new Set([

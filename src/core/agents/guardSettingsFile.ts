@@ -2,16 +2,17 @@ import { mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import { writeFileAtomicModule } from '../store/atomicWrite';
+import { asRecord } from './lineParts';
 
 /**
  * Hands the run's command guard (ralph's PreToolUse hook command, guardServer.ts `guardSettings`) to a CLI that reads
- * hooks only from its settings files: Gemini CLI (`BeforeTool`) and Qwen Code (`PreToolUse`). Neither takes settings
- * on its command line, and the user's files are the user's, so the hook goes into the one layer each CLI lets an
- * environment variable move, its system settings file: ralph writes `<dir>/<agent>-system-settings.json` holding the
- * user's own system settings (the file the variable named, or the platform's default path) plus the hook, and points
- * the variable at it. The system-defaults file, which both CLIs look for beside the system settings file unless its
- * own variable names it, keeps its place through that variable. The file is written again before every start, so an
- * agent that edits it changes nothing for the next iteration.
+ * hooks only from its settings files (Qwen Code). It takes no settings on its command line, and the user's files are
+ * the user's, so the hook goes into the one layer an environment variable can move, its system settings file: ralph
+ * writes `<dir>/<agent>-system-settings.json` holding the user's own system settings (the file the variable named, or
+ * the platform's default path) plus the hook, and points the variable at it. The system-defaults file, which the CLI
+ * looks for beside the system settings file unless its own variable names it, keeps its place through that variable.
+ * The file is written again before every start, so an agent that edits it changes nothing for the next iteration.
+ * (Gemini CLI has the same layers but ignores a system file that root does not own: gemini.ts uses its policy rules.)
  */
 
 /** One hook command of the run, Claude's shape. */
@@ -20,9 +21,6 @@ export interface HookCommand {
   /** Seconds. */
   timeout?: number;
 }
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** The commands of `settings.hooks.PreToolUse[*].hooks[*]` (Claude's `--settings` shape), in order. Pure. */
 export function preToolUseCommands(settings: Record<string, unknown> | undefined): HookCommand[] {

@@ -3,10 +3,10 @@ import type { AgentName } from '../model/agentNames';
 
 /**
  * What each agent CLI can enforce of `.ralph/command-policy` (docs/agents.md, "The guard per agent"). Claude Code,
- * Codex, Gemini CLI and Qwen Code run ralph's own hook (the guard server's analyzer) before every shell command and
- * file write: every section is enforced. opencode and Copilot CLI have no hook ralph can hand a decision through;
- * their own permission rules approximate `[deny]` rows (opencode.ts, copilot.ts), and the other sections are not
- * enforced. A run whose policy has rows its agent does not enforce refuses to start (config `guard: "strict"`, the
+ * Codex and Qwen Code run ralph's own hook (the guard server's analyzer) before every shell command and file write:
+ * every section is enforced. Gemini CLI, opencode and Copilot CLI have no hook ralph can hand a decision through;
+ * their own permission rules approximate `[deny]` rows (gemini.ts, opencode.ts, copilot.ts), and the other sections
+ * are not enforced. A run whose policy has rows its agent does not enforce refuses to start (config `guard: "strict"`, the
  * default) or lists them in its run log's first lines (`guard: "best-effort"`). The protected paths
  * (process/protectedPaths.ts) are kept read-only by the kernel for every agent alike and are not in this table.
  */
@@ -52,9 +52,15 @@ const notExpressible = (pattern: RegExp, why: string): { except: { test(prefix: 
 export const GUARD_SUPPORT: Readonly<Record<AgentName, Readonly<Record<GuardRowKind, GuardSupport>>>> = {
   claude: hook('Claude Code'),
   codex: hook('Codex (its PreToolUse hook on the shell tool, handed over with -c hooks.PreToolUse)'),
-  gemini: hook(
-    'Gemini CLI (its BeforeTool hook, in the system settings file ralph points GEMINI_CLI_SYSTEM_SETTINGS_PATH at)',
-  ),
+  gemini: {
+    ...none(
+      'Gemini CLI takes hooks only from settings files ralph does not write (its system layer, which a variable could move, must be owned by root); its policy rules only allow, ask or deny',
+    ),
+    deny: {
+      level: 'approximated',
+      how: 'a --policy rule per row: run_shell_command with the row as commandPrefix, deny at the top of the user tier: Gemini checks each command of a chained call, not one inside sh -c, a script or a variable',
+    },
+  },
   qwen: hook(
     'Qwen Code (its PreToolUse hook, in the system settings file ralph points QWEN_CODE_SYSTEM_SETTINGS_PATH at)',
   ),
@@ -128,7 +134,7 @@ export function guardRefusal(agent: string, file: string, gaps: readonly GuardGa
   return [
     `The ${agent} agent cannot enforce ${gaps.length === 1 ? 'this row' : 'these rows'} of ${file} (docs/agents.md, "The guard per agent"):`,
     ...gaps.map((g) => `  line ${g.line}: ${g.row} (${g.why})`),
-    `Run with an agent that enforces them (claude, codex, gemini, qwen), remove the rows, or set "guard": "best-effort" in .ralph/config.json to run without them (each is then listed in the run log).`,
+    `Run with an agent that enforces them (claude, codex, qwen), remove the rows, or set "guard": "best-effort" in .ralph/config.json to run without them (each is then listed in the run log).`,
   ].join('\n');
 }
 

@@ -1,16 +1,9 @@
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  type TokenCounts,
-  type ToolKind,
-  addTokens,
-  ev,
-  rawTypeOf,
-  zeroTokens,
-} from '../stream/events';
+import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
+import { asRecord, issueOf, optNum as n, optStr as s, textOf, unknownEvent } from './lineParts';
 
 /**
  * opencode (`opencode run --format json --auto -- <prompt>`), agent-streams.md §6 and more-agents.md, as recorded from
@@ -31,9 +24,6 @@ import { GUARD_SUPPORT } from './guardSupport';
  *   versions, so the exit code still decides when no result came (spawn.ts).
  * - Session id: `sessionID` (`--session <id>` resumes it).
  */
-
-const n = z.number().nullish().catch(null);
-const s = z.string().nullish().catch(null);
 
 const tokensSchema = z.object({
   input: n,
@@ -94,18 +84,6 @@ export function opencodeToolKind(name: string): ToolKind {
       return 'other';
   }
 }
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const textOf = (v: unknown): string => (typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v));
-
-const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
-  ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
-
-const issueOf = (err: z.ZodError): string => {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
-};
 
 /** The HTTP status an opencode error message names ("… status code 500 …", "429 Too Many Requests"), or null. */
 export function opencodeErrorStatus(message: string): number | null {

@@ -49,7 +49,10 @@ describe('the guard per agent (what each CLI enforces of .ralph/command-policy)'
   const table: { agent: string; rows: string[] }[] = [
     { agent: 'claude', rows: [] },
     { agent: 'codex', rows: [] },
-    { agent: 'gemini', rows: [] },
+    {
+      agent: 'gemini',
+      rows: ['[gates] basic | npm test', '[protect] npm run format', '[wrap] node unit.js | unit', '[rewrite] ^npm i$'],
+    },
     { agent: 'qwen', rows: [] },
     {
       agent: 'opencode',

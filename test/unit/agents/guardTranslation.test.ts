@@ -1,8 +1,13 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { copilotAdapter, copilotDenyArgs } from '../../../src/core/agents/copilot';
-import { GEMINI_GUARD_LAYER, geminiAdapter } from '../../../src/core/agents/gemini';
-import { preToolUseCommands, withGuardHooks, writeGuardSettings } from '../../../src/core/agents/guardSettingsFile';
+import { geminiAdapter, geminiGuardPolicy } from '../../../src/core/agents/gemini';
+import {
+  type SystemSettingsLayer,
+  preToolUseCommands,
+  withGuardHooks,
+  writeGuardSettings,
+} from '../../../src/core/agents/guardSettingsFile';
 import { opencodeAdapter, opencodeDenyPatterns, opencodeGuardConfig } from '../../../src/core/agents/opencode';
 import { QWEN_GUARD_LAYER, qwenAdapter } from '../../../src/core/agents/qwen';
 import { parseCommandPolicy } from '../../../src/core/gates/commandPolicy';
@@ -16,6 +21,17 @@ const SETTINGS = {
       { matcher: 'Bash|Write|Edit|MultiEdit|NotebookEdit', hooks: [{ type: 'command', ...HOOK, timeout: 60 }] },
     ],
   },
+};
+/** A CLI with Gemini CLI's settings layers and hook dialect (its BeforeTool hook, timeouts in ms). */
+const GEMINI_LIKE: SystemSettingsLayer = {
+  agent: 'gemini',
+  settingsVar: 'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
+  defaultsVar: 'GEMINI_CLI_SYSTEM_DEFAULTS_PATH',
+  defaultPath: () => '/etc/gemini-cli/settings.json',
+  event: 'BeforeTool',
+  matcher: '^(run_shell_command|write_file|replace)$',
+  timeoutUnit: 'ms',
+  enableHooks: { hooksConfig: { enabled: true } },
 };
 const policy = (text: string) => parseCommandPolicy(text, '.ralph/command-policy').policy;
 const DENY = policy("[deny]\ngit push | pushing is the operator's job\nrm -rf | no\nnpm run * | no\n");
@@ -95,7 +111,7 @@ describe("the guard in each agent CLI's own terms", () => {
     });
   });
 
-  describe('Gemini CLI and Qwen Code: the hook in a system settings file ralph points their variable at', () => {
+  describe('Qwen Code: the hook in a system settings file ralph points its variable at', () => {
     let dir: TempFolder;
     beforeEach(() => {
       dir = makeTempFolder('ralph-guard-settings-');
@@ -114,7 +130,7 @@ describe("the guard in each agent CLI's own terms", () => {
         hooks: { BeforeTool: [{ matcher: 'x', hooks: [{ type: 'command', command: 'mine' }] }] },
         ui: { theme: 'x' },
       };
-      const g = withGuardHooks(user, [HOOK], GEMINI_GUARD_LAYER);
+      const g = withGuardHooks(user, [HOOK], GEMINI_LIKE);
       assert.deepEqual(g.hooksConfig, { enabled: true, notifications: false });
       assert.deepEqual(g.ui, { theme: 'x' });
       const before = (g.hooks as { BeforeTool: { matcher: string; hooks: { timeout: number; command: string }[] }[] })
@@ -162,11 +178,11 @@ describe("the guard in each agent CLI's own terms", () => {
     });
 
     it('no hook, no file and no variable; a user file that does not parse is refused naming it and its line', async () => {
-      assert.deepEqual(await writeGuardSettings(GEMINI_GUARD_LAYER, undefined, {}, dir.file('run')), {});
+      assert.deepEqual(await writeGuardSettings(GEMINI_LIKE, undefined, {}, dir.file('run')), {});
       dir.write('bad.json', '{\n  "a": 1,\n  "b": \n}\n');
       await assert.rejects(
         writeGuardSettings(
-          GEMINI_GUARD_LAYER,
+          GEMINI_LIKE,
           SETTINGS,
           { GEMINI_CLI_SYSTEM_SETTINGS_PATH: dir.file('bad.json') },
           dir.file('run'),
@@ -176,9 +192,52 @@ describe("the guard in each agent CLI's own terms", () => {
     });
 
     it('the platform default when the variable is unset', () => {
-      assert.equal(GEMINI_GUARD_LAYER.defaultPath('linux'), '/etc/gemini-cli/settings.json');
+      assert.equal(QWEN_GUARD_LAYER.defaultPath('linux'), '/etc/qwen-code/settings.json');
       assert.equal(QWEN_GUARD_LAYER.defaultPath('darwin'), '/Library/Application Support/QwenCode/settings.json');
-      assert.ok(geminiAdapter.guardHook && qwenAdapter.guardHook);
+      assert.ok(qwenAdapter.guardHook);
+    });
+  });
+
+  describe('Gemini CLI: [deny] rows as policy-engine rules in a --policy file', () => {
+    let dir: TempFolder;
+    beforeEach(() => {
+      dir = makeTempFolder('ralph-guard-policy-');
+    });
+    afterEach(() => dir.dispose());
+
+    it('one deny rule per row on run_shell_command, the row as commandPrefix, its reason as the message', () => {
+      const text = geminiGuardPolicy(policy('[deny]\ngit push | the "operator"\n'));
+      assert.equal(
+        text,
+        [
+          '[[rule]]',
+          'toolName = "run_shell_command"',
+          'commandPrefix = "git push"',
+          'decision = "deny"',
+          'priority = 999',
+          'denyMessage = "Ralph guard: the \\"operator\\" (.ralph/command-policy line 2: git push)"',
+          '',
+        ].join('\n'),
+      );
+      assert.equal(geminiGuardPolicy(null), '');
+    });
+
+    it('prepareGuard writes the file into the run folder and passes it with --policy before the extra arguments', async () => {
+      const g = await geminiAdapter.prepareGuard!({ settings: undefined, policy: DENY, env: {}, dir: dir.file('run') });
+      assert.deepEqual(g.args, [`--policy=${dir.file('run/gemini-policy.toml')}`]);
+      assert.equal((dir.read('run/gemini-policy.toml').match(/\[\[rule\]\]/g) ?? []).length, 3);
+      const inv = geminiAdapter.invocation({
+        prompt: 'p',
+        cwd: '/ws',
+        baseEnv: {},
+        guardArgs: g.args,
+        extraArgs: ['--x'],
+      });
+      assert.deepEqual(inv.args.slice(-3), [g.args![0], '--x', '--prompt=p']);
+      assert.deepEqual(
+        await geminiAdapter.prepareGuard!({ settings: undefined, policy: null, env: {}, dir: '/x' }),
+        {},
+      );
     });
   });
 
