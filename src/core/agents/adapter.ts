@@ -1,3 +1,4 @@
+import type { CommandPolicy } from '../gates/commandPolicy';
 import type { AgentEvent } from '../stream/events';
 
 /**
@@ -13,8 +14,17 @@ export interface AgentAdapter {
   readonly defaultBinary: string;
   /** The configuration key naming this agent's binary (`claudePath`, `cursorAgentPath`): a string key of RalphConfig, read through registry.ts. */
   readonly configKey: string;
-  /** True when the CLI runs Claude Code's PreToolUse hook, through which the command guard is applied. */
+  /**
+   * True when the CLI runs ralph's guard hook (Claude Code's PreToolUse shape, or Gemini CLI's BeforeTool): the run
+   * then starts its guard server and hands the hook over (`--settings`, `-c`, or {@link prepareGuard}).
+   */
   readonly guardHook: boolean;
+  /**
+   * How the run's command guard reaches a CLI that takes it neither on its command line nor by Claude's `--settings`
+   * (guardSupport.ts has what each enforces). Called before every start; may write files into `g.dir` (the run
+   * folder). Throws naming a user file it cannot read rather than start the agent without the guard.
+   */
+  prepareGuard?(g: GuardPreparation): Promise<GuardAdditions>;
   /** True when the agent reports no live per-call usage, so context is the byte estimate (seed-systems.md §3.4). */
   readonly estimatesContext: boolean;
   /** The command line and environment of one iteration. Pure: no I/O. */
@@ -26,6 +36,24 @@ export interface AgentAdapter {
    * `session inspect` uses it to detect the agent of a recorded stream.
    */
   recognise(line: Record<string, unknown>): 0 | 1 | 2;
+}
+
+/** What {@link AgentAdapter.prepareGuard} is given. */
+export interface GuardPreparation {
+  /** The guard hook of the run (Claude's `--settings` shape), undefined when no guard server runs. */
+  settings: Record<string, unknown> | undefined;
+  /** `.ralph/command-policy` as the run loaded (and trusted) it at its start; null without one. */
+  policy: CommandPolicy | null;
+  /** The agent's environment (the user's variables, e.g. a config the CLI reads from one). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** A folder of the run the adapter may write its guard files into. */
+  dir: string;
+}
+
+/** What the guard adds to one start: variables and arguments (placed before `extraArgs`). */
+export interface GuardAdditions {
+  env?: Record<string, string>;
+  args?: string[];
 }
 
 /** Maps decoded JSON lines to events. Never throws: a line it cannot map becomes an `unknown` event. */
@@ -49,6 +77,8 @@ export interface IterationSpec {
   model?: string;
   /** `--resume <session id>`. */
   resume?: string;
+  /** Arguments of the command guard (AgentAdapter.prepareGuard), placed before `extraArgs`. */
+  guardArgs?: readonly string[];
   /** Extra arguments placed before the prompt (config `agentArgs`). */
   extraArgs?: readonly string[];
   /** Environment the agent inherits; default `process.env` (users rely on `ANTHROPIC_*`, proxies). */

@@ -8,6 +8,7 @@ import {
   contentText,
   mergeEnv,
 } from './adapter';
+import { issueOf, optNum as n, optStr as s } from './lineParts';
 
 /**
  * The Claude Code CLI (`claude -p --output-format stream-json --verbose`), agent-streams.md §1–§2.
@@ -17,9 +18,6 @@ import {
  * absent), and a line of a known type that fails validation becomes an `unknown` event carrying the line and
  * the zod issue, never an exception.
  */
-
-const n = z.number().nullish().catch(null);
-const s = z.string().nullish().catch(null);
 
 const usageSchema = z.object({
   input_tokens: n,
@@ -132,11 +130,6 @@ const SYNTHETIC_MODEL = '<synthetic>';
 
 function unknownEvent(line: Record<string, unknown>, issue?: string, subagent = false): AgentEvent {
   return ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) }, { subagent });
-}
-
-function issueOf(err: z.ZodError): string {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
 }
 
 /** Per-stream state: tool ids → names, so results name their tool. */

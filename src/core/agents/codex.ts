@@ -1,14 +1,7 @@
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  type TokenCounts,
-  type ToolKind,
-  addTokens,
-  ev,
-  rawTypeOf,
-  zeroTokens,
-} from '../stream/events';
+import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { asRecord, optNum as n, optStr as s, str, unknownEvent } from './lineParts';
 
 /**
  * OpenAI's Codex CLI (`codex exec --json`, 0.171; agent-streams.md §6, more-agents.md). One `exec` is one turn:
@@ -22,9 +15,6 @@ import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapp
  * in one process (not made by `exec`) are summed, and the result carries the running total: the ledger reads a
  * result's usage as cumulative for the process, so nothing is counted twice.
  */
-
-const n = z.number().nullish().catch(null);
-const s = z.string().nullish().catch(null);
 
 const usageSchema = z.object({
   input_tokens: n,
@@ -60,14 +50,6 @@ export function codexStatus(message: string): number | null {
 export function codexReconnect(message: string): { attempt: number; maxRetries: number; reason: string } | null {
   const m = /^Reconnecting\.\.\.\s*(\d+)\/(\d+)\s*(?:\((.*)\))?/s.exec(message);
   return m ? { attempt: Number(m[1]), maxRetries: Number(m[2]), reason: (m[3] ?? '').trim() } : null;
-}
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-function unknownEvent(line: Record<string, unknown>, issue?: string): AgentEvent {
-  return ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
 }
 
 /** Per-stream state: the session id, the running usage total, whether a tool item was already announced. */

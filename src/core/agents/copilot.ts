@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { type AgentEvent, type ToolKind, ev, rawTypeOf } from '../stream/events';
+import { type AgentEvent, type ToolKind, ev } from '../stream/events';
+import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { GUARD_SUPPORT } from './guardSupport';
+import { asRecord, issueOf, optNum as n, optStr as s, unknownEvent } from './lineParts';
 
 /**
  * GitHub's Copilot CLI (`copilot --output-format json --allow-all-tools --prompt=<p>`), more-agents.md, as recorded
@@ -20,9 +23,6 @@ import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapp
  * - Without `--allow-all-tools` every tool call is denied headless ("no interactive user response") and the CLI still
  *   exits 0; `--allow-all-tools` is the approval mode a run needs. Its allow/deny tool rules are the guard's mechanism.
  */
-
-const s = z.string().nullish().catch(null);
-const n = z.number().nullish().catch(null);
 
 const dataOf = (line: Record<string, unknown>): Record<string, unknown> => asRecord(line.data);
 
@@ -77,17 +77,6 @@ export function copilotErrorStatus(text: string): number | null {
   const m = /\b([45]\d\d)\b/.exec(text);
   return m ? Number(m[1]) : null;
 }
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
-  ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
-
-const issueOf = (err: z.ZodError): string => {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
-};
 
 /** Events the mapper reads for their effect only (none of them is agent text, a tool call or a failure). */
 const IGNORED = new Set([
@@ -236,13 +225,22 @@ class CopilotMapper implements StreamMapper {
   }
 }
 
+/**
+ * The `--deny-tool` arguments of the run's `[deny]` rows that Copilot's shell rules can express (`shell(git push)`: a
+ * command and at most one subcommand; `copilot help permissions`); a denial wins over `--allow-all-tools`. Pure.
+ */
+export function copilotDenyArgs(policy: CommandPolicy | null): string[] {
+  const except = GUARD_SUPPORT.copilot.deny.except;
+  return (policy?.deny ?? []).filter((r) => !except?.test(r.prefix)).map((r) => `--deny-tool=shell(${r.prefix})`);
+}
+
 function copilotInvocation(spec: IterationSpec): Invocation {
   // `--allow-all-tools`: headless, a tool call that needs approval is denied and the turn goes on without it.
   const args = ['--output-format', 'json', '--allow-all-tools'];
   if (spec.model) args.push('--model', spec.model);
   // `--resume[=<id>]` takes an optional value: the `=` form cannot swallow the prompt.
   if (spec.resume) args.push(`--resume=${spec.resume}`);
-  args.push(...(spec.extraArgs ?? []));
+  args.push(...(spec.guardArgs ?? []), ...(spec.extraArgs ?? []));
   args.push(`--prompt=${spec.prompt}`);
   return { file: spec.binary || 'copilot', args, env: mergeEnv(spec), cwd: spec.cwd };
 }
@@ -261,6 +259,7 @@ export const copilotAdapter: AgentAdapter = {
   defaultBinary: 'copilot',
   configKey: 'copilotPath',
   guardHook: false,
+  prepareGuard: (g) => Promise.resolve({ args: copilotDenyArgs(g.policy) }),
   estimatesContext: true,
   invocation: copilotInvocation,
   createMapper: () => new CopilotMapper(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AgentEvent, type ToolKind, ev, rawTypeOf } from '../stream/events';
+import { type AgentEvent, type ToolKind, ev } from '../stream/events';
 import {
   type AgentAdapter,
   type Invocation,
@@ -9,6 +9,7 @@ import {
   mergeEnv,
 } from './adapter';
 import { ralphFile } from '../model/ralphPaths';
+import { asRecord, issueOf, optNum as n, optStr as s, unknownEvent } from './lineParts';
 
 /**
  * Cursor's `cursor-agent -p --output-format stream-json` (also installed as `agent`), agent-streams.md §4.
@@ -17,9 +18,6 @@ import { ralphFile } from '../model/ralphPaths';
  * is a non-zero exit plus stderr, so the outcome is decided by `classifyOutcome` from exit code and stderr.
  * There is no live usage; newer builds add camelCase `result.usage`.
  */
-
-const n = z.number().nullish().catch(null);
-const s = z.string().nullish().catch(null);
 
 const initSchema = z.object({ session_id: s, model: s, cwd: s, permissionMode: s });
 const messageSchema = z.object({
@@ -61,18 +59,6 @@ export function cursorToolKind(name: string): ToolKind {
       return 'other';
   }
 }
-
-function unknownEvent(line: Record<string, unknown>, issue?: string): AgentEvent {
-  return ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
-}
-
-function issueOf(err: z.ZodError): string {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
-}
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** Splits `tool_call` into name, args and result, for both the keyed form and the `function` form. */
 function describeToolCall(toolCall: Record<string, unknown>): {

@@ -1,6 +1,19 @@
 import { z } from 'zod';
-import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev, rawTypeOf } from '../stream/events';
-import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev } from '../stream/events';
+import { mkdir } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { CommandPolicy } from '../gates/commandPolicy';
+import { writeFileAtomicModule } from '../store/atomicWrite';
+import {
+  type AgentAdapter,
+  type GuardAdditions,
+  type GuardPreparation,
+  type Invocation,
+  type IterationSpec,
+  type StreamMapper,
+  mergeEnv,
+} from './adapter';
+import { asRecord, issueOf, optNum as n, optStr as s, textOf, unknownEvent } from './lineParts';
 
 /**
  * Google's Gemini CLI (`gemini --prompt=<p> --output-format stream-json --skip-trust --approval-mode yolo`),
@@ -26,9 +39,6 @@ import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapp
  *   next midnight Pacific for a daily quota ({@link geminiQuotaResetsAt}).
  * - A shell's exit code is not in the stream (the tool result shows its output only).
  */
-
-const s = z.string().nullish().catch(null);
-const n = z.number().nullish().catch(null);
 
 const initSchema = z.object({ session_id: s, model: s });
 const messageSchema = z.object({ role: s, content: z.unknown().optional(), delta: z.boolean().nullish().catch(null) });
@@ -142,19 +152,6 @@ export function geminiQuotaResetsAt(text: string, at: number): number | null {
   const sinceMidnight = ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (at % 1000);
   return at - sinceMidnight + 86_400_000;
 }
-
-const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
-  ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
-
-const issueOf = (err: z.ZodError): string => {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
-};
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-const textOf = (v: unknown): string => (typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v));
 
 class GeminiMapper implements StreamMapper {
   private readonly toolNames = new Map<string, string>();
@@ -310,6 +307,42 @@ class GeminiMapper implements StreamMapper {
   }
 }
 
+/**
+ * The `--policy` file of the run's `[deny]` rows: one policy-engine rule each (bundled docs,
+ * reference/policy-engine.md): `run_shell_command` with the row's `commandPrefix`, decision `deny` at the top priority
+ * of the user tier (above the yolo mode's allow-all of the default tier; checked for each command of a chained
+ * call), and the row's reason as the message the model gets. Empty without rows. Pure.
+ */
+export function geminiGuardPolicy(policy: CommandPolicy | null): string {
+  return (policy?.deny ?? [])
+    .map((r) =>
+      [
+        '[[rule]]',
+        'toolName = "run_shell_command"',
+        `commandPrefix = ${JSON.stringify(r.prefix)}`,
+        'decision = "deny"',
+        'priority = 999',
+        `denyMessage = ${JSON.stringify(`Ralph guard: ${r.reason || 'denied'} (.ralph/command-policy line ${r.line}: ${r.prefix})`)}`,
+        '',
+      ].join('\n'),
+    )
+    .join('\n');
+}
+
+/**
+ * Writes the policy file of the run's `[deny]` rows into `dir` and returns the `--policy` argument that loads it beside
+ * the user's own policies (none without rows). Gemini CLI reads hooks only from settings files, and of those only the
+ * system layer could be pointed elsewhere, which it ignores unless root owns the file and every folder above it.
+ */
+async function geminiPrepareGuard(g: GuardPreparation): Promise<GuardAdditions> {
+  const text = geminiGuardPolicy(g.policy);
+  if (!text) return {};
+  const file = path.join(g.dir, 'gemini-policy.toml');
+  await mkdir(g.dir, { recursive: true });
+  await writeFileAtomicModule()(file, text, { mode: 0o600 });
+  return { args: [`--policy=${file}`] };
+}
+
 function geminiInvocation(spec: IterationSpec): Invocation {
   // `--prompt=<p>`: the `=` form keeps a prompt that starts with "-" from being read as an option.
   // `--skip-trust`: without it an untrusted folder downgrades yolo; `--approval-mode yolo`: headless, the shell and
@@ -317,7 +350,7 @@ function geminiInvocation(spec: IterationSpec): Invocation {
   const args = ['--output-format', 'stream-json', '--skip-trust', '--approval-mode', 'yolo'];
   if (spec.model) args.push('--model', spec.model);
   if (spec.resume) args.push('--resume', spec.resume);
-  args.push(...(spec.extraArgs ?? []));
+  args.push(...(spec.guardArgs ?? []), ...(spec.extraArgs ?? []));
   args.push(`--prompt=${spec.prompt}`);
   return { file: spec.binary || 'gemini', args, env: mergeEnv(spec), cwd: spec.cwd };
 }
@@ -338,6 +371,7 @@ export const geminiAdapter: AgentAdapter = {
   defaultBinary: 'gemini',
   configKey: 'geminiPath',
   guardHook: false,
+  prepareGuard: geminiPrepareGuard,
   estimatesContext: true,
   invocation: geminiInvocation,
   createMapper: () => new GeminiMapper(),

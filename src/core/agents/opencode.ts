@@ -1,14 +1,9 @@
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  type TokenCounts,
-  type ToolKind,
-  addTokens,
-  ev,
-  rawTypeOf,
-  zeroTokens,
-} from '../stream/events';
+import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
+import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { GUARD_SUPPORT } from './guardSupport';
+import { asRecord, issueOf, optNum as n, optStr as s, textOf, unknownEvent } from './lineParts';
 
 /**
  * opencode (`opencode run --format json --auto -- <prompt>`), agent-streams.md §6 and more-agents.md, as recorded from
@@ -29,9 +24,6 @@ import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapp
  *   versions, so the exit code still decides when no result came (spawn.ts).
  * - Session id: `sessionID` (`--session <id>` resumes it).
  */
-
-const n = z.number().nullish().catch(null);
-const s = z.string().nullish().catch(null);
 
 const tokensSchema = z.object({
   input: n,
@@ -92,18 +84,6 @@ export function opencodeToolKind(name: string): ToolKind {
       return 'other';
   }
 }
-
-const asRecord = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const textOf = (v: unknown): string => (typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v));
-
-const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
-  ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
-
-const issueOf = (err: z.ZodError): string => {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
-};
 
 /** The HTTP status an opencode error message names ("… status code 500 …", "429 Too Many Requests"), or null. */
 export function opencodeErrorStatus(message: string): number | null {
@@ -237,6 +217,44 @@ class OpencodeMapper implements StreamMapper {
   }
 }
 
+/**
+ * The `permission.bash` patterns of the run's `[deny]` rows that opencode can express: the command alone and with
+ * arguments (`git push`, `git push *`); a prefix holding `*` or `?` is left out (guardSupport.ts lists it). Pure.
+ */
+export function opencodeDenyPatterns(policy: CommandPolicy | null): string[] {
+  const except = GUARD_SUPPORT.opencode.deny.except;
+  return (policy?.deny ?? []).filter((r) => !except?.test(r.prefix)).flatMap((r) => [r.prefix, `${r.prefix} *`]);
+}
+
+/**
+ * `OPENCODE_CONFIG_CONTENT` (the config layer opencode reads from the environment, merged over its config files) with
+ * `patterns` denied in `permission.bash`, after the user's own rules in that variable (opencode: the last matching
+ * rule wins; a `permission` or `permission.bash` given as one word becomes the `*` rule). Throws when the user's value
+ * is not a JSON object. Pure.
+ */
+export function opencodeGuardConfig(userContent: string | undefined, patterns: readonly string[]): string {
+  let user: Record<string, unknown> = {};
+  if (userContent?.trim()) {
+    let v: unknown;
+    try {
+      v = JSON.parse(userContent);
+    } catch (err) {
+      throw new Error(`OPENCODE_CONFIG_CONTENT is not JSON (${(err as Error).message}): cannot add the command guard`);
+    }
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      throw new Error('OPENCODE_CONFIG_CONTENT is not a JSON object: cannot add the command guard');
+    user = v as Record<string, unknown>;
+  }
+  const rules = (v: unknown): Record<string, unknown> => (typeof v === 'string' ? { '*': v } : { ...asRecord(v) });
+  const permission = rules(user.permission);
+  const bash = rules(permission.bash);
+  for (const p of patterns) {
+    delete bash[p];
+    bash[p] = 'deny';
+  }
+  return JSON.stringify({ ...user, permission: { ...permission, bash } });
+}
+
 function opencodeInvocation(spec: IterationSpec): Invocation {
   // `--auto`: headless, a permission that would ask is approved; a rule the user's config sets to "deny" still denies.
   const args = ['run', '--format', 'json', '--auto'];
@@ -260,6 +278,14 @@ export const opencodeAdapter: AgentAdapter = {
   defaultBinary: 'opencode',
   configKey: 'opencodePath',
   guardHook: false,
+  prepareGuard: (g) => {
+    const patterns = opencodeDenyPatterns(g.policy);
+    return Promise.resolve(
+      patterns.length
+        ? { env: { OPENCODE_CONFIG_CONTENT: opencodeGuardConfig(g.env.OPENCODE_CONFIG_CONTENT, patterns) } }
+        : {},
+    );
+  },
   estimatesContext: false,
   invocation: opencodeInvocation,
   createMapper: () => new OpencodeMapper(),

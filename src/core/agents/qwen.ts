@@ -1,6 +1,7 @@
 import type { AgentEvent, ToolKind } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { claudeAdapter } from './claude';
+import { type SystemSettingsLayer, writeGuardSettings } from './guardSettingsFile';
 
 /**
  * Qwen Code (`qwen --output-format stream-json --approval-mode yolo --prompt=<p>`), more-agents.md, as recorded from
@@ -108,6 +109,27 @@ class QwenMapper implements StreamMapper {
   }
 }
 
+/**
+ * Where Qwen Code 0.24 reads the run's guard: its system settings file (`QWEN_CODE_SYSTEM_SETTINGS_PATH`, the highest
+ * settings layer), a `PreToolUse` hook (Claude's input and answer; its bundled docs, features/hooks.md) on its shell
+ * and file-writing tools with the timeout in seconds; `disableAllHooks: false` keeps hooks on.
+ */
+export const QWEN_GUARD_LAYER: SystemSettingsLayer = {
+  agent: 'qwen',
+  settingsVar: 'QWEN_CODE_SYSTEM_SETTINGS_PATH',
+  defaultsVar: 'QWEN_CODE_SYSTEM_DEFAULTS_PATH',
+  defaultPath: (platform) =>
+    platform === 'darwin'
+      ? '/Library/Application Support/QwenCode/settings.json'
+      : platform === 'win32'
+        ? 'C:\\ProgramData\\qwen-code\\settings.json'
+        : '/etc/qwen-code/settings.json',
+  event: 'PreToolUse',
+  matcher: '^(run_shell_command|write_file|edit|replace)$',
+  timeoutUnit: 's',
+  enableHooks: { disableAllHooks: false },
+};
+
 function qwenInvocation(spec: IterationSpec): Invocation {
   // `--approval-mode yolo`: headless, a tool call that needs approval is refused; the run needs every call approved.
   const args = ['--output-format', 'stream-json', '--approval-mode', 'yolo'];
@@ -130,7 +152,8 @@ export const qwenAdapter: AgentAdapter = {
   name: 'qwen',
   defaultBinary: 'qwen',
   configKey: 'qwenPath',
-  guardHook: false,
+  guardHook: true,
+  prepareGuard: async (g) => ({ env: await writeGuardSettings(QWEN_GUARD_LAYER, g.settings, g.env, g.dir) }),
   estimatesContext: false,
   invocation: qwenInvocation,
   createMapper: () => new QwenMapper(),

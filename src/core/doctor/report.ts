@@ -246,17 +246,21 @@ export function formatDoctorReport(r: DoctorReport): string {
     lines.push(
       `  ${u.key} ${JSON.stringify(u.value)} from .ralph/config.json: not run (the workspace configuration is not trusted)`,
     );
-  // The command guard rides on Claude Code's PreToolUse hook; cursor-agent has none.
+  // The command guard rides on ralph's hook where the agent runs one; opencode and Copilot approximate [deny] only.
   lines.push(
     '',
     'Command guard:',
     '  claude        PreToolUse hook passed with --settings by `ralph run`; `ralph guard install` adds it for your own sessions',
   );
-  for (const a of r.agents)
-    if (!findAdapter(a.name)?.guardHook)
-      lines.push(
-        `  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`,
-      );
+  for (const a of r.agents) {
+    const adapter = findAdapter(a.name);
+    if (adapter?.guardHook) continue;
+    lines.push(
+      adapter?.prepareGuard
+        ? `  ${a.name.padEnd(13)} no hook: only [deny] rows, as its own permission rules (approximated); the other sections and the guard's hard denies are NOT enforced for it`
+        : `  ${a.name.padEnd(13)} no PreToolUse hook: .ralph/command-policy and the guard's hard denies are NOT enforced for it`,
+    );
+  }
   lines.push('', `Process containment (containment: "${r.containment.mode}"):`, `  ${r.containment.detail}`);
   lines.push(
     r.containment.kind === 'pid-namespace'

@@ -14,7 +14,8 @@ import { trustOverride } from '../trust/trustDecision';
 import { policyForTrust, policyNeedsTrust, untrustedPolicyNote } from './policyTrust';
 
 /**
- * The guard as a PreToolUse hook (agent-streams.md §3): the JSON on stdin → the decision → Claude Code's answer.
+ * The guard as a PreToolUse hook (agent-streams.md §3): the JSON on stdin → the decision → the agent's answer (Claude
+ * Code's, which Codex and Qwen Code read too, or Gemini CLI's `BeforeTool` one).
  * Used by the engine's guard server and by the in-process hook (`ralph guard`, `dist/guard.js`). Any internal error
  * is an exit 2 with the reason on stderr, which blocks the call: the guard never fails open.
  */
@@ -102,8 +103,48 @@ export function guardRecord(tool: string, d: GuardDecision): GuardRecord | undef
   return undefined;
 }
 
-/** Claude Code's PreToolUse answer for a decision (§3.3): deny JSON, allow + updatedInput, or nothing. */
-export function hookAnswer(d: GuardDecision): HookAnswer {
+/**
+ * The tool names of the CLIs whose hooks ralph hands the guard to, in Claude Code's terms (the analyzer's): Gemini
+ * CLI's and Qwen Code's shell tool `run_shell_command` (input `command`), their `write_file` and `replace` / `edit`
+ * (input `file_path`). Their inputs carry the same keys Claude's tools do, so only the name changes.
+ */
+const TOOL_ALIASES: Readonly<Record<string, string>> = {
+  run_shell_command: 'Bash',
+  write_file: 'Write',
+  replace: 'Edit',
+  edit: 'Edit',
+};
+
+/** The tool name the analyzer knows for a hook call's `tool_name` (Claude's own names unchanged). */
+export function guardToolName(name: string): string {
+  return TOOL_ALIASES[name] ?? name;
+}
+
+/**
+ * The hook dialect of a call: Gemini CLI's `BeforeTool` (answers `decision` / `reason` and
+ * `hookSpecificOutput.tool_input`, its hooks reference) or Claude Code's `PreToolUse` (also Codex's and Qwen Code's).
+ */
+export type HookDialect = 'PreToolUse' | 'BeforeTool';
+
+/**
+ * The hook's answer for a decision, in the caller's dialect. PreToolUse (agent-streams.md §3.3): deny JSON, allow +
+ * updatedInput, or nothing. BeforeTool: `decision: deny` with the reason (sent to the model as the tool's error), or
+ * `hookSpecificOutput.tool_input` (merged over the model's arguments) for a rewrite.
+ */
+export function hookAnswer(d: GuardDecision, dialect: HookDialect = 'PreToolUse'): HookAnswer {
+  if (dialect === 'BeforeTool') {
+    const out =
+      d.kind === 'allow'
+        ? { decision: 'allow' }
+        : d.kind === 'deny'
+          ? { decision: 'deny', reason: `Ralph guard: ${d.reason}`.slice(0, 9_000) }
+          : {
+              decision: 'allow',
+              reason: `Ralph guard: ${d.reason}`.slice(0, 9_000),
+              hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: d.updatedInput },
+            };
+    return { stdout: `${JSON.stringify(out)}\n`, stderr: '', exitCode: 0 };
+  }
   if (d.kind === 'allow') return { stdout: '', stderr: '', exitCode: 0 };
   if (d.kind === 'deny') {
     const out = {
@@ -154,7 +195,8 @@ export async function handleHook(
       return failClosed(
         `the hook input is not a PreToolUse call: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`,
       );
-    const input = parsed.data;
+    const input = { ...parsed.data, tool_name: guardToolName(parsed.data.tool_name) };
+    const dialect: HookDialect = parsed.data.hook_event_name === 'BeforeTool' ? 'BeforeTool' : 'PreToolUse';
     const env = o.env ?? process.env;
     const workspace = path.resolve(
       o.workspace ?? env.RALPH_WORKSPACE ?? env.CLAUDE_PROJECT_DIR ?? input.cwd ?? process.cwd(),
@@ -191,7 +233,7 @@ export async function handleHook(
       onRecord?.(record);
       if (o.writeActivity) await appendActivityLine(workspace, record.text);
     }
-    const answer = hookAnswer(decision);
+    const answer = hookAnswer(decision, dialect);
     return note ? { ...answer, stderr: `${answer.stderr}${note}\n` } : answer;
   } catch (err) {
     return failClosed((err as Error).message);

@@ -101,7 +101,8 @@ export class LaneRun extends EventEmitter<{ event: [event: EngineEvent, lane?: n
 
   private async runStarted(s: LaneSetup, reserve: SpaceReserve | null): Promise<RunResult> {
     const o = this.o;
-    // The command guard of this run: claude gets the hook through --settings; cursor-agent has no PreToolUse hook.
+    // The command guard of this run: the agents that run ralph's hook get it (claude through --settings, the others
+    // through their own settings: AgentAdapter.prepareGuard); cursor-agent, opencode and copilot run no hook.
     if (this.lane.roster.agents.some((a) => getAdapter(a).guardHook))
       this.guard = await startGuardServer({
         workspace: this.folder,

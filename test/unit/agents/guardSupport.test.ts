@@ -34,10 +34,15 @@ describe('the guard per agent (what each CLI enforces of .ralph/command-policy)'
       for (const kind of GUARD_ROW_KINDS) assert.ok(GUARD_SUPPORT[agent][kind].how.length > 10, `${agent} ${kind}`);
   });
 
-  it('claims enforcement only for agents that run the PreToolUse hook', () => {
+  it('claims every section only for agents that run the guard hook; the others approximate at most [deny] with their own rules', () => {
     for (const agent of AGENT_NAMES) {
-      const enforced = GUARD_ROW_KINDS.some((k) => GUARD_SUPPORT[agent][k].level !== 'not-enforced');
-      assert.equal(enforced, agentAdapters[agent]!.guardHook, agent);
+      const all = GUARD_ROW_KINDS.every((k) => GUARD_SUPPORT[agent][k].level === 'enforced');
+      assert.equal(all, agentAdapters[agent]!.guardHook, agent);
+      if (!all)
+        for (const k of GUARD_ROW_KINDS.filter((k) => k !== 'deny'))
+          assert.equal(GUARD_SUPPORT[agent][k].level, 'not-enforced', `${agent} ${k}`);
+      // An agent that approximates a row translates it when it starts (AgentAdapter.prepareGuard).
+      if (GUARD_SUPPORT[agent].deny.level === 'approximated') assert.ok(agentAdapters[agent]!.prepareGuard, agent);
     }
   });
 
@@ -45,14 +50,17 @@ describe('the guard per agent (what each CLI enforces of .ralph/command-policy)'
     { agent: 'claude', rows: [] },
     { agent: 'codex', rows: [] },
     {
+      agent: 'gemini',
+      rows: ['[gates] basic | npm test', '[protect] npm run format', '[wrap] node unit.js | unit', '[rewrite] ^npm i$'],
+    },
+    { agent: 'qwen', rows: [] },
+    {
       agent: 'opencode',
-      rows: [
-        '[gates] basic | npm test',
-        '[deny] git push',
-        '[protect] npm run format',
-        '[wrap] node unit.js | unit',
-        '[rewrite] ^npm i$',
-      ],
+      rows: ['[gates] basic | npm test', '[protect] npm run format', '[wrap] node unit.js | unit', '[rewrite] ^npm i$'],
+    },
+    {
+      agent: 'copilot',
+      rows: ['[gates] basic | npm test', '[protect] npm run format', '[wrap] node unit.js | unit', '[rewrite] ^npm i$'],
     },
     {
       agent: 'cursor-agent',
@@ -74,15 +82,33 @@ describe('the guard per agent (what each CLI enforces of .ralph/command-policy)'
     });
 
   it('no policy, no gaps; the refusal names each row with its line and the ways on', () => {
-    assert.deepEqual(guardGaps('qwen', undefined), []);
-    const gaps = guardGaps('qwen', parseCommandPolicy('[deny]\ngit push | no\n', 'p').policy);
-    const text = guardRefusal('qwen', '.ralph/command-policy', gaps);
-    assert.match(text, /^The qwen agent cannot enforce this row of \.ralph\/command-policy/);
+    assert.deepEqual(guardGaps('cursor-agent', undefined), []);
+    const gaps = guardGaps('cursor-agent', parseCommandPolicy('[deny]\ngit push | no\n', 'p').policy);
+    const text = guardRefusal('cursor-agent', '.ralph/command-policy', gaps);
+    assert.match(text, /^The cursor-agent agent cannot enforce this row of \.ralph\/command-policy/);
     assert.match(text, /line 2: \[deny\] git push/);
     assert.match(text, /"guard": "best-effort"/);
     assert.equal(
-      guardGapWarning('qwen', gaps[0]!),
-      'guard: not enforced for qwen: line 2: [deny] git push (not translated for Qwen Code yet (it runs Claude-style PreToolUse hooks, but only from settings files ralph does not write))',
+      guardGapWarning('cursor-agent', gaps[0]!),
+      'guard: not enforced for cursor-agent: line 2: [deny] git push (cursor-agent has no hook or policy ralph can hand a decision to)',
+    );
+  });
+
+  it("a [deny] prefix the agent's own rules cannot express is a gap of that row alone, saying why", () => {
+    const p = parseCommandPolicy(
+      '[deny]\ngit push | no\nrm -rf | no\nnpm run * | no\n',
+      '.ralph/command-policy',
+    ).policy;
+    assert.deepEqual(
+      guardGaps('copilot', p).map((g) => [g.line, g.row, g.why]),
+      [
+        [3, '[deny] rm -rf', "Copilot's shell rules name a command and at most one subcommand"],
+        [4, '[deny] npm run *', "Copilot's shell rules name a command and at most one subcommand"],
+      ],
+    );
+    assert.deepEqual(
+      guardGaps('opencode', p).map((g) => [g.line, g.why]),
+      [[4, 'a prefix with * or ? would be read as a wildcard by opencode']],
     );
   });
 });

@@ -2,10 +2,11 @@ import { rm, writeFile } from 'node:fs/promises';
 import { getAdapter } from '../../agents/registry';
 import { spawnIteration, type IterationExit } from '../../agents/spawn';
 import type { updateRunRecord } from '../../control/runRecords';
+import type { CommandPolicy } from '../../gates/commandPolicy';
 import type { ResolvedGates } from '../../gates/gateConfig';
 import { readHandoff, workingSet, workingSetChanged } from '../../gates/handoff';
 import type { RalphConfig } from '../../model/config';
-import { ralphFile } from '../../model/ralphPaths';
+import { ralphFile, ralphRunDir } from '../../model/ralphPaths';
 import { isoString } from '../../model/time';
 import type { TokenCounts } from '../../stream/events';
 import { iterationTotals } from '../../stream/ledger';
@@ -44,8 +45,10 @@ export interface IterationContext {
   signal?: AbortSignal;
   timing: EngineTiming;
   actor: string;
-  /** The command guard's `--settings` (claude only), or undefined. */
+  /** The command guard's hook in Claude's `--settings` shape (when a guard server runs), or undefined. */
   guardSettings: Record<string, unknown> | undefined;
+  /** `.ralph/command-policy` as loaded at the run's start (null without one): for agents with their own rules. */
+  commandPolicy: CommandPolicy | null;
   gates: ResolvedGates | null;
   /** The agents' project configuration at the run's start, and the files already reported as changed. */
   agentConfigAtStart: TrustedEntry[];
@@ -127,6 +130,17 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     ATTEMPTS: attemptsText,
     TASK: taskText ?? item?.body ?? (await allTasksText(source)),
   });
+  const adapter = getAdapter(agent.name);
+  const agentEnv = { RALPH_RUN_ID: ctx.runId, RALPH_WORKSPACE: ctx.folder, FLOW_ACTOR: ctx.actor, ...ctx.agentEnv };
+  // The guard in the agent's own terms (its settings file, config variable or arguments), made again for every start.
+  const guard = adapter.prepareGuard
+    ? await adapter.prepareGuard({
+        settings: ctx.guardSettings,
+        policy: ctx.commandPolicy,
+        env: { ...process.env, ...agentEnv },
+        dir: ralphRunDir(ctx.folder, ctx.runId),
+      })
+    : {};
   ctx.emitEvent({
     type: 'iterationStarted',
     iteration: n,
@@ -144,7 +158,6 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     currentItem: item ? { source: item.source, id: item.id, title: item.title } : null,
   });
 
-  const adapter = getAdapter(agent.name);
   const raw = new IterationStreamWriter(ctx.stateRoot, ctx.runId, n);
   ctx.stash?.capture();
   const iterationStartedAt = Date.now();
@@ -168,11 +181,12 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
       cwd: ctx.folder,
       binary: agent.binary,
       model: agent.model,
+      guardArgs: guard.args,
       extraArgs: ctx.config.agentArgs,
       settings: ctx.guardSettings,
       projectSettings: changedSettings.length ? 'ignore' : 'load',
       permissionMode: ctx.config.permissionMode,
-      env: { RALPH_RUN_ID: ctx.runId, RALPH_WORKSPACE: ctx.folder, FLOW_ACTOR: ctx.actor, ...ctx.agentEnv },
+      env: { ...agentEnv, ...guard.env },
     },
     {
       maxLineBytes: ctx.config.maxLineBytes,

@@ -371,6 +371,7 @@ export class Lane {
       timing: this.timing,
       actor: s.actor,
       guardSettings: this.guardSettings,
+      commandPolicy: s.policy,
       gates: s.gates,
       agentConfigAtStart: s.agentConfigAtStart,
       agentConfigWarned: this.agentConfigWarned,

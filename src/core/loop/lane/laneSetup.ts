@@ -3,7 +3,7 @@ import type { AgentAdapter } from '../../agents/adapter';
 import { which } from '../../agents/discover';
 import { type GuardGap, guardGaps, guardRefusal } from '../../agents/guardSupport';
 import { agentBinary, getAdapter } from '../../agents/registry';
-import { loadCommandPolicy } from '../../gates/commandPolicy';
+import { type CommandPolicy, loadCommandPolicy } from '../../gates/commandPolicy';
 import { resolveGates, type ResolvedGates } from '../../gates/gateConfig';
 import { resolveActor } from '../../sources/actor';
 import { loadSources, buildPlan } from '../../sources/plan';
@@ -36,6 +36,8 @@ export interface LaneSetup {
   agentConfigAtStart: TrustedEntry[];
   /** Rows of the command policy the run's agents do not enforce (a best-effort run lists them at its start). */
   guardGaps: { agent: string; gap: GuardGap }[];
+  /** The command policy as loaded at the run's start (null without one): the agents' own guard rules come from it. */
+  policy: CommandPolicy | null;
 }
 
 /**
@@ -108,5 +110,15 @@ export async function prepareLane(folder: string, o: EngineOptions, roster: Agen
       throw new EngineRefusal(guardRefusal(agent, '.ralph/command-policy', g));
     gaps.push(...g.map((gap) => ({ agent, gap })));
   }
-  return { adapter, actor, source, firstItem, gates, gateFiles, agentConfigAtStart, guardGaps: gaps };
+  return {
+    adapter,
+    actor,
+    source,
+    firstItem,
+    gates,
+    gateFiles,
+    agentConfigAtStart,
+    guardGaps: gaps,
+    policy: policy ?? null,
+  };
 }

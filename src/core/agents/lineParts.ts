@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { type AgentEvent, ev, rawTypeOf } from '../stream/events';
+
+/**
+ * The small readers every stream mapper uses on a decoded JSON line: lenient zod fields (a wrong type reads as null,
+ * never a failed line), plain-object and text views of a value, and the `unknown` event of a line a mapper cannot map.
+ */
+
+/** A number field: absent, null or not a number → null. */
+export const optNum = z.number().nullish().catch(null);
+/** A string field: absent, null or not a string → null. */
+export const optStr = z.string().nullish().catch(null);
+
+/** The value as a plain object (`{}` for anything else: arrays, null, scalars). */
+export const asRecord = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** A string as it is, anything else as '' . */
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** A string as it is, null / undefined as '', anything else as its JSON. */
+export const textOf = (v: unknown): string => (typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v));
+
+/** The event of a line the mapper does not map (with why, when a schema refused it). */
+export const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
+  ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
+
+/** The first issue of a schema that refused a line: `path: message` (`(line)` for the line itself). */
+export function issueOf(err: z.ZodError): string {
+  const i = err.issues[0];
+  return i ? `${i.path.join('.') || '(line)'}: ${i.message}` : 'invalid';
+}
