@@ -11,7 +11,10 @@ export const TRUST_BUTTON = 'Trust and Start';
  * because a modal cannot be clicked from a test in the real host.
  */
 export interface TrustUi {
-  /** A modal warning with `message`, `detail` (shown below it) and one action; resolves true when it was chosen. */
+  /**
+   * A modal warning with `message`, `detail` (shown below it) and one action after a default **Cancel** (Enter
+   * declines); resolves true when the action was chosen.
+   */
   confirm(message: string, detail: string, action: string): Promise<boolean>;
   /** A non-modal warning. */
   warn(message: string): void;
@@ -21,8 +24,7 @@ export interface TrustUi {
 
 /** VS Code's own dialogs (the default {@link TrustUi}). */
 export const vscodeTrustUi: TrustUi = {
-  confirm: async (message, detail, action) =>
-    (await notify.showWarningMessage(message, { modal: true, detail }, action)) === action,
+  confirm: (message, detail, action) => notify.confirmCancelFirst(message, detail, action),
   warn: (message) => void notify.showWarningMessage(message),
   error: (message) => void notify.showErrorMessage(message),
 };
@@ -30,7 +32,7 @@ export const vscodeTrustUi: TrustUi = {
 /**
  * Before **Ralph: Start** uses a folder's configuration: Workspace Trust has already decided that anything
  * may run at all; here the same content hash as `ralph trust` is checked (core/trust), and content that is new or
- * changed since it was trusted is shown in a modal (what it runs, or what changed) with **Trust and Start** / Cancel.
+ * changed since it was trusted is shown in a modal (what it runs, or what changed) with Cancel (the default) / **Trust and Start**.
  * Trusting records the hash in the same place as `ralph trust`, so the CLI then trusts it too. `RALPH_TRUST=1` in the
  * extension host's environment trusts for one start without asking (CI, tests). Resolves true when the run may
  * use the content. `ui`: the dialogs (default VS Code's).

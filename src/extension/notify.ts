@@ -34,3 +34,26 @@ export function showWarningMessage<T extends string>(message: string, ...rest: R
 export function showErrorMessage<T extends string>(message: string, ...rest: Rest<T>): Thenable<T | undefined> {
   return shown(vscode.window.showErrorMessage as Show, message, rest);
 }
+
+/** The button of {@link confirmCancelFirst} that declines; also the default, focused one (Enter). */
+export const CANCEL_BUTTON = 'Cancel';
+
+/**
+ * A modal warning whose default button (focused, so Enter presses it) is **Cancel**, not `action`: for a choice that
+ * lets things run with the user's permissions. VS Code focuses a modal's first button and always puts its close
+ * affordance (Escape, ×) last, so the first button is a plain "Cancel" item, then `action`, then a "Close" close
+ * affordance (VS Code would add its own "Cancel" there otherwise). Resolves true only when `action` was chosen.
+ */
+export async function confirmCancelFirst(message: string, detail: string, action: string): Promise<boolean> {
+  const cancel: vscode.MessageItem = { title: CANCEL_BUTTON };
+  const act: vscode.MessageItem = { title: action };
+  const close: vscode.MessageItem = { title: 'Close', isCloseAffordance: true };
+  const chosen = await vscode.window.showWarningMessage(
+    visibleText(message, { maxChars: MAX_BLOCK_CHARS }),
+    { modal: true, detail: visibleText(detail, { maxChars: MAX_BLOCK_CHARS }) },
+    cancel,
+    act,
+    close,
+  );
+  return chosen === act;
+}

@@ -842,23 +842,32 @@ export type ResetConfirm =
  */
 export function resetConfirmOf(
   plan: PlanSnapshot,
-  offer: { id: string; resettable: boolean; why?: string; cascade: string[] },
+  offer: { id: string; resettable: boolean; why?: string; cascade: string[]; leftInProgress?: string[] },
   cascade: boolean,
 ): ResetConfirm {
   if (!offer.resettable)
     return { ok: false, message: `Ralph: cannot reset ${offer.id}: ${offer.why ?? 'not resettable'}.` };
   const ids = cascade ? [offer.id, ...offer.cascade] : [offer.id];
   const item = (id: string) => plan.items.find((i) => i.id === id && i.source !== 'checklist');
-  const to = item(offer.id)?.source === 'quantum' ? 'pending' : 'todo';
-  const lines = ids.map((id) => `• ${id} ${item(id)?.title ?? ''} (${item(id)?.rawStatus ?? '?'} → ${to})`.trimEnd());
-  if (!cascade) return { ok: true, message: `Reset ${offer.id} to ${to}?`, detail: lines.join('\n'), ids };
+  // The tree's words for a status ("to do", "done", "failed"), not the file's (`pending`, `passed`).
+  const word = (id: string) => {
+    const i = item(id);
+    return i ? STATUS_WORD[i.status] : '?';
+  };
+  const line = (id: string, tail: string) => `• ${id} ${item(id)?.title ?? ''}`.trimEnd() + ` (${tail})`;
+  const lines = ids.map((id) => line(id, `${word(id)} → to do`));
+  const left = cascade ? (offer.leftInProgress ?? []) : [];
+  const leftText = left.length
+    ? `\n\nLeft alone (in progress; reset them once they finish):\n${left.map((id) => line(id, 'in progress')).join('\n')}`
+    : '';
+  if (!cascade) return { ok: true, message: `Reset ${offer.id} to "to do"?`, detail: lines.join('\n'), ids };
   const none = offer.cascade.length
     ? ''
     : '\n\nNothing done, blocked or failed depends on it: only this item is reset.';
   return {
     ok: true,
-    message: `Reset ${offer.id} and its dependents (${ids.length} item${ids.length === 1 ? '' : 's'}) to ${to}?`,
-    detail: `${lines.join('\n')}${none}`,
+    message: `Reset ${offer.id} and its dependents (${ids.length} item${ids.length === 1 ? '' : 's'}) to "to do"?`,
+    detail: `${lines.join('\n')}${none}${leftText}`,
     ids,
   };
 }

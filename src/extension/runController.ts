@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EngineOptions, LoopEngine, RunResult } from '../core/loop/startRun';
 import type { EngineEvent } from '../core/loop/events';
+import { endReasonText } from '../core/control/endReason';
 import { ralphFile } from '../core/model/ralphPaths';
 import type { AgentName } from '../core/model/agentNames';
 import { openActivityLog } from './activityLog';
@@ -301,7 +302,7 @@ export class RunController extends Disposable {
   }
 
   private notifyEnd(folder: string, r: RunResult): void {
-    const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${r.reason.replace(/^complete: /, '')} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
+    const text = `Ralph: ${r.state === 'completed' ? 'complete' : r.state} — ${endReasonText(r.reason.replace(/^complete: /, ''))} (${r.done}/${r.total} done, ${r.iterations} iterations)`;
     this.log.info('run', text);
     const show = r.state === 'completed' ? notify.showInformationMessage : notify.showWarningMessage;
     // Open Log opens the activity log at its end (the run that just ended), like Ralph: Open Log.

@@ -30,14 +30,22 @@ export class WaveMonitors extends Disposable {
   private readonly summaries = new Map<string, WaveRowSummary>();
   private readonly json = new Map<string, WaveJson[]>();
   private readonly tokens = new Map<string, symbol>();
+  /** When each folder's waves were last evaluated (ms since epoch, the monitors' clock): ages grow from there. */
+  private readonly evaluatedAt = new Map<string, number>();
+  /** The aged copy {@link waves} last gave, per folder, and for which moment (one copy per moment, not per call). */
+  private readonly aged = new Map<string, { at: number; waves: WaveJson[] }>();
+  private agingTimer: ReturnType<typeof setInterval> | undefined;
   private readonly changed = this._register(new vscode.EventEmitter<string>());
   /** Fires with the folder whose waves changed disposition (and once after a folder's first evaluation). */
   readonly onDidChange = this.changed.event;
 
   constructor(
     private readonly log: Logger,
-    /** `windows`: the orphan windows instead of the configured ones; `clock`: ms since epoch (default `Date.now`). */
-    private readonly o: { windows?: OrphanWindows; clock?: () => number } = {},
+    /**
+     * `windows`: the orphan windows instead of the configured ones; `clock`: ms since epoch (default `Date.now`);
+     * `agingMs`: how often the rows that show an age ("2m ago") are redrawn while any does (default 30 s).
+     */
+    private readonly o: { windows?: OrphanWindows; clock?: () => number; agingMs?: number } = {},
   ) {
     super();
     this.sync();
@@ -47,10 +55,19 @@ export class WaveMonitors extends Disposable {
 
   /**
    * The folder's waves as JSON (newest first; subagents with disposition, ages, next step, checkpoint path, worktree),
-   * from the last evaluation: what the tree's wave → subagent children show. Empty before the first evaluation.
+   * from the last evaluation with the ages grown to now (a subagent's "2m ago" keeps ageing between evaluations): what
+   * the tree's wave → subagent children show. Empty before the first evaluation.
    */
   waves(folder: string): WaveJson[] {
-    return this.json.get(folder) ?? [];
+    const waves = this.json.get(folder) ?? [];
+    const at = this.evaluatedAt.get(folder);
+    const now = (this.o.clock ?? Date.now)();
+    if (at === undefined || now <= at) return waves;
+    const memo = this.aged.get(folder);
+    if (memo?.at === now) return memo.waves;
+    const out = agedWaves(waves, now - at);
+    this.aged.set(folder, { at: now, waves: out });
+    return out;
   }
 
   /** The summary of a folder's waves, or `undefined` before its monitor's first evaluation. */
@@ -81,6 +98,8 @@ export class WaveMonitors extends Disposable {
       this.tokens.delete(folder);
       this.summaries.delete(folder);
       this.json.delete(folder);
+      this.evaluatedAt.delete(folder);
+      this.aged.delete(folder);
     }
     for (const folder of wanted)
       if (!this.monitors.has(folder) && existsSync(path.join(folder, '.ijfw'))) this.start(folder);
@@ -102,6 +121,9 @@ export class WaveMonitors extends Disposable {
       mon.on('update', (u) => {
         const waves = u.views.map((v) => waveJson(v, folder));
         this.json.set(folder, waves);
+        this.evaluatedAt.set(folder, u.views[0]?.now ?? (this.o.clock ?? Date.now)());
+        this.aged.delete(folder);
+        this.ageRows();
         const lines = waves.map((w) => formatWaveLine(w));
         this.summaries.set(folder, {
           newest: lines[0] ?? 'no waves',
@@ -152,9 +174,46 @@ export class WaveMonitors extends Disposable {
     }
   }
 
+  /**
+   * Keeps a timer while any folder has a subagent with an age to show, and on each tick redraws those folders' rows
+   * (`onDidChange`): the ages are grown by {@link waves}, not re-read. No timer while no age is shown.
+   */
+  private ageRows(): void {
+    const showing = () =>
+      [...this.json].filter(([, ws]) => ws.some((w) => w.subagents.some((s) => s.last_activity_age_ms !== null)));
+    if (!showing().length) {
+      if (this.agingTimer) clearInterval(this.agingTimer);
+      this.agingTimer = undefined;
+      return;
+    }
+    if (this.agingTimer) return;
+    this.agingTimer = setInterval(() => {
+      const folders = showing();
+      if (!folders.length) return this.ageRows();
+      for (const [folder] of folders) this.changed.fire(folder);
+    }, this.o.agingMs ?? 30_000);
+    this.agingTimer.unref?.();
+  }
+
   private closeAll(): void {
+    if (this.agingTimer) clearInterval(this.agingTimer);
+    this.agingTimer = undefined;
     for (const m of this.monitors.values()) void m.then((mon) => mon?.close());
     this.monitors.clear();
     this.tokens.clear();
   }
+}
+
+/** `waves` with every subagent's ages `ms` older (an orphan transition `ms` nearer, not below 0). Pure. */
+export function agedWaves(waves: readonly WaveJson[], ms: number): WaveJson[] {
+  return waves.map((w) => ({
+    ...w,
+    subagents: w.subagents.map((s) => {
+      const a = { ...s };
+      if (a.checkpoint_age_ms !== null) a.checkpoint_age_ms += ms;
+      if (a.last_activity_age_ms !== null) a.last_activity_age_ms += ms;
+      if (a.orphan_in_ms !== undefined) a.orphan_in_ms = Math.max(0, a.orphan_in_ms - ms);
+      return a;
+    }),
+  }));
 }

@@ -264,9 +264,9 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     const dialog = page.locator('.monaco-dialog-box');
     await dialog.waitFor({ timeout: 15_000 });
     const text = await dialog.innerText();
-    assert.match(text, /Reset US-001 and its dependents \(2 items\) to pending\?/);
-    assert.match(text, /US-001 First story \(passed → pending\)/);
-    assert.match(text, /US-002 Second story \(passed → pending\)/);
+    assert.match(text, /Reset US-001 and its dependents \(2 items\) to "to do"\?/);
+    assert.match(text, /US-001 First story \(done → to do\)/);
+    assert.match(text, /US-002 Second story \(done → to do\)/);
     await screenshot(page, 'tree-reset-modal');
     await dialog.locator('.monaco-button', { hasText: 'Reset' }).first().click();
     await tree

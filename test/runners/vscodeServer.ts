@@ -63,12 +63,36 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The test workbench's settings, as the server's machine settings (`<user-data-dir>/Machine/settings.json`, which
+ * the web workbench applies to every window it opens): no Welcome page or walkthrough opened at start-up, which would
+ * take the focus from the command palette a test opens next.
+ */
+export const TEST_WORKBENCH_SETTINGS = {
+  'workbench.startupEditor': 'none',
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'workbench.tips.enabled': false,
+} as const;
+
+function writeMachineSettings(userDataDir: string): void {
+  const file = path.join(userDataDir, 'Machine', 'settings.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  let current: Record<string, unknown> = {};
+  try {
+    current = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    /* none yet */
+  }
+  fs.writeFileSync(file, JSON.stringify({ ...TEST_WORKBENCH_SETTINGS, ...current }, null, 2) + '\n');
+}
+
 /** Starts the server and resolves once it listens. Throws with the server's output when it does not start. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const root = serverRoot(o.repo);
   if (!fs.existsSync(path.join(root, 'out', 'server-main.js')))
     throw new Error(`VS Code server missing at ${root}: run scripts/setup-test-env.sh`);
   const port = await freePort();
+  writeMachineSettings(path.join(o.tmp, 'ud'));
   const args = [
     path.join(root, 'out', 'server-main.js'),
     '--host',
@@ -232,14 +256,43 @@ export function installVsix(repo: string, vsix: string, extensionsDir: string): 
   );
 }
 
-/** Runs a command as a person does: F1, type its title, Enter on the matching row. */
+/**
+ * Runs a command as a person does: F1, type its title, Enter on the row whose label is exactly `title` once it is
+ * visible and focused (a click when another row keeps the focus). When the palette closes before that row shows (an
+ * editor opening at start-up takes the focus), it is opened again, up to three times.
+ */
 export async function runFromPalette(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
+  const widget = page.locator('.quick-input-widget');
+  const input = widget.locator('input.input');
+  const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = widget
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: exact }) })
+    .first();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (!(await input.isVisible())) await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: 15_000 });
+      await input.fill(`>${title}`);
+      await row.waitFor({ state: 'visible', timeout: 15_000 });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await page.keyboard.press('Escape');
+    }
+  }
+  if (/\bfocused\b/.test((await row.getAttribute('class')) ?? '')) await input.press('Enter');
+  else await row.click();
+  // Accepted once the palette closed or shows something else (a command's own quick pick reuses the widget).
+  await page.waitForFunction(
+    (typed) => {
+      const w = document.querySelector<HTMLElement>('.quick-input-widget');
+      const i = w?.querySelector<HTMLInputElement>('input.input');
+      return !w || !i || w.style.display === 'none' || i.value !== typed;
+    },
+    `>${title}`,
+    { timeout: 15_000 },
+  );
 }
 
 /** Copies a fixture folder to `dest` (recursive). */

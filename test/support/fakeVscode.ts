@@ -146,6 +146,8 @@ export const recorded = {
     message: string;
     options?: { modal?: boolean; detail?: string };
     items: string[];
+    /** The titles of the MessageItems marked `isCloseAffordance` (Escape, ×). */
+    closeAffordance?: string[];
   }[],
   /** Answers the next messages return, in order (a button's title; undefined = dismissed / Cancel; a function is called when the message shows). */
   answers: [] as (string | undefined | (() => string | undefined))[],
@@ -161,9 +163,20 @@ function showMessage(kind: 'info' | 'warning' | 'error') {
       rest[0] !== null && typeof rest[0] === 'object'
         ? (rest.shift() as { modal?: boolean; detail?: string })
         : undefined;
-    recorded.messages.push({ kind, message, options, items: rest.map(String) });
+    // Buttons are strings or MessageItems (`{ title, isCloseAffordance }`): an answer names a button by its title.
+    const titleOf = (i: unknown) => (i !== null && typeof i === 'object' ? (i as { title: string }).title : String(i));
+    recorded.messages.push({
+      kind,
+      message,
+      options,
+      items: rest.map(titleOf),
+      closeAffordance: rest
+        .filter((i) => i !== null && typeof i === 'object' && (i as { isCloseAffordance?: boolean }).isCloseAffordance)
+        .map(titleOf),
+    });
     const answer = recorded.answers.shift();
-    return typeof answer === 'function' ? answer() : answer;
+    const title = typeof answer === 'function' ? answer() : answer;
+    return title === undefined ? undefined : (rest.find((i) => titleOf(i) === title) ?? title);
   };
 }
 

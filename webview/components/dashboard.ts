@@ -56,6 +56,16 @@ const TASK_COLUMNS: Record<TaskSortKey, string> = {
 };
 
 /**
+ * What the task table names a task by: its title (a checkbox's id is only `RALPH_TASK.md:4`), with the id first when
+ * it says something of its own (`US-1 Login`, `fn-1.2 Parser`).
+ */
+export function taskName(t: { itemId: string; title: string }): string {
+  const title = t.title.trim();
+  if (!title || title === t.itemId) return t.itemId;
+  return /:\d+$/.test(t.itemId) ? title : `${t.itemId} ${title}`;
+}
+
+/**
  * The dashboard page: header and controls, a waiting question, tokens (chart and cost per task), gates and the
  * Ralph log. It renders only what the host sends through the protocol and asks the host for everything else.
  */
@@ -152,6 +162,7 @@ export class RalphDashboard extends LitElement {
       chart.points = this.page.data.tokens;
       chart.warnAt = run?.context.warnAt ?? 0;
       chart.rotateAt = run?.context.rotateAt ?? 0;
+      chart.costUsd = run?.costUsd ?? 0;
       chart.requestUpdate();
     }
     const log = this.querySelector<RalphLog>('ralph-log');
@@ -410,7 +421,7 @@ export class RalphDashboard extends LitElement {
         ${tasks.map(
           (t) =>
             html`<tr data-task=${t.itemId} class=${this.revealed === t.itemId ? 'revealed' : ''}>
-              <td title=${plain(t.title)}>${shown(t.itemId, true)}</td>
+              <td class="task-name" title=${plain(t.itemId)}>${shown(taskName(t), true)}</td>
               <td>${t.iterations}</td>
               <td>${formatTokens(t.input)}</td>
               <td>${formatTokens(t.output)}</td>
@@ -444,7 +455,7 @@ export class RalphDashboard extends LitElement {
               title=${g.hasLog ? 'Open the gate log' : ''}
               @click=${() => g.hasLog && this.request({ method: 'openGateLog', gateId: g.id })}
             >
-              <td>
+              <td class="gate-tier">
                 <span
                   class="codicon codicon-${g.passed === null ? 'loading codicon-modifier-spin' : g.passed ? 'pass' : 'error'}"
                 ></span>

@@ -5,7 +5,7 @@ import { LOG_KINDS, type LogLine } from '../../src/protocol/dashboard';
 import { type LogFilter, toggleKind } from '../model/filters';
 import { formatClock } from '../model/format';
 import type { LogBuffer } from '../model/logBuffer';
-import { shown } from './shown';
+import { plain, shown } from './shown';
 
 /** Height of one log row, px (fixed: rows are never measured, so a million lines cost nothing to lay out). */
 export const LOG_ROW_PX = 18;
@@ -177,7 +177,11 @@ export function cssom(prop: string, value: string): unknown {
 }
 
 function row(line: LogLine, top: number): unknown {
-  return html`<div class="log-row kind-${line.kind}" ${cssom('transform', `translateY(${top}px)`)}>
+  return html`<div
+    class="log-row kind-${line.kind}"
+    title=${plain(line.text)}
+    ${cssom('transform', `translateY(${top}px)`)}
+  >
     <span class="log-time">${formatClock(line.at)}</span><span class="log-kind">${line.kind}</span
     ><span class="log-text">${shown(line.text, true)}</span>
   </div>`;

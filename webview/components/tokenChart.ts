@@ -1,8 +1,8 @@
 import { LitElement, html } from 'lit';
 import uPlot from 'uplot';
 import type { TokenPoint } from '../../src/protocol/dashboard';
-import { laneChartData, rotationMarks, timeRangeOf } from '../model/chartData';
-import { formatTokens, formatUsd } from '../model/format';
+import { laneChartData, rotationMarks, timeRangeOf, usdAxisMax } from '../model/chartData';
+import { formatClock, formatTokens, formatUsd } from '../model/format';
 import { LANE_COLOR_VARS, laneColorVar } from '../model/lanes';
 
 /** A `--vscode-*` colour from the page's theme (VS Code sets them on the document element). */
@@ -20,6 +20,8 @@ export class RalphTokenChart extends LitElement {
   points: readonly TokenPoint[] = [];
   warnAt = 0;
   rotateAt = 0;
+  /** The run's cost now (the header's, USD): the cost axis reaches at least this far. */
+  costUsd = 0;
   private plot: uPlot | undefined;
   /** The lanes the chart has a series for (`1,2,3`); another set re-creates the chart. */
   private laneKey = '';
@@ -56,7 +58,10 @@ export class RalphTokenChart extends LitElement {
     if (!this.plot) return;
     const { lanes, data } = laneChartData(this.points);
     if (lanes.join(',') !== this.laneKey) this.rebuild();
-    else this.plot.setData(data as uPlot.AlignedData);
+    else {
+      this.plot.setData(data as uPlot.AlignedData);
+      showLatest(this.plot);
+    }
   }
 
   private rebuild(): void {
@@ -76,15 +81,24 @@ export class RalphTokenChart extends LitElement {
     const opts: uPlot.Options = {
       width: Math.max(200, host.clientWidth),
       height: 180,
-      legend: { show: true },
+      // No legend before the first point (it would read "Time: --"); without the pointer on the chart it shows the
+      // latest values, not dashes.
+      legend: { show: lanes.length > 0 },
       cursor: { drag: { x: false, y: false } },
       scales: {
         x: { time: true, range: (u) => timeRangeOf(u.data[0], Date.now() / 1000) },
         tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] },
-        usd: { auto: true, range: (_u, _min, max) => [0, Math.max(max * 1.1, 0.01)] },
+        // Scaled to the data and the header's cost (never a fixed floor above them): $0.08 of cost tops near $0.09.
+        usd: { auto: true, range: (_u, _min, max) => [0, usdAxisMax(Math.max(max ?? 0, this.costUsd))] },
       },
       series: [
-        {},
+        {
+          label: 'time',
+          value: (u, v, _s, idx) => {
+            const x = idx == null ? latest(u.data[0]) : v;
+            return x == null ? '–' : formatClock(x * 1000);
+          },
+        },
         ...(lanes.length ? lanes : [0]).map((lane): uPlot.Series => ({
           label: single ? 'context' : `lane ${lane}`,
           scale: 'tokens',
@@ -92,7 +106,10 @@ export class RalphTokenChart extends LitElement {
           width: 1.5,
           spanGaps: true,
           ...(lane > LANE_COLOR_VARS.length ? { dash: [2, 2] } : {}),
-          value: (_u, v) => (v == null ? '–' : formatTokens(v)),
+          value: (u, v, sidx, idx) => {
+            const y = idx == null ? latest(u.data[sidx]) : v;
+            return y == null ? '–' : formatTokens(y);
+          },
         })),
         {
           label: 'cost',
@@ -100,7 +117,10 @@ export class RalphTokenChart extends LitElement {
           stroke: costColor,
           width: 1,
           dash: [4, 3],
-          value: (_u, v) => (v == null ? '–' : formatUsd(v)),
+          value: (u, v, sidx, idx) => {
+            const y = idx == null ? latest(u.data[sidx]) : v;
+            return y == null ? '–' : formatUsd(y);
+          },
         },
       ],
       axes: [
@@ -118,6 +138,9 @@ export class RalphTokenChart extends LitElement {
       hooks: {
         draw: [
           (u) => {
+            // What the axes show, for tests and people reading the DOM (a canvas has no text).
+            host.dataset.usdMax = String(u.scales.usd?.max ?? 0);
+            host.dataset.tokensMax = String(u.scales.tokens?.max ?? 0);
             const c = u.ctx;
             const { left, top, width, height } = u.bbox;
             const hline = (value: number, color: string, label: string) => {
@@ -156,7 +179,24 @@ export class RalphTokenChart extends LitElement {
       },
     };
     this.plot = new uPlot(opts, (lanes.length ? data : [[], [], []]) as uPlot.AlignedData, host);
+    showLatest(this.plot);
   }
+}
+
+/** The last value of a column that is not null, or null. */
+function latest(col: ArrayLike<number | null | undefined> | undefined): number | null {
+  if (!col) return null;
+  for (let i = col.length - 1; i >= 0; i--) {
+    const v = col[i];
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+  }
+  return null;
+}
+
+/** The legend shows the latest point's values while the pointer is not on the chart. */
+function showLatest(u: uPlot): void {
+  const n = u.data[0]?.length ?? 0;
+  if (n && u.cursor.idx == null) u.setLegend({ idx: n - 1 });
 }
 
 customElements.define('ralph-token-chart', RalphTokenChart);

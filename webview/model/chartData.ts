@@ -71,3 +71,17 @@ export function timeRangeOf(xs: ArrayLike<number | null | undefined>, nowS: numb
   if (last - first < 1) return [first - LONE_POINT_SPAN_S, last + LONE_POINT_SPAN_S];
   return [first, last];
 }
+
+/**
+ * The top of the cost axis, USD, for the largest cost shown (`maxUsd`, the data's and the header's): 10 % above it on
+ * a round step (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × a power of ten), so the axis is scaled to the run ($0.08 → $0.10,
+ * $3.40 → $4), and $0.01 when
+ * there is no cost yet. Pure.
+ */
+export function usdAxisMax(maxUsd: number): number {
+  if (!(maxUsd > 0)) return 0.01;
+  const want = maxUsd * 1.1;
+  const step = 10 ** Math.floor(Math.log10(want));
+  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * m >= want - 1e-12) return +(step * m).toPrecision(6);
+  return want;
+}

@@ -1,3 +1,4 @@
+import { endReasonText } from './endReason';
 import { laneMergeIcon, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
 import {
@@ -348,7 +349,7 @@ export function stateTextOf(v: Pick<RunView, 'state' | 'deferredUntil' | 'questi
     case 'deferred':
       return v.deferredUntil ? `deferred until ${clockOf(v.deferredUntil)}` : 'deferred';
     default:
-      return v.end ? `${v.state} — ${firstLine(v.end.reason)}` : v.state;
+      return v.end ? `${v.state} — ${endReasonText(firstLine(v.end.reason))}` : v.state;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { PlanItem } from '../model/plan';
 import { flowItemProblems } from '../sources/flowNext/readFlow';
 import { parseIsoTime } from '../model/time';
+import { pastStaleThreshold, QUANTUM_DEFAULT_STALE_MINUTES } from '../model/quantumStale';
 import { buildPlan, loadSources, type SourceSet } from '../sources/plan';
 import { openBaselines, parsePersonMarks, personMarksFor } from '../model/claimBaseline';
 import { unverifiedClaimsOf, type UnverifiedClaim } from './unverifiedClaims';
@@ -36,7 +37,10 @@ function count<K extends string>(keys: readonly K[], values: Iterable<string>): 
  * Builds the status snapshot of a folder: task sources, the plan graph's highlights, and every run. The load
  * ({@link loadStatusBasis}) then the pure composition (control/statusCompose.ts `composeStatus`).
  */
-export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe } = {}): StatusSnapshot {
+export function buildStatus(
+  folder: string,
+  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; nowMs?: number } = {},
+): StatusSnapshot {
   return composeStatus(loadStatusBasis(folder, opts).basis);
 }
 
@@ -46,7 +50,8 @@ export function buildStatus(folder: string, opts: { env?: NodeJS.ProcessEnv; pro
  */
 export function loadStatusBasis(
   folder: string,
-  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe } = {},
+  /** `nowMs`: the time the stale rule is judged at (ms since epoch; default now). */
+  opts: { env?: NodeJS.ProcessEnv; probe?: RunProbe; nowMs?: number } = {},
 ): { basis: StatusBasis; openBaselines: number } {
   const src = loadSources(folder, opts.env);
   const plan = buildPlan(src);
@@ -108,10 +113,21 @@ export function loadStatusBasis(
     rest: basisRestOf(
       items.filter((i) => i.source !== 'flow-next'),
       new Set(unverified.map((u) => `${u.source}:${u.id}`)),
+      staleRule(src, runs, opts.nowMs ?? Date.now()),
     ),
     quantumLast: qLast,
   };
   return { basis, openBaselines };
+}
+
+/**
+ * The Plan tree's stale rule for `ralph status`: a quantum story `in_progress` past the file's
+ * `staleThresholdMinutes` (else 20; model/quantumStale.ts) while no run of the folder is active gives that threshold.
+ */
+function staleRule(src: SourceSet, runs: readonly RunInfo[], nowMs: number): (i: PlanItem) => number | undefined {
+  if (!src.quantum || runs.some((r) => r.active)) return () => undefined;
+  const minutes = src.quantum.data.staleThresholdMinutes ?? QUANTUM_DEFAULT_STALE_MINUTES;
+  return (i) => (i.source === 'quantum' && pastStaleThreshold(i, nowMs, minutes) ? minutes : undefined);
 }
 
 /**

@@ -70,20 +70,30 @@ export function basisItemOf(i: PlanItem, parseMs: (iso: string | undefined) => n
   return out;
 }
 
-/** The {@link StatusBasisRest} of the items of the other sources; `claimed`: `source:id` keys left out of `done`. Pure. */
-export function basisRestOf(items: readonly PlanItem[], claimed: ReadonlySet<string>): StatusBasisRest {
+/**
+ * The {@link StatusBasisRest} of the items of the other sources; `claimed`: `source:id` keys left out of `done`.
+ * `staleMinutes(i)`: the stale threshold (minutes) an `in_progress` item is past, or undefined (the caller's rule:
+ * a quantum story past `staleThresholdMinutes` with no run of the folder active, as the Plan tree shows it). Pure.
+ */
+export function basisRestOf(
+  items: readonly PlanItem[],
+  claimed: ReadonlySet<string>,
+  staleMinutes: (i: PlanItem) => number | undefined = () => undefined,
+): StatusBasisRest {
   const rest: StatusBasisRest = { count: items.length, done: 0, in_progress: [], blocked: [] };
   for (const i of items) {
     if (i.status === 'done' && !claimed.has(`${i.source}:${i.id}`)) rest.done++;
-    if (i.status === 'in_progress')
+    if (i.status === 'in_progress') {
+      const stale = staleMinutes(i);
       rest.in_progress.push({
         source: i.source,
         id: i.id,
         title: i.title,
         since: i.startedAt ?? null,
         ...(i.assignee ? { assignee: i.assignee } : {}),
+        ...(stale !== undefined ? { stale_after_minutes: stale } : {}),
       });
-    else if (i.status === 'blocked')
+    } else if (i.status === 'blocked')
       rest.blocked.push({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null });
   }
   return rest;

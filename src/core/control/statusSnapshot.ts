@@ -70,7 +70,19 @@ export interface StatusSnapshot {
   unverified_claims: UnverifiedClaim[];
   /** Item files that cannot be read (flow-next task / epic files that do not parse): the source is not complete. */
   unreadable_items: number;
-  in_progress: { source: SourceId; id: string; title: string; since: string | null; assignee?: string }[];
+  /**
+   * Items in progress. `stale_after_minutes`: a quantum story past its stale threshold (minutes; quantum.json
+   * `staleThresholdMinutes`, else 20) while no run of the folder is active — the Plan tree's "stale" row; `ralph stale
+   * --apply` fails or blocks it.
+   */
+  in_progress: {
+    source: SourceId;
+    id: string;
+    title: string;
+    since: string | null;
+    assignee?: string;
+    stale_after_minutes?: number;
+  }[];
   /** The newest completion over flow-next tasks (`completed_at`, else `updated_at`) and passed stories (`updatedAt`, `story_passed` progress entries). */
   last_completed: { source: SourceId; id: string; title: string; at: string } | null;
   blocked: { source: SourceId; id: string; title: string; reason: string | null }[];

@@ -74,7 +74,12 @@ export function formatStatusText(s: StatusSnapshot): string {
     out.push(
       `Progress: ${s.progress}${s.unverified_claims.length ? ` (+${s.unverified_claims.length} claimed done, not verified: ${s.unverified_claims.map((u) => u.id).join(', ')})` : ''}${s.unreadable_items ? ` (+${s.unreadable_items} unreadable item file${s.unreadable_items > 1 ? 's' : ''}: not complete, see Problem below)` : ''}`,
     );
-  for (const i of s.in_progress) out.push(`In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`);
+  for (const i of s.in_progress)
+    out.push(
+      i.stale_after_minutes !== undefined
+        ? `Stale: ${i.id} ${i.title} (in progress${i.since ? ` since ${i.since}` : ''}, past the ${i.stale_after_minutes}-minute stale threshold with no run active; ralph stale --apply fails or blocks it)`
+        : `In progress: ${i.id} ${i.title}${i.since ? ` (since ${i.since})` : ''}`,
+    );
   if (s.last_completed)
     out.push(`Last completed: ${s.last_completed.id} ${s.last_completed.title} (${s.last_completed.at})`);
   for (const b of s.blocked) out.push(`Blocked: ${b.id} ${b.title}${b.reason ? ` — ${firstLine(b.reason)}` : ''}`);

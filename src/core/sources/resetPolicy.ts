@@ -9,7 +9,8 @@ import type { PlanItem, PlanSnapshot } from '../model/plan';
  *   (flowctl refuses it; quantum needs `--force`, which the UI does not offer); a flow-next task of a closed (done)
  *   epic cannot; a checkbox cannot (untick it in the file).
  * - The cascade takes every item that depends on it, directly or through other taken items, except todo / pending
- *   and in-progress ones; flow-next looks only within the task's epic (flowctl), quantum across all stories.
+ *   and in-progress ones; flow-next looks only within the task's epic (flowctl), quantum across all stories. The
+ *   in-progress dependents it leaves alone are listed (`leftInProgress`), so a confirm can name them.
  */
 export interface ResetOffer {
   id: string;
@@ -18,6 +19,11 @@ export interface ResetOffer {
   why?: string;
   /** What `--cascade` resets besides the item, in reset order. Empty when nothing depends on it. */
   cascade: string[];
+  /**
+   * Items in progress that depend on the item or on one the cascade takes: the cascade leaves them (and what depends
+   * on them) alone. In plan order; empty when none.
+   */
+  leftInProgress: string[];
 }
 
 const RESETTABLE = new Set(['done', 'blocked', 'failed']);
@@ -25,8 +31,8 @@ const RESETTABLE = new Set(['done', 'blocked', 'failed']);
 /** The reset offer of item `id` of `plan` (see the module docstring). An unknown id is not resettable. */
 export function resetOfferOf(plan: PlanSnapshot, id: string): ResetOffer {
   const item = plan.items.find((i) => i.id === id && i.source !== 'checklist') ?? plan.items.find((i) => i.id === id);
-  if (!item) return { id, resettable: false, why: `no task or story ${id}`, cascade: [] };
-  const no = (why: string): ResetOffer => ({ id, resettable: false, why, cascade: [] });
+  if (!item) return { id, resettable: false, why: `no task or story ${id}`, cascade: [], leftInProgress: [] };
+  const no = (why: string): ResetOffer => ({ id, resettable: false, why, cascade: [], leftInProgress: [] });
   if (item.source === 'checklist') return no('a checkbox is reset by unticking it in its file');
   if (item.status === 'in_progress') return no(`${id} is in progress: wait for it to finish or block it first`);
   if (!RESETTABLE.has(item.status)) return no(`${id} is already ${item.rawStatus}`);
@@ -36,7 +42,7 @@ export function resetOfferOf(plan: PlanSnapshot, id: string): ResetOffer {
   ) {
     return no(`${id} belongs to the closed epic ${item.rootId}`);
   }
-  return { id, resettable: true, cascade: cascadeOf(plan, item) };
+  return { id, resettable: true, ...cascadeOf(plan, item) };
 }
 
 /** Every item of `plan` that can be reset, in plan order. */
@@ -44,7 +50,7 @@ export function resettableItems(plan: PlanSnapshot): PlanItem[] {
   return plan.items.filter((i) => i.source !== 'checklist' && resetOfferOf(plan, i.id).resettable);
 }
 
-function cascadeOf(plan: PlanSnapshot, item: PlanItem): string[] {
+function cascadeOf(plan: PlanSnapshot, item: PlanItem): Pick<ResetOffer, 'cascade' | 'leftInProgress'> {
   const pool = plan.items.filter(
     (i) => i.source === item.source && i.id !== item.id && (item.source !== 'flow-next' || i.rootId === item.rootId),
   );
@@ -58,5 +64,10 @@ function cascadeOf(plan: PlanSnapshot, item: PlanItem): string[] {
       changed = true;
     }
   }
-  return pool.filter((t) => chosen.has(t.id)).map((t) => t.id);
+  return {
+    cascade: pool.filter((t) => chosen.has(t.id)).map((t) => t.id),
+    leftInProgress: pool
+      .filter((t) => t.status === 'in_progress' && t.dependsOn.some((d) => chosen.has(d)))
+      .map((t) => t.id),
+  };
 }

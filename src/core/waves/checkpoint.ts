@@ -45,6 +45,11 @@ export interface Checkpoint {
   timeMs?: number;
   /** The field the time came from, e.g. `ts`. */
   timeField?: string;
+  /**
+   * A key that looks like a time (`time`, `created_at`, `savedAt`, …) and holds an ISO time, in a checkpoint without
+   * any of the time keys read ({@link CHECKPOINT_TIME_KEYS}): its age is then the file's mtime, and readWave.ts warns.
+   */
+  unknownTimeKey?: string;
   /** The payload's `status` (shape C always `DONE`; state-SDK tests write `{status: 'DONE'}`), as written. */
   status?: string;
   /** The `Status:` line of a stored agent report (`report`, §1.5-2), e.g. `DONE`, `BLOCKED`. */
@@ -70,6 +75,15 @@ export interface Checkpoint {
    */
   claimedWorktree?: string;
 }
+
+/**
+ * The top-level keys a checkpoint's own time is read from, in this order after the shape's own (§1.10-2): `ts`
+ * (shape A), `timestamp` (the name the seed's checkpoint writer uses), `updated_at` (B), `recorded_at` (C).
+ */
+export const CHECKPOINT_TIME_KEYS: readonly string[] = ['ts', 'timestamp', 'updated_at', 'recorded_at'];
+
+/** A key name that says "a time": `time`, `date`, `*_at`, `*At`, `*Time`, `*_time`, `*stamp`. */
+const TIME_LIKE_KEY = /(^|_)(time|date)$|_at$|[a-z]At$|[a-z]Time$|stamp$/i;
 
 /** The result of reading a checkpoint's text: a checkpoint, or why it is unreadable. */
 export type CheckpointRead = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
@@ -127,12 +141,18 @@ export function parseCheckpoint(text: string): CheckpointRead {
   } else if (raw.retroactive === true || ('recorded_at' in raw && 'subagent_id' in raw)) {
     shape = 'retro';
     timeFrom(raw, 'recorded_at');
-  } else if (raw.schema_version === 1 || 'ts' in raw) {
+  } else if (raw.schema_version === 1 || 'ts' in raw || 'timestamp' in raw) {
     shape = 'v1';
     timeFrom(raw, 'ts');
   }
   // A shape we do not know still gets a time when it has one of the known fields (§1.10-2 order).
-  for (const f of ['ts', 'updated_at', 'recorded_at']) timeFrom(raw, f);
+  for (const f of CHECKPOINT_TIME_KEYS) timeFrom(raw, f);
+  let unknownTimeKey: string | undefined;
+  if (timeMs === undefined)
+    for (const obj of payload === raw ? [raw] : [raw, payload])
+      for (const k of Object.keys(obj))
+        if (!unknownTimeKey && TIME_LIKE_KEY.test(k) && parseIsoTime(str(obj[k])) !== undefined)
+          unknownTimeKey = obj === raw ? k : `checkpoint.${k}`;
 
   const report = str(payload.report);
   const rs = report ? parseReportStatus(report) : {};
@@ -143,6 +163,7 @@ export function parseCheckpoint(text: string): CheckpointRead {
     cp.timeMs = timeMs;
     cp.timeField = timeField;
   }
+  if (unknownTimeKey) cp.unknownTimeKey = unknownTimeKey;
   const status = str(payload.status);
   if (status) cp.status = status;
   if (rs.status) cp.reportStatus = rs.status;

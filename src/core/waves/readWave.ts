@@ -1,7 +1,14 @@
 import { closeSync, constants as fsConstants, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseJsonText, workspacePath, type FileProblem } from '../store/parseError';
-import { isValidId, parseCheckpoint, subIdOfEventsFile, subIdOfFile, type CheckpointRead } from './checkpoint';
+import {
+  CHECKPOINT_TIME_KEYS,
+  isValidId,
+  parseCheckpoint,
+  subIdOfEventsFile,
+  subIdOfFile,
+  type CheckpointRead,
+} from './checkpoint';
 import type { SubObservation, WaveObservation } from './classify';
 import { parseClaims, parseWaveState, type ClaimSummary, type WaveState } from './waveState';
 
@@ -287,6 +294,13 @@ export function readWave(
               : { ...positioned.problem, message: `checkpoint unreadable: ${positioned.problem.message}` },
           );
         }
+        if (read.ok && read.checkpoint.unknownTimeKey)
+          problems.push({
+            file: rel(file),
+            line: 0,
+            column: 0,
+            message: `checkpoint time key \`${read.checkpoint.unknownTimeKey}\` is not one Ralph reads (${CHECKPOINT_TIME_KEYS.join(', ')}): its age is the file's modification time`,
+          });
         obs = {
           subId,
           root,

@@ -113,11 +113,12 @@ export class DashboardHub {
   }
 
   private storeChanged(c: StoreChange): void {
-    if (c.kind !== 'run') this.refreshRuns();
+    // A run's own change (running → completed) moves its entry in the run picker too, not only the shown run.
+    const listChanged = c.kind !== 'run' ? (this.refreshRuns(), true) : this.syncRunStates();
     const before = this.track;
     void this.reshow(false).then(
       () => {
-        if (c.kind !== 'run' && this.track === before && this.track)
+        if (listChanged && this.track === before && this.track)
           this.emit([{ op: 'runs', runs: this.runList, pinnedRunId: this.pinned }]);
       },
       (err: unknown) => this.deps.log.warn('dashboard', String(err)),
@@ -190,6 +191,22 @@ export class DashboardHub {
 
   private emit(change: UpdateOp[] | 'snapshot'): void {
     for (const l of this.listeners) l(change);
+  }
+
+  /**
+   * The run list's states and `active` from the store's followed runs (no listing): true when an entry changed, so
+   * the picker shows each run's state as the store knows it now, not as it was at the last listing.
+   */
+  private syncRunStates(): boolean {
+    const followed = new Map(this.deps.store.snapshot().runs.map((r) => [`${r.folder}#${r.runId}`, r]));
+    let changed = false;
+    this.runList = this.runList.map((r) => {
+      const f = followed.get(`${r.folder}#${r.runId}`);
+      if (!f || (f.view.state === r.state && f.facts.active === r.active)) return r;
+      changed = true;
+      return { ...r, state: f.view.state, active: f.facts.active };
+    });
+    return changed;
   }
 
   private refreshRuns(): void {

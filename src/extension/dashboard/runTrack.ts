@@ -345,16 +345,26 @@ export class RunTrack {
     const at = ms(view.lastEventAt) ?? Date.now();
     this.takeGates(view, at);
     const points: TokenPoint[] = [];
+    const costUsd = liveCostOf(view);
+    // A cost that moved with the context standing still (an iteration's result) is a point too: the chart's cost
+    // line then ends at the header's cost.
+    const lastCost = this.points.items.length ? this.points.items[this.points.items.length - 1]!.costUsd : null;
     for (const l of view.lanes) {
       if (!l.context || l.context.tokens <= 0 || l.iteration === null) continue;
       const before = prev.lanes.find((p) => p.lane === l.lane);
       const first = !this.points.items.length;
-      if (!first && before?.iteration === l.iteration && before.context?.tokens === l.context.tokens) continue;
+      if (
+        !first &&
+        before?.iteration === l.iteration &&
+        before.context?.tokens === l.context.tokens &&
+        (lastCost === costUsd || points.length)
+      )
+        continue;
       const point: TokenPoint = {
         iteration: l.iteration,
         at,
         contextTokens: l.context.tokens,
-        costUsd: liveCostOf(view),
+        costUsd,
       };
       if (l.lane) point.lane = l.lane;
       if (before && before.iteration !== l.iteration && l.lastEnding?.ending === 'rotation') point.rotated = true;

@@ -63,6 +63,38 @@ describe("the Plan view's waves row, live (extension adapters on the fake vscode
     );
   });
 
+  it('ages a subagent\'s "ago" between evaluations: the row is redrawn with the time passed, no file event', async () => {
+    const t0 = Date.now();
+    writeCheckpoint(t.dir, 'W1', 'W1-A', { schema_version: 1, ts: new Date(t0).toISOString(), next_step: 'go on' });
+    (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [
+      { uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 },
+    ];
+    const log = new Logger();
+    let now = t0;
+    waves = new WaveMonitors(log, {
+      windows: { orphanAfterMs: 3_600_000, inactiveAfterMs: 3_600_000 },
+      clock: () => now,
+      agingMs: 20,
+    });
+    const plan = new PlanTreeProvider(log, {
+      snapshot: () => ({
+        version: 0,
+        folders: [{ folder: t.dir, name: 'ws', plan: undefined, starting: false }],
+        runs: [],
+      }),
+      onDidChange: () => ({ dispose() {} }),
+      waves: (f) => waves!.waves(f),
+      onWavesChange: (l) => waves!.onDidChange(l),
+    });
+    await waves.ready();
+    const description = () => String(plan.getTreeItem(plan.node(`${t.dir}#waves/W1/W1-A`)!).description);
+    assert.equal(description(), 'active · 0s ago · next: go on');
+    now = t0 + 2 * 60_000;
+    await new Promise<void>((resolve) => waves!.onDidChange(() => resolve()));
+    assert.equal(description(), 'active · 2m ago · next: go on');
+    assert.equal(waves.waves(t.dir)[0]!.subagents[0]!.checkpoint_age_ms, 2 * 60_000);
+  });
+
   it("starts a monitor when .ijfw/ appears later and re-evaluates on the watcher's changes", async () => {
     (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = [
       { uri: vscode.Uri.file(t.dir), name: 'ws', index: 0 },

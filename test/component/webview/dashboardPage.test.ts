@@ -203,7 +203,7 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.ok(Math.abs(fill - 0.7) < 0.03, `gauge fill ${fill}`);
     assert.match(
       await d.page.locator('[data-testid="task-table"] tbody tr[data-task="US-1"]').innerText(),
-      /US-1\s+3\s+48k\s+9\.1k\s+1\.3M\s+\$1\.42/,
+      /US-1 Login form\s+3\s+48k\s+9\.1k\s+1\.3M\s+\$1\.42/,
     );
     // One context line per lane in the chart (three lanes: three context series, then cost).
     assert.equal(await d.page.locator('[data-testid="token-chart"] .u-legend .u-series').count(), 5);
@@ -256,6 +256,66 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.match(await rows.nth(2).innerText(), /idle \(last: complete\)/);
     assert.equal(await rows.nth(3).locator('.gauge.gauge-rotate').count(), 1);
     assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '4 lanes: 3 working, 1 idle');
+  });
+
+  it("reads well as a person sees it: the legend's latest values, a cost axis scaled to the run, titles, whole lines", async () => {
+    const now = Date.now();
+    const long = `gate output ${'x'.repeat(400)} END`;
+    await d.push([
+      {
+        type: 'snapshot',
+        v: PROTOCOL_VERSION,
+        seq: 25,
+        state: {
+          ...state,
+          run: { ...state.run!, costUsd: 0.08 },
+          lanes: [],
+          tokens: [0, 1, 2].map((i) => ({
+            iteration: 1,
+            at: now - 30_000 + i * 10_000,
+            contextTokens: [16_000, 24_000, 31_000][i]!,
+            costUsd: [0.01, 0.05, 0.08][i]!,
+          })),
+          tasks: [{ ...state.tasks[0]!, itemId: 'RALPH_TASK.md:4', title: 'Write the parser' }],
+          gates: [
+            { ...state.gates[0]!, tier: 'acceptance', command: `npm run ${'very-long-script-name '.repeat(12)}` },
+          ],
+          log: [{ n: 1, at: now, kind: 'gate', text: long }],
+          logTotal: 1,
+        },
+      },
+    ]);
+    const chart = d.page.locator('[data-testid="token-chart"]');
+    await d.page.locator('[data-testid="task-table"] tbody tr[data-task="RALPH_TASK.md:4"]').waitFor();
+    // The legend: the latest point's values with the pointer elsewhere, no "--" or "–".
+    const legend = await chart.locator('.u-legend').innerText();
+    assert.match(legend, /context\s*31k/, legend);
+    assert.match(legend, /cost\s*\$0\.08/, legend);
+    assert.doesNotMatch(legend, /--|–/, legend);
+    // The cost axis reaches past the header's $0.08, to a round $0.10 (not a fixed $0.01).
+    assert.equal(await chart.getAttribute('data-usd-max'), '0.1');
+    // The task row names the task by its title; its id is the tooltip.
+    const task = d.page.locator('[data-testid="task-table"] tbody tr td.task-name');
+    assert.equal(await task.innerText(), 'Write the parser');
+    assert.equal(await task.getAttribute('title'), 'RALPH_TASK.md:4');
+    // The tier stays on one line beside a long command.
+    const tier = d.page.locator('[data-testid="gate-table"] td.gate-tier');
+    const lineTops = await tier.evaluate((el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      const rects = Array.from(r.getClientRects()).filter((x) => x.width > 0);
+      // Another line starts below the previous one's bottom; on one line the boxes overlap vertically.
+      return rects.filter((x) => rects.some((y) => x.top >= y.bottom)).length + 1;
+    });
+    assert.equal(lineTops, 1, 'the icon and the tier word are on one line');
+    // A long log line is whole: the row is as wide as its text and the log scrolls sideways to it.
+    const row = d.page.locator('.log-row').first();
+    assert.equal(await row.getAttribute('title'), long);
+    const widths = await d.page
+      .locator('.log-scroller')
+      .evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+    assert.ok(widths.scroll > widths.client, `the log scrolls sideways (${widths.scroll} > ${widths.client})`);
+    await d.page.screenshot({ path: path.join(shots, 'dashboard-page-readable.png'), fullPage: true });
   });
 
   it('sorts the cost per task table by a click on a header, both ways', async () => {
@@ -465,7 +525,7 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.equal(await d.page.locator('.run-header .detail').innerText(), 'gate\\u200bfailed');
     assert.equal(await d.page.locator('.question-text').innerText(), 'Which\\u202e port?');
     assert.equal(await d.page.locator('[data-testid="gate-table"] td.mono').first().innerText(), 'npm\\u2066 test');
-    assert.equal(await d.page.locator('tr[data-task="T1"] td').first().getAttribute('title'), 'evil\\u202e-bidi');
+    assert.equal(await d.page.locator('tr[data-task="T1"] td').first().innerText(), 'T1 evil\\u202e-bidi');
     // No hidden character is left acting anywhere in the page's text or attributes.
     const raw = await d.page.evaluate(() => {
       const hidden = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;

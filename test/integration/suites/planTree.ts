@@ -126,8 +126,8 @@ export function registerPlanTreeSuite(): void {
       };
       const reset = await vscode.commands.executeCommand<string[]>(CommandIds.treeResetCascade, node);
       assert.deepEqual(reset, ['US-001', 'US-002']);
-      assert.equal(asked[0], 'Reset US-001 and its dependents (2 items) to pending?');
-      assert.equal(asked[1], '• US-001 Story US-001 (passed → pending)\n• US-002 Story US-002 (passed → pending)');
+      assert.equal(asked[0], 'Reset US-001 and its dependents (2 items) to "to do"?');
+      assert.equal(asked[1], '• US-001 Story US-001 (done → to do)\n• US-002 Story US-002 (done → to do)');
       const onDisk = (JSON.parse(fs.readFileSync(file, 'utf8')) as { stories: Story[] }).stories.map((s) => [
         s.id,
         s.status,

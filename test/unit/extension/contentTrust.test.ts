@@ -37,9 +37,18 @@ describe('Ralph: Start asks before using untrusted workspace configuration (fake
     const m = recorded.messages[0]!;
     assert.equal(m.kind, 'warning');
     assert.equal(m.options?.modal, true);
-    assert.deepEqual(m.items, [TRUST_BUTTON]);
+    assert.deepEqual(m.items, ['Cancel', TRUST_BUTTON, 'Close'], 'Cancel first: the focused button Enter presses');
+    assert.deepEqual(m.closeAffordance, ['Close']);
     assert.match(m.options?.detail ?? '', /What it runs:\n\.ralph\/config\.json gates\.basic = "npm test"/);
     assert.equal((await checkWorkspaceTrust(ws())).state, 'trusted');
+  });
+
+  it('Enter on the modal (its default, first button Cancel) or Escape (its close affordance) starts nothing', async () => {
+    t.write('ws/.ralph/config.json', '{"gates": {"basic": "npm test"}}');
+    recorded.answers.push('Cancel', 'Close');
+    assert.equal(await ensureContentTrusted(ws(), new Logger()), false);
+    assert.equal(await ensureContentTrusted(ws(), new Logger()), false);
+    assert.equal((await checkWorkspaceTrust(ws())).state, 'untrusted');
   });
 
   it('cancelling the modal does not start and trusts nothing', async () => {

@@ -660,15 +660,14 @@ describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)',
     assert.deepEqual(c, {
       ok: true,
       ids: ['US-1', 'US-2', 'US-3'],
-      message: 'Reset US-1 and its dependents (3 items) to pending?',
-      detail:
-        '• US-1 title US-1 (passed → pending)\n• US-2 title US-2 (passed → pending)\n• US-3 title US-3 (failed → pending)',
+      message: 'Reset US-1 and its dependents (3 items) to "to do"?',
+      detail: '• US-1 title US-1 (done → to do)\n• US-2 title US-2 (done → to do)\n• US-3 title US-3 (failed → to do)',
     });
     assert.deepEqual(resetConfirmOf(p, resetOfferOf(p, 'US-1'), false), {
       ok: true,
       ids: ['US-1'],
-      message: 'Reset US-1 to pending?',
-      detail: '• US-1 title US-1 (passed → pending)',
+      message: 'Reset US-1 to "to do"?',
+      detail: '• US-1 title US-1 (done → to do)',
     });
   });
 
@@ -684,6 +683,18 @@ describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)',
     });
     const c = resetConfirmOf(p, resetOfferOf(p, 'US-3'), true);
     assert.ok(c.ok && c.detail.endsWith('Nothing done, blocked or failed depends on it: only this item is reset.'));
+  });
+
+  it("names the dependents in progress it leaves alone, in the tree's words", () => {
+    const p = plan();
+    const c = resetConfirmOf(p, resetOfferOf(p, 'fn-1.1'), true);
+    assert.deepEqual(c, {
+      ok: true,
+      ids: ['fn-1.1', 'fn-1.3'],
+      message: 'Reset fn-1.1 and its dependents (2 items) to "to do"?',
+      detail:
+        '• fn-1.1 title fn-1.1 (done → to do)\n• fn-1.3 title fn-1.3 (blocked → to do)\n\nLeft alone (in progress; reset them once they finish):\n• fn-1.2 title fn-1.2 (in progress)',
+    });
   });
 });
 

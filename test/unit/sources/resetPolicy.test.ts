@@ -71,6 +71,8 @@ describe('reset offers from the plan graph (the rules of ralph task reset)', () 
       item('fn-1.6', 'done', { dependsOn: ['fn-1.4'] }),
     ]);
     assert.deepEqual(resetOfferOf(p, 'fn-1.1').cascade, ['fn-1.2', 'fn-1.3']);
+    assert.deepEqual(resetOfferOf(p, 'fn-1.1').leftInProgress, ['fn-1.5'], 'the in-progress dependent it leaves alone');
+    assert.deepEqual(resetOfferOf(p, 'fn-1.3').leftInProgress, []);
   });
   it('cascades flow tasks only within their epic, quantum stories across the project', () => {
     const p = plan([

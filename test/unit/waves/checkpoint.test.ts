@@ -35,6 +35,30 @@ describe('IJFW checkpoints (seed-systems.md §1.4)', () => {
     assert.ok(isUseful(cp));
   });
 
+  it("reads the checkpoint's time from `timestamp` (the seed's name) as from `ts`", () => {
+    const cp = read('{"sub_id":"W1-S1","timestamp":"2026-05-18T14:40:00Z","next_step":"x"}');
+    assert.equal(cp.timeField, 'timestamp');
+    assert.equal(cp.timeMs, Date.parse('2026-05-18T14:40:00Z'));
+    assert.equal(cp.unknownTimeKey, undefined);
+  });
+
+  it('names a time-like key it does not read (the age then comes from the mtime), and only when no known key has a time', () => {
+    const table: [string, string | undefined][] = [
+      ['{"time":"2026-05-18T14:40:00Z"}', 'time'],
+      ['{"created_at":"2026-05-18T14:40:00Z","next_step":"x"}', 'created_at'],
+      ['{"savedAt":"2026-05-18T14:40:00Z"}', 'savedAt'],
+      ['{"waveId":"W1","checkpoint":{"writtenAt":"2026-05-18T14:40:00Z"}}', 'checkpoint.writtenAt'],
+      ['{"time":"not a time"}', undefined],
+      ['{"next_step":"x"}', undefined],
+      ['{"ts":"2026-05-18T14:40:00Z","created_at":"2026-05-18T14:00:00Z"}', undefined],
+    ];
+    for (const [text, key] of table) {
+      const cp = read(text);
+      assert.equal(cp.unknownTimeKey, key, text);
+      if (key) assert.equal(cp.timeMs, undefined, text);
+    }
+  });
+
   it('unwraps the state-SDK shape to its checkpoint and takes updated_at first', () => {
     const cp = read(shape('sdk'));
     assert.equal(cp.shape, 'sdk');
@@ -63,8 +87,9 @@ describe('IJFW checkpoints (seed-systems.md §1.4)', () => {
   });
 
   it('has no time when no known field parses (the reader then uses the mtime)', () => {
-    const cp = read('{"timestamp":"2026-05-18T14:00:00Z","next_step":"x"}');
+    const cp = read('{"ts":"yesterday","timestamp":"","next_step":"x"}');
     assert.equal(cp.timeMs, undefined);
+    assert.equal(cp.unknownTimeKey, undefined);
   });
 
   it('treats DONE and DONE_WITH_CONCERNS as done, other statuses not', () => {

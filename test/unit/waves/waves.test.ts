@@ -83,6 +83,21 @@ describe('wave recovery over the fixture workspace', () => {
     assert.ok(v.problems.some((p) => p.file.endsWith('subagent-..bad.checkpoint.json') && /ignored/.test(p.message)));
   });
 
+  it("takes a checkpoint's age from `timestamp`, and warns of a time key it does not read (the age then the file's mtime)", () => {
+    writeCheckpoint(ws.folder, 'W1', 'W1-S1', { timestamp: '2026-05-18T14:59:00Z', next_step: 'go on' });
+    const f7 = writeCheckpoint(ws.folder, 'W1', 'W1-S7', { time: '2026-05-18T14:59:00Z', next_step: 'go on' });
+    const mtime = new Date(WAVE_CLOCK - 10 * 60_000);
+    fs.utimesSync(f7, mtime, mtime);
+    const obs = readWave([ws.folder], 'W1');
+    const v = classifyWave(obs, WAVE_CLOCK);
+    assert.equal(v.subagents.find((s) => s.subId === 'W1-S1')!.checkpointAgeMs, 60_000);
+    assert.equal(v.subagents.find((s) => s.subId === 'W1-S7')!.checkpointAgeMs, 10 * 60_000);
+    const warn = obs.problems.find((p) => p.file.endsWith('subagent-W1-S7.checkpoint.json'));
+    assert.ok(warn, JSON.stringify(obs.problems));
+    assert.match(warn.message, /time key `time` is not one Ralph reads \(ts, timestamp, updated_at, recorded_at\)/);
+    assert.ok(!obs.problems.some((p) => p.file.endsWith('subagent-W1-S1.checkpoint.json')));
+  });
+
   it('reads a worktree root too, de-duplicating sub ids (the newer checkpoint wins)', () => {
     const v = classifyWave(readWave([ws.folder, ws.worktree], 'W1'), WAVE_CLOCK);
     const s12 = v.subagents.find((s) => s.subId === 'W1-S12')!;

@@ -116,6 +116,53 @@ describe('the dashboard hub (on the run store)', () => {
     });
   const answerFile = () => path.join(t.dir, '.ralph', 'runs', RUN, 'answers', 'q1.md');
 
+  it("keeps the run picker's state of a run in step with the run (a run's own change, no new listing)", async () => {
+    const h = hub();
+    const changes: (UpdateOp[] | 'snapshot')[] = [];
+    h.onChange((c) => changes.push(c));
+    write({
+      type: 'runStarted',
+      runId: RUN,
+      folder: t.dir,
+      source: 'checklist',
+      agent: 'claude',
+      maxIterations: 5,
+      gates: {},
+    } as EngineEvent);
+    store.follow(t.dir, RUN);
+    assert.equal(changes[0], 'snapshot');
+    assert.deepEqual(
+      h.state().runs.map((r) => [r.runId, r.state, r.active]),
+      [[RUN, 'running', true]],
+    );
+    changes.length = 0;
+    write({
+      type: 'runEnded',
+      state: 'completed',
+      reason: 'done',
+      completionReason: 'COMPLETE',
+      exitCode: 0,
+      iterations: 1,
+      costUsd: 0.1,
+      done: 1,
+      total: 1,
+    } as EngineEvent);
+    const listed = new Promise<UpdateOp[]>((resolve) =>
+      h.onChange((c) => {
+        if (c !== 'snapshot' && c.some((op) => op.op === 'runs')) resolve(c);
+      }),
+    );
+    store.follow(t.dir, RUN);
+    const ops = await listed;
+    const runsOp = ops.find((op) => op.op === 'runs');
+    assert.ok(runsOp && runsOp.op === 'runs');
+    assert.deepEqual(
+      runsOp.runs.map((r) => [r.runId, r.state]),
+      [[RUN, 'completed']],
+    );
+    assert.equal(h.state().runs[0]!.state, 'completed');
+  });
+
   it('shows a run started elsewhere live: attempt k of N, context gauge, cost by item, gates, activity', async () => {
     const h = hub();
     const changes: (UpdateOp[] | 'snapshot')[] = [];
@@ -415,11 +462,14 @@ describe('the dashboard hub (on the run store)', () => {
       const s = h.state();
       assert.equal(s.run?.state, 'completed', what);
       assert.deepEqual(
-        s.tokens.map((p) => [p.iteration, p.contextTokens]),
+        s.tokens.map((p) => [p.iteration, p.contextTokens, Math.round(p.costUsd * 100) / 100]),
         [
-          [1, 40_000],
-          [1, 60_000],
-          [2, 30_000],
+          [1, 40_000, 0.1],
+          [1, 60_000, 0.1],
+          // The iteration's end moved the cost with the context standing still: a point, so the cost line goes up.
+          [1, 60_000, 0.2],
+          [2, 30_000, 0.3],
+          [2, 30_000, 0.4],
         ],
         what,
       );

@@ -233,6 +233,21 @@ describe('the dashboard run track: lanes and tokens per task', () => {
     );
   });
 
+  it("gives the chart a point when the run's cost moves though the context did not, so its cost line reaches the header's", () => {
+    const e: Ev[] = [started, at(1, A), tok(1, 5000, [1, 1, 1, 1], 0.01)];
+    const track = new RunTrack('/ws', view(...e), { startedHere: false, live: true });
+    track.update(view(...e, tok(1, 5000, [2, 2, 2, 2], 0.08)));
+    const points = track.state().tokens;
+    assert.deepEqual(
+      points.map((p) => [p.contextTokens, p.costUsd]),
+      [
+        [5000, 0.01],
+        [5000, 0.08],
+      ],
+    );
+    assert.equal(points.at(-1)!.costUsd, track.state().run!.costUsd);
+  });
+
   it('marks the token points of lanes other than 0 with their lane', () => {
     const e: Ev[] = [started, [1, at(1, A)], [2, at(2, B)]];
     const track = new RunTrack('/ws', view(...e), { startedHere: false, live: true });
