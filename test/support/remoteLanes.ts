@@ -6,6 +6,7 @@ import { RunRecorder } from '../../src/core/loop/recorder';
 import { ralphConfigSchema } from '../../src/core/model/config';
 import type { EngineEvent } from '../../src/core/model/runEvent';
 import { cliPath } from './cli';
+import { testCacheHome } from './tempFolder';
 import { listProcesses } from './processes';
 import { repoRoot } from './repoRoot';
 import { makeTempFolder, type TempFolder } from './tempFolder';
@@ -288,4 +289,50 @@ export function killAgentGroup(pid: number): void {
     } catch {
       // gone already
     }
+}
+
+/** `ralph watch --run <id> --json` of a run, followed as it prints (one parsed event per line). */
+export interface WatchProc {
+  events: Record<string, unknown>[];
+  /** Resolves once the events printed so far satisfy `pred` (called at every new line). */
+  until(pred: (events: Record<string, unknown>[]) => boolean): Promise<void>;
+  /** Resolves with its exit code once it has exited (it exits when the run ends). */
+  exited: Promise<number | null>;
+}
+
+/** Starts `ralph watch --run <runId> --json` in `folder` (the CLI process a person or a bot would run). */
+export function watchJson(folder: string, runId: string): WatchProc {
+  const child = spawn(process.execPath, [cliPath, '-C', folder, 'watch', '--run', runId, '--json'], {
+    env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const events: Record<string, unknown>[] = [];
+  const waiters: { pred: (events: Record<string, unknown>[]) => boolean; resolve: () => void }[] = [];
+  let rest = '';
+  let err = '';
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  child.stdout.on('data', (b: Buffer) => {
+    const lines = (rest + b.toString()).split('\n');
+    rest = lines.pop()!;
+    for (const l of lines) if (l.trim()) events.push(JSON.parse(l) as Record<string, unknown>);
+    for (const w of [...waiters])
+      if (w.pred(events)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    events,
+    until: (pred) =>
+      pred(events)
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            waiters.push({ pred, resolve });
+            void exited.then(() => {
+              if (!pred(events)) reject(new Error(`ralph watch exited first:\n${err}`));
+            });
+          }),
+    exited,
+  };
 }

@@ -1,5 +1,11 @@
 import { endReasonText } from './endReason';
-import { laneMergeIcon, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
+import {
+  laneMergeIcon,
+  workersText,
+  type EngineEvent,
+  type RunLogEntry,
+  type UnknownRunLogEntry,
+} from '../model/runEvent';
 import type { z } from 'zod';
 import {
   contextFigure,
@@ -121,6 +127,15 @@ export interface LaneView {
   iterationTokens: RunTokenCounts | null;
   /** How the last iteration of the lane ended (`complete`, `natural`, `rotation`, `question`, …) and its detail. */
   lastEnding: { iteration: number; ending: string; detail: string } | null;
+  /** A remote lane's worker (`host:pid`, from its iteration's start); null for a lane on this machine. */
+  worker: string | null;
+}
+
+/** A worker of remote lanes that is alive (`workers` event): its id (`host:pid`), host and pid. */
+export interface WorkerView {
+  id: string;
+  host: string;
+  pid: number;
 }
 
 /** The latest result of one gate tier. `running` while its command runs (then `passed`/`exitCode` are of the previous run, or null). */
@@ -240,6 +255,8 @@ export interface RunView {
    * (its end), so these are the lanes at work (status, watch, the tree and the dashboard show them live).
    */
   lanes: LaneView[];
+  /** The workers of the run's remote lanes alive now (from the last `workers` event); null when it has none. */
+  workers: WorkerView[] | null;
   /**
    * The run's one context figure (`context.figure`: tokens in use of the window, its percentage, the warn and rotate
    * marks; `last` once the run ended) with what its reducer keeps (contextFigure.ts). Every face shows this figure.
@@ -294,6 +311,7 @@ export function emptyRunView(runId: string, kind: RunView['kind'] = 'ralph'): Ru
     iteration: 0,
     progress: null,
     lanes: [],
+    workers: null,
     context: emptyContextTrack(),
     cost: { runUsd: 0, byItem: [], byIteration: [] },
     gates: [],
@@ -321,6 +339,7 @@ function emptyLane(lane: number): LaneView {
     iterationCostUsd: 0,
     iterationTokens: null,
     lastEnding: null,
+    worker: null,
   };
 }
 
@@ -393,7 +412,7 @@ export function activityTextOf(e: EngineEvent): string | null {
               : '';
       const attempt =
         e.attempt > 1 || e.maxAttempts ? ` · attempt ${e.attempt}${e.maxAttempts ? ` of ${e.maxAttempts}` : ''}` : '';
-      return `LOOP ${e.iteration} START — ${what}${attempt}`;
+      return `LOOP ${e.iteration} START — ${what}${attempt}${e.worker ? ` · on ${e.worker}` : ''}`;
     }
     case 'agentStarted':
       return `SESSION START: ${e.agent ? `${e.agent} ` : ''}pid=${e.pid ?? '?'}`;
@@ -455,6 +474,8 @@ export function activityTextOf(e: EngineEvent): string | null {
       return e.text;
     case 'output':
       return e.text;
+    case 'workers':
+      return workersText(e.alive);
     case 'runEnded':
       return `RALPH STOP — ${e.state}: ${firstLine(e.reason)} · ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`;
   }
@@ -501,6 +522,7 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
         context: null,
         iterationCostUsd: 0,
         iterationTokens: null,
+        worker: e.worker ?? null,
         attempt:
           e.purpose === 'work'
             ? {
@@ -626,6 +648,9 @@ export function reduceRunView(view: RunView, entry: RunLogEntry | UnknownRunLogE
       if (v.state === 'waiting') v.state = liveState(v);
       break;
     }
+    case 'workers':
+      v.workers = e.alive.map((w) => ({ id: w.id, host: w.host, pid: w.pid }));
+      break;
     case 'laneMerge':
       // The lane of a parallel run ended (merged, or its story failed or went back): it is no longer shown; its
       // number may be used again by a later lane.
@@ -794,7 +819,14 @@ export function statusLineOf(v: RunView): string {
       const parts: string[] = [];
       if (parallel) parts.push(`#${l.lane}`);
       // A lane of a parallel run (numbered from 1) also says its iteration and what it does.
-      const more = l.lane > 0 ? [...(l.iteration !== null ? [`iteration ${l.iteration}`] : []), l.activity] : [];
+      const more =
+        l.lane > 0
+          ? [
+              ...(l.iteration !== null ? [`iteration ${l.iteration}`] : []),
+              l.activity,
+              ...(l.worker ? [`on ${l.worker}`] : []),
+            ]
+          : [];
       const detail = [...(l.attempt ? [`attempt ${l.attempt.text}`] : []), ...more];
       if (l.item)
         parts.push(

@@ -24,6 +24,7 @@ export function statusLanesOf(v: RunView): StatusLane[] {
     iteration: l.iteration,
     attempt: l.attempt?.text ?? null,
     state: l.activity,
+    worker: l.worker,
   }));
 }
 

@@ -42,6 +42,8 @@ export interface StatusLane {
   attempt: string | null;
   /** `agent` (its agent runs), `gate`, `waiting` (for an answer) or `idle` (between iterations). */
   state: LaneView['activity'];
+  /** A remote lane's worker (`host:pid`); null for a lane on this machine. */
+  worker: string | null;
 }
 
 /**

@@ -30,8 +30,14 @@ export function formatRunViewLines(v: RunView, indent = '    '): string[] {
         `context ${contextText(contextFigure({ ...l.context, window: Math.max(l.context.window, v.context.window) }))}`,
       );
     parts.push(`iteration cost $${l.iterationCostUsd.toFixed(4)}`);
+    // A remote lane says the worker (host:pid) it runs on.
+    if (l.worker) parts.push(`on ${l.worker}`);
     out.push(`${indent}${parts.join(' · ')}`);
   }
+  if (v.workers && !v.final)
+    out.push(
+      `${indent}workers: ${v.workers.length} alive${v.workers.length ? ` (${v.workers.map((w) => w.id).join(', ')})` : ''}`,
+    );
   // The run's one context figure (contextFigure.ts), as the gauge, the dashboard and `ralph watch` show it.
   if (!parallel && v.context?.figure) out.push(`${indent}context: ${contextLine(v.context.figure)}`);
   for (const g of v.gates)

@@ -15,7 +15,7 @@ import {
   tokensText,
 } from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
-import { laneMergeIcon } from '../model/runEvent';
+import { laneMergeIcon, workersText } from '../model/runEvent';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
 
 /** The activity-log label of each iteration ending (seed-systems.md §3.6, §3.12). */
@@ -118,8 +118,12 @@ export class ActivityFormatter {
                 : '';
         const attempt =
           e.attempt > 1 ? ` · attempt ${e.attempt}${e.attemptKind === 'debug' ? ' (debugging)' : ''}` : '';
+        const where = e.worker ? ` · on ${e.worker}` : '';
         return [
-          loopStartText(e.iteration, `${tasksDetail(this.progress.done, this.progress.total)} · ${what}${attempt}`),
+          loopStartText(
+            e.iteration,
+            `${tasksDetail(this.progress.done, this.progress.total)} · ${what}${attempt}${where}`,
+          ),
         ];
       }
       case 'agentStarted':
@@ -227,6 +231,8 @@ export class ActivityFormatter {
         return [`⚠️ ${e.message}`];
       case 'guard':
         return [e.text];
+      case 'workers':
+        return [workersText(e.alive)];
       case 'runEnded': {
         const label =
           e.state === 'completed'

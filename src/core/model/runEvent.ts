@@ -126,6 +126,8 @@ export const engineEventSchema = z.discriminatedUnion('type', [
     attemptKind: z.string(),
     purpose: iterationPurposeSchema,
     maxAttempts: z.number().optional(),
+    /** A remote lane's worker (`host:pid`): the machine its iteration runs on (docs/distributed-lanes.md). */
+    worker: z.string().optional(),
   }),
   /** The agent process started: which agent, its pid (also its process group) and the command line without the prompt. */
   ev('agentStarted', {
@@ -266,6 +268,13 @@ export const engineEventSchema = z.discriminatedUnion('type', [
     files: z.array(z.string()).optional(),
     durationMs: z.number(),
   }),
+  /**
+   * The workers of a parallel run's remote lanes that are alive (their heartbeat in Redis is fresh): each one's id
+   * (`host:pid`), host and pid; reported when the set changes (docs/distributed-lanes.md).
+   */
+  ev('workers', {
+    alive: z.array(z.object({ id: z.string(), host: z.string(), pid: z.number() })),
+  }),
   /** The run ended: terminal state, reason, progress.txt completion reason, exit code, totals (USD). */
   ev('runEnded', {
     state: runEndStateSchema,
@@ -289,6 +298,11 @@ export type EngineEventOf<T extends EngineEventType> = Extract<EngineEvent, { ty
 /** The mark of a lane's end in the activity lines: merged, given back, or failed. */
 export function laneMergeIcon(outcome: EngineEventOf<'laneMerge'>['outcome']): string {
   return outcome === 'merged' ? '🔀' : outcome === 'released' ? '↩' : '❌';
+}
+
+/** The activity line of a `workers` event: `🖧 WORKERS 2 alive: build1:4242, build2:977`. Pure. */
+export function workersText(alive: readonly { id: string }[]): string {
+  return `🖧 WORKERS ${alive.length} alive${alive.length ? `: ${alive.map((w) => w.id).join(', ')}` : ''}`;
 }
 
 /** Every known event type (the discriminator values of {@link engineEventSchema}). */

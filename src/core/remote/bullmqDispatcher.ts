@@ -18,7 +18,15 @@ import {
 import type { LaneStorySource } from '../loop/parallel/laneSource';
 import { laneAttemptFailed, storyAttempts } from '../loop/parallel/quantumRuntime';
 import { EngineRefusal, type EngineLane, type EngineOptions, type RunResult } from '../loop/runOptions';
-import { decideFencing, decideStall, laneJobId, redactRedisUrl, type Dispatch } from './decide';
+import {
+  decideFencing,
+  decideStall,
+  laneJobId,
+  liveWorkers,
+  redactRedisUrl,
+  WORKER_BEAT_MS,
+  type Dispatch,
+} from './decide';
 import {
   controlKey,
   eventsKey,
@@ -26,6 +34,7 @@ import {
   LANE_QUEUE,
   leaseKey,
   parseStreamEntry,
+  WORKERS_KEY,
   type LaneJob,
   type LaneResult,
   type StreamEntry,
@@ -43,6 +52,8 @@ export interface BullmqDispatcherOptions {
   laneStallMs: number;
   storyTimeoutMs: number;
   warn: (message: string) => void;
+  /** A run-wide event of the remote lanes (`workers`: the workers alive when that changes), for the run log. */
+  emit?: (event: EngineEvent) => void;
 }
 
 /** The key counting a run's dispatches: each dispatch's fencing token (INCR: never reused, even after a restart). */
@@ -73,6 +84,10 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   private pushChain: Promise<unknown> = Promise.resolve();
   redisUp = true;
   redisBackAt = 0;
+  /** Reads the workers' heartbeats while the run has lanes (from its first lane to its close). */
+  private workersTimer: NodeJS.Timeout | null = null;
+  /** The ids of the workers alive last reported (`workers` event), joined. */
+  private workersSaid: string | null = null;
 
   private constructor(
     readonly o: BullmqDispatcherOptions,
@@ -195,7 +210,23 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   lane(options: EngineOptions & { lane: EngineLane }, story: WorkItemRef): LaneEngine {
     const lane = new RemoteLane(this, options, story);
     this.lanes.set(story.id, lane);
+    if (!this.workersTimer && !this.closed) {
+      void this.sayWorkers();
+      this.workersTimer = setInterval(() => void this.sayWorkers(), WORKER_BEAT_MS / 2);
+    }
     return lane;
+  }
+
+  /** Reports the workers alive (decide.ts `liveWorkers`: a fresh heartbeat) when they are not the ones last said. */
+  private async sayWorkers(): Promise<void> {
+    if (!this.redisUp || !this.o.emit) return;
+    const beats = await this.redis.hgetall(WORKERS_KEY).catch(() => null);
+    if (!beats || this.closed) return;
+    const alive = liveWorkers(beats, Date.now(), 3 * WORKER_BEAT_MS);
+    const said = alive.map((w) => w.id).join(' ');
+    if (said === this.workersSaid) return;
+    this.workersSaid = said;
+    this.o.emit({ type: 'workers', alive });
   }
 
   /** Notes the commit a story's accepted result named: its merge takes that commit only. */
@@ -259,6 +290,7 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.workersTimer) clearInterval(this.workersTimer);
     await this.following;
     for (const id of [...this.jobs]) await this.dropJob(id).catch(() => undefined);
     const keys = await this.redis.keys(`${KEY_PREFIX}:run:${this.o.runId}:*`).catch(() => [] as string[]);

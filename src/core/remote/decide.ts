@@ -117,3 +117,36 @@ export function decideStall(s: {
  * attempt is a new job. BullMQ refuses `:` in custom ids. Pure.
  */
 export const laneJobId = (runId: string, storyId: string, token: number): string => `${runId}.${storyId}.${token}`;
+
+/** A worker of remote lanes as its heartbeat names it. */
+export interface LiveWorker {
+  /** `host:pid`, as its lanes' events name it. */
+  id: string;
+  host: string;
+  pid: number;
+}
+
+/**
+ * The workers alive, from the hash of heartbeats (worker id → JSON `{host, pid, at}`, `at` ms since the epoch): those
+ * heard within `staleMs` before `now` (a worker beats every {@link WORKER_BEAT_MS}; one killed without a word stays in
+ * the hash and drops out once stale), sorted by id. An entry that is not such JSON is not a worker. Pure.
+ */
+export function liveWorkers(beats: Record<string, string>, now: number, staleMs: number): LiveWorker[] {
+  const out: LiveWorker[] = [];
+  for (const [id, raw] of Object.entries(beats)) {
+    let b: unknown;
+    try {
+      b = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    const { host, pid, at } = (b ?? {}) as { host?: unknown; pid?: unknown; at?: unknown };
+    if (typeof host !== 'string' || typeof pid !== 'number' || typeof at !== 'number') continue;
+    if (now - at > staleMs) continue;
+    out.push({ id, host, pid });
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** How often a worker writes its heartbeat into the workers hash, ms. */
+export const WORKER_BEAT_MS = 2000;

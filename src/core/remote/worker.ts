@@ -12,7 +12,7 @@ import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
 import { excludeRunnerFiles, git, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
 import { LaneStorySource } from '../loop/parallel/laneSource';
-import { redactRedisUrl, redisUrlRefusal, remoteAllowed } from './decide';
+import { redactRedisUrl, redisUrlRefusal, remoteAllowed, WORKER_BEAT_MS } from './decide';
 import {
   controlKey,
   eventsKey,
@@ -126,7 +126,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       .hset(WORKERS_KEY, id, JSON.stringify({ host: os.hostname(), pid: process.pid, at: Date.now() }))
       .catch(() => undefined);
   await beat();
-  const beats = setInterval(() => void beat(), 2000);
+  const beats = setInterval(() => void beat(), WORKER_BEAT_MS);
   const connection = redisConnection(o.redisUrl);
   const worker = new Worker(
     LANE_QUEUE,

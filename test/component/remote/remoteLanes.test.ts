@@ -18,10 +18,12 @@ import {
   stopWorker,
   stubAgents,
   waitForLogLine,
+  watchJson,
   workerOf,
   type RemoteRepo,
   type WorkerProc,
 } from '../../support/remoteLanes';
+import { runCliAsync } from '../../support/cli';
 import { git } from '../../support/workspace';
 
 /**
@@ -320,16 +322,44 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       }
     };
 
-    it('STOP: each lane ends after its agent, no story starts, the stories go back with their branches kept', async () => {
+    it("STOP: each lane ends after its agent, no story starts, the stories go back with their branches kept; status and watch show each lane's worker and the workers alive", async () => {
       const r = await setUp(
         Object.fromEntries(held.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, waitForFile: STOP }])),
       );
       const log = new EventLog();
       const running = runCoordinator(r, { maxParallel: 3 }, log.on);
       const runDir = await runDirOf(r, log);
+      const runId = path.basename(runDir);
       await waitAll(r, 'wait');
+      // The faces, while the three lanes' agents run: each lane's worker and the workers alive.
+      const alive = workers.map((w) => w.pid);
+      const watch = watchJson(r.dir, runId);
+      await watch.until(
+        (es) =>
+          es.filter((e) => e.type === 'iterationStarted' && typeof e.worker === 'string').length === 3 &&
+          es.some((e) => e.type === 'workers' && (e.alive as unknown[]).length === 3),
+      );
+      const status = await runCliAsync(r.dir, ['status', '--json']);
+      const run = (
+        status.json().runs as {
+          id: string;
+          lanes: { story: string; worker: string | null }[];
+          view: { workers: { pid: number }[] };
+        }[]
+      ).find((x) => x.id === runId)!;
+      assert.deepEqual(run.lanes.map((l) => l.story).sort(), held);
+      for (const l of run.lanes) assert.match(l.worker ?? '', /^[^:]+:\d+$/, JSON.stringify(run.lanes));
+      assert.deepEqual(run.lanes.map((l) => Number(l.worker!.split(':')[1])).sort(), [...alive].sort());
+      assert.deepEqual(run.view.workers.map((w) => w.pid).sort(), [...alive].sort());
+      const text = (await runCliAsync(r.dir, ['status'])).stdout;
+      for (const l of run.lanes) assert.ok(text.includes(`on ${l.worker}`), text);
+      assert.match(text, /workers: 3 alive \(/);
       fs.writeFileSync(path.join(runDir, 'STOP'), '');
       const { result, events } = await running;
+      assert.equal(await watch.exited, 3, 'ralph watch ends with the run (stopped)');
+      const replay = (await runCliAsync(r.dir, ['watch', '--run', runId])).stdout;
+      assert.match(replay, /🖧 WORKERS 3 alive: /);
+      assert.match(replay, /LOOP \d+ START .* · on [^:\s]+:\d+/);
       assert.equal(result.state, 'stopped', result.reason);
       observedBeforeEnd(r);
       assert.doesNotMatch(lines(r), /^start S[45]\b/m, 'no story starts after STOP');

@@ -90,6 +90,7 @@ describe('run log schema', () => {
       'guard',
       'output',
       'laneMerge',
+      'workers',
       'runEnded',
     ];
     assert.deepEqual([...ENGINE_EVENT_TYPES].sort(), [...types].sort());

@@ -668,3 +668,46 @@ describe('RunView tokens per item and several lanes', () => {
     it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
   }
 });
+
+describe('RunView of remote lanes: each lane names its worker, the run the workers alive', () => {
+  const remote = (lane: number, n: number, worker: string): [number, EngineEvent] => [
+    lane,
+    { ...iter(n), item: { source: 'quantum', id: `S${lane}`, title: `story ${lane}` }, worker } as EngineEvent,
+  ];
+  const alive: EngineEvent = {
+    type: 'workers',
+    alive: [
+      { id: 'build1:10', host: 'build1', pid: 10 },
+      { id: 'build2:20', host: 'build2', pid: 20 },
+    ],
+  };
+  const v = runViewOf('r1', log(started, alive, remote(1, 1, 'build1:10'), remote(2, 2, 'build2:20')));
+  it('a lane keeps the worker of its iteration; a local lane has none', () => {
+    assert.deepEqual(
+      v.lanes.map((l) => l.worker),
+      ['build1:10', 'build2:20'],
+    );
+    assert.equal(runViewOf('r1', log(started, iter(1))).lanes[0]!.worker, null);
+  });
+  it('the workers alive are the last event’s; none before it', () => {
+    assert.deepEqual(
+      v.workers?.map((w) => w.id),
+      ['build1:10', 'build2:20'],
+    );
+    assert.equal(runViewOf('r1', log(started)).workers, null);
+    const gone = runViewOf('r1', log(started, alive, { type: 'workers', alive: [alive.alive[1]!] }));
+    assert.deepEqual(
+      gone.workers?.map((w) => w.id),
+      ['build2:20'],
+    );
+  });
+  it('the status line and the activity say where each lane runs and who is alive', () => {
+    assert.match(statusLineOf(v), /#1 · S1 story 1 \(attempt 1 of 5, iteration 1, agent, on build1:10\)/);
+    const texts = v.activity.map((a) => a.text);
+    assert.ok(texts.includes('🖧 WORKERS 2 alive: build1:10, build2:20'), texts.join('\n'));
+    assert.ok(
+      texts.some((t) => /^LOOP 2 START — S2 story 2 · attempt 1 of 5 · on build2:20$/.test(t)),
+      texts.join('\n'),
+    );
+  });
+});

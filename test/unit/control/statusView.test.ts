@@ -99,7 +99,7 @@ describe('ralph status: the run view', () => {
     );
   });
 
-  it('shows the lanes at work of a parallel run, one line each (story, iteration, attempt, state), and under runs[].lanes in --json', () => {
+  it("shows the lanes at work of a parallel run, one line each (story, iteration, attempt, state, a remote lane's worker), the workers alive, and under runs[].lanes in --json", () => {
     t.write(
       'quantum.json',
       JSON.stringify({
@@ -157,8 +157,11 @@ describe('ralph status: the run view', () => {
           attemptKind: 'fix',
           purpose: 'work',
           maxAttempts: 3,
+          // A remote lane (docs/distributed-lanes.md): its worker.
+          worker: 'build2:77',
         },
       ],
+      [0, { type: 'workers', alive: [{ id: 'build2:77', host: 'build2', pid: 77 }] }],
       [
         3,
         {
@@ -187,13 +190,14 @@ describe('ralph status: the run view', () => {
     t.write(`.ralph/runs/${RUN}/events.jsonl`, lanes.map(([lane, e], i) => runLogLine(i + 1, AT, lane, e)).join(''));
     const snap = buildStatus(t.dir, { probe: { isAlive: () => true, hostNames: [HOST] } });
     assert.deepEqual(snap.runs[0]!.lanes, [
-      { lane: 1, story: 'S1', title: 'story S1', iteration: 1, attempt: '1 of 3', state: 'agent' },
-      { lane: 2, story: 'S2', title: 'story S2', iteration: 2, attempt: '2 of 3', state: 'gate' },
+      { lane: 1, story: 'S1', title: 'story S1', iteration: 1, attempt: '1 of 3', state: 'agent', worker: null },
+      { lane: 2, story: 'S2', title: 'story S2', iteration: 2, attempt: '2 of 3', state: 'gate', worker: 'build2:77' },
     ]);
     const text = formatStatusText(snap);
     assert.match(text, new RegExp(`${RUN} \\(iteration 3, 2 lanes at work\\)`));
     assert.match(text, /lane 1: agent · S1 story S1 · iteration 1 · attempt 1 of 3/);
-    assert.match(text, /lane 2: gate · S2 story S2 · iteration 2 · attempt 2 of 3/);
+    assert.match(text, /lane 2: gate · S2 story S2 · iteration 2 · attempt 2 of 3 · .* · on build2:77/);
+    assert.match(text, /workers: 1 alive \(build2:77\)/);
     assert.doesNotMatch(text, /lane 3:/, 'a lane that ended is not shown');
   });
 

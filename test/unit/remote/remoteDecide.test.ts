@@ -3,6 +3,7 @@ import {
   decideFencing,
   decideStall,
   laneJobId,
+  liveWorkers,
   normalizeRemote,
   redactRedisUrl,
   redisUrlRefusal,
@@ -154,4 +155,27 @@ describe('remote lanes: Redis addresses (decide.ts redisUrlRefusal)', () => {
   });
   it('a job id names run, story and token, without colons', () =>
     assert.equal(laneJobId('r1', 'US-001', 7), 'r1.US-001.7'));
+});
+
+describe('remote lanes: the workers alive (decide.ts liveWorkers)', () => {
+  const now = 1_000_000;
+  const beat = (host: string, pid: number, at: number) => JSON.stringify({ host, pid, at });
+  const table: [string, Record<string, string>, string[]][] = [
+    ['none', {}, []],
+    ['a fresh beat', { 'b:2': beat('b', 2, now - 100) }, ['b:2']],
+    ['a beat just at the limit', { 'b:2': beat('b', 2, now - 6000) }, ['b:2']],
+    ['a stale beat (killed without a word)', { 'b:2': beat('b', 2, now - 6001) }, []],
+    ['sorted by id', { 'b:2': beat('b', 2, now), 'a:9': beat('a', 9, now) }, ['a:9', 'b:2']],
+    ['not JSON', { 'x:1': 'alive' }, []],
+    ['JSON without a time', { 'x:1': JSON.stringify({ host: 'x', pid: 1 }) }, []],
+  ];
+  for (const [name, beats, ids] of table)
+    it(name, () =>
+      assert.deepEqual(
+        liveWorkers(beats, now, 6000).map((w) => w.id),
+        ids,
+      ),
+    );
+  it('gives host and pid', () =>
+    assert.deepEqual(liveWorkers({ 'b:2': beat('b', 2, now) }, now, 6000), [{ id: 'b:2', host: 'b', pid: 2 }]));
 });

@@ -1,11 +1,12 @@
 import type { RalphConfig } from '../../model/config';
+import type { EngineEvent } from '../events';
 import { EngineRefusal } from '../runOptions';
 import { GitWorktreeDispatcher, type LaneDispatcher } from './dispatcher';
 
 /**
  * The lane dispatcher a parallel run's configuration asks for (`laneDispatcher`): git worktrees in `folder`, or
  * jobs for `ralph worker` processes through BullMQ on Redis (`redisUrl`, RALPH_REDIS_URL first; remote/). The remote
- * one is loaded only when asked for. Throws {@link EngineRefusal} when `bullmq` has no Redis address, or one without a
+ * one is loaded only when asked for; `emit` takes its run-wide events (the workers alive). Throws {@link EngineRefusal} when `bullmq` has no Redis address, or one without a
  * password, or Redis cannot be reached.
  */
 export async function pickDispatcher(
@@ -14,6 +15,7 @@ export async function pickDispatcher(
   featureBranch: string,
   runId: string,
   warn: (message: string) => void,
+  emit?: (event: EngineEvent) => void,
 ): Promise<LaneDispatcher> {
   if (config.laneDispatcher !== 'bullmq') return new GitWorktreeDispatcher(folder, featureBranch);
   const redisUrl = process.env.RALPH_REDIS_URL || config.redisUrl;
@@ -31,5 +33,6 @@ export async function pickDispatcher(
     laneStallMs: config.laneStallMs,
     storyTimeoutMs: config.storyTimeoutMs,
     warn,
+    emit,
   });
 }

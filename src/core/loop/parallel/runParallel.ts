@@ -185,7 +185,7 @@ async function parallelShell(
     warn,
   );
   // Worktrees here, or jobs for `ralph worker` processes (laneDispatcher "bullmq"): refused before anything is written.
-  const dispatcher = await pickDispatcher(o.config, folder, feature, runId, warn);
+  const dispatcher = await pickDispatcher(o.config, folder, feature, runId, warn, (e) => emit(e, 0));
   await startRunFolder(folder, runId, o.config, warn);
   // Written while the run starts (1 MiB and an fsync), ready before the first lane's engine.
   const reserve = { ready: makeRunReserve(folder, runId, warn) };
