@@ -30,8 +30,8 @@ import type { RunEnd } from './lane/phases';
 
 /*
  * The run's shell, written once for a sequential and a parallel run: the refusals every start makes, the folder's
- * lock, and crash recovery with the warnings it reports. The sequential run (lane/lane.ts) and the coordinator
- * (parallel/coordinator.ts) call these, so the two starts refuse and recover with the same texts.
+ * lock, crash recovery with the warnings it reports, the start and end records. The shell around a lane (laneRun.ts)
+ * and the parallel run's (parallel/runParallel.ts) call these, so the two starts refuse and recover with the same texts.
  */
 
 /** A warning of the run, as an event (`{type: 'warning'}`) of its lane 0. */

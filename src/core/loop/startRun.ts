@@ -16,14 +16,17 @@ export interface StartedRun {
   runId: string;
   events: EventEmitter<RunEvents>;
   result: Promise<RunResult>;
-  /** The lane of a sequential run once it is made (undefined for a parallel run): what a test reaches into. */
+  /**
+   * The shell around the lane of a sequential run (laneRun.ts) once it is made (undefined for a parallel run): what a
+   * test reaches into.
+   */
   lane?: LaneRun;
 }
 
 /**
  * Starts a run: the only entry of the CLI (`ralph run`) and the extension (**Ralph: Start**). A parallel run when it
- * is asked for (`parallel`, or the configuration's) and the source is quantum (parallel/coordinator.ts), else the
- * sequential run of one lane in the folder itself (lane/lane.ts). Nothing happens before the caller's next turn, so
+ * is asked for (`parallel`, or the configuration's) and the source is quantum (parallel/runParallel.ts), else the
+ * sequential run of one lane in the folder itself (laneRun.ts). Nothing happens before the caller's next turn, so
  * listeners added to `events` right after the call see every event; the refusals reject `result`.
  */
 export function startRun(o: EngineOptions): StartedRun {

@@ -97,24 +97,16 @@ export class Lane {
     this.folder = path.resolve(o.folder);
     this.stash = o.lane ? null : new TaskFileStash(this.folder);
     this.timing = { ...timingFromConfig(o.config), ...o.timing };
-    this.roster = new AgentRoster(o.config, this.folder, (e) => this.emitEvent(e));
+    this.roster = new AgentRoster(o.config, this.folder, (e) => host.emit(e));
     this.book = new ClaimBook({
       folder: this.folder,
       runId: o.runId,
       record: (patch) => host.record(patch),
-      emit: (e) => this.emitEvent(e),
+      emit: (e) => this.host.emit(e),
       warn: (what) => this.warn(what),
       shown: (text) => this.shown(text),
       progress: () => reportProgress(this.cx!, false),
     });
-  }
-
-  private get runId(): string {
-    return this.o.runId;
-  }
-
-  private emitEvent(e: EngineEvent): void {
-    this.host.emit(e);
   }
 
   private shown(text: string): string {
@@ -124,7 +116,7 @@ export class Lane {
   /** Reports an error the run survives as a `warning` event (never swallowed). */
   private warn(what: string): (err: unknown) => void {
     return (err: unknown) =>
-      this.emitEvent({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
+      this.host.emit({ type: 'warning', message: `${what}: ${err instanceof Error ? err.message : String(err)}` });
   }
 
   private get cancelled(): boolean {
@@ -176,7 +168,7 @@ export class Lane {
     };
     const cx: LaneContext = {
       folder: this.folder,
-      runId: this.runId,
+      runId: this.o.runId,
       stateRoot: o.lane?.stateRoot ?? this.folder,
       lane: o.lane,
       config: o.config,
@@ -191,7 +183,7 @@ export class Lane {
       runState: () => runState,
       then: (obs) => perform(step(obs)),
       runAgent: (ask) => this.runAgent(ask, runState.costUsd),
-      emit: (e) => this.emitEvent(e),
+      emit: (e) => this.host.emit(e),
       warn: (what) => this.warn(what),
       shown: (text) => this.shown(text),
       record: (patch) => this.host.record(patch),
@@ -225,7 +217,7 @@ export class Lane {
         await source
           .release(item)
           .catch((err: Error) =>
-            this.emitEvent({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }),
+            this.host.emit({ type: 'warning', message: `could not give ${item.id} back: ${err.message}` }),
           );
       }
     }
@@ -294,7 +286,7 @@ export class Lane {
     if (c.stop.length && !this.stopNoted) {
       this.stopNoted = true;
       this.stopRequestedAt = Date.now();
-      this.emitEvent({
+      this.host.emit({
         type: 'stopRequested',
         file: c.stop[0]!.file,
         graceful: c.stop.some((h) => h.file.endsWith('stop-requested')),
@@ -306,7 +298,7 @@ export class Lane {
     }
     if (c.pause.length && !this.pauseNoted) {
       this.pauseNoted = true;
-      this.emitEvent({ type: 'pauseRequested', file: c.pause[0]!.file });
+      this.host.emit({ type: 'pauseRequested', file: c.pause[0]!.file });
     }
     if (!c.pause.length) this.pauseNoted = false;
   }
@@ -347,7 +339,7 @@ export class Lane {
    */
   private restoreTaskFiles(n: number): void {
     if (!this.stash) return;
-    const dir = path.join(ralphRunDir(this.folder, this.runId), 'rejected', `iter-${String(n).padStart(3, '0')}`);
+    const dir = path.join(ralphRunDir(this.folder, this.o.runId), 'rejected', `iter-${String(n).padStart(3, '0')}`);
     let restored: RestoredFile[] = [];
     try {
       restored = this.stash.restoreUnreadable(dir);
@@ -355,7 +347,7 @@ export class Lane {
       this.warn(`iteration ${n}: could not restore a task file the agent left unreadable`)(err);
     }
     for (const r of restored)
-      this.emitEvent({ type: 'fileRestored', file: r.file, aside: r.aside, problem: r.problem });
+      this.host.emit({ type: 'fileRestored', file: r.file, aside: r.aside, problem: r.problem });
   }
 
   /** What one agent iteration needs of this lane (agentIteration.ts). */
@@ -363,7 +355,7 @@ export class Lane {
     const s = this.setup!;
     return {
       folder: this.folder,
-      runId: this.runId,
+      runId: this.o.runId,
       stateRoot: this.o.lane?.stateRoot ?? this.folder,
       config: this.o.config,
       agentEnv: this.o.agentEnv,
@@ -378,7 +370,7 @@ export class Lane {
       stash: this.stash,
       stopRequestedAt: () => this.stopRequestedAt,
       onAgent: this.o.lane?.onAgent,
-      emitEvent: (e) => this.emitEvent(e),
+      emitEvent: (e) => this.host.emit(e),
       warn: (what) => this.warn(what),
       record: (patch) => this.host.record(patch),
       markChildStart: (also) => this.book.markChildStart(also),
