@@ -13,9 +13,8 @@ import { AGENT_CLIS, agentCliPath, type InstalledAgent } from '../test/support/a
 import { type AgentModelEnv, codexModelEnv, opencodeModelEnv, qwenModelEnv } from '../test/support/agentEnv';
 import { streamFixture } from '../test/support/fixtures';
 import { type Turn, hang, httpError, say, shell, startModelServer } from '../test/support/modelServer';
-import { makeTempDir } from '../test/support/tempFolder';
+import { recordingFolders, runRecorder } from './recordSupport';
 
-const PLACEHOLDER = '/tmp/ralph-record';
 const MARK = '<promise>COMPLETE</promise>';
 
 interface Scenario {
@@ -83,11 +82,8 @@ function modelEnv(agent: InstalledAgent, home: string, openaiUrl: string): Agent
 }
 
 async function record(agent: InstalledAgent, adapter: AgentAdapter, s: Scenario, outDir: string): Promise<void> {
-  const tmp = makeTempDir('ralph-record-');
-  const cwd = path.join(tmp, 'ws');
-  const home = path.join(tmp, 'home');
-  fs.mkdirSync(cwd);
-  fs.mkdirSync(home);
+  const folders = recordingFolders();
+  const { cwd, home } = folders;
   const server = await startModelServer(s.script);
   try {
     const m = modelEnv(agent, home, server.openaiUrl);
@@ -109,15 +105,14 @@ async function record(agent: InstalledAgent, adapter: AgentAdapter, s: Scenario,
         setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 1500);
       });
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-    const clean = (t: string): string =>
-      [fs.realpathSync(tmp), tmp].reduce((acc, p) => acc.split(p).join(PLACEHOLDER), t);
+    const clean = (t: string): string => folders.clean(t);
     fs.writeFileSync(path.join(outDir, s.file), clean(out));
     fs.writeFileSync(path.join(outDir, s.file.replace(/\.jsonl$/, '.stderr.txt')), clean(err).slice(-8000));
     fs.writeFileSync(path.join(outDir, s.file.replace(/\.jsonl$/, '.exit')), `${code}\n`);
     console.log(`${agent}/${s.file}: ${out.split('\n').filter(Boolean).length} lines, exit ${code}`);
   } finally {
     await server.close();
-    fs.rmSync(tmp, { recursive: true, force: true });
+    folders.dispose();
   }
 }
 
@@ -155,7 +150,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.stack : err);
-  process.exit(1);
-});
+runRecorder(main);

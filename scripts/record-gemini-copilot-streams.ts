@@ -24,11 +24,9 @@ import {
   toolUse,
 } from '../test/support/modelServer';
 import { copilotModelEnv, geminiModelEnv, withoutProviderVars } from '../test/support/scriptedAgentEnv';
-import { makeTempDir } from '../test/support/tempFolder';
+import { recordingFolders, runRecorder } from './recordSupport';
 
 type ScriptedAgent = 'gemini' | 'copilot';
-
-const PLACEHOLDER = '/tmp/ralph-record';
 
 interface Scenario {
   file: string;
@@ -133,11 +131,8 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
 const adapters: Record<ScriptedAgent, AgentAdapter> = { gemini: geminiAdapter, copilot: copilotAdapter };
 
 async function record(agent: ScriptedAgent, s: Scenario, outDir: string): Promise<void> {
-  const tmp = makeTempDir('ralph-record-');
-  const cwd = path.join(tmp, 'ws');
-  const home = path.join(tmp, 'home');
-  fs.mkdirSync(cwd);
-  fs.mkdirSync(home);
+  const folders = recordingFolders();
+  const { cwd, home } = folders;
   const server = await startModelServer(s.script);
   try {
     const m =
@@ -166,8 +161,7 @@ async function record(agent: ScriptedAgent, s: Scenario, outDir: string): Promis
     const code = await new Promise<string>((resolve) =>
       child.on('close', (c, sig) => resolve(sig ? `signal ${sig}` : `exit ${c}`)),
     );
-    const clean = (t: string): string =>
-      [fs.realpathSync(tmp), tmp].reduce((acc, p) => acc.split(p).join(PLACEHOLDER), t);
+    const clean = (t: string): string => folders.clean(t);
     fs.writeFileSync(path.join(outDir, s.file), clean(out));
     const lines = out.split('\n').filter(Boolean).length;
     console.log(`${agent}/${s.file}: ${lines} lines, ${code}; stderr ${err.length} bytes`);
@@ -175,7 +169,7 @@ async function record(agent: ScriptedAgent, s: Scenario, outDir: string): Promis
     s.what += ` (${code})`;
   } finally {
     await server.close();
-    fs.rmSync(tmp, { recursive: true, force: true });
+    folders.dispose();
   }
 }
 
@@ -214,7 +208,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+runRecorder(main);

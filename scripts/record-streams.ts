@@ -10,11 +10,10 @@ import { claudeAdapter } from '../src/core/agents/claude';
 import { claudeBinary, scriptedClaudeEnv, withoutClaudeVars } from '../test/support/claude';
 import { streamFixture } from '../test/support/fixtures';
 import { type Turn, bash, httpError, say, startModelServer } from '../test/support/modelServer';
-import { makeTempDir } from '../test/support/tempFolder';
+import { recordingFolders, runRecorder } from './recordSupport';
 
 const claude = claudeBinary;
 const outDir = streamFixture('claude', 'recorded');
-const PLACEHOLDER = '/tmp/ralph-record';
 
 interface Scenario {
   file: string;
@@ -58,11 +57,8 @@ const scenarios: Scenario[] = [
 const hookStdinFile = 'pretooluse-hook-stdin.json';
 
 async function record(s: Scenario): Promise<void> {
-  const tmp = makeTempDir('ralph-record-');
-  const cwd = path.join(tmp, 'ws');
-  const home = path.join(tmp, 'home');
-  fs.mkdirSync(cwd);
-  fs.mkdirSync(home);
+  const folders = recordingFolders();
+  const { tmp, cwd, home } = folders;
   const server = await startModelServer(s.script);
   try {
     let settings: Record<string, unknown> | undefined;
@@ -99,12 +95,7 @@ async function record(s: Scenario): Promise<void> {
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     // The CLI also names the folder with its slashes turned into dashes (its projects folder under HOME).
-    const clean = (t: string): string =>
-      [fs.realpathSync(tmp), tmp].reduce(
-        (acc, p) =>
-          acc.split(p).join(PLACEHOLDER).split(p.replace(/[/.]/g, '-')).join(PLACEHOLDER.replace(/[/.]/g, '-')),
-        t,
-      );
+    const clean = (t: string): string => folders.clean(t, { dashed: true });
     fs.writeFileSync(path.join(outDir, s.file), clean(out));
     if (s.denyHook)
       fs.writeFileSync(
@@ -114,7 +105,7 @@ async function record(s: Scenario): Promise<void> {
     console.log(`${s.file}: ${out.split('\n').filter(Boolean).length} lines, exit ${code}`);
   } finally {
     await server.close();
-    fs.rmSync(tmp, { recursive: true, force: true });
+    folders.dispose();
   }
 }
 
@@ -145,7 +136,4 @@ async function main(): Promise<void> {
   fs.writeFileSync(path.join(outDir, 'README.md'), readme);
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+runRecorder(main);

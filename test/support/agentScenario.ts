@@ -1,10 +1,13 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { processGroupAlive } from '../../src/core/agents/spawn';
 import type { EngineEvent } from '../../src/core/loop/events';
+import { ralphRunDir } from '../../src/core/model/ralphPaths';
 import { agentCliPath, type InstalledAgent } from './agentClis';
 import type { AgentModelEnv } from './agentEnv';
-import { type Workspace, runEngine, useWorkspaces } from './engineHarness';
+import { type EngineRun, type Workspace, runEngine, useWorkspaces } from './engineHarness';
 import {
   type ModelServer,
   type Turn,
@@ -17,154 +20,226 @@ import {
 
 /**
  * The one long scenario every agent CLI goes through with the real CLI (from .agent-clis/) against the scripted model
- * server, configured through the agent's own config files (agentEnv.ts): the loop engine drives it as `ralph run
- * --agent <name>` does. Starts are slow (opencode and Qwen take seconds), so each run covers several rules:
+ * server, configured through the agent's own config files (agentEnv.ts, scriptedAgentEnv.ts): the loop engine drives
+ * it as `ralph run --agent <name>` does. Starts are slow (opencode and Qwen take seconds), so one test covers several
+ * rules, run after run in one workspace:
  *
- * 1. a checklist task, with a `[deny]` row and a gate in `.ralph/command-policy`: the agent ticks the box and claims
- *    COMPLETE without the work (refused: the gate fails, the box is unticked, never done); the next prompt carries
- *    the failure; the agent then tries the denied command (the guard refuses it, or the run refuses to start when the
- *    agent cannot enforce the row), writes the file and passes the gate (verified, completed);
- * 2. a rotation at a low threshold, then Cancel while the next iteration's request is pending: nothing left running.
+ * 1. a checklist task with a gate and a `[deny] git push` row in `.ralph/command-policy`: the agent ticks the box and
+ *    claims COMPLETE without the work (refused: the gate fails, the box is unticked, never done); the next prompt
+ *    carries the failure; the agent then pushes to the workspace's remote (the denied command: the remote never gets
+ *    the branch), writes the file and passes the gate (verified, completed);
+ * 2. STOP during a turn: the turn finishes, the run stops, nothing is left running;
+ * 3. a note in the handoff, then a shell output over the rotation threshold: a rotation, whose next prompt carries the
+ *    note; Cancel while that iteration's request is pending: nothing left running.
  */
 export interface AgentScenario {
   agent: InstalledAgent;
-  /** Points the agent at the server through its own config files in `home`. */
-  modelEnv(home: string, openaiUrl: string): AgentModelEnv;
-  /** The agent enforces `[deny]` rows (else the run must refuse to start naming the row). */
-  enforcesDeny: boolean;
-  /** The context rotation threshold that a shell output of 8000 characters crosses, tokens. */
-  rotateAt: number;
+  /** Points the agent at `server` through its own config files in `home`. */
+  modelEnv(home: string, server: ModelServer): AgentModelEnv;
+  /**
+   * How the agent keeps the `[deny]` row: `hook` (ralph's guard hook: a `guard` event, the reason reaches the model)
+   * or `rules` (its own permission rules: the command is refused by the CLI).
+   */
+  deny: 'hook' | 'rules';
+  /**
+   * Where the stream has usage: `per-call` (the context is live), `per-turn` (only the turn's spend at its end: the
+   * context is estimated from bytes) or `none` (estimated, and the totals stay zero).
+   */
+  usage: 'per-call' | 'per-turn' | 'none';
+  /** Turns the agent needs before a shell command edits `file` (Qwen Code reads a file before a command edits it). */
+  beforeEdit?(file: string): Turn[];
+  /** The turn that writes `file` (the agent's own write tool); default a shell `printf`. */
+  writeFile?(file: string, text: string): Turn;
 }
 
-const POLICY = `[gates]
-basic | test -f ok.txt || { echo "FAIL: ok.txt is missing"; exit 1; }
-
-[deny]
+/** Only a `[deny]` row: every agent keeps it (opencode and Copilot CLI with their own rules, which keep nothing else). */
+const POLICY = `[deny]
 git push | pushing is the operator's job
 `;
-const TICK = `sed -i 's/- \\[ \\] Make/- [x] Make/' RALPH_TASK.md`;
+const GATE = 'grep -qx hello hello.txt 2>/dev/null || { echo "FAIL: hello.txt does not say hello"; exit 1; }';
+const TASK = '# Hello\n\n- [ ] Create hello.txt\n';
+const TICK = `sed -i 's/- \\[ \\] Create/- [x] Create/' RALPH_TASK.md`;
+const PUSH = 'git push origin HEAD:refs/heads/pushed';
+/** Crosses the rotation threshold both ways: 8000 output bytes (≈ 2000 tokens estimated) and 50 000 input tokens reported. */
+const ROTATE_AT = 1500;
+const NOTE = 'handoff note: hello.txt is next';
 
-/** The prompt of each iteration: the first user text of the first request that names the task. */
-function prompts(server: ModelServer): string[] {
-  const seen: string[] = [];
-  for (const r of server.agentRequests()) {
-    const text = requestUserTexts(r).find((t) => t.includes('Make the check pass')) ?? '';
-    if (text && !seen.includes(text)) seen.push(text);
-  }
-  return seen;
+const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], t: T) =>
+  events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === t);
+
+/** The prompt of each iteration as the model received it: the distinct user texts that hold the task. */
+export function iterationPrompts(server: ModelServer): string[] {
+  return [...new Set(server.agentRequests().flatMap((r) => requestUserTexts(r)))].filter((t) => t.includes('## Task'));
+}
+
+/** No process of the run's agents is left. */
+function assertNothingLeft(run: EngineRun): void {
+  for (const e of ofType(run.events, 'agentStarted'))
+    if (e.pid) assert.equal(processGroupAlive(e.pid), false, `agent of iteration ${e.iteration} left running`);
 }
 
 export function describeAgentScenario(s: AgentScenario): void {
   describe(`${s.agent}: the real CLI driven by the loop engine against the scripted model server`, function () {
-    this.timeout(600_000);
+    this.timeout(900_000);
     const make = useWorkspaces();
     let cli = '';
     before(() => {
       cli = agentCliPath(s.agent);
     });
 
-    const start = async (ws: Workspace, script: Turn[]) => {
-      const server = await startModelServer(script);
-      const m = s.modelEnv(ws.home, server.openaiUrl);
-      return { server, env: m.env, model: m.model };
+    /** One engine run against `server`, configured the way a user points the agent at their own model server. */
+    const run = (ws: Workspace, server: ModelServer, o: Parameters<typeof runEngine>[2] = {}) => {
+      const m = s.modelEnv(ws.home, server);
+      return runEngine(ws, [], {
+        ...o,
+        server,
+        env: { ...m.env, ...o.env },
+        config: { agent: s.agent, [`${s.agent}Path`]: cli, model: m.model, gates: { basic: 'true' }, ...o.config },
+      });
     };
-    const pathKey = `${s.agent}Path`;
+    const tick = (ws: Workspace): Turn[] => [...(s.beforeEdit?.(ws.file('RALPH_TASK.md')) ?? []), shell(TICK)];
 
-    it('refuses a tick without the work, retries with the failure in the prompt, keeps the deny row, then completes with a green gate', async () => {
-      const ws = make({ 'RALPH_TASK.md': '- [ ] Make the check pass\n', '.ralph/command-policy': POLICY });
-      const script: Turn[] = [
-        shell(TICK),
+    it('refuses a tick without the work, keeps the deny row, completes verified; STOP mid-turn; a rotation with its handoff, then Cancel mid-turn: nothing left running', async () => {
+      const ws = make({ 'RALPH_TASK.md': TASK, '.ralph/command-policy': POLICY });
+      const remote = path.join(ws.root, 'remote.git');
+      execFileSync('git', ['init', '-q', '--bare', remote]);
+      ws.git('remote', 'add', 'origin', remote);
+
+      // 1. The tick without the work, refused; the retry with the failure, the denied push, the work.
+      const server = await startModelServer([
+        ...tick(ws),
         say('Done. <promise>COMPLETE</promise>'),
-        shell('git push origin main'),
-        shell(`printf 'ok\\n' > ok.txt && ${TICK} && git add ok.txt RALPH_TASK.md && git commit -qm "add ok.txt"`),
-        say('Wrote ok.txt; the check passes. <promise>COMPLETE</promise>'),
-      ];
-      const { server, env, model } = await start(ws, script);
+        shell(PUSH),
+        s.writeFile?.(ws.file('hello.txt'), 'hello\n') ?? shell("printf 'hello\\n' > hello.txt"),
+        ...tick(ws),
+        say('hello.txt now says hello. <promise>COMPLETE</promise>', { usage: { input: 2000, cacheRead: 500 } }),
+      ]);
       try {
-        const config = { [pathKey]: cli, model, ...(s.enforcesDeny ? {} : { guard: 'strict' }) };
-        if (!s.enforcesDeny) {
-          await assert.rejects(
-            runEngine(ws, [], { server, config, env, engine: { agent: s.agent } }),
-            /git push/,
-            'a deny row the agent cannot enforce refuses the run, naming the row',
-          );
-          return;
-        }
-        const run = await runEngine(ws, [], { server, config, env, engine: { agent: s.agent } });
-        const log = run.lines.join('\n');
-        assert.equal(run.result.state, 'completed', log);
-        const types = run.events.map((e) => e.type);
-        // The first claim was refused: the gate failed and the box was unticked before anything was verified.
-        const failed = run.events.filter(
-          (e): e is Extract<EngineEvent, { type: 'attemptFailed' }> => e.type === 'attemptFailed',
-        );
-        assert.equal(failed.length, 1, log);
+        const r = await run(ws, server, { config: { guard: 'strict', gates: { basic: GATE } } });
+        const log = r.lines.join('\n');
+        assert.equal(r.result.state, 'completed', log);
+        assert.equal(r.result.iterations, 2, log);
+        assert.equal(ws.read('hello.txt'), 'hello\n');
+        assert.equal(ws.read('RALPH_TASK.md'), TASK.replace('[ ]', '[x]'));
+        assert.equal(ofType(r.events, 'attemptFailed').length, 1, 'the tick without the work was refused');
+        assert.equal(ofType(r.events, 'verified').length, 1);
+        const types = r.events.map((e) => e.type);
         assert.ok(types.indexOf('attemptFailed') < types.indexOf('verified'), log);
-        assert.equal(run.events.filter((e) => e.type === 'verified').length, 1);
-        const p = prompts(server);
-        assert.equal(p.length, 2, 'two iterations');
-        assert.doesNotMatch(p[0]!, /Previous attempt/);
-        assert.match(p[1]!, /Previous attempt #1[\s\S]*FAIL: ok.txt is missing/);
-        // The denied command did not run; the agent was told why.
-        const denied = server
+        const prompts = iterationPrompts(server);
+        assert.equal(prompts.length, 2, prompts.join('\n----\n'));
+        assert.doesNotMatch(prompts[0]!, /Previous attempt/);
+        assert.match(prompts[1]!, /Previous attempt #1[\s\S]*FAIL: hello.txt does not say hello/);
+        // The denied push never ran: the remote has no branch; the model was told the call was refused.
+        assert.throws(
+          () => execFileSync('git', ['--git-dir', remote, 'rev-parse', '--verify', '-q', 'refs/heads/pushed']),
+          'the denied push reached the remote',
+        );
+        const results = server
           .agentRequests()
-          .flatMap((r) => requestToolResults(r))
+          .flatMap((q) => requestToolResults(q))
           .map((t) => t.content);
-        assert.ok(
-          denied.some((t) => /pushing is the operator's job/.test(t)),
-          `the deny reason reached the agent:\n${denied.join('\n---\n')}`,
+        if (s.deny === 'hook') {
+          assert.ok(
+            results.some((t) => /pushing is the operator's job/.test(t)),
+            `the deny reason reached the agent:\n${results.join('\n---\n')}`,
+          );
+          assert.ok(
+            ofType(r.events, 'guard').some((e) => e.decision === 'deny'),
+            log,
+          );
+        } else {
+          assert.ok(
+            results.some((t) => /denied|not allowed|permission|rejected|pushing is the operator's job/i.test(t)),
+            `the CLI refused the push:\n${results.join('\n---\n')}`,
+          );
+        }
+        const ended = ofType(r.events, 'iterationEnded');
+        assert.deepEqual(
+          ended.map((e) => e.ending),
+          ['complete', 'complete'],
         );
-        assert.ok(
-          run.events.some((e) => e.type === 'guard' && (e as { decision?: string }).decision === 'deny'),
-          log,
-        );
-        assert.equal(ws.read('ok.txt'), 'ok\n');
-        assert.equal(ws.read('RALPH_TASK.md'), '- [x] Make the check pass\n');
-        for (const e of run.events)
-          if (e.type === 'agentStarted' && e.pid) assert.equal(processGroupAlive(e.pid), false);
-        const started = run.events.find((e) => e.type === 'runStarted');
-        assert.equal(started?.type === 'runStarted' ? started.agent : null, s.agent);
+        if (s.usage !== 'none') {
+          assert.equal(ended[1]!.totals.tokens.cacheRead, 500, 'the spend of the second iteration, from its usage');
+          assert.ok(ended[1]!.totals.tokens.input >= 2000);
+        } else {
+          assert.deepEqual(ended[1]!.totals.tokens, { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
+        }
+        if (s.usage !== 'per-call')
+          assert.ok(
+            ofType(r.events, 'tokens').some((t) => t.contextTokens > 0),
+            'the context, estimated from bytes',
+          );
+        assert.equal(JSON.parse(ws.read(`.ralph/runs/${r.result.runId}/run.json`)).agent, s.agent);
+        assertNothingLeft(r);
       } finally {
         await server.close();
       }
-    });
 
-    it('rotates at the context threshold, then Cancel mid-turn leaves no process', async () => {
-      const ws = make({ 'RALPH_TASK.md': '- [ ] Make the check pass\n' });
-      const script: Turn[] = [shell('head -c 8000 /dev/zero | tr "\\0" x'), { kind: 'hang', times: Infinity }];
-      const { server, env, model } = await start(ws, script);
+      // 2. STOP during a turn: the turn finishes (a shell call, then its answer), the run stops.
+      ws.write('RALPH_TASK.md', ws.read('RALPH_TASK.md') + '- [ ] Create bye.txt\n');
+      ws.git('commit', '-qam', 'one more task');
+      const stopServer = await startModelServer([shell('sleep 1'), say('Stopping here.')]);
+      try {
+        const r = await run(ws, stopServer, {
+          // The STOP grace (a silent agent ended after it) is not under test: a slow start on a loaded machine is no end.
+          config: { timing: { stopGraceMs: 600_000 } },
+          onEvent: (e, engine) => {
+            if (e.type === 'agentStarted') fs.writeFileSync(path.join(ralphRunDir(ws.dir, engine.runId), 'STOP'), '');
+          },
+        });
+        assert.equal(r.result.state, 'stopped', r.lines.join('\n'));
+        assert.equal(ofType(r.events, 'iterationEnded')[0]!.ending, 'natural');
+        assertNothingLeft(r);
+      } finally {
+        await stopServer.close();
+      }
+
+      // 3. A note in the handoff, then the context over the threshold: rotation; Cancel while the next turn is pending.
+      // The guard holds a shell command that writes into .ralph/ (docs/guard.md): where it runs, the note goes through
+      // the agent's write tool; an agent without one there (Codex: apply_patch is not scripted) leaves ralph's own part.
+      const handoff = ws.file('.ralph/handoff.md');
+      const noteTurns =
+        s.deny === 'rules'
+          ? [...(s.beforeEdit?.(handoff) ?? []), shell(`printf '%s\\n' '${NOTE}' >> .ralph/handoff.md`)]
+          : s.writeFile
+            ? [...(s.beforeEdit?.(handoff) ?? []), s.writeFile(handoff, `${ws.read('.ralph/handoff.md')}${NOTE}\n`)]
+            : [];
+      const rotateServer = await startModelServer([
+        ...noteTurns,
+        shell('yes x | head -c 8000', { usage: { input: 50_000 } }),
+        { kind: 'hang', times: Infinity },
+      ]);
       const cancel = new AbortController();
       try {
-        const run = await runEngine(ws, [], {
-          server,
-          config: {
-            [pathKey]: cli,
-            model,
-            rotateThresholdTokens: s.rotateAt,
-            gates: { basic: 'true' },
-            maxIterations: 3,
-          },
-          env,
-          engine: { agent: s.agent, signal: cancel.signal },
+        const r = await run(ws, rotateServer, {
+          config: { rotateThresholdTokens: ROTATE_AT, maxIterations: 3 },
+          engine: { signal: cancel.signal },
           onEvent: (e) => {
             if (e.type === 'agentStarted' && e.iteration === 2) {
-              const n = server.agentRequests().length;
-              void server.waitForAgentRequests(n + 1).then(() => cancel.abort());
+              const n = rotateServer.agentRequests().length;
+              void rotateServer.waitForAgentRequests(n + 1).then(() => cancel.abort());
             }
           },
         });
-        const log = run.lines.join('\n');
-        assert.equal(run.result.state, 'cancelled', log);
-        const rotate = run.events.find((e) => e.type === 'rotate');
-        assert.ok(rotate, log);
-        const ends = run.events.filter((e) => e.type === 'iterationEnded').map((e) => (e as { ending: string }).ending);
-        assert.deepEqual(ends, ['rotation', 'cancelled'], log);
-        const pids = run.events.flatMap((e) => (e.type === 'agentStarted' && e.pid ? [e.pid] : []));
-        assert.equal(pids.length, 2);
-        for (const pid of pids) assert.equal(processGroupAlive(pid), false);
-        assert.ok(fs.existsSync(ws.file('.ralph/handoff.md')));
+        const log = r.lines.join('\n');
+        assert.equal(r.result.state, 'cancelled', log);
+        assert.ok(ofType(r.events, 'rotate').length === 1, log);
+        assert.deepEqual(
+          ofType(r.events, 'iterationEnded').map((e) => e.ending),
+          ['rotation', 'cancelled'],
+          log,
+        );
+        const prompts = iterationPrompts(rotateServer);
+        assert.equal(prompts.length, 2, prompts.join('\n----\n'));
+        assert.match(
+          prompts[1]!,
+          noteTurns.length ? new RegExp(NOTE) : /## Auto-enriched state/,
+          'the next iteration starts from the handoff',
+        );
+        assert.equal(ofType(r.events, 'agentStarted').length, 2);
+        assertNothingLeft(r);
       } finally {
-        await server.close();
+        await rotateServer.close();
       }
     });
   });

@@ -1,133 +1,19 @@
-import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { processGroupAlive } from '../../../src/core/agents/spawn';
-import { ralphRunDir } from '../../../src/core/model/ralphPaths';
-import type { EngineEvent } from '../../../src/core/loop/events';
-import { agentCliPath } from '../../support/agentClis';
-import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
-import {
-  type ModelServer,
-  type Turn,
-  hang,
-  requestUserTexts,
-  say,
-  shell,
-  startModelServer,
-} from '../../support/modelServer';
+import { describeAgentScenario } from '../../support/agentScenario';
+import type { Turn } from '../../support/modelServer';
 import { copilotModelEnv } from '../../support/scriptedAgentEnv';
 
-const TASK = '# Hello\n\n- [ ] Create hello.txt\n';
-const tick = (): Turn => shell(`sed -i 's/- \\[ \\] Create/- [x] Create/' RALPH_TASK.md`);
-const GATE = 'grep -qx hello hello.txt 2>/dev/null || { echo "FAIL: hello.txt does not say hello"; exit 1; }';
-
-const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], t: T) =>
-  events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === t);
-
-/** Copilot's own file-creating tool. */
-const create = (file: string, text: string): Turn => ({
-  kind: 'toolUse',
-  calls: [{ name: 'create', input: { path: file, file_text: text } }],
-});
-
 /**
- * The loop driving the real Copilot CLI 1.0.102 (.agent-clis/copilot) with its own key against the Chat Completions
- * dialect of the model server. Its stream has no token counts: the context is estimated and the totals stay zero.
+ * Copilot CLI 1.0.102 (npm @github/copilot) with its own key through the loop engine, against the Chat Completions
+ * dialect of the model server: the `[deny]` row as its own `--deny-tool` rule; no token counts in its stream, so the
+ * context is estimated from bytes.
  */
-describe('the loop engine with the real Copilot CLI', function () {
-  this.timeout(900_000);
-  const make = useWorkspaces();
-  let copilot = '';
-  before(function () {
-    copilot = agentCliPath('copilot');
-  });
-
-  /** One engine run with Copilot against `server`, configured the way a user points it at their own model server. */
-  const runCopilot = (ws: Workspace, server: ModelServer, o: Parameters<typeof runEngine>[2] = {}) => {
-    const m = copilotModelEnv(ws.home, server.openaiUrl);
-    return runEngine(ws, [], {
-      ...o,
-      server,
-      env: m.env,
-      config: { agent: 'copilot', copilotPath: copilot, model: m.model, guard: 'best-effort', ...o.config },
-    });
-  };
-
-  it('refuses a tick without the work, retries with the gate failure in the prompt, completes verified; STOP and Cancel mid-turn leave no process', async () => {
-    const ws = make({ 'RALPH_TASK.md': TASK });
-    // 1. The tick without the work: the box ticked and the completion tag said, hello.txt never written.
-    // 2. The retry: the prompt carries the gate's failure; the agent writes the file and ticks the box.
-    const server = await startModelServer([
-      tick(),
-      say('Done. <promise>COMPLETE</promise>'),
-      create('hello.txt', 'hello\n'),
-      tick(),
-      say('hello.txt now says hello. <promise>COMPLETE</promise>', { usage: { input: 2000, cacheRead: 500 } }),
-    ]);
-    try {
-      const run = await runCopilot(ws, server, { config: { gates: { basic: GATE } } });
-      assert.equal(run.result.state, 'completed', run.lines.join('\n'));
-      assert.equal(run.result.iterations, 2);
-      assert.equal(ws.read('hello.txt'), 'hello\n');
-      assert.equal(ws.read('RALPH_TASK.md'), TASK.replace('[ ]', '[x]'));
-      const failed = ofType(run.events, 'attemptFailed');
-      assert.equal(failed.length, 1, 'the tick without the work was refused');
-      assert.ok(ofType(run.events, 'verified').length === 1);
-      // Each iteration's prompt, as the model received it: the second carries the first attempt's gate failure.
-      const prompts = [...new Set(server.agentRequests().flatMap((r) => requestUserTexts(r)))].filter((t) =>
-        t.includes('## Task'),
-      );
-      assert.equal(prompts.length, 2, prompts.join('\n----\n'));
-      assert.doesNotMatch(prompts[0]!, /Previous attempt/);
-      assert.match(prompts[1]!, /Previous attempt #1[\s\S]*FAIL: hello.txt does not say hello/);
-      // Both iterations really ran Copilot, which reports no tokens: the totals stay zero, the context is estimated.
-      const ended = ofType(run.events, 'iterationEnded');
-      assert.deepEqual(
-        ended.map((e) => e.ending),
-        ['complete', 'complete'],
-      );
-      assert.deepEqual(ended[1]!.totals.tokens, { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 });
-      const tokens = ofType(run.events, 'tokens');
-      assert.ok(tokens.length > 0 && tokens.every((t) => t.contextTokens >= 750), 'the byte estimate, from 3000 chars');
-      assert.equal(JSON.parse(ws.read(`.ralph/runs/${run.result.runId}/run.json`)).agent, 'copilot');
-      for (const e of ofType(run.events, 'agentStarted')) if (e.pid) assert.equal(processGroupAlive(e.pid), false);
-    } finally {
-      await server.close();
-    }
-
-    // 3. STOP during a turn: the turn finishes (a shell call, then its answer), the run stops, nothing is left.
-    ws.write('RALPH_TASK.md', ws.read('RALPH_TASK.md') + '- [ ] Create bye.txt\n');
-    ws.git('commit', '-qam', 'one more task');
-    const stopServer = await startModelServer([shell('sleep 1'), say('Stopping here.')]);
-    try {
-      const run = await runCopilot(ws, stopServer, {
-        config: { gates: { basic: 'true' } },
-        onEvent: (e, engine) => {
-          if (e.type === 'agentStarted') fs.writeFileSync(path.join(ralphRunDir(ws.dir, engine.runId), 'STOP'), '');
-        },
-      });
-      assert.equal(run.result.state, 'stopped', run.lines.join('\n'));
-      assert.equal(ofType(run.events, 'iterationEnded')[0]!.ending, 'natural');
-      for (const e of ofType(run.events, 'agentStarted')) if (e.pid) assert.equal(processGroupAlive(e.pid), false);
-    } finally {
-      await stopServer.close();
-    }
-
-    // 4. Cancel while the model hangs: the CLI's whole process group is ended.
-    const hangServer = await startModelServer([hang()]);
-    try {
-      const cancel = new AbortController();
-      void hangServer.waitForAgentRequests(1).then(() => cancel.abort());
-      const run = await runCopilot(ws, hangServer, {
-        config: { gates: { basic: 'true' } },
-        engine: { signal: cancel.signal },
-      });
-      assert.equal(run.result.state, 'cancelled', run.lines.join('\n'));
-      const started = ofType(run.events, 'agentStarted');
-      assert.equal(started.length, 1);
-      assert.equal(processGroupAlive(started[0]!.pid!), false, 'no process remains in the agent group');
-    } finally {
-      await hangServer.close();
-    }
-  });
+describeAgentScenario({
+  agent: 'copilot',
+  modelEnv: (home, server) => copilotModelEnv(home, server.openaiUrl),
+  deny: 'rules',
+  usage: 'none',
+  writeFile: (file, text): Turn => ({
+    kind: 'toolUse',
+    calls: [{ name: 'create', input: { path: file, file_text: text } }],
+  }),
 });
