@@ -41,6 +41,7 @@ const ICON: Record<RowStatus, [string, string | undefined]> = {
   stale: ['history', 'charts.yellow'],
   waiting: ['comment-discussion', 'charts.orange'],
   open: ['circle-large-outline', undefined],
+  partial: ['pie-chart', 'charts.blue'],
   active: ['sync~spin', 'charts.blue'],
   pending: ['clock', undefined],
   orphan: ['debug-disconnect', 'charts.orange'],

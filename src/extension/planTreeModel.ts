@@ -1,7 +1,9 @@
+import * as path from 'node:path';
 import { MAX_BLOCK_CHARS, MAX_LINE_CHARS, visibleText } from '../protocol/visibleText';
 import type { ItemStatus, PlanItem, PlanRoot, PlanSnapshot } from '../core/model/plan';
 import { pastStaleThreshold, QUANTUM_DEFAULT_STALE_MINUTES } from '../core/model/quantumStale';
 import type { SubagentJson, WaveJson } from '../core/model/waves';
+import { resolveFlowStateDir, taskStateFile } from '../core/sources/flowNext/stateDir';
 import type { StoreRun, StoreSnapshot } from './runStore';
 
 /**
@@ -27,7 +29,8 @@ import type { StoreRun, StoreSnapshot } from './runStore';
  * The statuses a row can show; `stale` is an IJFW subagent with nothing to resume from, or a quantum story left
  * `in_progress` past its stale threshold with no run active; `waiting` an open question.
  */
-export type RowStatus = ItemStatus | 'stale' | 'waiting' | 'open' | 'active' | 'pending' | 'orphan' | 'none';
+export type RowStatus =
+  ItemStatus | 'stale' | 'waiting' | 'open' | 'partial' | 'active' | 'pending' | 'orphan' | 'none';
 
 /** One row of the tree. Plain data: the provider maps it to a `TreeItem`. */
 export interface TreeRow {
@@ -90,6 +93,7 @@ const STATUS_WORD: Record<RowStatus, string> = {
   stale: 'stale',
   waiting: 'waiting for an answer',
   open: 'open',
+  partial: 'under way',
   active: 'active',
   pending: 'pending',
   orphan: 'orphan',
@@ -146,13 +150,20 @@ export function mdCode(s: string): string {
 
 const SOURCE_LABEL: Record<string, string> = { 'flow-next': '.flow', quantum: 'quantum.json' };
 
-/** Where a status is read from (tooltips): the file and field the seed format keeps it in. */
-function statusSourceText(item: PlanItem): string {
+/**
+ * Where a status is read from (tooltips): the file and field the seed format keeps it in. A flow-next task's runtime
+ * state file is named by its real path (the folder's git common dir, `FLOW_STATE_DIR` or `.flow/state`; relative to
+ * `folder` when inside it), found when the tooltip is shown.
+ */
+function statusSourceText(item: PlanItem, folder: string): string {
   switch (item.source) {
-    case 'flow-next':
-      return item.statusSource === 'flow-state'
-        ? `flow state (\`<git-common-dir>/flow-state\`), task ${mdCode(item.file)}`
-        : `${mdCode(item.file)} (\`status\`)`;
+    case 'flow-next': {
+      if (item.statusSource !== 'flow-state') return `${mdCode(item.file)} (\`status\`)`;
+      const file = taskStateFile(resolveFlowStateDir(folder).dir, item.id);
+      const rel = path.relative(folder, file);
+      const shown = rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+      return `the flow state file ${mdCode(shown)} (over task ${mdCode(item.file)})`;
+    }
     case 'quantum':
       return `\`quantum.json\` (\`stories[].status\`)`;
     case 'checklist':
@@ -204,6 +215,8 @@ export interface ItemInputs {
  */
 interface TipContext {
   items: Map<string, Map<string, PlanItem>>;
+  /** The workspace folder (absolute). */
+  folder: string;
 }
 
 /** Per folder: the item rows by source and item id (what the next rebuild may reuse), and the tooltip context. */
@@ -265,7 +278,7 @@ function itemTooltip(inputs: ItemInputs, status: RowStatus, tips: TipContext): s
   const tip = [
     `**${mdEscape(item.id)}** ${mdEscape(item.title)}`,
     '',
-    `Status: **${statusWord(status)}** (${mdCode(item.rawStatus)}) from ${statusSourceText(item)}`,
+    `Status: **${statusWord(status)}** (${mdCode(item.rawStatus)}) from ${statusSourceText(item, tips.folder)}`,
   ];
   if (item.dependsOn.length)
     tip.push(
@@ -341,6 +354,15 @@ function itemRow(folder: string, inputs: ItemInputs, tips: TipContext, id: strin
   if (item.line) row.line = item.line;
   if (waitingRun) row.runId = waitingRun;
   return row;
+}
+
+/**
+ * The status of a group row (an epic): done when its file says so; `partial` (not the to-do icon) once one of its
+ * items is done or in progress, as at 3/4; else open. Pure.
+ */
+export function groupStatus(status: string, items: readonly PlanItem[]): RowStatus {
+  if (status === 'done') return 'done';
+  return items.some((i) => i.status === 'done' || i.status === 'in_progress') ? 'partial' : 'open';
 }
 
 function countOf(items: PlanItem[]): string {
@@ -465,7 +487,7 @@ export function buildTreeModel(
     const anyActive = folderRuns.some((r) => r.facts.active);
     if (plan) {
       const before = prev?.cache?.get(folder);
-      const tips = before?.tips ?? { items: new Map() };
+      const tips = before?.tips ?? { items: new Map(), folder };
       const itemsBySource = new Map<string, Map<string, PlanItem>>();
       for (const i of plan.items) {
         let m = itemsBySource.get(i.source);
@@ -557,7 +579,7 @@ export function buildTreeModel(
             folder,
             label: `${r.id} ${r.title}`,
             description: `${countOf(items)}${r.status === 'done' ? ' · closed' : ''}`,
-            status: r.status === 'done' ? 'done' : 'open',
+            status: groupStatus(r.status, items),
             tooltip: [
               `**${mdEscape(r.id)}** ${mdEscape(r.title)}`,
               '',

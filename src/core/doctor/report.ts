@@ -11,7 +11,7 @@ import { type ContainmentMode, resolveContainment, resolveProtection } from '../
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
 import { FileProblemError, formatProblem, type FileProblem } from '../store/parseError';
-import { describeTrust, HOW_TO_TRUST, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
+import { describeTrust, HOW_TO_TRUST, TWO_TRUSTS, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
 import { checkWorkspaceTrust } from '../trust/workspaceTrust';
 import { coverageLines, type GateCoverage } from '../trust/gateFileContent';
 
@@ -284,7 +284,8 @@ export function formatDoctorReport(r: DoctorReport): string {
         ...(r.trust.diff.length ? r.trust.diff : ['(the same values in another order)']).map((l) => `    ${l}`),
       );
     else if (r.trust.state !== 'nothing') lines.push(...r.trust.lines.map((l) => `    ${l}`));
-    if (r.trust.state === 'untrusted' || r.trust.state === 'changed') lines.push(`  ${HOW_TO_TRUST}`);
+    if (r.trust.state === 'untrusted' || r.trust.state === 'changed')
+      lines.push(`  ${HOW_TO_TRUST}`, `  ${TWO_TRUSTS}`);
     lines.push(...coverageLines(r.trust.coverage, '  '));
   }
   lines.push('', 'Problems:');

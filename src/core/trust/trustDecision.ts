@@ -81,6 +81,14 @@ export function describeTrust(v: TrustVerdict): string {
   }
 }
 
+/**
+ * Why a folder VS Code trusts can still be "NOT TRUSTED" here: VS Code's Workspace Trust and Ralph's trust are two
+ * decisions. One record serves the CLI and the extension (the same hash, in the same place): **Trust and Start** on
+ * the first **Ralph: Start** writes it, as `ralph trust` does.
+ */
+export const TWO_TRUSTS =
+  "VS Code's Workspace Trust is another decision: it lets the extension run at all. Ralph's trust of these programs is one record for the CLI and VS Code, written by `ralph trust` or by Trust and Start on the first Ralph: Start.";
+
 /** How to trust, in words a person can act on. */
 export const HOW_TO_TRUST =
   'Check it, then run `ralph trust` to trust this content (or pass --trust, or set RALPH_TRUST=1, for one command).';

@@ -517,7 +517,11 @@ export function formatCheckText(r: WaveCheckResult): string {
   if (!r.wave_id) {
     out.push(`No waves: no .ijfw/wave-<id>/ in this folder, nothing to check — ${r.severity} (nothing written)`);
   } else {
-    out.push(`Wave ${r.wave_id} (phase ${r.phase}): ${r.severity}${r.findings.length ? '' : ' — no orphans'}`);
+    // One word for the result: the gate result's status (NOTE is reported as WARN there), the IJFW severity beside it.
+    const status = r.gate_result.status;
+    out.push(
+      `Wave ${r.wave_id} (phase ${r.phase}): ${status}${status !== r.severity ? ` (IJFW severity ${r.severity})` : ''}${r.findings.length ? '' : ' — no orphans'}`,
+    );
     for (const f of r.findings) {
       const tail =
         f.disposition === 'RESUMED'

@@ -69,7 +69,7 @@ export function decidePass(view: WaveView, phase: string, loggedResolved: Readon
   const findings = subs.map((s): WaveFinding => ({
     subId: s.subId,
     disposition: s.disposition as WaveFinding['disposition'],
-    checkpoint_age_ms: s.checkpointAgeMs ?? 0,
+    checkpoint_age_ms: Math.round(s.checkpointAgeMs ?? 0),
     next_step: s.nextStep ?? '',
     ...(s.disposition === 'RESUMED' ? { brief_path: briefPath(phase, s.subId) } : {}),
   }));

@@ -18,7 +18,7 @@ export function renderLogEntries(
   const out: string[] = [];
   for (const s of d.subs) {
     out.push(`### ${o.at} — ${s.disposition} ${s.subId}`);
-    out.push(`- wave: ${d.waveId}   checkpoint_age_ms: ${s.checkpointAgeMs ?? 0}`);
+    out.push(`- wave: ${d.waveId}   checkpoint_age_ms: ${Math.round(s.checkpointAgeMs ?? 0)}`);
     if (s.disposition === 'RESUMED') {
       out.push(`- next_step: ${JSON.stringify(s.nextStep ?? '')}`);
       out.push(`- brief: .planning/${d.phase}/resume-${s.subId}.md`);

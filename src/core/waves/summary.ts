@@ -36,9 +36,10 @@ export function subagentJson(s: SubView, folder: string, now: number): SubagentJ
   // Plain assignments in the JSON's key order (not conditional spreads): a thousand per pass, in cold code.
   const j: SubagentJson = { sub_id: s.subId, disposition: s.disposition } as SubagentJson;
   if (s.doneSource) j.done_source = s.doneSource;
-  j.checkpoint_age_ms = s.checkpointAgeMs;
-  j.last_activity_age_ms = s.lastActivityAgeMs;
-  if (s.orphanAtMs !== undefined) j.orphan_in_ms = Math.max(0, s.orphanAtMs - now);
+  // Whole milliseconds: a file's mtime has a fraction, which no reader wants printed.
+  j.checkpoint_age_ms = wholeMs(s.checkpointAgeMs);
+  j.last_activity_age_ms = wholeMs(s.lastActivityAgeMs);
+  if (s.orphanAtMs !== undefined) j.orphan_in_ms = Math.max(0, Math.round(s.orphanAtMs - now));
   if (s.nextStep !== undefined) j.next_step = s.nextStep;
   if (s.lastAction !== undefined) j.last_action = s.lastAction;
   if (s.unreadable) j.unreadable = s.unreadable;
@@ -79,3 +80,8 @@ export function loadWaveViews(
 }
 
 export { formatAge, formatWaveLine } from './format';
+
+/** An age in whole milliseconds (null stays null). */
+export function wholeMs(ms: number | null): number | null {
+  return ms === null ? null : Math.round(ms);
+}

@@ -56,6 +56,9 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     assert.match(untrusted.stdout, /claudePath "\.\/bin\/claude" from \.ralph\/config\.json: not run/);
     assert.match(untrusted.stdout, /NOT TRUSTED/);
     assert.match(untrusted.stdout, /ralph trust/);
+    // A folder VS Code trusts is not Ralph-trusted by that: doctor says why, and that one record serves both faces.
+    assert.match(untrusted.stdout, /VS Code's Workspace Trust is another decision/);
+    assert.match(untrusted.stdout, /one record for the CLI and VS Code/);
     const json = JSON.parse(ralph(ws, ['doctor', '--json'], env).stdout);
     assert.equal(json.trust.state, 'untrusted');
     assert.equal(json.ok, false);

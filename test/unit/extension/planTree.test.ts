@@ -653,6 +653,55 @@ describe("the plan tree's incremental rebuild (rows reused, diffed by fields)", 
   });
 });
 
+describe("an epic's icon says how far it is", () => {
+  it('is the to-do circle before any task, a blue pie once one is done or under way (3/4), and done when closed', () => {
+    const epicIcon = (p: PlanSnapshot) => {
+      const tree = new PlanTreeProvider(new Logger(), fakeStore(snap(p)));
+      const i = label(tree, `${F}#flow-next/epic/fn-1`).iconPath;
+      return [i.id, i.color?.id];
+    };
+    assert.deepEqual(epicIcon(plan()), ['pie-chart', 'charts.blue']);
+    assert.deepEqual(
+      epicIcon(plan({ 'fn-1.1': 'done', 'fn-1.2': 'done', 'fn-1.3': 'done', 'fn-1.4': 'todo' })),
+      ['pie-chart', 'charts.blue'],
+      'an epic at 3/4',
+    );
+    assert.deepEqual(epicIcon(plan({ 'fn-1.1': 'todo', 'fn-1.2': 'todo', 'fn-1.3': 'todo' })), [
+      'circle-large-outline',
+      undefined,
+    ]);
+    const closed = plan();
+    closed.roots = closed.roots.map((r) => (r.id === 'fn-1' ? { ...r, status: 'done' } : r));
+    assert.deepEqual(epicIcon(closed), ['pass-filled', 'testing.iconPassed']);
+  });
+});
+
+describe("an item's tooltip names where its status is read from", () => {
+  it("names a flow-next task's state file by its real path, never a <git-common-dir> placeholder", () => {
+    const t = makeTempFolder('ralph-tree-tip-');
+    try {
+      fs.mkdirSync(path.join(t.dir, '.git'));
+      const p = plan();
+      p.folder = t.dir;
+      p.items = p.items.map((i) => (i.id === 'fn-1.2' ? { ...i, statusSource: 'flow-state' as const } : i));
+      const m = buildTreeModel({
+        version: 1,
+        folders: [{ folder: t.dir, name: 'ws', plan: p, starting: false }],
+        runs: [],
+      });
+      const row = m.rows.get(`${t.dir}#flow-next/task/fn-1.2`)!;
+      const tip = typeof row.tooltip === 'function' ? row.tooltip() : row.tooltip;
+      assert.match(
+        tip,
+        /from the flow state file `\.git\/flow-state\/tasks\/fn-1\.2\.state\.json` \(over task `\.flow\/tasks\/fn-1\.2\.json`\)/,
+      );
+      assert.doesNotMatch(tip, /<git-common-dir>/);
+    } finally {
+      t.dispose();
+    }
+  });
+});
+
 describe('the reset confirm (core resetOfferOf, as ralph task reset --cascade)', () => {
   it('lists exactly the items the cascade resets', () => {
     const p = plan();

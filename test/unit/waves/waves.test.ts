@@ -519,11 +519,33 @@ describe('wave recovery passes over crafted waves', () => {
       assert.equal(r.severity, 'NOTE');
       assert.equal(r.gate_result.status, SEVERITY_TO_STATUS.NOTE);
       assert.equal(r.gate_result.status, 'WARN');
+      // The text says the gate result's word, with IJFW's severity beside it: not NOTE here and WARN below.
+      const text = formatCheckText(r);
+      assert.match(text.split('\n')[0]!, /^Wave W6 \(phase p\): WARN \(IJFW severity NOTE\)$/);
+      assert.match(text, /"status": "WARN"/);
       assert.ok(
         t
           .read('.planning/p/resume-W6-A.md')
           .endsWith("- [ ] Continue the subagent's work after its last action: half done\n"),
       );
+    } finally {
+      t.dispose();
+    }
+  });
+
+  it("prints ages in whole milliseconds when they come from a file's mtime (which has a fraction)", async () => {
+    const t = makeTempFolder('ralph-waves-age-');
+    try {
+      const f = writeCheckpoint(t.dir, 'W9', 'W9-A', { last_action: 'half done' });
+      const old = new Date(WAVE_CLOCK - 300_000.5);
+      fs.utimesSync(f, old, old);
+      const r = await checkWave({ folder: t.dir, phase: 'p', clock: () => WAVE_CLOCK + 0.25, nonce });
+      for (const x of [
+        ...r.findings.map((f) => f.checkpoint_age_ms),
+        ...(r.wave?.subagents ?? []).flatMap((s) => [s.checkpoint_age_ms, s.last_activity_age_ms]),
+      ])
+        assert.ok(x === null || Number.isInteger(x), `an age of ${x} ms`);
+      assert.doesNotMatch(t.read('.planning/p/RALPH-LOG.md'), /checkpoint_age_ms: \d+\.\d/);
     } finally {
       t.dispose();
     }
