@@ -35,7 +35,7 @@ async function runMode(repo: string, mode: 'trusted' | 'restricted'): Promise<Ti
     RALPH_STUB_LOG: stubLog,
     PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
   };
-  const server = await startServer({ repo, tmp, trusted: mode === 'trusted', env });
+  const server = await startServer({ repo, tmp, trusted: mode === 'trusted', env, workbenchSettings: {} });
   const browser = await launchBrowser();
   try {
     const remote = (p: string) => `vscode-remote://127.0.0.1:${server.port}${p}`;

@@ -41,6 +41,12 @@ export interface ServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Extensions folder (e.g. one a .vsix was installed into). Default `<tmp>/ext`. */
   extensionsDir?: string;
+  /**
+   * The workbench's machine settings; default {@link TEST_WORKBENCH_SETTINGS} (what the browser tiers need). The
+   * extension-host tier passes `{}`: its walkthrough test opens the Welcome editor that a start-up Welcome page
+   * leaves in place, and it opens no command palette.
+   */
+  workbenchSettings?: Record<string, unknown>;
 }
 
 export interface RunningServer {
@@ -74,7 +80,7 @@ export const TEST_WORKBENCH_SETTINGS = {
   'workbench.tips.enabled': false,
 } as const;
 
-function writeMachineSettings(userDataDir: string): void {
+function writeMachineSettings(userDataDir: string, settings: Record<string, unknown>): void {
   const file = path.join(userDataDir, 'Machine', 'settings.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
   let current: Record<string, unknown> = {};
@@ -83,7 +89,7 @@ function writeMachineSettings(userDataDir: string): void {
   } catch {
     /* none yet */
   }
-  fs.writeFileSync(file, JSON.stringify({ ...TEST_WORKBENCH_SETTINGS, ...current }, null, 2) + '\n');
+  fs.writeFileSync(file, JSON.stringify({ ...settings, ...current }, null, 2) + '\n');
 }
 
 /** Starts the server and resolves once it listens. Throws with the server's output when it does not start. */
@@ -92,7 +98,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   if (!fs.existsSync(path.join(root, 'out', 'server-main.js')))
     throw new Error(`VS Code server missing at ${root}: run scripts/setup-test-env.sh`);
   const port = await freePort();
-  writeMachineSettings(path.join(o.tmp, 'ud'));
+  writeMachineSettings(path.join(o.tmp, 'ud'), o.workbenchSettings ?? TEST_WORKBENCH_SETTINGS);
   const args = [
     path.join(root, 'out', 'server-main.js'),
     '--host',

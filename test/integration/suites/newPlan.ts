@@ -64,8 +64,10 @@ export function registerNewPlanSuite(): void {
         `${EXTENSION_ID}#ralph.firstHour`,
         false,
       );
-      await until('the Welcome editor', () =>
-        vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.label === 'Welcome')),
+      await until(
+        'the Welcome editor',
+        () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.label === 'Welcome')),
+        { now: () => vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => t.label)).join(', ') },
       );
       const labels = vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => t.label));
       assert.ok(
