@@ -186,7 +186,7 @@ describe('ralph watch --json follows a run started in another process', function
           lines.some((l) => /RALPH STOP — 🛑 STOP REQUESTED — stopped by STOP/.test(l)),
           r.stdout,
         );
-        assert.match(lines.at(-1)!, /^stopped — stopped by STOP · LOOP 1\/5 · \$0\.5000$/);
+        assert.match(lines.at(-1)!, /^stopped — stop requested \(Ralph: Stop or ralph stop\) · LOOP 1\/5 · \$0\.5000$/);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
