@@ -25,7 +25,7 @@ import {
   type Warn,
 } from './runShell';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from './runOptions';
-import { availableSources } from './workSource';
+import { availableSources } from '../sources/work/workSources';
 
 /**
  * The run shell around one lane in one folder: the sequential run (the folder itself), or one lane of a parallel run

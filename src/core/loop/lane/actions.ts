@@ -7,7 +7,7 @@ import { formatAttemptHistory, oneLine } from '../attempts';
 import type { EngineEvent, GateTier } from '../events';
 import { headSha, lastCommitSubject, treeState } from '../git';
 import { answerFilePath, questionAnswerSection } from '../question';
-import type { WorkItem } from '../workSource';
+import type { WorkItem } from '../../sources/work/workSources';
 import { finalGateRepeats, sameItem } from './decide';
 import { ref } from './itemRef';
 import type { LaneContext } from './laneContext';

@@ -22,7 +22,7 @@ import { findQuestion, type AgentQuestion } from '../question';
 import { IterationStreamWriter } from '../runFiles';
 import type { EngineTiming } from '../runOptions';
 import type { TaskFileStash } from '../taskFileStash';
-import type { WorkItem, WorkSource } from '../workSource';
+import type { WorkItem, WorkSource } from '../../sources/work/workSources';
 import type { IterationAgent } from './agentRoster';
 import { ref } from './itemRef';
 import { DEFAULT_WATCHDOG, decideWatchdog } from './watchdog';

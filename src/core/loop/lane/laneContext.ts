@@ -4,7 +4,7 @@ import type { RalphConfig } from '../../model/config';
 import type { AttemptKind, AttemptRecord } from '../attempts';
 import type { EngineEvent, GateTier, IterationPurpose } from '../events';
 import type { EngineLane, EngineTiming } from '../runOptions';
-import type { DoneClaim, WorkItem, WorkSource } from '../workSource';
+import type { DoneClaim, WorkItem, WorkSource } from '../../sources/work/workSources';
 import type { RunRecordPatch, IterationOutcome } from './agentIteration';
 import type { AgentRoster } from './agentRoster';
 import type { ClaimBook } from './claimBook';
