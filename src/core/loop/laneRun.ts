@@ -10,7 +10,7 @@ import { ensureHandoff } from '../gates/handoff';
 import { ralphFile } from '../model/ralphPaths';
 import type { SpaceReserve } from '../store/storageFailure';
 import type { EngineEvent } from './events';
-import { ensureRalphIgnored } from './git';
+import { ensureRalphIgnored } from '../git/gitState';
 import { Lane } from './lane/lane';
 import { prepareLane, type LaneSetup } from './lane/laneSetup';
 import {

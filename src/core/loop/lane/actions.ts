@@ -5,7 +5,7 @@ import { isoString } from '../../model/time';
 import { appendAttempt, clearAttempts, readAttempts } from '../attemptStore';
 import { formatAttemptHistory, oneLine } from '../attempts';
 import type { EngineEvent, GateTier } from '../events';
-import { headSha, lastCommitSubject, treeState } from '../git';
+import { headSha, lastCommitSubject, treeState } from '../../git/gitState';
 import { answerFilePath, questionAnswerSection } from '../question';
 import type { WorkItem } from '../../sources/work/workSources';
 import { finalGateRepeats, sameItem } from './decide';

@@ -16,7 +16,7 @@ import type { TrustedEntry } from '../../trust/trustedContent';
 import type { AttemptKind } from '../attempts';
 import { writeAgentMirror } from '../baselineMirror';
 import type { EngineEvent, IterationEnding, IterationPurpose } from '../events';
-import { headSha } from '../git';
+import { headSha } from '../../git/gitState';
 import { loadTemplate, renderTemplate } from '../prompt';
 import { findQuestion, type AgentQuestion } from '../question';
 import { IterationStreamWriter } from '../runFiles';

@@ -6,7 +6,7 @@ import type { GateResult } from '../../gates/gateRunner';
 import { writeAutoEnriched, writeLastGateState } from '../../gates/handoff';
 import { gateFilesChangedReason } from '../../trust/gateFileContent';
 import type { EngineEvent, GateTier, IterationPurpose } from '../events';
-import { lastCommitLine } from '../git';
+import { lastCommitLine } from '../../git/gitState';
 import { runNotify } from '../notify';
 import { answerFilePath } from '../question';
 import type { IterationOutcome } from './agentIteration';

@@ -6,7 +6,7 @@ import type { RalphConfig } from '../../model/config';
 import { ralphFile } from '../../model/ralphPaths';
 import { resolveContainment } from '../../process/containment';
 import type { SpaceReserve } from '../../store/storageFailure';
-import { treeStatePaths } from '../git';
+import { treeStatePaths } from '../../git/gitState';
 import type { LaneDispatcher } from './dispatcher';
 import { greenTreeStandsForLeftovers } from './rules';
 import type { EngineEvent } from '../events';

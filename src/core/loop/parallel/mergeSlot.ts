@@ -3,7 +3,7 @@ import { runGateExclusive } from '../../gates/gateCall';
 import type { RalphConfig } from '../../model/config';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import type { EngineEvent, GateTier } from '../events';
-import { cleanCommitOf } from '../git';
+import { cleanCommitOf } from '../../git/gitState';
 import type { EngineTiming } from '../runOptions';
 import { git, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
 import type { RunningLane } from './runningLane';

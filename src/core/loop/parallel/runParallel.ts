@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { resolveGates } from '../../gates/gateConfig';
 import { loadShellParser } from '../../gates/shellSyntax';
-import { holdGitWorker } from '../../process/gitWorker';
+import { holdGitWorker } from '../../git/gitWorker';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import type { EngineEvent } from '../events';
 import {
