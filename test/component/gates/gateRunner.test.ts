@@ -77,7 +77,7 @@ function gateBehaviour(): void {
 
     it('reports start and end to the activity log', () => {
       assert.deepEqual(
-        activity.map((a) => a.split(' ').slice(0, 3).join(' ')),
+        activity.map((a) => a.split(' ').slice(0, 2).join(' ')),
         ['GATE start', 'GATE end'],
       );
       assert.match(activity[1]!, /label=basic exit=0 duration=\d+s log=\.ralph\/gates\/basic-latest\.log$/);

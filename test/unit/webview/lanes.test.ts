@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { LaneRow } from '../../../src/protocol/dashboard';
-import { chartColumns, laneChartData } from '../../../webview/model/chartData';
+import { chartColumns, laneChartData, tokenAxisMax } from '../../../webview/model/chartData';
 import { laneColorVar, laneDisplayOf, lanesSummaryOf } from '../../../webview/model/lanes';
 import { initialPageState, reducePage } from '../../../webview/model/pageState';
 import { hostSamples, lanes } from '../../support/dashboardSamples';
@@ -24,6 +24,17 @@ describe('the page lanes', () => {
         level: 'ok',
         contextText: '50k / 200k (25%)',
       },
+    },
+    {
+      // A 1M-token window with the marks at 7/8 and all of it: drawn at 87.5 % and 100 % of the bar, not of 200k.
+      name: 'a 1M window: warn at 87.5 %, rotate at 100 % of its bar',
+      lane: row({ context: { tokens: 16_000, window: 1_000_000, warnAt: 875_000, rotateAt: 1_000_000 } }),
+      want: { percent: 1.6, warnPercent: 87.5, rotatePercent: 100, level: 'ok', contextText: '16k / 1M (2%)' },
+    },
+    {
+      name: "a 1M window with Claude's [1m] marks (warn 250k, rotate 300k)",
+      lane: row({ context: { tokens: 260_000, window: 1_000_000, warnAt: 250_000, rotateAt: 300_000 } }),
+      want: { percent: 26, warnPercent: 25, rotatePercent: 30, level: 'warn', contextText: '260k / 1M (26%)' },
     },
     { name: 'the agent of its iteration', lane: row({ agent: 'gemini' }), want: { agent: 'gemini' } },
     { name: 'no agent started yet', lane: row({ agent: null }), want: { agent: '—' } },
@@ -64,6 +75,14 @@ describe('the page lanes', () => {
       assert.deepEqual(Object.fromEntries(Object.keys(t.want).map((k) => [k, d[k as keyof typeof d]])), t.want);
     });
   }
+
+  it("tops the chart's context axis above both marks, for a 200k and a 1M window", () => {
+    assert.equal(tokenAxisMax(16_000, 148_750, 170_000), 178_500);
+    assert.equal(tokenAxisMax(16_000, 875_000, 1_000_000), 1_050_000);
+    assert.equal(tokenAxisMax(1_200_000, 875_000, 1_000_000), 1_200_000);
+    assert.equal(tokenAxisMax(0, 875_000, 0), 918_750, 'a warn mark alone is drawn too');
+    assert.equal(tokenAxisMax(0, 0, 0), 1);
+  });
 
   it('sums the lanes up by what they do', () => {
     assert.equal(lanesSummaryOf(lanes), '3 lanes: 1 working, 1 at a gate, 1 waiting');
