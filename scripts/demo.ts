@@ -16,7 +16,7 @@
  * exit code when it ends), `--no-open` (print the URL only), `--vsix <file>` (install this .vsix instead of packaging
  * one), `--screenshot <file.png>` (with --start: a PNG of the workbench during the run).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -242,6 +242,30 @@ function quantumScript(dir: string): Turn[] {
   ];
 }
 
+/**
+ * The headless face's stop: the person's Ctrl-C (or a SIGTERM) reaches the demo alone (each `ralph run` has its own
+ * process group), which passes it on once to the run going on and starts no other. Null while nobody stopped it.
+ */
+let interrupted: NodeJS.Signals | null = null;
+/** The `ralph run` going on, if any. */
+let running: ChildProcess | null = null;
+
+function onStopSignal(sig: NodeJS.Signals): void {
+  // A second Ctrl-C is passed on too: `ralph run` then quits at once.
+  interrupted ??= sig;
+  running?.kill(sig);
+}
+
+/** `ralph run`'s exit code in words (runEvent.ts EXIT_CODES). */
+function runEndWords(code: number): string {
+  if (code === 0) return 'complete';
+  if (code === 1) return 'failed (its RALPH STOP line above says why)';
+  if (code === 2) return 'a cap was reached';
+  if (code === 3) return 'stopped by a STOP (ralph stop, or a STOP file)';
+  if (code === 130) return 'cancelled (Ctrl-C)';
+  return `ended with exit code ${code}`;
+}
+
 /** Runs `ralph run` in the project against a scripted server; resolves with its exit code. */
 async function ralphRun(dir: string, home: string, script: Turn[], source: string): Promise<number> {
   const server = await startModelServer(paced(script), { model: 'claude-sonnet-4-6' });
@@ -262,11 +286,16 @@ async function ralphRun(dir: string, home: string, script: Turn[], source: strin
       cwd: dir,
       env,
       stdio: ['ignore', 'inherit', 'inherit'],
+      // Its own process group: a Ctrl-C in this terminal reaches the demo, which passes it on once (onStopSignal);
+      // `ralph run` takes a second SIGINT for "quit at once".
+      detached: true,
     });
+    running = child;
     return await new Promise<number>((resolve) =>
       child.on('exit', (code, signal) => resolve(code ?? (signal ? 130 : 1))),
     );
   } finally {
+    running = null;
     await server.close();
   }
 }
@@ -336,6 +365,29 @@ async function browserDemo(): Promise<number> {
   return code;
 }
 
+/**
+ * The demo's last line, with its cause: `complete`, `stopped by you: …` (a Ctrl-C or a STOP; the runs not started
+ * are named), or `FAILED: …` naming the run that failed and how it ended, or the agent processes left behind.
+ */
+function demoEndText(r: {
+  first: number;
+  second: number | null;
+  left: number;
+  interrupted: NodeJS.Signals | null;
+}): string {
+  const byPerson = (c: number | null) => c === 3 || c === 130;
+  if (r.interrupted || byPerson(r.first) || byPerson(r.second)) {
+    const how = r.interrupted ? ` (${r.interrupted === 'SIGINT' ? 'Ctrl-C' : r.interrupted})` : '';
+    const quantum = r.second === null ? 'was not started' : runEndWords(r.second);
+    return `stopped by you${how}: the checklist run ${runEndWords(r.first)}; the quantum run ${quantum}`;
+  }
+  const why: string[] = [];
+  if (r.first !== 0) why.push(`the checklist run ${runEndWords(r.first)}`);
+  if (r.second !== null && r.second !== 0) why.push(`the quantum run ${runEndWords(r.second)}`);
+  if (r.left > 0) why.push(`${r.left} claude process(es) left running`);
+  return why.length ? `FAILED: ${why.join('; ')}` : 'complete';
+}
+
 async function main(): Promise<void> {
   if (!fs.existsSync(path.join(repo, 'dist', 'cli.js')))
     throw new Error('dist/cli.js is missing: run `node esbuild.mjs` first (npm run demo does)');
@@ -355,10 +407,16 @@ async function main(): Promise<void> {
     'The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.\n',
   );
 
+  process.on('SIGINT', onStopSignal);
+  process.on('SIGTERM', onStopSignal);
   console.log('── 1/2: the checklist RALPH_TASK.md ──────────────────────────────────────────');
   const first = await ralphRun(dir, home, checklistScript(dir), 'RALPH_TASK.md');
-  console.log('\n── 2/2: quantum.json stories, in dependency order ────────────────────────────');
-  const second = await ralphRun(dir, home, quantumScript(dir), 'quantum');
+  // A person's stop ends the demo: a run stopped (STOP) or cancelled (Ctrl-C) starts no other.
+  let second: number | null = null;
+  if (interrupted === null && first !== 3 && first !== 130) {
+    console.log('\n── 2/2: quantum.json stories, in dependency order ────────────────────────────');
+    second = await ralphRun(dir, home, quantumScript(dir), 'quantum');
+  }
 
   const left = claudeProcesses(dir);
   const log = execFileSync('git', ['log', '--oneline'], { cwd: dir, encoding: 'utf8' }).trim();
@@ -368,7 +426,9 @@ async function main(): Promise<void> {
   }[];
   const ok = first === 0 && second === 0 && left.length === 0;
   console.log('\n── summary ───────────────────────────────────────────────────────────────────');
-  console.log(`checklist run: exit ${first}; quantum run: exit ${second}; claude processes left: ${left.length}`);
+  console.log(
+    `checklist run: exit ${first}; quantum run: ${second === null ? 'not started' : `exit ${second}`}; claude processes left: ${left.length}`,
+  );
   console.log(`stories: ${stories.map((s) => `${s.id} ${s.status}`).join(', ')}`);
   console.log(
     `commits:\n${log
@@ -385,9 +445,11 @@ async function main(): Promise<void> {
     console.log(
       '(the sample project is removed now; run with --keep or --dir <path> to look at it and its .ralph/ records)',
     );
-  console.log(ok ? '\nRalph Loop demo: complete' : '\nRalph Loop demo: FAILED');
+  console.log(`\nRalph Loop demo: ${demoEndText({ first, second, left: left.length, interrupted })}`);
   if (!kept) fs.rmSync(base, { recursive: true, force: true });
-  process.exitCode = ok ? 0 : 1;
+  // A person's stop exits as `ralph run` did (3 for a STOP, 130 for Ctrl-C); anything else that is not complete, 1.
+  const stoppedCode = [first, second].find((c) => c === 3 || c === 130) ?? (interrupted ? 130 : null);
+  process.exitCode = ok ? 0 : (stoppedCode ?? 1);
 }
 
 main().catch((err) => {

@@ -326,7 +326,7 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     console.log(
       o.start
         ? 'demo: --start: the demo presses Ralph: Start itself'
-        : 'Press Ralph: Start (the ▶ in the Ralph view, or F1 → "Ralph: Start") and watch the loop work through the tree.',
+        : 'Press Ralph: Start (the play button of the Ralph view, or F1 → "Ralph: Start") and watch the loop work through the tree.',
     );
     console.log(
       o.exitWhenDone

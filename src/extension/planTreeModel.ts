@@ -334,7 +334,7 @@ function itemRow(folder: string, inputs: ItemInputs, tips: TipContext, id: strin
   };
   if (item.attempts !== undefined && item.attempts > 0) more(`attempt ${item.attempts}/${item.maxAttempts ?? '?'}`);
   if (inputs.costUsd) more(usd(inputs.costUsd));
-  if (inputs.current) more('▶ current');
+  if (inputs.current) more('current');
   const contextValue = itemContextValue(item, waitingRun !== undefined);
   const row: TreeRow = {
     id: id ?? `${folder}#${item.source}/${item.kind}/${item.id}`,

@@ -49,7 +49,7 @@ export interface StartHooks {
 }
 
 /** The activity line of a paused run in the extension's log: VS Code users resume with the command, not a file. */
-export const PAUSED_LINE_IN_VSCODE = '⏸ PAUSED — run "Ralph: Resume" to go on';
+export const PAUSED_LINE_IN_VSCODE = 'PAUSED — run "Ralph: Resume" to go on';
 
 interface ActiveRun {
   folder: string;
@@ -225,7 +225,7 @@ export class RunController extends Disposable {
     // onEvent see an event.
     const secrets = environmentSecrets(process.env);
     const recorder = new RunRecorder(folder, engine.runId, {
-      onLine: (line) => this.log.info('run', line.startsWith('⏸ PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
+      onLine: (line) => this.log.info('run', line.startsWith('PAUSED') ? PAUSED_LINE_IN_VSCODE : line),
       onError: (err) => this.log.warn('run', `could not write a run record: ${err.message}`),
     });
     engine.on('event', (event, lane) => {

@@ -183,7 +183,7 @@ describe('ralph watch --json follows a run started in another process', function
         const lines = r.stdout.trim().split('\n');
         assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\] ═══ RALPH START — run 20261201T090000Z-aa11/);
         assert.ok(
-          lines.some((l) => /RALPH STOP — 🛑 STOP REQUESTED — stopped by STOP/.test(l)),
+          lines.some((l) => /RALPH STOP — STOP REQUESTED — stopped by STOP/.test(l)),
           r.stdout,
         );
         assert.match(lines.at(-1)!, /^stopped — stop requested \(Ralph: Stop or ralph stop\) · LOOP 1\/5 · \$0\.5000$/);

@@ -3,7 +3,7 @@ import { html, LitElement, nothing } from 'lit';
 import { ref } from 'lit/directives/ref.js';
 import { LOG_KINDS, type LogLine } from '../../src/protocol/dashboard';
 import { type LogFilter, toggleKind } from '../model/filters';
-import { formatClock } from '../model/format';
+import { formatClock, LOG_KIND_ICONS } from '../model/format';
 import type { LogBuffer } from '../model/logBuffer';
 import { plain, shown } from './shown';
 
@@ -182,7 +182,8 @@ function row(line: LogLine, top: number): unknown {
     title=${plain(line.text)}
     ${cssom('transform', `translateY(${top}px)`)}
   >
-    <span class="log-time">${formatClock(line.at)}</span><span class="log-kind">${line.kind}</span
+    <span class="log-time">${formatClock(line.at)}</span
+    ><span class="log-kind"><span class="codicon codicon-${LOG_KIND_ICONS[line.kind]}"></span> ${line.kind}</span
     ><span class="log-text">${shown(line.text, true)}</span>
   </div>`;
 }

@@ -1,7 +1,7 @@
 import { LitElement, html } from 'lit';
 import uPlot from 'uplot';
 import type { TokenPoint } from '../../src/protocol/dashboard';
-import { laneChartData, rotationMarks, timeRangeOf, usdAxisMax } from '../model/chartData';
+import { laneChartData, rotationMarks, timeRangeOf, tokenAxisMax, usdAxisMax } from '../model/chartData';
 import { formatClock, formatTokens, formatUsd } from '../model/format';
 import { LANE_COLOR_VARS, laneColorVar } from '../model/lanes';
 
@@ -87,7 +87,7 @@ export class RalphTokenChart extends LitElement {
       cursor: { drag: { x: false, y: false } },
       scales: {
         x: { time: true, range: (u) => timeRangeOf(u.data[0], Date.now() / 1000) },
-        tokens: { auto: true, range: (_u, _min, max) => [0, Math.max(max, this.rotateAt * 1.05, 1)] },
+        tokens: { auto: true, range: (_u, _min, max) => [0, tokenAxisMax(max ?? 0, this.warnAt, this.rotateAt)] },
         // Scaled to the data and the header's cost (never a fixed floor above them): $0.08 of cost tops near $0.09.
         usd: { auto: true, range: (_u, _min, max) => [0, usdAxisMax(Math.max(max ?? 0, this.costUsd))] },
       },

@@ -85,3 +85,11 @@ export function usdAxisMax(maxUsd: number): number {
   for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * m >= want - 1e-12) return +(step * m).toPrecision(6);
   return want;
 }
+
+/**
+ * The top of the context axis, tokens: the data's highest point or a little above the rotate mark (else the warn
+ * mark), whichever is higher, so both marks are always drawn at their own height, for any window (200k, 1M). Pure.
+ */
+export function tokenAxisMax(maxTokens: number, warnAt: number, rotateAt: number): number {
+  return Math.max(maxTokens, Math.max(rotateAt, warnAt) * 1.05, 1);
+}

@@ -1,3 +1,5 @@
+import type { LogKind } from '../../src/protocol/dashboard';
+
 /** 142 → "142", 14_200 → "14.2k", 142_000 → "142k", 1_500_000 → "1.5M" (tokens). */
 export function formatTokens(n: number): string {
   if (n < 1000) return String(Math.round(n));
@@ -26,3 +28,16 @@ export function formatClock(epochMs: number): string {
   const d = new Date(epochMs);
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
+
+/**
+ * The codicon before each line's kind: the log's own text is plain words (no emoji, which a machine without an emoji
+ * font draws as empty boxes), so the page marks a line's kind with VS Code's icon font instead.
+ */
+export const LOG_KIND_ICONS: Record<LogKind, string> = {
+  loop: 'sync',
+  tokens: 'pulse',
+  gate: 'beaker',
+  guard: 'shield',
+  question: 'question',
+  error: 'error',
+};

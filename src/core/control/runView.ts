@@ -1,11 +1,5 @@
 import { endReasonText } from './endReason';
-import {
-  laneMergeIcon,
-  workersText,
-  type EngineEvent,
-  type RunLogEntry,
-  type UnknownRunLogEntry,
-} from '../model/runEvent';
+import { workersText, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
 import {
   contextFigure,
@@ -427,49 +421,49 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'iterationEnded':
       return `LOOP ${e.iteration} END — ${e.ending} (${e.detail}; $${e.totals.costUsd.toFixed(4)})`;
     case 'gateStarted':
-      return `🧪 GATE start ${e.tier}: ${e.command}`;
+      return `GATE start ${e.tier}: ${e.command}`;
     case 'gateResult':
-      return `🧪 GATE ${e.passed ? 'passed' : 'FAILED'} ${e.tier} exit=${e.exitCode} ${(e.durationMs / 1000).toFixed(1)}s`;
+      return `GATE ${e.passed ? 'passed' : 'FAILED'} ${e.tier} exit=${e.exitCode} ${(e.durationMs / 1000).toFixed(1)}s`;
     case 'verified':
-      return `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
+      return `${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title}`;
     case 'attemptFailed':
-      return `❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
+      return `ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemBlocked':
-      return `⛔ BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
+      return `BLOCKED ${e.item.id} — ${firstLine(e.reason)}`;
     case 'itemsVanished':
-      return `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
+      return `VANISHED from ${e.source}: ${e.items.join(', ')} — the run will not complete`;
     case 'laneMerge':
-      return `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
+      return `LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}) — ${firstLine(e.reason)}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`;
     case 'claimPutBack':
-      return `↩ PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`;
+      return `PUT BACK ${e.items.map((i) => i.id).join(', ')} — claimed done; ${firstLine(e.reason)}${e.how?.length ? ` (${e.how.join('; ')})` : ''}`;
     case 'fileRestored':
-      return `↩ RESTORED ${e.file} — ${firstLine(e.problem)}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`;
+      return `RESTORED ${e.file} — ${firstLine(e.problem)}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`;
     case 'progress':
-      return `📋 Tasks: ${e.done}/${e.total} complete`;
+      return `Tasks: ${e.done}/${e.total} complete`;
     case 'pauseRequested':
-      return '⏸ PAUSE requested';
+      return 'PAUSE requested';
     case 'paused':
-      return '⏸ PAUSED';
+      return 'PAUSED';
     case 'resumed':
-      return '▶ RESUMED';
+      return 'RESUMED';
     case 'stopRequested':
-      return `🛑 STOP REQUESTED${e.graceful ? ' (graceful)' : ''}`;
+      return `STOP REQUESTED${e.graceful ? ' (graceful)' : ''}`;
     case 'deferred':
-      return `⏳ DEFER — ${e.reason}; waiting ${Math.round(e.waitMs / 1000)}s`;
+      return `DEFER — ${e.reason}; waiting ${Math.round(e.waitMs / 1000)}s`;
     case 'failover':
-      return `🔀 FAILOVER — ${e.reason}`;
+      return `FAILOVER — ${e.reason}`;
     case 'reviewVerdict':
-      return `🧑‍⚖️ REVIEW verdict: ${e.verdict}`;
+      return `REVIEW verdict: ${e.verdict}`;
     case 'question':
-      return `❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
+      return `QUESTION${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
     case 'answered':
-      return `💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
+      return `ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${firstLine(e.text)}`;
     case 'questionTimedOut':
-      return `⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''}`;
+      return `QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''}`;
     case 'notified':
-      return e.ok ? null : `⚠️ notify failed (${e.about}): ${e.detail ?? ''}`;
+      return e.ok ? null : `WARNING: notify failed (${e.about}): ${e.detail ?? ''}`;
     case 'warning':
-      return `⚠️ ${firstLine(e.message)}`;
+      return `WARNING: ${firstLine(e.message)}`;
     case 'guard':
       return e.text;
     case 'output':

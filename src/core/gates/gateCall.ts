@@ -123,7 +123,7 @@ export async function gateCall(o: GateCallOptions): Promise<number> {
       return waitForVerdict(o, { ...at.owner, pid });
     }
     if (at.kind === 'join') {
-      o.onActivity?.(`🧪 GATE join label=${o.label} pid=${at.owner.pid}`);
+      o.onActivity?.(`GATE join label=${o.label} pid=${at.owner.pid}`);
       return waitForVerdict(o, at.owner);
     }
     if (Date.now() >= lockDeadline) {

@@ -66,7 +66,7 @@ export interface GateRunOptions {
   keep?: number;
   /** Extra environment for the command (the engine's own environment is inherited). */
   env?: Record<string, string>;
-  /** Receives activity-log texts (`🧪 GATE start …`, `🧪 GATE TIMEOUT …`, `🧪 GATE end …`, §3.10) without the time prefix. */
+  /** Receives activity-log texts (`GATE start …`, `GATE TIMEOUT …`, `GATE end …`, §3.10) without the time prefix. */
   onActivity?: (text: string) => void;
   /** Config `containment`; default the process's mode (process/containment.ts `setContainmentMode`). */
   containment?: ContainmentMode;
@@ -121,7 +121,7 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   let note = '';
   try {
     await handle.write(header);
-    opts.onActivity?.(`🧪 GATE start label=${label} cmd=${normalizeCommand(command)}`);
+    opts.onActivity?.(`GATE start label=${label} cmd=${normalizeCommand(command)}`);
     const outcome = await runInGroup(command, {
       cwd: folder,
       fd: handle.fd,
@@ -139,10 +139,10 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
     if (outcome.lost) note += `=== gate-run lost the gate's exit: ${outcome.lost} ===\n`;
     if (timedOut) {
       note += `=== gate-run TIMEOUT after ${secs(timeoutMs)}: SIGTERM to the process group, SIGKILL after ${secs(graceMs)} ===\n`;
-      opts.onActivity?.(`🧪 GATE TIMEOUT label=${label} after ${secs(timeoutMs)}`);
+      opts.onActivity?.(`GATE TIMEOUT label=${label} after ${secs(timeoutMs)}`);
     } else if (cancelled) {
       note += '=== gate-run CANCELLED: SIGTERM to the process group ===\n';
-      opts.onActivity?.(`🧪 GATE CANCELLED label=${label}`);
+      opts.onActivity?.(`GATE CANCELLED label=${label}`);
     }
     const finalName = path.join(dir, `${label}-${ts}-${outcome.pid ?? process.pid}.log`);
     await rename(logPath, finalName);
@@ -195,7 +195,7 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   }
   await pruneLogs(dir, label, opts.keep ?? GATE_LOGS_KEPT, logPath);
   opts.onActivity?.(
-    `🧪 GATE end label=${label} exit=${exitCode} duration=${Math.round(durationMs / 1000)}s log=${latestRel}`,
+    `GATE end label=${label} exit=${exitCode} duration=${Math.round(durationMs / 1000)}s log=${latestRel}`,
   );
   return {
     label,

@@ -36,13 +36,13 @@ export interface GuardRecord {
   reason: string;
   /** The command it became (rewrite). */
   command?: string;
-  /** The activity-log text without the time stamp (`⛔ GUARD DENY … → …`). */
+  /** The activity-log text without the time stamp (`GUARD DENY … → …`). */
   text: string;
 }
 
 /** Activity labels (seed-systems.md §3.9). */
-export const GUARD_DENY = '⛔ GUARD DENY';
-export const GUARD_REWRITE = '🔀 GUARD REWRITE';
+export const GUARD_DENY = 'GUARD DENY';
+export const GUARD_REWRITE = 'GUARD REWRITE';
 
 const PreToolUseInput = z
   .object({
@@ -62,7 +62,7 @@ export interface HookOptions {
   gateRunner: { node: string; cliPath: string; electron?: boolean };
   /** Loads the policy (the server passes a cached loader); default {@link loadCommandPolicy}. */
   loadPolicy?: (workspace: string) => Promise<CommandPolicy | null>;
-  /** Write the `⛔ GUARD DENY` / `🔀 GUARD REWRITE` line to `.ralph/activity.log` (the engine's recorder does it during a run). */
+  /** Write the `GUARD DENY` / `GUARD REWRITE` line to `.ralph/activity.log` (the engine's recorder does it during a run). */
   writeActivity: boolean;
   /**
    * Whether the policy's content was trusted by the caller: the engine's guard server passes `true` (`ralph run`
@@ -252,7 +252,7 @@ async function noteOnce(workspace: string, stateDir: string, note: string): Prom
   } catch {
     return;
   }
-  await appendActivityLine(workspace, `⚠️ ${note}`);
+  await appendActivityLine(workspace, `WARNING: ${note}`);
 }
 
 /** Largest script file the guard reads to look for denied commands, bytes. */

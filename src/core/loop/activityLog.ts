@@ -20,23 +20,26 @@ export const ACTIVITY_LOG_MAX_BYTES = 50 * 1024 * 1024;
 /** Rotated generations kept: `activity.log.1` (newest) … `activity.log.3`. */
 export const ACTIVITY_LOG_KEEP = 3;
 
-/** Labels of loop lines (§3.6, §3.12). Lines are `[HH:MM:SS] <label>[ — detail]`. */
+/**
+ * Labels of loop lines (§3.6, §3.12). Lines are `[HH:MM:SS] <label>[ — detail]`. The seed's words without its emoji,
+ * which a machine without an emoji font shows as empty boxes (docs/decisions/0019-plain-words-in-logs.md).
+ */
 export const ACTIVITY = {
-  ROTATE: '🔄 ROTATE',
-  GRACEFUL_YIELD: '🤝 GRACEFUL YIELD',
-  NATURAL_END: '🛌 NATURAL END',
-  STALL: '🚨 STALL',
-  COMPLETE: '✅ COMPLETE',
-  STOP_REQUESTED: '🛑 STOP REQUESTED',
-  TURN_END: '🛑 TURN_END',
-  GUTTER: '🚨 GUTTER',
-  UNSATISFIABLE: '🚨 UNSATISFIABLE COMPLETION BAR',
-  SIGNALED_COMPLETE_CRITERIA_REMAIN: '⚠️ AGENT SIGNALED COMPLETE (criteria remain)',
-  AGENT_COMPLETE: '✅ Agent signaled COMPLETE',
-  AGENT_GUTTER: '🚨 Agent signaled GUTTER (stuck)',
-  GATE: '🧪 GATE',
-  API_ERROR: '❌ API ERROR',
-  TASKS: '📋 Tasks',
+  ROTATE: 'ROTATE',
+  GRACEFUL_YIELD: 'GRACEFUL YIELD',
+  NATURAL_END: 'NATURAL END',
+  STALL: 'STALL',
+  COMPLETE: 'COMPLETE',
+  STOP_REQUESTED: 'STOP REQUESTED',
+  TURN_END: 'TURN_END',
+  GUTTER: 'GUTTER',
+  UNSATISFIABLE: 'UNSATISFIABLE COMPLETION BAR',
+  SIGNALED_COMPLETE_CRITERIA_REMAIN: 'AGENT SIGNALED COMPLETE (criteria remain)',
+  AGENT_COMPLETE: 'Agent signaled COMPLETE',
+  AGENT_GUTTER: 'Agent signaled GUTTER (stuck)',
+  GATE: 'GATE',
+  API_ERROR: 'API ERROR',
+  TASKS: 'Tasks',
 } as const;
 
 /** Local `HH:MM:SS`. */
@@ -82,14 +85,14 @@ export function loopEndText(n: number, label: string, detail?: string, retry?: n
   return `LOOP ${loopNo(n, retry)} END — ${label}${detail ? ` (${detail})` : ''}`;
 }
 
-/** `RALPH STOP — <reason>`, e.g. `RALPH STOP — ⚠️ Max loops (25) reached` (§3.6). */
+/** `RALPH STOP — <reason>`, e.g. `RALPH STOP — Max loops (25) reached` (§3.6). */
 export function ralphStopText(reason: string): string {
   return `RALPH STOP — ${reason}`;
 }
 
-/** `⚠️ Max loops (N) reached`: the stop reason when the iteration cap is hit (§3.6). */
+/** `Max loops (N) reached`: the stop reason when the iteration cap is hit (§3.6). */
 export function maxLoopsReason(n: number): string {
-  return `⚠️ Max loops (${n}) reached`;
+  return `Max loops (${n}) reached`;
 }
 
 /** `<label> — <detail>`, or the bare label. */

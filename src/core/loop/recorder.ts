@@ -15,7 +15,7 @@ import {
   tokensText,
 } from './activityLog';
 import { EXIT_CODES, type EngineEvent, type IterationEnding } from './events';
-import { laneMergeIcon, workersText } from '../model/runEvent';
+import { workersText } from '../model/runEvent';
 import { EventsWriter, ProgressTxtWriter, type CompletionReason } from './runFiles';
 
 /** The activity-log label of each iteration ending (seed-systems.md §3.6, §3.12). */
@@ -25,10 +25,10 @@ const ENDING_LABEL: Record<IterationEnding, string> = {
   yield: ACTIVITY.GRACEFUL_YIELD,
   natural: ACTIVITY.NATURAL_END,
   rotation: ACTIVITY.ROTATE,
-  deferred: '⏳ DEFER',
+  deferred: 'DEFER',
   error: ACTIVITY.API_ERROR,
   cancelled: ACTIVITY.STOP_REQUESTED,
-  question: '❓ QUESTION',
+  question: 'QUESTION',
 };
 
 /**
@@ -146,7 +146,7 @@ export class ActivityFormatter {
       case 'agentSignal':
         if (e.kind === 'complete' || e.kind === 'storyPassed') return [`${ACTIVITY.AGENT_COMPLETE} (${e.value})`];
         if (e.kind === 'stuck') return [labelled(ACTIVITY.AGENT_GUTTER, e.reason)];
-        if (e.kind === 'verdict') return [`🧑‍⚖️ verdict ${e.value}`];
+        if (e.kind === 'verdict') return [`verdict ${e.value}`];
         return [`signal ${e.value}`];
       case 'iterationEnded': {
         const lines: string[] = [];
@@ -156,7 +156,7 @@ export class ActivityFormatter {
         this.printedTokens = '';
         // The CLI's refusal to run as root is no API error: say what it is (the detail names the cause and the fix).
         const label =
-          e.ending === 'error' && isRootRefusal(e.detail) ? '🚫 AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
+          e.ending === 'error' && isRootRefusal(e.detail) ? 'AGENT REFUSED TO START' : ENDING_LABEL[e.ending];
         lines.push(loopEndText(e.iteration, label, `${e.detail}; ${totalsText(e.totals)}`));
         this.sawTokens = false;
         return lines;
@@ -170,65 +170,65 @@ export class ActivityFormatter {
         ];
       case 'verified':
         return [
-          `✅ ${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`,
+          `${e.tier ? 'VERIFIED' : 'DONE'} ${e.item.id} — ${e.item.title} (${e.tier ? `${e.tier} gate green` : 'no gate configured'})`,
         ];
       case 'attemptFailed':
-        return [`❌ ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
+        return [`ATTEMPT ${e.attempt} FAILED ${e.item.id} — ${e.reason}`];
       case 'laneMerge':
         return [
-          `${laneMergeIcon(e.outcome)} LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}): ${e.reason}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`,
+          `LANE ${e.outcome.toUpperCase()} ${e.item.id} (${e.branch}): ${e.reason}${e.files?.length ? ` [${e.files.join(', ')}]` : ''}`,
         ];
       case 'itemBlocked':
-        return [`⛔ BLOCKED ${e.item.id} — ${e.reason}`];
+        return [`BLOCKED ${e.item.id} — ${e.reason}`];
       case 'claimPutBack':
         return [
-          ...e.items.map((i) => `↩ PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`),
+          ...e.items.map((i) => `PUT BACK ${i.id} — ${i.title}: the agent claimed it done; ${e.reason}`),
           ...(e.how ?? []).map((h) => `   put back anyway: ${h}`),
         ];
       case 'fileRestored':
         return [
-          `↩ RESTORED ${e.file} — ${e.problem}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`,
+          `RESTORED ${e.file} — ${e.problem}; its content at the iteration's start is back, the agent's bytes are in ${e.aside}`,
         ];
       case 'itemsVanished':
         return [
-          `⚠ VANISHED from ${e.source}: ${e.items.join(', ')} — deleted during the run; not counted as progress, the run will not complete`,
+          `VANISHED from ${e.source}: ${e.items.join(', ')} — deleted during the run; not counted as progress, the run will not complete`,
         ];
       case 'progress':
         this.progress = { done: e.done, total: e.total };
         return [`${ACTIVITY.TASKS}: ${e.done}/${e.total} complete (${Math.max(0, e.total - e.done)} remaining)`];
       case 'pauseRequested':
-        return [`⏸ PAUSE requested (${path.basename(e.file)}): the iteration finishes, then the run waits`];
+        return [`PAUSE requested (${path.basename(e.file)}): the iteration finishes, then the run waits`];
       case 'paused':
-        return ['⏸ PAUSED — remove the PAUSE file or run `ralph resume` to go on'];
+        return ['PAUSED — remove the PAUSE file or run `ralph resume` to go on'];
       case 'resumed':
-        return ['▶ RESUMED'];
+        return ['RESUMED'];
       case 'stopRequested':
         return [
           `${ACTIVITY.STOP_REQUESTED} (${path.basename(e.file)})${e.graceful ? ': the agent yields at its next commit' : ': the run ends after this iteration'}`,
         ];
       case 'deferred':
         return [
-          `⏳ DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`,
+          `DEFER — ${e.reason}; waiting ${secs(e.waitMs)}${e.resetsAt ? ` (limit resets ${new Date(e.resetsAt).toISOString()})` : ''} · deferral ${e.inARow} in a row`,
         ];
       case 'failover':
-        return [`🔀 FAILOVER — ${e.reason}`];
+        return [`FAILOVER — ${e.reason}`];
       case 'reviewVerdict':
-        return [`🧑‍⚖️ REVIEW verdict: ${e.verdict}`];
+        return [`REVIEW verdict: ${e.verdict}`];
       case 'question':
         return [
-          `❓ QUESTION${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`,
+          `QUESTION${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`,
           `  answer with \`ralph answer${e.item ? ` --item ${e.item.id}` : ''} <text>\` or write ${e.answerFile}`,
         ];
       case 'answered':
-        return [`💬 ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`];
+        return [`ANSWERED${e.item ? ` ${e.item.id}` : ''} — ${e.text.split('\n')[0]}`];
       case 'questionTimedOut':
-        return [`⌛ QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''} after ${secs(e.waitedMs)}`];
+        return [`QUESTION TIMED OUT${e.item ? ` ${e.item.id}` : ''} after ${secs(e.waitedMs)}`];
       case 'notified':
-        return e.ok ? [] : [`⚠️ notify (${e.about}) failed: ${e.detail ?? ''}`];
+        return e.ok ? [] : [`WARNING: notify (${e.about}) failed: ${e.detail ?? ''}`];
       case 'output':
         return [e.text];
       case 'warning':
-        return [`⚠️ ${e.message}`];
+        return [`WARNING: ${e.message}`];
       case 'guard':
         return [e.text];
       case 'workers':
@@ -241,7 +241,7 @@ export class ActivityFormatter {
               ? ACTIVITY.STALL
               : e.state === 'stopped'
                 ? ACTIVITY.STOP_REQUESTED
-                : `⚠️ ${e.state}`;
+                : e.state.toUpperCase();
         return [
           ralphStopText(`${label} — ${e.reason}`),
           `═══ ${e.state === 'completed' ? 'complete' : e.state}: ${e.done}/${e.total} done · ${e.iterations} iterations · $${e.costUsd.toFixed(4)} · exit ${e.exitCode}`,

@@ -297,14 +297,9 @@ export type EngineEventType = EngineEvent['type'];
 /** The event of one type. */
 export type EngineEventOf<T extends EngineEventType> = Extract<EngineEvent, { type: T }>;
 
-/** The mark of a lane's end in the activity lines: merged, given back, or failed. */
-export function laneMergeIcon(outcome: EngineEventOf<'laneMerge'>['outcome']): string {
-  return outcome === 'merged' ? '🔀' : outcome === 'released' ? '↩' : '❌';
-}
-
-/** The activity line of a `workers` event: `🖧 WORKERS 2 alive: build1:4242, build2:977`. Pure. */
+/** The activity line of a `workers` event: `WORKERS 2 alive: build1:4242, build2:977`. Pure. */
 export function workersText(alive: readonly { id: string }[]): string {
-  return `🖧 WORKERS ${alive.length} alive${alive.length ? `: ${alive.map((w) => w.id).join(', ')}` : ''}`;
+  return `WORKERS ${alive.length} alive${alive.length ? `: ${alive.map((w) => w.id).join(', ')}` : ''}`;
 }
 
 /** Every known event type (the discriminator values of {@link engineEventSchema}). */

@@ -47,12 +47,16 @@ export function shownLaneOf(v: RunView): LaneView | undefined {
 
 /** The kind of an activity line (from its text, `activityTextOf`'s prefixes). Pure. */
 export function logKindOfText(text: string): LogKind {
-  if (/^🧪 GATE/u.test(text)) return 'gate';
-  // The guard's lines (guardHook.ts GUARD_DENY / GUARD_REWRITE) before the error rule, which would take `⛔`.
-  if (/^(⛔ GUARD DENY|🔀 GUARD REWRITE) /u.test(text)) return 'guard';
-  if (/^(❓|💬|⌛)/u.test(text)) return 'question';
+  if (/^GATE /.test(text)) return 'gate';
+  // The guard's lines (guardHook.ts GUARD_DENY / GUARD_REWRITE).
+  if (/^GUARD (DENY|REWRITE) /.test(text)) return 'guard';
+  if (/^(QUESTION|ANSWERED)\b/.test(text)) return 'question';
   if (/^(WARN|ROTATE):/.test(text)) return 'tokens';
-  if (/^(❌|⛔|⚠️)/u.test(text) || /^RALPH STOP — (failed|stalled|blocked|crashed)/.test(text)) return 'error';
+  if (
+    /^(ATTEMPT \d+ FAILED|BLOCKED|VANISHED|LANE FAILED|API ERROR|AGENT REFUSED|WARNING:)/.test(text) ||
+    /^RALPH STOP — (failed|stalled|blocked|crashed)/.test(text)
+  )
+    return 'error';
   return 'loop';
 }
 

@@ -51,7 +51,7 @@ describe('failover on a usage limit, with two real agents', function () {
       );
       assert.match(
         run.lines.join('\n'),
-        /🔀 FAILOVER — claude hit its usage limit \(resets at an unknown time\); the next iteration runs gemini/,
+        /FAILOVER — claude hit its usage limit \(resets at an unknown time\); the next iteration runs gemini/,
       );
       assert.equal(ofType(run.events, 'deferred').length, 0, 'no wait: the other agent ran at once');
       assert.equal(ofType(run.events, 'attemptFailed').length, 0, 'the limited iteration is not a failed attempt');

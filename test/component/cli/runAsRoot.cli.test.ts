@@ -77,7 +77,7 @@ describe('cli: ralph run as root without IS_SANDBOX (the real claude refuses)', 
   it('ends failed with exit 1, a line naming the cause and the fix, and the run record says failed', () => {
     const { status, out, record } = runRefused(JSON.stringify(quantum, null, 2), 3);
     assert.equal(status, 1, out);
-    assert.match(out, /🚫 AGENT REFUSED TO START/);
+    assert.match(out, /AGENT REFUSED TO START/);
     assert.doesNotMatch(out, /API ERROR/);
     assert.match(out, /as root/);
     assert.match(out, /run ralph as a normal \(non-root\) user/);

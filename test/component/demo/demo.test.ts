@@ -64,4 +64,73 @@ describe('npm run demo without VS Code server', () => {
       'the sample project is removed',
     );
   });
+
+  /**
+   * The headless demo in `dir`; `onFirstLoop` runs once the first run's first iteration starts (its `LOOP 1 START`
+   * line). Resolves with the demo's exit code and output.
+   */
+  function cliDemo(
+    scratch: string,
+    dir: string,
+    onFirstLoop: (demo: ReturnType<typeof spawn>) => void,
+  ): Promise<{ code: number | null; out: string }> {
+    return new Promise((resolve) => {
+      // The scripted turns are paced so the person's stop lands within the checklist run (3 iterations).
+      const child = spawn(process.execPath, [demoJs, '--cli', '--dir', dir], {
+        env: { ...process.env, TMPDIR: scratch, RALPH_DEMO_TURN_MS: '400' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let seen = false;
+      const take = (b: Buffer) => {
+        out += b.toString();
+        if (!seen && /LOOP 1 START/.test(out)) {
+          seen = true;
+          onFirstLoop(child);
+        }
+      };
+      child.stdout.on('data', take);
+      child.stderr.on('data', take);
+      child.on('close', (code) => resolve({ code, out }));
+    });
+  }
+
+  it("--cli ends at a person's STOP: no second run, the last line says it was stopped and how, exit 3", async function () {
+    this.timeout(420_000);
+    const scratch = fs.mkdtempSync(path.join(tmp, 'stop-'));
+    const dir = path.join(scratch, 'slugify');
+    const r = await cliDemo(scratch, dir, () => {
+      const s = spawnSync(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'stop'], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+      assert.equal(s.status, 0, s.stderr);
+    });
+    assert.equal(r.code, 3, r.out);
+    assert.doesNotMatch(r.out, /2\/2: quantum/, 'the quantum run is not started');
+    assert.match(r.out, /checklist run: exit 3; quantum run: not started; claude processes left: 0/);
+    assert.match(
+      r.out,
+      /\nRalph Loop demo: stopped by you: the checklist run stopped by a STOP \(ralph stop, or a STOP file\); the quantum run was not started/,
+    );
+    assert.doesNotMatch(r.out, /FAILED/);
+    assert.deepEqual(processesUnder(scratch), [], 'nothing the demo started runs on');
+  });
+
+  it('--cli ends at a Ctrl-C: the run is cancelled once, no second run, the last line says Ctrl-C, exit 130', async function () {
+    this.timeout(420_000);
+    const scratch = fs.mkdtempSync(path.join(tmp, 'int-'));
+    const dir = path.join(scratch, 'slugify');
+    const r = await cliDemo(scratch, dir, (demo) => demo.kill('SIGINT'));
+    assert.equal(r.code, 130, r.out);
+    assert.doesNotMatch(r.out, /2\/2: quantum/, 'the quantum run is not started');
+    assert.match(r.out, /ralph: SIGINT: ending the agent and stopping/, 'the run had the signal passed on');
+    assert.doesNotMatch(r.out, /quit at once|Ctrl-C twice/, 'passed on once');
+    assert.match(
+      r.out,
+      /\nRalph Loop demo: stopped by you \(Ctrl-C\): the checklist run cancelled \(Ctrl-C\); the quantum run was not started/,
+    );
+    assert.doesNotMatch(r.out, /FAILED/);
+    assert.deepEqual(processesUnder(scratch), [], 'nothing the demo started runs on');
+  });
 });

@@ -77,8 +77,8 @@ function gateBehaviour(): void {
 
     it('reports start and end to the activity log', () => {
       assert.deepEqual(
-        activity.map((a) => a.split(' ').slice(0, 3).join(' ')),
-        ['🧪 GATE start', '🧪 GATE end'],
+        activity.map((a) => a.split(' ').slice(0, 2).join(' ')),
+        ['GATE start', 'GATE end'],
       );
       assert.match(activity[1]!, /label=basic exit=0 duration=\d+s log=\.ralph\/gates\/basic-latest\.log$/);
     });
@@ -167,7 +167,7 @@ function gateBehaviour(): void {
       assert.deepEqual([r.exitCode, r.timedOut, r.cancelled], [124, true, false]);
       assert.deepEqual(liveGroupMembers(groupOf(r)), []);
       assert.ok(
-        activity.some((a) => a.startsWith('🧪 GATE TIMEOUT label=final')),
+        activity.some((a) => a.startsWith('GATE TIMEOUT label=final')),
         activity.join('\n'),
       );
       assert.match(

@@ -83,7 +83,7 @@ describe('guard: with the real claude CLI (issue 17)', function () {
     );
     assert.match(
       ws.read('.ralph/activity.log'),
-      /⛔ GUARD DENY git push origin main; touch pushed-marker → pushing is the operator's job/,
+      /GUARD DENY git push origin main; touch pushed-marker → pushing is the operator's job/,
     );
     const events = ws
       .read(`.ralph/runs/${run.result.runId}/events.jsonl`)
@@ -106,7 +106,7 @@ describe('guard: with the real claude CLI (issue 17)', function () {
     assert.match(ws.read('.ralph/gates/unit-latest.log'), /unit ok/);
     assert.match(results, /=== GATE unit exit=0/);
     assert.match(results, /gate unit already ran/);
-    assert.match(ws.read('.ralph/activity.log'), /🔀 GUARD REWRITE node unit.js → .*cli\.js -C \S+ gate unit/);
+    assert.match(ws.read('.ralph/activity.log'), /GUARD REWRITE node unit.js → .*cli\.js -C \S+ gate unit/);
   });
 
   it("denies when the engine's guard server stops mid-run (fail closed)", async () => {

@@ -134,7 +134,7 @@ describe('guard: ralph guard install and dist/guard-hook.js as processes', funct
     const d = run([hook], input);
     assert.equal(d.status, 0);
     assert.match(d.stdout, /"permissionDecision":"deny"/);
-    assert.match(ws.read('.ralph/activity.log'), /⛔ GUARD DENY git push → no/);
+    assert.match(ws.read('.ralph/activity.log'), /GUARD DENY git push → no/);
     assert.equal(run([hook], 'garbage').status, 2);
     const silent = run([hook, '--socket', path.join(ws.dir, 'none.sock')], input);
     assert.equal(silent.status, 2);

@@ -111,10 +111,16 @@ describe('the dashboard page in Chromium (fake host)', function () {
   it('filters the log by kind and by text', async () => {
     await d.page.locator('.chip[data-kind="loop"]').click();
     await d.page.waitForFunction(() =>
-      Array.from(document.querySelectorAll('.log-row .log-kind')).every((e) => e.textContent === 'gate'),
+      Array.from(document.querySelectorAll('.log-row .log-kind')).every((e) => e.textContent?.trim() === 'gate'),
     );
     const texts = await d.page.locator('.log-row .log-kind').allInnerTexts();
-    assert.ok(texts.length > 0 && texts.every((t) => t === 'gate'), texts.join(','));
+    assert.ok(texts.length > 0 && texts.every((t) => t.trim() === 'gate'), texts.join(','));
+    // The kind is marked with a codicon (the log's text has no emoji, which no font here draws).
+    assert.equal(
+      await d.page.locator('.log-row .log-kind .codicon-beaker').count(),
+      texts.length,
+      'each gate line shows the beaker codicon',
+    );
     await d.page.locator('.log-search').fill('line 49995');
     await d.page.waitForFunction(() => document.querySelectorAll('.log-row').length === 1);
     assert.equal(await d.page.locator('.log-row .log-text').innerText(), 'line 49995');

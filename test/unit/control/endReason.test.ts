@@ -8,7 +8,7 @@ describe('an end reason in words, not a file path', () => {
       ['stopped by .ralph/runs/20261201T090000Z-ab12/STOP', 'stop requested (Ralph: Stop or ralph stop)'],
       ['stopped by .ralph/STOP while paused', 'stop requested while paused (Ralph: Stop or ralph stop)'],
       ['stopped by STOP', 'stop requested (Ralph: Stop or ralph stop)'],
-      ['⚠️ Max loops (25) reached', '⚠️ Max loops (25) reached'],
+      ['Max loops (25) reached', 'Max loops (25) reached'],
       ['stopped by the user at the door', 'stopped by the user at the door'],
     ];
     for (const [reason, words] of table) assert.equal(endReasonText(reason), words, reason);

@@ -406,7 +406,7 @@ describe('RunView reducer', () => {
       tokens(1, 5),
     );
     assert.equal(v.activity.length, ACTIVITY_LINES_KEPT);
-    assert.equal(v.activity.at(-1)!.text, '⚠️ m29');
+    assert.equal(v.activity.at(-1)!.text, 'WARNING: m29');
     assert.equal(v.activity.at(-1)!.seq, 31);
   });
 
@@ -704,7 +704,7 @@ describe('RunView of remote lanes: each lane names its worker, the run the worke
   it('the status line and the activity say where each lane runs and who is alive', () => {
     assert.match(statusLineOf(v), /#1 · S1 story 1 \(attempt 1 of 5, iteration 1, agent, on build1:10\)/);
     const texts = v.activity.map((a) => a.text);
-    assert.ok(texts.includes('🖧 WORKERS 2 alive: build1:10, build2:20'), texts.join('\n'));
+    assert.ok(texts.includes('WORKERS 2 alive: build1:10, build2:20'), texts.join('\n'));
     assert.ok(
       texts.some((t) => /^LOOP 2 START — S2 story 2 · attempt 1 of 5 · on build2:20$/.test(t)),
       texts.join('\n'),

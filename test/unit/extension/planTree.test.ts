@@ -348,7 +348,7 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
     const it = label(tree, `${F}#flow-next/task/fn-1.2`);
     assert.equal(it.iconPath.id, 'comment-discussion');
     assert.match(String(it.contextValue), /\bwaiting\b/);
-    assert.equal(it.description, 'waiting for an answer · $0.20 · ▶ current');
+    assert.equal(it.description, 'waiting for an answer · $0.20 · current');
     assert.equal(tree.row(`${F}#flow-next/task/fn-1.2`)?.runId, 'r1');
     assert.equal(
       label(tree, `${F}#runs/r1`).description,
@@ -715,11 +715,11 @@ describe("the plan tree's incremental rebuild (rows reused, diffed by fields)", 
         },
       }) as unknown as StoreSnapshot['runs'][number];
     store.change({ ...s, version: 2, runs: [run(0.1)] });
-    assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.10 · ▶ current');
+    assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.10 · current');
     assert.deepEqual(fired.at(-1), ['root'], 'the runs source appeared');
     store.change({ ...s, version: 3, runs: [run(0.3)] });
     assert.deepEqual(fired.at(-1)!.sort(), [`${F}#quantum/story/US-4`, `${F}#runs/r1`, `${F}#runs/r1/lane/0`].sort());
-    assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.30 · ▶ current');
+    assert.equal(label(tree, `${F}#quantum/story/US-4`).description, 'to do · $0.30 · current');
   });
 });
 

@@ -25,7 +25,7 @@ describe('guard hook: input, output and fail-closed errors (agent-streams.md §3
   afterEach(() => ws.dispose());
   const env = () => ({ HOME: ws.dir, XDG_STATE_HOME: path.join(ws.dir, 'state') });
 
-  it("a deny is Claude Code's deny JSON, exit 0, and a ⛔ GUARD DENY line in activity.log", async () => {
+  it("a deny is Claude Code's deny JSON, exit 0, and a GUARD DENY line in activity.log", async () => {
     ws.write('.ralph/command-policy', '[deny]\ngit push | ask the operator\n');
     const a = await handleHook(call('git push'), {
       workspace: ws.dir,
@@ -43,10 +43,10 @@ describe('guard hook: input, output and fail-closed errors (agent-streams.md §3
       out.hookSpecificOutput.permissionDecisionReason!,
       /ask the operator \(\.ralph\/command-policy line 2: git push\)/,
     );
-    assert.match(ws.read('.ralph/activity.log'), /^\[\d\d:\d\d:\d\d\] ⛔ GUARD DENY git push → ask the operator/);
+    assert.match(ws.read('.ralph/activity.log'), /^\[\d\d:\d\d:\d\d\] GUARD DENY git push → ask the operator/);
   });
 
-  it('a wrap keeps every field of the input and changes only the command; 🔀 GUARD REWRITE is logged', async () => {
+  it('a wrap keeps every field of the input and changes only the command; GUARD REWRITE is logged', async () => {
     ws.write('.ralph/command-policy', '[gates]\nbasic | npm test\n');
     const a = await handleHook(call('npm test', { run_in_background: false }), {
       workspace: ws.dir,
@@ -64,7 +64,7 @@ describe('guard hook: input, output and fail-closed errors (agent-streams.md §3
       timeout: 60000,
       run_in_background: false,
     });
-    assert.match(ws.read('.ralph/activity.log'), /🔀 GUARD REWRITE npm test → \/usr\/bin\/node/);
+    assert.match(ws.read('.ralph/activity.log'), /GUARD REWRITE npm test → \/usr\/bin\/node/);
   });
 
   // breaker-s6 row 28: the standalone guard (`ralph guard`, dist/guard-hook.js) used an untrusted policy's [rewrite].

@@ -34,7 +34,7 @@ describe('activity log: lines (seed-systems.md §3.12)', () => {
     await log.append(loopEndText(1, ACTIVITY.NATURAL_END));
     assert.equal(
       fs.readFileSync(log.paths.activity, 'utf8'),
-      '[09:04:07] LOOP 1 START — Tasks: 1/3 complete (2 remaining)\n[09:04:07] LOOP 1 END — 🛌 NATURAL END\n',
+      '[09:04:07] LOOP 1 START — Tasks: 1/3 complete (2 remaining)\n[09:04:07] LOOP 1 END — NATURAL END\n',
     );
   });
 
@@ -112,20 +112,12 @@ describe("activity log: texts of the engine's lines", () => {
   const table: [string, string, string][] = [
     ['a loop start', loopStartText(3, tasksDetail(2, 5)), 'LOOP 3 START — Tasks: 2/5 complete (3 remaining)'],
     ['a retried loop start', loopStartText(3, 'retry after rate limit', 2), 'LOOP 3.2 START — retry after rate limit'],
-    [
-      'a loop end with detail',
-      loopEndText(4, ACTIVITY.ROTATE, '172000 tokens'),
-      'LOOP 4 END — 🔄 ROTATE (172000 tokens)',
-    ],
-    ['a graceful yield', loopEndText(2, ACTIVITY.GRACEFUL_YIELD), 'LOOP 2 END — 🤝 GRACEFUL YIELD'],
-    ['the max-loops stop', ralphStopText(maxLoopsReason(25)), 'RALPH STOP — ⚠️ Max loops (25) reached'],
-    [
-      'a stall',
-      labelled(ACTIVITY.STALL, '3 natural ends without progress'),
-      '🚨 STALL — 3 natural ends without progress',
-    ],
-    ['completion', labelled(ACTIVITY.COMPLETE), '✅ COMPLETE'],
-    ['a gate line', labelled(ACTIVITY.GATE, 'basic exit=0'), '🧪 GATE — basic exit=0'],
+    ['a loop end with detail', loopEndText(4, ACTIVITY.ROTATE, '172000 tokens'), 'LOOP 4 END — ROTATE (172000 tokens)'],
+    ['a graceful yield', loopEndText(2, ACTIVITY.GRACEFUL_YIELD), 'LOOP 2 END — GRACEFUL YIELD'],
+    ['the max-loops stop', ralphStopText(maxLoopsReason(25)), 'RALPH STOP — Max loops (25) reached'],
+    ['a stall', labelled(ACTIVITY.STALL, '3 natural ends without progress'), 'STALL — 3 natural ends without progress'],
+    ['completion', labelled(ACTIVITY.COMPLETE), 'COMPLETE'],
+    ['a gate line', labelled(ACTIVITY.GATE, 'basic exit=0'), 'GATE — basic exit=0'],
     [
       'tokens below warn: the one context figure, of the window, with its marks',
       tokensText({ figure: fig(50_000) }),

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { LaneRow } from '../../../src/protocol/dashboard';
-import { chartColumns, laneChartData } from '../../../webview/model/chartData';
+import { chartColumns, laneChartData, tokenAxisMax } from '../../../webview/model/chartData';
 import {
   hasRemoteLanes,
   laneColorVar,
@@ -30,6 +30,17 @@ describe('the page lanes', () => {
         level: 'ok',
         contextText: '50k / 200k (25%)',
       },
+    },
+    {
+      // A 1M-token window with the marks at 7/8 and all of it: drawn at 87.5 % and 100 % of the bar, not of 200k.
+      name: 'a 1M window: warn at 87.5 %, rotate at 100 % of its bar',
+      lane: row({ context: { tokens: 16_000, window: 1_000_000, warnAt: 875_000, rotateAt: 1_000_000 } }),
+      want: { percent: 1.6, warnPercent: 87.5, rotatePercent: 100, level: 'ok', contextText: '16k / 1M (2%)' },
+    },
+    {
+      name: "a 1M window with Claude's [1m] marks (warn 250k, rotate 300k)",
+      lane: row({ context: { tokens: 260_000, window: 1_000_000, warnAt: 250_000, rotateAt: 300_000 } }),
+      want: { percent: 26, warnPercent: 25, rotatePercent: 30, level: 'warn', contextText: '260k / 1M (26%)' },
     },
     { name: 'the agent of its iteration', lane: row({ agent: 'gemini' }), want: { agent: 'gemini' } },
     { name: 'no agent started yet', lane: row({ agent: null }), want: { agent: '—' } },
@@ -78,6 +89,14 @@ describe('the page lanes', () => {
     assert.equal(hasRemoteLanes([...lanes, row({ lane: 4, worker: 'build2:7' })]), true);
     assert.equal(workersTextOf([{ id: 'build1:41' }, { id: 'build2:7' }]), '2 alive: build1:41, build2:7');
     assert.equal(workersTextOf([]), 'none alive');
+  });
+
+  it("tops the chart's context axis above both marks, for a 200k and a 1M window", () => {
+    assert.equal(tokenAxisMax(16_000, 148_750, 170_000), 178_500);
+    assert.equal(tokenAxisMax(16_000, 875_000, 1_000_000), 1_050_000);
+    assert.equal(tokenAxisMax(1_200_000, 875_000, 1_000_000), 1_200_000);
+    assert.equal(tokenAxisMax(0, 875_000, 0), 918_750, 'a warn mark alone is drawn too');
+    assert.equal(tokenAxisMax(0, 0, 0), 1);
   });
 
   it('sums the lanes up by what they do', () => {

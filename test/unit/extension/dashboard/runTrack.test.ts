@@ -317,12 +317,21 @@ describe('the dashboard run track: lanes and tokens per task', () => {
 
 describe('the dashboard run track: the kind of a log line (the log filter)', () => {
   const cases: [string, string][] = [
-    ["⛔ GUARD DENY git push → pushing is the operator's job", 'guard'],
-    ["🔀 GUARD REWRITE npm test → /usr/bin/node /x/dist/cli.js -C /w gate unit -- 'npm test'", 'guard'],
-    ['⛔ BLOCKED US-1 — no progress', 'error'],
-    ['🧪 GATE FAILED unit exit=1 2.0s', 'gate'],
-    ['❓ QUESTION US-1 — which one?', 'question'],
+    ["GUARD DENY git push → pushing is the operator's job", 'guard'],
+    ["GUARD REWRITE npm test → /usr/bin/node /x/dist/cli.js -C /w gate unit -- 'npm test'", 'guard'],
+    ['BLOCKED US-1 — no progress', 'error'],
+    ['GATE FAILED unit exit=1 2.0s', 'gate'],
+    ['QUESTION US-1 — which one?', 'question'],
+    ['ANSWERED US-1 — the first', 'question'],
+    ['QUESTION TIMED OUT US-1', 'question'],
+    ['ATTEMPT 2 FAILED US-1 — gate red', 'error'],
+    ['LANE FAILED US-2 (ralph/US-2): conflict', 'error'],
+    ['WARNING: notify failed (end): 500', 'error'],
+    ['WARN: context 170000 ≥ 170000 tokens: handoff requested', 'tokens'],
+    ['ROTATE: context 200000 ≥ 200000 tokens', 'tokens'],
+    ['RALPH STOP — failed: gate red', 'error'],
     ['LOOP 1 START', 'loop'],
+    ['LANE MERGED US-1 (ralph/US-1) — clean', 'loop'],
   ];
   for (const [text, kind] of cases) it(`${kind}: ${text}`, () => assert.equal(logKindOfText(text), kind));
 });
