@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { markRunInterruptedSync } from '../core/control/runRecords';
-import { clockTime } from '../core/loop/activityLog';
+import { clockTime } from '../core/control/activityText';
 import { EngineRefusal, LoopEngine, StorageRefusal } from '../core/loop/startRun';
 import { STORAGE_EXIT } from '../core/store/storageFailure';
 import { RunRecorder } from '../core/loop/recorder';

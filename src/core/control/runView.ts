@@ -389,7 +389,7 @@ function pushKept<T>(list: readonly T[], item: T, keep: number): T[] {
 
 /**
  * The activity text of an event, or null for events that make no line (tokens). Short forms of what `ralph run`
- * prints (core/loop/recorder.ts `ActivityFormatter`), without its clock-dependent TOKENS throttling. Pure.
+ * prints (activityText.ts `ActivityFormatter`), without its clock-dependent TOKENS throttling. Pure.
  */
 export function activityTextOf(e: EngineEvent): string | null {
   switch (e.type) {

@@ -4,7 +4,7 @@ import { appendFile, mkdir, stat, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { formatActivityLines } from '../loop/activityLog';
+import { formatActivityLines } from '../control/activityText';
 import { loadCommandPolicy, type CommandPolicy } from './commandPolicy';
 import { decideGuard, type GuardDecision } from './guardDecision';
 import { applyGuardEffects, guardStateDir, readGateState } from './guardState';

@@ -10,7 +10,7 @@ import {
 import { emptyRunTokens, reduceRunTokens } from '../../../src/core/control/runTokens';
 import { emptyRunView, reduceRunView, statusLineOf } from '../../../src/core/control/runView';
 import { formatRunViewLines } from '../../../src/core/control/statusText';
-import { ActivityFormatter } from '../../../src/core/loop/recorder';
+import { ActivityFormatter } from '../../../src/core/control/activityText';
 import type { EngineEvent, RunLogEntry } from '../../../src/core/model/runEvent';
 import { runHeaderOf } from '../../../src/extension/dashboard/runTrack';
 import { gaugeText } from '../../../src/extension/gauge/gaugeText';

@@ -3,9 +3,9 @@ import { contextFigure } from '../../../src/core/control/contextFigure';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeTempDir } from '../../support/tempFolder';
+import { ActivityLog } from '../../../src/core/loop/activityLog';
 import {
   ACTIVITY,
-  ActivityLog,
   labelled,
   loopEndText,
   loopStartText,
@@ -13,7 +13,7 @@ import {
   ralphStopText,
   tasksDetail,
   tokensText,
-} from '../../../src/core/loop/activityLog';
+} from '../../../src/core/control/activityText';
 
 /** A fixed local clock: 2026-05-18 09:04:07. */
 const clock = () => new Date(2026, 4, 18, 9, 4, 7);

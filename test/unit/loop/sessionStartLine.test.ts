@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { ActivityFormatter, shortSettings } from '../../../src/core/loop/recorder';
+import { ActivityFormatter, shortSettings } from '../../../src/core/control/activityText';
 
 /** New-user try (session 3): SESSION START printed the whole --settings JSON of the guard hook. */
 describe('SESSION START line: --settings in short form', () => {

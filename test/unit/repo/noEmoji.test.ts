@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import type * as TS from 'typescript';
-import { ACTIVITY, maxLoopsReason } from '../../../src/core/loop/activityLog';
+import { ACTIVITY, maxLoopsReason } from '../../../src/core/control/activityText';
 import { GUARD_DENY, GUARD_REWRITE } from '../../../src/core/gates/guardHook';
 import { workersText } from '../../../src/core/model/runEvent';
 import { LOG_KIND_ICONS } from '../../../webview/model/format';
