@@ -126,6 +126,13 @@ export function tokensText(t: TokensLineInput): string {
   return text;
 }
 
+/** What an iteration works on, as the activity lines of every face name it: the item, the final fix or the review. */
+export function iterationWhat(e: Extract<EngineEvent, { type: 'iterationStarted' }>): string {
+  if (e.purpose === 'review') return 'final review';
+  if (e.purpose === 'finalFix') return 'fix after final verification';
+  return e.item ? `${e.item.id} ${e.item.title}` : '';
+}
+
 /** The activity-log label of each iteration ending (seed-systems.md §3.6, §3.12). */
 const ENDING_LABEL: Record<IterationEnding, string> = {
   complete: ACTIVITY.AGENT_COMPLETE,
@@ -216,14 +223,7 @@ export class ActivityFormatter {
           }`,
         ];
       case 'iterationStarted': {
-        const what =
-          e.purpose === 'review'
-            ? 'final review'
-            : e.purpose === 'finalFix'
-              ? 'fix after final verification'
-              : e.item
-                ? `${e.item.id} ${e.item.title}`
-                : '';
+        const what = iterationWhat(e);
         const attempt =
           e.attempt > 1 ? ` · attempt ${e.attempt}${e.attemptKind === 'debug' ? ' (debugging)' : ''}` : '';
         const where = e.worker ? ` · on ${e.worker}` : '';

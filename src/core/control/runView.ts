@@ -1,3 +1,4 @@
+import { iterationWhat } from './activityText';
 import { endReasonText } from './endReason';
 import { workersText, type EngineEvent, type RunLogEntry, type UnknownRunLogEntry } from '../model/runEvent';
 import type { z } from 'zod';
@@ -396,14 +397,7 @@ export function activityTextOf(e: EngineEvent): string | null {
     case 'runStarted':
       return `═══ RALPH START — run ${e.runId} · source ${e.source} · agent ${e.agent} · max ${e.maxIterations} iterations`;
     case 'iterationStarted': {
-      const what =
-        e.purpose === 'review'
-          ? 'final review'
-          : e.purpose === 'finalFix'
-            ? 'fix after final verification'
-            : e.item
-              ? `${e.item.id} ${e.item.title}`
-              : '';
+      const what = iterationWhat(e);
       const attempt =
         e.attempt > 1 || e.maxAttempts ? ` · attempt ${e.attempt}${e.maxAttempts ? ` of ${e.maxAttempts}` : ''}` : '';
       return `LOOP ${e.iteration} START — ${what}${attempt}${e.worker ? ` · on ${e.worker}` : ''}`;
