@@ -66,6 +66,25 @@ function filesUnder(dir, suffix) {
     .sort();
 }
 
+// bullmq and ioredis (2.4 MB bundled) serve remote lanes only (src/core/remote/: `ralph worker`, a parallel run with
+// laneDispatcher "bullmq"), which the programs and the extension import on first use. Bundled inline, every start of
+// dist/cli-main.js and every activation read and parsed them; here they are `require`d from dist/remote-libs.js
+// (one file: bullmq uses the same ioredis) when a remote module first runs.
+const remoteLibs = ['bullmq', 'ioredis'];
+const deferRemoteLibs = {
+  name: 'defer-remote-libs',
+  setup(build) {
+    build.onResolve({ filter: new RegExp(`^(${remoteLibs.join('|')})$`) }, (args) => ({
+      path: args.path,
+      namespace: 'remote-lib',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'remote-lib' }, (args) => ({
+      contents: `module.exports = require('./remote-libs.js')[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /^\.\/remote-libs\.js$/ }, (args) => ({ path: args.path, external: true }));
+  },
+};
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext'))
@@ -74,6 +93,7 @@ if (want('ext'))
     entryPoints: ['src/extension/extension.ts'],
     outfile: 'dist/extension.js',
     external: ['vscode'],
+    plugins: [deferRemoteLibs],
     banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` },
   });
 // The plan worker thread (src/extension/planLoader.ts): reads plan graphs off the extension host's event loop.
@@ -163,6 +183,17 @@ if (want('cli')) {
     });
   }
 }
+if (want('cli') || want('ext'))
+  configs.push({
+    ...nodeCommon,
+    stdin: {
+      contents: `module.exports = { ${remoteLibs.map((l) => `${JSON.stringify(l)}: require(${JSON.stringify(l)})`).join(', ')} };`,
+      resolveDir: '.',
+      sourcefile: 'remote-libs.js',
+    },
+    outfile: 'dist/remote-libs.js',
+    sourcemap: false,
+  });
 // The commands bots poll (src/cli/readEntry.ts), loaded by dist/cli.js when the answer cache cannot answer: without
 // the deferred libraries too (a status over plain files never runs them; they were 0.3 of its 0.5 MB).
 if (want('cli'))
@@ -170,7 +201,7 @@ if (want('cli'))
     ...cliProgram,
     entryPoints: ['src/cli/readEntry.ts'],
     outfile: 'dist/cli-read.js',
-    plugins: [lazyZod, deferLibs],
+    plugins: [lazyZod, deferLibs, deferRemoteLibs],
   });
 if (want('cli'))
   configs.push({
@@ -189,13 +220,13 @@ if (want('cli')) {
     ...cliProgram,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli-main.js',
-    plugins: [lazyZod, deferLibs],
+    plugins: [lazyZod, deferLibs, deferRemoteLibs],
   });
   configs.push({
     ...cliProgram,
     entryPoints: ['src/cli/taskMain.ts'],
     outfile: 'dist/cli-task.js',
-    plugins: [lazyZod, deferLibs],
+    plugins: [lazyZod, deferLibs, deferRemoteLibs],
   });
 }
 if (want('webview') && fs.existsSync('webview/main.ts')) {

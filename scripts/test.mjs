@@ -51,8 +51,9 @@ if (run(process.execPath, ['esbuild.mjs']) !== 0) {
   process.exit(1);
 }
 
-// The component tier runs its files in parallel (.mocharc.component.json: 4 mocha workers, each with its own
-// XDG_STATE_HOME, test/support/isolatedState.cjs); RALPH_TEST_JOBS=<n> sets the number of workers (1: one at a time).
+// The component tier runs its files in parallel (.mocharc.component.cjs: 4 mocha workers, each with its own
+// XDG_STATE_HOME, test/support/isolatedState.cjs, the slowest files first); RALPH_TEST_JOBS=<n> sets the number of
+// workers (1: one at a time).
 const jobs = process.env.RALPH_TEST_JOBS;
 if (jobs !== undefined && !/^[1-9]\d*$/.test(jobs)) {
   console.error(`RALPH_TEST_JOBS must be a whole number ≥ 1, not '${jobs}'`);
@@ -65,7 +66,7 @@ const commands = {
       [
         path.join('node_modules', 'mocha', 'bin', 'mocha.js'),
         '--config',
-        `.mocharc.${t}.json`,
+        t === 'component' ? '.mocharc.component.cjs' : `.mocharc.${t}.json`,
         ...(t === 'component' && jobs ? (jobs === '1' ? ['--no-parallel'] : ['--jobs', jobs]) : []),
       ],
     ]),

@@ -107,7 +107,7 @@ export function createLmTools(deps: LmToolDeps): RalphLmTools {
       const [c, { loadPlan }, { availableSources }, { resolveActor }] = await Promise.all([
         core(),
         import('../core/sources/plan'),
-        import('../core/loop/workSource'),
+        import('../core/sources/work/workSources'),
         import('../core/sources/actor'),
       ]);
       // `--source` values, as ralph_plan names them (core/sources/startPolicy.ts `sourceArgOf`).

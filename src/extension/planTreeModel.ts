@@ -735,6 +735,7 @@ export function buildTreeModel(
             v.progress ? `${v.progress.done}/${v.progress.total}` : '',
             v.iteration ? `iteration ${v.iteration}` : '',
             v.cost.runUsd ? usd(v.cost.runUsd) : '',
+            v.workers ? `${v.workers.length} worker${v.workers.length === 1 ? '' : 's'} alive` : '',
           ]
             .filter(Boolean)
             .join(' · '),
@@ -745,6 +746,14 @@ export function buildTreeModel(
             `${mdEscape(v.stateText)}`,
             '',
             mdEscape(`Source ${v.source ?? '?'} · agent ${v.agent ?? '?'} · started ${v.startedAt ?? '?'}`),
+            ...(v.workers
+              ? [
+                  '',
+                  mdEscape(
+                    `Workers alive: ${v.workers.length ? v.workers.map((w) => w.id).join(', ') : 'none'} (remote lanes)`,
+                  ),
+                ]
+              : []),
             ...(v.warnings.length ? ['', `Last warning: ${mdEscape(v.warnings.at(-1)!)}`] : []),
           ].join('\n'),
           contextValue: `run${r.facts.questions.length ? ' waiting' : ''}`,
@@ -762,6 +771,7 @@ export function buildTreeModel(
               v.lanes.length > 1 ? `lane ${l.lane}` : '',
               l.activity,
               l.agent && l.agent !== v.agent ? l.agent : '',
+              l.worker ? `on ${l.worker}` : '',
               l.iteration ? `iteration ${l.iteration}` : '',
               l.attempt ? `attempt ${l.attempt.text}` : '',
               l.iterationCostUsd ? usd(l.iterationCostUsd) : '',
@@ -772,6 +782,7 @@ export function buildTreeModel(
             tooltip: [
               `**lane ${l.lane}**: ${l.activity}${l.purpose ? ` (${l.purpose})` : ''}`,
               ...(l.item ? ['', `Current item ${mdEscape(l.item.id)}`] : []),
+              ...(l.worker ? ['', mdEscape(`Runs on worker ${l.worker} (remote lane)`)] : []),
               ...(l.lastEnding
                 ? [
                     '',

@@ -152,7 +152,7 @@ export class RunController extends Disposable {
       import('../core/agents/discover'),
       import('../core/loop/startRun'),
       import('../core/loop/recorder'),
-      import('../core/loop/workSource'),
+      import('../core/sources/work/workSources'),
       import('../core/store/loadConfig'),
       import('../core/sources/actor'),
       import('../core/trust/redact'),

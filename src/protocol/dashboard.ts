@@ -76,6 +76,13 @@ export const itemRefSchema = z.strictObject({ id: z.string(), title: z.string() 
 export const questionSchema = z.strictObject({ itemId: z.nullable(z.string()), text: z.string(), askedAt: epochMs });
 export type Question = z.infer<typeof questionSchema>;
 
+/** Most workers a header carries (far above a team's count; the rest are left out). */
+export const MAX_WORKERS = 256;
+
+/** A worker of remote lanes that is alive: its id (`host:pid`), its host and its process id there. */
+export const workerRowSchema = z.strictObject({ id: z.string(), host: z.string(), pid: count });
+export type WorkerRow = z.infer<typeof workerRowSchema>;
+
 /**
  * The header of a run: what runs, where it is, and what the controls may do.
  * `attempt` of `maxAttempts` ("k of N"); `progress` done of total items; context in tokens against the warn and
@@ -115,6 +122,11 @@ export const runHeaderSchema = z.strictObject({
   ownedByThisWindow: z.boolean(),
   /** True when the run is followed live; false for a past run shown from its log. */
   live: z.boolean(),
+  /**
+   * The workers of the run's remote lanes alive now (`ralph worker`, id `host:pid`, from their heartbeats), while the
+   * run is live; absent or null for a run without remote lanes (or once it ended).
+   */
+  workers: z.optional(z.nullable(z.array(workerRowSchema).check(z.maxLength(MAX_WORKERS)))),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 
@@ -146,6 +158,8 @@ export const laneRowSchema = z.strictObject({
   lastEnding: z.nullable(z.string()),
   /** The agent CLI of the lane's current (or last) iteration (a failover changes it); absent or null before one. */
   agent: z.optional(z.nullable(z.string())),
+  /** The worker running a remote lane's current (or last) iteration (`host:pid`); absent or null on this machine. */
+  worker: z.optional(z.nullable(z.string())),
 });
 export type LaneRow = z.infer<typeof laneRowSchema>;
 

@@ -5,6 +5,13 @@ import type { EngineEvent } from '../../src/core/loop/events';
 import { bash, edit, say, startModelServer, write } from '../support/modelServer';
 import { runCliAsync } from '../support/cli';
 import { runEngine, useWorkspaces, type Workspace } from '../support/engineHarness';
+import { scriptedClaudeStub } from '../support/claude';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 type Q = Extract<EngineEvent, { type: 'question' }>;
 
@@ -95,7 +102,7 @@ describe('questions for a human (real claude CLI)', function () {
     ]);
     const run = await runEngine(ws, [], {
       server,
-      config: { gates: { basic: 'test -f db.txt' }, notify: 'exit 3', notifyTimeoutMs: 5000 },
+      config: { ...stub, gates: { basic: 'test -f db.txt' }, notify: 'exit 3', notifyTimeoutMs: 5000 },
       onEvent: (e) => {
         if (e.type !== 'question') return;
         answered = (async () => {
@@ -133,7 +140,7 @@ describe('questions for a human (real claude CLI)', function () {
       say('Readme written.'),
     ];
     const run = await runEngine(ws, [say('<question>Postgres or SQLite?</question>'), ...readme, ...finish(ws)], {
-      config: { gates: { basic: 'test -f README.md' }, continueOnBlocked: true },
+      config: { ...stub, gates: { basic: 'test -f README.md' }, continueOnBlocked: true },
       onEvent: (e) => {
         // The answer comes only after the other item was verified (the run waits a little for it in between).
         if (e.type !== 'verified' || e.item.title !== 'Write the readme') return;

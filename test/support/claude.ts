@@ -38,3 +38,10 @@ export function withoutClaudeVars(env: NodeJS.ProcessEnv = process.env): Record<
     ),
   );
 }
+
+/**
+ * A light stand-in for the CLI (test/support/stubs/scriptedClaude.cjs): it talks to the scripted model server and runs
+ * Bash, Write, Edit and Read and the `--settings` PreToolUse hooks as the CLI does, at a tenth of its start-up cost.
+ * For tests of the loop's own logic; what only the real CLI shows (its retries, errors and hooks) runs `claudeBinary`.
+ */
+export const scriptedClaudeStub = path.join(repoRoot, 'test', 'support', 'stubs', 'scriptedClaude.cjs');

@@ -12,7 +12,7 @@ import type {
 import { enabledControls } from '../model/controls';
 import { filterFromState, type LogFilter } from '../model/filters';
 import { formatClock, formatDuration, formatTokens, formatUsd } from '../model/format';
-import { laneColorVar, laneDisplayOf, lanesSummaryOf } from '../model/lanes';
+import { hasRemoteLanes, laneColorVar, laneDisplayOf, lanesSummaryOf, workersTextOf } from '../model/lanes';
 import { LogBuffer } from '../model/logBuffer';
 import { initialPageState, reducePage, type PageState } from '../model/pageState';
 import { nextSort, sortTasks, TASK_SORT_KEYS, type TaskSort, type TaskSortKey } from '../model/tasks';
@@ -265,6 +265,14 @@ export class RalphDashboard extends LitElement {
                       <dd>${run.attempt ? `${run.attempt}${run.maxAttempts ? ` of ${run.maxAttempts}` : ''}` : '—'}</dd>
                     </div>`
               }
+              ${
+                run.workers
+                  ? html`<div>
+                      <dt>Workers</dt>
+                      <dd data-testid="run-workers">${shown(workersTextOf(run.workers), true)}</dd>
+                    </div>`
+                  : nothing
+              }
               <div>
                 <dt>Iteration</dt>
                 <dd data-testid="run-iteration">
@@ -309,8 +317,10 @@ export class RalphDashboard extends LitElement {
     </header>`;
   }
 
-  /** One row per lane: number, item, attempt, iteration, context gauge (with the warn and rotate lines), state. */
+  /** One row per lane: number, item, agent, worker (remote lanes), attempt, iteration, context gauge (with the warn and rotate lines), state. */
   private laneTable(lanes: readonly LaneRow[]): unknown {
+    // A Worker column only when a lane runs on another machine (remote lanes, `ralph worker`).
+    const remote = hasRemoteLanes(lanes);
     return html`<section class="panel lanes" data-testid="lanes">
       <h2><span class="codicon codicon-layers"></span> Lanes <span class="sub">${lanesSummaryOf(lanes)}</span></h2>
       <table class="lanes" data-testid="lane-table">
@@ -319,6 +329,7 @@ export class RalphDashboard extends LitElement {
             <th>Lane</th>
             <th>Item</th>
             <th>Agent</th>
+            ${remote ? html`<th>Worker</th>` : nothing}
             <th>Attempt</th>
             <th>Iteration</th>
             <th>Context</th>
@@ -340,6 +351,7 @@ export class RalphDashboard extends LitElement {
               </td>
               <td title=${plain(x.item)}>${shown(x.item, true)}</td>
               <td data-testid="lane-agent">${shown(x.agent, true)}</td>
+              ${remote ? html`<td data-testid="lane-worker">${shown(x.worker, true)}</td>` : nothing}
               <td>${x.attempt}</td>
               <td>${x.iteration}</td>
               <td>

@@ -23,6 +23,8 @@ export interface LaneDisplay {
   contextText: string;
   /** The agent CLI of its current (or last) iteration, or `—`. */
   agent: string;
+  /** The worker running a remote lane (`host:pid`), or `—` for a lane on the run's machine. */
+  worker: string;
 }
 
 const STATE_WORDS: Record<LaneActivity, string> = {
@@ -65,7 +67,21 @@ export function laneDisplayOf(l: LaneRow): LaneDisplay {
       ? `${formatTokens(c.tokens)} / ${formatTokens(c.window)} (${Math.round(pct(c.tokens, c.window))}%)`
       : '—',
     agent: l.agent ?? '—',
+    worker: l.worker ?? '—',
   };
+}
+
+/** Does any lane run on a worker (the lane table then has a Worker column)? Pure. */
+export function hasRemoteLanes(lanes: readonly LaneRow[]): boolean {
+  return lanes.some((l) => !!l.worker);
+}
+
+/**
+ * The workers alive in words: `3 alive: host-a:41, host-b:7, host-c:9` (`none alive` for an empty list), for the
+ * header. Pure.
+ */
+export function workersTextOf(workers: readonly { id: string }[]): string {
+  return workers.length ? `${workers.length} alive: ${workers.map((w) => w.id).join(', ')}` : 'none alive';
 }
 
 /** `3 lanes: 1 working, 1 at a gate, 1 waiting` (kinds with none are left out; `1 lane: idle`). Pure. */

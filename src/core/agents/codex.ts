@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
-import { asRecord, optNum as n, optStr as s, str, unknownEvent } from './lineParts';
+import { asRecord, optNum as n, optStr as s, sessionInit, str, unknownEvent } from './lineParts';
 
 /**
  * OpenAI's Codex CLI (`codex exec --json`, 0.171; agent-streams.md §6, more-agents.md). One `exec` is one turn:
@@ -64,17 +64,7 @@ class CodexMapper implements StreamMapper {
     switch (line.type) {
       case 'thread.started':
         this.sessionId = typeof line.thread_id === 'string' ? line.thread_id : null;
-        return [
-          ev({
-            type: 'init',
-            sessionId: this.sessionId,
-            model: null,
-            cwd: null,
-            tools: [],
-            permissionMode: null,
-            agentVersion: null,
-          }),
-        ];
+        return [sessionInit(this.sessionId)];
       case 'turn.started':
         this.lastMessage = null;
         return [];

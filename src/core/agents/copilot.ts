@@ -3,7 +3,7 @@ import { type AgentEvent, type ToolKind, ev } from '../stream/events';
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
-import { asRecord, issueOf, optNum as n, optStr as s, unknownEvent } from './lineParts';
+import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, unknownEvent } from './lineParts';
 
 /**
  * GitHub's Copilot CLI (`copilot --output-format json --allow-all-tools --prompt=<p>`), more-agents.md, as recorded
@@ -118,7 +118,7 @@ class CopilotMapper implements StreamMapper {
         this.initDone = true;
         const model = typeof data.model === 'string' ? data.model : null;
         const sessionId = typeof data.sessionId === 'string' ? data.sessionId : null;
-        return [ev({ type: 'init', sessionId, model, cwd: null, tools: [], permissionMode: null, agentVersion: null })];
+        return [sessionInit(sessionId, model)];
       }
       case 'assistant.message': {
         const p = assistantSchema.safeParse(data);

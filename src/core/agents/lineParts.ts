@@ -25,6 +25,13 @@ export const textOf = (v: unknown): string => (typeof v === 'string' ? v : v == 
 export const unknownEvent = (line: Record<string, unknown>, issue?: string): AgentEvent =>
   ev({ type: 'unknown', rawType: rawTypeOf(line), raw: line, ...(issue ? { issue } : {}) });
 
+/**
+ * The `init` event of a CLI whose stream names only its session (Codex's `thread.started`, opencode's first
+ * `sessionID`, Copilot's `session.start`): no cwd, tools, permission mode or version to report; `model` when it says one.
+ */
+export const sessionInit = (sessionId: string | null, model: string | null = null): AgentEvent =>
+  ev({ type: 'init', sessionId, model, cwd: null, tools: [], permissionMode: null, agentVersion: null });
+
 /** The first issue of a schema that refused a line: `path: message` (`(line)` for the line itself). */
 export function issueOf(err: z.ZodError): string {
   const i = err.issues[0];

@@ -3,7 +3,7 @@ import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTo
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
-import { asRecord, issueOf, optNum as n, optStr as s, textOf, unknownEvent } from './lineParts';
+import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, textOf, unknownEvent } from './lineParts';
 
 /**
  * opencode (`opencode run --format json --auto -- <prompt>`), agent-streams.md §6 and more-agents.md, as recorded from
@@ -106,17 +106,7 @@ class OpencodeMapper implements StreamMapper {
     if (!this.initDone && typeof line.sessionID === 'string') {
       this.initDone = true;
       this.sessionId = line.sessionID;
-      out.push(
-        ev({
-          type: 'init',
-          sessionId: this.sessionId,
-          model: null,
-          cwd: null,
-          tools: [],
-          permissionMode: null,
-          agentVersion: null,
-        }),
-      );
+      out.push(sessionInit(this.sessionId));
     }
     switch (line.type) {
       case 'step_start':

@@ -16,7 +16,7 @@ import {
   takeLeftovers,
   withPrefix,
 } from '../process/containment';
-import { spawnInWorker } from '../process/gitWorker';
+import { spawnInWorker } from '../git/gitWorker';
 import { protectedPaths, type ProtectedLayout } from '../process/protectedPaths';
 import { userStateDir } from '../store/userStateDir';
 import {
@@ -206,7 +206,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
         : containedCommand(containment, invocation.file, invocation.args, containOpts)
       : null;
   const started = contained ?? withPrefix(deathPrefix, invocation.file, invocation.args);
-  // In a parallel run, from the small helper process (process/gitWorker.ts): a fork of this large process stalls the
+  // In a parallel run, from the small helper process (git/gitWorker.ts): a fork of this large process stalls the
   // one thread every lane's engine runs on. Elsewhere (and if the helper has failed) from here, as always.
   const child = startChild(started.file, started.args, invocation);
   let pid = child.pid;
@@ -358,7 +358,7 @@ function prepareProtected(workspace: string, agentEnv: NodeJS.ProcessEnv): { pla
   }
 }
 
-/** A started agent, from this process (execa) or from the helper (process/gitWorker.ts `spawnInWorker`). */
+/** A started agent, from this process (execa) or from the helper (git/gitWorker.ts `spawnInWorker`). */
 interface StartedChild {
   /** The pid when known at once (started here). */
   pid: number | undefined;

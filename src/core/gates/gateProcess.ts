@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { spawnInWorker } from '../process/gitWorker';
+import { spawnInWorker } from '../git/gitWorker';
 import { containedCommand, type ContainmentMode, parentDeathPrefix, resolveContainment } from '../process/containment';
 import {
   endMarkedProcesses,
@@ -35,7 +35,7 @@ export interface GroupRun {
   cancelled: boolean;
   pid: number | undefined;
   spawnError?: string;
-  /** Started, but its exit is unknown: the helper process that started it ended first (process/gitWorker.ts `LOST_CHILD`). */
+  /** Started, but its exit is unknown: the helper process that started it ended first (git/gitWorker.ts `LOST_CHILD`). */
   lost?: string;
 }
 
@@ -74,7 +74,7 @@ export async function runInGroup(
   const args = wrapped?.args ?? ['-c', command];
   // The marker reaches whatever the command detaches (`setsid server &`), which the group kill cannot.
   const env = { ...process.env, ...o.env, [GATE_MARKER]: token };
-  // In a parallel run, from the small helper process (process/gitWorker.ts), appending to the log by its path: a fork
+  // In a parallel run, from the small helper process (git/gitWorker.ts), appending to the log by its path: a fork
   // of this large process stalls the one thread every lane's engine runs on.
   const remote = o.logPath
     ? spawnInWorker(file, args, { cwd: o.cwd, env, stdout: { append: o.logPath }, stderr: 'stdout' })

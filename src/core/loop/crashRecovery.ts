@@ -11,7 +11,7 @@ import { thisHostNames } from '../control/processAlive';
 import { listRunRecords, updateRunRecord } from '../control/runRecords';
 import { isCrashedRun } from '../model/runRecord';
 import { isoString } from '../model/time';
-import { isClaimBaseline, type WorkSource } from './workSource';
+import { isClaimBaseline, type WorkSource } from '../sources/work/workSources';
 import { markedByPerson, readPersonMarks } from './personMarks';
 import { openBaselines, personMarksFor, type ClaimBaseline } from '../model/claimBaseline';
 import {

@@ -1,10 +1,5 @@
 import type { z } from 'zod';
-import type {
-  iterationEndingSchema,
-  iterationPurposeSchema,
-  runEndStateSchema,
-  workItemRefSchema,
-} from '../model/runEvent';
+import type { iterationEndingSchema, iterationPurposeSchema, runEndStateSchema } from '../model/runEvent';
 
 /**
  * Everything the loop engine reports, one discriminated union (ARCHITECTURE.md: "the UI, the CLI's output and the
@@ -26,6 +21,4 @@ export type IterationEnding = z.infer<typeof iterationEndingSchema>;
 
 /** The run's terminal state and the CLI exit code it maps to (0 complete, 1 failed/stalled/blocked, 2 cap, 3 stopped, 130 interrupted). */
 export type RunEndState = z.infer<typeof runEndStateSchema>;
-
-/** A work item as events name it. */
-export type WorkItemRef = z.infer<typeof workItemRefSchema>;
+export type { WorkItemRef } from '../model/runEvent';

@@ -10,7 +10,7 @@ import { ensureHandoff } from '../gates/handoff';
 import { ralphFile } from '../model/ralphPaths';
 import type { SpaceReserve } from '../store/storageFailure';
 import type { EngineEvent } from './events';
-import { ensureRalphIgnored } from './git';
+import { ensureRalphIgnored } from '../git/gitState';
 import { Lane } from './lane/lane';
 import { prepareLane, type LaneSetup } from './lane/laneSetup';
 import {
@@ -25,7 +25,7 @@ import {
   type Warn,
 } from './runShell';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type EngineTiming, type RunResult } from './runOptions';
-import { availableSources } from './workSource';
+import { availableSources } from '../sources/work/workSources';
 
 /**
  * The run shell around one lane in one folder: the sequential run (the folder itself), or one lane of a parallel run

@@ -3,7 +3,7 @@ import { STORAGE_EXIT, type SpaceReserve } from '../store/storageFailure';
 import { defaultBackoffPolicy, type BackoffPolicy } from './backoff';
 import { DEFAULT_WATCHDOG, type WatchdogRules } from './lane/watchdog';
 import type { RunEndState } from './events';
-import type { WorkSource } from './workSource';
+import type { WorkSource } from '../sources/work/workSources';
 
 /*
  * What a run is started with and what it ends with: the options every face passes to `startRun` (startRun.ts), the

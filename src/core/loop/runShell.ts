@@ -5,7 +5,7 @@ import { tryHoldLock } from '../store/fileLock';
 import { recoverCrashedRuns, skippedRunRecords, type RecoveredRun } from './crashRecovery';
 import { recoverParallel } from './parallel/recovery';
 import { EngineRefusal, NoGatesRefusal, StorageRefusal, type RunResult } from './runOptions';
-import type { WorkSource } from './workSource';
+import type { WorkSource } from '../sources/work/workSources';
 import { createRunRecord, updateRunRecord } from '../control/runRecords';
 import type { RunRecord } from '../model/runRecord';
 import { SentinelWatcher } from './sentinelWatcher';

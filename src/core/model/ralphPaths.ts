@@ -21,7 +21,7 @@ export const RALPH_FILES = {
   gates: 'gates',
   /** Failed attempts per item, carried into the next prompt (loop/attemptStore.ts). */
   attempts: 'attempts.json',
-  /** Checklist boxes the loop blocked, with reasons (loop/workSource.ts). */
+  /** Checklist boxes the loop blocked, with reasons (sources/work/checklistSource.ts). */
   blocked: 'blocked.json',
   /** Items a person marked done with `ralph task done` from outside an iteration (loop/personMarks.ts). */
   personDone: 'person-done.json',

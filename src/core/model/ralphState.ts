@@ -27,7 +27,7 @@ export type AttemptsFile = z.infer<typeof attemptsFileSchema>;
 
 /**
  * `.ralph/blocked.json`: checklist boxes the loop blocked (a checkbox file has no place for it), `{"<file>:<box
- * identity>": "<reason>"}`; `next` skips them. Read and written by the checklist work source (loop/workSource.ts).
+ * identity>": "<reason>"}`; `next` skips them. Read and written by the checklist work source (sources/work/checklistSource.ts).
  */
 export const blockedFileSchema = z.record(z.string(), z.string());
 export type BlockedFile = z.infer<typeof blockedFileSchema>;

@@ -37,6 +37,8 @@ export const workItemRefSchema = z.object({
   id: z.string(),
   title: z.string(),
 });
+/** A work item as events name it. */
+export type WorkItemRef = z.infer<typeof workItemRefSchema>;
 
 /** A gate tier (basic / full / final), from the command policy's `[gates]`. */
 export const gateTierSchema = z.enum(['basic', 'full', 'final']);

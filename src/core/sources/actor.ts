@@ -1,4 +1,4 @@
-import { runGit, runGitSync, type GitResult } from '../process/git';
+import { runGit, runGitSync, type GitResult } from '../git/git';
 
 /** The git settings asked for the actor, in order. */
 const ACTOR_KEYS = ['user.email', 'user.name'] as const;
@@ -27,7 +27,7 @@ export function resolveActor(folder: string, env: NodeJS.ProcessEnv = process.en
 }
 
 /**
- * {@link resolveActor} without blocking this thread: git through process/git.ts `runGit` (in a parallel run, from
+ * {@link resolveActor} without blocking this thread: git through git/git.ts `runGit` (in a parallel run, from
  * its helper process), both settings asked at once. Same answer.
  */
 export async function resolveActorAsync(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {

@@ -2,6 +2,7 @@ import { contextText } from '../../core/control/contextFigure';
 import type { ActivityLine, LaneView, RunView, RunViewState } from '../../core/control/runView';
 import {
   MAX_LANES,
+  MAX_WORKERS,
   SNAPSHOT_LOG_LINES,
   SNAPSHOT_TOKEN_POINTS,
   type DashboardState,
@@ -59,6 +60,8 @@ export function logKindOfText(text: string): LogKind {
   return 'loop';
 }
 
+const whole = (n: number) => Math.max(0, Math.round(n));
+
 /**
  * The dashboard header of a core `RunView` (runView.ts): state, the shown lane's item, "attempt k of N", context
  * gauge (tokens against warn and rotate; a final run keeps only the warn and rotate lines, for its chart), the
@@ -97,6 +100,9 @@ export function runHeaderOf(v: RunView, folder: string, opts: { startedHere: boo
     live: opts.live && !v.final,
   };
   if (v.stateText && v.stateText !== v.state) h.stateDetail = v.stateText.replace(new RegExp(`^${v.state} — `), '');
+  // Remote lanes' workers alive, while the run is live (a past run's last heartbeats say nothing of now).
+  if (v.workers && !v.final)
+    h.workers = v.workers.slice(0, MAX_WORKERS).map((w) => ({ id: w.id, host: w.host, pid: whole(w.pid) }));
   return h;
 }
 
@@ -106,8 +112,6 @@ export function liveCostOf(v: RunView): number {
   for (const l of v.lanes) if (l.activity === 'agent') usd += l.iterationCostUsd;
   return Math.max(0, usd);
 }
-
-const whole = (n: number) => Math.max(0, Math.round(n));
 
 /**
  * The lane rows of a view, by lane number (at most {@link MAX_LANES}): item, attempt, iteration, context gauge
@@ -131,6 +135,7 @@ export function laneRowsOf(v: RunView): LaneRow[] {
       costUsd: l.activity === 'agent' ? Math.max(0, l.iterationCostUsd) : 0,
       lastEnding: l.lastEnding?.ending ?? null,
       agent: l.agent,
+      ...(l.worker ? { worker: l.worker } : {}),
     };
   });
 }

@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../../src/core/stream/events';
 import { streamFixture } from '../../support/fixtures';
 import { assertReplayedToSuccess, cursorAgentStub, installCursorAgentStub } from '../../support/stubs/installStubs';
 import { makeTempDir } from '../../support/tempFolder';
-import { gitWorkerReady, holdGitWorker } from '../../../src/core/process/gitWorker';
+import { gitWorkerReady, holdGitWorker } from '../../../src/core/git/gitWorker';
 import { spawnsDuring } from '../../support/processes';
 
 interface Record_ {
@@ -22,7 +22,7 @@ interface Record_ {
 
 for (const via of ['this process', 'the helper process of a parallel run'] as const)
   describe(`cursor-agent through the adapter (a stub on PATH replaying the stream fixtures), started from ${via}`, () => {
-    // A parallel run starts agents from its helper process (process/gitWorker.ts spawnInWorker, issue 19): the same
+    // A parallel run starts agents from its helper process (git/gitWorker.ts spawnInWorker, issue 19): the same
     // events, exit, argv, environment, closed stdin, group and kill.
     let release: (() => Promise<void>) | undefined;
     before(async () => {

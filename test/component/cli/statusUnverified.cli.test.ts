@@ -62,7 +62,7 @@ const writeRun = (ws: Workspace, claimBaseline: ClaimBaseline | null) =>
 /** The next start's crash recovery in this process, with the baseline mirrors of `state` (XDG_STATE_HOME). */
 async function recoverWithState(ws: Workspace, state: string) {
   const { recoverCrashedRuns } = await import('../../../src/core/loop/crashRecovery');
-  const { availableSources } = await import('../../../src/core/loop/workSource');
+  const { availableSources } = await import('../../../src/core/sources/work/workSources');
   const prev = process.env.XDG_STATE_HOME;
   process.env.XDG_STATE_HOME = state;
   try {

@@ -27,7 +27,7 @@ function shipped(rules: readonly string[], rel: string): boolean {
 
 /**
  * The VSIX holds what `.vscodeignore` lets through. Every bundle in it that names a sibling bundle (a program loaded
- * by path, a library required on first use: dist/cli-waves.js's yaml.js, jsonc-parser.js, chokidar.js, dist/cli-main.js's mvdan-sh.js) must find that
+ * by path, a library required on first use: dist/cli-waves.js's yaml.js, jsonc-parser.js, chokidar.js, dist/cli-main.js's mvdan-sh.js, remote-libs.js) must find that
  * file in the VSIX too, or the installed extension's `ralph` fails only when that path is taken.
  */
 describe('VSIX: every bundle a shipped bundle loads is shipped', () => {
@@ -62,6 +62,7 @@ describe('VSIX: every bundle a shipped bundle loads is shipped', () => {
       'jsonc-parser.js',
       'chokidar.js',
       'mvdan-sh.js',
+      'remote-libs.js',
       'planWorker.js',
       'guard.js',
     ]) {

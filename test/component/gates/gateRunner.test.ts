@@ -10,7 +10,7 @@ import {
   type GateRunOptions,
 } from '../../../src/core/gates/gateRunner';
 import { resolveContainment } from '../../../src/core/process/containment';
-import { gitWorkerReady, holdGitWorker } from '../../../src/core/process/gitWorker';
+import { gitWorkerReady, holdGitWorker } from '../../../src/core/git/gitWorker';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { liveGroupMembers, processesRunning, spawnsDuring, waitForFile } from '../../support/processes';
 
@@ -19,7 +19,7 @@ const groupOf = (r: GateResult) => Number(/-(\d+)\.log$/.exec(r.logPath)![1]);
 
 /**
  * The gate's behaviour, started from this process (the sequential engine) and from the small helper process a
- * parallel run holds (process/gitWorker.ts `spawnInWorker`: the output appended to the log by its path).
+ * parallel run holds (git/gitWorker.ts `spawnInWorker`: the output appended to the log by its path).
  */
 function gateBehaviour(): void {
   describe('gate runner: a passing gate (seed-systems.md §3.10)', () => {

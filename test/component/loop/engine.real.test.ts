@@ -5,6 +5,13 @@ import { RunFollower } from '../../../src/core/control/runFollower';
 import { runViewOf } from '../../../src/core/control/runView';
 import { bash, edit, say, write } from '../../support/modelServer';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
+import { scriptedClaudeStub } from '../../support/claude';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 const TASKS = '# Sample\n\n- [ ] Create one.txt\n- [ ] Create two.txt\n- [ ] Create three.txt\n';
 
@@ -101,7 +108,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
         ...doTask(ws, 'two', 'Create two.txt'),
       ],
       {
-        config: { gates: { basic: 'true', final: 'test -f one.txt && test -f two.txt && test -f three.txt' } },
+        config: { ...stub, gates: { basic: 'true', final: 'test -f one.txt && test -f two.txt && test -f three.txt' } },
         engine: { item: 'RALPH_TASK.md:5' },
       },
     );
@@ -166,7 +173,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
         bash('git add ok.txt && git commit -qam "add ok.txt"'),
         say('Done properly.'),
       ],
-      { config: { gates: { basic: 'test -f ok.txt || { echo "FAIL: ok.txt is missing"; exit 1; }' } } },
+      { config: { ...stub, gates: { basic: 'test -f ok.txt || { echo "FAIL: ok.txt is missing"; exit 1; }' } } },
     );
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     const prompts = run.prompts();
@@ -208,7 +215,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
     ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
     const pass = (n: number) => say(`Attempt ${n} finished. <quantum>STORY_PASSED</quantum>`);
     const run = await runEngine(ws, [pass(1), pass(2), pass(3)], {
-      config: { gates: { basic: 'echo "AssertionError: parse(1) != 1"; exit 1' }, continueOnBlocked: true },
+      config: { ...stub, gates: { basic: 'echo "AssertionError: parse(1) != 1"; exit 1' }, continueOnBlocked: true },
     });
     assert.equal(run.result.state, 'blocked', run.lines.join('\n'));
     assert.equal(run.result.exitCode, 1);
@@ -228,7 +235,7 @@ describe('the loop engine: context, verification and retries (real claude CLI)',
     const run = await runEngine(
       ws,
       [edit(ws.file('RALPH_TASK.md'), '- [ ] Ship', '- [x] Ship'), say('All done! <promise>ALL_TASKS_DONE</promise>')],
-      { config: { gates: { basic: 'exit 1' }, maxIterations: 1 } },
+      { config: { ...stub, gates: { basic: 'exit 1' }, maxIterations: 1 } },
     );
     assert.equal(run.result.state, 'capReached');
     assert.equal(run.result.exitCode, 2);
@@ -263,6 +270,7 @@ describe('the loop engine: final verification and review (real claude CLI)', fun
       ],
       {
         config: {
+          ...stub,
           gates: { basic: 'test -f code.txt', final: 'test -f docs.txt || { echo "FAIL: docs.txt missing"; exit 1; }' },
           reviewer: true,
         },

@@ -9,12 +9,19 @@ import { bash, edit, hang, httpError, say, startModelServer, write } from '../..
 import { streamFixture } from '../../support/fixtures';
 import { cliPath } from '../../support/cli';
 import { EngineRefusal, LoopEngine } from '../../../src/core/loop/startRun';
-import { claudeBinary } from '../../support/claude';
+import { scriptedClaudeStub } from '../../support/claude';
 import { type Workspace, agentEnv, runEngine, testConfig, useWorkspaces } from '../../support/engineHarness';
 import { processesRunning, processesUnder } from '../../support/processes';
 
 const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], type: T) =>
   events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
+
+/**
+ * The loop's own decisions run the agent's light stand-in (`stub`: test/support/stubs/scriptedClaude.cjs, same model
+ * server, same tools); the real claude CLI runs where its own behaviour is the point: its HTTP errors and retries,
+ * and background processes it leaves (containment auto).
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 describe('the loop engine: control, rate limits, sources and crashes (real claude CLI)', function () {
   this.timeout(180_000);
@@ -27,7 +34,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
       ws,
       [bash('sleep 1'), edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.'), say('never used')],
       {
-        config: { gates: { basic: 'true' } },
+        config: { ...stub, gates: { basic: 'true' } },
         onEvent: (e, engine) => {
           if (e.type === 'agentStarted') fs.writeFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'STOP'), '');
         },
@@ -58,7 +65,7 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
         say('Two done.'),
       ],
       {
-        config: { gates: { basic: 'true' } },
+        config: { ...stub, gates: { basic: 'true' } },
         onEvent: (e, engine) => {
           if (e.type === 'agentStarted' && e.iteration === 1)
             fs.writeFileSync((pauseFile = path.join(ralphRunDir(ws!.dir, engine.runId), 'PAUSE')), '');
@@ -206,7 +213,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
         write(ws.file('user.txt'), 'user\n'),
         say('Done. <quantum>STORY_PASSED</quantum>'),
       ],
-      { config: { gates: { basic: 'true' } } },
+      { config: { ...stub, gates: { basic: 'true' } } },
     );
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     assert.deepEqual(
@@ -258,7 +265,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
         bash(`node ${cliPath} task done fn-1.2 --json`),
         say('Second done.'),
       ],
-      { config: { gates: { basic: 'test -f a.txt' } } },
+      { config: { ...stub, gates: { basic: 'test -f a.txt' } } },
     );
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     assert.deepEqual(
@@ -286,7 +293,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     ws = make({
       'quantum.json': JSON.stringify(quantum, null, 2) + '\n',
       '.ralph/config.json': JSON.stringify({
-        claudePath: claudeBinary,
+        claudePath: scriptedClaudeStub,
         gates: { basic: 'true' },
         timing: { betweenIterationsMs: 50, killGraceMs: 1000 },
       }),
@@ -335,7 +342,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
       await new Promise((r) => first.once('exit', r));
       assert.equal(processGroupAlive(agentPid), true, 'the agent outlived its engine (the orphan to recover)');
 
-      const run = await runEngine(ws, [], { server, config: { gates: { basic: 'true' } } });
+      const run = await runEngine(ws, [], { server, config: { ...stub, gates: { basic: 'true' } } });
       assert.equal(processGroupAlive(agentPid), false, 'the orphaned agent group was ended');
       const old = JSON.parse(ws.read(`.ralph/runs/${firstRun}/run.json`));
       assert.equal(old.state, 'failed');
@@ -364,7 +371,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
           edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'),
           say('One done.'),
         ],
-        { config: { gates: { basic: 'true' }, containment } },
+        { config: { gates: { basic: 'true' }, containment, ...(containment === 'marker' ? stub : {}) } },
       );
       assert.equal(run.result.state, 'completed', run.lines.join('\n'));
       assert.ok(
@@ -387,7 +394,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
           edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'),
           say('One done.'),
         ],
-        { config: { gates: { basic: stray(1242) }, containment: 'auto' } },
+        { config: { ...stub, gates: { basic: stray(1242) }, containment: 'auto' } },
       );
       assert.equal(run.result.state, 'completed', run.lines.join('\n'));
       assert.deepEqual(
@@ -412,7 +419,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
       ws,
       [bash('sleep 1'), edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('One done.')],
       {
-        config: { gates: { basic: 'true' } },
+        config: { ...stub, gates: { basic: 'true' } },
         onEvent: (e) => {
           if (e.type === 'agentStarted' && !second)
             second = new LoopEngine({ folder: ws!.dir, config: testConfig({ gates: { basic: 'true' } }) }).run().then(
@@ -439,7 +446,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
         edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'),
         say('One done.'),
       ],
-      { config: { gates: { basic: 'true' } } },
+      { config: { ...stub, gates: { basic: 'true' } } },
     );
     assert.equal(run.result.state, 'completed');
     assert.match(JSON.stringify(run.server.agentRequests().map((r) => r.body)), /GONE/);
@@ -450,7 +457,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     const tasks = '## Parser\n- [x] Add tests\n\n## Printer\n- [ ] Add tests\n- [ ] Other\n';
     ws = make({ 'RALPH_TASK.md': tasks });
     const run = await runEngine(ws, [say('I did nothing.'), say('Still nothing.'), say('Nothing again.')], {
-      config: { gates: { basic: 'false' } },
+      config: { ...stub, gates: { basic: 'false' } },
     });
     assert.equal(run.result.state, 'stalled', run.lines.join('\n'));
     assert.equal(ws.read('RALPH_TASK.md'), tasks, 'the file is untouched');
@@ -473,7 +480,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     };
     ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
     const run = await runEngine(ws, [bash('sleep 1'), say('Half way there.')], {
-      config: { gates: { basic: 'true' } },
+      config: { ...stub, gates: { basic: 'true' } },
       onEvent: (e, engine) => {
         if (e.type === 'agentStarted') fs.writeFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'STOP'), '');
       },
@@ -489,7 +496,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     ws = make({ 'RALPH_TASK.md': '- [ ] A\n' });
     const cancel = new AbortController();
     const run = await runEngine(ws, [edit(ws.file('RALPH_TASK.md'), '- [ ] A', '- [x] A'), say('A done.')], {
-      config: { gates: { basic: 'sleep 30' } },
+      config: { ...stub, gates: { basic: 'sleep 30' } },
       engine: { signal: cancel.signal },
       onEvent: (e) => {
         if (e.type === 'gateStarted') cancel.abort();
@@ -505,7 +512,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     const run = await runEngine(
       ws,
       [bash("sed -i '1d' RALPH_TASK.md"), say('Removed B.'), say('Nothing.'), say('Nothing.')],
-      { config: { gates: { basic: 'false' }, maxIterations: 2 } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 2 } },
     );
     assert.notEqual(run.result.state, 'completed');
     assert.match(ws.read('RALPH_TASK.md'), /- \[x\] C/, 'C stays done');
@@ -516,7 +523,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
     ws = make({
       'RALPH_TASK.md': '- [x] Old\n- [ ] New\n',
       '.ralph/config.json': JSON.stringify({
-        claudePath: claudeBinary,
+        claudePath: scriptedClaudeStub,
         gates: { basic: 'true' },
         timing: { betweenIterationsMs: 50, killGraceMs: 1000 },
       }),
@@ -540,7 +547,7 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));
       assert.equal(ws.read('RALPH_TASK.md'), '- [x] Old\n- [x] New\n', 'the crashed iteration had ticked New');
-      const run = await runEngine(ws, [], { server, config: { gates: { basic: 'true' } } });
+      const run = await runEngine(ws, [], { server, config: { ...stub, gates: { basic: 'true' } } });
       assert.equal(run.result.state, 'completed', run.lines.join('\n'));
       assert.equal(run.result.iterations, 1, 'New was unticked by recovery and done again, verified this time');
       assert.deepEqual(processesUnder(ws.root), [], 'the setsid sleep of the crashed iteration is gone');

@@ -3,6 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bash, say, startModelServer, storyOfRequest } from '../../support/modelServer';
 import { runEngine, useWorkspaces } from '../../support/engineHarness';
+import { scriptedClaudeStub } from '../../support/claude';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 /**
  * Issue 19 with the real Claude Code CLI: two quantum stories at once, each lane's claude answered by the scripted
@@ -95,7 +102,7 @@ describe('parallel lanes with the real claude CLI (issue 19)', function () {
     try {
       const run = await runEngine(ws, [], {
         server,
-        config: { gates: { basic: 'true' } },
+        config: { ...stub, gates: { basic: 'true' } },
         engine: { source: 'quantum', parallel: true, maxParallel: 3 },
         onEvent: (e) => {
           if (e.type === 'iterationStarted' && e.item) at[`start ${e.item.id}`] ??= Date.now();
@@ -158,7 +165,7 @@ describe('parallel lanes with the real claude CLI (issue 19)', function () {
     try {
       const run = await runEngine(ws, [], {
         server,
-        config: { gates: { basic: 'true' } },
+        config: { ...stub, gates: { basic: 'true' } },
         engine: { source: 'quantum', parallel: true, maxParallel: 2 },
         onEvent: (e, engine) => {
           if (e.type === 'agentStarted' && ++agents === 2)

@@ -2,11 +2,17 @@ import * as assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { EngineEvent } from '../../../src/core/loop/events';
-import { claudeBinary } from '../../support/claude';
+import { scriptedClaudeStub } from '../../support/claude';
 import { cliPath } from '../../support/cli';
 import { agentEnv, fastTiming, runEngine, useWorkspaces, type Workspace } from '../../support/engineHarness';
 import { bash, hang, say, startModelServer, storyOfRequest } from '../../support/modelServer';
 import { processGroupAlive } from '../../../src/core/process/processGroup';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 /**
  * Issue 19 "Tests" with the real Claude Code CLI (each lane's claude answered by the routed scripted model server):
@@ -157,7 +163,7 @@ describe('parallel lanes with the real claude CLI: merge failures and a killed r
     try {
       const run = await runEngine(ws, [], {
         server,
-        config: { gates: { basic: gate } },
+        config: { ...stub, gates: { basic: gate } },
         engine: { source: 'quantum', parallel: true, maxParallel: 2 },
       });
       const { won, lost } = firstMergedSecondFailed(ws, run, 'regression', 'merge_regression');
@@ -192,7 +198,7 @@ describe('parallel lanes with the real claude CLI: merge failures and a killed r
     const featureGate =
       'if [ -d .git ] && [ ! -e .ralph/feature-gate-ran ]; then touch .ralph/feature-gate-ran; sleep 4; fi; true';
     const config = {
-      claudePath: claudeBinary,
+      claudePath: scriptedClaudeStub,
       gates: { basic: 'true', final: featureGate },
       timing: { ...fastTiming, killGraceMs: 1000 },
     };

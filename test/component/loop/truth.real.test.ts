@@ -5,8 +5,14 @@ import type { EngineEvent } from '../../../src/core/loop/events';
 import { spawn } from 'node:child_process';
 import { bash, edit, say, startModelServer, write } from '../../support/modelServer';
 import { cliPath } from '../../support/cli';
-import { claudeBinary } from '../../support/claude';
+import { scriptedClaudeStub } from '../../support/claude';
 import { type Workspace, agentEnv, runEngine, useWorkspaces } from '../../support/engineHarness';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 /**
  * Issue 11 "Every item, every exit": an agent (the real claude CLI, scripted through the model server) claims
@@ -87,7 +93,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const run = await runEngine(
       ws,
       [bash(ralph('task done US-002 --force')), say('Marked US-002.'), say('Nothing more.')],
-      { config: { gates: { basic: 'false' }, maxIterations: 2 } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 2 } },
     );
     assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
     assert.deepEqual(
@@ -102,7 +108,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const run = await runEngine(
       ws,
       [bash(ralph('task done fn-1.2 --force')), say('Marked fn-1.2.'), say('Nothing more.')],
-      { config: { gates: { basic: 'false' }, maxIterations: 2 } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 2 } },
     );
     assert.notEqual(JSON.parse(ws.read('.flow/tasks/fn-1.2.json')).status, 'done', run.lines.join('\n'));
     assert.deepEqual(
@@ -116,7 +122,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const run = await runEngine(
       ws,
       [bash(`env -u RALPH_ITERATION_TOKEN ${ralph('task done US-002 --force')}`), say('Marked US-002.')],
-      { config: { gates: { basic: 'false' }, maxIterations: 1 } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 } },
     );
     assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
     assert.equal(fs.existsSync(ws.file('.ralph/person-done.json')), false, 'no person mark recorded');
@@ -127,7 +133,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const { runCli } = await import('../../support/cli');
     let marked = false;
     const run = await runEngine(ws, [bash('sleep 1'), say('Nothing done.')], {
-      config: { gates: { basic: 'false' }, maxIterations: 1 },
+      config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
       onEvent: (e) => {
         if (e.type === 'iterationEnded' && !marked) {
           marked = true;
@@ -145,7 +151,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const { runCli } = await import('../../support/cli');
     let stderr = '';
     const run = await runEngine(ws, [bash('sleep 1'), say('Nothing done.')], {
-      config: { gates: { basic: 'false' }, maxIterations: 1 },
+      config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
       // At the agent's first token report its run.json names it (agentStarted is emitted just before that is written).
       onEvent: (e) => {
         if (e.type === 'tokens' && !stderr) {
@@ -177,7 +183,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
       ],
       // The engine's rule where the kernel does not keep .ralph/ read-only (marker: no namespaces); with them the
       // write fails with EROFS (test/component/process/protectedPaths.test.ts).
-      { config: { gates: { basic: 'false' }, maxIterations: 2, containment: 'marker' } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 2, containment: 'marker' } },
     );
     // The forged mark was a claim: settled at the run's end, it leaves the file (breaker-s6: no exit path leaves such a mark).
     assert.doesNotMatch(ws.read('.ralph/person-done.json'), /quantum:US-002/, run.lines.join('\n'));
@@ -200,7 +206,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const run = await runEngine(
       ws,
       [bash(ralph('task done US-001 --force')), say('Done. <quantum>STORY_PASSED</quantum>')],
-      { config: { gates: { basic: 'false' }, maxIterations: 1 } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 } },
     );
     assert.equal(run.result.state, 'capReached', run.lines.join('\n'));
     assert.doesNotMatch(run.result.reason, /engine error/);
@@ -217,7 +223,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     const { runCli } = await import('../../support/cli');
     let marked = false;
     const run = await runEngine(ws, [bash('sleep 1'), say('Still working.')], {
-      config: { gates: { basic: 'false' }, maxIterations: 1 },
+      config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
       // From outside the agent's process tree, while it runs (as a person in another terminal).
       onEvent: (e) => {
         if (e.type === 'tokens' && !marked) {
@@ -242,7 +248,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
       say('Ticked Make.'),
     ];
     const run = await runEngine(ws, Array.from({ length: 6 }, turn).flat(), {
-      config: { gates: { basic: 'false' }, maxIterations: 8, continueOnBlocked: true },
+      config: { ...stub, gates: { basic: 'false' }, maxIterations: 8, continueOnBlocked: true },
     });
     assert.equal(ofType(run.events, 'itemBlocked').length, 1, run.lines.join('\n'));
     assert.equal(run.result.state, 'blocked');
@@ -256,7 +262,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
   it('finishing the last task on the last allowed iteration completes (completion wins over the cap)', async () => {
     ws = make({ 'RALPH_TASK.md': '# T\n\n- [ ] Make\n' });
     const run = await runEngine(ws, [edit(ws.file('RALPH_TASK.md'), '- [ ] Make', '- [x] Make'), say('Done.')], {
-      config: { gates: { basic: 'true', final: 'true' }, maxIterations: 1 },
+      config: { ...stub, gates: { basic: 'true', final: 'true' }, maxIterations: 1 },
     });
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     assert.equal(run.result.exitCode, 0);
@@ -266,7 +272,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     ws = make({
       'RALPH_TASK.md': '# T\n\n- [ ] One\n- [ ] Two\n',
       '.ralph/config.json': JSON.stringify({
-        claudePath: claudeBinary,
+        claudePath: scriptedClaudeStub,
         gates: { basic: 'false' },
         timing: { betweenIterationsMs: 50, killGraceMs: 8000 },
       }),
@@ -304,7 +310,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
         'Ctrl-C twice left the unverified tick (the case to recover)',
       );
       const run = await runEngine(ws, [say('Nothing done.')], {
-        config: { gates: { basic: 'false' }, maxIterations: 1 },
+        config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
       });
       assert.equal(ws.read('RALPH_TASK.md'), '# T\n\n- [ ] One\n- [ ] Two\n', run.lines.join('\n'));
     } finally {
@@ -336,7 +342,7 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
       ) + '\n',
     );
     const run = await runEngine(ws, [say('Nothing done.')], {
-      config: { gates: { basic: 'false' }, maxIterations: 1 },
+      config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
     });
     assert.equal(ws.read('RALPH_TASK.md'), '# T\n\n- [ ] One\n- [ ] Two\n', run.lines.join('\n'));
     assert.ok(

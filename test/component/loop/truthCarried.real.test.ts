@@ -2,6 +2,13 @@ import * as assert from 'node:assert/strict';
 import type { EngineEvent } from '../../../src/core/loop/events';
 import { edit, say, write } from '../../support/modelServer';
 import { runEngine, useWorkspaces } from '../../support/engineHarness';
+import { scriptedClaudeStub } from '../../support/claude';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 /**
  * Issue 11, the rules a breaker pass found open (docs/truth-attacks.md): the baseline is the last VERIFIED state
@@ -48,7 +55,7 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
     const run = await runEngine(
       ws,
       [edit(ws.file('RALPH_TASK.md'), '- [ ] One', '- [x] One'), say('Ticked One.'), say('Nothing more.')],
-      { config: { gates: { basic: tick, final: 'true' }, maxIterations: 1 } },
+      { config: { ...stub, gates: { basic: tick, final: 'true' }, maxIterations: 1 } },
     );
     assert.equal(ws.read('RALPH_TASK.md'), '# T\n\n- [x] One\n- [ ] Two\n', run.lines.join('\n'));
     assert.notEqual(run.result.state, 'completed');
@@ -83,7 +90,7 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
         say('Closed the epic. <promise>COMPLETE</promise>'),
         say('Nothing more.'),
       ],
-      { config: { gates: { basic: 'false' }, maxIterations: 1 } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 } },
     );
     assert.equal(JSON.parse(ws.read('.flow/epics/fn-1.json')).status, 'open', run.lines.join('\n'));
     assert.ok(
@@ -102,7 +109,7 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
         say('Ticked the other file.'),
         say('Nothing more.'),
       ],
-      { config: { gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'RALPH_TASK.md' } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'RALPH_TASK.md' } },
     );
     assert.equal(ws.read('specs/x/tasks.md'), '# X\n\n- [ ] Other\n', run.lines.join('\n'));
     assert.deepEqual(backIds(run.events), ['Other']);
@@ -118,7 +125,10 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
         say('Both.'),
         say('Nothing more.'),
       ],
-      { config: { gates: { basic: 'true', final: 'true' }, maxIterations: 2 }, engine: { source: 'RALPH_TASK.md' } },
+      {
+        config: { ...stub, gates: { basic: 'true', final: 'true' }, maxIterations: 2 },
+        engine: { source: 'RALPH_TASK.md' },
+      },
     );
     assert.equal(ws.read('specs/x/tasks.md'), '# X\n\n- [x] Other\n', run.lines.join('\n'));
     assert.equal(run.result.state, 'completed');
@@ -152,7 +162,7 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
     const run = await runEngine(
       ws,
       [write(ws.file('quantum.json'), passed), say('Set US-002 passed.'), say('Nothing more.')],
-      { config: { gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'RALPH_TASK.md' } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'RALPH_TASK.md' } },
     );
     assert.equal(ws.read('quantum.json'), q, run.lines.join('\n'));
     assert.deepEqual(backIds(run.events), ['Story US-002']);
@@ -184,7 +194,7 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
         say('Closed fn-1.1.'),
         say('Nothing more.'),
       ],
-      { config: { gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'quantum' } },
+      { config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 }, engine: { source: 'quantum' } },
     );
     assert.equal(JSON.parse(red.read('.flow/tasks/fn-1.1.json')).status, 'todo', r1.lines.join('\n'));
     assert.deepEqual(backIds(r1.events), ['First']);
@@ -199,7 +209,7 @@ describe('truth of done: the rules of the breaker pass (issue 11, real claude CL
         say('Done, and Two was not needed.'),
         say('Nothing more.'),
       ],
-      { config: { gates: { basic: 'true', final: 'true' }, maxIterations: 3 } },
+      { config: { ...stub, gates: { basic: 'true', final: 'true' }, maxIterations: 3 } },
     );
     assert.equal(run.result.state, 'blocked', run.lines.join('\n'));
     assert.match(run.result.reason, /vanished from RALPH_TASK.md during the run \(Two #1\)/);

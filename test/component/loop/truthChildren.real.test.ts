@@ -6,6 +6,13 @@ import { gateLockDir } from '../../../src/core/gates/gateLock';
 import { bash, edit, say, write } from '../../support/modelServer';
 import { cliPath } from '../../support/cli';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
+import { scriptedClaudeStub } from '../../support/claude';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 /**
  * Breaker-s6 rows 31/32 (forged gate lock + verdict) and 02/25/36 (person marks and done items written by the code a
@@ -87,7 +94,7 @@ fs.writeFileSync('.ralph/gates/.run-${runId}.json', JSON.stringify({ label: '${l
     const run = await runEngine(
       ws,
       [bash(`node ${cliPath} task done US-001 --force`), say('Done. <quantum>STORY_PASSED</quantum>')],
-      { config: { gates: { basic: 'node check.js' }, maxIterations: 1 } },
+      { config: { ...stub, gates: { basic: 'node check.js' }, maxIterations: 1 } },
     );
     assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
     assert.ok(putBackIds(run.events).includes('US-002'), run.lines.join('\n'));
@@ -129,6 +136,7 @@ fs.writeFileSync('.ralph/gates/.run-${runId}.json', JSON.stringify({ label: '${l
       {
         // The gate waits (bounded) for the person's command to finish, then fails.
         config: {
+          ...stub,
           gates: {
             basic: 'touch gate-running; for i in $(seq 100); do [ -e marked ] && break; sleep 0.1; done; exit 1',
           },
@@ -155,7 +163,13 @@ fs.writeFileSync('.ralph/gates/.run-${runId}.json', JSON.stringify({ label: '${l
       'notify.js': `const cp = require('child_process'), fs = require('fs');\nif (!fs.existsSync('did')) { fs.writeFileSync('did', ''); cp.execFileSync(process.execPath, [${JSON.stringify(cliPath)}, 'task', 'done', 'US-002', '--force'], { stdio: 'ignore' }); }\n`,
     });
     const run = await runEngine(ws, [say('<question>Which slug format?</question>'), say('Nothing more.')], {
-      config: { gates: { basic: 'false' }, maxIterations: 2, notify: 'node notify.js', questionTimeoutMinutes: 0.02 },
+      config: {
+        ...stub,
+        gates: { basic: 'false' },
+        maxIterations: 2,
+        notify: 'node notify.js',
+        questionTimeoutMinutes: 0.02,
+      },
     });
     assert.ok(fs.existsSync(ws.file('did')), `notify never ran\n${run.lines.join('\n')}`);
     assert.notEqual(statuses(ws)['US-002'], 'passed', run.lines.join('\n'));
@@ -175,7 +189,7 @@ fs.writeFileSync('.ralph/gates/.run-${runId}.json', JSON.stringify({ label: '${l
       'notify.js': `const fs = require('fs');\nconst ev = JSON.parse(fs.readFileSync(0, 'utf8'));\nif (ev.event.type === 'runEnded') fs.writeFileSync('RALPH_TASK.md', fs.readFileSync('RALPH_TASK.md', 'utf8').replace('- [ ] Two', '- [x] Two'));\n`,
     });
     const run = await runEngine(ws, [say('Working.')], {
-      config: { gates: { basic: 'false' }, maxIterations: 1, notify: 'node notify.js' },
+      config: { ...stub, gates: { basic: 'false' }, maxIterations: 1, notify: 'node notify.js' },
     });
     assert.equal(ws.read('RALPH_TASK.md'), '# T\n\n- [ ] One\n- [ ] Two\n', run.lines.join('\n'));
     const back = ofType(run.events, 'claimPutBack');

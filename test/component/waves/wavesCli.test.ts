@@ -9,7 +9,8 @@ import { copyWaveWorkspace, snapshotFiles, writeCheckpoint, type WaveWorkspace }
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
 
 describe('ralph waves check (dist/cli.js)', function () {
-  this.timeout(60_000);
+  // Only a hang bound: one test here starts the CLI 22 times, which took over 60 s at a load average of 20.
+  this.timeout(300_000);
   let ws: WaveWorkspace;
   beforeEach(() => {
     ws = copyWaveWorkspace();

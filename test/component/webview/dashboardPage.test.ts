@@ -264,6 +264,60 @@ describe('the dashboard page in Chromium (fake host)', function () {
     assert.equal(await d.page.locator('[data-testid="run-lanes"]').innerText(), '4 lanes: 3 working, 1 idle');
   });
 
+  it("remote lanes: a Worker column names each lane's worker, the header the workers alive", async () => {
+    const workers = [
+      { id: 'build1:41', host: 'build1', pid: 41 },
+      { id: 'build2:7', host: 'build2', pid: 7 },
+    ];
+    await d.push([
+      {
+        type: 'snapshot',
+        v: PROTOCOL_VERSION,
+        seq: 40,
+        state: {
+          ...state,
+          run: { ...state.run!, question: null, source: 'quantum.json', workers },
+          lanes: [
+            { ...state.lanes[0]!, worker: 'build1:41' },
+            { ...state.lanes[1]!, worker: 'build2:7' },
+          ],
+        },
+      },
+    ]);
+    const rows = d.page.locator('[data-testid="lane-table"] tbody tr');
+    await d.page.locator('[data-testid="lane-worker"]').first().waitFor();
+    assert.deepEqual(await d.page.locator('[data-testid="lane-table"] thead th').allInnerTexts(), [
+      'Lane',
+      'Item',
+      'Agent',
+      'Worker',
+      'Attempt',
+      'Iteration',
+      'Context',
+      'Cost',
+      'State',
+    ]);
+    assert.match(await rows.nth(0).innerText(), /#1\s+US-1 Login form\s+claude\s+build1:41\s+1 of 3/);
+    assert.match(await rows.nth(1).innerText(), /build2:7/);
+    assert.equal(await d.page.locator('[data-testid="run-workers"]').innerText(), '2 alive: build1:41, build2:7');
+    fs.mkdirSync(shots, { recursive: true });
+    await d.page.screenshot({ path: path.join(shots, 'dashboard-workers.png'), fullPage: true });
+    // A worker gone: the header follows; lanes on this machine again: no Worker column.
+    await d.push([
+      {
+        type: 'update',
+        seq: 41,
+        ops: [
+          { op: 'run', run: { ...state.run!, question: null, workers: [workers[1]!] } },
+          { op: 'lanes', lanes: state.lanes },
+        ],
+      },
+    ]);
+    await d.page.locator('[data-testid="lane-worker"]').first().waitFor({ state: 'detached' });
+    assert.equal(await d.page.locator('[data-testid="run-workers"]').innerText(), '1 alive: build2:7');
+    assert.ok(!(await d.page.locator('[data-testid="lane-table"] thead th').allInnerTexts()).includes('Worker'));
+  });
+
   it("reads well as a person sees it: the legend's latest values, a cost axis scaled to the run, titles, whole lines", async () => {
     const now = Date.now();
     const long = `gate output ${'x'.repeat(400)} END`;

@@ -6,7 +6,7 @@ import { resetOfferOf } from '../../../src/core/sources/resetPolicy';
 import { Logger } from '../../../src/extension/logger';
 import { PlanTreeProvider, type PlanNode } from '../../../src/extension/planTree';
 import { pastStaleThreshold } from '../../../src/core/model/quantumStale';
-import { buildTreeModel, resetConfirmOf } from '../../../src/extension/planTreeModel';
+import { buildTreeModel, mdEscape, resetConfirmOf } from '../../../src/extension/planTreeModel';
 import type { StoreChange, StoreSnapshot } from '../../../src/extension/runStore';
 import { PlanTreeCommands } from '../../../src/extension/planTreeCommands';
 import type { RunStore } from '../../../src/extension/runStore';
@@ -360,6 +360,76 @@ describe('the plan tree (rows from store snapshots, fake vscode)', () => {
       'waiting · codex · iteration 2 · $0.05',
       "a lane names its agent when it is not the run's (a failover)",
     );
+  });
+
+  it('a run of remote lanes: its row says how many workers are alive (ids in the tooltip), a lane row its worker', () => {
+    const s = snap(plan());
+    const run = {
+      key: `${F}#r2`,
+      folder: F,
+      folderName: 'ws',
+      runId: 'r2',
+      kind: 'ralph',
+      startedHere: false,
+      seenAt: 0,
+      facts: { active: true, state: 'running', paused: false, deferred: false, startedAt: null, questions: [] },
+      view: {
+        stateText: 'running',
+        agent: 'claude',
+        progress: { done: 0, total: 2 },
+        iteration: 2,
+        workers: [
+          { id: 'build1:41', host: 'build1', pid: 41 },
+          { id: 'build2:7', host: 'build2', pid: 7 },
+        ],
+        lanes: [
+          {
+            lane: 1,
+            activity: 'agent',
+            purpose: 'work',
+            item: { source: 'quantum', id: 'US-1', title: 'one' },
+            attempt: null,
+            iteration: 1,
+            agent: 'claude',
+            worker: 'build1:41',
+            context: null,
+            iterationCostUsd: 0,
+            lastEnding: null,
+          },
+          {
+            lane: 2,
+            activity: 'agent',
+            purpose: 'work',
+            item: { source: 'quantum', id: 'US-2', title: 'two' },
+            attempt: null,
+            iteration: 2,
+            agent: 'claude',
+            worker: null,
+            context: null,
+            iterationCostUsd: 0,
+            lastEnding: null,
+          },
+        ],
+        cost: { runUsd: 0, byItem: [], byIteration: [] },
+        warnings: [],
+        source: 'quantum',
+        startedAt: null,
+      },
+    } as unknown as StoreSnapshot['runs'][number];
+    const tree = new PlanTreeProvider(new Logger(), fakeStore({ ...s, runs: [run] }));
+    assert.equal(label(tree, `${F}#runs/r2`).description, 'running · claude · 0/2 · iteration 2 · 2 workers alive');
+    const tip = (id: string) =>
+      String(
+        (tree.resolveTreeItem(label(tree, `${F}#${id}`), tree.node(`${F}#${id}`)!).tooltip as vscode.MarkdownString)
+          .value,
+      );
+    assert.ok(tip('runs/r2').includes(mdEscape('Workers alive: build1:41, build2:7 (remote lanes)')), tip('runs/r2'));
+    assert.equal(label(tree, `${F}#runs/r2/lane/1`).description, 'lane 1 · agent · on build1:41 · iteration 1');
+    assert.ok(
+      tip('runs/r2/lane/1').includes(mdEscape('Runs on worker build1:41 (remote lane)')),
+      tip('runs/r2/lane/1'),
+    );
+    assert.equal(label(tree, `${F}#runs/r2/lane/2`).description, 'lane 2 · agent · iteration 2');
   });
 
   it('fires the changed row only (not the root) when one file changed one item', () => {

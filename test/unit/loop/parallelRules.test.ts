@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { cleanCommitOf } from '../../../src/core/loop/git';
+import { cleanCommitOf } from '../../../src/core/git/gitState';
 import {
   greenTreeStandsForLeftovers,
   decideCoordinator,
@@ -14,7 +14,7 @@ import {
 import { finalGateRepeats, type GreenGate } from '../../../src/core/loop/lane/decide';
 import { filesOf, pickRound } from '../../../src/core/loop/parallel/rounds';
 import { hasLaneEvidence, planRecovery, type BranchFacts } from '../../../src/core/loop/parallel/recovery';
-import { treeStatePaths } from '../../../src/core/loop/git';
+import { treeStatePaths } from '../../../src/core/git/gitState';
 import { quantumStorySchema, type QuantumStory } from '../../../src/core/model/quantum';
 
 const story = (

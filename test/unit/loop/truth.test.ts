@@ -12,7 +12,7 @@ import {
   type RunRules,
   type RunState,
 } from '../../../src/core/loop/lane/phases';
-import type { ClaimBaseline } from '../../../src/core/loop/workSource';
+import type { ClaimBaseline } from '../../../src/core/sources/work/workSources';
 
 /** Issue 11 "Every item, every exit": the truth rules of decide(), as tables. */
 const T0 = Date.UTC(2026, 11, 1, 9, 0, 0);

@@ -6,7 +6,7 @@ import {
   type NextOptions,
   type NextResult,
   type WorkSource,
-} from '../../../src/core/loop/workSource';
+} from '../../../src/core/sources/work/workSources';
 import {
   quantumJson,
   tempWorkspace,

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { checklistAt } from '../../../src/core/loop/workSource';
+import { checklistAt } from '../../../src/core/sources/work/workSources';
 import { makeTempFolder } from '../../support/tempFolder';
 
 describe('a resume brief as a task source (ralph run --source <brief>)', () => {

@@ -1,7 +1,13 @@
 import * as assert from 'node:assert/strict';
 import type { LaneRow } from '../../../src/protocol/dashboard';
 import { chartColumns, laneChartData, tokenAxisMax } from '../../../webview/model/chartData';
-import { laneColorVar, laneDisplayOf, lanesSummaryOf } from '../../../webview/model/lanes';
+import {
+  hasRemoteLanes,
+  laneColorVar,
+  laneDisplayOf,
+  lanesSummaryOf,
+  workersTextOf,
+} from '../../../webview/model/lanes';
 import { initialPageState, reducePage } from '../../../webview/model/pageState';
 import { hostSamples, lanes } from '../../support/dashboardSamples';
 
@@ -38,6 +44,8 @@ describe('the page lanes', () => {
     },
     { name: 'the agent of its iteration', lane: row({ agent: 'gemini' }), want: { agent: 'gemini' } },
     { name: 'no agent started yet', lane: row({ agent: null }), want: { agent: '—' } },
+    { name: 'a remote lane names its worker', lane: row({ worker: 'build1:41' }), want: { worker: 'build1:41' } },
+    { name: 'a lane on this machine has no worker', lane: row({}), want: { worker: '—' } },
     { name: 'from the warn line', lane: row({ context: ctx(140_000) }), want: { level: 'warn' } },
     { name: 'from the rotate line', lane: row({ context: ctx(160_000) }), want: { level: 'rotate' } },
     { name: 'over the window the bar stops at 100', lane: row({ context: ctx(260_000) }), want: { percent: 100 } },
@@ -75,6 +83,13 @@ describe('the page lanes', () => {
       assert.deepEqual(Object.fromEntries(Object.keys(t.want).map((k) => [k, d[k as keyof typeof d]])), t.want);
     });
   }
+
+  it('has a Worker column only when a lane runs on a worker; says the workers alive', () => {
+    assert.equal(hasRemoteLanes(lanes), false);
+    assert.equal(hasRemoteLanes([...lanes, row({ lane: 4, worker: 'build2:7' })]), true);
+    assert.equal(workersTextOf([{ id: 'build1:41' }, { id: 'build2:7' }]), '2 alive: build1:41, build2:7');
+    assert.equal(workersTextOf([]), 'none alive');
+  });
 
   it("tops the chart's context axis above both marks, for a 200k and a 1M window", () => {
     assert.equal(tokenAxisMax(16_000, 148_750, 170_000), 178_500);

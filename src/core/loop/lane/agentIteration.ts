@@ -16,13 +16,13 @@ import type { TrustedEntry } from '../../trust/trustedContent';
 import type { AttemptKind } from '../attempts';
 import { writeAgentMirror } from '../baselineMirror';
 import type { EngineEvent, IterationEnding, IterationPurpose } from '../events';
-import { headSha } from '../git';
+import { headSha } from '../../git/gitState';
 import { loadTemplate, renderTemplate } from '../prompt';
 import { findQuestion, type AgentQuestion } from '../question';
 import { IterationStreamWriter } from '../runFiles';
 import type { EngineTiming } from '../runOptions';
 import type { TaskFileStash } from '../taskFileStash';
-import type { WorkItem, WorkSource } from '../workSource';
+import type { WorkItem, WorkSource } from '../../sources/work/workSources';
 import type { IterationAgent } from './agentRoster';
 import { ref } from './itemRef';
 import { DEFAULT_WATCHDOG, decideWatchdog } from './watchdog';
@@ -66,12 +66,8 @@ export interface IterationContext {
   restoreTaskFiles(n: number): void;
 }
 
-/** One iteration asked of {@link runAgentIteration}: its number, what it works on, and the run's cost before it (USD). */
-export interface IterationRequest {
-  n: number;
-  /** The agent this iteration runs (the lane's {@link AgentRoster} picks it: failover). */
-  agent: IterationAgent;
-  source: WorkSource;
+/** One agent iteration asked by a lane's action handler (the lane numbers it and picks its agent). */
+export interface AgentAsk {
   item: WorkItem | null;
   purpose: IterationPurpose;
   attempt: number;
@@ -79,6 +75,13 @@ export interface IterationRequest {
   attemptsText: string;
   taskText?: string;
   maxAttempts?: number;
+}
+
+/** One iteration asked of {@link runAgentIteration}: its number, its agent (the lane's roster picks it: failover), its source and the run's cost before it (USD). */
+export interface IterationRequest extends AgentAsk {
+  n: number;
+  agent: IterationAgent;
+  source: WorkSource;
   costBefore: number;
 }
 

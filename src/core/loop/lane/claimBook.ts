@@ -3,7 +3,7 @@ import { removeFolderCaches } from '../../store/snapshotCache';
 import type { EngineEvent, WorkItemRef } from '../events';
 import { writeBaselineMirror } from '../baselineMirror';
 import { markedByPerson, readPersonMarks, removePersonMarks } from '../personMarks';
-import type { Claim, ClaimBaseline, WorkItem, WorkSource } from '../workSource';
+import type { Claim, ClaimBaseline, WorkItem, WorkSource } from '../../sources/work/workSources';
 import type { RunRecordPatch } from './agentIteration';
 import { ref } from './itemRef';
 

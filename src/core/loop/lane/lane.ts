@@ -11,7 +11,8 @@ import { runAgentIteration, type IterationContext, type IterationOutcome, type R
 import { AgentRoster } from './agentRoster';
 import { ClaimBook } from './claimBook';
 import { decide } from './decide';
-import type { AgentAsk, LaneContext, LaneFacts } from './laneContext';
+import type { AgentAsk } from './agentIteration';
+import type { LaneContext, LaneFacts } from './laneContext';
 import { notify, readAnswer, reportProgress } from './laneIO';
 import type { LaneSetup } from './laneSetup';
 import {

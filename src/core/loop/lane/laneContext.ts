@@ -1,11 +1,11 @@
 import type { SentinelCheck } from '../../control/sentinels';
 import type { ResolvedGates } from '../../gates/gateConfig';
 import type { RalphConfig } from '../../model/config';
-import type { AttemptKind, AttemptRecord } from '../attempts';
-import type { EngineEvent, GateTier, IterationPurpose } from '../events';
+import type { AttemptRecord } from '../attempts';
+import type { EngineEvent, GateTier } from '../events';
 import type { EngineLane, EngineTiming } from '../runOptions';
-import type { DoneClaim, WorkItem, WorkSource } from '../workSource';
-import type { RunRecordPatch, IterationOutcome } from './agentIteration';
+import type { DoneClaim, WorkItem, WorkSource } from '../../sources/work/workSources';
+import type { AgentAsk, RunRecordPatch, IterationOutcome } from './agentIteration';
 import type { AgentRoster } from './agentRoster';
 import type { ClaimBook } from './claimBook';
 import type { GreenGate } from './decide';
@@ -44,17 +44,6 @@ export interface LaneFacts {
   lastGreen: GreenGate | null;
   /** The last progress text reported. */
   lastProgress: string;
-}
-
-/** One agent iteration asked by a handler (the lane numbers it and picks its agent). */
-export interface AgentAsk {
-  item: WorkItem | null;
-  purpose: IterationPurpose;
-  attempt: number;
-  attemptKind: AttemptKind;
-  attemptsText: string;
-  taskText?: string;
-  maxAttempts?: number;
 }
 
 /** A lane as its action handlers see it. */

@@ -6,9 +6,11 @@ import type { GateResult } from '../../gates/gateRunner';
 import { writeAutoEnriched, writeLastGateState } from '../../gates/handoff';
 import { gateFilesChangedReason } from '../../trust/gateFileContent';
 import type { EngineEvent, GateTier, IterationPurpose } from '../events';
-import { lastCommitLine } from '../git';
+import { lastCommitLine } from '../../git/gitState';
 import { runNotify } from '../notify';
 import { answerFilePath } from '../question';
+import type { RalphConfig } from '../../model/config';
+import type { EngineTiming } from '../runOptions';
 import type { IterationOutcome } from './agentIteration';
 import type { LaneContext } from './laneContext';
 import type { Observation } from './phases';
@@ -58,6 +60,49 @@ export async function enrichHandoff(cx: LaneContext): Promise<void> {
 }
 
 /**
+ * Runs one gate for the engine (runGateExclusive: the lock of its label, never a joined verdict) between its
+ * `gateStarted` and `gateResult` events; a stale gate lock it breaks is a warning. Used by a lane's tiers and by the
+ * feature branch's gate after a merge.
+ */
+export async function runEngineGate(
+  o: {
+    folder: string;
+    tier: GateTier;
+    command: string;
+    timing: Pick<EngineTiming, 'gateTimeoutMs' | 'killGraceMs'>;
+    config: Pick<RalphConfig, 'containment'>;
+    signal?: AbortSignal;
+  },
+  emit: (e: EngineEvent) => void,
+): Promise<GateResult> {
+  emit({ type: 'gateStarted', tier: o.tier, command: o.command });
+  const r = await runGateExclusive(
+    {
+      folder: o.folder,
+      label: o.tier,
+      command: o.command,
+      timeoutMs: o.timing.gateTimeoutMs,
+      signal: o.signal,
+      killGraceMs: o.timing.killGraceMs,
+      containment: o.config.containment,
+    },
+    (message) => emit({ type: 'warning', message }),
+  );
+  const { exitCode, durationMs, failingLines } = r;
+  emit({
+    type: 'gateResult',
+    tier: o.tier,
+    command: o.command,
+    exitCode,
+    durationMs,
+    passed: exitCode === 0,
+    logPath: r.logRelPath,
+    failingLines,
+  });
+  return r;
+}
+
+/**
  * Runs the gate of a tier (with the fallback of gateCommandFor); null when the run has no gates. A gate whose
  * files changed during the run (the agent weakened scripts/check.sh) is not run: `filesChanged` is returned,
  * and decide() ends the run (the `gateFilesChanged` observation).
@@ -79,32 +124,10 @@ export async function runTier(
         reason: gateFilesChangedReason(g.tier, changed),
       },
     };
-  cx.emit({ type: 'gateStarted', tier: g.tier, command: g.command });
   // Cancel ends the gate's process group too (an already-aborted signal means the gate never starts).
   const r = await cx.book.aroundChild(`the ${g.tier} gate`, () =>
-    runGateExclusive(
-      {
-        folder: cx.folder,
-        label: g.tier,
-        command: g.command,
-        timeoutMs: cx.timing.gateTimeoutMs,
-        signal: cx.signal,
-        killGraceMs: cx.timing.killGraceMs,
-        containment: cx.config.containment,
-      },
-      (message) => cx.emit({ type: 'warning', message }),
-    ),
+    runEngineGate({ folder: cx.folder, ...g, timing: cx.timing, config: cx.config, signal: cx.signal }, cx.emit),
   );
-  cx.emit({
-    type: 'gateResult',
-    tier: g.tier,
-    command: g.command,
-    exitCode: r.exitCode,
-    durationMs: r.durationMs,
-    passed: r.exitCode === 0,
-    logPath: r.logRelPath,
-    failingLines: r.failingLines,
-  });
   await writeLastGateState(cx.folder, {
     label: r.label,
     exitCode: r.exitCode,

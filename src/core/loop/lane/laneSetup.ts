@@ -13,7 +13,7 @@ import { snapshotGateFiles } from '../../trust/gateFileContent';
 import type { TrustedEntry } from '../../trust/trustedContent';
 import { refuseWithoutGates } from '../runShell';
 import { EngineRefusal, type EngineOptions } from '../runOptions';
-import { availableSources, checklistAt, type WorkSource } from '../workSource';
+import { availableSources, checklistAt, type WorkSource } from '../../sources/work/workSources';
 import type { AgentRoster } from './agentRoster';
 
 /*

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { runGit } from '../../process/git';
-import { headFromFiles } from '../gitHead';
+import { runGit } from '../../git/git';
+import { headFromFiles } from '../../git/gitHead';
 import type { EngineEvent, WorkItemRef } from '../events';
 import type { EngineLane, EngineOptions, RunResult } from '../runOptions';
 
@@ -59,7 +59,7 @@ export const laneTree = (folder: string, id: string): string => path.join(folder
 /** Files of the runner a lane never commits: the engine's copy of quantum.json and its temp file (`.ralph/` is excluded by info/exclude). */
 const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 
-/** Runs git in `cwd` through process/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
+/** Runs git in `cwd` through git/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
 export async function git(
   cwd: string,
   args: string[],

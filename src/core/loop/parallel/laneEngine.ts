@@ -6,7 +6,7 @@ import type { RalphConfig } from '../../model/config';
 import { ralphFile } from '../../model/ralphPaths';
 import { resolveContainment } from '../../process/containment';
 import type { SpaceReserve } from '../../store/storageFailure';
-import { treeStatePaths } from '../git';
+import { treeStatePaths } from '../../git/gitState';
 import type { LaneDispatcher } from './dispatcher';
 import { greenTreeStandsForLeftovers } from './rules';
 import type { EngineEvent } from '../events';
@@ -44,7 +44,10 @@ export interface LaneEngineHost {
   nextIteration(): number;
   /** The lane's agent process group changed (run.json `lanes[]`). */
   lanesChanged(): void;
-  /** Waits for this lane's start turn; resolves with the turn's end ({@link StartTurns.take}). */
+  /**
+   * Waits for this lane's start turn; resolves with the turn's end ({@link StartTurns.take}). Not asked for a lane a
+   * dispatcher runs elsewhere ({@link LaneDispatcher.lane}).
+   */
   startTurn(): Promise<() => void>;
   /** A lane's event, for the coordinator to pass on. */
   onEvent(e: EngineEvent): void;
@@ -57,7 +60,9 @@ export interface LaneEngineHost {
  * work on this process's one thread, so four lanes started at once all got their agents late, together, and their
  * later ends and starts collided again; in turn, the first agents start at once and the lanes' transitions spread out
  * over the others' agent time (the 4-lane bench: −5 % wall time). Creating the worktrees (git, seconds in a large
- * repository) is not in the turn: a round's trees are made at once.
+ * repository) is not in the turn: a round's trees are made at once. A lane run elsewhere takes no turn: its start is a
+ * job for a worker, its agent another machine's work, and waiting for each agent to start before the next job is
+ * enqueued would start lanes on different workers one after the other.
  */
 export class StartTurns {
   /** A lane's engine is starting (its turn). */
@@ -120,7 +125,8 @@ export async function runLaneEngine(h: LaneEngineHost, lane: RunningLane): Promi
   };
   // A dispatcher that runs lanes elsewhere (remote/bullmqDispatcher.ts) gives the engine; else the lane runs here.
   const engine = h.dispatcher.lane?.(options, lane.story) ?? new LaneRun(options);
-  // The lane's engine starts in its turn and lets the next lane start once its agent runs.
+  // A local lane's engine starts in its turn and lets the next lane start once its agent runs; a remote one at once.
+  const takesTurn = !h.dispatcher.lane;
   let endTurn: (() => void) | null = null;
   engine.on('event', (e) => {
     trace(lane.index, lane.story.id, `event:${e.type}`);
@@ -133,7 +139,7 @@ export async function runLaneEngine(h: LaneEngineHost, lane: RunningLane): Promi
   });
   let timer: NodeJS.Timeout | undefined;
   try {
-    endTurn = await h.startTurn();
+    if (takesTurn) endTurn = await h.startTurn();
     // The story's time (storyTimeoutMs) counts from its turn, not from the wait for it.
     timer = setTimeout(() => {
       lane.timedOut = true;

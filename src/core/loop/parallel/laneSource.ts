@@ -9,7 +9,7 @@ import {
   type NextResult,
   type WorkItem,
   type WorkSource,
-} from '../workSource';
+} from '../../sources/work/workSources';
 import { laneAttemptFailed, storyAttempts } from './quantumRuntime';
 
 /**

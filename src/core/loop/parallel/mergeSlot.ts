@@ -1,11 +1,11 @@
 import { gateCommandFor, type ResolvedGates } from '../../gates/gateConfig';
-import { runGateExclusive } from '../../gates/gateCall';
 import type { RalphConfig } from '../../model/config';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import type { EngineEvent, GateTier } from '../events';
-import { cleanCommitOf } from '../git';
+import { cleanCommitOf } from '../../git/gitState';
 import type { EngineTiming } from '../runOptions';
 import { git, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
+import { runEngineGate } from '../lane/laneIO';
 import type { RunningLane } from './runningLane';
 import { laneEnded, type StoryEnd } from './quantumRuntime';
 import { type decideLaneEnd, decideMerge, decideMergeBatch, featureGateRepeats } from './rules';
@@ -292,27 +292,15 @@ export class MergeSlot {
     if (!this.h.gates) return null;
     const g = gateCommandFor(this.h.gates, 'final');
     if (!g) return null;
-    this.h.emit({ type: 'gateStarted', tier: g.tier, command: g.command }, lane.index);
-    const r = await runGateExclusive({
-      folder: this.h.folder,
-      label: g.tier,
-      command: g.command,
-      timeoutMs: this.h.timing.gateTimeoutMs,
-      killGraceMs: this.h.timing.killGraceMs,
-      containment: this.h.config.containment,
-    });
-    this.h.emit(
+    const r = await runEngineGate(
       {
-        type: 'gateResult',
+        folder: this.h.folder,
         tier: g.tier as GateTier,
         command: g.command,
-        exitCode: r.exitCode,
-        durationMs: r.durationMs,
-        passed: r.exitCode === 0,
-        logPath: r.logRelPath,
-        failingLines: r.failingLines,
+        timing: this.h.timing,
+        config: this.h.config,
       },
-      lane.index,
+      (e) => this.h.emit(e, lane.index),
     );
     return {
       passed: r.exitCode === 0,

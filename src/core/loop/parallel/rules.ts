@@ -1,4 +1,4 @@
-import { cleanCommitOf } from '../git';
+import { cleanCommitOf } from '../../git/gitState';
 import type { RunEndState } from '../events';
 import type { RunEnd, RunRules } from '../lane/phases';
 

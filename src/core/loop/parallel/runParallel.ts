@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { resolveGates } from '../../gates/gateConfig';
 import { loadShellParser } from '../../gates/shellSyntax';
-import { holdGitWorker } from '../../process/gitWorker';
+import { holdGitWorker } from '../../git/gitWorker';
 import { readQuantum } from '../../sources/quantum/readQuantum';
 import type { EngineEvent } from '../events';
 import {
@@ -19,7 +19,7 @@ import { resolveActorAsync } from '../../sources/actor';
 import { removeFolderCaches } from '../../store/snapshotCache';
 import type { ResolvedGates } from '../../gates/gateConfig';
 import { EngineRefusal, timingFromConfig, type EngineOptions, type RunResult } from '../runOptions';
-import { availableSources } from '../workSource';
+import { availableSources } from '../../sources/work/workSources';
 import { Coordinator } from './coordinator';
 import { excludeRunnerFiles, git, gitFailure } from './dispatcher';
 import { pickDispatcher } from './pickDispatcher';

@@ -198,6 +198,52 @@ describe('the dashboard run track: lanes and tokens per task', () => {
   ];
   for (const t of table) it(t.name, () => assert.deepEqual(t.expect(view(...t.events)), t.want));
 
+  it('remote lanes: each lane row names its worker, the live header the workers alive; a local lane and a run that ended do not', () => {
+    const remote = (n: number, item: typeof A, worker: string): EngineEvent =>
+      ({ ...at(n, item), worker }) as EngineEvent;
+    const alive: EngineEvent = {
+      type: 'workers',
+      alive: [
+        { id: 'build1:41', host: 'build1', pid: 41 },
+        { id: 'build2:7', host: 'build2', pid: 7 },
+      ],
+    } as EngineEvent;
+    const v = view(started, alive, [1, remote(1, A, 'build1:41')], [2, at(2, B)]);
+    assert.deepEqual(
+      laneRowsOf(v).map((l) => [l.lane, l.worker]),
+      [
+        [1, 'build1:41'],
+        [2, undefined],
+      ],
+    );
+    assert.deepEqual(runHeaderOf(v, '/ws', { startedHere: false, live: true }).workers, [
+      { id: 'build1:41', host: 'build1', pid: 41 },
+      { id: 'build2:7', host: 'build2', pid: 7 },
+    ]);
+    assert.equal(
+      runHeaderOf(view(started, [1, at(1, A)]), '/ws', { startedHere: false, live: true }).workers,
+      undefined,
+    );
+    const ended = view(started, alive, [1, remote(1, A, 'build1:41')], {
+      type: 'runEnded',
+      state: 'completed',
+      reason: 'done',
+      iterations: 1,
+      costUsd: 0,
+    } as EngineEvent);
+    assert.equal(runHeaderOf(ended, '/ws', { startedHere: false, live: false }).workers, undefined);
+    // The workers reach the page as a header op when they change.
+    const track = new RunTrack('/ws', view(started, [1, remote(1, A, 'build1:41')]), {
+      startedHere: false,
+      live: true,
+    });
+    const ops = track.update(v);
+    assert.deepEqual(
+      ops.filter((o) => o.op === 'run').map((o) => (o as { run: { workers?: unknown[] } }).run.workers?.length),
+      [2],
+    );
+  });
+
   it('keeps the previous figure and its lines in the header while a new iteration has no context figure yet', () => {
     const track = new RunTrack('/ws', view(started, at(1, A), tok(1, 50_000, [0, 0, 0, 0], 0.1)), {
       startedHere: false,

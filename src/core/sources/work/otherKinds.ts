@@ -7,7 +7,7 @@ import { readQuantum } from '../../sources/quantum/readQuantum';
 import { applyJsonChanges, refuseDuplicateKeys } from '../../store/jsonEdit';
 import { commitPlan, type CommitOptions } from '../../store/writePlan';
 import type { ClaimBaseline } from '../../model/claimBaseline';
-import type { WorkItemRef } from '../events';
+import type { WorkItemRef } from '../../model/runEvent';
 import { putBackWrites, type Claim, type WorkSourceOptions } from './types';
 
 /*

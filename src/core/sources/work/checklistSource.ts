@@ -11,7 +11,7 @@ import {
 import { setCheckboxes } from '../../sources/checklist/checklistWrite';
 import { readTextIfExists, writeTextAtomic } from '../../store/atomicWrite';
 import { parseJsonWithSchema, readTextSync } from '../../store/readJsonFile';
-import type { WorkItemRef } from '../events';
+import type { WorkItemRef } from '../../model/runEvent';
 import { OtherKinds } from './otherKinds';
 import {
   fingerprintOf,

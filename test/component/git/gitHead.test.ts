@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/loop/git';
-import { headFromFiles } from '../../../src/core/loop/gitHead';
+import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/git/gitState';
+import { headFromFiles } from '../../../src/core/git/gitHead';
 import { headOf } from '../../../src/core/loop/parallel/dispatcher';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { git, gitInit } from '../../support/workspace';

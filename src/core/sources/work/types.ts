@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { BaselineSlot, ClaimBaseline } from '../../model/claimBaseline';
 import type { CommitOptions } from '../../store/writePlan';
 import type { AgentSignal } from '../../stream/signals';
-import type { WorkItemRef } from '../events';
+import type { WorkItemRef } from '../../model/runEvent';
 
 /*
  * What the lane asks of a task source (`WorkSource`), written once for the three kinds (quantumSource.ts,

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runGit, runGitSync } from '../../../src/core/process/git';
+import { runGit, runGitSync } from '../../../src/core/git/git';
 import {
   gitWorkerActive,
   gitWorkerReady,
@@ -10,13 +10,13 @@ import {
   LOST_ANSWER,
   LOST_CHILD,
   spawnInWorker,
-} from '../../../src/core/process/gitWorker';
-import { headSha, ensureRalphIgnored } from '../../../src/core/loop/git';
+} from '../../../src/core/git/gitWorker';
+import { headSha, ensureRalphIgnored } from '../../../src/core/git/gitState';
 import { resolveActor, resolveActorAsync } from '../../../src/core/sources/actor';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { spawnsDuring } from '../../support/processes';
 
-/** Breaker-s5 rows 21, 22: ralph's own git (process/git.ts) runs none of the programs a repository's config names. */
+/** Breaker-s5 rows 21, 22: ralph's own git (git/git.ts) runs none of the programs a repository's config names. */
 describe("ralph's own git commands with the real git", function () {
   this.timeout(60_000);
   describe('in a repository whose config names programs', () => {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gitArgv, RALPH_GIT_CONFIG } from '../../../src/core/process/git';
+import { gitArgv, RALPH_GIT_CONFIG } from '../../../src/core/git/git';
 import { repoRoot } from '../../support/repoRoot';
 
 function tsFiles(dir: string): string[] {
@@ -13,10 +13,10 @@ function tsFiles(dir: string): string[] {
 }
 
 /**
- * Breaker-s5 rows 21, 22: every git command ralph runs goes through process/git.ts, which turns off the programs a
+ * Breaker-s5 rows 21, 22: every git command ralph runs goes through git/git.ts, which turns off the programs a
  * repository's config can name (fsmonitor, hooks, signing, pager). The real-git behaviour: test/component/process/git.test.ts.
  */
-describe("ralph's own git commands (process/git.ts)", () => {
+describe("ralph's own git commands (git/git.ts)", () => {
   it('builds the argv with the overrides before the command', () => {
     assert.deepEqual(gitArgv(['status', '--porcelain']), [
       '--no-pager',
@@ -44,9 +44,7 @@ describe("ralph's own git commands (process/git.ts)", () => {
     const offenders = tsFiles(path.join(repoRoot, 'src'))
       // gitWorker.ts spawns the argv git.ts's runGit built (gitArgv) from a worker thread; only git.ts calls it (below).
       .filter(
-        (f) =>
-          !f.endsWith(path.join('core', 'process', 'git.ts')) &&
-          !f.endsWith(path.join('core', 'process', 'gitWorker.ts')),
+        (f) => !f.endsWith(path.join('core', 'git', 'git.ts')) && !f.endsWith(path.join('core', 'git', 'gitWorker.ts')),
       )
       .filter((f) => {
         const text = fs.readFileSync(f, 'utf8');
@@ -58,12 +56,12 @@ describe("ralph's own git commands (process/git.ts)", () => {
 
   it('runs the worker thread git only from runGit (so every argv it spawns is gitArgv with the overrides)', () => {
     const callers = tsFiles(path.join(repoRoot, 'src'))
-      .filter((f) => !f.endsWith(path.join('core', 'process', 'gitWorker.ts')))
+      .filter((f) => !f.endsWith(path.join('core', 'git', 'gitWorker.ts')))
       .filter((f) => /\brunGitInWorker\s*\(/.test(fs.readFileSync(f, 'utf8')))
       .map((f) => path.relative(repoRoot, f));
-    assert.deepEqual(callers, [path.join('src', 'core', 'process', 'git.ts')]);
+    assert.deepEqual(callers, [path.join('src', 'core', 'git', 'git.ts')]);
     assert.match(
-      fs.readFileSync(path.join(repoRoot, 'src', 'core', 'process', 'git.ts'), 'utf8'),
+      fs.readFileSync(path.join(repoRoot, 'src', 'core', 'git', 'git.ts'), 'utf8'),
       /runGitInWorker\(cwd, gitArgv\(args\), GIT_ENV\)/,
     );
   });

@@ -3,7 +3,7 @@ import { blockItem, completeItem, releaseItem, startItem } from '../../sources/o
 import { quantumNext } from '../../sources/quantum/quantumOps';
 import type { ClaimBaseline } from '../../model/claimBaseline';
 import type { AgentSignal } from '../../stream/signals';
-import type { WorkItemRef } from '../events';
+import type { WorkItemRef } from '../../model/runEvent';
 import { OtherChecklists } from './checklistSource';
 import { OtherKinds, putBackStories, quantumDoc } from './otherKinds';
 import {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { gitdirOf, gitEnvRedirects, parseHeadText, parseLooseRef } from '../../../src/core/loop/gitHead';
+import { gitdirOf, gitEnvRedirects, parseHeadText, parseLooseRef } from '../../../src/core/git/gitHead';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(64);

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { treeState } from '../../../src/core/loop/git';
+import { treeState } from '../../../src/core/git/gitState';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { git, gitInit } from '../../support/workspace';
 

@@ -12,7 +12,7 @@ import { PassThrough, type Readable } from 'node:stream';
  * during each fork copying pages.)
  *
  * Used only while a parallel run holds it ({@link holdGitWorker}); everything else (the sequential engine, `ralph
- * status`, whose fs-read recording watches `child_process`) spawns git as before. The result is the one process/git.ts
+ * status`, whose fs-read recording watches `child_process`) spawns git as before. The result is the one git/git.ts
  * `runGit` gives: stdout and stderr as text with one final newline taken off (execa's `stripFinalNewline`), exit
  * code 1 when git could not be started (stderr then names the error) or was killed; git gets this process's
  * environment of the moment of the call plus `env`. A helper that cannot be started, or has failed, answers `null`

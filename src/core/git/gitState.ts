@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import * as path from 'node:path';
-import { runGit } from '../process/git';
+import { runGit } from './git';
 import { headFromFiles } from './gitHead';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';

@@ -4,7 +4,7 @@ import { flowItemProblems } from '../../sources/flowNext/readFlow';
 import { blockItem, completeItem, nextWork, releaseItem, resetItem, startItem } from '../../sources/operations';
 import { readTextIfExists } from '../../store/atomicWrite';
 import type { AgentSignal } from '../../stream/signals';
-import type { WorkItemRef } from '../events';
+import type { WorkItemRef } from '../../model/runEvent';
 import { OtherChecklists } from './checklistSource';
 import { flowWorkspace, OtherKinds, putBackFlow } from './otherKinds';
 import {
