@@ -213,6 +213,41 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
     await dashboard(page).locator('[data-testid="run-context"]', { hasText: figure }).waitFor({ timeout: 60_000 });
   });
 
+  it('opens the walkthrough from Welcome: Open Walkthrough…, with its five steps', async () => {
+    // VS Code lists an extension's walkthrough once its getting-started service registered it (offline it first waits
+    // up to 5 s on the experiment service); the pick is opened again until the row is there.
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Ralph Loop: your first hour' });
+    for (let attempt = 1; ; attempt++) {
+      await runFromPalette(page, 'Welcome: Open Walkthrough...');
+      if (
+        await row
+          .first()
+          .isVisible({ timeout: 10_000 })
+          .catch(() => false)
+      )
+        break;
+      await page.keyboard.press('Escape');
+      assert.ok(attempt < 6, 'the Ralph Loop walkthrough is listed by Welcome: Open Walkthrough...');
+    }
+    await row.first().click();
+    // The editor is VS Code's Welcome page showing our walkthrough (its title is the extension's display name).
+    await page.locator('.tabs-container .tab', { hasText: 'Walkthrough: Ralph Loop' }).waitFor({ timeout: 30_000 });
+    const steps = page.locator('.gettingStartedContainer button.getting-started-step h3.step-title');
+    await steps.filter({ hasText: 'Find or install an agent CLI' }).waitFor({ timeout: 30_000 });
+    assert.deepEqual(
+      (await steps.allInnerTexts()).map((t) => t.trim()),
+      [
+        'Find or install an agent CLI',
+        'Create a plan',
+        'Start the loop',
+        'Watch the gauge and the dashboard',
+        'Pause, stop and reset',
+      ],
+    );
+    await screenshot(page, 'walkthrough');
+    await runFromPalette(page, 'View: Close All Editors');
+  });
+
   it('leaves no flow-next task in progress after a start whose agent refuses to run', async () => {
     const p2 = await openPage(browser, server.url(refused));
     try {

@@ -34,7 +34,7 @@ export function formatClock(epochMs: number): string {
  * font draws as empty boxes), so the page marks a line's kind with VS Code's icon font instead.
  */
 export const LOG_KIND_ICONS: Record<LogKind, string> = {
-  loop: 'sync',
+  loop: 'circle-small',
   tokens: 'pulse',
   gate: 'beaker',
   guard: 'shield',

@@ -94,10 +94,15 @@ describe('Ralph: Start in Restricted Mode (fake vscode)', () => {
     assert.deepEqual(managed, ['trust']);
     runs.dispose();
     const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-      contributes: { menus: { 'view/title': { command: string; when: string }[] } };
+      contributes: { menus: Record<'view/title' | 'view/item/context', { command: string; when: string }[]> };
     };
     const play = manifest.contributes.menus['view/title'].find((m) => m.command === 'ralph.start');
     assert.match(play?.when ?? '', /\bisWorkspaceTrusted\b/);
+    // The tree's own ways to start a run are hidden there too.
+    for (const id of ['ralph.tree.startHere', 'ralph.tree.resumeWithRalph']) {
+      const item = manifest.contributes.menus['view/item/context'].find((m) => m.command === id);
+      assert.match(item?.when ?? '', /\bisWorkspaceTrusted\b/, id);
+    }
   });
 });
 
