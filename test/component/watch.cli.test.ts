@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseRunLogLine, runLogLine, type EngineEvent } from '../../src/core/model/runEvent';
 import { bash, edit, say, startModelServer, write, type ModelServer } from '../support/modelServer';
-import { claudeBinary } from '../support/claude';
+import { scriptedClaudeStub } from '../support/claude';
 import { cliPath } from '../support/cli';
 import { agentEnv, useWorkspaces, type Workspace } from '../support/engineHarness';
 
@@ -64,8 +64,9 @@ describe('ralph watch --json follows a run started in another process', function
   it("from its start and from its middle: the same events in the same order as its log, and the run's exit code", async () => {
     const ws = make({
       'RALPH_TASK.md': '# T\n\n- [ ] Create one.txt\n- [ ] Create two.txt\n- [ ] Create three.txt\n',
+      // What is followed is the run's log: the claude CLI's light stand-in (test/support/stubs/scriptedClaude.cjs) runs it.
       '.ralph/config.json': JSON.stringify({
-        claudePath: claudeBinary,
+        claudePath: scriptedClaudeStub,
         gates: { basic: 'true' },
         timing: { betweenIterationsMs: 300, killGraceMs: 1000 },
       }),

@@ -6,6 +6,13 @@ import { snapshotFile } from '../../../src/core/store/snapshotCache';
 import { fnv1a } from '../../../src/core/store/fnv';
 import { bash, say } from '../../support/modelServer';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
+import { scriptedClaudeStub } from '../../support/claude';
+
+/**
+ * The loop's own rules run the agent's light stand-in (test/support/stubs/scriptedClaude.cjs: the same model server
+ * and tools); a test without `stub` runs the real claude CLI.
+ */
+const stub = { claudePath: scriptedClaudeStub };
 
 /**
  * Breaker-s5 row 23: the agent (running as the user) rewrites the answer cache of `ralph status` in
@@ -87,7 +94,7 @@ describe('the answer cache after an agent iteration', function () {
         say('I forged the parse cache.'),
       ],
       {
-        config: { gates: { basic: 'false' }, maxIterations: 1 },
+        config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
         onEvent: (e) => {
           if (e.type === 'iterationEnded') seenAfterIteration.push(fs.existsSync(parse) || fs.existsSync(viaLink));
         },

@@ -3,8 +3,12 @@ import { checkWave } from '../../../src/core/waves/check';
 import { bash, say } from '../../support/modelServer';
 import { writeCheckpoint } from '../../support/waveFixture';
 import { runEngine, useWorkspaces, type Workspace } from '../../support/engineHarness';
+import { scriptedClaudeStub } from '../../support/claude';
 
-describe('Resume with Ralph: a resume brief run as a task file (real claude CLI)', function () {
+/** The claude CLI's light stand-in (test/support/stubs/scriptedClaude.cjs): what is tested is the run of the brief. */
+const stub = { claudePath: scriptedClaudeStub };
+
+describe("Resume with Ralph: a resume brief run as a task file (the claude CLI's stand-in)", function () {
   this.timeout(120_000);
   const make = useWorkspaces();
   let ws: Workspace | undefined;
@@ -29,7 +33,10 @@ describe('Resume with Ralph: a resume brief run as a task file (real claude CLI)
         ),
         say('Wrote docs/b.md and ticked the box.'),
       ],
-      { config: { gates: { basic: 'test -f docs/b.md', final: 'test -f docs/b.md' } }, engine: { source: brief } },
+      {
+        config: { ...stub, gates: { basic: 'test -f docs/b.md', final: 'test -f docs/b.md' } },
+        engine: { source: brief },
+      },
     );
     assert.equal(run.result.state, 'completed', run.lines.join('\n'));
     assert.equal(run.result.exitCode, 0);
