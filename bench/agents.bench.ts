@@ -6,9 +6,15 @@
  *     beside `agents.<agent>.baseline_split_parse` (split lines + JSON.parse each, the same file, the same run) and the
  *     ratio (target ≥ 1×); best of BENCH_RUNS (default 3) fresh child processes per mode, interleaved;
  *   - `agents.<agent>.cpu_per_iteration`: ralph's own CPU (user + system, ms) to decode, map and account one recorded
- *     iteration (the agent's `shell-success`/`tool-use-bash-success` stream), median of 200 runs, beside
- *     `agents.<agent>.cli_startup` (wall ms of `<cli> --version` from .agent-clis/ or node_modules/.bin, best of 3) and
- *     the ratio (target ≤ 10%). An agent whose CLI is not installed gets no start-up figure.
+ *     iteration (the agent's `shell-success`/`tool-use-bash-success` stream), median of 200 runs;
+ *   - `agents.<agent>.engine_cpu_per_iteration`: ralph's own CPU per iteration of a whole run (the LoopEngine: prompt,
+ *     spawn, the guard, decoding, ledger, events, the run's records, the gate) over a stub of the agent that ticks one
+ *     box and prints that recorded stream, BENCH_AGENT_ITERATIONS (default 6) iterations after one warm-up run; the
+ *     stub's and the gate's CPU are other processes' and not counted;
+ *   - `agents.<agent>.cli_startup_cpu`: the CPU (user + system of the child, ms) of `<cli> --version` from .agent-clis/
+ *     or node_modules/.bin, median of 3, with its wall time: the least a start of the agent costs (a headless turn
+ *     costs more), and the ratios of both ralph figures to it (target ≤ 10%). An agent whose CLI is not installed
+ *     gets no start-up figure.
  * Prints one JSON object per line: {"name","value","unit",…}. The generated file is deleted at the end.
  */
 import { spawnSync } from 'node:child_process';
@@ -16,6 +22,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentStream } from '../src/core/agents/agentStream';
+import { LoopEngine } from '../src/core/loop/startRun';
+import { ralphConfigSchema } from '../src/core/model/config';
 import { SessionInspector } from '../src/core/agents/inspect';
 import { agentAdapters } from '../src/core/agents/registry';
 import { streamFixture } from '../test/support/fixtures';
@@ -94,13 +102,15 @@ function cliOf(agent: string): string | null {
   return candidates.find((c) => fs.existsSync(c)) ?? null;
 }
 
-function startupMs(bin: string): number {
-  let best = Infinity;
+/** CPU (user + system of the child, ms, from bash's `times`) and wall ms of `<bin> --version`, medians of 3. */
+function startup(bin: string): { cpuMs: number; wallMs: number } {
+  const cpu: number[] = [];
+  const wall: number[] = [];
   for (let i = 0; i < 3; i++) {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-home-'));
     const t0 = performance.now();
-    spawnSync(bin, ['--version'], {
-      stdio: 'ignore',
+    const r = spawnSync('bash', ['-c', '"$0" --version >/dev/null 2>&1; times', bin], {
+      encoding: 'utf8',
       env: {
         ...process.env,
         HOME: home,
@@ -108,10 +118,57 @@ function startupMs(bin: string): number {
         XDG_CACHE_HOME: path.join(repoRoot, '.agent-clis', 'copilot', '.cache'),
       },
     });
-    best = Math.min(best, performance.now() - t0);
+    wall.push(performance.now() - t0);
     fs.rmSync(home, { recursive: true, force: true });
+    // `times`: the shell's user and system time, then its children's ("0m0.310s 0m0.052s").
+    const children = r.stdout.trim().split('\n').pop() ?? '';
+    const secs = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+    cpu.push(1000 * secs.reduce((a, b) => a + b, 0));
   }
-  return best;
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return { cpuMs: median(cpu), wallMs: median(wall) };
+}
+
+/**
+ * Ralph's own CPU per iteration of a whole engine run over a stub of `agent` that ticks one box of the checklist and
+ * prints `stream` (a recorded iteration): one warm-up run of one box, then a run of `iterations` boxes; ms.
+ */
+async function engineCpuPerIteration(agent: string, stream: string, iterations: number): Promise<number> {
+  const adapter = agentAdapters[agent]!;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ralph-bench-agent-${agent}-`));
+  try {
+    const streamFile = path.join(tmp, 'stream.jsonl');
+    fs.writeFileSync(streamFile, stream);
+    const stub = path.join(tmp, adapter.defaultBinary);
+    fs.writeFileSync(stub, `#!/bin/sh\nsed -i '0,/- \\[ \\]/s//- [x]/' RALPH_TASK.md\nexec cat '${streamFile}'\n`, {
+      mode: 0o755,
+    });
+    const run = async (boxes: number): Promise<number> => {
+      const ws = fs.mkdtempSync(path.join(tmp, 'ws-'));
+      fs.writeFileSync(
+        path.join(ws, 'RALPH_TASK.md'),
+        Array.from({ length: boxes }, (_, i) => `- [ ] box ${i + 1}\n`).join(''),
+      );
+      const config = ralphConfigSchema.parse({
+        agent,
+        [adapter.configKey]: stub,
+        gates: { basic: 'true' },
+        timing: { betweenIterationsMs: 0 },
+        maxIterations: boxes + 2,
+      });
+      const engine = new LoopEngine({ folder: ws, config });
+      const c0 = process.cpuUsage();
+      const result = await engine.run();
+      const c = process.cpuUsage(c0);
+      if (result.state !== 'completed' || result.iterations !== boxes)
+        throw new Error(`${agent}: the bench run ended ${result.state} after ${result.iterations}: ${result.reason}`);
+      return (c.user + c.system) / 1000 / boxes;
+    };
+    await run(1);
+    return await run(iterations);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
@@ -162,15 +219,36 @@ async function main(): Promise<void> {
     cpu.sort((a, b) => a - b);
     const cpuMs = cpu[Math.floor(cpu.length / 2)]!;
     out({ name: `agents.${agent}.cpu_per_iteration`, value: round(cpuMs, 3), unit: 'ms', stream: one.name });
+    const perIteration = await engineCpuPerIteration(agent, one.text, Number(process.env.BENCH_AGENT_ITERATIONS ?? 6));
+    out({
+      name: `agents.${agent}.engine_cpu_per_iteration`,
+      value: round(perIteration, 1),
+      unit: 'ms',
+      stream: one.name,
+    });
     const bin = cliOf(agent);
     if (bin) {
-      const start = startupMs(bin);
-      out({ name: `agents.${agent}.cli_startup`, value: round(start, 0), unit: 'ms', what: '--version, wall' });
+      const start = startup(bin);
+      out({
+        name: `agents.${agent}.cli_startup_cpu`,
+        value: round(start.cpuMs, 0),
+        unit: 'ms',
+        what: '--version, user + system CPU',
+        wallMs: round(start.wallMs, 0),
+      });
       out({
         name: `agents.${agent}.cpu_vs_startup`,
-        value: round((100 * cpuMs) / start, 3),
+        value: round((100 * cpuMs) / start.cpuMs, 3),
         unit: '%',
         target: '<=10',
+        what: 'decode + account of one iteration / CLI start-up CPU',
+      });
+      out({
+        name: `agents.${agent}.engine_cpu_vs_startup`,
+        value: round((100 * perIteration) / start.cpuMs, 2),
+        unit: '%',
+        target: '<=10',
+        what: "ralph's whole iteration / CLI start-up CPU",
       });
     }
   }

@@ -15,6 +15,8 @@ export async function bundleAndRun(name, args) {
     format: 'cjs',
     target: 'node20',
     outfile,
+    // jsonc-parser's UMD main cannot be bundled; its ESM build can (as in esbuild.mjs).
+    mainFields: ['module', 'main'],
     logLevel: 'warning',
   });
   const r = spawnSync(process.execPath, [outfile, ...args], { stdio: 'inherit', cwd: root });

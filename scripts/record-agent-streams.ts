@@ -12,7 +12,7 @@ import { getAdapter } from '../src/core/agents/registry';
 import { AGENT_CLIS, agentCliPath, type InstalledAgent } from '../test/support/agentClis';
 import { type AgentModelEnv, codexModelEnv, opencodeModelEnv, qwenModelEnv } from '../test/support/agentEnv';
 import { streamFixture } from '../test/support/fixtures';
-import { type Turn, hang, httpError, say, shell, startModelServer } from '../test/support/modelServer';
+import { type Turn, hang, httpError, quota429, say, shell, startModelServer } from '../test/support/modelServer';
 import { recordingFolders, runRecorder } from './recordSupport';
 
 const MARK = '<promise>COMPLETE</promise>';
@@ -29,6 +29,7 @@ interface Scenario {
 }
 
 const usage = { input: 1000, cacheRead: 200, output: 50 };
+
 const scenarios: Scenario[] = [
   {
     file: 'tool-shell-success.jsonl',
@@ -60,6 +61,11 @@ const scenarios: Scenario[] = [
       }),
     ],
     skip: { qwen: 'Qwen Code 0.24 keeps retrying a 429 (still retrying after 8 minutes): not recorded' },
+  },
+  {
+    file: 'http-429-quota.jsonl',
+    what: 'every request gets HTTP 429 for a quota an hour from resetting (recorded at the time the reset names, minus an hour): Codex\'s `usage_limit_reached` body with `resets_at`, a message with "will reset at <ISO time>" (Qwen Code fails at once on it), `x-ratelimit-reset-*` headers; no retry-after header',
+    script: [quota429()],
   },
   {
     file: 'http-401.jsonl',

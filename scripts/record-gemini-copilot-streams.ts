@@ -18,6 +18,7 @@ import {
   disconnect,
   hang,
   httpError,
+  quota429,
   say,
   shell,
   startModelServer,
@@ -113,6 +114,11 @@ const scenarios: Record<ScriptedAgent, Scenario[]> = {
       file: 'http-429.jsonl',
       what: 'HTTP 429 with retry-after 3600 on every request',
       script: [httpError(429, { times: Infinity, message: 'rate limited', headers: { 'retry-after': '3600' } })],
+    },
+    {
+      file: 'http-429-quota.jsonl',
+      what: 'HTTP 429 on every request for a quota an hour from resetting (the message names the reset time: "will reset at <ISO time>"; no retry-after)',
+      script: [quota429()],
     },
     {
       file: 'http-500.jsonl',

@@ -9,6 +9,7 @@ import type { StartArgs } from './runController';
  */
 export const CommandIds = {
   start: 'ralph.start',
+  chooseAgent: 'ralph.chooseAgent',
   pause: 'ralph.pause',
   resume: 'ralph.resume',
   stop: 'ralph.stop',
@@ -54,6 +55,8 @@ export interface AnswerArgs {
 /** Arguments and result of each command, for typed registration and execution. */
 export interface CommandTypes {
   'ralph.start': { args: [StartArgs?]; result: string | undefined };
+  /** The folder (default the only one, else a pick); resolves with the agent remembered for it. */
+  'ralph.chooseAgent': { args: [string?]; result: string | undefined };
   'ralph.pause': { args: [string?]; result: string | undefined };
   'ralph.resume': { args: [string?]; result: string | undefined };
   'ralph.stop': { args: [string?]; result: string | undefined };

@@ -14,6 +14,7 @@ import { PlanTreeProvider } from './planTree';
 import { PlanTreeCommands } from './planTreeCommands';
 import { REPORT_SCHEME, ReportDocuments } from './reportDocuments';
 import { RunController } from './runController';
+import { AgentChooser } from './startAgent';
 import { WaveMonitors } from './waveMonitors';
 import { followRun, listedRunUpdate } from './runFollowing';
 import { RunNotifications } from './runNotifications';
@@ -138,6 +139,8 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     started: (folder, runId) => store.noteStartedHere(folder, runId),
     failed: (folder) => store.startFailed(folder),
   });
+  // Start's agent choice is remembered per workspace (startAgent.ts).
+  runs.agents = new AgentChooser({ memory: context.workspaceState });
   const gauge = new StatusBarGauge(store);
   // Ralph: Status follows the store while it is open (at most every 2 s: it reads every task file).
   const statusRefresh = new Throttle(() => void reports.refresh(STATUS_DOC), 2000);
@@ -180,6 +183,7 @@ export function activate(context: vscode.ExtensionContext): RalphExtensionApi {
     treeView,
     vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, reports),
     registerCommand(CommandIds.start, (args) => runs.start(args)),
+    registerCommand(CommandIds.chooseAgent, (folder) => runs.chooseAgent(folder)),
     registerCommand(CommandIds.pause, (folder) => runs.control('pause', folder)),
     registerCommand(CommandIds.resume, (folder) => runs.control('resume', folder)),
     registerCommand(CommandIds.stop, (folder) => runs.control('stop', folder)),

@@ -12,6 +12,7 @@ import { Disposable } from './lifecycle';
 import type { Logger } from './logger';
 import { readSettingsLayer } from './settings';
 import { parallelOfferOf, parallelPickItems, type ParallelChoice } from './startChoices';
+import { AgentChooser, configuredAgentOf, memoryState } from './startAgent';
 import * as notify from './notify';
 
 /** Arguments of **Ralph: Start** when called programmatically (tests, other extensions); the UI asks otherwise. */
@@ -20,7 +21,10 @@ export interface StartArgs {
   folder?: string;
   /** `flow` | `quantum` | `checklist` | a checklist path; default a quick pick when there are several. */
   source?: string;
-  /** An agent name (`claude`, `codex`, …, `cursor-agent`); default a quick pick when several agent CLIs are on PATH and none is configured. */
+  /**
+   * An agent name (`claude`, `codex`, …, `cursor-agent`); default the configured one, else the one remembered for the
+   * folder, else a quick pick when several agent CLIs are found (startAgent.ts).
+   */
   agent?: AgentName;
   /** Run without gates. */
   noGates?: boolean;
@@ -70,6 +74,8 @@ export class RunController extends Disposable {
   readonly onEvent = this.events.event;
   /** The dialogs of the workspace-configuration trust check at Start (integration tests swap them). */
   trustUi: TrustUi = vscodeTrustUi;
+  /** Start's agent pick and its memory per folder (the extension gives it the workspace's state). */
+  agents = new AgentChooser({ memory: memoryState() });
 
   constructor(
     private readonly log: Logger,
@@ -141,7 +147,6 @@ export class RunController extends Disposable {
     if (!(await ensureContentTrusted(folder, this.log, this.trustUi))) return undefined;
     // The engine and its dependencies load on the first Start, not at activation.
     const [
-      { discoverAgents },
       { EngineRefusal, LoopEngine, NoGatesRefusal },
       { RunRecorder },
       { availableSources },
@@ -149,7 +154,6 @@ export class RunController extends Disposable {
       { resolveActor },
       { environmentSecrets, redactEvent, redactText },
     ] = await Promise.all([
-      import('../core/agents/discover'),
       import('../core/loop/startRun'),
       import('../core/loop/recorder'),
       import('../core/sources/work/workSources'),
@@ -159,7 +163,7 @@ export class RunController extends Disposable {
     ]);
     const { configKeys } = await import('../core/model/config');
     const settings = readSettingsLayer(configKeys, vscode.Uri.file(folder));
-    const config = await loadConfig(folder, { settings, trusted: true });
+    let config = await loadConfig(folder, { settings, trusted: true });
     const sources = availableSources({ folder, actor: resolveActor(folder) });
     // A source named by path (a resume brief: Resume with Ralph) needs no other source; the engine checks it.
     if (!sources.length && !args.source) {
@@ -192,23 +196,18 @@ export class RunController extends Disposable {
       if (!pick) return undefined;
       parallel = pick.choice;
     }
-    let agent = args.agent;
-    if (!agent && settings.agent === undefined) {
-      // Which binary each agent uses is the registry's to say (each adapter owns its config key).
-      const { configuredAgentBinaries } = await import('../core/agents/registry');
-      const binaries = configuredAgentBinaries(config, folder);
-      const found = await discoverAgents({ names: binaries.map((b) => b.binary) });
-      const agentOf = (name: string) =>
-        binaries.find((b) => b.binary === name || path.basename(b.binary) === name)?.adapter.name;
-      if (found.length > 1) {
-        const pick = await vscode.window.showQuickPick(
-          found.map((a) => ({ label: agentOf(a.name) ?? a.name, description: `${a.version ?? ''} ${a.path}` })),
-          { title: 'Ralph: Start — which agent?' },
-        );
-        if (!pick) return undefined;
-        agent = pick.label as StartArgs['agent'];
-      }
-    }
+    const chosen = await this.agents.choose({
+      folder,
+      config,
+      given: args.agent,
+      configured: await configuredAgentOf(folder, settings),
+    });
+    if (!chosen) return undefined;
+    const agent = chosen.agent;
+    this.log.info('start', `agent: ${agent ?? config.agent} (${chosen.why})`);
+    // As `ralph run --agent`: the agent is the configuration's, so the run's agents (`agents`, default `[agent]`) are
+    // that one, not it and the configured default.
+    if (agent) config = { ...config, agent: agent as typeof config.agent };
     const cancel = new AbortController();
     const options: EngineOptions = {
       folder,
@@ -265,6 +264,47 @@ export class RunController extends Disposable {
     this.runs.set(folder, { folder, engine, cancel, done });
     // Context keys (ralph.running …) come from the run store, which follows this run through its log like any other.
     return started;
+  }
+
+  /**
+   * **Ralph: Choose Agent…**: offers the agent CLIs found for the folder and remembers the one picked, which the next
+   * Start runs. Resolves with it, or undefined when dismissed, refused or the configuration names the agent.
+   */
+  async chooseAgent(folder?: string): Promise<string | undefined> {
+    if (!vscode.workspace.isTrusted) {
+      void notify.showErrorMessage(
+        'Ralph: choosing an agent runs each agent CLI for its version. Trust this workspace first.',
+      );
+      return undefined;
+    }
+    const f = folder ?? (await this.pickFolder());
+    if (!f) return undefined;
+    try {
+      if (!(await ensureContentTrusted(f, this.log, this.trustUi))) return undefined;
+      const [{ loadConfig }, { configKeys }] = await Promise.all([
+        import('../core/store/loadConfig'),
+        import('../core/model/config'),
+      ]);
+      const settings = readSettingsLayer(configKeys, vscode.Uri.file(f));
+      const config = await loadConfig(f, { settings, trusted: true });
+      const configured = await configuredAgentOf(f, settings);
+      if (configured) {
+        const where = typeof settings.agent === 'string' ? 'the ralph.agent setting' : '.ralph/config.json';
+        void notify.showInformationMessage(
+          `Ralph: ${path.basename(f)} runs ${configured}, named by ${where}; Start runs it without asking. Change it there.`,
+        );
+        return undefined;
+      }
+      const chosen = await this.agents.choose({ folder: f, config, given: undefined, configured, change: true });
+      if (chosen?.agent) this.log.info('start', `agent for ${path.basename(f)}: ${chosen.agent} (remembered)`);
+      return chosen?.agent;
+    } catch (err) {
+      const problem = fileProblemOf(err);
+      this.log.error('agent', err as Error);
+      if (problem) void showFileProblem(problem, f);
+      else void notify.showErrorMessage(`Ralph: Choose Agent failed: ${(err as Error).message}`);
+      return undefined;
+    }
   }
 
   /** **Ralph: Pause / Resume / Stop**: writes or removes the sentinel of the single active run (ours or flow-next's). */

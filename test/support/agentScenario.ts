@@ -30,7 +30,10 @@ import {
  *    the branch), writes the file and passes the gate (verified, completed);
  * 2. STOP during a turn: the turn finishes, the run stops, nothing is left running;
  * 3. a note in the handoff, then a shell output over the rotation threshold: a rotation, whose next prompt carries the
- *    note; Cancel while that iteration's request is pending: nothing left running.
+ *    note; Cancel while that iteration's request is pending: nothing left running;
+ * 4. (with `limit`) the agent's provider over its usage quota for an hour (past `failoverAfterMinutes`): the adapter
+ *    reads the reset the CLI reports, the next iteration runs claude (`agents: [agent, claude]`) with the same task,
+ *    and the run log says so.
  */
 export interface AgentScenario {
   agent: InstalledAgent;
@@ -50,6 +53,11 @@ export interface AgentScenario {
   beforeEdit?(file: string): Turn[];
   /** The turn that writes `file` (the agent's own write tool); default a shell `printf`. */
   writeFile?(file: string, text: string): Turn;
+  /**
+   * The model server's answer that puts the agent over a usage limit resetting in an hour (modelServer.ts `quota429`):
+   * given, the scenario ends with a failover to the real claude CLI.
+   */
+  limit?(): Turn;
 }
 
 /** Only a `[deny]` row: every agent keeps it (opencode and Copilot CLI with their own rules, which keep nothing else). */
@@ -241,6 +249,76 @@ export function describeAgentScenario(s: AgentScenario): void {
       } finally {
         await rotateServer.close();
       }
+      if (s.limit) await limitFailover(s, ws, cli);
     });
   });
+}
+
+/**
+ * Step 4 of the scenario: the agent's provider is over its usage quota for an hour (`s.limit()`, past the default
+ * `failoverAfterMinutes`); the next iteration runs the real claude CLI (`agents: [agent, claude]`), which creates
+ * bye.txt and ticks the task's last box (`- [ ] Create bye.txt`) in `ws`.
+ */
+export async function limitFailover(s: AgentScenario, ws: Workspace, cli: string): Promise<void> {
+  // 4. A usage limit an hour from resetting: failover to claude, whose own server answers.
+  const limit = s.limit!();
+  /** The reset the limit names, epoch ms (its body's `resets_at`, seconds). */
+  const named = 1000 * ((limit as { body?: { error?: { resets_at?: number } } }).body?.error?.resets_at ?? NaN);
+  const limited = await startModelServer([limit]);
+  const claudeServer = await startModelServer([
+    shell(`printf 'bye\\n' > bye.txt && sed -i 's/- \\[ \\] Create bye/- [x] Create bye/' RALPH_TASK.md`),
+    say('bye.txt written. <promise>COMPLETE</promise>'),
+  ]);
+  try {
+    const m = s.modelEnv(ws.home, limited);
+    const r = await runEngine(ws, [], {
+      server: claudeServer,
+      env: m.env,
+      config: {
+        agent: s.agent,
+        agents: [s.agent, 'claude'],
+        [`${s.agent}Path`]: cli,
+        model: m.model,
+        gates: { basic: 'test -f bye.txt' },
+      },
+    });
+    const log = r.lines.join('\n');
+    assert.equal(r.result.state, 'completed', log);
+    assert.deepEqual(
+      ofType(r.events, 'agentStarted').map((e) => e.agent),
+      [s.agent, 'claude'],
+      log,
+    );
+    const [failover] = ofType(r.events, 'failover');
+    assert.deepEqual([failover?.from, failover?.to], [s.agent, 'claude'], log);
+    // The reset the limit named (Codex names it to the minute), not a guess; the log says how far away it is.
+    const resetsAt = failover!.resetsAt!;
+    assert.ok(
+      Math.abs(resetsAt - named) <= 60_000,
+      `${new Date(resetsAt).toISOString()} for ${new Date(named).toISOString()}`,
+    );
+    assert.match(
+      log,
+      new RegExp(
+        `🔀 FAILOVER — ${s.agent} hit its usage limit \\(resets in \\d+ min\\); the next iteration runs claude`,
+      ),
+    );
+    assert.equal(ofType(r.events, 'iterationEnded')[0]?.ending, 'deferred', log);
+    assert.equal(ofType(r.events, 'deferred').length, 0, 'no wait: the other agent ran at once');
+    // The same task: the prompt the limited agent was sent is the one claude was sent.
+    const taskOf = (t: string) => t.slice(t.indexOf('## Task')).trimEnd();
+    const [limitedPrompt] = iterationPrompts(limited);
+    const [claudePrompt] = iterationPrompts(claudeServer);
+    assert.ok(limitedPrompt && claudePrompt, log);
+    // (opencode's request ends the prompt with a quote of its own.)
+    assert.ok(
+      taskOf(limitedPrompt).startsWith(taskOf(claudePrompt)),
+      `${taskOf(limitedPrompt)}\n----\n${taskOf(claudePrompt)}`,
+    );
+    assert.equal(ws.read('bye.txt'), 'bye\n');
+    assertNothingLeft(r);
+  } finally {
+    await limited.close();
+    await claudeServer.close();
+  }
 }

@@ -60,6 +60,29 @@ export const httpError = (
     body?: unknown;
   } = {},
 ): Turn => ({ kind: 'httpError', status, ...o });
+/**
+ * HTTP 429 on every request for a usage quota that resets an hour from now, in the shapes providers use: the message
+ * names the reset time, the body has Codex's `usage_limit_reached` fields, the headers OpenAI's reset durations.
+ */
+export function quota429(resetInS = 3600, o: { times?: number } = {}): Turn {
+  const resetsAt = Math.floor(Date.now() / 1000) + resetInS;
+  return httpError(429, {
+    times: o.times ?? Infinity,
+    headers: { 'x-ratelimit-reset-requests': `${resetInS}s`, 'x-ratelimit-reset-tokens': `${resetInS}s` },
+    body: {
+      error: {
+        message: `You exceeded your current quota: it will reset at ${new Date(resetsAt * 1000).toISOString()}.`,
+        type: 'usage_limit_reached',
+        code: 'insufficient_quota',
+        param: null,
+        plan_type: 'plus',
+        resets_at: resetsAt,
+        resets_in_seconds: resetInS,
+      },
+    },
+  });
+}
+
 export const disconnect = (o: { text?: string; usage?: ScriptUsage; times?: number } = {}): Turn => ({
   kind: 'disconnect',
   ...o,

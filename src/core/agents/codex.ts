@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
+import { limitRejected, limitResetOf } from './limitReset';
 import { asRecord, optNum as n, optStr as s, sessionInit, str, unknownEvent } from './lineParts';
 
 /**
@@ -189,13 +190,16 @@ class CodexMapper implements StreamMapper {
   private turnFailed(line: Record<string, unknown>): AgentEvent[] {
     const message = str(asRecord(line.error).message) || 'the turn failed';
     this.turns++;
+    const status = codexStatus(message);
     return [
+      // A usage limit names its reset as a time of day ("try again at 10:16 AM"): the failover compares it.
+      ...limitRejected(limitResetOf({ text: message, status, now: Date.now() })),
       this.resultEvent({
         subtype: 'error',
         isError: true,
         text: message,
         errors: [message],
-        status: codexStatus(message),
+        status,
       }),
     ];
   }

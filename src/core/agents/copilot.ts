@@ -3,6 +3,7 @@ import { type AgentEvent, type ToolKind, ev } from '../stream/events';
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
+import { limitRejected, limitResetOf } from './limitReset';
 import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, unknownEvent } from './lineParts';
 
 /**
@@ -16,8 +17,8 @@ import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, unknownEvent 
  *   `success`, `result.content` and, for shells, `shellExecution.exitCode`; `model.call_failure` is one failed API call
  *   the CLI retries by itself (an `apiRetry`; a 429 is not retried), `session.error` the failure it gave up on
  *   (`errorType` `rate_limit` or `query`, `statusCode`); `result` ends the run with the process's `exitCode` (1 after
- *   a `session.error`) and `sessionId`. SIGTERM ends it with `abort` and no result. A 429's reset time is not in the
- *   stream (its `retry-after` is not reported), so a rate limit waits with the loop's own backoff.
+ *   a `session.error`) and `sessionId`. SIGTERM ends it with `abort` and no result. A 429's `retry-after` is not
+ *   in the stream; a reset the provider's message names ("will reset at <time>") is read from `session.error`.
  * - **No token counts**: `result.usage` has `premiumRequests` and durations only, so context is the byte estimate
  *   (`estimatesContext`, as for cursor-agent) and the ledger's totals stay zero.
  * - Without `--allow-all-tools` every tool call is denied headless ("no interactive user response") and the CLI still
@@ -189,7 +190,13 @@ class CopilotMapper implements StreamMapper {
         const message = p.data.message ?? 'error';
         const status = p.data.statusCode ?? p.data.status ?? copilotErrorStatus(message);
         this.lastError = { message, status };
-        return [ev({ type: 'error', message, code: p.data.errorType ?? null, status })];
+        // A quota's reset, when the provider's message names it ("… will reset at <time>"): Copilot reports no header.
+        const at = typeof line.timestamp === 'string' ? Date.parse(line.timestamp) : NaN;
+        const now = Number.isFinite(at) ? at : Date.now();
+        return [
+          ...limitRejected(limitResetOf({ text: message, status, now })),
+          ev({ type: 'error', message, code: p.data.errorType ?? null, status }),
+        ];
       }
       case 'result':
         return this.result(line);

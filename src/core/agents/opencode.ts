@@ -3,6 +3,7 @@ import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTo
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
+import { limitRejected, limitResetOf } from './limitReset';
 import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, textOf, unknownEvent } from './lineParts';
 
 /**
@@ -163,6 +164,10 @@ class OpencodeMapper implements StreamMapper {
         const e = p.data.error;
         const message = e?.data?.message ?? e?.name ?? 'error';
         const status = e?.data?.statusCode ?? opencodeErrorStatus(message);
+        // A usage limit's reset: in its message or the provider's response headers, which opencode passes on.
+        const headers = asRecord(asRecord(asRecord(line.error).data).responseHeaders);
+        const now = typeof line.timestamp === 'number' ? line.timestamp : Date.now();
+        out.push(...limitRejected(limitResetOf({ text: message, status, now, headers })));
         out.push(ev({ type: 'error', message, code: e?.name ?? null, status }));
         return out;
       }

@@ -1,6 +1,7 @@
 import type { AgentEvent, ToolKind } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { claudeAdapter } from './claude';
+import { limitRejected, limitResetOf } from './limitReset';
 import { type SystemSettingsLayer, writeGuardSettings } from './guardSettingsFile';
 
 /**
@@ -100,6 +101,12 @@ class QwenMapper implements StreamMapper {
 
   map(line: Record<string, unknown>): AgentEvent[] {
     const events = this.inner.map(normalised(line));
+    // A quota error ("Quota exhausted: … will reset at <time>", which Qwen Code does not retry) names its reset.
+    const err = line.type === 'result' && line.is_error === true ? (line.error as { message?: unknown }) : undefined;
+    if (err && typeof err.message === 'string')
+      events.unshift(
+        ...limitRejected(limitResetOf({ text: err.message, status: qwenErrorStatus(err.message), now: Date.now() })),
+      );
     for (const e of events) {
       if (e.type === 'toolUse') e.kind = qwenToolKind(e.name);
       else if (e.type === 'toolResult' && e.name) e.kind = qwenToolKind(e.name);

@@ -1,3 +1,4 @@
+import { quota429 } from '../../support/modelServer';
 import { codexModelEnv } from '../../support/agentEnv';
 import { describeAgentScenario } from '../../support/agentScenario';
 
@@ -7,4 +8,5 @@ describeAgentScenario({
   modelEnv: (home, server) => codexModelEnv(home, server.openaiUrl),
   deny: 'hook',
   usage: 'per-turn',
+  limit: () => quota429(),
 });

@@ -1,5 +1,5 @@
 import { describeAgentScenario } from '../../support/agentScenario';
-import type { Turn } from '../../support/modelServer';
+import { type Turn, quota429 } from '../../support/modelServer';
 import { copilotModelEnv } from '../../support/scriptedAgentEnv';
 
 /**
@@ -16,4 +16,5 @@ describeAgentScenario({
     kind: 'toolUse',
     calls: [{ name: 'create', input: { path: file, file_text: text } }],
   }),
+  limit: () => quota429(),
 });

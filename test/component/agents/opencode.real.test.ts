@@ -1,3 +1,4 @@
+import { quota429 } from '../../support/modelServer';
 import { opencodeModelEnv } from '../../support/agentEnv';
 import { describeAgentScenario } from '../../support/agentScenario';
 
@@ -10,4 +11,5 @@ describeAgentScenario({
   modelEnv: (home, server) => opencodeModelEnv(home, server.openaiUrl),
   deny: 'rules',
   usage: 'per-call',
+  limit: () => quota429(),
 });

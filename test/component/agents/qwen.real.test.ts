@@ -1,6 +1,6 @@
 import { qwenModelEnv } from '../../support/agentEnv';
 import { describeAgentScenario } from '../../support/agentScenario';
-import { toolUse } from '../../support/modelServer';
+import { toolUse, quota429 } from '../../support/modelServer';
 
 /**
  * Qwen Code 0.24.4 (npm @qwen-code/qwen-code) through the loop engine, against the Chat Completions dialect of the
@@ -14,4 +14,5 @@ describeAgentScenario({
   // Qwen Code refuses a shell command that edits a file it has not read in this session.
   beforeEdit: (file) => [toolUse('read_file', { file_path: file })],
   writeFile: (file, text) => toolUse('write_file', { file_path: file, content: text }),
+  limit: () => quota429(),
 });
