@@ -200,7 +200,7 @@ export class OutcomeTracker {
         evidence: 'rate_limit_event',
         resetsAt: this.rejected.resetsAt,
         spend: false,
-        status: r?.apiErrorStatus ?? null,
+        status: r?.apiErrorStatus ?? this.errorCode?.status ?? null,
         ...retry,
       };
     }
