@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Redis } from 'ioredis';
 import { LoopEngine, type EngineOptions, type RunResult } from '../../src/core/loop/startRun';
 import { RunRecorder } from '../../src/core/loop/recorder';
 import { ralphConfigSchema } from '../../src/core/model/config';
@@ -335,4 +336,54 @@ export function watchJson(folder: string, runId: string): WatchProc {
           }),
     exited,
   };
+}
+
+/**
+ * The Redis connections this process holds, as `CLIENT LIST` rows of `client`'s server (their address's port is a
+ * TCP socket of this process: /proc/self/fd → /proc/net/tcp), `client`'s own left out. A coordinator that ended its
+ * run holds none.
+ */
+export async function redisClientsOfThisProcess(client: Redis): Promise<string[]> {
+  const inodes = new Set<string>();
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/self/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const line of fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length > 9 && inodes.has(f[9]!)) ports.add(parseInt(f[1]!.split(':')[1]!, 16));
+  }
+  const own = String(await client.client('ID'));
+  return String(await client.client('LIST'))
+    .split('\n')
+    .filter((row) => {
+      const port = /\baddr=[^ ]*:(\d+)\b/.exec(row)?.[1];
+      return port !== undefined && ports.has(Number(port)) && !new RegExp(`\\bid=${own}\\b`).test(row);
+    });
+}
+
+/**
+ * Every member of the lane queue's lists, sets and sorted sets (waiting, active, delayed, prioritized, completed,
+ * failed, …: BullMQ's keys under `<prefix>:<queue>:`) that names `runId`: a run that ended leaves none.
+ */
+export async function queueEntriesOf(client: Redis, queueKeyPrefix: string, runId: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const key of await client.keys(`${queueKeyPrefix}:*`)) {
+    const type = await client.type(key);
+    const members =
+      type === 'list'
+        ? await client.lrange(key, 0, -1)
+        : type === 'zset'
+          ? await client.zrange(key, 0, -1)
+          : type === 'set'
+            ? await client.smembers(key)
+            : [];
+    for (const m of members) if (m.includes(runId)) found.push(`${key}: ${m}`);
+  }
+  return found;
 }

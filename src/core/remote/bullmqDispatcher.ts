@@ -96,6 +96,8 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     readonly redis: Redis,
     private readonly reader: Redis,
     readonly queue: Queue,
+    /** The queue's connection: BullMQ leaves a connection it was given open when it closes. */
+    private readonly queueConnection: Redis,
   ) {
     super(o.folder, o.featureBranch);
   }
@@ -120,9 +122,10 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     const remote = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/|^[^/]+@[^/]+:/.test(raw) ? raw : path.resolve(o.folder, raw);
     const redis = redisConnection(o.redisUrl);
     const reader = redisConnection(o.redisUrl);
-    const queue = new Queue(LANE_QUEUE, { connection: redisConnection(o.redisUrl), prefix: KEY_PREFIX });
+    const queueConnection = redisConnection(o.redisUrl);
+    const queue = new Queue(LANE_QUEUE, { connection: queueConnection, prefix: KEY_PREFIX });
     queue.on('error', () => undefined);
-    const d = new BullmqDispatcher(o, remote, redis, reader, queue);
+    const d = new BullmqDispatcher(o, remote, redis, reader, queue, queueConnection);
     // While Redis is away nothing is dispatched or heard (commands wait for it): said once each way in the run log.
     let lostAt = 0;
     redis.on('close', () => {
@@ -299,6 +302,7 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
       this.o.warn(`could not push ${this.o.featureBranch} to ${this.o.laneRemote}: ${err.message}`),
     );
     await this.queue.close().catch(() => undefined);
+    this.queueConnection.disconnect();
     this.redis.disconnect();
     this.reader.disconnect();
   }

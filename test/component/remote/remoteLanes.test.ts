@@ -12,6 +12,8 @@ import {
   killAgentGroup,
   makeRemoteRepo,
   planSteps,
+  queueEntriesOf,
+  redisClientsOfThisProcess,
   runCoordinator,
   startWorker,
   statuses,
@@ -94,6 +96,14 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     assert.deepEqual(stubAgents(r.log), []);
     assert.deepEqual(await client.keys(`${KEY_PREFIX}:run:${runId}:*`), []);
     assert.deepEqual(await client.keys(`${KEY_PREFIX}:${LANE_QUEUE}:${runId}.*`), []);
+    // No key anywhere names the run, no queue list or set holds one of its jobs, no connection of the coordinator
+    // (this process) is left open.
+    assert.deepEqual(
+      (await client.keys('*')).filter((k) => k.includes(runId)),
+      [],
+    );
+    assert.deepEqual(await queueEntriesOf(client, `${KEY_PREFIX}:${LANE_QUEUE}`, runId), []);
+    assert.deepEqual(await redisClientsOfThisProcess(client), [], 'the coordinator closed its Redis connections');
   }
 
   const merges = (events: { e: EngineEvent }[]) =>
@@ -443,18 +453,31 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     });
   });
 
-  it('a worker refuses a Redis without a password, and a Redis that answers without one', async () => {
+  it('a worker and a coordinator refuse a Redis without a password, and a Redis that answers without one', async () => {
     const r = repo([{ id: 'S1' }], redis.url);
     const noPassword = await startWorker(redis.urlWithoutPassword, [r.remote], r, { waitReady: false });
     workers.push(noPassword);
     assert.equal(await noPassword.exited, 1);
     assert.match(noPassword.output(), /refused without a password/);
     const open = await startRedisWithoutPassword();
+    const config = JSON.parse(r.t.read('.ralph/config.json')) as Record<string, unknown>;
     try {
       const w = await startWorker(open.url, [r.remote], r, { waitReady: false });
       workers.push(w);
       assert.equal(await w.exited, 1);
       assert.match(w.output(), /answers clients without a password/);
+      // The coordinator refuses both before it dispatches or writes anything of a run.
+      const before = r.t.read('quantum.json');
+      for (const [url, why] of [
+        [redis.urlWithoutPassword, /laneDispatcher "bullmq": .*refused without a password/],
+        [open.url, /laneDispatcher "bullmq": .*answers clients without a password/],
+      ] as const) {
+        r.t.write('.ralph/config.json', JSON.stringify({ ...config, redisUrl: url }));
+        await assert.rejects(runCoordinator(r), why);
+      }
+      assert.equal(r.t.read('quantum.json'), before);
+      assert.deepEqual(laneBranchesOf(r.remote), []);
+      assert.deepEqual(await redisClientsOfThisProcess(client), [], 'no connection of the refused coordinator left');
     } finally {
       await open.stop();
     }
@@ -484,6 +507,11 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       await client.set(leaseKey(runId, 'S1'), '1');
       await queue.add('lane', job, { jobId: laneJobId(runId, 'S1', 1), attempts: 1, removeOnComplete: true });
       await w.waitFor(/refused: this worker does not serve/);
+      // Refused before anything was fetched or made on its disk.
+      assert.deepEqual(
+        fs.readdirSync(w.dir).filter((f) => f === 'lanes' || f === 'mirrors'),
+        [],
+      );
       // Served now, but the lease names another token: refused before anything runs.
       await stopWorker(w);
       const w2 = await worker(r);

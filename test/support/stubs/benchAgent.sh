@@ -4,10 +4,12 @@
 # per start here, ~0.3 s on two busy cores: a third of what a story costs the machine). From the story id in its
 # prompt (the last argument, "Story <id>: …") it writes `<lower-cased id>.txt` holding the id, commits it, sleeps
 # $BENCH_STUB_SLEEP_S seconds (default 1.5) and prints a stream-json reply ending in <quantum>STORY_PASSED</quantum>.
-# Exits 2 when the prompt names no story, non-zero when git fails (set -e).
+# Exits 2 when the prompt names no story, non-zero when git fails (set -e). With $BENCH_STUB_LOG set it first appends
+# `start <id> <epoch seconds.micro>` there (the remote lanes bench times a dispatch up to the agent's start).
 set -eu
 prompt="${!#}"
 if [[ $prompt =~ Story\ ([A-Za-z0-9._-]+): ]]; then id="${BASH_REMATCH[1]}"; else echo "benchAgent.sh: no 'Story <id>:' in the prompt" >&2; exit 2; fi
+if [[ -n ${BENCH_STUB_LOG:-} ]]; then printf 'start %s %s\n' "$id" "$EPOCHREALTIME" >> "$BENCH_STUB_LOG"; fi
 file="${id,,}.txt"
 printf '%s\n' "$id" > "$file"
 export GIT_AUTHOR_NAME=stub GIT_AUTHOR_EMAIL=stub@example.invalid GIT_COMMITTER_NAME=stub GIT_COMMITTER_EMAIL=stub@example.invalid

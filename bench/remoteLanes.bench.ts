@@ -1,0 +1,237 @@
+/**
+ * Remote lanes benchmark (`npm run bench` / `node scripts/bench.mjs remoteLanes`): eight independent quantum stories
+ * through BullMQ on a real redis-server (127.0.0.1, password, AOF: test/support/redisServer.ts), `ralph worker`
+ * processes (dist/cli.js) with their own HOME and work folder, a bare repository as the lane remote, the bash stub
+ * agent of the lanes bench (test/support/stubs/benchAgent.sh: commits one file, sleeps BENCH_LANES_STORY_MS, default
+ * 1500 ms), and the coordinator in this process (`laneDispatcher: "bullmq"`). The same Redis serves both runs.
+ *   - remoteLanes.wallRatio: wall time on four workers (--max-parallel 4) over one worker (--max-parallel 1), target
+ *     ≤ 0.35;
+ *   - remoteLanes.enqueueToAgentMs: per story, from the coordinator's enqueue of its job to its agent's start on the
+ *     worker (the stub logs its start, BENCH_STUB_LOG), p50 and p95, target p95 ≤ 300 ms;
+ *   - remoteLanes.pushToMergeMs: per story, from the worker's push of the lane's branch (the bare remote's
+ *     post-receive hook logs it) to the coordinator's merge start, p50 and p95, target p95 ≤ 300 ms.
+ * The two overheads are taken from the four-worker run (lanes dispatched and merged while others run), with the
+ * one-worker run's beside them. All on one machine, so one clock. Temporary folders, workers and Redis are ended at
+ * the end; per-user state and cache in private folders, as in bench/lanes.bench.ts.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LoopEngine } from '../src/core/loop/startRun';
+import { ralphConfigSchema } from '../src/core/model/config';
+import { BullmqDispatcher } from '../src/core/remote/bullmqDispatcher';
+import type { LaneJob } from '../src/core/remote/laneJob';
+import { startRedis } from '../test/support/redisServer';
+
+const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
+const STORIES = 8;
+const storyMs = Number(process.env.BENCH_LANES_STORY_MS ?? 1500);
+const repo = path.resolve(__dirname, '..', '..');
+const stub = path.join(repo, 'test', 'support', 'stubs', 'benchAgent.sh');
+const cli = path.join(repo, 'dist', 'cli.js');
+const stateHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-state-'));
+const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-cache-'));
+process.env.XDG_STATE_HOME = stateHome;
+process.env.XDG_CACHE_HOME = cacheHome;
+const temps: string[] = [stateHome, cacheHome];
+process.on('exit', () => {
+  for (const d of temps) fs.rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (prefix: string) => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  temps.push(d);
+  return d;
+};
+const gitIn = (dir: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+
+// The coordinator's marks (wall clock, ms): each story's last enqueue and its first merge start.
+const enqueuedAt = new Map<string, number>();
+const mergeAt = new Map<string, number>();
+const enqueue = BullmqDispatcher.prototype.enqueue;
+BullmqDispatcher.prototype.enqueue = function (this: BullmqDispatcher, job: LaneJob) {
+  enqueuedAt.set(job.storyId, Date.now());
+  return enqueue.call(this, job);
+};
+const merge = BullmqDispatcher.prototype.merge;
+BullmqDispatcher.prototype.merge = function (this: BullmqDispatcher, id: string) {
+  if (!mergeAt.has(id)) mergeAt.set(id, Date.now());
+  return merge.call(this, id);
+};
+
+interface Worker {
+  child: ChildProcess;
+  exited: Promise<unknown>;
+}
+
+/** One `ralph worker` (its own HOME and work folder, concurrency 1); resolves once it serves the remote. */
+function startWorker(redisUrl: string, remote: string, agentLog: string): Promise<Worker> {
+  const home = tempDir('ralph-bench-worker-');
+  const dir = path.join(home, 'work');
+  fs.mkdirSync(path.join(dir, '.ralph'), { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, '.ralph', 'config.json'),
+    JSON.stringify({ claudePath: stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } }),
+  );
+  const child = spawn(
+    process.execPath,
+    [cli, 'worker', '--redis', redisUrl, '--dir', dir, '--concurrency', '1', '--trust', '--repo', remote],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        HOME: home,
+        XDG_STATE_HOME: path.join(home, 'state'),
+        XDG_CACHE_HOME: path.join(home, 'cache'),
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        BENCH_STUB_SLEEP_S: String(storyMs / 1000),
+        BENCH_STUB_LOG: agentLog,
+      },
+    },
+  );
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (/ serves /.test(out)) resolve({ child, exited });
+    });
+    void exited.then(() => reject(new Error(`a worker exited before serving:\n${out}`)));
+  });
+}
+
+/** Seconds.micro lines `<word> <key> <time>` of `file` → key → every time (ms), in order. */
+function marks(file: string, word: string): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const line of fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : []) {
+    const [w, key, t] = line.split(' ');
+    if (w !== word || !key || !t) continue;
+    out.set(key, [...(out.get(key) ?? []), Math.round(Number(t) * 1000)]);
+  }
+  return out;
+}
+
+/** The nearest-rank percentile `p` (0–100) of `xs`. */
+function pct(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]! : NaN;
+}
+
+async function once(
+  redisUrl: string,
+  workers: number,
+): Promise<{ wallMs: number; enqueueToAgent: number[]; pushToMerge: number[] }> {
+  enqueuedAt.clear();
+  mergeAt.clear();
+  const side = tempDir('ralph-bench-remote-side-');
+  const dir = tempDir('ralph-bench-remote-');
+  const remote = path.join(side, 'remote.git');
+  const agentLog = path.join(side, 'agents.log');
+  const pushLog = path.join(side, 'push.log');
+  gitIn(side, 'init', '-q', '--bare', remote);
+  // The remote notes when each lane branch arrives (a worker's push), on its one clock with this process.
+  fs.writeFileSync(
+    path.join(remote, 'hooks', 'post-receive'),
+    `#!/bin/bash\nwhile read -r old new ref; do\n  case "$ref" in refs/heads/ql-wt/*) [[ $new =~ ^0+$ ]] || printf 'push %s %s\\n' "\${ref#refs/heads/ql-wt/}" "$EPOCHREALTIME" >> ${JSON.stringify(pushLog)};; esac\ndone\n`,
+    { mode: 0o755 },
+  );
+  const stories = Array.from({ length: STORIES }, (_, i) => ({
+    id: `S${i + 1}`,
+    title: `story ${i + 1}`,
+    priority: i + 1,
+    status: 'pending',
+    dependsOn: [],
+    filePaths: [`s${i + 1}.txt`],
+  }));
+  fs.writeFileSync(path.join(dir, 'quantum.json'), JSON.stringify({ project: 'bench', stories }, null, 2) + '\n');
+  fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
+  gitIn(dir, 'init', '-q', '-b', 'main');
+  gitIn(dir, 'config', 'user.email', 'bench@example.invalid');
+  gitIn(dir, 'config', 'user.name', 'bench');
+  gitIn(dir, 'add', '-A');
+  gitIn(dir, 'commit', '-q', '-m', 'initial');
+  gitIn(dir, 'remote', 'add', 'origin', remote);
+  gitIn(dir, 'push', '-q', 'origin', 'main');
+  const started = await Promise.all(Array.from({ length: workers }, () => startWorker(redisUrl, remote, agentLog)));
+  try {
+    const config = ralphConfigSchema.parse({
+      claudePath: stub,
+      gates: { basic: 'true' },
+      laneDispatcher: 'bullmq',
+      redisUrl,
+      timing: { betweenIterationsMs: 0 },
+    });
+    const engine = new LoopEngine({ folder: dir, config, source: 'quantum', parallel: true, maxParallel: workers });
+    const t0 = performance.now();
+    const r = await engine.run();
+    const wallMs = performance.now() - t0;
+    if (r.state !== 'completed' || r.done !== STORIES)
+      throw new Error(`bench run on ${workers} worker(s) ended ${r.state} (${r.done}/${r.total}): ${r.reason}`);
+    const starts = marks(agentLog, 'start');
+    const pushes = marks(pushLog, 'push');
+    const enqueueToAgent: number[] = [];
+    const pushToMerge: number[] = [];
+    for (const s of stories) {
+      const enq = enqueuedAt.get(s.id);
+      const start = (starts.get(s.id) ?? []).find((t) => enq !== undefined && t >= enq - 5);
+      if (enq !== undefined && start !== undefined) enqueueToAgent.push(Math.max(0, start - enq));
+      const m = mergeAt.get(s.id);
+      const push = (pushes.get(s.id) ?? []).filter((t) => m !== undefined && t <= m + 5).at(-1);
+      if (m !== undefined && push !== undefined) pushToMerge.push(Math.max(0, m - push));
+    }
+    if (enqueueToAgent.length !== STORIES || pushToMerge.length !== STORIES)
+      throw new Error(
+        `marks missing on ${workers} worker(s): ${enqueueToAgent.length} agent starts, ${pushToMerge.length} pushes of ${STORIES}`,
+      );
+    return { wallMs, enqueueToAgent, pushToMerge };
+  } finally {
+    for (const w of started) w.child.kill('SIGTERM');
+    await Promise.all(started.map((w) => w.exited));
+  }
+}
+
+async function main(): Promise<void> {
+  const redis = await startRedis();
+  try {
+    const one = await once(redis.url, 1);
+    const four = await once(redis.url, 4);
+    emit({
+      name: 'remoteLanes.wallRatio',
+      value: Number((four.wallMs / one.wallMs).toFixed(3)),
+      unit: 'ratio',
+      target: 0.35,
+      stories: STORIES,
+      storyMs,
+      wallMs1: Math.round(one.wallMs),
+      wallMs4: Math.round(four.wallMs),
+    });
+    for (const [name, four4, one1] of [
+      ['remoteLanes.enqueueToAgentMs', four.enqueueToAgent, one.enqueueToAgent],
+      ['remoteLanes.pushToMergeMs', four.pushToMerge, one.pushToMerge],
+    ] as const)
+      emit({
+        name,
+        value: pct(four4, 95),
+        unit: 'ms',
+        stat: 'p95 on four workers',
+        target: 300,
+        p50: pct(four4, 50),
+        p95: pct(four4, 95),
+        oneWorkerP50: pct(one1, 50),
+        oneWorkerP95: pct(one1, 95),
+        stories: STORIES,
+      });
+  } finally {
+    await redis.stop();
+  }
+}
+
+// The test harness's redis-server keeps its (ended) child's pipes referenced: the bench exits when it is done.
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
