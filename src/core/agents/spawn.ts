@@ -373,7 +373,9 @@ interface StartedChild {
 }
 
 function startChild(file: string, args: readonly string[], invocation: Invocation): StartedChild {
-  const env = invocation.env;
+  // PWD says the working folder, as a shell would set it: a CLI that trusts PWD over its real folder (opencode runs
+  // its tools in $PWD) would otherwise work in the folder ralph was started from.
+  const env = { ...invocation.env, PWD: invocation.cwd };
   const remote = spawnInWorker(file, args, { cwd: invocation.cwd, env, stdout: 'pipe', stderr: 'pipe' });
   if (remote) {
     return {

@@ -105,6 +105,11 @@ for (const via of ['this process', 'the helper process of a parallel run'] as co
       assert.equal(record.env.HOME, process.env.HOME);
     });
 
+    it('runs with PWD set to its working folder, whatever PWD ralph has (a CLI that trusts PWD works there)', async () => {
+      const { record } = await runStub({ PWD: '/', RALPH_STUB_REPLAY: path.join(captures, 'read-write.jsonl') });
+      assert.equal(record.env.PWD, ws);
+    });
+
     it('runs with stdin closed', async () => {
       const { record } = await runStub({});
       assert.equal(record.stdin, 'closed');

@@ -80,7 +80,12 @@ async function main() {
   if (process.env.RALPH_STUB_RECORD) {
     const env = Object.fromEntries(
       Object.entries(process.env).filter(
-        ([k]) => k === 'CURSOR_CONFIG_DIR' || k === 'HOME' || k.startsWith('CURSOR_') || k.startsWith('RALPH_STUB_'),
+        ([k]) =>
+          k === 'CURSOR_CONFIG_DIR' ||
+          k === 'HOME' ||
+          k === 'PWD' ||
+          k.startsWith('CURSOR_') ||
+          k.startsWith('RALPH_STUB_'),
       ),
     );
     fs.writeFileSync(process.env.RALPH_STUB_RECORD, JSON.stringify({ argv, env, stdin, cwd: process.cwd() }));
