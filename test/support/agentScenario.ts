@@ -300,7 +300,7 @@ export async function limitFailover(s: AgentScenario, ws: Workspace, cli: string
     assert.match(
       log,
       new RegExp(
-        `🔀 FAILOVER — ${s.agent} hit its usage limit \\(resets in \\d+ min\\); the next iteration runs claude`,
+        `FAILOVER — ${s.agent} hit its usage limit \\(resets in \\d+ min\\); the next iteration runs claude`,
       ),
     );
     assert.equal(ofType(r.events, 'iterationEnded')[0]?.ending, 'deferred', log);

@@ -140,6 +140,6 @@ describe('cli: every exit of ralph run puts back what the agent claimed (issue 1
     );
     const r = await run(ws, env);
     assert.equal(r.code, 1, r.out);
-    assertNothingClaimed(ws, env, r.out, /failed — engine error: \.ralph\/runs\/[^/]+\/run\.json:1:\d+: invalid JSON/);
+    assertNothingClaimed(ws, env, r.out, /FAILED — engine error: \.ralph\/runs\/[^/]+\/run\.json:1:\d+: invalid JSON/);
   });
 });
