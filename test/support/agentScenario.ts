@@ -299,9 +299,7 @@ export async function limitFailover(s: AgentScenario, ws: Workspace, cli: string
     );
     assert.match(
       log,
-      new RegExp(
-        `FAILOVER — ${s.agent} hit its usage limit \\(resets in \\d+ min\\); the next iteration runs claude`,
-      ),
+      new RegExp(`FAILOVER — ${s.agent} hit its usage limit \\(resets in \\d+ min\\); the next iteration runs claude`),
     );
     assert.equal(ofType(r.events, 'iterationEnded')[0]?.ending, 'deferred', log);
     assert.equal(ofType(r.events, 'deferred').length, 0, 'no wait: the other agent ran at once');
