@@ -16,9 +16,16 @@ import { fnv1a } from './fnv';
  *
  * Rules:
  * - Outside the workspace, in `$XDG_CACHE_HOME/ralph/` (`<fnv(folder)>-<command>.snapshot.json`).
- * - Each input keyed by size, mtime, ctime and inode. Racy clean (git's rule): an entry is served only when every
- *   input's mtime and ctime are older than the entry file's own mtime by more than {@link SNAPSHOT_RACY_TICK_MS}; an
- *   answer with an input changed since the computation began (less that tick) is not even written.
+ * - Each named input keyed by size, mtime, ctime and inode. Racy clean (git's rule): an entry is served only when
+ *   every input's mtime and ctime are older than the entry file's own mtime by more than {@link SNAPSHOT_RACY_TICK_MS};
+ *   an answer with a named input changed since the computation began (less that tick) is not even written.
+ * - The entries of a named folder (thousands of task files) are stored by name only, not stat'ed when the answer is
+ *   stored: such an entry is served only while it exists and its mtime and ctime are older than the start of the
+ *   computation less the tick. Any write to a file sets its ctime to the time of the write (POSIX; no call sets it
+ *   back), so a file that passes was not changed after the computation read it; an entry added, removed or renamed
+ *   changes the folder's own mtime, a named input. This spares the first call (the cold one a bot makes after every
+ *   agent process) a second pass of `stat`s over files it has just read; the next call pays that pass anyway, to
+ *   check.
  * - Keyed by the folder, the build of ralph (size and mtime of its bundle files), and the environment variables that
  *   can change an answer ({@link snapshotEnvKey}); an entry that does not parse or does not match is ignored and
  *   replaced by the next store. Written atomically (a temporary file, then a rename); failures are ignored.
@@ -32,11 +39,17 @@ import { fnv1a } from './fnv';
 export const SNAPSHOT_RACY_TICK_MS = 2000;
 
 const FORMAT = 'ralph-snapshot-cache';
-/** 2: inputs stored by folder ({@link packSnapshotInputs}); 1 stored one array per input. */
-const VERSION = 2;
+/** 3: a folder's entries stored by name ({@link LISTED}); 2: inputs stored by folder; 1: one array per input. */
+const VERSION = 3;
 
-/** One input: `[path]` when it did not exist, else `[path, size, mtimeMs, ctimeMs, ino]`. */
-export type SnapshotInput = [string] | [string, number, number, number, number];
+/** The size slot of an input stored by name: it existed, and is checked by age ({@link SnapshotFile.spanMs}). */
+const LISTED = -2;
+
+/**
+ * One input: `[path]` when it did not exist, `[path, 'listed']` when a folder's listing showed it and it was not
+ * stat'ed, else `[path, size, mtimeMs, ctimeMs, ino]`.
+ */
+export type SnapshotInput = [string] | [string, 'listed'] | [string, number, number, number, number];
 
 /**
  * Inputs as an entry stores them: runs of consecutive inputs in one folder, each run
@@ -46,7 +59,10 @@ export type SnapshotInput = [string] | [string, number, number, number, number];
  */
 export type SnapshotInputRun = (string | number)[];
 
-/** {@link SnapshotInputRun}s of `inputs` (absolute paths), in order. Pure. */
+/**
+ * {@link SnapshotInputRun}s of `inputs` (absolute paths), in order; sizes -1 for an absent input and -2 for one stored
+ * by name. Pure.
+ */
 export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotInputRun[] {
   const runs: SnapshotInputRun[] = [];
   let run: SnapshotInputRun | undefined;
@@ -56,6 +72,7 @@ export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotIn
     const name = i[0].slice(cut + 1);
     if (run === undefined || run[0] !== dir) runs.push((run = [dir]));
     if (i.length === 1) run.push(name, -1, 0, 0, 0);
+    else if (i.length === 2) run.push(name, LISTED, 0, 0, 0);
     else run.push(name, i[1], i[2], i[3], i[4]);
   }
   return runs;
@@ -85,6 +102,11 @@ interface SnapshotFile {
   build: string;
   env: string;
   inputsByFolder: SnapshotInputRun[];
+  /**
+   * ms from the start of the computation to the entry's write (process clock): an input stored by name must be older
+   * than the entry file's mtime less this and {@link SNAPSHOT_RACY_TICK_MS}.
+   */
+  spanMs: number;
   /** The answer: what was printed for each output mode (e.g. `json`, `text`), and the exit code. */
   outputs: Record<string, string>;
   exitCode: number;
@@ -143,6 +165,12 @@ function sameInput(p: string, size: number, mtimeMs: number, ctimeMs: number, in
   return st !== undefined && st.size === size && st.mtimeMs === mtimeMs && st.ctimeMs === ctimeMs && st.ino === ino;
 }
 
+/** Whether `p` exists and its mtime and ctime are older than `limitMs`. */
+function olderThan(p: string, limitMs: number): boolean {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  return st !== undefined && st.mtimeMs < limitMs && st.ctimeMs < limitMs;
+}
+
 /** What {@link readSnapshot} found: the stored answer, or why not (`changed`: the first input found changed or racy). */
 export interface SnapshotLookup {
   answer?: SnapshotAnswer;
@@ -176,9 +204,17 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
     c.env !== key.env
   )
     return {};
-  if (!Array.isArray(c.inputsByFolder) || !c.outputs || typeof c.outputs !== 'object' || typeof c.exitCode !== 'number')
+  if (
+    !Array.isArray(c.inputsByFolder) ||
+    !c.outputs ||
+    typeof c.outputs !== 'object' ||
+    typeof c.exitCode !== 'number' ||
+    typeof c.spanMs !== 'number' ||
+    !(c.spanMs >= 0)
+  )
     return {};
   const limit = writtenAtMs - SNAPSHOT_RACY_TICK_MS;
+  const listedLimit = limit - c.spanMs;
   const runs = c.inputsByFolder;
   for (let r = 0; r < runs.length; r++) {
     const run = runs[r];
@@ -191,8 +227,10 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       let same: boolean;
       try {
         same =
-          (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) &&
-          sameInput(prefix + (run[j] as string), size, mtimeMs, ctimeMs, run[j + 4] as number);
+          size === LISTED
+            ? olderThan(prefix + (run[j] as string), listedLimit)
+            : (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) &&
+              sameInput(prefix + (run[j] as string), size, mtimeMs, ctimeMs, run[j + 4] as number);
       } catch {
         same = false;
       }
@@ -286,9 +324,14 @@ export interface AnswerInput {
 
 /** The absolute paths `inputs` stand for, folder by folder: each named path, then its entries to the depth named. */
 export function expandInputs(inputs: readonly AnswerInput[]): string[] {
-  const out: string[] = [];
-  const walk = (p: string, depth: number) => {
-    out.push(p);
+  return expandInputsListed(inputs).map((i) => i.path);
+}
+
+/** {@link expandInputs}, each path with whether a folder's listing showed it (else the command named it). */
+export function expandInputsListed(inputs: readonly AnswerInput[]): { path: string; listed: boolean }[] {
+  const out: { path: string; listed: boolean }[] = [];
+  const walk = (p: string, depth: number, listed: boolean) => {
+    out.push({ path: p, listed });
     if (depth <= 0) return;
     let entries: fs.Dirent[];
     try {
@@ -300,19 +343,21 @@ export function expandInputs(inputs: readonly AnswerInput[]): string[] {
     for (const e of entries) {
       const child = p + path.sep + e.name;
       if (e.isDirectory()) dirs.push(child);
-      else out.push(child);
+      else out.push({ path: child, listed: true });
     }
-    for (const d of dirs) walk(d, depth - 1);
+    for (const d of dirs) walk(d, depth - 1, true);
   };
-  for (const i of inputs) walk(i.path, i.depth ?? 0);
+  for (const i of inputs) walk(i.path, i.depth ?? 0, false);
   return out;
 }
 
 /**
  * Stores `answer` for `key` with the current signatures of the `inputs` the command named ({@link expandInputs}).
- * Nothing is written when an input changed since `sinceMs` (when the computation began) less
- * {@link SNAPSHOT_RACY_TICK_MS}: the answer may not show that change, and it could not be served anyway.
- * Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry was written.
+ * Nothing is written when a named input changed since `sinceMs` (when the computation began) less
+ * {@link SNAPSHOT_RACY_TICK_MS}: the answer may not show that change, and it could not be served anyway. With
+ * `sinceMs`, the entries of named folders are stored by name (see the rules above: checked by age when read); without
+ * it, every input is stat'ed. Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry
+ * was written.
  */
 export function writeSnapshot(
   key: SnapshotKey,
@@ -323,8 +368,13 @@ export function writeSnapshot(
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
   const racyFrom = Math.min(opts.sinceMs ?? Infinity, Date.now()) - SNAPSHOT_RACY_TICK_MS;
   const sigs: SnapshotInput[] = [];
+  const byName = opts.sinceMs !== undefined;
   try {
-    for (const p of expandInputs(inputs)) {
+    for (const { path: p, listed } of expandInputsListed(inputs)) {
+      if (listed && byName) {
+        sigs.push([p, 'listed']);
+        continue;
+      }
       const st = fs.statSync(p, { throwIfNoEntry: false });
       if (!st) {
         sigs.push([p]);
@@ -336,7 +386,8 @@ export function writeSnapshot(
   } catch {
     return false;
   }
-  return writeEntry(file, key, packSnapshotInputs(sigs), answer);
+  const spanMs = byName ? Math.max(0, Date.now() - opts.sinceMs!) : 0;
+  return writeEntry(file, key, packSnapshotInputs(sigs), spanMs, answer);
 }
 
 /** Writes an entry file atomically; failures are ignored (returns false). */
@@ -344,6 +395,7 @@ function writeEntry(
   file: string,
   key: SnapshotKey,
   inputsByFolder: SnapshotInputRun[],
+  spanMs: number,
   answer: SnapshotAnswer,
 ): boolean {
   const body: SnapshotFile = {
@@ -351,6 +403,7 @@ function writeEntry(
     version: VERSION,
     ...key,
     inputsByFolder,
+    spanMs,
     outputs: answer.outputs,
     exitCode: answer.exitCode,
   };

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   expandInputs,
+  expandInputsListed,
   packSnapshotInputs,
   readSnapshot,
   removeFolderCaches,
@@ -73,6 +74,7 @@ describe('snapshot cache', () => {
       ['/w/PROMPT.md'],
       ['/w/.flow/tasks/c.json', 1, 2, 3, 9],
       ['/top', 1, 1, 1, 1],
+      ['/w/.flow/tasks/d.json', 'listed'],
     ];
     const runs = packSnapshotInputs(inputs);
     assert.deepEqual(runs, [
@@ -80,6 +82,7 @@ describe('snapshot cache', () => {
       ['/w', 'PROMPT.md', -1, 0, 0, 0],
       ['/w/.flow/tasks', 'c.json', 1, 2, 3, 9],
       ['', 'top', 1, 1, 1, 1],
+      ['/w/.flow/tasks', 'd.json', -2, 0, 0, 0],
     ]);
   });
 
@@ -90,9 +93,10 @@ describe('snapshot cache', () => {
     const inputs: SnapshotInput[] = [[path.join(ws.dir, 'absent.md')]];
     const entry = {
       format: 'ralph-snapshot-cache',
-      version: 2,
+      version: 3,
       ...key,
       inputsByFolder: packSnapshotInputs(inputs),
+      spanMs: 0,
       outputs: { json: 'J' },
       exitCode: 0,
     };
@@ -112,10 +116,71 @@ describe('snapshot cache', () => {
       JSON.stringify({ ...entry, inputsByFolder: [[ws.dir, 'a.json', 1, 2]] }),
       JSON.stringify({ ...entry, version: 1, inputs: [[path.join(ws.dir, 'absent.md')]] }),
       JSON.stringify({ ...entry, exitCode: 'x' }),
+      JSON.stringify({ ...entry, spanMs: -1 }),
+      JSON.stringify({ ...entry, spanMs: undefined }),
     ]) {
       fs.writeFileSync(file, garbage);
       assert.equal(readSnapshot(key, env).answer, undefined);
     }
+  });
+
+  // A folder's entries are stored by name and served by age: older than the computation's start less the tick. A
+  // test cannot set a ctime back, so the entry's own mtime is moved two hours ahead instead (its write is the clock).
+  const listedCases: [what: string, spanMs: number, change: (at: (p: string) => string) => void, served: boolean][] = [
+    ['nothing changed', 0, () => {}, true],
+    ['a listed file removed', 0, (at) => fs.rmSync(at('t/b.json')), false],
+    [
+      'a listed file with a newer mtime',
+      0,
+      (at) => fs.utimesSync(at('t/b.json'), HOUR_AGO, HOUR_AGO + 4 * 3600),
+      false,
+    ],
+    // the computation began three hours before the write: the files (ctime now) changed after it began
+    ['a file changed after the computation began', 3 * 3_600_000, () => {}, false],
+  ];
+  for (const [what, spanMs, change, served] of listedCases)
+    it(`serves a folder's entries stored by name by their age: ${what}`, () => {
+      ws.write('t/a.json', '{}');
+      ws.write('t/b.json', '{}');
+      const at = (p: string) => path.join(ws.dir, p);
+      const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
+      const file = snapshotFile(ws.dir, 'status', env);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      const entry = {
+        format: 'ralph-snapshot-cache',
+        version: 3,
+        ...key,
+        inputsByFolder: packSnapshotInputs([
+          [at('t/a.json'), 'listed'],
+          [at('t/b.json'), 'listed'],
+        ]),
+        spanMs,
+        outputs: { json: 'J' },
+        exitCode: 0,
+      };
+      fs.writeFileSync(file, JSON.stringify(entry));
+      fs.utimesSync(file, HOUR_AGO + 3 * 3600, HOUR_AGO + 3 * 3600);
+      change(at);
+      const found = readSnapshot(key, env);
+      assert.equal(found.answer !== undefined, served, JSON.stringify(found));
+      if (!served) assert.match(found.changed ?? '', /b\.json$|a\.json$/);
+    });
+
+  it("lists which inputs a named folder stands for (stored by name) and which the command named (stat'ed)", () => {
+    ws.write('t/a.json', '{}');
+    ws.write('t/sub/b.md', '');
+    const at = (p: string) => path.join(ws.dir, p);
+    const byPath = <T extends { path: string }>(xs: T[]) => [...xs].sort((x, y) => x.path.localeCompare(y.path));
+    assert.deepEqual(
+      byPath(expandInputsListed([{ path: at('t'), depth: 2 }, { path: at('none') }])),
+      byPath([
+        { path: at('t'), listed: false },
+        { path: at('t/a.json'), listed: true },
+        { path: at('t/sub'), listed: true },
+        { path: at('t/sub/b.md'), listed: true },
+        { path: at('none'), listed: false },
+      ]),
+    );
   });
 
   it("removeFolderCaches: removes the folder's answers and parse caches under every spelling (a forged entry for `-C link`); other folders' stay", () => {
