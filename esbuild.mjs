@@ -66,25 +66,41 @@ function filesUnder(dir, suffix) {
     .sort();
 }
 
-// bullmq and ioredis (2.4 MB bundled) serve remote lanes only (src/core/remote/: `ralph worker`, a parallel run with
-// laneDispatcher "bullmq"), which the programs and the extension import on first use. Bundled inline, every start of
-// dist/cli-main.js and every activation read and parsed them; here they are `require`d from dist/remote-libs.js
-// (one file: bullmq uses the same ioredis) when a remote module first runs.
-const remoteLibs = ['bullmq', 'ioredis'];
-const deferRemoteLibs = {
-  name: 'defer-remote-libs',
-  setup(build) {
-    build.onResolve({ filter: new RegExp(`^(${remoteLibs.join('|')})$`) }, (args) => ({
-      path: args.path,
-      namespace: 'remote-lib',
-    }));
-    build.onLoad({ filter: /.*/, namespace: 'remote-lib' }, (args) => ({
-      contents: `module.exports = require('./remote-libs.js')[${JSON.stringify(args.path)}];`,
-      loader: 'js',
-    }));
-    build.onResolve({ filter: /^\.\/remote-libs\.js$/ }, (args) => ({ path: args.path, external: true }));
-  },
+// Libraries most starts never run are not bundled into the programs: every kB of a bundle is read and pre-parsed at
+// each start, used or not. Each is `require`d on first use from a file beside the bundle (in .vscodeignore's allow
+// list), through a small shim: `require('./<file>')[<lib>]`. DEFERRED maps each library to its file:
+// - yaml (a STATE.md outside the flat subset), jsonc-parser (a positioned JSON error), chokidar (`--watch`): with
+//   them, yaml + jsonc-parser + chokidar were 0.37 of dist/cli-waves.js's 0.46 MB, ~12 ms of CPU per pass;
+// - mvdan-sh, the shell parser of the command policy and the guard (a 3.1 MB GopherJS build): three quarters of
+//   dist/cli-main.js and about 0.2 s of CPU at every start; only commands that read a shell command line load it;
+// - bullmq and ioredis (2.4 MB), for remote lanes only (src/core/remote/: `ralph worker`, a parallel run with
+//   laneDispatcher "bullmq"), in one file because bullmq must use the same ioredis.
+const DEFERRED = {
+  yaml: 'yaml.js',
+  'jsonc-parser': 'jsonc-parser.js',
+  chokidar: 'chokidar.js',
+  'mvdan-sh': 'mvdan-sh.js',
+  bullmq: 'remote-libs.js',
+  ioredis: 'remote-libs.js',
 };
+/** The plugin that defers `libs` (keys of DEFERRED) of a bundle to their files. */
+function deferLibs(libs) {
+  return {
+    name: 'defer-libs',
+    setup(build) {
+      build.onResolve({ filter: new RegExp(`^(${libs.join('|')})$`) }, (args) => ({
+        path: args.path,
+        namespace: 'deferred-lib',
+      }));
+      build.onLoad({ filter: /.*/, namespace: 'deferred-lib' }, (args) => ({
+        contents: `module.exports = require('./${DEFERRED[args.path]}')[${JSON.stringify(args.path)}];`,
+        loader: 'js',
+      }));
+      build.onResolve({ filter: /.*/, namespace: 'deferred-lib' }, (args) => ({ path: args.path, external: true }));
+    },
+  };
+}
+const allDeferred = deferLibs(Object.keys(DEFERRED));
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext'))
@@ -93,7 +109,7 @@ if (want('ext'))
     entryPoints: ['src/extension/extension.ts'],
     outfile: 'dist/extension.js',
     external: ['vscode'],
-    plugins: [deferRemoteLibs],
+    plugins: [deferLibs(['bullmq', 'ioredis'])],
     banner: { js: `var __ralphBundleStart = performance.now();\n${importMetaShim}` },
   });
 // The plan worker thread (src/extension/planLoader.ts): reads plan graphs off the extension host's event loop.
@@ -153,47 +169,23 @@ const noImportMeta = {
     });
   },
 };
-// Libraries a plain pass never runs stay out of dist/cli-waves.js (and dist/cli-read.js): every kB of a bundle is read and pre-parsed at
-// each start, used or not (yaml + jsonc-parser + chokidar were 0.37 of its 0.46 MB, ~12 ms of CPU per pass). yaml
-// (a STATE.md outside the flat subset), jsonc-parser (a positioned JSON error) and chokidar (`--watch`) are
-// `require`d on first use from their own files beside it, dist/<name>.js (in .vscodeignore's allow list).
-const deferredLibs = ['yaml', 'jsonc-parser', 'chokidar', 'mvdan-sh'];
-const deferLibs = {
-  name: 'defer-libs',
-  setup(build) {
-    build.onResolve({ filter: new RegExp(`^(${deferredLibs.join('|')})$`) }, (args) => ({
-      path: `./${args.path}.js`,
-      external: true,
-    }));
-  },
-};
-if (want('cli')) {
-  for (const lib of deferredLibs) {
+// The files of DEFERRED: each exports { <lib>: the library, … } for the libraries it holds.
+if (want('cli') || want('ext'))
+  for (const file of new Set(Object.values(DEFERRED))) {
+    const libs = Object.keys(DEFERRED).filter((l) => DEFERRED[l] === file);
     configs.push({
       ...nodeCommon,
       stdin: {
-        contents: `module.exports = require(${JSON.stringify(lib)});`,
+        contents: `module.exports = { ${libs.map((l) => `${JSON.stringify(l)}: require(${JSON.stringify(l)})`).join(', ')} };`,
         resolveDir: '.',
-        sourcefile: `${lib}.js`,
+        sourcefile: file,
       },
-      outfile: `dist/${lib}.js`,
+      outfile: `dist/${file}`,
       sourcemap: false,
-      banner: {},
-      plugins: [noImportMeta],
+      // bullmq reads import.meta.url: that file keeps the shim banner; the others are checked not to need it.
+      ...(file === 'remote-libs.js' ? {} : { banner: {}, plugins: [noImportMeta] }),
     });
   }
-}
-if (want('cli') || want('ext'))
-  configs.push({
-    ...nodeCommon,
-    stdin: {
-      contents: `module.exports = { ${remoteLibs.map((l) => `${JSON.stringify(l)}: require(${JSON.stringify(l)})`).join(', ')} };`,
-      resolveDir: '.',
-      sourcefile: 'remote-libs.js',
-    },
-    outfile: 'dist/remote-libs.js',
-    sourcemap: false,
-  });
 // The commands bots poll (src/cli/readEntry.ts), loaded by dist/cli.js when the answer cache cannot answer: without
 // the deferred libraries too (a status over plain files never runs them; they were 0.3 of its 0.5 MB).
 if (want('cli'))
@@ -201,7 +193,7 @@ if (want('cli'))
     ...cliProgram,
     entryPoints: ['src/cli/readEntry.ts'],
     outfile: 'dist/cli-read.js',
-    plugins: [lazyZod, deferLibs, deferRemoteLibs],
+    plugins: [lazyZod, allDeferred],
   });
 if (want('cli'))
   configs.push({
@@ -209,24 +201,22 @@ if (want('cli'))
     entryPoints: ['src/cli/wavesMain.ts'],
     outfile: 'dist/cli-waves.js',
     banner: {},
-    plugins: [lazyZod, deferLibs, noImportMeta],
+    plugins: [lazyZod, allDeferred, noImportMeta],
   });
-// The full program (every other command line) and `ralph task start|done|block|reset` alone (src/cli/taskMain.ts):
-// with the deferred libraries too. mvdan-sh (the shell parser of the command policy and the guard, a 3.1 MB GopherJS
-// build) was three quarters of dist/cli-main.js and about 0.2 s of CPU at every start of it; only commands that read
-// a shell command line (a gate, the guard, `ralph run`) load it now.
+// The full program (every other command line) and `ralph task start|done|block|reset` alone (src/cli/taskMain.ts),
+// without the deferred libraries (DEFERRED above).
 if (want('cli')) {
   configs.push({
     ...cliProgram,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli-main.js',
-    plugins: [lazyZod, deferLibs, deferRemoteLibs],
+    plugins: [lazyZod, allDeferred],
   });
   configs.push({
     ...cliProgram,
     entryPoints: ['src/cli/taskMain.ts'],
     outfile: 'dist/cli-task.js',
-    plugins: [lazyZod, deferLibs, deferRemoteLibs],
+    plugins: [lazyZod, allDeferred],
   });
 }
 if (want('webview') && fs.existsSync('webview/main.ts')) {
