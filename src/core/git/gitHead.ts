@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 
 /**
@@ -102,4 +102,62 @@ export async function headFromFiles(folder: string, env: NodeJS.ProcessEnv = pro
   const refText = await readSmall(under(commonDir, head.branch.split('/').join(path.sep)));
   if (refText === null) return undefined;
   return parseLooseRef(refText) ?? undefined;
+}
+
+/** What one folder on git's way up holds: its `.git` entry and its `HEAD` entry (a bare repository's mark). */
+export interface DiscoveryLevel {
+  dotGit: 'absent' | 'present' | 'unknown';
+  head: 'absent' | 'present' | 'unknown';
+}
+
+/**
+ * Whether git's repository discovery surely finds nothing from the folders `levels` describe (the physical folder
+ * first, then each parent up to `/`): no `.git` at any level and no level that could itself be a repository (git
+ * takes a folder with `HEAD`, `objects/` and `refs/` as a bare one: any `HEAD` entry counts here). Anything unknown (a
+ * folder that could not be read) answers false, and the caller asks git. `GIT_CEILING_DIRECTORIES` and
+ * `GIT_DISCOVERY_ACROSS_FILESYSTEM` only stop git's walk earlier, so they cannot make it find more (git-config(1)
+ * ENVIRONMENT; setup.c `setup_git_directory_gently_1`). Pure.
+ */
+export function discoveryFindsNothing(levels: readonly DiscoveryLevel[]): boolean {
+  return levels.length > 0 && levels.every((l) => l.dotGit === 'absent' && l.head === 'absent');
+}
+
+async function entryAt(file: string): Promise<DiscoveryLevel['dotGit']> {
+  try {
+    await lstat(file);
+    return 'present';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR'
+      ? 'absent'
+      : 'unknown';
+  }
+}
+
+/**
+ * True when `folder` is surely in no git repository, read from the files (two `lstat`s per folder up to `/`) instead
+ * of a git process that would only fail: git's answer everywhere else. The walk starts at the real path (git
+ * discovers from the physical working folder, `getcwd`), and never decides while GIT_DIR / GIT_COMMON_DIR /
+ * GIT_WORK_TREE point git elsewhere. Never throws (a folder that cannot be resolved answers false: ask git).
+ */
+export async function outsideAnyRepository(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  if (gitEnvRedirects(env)) return false;
+  let dir: string;
+  try {
+    dir = await realpath(folder);
+  } catch {
+    return false;
+  }
+  const levels: DiscoveryLevel[] = [];
+  for (;;) {
+    const level: DiscoveryLevel = {
+      dotGit: await entryAt(path.join(dir, '.git')),
+      head: await entryAt(path.join(dir, 'HEAD')),
+    };
+    levels.push(level);
+    if (!discoveryFindsNothing([level])) return false;
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return discoveryFindsNothing(levels);
 }

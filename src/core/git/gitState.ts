@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runGit } from './git';
-import { headFromFiles } from './gitHead';
+import { headFromFiles, outsideAnyRepository } from './gitHead';
 import { RALPH_DIR, RALPH_FILES } from '../model/ralphPaths';
 import { commitPlan } from '../store/writePlan';
 import { readTextSync } from '../store/readJsonFile';
@@ -15,6 +15,8 @@ export async function headSha(folder: string): Promise<string | null> {
   // The plain layouts from the files (gitHead.ts: no process per question), else git's answer.
   const fromFiles = await headFromFiles(folder);
   if (fromFiles !== undefined) return fromFiles;
+  // No repository anywhere above (gitHead.ts): git would only fail, at the cost of a process.
+  if (await outsideAnyRepository(folder)) return null;
   const r = await runGit(folder, ['rev-parse', '--verify', '-q', 'HEAD']);
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
@@ -32,6 +34,7 @@ async function newestCommitOf(folder: string): Promise<{ short: string; subject:
   const head = await headFromFiles(folder);
   const kept = newestCommit.get(folder);
   if (head !== undefined && kept?.head === head) return kept;
+  if (head === undefined && (await outsideAnyRepository(folder))) return null;
   const r = await runGit(folder, ['log', '-1', '--format=%H%x00%h%x00%s']);
   if (r.exitCode !== 0) return null;
   const [full = '', short = '', subject = ''] = r.stdout.replace(/\n$/, '').split('\0');
@@ -115,6 +118,7 @@ function statusPaths(stdout: string): string[] {
  */
 export async function ensureRalphIgnored(folder: string): Promise<boolean> {
   if ((await headSha(folder)) === null) {
+    if (await outsideAnyRepository(folder)) return false;
     const inside = await runGit(folder, ['rev-parse', '--is-inside-work-tree']);
     if (inside.exitCode !== 0) return false;
   }

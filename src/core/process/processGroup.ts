@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 /**
  * Process-group ownership shared by everything that spawns (agent iterations, gates): each child runs in its own
@@ -139,15 +139,56 @@ export function processesWithEnv(name: string, value: string): number[] {
     return [];
   }
   const out: number[] = [];
+  const want = Buffer.from(needle, 'latin1');
   for (const n of names) {
     if (!/^\d+$/.test(n) || Number(n) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${n}/environ`, 'latin1').split('\0').includes(needle)) out.push(Number(n));
+      if (environHolds(readProcFile(`/proc/${n}/environ`), want)) out.push(Number(n));
     } catch {
       // gone, or another user's
     }
   }
   return out;
+}
+
+/** The buffer {@link readProcFile} reads into, grown when a file fills it. */
+let procBuf = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * A `/proc` file's bytes, read into one reused buffer (`readFileSync` allocates 64 KiB per file whose size the
+ * kernel reports as 0, and the sweeps read one file per process). The answer is a view of that buffer, valid until
+ * the next call. Throws as `readFileSync` does.
+ */
+function readProcFile(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    let len = 0;
+    for (;;) {
+      if (len === procBuf.length) {
+        const bigger = Buffer.allocUnsafe(procBuf.length * 2);
+        procBuf.copy(bigger, 0, 0, len);
+        procBuf = bigger;
+      }
+      const n = readSync(fd, procBuf, len, procBuf.length - len, null);
+      if (n === 0) return procBuf.subarray(0, len);
+      len += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Whether `environ` (a `/proc/<pid>/environ`: `NAME=value` entries, each ended by a NUL) holds the entry `entry`
+ * exactly, searched in the bytes (no string per process: the sweep reads every process's environment after each
+ * agent and gate). Pure.
+ */
+export function environHolds(environ: Buffer, entry: Buffer): boolean {
+  for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {
+    const end = at + entry.length;
+    if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true;
+  }
+  return false;
 }
 
 /**
@@ -168,7 +209,7 @@ export function groupCarriesEnv(pgid: number, name: string, value: string): bool
     try {
       const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
-      if (readFileSync(`/proc/${n}/environ`, 'latin1').split('\0').includes(needle)) return true;
+      if (environHolds(readProcFile(`/proc/${n}/environ`), Buffer.from(needle, 'latin1'))) return true;
     } catch {
       // gone, or another user's
     }

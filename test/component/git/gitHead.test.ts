@@ -162,4 +162,31 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     assert.deepEqual(packed.value, ['second one', line()], 'HEAD not in the files: git answers each time');
     assert.equal(packed.spawns, 2);
   });
+
+  it('a folder in no repository answers null without starting git; a subfolder and a bare repository ask git', async () => {
+    const plain = makeTempFolder('ralph-head-none-');
+    try {
+      const nested = path.join(plain.dir, 'a', 'b');
+      fs.mkdirSync(nested, { recursive: true });
+      assert.throws(() => revParse(nested), 'control: git finds no repository there');
+      const r = await spawnsDuring(async () => [
+        await headSha(plain.dir),
+        await headSha(nested),
+        await lastCommitLine(nested),
+        await lastCommitSubject(plain.dir),
+      ]);
+      assert.deepEqual(r.value, [null, null, null, null]);
+      assert.equal(r.spawns, 0, 'no git process outside any repository');
+    } finally {
+      plain.dispose();
+    }
+    const sub = path.join(t.dir, 'sub', 'deeper');
+    fs.mkdirSync(sub, { recursive: true });
+    const inSub = await spawnsDuring(async () => await headSha(sub));
+    assert.equal(inSub.value, revParse(t.dir));
+    assert.equal(inSub.spawns, 1, 'a subfolder: git answers');
+    const bare = path.join(t.dir, 'sub', 'bare.git');
+    git(t.dir, 'clone', '-q', '--bare', t.dir, bare);
+    assert.equal(await headSha(bare), revParse(t.dir), 'a bare repository: git answers');
+  });
 });

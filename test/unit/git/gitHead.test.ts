@@ -1,6 +1,13 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { gitdirOf, gitEnvRedirects, parseHeadText, parseLooseRef } from '../../../src/core/git/gitHead';
+import {
+  discoveryFindsNothing,
+  gitdirOf,
+  gitEnvRedirects,
+  parseHeadText,
+  parseLooseRef,
+  type DiscoveryLevel,
+} from '../../../src/core/git/gitHead';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(64);
@@ -61,5 +68,20 @@ describe('gitHead: HEAD from the files, plain layouts only (issue 19)', () => {
     assert.equal(gitEnvRedirects({ GIT_COMMON_DIR: '/x' }), true);
     assert.equal(gitEnvRedirects({ GIT_WORK_TREE: '/x' }), true);
     assert.equal(gitEnvRedirects({ GIT_DIR: '' }), false);
+  });
+
+  it('discoveryFindsNothing: only when every folder up to / surely has neither a .git nor a HEAD', () => {
+    const none: DiscoveryLevel = { dotGit: 'absent', head: 'absent' };
+    const rows: Array<[DiscoveryLevel[], boolean]> = [
+      [[none, none, none], true],
+      [[none], true],
+      [[], false], // nothing read: ask git
+      [[none, { dotGit: 'present', head: 'absent' }, none], false], // a repository above
+      [[{ dotGit: 'present', head: 'absent' }], false],
+      [[none, { dotGit: 'absent', head: 'present' }], false], // maybe a bare repository
+      [[{ dotGit: 'unknown', head: 'absent' }, none], false], // unreadable: ask git
+      [[none, { dotGit: 'absent', head: 'unknown' }], false],
+    ];
+    for (const [levels, want] of rows) assert.equal(discoveryFindsNothing(levels), want, JSON.stringify(levels));
   });
 });

@@ -11,6 +11,7 @@ import {
   unshareCandidates,
   withPrefix,
 } from '../../../src/core/process/containment';
+import { environHolds } from '../../../src/core/process/processGroup';
 import { modeAllowsWrite } from '../../../src/core/store/storageFailure';
 
 describe('process containment: the pure parts (issue 12)', () => {
@@ -154,4 +155,21 @@ describe('storage: write permission from the mode bits (issue 12; root ignores E
   ];
   for (const [name, mode, who, want] of rows)
     it(`${name}: ${want ? 'writable' : 'read-only'}`, () => assert.equal(modeAllowsWrite(mode, who), want));
+
+  it('environHolds: a whole NAME=value entry of a /proc environ, never a part of one', () => {
+    const env = (...entries: string[]) => Buffer.from(entries.map((e) => `${e}\0`).join(''), 'latin1');
+    const rows: Array<[Buffer, string, boolean]> = [
+      [env('A=1', 'RALPH_ITERATION_TOKEN=abc', 'B=2'), 'RALPH_ITERATION_TOKEN=abc', true],
+      [env('RALPH_ITERATION_TOKEN=abc'), 'RALPH_ITERATION_TOKEN=abc', true], // first entry
+      [Buffer.from('A=1\0RALPH_ITERATION_TOKEN=abc', 'latin1'), 'RALPH_ITERATION_TOKEN=abc', true], // no final NUL
+      [env('RALPH_ITERATION_TOKEN=abcd'), 'RALPH_ITERATION_TOKEN=abc', false], // a longer value
+      [env('XRALPH_ITERATION_TOKEN=abc'), 'RALPH_ITERATION_TOKEN=abc', false], // a longer name
+      [env('X=RALPH_ITERATION_TOKEN=abc'), 'RALPH_ITERATION_TOKEN=abc', false], // inside another value
+      [env('X=RALPH_ITERATION_TOKEN=abc', 'RALPH_ITERATION_TOKEN=abc'), 'RALPH_ITERATION_TOKEN=abc', true],
+      [env('A=1'), 'RALPH_ITERATION_TOKEN=abc', false],
+      [Buffer.alloc(0), 'RALPH_ITERATION_TOKEN=abc', false],
+    ];
+    for (const [environ, entry, want] of rows)
+      assert.equal(environHolds(environ, Buffer.from(entry, 'latin1')), want, JSON.stringify([String(environ), entry]));
+  });
 });
