@@ -66,7 +66,7 @@ interface Worker {
 }
 
 /** One `ralph worker` (its own HOME and work folder, concurrency 1); resolves once it serves the remote. */
-function startWorker(redisUrl: string, remote: string, agentLog: string): Promise<Worker> {
+function startWorker(redisUrl: string, remote: string, agentLog: string, traceFile: string): Promise<Worker> {
   const home = tempDir('ralph-bench-worker-');
   const dir = path.join(home, 'work');
   fs.mkdirSync(path.join(dir, '.ralph'), { recursive: true });
@@ -87,6 +87,7 @@ function startWorker(redisUrl: string, remote: string, agentLog: string): Promis
         GIT_CONFIG_GLOBAL: '/dev/null',
         BENCH_STUB_SLEEP_S: String(storyMs / 1000),
         BENCH_STUB_LOG: agentLog,
+        RALPH_TRACE_REMOTE: traceFile,
       },
     },
   );
@@ -112,6 +113,94 @@ function marks(file: string, word: string): Map<string, number[]> {
   return out;
 }
 
+/**
+ * The phases of one dispatch, in order, as `[label, from mark, to mark]` over the marks of RALPH_TRACE_REMOTE
+ * (src/core/remote/phaseTrace.ts; `event:*` are the lane engine's events on the worker, `heard:*` the coordinator's
+ * reading of the worker's stream entries). A mark's first time counts, `last:<mark>` its last.
+ */
+const PHASES: readonly (readonly [string, string, string])[] = [
+  ['c.lease (token, lease, control word)', 'dispatch', 'leased'],
+  ['c.push feature branch', 'leased', 'featurePushed'],
+  ['c.enqueue (queue.add)', 'featurePushed', 'enqueued'],
+  ['w.pickup (enqueued → job taken)', 'enqueued', 'picked'],
+  ['w.checks (job, allowlist, lease)', 'picked', 'checked'],
+  ['w.report started', 'checked', 'startedSent'],
+  ['w.mirror fetch', 'startedSent', 'fetched'],
+  ['w.worktree add', 'fetched', 'worktreeAdded'],
+  ['w.lane state', 'worktreeAdded', 'prepared'],
+  ['w.lane start → agent spawned', 'prepared', 'event:agentStarted'],
+  ['w.agent (stub sleeps storyMs)', 'event:agentStarted', 'event:iterationEnded'],
+  ['w.gates and lane end', 'event:iterationEnded', 'laneReturned'],
+  ['  of which gates', 'event:gateStarted', 'last:event:gateResult'],
+  ['w.leftovers check', 'laneReturned', 'leftoversSaved'],
+  ['w.lease check', 'leftoversSaved', 'leaseChecked'],
+  ['w.push lane branch', 'leaseChecked', 'pushed'],
+  ['w.report result', 'pushed', 'resultSent'],
+  ['w.clean-up (after the report)', 'resultSent', 'cleaned'],
+  ['c.hear result (XADD → XREAD)', 'pushed', 'heard:result'],
+  ['c.lane end → merge start', 'heard:result', 'mergeStart'],
+  ['c.fetch lane branch', 'mergeStart', 'mergeFetched'],
+  ['c.merge', 'mergeFetched', 'merged'],
+  ['c.feature gate and records', 'merged', 'mergeRecorded'],
+  ['c.remove lane branch', 'mergeRecorded', 'removed'],
+  ['= enqueued → agent spawned', 'enqueued', 'event:agentStarted'],
+  ['= iteration end → result heard', 'event:iterationEnded', 'heard:result'],
+  ['= dispatch → merged, less the agent', 'dispatch', 'merged'],
+];
+
+/** Each dispatch's marks (story.token → mark → times), from a RALPH_TRACE_REMOTE file. */
+function phaseMarks(file: string): Map<string, Map<string, number[]>> {
+  const out = new Map<string, Map<string, number[]>>();
+  const pendingDispatch = new Map<string, number>();
+  for (const line of fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : []) {
+    if (!line.trim()) continue;
+    const m = JSON.parse(line) as { at: number; story: string; token: number; phase: string };
+    // A dispatch is marked before its token is drawn: it belongs to the story's next token.
+    if (m.token === 0) {
+      pendingDispatch.set(m.story, m.at);
+      continue;
+    }
+    const key = `${m.story}.${m.token}`;
+    let d = out.get(key);
+    if (!d) {
+      d = new Map();
+      out.set(key, d);
+      const at = pendingDispatch.get(m.story);
+      if (at !== undefined) d.set('dispatch', [at]);
+      pendingDispatch.delete(m.story);
+    }
+    d.set(m.phase, [...(d.get(m.phase) ?? []), m.at]);
+  }
+  return out;
+}
+
+/** The row of the coordinator's turn-around: from the latest lane result heard to the next dispatch. */
+const TURNAROUND = 'c.a result heard → next dispatch';
+
+/** Per phase of {@link PHASES}, its duration (ms) in each dispatch that has both marks. */
+function phaseDurations(file: string, storyMsOff: number): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  const at = (d: Map<string, number[]>, mark: string) =>
+    mark.startsWith('last:') ? d.get(mark.slice(5))?.at(-1) : d.get(mark)?.[0];
+  const all = [...phaseMarks(file).values()];
+  const heard = all.flatMap((d) => d.get('heard:result') ?? []).sort((a, b) => a - b);
+  for (const d of all) {
+    const t = d.get('dispatch')?.[0];
+    const before = t === undefined ? undefined : heard.filter((h) => h <= t).at(-1);
+    if (t !== undefined && before !== undefined)
+      out.set(TURNAROUND, [...(out.get(TURNAROUND) ?? []), Math.round(t - before)]);
+  }
+  for (const d of all)
+    for (const [label, from, to] of PHASES) {
+      const a = at(d, from);
+      const b = at(d, to);
+      if (a === undefined || b === undefined) continue;
+      const ms = b - a - (label.includes('less the agent') ? storyMsOff : 0);
+      out.set(label, [...(out.get(label) ?? []), Math.round(ms)]);
+    }
+  return out;
+}
+
 /** The nearest-rank percentile `p` (0–100) of `xs`. */
 function pct(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -121,7 +210,7 @@ function pct(xs: readonly number[], p: number): number {
 async function once(
   redisUrl: string,
   workers: number,
-): Promise<{ wallMs: number; enqueueToAgent: number[]; pushToMerge: number[] }> {
+): Promise<{ wallMs: number; enqueueToAgent: number[]; pushToMerge: number[]; phases: Map<string, number[]> }> {
   enqueuedAt.clear();
   mergeAt.clear();
   const side = tempDir('ralph-bench-remote-side-');
@@ -129,6 +218,8 @@ async function once(
   const remote = path.join(side, 'remote.git');
   const agentLog = path.join(side, 'agents.log');
   const pushLog = path.join(side, 'push.log');
+  const traceFile = path.join(side, 'trace.jsonl');
+  process.env.RALPH_TRACE_REMOTE = traceFile;
   gitIn(side, 'init', '-q', '--bare', remote);
   // The remote notes when each lane branch arrives (a worker's push), on its one clock with this process.
   fs.writeFileSync(
@@ -153,7 +244,9 @@ async function once(
   gitIn(dir, 'commit', '-q', '-m', 'initial');
   gitIn(dir, 'remote', 'add', 'origin', remote);
   gitIn(dir, 'push', '-q', 'origin', 'main');
-  const started = await Promise.all(Array.from({ length: workers }, () => startWorker(redisUrl, remote, agentLog)));
+  const started = await Promise.all(
+    Array.from({ length: workers }, () => startWorker(redisUrl, remote, agentLog, traceFile)),
+  );
   try {
     const config = ralphConfigSchema.parse({
       claudePath: stub,
@@ -184,8 +277,12 @@ async function once(
       throw new Error(
         `marks missing on ${workers} worker(s): ${enqueueToAgent.length} agent starts, ${pushToMerge.length} pushes of ${STORIES}`,
       );
-    return { wallMs, enqueueToAgent, pushToMerge };
+    return { wallMs, enqueueToAgent, pushToMerge, phases: phaseDurations(traceFile, storyMs) };
   } finally {
+    delete process.env.RALPH_TRACE_REMOTE;
+    // BENCH_REMOTE_TRACE_DIR: each run's marks kept there (trace-<workers>.jsonl), to look at one dispatch closely.
+    if (process.env.BENCH_REMOTE_TRACE_DIR && fs.existsSync(traceFile))
+      fs.copyFileSync(traceFile, path.join(process.env.BENCH_REMOTE_TRACE_DIR, `trace-${workers}.jsonl`));
     for (const w of started) w.child.kill('SIGTERM');
     await Promise.all(started.map((w) => w.exited));
   }
@@ -222,6 +319,34 @@ async function main(): Promise<void> {
         oneWorkerP95: pct(one1, 95),
         stories: STORIES,
       });
+    // The per-phase breakdown: one line each (p50/p95 on four workers and on one), and a table on stderr.
+    const rows: string[] = [];
+    const cell = (xs: readonly number[] | undefined) =>
+      xs?.length ? `${String(pct(xs, 50)).padStart(6)} ${String(pct(xs, 95)).padStart(6)}` : '     -      -';
+    for (const label of [...PHASES.map((p) => p[0]), TURNAROUND]) {
+      const f = four.phases.get(label);
+      const o = one.phases.get(label);
+      emit({
+        name: `remoteLanes.phase.${label
+          .replace(/^[ =]+/, '')
+          .replace(/[^A-Za-z0-9.]+/g, '_')
+          .replace(/_+$/, '')}`,
+        value: f?.length ? pct(f, 50) : null,
+        unit: 'ms',
+        stat: 'p50 on four workers',
+        p50: f?.length ? pct(f, 50) : null,
+        p95: f?.length ? pct(f, 95) : null,
+        oneWorkerP50: o?.length ? pct(o, 50) : null,
+        oneWorkerP95: o?.length ? pct(o, 95) : null,
+      });
+      rows.push(`${label.padEnd(40)} ${cell(f)}   ${cell(o)}`);
+    }
+    process.stderr.write(
+      `remote lanes, per phase of a dispatch (ms; c. coordinator, w. worker; load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')})\n` + `${''.padEnd(40)} 4 workers p50 p95   1 worker p50 p95\n${rows.join('\n')}\n`,
+    );
   } finally {
     await redis.stop();
   }

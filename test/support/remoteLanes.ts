@@ -6,6 +6,7 @@ import { LoopEngine, type EngineOptions, type RunResult } from '../../src/core/l
 import { RunRecorder } from '../../src/core/loop/recorder';
 import { ralphConfigSchema } from '../../src/core/model/config';
 import type { EngineEvent } from '../../src/core/model/runEvent';
+import { withoutClaudeVars } from './claude';
 import { cliPath } from './cli';
 import { testCacheHome } from './tempFolder';
 import { listProcesses } from './processes';
@@ -91,6 +92,13 @@ export async function startWorker(
     waitReady?: boolean;
     /** The worker's `timing` settings over the tests' own. */
     timing?: Record<string, number>;
+    /** The agent the worker runs (default: the lane stub). */
+    claudePath?: string;
+    /**
+     * The worker's environment over this process's own, which then loses its ANTHROPIC_* and CLAUDE_* variables
+     * (the agent's credentials and model server are the worker's: the real claude's scripted server).
+     */
+    env?: Record<string, string>;
   } = {},
 ): Promise<WorkerProc> {
   const home = makeTempFolder('ralph-worker-home-');
@@ -99,7 +107,7 @@ export async function startWorker(
   fs.writeFileSync(
     path.join(dir, '.ralph', 'config.json'),
     JSON.stringify({
-      claudePath: LANE_STUB,
+      claudePath: o.claudePath ?? LANE_STUB,
       gates: o.gates ?? { basic: 'true' },
       timing: { betweenIterationsMs: 20, killGraceMs: 1000, stopGraceMs: 300, ...o.timing },
     }),
@@ -121,13 +129,14 @@ export async function startWorker(
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: {
-        ...process.env,
+        ...(o.env ? withoutClaudeVars() : process.env),
         HOME: home.dir,
         XDG_STATE_HOME: path.join(home.dir, 'state'),
         XDG_CACHE_HOME: path.join(home.dir, 'cache'),
         GIT_CONFIG_GLOBAL: '/dev/null',
         LANE_STUB_PLAN: r.plan,
         LANE_STUB_LOG: r.log,
+        ...o.env,
       },
     },
   );
@@ -165,6 +174,17 @@ export async function startWorker(
   };
   if (o.waitReady !== false) await proc.waitFor(/ serves /);
   return proc;
+}
+
+/**
+ * Resolves once `w` has removed every lane of run `runId` it took (its log says `token N cleaned up` for each
+ * `attempt … (token N)` line): a worker removes a lane's tree and branch after the lane has reported, while it takes
+ * its next job.
+ */
+export async function lanesCleaned(w: WorkerProc, runId: string): Promise<void> {
+  const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const taken = [...w.output().matchAll(new RegExp(`${esc(runId)} (\\S+): attempt \\d+ \\(token (\\d+)\\)`, 'g'))];
+  for (const m of taken) await w.waitFor(new RegExp(`${esc(runId)} ${esc(m[1]!)}: token ${m[2]} cleaned up`));
 }
 
 /** Ends a worker (SIGTERM, then waits for its exit) and removes its HOME. */

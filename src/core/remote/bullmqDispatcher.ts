@@ -39,6 +39,7 @@ import {
   type LaneResult,
   type StreamEntry,
 } from './laneJob';
+import { remoteTrace } from './phaseTrace';
 import { checkRedisAuth, redisConnection, WorkerRefusal } from './worker';
 
 /** What {@link BullmqDispatcher.open} needs: the run, its folder and feature branch, and the settings of remote lanes. */
@@ -82,6 +83,12 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   closed = false;
   private following: Promise<void> = Promise.resolve();
   private pushChain: Promise<unknown> = Promise.resolve();
+  /** The feature branch's commit last pushed to the lane remote (a dispatch pushes only a newer one). */
+  private pushedFeature: string | null = null;
+  /** Lane branches being fetched since their lane's result was heard, by story id (the merge takes the fetch). */
+  private readonly fetching = new Map<string, Promise<unknown>>();
+  /** Merged lanes' branches still on the lane remote: removed there in one push when the run ends. */
+  private readonly mergedOnRemote = new Set<string>();
   redisUp = true;
   redisBackAt = 0;
   /** Reads the workers' heartbeats while the run has lanes (from its first lane to its close). */
@@ -184,7 +191,20 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   pushFeature(): Promise<string> {
     const step = this.pushChain.then(async () => {
       const sha = await headOf(this.o.folder);
-      await git(this.o.folder, ['push', '-q', this.o.laneRemote, `${sha}:refs/heads/${this.o.featureBranch}`]);
+      if (sha === this.pushedFeature) return sha;
+      // The coordinator is the branch's one writer: a merge undone after its gate failed may have been pushed, so
+      // the push may go back, but only over what this run pushed (a lease on it).
+      const lease = this.pushedFeature
+        ? [`--force-with-lease=refs/heads/${this.o.featureBranch}:${this.pushedFeature}`]
+        : [];
+      await git(this.o.folder, [
+        'push',
+        '-q',
+        ...lease,
+        this.o.laneRemote,
+        `${sha}:refs/heads/${this.o.featureBranch}`,
+      ]);
+      this.pushedFeature = sha;
       return sha;
     });
     this.pushChain = step.catch(() => undefined);
@@ -232,9 +252,33 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     this.o.emit({ type: 'workers', alive });
   }
 
-  /** Notes the commit a story's accepted result named: its merge takes that commit only. */
+  /**
+   * Notes the commit a story's accepted result named (its merge takes that commit only), and starts fetching the
+   * lane's branch at once: the fetch runs while earlier lanes merge, not in the merge slot.
+   */
   name(storyId: string, sha: string): void {
     this.named.set(storyId, sha);
+    this.fetching.set(
+      storyId,
+      this.fetchLane(storyId).catch((err: unknown) => err),
+    );
+  }
+
+  /** Fetches story `id`'s lane branch from the lane remote into the branch of the same name here. */
+  private fetchLane(id: string): Promise<unknown> {
+    const branch = laneBranch(id);
+    return git(this.o.folder, [
+      '-c',
+      'gc.auto=0',
+      '-c',
+      'maintenance.auto=false',
+      'fetch',
+      '-q',
+      '--no-tags',
+      '--no-write-fetch-head',
+      this.o.laneRemote,
+      `+refs/heads/${branch}:refs/heads/${branch}`,
+    ]);
   }
 
   /** A placeholder folder for the coordinator's files of the lane (its run folder receives STOP and PAUSE). */
@@ -254,14 +298,14 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
    * believed dead: when the fetched tip differs, the named commit is merged and the difference said).
    */
   override async merge(id: string): Promise<MergeOutcome> {
+    const token = this.dispatches.get(id)?.token ?? 0;
+    remoteTrace('coordinator', id, token, 'mergeStart');
     const branch = laneBranch(id);
-    await git(this.o.folder, [
-      'fetch',
-      '-q',
-      '--no-tags',
-      this.o.laneRemote,
-      `+refs/heads/${branch}:refs/heads/${branch}`,
-    ]);
+    // The fetch started when the lane's result was heard; a merge without one (or after its failure) fetches now.
+    const fetched = await (this.fetching.get(id) ?? Promise.resolve(new Error('not fetched')));
+    this.fetching.delete(id);
+    if (fetched instanceof Error) await this.fetchLane(id);
+    remoteTrace('coordinator', id, token, 'mergeFetched');
     const named = this.named.get(id);
     const tip = (await git(this.o.folder, ['rev-parse', `refs/heads/${branch}`])).stdout.trim();
     if (named && tip !== named) {
@@ -270,20 +314,34 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
       );
       await git(this.o.folder, ['branch', '-f', branch, named]);
     }
-    return super.merge(id);
+    const out = await super.merge(id);
+    remoteTrace('coordinator', id, token, 'merged');
+    return out;
   }
 
-  /** Removes the placeholder; a merged lane's branch goes here and on the remote, any other is kept for a person. */
+  /**
+   * Removes the placeholder and the lane branch's copy here; a merged lane's branch also goes from the remote (with
+   * the others, when the run ends), any other is kept there for a person.
+   */
   override async remove(id: string): Promise<void> {
+    const token = this.dispatches.get(id)?.token ?? 0;
+    remoteTrace('coordinator', id, token, 'mergeRecorded');
     this.lanes.delete(id);
     await rm(laneTree(this.o.folder, id), { recursive: true, force: true });
     const branch = laneBranch(id);
+    // A lane not merged may still be fetching (it started when its result was heard): its copy here goes after it.
+    await this.fetching.get(id);
+    this.fetching.delete(id);
     const merged =
       (await git(this.o.folder, ['merge-base', '--is-ancestor', `refs/heads/${branch}`, 'HEAD'], { reject: false }))
         .exitCode === 0;
-    if (!merged) return;
-    await git(this.o.folder, ['push', '-q', this.o.laneRemote, '--delete', branch], { reject: false });
+    // Merged: the branch goes here and, when the run ends, on the remote. Not merged: the remote keeps it for a
+    // person; the copy fetched here goes.
+    if (merged) this.mergedOnRemote.add(branch);
+    // The merge passed its gate: the feature branch goes to the remote now, so the next dispatch finds it there.
+    if (merged && !this.closed) void this.pushFeature().catch(() => undefined);
     await git(this.o.folder, ['branch', '-q', '-D', branch], { reject: false });
+    remoteTrace('coordinator', id, token, 'removed');
   }
 
   /**
@@ -301,6 +359,14 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     await this.pushFeature().catch((err: Error) =>
       this.o.warn(`could not push ${this.o.featureBranch} to ${this.o.laneRemote}: ${err.message}`),
     );
+    await Promise.all(this.fetching.values());
+    // The merged lanes' branches leave the remote together: one push instead of one per story.
+    if (this.mergedOnRemote.size) {
+      const gone = [...this.mergedOnRemote];
+      const r = await git(this.o.folder, ['push', '-q', this.o.laneRemote, '--delete', ...gone], { reject: false });
+      if (r.exitCode !== 0)
+        this.o.warn(`could not remove ${gone.join(', ')} from ${this.o.laneRemote}: ${(r.stderr || r.stdout).trim()}`);
+    }
     await this.queue.close().catch(() => undefined);
     this.queueConnection.disconnect();
     this.redis.disconnect();
@@ -350,6 +416,13 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
       return;
     }
     this.lastSeenAt = Date.now();
+    if (e.kind !== 'heartbeat')
+      remoteTrace(
+        'coordinator',
+        e.storyId,
+        e.token,
+        e.kind === 'event' ? `heard:${String(e.event?.type)}` : `heard:${e.kind}`,
+      );
     if (e.kind === 'started') {
       this.takenAt = this.lastSeenAt;
       this.worker = e.worker;
@@ -383,15 +456,17 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
       if (signal?.aborted) return { state: 'cancelled', reason: 'the run ended before the lane was dispatched' };
       const counted = storyAttempts(o.folder, id);
       const attempt = (counted?.attempts ?? 0) + 1;
+      remoteTrace('coordinator', id, 0, 'dispatch');
       const token = await this.d.redis.incr(tokenKey(o.runId));
       this.current = { token, ended: false };
       this.d.dispatches.set(id, this.current);
       this.takenAt = null;
       this.lastSeenAt = null;
       this.iterations.clear();
-      await this.d.redis.set(leaseKey(o.runId, id), String(token));
-      await this.d.redis.set(controlKey(o.runId, id), 'run');
+      await this.d.redis.multi().set(leaseKey(o.runId, id), String(token)).set(controlKey(o.runId, id), 'run').exec();
+      remoteTrace('coordinator', id, token, 'leased');
       const sha = await this.d.pushFeature();
+      remoteTrace('coordinator', id, token, 'featurePushed');
       const jobId = await this.d.enqueue({
         v: 1,
         runId: o.runId,
@@ -405,7 +480,9 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
         storyTimeoutMs: o.storyTimeoutMs,
         heartbeatMs: Math.max(50, Math.floor(o.laneStallMs / 3)),
       });
+      remoteTrace('coordinator', id, token, 'enqueued');
       const heard = await this.follow();
+      remoteTrace('coordinator', id, token, 'laneSettled');
       if (heard.kind === 'result') {
         if (heard.worker === '(none)') await this.d.dropJob(jobId).catch(() => undefined);
         else this.d.jobs.delete(jobId);

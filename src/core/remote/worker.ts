@@ -10,9 +10,10 @@ import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
-import { excludeRunnerFiles, git, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
+import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
 import { LaneStorySource } from '../loop/parallel/laneSource';
 import { redactRedisUrl, redisUrlRefusal, remoteAllowed, WORKER_BEAT_MS } from './decide';
+import { remoteTrace } from './phaseTrace';
 import {
   controlKey,
   eventsKey,
@@ -121,6 +122,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   const redis = redisConnection(o.redisUrl);
   const mirrors = new Map<string, Promise<unknown>>();
   const running = new Map<string, AbortController>();
+  const cleanups = new Set<Promise<void>>();
   const beat = () =>
     redis
       .hset(WORKERS_KEY, id, JSON.stringify({ host: os.hostname(), pid: process.pid, at: Date.now() }))
@@ -134,7 +136,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       const abort = new AbortController();
       running.set(String(job.id), abort);
       try {
-        return await runJob(job.data, { ...o, dir, id, redis, mirrors, abort: abort.signal });
+        return await runJob(job.data, { ...o, dir, id, redis, mirrors, cleanups, abort: abort.signal });
       } finally {
         running.delete(String(job.id));
       }
@@ -158,6 +160,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   clearInterval(beats);
   o.log(`worker ${id} ends: waiting for ${running.size} lane(s) to report`);
   await worker.close();
+  // Lanes that reported are still being removed (off the next job's path): the worker ends after them.
+  while (cleanups.size) await Promise.all([...cleanups]);
   await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
   // BullMQ leaves a connection it was given open.
   connection.disconnect();
@@ -170,6 +174,8 @@ interface JobContext extends WorkerOptions {
   id: string;
   redis: Redis;
   mirrors: Map<string, Promise<unknown>>;
+  /** The clean-ups of lanes that have reported (awaited before the worker ends). */
+  cleanups: Set<Promise<void>>;
   abort: AbortSignal;
 }
 
@@ -181,6 +187,8 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     throw new Error(parsed.reason);
   }
   const job = parsed.value;
+  const mark = (phase: string) => remoteTrace(c.id, job.storyId, job.token, phase);
+  mark('picked');
   let seq = 0;
   let chain: Promise<unknown> = Promise.resolve();
   /** Appends one entry to the run's stream, in order; never creates the stream (a run that ended keeps no key). */
@@ -247,24 +255,42 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     else await rm(path.join(runDir, 'PAUSE'), { force: true });
   };
   try {
+    mark('checked');
     await send('started');
+    mark('startedSent');
     c.log(`${job.runId} ${job.storyId}: attempt ${job.attempt} (token ${job.token}) at ${job.sha.slice(0, 10)}`);
     await fetchInto(c, mirror, job);
+    mark('fetched');
     await mkdir(path.dirname(tree), { recursive: true });
-    await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha]);
+    const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
+    if (added.exitCode !== 0) {
+      if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
+        throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
+      throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], added);
+    }
+    mark('worktreeAdded');
     await excludeRunnerFiles(tree, mirror);
     await prepareState(c, job, tree, stateRoot);
-    const result = await runLane(c, job, tree, stateRoot, laneAbort.signal, (e) => void send('event', { event: e }));
+    mark('prepared');
+    const result = await runLane(c, job, tree, stateRoot, laneAbort.signal, (e) => {
+      mark(`event:${e.type}`);
+      void send('event', { event: e });
+    });
+    mark('laneReturned');
     await saveLeftovers(tree, job.storyId);
+    mark('leftoversSaved');
     // A lane whose lease ended (superseded, the run gone) pushes nothing: its branch is no longer its own.
     const lease = await c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => null);
+    mark('leaseChecked');
     let sha: string | null = null;
     if (lease === String(job.token)) {
       sha = await headOf(tree);
       await git(tree, ['push', '-q', '--force', job.remote, `HEAD:refs/heads/ql-wt/${job.storyId}`]);
     }
+    mark('pushed');
     const out: LaneResult = { ...result, sha, timedOut };
     await send('result', { result: out });
+    mark('resultSent');
     c.log(`${job.runId} ${job.storyId}: ${out.state}${out.verified ? ' (verified)' : ''}: ${out.reason}`);
     return out;
   } catch (err) {
@@ -283,13 +309,24 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     clearInterval(controls);
     clearTimeout(timer);
     c.abort.removeEventListener('abort', onAbort);
-    await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
-    await git(mirror, ['worktree', 'prune'], { reject: false });
-    await git(mirror, ['branch', '-D', local], { reject: false });
-    await rm(tree, { recursive: true, force: true });
-    await rm(stateRoot, { recursive: true, force: true });
-    await chain;
-    c.log(`${job.runId} ${job.storyId}: token ${job.token} cleaned up`);
+    // The lane has reported: its tree, branch and state go while the worker takes its next job (the worker ends
+    // only after every clean-up).
+    const cleanup = (async () => {
+      const removed = await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
+      if (removed.exitCode !== 0) {
+        await rm(tree, { recursive: true, force: true });
+        await git(mirror, ['worktree', 'prune'], { reject: false });
+      }
+      await git(mirror, ['branch', '-D', local], { reject: false });
+      await rm(stateRoot, { recursive: true, force: true });
+      await chain;
+      mark('cleaned');
+      c.log(`${job.runId} ${job.storyId}: token ${job.token} cleaned up`);
+    })().catch((err: Error) =>
+      c.log(`${job.runId} ${job.storyId}: could not clean up token ${job.token}: ${err.message}`),
+    );
+    c.cleanups.add(cleanup);
+    void cleanup.finally(() => c.cleanups.delete(cleanup));
   }
 }
 
@@ -302,15 +339,19 @@ async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<v
       await mkdir(path.dirname(mirror), { recursive: true });
       await git(path.dirname(mirror), ['init', '-q', '--bare', mirror]);
     }
+    // No FETCH_HEAD, no automatic gc or maintenance: one fetch per job, in a mirror only the worker uses.
     await git(mirror, [
+      '-c',
+      'gc.auto=0',
+      '-c',
+      'maintenance.auto=false',
       'fetch',
       '-q',
       '--no-tags',
+      '--no-write-fetch-head',
       job.remote,
       `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`,
     ]);
-    if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
-      throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
   });
   c.mirrors.set(
     mirror,

@@ -10,6 +10,7 @@ import { startRedis, type RedisServer } from '../../support/redisServer';
 import {
   EventLog,
   killAgentGroup,
+  lanesCleaned,
   makeRemoteRepo,
   planSteps,
   queueEntriesOf,
@@ -87,6 +88,7 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     );
     assert.deepEqual(fs.existsSync(path.join(r.dir, '.ql-wt')) ? fs.readdirSync(path.join(r.dir, '.ql-wt')) : [], []);
     for (const w of workers.filter((x) => !lost.includes(x))) {
+      await lanesCleaned(w, runId);
       const lanes = path.join(w.dir, 'lanes');
       assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], [], `no lane tree left on ${w.pid}`);
       const mirrors = path.join(w.dir, 'mirrors');
