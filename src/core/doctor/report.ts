@@ -4,9 +4,9 @@ import { claudeRootBypassWarning } from '../agents/claude';
 import { AGENT_INSTALL } from '../agents/installHints';
 import { AGENT_NAMES } from '../model/agentNames';
 import { agentAdapters, agentBinary, configuredAgentBinaries, findAdapter, getAdapter } from '../agents/registry';
-import { ralphConfigSchema, type RalphConfig } from '../model/config';
-import { configPath, loadConfig } from '../store/loadConfig';
-import { parseJsonWithSchema, readTextSync } from '../store/readJsonFile';
+import type { RalphConfig } from '../model/config';
+import { configFileValues, configPath, loadConfig } from '../store/loadConfig';
+import { readTextSync } from '../store/readJsonFile';
 import { type ContainmentMode, resolveContainment, resolveProtection } from '../process/containment';
 import { detectSources, formatCount, type DetectedSource } from '../sources/detect';
 import { loadSources } from '../sources/plan';
@@ -146,13 +146,7 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
     const chosen = agentBinary(getAdapter(config.agent), config, folder);
     // loadConfig read the file already (a problem would have thrown), so this parse succeeds.
     const text = readTextSync(configPath(folder));
-    const fileValues =
-      text === undefined
-        ? {}
-        : (parseJsonWithSchema(configPath(folder), text, ralphConfigSchema.partial().loose()) as Record<
-            string,
-            unknown
-          >);
+    const fileValues = text === undefined ? {} : configFileValues(configPath(folder), text);
     selected = {
       key: chosen.key,
       value: chosen.configured,

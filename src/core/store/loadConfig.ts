@@ -1,8 +1,8 @@
 import { defaultConfigLiteral, ralphConfigSchema, restrictedConfigKeys, type RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { setContainmentMode } from '../process/containment';
-import { FileProblemError } from './parseError';
-import { parseJsonWithSchema, readTextSync, setReadLimits } from './readJsonFile';
+import { FileProblemError, parseJsonText } from './parseError';
+import { readTextSync, schemaProblem, setReadLimits } from './readJsonFile';
 import { workspaceReadLimits } from '../trust/readLimitsTrust';
 
 /** Path of the configuration file of a workspace folder (`.ralph/config.json`). */
@@ -34,8 +34,7 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
     if (err instanceof FileProblemError) throw err;
     throw new FileProblemError({ file, line: 0, column: 0, message: `cannot read: ${(err as Error).message}` });
   }
-  if (text !== undefined)
-    fromFile = parseJsonWithSchema(file, text, ralphConfigSchema.partial().loose()) as Record<string, unknown>;
+  if (text !== undefined) fromFile = configFileValues(file, text);
   // The file's readLimits may only lower the bounds unless the user trusted the raise (trust/readLimitsTrust.ts).
   if (fromFile.readLimits !== undefined)
     fromFile.readLimits = workspaceReadLimits(folder, fromFile.readLimits as RalphConfig['readLimits']);
@@ -52,6 +51,21 @@ export async function loadConfig(folder: string, layers: ConfigLayers = {}): Pro
   applyReadLimits(config.readLimits);
   setContainmentMode(config.containment);
   return config;
+}
+
+/**
+ * The settings `.ralph/config.json` sets itself (`text` is its content; `file` names it in problems), validated:
+ * exactly the keys present in the file, each parsed by its schema (a nested object gets its own defaults). zod 4's
+ * `.partial()` fills every absent key that has a default, so its output alone would make a default look set by the
+ * file. Throws {@link FileProblemError} naming the file, line and column.
+ */
+export function configFileValues(file: string, text: string): Record<string, unknown> {
+  const raw = parseJsonText(file, text);
+  if (!raw.ok) throw new FileProblemError(raw.problem);
+  const parsed = ralphConfigSchema.partial().loose().safeParse(raw.value);
+  if (!parsed.success) throw new FileProblemError(schemaProblem(file, text, parsed.error));
+  const present = raw.value as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(parsed.data).filter(([k]) => Object.hasOwn(present, k)));
 }
 
 /** Makes `readLimits` (MB) the store's read limits for this process (store/readJsonFile.ts `setReadLimits`). */

@@ -161,6 +161,21 @@ describe('ralph doctor: the agent ralph run would start', () => {
     );
   });
 
+  it('names a default agent path as the default when .ralph/config.json sets other keys (never a problem of the file)', async () => {
+    const dir = tempWorkspace({
+      'RALPH_TASK.md': '- [ ] a\n',
+      '.ralph/config.json': '{"agent": "codex", "maxIterations": 3}',
+    });
+    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
+    assert.deepEqual(report.selectedAgent, { key: 'codexPath', value: 'codex', source: 'default', found: false });
+    assert.deepEqual(
+      report.problems.filter((p) => p.file === '.ralph/config.json'),
+      [],
+      'codexPath is not in the file',
+    );
+    assert.match(report.warnings.join('\n'), /codexPath "codex" is not an executable on PATH.*\(the default codexPath/);
+  });
+
   it('resolves a relative claudePath against the workspace folder', async () => {
     const dir = tempWorkspace({
       'RALPH_TASK.md': '- [ ] a\n',

@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
   GUARD_ROW_KINDS,
   GUARD_SUPPORT,
@@ -9,6 +11,7 @@ import {
 import { agentAdapters } from '../../../src/core/agents/registry';
 import { parseCommandPolicy } from '../../../src/core/gates/commandPolicy';
 import { AGENT_NAMES } from '../../../src/core/model/agentNames';
+import { repoRoot } from '../../support/repoRoot';
 
 const POLICY = `[gates]
 basic | npm test
@@ -110,5 +113,46 @@ describe('the guard per agent (what each CLI enforces of .ralph/command-policy)'
       guardGaps('opencode', p).map((g) => [g.line, g.why]),
       [[4, 'a prefix with * or ? would be read as a wildcard by opencode']],
     );
+  });
+
+  /** The rows of the first Markdown table after `heading` in `file`, cells trimmed (header and rule left out). */
+  const tableAfter = (file: string, heading: string): string[][] => {
+    const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
+    const from = text.indexOf(heading);
+    assert.ok(from >= 0, `${file} has ${heading}`);
+    const lines = text.slice(from).split('\n');
+    const start = lines.findIndex((l) => l.startsWith('|'));
+    const rows = lines.slice(start, start + lines.slice(start).findIndex((l) => !l.startsWith('|')));
+    return rows.slice(2).map((r) =>
+      r
+        .split(/(?<!\\)\|/)
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
+  };
+
+  it("README's agent table says for each agent what its guard keeps, as the table the run checks", () => {
+    const rows = tableAfter('README.md', '## Agents');
+    const said = Object.fromEntries(rows.map((r) => [/`agent: "([\w-]+)"`/.exec(r[0]!)?.[1], r[2]!]));
+    assert.deepEqual(Object.keys(said).sort(), [...AGENT_NAMES].sort());
+    for (const agent of AGENT_NAMES) {
+      const levels = GUARD_ROW_KINDS.map((k) => GUARD_SUPPORT[agent][k].level);
+      const claim = levels.every((l) => l === 'enforced')
+        ? /^yes: /
+        : levels.every((l) => l === 'not-enforced')
+          ? /^no: /
+          : /^`\[deny\]` only, as /;
+      assert.match(said[agent]!, claim, agent);
+    }
+  });
+
+  it('docs/agents.md says per agent and per kind of row what the table the run checks says', () => {
+    const rows = tableAfter('docs/agents.md', '## The guard per agent');
+    assert.deepEqual(rows.map((r) => r[0]).sort(), [...AGENT_NAMES].sort());
+    const word = { enforced: /^enforced\b/, approximated: /^approximated\b/, 'not-enforced': /^not enforced\b/ };
+    for (const [agent, ...cells] of rows)
+      GUARD_ROW_KINDS.forEach((k, i) =>
+        assert.match(cells[i]!, word[GUARD_SUPPORT[agent as (typeof AGENT_NAMES)[number]][k].level], `${agent} ${k}`),
+      );
   });
 });

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultConfig, defaultConfigLiteral } from '../../../src/core/model/config';
-import { loadConfig } from '../../../src/core/store/loadConfig';
+import { configFileValues, loadConfig } from '../../../src/core/store/loadConfig';
 import { FileProblemError } from '../../../src/core/store/parseError';
 import { makeTempDir } from '../../support/tempFolder';
 
@@ -36,6 +36,21 @@ describe('the .ralph/config.json configuration', () => {
     assert.equal(c.model, 'settings-model');
     assert.equal(c.agent, 'cursor-agent');
     assert.equal(c.permissionMode, defaultConfig().permissionMode);
+  });
+
+  it('configFileValues: the keys the file sets, validated, and no default of a key it leaves out', () => {
+    const rows: [string, Record<string, unknown>][] = [
+      ['{}', {}],
+      ['{"agent": "codex"}', { agent: 'codex' }],
+      ['{"maxIterations": 3, "somethingElse": 1}', { maxIterations: 3, somethingElse: 1 }],
+      // A key the file sets keeps the schema's defaults inside it.
+      ['{"timing": {"killGraceMs": 5}}', { timing: { ...defaultConfig().timing, killGraceMs: 5 } }],
+    ];
+    for (const [text, values] of rows) assert.deepEqual(configFileValues('/w/.ralph/config.json', text), values, text);
+    assert.throws(
+      () => configFileValues('/w/.ralph/config.json', '{\n  "maxIterations": "many"\n}'),
+      (e: unknown) => e instanceof FileProblemError && /config\.json:2:\d+: maxIterations/.test(e.message),
+    );
   });
 
   it('keeps keys it does not know', async () => {
