@@ -345,12 +345,15 @@ async function browserDemo(): Promise<number> {
     'The model is a scripted server on 127.0.0.1; the Claude Code CLI, its tools, git and the gates are real.',
   );
   let code = 1;
+  const checklist = checklistScript(dir);
   try {
     code = await runWorkbenchDemo({
       repo,
       project: dir,
       scratch,
-      script: paced(checklistScript(dir)),
+      script: paced(checklist),
+      // The second task's first turn waits for the screenshot: the picture has the first task done and the run live.
+      holdForScreenshot: checklist.findIndex((t) => t.kind === 'text') + 1,
       start: args.includes('--start'),
       exitWhenDone: args.includes('--exit-when-done'),
       open: !args.includes('--no-open'),

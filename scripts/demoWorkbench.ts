@@ -48,6 +48,11 @@ export interface WorkbenchDemoOptions {
    * the tasks, the token gauge and the dashboard, once a task is done.
    */
   screenshot?: string;
+  /**
+   * With `start` and `screenshot`: the index in `script` of a turn the scripted model answers only once the screenshot
+   * is taken (or given up), so the picture shows the run live with its first task done, however fast the turns come.
+   */
+  holdForScreenshot?: number;
 }
 
 /** The sentence a person sees when the VS Code server cannot run here, with what to do (no stack trace). */
@@ -276,12 +281,22 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
 
   const cleanUp = async () => {
     stopping = true;
+    screenshotSettled();
     await browser?.close().catch(() => undefined);
     await server?.stop();
     await model?.close();
     const ended = await endLeftovers([o.project, o.scratch]);
     if (ended.length) console.log(`demo: ended ${ended.length} process(es) left by the run: ${ended.join(', ')}`);
   };
+  // Settles once the screenshot is taken or given up: the held turn (`holdForScreenshot`) waits for it.
+  let screenshotSettled: () => void = () => undefined;
+  const screenshotDone = new Promise<void>((resolve) => {
+    screenshotSettled = resolve;
+  });
+  const script =
+    o.start && o.screenshot && o.holdForScreenshot !== undefined
+      ? o.script.map((t, i) => (i === o.holdForScreenshot ? { ...t, after: screenshotDone } : t))
+      : o.script;
   let interrupted = false;
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopping || interrupted) return;
@@ -298,7 +313,7 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
     const ext = path.join(o.scratch, 'ext');
     installVsix(o.repo, vsix, ext);
     if (interrupted) return 130;
-    model = await startModelServer(o.script, { model: 'claude-sonnet-4-6' });
+    model = await startModelServer(script, { model: 'claude-sonnet-4-6' });
     const home = path.join(o.scratch, 'home');
     fs.mkdirSync(home, { recursive: true });
     const state = path.join(o.scratch, 'state');
@@ -340,11 +355,13 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
       if (!fs.existsSync(CHROMIUM)) throw new Error(serverHelp(`Chromium is not installed at ${CHROMIUM}`));
       browser = await launchBrowser({ ownSignals: true });
       const page = await openPage(browser, url);
-      pressed = startFromWorkbench(page, o.project, o.screenshot, () => stopping).catch((err: Error) => {
-        if (stopping) return;
-        console.error(`demo: --start failed: ${err.message}`);
-        finished(1);
-      });
+      pressed = startFromWorkbench(page, o.project, o.screenshot, () => stopping)
+        .catch((err: Error) => {
+          if (stopping) return;
+          console.error(`demo: --start failed: ${err.message}`);
+          finished(1);
+        })
+        .finally(screenshotSettled);
     }
     // Report the run's end; with --exit-when-done, end the demo with its exit code.
     let reported = '';

@@ -22,7 +22,7 @@ import type { runFast } from './readEntry';
  * dist/cli-task.js (src/cli/taskMain.ts, the `task` command alone); every other command line loads the full program (dist/cli-main.js, src/cli/main.ts), which owns usage errors and help. Same output and
  * exit codes every way (test/component/cli/botParity.test.ts, test/component/cli/snapshotCache.test.ts).
  */
-async function entry(argv: string[]): Promise<void> {
+export async function entry(argv: string[]): Promise<void> {
   const fast = matchFastCommand(argv.slice(2));
   if (!fast) {
     // Runtime paths, so esbuild keeps each program in its own file, loaded only here. `waves check` in its plain
@@ -82,4 +82,6 @@ function quickFolder(cwd: string | undefined): string | undefined {
   return workspaceRoot(start);
 }
 
-void entry(process.argv);
+// Run as the `ralph` bin. Required as a module (the component tests' in-process calls, test/support/cli.ts), it
+// only exports `entry`: the same code path with the caller's argv.
+if (require.main === module) void entry(process.argv);

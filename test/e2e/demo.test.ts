@@ -41,25 +41,29 @@ describe('npm run demo -- --start --exit-when-done (the extension in a browser)'
       ],
       {
         cwd: repo,
-        env: { ...process.env, TMPDIR: tmp, RALPH_DEMO_TURN_MS: '1000' },
+        // No pause between turns: the demo holds the second task's first turn until its screenshot is taken.
+        env: { ...process.env, TMPDIR: tmp, RALPH_DEMO_TURN_MS: '0' },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
     let out = '';
-    demo.stdout.on('data', (b: Buffer) => {
-      out += b.toString();
+    const urlLine = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/\?folder=\S+)$/m;
+    // The URL once the demo prints it, or undefined when it ends first.
+    let printed: (url: string | undefined) => void = () => undefined;
+    const urlPrinted = new Promise<string | undefined>((resolve) => {
+      printed = resolve;
     });
-    demo.stderr.on('data', (b: Buffer) => {
+    const onOutput = (b: Buffer) => {
       out += b.toString();
-    });
+      const url = urlLine.exec(out)?.[1];
+      if (url) printed(url);
+    };
+    demo.stdout.on('data', onOutput);
+    demo.stderr.on('data', onOutput);
     const exited = new Promise<number | null>((resolve) => demo.on('close', (code) => resolve(code)));
+    void exited.then(() => printed(undefined));
     try {
-      const deadline = Date.now() + 240_000;
-      let url: string | undefined;
-      while (!url && demo.exitCode === null && Date.now() < deadline) {
-        url = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/\?folder=\S+)$/m.exec(out)?.[1];
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const url = await urlPrinted;
       assert.ok(url, `the demo printed its URL:\n${out}`);
       const project = decodeURIComponent(new URL(url).searchParams.get('folder')!);
       assert.ok(project.startsWith(tmp), project);

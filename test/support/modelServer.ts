@@ -274,6 +274,7 @@ export async function startModelServer(
     rec.turn = next.index;
     const turn = next.turn;
     if (turn.delayMs) await sleep(turn.delayMs);
+    if (turn.after) await turn.after.catch(() => undefined);
     if (turn.kind === 'httpError') {
       json(
         res,

@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { cliPath, runCli } from '../../support/cli';
+import { cliPath, runCli, runCliInProcess } from '../../support/cli';
 import { testCacheHome } from '../../support/tempFolder';
 import { gitInit, quantumJson, tempWorkspace, writeFlow, type TempWorkspace } from '../../support/workspace';
 
@@ -16,7 +16,14 @@ function runIn(cwd: string, args: string[]) {
   });
 }
 
-/** The CLI as bots use it (issue 10): the folder found like flowctl's, indented JSON, a reader that goes away. */
+/** `ralph …args` in this process, run in `cwd` (no `-C`). */
+const inFolder = (cwd: string, args: string[]) => runCliInProcess(undefined, args, {}, { cwd });
+
+/**
+ * The CLI as bots use it: the folder found like flowctl's, indented JSON, a reader that goes away. Commands run in
+ * this process (`runCliInProcess`) where their output is the point; as processes where the process is (a working
+ * folder without `-C`, a reader that goes away, a pipe that fills).
+ */
 describe('cli: what bots rely on', () => {
   let ws: TempWorkspace;
   afterEach(() => ws?.dispose());
@@ -45,32 +52,33 @@ describe('cli: what bots rely on', () => {
     assert.equal(fs.existsSync(path.join(sub, '.flow')), false);
   });
 
-  it('-C names the starting folder: a subfolder of a repository resolves to its top level', () => {
+  it('-C names the starting folder: a subfolder of a repository resolves to its top level', async () => {
     ws = tempWorkspace('ralph-bot-');
     gitInit(ws);
     writeFlow(ws, [{ id: 'fn-1.1' }]);
     fs.mkdirSync(path.join(ws.dir, 'docs'));
     assert.equal(
-      (runCli(path.join(ws.dir, 'docs'), ['status', '--json']).json() as { progress: string }).progress,
+      ((await runCliInProcess(path.join(ws.dir, 'docs'), ['status', '--json'])).json() as { progress: string })
+        .progress,
       '0/1',
     );
   });
 
-  it('outside git, the starting folder itself is the workspace', () => {
+  it('outside git, the starting folder itself is the workspace', async () => {
     ws = tempWorkspace('ralph-bot-');
     ws.write('sub/quantum.json', quantumJson([{ id: 'US-001' }]));
     assert.equal(
-      (JSON.parse(runIn(path.join(ws.dir, 'sub'), ['status', '--json']).stdout) as { quantum_exists: boolean })
+      ((await inFolder(path.join(ws.dir, 'sub'), ['status', '--json'])).json() as { quantum_exists: boolean })
         .quantum_exists,
       true,
     );
     assert.equal(
-      (JSON.parse(runIn(ws.dir, ['status', '--json']).stdout) as { quantum_exists: boolean }).quantum_exists,
+      ((await inFolder(ws.dir, ['status', '--json'])).json() as { quantum_exists: boolean }).quantum_exists,
       false,
     );
   });
 
-  it('in a linked worktree (.git is a file), the worktree is the top level', () => {
+  it('in a linked worktree (.git is a file), the worktree is the top level', async () => {
     ws = tempWorkspace('ralph-bot-');
     const main = path.join(ws.dir, 'main');
     fs.mkdirSync(main);
@@ -82,14 +90,14 @@ describe('cli: what bots rely on', () => {
     git(main, 'commit', '-qm', 'init');
     git(main, 'worktree', 'add', '-q', path.join(ws.dir, 'wt'));
     fs.mkdirSync(path.join(ws.dir, 'wt', 'a'));
-    const j = JSON.parse(runIn(path.join(ws.dir, 'wt', 'a'), ['status', '--json']).stdout) as {
+    const j = (await inFolder(path.join(ws.dir, 'wt', 'a'), ['status', '--json'])).json() as {
       quantum_exists: boolean;
       stories: { pending: number };
     };
     assert.deepEqual([j.quantum_exists, j.stories.pending], [true, 1]);
   });
 
-  it('JSON documents are indented; refusals too', () => {
+  it('JSON documents are indented; refusals too', async () => {
     ws = tempWorkspace('ralph-bot-');
     writeFlow(ws, [{ id: 'fn-1.1', status: 'done' }]);
     ws.write('.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
@@ -106,7 +114,7 @@ describe('cli: what bots rely on', () => {
       ['stale', '--json'],
       ['waves', 'check', '--phase', 'p1', '--json'],
     ]) {
-      const out = runCli(ws.dir, args, state).stdout;
+      const out = (await runCliInProcess(ws.dir, args, state)).stdout;
       assert.equal(out, JSON.stringify(JSON.parse(out), null, 2) + '\n', args.join(' '));
     }
   });
@@ -180,32 +188,28 @@ describe('cli: what bots rely on', () => {
     }
   });
 
-  it('the small entry (status, next) and the full program print the same', () => {
+  it('the small entry (status, next) and the full program print the same', async () => {
     ws = tempWorkspace('ralph-bot-');
     writeFlow(ws, [
       { id: 'fn-1.1', status: 'done' },
       { id: 'fn-1.2', deps: ['fn-1.1'] },
     ]);
     ws.write('quantum.json', quantumJson([{ id: 'US-001' }]));
-    const full = path.join(path.dirname(cliPath), 'cli-main.js');
     for (const args of [['status', '--json'], ['status'], ['next', '--json'], ['next']]) {
-      const fast = runCli(ws.dir, args);
-      const slow = spawnSync(process.execPath, [full, '-C', ws.dir, ...args], {
-        encoding: 'utf8',
-        env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' },
-      });
-      assert.deepEqual([fast.code, fast.stdout, fast.stderr], [slow.status, slow.stdout, slow.stderr], args.join(' '));
+      const fast = await runCliInProcess(ws.dir, args);
+      const slow = await runCliInProcess(ws.dir, args, {}, { program: 'cli-main.js' });
+      assert.deepEqual([fast.code, fast.stdout, fast.stderr], [slow.code, slow.stdout, slow.stderr], args.join(' '));
     }
-    const missing = runCli(path.join(ws.dir, 'nope'), ['status', '--json']);
+    const missing = await runCliInProcess(path.join(ws.dir, 'nope'), ['status', '--json']);
     assert.deepEqual(
       [missing.code, (missing.json() as { error: string }).error],
       [1, `folder not found: ${path.join(ws.dir, 'nope')}`],
     );
-    const bad = runCli(ws.dir, ['status', '--jsn']);
+    const bad = await runCliInProcess(ws.dir, ['status', '--jsn']);
     assert.equal(bad.code, 2);
   });
 
-  it('the task program (dist/cli-task.js: task start/done/block/reset) and the full program print and write the same', () => {
+  it('the task program (dist/cli-task.js: task start/done/block/reset) and the full program print and write the same', async () => {
     const make = (w: TempWorkspace) => {
       writeFlow(w, [
         { id: 'fn-1.1', status: 'done' },
@@ -220,8 +224,6 @@ describe('cli: what bots rely on', () => {
     try {
       const viaEntry = make(ws);
       const viaFull = make(other);
-      const full = path.join(path.dirname(cliPath), 'cli-main.js');
-      const env = { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' };
       const steps = [
         ['task', 'start', 'fn-1.2', '--json'],
         ['task', 'done', 'fn-1.2', '--summary', 'did it', '--json'],
@@ -247,10 +249,10 @@ describe('cli: what bots rely on', () => {
               `${f}\n${fs.readFileSync(path.join(d, f), 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?/g, 'T')}`,
           );
       for (const args of steps) {
-        const a = spawnSync(process.execPath, [cliPath, '-C', viaEntry, ...args], { encoding: 'utf8', env });
-        const b = spawnSync(process.execPath, [full, '-C', viaFull, ...args], { encoding: 'utf8', env });
+        const a = await runCliInProcess(viaEntry, args);
+        const b = await runCliInProcess(viaFull, args, {}, { program: 'cli-main.js' });
         const shown = (r: typeof a, d: string) => [
-          r.status,
+          r.code,
           r.stdout.split(d).join('<ws>'),
           r.stderr.split(d).join('<ws>'),
         ];

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { visibleText } from '../../../src/protocol/visibleText';
-import { runCli, runCliAsync } from '../../support/cli';
+import { runCli, runCliAsync, runCliInProcess } from '../../support/cli';
 import { shellStub } from '../../support/stubs/installStubs';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 
@@ -77,7 +77,7 @@ describe('cli: hostile repository text on every terminal face', function () {
     assert.equal(started?.item?.title, EVIL, 'the JSON keeps the title itself');
   });
 
-  it('status, next and task (text and JSON)', () => {
+  it('status, next and task (text and JSON)', async () => {
     t.write(
       'quantum.json',
       JSON.stringify({
@@ -91,24 +91,24 @@ describe('cli: hostile repository text on every terminal face', function () {
       }),
     );
     for (const args of [['status'], ['status', '--json'], ['next'], ['next', '--json']]) {
-      const r = runCli(t.dir, args);
+      const r = await runCliInProcess(t.dir, args);
       assert.equal(r.code, 0, r.stderr);
       assertShown(`ralph ${args.join(' ')}`, r.stdout + r.stderr);
       if (args.includes('--json')) assert.ok(JSON.stringify(r.json()).includes('\u202e'), 'the JSON value is kept');
     }
-    assert.ok(runCli(t.dir, ['next']).stdout.includes(SHOWN));
+    assert.ok((await runCliInProcess(t.dir, ['next'])).stdout.includes(SHOWN));
     for (const args of [
       ['task', 'start', 'US-3'],
       ['task', 'start', 'US-3', '--json'],
     ]) {
-      const r = runCli(t.dir, args);
+      const r = await runCliInProcess(t.dir, args);
       assert.equal(r.code, 1, `${args.join(' ')} refuses: its dependency is open`);
       assertShown(`ralph ${args.join(' ')}`, r.stdout + r.stderr);
     }
-    assert.ok(runCli(t.dir, ['task', 'start', 'US-3']).stderr.includes(`D-${SHOWN}`));
+    assert.ok((await runCliInProcess(t.dir, ['task', 'start', 'US-3'])).stderr.includes(`D-${SHOWN}`));
   });
 
-  it('waves check (text and JSON) and doctor', () => {
+  it('waves check (text and JSON) and doctor', async () => {
     const dir = t.file('.ijfw/wave-W9');
     fs.mkdirSync(dir, { recursive: true });
     const cp = path.join(dir, 'subagent-W9-A.checkpoint.json');
@@ -121,13 +121,13 @@ describe('cli: hostile repository text on every terminal face', function () {
       ['waves', 'check', '--phase', 'p'],
       ['waves', 'check', '--phase', 'p', '--json'],
     ]) {
-      const r = runCli(t.dir, args);
+      const r = await runCliInProcess(t.dir, args);
       assertShown(`ralph ${args.join(' ')}`, r.stdout + r.stderr);
       assert.match(r.stdout, /RESUMED|"RESUMED"/);
     }
     t.write('.ralph/config.json', JSON.stringify({ claudePath: `claude-${EVIL}` }));
     for (const args of [['doctor'], ['doctor', '--json']]) {
-      const r = runCli(t.dir, args, { XDG_STATE_HOME: t.file('state') });
+      const r = await runCliInProcess(t.dir, args, { XDG_STATE_HOME: t.file('state') });
       assertShown(`ralph ${args.join(' ')}`, r.stdout + r.stderr);
       assert.ok((r.stdout + r.stderr).includes('PWNED'), 'the doctor names the configured path');
     }

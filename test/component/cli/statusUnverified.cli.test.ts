@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { baselineMirrorPath, writeBaselineMirror } from '../../../src/core/loop/baselineMirror';
-import { runCli } from '../../support/cli';
+import { runCliInProcess } from '../../support/cli';
 import { useWorkspaces, type Workspace } from '../../support/engineHarness';
 import type { ClaimBaseline } from '../../../src/core/model/claimBaseline';
 import { unverifiedClaimsOf } from '../../../src/core/control/unverifiedClaims';
@@ -76,22 +76,25 @@ async function recoverWithState(ws: Workspace, state: string) {
 describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
   const make = useWorkspaces();
 
-  it("reports a story claimed passed against the run's baseline and leaves it out of progress (JSON and text)", () => {
+  it("reports a story claimed passed against the run's baseline and leaves it out of progress (JSON and text)", async () => {
     const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']) });
     writeRun(ws, baseline(['US-001']));
-    const j = runCli(ws.dir, ['status', '--json']).json();
+    const j = (await runCliInProcess(ws.dir, ['status', '--json'])).json();
     assert.deepEqual(j.unverified_claims, [{ source: 'quantum', id: 'US-002', title: 'Story US-002', run: runId }]);
     assert.equal(j.progress, '1/3');
-    assert.match(runCli(ws.dir, ['status']).stdout, /Progress: 1\/3 \(\+1 claimed done, not verified: US-002\)/);
+    assert.match(
+      (await runCliInProcess(ws.dir, ['status'])).stdout,
+      /Progress: 1\/3 \(\+1 claimed done, not verified: US-002\)/,
+    );
   });
 
-  it("a person's own `ralph task done` after the baseline is theirs, not a claim", () => {
+  it("a person's own `ralph task done` after the baseline is theirs, not a claim", async () => {
     const ws = make({
       'quantum.json': quantum(['US-001', 'US-002']),
       '.ralph/person-done.json': JSON.stringify({ 'quantum:US-002': '2026-12-01T00:00:30.000Z' }),
     });
     writeRun(ws, baseline(['US-001']));
-    const j = runCli(ws.dir, ['status', '--json']).json();
+    const j = (await runCliInProcess(ws.dir, ['status', '--json'])).json();
     assert.deepEqual(j.unverified_claims, []);
     assert.equal(j.progress, '2/3');
   });
@@ -105,7 +108,7 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
     ]) {
       const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']), '.ralph/person-done.json': marks });
       writeRun(ws, b);
-      const j = runCli(ws.dir, ['status', '--json'], { XDG_STATE_HOME: state }).json();
+      const j = (await runCliInProcess(ws.dir, ['status', '--json'], { XDG_STATE_HOME: state })).json();
       assert.deepEqual(
         j.unverified_claims,
         [{ source: 'quantum', id: 'US-002', title: 'Story US-002', run: runId }],
@@ -125,17 +128,17 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
     const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']) });
     // Inputs older than the cache's racy tick (2 s), so the first answer is stored and the second served.
     await new Promise((r) => setTimeout(r, 2100));
-    assert.equal(runCli(ws.dir, ['status', '--json']).json().progress, '2/3');
-    assert.equal(runCli(ws.dir, ['status', '--json']).json().progress, '2/3');
+    assert.equal((await runCliInProcess(ws.dir, ['status', '--json'])).json().progress, '2/3');
+    assert.equal((await runCliInProcess(ws.dir, ['status', '--json'])).json().progress, '2/3');
     writeRun(ws, baseline(['US-001']));
-    assert.equal(runCli(ws.dir, ['status', '--json']).json().progress, '1/3');
+    assert.equal((await runCliInProcess(ws.dir, ['status', '--json'])).json().progress, '1/3');
     writeRun(ws, null);
-    const j = runCli(ws.dir, ['status', '--json']).json();
+    const j = (await runCliInProcess(ws.dir, ['status', '--json'])).json();
     assert.equal(j.progress, '2/3');
     assert.deepEqual(j.unverified_claims, []);
   });
 
-  it('unverifiedClaimsOf: epics and other checklist files against their baseline fields', () => {
+  it('unverifiedClaimsOf: epics and other checklist files against their baseline fields', async () => {
     const ws = make({
       '.flow/meta.json': '{\n  "schema_version": 2,\n  "next_epic": 2\n}\n',
       '.flow/epics/fn-1.json':
@@ -167,7 +170,7 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
     assert.deepEqual(unverifiedClaimsOf(src, baseline(['fn-1.1'], { source: 'flow-next', label: '.flow' }), 'r'), []);
   });
 
-  it('a story of quantum.json made passed during a checklist run (another kind of source) is an unverified claim (breaker s5 row 05)', () => {
+  it('a story of quantum.json made passed during a checklist run (another kind of source) is an unverified claim (breaker s5 row 05)', async () => {
     const ws = make({ 'quantum.json': quantum(['US-001', 'US-002']), 'RALPH_TASK.md': '# T\n\n- [ ] One\n' });
     writeRun(
       ws,
@@ -177,7 +180,7 @@ describe('ralph status: unverified claims (issue 11 C1/C4)', () => {
         sources: { quantum: ['US-001'], flow: [], flowEpics: [] },
       }),
     );
-    const j = runCli(ws.dir, ['status', '--json']).json();
+    const j = (await runCliInProcess(ws.dir, ['status', '--json'])).json();
     assert.deepEqual(j.unverified_claims, [{ source: 'quantum', id: 'US-002', title: 'Story US-002', run: runId }]);
   });
 });
@@ -196,7 +199,7 @@ describe('the claim baseline mirror outside the workspace (issue 11 K2/K3)', fun
     writeRun(ws, baseline(['US-001', 'US-002']));
     const env = { XDG_STATE_HOME: state };
     await writeBaselineMirror(ws.dir, runId, baseline(['US-001']), env);
-    const j = runCli(ws.dir, ['status', '--json'], env).json();
+    const j = (await runCliInProcess(ws.dir, ['status', '--json'], env)).json();
     assert.deepEqual(
       (j.unverified_claims as { id: string }[]).map((u) => u.id),
       ['US-002'],

@@ -2,14 +2,18 @@ import * as assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cliPath, runCli } from '../../support/cli';
+import { cliPath, runCliInProcess } from '../../support/cli';
 import { makeTempFolder, testCacheHome, type TempFolder } from '../../support/tempFolder';
 import { copyWaveWorkspace, snapshotFiles, writeCheckpoint, type WaveWorkspace } from '../../support/waveFixture';
 
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
 
+/**
+ * The commands run in this process (`runCliInProcess`, dist/cli.js's entry) where their output, exit code and files
+ * are the point; as processes where the process is (the bundles a pass loads, a reader that goes away, `--watch`).
+ */
 describe('ralph waves check (dist/cli.js)', function () {
-  // Only a hang bound: one test here starts the CLI 22 times, which took over 60 s at a load average of 20.
+  // Only a hang bound: one test here ran the CLI 22 times as processes, over 60 s at a load average of 20.
   this.timeout(300_000);
   let ws: WaveWorkspace;
   beforeEach(() => {
@@ -17,9 +21,9 @@ describe('ralph waves check (dist/cli.js)', function () {
   });
   afterEach(() => ws.dispose());
 
-  it('prints the gate result as JSON and exits 1 for MEDIUM, leaving every checkpoint byte for byte', () => {
+  it('prints the gate result as JSON and exits 1 for MEDIUM, leaving every checkpoint byte for byte', async () => {
     const before = snapshotFiles(path.join(ws.folder, '.ijfw'));
-    const r = runCli(ws.folder, [
+    const r = await runCliInProcess(ws.folder, [
       'waves',
       'check',
       '--phase',
@@ -49,18 +53,18 @@ describe('ralph waves check (dist/cli.js)', function () {
     assert.deepEqual(snapshotFiles(path.join(ws.folder, '.ijfw')), before);
   });
 
-  it('prints text ending with the canonical gate-result block', () => {
-    const r = runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', 'W2']);
+  it('prints text ending with the canonical gate-result block', async () => {
+    const r = await runCliInProcess(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', 'W2']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Wave W2 \(phase p\): PASS/);
     assert.match(r.stdout, /\n```gate-result\n\{[\s\S]*"status": "PASS"[\s\S]*\}\n```\n$/);
   });
 
-  it('exits 0 for NOTE (only resumable orphans)', () => {
+  it('exits 0 for NOTE (only resumable orphans)', async () => {
     const t = makeTempFolder('ralph-waves-cli-');
     try {
       writeCheckpoint(t.dir, 'W7', 'W7-A', { schema_version: 1, ts: iso(300_000), next_step: 'finish it' });
-      const r = runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']);
+      const r = await runCliInProcess(t.dir, ['waves', 'check', '--phase', 'p', '--json']);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.json().severity, 'NOTE');
     } finally {
@@ -68,15 +72,23 @@ describe('ralph waves check (dist/cli.js)', function () {
     }
   });
 
-  it('takes the orphan windows from .ralph/config.json, and the flags over them', () => {
+  it('takes the orphan windows from .ralph/config.json, and the flags over them', async () => {
     const t = makeTempFolder('ralph-waves-cfg-');
     try {
       writeCheckpoint(t.dir, 'W7', 'W7-A', { schema_version: 1, ts: iso(5_000), next_step: 'finish it' });
-      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'PASS');
-      t.write('.ralph/config.json', JSON.stringify({ waves: { orphanAfterMs: 1000, inactiveAfterMs: 2000 } }));
-      assert.equal(runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json']).json().severity, 'NOTE');
       assert.equal(
-        runCli(t.dir, ['waves', 'check', '--phase', 'p', '--json', '--inactive-after-ms', '600000']).json().severity,
+        (await runCliInProcess(t.dir, ['waves', 'check', '--phase', 'p', '--json'])).json().severity,
+        'PASS',
+      );
+      t.write('.ralph/config.json', JSON.stringify({ waves: { orphanAfterMs: 1000, inactiveAfterMs: 2000 } }));
+      assert.equal(
+        (await runCliInProcess(t.dir, ['waves', 'check', '--phase', 'p', '--json'])).json().severity,
+        'NOTE',
+      );
+      assert.equal(
+        (
+          await runCliInProcess(t.dir, ['waves', 'check', '--phase', 'p', '--json', '--inactive-after-ms', '600000'])
+        ).json().severity,
         'PASS',
       );
     } finally {
@@ -84,18 +96,17 @@ describe('ralph waves check (dist/cli.js)', function () {
     }
   });
 
-  it('exits 2 for an invalid id, an unknown wave or root, and a missing --phase', () => {
-    assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', '../W1']).code, 2);
-    assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', '../p']).code, 2);
-    assert.equal(runCli(ws.folder, ['waves', 'check']).code, 2);
-    const unknown = runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', 'W9', '--json']);
+  it('exits 2 for an invalid id, an unknown wave or root, and a missing --phase', async () => {
+    assert.equal((await runCliInProcess(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', '../W1'])).code, 2);
+    assert.equal((await runCliInProcess(ws.folder, ['waves', 'check', '--phase', '../p'])).code, 2);
+    assert.equal((await runCliInProcess(ws.folder, ['waves', 'check'])).code, 2);
+    const unknown = await runCliInProcess(ws.folder, ['waves', 'check', '--phase', 'p', '--wave', 'W9', '--json']);
     assert.equal(unknown.code, 2);
     assert.deepEqual(unknown.json(), { success: false, error: 'no wave W9: .ijfw/wave-W9 not found' });
-    assert.equal(runCli(ws.folder, ['waves', 'check', '--phase', 'p', '--root', 'nowhere']).code, 2);
+    assert.equal((await runCliInProcess(ws.folder, ['waves', 'check', '--phase', 'p', '--root', 'nowhere'])).code, 2);
   });
 
-  it('the commander-free path and the full program print the same, usage errors included', () => {
-    const full = path.join(path.dirname(cliPath), 'cli-main.js');
+  it('the commander-free path and the full program print the same, usage errors included', async () => {
     // Times, ages, durations and the gate id's nonce differ between two runs; everything else must not.
     const norm = (s: string) =>
       s
@@ -120,16 +131,13 @@ describe('ralph waves check (dist/cli.js)', function () {
       try {
         const a = args.map((x) => (x === ws.worktree ? copies[0]!.worktree : x));
         const b = args.map((x) => (x === ws.worktree ? copies[1]!.worktree : x));
-        const fast = runCli(copies[0]!.folder, a);
-        const slow = spawnSync(process.execPath, [full, '-C', copies[1]!.folder, ...b], {
-          encoding: 'utf8',
-          env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), FLOW_ACTOR: 'tester' },
-        });
+        const fast = await runCliInProcess(copies[0]!.folder, a);
+        const slow = await runCliInProcess(copies[1]!.folder, b, {}, { program: 'cli-main.js' });
         const same = (s: string, w: WaveWorkspace) =>
           norm(s.split(w.folder).join('<ws>').split(w.worktree).join('<wt>'));
         assert.deepEqual(
           [fast.code, same(fast.stdout, copies[0]!), same(fast.stderr, copies[0]!)],
-          [slow.status, same(slow.stdout, copies[1]!), same(slow.stderr, copies[1]!)],
+          [slow.code, same(slow.stdout, copies[1]!), same(slow.stderr, copies[1]!)],
           args.join(' '),
         );
         const planning = (w: WaveWorkspace) =>
@@ -141,14 +149,14 @@ describe('ralph waves check (dist/cli.js)', function () {
         for (const c of copies) c.dispose();
       }
     }
-    const missing = runCli(path.join(ws.folder, 'nope'), ['waves', 'check', '--phase', 'p', '--json']);
+    const missing = await runCliInProcess(path.join(ws.folder, 'nope'), ['waves', 'check', '--phase', 'p', '--json']);
     assert.deepEqual(
       [missing.code, (missing.json() as { error: string }).error],
       [1, `folder not found: ${path.join(ws.folder, 'nope')}`],
     );
   });
 
-  it('a plain pass loads neither yaml, jsonc-parser nor chokidar; a pass that needs yaml or a positioned JSON error loads them', () => {
+  it('a plain pass loads neither yaml, jsonc-parser nor chokidar; a pass that needs yaml or a positioned JSON error loads them', async () => {
     const t = makeTempFolder('ralph-waves-libs-');
     try {
       // Which of dist/'s files the process loaded, written at exit by a preloaded hook.
@@ -200,7 +208,7 @@ describe('ralph waves check (dist/cli.js)', function () {
     }
   });
 
-  it('ends quietly with the exit code of the pass when the reader goes away (| head -c 100)', () => {
+  it('ends quietly with the exit code of the pass when the reader goes away (| head -c 100)', async () => {
     const t = makeTempFolder('ralph-waves-pipe-');
     try {
       // 1,500 subagents: far more output than a pipe holds, so the write fails with EPIPE; one STALE orphan: exit 1.
@@ -224,14 +232,14 @@ describe('ralph waves check (dist/cli.js)', function () {
     }
   });
 
-  it('shows waves with their subagents in ralph status (text and --json)', () => {
-    const j = runCli(ws.folder, ['status', '--json']).json() as {
+  it('shows waves with their subagents in ralph status (text and --json)', async () => {
+    const j = (await runCliInProcess(ws.folder, ['status', '--json'])).json() as {
       waves: { wave_id: string; subagents: { sub_id: string; disposition: string }[] }[];
     };
     const w1 = j.waves.find((w) => w.wave_id === 'W1')!;
     assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S4')!.disposition, 'RESOLVED');
     assert.equal(w1.subagents.find((s) => s.sub_id === 'W1-S1')!.disposition, 'RESUMED');
-    const text = runCli(ws.folder, ['status']).stdout;
+    const text = (await runCliInProcess(ws.folder, ['status'])).stdout;
     assert.match(text, /^Wave W1 \[in_progress\]: .*orphans/m);
     assert.match(text, /^ {2}W1-S1 RESUMED/m);
   });

@@ -31,6 +31,11 @@ export interface ToolCall {
 interface TurnBase {
   /** Wait before answering, ms. */
   delayMs?: number;
+  /**
+   * Answer only once this settles (after `delayMs`): holds the agent in the middle of its run until something the
+   * caller waits for has happened (the demo's screenshot, say), instead of hoping a pause is long enough.
+   */
+  after?: Promise<unknown>;
   /** Use this turn for this many requests (Infinity: every remaining request). Default 1. */
   times?: number;
 }
