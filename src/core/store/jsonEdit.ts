@@ -261,6 +261,8 @@ export function findDuplicateKey(text: string): { key: string; offset: number } 
  * so the file is never written. `file` is the name to show (workspace-relative).
  */
 export function refuseDuplicateKeys(file: string, text: string): void {
+  // Ralph's own form has none (a repeated key would be written once): no need to scan it.
+  if (isNewJsonText(text)) return;
   const dup = findDuplicateKey(text);
   if (dup)
     throw new FileProblemError({
@@ -286,6 +288,21 @@ function jsonEqual(a: unknown, b: unknown): boolean {
 /** `é` → `\u00e9` (JSON text only holds non-ASCII inside strings, so this is always safe). */
 export function escapeNonAscii(s: string): string {
   return s.replace(/[^\x00-\x7f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+/**
+ * True when `text` is exactly {@link newJsonText} of its own value (two-space indent, trailing newline, keys as
+ * written): a text in that form has no repeated key, since `JSON.stringify` writes each key of an object once and a
+ * repeated one would make the two texts differ. False for anything else, JSON that does not parse included. Pure.
+ */
+export function isNewJsonText(text: string): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return newJsonText(value) === text;
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { findDuplicateKey, refuseDuplicateKeys } from '../../../src/core/store/jsonEdit';
+import { findDuplicateKey, isNewJsonText, newJsonText, refuseDuplicateKeys } from '../../../src/core/store/jsonEdit';
 import { FileProblemError } from '../../../src/core/store/parseError';
 
 describe('store: duplicate keys', () => {
@@ -43,5 +43,22 @@ describe('store: duplicate keys', () => {
         return true;
       },
     );
+  });
+
+  it("isNewJsonText: only ralph's own form, never a text with a repeated key (the refusal's shortcut)", () => {
+    const rows: Array<[string, boolean]> = [
+      [newJsonText({ a: 1, b: { c: [1, 'x'] } }), true],
+      [newJsonText({}), true],
+      ['{\n  "status": "passed",\n  "status": "pending"\n}\n', false], // the repeated key would be written once
+      ['{\n  "a": {\n    "id": 1,\n    "id": 2\n  }\n}\n', false],
+      ['{"a":1}', false], // another form: scanned
+      ['{\n  "a": 1\n}', false], // no trailing newline
+      ['{\n  "a": 1,\n}\n', false], // not JSON
+      ['', false],
+    ];
+    for (const [text, want] of rows) {
+      assert.equal(isNewJsonText(text), want, JSON.stringify(text));
+      if (findDuplicateKey(text)) assert.throws(() => refuseDuplicateKeys('run.json', text), FileProblemError);
+    }
   });
 });
