@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { DiscoveredAgent } from '../core/agents/discover';
+import type { DiscoveredAgent, VersionCache } from '../core/agents/discover';
 import type { RalphConfig } from '../core/model/config';
 
 /**
@@ -108,14 +108,24 @@ export interface AgentChooserDeps {
   find?(folder: string, config: RalphConfig): Promise<FoundAgent[]>;
 }
 
-/** Finds each adapter's binary as `config` names it and asks it for `--version` (as **Ralph: Doctor** does). */
+/** The versions of this extension host session, per binary (`--version` runs again once a binary's file changes). */
+let agentVersions: VersionCache | undefined;
+
+/**
+ * Finds each adapter's binary as `config` names it and asks it for `--version` (as **Ralph: Doctor** does), once per
+ * binary and file state in this extension host session ({@link VersionCache}).
+ */
 export async function findAgents(folder: string, config: RalphConfig): Promise<FoundAgent[]> {
-  const [{ discoverAgents }, { configuredAgentBinaries }] = await Promise.all([
+  const [{ discoverAgents, VersionCache }, { configuredAgentBinaries }] = await Promise.all([
     import('../core/agents/discover'),
     import('../core/agents/registry'),
   ]);
+  agentVersions ??= new VersionCache();
   const binaries = configuredAgentBinaries(config, folder);
-  return foundAgentsOf(await discoverAgents({ names: binaries.map((b) => b.binary) }), binaries);
+  return foundAgentsOf(
+    await discoverAgents({ names: binaries.map((b) => b.binary), versionCache: agentVersions }),
+    binaries,
+  );
 }
 
 /** The agent the folder's `.ralph/config.json` or the VS Code settings name, undefined when neither does. */

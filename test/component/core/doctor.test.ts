@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildDoctorReport, formatDoctorReport } from '../../../src/core/doctor/report';
-import { discoverAgents } from '../../../src/core/agents/discover';
+import { discoverAgents, VersionCache } from '../../../src/core/agents/discover';
 import { claudeBinDir as realClaudeBin } from '../../support/claude';
 import { cliPath as cli } from '../../support/cli';
 import { shellStub } from '../../support/stubs/installStubs';
@@ -30,6 +30,25 @@ describe('finding agent CLIs on PATH (running their --version)', () => {
       agents.map((a) => [a.name, a.version, a.note]),
       [['codex', null, '--version exited 3']],
     );
+  });
+
+  it('with a version cache, runs each binary once while its file is unchanged, and again after it changes', async () => {
+    const runs = path.join(makeTempDir('ralph-version-runs-'), 'runs');
+    const bin = stubBin('gemini', `echo run >> '${runs}'; echo 0.61.0`);
+    const versionCache = new VersionCache();
+    const ask = () => discoverAgents({ pathEnv: bin, versionCache });
+    for (let i = 0; i < 3; i++)
+      assert.deepEqual(
+        (await ask()).map((a) => [a.name, a.version]),
+        [['gemini', '0.61.0']],
+      );
+    assert.equal(fs.readFileSync(runs, 'utf8'), 'run\n');
+    fs.writeFileSync(path.join(bin, 'gemini'), `#!/bin/sh\necho run >> '${runs}'; echo 0.62.0-rc.1\n`);
+    assert.deepEqual(
+      (await ask()).map((a) => a.version),
+      ['0.62.0-rc.1'],
+    );
+    assert.equal(fs.readFileSync(runs, 'utf8'), 'run\nrun\n');
   });
 });
 
