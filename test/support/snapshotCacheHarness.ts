@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runCli } from './cli';
+import { runCli, runCliInProcess } from './cli';
 import { repoRoot } from './repoRoot';
 import { makeTempFolder, type TempFolder } from './tempFolder';
 import { quantumJson, writeFlow, writeFlowState, type TempWorkspace } from './workspace';
@@ -40,7 +40,12 @@ export function useSnapshotCache() {
     assert.equal(r.code, 0, r.stderr);
     return r.stdout;
   };
-  const uncached = (dir: string, json: boolean) => status(dir, json, { RALPH_CACHE: '0' });
+  /** The answer without the cache (`RALPH_CACHE=0`), the reference the cached ones must equal: computed in this process. */
+  const uncached = async (dir: string, json: boolean) => {
+    const r = await runCliInProcess(dir, json ? ['status', '--json'] : ['status'], { ...env(), RALPH_CACHE: '0' });
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  };
   const entryOf = (dir: string) => snapshotFile(dir, 'status', env());
   /** The key the CLI stored the folder's status answer under, read from the entry itself. */
   const keyOf = (dir: string): SnapshotKey => {
@@ -56,25 +61,29 @@ export function useSnapshotCache() {
    * Cold (stores), warm (served) and text forms equal the uncached answer; returns whether an entry was stored, and
    * the uncached JSON answer.
    */
-  function sameCachedAndNot(dir: string, what: string): { stored: boolean; plain: string } {
-    const plainJson = clockFree(uncached(dir, true));
-    const plainText = clockFree(uncached(dir, false));
+  async function sameCachedAndNot(dir: string, what: string): Promise<{ stored: boolean; plain: string }> {
+    const plainJson = clockFree(await uncached(dir, true));
+    const plainText = clockFree(await uncached(dir, false));
     assert.equal(clockFree(status(dir, true)), plainJson, `${what}: first call`);
     const stored = fs.existsSync(entryOf(dir));
     assert.equal(clockFree(status(dir, true)), plainJson, `${what}: second call`);
     assert.equal(clockFree(status(dir, false)), plainText, `${what}: text`);
-    sameNext(dir, what);
+    await sameNext(dir, what);
     return { stored, plain: plainJson };
   }
 
-  /** `next` in both forms, cold and warm, equals the uncached answer (exit code and both streams). */
-  function sameNext(dir: string, what: string): void {
+  /**
+   * `next` in both forms, cold and warm (processes), equals the uncached answer (computed in this process): exit code
+   * and both streams.
+   */
+  async function sameNext(dir: string, what: string): Promise<void> {
     for (const args of [['next', '--json'], ['next']]) {
       const answer = (extra: NodeJS.ProcessEnv = {}) => {
         const r = runCli(dir, args, { ...env(), ...extra });
         return { code: r.code, stdout: r.stdout, stderr: r.stderr };
       };
-      const plain = answer({ RALPH_CACHE: '0' });
+      const reference = await runCliInProcess(dir, args, { ...env(), RALPH_CACHE: '0' });
+      const plain = { code: reference.code, stdout: reference.stdout, stderr: reference.stderr };
       assert.deepEqual(answer(), plain, `${what}: ${args.join(' ')} first call`);
       assert.deepEqual(answer(), plain, `${what}: ${args.join(' ')} second call`);
     }
@@ -134,7 +143,7 @@ export function useSnapshotCache() {
     await pastTheTick();
     let stored = 0;
     for (const dir of dirs) {
-      const s = sameCachedAndNot(dir, dir);
+      const s = await sameCachedAndNot(dir, dir);
       const j = JSON.parse(s.plain) as { runs: unknown[]; recent_runs: unknown[]; waves: unknown[] };
       assert.equal(
         s.stored,

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { streamFixture } from '../../support/fixtures';
-import { cliPath, runCli } from '../../support/cli';
+import { cliPath, runCliInProcess } from '../../support/cli';
 import { makeTempDir } from '../../support/tempFolder';
 
 /** `ralph session inspect` as users run it (dist/cli.js). */
@@ -15,8 +15,8 @@ describe('cli: ralph session inspect', () => {
   });
   afterEach(() => fs.rmSync(ws, { recursive: true, force: true }));
 
-  it('--json on tool-use-bash-success gives Bash 1, context 2000, cost 0.0124, 2 turns', () => {
-    const r = runCli(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')]);
+  it('--json on tool-use-bash-success gives Bash 1, context 2000, cost 0.0124, 2 turns', async () => {
+    const r = await runCliInProcess(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')]);
     assert.equal(r.code, 0, r.stderr);
     const s = r.json();
     assert.deepEqual(
@@ -38,20 +38,20 @@ describe('cli: ralph session inspect', () => {
   });
 
   for (const name of ['http-429-max-retries-1.jsonl', 'http-429-retry-series-killed.jsonl']) {
-    it(`reports the rate limit of ${name}, exits 0 and prints no stack trace`, () => {
-      const r = runCli(ws, ['session', 'inspect', '--json', rec(name)]);
+    it(`reports the rate limit of ${name}, exits 0 and prints no stack trace`, async () => {
+      const r = await runCliInProcess(ws, ['session', 'inspect', '--json', rec(name)]);
       assert.equal(r.code, 0);
       assert.equal(r.stderr, '');
       const s = r.json() as { rateLimits: { status: unknown }[] };
       assert.ok(s.rateLimits.some((x) => x.status === 429));
-      const human = runCli(ws, ['session', 'inspect', rec(name)]);
+      const human = await runCliInProcess(ws, ['session', 'inspect', rec(name)]);
       assert.equal(human.code, 0);
       assert.match(human.stdout, /limit +api_retry 429/);
       assert.doesNotMatch(human.stdout + human.stderr, /\n\s+at /);
     });
   }
 
-  it('reads a stream from stdin with -', () => {
+  it('reads a stream from stdin with -', async () => {
     const r = spawnSync(process.execPath, [cliPath, '-C', ws, 'session', 'inspect', '--json', '-'], {
       input: fs.readFileSync(rec('tool-use-bash-success.jsonl')),
       encoding: 'utf8',
@@ -60,8 +60,8 @@ describe('cli: ralph session inspect', () => {
     assert.equal((JSON.parse(r.stdout) as { contextLast: number }).contextLast, 2000);
   });
 
-  it('--agent forces the adapter', () => {
-    const r = runCli(ws, [
+  it('--agent forces the adapter', async () => {
+    const r = await runCliInProcess(ws, [
       'session',
       'inspect',
       '--json',
@@ -72,29 +72,36 @@ describe('cli: ralph session inspect', () => {
     assert.equal((r.json() as { agent: string }).agent, 'cursor-agent');
   });
 
-  it('an unknown --agent is a usage error naming the known agents', () => {
-    const r = runCli(ws, ['session', 'inspect', '--agent', 'gpt', rec('tool-use-bash-success.jsonl')]);
+  it('an unknown --agent is a usage error naming the known agents', async () => {
+    const r = await runCliInProcess(ws, ['session', 'inspect', '--agent', 'gpt', rec('tool-use-bash-success.jsonl')]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /known: claude, cursor-agent/);
   });
 
-  it('a missing file is reported as file: message, without a stack trace', () => {
+  it('a missing file is reported as file: message, without a stack trace', async () => {
     const missing = path.join(ws, 'nope.jsonl');
-    const r = runCli(ws, ['session', 'inspect', missing]);
+    const r = await runCliInProcess(ws, ['session', 'inspect', missing]);
     assert.equal(r.code, 1);
     assert.equal(r.stderr, `ralph: ${missing}: cannot read: no such file\n`);
   });
 
-  it('a stream of an unknown kind is summarised as unknown, not an error', () => {
-    const r = runCli(ws, ['session', 'inspect', '--json', streamFixture('other', 'unknown-agent.jsonl')]);
+  it('a stream of an unknown kind is summarised as unknown, not an error', async () => {
+    const r = await runCliInProcess(ws, [
+      'session',
+      'inspect',
+      '--json',
+      streamFixture('other', 'unknown-agent.jsonl'),
+    ]);
     assert.equal(r.code, 0);
     assert.equal((r.json() as { agent: string }).agent, 'unknown');
   });
 
-  it('uses the thresholds of .ralph/config.json', () => {
+  it('uses the thresholds of .ralph/config.json', async () => {
     fs.mkdirSync(path.join(ws, '.ralph'));
     fs.writeFileSync(path.join(ws, '.ralph', 'config.json'), JSON.stringify({ rotateThresholdTokens: 1500 }));
-    const s = runCli(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')]).json() as {
+    const s = (
+      await runCliInProcess(ws, ['session', 'inspect', '--json', rec('tool-use-bash-success.jsonl')])
+    ).json() as {
       thresholds: { warn: number; rotate: number };
       rotated: boolean;
     };

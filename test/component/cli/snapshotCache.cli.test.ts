@@ -20,7 +20,7 @@ describe('cli: status snapshot cache', function () {
     useSnapshotCache();
 
   it('every fixture folder without a plan: the same output cached and uncached', async () => {
-    const { of } = await sameOnFixtures('ralph-snap-fx-', (src) => !planFixture(src));
+    const { of } = await await sameOnFixtures('ralph-snap-fx-', (src) => !planFixture(src));
     assert.ok(of >= 5, `fixture folders without a plan: ${of}`);
   });
 
@@ -73,7 +73,7 @@ describe('cli: status snapshot cache', function () {
     const ws = folder('ralph-snap-serve-');
     generated(ws, 20);
     await pastTheTick();
-    const plain = uncached(ws.dir, true);
+    const plain = await uncached(ws.dir, true);
     status(ws.dir, true);
     const file = entryOf(ws.dir);
     const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as {
@@ -102,8 +102,8 @@ describe('cli: status snapshot cache', function () {
     // Another build, another environment: not served.
     assert.notEqual(status(ws.dir, true, { FLOW_STATE_DIR: path.join(ws.dir, '.git', 'flow-state') }), 'PLANTED\n');
     ws.write('RALPH_TASK.md', '- [x] a\n- [x] b\n');
-    assert.equal(status(ws.dir, true), uncached(ws.dir, true));
-    assert.notEqual(uncached(ws.dir, true), plain);
+    assert.equal(status(ws.dir, true), await uncached(ws.dir, true));
+    assert.notEqual(await uncached(ws.dir, true), plain);
   });
 
   it('next: the answer is keyed by the actor, and a planted answer shows a warm call is served', async () => {
@@ -127,7 +127,7 @@ describe('cli: status snapshot cache', function () {
     generated(ws, 5);
     await pastTheTick();
     const before = fs.readdirSync(ws.dir, { recursive: true }).map(String).sort();
-    const plain = uncached(ws.dir, true);
+    const plain = await uncached(ws.dir, true);
     assert.equal(fs.existsSync(path.join(cacheDir(), 'ralph')), false, 'RALPH_CACHE=0 writes nothing');
     status(ws.dir, true);
     const file = entryOf(ws.dir);
@@ -163,6 +163,6 @@ describe('cli: status snapshot cache', function () {
     fs.mkdirSync(run, { recursive: true });
     fs.writeFileSync(path.join(run, 'progress.txt'), 'iteration: 1\n');
     await pastTheTick();
-    assert.equal(sameCachedAndNot(ws.dir, 'runs').stored, false);
+    assert.equal((await sameCachedAndNot(ws.dir, 'runs')).stored, false);
   });
 });

@@ -23,7 +23,7 @@ describe('cli: status snapshot cache on generated plans', function () {
     });
     await pastTheTick();
     for (const { ws, n } of plans) {
-      assert.equal(sameCachedAndNot(ws.dir, `${n}`).stored, true, `${n}: stored`);
+      assert.equal((await sameCachedAndNot(ws.dir, `${n}`)).stored, true, `${n}: stored`);
       const id = n === 1 ? 'fn-1.1' : 'fn-1.5';
       const file = path.join(ws.dir, '.flow', 'tasks', `${id}.json`);
       const text = fs.readFileSync(file, 'utf8');
@@ -35,8 +35,8 @@ describe('cli: status snapshot cache on generated plans', function () {
       );
       fs.utimesSync(file, st.atime, st.mtime);
       assert.equal(fs.statSync(file).size, st.size);
-      assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: changed within the tick`);
-      sameNext(ws.dir, `${n}: changed within the tick`);
+      assert.equal(status(ws.dir, true), await uncached(ws.dir, true), `${n}: changed within the tick`);
+      await sameNext(ws.dir, `${n}: changed within the tick`);
       // Another change, with an mtime an hour back (an editor or a checkout that sets times).
       fs.writeFileSync(
         file,
@@ -47,18 +47,18 @@ describe('cli: status snapshot cache on generated plans', function () {
       fs.utimesSync(file, old, old);
       const after = JSON.parse(status(ws.dir, true)) as { blocked: { id: string; reason: string }[] };
       assert.equal(after.blocked.find((b) => b.id === id)?.reason, 'why', `${n}: the change is seen`);
-      assert.equal(status(ws.dir, true), uncached(ws.dir, true));
+      assert.equal(status(ws.dir, true), await uncached(ws.dir, true));
       // A new task file, a removed one, a new source.
       ws.write(
         '.flow/tasks/fn-999.1.json',
         flowJson({ id: 'fn-999.1', epic: 'fn-1', title: 'New', status: 'todo', depends_on: [] }),
       );
-      assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: new file`);
+      assert.equal(status(ws.dir, true), await uncached(ws.dir, true), `${n}: new file`);
       fs.rmSync(path.join(ws.dir, '.flow', 'tasks', 'fn-999.1.json'));
-      assert.equal(status(ws.dir, true), uncached(ws.dir, true), `${n}: removed file`);
+      assert.equal(status(ws.dir, true), await uncached(ws.dir, true), `${n}: removed file`);
       ws.write('PROMPT.md', '- [ ] new source\n');
-      assert.equal(status(ws.dir, false), uncached(ws.dir, false), `${n}: new source`);
-      sameNext(ws.dir, `${n}: new source`);
+      assert.equal(status(ws.dir, false), await uncached(ws.dir, false), `${n}: new source`);
+      await sameNext(ws.dir, `${n}: new source`);
     }
   });
 });

@@ -13,7 +13,7 @@ describe('cli: status snapshot cache on the plan fixtures', function () {
   const { sameOnFixtures } = useSnapshotCache();
 
   it('every fixture folder with a plan: the same output cached and uncached (stored only without runs and waves)', async () => {
-    const { stored, of } = await sameOnFixtures('ralph-snap-fx-', planFixture);
+    const { stored, of } = await await sameOnFixtures('ralph-snap-fx-', planFixture);
     assert.ok(of >= 8, `plan fixture folders: ${of}`);
     assert.ok(stored >= 3, `some fixtures are served from the cache (${stored} of ${of})`);
   });

@@ -64,7 +64,7 @@ describe('cli: status snapshot cache after a task file changed', function () {
    * it has one): the CLI prints the uncached answer in both forms. The change is made within the racy tick, so
    * nothing is stored and each case is looked up against the same stored answer.
    */
-  function sameAfterTaskChanges(dir: string, what: string, taskIds: readonly string[]): number {
+  async function sameAfterTaskChanges(dir: string, what: string, taskIds: readonly string[]): Promise<number> {
     status(dir, true);
     let checked = 0;
     for (const id of taskIds) {
@@ -76,13 +76,13 @@ describe('cli: status snapshot cache after a task file changed', function () {
           const next = change.apply(JSON.parse(original) as Record<string, unknown>);
           fs.writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2) + '\n');
           // The stored answer is not served once the file changed (looked up in this process, by the entry's own key);
-          // the CLI itself for every third change, in turn in each form (each call costs two Node start-ups).
+          // the CLI itself for every third change, in turn in each form (a process, and the uncached answer in this one).
           assert.equal(readSnapshot(keyOf(dir), env()).answer, undefined, `${what} ${id} ${change.name}: not served`);
           const k = TASK_CHANGES.indexOf(change);
           if (k % 6 === 3)
-            assert.equal(status(dir, false), uncached(dir, false), `${what} ${id} ${change.name}: cli text`);
+            assert.equal(status(dir, false), await uncached(dir, false), `${what} ${id} ${change.name}: cli text`);
           else if (k % 6 === 0)
-            assert.equal(status(dir, true), uncached(dir, true), `${what} ${id} ${change.name}: cli json`);
+            assert.equal(status(dir, true), await uncached(dir, true), `${what} ${id} ${change.name}: cli json`);
           checked++;
         }
         // Rewritten atomically (a temporary file, then a rename): the folder's mtime moves, its names do not.
@@ -92,7 +92,7 @@ describe('cli: status snapshot cache after a task file changed', function () {
         assert.equal(readSnapshot(keyOf(dir), env()).answer, undefined, `${what} ${id}: atomic rewrite, not served`);
         const tasksDir = path.dirname(file);
         fs.writeFileSync(path.join(tasksDir, 'zz-new.json'), '{}');
-        assert.equal(status(dir, true), uncached(dir, true), `${what} ${id}: a new name in the folder`);
+        assert.equal(status(dir, true), await uncached(dir, true), `${what} ${id}: a new name in the folder`);
         fs.rmSync(path.join(tasksDir, 'zz-new.json'));
       } finally {
         fs.writeFileSync(file, original);
@@ -119,12 +119,16 @@ describe('cli: status snapshot cache after a task file changed', function () {
         .filter((n) => /^fn-.*\.json$/.test(n))
         .sort()[0];
       if (!first) continue;
-      checked += sameAfterTaskChanges(dir, dir, [first.replace(/\.json$/, '')]);
+      checked += await sameAfterTaskChanges(dir, dir, [first.replace(/\.json$/, '')]);
       folders++;
     }
     // fn-1.1 has a state file (generated: every third task), fn-1.2 has none.
     for (const { dir, n } of plans)
-      checked += sameAfterTaskChanges(dir, `${n}`, n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2']);
+      checked += await sameAfterTaskChanges(
+        dir,
+        `${n}`,
+        n === 1 ? ['fn-1.1'] : n === 50 ? ['fn-1.2'] : ['fn-1.1', 'fn-1.2'],
+      );
     assert.ok(folders >= 1, `fixture folders checked: ${folders}`);
     assert.ok(checked > 0);
   });

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cliPath, runCliAsync } from '../../support/cli';
+import { cliPath, runCliAsync, runCliInProcess } from '../../support/cli';
 import { claudeBinary } from '../../support/claude';
 import { agentEnv, makeWorkspace, type Workspace } from '../../support/engineHarness';
 import { bash, say, startModelServer } from '../../support/modelServer';
@@ -18,9 +18,19 @@ function ralphIn(state: string, folder: string, args: string[], env: NodeJS.Proc
 }
 
 /**
- * Issue 11, "A repository is not trusted by default", through `dist/cli.js` processes: workspace configuration that
- * names programs runs only once trusted (`ralph trust`), `--trust` / `RALPH_TRUST=1` for one command, `ralph doctor`
- * never executes an untrusted path, and agentArgs never reach the run records.
+ * As {@link ralphIn}; `ralph run` as a process (it is the command that starts agents and holds signals), every other
+ * command in this process (`runCliInProcess`: its output, exit code and records are the point).
+ */
+async function ralphAt(state: string, folder: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  if (args[0] === 'run') return ralphIn(state, folder, args, env);
+  const r = await runCliInProcess(folder, args, { RALPH_TRUST: '', XDG_STATE_HOME: state, ...env });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Issue 11, "A repository is not trusted by default", through dist/cli.js (in this process; `ralph run` as a process):
+ * workspace configuration that names programs runs only once trusted (`ralph trust`), `--trust` / `RALPH_TRUST=1` for
+ * one command, `ralph doctor` never executes an untrusted path, and agentArgs never reach the run records.
  */
 describe('ralph trust: workspace configuration that names programs runs only once trusted', function () {
   this.timeout(120_000);
@@ -32,7 +42,7 @@ describe('ralph trust: workspace configuration that names programs runs only onc
   });
   afterEach(() => t.dispose());
 
-  const ralph = (folder: string, args: string[], env: NodeJS.ProcessEnv = {}) => ralphIn(state, folder, args, env);
+  const ralph = (folder: string, args: string[], env: NodeJS.ProcessEnv = {}) => ralphAt(state, folder, args, env);
 
   /** An agent stub that leaves a marker when executed at all. */
   function markerAgent(rel: string, marker: string): void {
@@ -40,7 +50,7 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     fs.chmodSync(path.join(t.dir, rel), 0o755);
   }
 
-  it('ralph doctor never executes the claudePath / cursorAgentPath of an untrusted workspace, says so, and runs them once trusted', () => {
+  it('ralph doctor never executes the claudePath / cursorAgentPath of an untrusted workspace, says so, and runs them once trusted', async () => {
     const ws = path.join(t.dir, 'ws');
     const claudeMarker = path.join(t.dir, 'claude-ran');
     const cursorMarker = path.join(t.dir, 'cursor-ran');
@@ -49,7 +59,7 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
     t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './bin/claude', cursorAgentPath: './bin/cursor' }));
     const env = { PATH: path.dirname(process.execPath) };
-    const untrusted = ralph(ws, ['doctor'], env);
+    const untrusted = await ralph(ws, ['doctor'], env);
     assert.equal(fs.existsSync(claudeMarker), false, 'the untrusted claudePath was executed');
     assert.equal(fs.existsSync(cursorMarker), false, 'the untrusted cursorAgentPath (agent not selected) was executed');
     assert.equal(untrusted.code, 1);
@@ -59,41 +69,41 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     // A folder VS Code trusts is not Ralph-trusted by that: doctor says why, and that one record serves both faces.
     assert.match(untrusted.stdout, /VS Code's Workspace Trust is another decision/);
     assert.match(untrusted.stdout, /one record for the CLI and VS Code/);
-    const json = JSON.parse(ralph(ws, ['doctor', '--json'], env).stdout);
+    const json = JSON.parse((await ralph(ws, ['doctor', '--json'], env)).stdout);
     assert.equal(json.trust.state, 'untrusted');
     assert.equal(json.ok, false);
     assert.equal(fs.existsSync(claudeMarker), false);
 
-    assert.equal(ralph(ws, ['trust']).code, 0);
-    const trusted = ralph(ws, ['doctor', '--json'], env);
+    assert.equal((await ralph(ws, ['trust'])).code, 0);
+    const trusted = await ralph(ws, ['doctor', '--json'], env);
     assert.equal(fs.existsSync(claudeMarker), true, 'once trusted, doctor asks the configured agent for its version');
     assert.equal(JSON.parse(trusted.stdout).trust.state, 'trusted');
     assert.equal(trusted.code, 0, trusted.stdout);
   });
 
-  it('ralph doctor --trust and RALPH_TRUST=1 run the configured path for that command only', () => {
+  it('ralph doctor --trust and RALPH_TRUST=1 run the configured path for that command only', async () => {
     const ws = path.join(t.dir, 'ws');
     const marker = path.join(t.dir, 'ran');
     markerAgent('ws/bin/claude', marker);
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
     t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './bin/claude' }));
-    ralph(ws, ['doctor', '--trust'], { PATH: path.dirname(process.execPath) });
+    await ralph(ws, ['doctor', '--trust'], { PATH: path.dirname(process.execPath) });
     assert.equal(fs.existsSync(marker), true);
     fs.rmSync(marker);
-    ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath), RALPH_TRUST: '1' });
+    await ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath), RALPH_TRUST: '1' });
     assert.equal(fs.existsSync(marker), true);
     assert.equal(
-      JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state,
+      JSON.parse((await ralph(ws, ['trust', '--show', '--json'])).stdout).state,
       'untrusted',
       'nothing was recorded',
     );
   });
 
-  it('ralph run refuses untrusted content, printing what it runs and how to trust it; --trust and RALPH_TRUST=1 let it through', () => {
+  it('ralph run refuses untrusted content, printing what it runs and how to trust it; --trust and RALPH_TRUST=1 let it through', async () => {
     const ws = path.join(t.dir, 'ws');
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
     t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './missing-claude', gates: { basic: 'npm test' } }));
-    const refused = ralph(ws, ['run']);
+    const refused = await ralph(ws, ['run']);
     assert.equal(refused.code, 1);
     assert.match(
       refused.stderr,
@@ -102,33 +112,33 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     assert.match(refused.stderr, /\.ralph\/config\.json gates\.basic = "npm test"/);
     assert.match(refused.stderr, /run `ralph trust`/);
     assert.equal(fs.existsSync(path.join(ws, '.ralph', 'runs')), false, 'no run was created');
-    const json = JSON.parse(ralph(ws, ['run', '--json']).stdout);
+    const json = JSON.parse((await ralph(ws, ['run', '--json'])).stdout);
     assert.equal(json.success, false);
     assert.equal(json.trust.state, 'untrusted');
     // Past the trust check, the run stops at the next refusal: the configured agent is missing.
-    for (const r of [ralph(ws, ['run', '--trust']), ralph(ws, ['run'], { RALPH_TRUST: '1' })]) {
+    for (const r of [await ralph(ws, ['run', '--trust']), await ralph(ws, ['run'], { RALPH_TRUST: '1' })]) {
       assert.equal(r.code, 1);
       assert.match(r.stderr, /The claude CLI was not found \(\.\/missing-claude/);
       assert.doesNotMatch(r.stderr, /refused: the workspace configuration/);
     }
   });
 
-  it('ralph trust --show reports without recording; ralph trust records; nothing to trust is a success', () => {
+  it('ralph trust --show reports without recording; ralph trust records; nothing to trust is a success', async () => {
     const ws = path.join(t.dir, 'ws');
     t.write('ws/.ralph/command-policy', '[gates]\nbasic | make test\n');
-    const show = ralph(ws, ['trust', '--show']);
+    const show = await ralph(ws, ['trust', '--show']);
     assert.equal(show.code, 1);
     assert.match(show.stdout, /NOT TRUSTED/);
     assert.match(show.stdout, /\.ralph\/command-policy \[gates\] basic \| make test/);
     assert.equal(fs.existsSync(state), false, '--show writes nothing');
-    const trusted = ralph(ws, ['trust', '--json']);
+    const trusted = await ralph(ws, ['trust', '--json']);
     assert.equal(trusted.code, 0);
     assert.equal(JSON.parse(trusted.stdout).previous, 'untrusted');
-    const after = JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout);
+    const after = JSON.parse((await ralph(ws, ['trust', '--show', '--json'])).stdout);
     assert.deepEqual([after.state, after.trusted], ['trusted', true]);
     assert.ok(after.recordFile.startsWith(path.join(state, 'ralph', 'trust')));
     t.write('ws/.ralph/command-policy', '[gates]\nbasic | true\n');
-    const changed = ralph(ws, ['trust', '--show', '--json']);
+    const changed = await ralph(ws, ['trust', '--show', '--json']);
     assert.equal(changed.code, 1);
     // The makefile `make test` read (none here) is no longer part of the content either.
     assert.deepEqual(JSON.parse(changed.stdout).diff, [
@@ -138,34 +148,38 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     ]);
     const empty = path.join(t.dir, 'empty');
     fs.mkdirSync(empty);
-    const nothing = ralph(empty, ['trust']);
+    const nothing = await ralph(empty, ['trust']);
     assert.equal(nothing.code, 0);
     assert.match(nothing.stdout, /Nothing to trust/);
-    assert.equal(ralph(empty, ['trust', '--show']).code, 0);
+    assert.equal((await ralph(empty, ['trust', '--show'])).code, 0);
   });
-  it('ralph trust refuses inside an agent iteration (breaker-s5 row 19): exit 1, a clear message, nothing recorded; --show still reports', () => {
+  it('ralph trust refuses inside an agent iteration (breaker-s5 row 19): exit 1, a clear message, nothing recorded; --show still reports', async () => {
     const ws = path.join(t.dir, 'ws');
     t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
     const inside = { RALPH_ITERATION_TOKEN: 'it-1' };
-    const refused = ralph(ws, ['trust'], inside);
+    const refused = await ralph(ws, ['trust'], inside);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /refuses to run inside an agent iteration/);
     assert.equal(fs.existsSync(state), false, 'nothing recorded');
-    const json = ralph(ws, ['trust', '--json'], inside);
+    const json = await ralph(ws, ['trust', '--json'], inside);
     assert.equal(json.code, 1);
     assert.equal(JSON.parse(json.stdout).success, false);
-    assert.equal(ralph(ws, ['trust', '--show'], inside).code, 1, '--show reports (not trusted) from inside too');
-    assert.equal(ralph(ws, ['trust']).code, 0, 'the user, outside the run, trusts');
+    assert.equal(
+      (await ralph(ws, ['trust', '--show'], inside)).code,
+      1,
+      '--show reports (not trusted) from inside too',
+    );
+    assert.equal((await ralph(ws, ['trust'])).code, 0, 'the user, outside the run, trusts');
   });
 
-  it('an agent found on PATH needs no trust: doctor asks it for its version in an untrusted workspace, and a configuration naming no program is run without trust', () => {
+  it('an agent found on PATH needs no trust: doctor asks it for its version in an untrusted workspace, and a configuration naming no program is run without trust', async () => {
     const ws = path.join(t.dir, 'ws');
     const marker = path.join(t.dir, 'path-claude-ran');
     markerAgent('bin/claude', marker);
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
     t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' }, model: 'opus' }));
     const env = { PATH: `${path.join(t.dir, 'bin')}${path.delimiter}${path.dirname(process.execPath)}` };
-    const doctor = ralph(ws, ['doctor', '--json'], env);
+    const doctor = await ralph(ws, ['doctor', '--json'], env);
     assert.equal(JSON.parse(doctor.stdout).trust.state, 'untrusted');
     assert.equal(
       fs.existsSync(marker),
@@ -174,18 +188,18 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     );
     // Settings that name no program (model, caps) need no trust: past the trust check, run stops at the missing gates.
     t.write('ws/.ralph/config.json', JSON.stringify({ model: 'opus', maxIterations: 3 }));
-    assert.equal(JSON.parse(ralph(ws, ['trust', '--show', '--json']).stdout).state, 'nothing');
-    const run = ralph(ws, ['run'], env);
+    assert.equal(JSON.parse((await ralph(ws, ['trust', '--show', '--json'])).stdout).state, 'nothing');
+    const run = await ralph(ws, ['run'], env);
     assert.doesNotMatch(run.stderr, /refused: the workspace configuration/);
     assert.match(run.stderr, /No gates configured/);
   });
 
-  it('containment weakened to "marker" in .ralph/config.json asks for trust again (breaker-s5 row 31)', () => {
+  it('containment weakened to "marker" in .ralph/config.json asks for trust again (breaker-s5 row 31)', async () => {
     const ws = path.join(t.dir, 'ws');
     t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' } }));
-    assert.equal(ralph(ws, ['trust']).code, 0);
+    assert.equal((await ralph(ws, ['trust'])).code, 0);
     t.write('ws/.ralph/config.json', JSON.stringify({ gates: { basic: 'true' }, containment: 'marker' }));
-    const show = ralph(ws, ['trust', '--show', '--json']);
+    const show = await ralph(ws, ['trust', '--show', '--json']);
     assert.equal(show.code, 1);
     assert.deepEqual(JSON.parse(show.stdout).diff, ['+ .ralph/config.json containment = "marker"']);
   });
@@ -200,9 +214,9 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     state = path.join(t.dir, 'state');
   });
   afterEach(() => t.dispose());
-  const ralph = (folder: string, args: string[], env: NodeJS.ProcessEnv = {}) => ralphIn(state, folder, args, env);
+  const ralph = (folder: string, args: string[], env: NodeJS.ProcessEnv = {}) => ralphAt(state, folder, args, env);
 
-  it('scripts/check.sh, package.json scripts.test or the Makefile rewritten after `ralph trust`: ralph run refuses, naming the file; trust --show and doctor list what is and is not covered', () => {
+  it('scripts/check.sh, package.json scripts.test or the Makefile rewritten after `ralph trust`: ralph run refuses, naming the file; trust --show and doctor list what is and is not covered', async () => {
     const ws = path.join(t.dir, 'ws');
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
     t.write('ws/scripts/check.sh', 'test -f done.txt\n');
@@ -216,7 +230,7 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
         gates: { basic: 'bash scripts/check.sh', full: 'npm test && cargo test', final: 'make check' },
       }),
     );
-    const show = ralph(ws, ['trust', '--show']);
+    const show = await ralph(ws, ['trust', '--show']);
     assert.match(
       show.stdout,
       /Files the trusted commands run[^\n]*\n {2}scripts\/check\.sh {2}\(bash scripts\/check\.sh\)/,
@@ -225,16 +239,16 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     assert.match(show.stdout, /scripts\/verify\.js {2}\(node scripts\/verify\.js\)/);
     assert.match(show.stdout, /Makefile {2}\(make check\)/);
     assert.match(show.stdout, /Not covered[^\n]*\n {2}cargo: a program outside the workspace/);
-    const doctor = JSON.parse(ralph(ws, ['doctor', '--json'], { PATH: path.dirname(process.execPath) }).stdout);
+    const doctor = JSON.parse((await ralph(ws, ['doctor', '--json'], { PATH: path.dirname(process.execPath) })).stdout);
     assert.deepEqual(
       doctor.trust.coverage.covered.map((c: { key: string }) => c.key),
       ['scripts/check.sh', '.npmrc', 'package.json scripts.test', 'Makefile', 'scripts/verify.js'],
     );
     assert.match(
-      ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) }).stdout,
+      (await ralph(ws, ['doctor'], { PATH: path.dirname(process.execPath) })).stdout,
       /Files the trusted commands run/,
     );
-    assert.equal(ralph(ws, ['trust']).code, 0);
+    assert.equal((await ralph(ws, ['trust'])).code, 0);
 
     const attacks: [string, string, string][] = [
       ['scripts/check.sh', 'exit 0\n', 'scripts/check.sh'],
@@ -245,7 +259,7 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
     for (const [file, text, key] of attacks) {
       const before = fs.readFileSync(path.join(ws, file), 'utf8');
       fs.writeFileSync(path.join(ws, file), text);
-      const refused = ralph(ws, ['run']);
+      const refused = await ralph(ws, ['run']);
       assert.equal(refused.code, 1, file);
       assert.match(refused.stderr, /`ralph run` refused: .*changed since you trusted it/, file);
       assert.ok(refused.stderr.includes(`+ workspace file ${key}`), refused.stderr);
@@ -255,7 +269,7 @@ describe('ralph trust covers the workspace files the gates run (scripts, package
       fs.writeFileSync(path.join(ws, file), before);
     }
     // Put back, it is the trusted content again: past the trust check, the run stops at the missing agent.
-    assert.match(ralph(ws, ['run']).stderr, /The claude CLI was not found/);
+    assert.match((await ralph(ws, ['run'])).stderr, /The claude CLI was not found/);
   });
 });
 
