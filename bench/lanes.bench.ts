@@ -12,12 +12,12 @@
  * the head of every entry it cannot place by name) in a private XDG_CACHE_HOME, both removed at the end: never the
  * user's ~/.local/state/ralph or ~/.cache/ralph (as scripts/test.mjs does for tests), whose size would be measured.
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LoopEngine } from '../src/core/loop/startRun';
 import { ralphConfigSchema } from '../src/core/model/config';
+import { makeLanesRepository } from './workspace';
 
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const STORIES = 8;
@@ -32,28 +32,10 @@ process.on('exit', () => {
   for (const d of [stateHome, cacheHome]) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function gitIn(dir: string, ...args: string[]): void {
-  execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
-}
-
 async function once(maxParallel: number): Promise<{ wallMs: number; mergeMs: number[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-lanes-'));
   try {
-    const stories = Array.from({ length: STORIES }, (_, i) => ({
-      id: `S${i + 1}`,
-      title: `story ${i + 1}`,
-      priority: i + 1,
-      status: 'pending',
-      dependsOn: [],
-      filePaths: [`s${i + 1}.txt`],
-    }));
-    fs.writeFileSync(path.join(dir, 'quantum.json'), JSON.stringify({ project: 'bench', stories }, null, 2) + '\n');
-    fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
-    gitIn(dir, 'init', '-q', '-b', 'main');
-    gitIn(dir, 'config', 'user.email', 'bench@example.invalid');
-    gitIn(dir, 'config', 'user.name', 'bench');
-    gitIn(dir, 'add', '-A');
-    gitIn(dir, 'commit', '-q', '-m', 'initial');
+    makeLanesRepository(dir, STORIES);
     const config = ralphConfigSchema.parse({
       claudePath: stub,
       gates: { basic: 'true' },

@@ -14,7 +14,7 @@
  * one-worker run's beside them. All on one machine, so one clock. Temporary folders, workers and Redis are ended at
  * the end; per-user state and cache in private folders, as in bench/lanes.bench.ts.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +23,7 @@ import { ralphConfigSchema } from '../src/core/model/config';
 import { BullmqDispatcher } from '../src/core/remote/bullmqDispatcher';
 import type { LaneJob } from '../src/core/remote/laneJob';
 import { startRedis } from '../test/support/redisServer';
+import { gitIn, makeLanesRepository } from './workspace';
 
 const emit = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const STORIES = 8;
@@ -43,8 +44,6 @@ const tempDir = (prefix: string) => {
   temps.push(d);
   return d;
 };
-const gitIn = (dir: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
 
 // The coordinator's marks (wall clock, ms): each story's last enqueue and its first merge start.
 const enqueuedAt = new Map<string, number>();
@@ -227,21 +226,7 @@ async function once(
     `#!/bin/bash\nwhile read -r old new ref; do\n  case "$ref" in refs/heads/ql-wt/*) [[ $new =~ ^0+$ ]] || printf 'push %s %s\\n' "\${ref#refs/heads/ql-wt/}" "$EPOCHREALTIME" >> ${JSON.stringify(pushLog)};; esac\ndone\n`,
     { mode: 0o755 },
   );
-  const stories = Array.from({ length: STORIES }, (_, i) => ({
-    id: `S${i + 1}`,
-    title: `story ${i + 1}`,
-    priority: i + 1,
-    status: 'pending',
-    dependsOn: [],
-    filePaths: [`s${i + 1}.txt`],
-  }));
-  fs.writeFileSync(path.join(dir, 'quantum.json'), JSON.stringify({ project: 'bench', stories }, null, 2) + '\n');
-  fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
-  gitIn(dir, 'init', '-q', '-b', 'main');
-  gitIn(dir, 'config', 'user.email', 'bench@example.invalid');
-  gitIn(dir, 'config', 'user.name', 'bench');
-  gitIn(dir, 'add', '-A');
-  gitIn(dir, 'commit', '-q', '-m', 'initial');
+  makeLanesRepository(dir, STORIES);
   gitIn(dir, 'remote', 'add', 'origin', remote);
   gitIn(dir, 'push', '-q', 'origin', 'main');
   const started = await Promise.all(
@@ -265,12 +250,12 @@ async function once(
     const pushes = marks(pushLog, 'push');
     const enqueueToAgent: number[] = [];
     const pushToMerge: number[] = [];
-    for (const s of stories) {
-      const enq = enqueuedAt.get(s.id);
-      const start = (starts.get(s.id) ?? []).find((t) => enq !== undefined && t >= enq - 5);
+    for (const id of Array.from({ length: STORIES }, (_, i) => `S${i + 1}`)) {
+      const enq = enqueuedAt.get(id);
+      const start = (starts.get(id) ?? []).find((t) => enq !== undefined && t >= enq - 5);
       if (enq !== undefined && start !== undefined) enqueueToAgent.push(Math.max(0, start - enq));
-      const m = mergeAt.get(s.id);
-      const push = (pushes.get(s.id) ?? []).filter((t) => m !== undefined && t <= m + 5).at(-1);
+      const m = mergeAt.get(id);
+      const push = (pushes.get(id) ?? []).filter((t) => m !== undefined && t <= m + 5).at(-1);
       if (m !== undefined && push !== undefined) pushToMerge.push(Math.max(0, m - push));
     }
     if (enqueueToAgent.length !== STORIES || pushToMerge.length !== STORIES)

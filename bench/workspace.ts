@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -71,4 +72,31 @@ export function makeWorkspace(n: number, opts: { quantum?: boolean } = {}): stri
     json({ project: 'bench', stories, progress: [], codebasePatterns: [] }),
   );
   return dir;
+}
+
+/** Runs git in `dir` quietly, without the user's global configuration. Throws when git fails. */
+export function gitIn(dir: string, ...args: string[]): void {
+  execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+}
+
+/**
+ * Makes `dir` (existing, empty) a git repository on `main` with one commit of a quantum.json of `stories` independent
+ * stories (S1…Sn, each with its own file path) and a .gitignore of `.ralph/`: the plan the lanes benchmarks run.
+ */
+export function makeLanesRepository(dir: string, stories: number): void {
+  const list = Array.from({ length: stories }, (_, i) => ({
+    id: `S${i + 1}`,
+    title: `story ${i + 1}`,
+    priority: i + 1,
+    status: 'pending',
+    dependsOn: [],
+    filePaths: [`s${i + 1}.txt`],
+  }));
+  fs.writeFileSync(path.join(dir, 'quantum.json'), json({ project: 'bench', stories: list }));
+  fs.writeFileSync(path.join(dir, '.gitignore'), '.ralph/\n');
+  gitIn(dir, 'init', '-q', '-b', 'main');
+  gitIn(dir, 'config', 'user.email', 'bench@example.invalid');
+  gitIn(dir, 'config', 'user.name', 'bench');
+  gitIn(dir, 'add', '-A');
+  gitIn(dir, 'commit', '-q', '-m', 'initial');
 }

@@ -44,6 +44,26 @@ export function gitArgv(args: readonly string[]): string[] {
   return ['--no-pager', ...RALPH_GIT_CONFIG.flatMap((c) => ['-c', c]), ...args];
 }
 
+/**
+ * The arguments (after `git`) of a quiet fetch of one `refspec` from `remote`: no tags, no FETCH_HEAD, and no automatic
+ * gc or maintenance afterwards (a lane's fetch runs once per story, in a repository that a run or a worker keeps
+ * busy; gc there is seconds of CPU at an arbitrary moment). Pure.
+ */
+export function fetchRefArgs(remote: string, refspec: string): string[] {
+  return [
+    '-c',
+    'gc.auto=0',
+    '-c',
+    'maintenance.auto=false',
+    'fetch',
+    '-q',
+    '--no-tags',
+    '--no-write-fetch-head',
+    remote,
+    refspec,
+  ];
+}
+
 /** What a git command printed and its exit code (1 when it could not be started or was killed). */
 export interface GitResult {
   stdout: string;

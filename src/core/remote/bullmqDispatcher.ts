@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
+import { fetchRefArgs } from '../git/git';
 import type { EngineEvent, WorkItemRef } from '../loop/events';
 import {
   git,
@@ -267,18 +268,7 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   /** Fetches story `id`'s lane branch from the lane remote into the branch of the same name here. */
   private fetchLane(id: string): Promise<unknown> {
     const branch = laneBranch(id);
-    return git(this.o.folder, [
-      '-c',
-      'gc.auto=0',
-      '-c',
-      'maintenance.auto=false',
-      'fetch',
-      '-q',
-      '--no-tags',
-      '--no-write-fetch-head',
-      this.o.laneRemote,
-      `+refs/heads/${branch}:refs/heads/${branch}`,
-    ]);
+    return git(this.o.folder, fetchRefArgs(this.o.laneRemote, `+refs/heads/${branch}:refs/heads/${branch}`));
   }
 
   /** A placeholder folder for the coordinator's files of the lane (its run folder receives STOP and PAUSE). */

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
+import { fetchRefArgs } from '../git/git';
 import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { LaneRun } from '../loop/laneRun';
@@ -339,19 +340,10 @@ async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<v
       await mkdir(path.dirname(mirror), { recursive: true });
       await git(path.dirname(mirror), ['init', '-q', '--bare', mirror]);
     }
-    // No FETCH_HEAD, no automatic gc or maintenance: one fetch per job, in a mirror only the worker uses.
-    await git(mirror, [
-      '-c',
-      'gc.auto=0',
-      '-c',
-      'maintenance.auto=false',
-      'fetch',
-      '-q',
-      '--no-tags',
-      '--no-write-fetch-head',
-      job.remote,
-      `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`,
-    ]);
+    await git(
+      mirror,
+      fetchRefArgs(job.remote, `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`),
+    );
   });
   c.mirrors.set(
     mirror,

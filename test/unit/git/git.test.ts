@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gitArgv, RALPH_GIT_CONFIG } from '../../../src/core/git/git';
+import { fetchRefArgs, gitArgv, RALPH_GIT_CONFIG } from '../../../src/core/git/git';
 import { repoRoot } from '../../support/repoRoot';
 
 function tsFiles(dir: string): string[] {
@@ -17,6 +17,21 @@ function tsFiles(dir: string): string[] {
  * repository's config can name (fsmonitor, hooks, signing, pager). The real-git behaviour: test/component/process/git.test.ts.
  */
 describe("ralph's own git commands (git/git.ts)", () => {
+  it('fetches one ref quietly: no tags, no FETCH_HEAD, no gc or maintenance after it', () => {
+    assert.deepEqual(fetchRefArgs('origin', '+refs/heads/a:refs/heads/a'), [
+      '-c',
+      'gc.auto=0',
+      '-c',
+      'maintenance.auto=false',
+      'fetch',
+      '-q',
+      '--no-tags',
+      '--no-write-fetch-head',
+      'origin',
+      '+refs/heads/a:refs/heads/a',
+    ]);
+  });
+
   it('builds the argv with the overrides before the command', () => {
     assert.deepEqual(gitArgv(['status', '--porcelain']), [
       '--no-pager',
