@@ -12,9 +12,27 @@ import { cliPath, runCliAsync } from '../../support/cli';
  * Each `task block` appends one failure-log entry and counts one attempt, so every update is visible.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Resolves once `cond()` holds (mocha's timeout catches a writer that never writes). */
-async function waitUntil(cond: () => boolean): Promise<void> {
-  while (!cond()) await sleep(2);
+/**
+ * Resolves with `'changed'` once `file` reads other than `before` (checked at each change the folder reports, not by
+ * polling: reading a 50 kB file every few ms starved the writers on a loaded machine), or with `'exited'` when
+ * `exited` settles first (a writer that ends before its first write must fail the test, not hang it).
+ */
+async function changedOrExited(file: string, before: string, exited: Promise<unknown>): Promise<'changed' | 'exited'> {
+  let watcher: fs.FSWatcher | undefined;
+  try {
+    return await Promise.race([
+      new Promise<'changed'>((resolve) => {
+        const check = () => {
+          if (fs.readFileSync(file, 'utf8') !== before) resolve('changed');
+        };
+        watcher = fs.watch(path.dirname(file), check);
+        check();
+      }),
+      exited.then(() => 'exited' as const),
+    ]);
+  } finally {
+    watcher?.close();
+  }
 }
 
 describe('cli: write safety', function () {
@@ -84,19 +102,25 @@ describe('cli: write safety', function () {
       const child = spawn(
         process.execPath,
         [cliPath, '-C', lane.dir, 'task', 'block', 'US-001', '--reason', tag, '--repeat', '1000000'],
-        { stdio: 'ignore' },
+        { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       writers.add(child);
-      child.once('exit', () => writers.delete(child));
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        if (stderr.length < 4096) stderr += String(d);
+      });
+      const exited = new Promise<unknown>((r) => child.once('exit', r));
+      void exited.then(() => writers.delete(child));
       // Kill at a random point: one round in four anywhere in start-up, the others at a random moment after the
       // writer's first write, i.e. in the middle of its lock / read / write / rename loop.
       if (round % 4 === 0) await sleep(Math.random() * 250);
       else {
-        await waitUntil(() => lane.read('quantum.json') !== before);
+        const first = await changedOrExited(path.join(lane.dir, 'quantum.json'), before, exited);
+        assert.equal(first, 'changed', `writer ${tag} ended before its first write: ${stderr}`);
         await sleep(Math.random() * 30);
       }
       child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
+      await exited;
       const s = story(lane.read('quantum.json')); // throws on a torn or invalid file
       const mine = s.retries.failureLog.slice(attemptsBefore).map((e) => e.error);
       assert.equal(s.retries.attempts, s.retries.failureLog.length, 'attempts and the log moved together');
