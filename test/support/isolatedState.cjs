@@ -21,3 +21,29 @@ if (process.env.MOCHA_WORKER_ID !== undefined) {
   process.env.XDG_STATE_HOME = dir;
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 }
+
+// With RALPH_CPU_LOG=<file>, each test file's CPU time is appended to that file as a JSON line: this process's user
+// and system time and that of the children it reaped (agent CLIs, git, servers), from /proc/self/stat, in ms. The
+// component tier is CPU-bound on a small machine, so its cost is read from these figures, not from wall time.
+if (process.env.RALPH_CPU_LOG && fs.existsSync('/proc/self/stat')) {
+  const ticks = () => {
+    const f = fs.readFileSync('/proc/self/stat', 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime, cstime: fields 14–17, at 11–14 after the command name; clock ticks of 10 ms.
+    return { self: (Number(rest[11]) + Number(rest[12])) * 10, children: (Number(rest[13]) + Number(rest[14])) * 10 };
+  };
+  let start;
+  exports.mochaHooks = {
+    beforeAll() {
+      start = ticks();
+    },
+    afterAll() {
+      const end = ticks();
+      const files = this.test.parent.suites.map((s) => s.file).filter(Boolean);
+      fs.appendFileSync(
+        process.env.RALPH_CPU_LOG,
+        `${JSON.stringify({ file: files[0] ?? '?', selfMs: end.self - start.self, childrenMs: end.children - start.children })}\n`,
+      );
+    },
+  };
+}
