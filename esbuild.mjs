@@ -101,6 +101,39 @@ function deferLibs(libs) {
   };
 }
 const allDeferred = deferLibs(Object.keys(DEFERRED));
+
+/**
+ * For the mocha tiers: a package our own code imports is left to Node's `require` at run time when Node can require it
+ * (not an ES module, or one whose exports name a `require` build), instead of being copied into each of the ~230
+ * test bundles (mvdan-sh, bullmq and zod made a component test's bundle 6 MB and the build's CPU 43 s). ES-module-only
+ * packages (execa) and everything they import stay bundled. Each test file still gets its own copy of src/.
+ */
+const requirableCache = new Map();
+function requirable(name) {
+  if (!requirableCache.has(name)) {
+    let ok = false;
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join('node_modules', name, 'package.json'), 'utf8'));
+      ok = pkg.type !== 'module' || JSON.stringify(pkg.exports ?? {}).includes('"require"');
+    } catch {
+      // not a top-level package: bundle it
+    }
+    requirableCache.set(name, ok);
+  }
+  return requirableCache.get(name);
+}
+const externalLibs = {
+  name: 'external-libs',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path === 'vscode' || args.path.startsWith('node:') || args.importer.includes('node_modules')) return;
+      const parts = args.path.split('/');
+      const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+      return requirable(name) ? { path: args.path, external: true } : undefined;
+    });
+  },
+};
+
 const configs = [];
 // The extension's bundle notes when it started evaluating, so activation can be measured from there.
 if (want('ext'))
@@ -249,6 +282,7 @@ if (want('test') && !production) {
         outbase: `test/${tier}`,
         alias: { vscode: './test/support/fakeVscode.ts' },
         external: ['playwright-core'],
+        plugins: [externalLibs],
       });
   }
   const integration = ['test/integration/index.ts'].filter((f) => fs.existsSync(f));
