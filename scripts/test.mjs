@@ -46,6 +46,22 @@ if (!process.env.RALPH_SKIP_SETUP) {
     process.exit(1);
   }
 }
+// The e2e tier installs the packaged .vsix. Packaging runs the production build into dist/, so it happens once, here,
+// before the development build and before any tier runs: never while another tier runs dist/cli.js beside it.
+fs.mkdirSync('test-results', { recursive: true });
+if (selected.includes('e2e')) {
+  const vsix = path.join(root, 'test-results', 'ralph-loop.vsix');
+  fs.rmSync(vsix, { force: true });
+  const packaged = spawnSync(process.execPath, ['scripts/package.mjs', '--out', vsix], { encoding: 'utf8' });
+  if (packaged.status !== 0) {
+    process.stdout.write(packaged.stdout ?? '');
+    process.stderr.write(packaged.stderr ?? '');
+    console.error('packaging the .vsix for the e2e tier failed');
+    process.exit(1);
+  }
+  console.log(`packaged ${path.relative(root, vsix)} for the e2e tier`);
+  process.env.RALPH_TIER_VSIX = vsix;
+}
 if (run(process.execPath, ['esbuild.mjs']) !== 0) {
   console.error('build failed');
   process.exit(1);
@@ -83,21 +99,21 @@ process.env.XDG_STATE_HOME = stateHome;
 process.env.RALPH_TEST_STATE_HOME = stateHome;
 process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }));
 
-fs.mkdirSync('test-results', { recursive: true });
-
 /**
- * Groups of tiers run side by side, in this order; a selected tier in no group runs alone. The e2e tier spends much
- * of its time waiting on the scripted agent's paced turns and the browser, so the stress and corpus tiers (plain
- * Node and python processes, no browser, no VS Code server, no fixed ports) fill that time. Tiers never share files:
- * each has its own result file, and every temp folder comes from mkdtemp.
+ * Groups of tiers run side by side, in this order; a selected tier in no group runs alone. The machine this runs on
+ * has 2 cores, and the tiers are mostly CPU: the component tier keeps them about 90% busy, the e2e tier about half
+ * (it waits on the VS Code server, the browser and the agents' turns), so everything after the unit tier runs at once
+ * and the CPU is never idle while a tier waits. Tiers never share files: each has its own result file, every temp
+ * folder comes from mkdtemp, every server takes a free port, and the e2e tier's .vsix was packaged before (above).
+ * RALPH_TEST_SERIAL=1 runs the tiers one after another.
  */
-const SIDE_BY_SIDE = [['e2e', 'stress', 'corpus']];
+const SIDE_BY_SIDE = [['component', 'e2e', 'integration', 'stress', 'corpus']];
 const serial = process.env.RALPH_TEST_SERIAL === '1';
 const groups = [];
 for (const tier of selected) {
-  const side = serial ? undefined : SIDE_BY_SIDE.find((g) => g.includes(tier) && selected.includes(g[0]));
+  const side = serial ? undefined : SIDE_BY_SIDE.find((g) => g.includes(tier));
   if (!side) groups.push([tier]);
-  else if (side[0] === tier) groups.push(side.filter((t) => selected.includes(t)));
+  else if (side.find((t) => selected.includes(t)) === tier) groups.push(side.filter((t) => selected.includes(t)));
   // else: it runs beside its group's first tier, when that comes
 }
 

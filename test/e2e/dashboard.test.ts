@@ -9,10 +9,10 @@ import {
   copyFixture,
   launchBrowser,
   openPage,
-  packageVsix,
   runFromPalette,
   serverRoot,
   startServer,
+  tierVsix,
   type RunningServer,
 } from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
@@ -65,9 +65,11 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
   let ws: string;
 
   before(async function () {
+    // The server, Chromium and the extension's activation: 180 s was too little at a load of 23 on 2 cores.
+    this.timeout(600_000);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-dash-'));
     const ext = path.join(tmp, 'ext');
-    const vsix = packageVsix(repo, tmp);
+    const vsix = tierVsix(repo);
     const listed = execFileSync(
       process.execPath,
       [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'ls', '--no-dependencies'],

@@ -233,11 +233,15 @@ export function packageVsix(repo: string, outDir: string): string {
 }
 
 /**
- * The e2e tier's one packaged .vsix (`test-results/ralph-loop.vsix`, git-ignored): packaged on first use and reused
- * by every later caller in this process (each e2e test file is its own bundle, so the memo lives on `globalThis`).
+ * The e2e tier's one packaged .vsix (`test-results/ralph-loop.vsix`, git-ignored): the one scripts/test.mjs packaged
+ * before any tier started (`RALPH_TIER_VSIX`: packaging rebuilds dist/ in production mode, which must not happen
+ * while other tiers run dist/cli.js), else packaged on first use and reused by every later caller in this process
+ * (each e2e test file is its own bundle, so the memo lives on `globalThis`).
  */
 export function tierVsix(repo: string): string {
   const memo = globalThis as { __ralphTierVsix?: string };
+  const packaged = process.env.RALPH_TIER_VSIX;
+  if (packaged && fs.existsSync(packaged)) return packaged;
   if (!memo.__ralphTierVsix || !fs.existsSync(memo.__ralphTierVsix)) {
     const dir = path.join(repo, 'test-results');
     fs.mkdirSync(dir, { recursive: true });
