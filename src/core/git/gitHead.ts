@@ -82,26 +82,44 @@ async function readSmall(file: string): Promise<string | null> {
  * Never throws. `folder` must be the work tree's top (where `.git` is); a subfolder answers `undefined`.
  */
 export async function headFromFiles(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
-  if (gitEnvRedirects(env)) return undefined;
-  const dotGitPath = path.join(folder, '.git');
-  const asFile = await readSmall(dotGitPath);
-  let gitdir: string | null;
-  if (asFile !== null) gitdir = gitdirOf(folder, { kind: 'file', text: asFile });
-  else {
-    // Not a readable file: a repository folder when it has a HEAD (EISDIR above), else nothing plain.
-    gitdir = gitdirOf(folder, { kind: 'dir' });
-  }
+  const gitdir = await gitdirFromFiles(folder, env);
   if (!gitdir) return undefined;
   const headText = await readSmall(under(gitdir, 'HEAD'));
   if (headText === null) return undefined;
   const head = parseHeadText(headText);
   if (!head) return undefined;
   if ('oid' in head) return head.oid;
-  const common = await readSmall(under(gitdir, 'commondir'));
-  const commonDir = common !== null ? under(gitdir, common.replace(/\r?\n$/, '')) : gitdir;
-  const refText = await readSmall(under(commonDir, head.branch.split('/').join(path.sep)));
+  const refText = await readSmall(under(await commonDirOf(gitdir), head.branch.split('/').join(path.sep)));
   if (refText === null) return undefined;
   return parseLooseRef(refText) ?? undefined;
+}
+
+/** `folder`'s gitdir from its `.git` (the plain forms only, see the module comment), or null. Never throws. */
+async function gitdirFromFiles(folder: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  if (gitEnvRedirects(env)) return null;
+  const asFile = await readSmall(path.join(folder, '.git'));
+  // Not a readable file: a repository folder (EISDIR), or nothing plain (its HEAD is then not found).
+  return asFile !== null ? gitdirOf(folder, { kind: 'file', text: asFile }) : gitdirOf(folder, { kind: 'dir' });
+}
+
+/** The common directory of `gitdir` (`<gitdir>/commondir`, else the gitdir itself: gitrepository-layout(5)). */
+async function commonDirOf(gitdir: string): Promise<string> {
+  const common = await readSmall(under(gitdir, 'commondir'));
+  return common !== null ? under(gitdir, common.replace(/\r?\n$/, '')) : gitdir;
+}
+
+/**
+ * The common directory of `folder`'s repository read from its files (the plain layouts of {@link headFromFiles}), or
+ * undefined: ask git. Never throws; never answers while the environment points git elsewhere, nor while
+ * GIT_OBJECT_DIRECTORY moves the objects (git-config(1) ENVIRONMENT).
+ */
+export async function commonDirFromFiles(
+  folder: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  if (env.GIT_OBJECT_DIRECTORY) return undefined;
+  const gitdir = await gitdirFromFiles(folder, env);
+  return gitdir ? commonDirOf(gitdir) : undefined;
 }
 
 /** What one folder on git's way up holds: its `.git` entry and its `HEAD` entry (a bare repository's mark). */

@@ -28,10 +28,15 @@ export function resolveActor(folder: string, env: NodeJS.ProcessEnv = process.en
 
 /**
  * {@link resolveActor} without blocking this thread: git through git/git.ts `runGit` (in a parallel run, from
- * its helper process), both settings asked at once. Same answer.
+ * its helper process; `direct`: from this thread all the same, for a call that should not wait for the helper's
+ * start-up), both settings asked at once. Same answer.
  */
-export async function resolveActorAsync(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function resolveActorAsync(
+  folder: string,
+  env: NodeJS.ProcessEnv = process.env,
+  o: { direct?: boolean } = {},
+): Promise<string> {
   if (env.FLOW_ACTOR?.trim()) return env.FLOW_ACTOR.trim();
-  const answers = await Promise.all(ACTOR_KEYS.map((key) => runGit(folder, ['config', key])));
+  const answers = await Promise.all(ACTOR_KEYS.map((key) => runGit(folder, ['config', key], o)));
   return actorFrom(answers) ?? (env.USER?.trim() || 'unknown');
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/git/gitState';
 import { headFromFiles } from '../../../src/core/git/gitHead';
+import { commitTreeFromFiles, headAndCommitTrees } from '../../../src/core/git/gitObjects';
 import { headOf } from '../../../src/core/loop/parallel/dispatcher';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
 import { git, gitInit } from '../../support/workspace';
@@ -98,6 +99,35 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     } finally {
       sha256.dispose();
     }
+  });
+
+  it("a commit's tree from its loose object is git's answer, without starting git; packed objects and a moved object store are git's to answer", async () => {
+    const wt = laneWithCommit('ql-wt/S1');
+    const treeOf = (dir: string, rev: string) => git(dir, 'rev-parse', `${rev}^{tree}`);
+    const laneHead = revParse(wt);
+    git(t.dir, 'merge', '-q', '--no-ff', '--no-edit', 'ql-wt/S1');
+    const loose = await spawnsDuring(async () => [
+      await commitTreeFromFiles(t.dir, revParse(t.dir)),
+      await commitTreeFromFiles(wt, laneHead),
+      await headAndCommitTrees(t.dir, laneHead),
+    ]);
+    assert.deepEqual(loose.value, [
+      treeOf(t.dir, 'HEAD'),
+      treeOf(t.dir, laneHead),
+      { head: treeOf(t.dir, 'HEAD'), commit: treeOf(t.dir, laneHead) },
+    ]);
+    assert.equal(treeOf(t.dir, 'HEAD'), treeOf(t.dir, laneHead), 'control: a merge of a branch ahead keeps its tree');
+    assert.equal(loose.spawns, 0, 'no git process for loose commits');
+    assert.equal(await commitTreeFromFiles(t.dir, treeOf(t.dir, 'HEAD')), undefined, 'a tree is not a commit');
+    assert.equal(await commitTreeFromFiles(t.dir, 'f'.repeat(40)), undefined, 'no such object');
+    assert.equal(await commitTreeFromFiles(t.dir, 'HEAD'), undefined, 'only object ids');
+    assert.equal(await commitTreeFromFiles(t.dir, laneHead, { GIT_OBJECT_DIRECTORY: '/nowhere' }), undefined);
+    git(t.dir, 'gc', '-q', '--prune=now');
+    assert.equal(await commitTreeFromFiles(t.dir, laneHead), undefined, 'packed: not read');
+    const packed = await spawnsDuring(() => headAndCommitTrees(t.dir, laneHead));
+    assert.deepEqual(packed.value, { head: treeOf(t.dir, 'HEAD'), commit: treeOf(t.dir, laneHead) });
+    assert.equal(packed.spawns, 1, 'packed: one git process answers both');
+    assert.deepEqual(await headAndCommitTrees(t.dir, 'f'.repeat(40)), { head: null, commit: null }, 'git cannot tell');
   });
 
   it('a detached HEAD is read as it is', async () => {

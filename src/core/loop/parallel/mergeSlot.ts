@@ -4,7 +4,8 @@ import { removeFolderCaches } from '../../store/snapshotCache';
 import type { EngineEvent, GateTier } from '../events';
 import { cleanCommitOf } from '../../git/gitState';
 import type { EngineTiming } from '../runOptions';
-import { git, laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
+import { laneBranch, type LaneDispatcher, type MergeOutcome } from './dispatcher';
+import { headAndCommitTrees } from '../../git/gitObjects';
 import { runEngineGate } from '../lane/laneIO';
 import type { RunningLane } from './runningLane';
 import { laneEnded, type StoryEnd } from './quantumRuntime';
@@ -275,16 +276,21 @@ export class MergeSlot {
   }
 
   /**
-   * Would the feature branch's gate repeat the lane's last green gate (decide.ts `featureGateRepeats`)? One git call
-   * (the merged tree and the green commit's tree), made only when the commands match and the lane's tree was clean.
+   * Would the feature branch's gate repeat the lane's last green gate (decide.ts `featureGateRepeats`)? The merged tree
+   * and the green commit's tree, read from the loose objects (git/gitObjects.ts: no git process in the usual case) or
+   * asked of git, only when the commands match and the lane's tree was clean.
    */
   private async featureGateRepeated(lane: RunningLane): Promise<boolean> {
     const featureCommand = this.h.gates ? (gateCommandFor(this.h.gates, 'final')?.command ?? null) : null;
     const commit = cleanCommitOf(lane.green?.state ?? null);
     if (!lane.green || !commit || featureCommand !== lane.green.command) return false;
-    const r = await git(this.h.folder, ['rev-parse', 'HEAD^{tree}', `${commit}^{tree}`], { reject: false });
-    const [mergedTree = null, greenTree = null] = r.exitCode === 0 ? r.stdout.trim().split('\n') : [];
-    return featureGateRepeats({ featureCommand, laneGreen: lane.green, mergedTree, greenTree });
+    const trees = await headAndCommitTrees(this.h.folder, commit);
+    return featureGateRepeats({
+      featureCommand,
+      laneGreen: lane.green,
+      mergedTree: trees.head,
+      greenTree: trees.commit,
+    });
   }
 
   /** The feature branch's gate after a merge (the final tier, else the next one there is), in the folder itself. */

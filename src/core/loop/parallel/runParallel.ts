@@ -23,6 +23,7 @@ import { availableSources } from '../../sources/work/workSources';
 import { Coordinator } from './coordinator';
 import { excludeRunnerFiles, git, gitFailure } from './dispatcher';
 import { pickDispatcher } from './pickDispatcher';
+import { trace } from './trace';
 
 /*
  * The start of a parallel run: its refusals (a git repository's top folder, no uncommitted changes to tracked files,
@@ -54,11 +55,13 @@ export async function runParallel(
   // The lanes' git calls start from a small helper process (gitWorker.ts): the main thread, which drives every lane,
   // does not wait for forks of this large process. Started now, so that its start-up overlaps the checks below (which
   // run git from here).
+  trace(0, 'run', 'start');
   const releaseGitWorker = holdGitWorker({ start: true });
   try {
     return await checkedRun(o, folder, runId, emit);
   } finally {
     await releaseGitWorker();
+    trace(0, 'run', 'returned');
   }
 }
 
@@ -80,6 +83,10 @@ async function checkedRun(
     ),
     git(folder, statusArgs, { reject: false, direct: true }),
   ]);
+  // The actor (two `git config` reads) beside them, from this thread: the helper is still starting, and the actor
+  // is needed right after the lock. Asked again after a checkout of the feature branch (an `includeIf "onbranch:"`
+  // can set user.email per branch).
+  const actorAsked = resolveActorAsync(folder, process.env, { direct: true });
   // While git answers: the shell parser the first lane's gate-file snapshot needs (engine.ts snapshotGateFiles).
   loadShellParser();
   const [facts, status] = await checks;
@@ -120,7 +127,8 @@ async function checkedRun(
   const releaseLock = await holdFolderLock(folder, (message) => emit({ type: 'warning', message }, 0));
   try {
     const feature = await featureBranch(folder, repo?.branch, (message) => emit({ type: 'warning', message }, 0));
-    return await parallelShell(o, folder, runId, gates, emit, feature, repo?.commonDir);
+    const actor = feature === repo?.branch ? actorAsked : resolveActorAsync(folder);
+    return await parallelShell(o, folder, runId, gates, emit, feature, repo?.commonDir, actor);
   } finally {
     await releaseLock().catch((err: Error) =>
       emit({ type: 'warning', message: `could not release the engine lock: ${err.message}` }, 0),
@@ -166,6 +174,8 @@ async function parallelShell(
   emit: (e: EngineEvent, lane: number) => void,
   feature: string,
   commonDir: string | undefined,
+  /** The run's actor, being asked of git (checkedRun). */
+  actorAsked: Promise<string>,
 ): Promise<RunResult> {
   const warn = (message: string) => emit({ type: 'warning', message }, 0);
   const timing = { ...timingFromConfig(o.config), ...o.timing };
@@ -175,8 +185,6 @@ async function parallelShell(
     maxWallMs: o.maxWallTimeMs ?? o.config.maxWallTimeMinutes * 60_000,
   };
   const maxParallel = Math.max(1, o.maxParallel ?? o.config.maxParallel);
-  // Asked now (git, through the helper), needed after the recovery.
-  const actorAsked = resolveActorAsync(folder);
   await excludeRunnerFiles(folder, commonDir);
   const actor = await actorAsked;
   await recoverFolder(
@@ -205,8 +213,10 @@ async function parallelShell(
       timing.sentinelPollMs,
       (e) => emit(e, 0),
     );
+    trace(0, 'run', 'opened');
     const coordinator = new Coordinator(o, folder, runId, gates, emit, feature, actor, reserve, dispatcher);
     const end = await coordinator.rounds(limits, sentinels);
+    trace(0, 'run', 'roundsEnded');
     // A lane's agent could have forged this folder's status / next answers or parse caches in the user's cache.
     removeFolderCaches(folder);
     const progress = coordinator.progress();

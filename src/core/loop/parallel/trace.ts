@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 /**
  * `RALPH_TRACE_LANES=1`: one line per phase of each lane on stderr (`trace-lanes {"t":ms since the run began,"busy":ms
  * the main thread was busy since this process started (event-loop utilization),"lane",
- * "story","phase"}`), to see where a story's time goes (bench/lanes.bench.ts). Off by default: no cost but the test of one variable.
+ * "story","phase"}`), to see where a story's time goes (bench/lanes.bench.ts); lane 0, story "run": the run's own
+ * phases (start, opened, roundsEnded, returned). Off by default: no cost but the test of one variable.
  */
 const TRACE = process.env.RALPH_TRACE_LANES === '1';
 const TRACE_T0 = performance.now();
