@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cacheDir } from './cacheDir';
 import { fnv1a } from './fnv';
+import { listDirSync } from './readJsonFile';
 
 /**
  * The whole-answer cache of the read-only commands bots poll (`ralph status`, `ralph next`): the printed answer of a
@@ -333,16 +334,11 @@ export function expandInputsListed(inputs: readonly AnswerInput[]): { path: stri
   const walk = (p: string, depth: number, listed: boolean) => {
     out.push({ path: p, listed });
     if (depth <= 0) return;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(p, { withFileTypes: true });
-    } catch {
-      return; // absent, or not a folder: the path itself is the input
-    }
     const dirs: string[] = [];
-    for (const e of entries) {
+    // Absent, or not a folder: no entries, the path itself is the input.
+    for (const e of listDirSync(p)) {
       const child = p + path.sep + e.name;
-      if (e.isDirectory()) dirs.push(child);
+      if (e.isDir) dirs.push(child);
       else out.push({ path: child, listed: true });
     }
     for (const d of dirs) walk(d, depth - 1, true);
