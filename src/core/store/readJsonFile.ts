@@ -41,7 +41,7 @@ export function setReadLimits(limits: Partial<ReadLimits> = {}): void {
 
 /** The limit that applies to `file`, bytes (by its extension). */
 export function readLimitFor(file: string): number {
-  return file.toLowerCase().endsWith('.json') ? readLimits.jsonBytes : readLimits.textBytes;
+  return /\.json$/i.test(file) ? readLimits.jsonBytes : readLimits.textBytes;
 }
 
 function refuse(file: string, message: string): never {

@@ -169,7 +169,7 @@ export function readFlowWorkspace(
   keyed.sort(
     (a, b) => a.epic - b.epic || (a.t.epicId < b.t.epicId ? -1 : a.t.epicId > b.t.epicId ? 1 : 0) || a.num - b.num,
   );
-  tasks.splice(0, tasks.length, ...keyed.map((k) => k.t));
+  for (let k = 0; k < keyed.length; k++) tasks[k] = keyed[k]!.t;
 
   const dialect =
     (meta?.schema_version ?? 0) >= 3 ||
