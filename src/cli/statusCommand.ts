@@ -7,6 +7,7 @@ import { escapeControls } from '../core/control/terminalText';
 import { answerInputs } from '../core/control/answerInputs';
 import { writeSnapshot, type SnapshotKey } from '../core/store/snapshotCache';
 import { writeOut } from './terminalOut';
+import { withListings } from '../core/store/readJsonFile';
 
 /** A status or next answer to store in the answer cache (src/cli/entry.ts looked it up and missed). */
 export interface AnswerToStore {
@@ -36,18 +37,20 @@ export function registerStatusCommand(program: Command): void {
  */
 export function printStatus(folder: string, json: boolean, store?: AnswerToStore): void {
   const sinceMs = Date.now();
-  const { basis } = loadStatusBasis(folder);
-  const snapshot = composeStatus(basis);
-  const jsonOut = json || store ? jsonDocument(snapshot) : '';
-  const textOut = !json || store ? escapeControls(formatStatusText(snapshot)) : '';
-  writeOut(json ? jsonOut : textOut);
-  process.exitCode = 0;
-  const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
-  if (store && fileOnly && folder === store.key.folder)
-    writeSnapshot(
-      store.key,
-      answerInputs(folder),
-      { outputs: { json: jsonOut, text: textOut }, exitCode: 0 },
-      { sinceMs },
-    );
+  withListings(() => {
+    const { basis } = loadStatusBasis(folder);
+    const snapshot = composeStatus(basis);
+    const jsonOut = json || store ? jsonDocument(snapshot) : '';
+    const textOut = !json || store ? escapeControls(formatStatusText(snapshot)) : '';
+    writeOut(json ? jsonOut : textOut);
+    process.exitCode = 0;
+    const fileOnly = !snapshot.runs.length && !snapshot.recent_runs.length && !snapshot.waves.length;
+    if (store && fileOnly && folder === store.key.folder)
+      writeSnapshot(
+        store.key,
+        answerInputs(folder),
+        { outputs: { json: jsonOut, text: textOut }, exitCode: 0 },
+        { sinceMs },
+      );
+  });
 }

@@ -55,7 +55,7 @@ export interface StatusBasis {
   quantumLast: StatusCompletion | null;
 }
 
-/** The basis item of a flow-next task's plan item; `parseMs` gives the completion's time. Pure. */
+/** The basis item of a flow-next task's plan item; `parseMs` gives a done item's completion time. Pure. */
 export function basisItemOf(i: PlanItem, parseMs: (iso: string | undefined) => number | undefined): StatusBasisItem {
   const out: StatusBasisItem = { id: i.id, title: i.title, status: i.status, raw: i.rawStatus };
   if (i.startedAt !== undefined) out.since = i.startedAt;
@@ -63,7 +63,8 @@ export function basisItemOf(i: PlanItem, parseMs: (iso: string | undefined) => n
   const at = i.completedAt ?? i.updatedAt;
   if (at !== undefined) {
     out.at = at;
-    const ms = parseMs(at);
+    // Only a done item's time is ever compared (a completion candidate): parse no other.
+    const ms = i.status === 'done' ? parseMs(at) : undefined;
     if (ms !== undefined) out.ms = ms;
   }
   if (i.reason !== undefined) out.reason = i.reason;

@@ -41,7 +41,7 @@ export function setReadLimits(limits: Partial<ReadLimits> = {}): void {
 
 /** The limit that applies to `file`, bytes (by its extension). */
 export function readLimitFor(file: string): number {
-  return file.toLowerCase().endsWith('.json') ? readLimits.jsonBytes : readLimits.textBytes;
+  return /\.json$/i.test(file) ? readLimits.jsonBytes : readLimits.textBytes;
 }
 
 function refuse(file: string, message: string): never {
@@ -194,13 +194,40 @@ export function readTextOrProblem(file: string, name = file): { text?: string; p
  * Names in a folder (files and folders), sorted; empty when the folder is absent. `isFile`: the listing says a
  * regular file (not a link: see {@link readListedTextSync}); false when the file system does not say.
  */
-export function listDirSync(dir: string): { name: string; isDir: boolean; isFile: boolean }[] {
+export function listDirSync(dir: string): readonly DirEntry[] {
+  let list = listings?.get(dir);
+  if (list) return list;
   try {
-    return readdirSync(dir, { withFileTypes: true })
+    list = readdirSync(dir, { withFileTypes: true })
       .map((e) => ({ name: e.name, isDir: e.isDirectory(), isFile: e.isFile() }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch {
-    return [];
+    list = [];
+  }
+  listings?.set(dir, list);
+  return list;
+}
+
+/** One entry of {@link listDirSync}. */
+export interface DirEntry {
+  name: string;
+  isDir: boolean;
+  isFile: boolean;
+}
+
+let listings: Map<string, readonly DirEntry[]> | undefined;
+
+/**
+ * Runs `f` with {@link listDirSync} remembering each folder's listing, so a folder that one computation lists twice
+ * (a reader, then the answer cache naming its entries) is read once. For one command's computation only: an entry
+ * added or removed after the listing changes the folder's mtime, which the answer cache checks.
+ */
+export function withListings<T>(f: () => T): T {
+  listings = new Map();
+  try {
+    return f();
+  } finally {
+    listings = undefined;
   }
 }
 

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cacheDir } from './cacheDir';
 import { fnv1a } from './fnv';
+import { listDirSync } from './readJsonFile';
 
 /**
  * The whole-answer cache of the read-only commands bots poll (`ralph status`, `ralph next`): the printed answer of a
@@ -330,25 +331,28 @@ export function expandInputs(inputs: readonly AnswerInput[]): string[] {
 /** {@link expandInputs}, each path with whether a folder's listing showed it (else the command named it). */
 export function expandInputsListed(inputs: readonly AnswerInput[]): { path: string; listed: boolean }[] {
   const out: { path: string; listed: boolean }[] = [];
+  forEachInput(inputs, (dir, name, listed) => out.push({ path: dir + path.sep + name, listed }));
+  return out;
+}
+
+/**
+ * Calls `visit` with the folder and name of each path `inputs` stand for, in {@link expandInputs}'s order (the
+ * folder and name of a named path are its `dirname` and `basename`).
+ */
+function forEachInput(inputs: readonly AnswerInput[], visit: (dir: string, name: string, listed: boolean) => void) {
   const walk = (p: string, depth: number, listed: boolean) => {
-    out.push({ path: p, listed });
+    const cut = p.lastIndexOf(path.sep);
+    visit(p.slice(0, cut), p.slice(cut + 1), listed);
     if (depth <= 0) return;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(p, { withFileTypes: true });
-    } catch {
-      return; // absent, or not a folder: the path itself is the input
-    }
     const dirs: string[] = [];
-    for (const e of entries) {
-      const child = p + path.sep + e.name;
-      if (e.isDirectory()) dirs.push(child);
-      else out.push({ path: child, listed: true });
+    // Absent, or not a folder: no entries, the path itself is the input.
+    for (const e of listDirSync(p)) {
+      if (e.isDir) dirs.push(e.name);
+      else visit(p, e.name, true);
     }
-    for (const d of dirs) walk(d, depth - 1, true);
+    for (const d of dirs) walk(p + path.sep + d, depth - 1, true);
   };
   for (const i of inputs) walk(i.path, i.depth ?? 0, false);
-  return out;
 }
 
 /**
@@ -367,27 +371,26 @@ export function writeSnapshot(
 ): boolean {
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
   const racyFrom = Math.min(opts.sinceMs ?? Infinity, Date.now()) - SNAPSHOT_RACY_TICK_MS;
-  const sigs: SnapshotInput[] = [];
   const byName = opts.sinceMs !== undefined;
+  // packSnapshotInputs's runs, built as the inputs come (thousands of task files: no path and array per input).
+  const runs: SnapshotInputRun[] = [];
+  let run: SnapshotInputRun | undefined;
+  let racy = false;
   try {
-    for (const { path: p, listed } of expandInputsListed(inputs)) {
-      if (listed && byName) {
-        sigs.push([p, 'listed']);
-        continue;
-      }
-      const st = fs.statSync(p, { throwIfNoEntry: false });
-      if (!st) {
-        sigs.push([p]);
-        continue;
-      }
-      if (Math.max(st.mtimeMs, st.ctimeMs) >= racyFrom) return false;
-      sigs.push([p, st.size, st.mtimeMs, st.ctimeMs, st.ino]);
-    }
+    forEachInput(inputs, (dir, name, listed) => {
+      if (run === undefined || run[0] !== dir) runs.push((run = [dir]));
+      if (listed && byName) return void run.push(name, LISTED, 0, 0, 0);
+      const st = fs.statSync(dir + path.sep + name, { throwIfNoEntry: false });
+      if (!st) run.push(name, -1, 0, 0, 0);
+      else if (Math.max(st.mtimeMs, st.ctimeMs) < racyFrom) run.push(name, st.size, st.mtimeMs, st.ctimeMs, st.ino);
+      else racy = true;
+    });
   } catch {
     return false;
   }
+  if (racy) return false;
   const spanMs = byName ? Math.max(0, Date.now() - opts.sinceMs!) : 0;
-  return writeEntry(file, key, packSnapshotInputs(sigs), spanMs, answer);
+  return writeEntry(file, key, runs, spanMs, answer);
 }
 
 /** Writes an entry file atomically; failures are ignored (returns false). */

@@ -20,7 +20,7 @@ import {
 import { fastLoose } from '../../model/fastLoose';
 import { listDirSync, readJsonParsed, type ParsedFile } from '../../store/readJsonFile';
 import { relativeTo } from '../../store/relativePath';
-import { resolveFlowStateDir, taskStateFile, type FlowStateLocation } from './stateDir';
+import { resolveFlowStateDir, type FlowStateLocation } from './stateDir';
 
 /** One epic / spec as read from `.flow/epics/*.json` (v0.x) or `.flow/specs/*.json` (v1+). */
 export interface FlowEpicRecord {
@@ -131,8 +131,9 @@ export function readFlowWorkspace(
 
   const state = resolveFlowStateDir(folder, env);
   // Names of the state folder: true when the listing says a regular file (read the cheap way, readListedTextSync).
+  const stateTasksDir = path.join(state.dir, 'tasks');
   const stateNames = new Map(
-    listDirSync(path.join(state.dir, 'tasks'))
+    listDirSync(stateTasksDir)
       .filter((e) => !e.isDir)
       .map((e) => [e.name, e.isFile]),
   );
@@ -156,7 +157,7 @@ export function readFlowWorkspace(
     const record = flowTaskRecord(committed, file);
     const stateName = `${committed.id}.state.json`;
     if (stateNames.has(stateName)) {
-      const stateFile = taskStateFile(state.dir, committed.id);
+      const stateFile = stateTasksDir + path.sep + stateName; // taskStateFile's answer: a listed name, as above
       const sr = readFlowTaskState(stateFile, stateNames.get(stateName));
       if (sr?.ok) withFlowTaskState(record, stateFile, sr.value);
       else if (sr) problems.push(sr.problem);
@@ -168,7 +169,7 @@ export function readFlowWorkspace(
   keyed.sort(
     (a, b) => a.epic - b.epic || (a.t.epicId < b.t.epicId ? -1 : a.t.epicId > b.t.epicId ? 1 : 0) || a.num - b.num,
   );
-  tasks.splice(0, tasks.length, ...keyed.map((k) => k.t));
+  for (let k = 0; k < keyed.length; k++) tasks[k] = keyed[k]!.t;
 
   const dialect =
     (meta?.schema_version ?? 0) >= 3 ||
