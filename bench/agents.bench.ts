@@ -11,10 +11,13 @@
  *     spawn, the guard, decoding, ledger, events, the run's records, the gate) over a stub of the agent that ticks one
  *     box and prints that recorded stream, BENCH_AGENT_ITERATIONS (default 6) iterations after one warm-up run; the
  *     stub's and the gate's CPU are other processes' and not counted;
- *   - `agents.<agent>.cli_startup_cpu`: the CPU (user + system of the child, ms) of `<cli> --version` from .agent-clis/
- *     or node_modules/.bin, median of 3, with its wall time: the least a start of the agent costs (a headless turn
- *     costs more), and the ratios of both ralph figures to it (target ≤ 10%). An agent whose CLI is not installed
- *     gets no start-up figure.
+ *   - `agents.<agent>.headless_turn_cpu`: the CPU (user + system of the whole process tree, ms) of the agent CLI from
+ *     .agent-clis/ or node_modules/.bin running one headless turn as ralph starts it, against the scripted model server
+ *     (agentTurn.ts), median of BENCH_RUNS, with its wall time: the agent's own start-up for an iteration, the
+ *     baseline of both ralph figures (`cpu_vs_startup`, `engine_cpu_vs_turn`: target ≤ 10%);
+ *   - `agents.<agent>.cli_startup_cpu`: the same for `<cli> --version` in the same environment, the least any start
+ *     of the CLI costs, and `engine_cpu_vs_version`. An agent whose CLI is not installed gets no start-up figures.
+ * BENCH_AGENTS=codex,qwen runs only those agents.
  * Prints one JSON object per line: {"name","value","unit",…}. The generated file is deleted at the end.
  */
 import { spawnSync } from 'node:child_process';
@@ -28,6 +31,7 @@ import { SessionInspector } from '../src/core/agents/inspect';
 import { agentAdapters } from '../src/core/agents/registry';
 import { streamFixture } from '../test/support/fixtures';
 import { repoRoot } from '../test/support/repoRoot';
+import { agentStartCost } from './agentTurn';
 
 const MB = 1024 * 1024;
 const round = (n: number, d = 2): number => Math.round(n * 10 ** d) / 10 ** d;
@@ -102,33 +106,6 @@ function cliOf(agent: string): string | null {
   return candidates.find((c) => fs.existsSync(c)) ?? null;
 }
 
-/** CPU (user + system of the child, ms, from bash's `times`) and wall ms of `<bin> --version`, medians of 3. */
-function startup(bin: string): { cpuMs: number; wallMs: number } {
-  const cpu: number[] = [];
-  const wall: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-home-'));
-    const t0 = performance.now();
-    const r = spawnSync('bash', ['-c', '"$0" --version >/dev/null 2>&1; times', bin], {
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        HOME: home,
-        // Copilot unpacks itself into its cache on a first start: the one the tests share, as a user's would be.
-        XDG_CACHE_HOME: path.join(repoRoot, '.agent-clis', 'copilot', '.cache'),
-      },
-    });
-    wall.push(performance.now() - t0);
-    fs.rmSync(home, { recursive: true, force: true });
-    // `times`: the shell's user and system time, then its children's ("0m0.310s 0m0.052s").
-    const children = r.stdout.trim().split('\n').pop() ?? '';
-    const secs = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-    cpu.push(1000 * secs.reduce((a, b) => a + b, 0));
-  }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  return { cpuMs: median(cpu), wallMs: median(wall) };
-}
-
 /**
  * Ralph's own CPU per iteration of a whole engine run over a stub of `agent` that ticks one box of the checklist and
  * prints `stream` (a recorded iteration): one warm-up run of one box, then a run of `iterations` boxes; ms.
@@ -181,7 +158,10 @@ async function main(): Promise<void> {
   }
   const targetMb = Number(process.env.BENCH_AGENT_STREAM_MB ?? 64);
   const runs = Number(process.env.BENCH_RUNS ?? 3);
+  const only = (process.env.BENCH_AGENTS ?? '').split(',').filter(Boolean);
   for (const agent of Object.keys(agentAdapters)) {
+    if (only.length && !only.includes(agent)) continue;
+    const adapter = agentAdapters[agent]!;
     const files = recorded(agent);
     if (!files.length) continue;
     const file = path.join(os.tmpdir(), `ralph-agents-bench-${agent}-${process.pid}.jsonl`);
@@ -227,28 +207,42 @@ async function main(): Promise<void> {
       stream: one.name,
     });
     const bin = cliOf(agent);
-    if (bin) {
-      const start = startup(bin);
+    const start = bin ? await agentStartCost(adapter, bin, runs) : null;
+    if (start) {
+      out({
+        name: `agents.${agent}.headless_turn_cpu`,
+        value: round(start.turn.cpuMs, 0),
+        unit: 'ms',
+        what: 'one headless turn (one text reply) against the scripted model server, user + system CPU of the process tree',
+        wallMs: round(start.turn.wallMs, 0),
+        modelRequests: start.requestsPerTurn,
+      });
       out({
         name: `agents.${agent}.cli_startup_cpu`,
-        value: round(start.cpuMs, 0),
+        value: round(start.version.cpuMs, 0),
         unit: 'ms',
-        what: '--version, user + system CPU',
-        wallMs: round(start.wallMs, 0),
+        what: '--version, user + system CPU of the process tree',
+        wallMs: round(start.version.wallMs, 0),
       });
       out({
         name: `agents.${agent}.cpu_vs_startup`,
-        value: round((100 * cpuMs) / start.cpuMs, 3),
+        value: round((100 * cpuMs) / start.turn.cpuMs, 3),
         unit: '%',
         target: '<=10',
-        what: 'decode + account of one iteration / CLI start-up CPU',
+        what: 'decode + account of one iteration / the CLI headless turn CPU',
       });
       out({
-        name: `agents.${agent}.engine_cpu_vs_startup`,
-        value: round((100 * perIteration) / start.cpuMs, 2),
+        name: `agents.${agent}.engine_cpu_vs_turn`,
+        value: round((100 * perIteration) / start.turn.cpuMs, 2),
         unit: '%',
         target: '<=10',
-        what: "ralph's whole iteration / CLI start-up CPU",
+        what: "ralph's whole iteration / the CLI headless turn CPU",
+      });
+      out({
+        name: `agents.${agent}.engine_cpu_vs_version`,
+        value: round((100 * perIteration) / start.version.cpuMs, 2),
+        unit: '%',
+        what: "ralph's whole iteration / the CLI --version CPU (the least any start costs)",
       });
     }
   }

@@ -196,11 +196,12 @@ const accept: Handler<'accept'> = async (cx, a) => {
   cx.facts.current = null;
   // The verified items join the carried baseline; nothing else does.
   const claims = await cx.book.unverified(cx.source);
+  // The carried baseline and the item's end, one write of run.json.
   await cx.book.carry(
     cx.source,
     claims.filter((c) => sameItem(c, w.item) || alsoDone.some((x) => sameItem(x, c))),
+    { currentItem: null },
   );
-  await cx.record({ currentItem: null });
   await clearAttempts(cx.folder, w.item);
   cx.facts.lastDone = w.item.title;
   const tier = w.verifiedBy ?? null;

@@ -46,6 +46,8 @@ export interface ClaimBookPorts {
  */
 export class ClaimBook {
   baseline: ClaimBaseline | null = null;
+  /** The baseline's JSON as last mirrored by {@link mirror}; undefined when unknown (none yet, or a write failed). */
+  private mirrored: string | undefined;
 
   constructor(private readonly p: ClaimBookPorts) {}
 
@@ -90,15 +92,16 @@ export class ClaimBook {
 
   /**
    * The open claims are settled (put back): the baseline is carried (what was undone leaves it, nothing joins it)
-   * and kept in run.json. `verified`: the claims a green gate verified, which join it.
+   * and kept in run.json. `verified`: the claims a green gate verified, which join it. `also`: other fields of
+   * run.json written in the same write (the item's end).
    */
-  async carry(source: WorkSource, verified: readonly Claim[] = []): Promise<void> {
+  async carry(source: WorkSource, verified: readonly Claim[] = [], also?: RunRecordPatch): Promise<void> {
     this.baseline = carriedBaseline(
       this.baseline,
       await source.snapshot(),
       verified.map((c) => ({ slot: c.slot, key: c.key })),
     );
-    await this.p.record({ claimBaseline: this.baseline });
+    await this.p.record({ ...also, claimBaseline: this.baseline });
     await this.mirror();
   }
 
@@ -141,6 +144,7 @@ export class ClaimBook {
       this.p.warn('could not remove the claimed marks from .ralph/person-done.json'),
     );
     this.baseline = null;
+    this.mirrored = undefined;
     await this.p.record({ claimBaseline: null }).catch(this.p.warn('could not clear the claim baseline in run.json'));
     await writeBaselineMirror(this.p.folder, this.p.runId, null).catch(
       this.p.warn('could not remove the claim baseline mirror'),
@@ -206,9 +210,18 @@ export class ClaimBook {
     }
   }
 
-  /** Mirrors the baseline outside the workspace (the agent can edit run.json); a failure is a warning. */
+  /**
+   * Mirrors the baseline outside the workspace (the agent can edit run.json); a failure is a warning. A baseline
+   * equal to the one this book mirrored last is not written again (an item's start carries the baseline the last
+   * verdict wrote): no child of the run ran since that write, since a child's start and its end each write a
+   * different baseline (with `marksAtAgentStart`, then without), and the next child's start writes it in any case.
+   */
   private async mirror(): Promise<void> {
-    await writeBaselineMirror(this.p.folder, this.p.runId, this.baseline).catch(
+    const text = this.baseline ? JSON.stringify(this.baseline) : null;
+    if (text !== null && text === this.mirrored) return;
+    this.mirrored = undefined;
+    await writeBaselineMirror(this.p.folder, this.p.runId, this.baseline).then(
+      () => void (this.mirrored = text ?? undefined),
       this.p.warn('could not mirror the claim baseline in the state folder'),
     );
   }
