@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { listDirSync, withListings } from '../../../src/core/store/readJsonFile';
 import {
   expandInputs,
   expandInputsListed,
@@ -181,6 +182,19 @@ describe('snapshot cache', () => {
         { path: at('none'), listed: false },
       ]),
     );
+  });
+
+  it('withListings: a folder is listed once inside (the answer cache names what the readers listed), afresh outside', () => {
+    ws.write('t/a.json', '{}');
+    const dir = path.join(ws.dir, 't');
+    const names = () => listDirSync(dir).map((e) => e.name);
+    withListings(() => {
+      assert.deepEqual(names(), ['a.json']);
+      ws.write('t/b.json', '{}');
+      assert.deepEqual(names(), ['a.json']);
+      assert.deepEqual(expandInputs([{ path: dir, depth: 1 }]), [dir, path.join(dir, 'a.json')]);
+    });
+    assert.deepEqual(names(), ['a.json', 'b.json']);
   });
 
   it("removeFolderCaches: removes the folder's answers and parse caches under every spelling (a forged entry for `-C link`); other folders' stay", () => {
