@@ -11,8 +11,8 @@ import { commonDirFromFiles, headFromFiles } from './gitHead';
  * loose commit object (`<common dir>/objects/<2 hex>/<rest>`, gitrepository-layout(5); zlib-deflated
  * `commit <size>\0tree <oid>\n…`, gitformat-commit(5)) whose content hashes to its name is read; a packed object, an
  * alternate object store, a file over {@link MAX_LOOSE_BYTES} or anything unexpected answers `undefined`, and the
- * caller asks git: the answer is always git's. Commits the run just made (a merge, a lane's agent) are loose: a
- * parallel run's git calls turn automatic gc off.
+ * caller asks git: the answer is always git's. Commits the run just made (a merge, a lane's agent) are usually
+ * loose: ralph's own merges turn automatic gc off.
  */
 
 /** Object ids git writes: SHA-1 (40 hex) or SHA-256 (64 hex), lower case. */
