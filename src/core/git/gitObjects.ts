@@ -7,12 +7,12 @@ import { commonDirFromFiles, headFromFiles } from './gitHead';
 
 /*
  * A commit's tree read from the repository's loose object files instead of a `git rev-parse <commit>^{tree}` process
- * (the parallel run's merge slot asked git once per merge, inside the one chain every lane's merge waits on). Only a
+ * (the parallel run's merge slot needs two trees per merge, inside the one chain every lane's merge waits on). Only a
  * loose commit object (`<common dir>/objects/<2 hex>/<rest>`, gitrepository-layout(5); zlib-deflated
  * `commit <size>\0tree <oid>\n…`, gitformat-commit(5)) whose content hashes to its name is read; a packed object, an
  * alternate object store, a file over {@link MAX_LOOSE_BYTES} or anything unexpected answers `undefined`, and the
- * caller asks git: the answer is always git's. Commits the run just made (a merge, a lane's agent) are loose: a
- * parallel run's git calls turn automatic gc off.
+ * caller asks git: the answer is always git's. Commits the run just made (a merge, a lane's agent) are usually
+ * loose: ralph's own merges turn automatic gc off.
  */
 
 /** Object ids git writes: SHA-1 (40 hex) or SHA-256 (64 hex), lower case. */
