@@ -10,6 +10,8 @@
  *     worker (the stub logs its start, BENCH_STUB_LOG), p50 and p95, target p95 ≤ 300 ms;
  *   - remoteLanes.pushToMergeMs: per story, from the worker's push of the lane's branch (the bare remote's
  *     post-receive hook logs it) to the coordinator's merge start, p50 and p95, target p95 ≤ 300 ms.
+ *   - remoteLanes.cpuPerStoryMs.workers / .coordinator: CPU (user + system, children included) per story of the
+ *     worker processes (with their helper and all they started) and of this process, on four workers and on one.
  * The two overheads are taken from the four-worker run (lanes dispatched and merged while others run), with the
  * one-worker run's beside them. All on one machine, so one clock. Temporary folders, workers and Redis are ended at
  * the end; per-user state and cache in private folders, as in bench/lanes.bench.ts.
