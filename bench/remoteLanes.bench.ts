@@ -10,6 +10,8 @@
  *     worker (the stub logs its start, BENCH_STUB_LOG), p50 and p95, target p95 ≤ 300 ms;
  *   - remoteLanes.pushToMergeMs: per story, from the worker's push of the lane's branch (the bare remote's
  *     post-receive hook logs it) to the coordinator's merge start, p50 and p95, target p95 ≤ 300 ms.
+ *   - remoteLanes.cpuPerStoryMs.workers / .coordinator: CPU (user + system, children included) per story of the
+ *     worker processes (with their helper and all they started) and of this process, on four workers and on one.
  * The two overheads are taken from the four-worker run (lanes dispatched and merged while others run), with the
  * one-worker run's beside them. All on one machine, so one clock. Temporary folders, workers and Redis are ended at
  * the end; per-user state and cache in private folders, as in bench/lanes.bench.ts.
@@ -64,6 +66,60 @@ interface Worker {
   exited: Promise<unknown>;
 }
 
+/**
+ * CPU time (ms, user + system) of process `pid` and of its children it has waited for (git, the agent and its own
+ * children), from /proc/<pid>/stat (fields 14–17, clock ticks): what the process has cost the machine so far.
+ */
+function cpuMs(pid: number | 'self'): { own: number; children: number } {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the name: state is field 3, so utime (14) … cstime (17) are at 11 … 14 here.
+  return {
+    own: ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK,
+    children: ((Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK,
+  };
+}
+
+/** The processes alive whose parent is `pid`, from /proc/<n>/stat (field 4). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
+  }
+  return out;
+}
+
+/**
+ * {@link cpuMs} of several processes, summed, with their live descendants' (a worker starts git, agents and gates
+ * from a long-lived helper process, whose children's CPU reaches the worker's only when the helper ends); `own`: the
+ * processes named. `minus`: an earlier reading taken off.
+ */
+function cpuOf(pids: readonly number[], minus = { own: 0, children: 0 }): { own: number; children: number } {
+  const sum = { own: -minus.own, children: -minus.children };
+  const add = (pid: number, top: boolean) => {
+    let c: { own: number; children: number };
+    try {
+      c = cpuMs(pid);
+    } catch {
+      return; // ended between the listing and the reading
+    }
+    if (top) sum.own += c.own;
+    else sum.children += c.own;
+    sum.children += c.children;
+    for (const child of childrenOf(pid)) add(child, false);
+  };
+  for (const pid of pids) add(pid, true);
+  return sum;
+}
+const CLK_TCK = 100;
+
 /** One `ralph worker` (its own HOME and work folder, concurrency 1); resolves once it serves the remote. */
 function startWorker(redisUrl: string, remote: string, agentLog: string, traceFile: string): Promise<Worker> {
   const home = tempDir('ralph-bench-worker-');
@@ -75,7 +131,23 @@ function startWorker(redisUrl: string, remote: string, agentLog: string, traceFi
   );
   const child = spawn(
     process.execPath,
-    [cli, 'worker', '--redis', redisUrl, '--dir', dir, '--concurrency', '1', '--trust', '--repo', remote],
+    [
+      // BENCH_REMOTE_PROFILE_DIR=<dir>: a CPU profile of each worker (node --cpu-prof) written there at its end.
+      ...(process.env.BENCH_REMOTE_PROFILE_DIR
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_REMOTE_PROFILE_DIR}`]
+        : []),
+      cli,
+      'worker',
+      '--redis',
+      redisUrl,
+      '--dir',
+      dir,
+      '--concurrency',
+      '1',
+      '--trust',
+      '--repo',
+      remote,
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: {
@@ -200,6 +272,23 @@ function phaseDurations(file: string, storyMsOff: number): Map<string, number[]>
   return out;
 }
 
+/** Resolves once `count` lanes have marked their clean-up in the trace file (fs.watch on it; its changes, not a clock). */
+async function waitForCleanups(file: string, count: number): Promise<void> {
+  const cleaned = () => (fs.readFileSync(file, 'utf8').match(/"phase":"cleaned"/g) ?? []).length >= count;
+  if (cleaned()) return;
+  await new Promise<void>((resolve) => {
+    const w = fs.watch(file, () => {
+      if (!cleaned()) return;
+      w.close();
+      resolve();
+    });
+    if (cleaned()) {
+      w.close();
+      resolve();
+    }
+  });
+}
+
 /** The nearest-rank percentile `p` (0–100) of `xs`. */
 function pct(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -209,7 +298,14 @@ function pct(xs: readonly number[], p: number): number {
 async function once(
   redisUrl: string,
   workers: number,
-): Promise<{ wallMs: number; enqueueToAgent: number[]; pushToMerge: number[]; phases: Map<string, number[]> }> {
+): Promise<{
+  wallMs: number;
+  enqueueToAgent: number[];
+  pushToMerge: number[];
+  phases: Map<string, number[]>;
+  workerCpu: { own: number; children: number };
+  coordinatorCpu: { own: number; children: number };
+}> {
   enqueuedAt.clear();
   mergeAt.clear();
   const side = tempDir('ralph-bench-remote-side-');
@@ -241,9 +337,22 @@ async function once(
       timing: { betweenIterationsMs: 0 },
     });
     const engine = new LoopEngine({ folder: dir, config, source: 'quantum', parallel: true, maxParallel: workers });
+    const pids = started.map((w) => w.child.pid!);
+    const workersCpu0 = cpuOf(pids);
+    // The coordinator's own reading takes no descendants (the workers and Redis are this process's children); its
+    // git helper ends with the run, so its CPU is the run's by then.
+    const coordinatorCpu0 = cpuMs('self');
     const t0 = performance.now();
     const r = await engine.run();
     const wallMs = performance.now() - t0;
+    const coordinatorCpuNow = cpuMs('self');
+    const coordinatorCpu = {
+      own: coordinatorCpuNow.own - coordinatorCpu0.own,
+      children: coordinatorCpuNow.children - coordinatorCpu0.children,
+    };
+    // The last lanes' clean-ups run after their reports: the workers' CPU is read once each has cleaned up.
+    await waitForCleanups(traceFile, STORIES);
+    const workerCpu = cpuOf(pids, workersCpu0);
     if (r.state !== 'completed' || r.done !== STORIES)
       throw new Error(`bench run on ${workers} worker(s) ended ${r.state} (${r.done}/${r.total}): ${r.reason}`);
     const starts = marks(agentLog, 'start');
@@ -262,7 +371,14 @@ async function once(
       throw new Error(
         `marks missing on ${workers} worker(s): ${enqueueToAgent.length} agent starts, ${pushToMerge.length} pushes of ${STORIES}`,
       );
-    return { wallMs, enqueueToAgent, pushToMerge, phases: phaseDurations(traceFile, storyMs) };
+    return {
+      wallMs,
+      enqueueToAgent,
+      pushToMerge,
+      phases: phaseDurations(traceFile, storyMs),
+      workerCpu,
+      coordinatorCpu,
+    };
   } finally {
     delete process.env.RALPH_TRACE_REMOTE;
     // BENCH_REMOTE_TRACE_DIR: each run's marks kept there (trace-<workers>.jsonl), to look at one dispatch closely.
@@ -288,6 +404,25 @@ async function main(): Promise<void> {
       wallMs1: Math.round(one.wallMs),
       wallMs4: Math.round(four.wallMs),
     });
+    // What a story costs the machine: CPU (user + system, children included) per story on the workers and in the
+    // coordinator. The figure to compare builds by on a shared, loaded machine, where wall times say little.
+    const perStory = (ms: number) => Math.round(ms / STORIES);
+    for (const [who, f4, o1] of [
+      ['workers', four.workerCpu, one.workerCpu],
+      ['coordinator', four.coordinatorCpu, one.coordinatorCpu],
+    ] as const)
+      emit({
+        name: `remoteLanes.cpuPerStoryMs.${who}`,
+        value: perStory(f4.own + f4.children),
+        unit: 'ms',
+        stat: 'CPU per story on four workers (user + system, children included)',
+        own: perStory(f4.own),
+        children: perStory(f4.children),
+        oneWorker: perStory(o1.own + o1.children),
+        oneWorkerOwn: perStory(o1.own),
+        oneWorkerChildren: perStory(o1.children),
+        stories: STORIES,
+      });
     for (const [name, four4, one1] of [
       ['remoteLanes.enqueueToAgentMs', four.enqueueToAgent, one.enqueueToAgent],
       ['remoteLanes.pushToMergeMs', four.pushToMerge, one.pushToMerge],

@@ -206,10 +206,12 @@ function keepAlive(h: ChildProcess, on: boolean): void {
 function start(): ChildProcess {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const cp = require('node:child_process') as typeof ChildProcesses;
-  // ELECTRON_RUN_AS_NODE: in VS Code's extension host, process.execPath is the editor's binary.
+  // ELECTRON_RUN_AS_NODE: in VS Code's extension host, process.execPath is the editor's binary. Each request carries
+  // the whole environment of its command: the helper itself keeps none of this process's (an agent's credentials
+  // stay in the processes that use them), only PATH, by which Node finds the command when a request names none.
   const h = cp.spawn(process.execPath, ['-e', HELPER_SOURCE], {
     stdio: ['pipe', 'pipe', 'ignore'],
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    env: { PATH: process.env.PATH ?? '', ELECTRON_RUN_AS_NODE: '1' },
   });
   let buf = '';
   h.stdout!.setEncoding('utf8');

@@ -7,6 +7,7 @@ import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
 import { fetchRefArgs } from '../git/git';
+import { holdGitWorker } from '../git/gitWorker';
 import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { LaneRun } from '../loop/laneRun';
@@ -119,6 +120,19 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   if (!o.repos.length) throw new WorkerRefusal('a worker needs at least one repository to serve (--repo <remote>)');
   const dir = path.resolve(o.dir);
   await mkdir(dir, { recursive: true });
+  // Every lane's git, agent and gates start from the small helper process (git/gitWorker.ts), as in a local parallel
+  // run: a fork of this large process costs CPU and stalls the thread every lane's engine runs on, and a worker
+  // forks a dozen times a story. Held for the worker's life; it exits with this process (its stdin closes).
+  const releaseGitWorker = holdGitWorker({ start: true });
+  try {
+    await serve(o, dir);
+  } finally {
+    await releaseGitWorker();
+  }
+}
+
+/** {@link runWorker} once its folder is made: takes jobs until `o.signal` aborts. */
+async function serve(o: WorkerOptions, dir: string): Promise<void> {
   const id = `${os.hostname()}:${process.pid}`;
   const redis = redisConnection(o.redisUrl);
   const mirrors = new Map<string, Promise<unknown>>();
