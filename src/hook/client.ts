@@ -1,7 +1,8 @@
 /**
  * `dist/guard-hook.js`: the PreToolUse hook process. Tiny and dependency-free so it starts fast:
  * - `--socket <path>` (a run's hook): forwards stdin to the engine's guard server and prints its answer; when the
- *   server does not answer within `RALPH_GUARD_TIMEOUT_MS` (default 4000 ms) it exits 2, which blocks the call.
+ *   server does not answer within `RALPH_GUARD_TIMEOUT_MS` (default 30,000 ms: under the hook's own 60 s, past which
+ *   claude lets the call through; 4 s denied calls on a loaded 2-core machine) it exits 2, which blocks the call.
  * - no socket (`ralph guard install`, people running claude themselves): decides in-process with `dist/guard.js`.
  * Any error exits 2 with the reason on stderr: the guard never fails open.
  */
@@ -41,7 +42,8 @@ function emit(a: Answer): void {
 }
 
 function viaServer(socket: string, stdin: string): void {
-  const timeoutMs = Number(process.env.RALPH_GUARD_TIMEOUT_MS) > 0 ? Number(process.env.RALPH_GUARD_TIMEOUT_MS) : 4000;
+  const timeoutMs =
+    Number(process.env.RALPH_GUARD_TIMEOUT_MS) > 0 ? Number(process.env.RALPH_GUARD_TIMEOUT_MS) : 30_000;
   const timer = setTimeout(() => deny(`the run's guard server did not answer within ${timeoutMs} ms`), timeoutMs);
   let buf = '';
   const conn = net.createConnection(socket);

@@ -16,6 +16,10 @@ if (!process.env.RALPH_TEST_STATE_HOME) {
   process.env.RALPH_TEST_STATE_HOME = dir;
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 }
+// Each test file is its own bundle with its own copy of src/, so every file that spawns installs its own once-per-process
+// exit hook (core/process/processGroup.ts); a worker that runs 18 files holds 18 where ralph holds one. Node's
+// warning at the 11th would land in the stderr of whichever in-process CLI call was running then.
+process.setMaxListeners(200);
 if (process.env.MOCHA_WORKER_ID !== undefined) {
   const dir = fs.mkdtempSync(path.join(process.env.RALPH_TEST_STATE_HOME, `worker-${process.env.MOCHA_WORKER_ID}-`));
   process.env.XDG_STATE_HOME = dir;
