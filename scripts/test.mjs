@@ -8,7 +8,8 @@
 // (test/support/corpus.ts). See docs/testing.md.
 // Before the tiers: the idempotent set-up (scripts/setup-test-env.sh) and one build (esbuild.mjs).
 // Each tier writes test-results/<tier>.json ({passed, failed}); this script prints `<tier>: N passed, N failed`
-// for each, then the total `N passed, N failed` as the last line. A tier that fails to start, leaves no result
+// for each, then the total `N passed, N failed` as the last line; above those lines, the title and the first lines of
+// the error of each failed test (at most 10). A tier that fails to start, leaves no result
 // file or runs 0 tests counts as failed; any failure exits 1. No tier is skipped silently.
 // Tiers that leave the processor idle much of the time run side by side (SIDE_BY_SIDE below): the integration, stress
 // and corpus tiers beside e2e, whose browser waits on the VS Code server and the agents' turns. The first tier of a group prints as it
@@ -185,6 +186,31 @@ for (const group of groups) {
   }
   // Lines in the order the tiers were named.
   for (const t of group) lines.push(results.find((r) => r.tier === t).line);
+}
+// The failures again, just above the totals: CI keeps only the end of a long output, and a failure printed once in
+// the middle of a tier's spec output would be cut from it.
+const failures = groups
+  .flat()
+  .flatMap((t) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(root, 'test-results', `${t}.json`), 'utf8')).failures ?? [];
+    } catch {
+      return [];
+    }
+  })
+  .slice(0, 10);
+if (failures.length) {
+  console.log(`\n=== failures (${failures.length === 10 ? 'the first 10' : failures.length}) ===`);
+  for (const f of failures) {
+    console.log(`\n✗ ${f.title}`);
+    console.log(
+      String(f.error)
+        .split('\n')
+        .slice(0, 12)
+        .map((l) => `    ${l}`)
+        .join('\n'),
+    );
+  }
 }
 console.log('');
 for (const l of lines) console.log(l);
