@@ -8,7 +8,16 @@ import {
   contentText,
   mergeEnv,
 } from './adapter';
-import { issueOf, optNum as n, optStr as s } from './lineParts';
+import {
+  arrayOrNull,
+  contentOrNull,
+  issueOf,
+  numOrNull,
+  optNum as n,
+  optStr as s,
+  recordOrNull,
+  strOrNull,
+} from './lineParts';
 
 /**
  * The Claude Code CLI (`claude -p --output-format stream-json --verbose`), agent-streams.md §1–§2.
@@ -19,73 +28,51 @@ import { issueOf, optNum as n, optStr as s } from './lineParts';
  * the zod issue, never an exception.
  */
 
-const usageSchema = z.object({
-  input_tokens: n,
-  output_tokens: n,
-  cache_creation_input_tokens: n,
-  cache_read_input_tokens: n,
-});
+/** The token fields of a usage block (every field lenient: a non-number reads as absent). */
+interface Usage {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_creation_input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+}
 
-// Content blocks stay loose: their fields (text, id, name, input, tool_use_id, content) are read by type below.
-const blockSchema = z.looseObject({ type: z.string() });
-const contentSchema = z.union([z.string(), z.array(blockSchema)]);
+/** A usage block: an object's four token fields, or null when it is absent or not an object. */
+function usageOf(v: unknown): Usage | null {
+  const u = recordOrNull(v);
+  return u
+    ? {
+        input_tokens: numOrNull(u.input_tokens),
+        output_tokens: numOrNull(u.output_tokens),
+        cache_creation_input_tokens: numOrNull(u.cache_creation_input_tokens),
+        cache_read_input_tokens: numOrNull(u.cache_read_input_tokens),
+      }
+    : null;
+}
 
-const assistantSchema = z.object({
-  message: z.object({
-    id: s,
-    model: s,
-    content: contentSchema,
-    usage: usageSchema.nullish().catch(null),
-  }),
-  parent_tool_use_id: s,
-  error: s,
-  api_error_status: n,
-});
-
-const userSchema = z.object({
-  message: z.object({ content: contentSchema }),
-  parent_tool_use_id: s,
-  isSynthetic: z.boolean().nullish().catch(null),
-});
-
-const modelUsageSchema = z.record(
-  z.string(),
-  z.object({
-    inputTokens: n,
-    outputTokens: n,
-    cacheReadInputTokens: n,
-    cacheCreationInputTokens: n,
-    costUSD: n,
-    contextWindow: n,
-  }),
-);
-
-const resultSchema = z.object({
-  subtype: s,
-  is_error: z.boolean().nullish().catch(null),
-  result: s,
-  errors: z.array(z.unknown()).nullish().catch(null),
-  num_turns: n,
-  duration_ms: n,
-  total_cost_usd: n,
-  usage: usageSchema.nullish().catch(null),
-  modelUsage: modelUsageSchema.nullish().catch(null),
-  api_error_status: n,
-  terminal_reason: s,
-  stop_reason: s,
-  session_id: s,
-  permission_denials: z.array(z.unknown()).nullish().catch(null),
-});
-
-const initSchema = z.object({
-  session_id: s,
-  model: s,
-  cwd: s,
-  tools: z.array(z.unknown()).nullish().catch(null),
-  permissionMode: s,
-  claude_code_version: s,
-  parent_tool_use_id: s,
-});
+/**
+ * `modelUsage` of a result: each model's six fields, or null when it is not an object or any model's entry is not an
+ * object.
+ */
+function modelUsageOf(v: unknown): Record<string, ModelUsage> | null {
+  const r = recordOrNull(v);
+  if (!r) return null;
+  const out: Record<string, ModelUsage> = {};
+  for (const [model, entry] of Object.entries(r)) {
+    const mu = recordOrNull(entry);
+    if (!mu) return null;
+    out[model] = {
+      tokens: {
+        input: numOrNull(mu.inputTokens) ?? 0,
+        output: numOrNull(mu.outputTokens) ?? 0,
+        cacheRead: numOrNull(mu.cacheReadInputTokens) ?? 0,
+        cacheCreation: numOrNull(mu.cacheCreationInputTokens) ?? 0,
+      },
+      costUsd: numOrNull(mu.costUSD) ?? 0,
+      contextWindow: numOrNull(mu.contextWindow),
+    };
+  }
+  return out;
+}
 
 const apiRetrySchema = z.object({ attempt: n, max_retries: n, retry_delay_ms: n, error_status: n, error: s });
 
@@ -96,8 +83,6 @@ const compactSchema = z.object({
 const rateLimitSchema = z.object({
   rate_limit_info: z.object({ status: z.string(), resetsAt: n, rateLimitType: s, utilization: n, overageStatus: s }),
 });
-
-type Usage = z.infer<typeof usageSchema>;
 
 export function claudeTokens(u: Usage | null | undefined): TokenCounts {
   return {
@@ -159,12 +144,14 @@ class ClaudeMapper implements StreamMapper {
   }
 
   private assistant(line: Record<string, unknown>): AgentEvent[] {
-    const p = assistantSchema.safeParse(line);
-    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-    const a = p.data;
-    const m = a.message;
-    const marks = { subagent: typeof a.parent_tool_use_id === 'string', synthetic: m.model === SYNTHETIC_MODEL };
-    const messageId = m.id ?? null;
+    const msg = recordOrNull(line.message);
+    if (!msg) return [unknownEvent(line, 'message: expected an object')];
+    const content = contentOrNull(msg.content);
+    if (content === null) return [unknownEvent(line, 'message.content: expected a string or an array of typed blocks')];
+    const m = { id: strOrNull(msg.id), model: strOrNull(msg.model), content, usage: usageOf(msg.usage) };
+    const a = { error: strOrNull(line.error), api_error_status: numOrNull(line.api_error_status) };
+    const marks = { subagent: typeof line.parent_tool_use_id === 'string', synthetic: m.model === SYNTHETIC_MODEL };
+    const messageId = m.id;
     const out: AgentEvent[] = [];
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
     for (const b of blocks) {
@@ -209,13 +196,14 @@ class ClaudeMapper implements StreamMapper {
   }
 
   private user(line: Record<string, unknown>): AgentEvent[] {
-    const p = userSchema.safeParse(line);
-    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-    const u = p.data;
-    const marks = { subagent: typeof u.parent_tool_use_id === 'string', synthetic: u.isSynthetic === true };
+    const msg = recordOrNull(line.message);
+    if (!msg) return [unknownEvent(line, 'message: expected an object')];
+    const content = contentOrNull(msg.content);
+    if (content === null) return [unknownEvent(line, 'message.content: expected a string or an array of typed blocks')];
+    const marks = { subagent: typeof line.parent_tool_use_id === 'string', synthetic: line.isSynthetic === true };
     const out: AgentEvent[] = [];
-    if (Array.isArray(u.message.content)) {
-      for (const b of u.message.content) {
+    if (Array.isArray(content)) {
+      for (const b of content) {
         const block = b as Record<string, unknown>;
         if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
           const name = this.toolNames.get(block.tool_use_id) ?? null;
@@ -241,42 +229,24 @@ class ClaudeMapper implements StreamMapper {
   }
 
   private result(line: Record<string, unknown>): AgentEvent[] {
-    const p = resultSchema.safeParse(line);
-    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-    const r = p.data;
-    let modelUsage: Record<string, ModelUsage> | null = null;
-    if (r.modelUsage) {
-      modelUsage = {};
-      for (const [model, mu] of Object.entries(r.modelUsage)) {
-        modelUsage[model] = {
-          tokens: {
-            input: mu.inputTokens ?? 0,
-            output: mu.outputTokens ?? 0,
-            cacheRead: mu.cacheReadInputTokens ?? 0,
-            cacheCreation: mu.cacheCreationInputTokens ?? 0,
-          },
-          costUsd: mu.costUSD ?? 0,
-          contextWindow: mu.contextWindow ?? null,
-        };
-      }
-    }
+    const errors = arrayOrNull(line.errors);
     return [
       ev({
         type: 'result',
-        subtype: r.subtype ?? 'success',
-        isError: r.is_error === true,
-        text: r.result ?? null,
-        errors: (r.errors ?? []).map((e) => (typeof e === 'string' ? e : contentText(e))),
-        numTurns: r.num_turns ?? null,
-        durationMs: r.duration_ms ?? null,
-        costUsd: r.total_cost_usd ?? null,
-        usage: r.usage ? claudeTokens(r.usage) : null,
-        modelUsage,
-        apiErrorStatus: r.api_error_status ?? null,
-        terminalReason: r.terminal_reason ?? null,
-        stopReason: r.stop_reason ?? null,
-        sessionId: r.session_id ?? null,
-        permissionDenials: r.permission_denials?.length ?? 0,
+        subtype: strOrNull(line.subtype) ?? 'success',
+        isError: line.is_error === true,
+        text: strOrNull(line.result),
+        errors: (errors ?? []).map((e) => (typeof e === 'string' ? e : contentText(e))),
+        numTurns: numOrNull(line.num_turns),
+        durationMs: numOrNull(line.duration_ms),
+        costUsd: numOrNull(line.total_cost_usd),
+        usage: recordOrNull(line.usage) ? claudeTokens(usageOf(line.usage)) : null,
+        modelUsage: modelUsageOf(line.modelUsage),
+        apiErrorStatus: numOrNull(line.api_error_status),
+        terminalReason: strOrNull(line.terminal_reason),
+        stopReason: strOrNull(line.stop_reason),
+        sessionId: strOrNull(line.session_id),
+        permissionDenials: arrayOrNull(line.permission_denials)?.length ?? 0,
       }),
     ];
   }
@@ -299,25 +269,21 @@ class ClaudeMapper implements StreamMapper {
 
   private system(line: Record<string, unknown>): AgentEvent[] {
     switch (line.subtype) {
-      case 'init': {
-        const p = initSchema.safeParse(line);
-        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-        const i = p.data;
+      case 'init':
         return [
           ev(
             {
               type: 'init',
-              sessionId: i.session_id ?? null,
-              model: i.model ?? null,
-              cwd: i.cwd ?? null,
-              tools: (i.tools ?? []).filter((t): t is string => typeof t === 'string'),
-              permissionMode: i.permissionMode ?? null,
-              agentVersion: i.claude_code_version ?? null,
+              sessionId: strOrNull(line.session_id),
+              model: strOrNull(line.model),
+              cwd: strOrNull(line.cwd),
+              tools: (arrayOrNull(line.tools) ?? []).filter((t): t is string => typeof t === 'string'),
+              permissionMode: strOrNull(line.permissionMode),
+              agentVersion: strOrNull(line.claude_code_version),
             },
-            { subagent: typeof i.parent_tool_use_id === 'string' },
+            { subagent: typeof line.parent_tool_use_id === 'string' },
           ),
         ];
-      }
       case 'api_retry': {
         const p = apiRetrySchema.safeParse(line);
         if (!p.success) return [unknownEvent(line, issueOf(p.error))];

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev } from '../stream/events';
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -13,7 +12,7 @@ import {
   type StreamMapper,
   mergeEnv,
 } from './adapter';
-import { asRecord, issueOf, optNum as n, optStr as s, textOf, unknownEvent } from './lineParts';
+import { asRecord, numOrNull, recordOrNull, strOrNull, textOf, unknownEvent } from './lineParts';
 
 /**
  * Google's Gemini CLI (`gemini --prompt=<p> --output-format stream-json --skip-trust --approval-mode yolo`),
@@ -40,30 +39,34 @@ import { asRecord, issueOf, optNum as n, optStr as s, textOf, unknownEvent } fro
  * - A shell's exit code is not in the stream (the tool result shows its output only).
  */
 
-const initSchema = z.object({ session_id: s, model: s });
-const messageSchema = z.object({ role: s, content: z.unknown().optional(), delta: z.boolean().nullish().catch(null) });
-const toolUseSchema = z.object({ tool_name: z.string(), tool_id: z.string(), parameters: z.unknown().optional() });
-const toolResultSchema = z.object({
-  tool_id: z.string(),
-  status: s,
-  output: z.unknown().optional(),
-  error: z.object({ type: s, message: s }).nullish().catch(null),
-});
-const errorSchema = z.object({ severity: s, message: s });
-const tokensSchema = z.object({ total_tokens: n, input_tokens: n, output_tokens: n, cached: n, input: n });
-const resultSchema = z.object({
-  timestamp: s,
-  status: s,
-  error: z.object({ type: s, message: s }).nullish().catch(null),
-  stats: tokensSchema
-    .extend({
-      duration_ms: n,
-      tool_calls: n,
-      models: z.record(z.string(), tokensSchema.nullish().catch(null)).nullish().catch(null),
-    })
-    .nullish()
-    .catch(null),
-});
+/** The token fields of a `stats` block or of one of its models (each lenient: a non-number reads as null). */
+interface GeminiTokenFields {
+  total_tokens: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached: number | null;
+  input: number | null;
+}
+
+/** A token block's fields, or null when it is not an object. */
+function tokenFieldsOf(v: unknown): GeminiTokenFields | null {
+  const t = recordOrNull(v);
+  return t
+    ? {
+        total_tokens: numOrNull(t.total_tokens),
+        input_tokens: numOrNull(t.input_tokens),
+        output_tokens: numOrNull(t.output_tokens),
+        cached: numOrNull(t.cached),
+        input: numOrNull(t.input),
+      }
+    : null;
+}
+
+/** An `error` object's type and message, or null when it is not an object. */
+function errorOf(v: unknown): { type: string | null; message: string | null } | null {
+  const e = recordOrNull(v);
+  return e ? { type: strOrNull(e.type), message: strOrNull(e.message) } : null;
+}
 
 /** Context window of a Gemini model, tokens: 1 048 576 for `gemini-*` (2.x, 3.x), null when the name says nothing. */
 export function geminiContextWindow(model: string | null | undefined): number | null {
@@ -89,7 +92,7 @@ export function geminiToolKind(name: string): ToolKind {
 }
 
 /** Token counts of a `stats` block (or one of its models): uncached input, cache read, output with thinking. */
-export function geminiTokens(t: z.infer<typeof tokensSchema>): TokenCounts {
+export function geminiTokens(t: GeminiTokenFields): TokenCounts {
   const prompt = t.input_tokens ?? 0;
   const cached = t.cached ?? 0;
   const input = t.input ?? Math.max(0, prompt - cached);
@@ -129,6 +132,12 @@ export function geminiErrorStatus(message: string): number | null {
 
 /** Built once: constructing a DateTimeFormat costs far more than formatting with it. */
 let pacificClock: Intl.DateTimeFormat | undefined;
+/**
+ * The last Pacific day looked up, [from, to) in epoch ms: `formatToParts` costs ~20 µs, and a run asks about one day.
+ * Its first answer holds for the whole day; on a daylight-saving day a later time would have given an hour more or
+ * less, which the rule above already allows.
+ */
+let pacificDay: { from: number; to: number } | undefined;
 
 /**
  * When a Gemini quota error resets, epoch ms: `at` plus the retry delay the text gives; for a daily quota without one,
@@ -140,6 +149,7 @@ export function geminiQuotaResetsAt(text: string, at: number): number | null {
   const delay = geminiRetryDelaySeconds(text);
   if (delay !== null) return Math.round(at + delay * 1000);
   if (!/daily quota|per ?day/i.test(text)) return null;
+  if (pacificDay && at >= pacificDay.from && at < pacificDay.to) return pacificDay.to;
   pacificClock ??= new Intl.DateTimeFormat('en-US', {
     timeZone: 'America/Los_Angeles',
     hourCycle: 'h23',
@@ -150,7 +160,8 @@ export function geminiQuotaResetsAt(text: string, at: number): number | null {
   const parts = pacificClock.formatToParts(new Date(at));
   const part = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? 0);
   const sinceMidnight = ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (at % 1000);
-  return at - sinceMidnight + 86_400_000;
+  pacificDay = { from: at - sinceMidnight, to: at - sinceMidnight + 86_400_000 };
+  return pacificDay.to;
 }
 
 class GeminiMapper implements StreamMapper {
@@ -165,10 +176,8 @@ class GeminiMapper implements StreamMapper {
   map(line: Record<string, unknown>): AgentEvent[] {
     switch (line.type) {
       case 'init': {
-        const p = initSchema.safeParse(line);
-        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-        this.sessionId = p.data.session_id ?? null;
-        this.model = p.data.model ?? null;
+        this.sessionId = strOrNull(line.session_id);
+        this.model = strOrNull(line.model);
         const init = ev({
           type: 'init',
           sessionId: this.sessionId,
@@ -181,17 +190,16 @@ class GeminiMapper implements StreamMapper {
         return [init];
       }
       case 'message': {
-        const p = messageSchema.safeParse(line);
-        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
         // The prompt echo (role user) is not the agent's text: it must never carry a completion tag.
-        if (p.data.role !== 'assistant') return [];
-        this.pieces.push(textOf(p.data.content));
-        return p.data.delta === false ? this.flush() : [];
+        if (line.role !== 'assistant') return [];
+        this.pieces.push(textOf(line.content));
+        return line.delta === false ? this.flush() : [];
       }
       case 'tool_use': {
-        const p = toolUseSchema.safeParse(line);
-        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-        const { tool_id: id, tool_name: name } = p.data;
+        const id = line.tool_id;
+        const name = line.tool_name;
+        if (typeof name !== 'string') return [unknownEvent(line, 'tool_name: expected a string')];
+        if (typeof id !== 'string') return [unknownEvent(line, 'tool_id: expected a string')];
         this.toolNames.set(id, name);
         return [
           ...this.flush(),
@@ -200,23 +208,24 @@ class GeminiMapper implements StreamMapper {
             id,
             name,
             kind: geminiToolKind(name),
-            input: asRecord(p.data.parameters),
+            input: asRecord(line.parameters),
             messageId: null,
           }),
         ];
       }
       case 'tool_result': {
-        const p = toolResultSchema.safeParse(line);
-        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-        const r = p.data;
-        const name = this.toolNames.get(r.tool_id) ?? null;
-        this.toolNames.delete(r.tool_id);
-        const isError = r.status === 'error';
-        const output = [textOf(r.output), isError ? (r.error?.message ?? '') : ''].filter(Boolean).join('\n');
+        const id = line.tool_id;
+        if (typeof id !== 'string') return [unknownEvent(line, 'tool_id: expected a string')];
+        const name = this.toolNames.get(id) ?? null;
+        this.toolNames.delete(id);
+        const isError = line.status === 'error';
+        const output = [textOf(line.output), isError ? (errorOf(line.error)?.message ?? '') : '']
+          .filter(Boolean)
+          .join('\n');
         return [
           ev({
             type: 'toolResult',
-            id: r.tool_id,
+            id,
             name,
             kind: geminiToolKind(name ?? ''),
             isError,
@@ -225,14 +234,11 @@ class GeminiMapper implements StreamMapper {
           }),
         ];
       }
-      case 'error': {
-        const p = errorSchema.safeParse(line);
-        if (!p.success) return [unknownEvent(line, issueOf(p.error))];
+      case 'error':
         return [
           ...this.flush(),
-          ev({ type: 'error', message: p.data.message ?? '', code: p.data.severity ?? null, status: null }),
+          ev({ type: 'error', message: strOrNull(line.message) ?? '', code: strOrNull(line.severity), status: null }),
         ];
-      }
       case 'result':
         return this.result(line);
       default:
@@ -255,29 +261,32 @@ class GeminiMapper implements StreamMapper {
   }
 
   private result(line: Record<string, unknown>): AgentEvent[] {
-    const p = resultSchema.safeParse(line);
-    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-    const r = p.data;
     const out = this.flush();
-    const isError = r.status === 'error';
-    const errorText = r.error?.message ?? '';
-    const stats = r.stats;
-    const usage = stats ? geminiTokens(stats) : null;
+    const isError = line.status === 'error';
+    const error = errorOf(line.error);
+    const errorText = error?.message ?? '';
+    const stats = recordOrNull(line.stats);
+    const statTokens = tokenFieldsOf(stats);
+    const usage = statTokens ? geminiTokens(statTokens) : null;
+    const models = recordOrNull(stats?.models);
     let modelUsage: Record<string, ModelUsage> | null = null;
-    if (stats?.models) {
+    if (models) {
       modelUsage = {};
-      for (const [name, t] of Object.entries(stats.models))
+      for (const [name, entry] of Object.entries(models)) {
+        const t = tokenFieldsOf(entry);
         if (t) modelUsage[name] = { tokens: geminiTokens(t), costUsd: 0, contextWindow: geminiContextWindow(name) };
+      }
     }
     if (usage && (usage.input || usage.output || usage.cacheRead))
       out.push(ev({ type: 'usage', source: 'result', messageId: null, model: this.model, tokens: usage }));
+    const timestamp = strOrNull(line.timestamp);
     const status = isError ? geminiErrorStatus(errorText) : null;
     if (isError && status === 429) {
       out.push(
         ev({
           type: 'rateLimit',
           status: 'rejected',
-          resetsAt: geminiQuotaResetsAt(errorText, r.timestamp ? Date.parse(r.timestamp) : NaN),
+          resetsAt: geminiQuotaResetsAt(errorText, timestamp ? Date.parse(timestamp) : NaN),
           limitType: /daily/i.test(errorText) ? 'daily' : 'quota',
           utilization: null,
           overageStatus: null,
@@ -292,12 +301,12 @@ class GeminiMapper implements StreamMapper {
         text: isError ? errorText || null : (this.lastSegment ?? ''),
         errors: isError && errorText ? [errorText] : [],
         numTurns: null,
-        durationMs: stats?.duration_ms ?? null,
+        durationMs: numOrNull(stats?.duration_ms),
         costUsd: null,
         usage,
         modelUsage,
         apiErrorStatus: status,
-        terminalReason: isError ? (r.error?.type ?? null) : null,
+        terminalReason: isError ? (error?.type ?? null) : null,
         stopReason: null,
         sessionId: this.sessionId,
         permissionDenials: 0,
