@@ -113,6 +113,12 @@ function cliOf(agent: string): string | null {
 async function engineCpuPerIteration(agent: string, stream: string, iterations: number): Promise<number> {
   const adapter = agentAdapters[agent]!;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ralph-bench-agent-${agent}-`));
+  // The runs keep their per-user state and answer cache in folders of their own, as a new user's (the engine purges
+  // the cache for its folder after each child, reading every entry's head): never the bench machine's
+  // ~/.cache/ralph or ~/.local/state/ralph, whose size would be measured. Restored after (the CLIs' turns use theirs).
+  const saved = { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME };
+  process.env.XDG_CACHE_HOME = fs.mkdtempSync(path.join(tmp, 'cache-'));
+  process.env.XDG_STATE_HOME = fs.mkdtempSync(path.join(tmp, 'state-'));
   try {
     const streamFile = path.join(tmp, 'stream.jsonl');
     fs.writeFileSync(streamFile, stream);
@@ -144,6 +150,9 @@ async function engineCpuPerIteration(agent: string, stream: string, iterations: 
     await run(1);
     return await run(iterations);
   } finally {
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 }

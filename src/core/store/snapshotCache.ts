@@ -281,6 +281,13 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
   }
   let removed = 0;
   const head = Buffer.alloc(8192);
+  // Several entries name one folder (its status, next and plan answers): its real path is looked up once.
+  const reals = new Map<string, string>();
+  const realOfNamed = (named: string): string => {
+    let r = reals.get(named);
+    if (r === undefined) reals.set(named, (r = realOr(named)));
+    return r;
+  };
   for (const name of names) {
     if (!/^[0-9a-f]{8}-.+\.json$/.test(name)) continue;
     const file = path.join(dir, name);
@@ -291,7 +298,7 @@ export function removeFolderCaches(folder: string, env: NodeJS.ProcessEnv = proc
         fd = fs.openSync(file, 'r');
         const m = CACHE_HEAD.exec(head.toString('utf8', 0, fs.readSync(fd, head, 0, head.length, 0)));
         const named = m ? (JSON.parse(m[1]!) as string) : undefined;
-        mine = named === undefined || named === folder || realOr(named) === real;
+        mine = named === undefined || named === folder || realOfNamed(named) === real;
       } catch {
         mine = false; // unreadable (or gone): not served either
       } finally {
