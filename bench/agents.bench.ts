@@ -9,7 +9,7 @@
  *     iteration (the agent's `shell-success`/`tool-use-bash-success` stream), median of 200 runs;
  *   - `agents.<agent>.engine_cpu_per_iteration`: ralph's own CPU per iteration of a whole run (the LoopEngine: prompt,
  *     spawn, the guard, decoding, ledger, events, the run's records, the gate) over a stub of the agent that ticks one
- *     box and prints that recorded stream, BENCH_AGENT_ITERATIONS (default 6) iterations after one warm-up run; the
+ *     box and prints that recorded stream, BENCH_AGENT_ITERATIONS (default 6) iterations after a warm-up run of three; the
  *     stub's and the gate's CPU are other processes' and not counted;
  *   - `agents.<agent>.headless_turn_cpu`: the CPU (user + system of the whole process tree, ms) of the agent CLI from
  *     .agent-clis/ or node_modules/.bin running one headless turn as ralph starts it, against the scripted model server
@@ -108,7 +108,7 @@ function cliOf(agent: string): string | null {
 
 /**
  * Ralph's own CPU per iteration of a whole engine run over a stub of `agent` that ticks one box of the checklist and
- * prints `stream` (a recorded iteration): one warm-up run of one box, then a run of `iterations` boxes; ms.
+ * prints `stream` (a recorded iteration): one warm-up run of three boxes, then a run of `iterations` boxes; ms.
  */
 async function engineCpuPerIteration(agent: string, stream: string, iterations: number): Promise<number> {
   const adapter = agentAdapters[agent]!;
@@ -147,7 +147,9 @@ async function engineCpuPerIteration(agent: string, stream: string, iterations: 
         throw new Error(`${agent}: the bench run ended ${result.state} after ${result.iterations}: ${result.reason}`);
       return (c.user + c.system) / 1000 / boxes;
     };
-    await run(1);
+    // Warm-up: three boxes, so that the first agent measured in a process (claude) runs warm code as the later
+    // ones do (after one box it measured ~40 ms an iteration above them: V8 had not yet optimised the lane's code).
+    await run(3);
     return await run(iterations);
   } finally {
     for (const [k, v] of Object.entries(saved))
