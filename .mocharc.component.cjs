@@ -9,33 +9,39 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 /**
- * Component test files (under test/component/, without `.test.ts`), slowest first: 6 Dec, 4 workers, load 14–22.
- * wavesCli, fileProblems.cli and taskAndControl.cli left the list once they called the CLI in-process (15 s, 6 s and
- * 10 s alone at a load of 9–12).
+ * Component test files (under test/component/, without `.test.ts`), slowest first: 6 Dec 18:23–18:45 UTC, 4 workers,
+ * load 12–16 (the tier beside three helpers' work: 1,302 s, 4,899 s summed). ownServer.real, copilot.real and
+ * crashMirror.cli had been missing from the list, and so started after every listed file.
  */
 const SLOWEST_FIRST = [
-  'remote/remoteLanes', // 595 s
-  'loop/engineControl.real', // 481 s
-  'loop/truth.real', // 429 s
-  'trust/trust.cli', // 428 s
-  'loop/parallel.stub', // 315 s
-  'loop/engine.real', // 313 s
-  'agents/opencode.real', // 307 s
-  'cli/snapshotCache.cli', // 293 s
-  'cli/botParity', // 273 s
-  'cli/snapshotCacheChanges.cli', // 241 s
-  'cli/snapshotCacheFixtures.cli', // 238 s
-  'agents/qwen.real', // 203 s
-  'cli/snapshotCacheTaskChanges.cli', // 178 s
-  'question.real', // 169 s
-  'loop/truthCarried.real', // 167 s
-  'gates/guardCli', // 163 s
-  'loop/parallelMerge.real', // 132 s
-  'loop/truthChildren.real', // 118 s
-  'loop/parallel.real', // 111 s
-  'watch.cli', // 108 s
-  'demo/demo', // 105 s
-  'loop/putBackRefused.cli', // 104 s
+  'agents/ownServer.real', // 370 s
+  'remote/remoteLanes', // 367 s
+  'agents/opencode.real', // 329 s
+  'loop/engineControl.real', // 291 s
+  'loop/parallel.stub', // 260 s
+  'agents/qwen.real', // 227 s
+  'loop/engine.real', // 192 s
+  'demo/demo', // 176 s
+  'loop/truth.real', // 168 s
+  'gates/guardCli', // 146 s
+  'cli/snapshotCache.cli', // 145 s
+  'agents/copilot.real', // 142 s
+  'loop/crashMirror.cli', // 112 s
+  'cli/botParity', // 112 s
+  'cli/snapshotCacheChanges.cli', // 108 s
+  'cli/snapshotCacheFixtures.cli', // 105 s
+  'trust/trust.cli', // 92 s
+  'agents/gemini.real', // 91 s
+  'agents/codex.real', // 85 s
+  'loop/putBackRefused.cli', // 72 s
+  'loop/parallel.real', // 71 s
+  'loop/parallelMerge.real', // 70 s
+  'process/markedProcesses', // 70 s
+  'cli/snapshotCacheTaskChanges.cli', // 69 s
+  'question.real', // 62 s
+  'agents/failover.real', // 61 s
+  'remote/remoteLane.real', // 60 s
+  'agents/claude.real', // 58 s
 ];
 
 const root = path.join(__dirname, 'dist', 'test', 'component');
