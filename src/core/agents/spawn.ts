@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
@@ -9,6 +9,7 @@ import {
   containedExit,
   type ContainmentMode,
   mountPlan,
+  mountTable,
   parentDeathPrefix,
   protectedCommand,
   resolveContainment,
@@ -197,8 +198,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   const protection =
     opts.protect && containment.kind === 'pid-namespace' && found ? resolveProtection(opts.containment) : null;
   const prepared =
-    protection?.kind === 'read-only-mounts' ? prepareProtected(opts.protect!.workspace, invocation.env) : null;
-  const containOpts = { graceMs: killGraceMs, token, report: true, deathPrefix };
+    protection?.kind === 'read-only-mounts' ? prepareProtected(opts.protect!.workspace, invocation.env, token) : null;
+  const containOpts = { graceMs: killGraceMs, token, report: true, deathPrefix, tableFile: prepared?.tableFile };
   const contained =
     containment.kind === 'pid-namespace' && found
       ? prepared && protection?.kind === 'read-only-mounts'
@@ -255,6 +256,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       ...(await endMarkedProcesses(ITERATION_MARKER, token, killGraceMs)).filter((p) => !early.includes(p)),
     );
     untrackMarker(ITERATION_MARKER, token);
+    if (prepared?.tableFile) rmSync(prepared.tableFile, { force: true });
     const stderrAll = Buffer.concat(stderrChunks);
     stderrChunks = [];
     const stderr = stderrAll.subarray(Math.max(0, stderrAll.length - tailMax)).toString('utf8');
@@ -311,13 +313,35 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
 }
 
 /**
+ * The plan's mount table (containment.ts `mountTable`) in ralph's user state, a folder every protected iteration sees
+ * read-only (so no agent, of this lane or another, can change the table between its writing and its mount), named by
+ * the iteration's token; removed when the iteration ends. Null when it cannot be written: the init then mounts the
+ * plan line by line.
+ */
+function writeMountTable(plan: readonly string[], token: string): string | null {
+  try {
+    const dir = path.join(userStateDir(process.env), 'protect');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = path.join(dir, `${token}.fstab`);
+    writeFileSync(file, mountTable(plan), { mode: 0o600, flag: 'wx' });
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The mount plan of a protected iteration for `workspace`: ralph's user state is created so it can be bound. `.ralph/`
  * itself stays writable but becomes a mount point (it cannot be renamed or removed), and every entry in it that
  * exists now and is not one the agent may write is bound read-only: the agent can add a file (its handoff: Claude
  * Code's Write refuses to overwrite a file it has not read, so none is made for it) but not change, replace or delete
  * one ralph keeps. Null when the plan cannot be made (the iteration then runs unprotected and records so).
  */
-function prepareProtected(workspace: string, agentEnv: NodeJS.ProcessEnv): { plan: string[] } | null {
+function prepareProtected(
+  workspace: string,
+  agentEnv: NodeJS.ProcessEnv,
+  token: string,
+): { plan: string[]; tableFile: string | null } | null {
   try {
     const layout: ProtectedLayout = protectedPaths(workspace, process.env);
     // The agent's own environment may name another state folder: that one too.
@@ -352,7 +376,7 @@ function prepareProtected(workspace: string, agentEnv: NodeJS.ProcessEnv): { pla
         ...mountPlan({ readOnly: [{ path: ralph }], writable: [] }, exists).filter((l) => l.startsWith('self:')),
         `self:${ralph}`,
       );
-    return { plan };
+    return { plan, tableFile: writeMountTable(plan, token) };
   } catch {
     return null;
   }

@@ -1,11 +1,18 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cursorAgentAdapter } from '../../../src/core/agents/cursorAgent';
 import { spawnIteration } from '../../../src/core/agents/spawn';
 import { handleHook } from '../../../src/core/gates/guardHook';
-import { resetProtectionProbe, resolveProtection } from '../../../src/core/process/containment';
+import {
+  mountPlan,
+  mountTable,
+  protectedCommand,
+  protectionArgs,
+  resetProtectionProbe,
+  resolveProtection,
+} from '../../../src/core/process/containment';
 import { protectedPaths } from '../../../src/core/process/protectedPaths';
 import { userStateDir } from '../../../src/core/store/userStateDir';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -145,6 +152,39 @@ describe('protected paths: read-only in the kernel inside an agent iteration', f
       ],
     );
     assert.ok(layout.writable.some((w) => w.path === path.join(ws.dir, '.ralph', 'policy-proposal')));
+  });
+
+  it('one mount -a or a mount per line: a read-only path that is already a mount point is bound read-only all the same, with its writable exception', () => {
+    // `mount -a` skips an entry whose path is already a mount point; the init then binds it on its own. The mount
+    // point is made in a mount namespace of the test's own, around the protected command.
+    const dir = path.join(out.dir, 'a dir');
+    fs.mkdirSync(path.join(dir, 'ok'), { recursive: true });
+    const plan = mountPlan({ readOnly: [{ path: dir }], writable: [{ path: path.join(dir, 'ok') }] }, fs.existsSync);
+    const table = path.join(out.dir, 'plan.fstab');
+    fs.writeFileSync(table, mountTable(plan));
+    const { outer, inner } = protectionArgs(0, 0);
+    const p = { kind: 'read-only-mounts' as const, outerArgs: outer, innerArgs: inner, detail: '' };
+    const probe = 'touch "$1/x" 2>/dev/null && echo writable || echo read-only; touch "$1/ok/y" && echo ok-writable';
+    const asRoot = process.getuid?.() === 0 ? [] : ['--user', '--map-root-user'];
+    for (const premounted of [false, true])
+      for (const tableFile of [table, null]) {
+        const cmd = protectedCommand(p, 'bash', ['-c', probe, 'probe', dir], plan, {
+          graceMs: 100,
+          token: 'test',
+          report: false,
+          tableFile,
+        });
+        const pre = premounted ? 'mount --bind "$1" "$1" || exit 99; ' : '';
+        const r = spawnSync(
+          'unshare',
+          [...asRoot, '--mount', 'bash', '-c', `${pre}shift; exec "$@"`, 'x', dir, cmd.file, ...cmd.args],
+          { encoding: 'utf8' },
+        );
+        const what = `${premounted ? 'a mount point' : 'a folder'}, ${tableFile ? 'mount -a' : 'one mount per line'}`;
+        assert.equal(r.status, 0, `${what}: ${r.stderr}`);
+        assert.deepEqual(r.stdout.trim().split('\n'), ['read-only', 'ok-writable'], what);
+      }
+    assert.equal(fs.existsSync(path.join(dir, 'x')), false);
   });
 });
 

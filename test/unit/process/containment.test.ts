@@ -4,6 +4,7 @@ import {
   containedExit,
   CONTAINMENT_INIT_NAME,
   mountPlan,
+  mountTable,
   parseLeftovers,
   protectionArgs,
   resolveContainment,
@@ -119,6 +120,22 @@ describe('protected paths: the mount plan and the namespaces of a protected iter
       'ro:/w/p/.git/hooks',
       'rw:/w/p/.ralph/handoff.md',
     ]);
+  });
+  it('writes the plan as a mount table for one mount -a, in order, with fstab escapes', () => {
+    const rows: [string[], string][] = [
+      [[], ''],
+      [['self:/w'], '/w /w none rbind 0 0\n'],
+      [['ro:/w/p/.ralph/config.json'], '/w/p/.ralph/config.json /w/p/.ralph/config.json none bind,ro 0 0\n'],
+      [
+        ['rw:/w/p/.ralph/handoff.md'],
+        '/w/p/.ralph/handoff.md /w/p/.ralph/handoff.md none bind 0 0\n' +
+          '/w/p/.ralph/handoff.md /w/p/.ralph/handoff.md none remount,bind,rw 0 0\n',
+      ],
+      [['ro:/w/a b'], '/w/a\\040b /w/a\\040b none bind,ro 0 0\n'],
+      [['ro:/w/a\tb\\c'], '/w/a\\011b\\134c /w/a\\011b\\134c none bind,ro 0 0\n'],
+      [['self:/w', 'ro:/w/x', 'other:/w/y'], '/w /w none rbind 0 0\n/w/x /w/x none bind,ro 0 0\n'],
+    ];
+    for (const [plan, table] of rows) assert.equal(mountTable(plan), table, plan.join(' | '));
   });
   it('refuses a path with a newline (it cannot be passed to the init)', () => {
     assert.throws(() => mountPlan({ readOnly: [{ path: '/w/a\nb' }], writable: [] }, () => true), /newline/);
