@@ -1,7 +1,8 @@
 /**
  * The e2e tier's one VS Code server and one headless Chromium, shared by the e2e files that drive the web workbench
  * with the packaged .vsix installed (dashboard, first hour, workbench). A start of the server, the `.vsix` install
- * into it and a Chromium launch cost tens of seconds of CPU on 2 cores; the tier paid them once per file.
+ * into it and a Chromium launch cost a few seconds of CPU and more of wall time; the tier paid them once per file
+ * (docs/testing.md, "The e2e tier").
  *
  * - {@link sharedWorkbench} starts them on its first call in the process and returns the same ones after; every e2e
  *   file is its own bundle, so the one copy lives on `globalThis`. A file run alone starts them itself.
