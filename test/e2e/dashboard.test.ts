@@ -1,21 +1,21 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Browser, FrameLocator, Page } from 'playwright-core';
+import type { FrameLocator, Page } from 'playwright-core';
+import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
 import { findRepoRoot } from '../support/repoRoot';
-import {
-  copyFixture,
-  launchBrowser,
-  openPage,
-  runFromPalette,
-  serverRoot,
-  startServer,
-  tierVsix,
-  type RunningServer,
-} from '../runners/vscodeServer';
+import { copyFixture, runFromPalette } from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
+import {
+  claudeWrapper,
+  closeSharedWorkbench,
+  closeWindow,
+  openWindow,
+  sharedWorkbench,
+  startFromPalette,
+  type SharedWorkbench,
+} from '../support/sharedWorkbench';
+import { makeTempDir } from '../support/tempFolder';
 
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
@@ -25,70 +25,33 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(shots, `e2e-dashboard-${name}.png`) });
 }
 
-/**
- * Ralph: Start on RALPH_TASK.md: picks the source in the quick pick and accepts the trust prompt for the workspace's
- * configured programs (asked once per workspace), in whichever order they come.
- */
-async function startRun(page: Page): Promise<void> {
-  await runFromPalette(page, 'Ralph: Start');
-  const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'RALPH_TASK.md' }).first();
-  const trust = page.getByRole('button', { name: 'Trust and Start' });
-  let clicked = 0;
-  let quiet = 0;
-  for (let i = 0; i < 120 && quiet < 4; i++) {
-    if (await trust.isVisible().catch(() => false)) {
-      await trust.click();
-      clicked++;
-      quiet = 0;
-    } else if (await pick.isVisible().catch(() => false)) {
-      await pick.click();
-      clicked++;
-      quiet = 0;
-    } else if (clicked) quiet++;
-    await page.waitForTimeout(500);
-  }
-  assert.ok(clicked, 'Ralph: Start showed neither its quick pick nor its trust prompt');
-}
-
 /** The dashboard page: two frames deep in the web workbench (code-server's test/e2e/webview.test.ts). */
 function dashboard(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
 }
 
+// The tier's one VS Code server and Chromium end after the last file (test/support/sharedWorkbench.ts).
+after(closeSharedWorkbench);
+
 describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, real claude CLI)', function () {
   this.timeout(180_000);
   let tmp: string;
-  let server: RunningServer;
-  let browser: Browser;
+  let shared: SharedWorkbench;
   let page: Page;
   let model: ModelServer;
   let ws: string;
 
   before(async function () {
-    // The server, Chromium and the extension's activation: 180 s was too little at a load of 23 on 2 cores.
+    // The server, Chromium and the extension's activation when this file is the first: 180 s was too little at a
+    // load of 23 on 2 cores.
     this.timeout(600_000);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-dash-'));
-    const ext = path.join(tmp, 'ext');
-    const vsix = tierVsix(repo);
-    const listed = execFileSync(
-      process.execPath,
-      [path.join(repo, 'node_modules', '@vscode', 'vsce', 'vsce'), 'ls', '--no-dependencies'],
-      { cwd: repo, encoding: 'utf8' },
-    );
-    assert.match(listed, /dist\/webview\/main\.js/, 'the .vsix holds the page');
-    assert.match(listed, /dist\/webview\/codicon\.ttf/, 'the .vsix holds the codicons');
-    execFileSync(
-      process.execPath,
-      [
-        path.join(serverRoot(repo), 'out', 'server-main.js'),
-        '--install-extension',
-        vsix,
-        '--extensions-dir',
-        ext,
-        '--accept-server-license-terms',
-      ],
-      { stdio: 'pipe' },
-    );
+    shared = await sharedWorkbench(repo);
+    // The .vsix holds the page and its codicons: the extension installed from it has them.
+    const installed = fs.readdirSync(shared.extensionsDir).find((d) => d.startsWith('ralph-loop.ralph-loop-'));
+    assert.ok(installed, `the .vsix is installed in ${shared.extensionsDir}`);
+    for (const file of ['dist/webview/main.js', 'dist/webview/codicon.ttf'])
+      assert.ok(fs.existsSync(path.join(shared.extensionsDir, installed, file)), `the .vsix holds ${file}`);
+    tmp = makeTempDir('ralph-e2e-dash-');
     ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
     const task = path.join(ws, 'RALPH_TASK.md');
@@ -108,34 +71,26 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
       edit(task, '- [ ] Pick the database', '- [x] Pick the database', { usage: { input: 25_000, output: 300 } }),
       say('Done with SQLite.', { usage: { input: 26_000, output: 300 } }),
     ]);
+    // The real claude CLI with this file's model server and HOME.
+    fs.mkdirSync(path.join(tmp, 'home'));
+    const claude = claudeWrapper(
+      path.join(tmp, 'claude'),
+      claudeBinary,
+      scriptedClaudeEnv(model.url, path.join(tmp, 'home')),
+    );
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
     fs.writeFileSync(
       path.join(ws, '.ralph', 'config.json'),
-      JSON.stringify({ ...config, claudePath: path.join(repo, 'node_modules', '.bin', 'claude') }, null, 2),
+      JSON.stringify({ ...config, claudePath: claude }, null, 2),
     );
-    fs.mkdirSync(path.join(tmp, 'home'));
-    server = await startServer({
-      repo,
-      tmp,
-      trusted: true,
-      extensionsDir: ext,
-      env: {
-        ANTHROPIC_BASE_URL: model.url,
-        ANTHROPIC_API_KEY: 'e2e',
-        HOME: path.join(tmp, 'home'),
-        IS_SANDBOX: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      },
-    });
-    browser = await launchBrowser();
-    page = await openPage(browser, server.url(ws));
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    page = await openWindow(shared, ws);
   });
 
   after(async function () {
-    if (page) await screenshot(page, 'last').catch(() => undefined);
-    await browser?.close().catch(() => undefined);
-    await server?.stop();
+    if (page) {
+      await screenshot(page, 'last').catch(() => undefined);
+      await closeWindow(shared, page);
+    }
     await model?.close();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -175,7 +130,7 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
   });
 
   it('shows a run started with Ralph: Start live: the chart grows and log lines stream; Pause and Resume work from it', async () => {
-    await startRun(page);
+    await startFromPalette(page, 'RALPH_TASK.md');
     const d = dashboard(page);
     await d.locator('[data-testid="run-state"]', { hasText: 'running' }).waitFor({ timeout: 60_000 });
     await d.locator('.log-row').first().waitFor({ timeout: 30_000 });
@@ -215,7 +170,7 @@ describe('the Ralph dashboard in the VS Code web workbench (installed .vsix, rea
 
   it('answers a question of the agent from its text box, and the run goes on to complete', async () => {
     fs.appendFileSync(path.join(ws, 'RALPH_TASK.md'), '- [ ] Pick the database\n');
-    await startRun(page);
+    await startFromPalette(page, 'RALPH_TASK.md');
     const d = dashboard(page);
     await d.locator('[data-testid="question"]').waitFor({ timeout: 90_000 });
     assert.match(await d.locator('[data-testid="question"] .question-text').innerText(), /Postgres or SQLite\?/);

@@ -1,22 +1,23 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
+import type { FrameLocator, Locator, Page } from 'playwright-core';
+import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
 import { cliPath, runCli } from '../support/cli';
 import { findRepoRoot } from '../support/repoRoot';
-import {
-  copyFixture,
-  installVsix,
-  launchBrowser,
-  openPage,
-  runFromPalette,
-  startServer,
-  tierVsix,
-  type RunningServer,
-} from '../runners/vscodeServer';
+import { copyFixture, runFromPalette } from '../runners/vscodeServer';
 import { edit, say, startModelServer, type ModelServer } from '../support/modelServer';
+import {
+  claudeWrapper,
+  closeSharedWorkbench,
+  closeWindow,
+  openWindow,
+  sharedWorkbench,
+  startFromPalette,
+  type SharedWorkbench,
+} from '../support/sharedWorkbench';
+import { makeTempDir } from '../support/tempFolder';
 
 const repo = findRepoRoot(__dirname);
 const shots = path.join(repo, 'test-results');
@@ -28,28 +29,6 @@ async function screenshot(page: Page, name: string): Promise<void> {
 
 /** `16k/200k 8%`, `16k/200k 8% (last)`: the context figure as every face writes it. */
 const FIGURE = /\d[\d.]*[kM]?\/\d[\d.]*[kM]? \d+%(?: \(last\))?/;
-
-/** Ralph: Start on the source whose quick-pick row holds `source`, trusting the workspace's programs when asked. */
-async function startRun(page: Page, source: string): Promise<void> {
-  await runFromPalette(page, 'Ralph: Start');
-  const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: source }).first();
-  const trust = page.getByRole('button', { name: 'Trust and Start' });
-  let clicked = 0;
-  let quiet = 0;
-  for (let i = 0; i < 120 && quiet < 4; i++) {
-    if (await trust.isVisible().catch(() => false)) {
-      await trust.click();
-      clicked++;
-      quiet = 0;
-    } else if (await pick.isVisible().catch(() => false)) {
-      await pick.click();
-      clicked++;
-      quiet = 0;
-    } else if (clicked) quiet++;
-    await page.waitForTimeout(500);
-  }
-  assert.ok(clicked, 'Ralph: Start showed neither its quick pick nor its trust prompt');
-}
 
 function dashboard(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
@@ -88,21 +67,23 @@ function watchUntil(folder: string, text: string, runId?: string): Promise<strin
   });
 }
 
+// The tier's one VS Code server and Chromium end after the last file (test/support/sharedWorkbench.ts).
+after(closeSharedWorkbench);
+
 describe('a first hour with Ralph Loop in the VS Code web workbench (installed .vsix, real claude CLI)', function () {
   this.timeout(240_000);
   let tmp: string;
-  let server: RunningServer;
-  let browser: Browser;
+  let shared: SharedWorkbench;
   let page: Page;
   let model: ModelServer;
   let ws: string;
   let refused: string;
 
   before(async function () {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-first-'));
-    const ext = path.join(tmp, 'ext');
-    installVsix(repo, tierVsix(repo), ext);
-    const claude = path.join(repo, 'node_modules', '.bin', 'claude');
+    // The server, Chromium and the extension's activation when this file is the first.
+    this.timeout(600_000);
+    shared = await sharedWorkbench(repo);
+    tmp = makeTempDir('ralph-e2e-first-');
     ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
     const task = path.join(ws, 'RALPH_TASK.md');
@@ -113,6 +94,10 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
       edit(task, '- [ ] Document the CLI', '- [x] Document the CLI', { usage: { input: 30_000, output: 400 } }),
       say('Documented.', { usage: { input: 33_000, output: 600 } }),
     ]);
+    // The real claude CLI with this file's model server and HOME.
+    fs.mkdirSync(path.join(tmp, 'home'));
+    const agentEnv = scriptedClaudeEnv(model.url, path.join(tmp, 'home'));
+    const claude = claudeWrapper(path.join(tmp, 'claude'), claudeBinary, agentEnv);
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
     fs.writeFileSync(
       path.join(ws, '.ralph', 'config.json'),
@@ -121,35 +106,20 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
     // A second folder whose agent refuses to start: the real claude CLI, as root without IS_SANDBOX.
     refused = path.join(tmp, 'refused');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), refused);
-    const wrapper = path.join(tmp, 'claude-as-root');
-    fs.writeFileSync(wrapper, `#!/bin/sh\nunset IS_SANDBOX\nexec '${claude}' "$@"\n`, { mode: 0o755 });
+    const asRoot = Object.fromEntries(Object.entries(agentEnv).filter(([k]) => k !== 'IS_SANDBOX'));
+    const wrapper = claudeWrapper(path.join(tmp, 'claude-as-root'), claudeBinary, asRoot, { unset: ['IS_SANDBOX'] });
     fs.writeFileSync(
       path.join(refused, '.ralph', 'config.json'),
       JSON.stringify({ ...config, claudePath: wrapper }, null, 2),
     );
-    fs.mkdirSync(path.join(tmp, 'home'));
-    server = await startServer({
-      repo,
-      tmp,
-      trusted: true,
-      extensionsDir: ext,
-      env: {
-        ANTHROPIC_BASE_URL: model.url,
-        ANTHROPIC_API_KEY: 'e2e',
-        HOME: path.join(tmp, 'home'),
-        IS_SANDBOX: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      },
-    });
-    browser = await launchBrowser();
-    page = await openPage(browser, server.url(ws));
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    page = await openWindow(shared, ws);
   });
 
   after(async function () {
-    if (page) await screenshot(page, 'last').catch(() => undefined);
-    await browser?.close().catch(() => undefined);
-    await server?.stop();
+    if (page) {
+      await screenshot(page, 'last').catch(() => undefined);
+      await closeWindow(shared, page);
+    }
     await model?.close();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -161,7 +131,7 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
       .locator('.pane-body .monaco-list-row', { hasText: 'RALPH_TASK.md' })
       .first()
       .waitFor({ timeout: 60_000 });
-    await startRun(page, 'RALPH_TASK.md');
+    await startFromPalette(page, 'RALPH_TASK.md');
     await gauge(page).waitFor({ timeout: 90_000 });
     await gauge(page).click();
     const d = dashboard(page);
@@ -249,12 +219,11 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
   });
 
   it('leaves no flow-next task in progress after a start whose agent refuses to run', async () => {
-    const p2 = await openPage(browser, server.url(refused));
+    const p2 = await openWindow(shared, refused);
     try {
-      await p2.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
       await p2.locator('.activitybar [aria-label^="Ralph"]').first().click();
       await p2.locator('.pane-body .monaco-list-row', { hasText: 'flow-next' }).first().waitFor({ timeout: 60_000 });
-      await startRun(p2, '.flow');
+      await startFromPalette(p2, '.flow');
       await p2
         .locator('.notifications-toasts .notification-toast', { hasText: /refuse|failed|root/i })
         .first()
@@ -272,7 +241,7 @@ describe('a first hour with Ralph Loop in the VS Code web workbench (installed .
       assert.equal(await p2.locator('.pane-body .monaco-list-row .codicon-modifier-spin').count(), 0, 'no spinner');
       await screenshot(p2, 'tree-after-refused-start');
     } finally {
-      await p2.close();
+      await closeWindow(shared, p2);
     }
   });
 });

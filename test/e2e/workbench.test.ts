@@ -1,23 +1,21 @@
 import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { trustWorkspace } from '../../src/core/trust/workspaceTrust';
 import { findRepoRoot } from '../support/repoRoot';
-import {
-  copyFixture,
-  installVsix,
-  launchBrowser,
-  openPage,
-  runFromPalette,
-  startServer,
-  tierVsix,
-  writeRecordingStub,
-  type RunningServer,
-} from '../runners/vscodeServer';
-import { spawn } from 'node:child_process';
+import { copyFixture, runFromPalette } from '../runners/vscodeServer';
 import { bash, edit, say, startModelServer, type ModelServer } from '../support/modelServer';
 import { claudeBinary, scriptedClaudeEnv } from '../support/claude';
+import {
+  claudeWrapper,
+  closeSharedWorkbench,
+  closeWindow,
+  openWindow,
+  sharedWorkbench,
+  type SharedWorkbench,
+} from '../support/sharedWorkbench';
 import { makeTempDir } from '../support/tempFolder';
 
 const repo = findRepoRoot(__dirname);
@@ -28,21 +26,23 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(shots, `e2e-${name}.png`) });
 }
 
+// The tier's one VS Code server and Chromium end after the last file (test/support/sharedWorkbench.ts).
+after(closeSharedWorkbench);
+
 describe('Ralph Loop installed from its .vsix in the VS Code web workbench', function () {
   let tmp: string;
-  let server: RunningServer;
-  let browser: Browser;
+  let shared: SharedWorkbench;
   let page: Page;
   let model: ModelServer;
   let ws: string;
 
   before(async function () {
+    // The server, Chromium and the extension's activation when this file is the first.
+    this.timeout(600_000);
+    shared = await sharedWorkbench(repo);
     tmp = makeTempDir('ralph-e2e-');
-    const ext = path.join(tmp, 'ext');
-    installVsix(repo, tierVsix(repo), ext);
     ws = path.join(tmp, 'workspace');
     copyFixture(path.join(repo, 'test', 'fixtures', 'workspace-basic'), ws);
-    writeRecordingStub(path.join(tmp, 'bin'), path.join(tmp, 'stub.log'));
     // Ralph: Start drives the real Claude Code CLI against a scripted model server run by this test.
     const task = path.join(ws, 'RALPH_TASK.md');
     model = await startModelServer([
@@ -51,40 +51,33 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
       edit(task, '- [ ] Document the CLI', '- [x] Document the CLI'),
       say('Documented.'),
     ]);
+    fs.mkdirSync(path.join(tmp, 'home'));
+    const claude = claudeWrapper(
+      path.join(tmp, 'claude'),
+      claudeBinary,
+      scriptedClaudeEnv(model.url, path.join(tmp, 'home')),
+    );
     const config = JSON.parse(fs.readFileSync(path.join(ws, '.ralph', 'config.json'), 'utf8'));
     fs.writeFileSync(
       path.join(ws, '.ralph', 'config.json'),
-      JSON.stringify({ ...config, claudePath: claudeBinary }, null, 2),
+      JSON.stringify({ ...config, claudePath: claude }, null, 2),
     );
-    fs.mkdirSync(path.join(tmp, 'home'));
-    // The workspace's gates and claudePath are trusted as `ralph trust` would (the user's state folder is in tmp).
-    await trustWorkspace(ws, { env: { XDG_STATE_HOME: path.join(tmp, 'state') } });
-    server = await startServer({
-      repo,
-      tmp,
-      trusted: true,
-      extensionsDir: ext,
-      env: {
-        PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
-        XDG_STATE_HOME: path.join(tmp, 'state'),
-        ...scriptedClaudeEnv(model.url, path.join(tmp, 'home')),
-      },
-    });
-    browser = await launchBrowser();
-    page = await openPage(browser, server.url(ws));
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    // The workspace's gates and claudePath are trusted as `ralph trust` would (in the extension hosts' state folder).
+    await trustWorkspace(ws, { env: { XDG_STATE_HOME: shared.stateHome } });
+    page = await openWindow(shared, ws);
   });
 
   after(async function () {
-    if (page) await screenshot(page, 'last').catch(() => undefined);
-    await browser?.close().catch(() => undefined);
-    await server?.stop();
+    if (page) {
+      await screenshot(page, 'last').catch(() => undefined);
+      await closeWindow(shared, page);
+    }
     await model?.close();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   it('lists the packaged extension as installed', () => {
-    const installed = fs.readdirSync(path.join(tmp, 'ext'));
+    const installed = fs.readdirSync(shared.extensionsDir);
     assert.ok(
       installed.some((d) => d.startsWith('ralph-loop.ralph-loop-')),
       installed.join(', '),
@@ -146,53 +139,64 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
     ]);
     const home = path.join(tmp, 'home-cli');
     fs.mkdirSync(home, { recursive: true });
-    const child = spawn(
-      process.execPath,
-      [path.join(repo, 'dist', 'cli.js'), '-C', ws, 'run', '--source', 'RALPH_TASK.md', '--no-gates'],
-      {
-        env: {
-          ...process.env,
-          XDG_STATE_HOME: path.join(tmp, 'state'),
-          ANTHROPIC_BASE_URL: runModel.url,
-          ANTHROPIC_API_KEY: 'e2e',
-          HOME: home,
-          IS_SANDBOX: '1',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        },
-        stdio: 'ignore',
-      },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Every text and background the gauge shows, as the page changes them: a MutationObserver on the status bar
+    // calls back on each change, from before the run starts. A screenshot at the first context figure, and at the
+    // first warning background. The item's container carries VS Code's `warning-kind` / `error-kind` class for the
+    // two theme backgrounds.
+    const texts: string[] = [];
+    let runShot: Promise<void> | undefined;
+    let warnShot: Promise<void> | undefined;
+    let child: ChildProcess | undefined;
     try {
-      const gauge = page.locator('.part.statusbar [aria-label^="Ralph run"]').first();
-      const texts: string[] = [];
-      let warnShot = false;
-      let runShot = false;
-      let done = false;
-      void exited.then(() => {
-        done = true;
+      await page.exposeBinding('__ralphGaugeChanged', (_source, text: string, kind: string) => {
+        if (text && texts.at(-1) !== text) texts.push(text);
+        if (!runShot && /\d+k\/200k/.test(text)) runShot = screenshot(page, 'gauge-running');
+        if (!warnShot && /7\d%/.test(text) && /\bwarning-kind\b/.test(kind))
+          warnShot = screenshot(page, 'gauge-warning');
       });
-      const deadline = Date.now() + 90_000;
-      while (!done && Date.now() < deadline) {
-        if (await gauge.count()) {
-          const text = (await gauge.innerText().catch(() => '')).trim();
-          if (text && texts.at(-1) !== text) texts.push(text);
-          // The item's container carries VS Code's `warning-kind` / `error-kind` class for the two theme backgrounds.
-          const kind = await gauge.evaluate((el) => el.closest('.statusbar-item')?.className ?? '').catch(() => '');
-          if (!runShot && /\d+k\/200k/.test(text)) {
-            await screenshot(page, 'gauge-running');
-            runShot = true;
-          }
-          if (!warnShot && /7\d%/.test(text) && /\bwarning-kind\b/.test(kind)) {
-            await screenshot(page, 'gauge-warning');
-            warnShot = true;
-          }
-        }
-        await new Promise((r) => setTimeout(r, 150));
-      }
+      await page.evaluate(() => {
+        const w = window as unknown as {
+          __ralphGaugeChanged: (text: string, kind: string) => void;
+          __ralphGaugeObserver?: MutationObserver;
+        };
+        const bar = document.querySelector('.part.statusbar');
+        if (!bar) throw new Error('no status bar');
+        let last = '';
+        const report = () => {
+          const item = bar.querySelector<HTMLElement>('[aria-label^="Ralph run"]');
+          if (!item) return;
+          const text = item.innerText.trim();
+          const kind = item.closest('.statusbar-item')?.className ?? '';
+          if (`${text}\n${kind}` === last) return;
+          last = `${text}\n${kind}`;
+          w.__ralphGaugeChanged(text, kind);
+        };
+        w.__ralphGaugeObserver = new MutationObserver(report);
+        w.__ralphGaugeObserver.observe(bar, { subtree: true, childList: true, characterData: true, attributes: true });
+        report();
+      });
+      child = spawn(
+        process.execPath,
+        [path.join(repo, 'dist', 'cli.js'), '-C', ws, 'run', '--source', 'RALPH_TASK.md', '--no-gates'],
+        {
+          env: {
+            ...process.env,
+            XDG_STATE_HOME: shared.stateHome,
+            ANTHROPIC_BASE_URL: runModel.url,
+            ANTHROPIC_API_KEY: 'e2e',
+            HOME: home,
+            IS_SANDBOX: '1',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          },
+          stdio: 'ignore',
+        },
+      );
+      const exited = new Promise<number | null>((resolve) => child!.on('close', resolve));
+      const gauge = page.locator('.part.statusbar [aria-label^="Ralph run"]').first();
       assert.equal(await exited, 0);
       await page.locator('.part.statusbar [aria-label*="completed"]').first().waitFor({ timeout: 15_000 });
       texts.push((await gauge.innerText()).trim());
+      await Promise.all([runShot, warnShot]);
       await screenshot(page, 'gauge-completed');
       assert.ok(
         texts.some((t) => /^\d+k\/200k \d+%/.test(t)),
@@ -203,10 +207,18 @@ describe('Ralph Loop installed from its .vsix in the VS Code web workbench', fun
         texts.some((t) => /7\d%/.test(t)),
         `the warn-level context showed: ${JSON.stringify(texts)}`,
       );
-      assert.ok(warnShot, `the warning background showed at the warn threshold: ${JSON.stringify(texts)}`);
+      assert.ok(
+        warnShot !== undefined,
+        `the warning background showed at the warn threshold: ${JSON.stringify(texts)}`,
+      );
       assert.match(texts.at(-1)!, /completed$/);
     } finally {
-      if (child.exitCode === null) child.kill('SIGINT');
+      if (child && child.exitCode === null) child.kill('SIGINT');
+      await page
+        .evaluate(() =>
+          (window as unknown as { __ralphGaugeObserver?: MutationObserver }).__ralphGaugeObserver?.disconnect(),
+        )
+        .catch(() => undefined);
       await runModel.close();
     }
   });

@@ -54,7 +54,8 @@ export interface RunningServer {
   url(folder: string, payload?: [string, string][]): string;
   /** Server output so far (stdout + stderr). */
   output(): string;
-  waitForOutput(re: RegExp, timeoutMs: number): Promise<boolean>;
+  /** Resolves true once the output so far matches `re` (or `re(output)` is true), false at the timeout or the server's exit. */
+  waitForOutput(re: RegExp | ((out: string) => boolean), timeoutMs: number): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -138,10 +139,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       r();
     }),
   );
-  const waitForOutput = async (re: RegExp, timeoutMs: number) => {
+  const waitForOutput = async (re: RegExp | ((out: string) => boolean), timeoutMs: number) => {
+    const matches = () => (typeof re === 'function' ? re(out) : re.test(out));
     const deadline = Date.now() + timeoutMs;
-    while (!re.test(out)) {
-      if (child.exitCode !== null || Date.now() > deadline) return re.test(out);
+    while (!matches()) {
+      if (child.exitCode !== null || Date.now() > deadline) return matches();
       await new Promise<void>((r) => {
         waiters.push(r);
         setTimeout(r, 250);
