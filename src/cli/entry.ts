@@ -2,7 +2,6 @@ import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
 import { printAnswer } from './brokenPipe';
-import { loadWithCodeCache } from './codeCache';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { resolveActor } from '../core/sources/actor';
 import {
@@ -67,12 +66,10 @@ export async function entry(argv: string[]): Promise<void> {
       return;
     }
   }
-  readProgram ??= loadWithCodeCache(readBundle).exports as { runFast: typeof runFast };
-  await readProgram.runFast(fast, key ? { key, ...(actor !== undefined ? { actor } : {}) } : undefined);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const read = require(readBundle) as { runFast: typeof runFast };
+  await read.runFast(fast, key ? { key, ...(actor !== undefined ? { actor } : {}) } : undefined);
 }
-
-/** dist/cli-read.js once loaded (in-process callers, the component tests, call {@link entry} many times). */
-let readProgram: { runFast: typeof runFast } | undefined;
 
 /** The workspace folder of `-C` / the current directory (src/cli/folder.ts's rule), or `undefined` when it is not a folder (the full path reports that). */
 function quickFolder(cwd: string | undefined): string | undefined {
