@@ -47,37 +47,12 @@ const VERSION = 3;
 const LISTED = -2;
 
 /**
- * One input: `[path]` when it did not exist, `[path, 'listed']` when a folder's listing showed it and it was not
- * stat'ed, else `[path, size, mtimeMs, ctimeMs, ino]`.
- */
-export type SnapshotInput = [string] | [string, 'listed'] | [string, number, number, number, number];
-
-/**
  * Inputs as an entry stores them: runs of consecutive inputs in one folder, each run
  * `[folder, name, size, mtimeMs, ctimeMs, ino, name, size, …]` (five slots per input; an input that did not exist
- * has size -1 and zeros). Same inputs, same order as the {@link SnapshotInput} list, in about half the JSON and
- * without an array per input: a warm `status` on 10,000 items parses 6,400 inputs.
+ * has size -1 and zeros, one stored by name size {@link LISTED} and zeros), in {@link expandInputs}'s order: about
+ * half the JSON of an array per input, and none to build: a warm `status` on 10,000 items parses 6,400 inputs.
  */
 export type SnapshotInputRun = (string | number)[];
-
-/**
- * {@link SnapshotInputRun}s of `inputs` (absolute paths), in order; sizes -1 for an absent input and -2 for one stored
- * by name. Pure.
- */
-export function packSnapshotInputs(inputs: readonly SnapshotInput[]): SnapshotInputRun[] {
-  const runs: SnapshotInputRun[] = [];
-  let run: SnapshotInputRun | undefined;
-  for (const i of inputs) {
-    const cut = i[0].lastIndexOf(path.sep);
-    const dir = i[0].slice(0, cut);
-    const name = i[0].slice(cut + 1);
-    if (run === undefined || run[0] !== dir) runs.push((run = [dir]));
-    if (i.length === 1) run.push(name, -1, 0, 0, 0);
-    else if (i.length === 2) run.push(name, LISTED, 0, 0, 0);
-    else run.push(name, i[1], i[2], i[3], i[4]);
-  }
-  return runs;
-}
 
 /** A stored run: a folder, then five slots per input (a name and four numbers). */
 function isRun(run: unknown): run is SnapshotInputRun {
@@ -332,13 +307,8 @@ export interface AnswerInput {
 
 /** The absolute paths `inputs` stand for, folder by folder: each named path, then its entries to the depth named. */
 export function expandInputs(inputs: readonly AnswerInput[]): string[] {
-  return expandInputsListed(inputs).map((i) => i.path);
-}
-
-/** {@link expandInputs}, each path with whether a folder's listing showed it (else the command named it). */
-export function expandInputsListed(inputs: readonly AnswerInput[]): { path: string; listed: boolean }[] {
-  const out: { path: string; listed: boolean }[] = [];
-  forEachInput(inputs, (dir, name, listed) => out.push({ path: dir + path.sep + name, listed }));
+  const out: string[] = [];
+  forEachInput(inputs, (dir, name) => out.push(dir + path.sep + name));
   return out;
 }
 
@@ -379,7 +349,7 @@ export function writeSnapshot(
   const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
   const racyFrom = Math.min(opts.sinceMs ?? Infinity, Date.now()) - SNAPSHOT_RACY_TICK_MS;
   const byName = opts.sinceMs !== undefined;
-  // packSnapshotInputs's runs, built as the inputs come (thousands of task files: no path and array per input).
+  // Built as the inputs come (thousands of task files: no path and array per input).
   const runs: SnapshotInputRun[] = [];
   let run: SnapshotInputRun | undefined;
   let racy = false;

@@ -4,14 +4,11 @@ import * as path from 'node:path';
 import { listDirSync, withListings } from '../../../src/core/store/readJsonFile';
 import {
   expandInputs,
-  expandInputsListed,
-  packSnapshotInputs,
   readSnapshot,
   removeFolderCaches,
   snapshotEnvKey,
   snapshotFile,
   writeSnapshot,
-  type SnapshotInput,
   type SnapshotKey,
 } from '../../../src/core/store/snapshotCache';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -68,35 +65,15 @@ describe('snapshot cache', () => {
     );
   });
 
-  it('stores inputs by folder, in order (absent ones too)', () => {
-    const inputs: SnapshotInput[] = [
-      ['/w/.flow/tasks/a.json', 10, 1.5, 2.25, 7],
-      ['/w/.flow/tasks/b.json', 0, 3, 4, 8],
-      ['/w/PROMPT.md'],
-      ['/w/.flow/tasks/c.json', 1, 2, 3, 9],
-      ['/top', 1, 1, 1, 1],
-      ['/w/.flow/tasks/d.json', 'listed'],
-    ];
-    const runs = packSnapshotInputs(inputs);
-    assert.deepEqual(runs, [
-      ['/w/.flow/tasks', 'a.json', 10, 1.5, 2.25, 7, 'b.json', 0, 3, 4, 8],
-      ['/w', 'PROMPT.md', -1, 0, 0, 0],
-      ['/w/.flow/tasks', 'c.json', 1, 2, 3, 9],
-      ['', 'top', 1, 1, 1, 1],
-      ['/w/.flow/tasks', 'd.json', -2, 0, 0, 0],
-    ]);
-  });
-
   it('ignores a corrupt entry, another key, an input that was created since', () => {
     const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: '' };
     const file = snapshotFile(ws.dir, 'status', env);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const inputs: SnapshotInput[] = [[path.join(ws.dir, 'absent.md')]];
     const entry = {
       format: 'ralph-snapshot-cache',
       version: 3,
       ...key,
-      inputsByFolder: packSnapshotInputs(inputs),
+      inputsByFolder: [[ws.dir, 'absent.md', -1, 0, 0, 0]],
       spanMs: 0,
       outputs: { json: 'J' },
       exitCode: 0,
@@ -151,10 +128,7 @@ describe('snapshot cache', () => {
         format: 'ralph-snapshot-cache',
         version: 3,
         ...key,
-        inputsByFolder: packSnapshotInputs([
-          [at('t/a.json'), 'listed'],
-          [at('t/b.json'), 'listed'],
-        ]),
+        inputsByFolder: [[at('t'), 'a.json', -2, 0, 0, 0, 'b.json', -2, 0, 0, 0]],
         spanMs,
         outputs: { json: 'J' },
         exitCode: 0,
@@ -166,23 +140,6 @@ describe('snapshot cache', () => {
       assert.equal(found.answer !== undefined, served, JSON.stringify(found));
       if (!served) assert.match(found.changed ?? '', /b\.json$|a\.json$/);
     });
-
-  it("lists which inputs a named folder stands for (stored by name) and which the command named (stat'ed)", () => {
-    ws.write('t/a.json', '{}');
-    ws.write('t/sub/b.md', '');
-    const at = (p: string) => path.join(ws.dir, p);
-    const byPath = <T extends { path: string }>(xs: T[]) => [...xs].sort((x, y) => x.path.localeCompare(y.path));
-    assert.deepEqual(
-      byPath(expandInputsListed([{ path: at('t'), depth: 2 }, { path: at('none') }])),
-      byPath([
-        { path: at('t'), listed: false },
-        { path: at('t/a.json'), listed: true },
-        { path: at('t/sub'), listed: true },
-        { path: at('t/sub/b.md'), listed: true },
-        { path: at('none'), listed: false },
-      ]),
-    );
-  });
 
   it('withListings: a folder is listed once inside (the answer cache names what the readers listed), afresh outside', () => {
     ws.write('t/a.json', '{}');
