@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { opencodeAdapter } from '../../../src/core/agents/opencode';
 import { type IterationHandle, processGroupAlive, spawnIteration } from '../../../src/core/agents/spawn';
 import type { AgentEvent } from '../../../src/core/stream/events';
+import type { EngineEvent } from '../../../src/core/loop/events';
+import { runEngine, useWorkspaces } from '../../support/engineHarness';
 import { streamFixture } from '../../support/fixtures';
 import { replayRecorded } from '../../support/recordedStreams';
 import { makeTempDir } from '../../support/tempFolder';
@@ -25,6 +27,7 @@ exit 0
 
 describe('opencode still running after its final event (a stub replaying its recorded stream)', function () {
   this.timeout(60_000);
+  const make = useWorkspaces();
   let dir = '';
   beforeEach(() => {
     dir = makeTempDir('ralph-opencode-exit-');
@@ -118,5 +121,40 @@ describe('opencode still running after its final event (a stub replaying its rec
     assert.match(run.stdout(), /ses_late/, 'it ran until released');
     assert.deepEqual([exit.endedAfterTurn, exit.killedBy, exit.exitCode], [false, null, 0]);
     assert.equal(exit.outcome.kind, 'success');
+  });
+
+  it('through the loop engine: the iteration ends as the turn it printed (complete, verified), the run log says ralph ended it', async () => {
+    const ws = make({ 'RALPH_TASK.md': '# Hello\n\n- [ ] Say hello\n' });
+    // The turn ticks the box (as its shell call would), prints the recorded turn, then holds on.
+    fs.writeFileSync(path.join(dir, 'lines.jsonl'), recorded.map((l) => `${l}\n`).join(''));
+    fs.writeFileSync(
+      path.join(dir, 'opencode'),
+      STUB.replace('cat "$STUB_LINES"', `sed -i 's/- \\[ \\] Say/- [x] Say/' RALPH_TASK.md\ncat "$STUB_LINES"`),
+      { mode: 0o755 },
+    );
+    const r = await runEngine(ws, [], {
+      config: { agent: 'opencode', opencodePath: path.join(dir, 'opencode'), gates: { basic: 'true' } },
+      env: { STUB_LINES: path.join(dir, 'lines.jsonl'), STUB_RELEASE: path.join(dir, 'release') },
+    });
+    const log = r.lines.join('\n');
+    const of = <T extends EngineEvent['type']>(t: T) =>
+      r.events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === t);
+    assert.equal(r.result.state, 'completed', log);
+    assert.deepEqual(
+      of('iterationEnded').map((e) => e.ending),
+      ['complete'],
+      log,
+    );
+    assert.equal(of('verified').length, 1, log);
+    assert.match(log, /iteration 1: opencode was still running 3 s after its turn's final event: ended it/);
+    // The turn's usage, as its stream gave it (two steps of 1000 uncached + 200 cached input, 50 output).
+    assert.deepEqual(of('iterationEnded')[0]!.totals.tokens, {
+      input: 2000,
+      output: 100,
+      cacheRead: 400,
+      cacheCreation: 0,
+    });
+    for (const e of of('agentStarted')) assert.equal(processGroupAlive(e.pid!), false, 'nothing left running');
+    assert.equal(fs.existsSync(path.join(dir, 'release')), false, 'ended before its release');
   });
 });
