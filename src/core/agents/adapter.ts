@@ -1,5 +1,6 @@
 import type { CommandPolicy } from '../gates/commandPolicy';
 import type { AgentEvent } from '../stream/events';
+import type { AfterTurn } from './turnEnd';
 
 /**
  * One agent CLI behind one interface: how to start an iteration (arguments, environment) and how to map its
@@ -27,6 +28,11 @@ export interface AgentAdapter {
   prepareGuard?(g: GuardPreparation): Promise<GuardAdditions>;
   /** True when the agent reports no live per-call usage, so context is the byte estimate (seed-systems.md §3.4). */
   readonly estimatesContext: boolean;
+  /**
+   * Set when the CLI keeps running after its turn's final event: it is ended a grace after that event (turnEnd.ts),
+   * and the iteration counts as the turn it printed. Absent: the CLI's own exit ends the iteration.
+   */
+  readonly afterTurn?: AfterTurn;
   /** The command line and environment of one iteration. Pure: no I/O. */
   invocation(spec: IterationSpec): Invocation;
   /** A fresh mapper for one stream (mappers keep per-stream state, e.g. tool ids → names). */

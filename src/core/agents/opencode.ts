@@ -267,6 +267,15 @@ function opencodeRecognise(line: Record<string, unknown>): 0 | 1 | 2 {
   return t === 'step_start' || t === 'step_finish' || t === 'tool_use' || t === 'text' ? 2 : 1;
 }
 
+/**
+ * How long opencode may run after the final `step_finish` (reason `stop`) before ralph ends it, ms. By then the turn,
+ * its messages and usage are in opencode's session store; what it still does is the session's diff summary (git diffs
+ * of its snapshot repository) and the disposal of its instance, about 1–2 s here at a load of 9–15 on 2 cores, and
+ * some versions and plugins keep it alive for good after that event (upstream "emits terminal step_finish but never
+ * exits"). Long enough for its own exit in the common case, short beside a turn.
+ */
+export const OPENCODE_EXIT_GRACE_MS = 3000;
+
 /** The opencode adapter. */
 export const opencodeAdapter: AgentAdapter = {
   name: 'opencode',
@@ -282,6 +291,11 @@ export const opencodeAdapter: AgentAdapter = {
     );
   },
   estimatesContext: false,
+  afterTurn: {
+    graceMs: OPENCODE_EXIT_GRACE_MS,
+    // `tool-calls` goes on with the tools' results, `unknown` with another step (opencode's own loop); `stop` is the end.
+    isFinal: (r) => r.stopReason === 'stop',
+  },
   invocation: opencodeInvocation,
   createMapper: () => new OpencodeMapper(),
   recognise: opencodeRecognise,

@@ -36,13 +36,15 @@ import type { ThresholdOverrides } from '../stream/thresholds';
 import type { AgentAdapter, Invocation, IterationSpec } from './adapter';
 import { AgentStream } from './agentStream';
 import { type SessionSummary, SessionInspector } from './inspect';
+import { decideTurnEnd } from './turnEnd';
 
 /**
  * Starting one iteration: one agent process in its own process group, stdin closed (cursor-agent waits for
  * EOF otherwise), stdout decoded into events as it arrives, stderr drained concurrently (a full pipe would
  * deadlock the child) and its tail kept. Killing signals the whole group, SIGTERM then SIGKILL after
  * `killGraceMs`; when the agent exits, anything left in its group is ended the same way, and `done` resolves
- * only once the group is empty. Nothing outlives an iteration.
+ * only once the group is empty. Nothing outlives an iteration. A CLI that keeps running after its turn's final event
+ * (its adapter's `afterTurn`) is ended the same way a grace after that event (turnEnd.ts decides).
  */
 
 export interface SpawnOptions {
@@ -58,6 +60,12 @@ export interface SpawnOptions {
   stderrTailBytes?: number;
   /** Receives every raw stdout chunk before decoding (the engine keeps the raw stream as `iter-NNN.jsonl`). */
   onStdout?: (chunk: Buffer) => void;
+  /**
+   * How long the agent may run after its turn's final event before it is ended, ms; default the adapter's
+   * `afterTurn.graceMs`; null: never (the agent's own exit ends the iteration). Ignored for an adapter without
+   * `afterTurn` (it says which event is final).
+   */
+  afterTurnGraceMs?: number | null;
   /** Config `containment`; default the process's mode (process/containment.ts `setContainmentMode`). */
   containment?: ContainmentMode;
   /**
@@ -73,6 +81,11 @@ export interface IterationExit {
   signal: string | null;
   /** Set when {@link IterationHandle.kill} ended it, with the reason given. */
   killedBy: string | null;
+  /**
+   * True when the agent was ended because it was still running a grace after its turn's final event (its adapter's
+   * `afterTurn`): the turn had ended, and its outcome is the one the stream gave (a normal end, not a kill).
+   */
+  endedAfterTurn?: boolean;
   /** The last `stderrTailBytes` of stderr, decoded as UTF-8. */
   stderr: string;
   /** Why it ended, for the retry policy (rate-limited, transient, fatal, …). */
@@ -166,7 +179,46 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     { contextWindowTokens: opts.contextWindowTokens, thresholds: opts.thresholds },
     adapter,
   );
+  // The turn's final event (adapter.afterTurn): the agent is ended if it is still running a grace after it.
+  const afterTurn = adapter.afterTurn;
+  const afterTurnGraceMs = afterTurn
+    ? opts.afterTurnGraceMs === undefined
+      ? afterTurn.graceMs
+      : opts.afterTurnGraceMs
+    : null;
+  let finalAt: number | null = null;
+  /** Lines decoded up to the final event's, and whether a chunk arrived after it (a line not yet complete). */
+  let finalLines = 0;
+  let outputAfterFinal = false;
+  let endedAfterTurn = false;
+  let exited = false;
+  let turnEndTimer: NodeJS.Timeout | undefined;
+  const checkTurnEnd = (): void => {
+    clearTimeout(turnEndTimer);
+    const v = decideTurnEnd(
+      {
+        now: Date.now(),
+        finalAt,
+        outputAfterFinal: outputAfterFinal || stream.stats.lines > finalLines,
+        ending: exited || killedBy !== null || endedAfterTurn,
+      },
+      afterTurnGraceMs,
+    );
+    if (v.kind === 'wait') turnEndTimer = setTimeout(checkTurnEnd, Math.max(0, v.checkAt - Date.now())).unref();
+    else if (v.kind === 'end') {
+      endedAfterTurn = true;
+      void started$.then(() => (pid !== undefined ? endProcessGroup(pid, killGraceMs) : undefined));
+    }
+  };
   const dispatch = (e: AgentEvent): void => {
+    if (afterTurn && e.type === 'result' && !e.subagent && afterTurn.isFinal(e)) {
+      finalAt = Date.now();
+      finalLines = stream.stats.lines;
+      outputAfterFinal = false;
+      // Decided on a later tick: the lines after it in the same chunk are mapped first.
+      clearTimeout(turnEndTimer);
+      if (afterTurnGraceMs !== null) turnEndTimer = setTimeout(checkTurnEnd, afterTurnGraceMs).unref();
+    }
     inspector.apply(e);
     const signals = ledger.apply(e);
     for (const l of eventListeners) l(e);
@@ -217,6 +269,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   });
   trackMarker(ITERATION_MARKER, token);
   child.stdout?.on('data', (chunk: Buffer) => {
+    // Output after the final event (a line that maps to no event, like opencode's next `step_start`): still working.
+    if (finalAt !== null) outputAfterFinal = true;
     opts.onStdout?.(chunk);
     stream.push(chunk);
   });
@@ -232,6 +286,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   });
   let endedEarly: Promise<number[]> = Promise.resolve([]);
   child.onExit(() => {
+    exited = true;
+    clearTimeout(turnEndTimer);
     endedEarly = started$.then(async () => {
       if (pid !== undefined) await endProcessGroup(pid, killGraceMs);
       await Promise.race([child.result, new Promise((r) => setTimeout(r, killGraceMs).unref())]);
@@ -242,6 +298,8 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
   const done: Promise<IterationExit> = (async () => {
     await started$;
     const r = await child.result;
+    exited = true;
+    clearTimeout(turnEndTimer);
     stream.end();
     if (pid !== undefined) {
       await endProcessGroup(pid, killGraceMs);
@@ -263,7 +321,9 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
     const spawnError = pid === undefined ? r.spawnError || `could not start ${invocation.file}: unknown error` : null;
     // Contained, a signal death arrives as 128+n; read back as the signal only when we ended the agent ourselves.
     const status =
-      contained && killedBy !== null ? containedExit(r.exitCode, r.signal) : { exitCode: r.exitCode, signal: r.signal };
+      contained && (killedBy !== null || endedAfterTurn)
+        ? containedExit(r.exitCode, r.signal)
+        : { exitCode: r.exitCode, signal: r.signal };
     // Started and then lost (the helper process that started it ended first): said at the end of its stderr.
     const lost =
       pid !== undefined && r.spawnError ? `${stderr && !stderr.endsWith('\n') ? '\n' : ''}${r.spawnError}` : '';
@@ -273,6 +333,7 @@ export function spawnIteration(adapter: AgentAdapter, spec: IterationSpec, opts:
       exitCode: exit.exitCode,
       signal: exit.signal,
       killedBy,
+      endedAfterTurn,
       stderr: exit.stderr,
       outcome: summary.outcome,
       ledger: ledger.snapshot(),

@@ -341,6 +341,11 @@ export async function runAgentIteration(ctx: IterationContext, req: IterationReq
     costUsd: runCostUsd,
   });
   ctx.restoreTaskFiles(n);
+  if (exit.endedAfterTurn)
+    ctx.emitEvent({
+      type: 'warning',
+      message: `iteration ${n}: ${adapter.name} was still running ${(adapter.afterTurn?.graceMs ?? 0) / 1000} s after its turn's final event: ended it (the turn counts as it ended)`,
+    });
   if (exit.leftBehind.length)
     ctx.emitEvent({
       type: 'warning',
