@@ -371,9 +371,15 @@ export async function runWorkbenchDemo(o: WorkbenchDemoOptions): Promise<number>
       reported = end.runId;
       console.log(`demo: run ${end.runId} ended: ${end.state} (exit ${end.exitCode})`);
       // The screenshot, when asked for, is taken first (the dashboard still shows the ended run); at most 60 s more.
-      if (o.exitWhenDone)
-        void Promise.race([pressed, new Promise((r) => setTimeout(r, 60_000))]).then(() => finished(end.exitCode));
-      else console.log('demo: Ctrl-C stops the demo (or press Ralph: Start again after Ralph: Reset Task… on a task)');
+      // The timer is cleared once the race is decided: a pending one would keep the ended demo's process alive.
+      if (o.exitWhenDone) {
+        let cap: NodeJS.Timeout | undefined;
+        void Promise.race([pressed, new Promise((r) => (cap = setTimeout(r, 60_000)))]).then(() => {
+          clearTimeout(cap);
+          finished(end.exitCode);
+        });
+      } else
+        console.log('demo: Ctrl-C stops the demo (or press Ralph: Start again after Ralph: Reset Task… on a task)');
     }, 500);
     const code = await done;
     clearInterval(poll);
