@@ -148,12 +148,11 @@ class ClaudeMapper implements StreamMapper {
     if (!msg) return [unknownEvent(line, 'message: expected an object')];
     const content = contentOrNull(msg.content);
     if (content === null) return [unknownEvent(line, 'message.content: expected a string or an array of typed blocks')];
-    const m = { id: strOrNull(msg.id), model: strOrNull(msg.model), content, usage: usageOf(msg.usage) };
-    const a = { error: strOrNull(line.error), api_error_status: numOrNull(line.api_error_status) };
-    const marks = { subagent: typeof line.parent_tool_use_id === 'string', synthetic: m.model === SYNTHETIC_MODEL };
-    const messageId = m.id;
+    const model = strOrNull(msg.model);
+    const marks = { subagent: typeof line.parent_tool_use_id === 'string', synthetic: model === SYNTHETIC_MODEL };
+    const messageId = strOrNull(msg.id);
     const out: AgentEvent[] = [];
-    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
     for (const b of blocks) {
       const block = b as Record<string, unknown>;
       if (block.type === 'text' && typeof block.text === 'string') {
@@ -178,19 +177,16 @@ class ClaudeMapper implements StreamMapper {
         out.push(ev({ type: 'unknown', rawType: `assistant/${String(block.type)}`, raw: block }, marks));
       }
     }
-    if (a.error) {
-      const text = contentText(m.content);
+    const error = strOrNull(line.error);
+    if (error) {
+      const text = contentText(content);
       out.push(
-        ev({ type: 'error', message: text || a.error, code: a.error, status: a.api_error_status ?? null }, marks),
+        ev({ type: 'error', message: text || error, code: error, status: numOrNull(line.api_error_status) }, marks),
       );
     }
-    if (m.usage && !marks.synthetic) {
-      out.push(
-        ev(
-          { type: 'usage', source: 'message', messageId, model: m.model ?? null, tokens: claudeTokens(m.usage) },
-          marks,
-        ),
-      );
+    const usage = usageOf(msg.usage);
+    if (usage && !marks.synthetic) {
+      out.push(ev({ type: 'usage', source: 'message', messageId, model, tokens: claudeTokens(usage) }, marks));
     }
     return out;
   }
@@ -230,6 +226,7 @@ class ClaudeMapper implements StreamMapper {
 
   private result(line: Record<string, unknown>): AgentEvent[] {
     const errors = arrayOrNull(line.errors);
+    const usage = usageOf(line.usage);
     return [
       ev({
         type: 'result',
@@ -240,7 +237,7 @@ class ClaudeMapper implements StreamMapper {
         numTurns: numOrNull(line.num_turns),
         durationMs: numOrNull(line.duration_ms),
         costUsd: numOrNull(line.total_cost_usd),
-        usage: recordOrNull(line.usage) ? claudeTokens(usageOf(line.usage)) : null,
+        usage: usage ? claudeTokens(usage) : null,
         modelUsage: modelUsageOf(line.modelUsage),
         apiErrorStatus: numOrNull(line.api_error_status),
         terminalReason: strOrNull(line.terminal_reason),
