@@ -36,7 +36,10 @@ export class AgentStream {
     private readonly onEvent: (e: AgentEvent) => void,
     private readonly opts: AgentStreamOptions,
   ) {
-    this.decoder = new LineDecoder((l) => this.line(l), { maxLineBytes: opts.maxLineBytes });
+    this.decoder = new LineDecoder(
+      { json: (value, lineNo) => this.json(value, lineNo), text: (text, lineNo) => this.text(text, lineNo) },
+      { maxLineBytes: opts.maxLineBytes },
+    );
     this.detectLines = opts.detectLines ?? 32;
     if (opts.adapter) this.decide(opts.adapter);
   }
@@ -60,15 +63,41 @@ export class AgentStream {
     for (const e of this.mapper?.end?.() ?? []) this.onEvent(e);
   }
 
-  private line(l: DecodedLine): void {
-    if (!this.mapper) {
-      this.held.push(l);
-      if (l.kind === 'json') this.heldJson++;
-      if (this.heldJson >= this.detectLines) this.detectNow();
-      else if (l.kind === 'json' && this.decisive(l.value)) this.detectNow();
+  /** A JSON line from the decoder: held while the agent is undecided, else mapped. */
+  private json(value: Record<string, unknown>, lineNo: number): void {
+    const mapper = this.mapper;
+    if (!mapper) {
+      this.held.push({ kind: 'json', value, lineNo });
+      this.heldJson++;
+      if (this.heldJson >= this.detectLines || this.decisive(value)) this.detectNow();
       return;
     }
-    this.emit(l);
+    let events: AgentEvent[];
+    try {
+      events = mapper.map(value);
+    } catch (err) {
+      // A mapper bug must not stop the loop: the line is passed on as unknown with the reason.
+      events = [
+        ev({
+          type: 'unknown',
+          rawType: rawTypeOf(value),
+          raw: value,
+          issue: `mapper failed: ${(err as Error).message}`,
+        }),
+      ];
+    }
+    for (let i = 0; i < events.length; i++) this.onEvent(events[i]!);
+  }
+
+  /** A non-JSON line from the decoder: held while the agent is undecided, else given to the mapper's `mapText`. */
+  private text(text: string, lineNo: number): void {
+    const mapper = this.mapper;
+    if (!mapper) {
+      this.held.push({ kind: 'text', text, lineNo });
+      if (this.heldJson >= this.detectLines) this.detectNow();
+      return;
+    }
+    if (mapper.mapText) for (const e of mapper.mapText(text)) this.onEvent(e);
   }
 
   /** Early decision: the newest line is distinctive for some adapter. */
@@ -81,35 +110,14 @@ export class AgentStream {
     this.decide(detectAgent(json));
     const held = this.held;
     this.held = [];
-    for (const l of held) this.emit(l);
+    for (const l of held)
+      if (l.kind === 'json') this.json(l.value, l.lineNo);
+      else this.text(l.text, l.lineNo);
   }
 
   private decide(adapter: AgentAdapter | null): void {
     this.agent = adapter;
     this.mapper = adapter ? adapter.createMapper() : unknownMapper;
     this.opts.onAgent?.(adapter);
-  }
-
-  private emit(l: DecodedLine): void {
-    const mapper = this.mapper!;
-    let events: AgentEvent[];
-    if (l.kind === 'json') {
-      try {
-        events = mapper.map(l.value);
-      } catch (err) {
-        // A mapper bug must not stop the loop: the line is passed on as unknown with the reason.
-        events = [
-          ev({
-            type: 'unknown',
-            rawType: rawTypeOf(l.value),
-            raw: l.value,
-            issue: `mapper failed: ${(err as Error).message}`,
-          }),
-        ];
-      }
-    } else {
-      events = mapper.mapText ? mapper.mapText(l.text) : [];
-    }
-    for (const e of events) this.onEvent(e);
   }
 }

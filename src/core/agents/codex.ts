@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { limitRejected, limitResetOf } from './limitReset';
-import { asRecord, optNum as n, optStr as s, sessionInit, str, unknownEvent } from './lineParts';
+import { asRecord, numOrNull, recordOrNull, sessionInit, str, unknownEvent } from './lineParts';
 
 /**
  * OpenAI's Codex CLI (`codex exec --json`, 0.171; agent-streams.md §6, more-agents.md). One `exec` is one turn:
@@ -17,24 +16,24 @@ import { asRecord, optNum as n, optStr as s, sessionInit, str, unknownEvent } fr
  * result's usage as cumulative for the process, so nothing is counted twice.
  */
 
-const usageSchema = z.object({
-  input_tokens: n,
-  cached_input_tokens: n,
-  cache_write_input_tokens: n,
-  output_tokens: n,
-  reasoning_output_tokens: n,
-});
-const itemSchema = z.looseObject({ id: s, type: z.string() });
+/** `turn.completed.usage` as Codex writes it (token counts; a missing or non-numeric field reads as absent). */
+export interface CodexUsage {
+  input_tokens?: number | null;
+  cached_input_tokens?: number | null;
+  cache_write_input_tokens?: number | null;
+  output_tokens?: number | null;
+  reasoning_output_tokens?: number | null;
+}
 
 /** `turn.completed.usage` → tokens: input is the uncached part (`input_tokens − cached_input_tokens`). */
-export function codexTokens(u: z.infer<typeof usageSchema>): TokenCounts {
-  const input = u.input_tokens ?? 0;
-  const cached = Math.min(u.cached_input_tokens ?? 0, input);
+export function codexTokens(u: CodexUsage): TokenCounts {
+  const input = numOrNull(u.input_tokens) ?? 0;
+  const cached = Math.min(numOrNull(u.cached_input_tokens) ?? 0, input);
   return {
     input: input - cached,
-    output: u.output_tokens ?? 0,
+    output: numOrNull(u.output_tokens) ?? 0,
     cacheRead: cached,
-    cacheCreation: u.cache_write_input_tokens ?? 0,
+    cacheCreation: numOrNull(u.cache_write_input_tokens) ?? 0,
   };
 }
 
@@ -99,10 +98,10 @@ class CodexMapper implements StreamMapper {
   }
 
   private item(line: Record<string, unknown>): AgentEvent[] {
-    const p = itemSchema.safeParse(line.item);
-    if (!p.success) return [unknownEvent(line, `item: ${p.error.issues[0]?.message ?? 'invalid'}`)];
-    const item = p.data as Record<string, unknown> & { id?: string | null; type: string };
-    const id = item.id ?? '';
+    const item = recordOrNull(line.item);
+    if (item === null) return [unknownEvent(line, 'item: not an object')];
+    if (typeof item.type !== 'string') return [unknownEvent(line, 'item.type: not a string')];
+    const id = typeof item.id === 'string' ? item.id : '';
     const done = line.type === 'item.completed';
     switch (item.type) {
       case 'agent_message':
@@ -177,8 +176,8 @@ class CodexMapper implements StreamMapper {
   }
 
   private turnCompleted(line: Record<string, unknown>): AgentEvent[] {
-    const p = usageSchema.safeParse(asRecord(line.usage));
-    const tokens = p.success ? codexTokens(p.data) : zeroTokens();
+    const usage = recordOrNull(line.usage);
+    const tokens = usage ? codexTokens(usage) : zeroTokens();
     this.total = this.total ? addTokens(this.total, tokens) : tokens;
     this.turns++;
     return [

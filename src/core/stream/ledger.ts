@@ -84,6 +84,9 @@ export interface LedgerSnapshot {
   };
 }
 
+/** What `apply` returns for the many events that cause no signal: one frozen array, none allocated per event. */
+const NO_SIGNALS: readonly LedgerSignal[] = Object.freeze([]);
+
 /** Base of the byte estimate, characters (seed-systems.md §3.4: the prompt and framing). */
 export const ESTIMATE_BASE_CHARS = 3000;
 
@@ -125,40 +128,40 @@ export class TokenLedger {
   }
 
   /** Accounts one event; returns the warn / rotate signals it caused (usually none). */
-  apply(e: AgentEvent): LedgerSignal[] {
+  apply(e: AgentEvent): readonly LedgerSignal[] {
     switch (e.type) {
       case 'init':
         if (!e.subagent && e.model) this.setModel(e.model);
-        return [];
+        return NO_SIGNALS;
       case 'usage':
         return e.source === 'message'
           ? this.messageUsage(e.messageId, e.model, e.tokens, e.subagent || e.synthetic)
           : [];
       case 'result':
         this.result(e);
-        return [];
+        return NO_SIGNALS;
       case 'compactBoundary':
-        if (e.subagent) return [];
+        if (e.subagent) return NO_SIGNALS;
         this.contextTokens = e.postTokens ?? 0;
         this.aboveRotate = this.contextTokens >= this.thresholds.rotate;
-        return [];
+        return NO_SIGNALS;
       case 'text':
-        if (!this.estimateContext || e.synthetic) return [];
+        if (!this.estimateContext || e.synthetic) return NO_SIGNALS;
         if (e.subagent) this.est.subagentChars += e.text.length;
         else this.est.assistantChars += e.text.length;
         return this.estimateChanged();
       case 'toolUse':
-        if (!this.estimateContext || (e.kind !== 'write' && e.kind !== 'edit')) return [];
+        if (!this.estimateContext || (e.kind !== 'write' && e.kind !== 'edit')) return NO_SIGNALS;
         this.addEstimate(e.subagent, 'bytesWritten', writtenChars(e.input));
         return this.estimateChanged();
       case 'toolResult':
-        if (!this.estimateContext) return [];
+        if (!this.estimateContext) return NO_SIGNALS;
         if (e.kind === 'read') this.addEstimate(e.subagent, 'bytesRead', e.output.length);
         else if (e.kind === 'shell') this.addEstimate(e.subagent, 'shellOutputChars', e.output.length);
         else if (e.kind === 'other') this.addEstimate(e.subagent, 'assistantChars', e.output.length);
         return this.estimateChanged();
       default:
-        return [];
+        return NO_SIGNALS;
     }
   }
 
@@ -198,7 +201,12 @@ export class TokenLedger {
     return w !== null ? { tokens: w, source: 'model' } : { tokens: this.configWindow, source: 'config' };
   }
 
-  private messageUsage(id: string | null, model: string | null, t: TokenCounts, offThread: boolean): LedgerSignal[] {
+  private messageUsage(
+    id: string | null,
+    model: string | null,
+    t: TokenCounts,
+    offThread: boolean,
+  ): readonly LedgerSignal[] {
     // De-duplicate by message id: count the growth of each field only (repeats carry the same snapshot).
     let delta = t;
     let isNew = true;
@@ -220,10 +228,10 @@ export class TokenLedger {
       }
     }
     this.streamSinceResult = addTokens(this.streamSinceResult, delta);
-    if (offThread) return [];
+    if (offThread) return NO_SIGNALS;
     if (isNew) this.apiCalls++;
     if (model && !this.model) this.setModel(model);
-    if (this.estimateContext) return [];
+    if (this.estimateContext) return NO_SIGNALS;
     const ctx = t.input + t.cacheCreation + t.cacheRead;
     return this.setContext(isNew ? ctx : Math.max(ctx, this.contextTokens));
   }
@@ -256,13 +264,17 @@ export class TokenLedger {
     return Math.floor((ESTIMATE_BASE_CHARS + e.bytesRead + e.bytesWritten + e.assistantChars + e.shellOutputChars) / 4);
   }
 
-  private estimateChanged(): LedgerSignal[] {
+  private estimateChanged(): readonly LedgerSignal[] {
     return this.setContext(this.estimateTokens());
   }
 
-  private setContext(ctx: number): LedgerSignal[] {
+  private setContext(ctx: number): readonly LedgerSignal[] {
     this.contextTokens = ctx;
     if (ctx > this.contextPeak) this.contextPeak = ctx;
+    if ((this.warned || ctx < this.thresholds.warn) && (ctx < this.thresholds.rotate || this.aboveRotate)) {
+      this.aboveRotate = ctx >= this.thresholds.rotate;
+      return NO_SIGNALS;
+    }
     const out: LedgerSignal[] = [];
     const estimated = this.estimateContext;
     if (!this.warned && ctx >= this.thresholds.warn) {
