@@ -132,7 +132,8 @@ export async function runInGroup(
     clearTimeout(timer);
     // The command has exited; end whatever it left behind in its group (gate-run.sh's belt-and-braces kill).
     await end();
-    await endMarkedProcesses(GATE_MARKER, token, o.graceMs);
+    // Contained, the namespace ended with the command: the marker sweep is marker containment's net only.
+    if (containment.kind !== 'pid-namespace') await endMarkedProcesses(GATE_MARKER, token, o.graceMs);
     let exitCode: number;
     if (timedOut) exitCode = EXIT_TIMEOUT;
     else if (cancelled) exitCode = EXIT_CANCELLED;
