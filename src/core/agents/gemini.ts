@@ -2,7 +2,7 @@ import { type AgentEvent, type ModelUsage, type TokenCounts, type ToolKind, ev }
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { CommandPolicy } from '../gates/commandPolicy';
-import { writeFileAtomicModule } from '../store/atomicWrite';
+import { writeTextAtomic } from '../store/atomicWrite';
 import {
   type AgentAdapter,
   type GuardAdditions,
@@ -348,7 +348,7 @@ async function geminiPrepareGuard(g: GuardPreparation): Promise<GuardAdditions> 
   if (!text) return {};
   const file = path.join(g.dir, 'gemini-policy.toml');
   await mkdir(g.dir, { recursive: true });
-  await writeFileAtomicModule()(file, text, { mode: 0o600 });
+  await writeTextAtomic(file, text, { mode: 0o600 });
   return { args: [`--policy=${file}`] };
 }
 

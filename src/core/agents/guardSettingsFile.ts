@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
-import { writeFileAtomicModule } from '../store/atomicWrite';
+import { writeTextAtomic } from '../store/atomicWrite';
 import { asRecord } from './lineParts';
 
 /**
@@ -134,9 +134,7 @@ export async function writeGuardSettings(
   await mkdir(dir, { recursive: true });
   // A file ralph wrote before (a variable inherited from an outer run) is not the user's.
   const user = path.resolve(userFile) === path.resolve(file) ? null : await readUserSettings(userFile);
-  await writeFileAtomicModule()(file, `${JSON.stringify(withGuardHooks(user, hooks, layer), null, 2)}\n`, {
-    mode: 0o600,
-  });
+  await writeTextAtomic(file, `${JSON.stringify(withGuardHooks(user, hooks, layer), null, 2)}\n`, { mode: 0o600 });
   return {
     [layer.settingsVar]: file,
     [layer.defaultsVar]: env[layer.defaultsVar] || path.join(path.dirname(userFile), 'system-defaults.json'),

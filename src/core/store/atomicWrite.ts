@@ -1,19 +1,54 @@
+import { chmodSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
+import * as path from 'node:path';
 import { readTextSync } from './readJsonFile';
-import type WriteFileAtomic from 'write-file-atomic';
+import { writeTempBesideAsync } from './writePlan';
 
-/** write-file-atomic, loaded on the first write (a read-only command never loads it). */
-export function writeFileAtomicModule(): typeof WriteFileAtomic {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('write-file-atomic') as typeof WriteFileAtomic;
-}
+/** The last write started of each file (resolved path): the next one waits for it, so the last call wins. */
+const lastWrite = new Map<string, Promise<void>>();
+const ignore = (): void => undefined;
 
 /**
- * Writes `text` to `file` atomically: a temporary file beside it, fsync, then rename, so a reader (or a crash at
- * any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the file's mode.
+ * Writes `text` to `file` atomically with the store's writer (store/writePlan.ts): a temporary file beside it
+ * (`.<name>.<pid>.<hex>.tmp`, created new), fsynced off the main thread, then renamed over `file`, so a reader (or a
+ * crash at any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the mode of the file it
+ * replaces, or sets `mode` (e.g. 0o600 for a file only the user may read, from its first byte). A link at `file` is
+ * replaced, never written through: a link an agent planted cannot aim the write elsewhere. Writes of one file in this
+ * process are renamed in call order. Rejects with the file system's error; the temporary file is then removed.
  */
-export async function writeTextAtomic(file: string, text: string): Promise<void> {
-  await writeFileAtomicModule()(file, text, { encoding: 'utf8' });
+export function writeTextAtomic(file: string, text: string, opts: { mode?: number } = {}): Promise<void> {
+  const key = path.resolve(file);
+  const before = lastWrite.get(key);
+  const write = (before ?? Promise.resolve()).then(() => replaceFile(file, Buffer.from(text, 'utf8'), opts.mode));
+  const settled = write.then(ignore, ignore);
+  lastWrite.set(key, settled);
+  void settled.then(() => {
+    if (lastWrite.get(key) === settled) lastWrite.delete(key);
+  });
+  return write;
+}
+
+async function replaceFile(file: string, bytes: Buffer, mode: number | undefined): Promise<void> {
+  let keep = mode;
+  if (keep === undefined)
+    try {
+      keep = statSync(file).mode & 0o7777;
+    } catch {
+      // A new file: the process's umask decides.
+    }
+  const tmp = await writeTempBesideAsync(file, bytes, keep ?? 0o666);
+  try {
+    // The umask applied at creation: the mode kept is set exactly.
+    if (keep !== undefined) chmodSync(tmp, keep);
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
+    throw err;
+  }
 }
 
 /**

@@ -286,7 +286,7 @@ function fsyncOff(fd: number): Promise<void> {
 }
 
 /** {@link writeTempBeside} with the fsync off this thread ({@link fsyncOff}). */
-async function writeTempBesideAsync(file: string, bytes: Buffer, mode: number): Promise<string> {
+export async function writeTempBesideAsync(file: string, bytes: Buffer, mode: number): Promise<string> {
   const { tmp, fd } = startTemp(file, bytes, mode);
   try {
     await fsyncOff(fd);

@@ -383,7 +383,7 @@ let briefTemps = 0;
  * Writes a brief atomically (a temp file beside it, then a rename: never half-written), synchronously and without
  * fsync: a brief is regenerated from its checkpoint by the next pass, and per-file fsyncs, thread-pool round trips or
  * a library's per-file realpath / stat / exit-handler bookkeeping dominated a pass over a large wave
- * (bench/waves.bench.ts: 334 new briefs). A brief rewritten in place keeps what write-file-atomic kept: its mode and
+ * (bench/waves.bench.ts: 334 new briefs). A brief rewritten in place keeps its mode and
  * owner, and a symlinked brief is written through to its target. The temp file is removed when the write fails; one
  * left by a process killed mid-write is removed by the next pass ({@link removeLeftoverTemps}).
  */
@@ -408,7 +408,7 @@ function writeBrief(file: string, text: string, exists: boolean): void {
         try {
           chownSync(tmp, keep.uid, keep.gid);
         } catch {
-          // Not allowed to give it away: the brief is ours now (write-file-atomic ignores this too).
+          // Not allowed to give it away: the brief is ours now.
         }
       }
     }

@@ -131,10 +131,10 @@ describe('cli: write safety', function () {
       );
       if (mine.length) interrupted++;
       // The killed writer's lock would block the next writer until it goes stale (LOCK_STALE_MS): clear it, as the
-      // stale rule would, and remove write-file-atomic's abandoned temporary files.
+      // stale rule would, and remove the killed writer's abandoned temporary files.
       fs.rmSync(path.join(lane.dir, 'quantum.json.lock'), { recursive: true, force: true });
       for (const f of fs.readdirSync(lane.dir))
-        if (/^quantum\.json\.[0-9a-f]+$/.test(f)) fs.rmSync(path.join(lane.dir, f));
+        if (/^\.quantum\.json\.\d+\.[0-9a-f]+\.tmp$/.test(f)) fs.rmSync(path.join(lane.dir, f));
     }
     return interrupted;
   }
