@@ -10,32 +10,34 @@ import { type AgentEvent, ev } from '../stream/events';
 
 const UNITS = 'ms|hours|hour|h|minutes|minute|mins|min|m|seconds|second|secs|sec|s';
 
+// Units longest first ("ms" before "m", "minutes" before "m"): `1h0m0s` has no word boundary between its parts.
+const WHOLE_DURATION = new RegExp(`^(?:\\s*\\d+(?:\\.\\d+)?\\s*(?:${UNITS}))+$`);
+const DURATION_PARTS = new RegExp(`(\\d+(?:\\.\\d+)?)\\s*(${UNITS})`, 'g');
+
+const UNIT_MS: Readonly<Record<string, number>> = {
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  m: 60_000,
+  min: 60_000,
+  mins: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  s: 1000,
+  sec: 1000,
+  secs: 1000,
+  second: 1000,
+  seconds: 1000,
+  ms: 1,
+};
+
 /** Milliseconds of an OpenAI reset duration (`1h0m0s`, `20m0s`, `6m0s`, `3600s`, `1.5s`, `250ms`), or null. */
 export function durationMs(text: string): number | null {
   const t = text.trim().toLowerCase();
   if (!t) return null;
-  const unit: Record<string, number> = {
-    h: 3_600_000,
-    hour: 3_600_000,
-    hours: 3_600_000,
-    m: 60_000,
-    min: 60_000,
-    mins: 60_000,
-    minute: 60_000,
-    minutes: 60_000,
-    s: 1000,
-    sec: 1000,
-    secs: 1000,
-    second: 1000,
-    seconds: 1000,
-    ms: 1,
-  };
-  // Units longest first ("ms" before "m", "minutes" before "m"): `1h0m0s` has no word boundary between its parts.
-  const parts = new RegExp(`^(?:\\s*\\d+(?:\\.\\d+)?\\s*(?:${UNITS}))+$`).test(t)
-    ? [...t.matchAll(new RegExp(`(\\d+(?:\\.\\d+)?)\\s*(${UNITS})`, 'g'))]
-    : [];
+  const parts = WHOLE_DURATION.test(t) ? [...t.matchAll(DURATION_PARTS)] : [];
   if (!parts.length) return null;
-  return Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * unit[p[2]!]!, 0));
+  return Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0));
 }
 
 const ISO_RESET =

@@ -1,10 +1,9 @@
-import { z } from 'zod';
 import { type AgentEvent, type TokenCounts, type ToolKind, addTokens, ev, zeroTokens } from '../stream/events';
 import type { CommandPolicy } from '../gates/commandPolicy';
 import { type AgentAdapter, type Invocation, type IterationSpec, type StreamMapper, mergeEnv } from './adapter';
 import { GUARD_SUPPORT } from './guardSupport';
 import { limitRejected, limitResetOf } from './limitReset';
-import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, textOf, unknownEvent } from './lineParts';
+import { asRecord, numOrNull, recordOrNull, sessionInit, strOrNull, textOf, unknownEvent } from './lineParts';
 
 /**
  * opencode (`opencode run --format json --auto -- <prompt>`), agent-streams.md §6 and more-agents.md, as recorded from
@@ -26,45 +25,23 @@ import { asRecord, issueOf, optNum as n, optStr as s, sessionInit, textOf, unkno
  * - Session id: `sessionID` (`--session <id>` resumes it).
  */
 
-const tokensSchema = z.object({
-  input: n,
-  output: n,
-  reasoning: n,
-  total: n,
-  cache: z.object({ read: n, write: n }).nullish().catch(null),
-});
-const stepFinishSchema = z.object({
-  part: z.object({ messageID: s, reason: s, tokens: tokensSchema.nullish().catch(null), cost: n }),
-});
-const textSchema = z.object({ part: z.object({ messageID: s, text: z.string() }) });
-const toolSchema = z.object({
-  part: z.object({
-    tool: z.string(),
-    callID: z.string(),
-    messageID: s,
-    state: z.looseObject({ status: s, input: z.unknown().optional(), output: z.unknown().optional(), error: s }),
-  }),
-});
-const errorSchema = z.object({
-  error: z
-    .object({
-      name: s,
-      data: z
-        .looseObject({ message: s, statusCode: n, isRetryable: z.boolean().nullish().catch(null) })
-        .nullish()
-        .catch(null),
-    })
-    .nullish()
-    .catch(null),
-});
+/** A step's `part.tokens` as opencode writes it (a missing or non-numeric count reads as absent). */
+export interface OpencodeTokens {
+  input?: unknown;
+  output?: unknown;
+  reasoning?: unknown;
+  total?: unknown;
+  cache?: unknown;
+}
 
 /** A step's `tokens` → counts: `input` is already the uncached part; reasoning is a part of output. */
-export function opencodeTokens(t: z.infer<typeof tokensSchema>): TokenCounts {
+export function opencodeTokens(t: OpencodeTokens): TokenCounts {
+  const cache = recordOrNull(t.cache);
   return {
-    input: t.input ?? 0,
-    output: t.output ?? 0,
-    cacheRead: t.cache?.read ?? 0,
-    cacheCreation: t.cache?.write ?? 0,
+    input: numOrNull(t.input) ?? 0,
+    output: numOrNull(t.output) ?? 0,
+    cacheRead: numOrNull(cache?.read) ?? 0,
+    cacheCreation: numOrNull(cache?.write) ?? 0,
   };
 }
 
@@ -113,11 +90,13 @@ class OpencodeMapper implements StreamMapper {
       case 'step_start':
         return out;
       case 'text': {
-        const p = textSchema.safeParse(line);
-        if (!p.success) return [...out, unknownEvent(line, issueOf(p.error))];
-        if (!p.data.part.text) return out;
-        this.lastText = p.data.part.text;
-        out.push(ev({ type: 'text', text: p.data.part.text, messageId: p.data.part.messageID ?? null }));
+        const part = recordOrNull(line.part);
+        if (!part) return [...out, unknownEvent(line, 'part: expected an object')];
+        const text = part.text;
+        if (typeof text !== 'string') return [...out, unknownEvent(line, 'part.text: expected a string')];
+        if (!text) return out;
+        this.lastText = text;
+        out.push(ev({ type: 'text', text, messageId: strOrNull(part.messageID) }));
         return out;
       }
       case 'reasoning': {
@@ -126,13 +105,19 @@ class OpencodeMapper implements StreamMapper {
         return out;
       }
       case 'tool_use': {
-        const p = toolSchema.safeParse(line);
-        if (!p.success) return [...out, unknownEvent(line, issueOf(p.error))];
-        const { tool: name, callID: id, state } = p.data.part;
+        const part = recordOrNull(line.part);
+        if (!part) return [...out, unknownEvent(line, 'part: expected an object')];
+        const name = part.tool;
+        const id = part.callID;
+        const state = recordOrNull(part.state);
+        if (typeof name !== 'string') return [...out, unknownEvent(line, 'part.tool: expected a string')];
+        if (typeof id !== 'string') return [...out, unknownEvent(line, 'part.callID: expected a string')];
+        if (!state) return [...out, unknownEvent(line, 'part.state: expected an object')];
         const kind = opencodeToolKind(name);
         const exit = asRecord(state.metadata).exit;
         const exitCode = typeof exit === 'number' ? exit : null;
-        const isError = state.status === 'error' || (exitCode !== null && exitCode !== 0);
+        const status = strOrNull(state.status);
+        const isError = status === 'error' || (exitCode !== null && exitCode !== 0);
         out.push(
           ev({
             type: 'toolUse',
@@ -140,7 +125,7 @@ class OpencodeMapper implements StreamMapper {
             name,
             kind,
             input: asRecord(state.input),
-            messageId: p.data.part.messageID ?? null,
+            messageId: strOrNull(part.messageID),
           }),
           ev({
             type: 'toolResult',
@@ -148,7 +133,7 @@ class OpencodeMapper implements StreamMapper {
             name,
             kind,
             isError,
-            output: [textOf(state.output), state.status === 'error' ? (state.error ?? '') : '']
+            output: [textOf(state.output), status === 'error' ? (strOrNull(state.error) ?? '') : '']
               .filter(Boolean)
               .join('\n'),
             exitCode,
@@ -159,16 +144,16 @@ class OpencodeMapper implements StreamMapper {
       case 'step_finish':
         return [...out, ...this.stepFinish(line)];
       case 'error': {
-        const p = errorSchema.safeParse(line);
-        if (!p.success) return [...out, unknownEvent(line, issueOf(p.error))];
-        const e = p.data.error;
-        const message = e?.data?.message ?? e?.name ?? 'error';
-        const status = e?.data?.statusCode ?? opencodeErrorStatus(message);
+        const error = recordOrNull(line.error);
+        const data = recordOrNull(error?.data);
+        const name = strOrNull(error?.name);
+        const message = strOrNull(data?.message) ?? name ?? 'error';
+        const status = numOrNull(data?.statusCode) ?? opencodeErrorStatus(message);
         // A usage limit's reset: in its message or the provider's response headers, which opencode passes on.
-        const headers = asRecord(asRecord(asRecord(line.error).data).responseHeaders);
+        const headers = asRecord(data?.responseHeaders);
         const now = typeof line.timestamp === 'number' ? line.timestamp : Date.now();
         out.push(...limitRejected(limitResetOf({ text: message, status, now, headers })));
-        out.push(ev({ type: 'error', message, code: e?.name ?? null, status }));
+        out.push(ev({ type: 'error', message, code: name, status }));
         return out;
       }
       default:
@@ -177,17 +162,18 @@ class OpencodeMapper implements StreamMapper {
   }
 
   private stepFinish(line: Record<string, unknown>): AgentEvent[] {
-    const p = stepFinishSchema.safeParse(line);
-    if (!p.success) return [unknownEvent(line, issueOf(p.error))];
-    const part = p.data.part;
+    const part = recordOrNull(line.part);
+    if (!part) return [unknownEvent(line, 'part: expected an object')];
     const out: AgentEvent[] = [];
     this.steps++;
-    if (part.tokens) {
-      const tokens = opencodeTokens(part.tokens);
+    const stepTokens = recordOrNull(part.tokens);
+    if (stepTokens) {
+      const tokens = opencodeTokens(stepTokens);
       this.total = addTokens(this.total, tokens);
-      out.push(ev({ type: 'usage', source: 'message', messageId: part.messageID ?? null, model: null, tokens }));
+      out.push(ev({ type: 'usage', source: 'message', messageId: strOrNull(part.messageID), model: null, tokens }));
     }
-    if (part.reason === 'tool-calls') return out;
+    const reason = strOrNull(part.reason);
+    if (reason === 'tool-calls') return out;
     out.push(
       ev({
         type: 'result',
@@ -203,7 +189,7 @@ class OpencodeMapper implements StreamMapper {
         modelUsage: null,
         apiErrorStatus: null,
         terminalReason: null,
-        stopReason: part.reason ?? null,
+        stopReason: reason,
         sessionId: this.sessionId,
         permissionDenials: 0,
       }),
