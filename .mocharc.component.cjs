@@ -1,4 +1,4 @@
-// The component tier's mocha configuration. It runs its files in parallel (4 workers; test/support/isolatedState.cjs
+// The component tier's mocha configuration. It runs its files in parallel (6 workers; test/support/isolatedState.cjs
 // keeps their state apart) and hands a worker a whole file at a time, in the order of `spec`: the slowest files
 // first, so that no long file starts last and runs alone while the other workers sit idle (longest-first keeps the
 // tier's wall time near its summed time divided by the workers). SLOWEST_FIRST lists the slow files by their summed
@@ -9,39 +9,40 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 /**
- * Component test files (under test/component/, without `.test.ts`), slowest first: 6 Dec 18:23–18:45 UTC, 4 workers,
- * load 12–16 (the tier beside three helpers' work: 1,302 s, 4,899 s summed). ownServer.real, copilot.real and
- * crashMirror.cli had been missing from the list, and so started after every listed file.
+ * Component test files (under test/component/, without `.test.ts`), slowest first: the summed test time of each in a
+ * clean-clone CI of 6 Dec 20:49–20:56 UTC, 4 workers, load average 8–11 (the tier 409 s, 1,556 s summed).
  */
 const SLOWEST_FIRST = [
-  'agents/ownServer.real', // 370 s
-  'remote/remoteLanes', // 367 s
-  'agents/opencode.real', // 329 s
-  'loop/engineControl.real', // 291 s
-  'loop/parallel.stub', // 260 s
-  'agents/qwen.real', // 227 s
-  'loop/engine.real', // 192 s
-  'demo/demo', // 176 s
-  'loop/truth.real', // 168 s
-  'gates/guardCli', // 146 s
-  'cli/snapshotCache.cli', // 145 s
-  'agents/copilot.real', // 142 s
-  'loop/crashMirror.cli', // 112 s
-  'cli/botParity', // 112 s
-  'cli/snapshotCacheChanges.cli', // 108 s
-  'cli/snapshotCacheFixtures.cli', // 105 s
-  'trust/trust.cli', // 92 s
-  'agents/gemini.real', // 91 s
-  'agents/codex.real', // 85 s
-  'loop/putBackRefused.cli', // 72 s
-  'loop/parallel.real', // 71 s
-  'loop/parallelMerge.real', // 70 s
-  'process/markedProcesses', // 70 s
-  'cli/snapshotCacheTaskChanges.cli', // 69 s
-  'question.real', // 62 s
-  'agents/failover.real', // 61 s
-  'remote/remoteLane.real', // 60 s
-  'agents/claude.real', // 58 s
+  'agents/opencode.real', // 186 s
+  'agents/ownServer.real', // 158 s
+  'agents/qwen.real', // 106 s
+  'remote/remoteLanes', // 98 s
+  'loop/engineControl.real', // 88 s
+  'loop/parallel.stub', // 84 s
+  'agents/copilot.real', // 76 s
+  'demo/demo', // 55 s
+  'loop/truth.real', // 52 s
+  'loop/engine.real', // 51 s
+  'cli/snapshotCache.cli', // 48 s
+  'gates/guardCli', // 35 s
+  'agents/gemini.real', // 32 s
+  'cli/snapshotCacheChanges.cli', // 30 s
+  'loop/parallel.real', // 29 s
+  'question.real', // 22 s
+  'gates/gateCall', // 21 s
+  'agents/codex.real', // 21 s
+  'cli/snapshotCacheFixtures.cli', // 21 s
+  'loop/truthCarried.real', // 20 s
+  'loop/parallelMerge.real', // 17 s
+  'loop/truthChildren.real', // 17 s
+  'trust/trust.cli', // 17 s
+  'loop/crashMirror.cli', // 16 s
+  'cli/botParity', // 16 s
+  'agents/cursorAgent.stub', // 14 s
+  'watch.cli', // 13 s
+  'loop/putBackRefused.cli', // 12 s
+  'gates/gateRunner', // 12 s
+  'core/doctor', // 11 s
 ];
 
 const root = path.join(__dirname, 'dist', 'test', 'component');
@@ -75,5 +76,7 @@ module.exports = {
   'forbid-pending': true,
   exit: true,
   parallel: true,
-  jobs: 4,
+  // A worker waits on child processes most of the time: with 4 the tier alone kept the 2 cores about 55% busy (441 s
+  // of CPU in 409 s, 6 Dec, load average 8–11 from other work); with 6 it took 363 s (461 s of CPU) at 13–15.
+  jobs: 6,
 };

@@ -5,7 +5,8 @@
 #   - the Claude Code CLI binary (devDependency @anthropic-ai/claude-code@2.1.328; npm 11 blocks its postinstall)
 #   - redis-server from Debian (the remote-lanes tests start their own on 127.0.0.1 with a password)
 #   - the other agent CLIs the tests drive, at pinned versions from npm, each in its own folder of the git-ignored
-#     .agent-clis/ (Codex, Gemini, Copilot, opencode, Qwen Code: not devDependencies, so `npm ci` stays as fast)
+#     .agent-clis/ (Codex, Gemini, Copilot, opencode, Qwen Code: not devDependencies, so `npm ci` stays as fast), and
+#     opencode's @opencode-ai/plugin for the tests' opencode config folders (.agent-clis/opencode-plugin)
 # Why each step is needed: docs/testing.md ("The test environment"). Safe to run again: finished steps are skipped by
 # stamp files. The VS Code server and the agent CLIs are installed once per user into $RALPH_TEST_CACHE (default
 # ${XDG_CACHE_HOME:-~/.cache}/ralph-loop-test, one folder per pinned version, under a lock) and linked into the
@@ -82,7 +83,25 @@ place_agent_clis() {
     if [ ! -x "$clis/$name/node_modules/.bin/$bin" ]; then rm -f "$clis/$name/.ready-${spec##*@}"; fi
     cached "$clis/$name" ".ready-${spec##*@}" install_agent_cli "agent-$name-${spec##*@}" || exit 1
   done
+  cached "$clis/opencode-plugin" ".ready-$opencode_version" install_opencode_plugin "opencode-plugin-$opencode_version" || exit 1
   log "agent CLIs ready in $clis ($(ls "$clis" | tr '\n' ' '))"
+}
+# opencode, at every start, installs @opencode-ai/plugin (its own version) with npm into each config folder whose
+# package-lock.json lacks it, in the background: in a fresh HOME (every test's) that is a 30 MB download and about 12 s
+# of CPU, cut off when the run ends, so the next start does it again. A user's opencode does it once. Installed here
+# once, as opencode would (its lock names the package, scripts not run); the tests' config folders link it
+# (test/support/agentEnv.ts, opencodeConfigDeps).
+opencode_version="$(for row in "${agent_clis[@]}"; do
+  read -r name spec bin <<<"$row"
+  if [ "$name" = opencode ]; then echo "${spec##*@}"; fi
+done)"
+install_opencode_plugin() {
+  local dir="$1"
+  log "installing @opencode-ai/plugin@$opencode_version into $dir"
+  printf '{"dependencies":{"@opencode-ai/plugin":"%s"}}\n' "$opencode_version" >"$dir/package.json" || return 1
+  if ! (cd "$dir" && npm install --no-audit --no-fund --ignore-scripts >"$dir/npm.log" 2>&1); then
+    log "ERROR: installing @opencode-ai/plugin@$opencode_version failed (see $dir/npm.log)"; return 1
+  fi
 }
 # redis-server (Debian's): the remote lanes' tests (test/component/remote/) and bench start their own, on 127.0.0.1 with
 # a random port and a password (test/support/redisServer.ts). Needed by the component tier too, hence here.

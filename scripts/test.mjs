@@ -11,9 +11,8 @@
 // for each, then the total `N passed, N failed` as the last line; above those lines, the title and the first lines of
 // the error of each failed test (at most 10). A tier that fails to start, leaves no result
 // file or runs 0 tests counts as failed; any failure exits 1. No tier is skipped silently.
-// Tiers that leave the processor idle much of the time run side by side (SIDE_BY_SIDE below): the integration, stress
-// and corpus tiers beside e2e, whose browser waits on the VS Code server and the agents' turns. The first tier of a group prints as it
-// goes; the others write test-results/<tier>.log, printed when the group ends. RALPH_TEST_SERIAL=1 runs one at a time.
+// Tiers that leave the processor idle much of the time run side by side (SIDE_BY_SIDE below): all of them at once. The first tier of a group prints as it goes; the others write test-results/<tier>.log, printed when the
+// group ends. RALPH_TEST_SERIAL=1 runs one at a time.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -102,14 +101,16 @@ process.on('exit', () => fs.rmSync(stateHome, { recursive: true, force: true }))
 
 /**
  * Groups of tiers run side by side, in this order; a selected tier in no group runs alone. The machine this runs on
- * has 2 cores and the tiers are mostly CPU. The component tier keeps them about 90% busy by itself, so it runs alone:
- * running everything beside it (6 Dec) saved 32 s of 893 and raised the load average to 15–19, where timing-bound
- * tests failed. The e2e tier leaves about half the CPU idle (it waits on the VS Code server, the browser and the
- * agents' turns), so the integration, stress and corpus tiers fill it. Tiers never share files: each has its own
- * result file, every temp folder comes from mkdtemp, every server takes a free port, and the e2e tier's .vsix was
- * packaged before (above). RALPH_TEST_SERIAL=1 runs the tiers one after another.
+ * has 2 cores, and no tier keeps both busy by itself: each waits much of the time on child processes (agent CLIs
+ * answering the scripted model server, `ralph run`, git, the VS Code server, the browser). Measured alone (6 Dec,
+ * user + system CPU of each tier's whole process tree): component 441 s of CPU in 409 s, e2e 134 s in 197 s,
+ * integration 61 s in 106 s, stress 43 s in 155 s, corpus 20 s in 113 s, unit 10 s in 12 s. So they all run at once:
+ * the tiers' CPU together (about 700 s) is what bounds the wall time, not the sum of their waits. The component tier
+ * prints as it goes, the others when it ends. Tiers never share files: each has its own result file, every temp
+ * folder comes from mkdtemp, every server takes a free port, and the e2e tier's .vsix was packaged before (above).
+ * RALPH_TEST_SERIAL=1 runs the tiers one after another.
  */
-const SIDE_BY_SIDE = [['e2e', 'integration', 'stress', 'corpus']];
+const SIDE_BY_SIDE = [['component', 'e2e', 'integration', 'stress', 'corpus', 'unit']];
 const serial = process.env.RALPH_TEST_SERIAL === '1';
 const groups = [];
 for (const tier of selected) {
@@ -185,7 +186,7 @@ for (const group of groups) {
     failed += r.failed;
   }
   // Lines in the order the tiers were named.
-  for (const t of group) lines.push(results.find((r) => r.tier === t).line);
+  for (const r of results) lines[selected.indexOf(r.tier)] = r.line;
 }
 // The failures again, just above the totals: CI keeps only the end of a long output, and a failure printed once in
 // the middle of a tier's spec output would be cut from it.

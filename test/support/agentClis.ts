@@ -24,3 +24,20 @@ export function agentCliPath(agent: InstalledAgent): string {
     throw new Error(`${file} is missing: run \`bash scripts/setup-test-env.sh --agents-only\` (npm test does)`);
   return file;
 }
+
+/**
+ * Gives an opencode config folder (`$XDG_CONFIG_HOME/opencode`) the `@opencode-ai/plugin` that opencode installs there
+ * at its start when the folder's package-lock.json does not name it: the copy scripts/setup-test-env.sh installed once
+ * (`.agent-clis/opencode-plugin`), linked, with its package.json and lock. Without it each start in a fresh HOME
+ * downloads and installs it (30 MB, about 12 s of CPU), cut off when the run ends: the state of an opencode that has
+ * never run, where a user's has run before. Idempotent (a HOME's config folder is reused run after run).
+ */
+export function opencodeConfigDeps(configDir: string): void {
+  const shared = path.join(repoRoot, '.agent-clis', 'opencode-plugin');
+  if (!fs.existsSync(path.join(shared, 'package-lock.json')))
+    throw new Error(`${shared} is missing: run \`bash scripts/setup-test-env.sh --agents-only\` (npm test does)`);
+  fs.mkdirSync(configDir, { recursive: true });
+  if (!fs.existsSync(path.join(configDir, 'node_modules')))
+    fs.symlinkSync(path.join(shared, 'node_modules'), path.join(configDir, 'node_modules'));
+  for (const f of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(shared, f), path.join(configDir, f));
+}

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { opencodeConfigDeps } from './agentClis';
 
 /**
  * The environment and config files that point each agent CLI at a scripted model server, written the way a user
@@ -38,7 +39,10 @@ export function codexModelEnv(home: string, openaiUrl: string, o: { retries?: nu
   return { env: { HOME: home, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'dummy-codex-key' }, model: '' };
 }
 
-/** opencode: its global config file `$XDG_CONFIG_HOME/opencode/opencode.json` naming an OpenAI-compatible provider. */
+/**
+ * opencode: its global config file `$XDG_CONFIG_HOME/opencode/opencode.json` naming an OpenAI-compatible provider, in a
+ * config folder that has the plugin package opencode installs at its first start (opencodeConfigDeps).
+ */
 export function opencodeModelEnv(home: string, openaiUrl: string): AgentModelEnv {
   const xdg = {
     XDG_CONFIG_HOME: path.join(home, '.config'),
@@ -68,6 +72,7 @@ export function opencodeModelEnv(home: string, openaiUrl: string): AgentModelEnv
       2,
     ),
   );
+  opencodeConfigDeps(path.join(xdg.XDG_CONFIG_HOME, 'opencode'));
   return {
     env: {
       HOME: home,

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { agentCliPath, type InstalledAgent } from '../../support/agentClis';
+import { agentCliPath, type InstalledAgent, opencodeConfigDeps } from '../../support/agentClis';
 import { runCliAsync } from '../../support/cli';
 import { type Workspace, cleanupWorkspace, makeWorkspace } from '../../support/engineHarness';
 import { repoRoot } from '../../support/repoRoot';
@@ -70,8 +70,12 @@ const CONFIGURE: Record<InstalledAgent, (home: string, base: string) => Record<s
     );
     return { GOOGLE_GEMINI_BASE_URL: base, GEMINI_API_KEY: 'dummy-own-key', GEMINI_CLI_NO_RELAUNCH: 'true' };
   },
-  /** opencode: a provider in its global `~/.config/opencode/opencode.json`; no model list or update lookups. */
+  /**
+   * opencode: a provider in its global `~/.config/opencode/opencode.json`; no model list or update lookups; the plugin
+   * package it installs at its first start already there, as after a user's first run (opencodeConfigDeps).
+   */
   opencode(home, base) {
+    opencodeConfigDeps(path.join(home, '.config', 'opencode'));
     write(
       path.join(home, '.config', 'opencode', 'opencode.json'),
       JSON.stringify({

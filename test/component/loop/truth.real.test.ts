@@ -293,15 +293,23 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
       });
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       child.stdout.resume();
-      child.stderr.resume();
+      let stderr = '';
+      const firstSeen = new Promise<void>((resolve) =>
+        child.stderr.on('data', (b: Buffer) => {
+          stderr += b.toString();
+          if (/ending the agent and stopping/.test(stderr)) resolve();
+        }),
+      );
       await server.waitForAgentRequests(2);
       const deadline = Date.now() + 20_000;
       while (!ws.read('RALPH_TASK.md').includes('- [x] Two') && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 100));
       await new Promise((r) => setTimeout(r, 500));
-      // The second Ctrl-C follows at once (as a person pressing twice): the engine cannot finish its end first.
+      // The second Ctrl-C follows as soon as the first is taken (as a person pressing twice), while the engine waits
+      // for the agent, which ignores SIGTERM for killGraceMs: it cannot finish its end first. Not after a fixed pause:
+      // two SIGINTs sent before the process runs again are one (a pending signal is not queued twice).
       child.kill('SIGINT');
-      await new Promise((r) => setTimeout(r, 30));
+      await firstSeen;
       child.kill('SIGINT');
       assert.equal(await exited, 130);
       assert.match(
