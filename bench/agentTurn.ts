@@ -144,9 +144,15 @@ const medianOf = (rs: TreeCpu[]): TreeCpu => ({
  * The CPU of `bin` (the agent CLI of `adapter`) running one headless turn ("Say done." answered by one text reply,
  * no tools) and running `--version`, each in a fresh HOME with the agent's config pointing at a fresh scripted model
  * server, in a git repository holding one file; medians of `runs`, alternating. Null for an agent with no model env.
+ * The HOME and the repository live under `base` (default the OS temporary folder).
  */
-export async function agentStartCost(adapter: AgentAdapter, bin: string, runs: number): Promise<AgentStartCost | null> {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ralph-bench-turn-${adapter.name}-`));
+export async function agentStartCost(
+  adapter: AgentAdapter,
+  bin: string,
+  runs: number,
+  base: string = os.tmpdir(),
+): Promise<AgentStartCost | null> {
+  const tmp = fs.mkdtempSync(path.join(base, `ralph-bench-turn-${adapter.name}-`));
   const server = await startModelServer([say('Done.', { times: Infinity })]);
   try {
     if (!modelEnv(adapter.name, path.join(tmp, 'probe'), server)) return null;

@@ -10,7 +10,9 @@
  *   - `agents.<agent>.engine_cpu_per_iteration`: ralph's own CPU per iteration of a whole run (the LoopEngine: prompt,
  *     spawn, the guard, decoding, ledger, events, the run's records, the gate) over a stub of the agent that ticks one
  *     box and prints that recorded stream, BENCH_AGENT_ITERATIONS (default 6) iterations after a warm-up run of three; the
- *     stub's and the gate's CPU are other processes' and not counted;
+ *     stub's and the gate's CPU are other processes' and not counted; `engine_cpu_per_iteration_tmpfs` the same with
+ *     every file of the run on /dev/shm (a tmpfs) where there is one, beside `headless_turn_cpu_tmpfs` (the turn's HOME
+ *     and repository there too) as `engine_cpu_vs_turn_tmpfs` (see `memoryFolder`);
  *   - `agents.<agent>.headless_turn_cpu`: the CPU (user + system of the whole process tree, ms) of the agent CLI from
  *     .agent-clis/ or node_modules/.bin running one headless turn as ralph starts it, against the scripted model server
  *     (agentTurn.ts), median of BENCH_RUNS, with its wall time: the agent's own start-up for an iteration, the
@@ -107,12 +109,40 @@ function cliOf(agent: string): string | null {
 }
 
 /**
- * Ralph's own CPU per iteration of a whole engine run over a stub of `agent` that ticks one box of the checklist and
- * prints `stream` (a recorded iteration): one warm-up run of three boxes, then a run of `iterations` boxes; ms.
+ * A memory file system for the second engine figure (`/dev/shm` where it is a writable tmpfs), or null. On the bench
+ * machine the disk is ext4 without a journal, where creating a file scans the inodes deleted in the last minutes
+ * (the kernel's `recently_deleted`: 9% of an engine run's CPU in a `perf` profile after a test run had deleted
+ * thousands of files): an engine run there measures what ran before it as much as ralph.
  */
-async function engineCpuPerIteration(agent: string, stream: string, iterations: number): Promise<number> {
+function memoryFolder(): string | null {
+  try {
+    if (
+      !fs
+        .readFileSync('/proc/mounts', 'utf8')
+        .split('\n')
+        .some((l) => l.split(' ')[1] === '/dev/shm' && l.split(' ')[2] === 'tmpfs')
+    )
+      return null;
+    fs.accessSync('/dev/shm', fs.constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Ralph's own CPU per iteration of a whole engine run over a stub of `agent` that ticks one box of the checklist and
+ * prints `stream` (a recorded iteration): one warm-up run of three boxes, then a run of `iterations` boxes; ms. The
+ * workspace, the stub and the engine's user state live under `base` (default the OS temporary folder).
+ */
+async function engineCpuPerIteration(
+  agent: string,
+  stream: string,
+  iterations: number,
+  base: string = os.tmpdir(),
+): Promise<number> {
   const adapter = agentAdapters[agent]!;
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ralph-bench-agent-${agent}-`));
+  const tmp = fs.mkdtempSync(path.join(base, `ralph-bench-agent-${agent}-`));
   // The runs keep their per-user state and answer cache in folders of their own, as a new user's (the engine purges
   // the cache for its folder after each child, reading every entry's head): never the bench machine's
   // ~/.cache/ralph or ~/.local/state/ralph, whose size would be measured. Restored after (the CLIs' turns use theirs).
@@ -210,13 +240,25 @@ async function main(): Promise<void> {
     cpu.sort((a, b) => a - b);
     const cpuMs = cpu[Math.floor(cpu.length / 2)]!;
     out({ name: `agents.${agent}.cpu_per_iteration`, value: round(cpuMs, 3), unit: 'ms', stream: one.name });
-    const perIteration = await engineCpuPerIteration(agent, one.text, Number(process.env.BENCH_AGENT_ITERATIONS ?? 6));
+    const iterations = Number(process.env.BENCH_AGENT_ITERATIONS ?? 6);
+    const perIteration = await engineCpuPerIteration(agent, one.text, iterations);
     out({
       name: `agents.${agent}.engine_cpu_per_iteration`,
       value: round(perIteration, 1),
       unit: 'ms',
       stream: one.name,
+      folder: os.tmpdir(),
     });
+    const shm = memoryFolder();
+    const inMemory = shm ? await engineCpuPerIteration(agent, one.text, iterations, shm) : null;
+    if (inMemory !== null)
+      out({
+        name: `agents.${agent}.engine_cpu_per_iteration_tmpfs`,
+        value: round(inMemory, 1),
+        unit: 'ms',
+        stream: one.name,
+        folder: shm,
+      });
     const bin = cliOf(agent);
     const start = bin ? await agentStartCost(adapter, bin, runs) : null;
     if (start) {
@@ -249,6 +291,24 @@ async function main(): Promise<void> {
         target: '<=10',
         what: "ralph's whole iteration / the CLI headless turn CPU",
       });
+      // The same two on the memory file system: the turn's HOME and repository there too.
+      const startInMemory = inMemory !== null && shm && bin ? await agentStartCost(adapter, bin, runs, shm) : null;
+      if (inMemory !== null && startInMemory) {
+        out({
+          name: `agents.${agent}.headless_turn_cpu_tmpfs`,
+          value: round(startInMemory.turn.cpuMs, 0),
+          unit: 'ms',
+          folder: shm,
+          wallMs: round(startInMemory.turn.wallMs, 0),
+        });
+        out({
+          name: `agents.${agent}.engine_cpu_vs_turn_tmpfs`,
+          value: round((100 * inMemory) / startInMemory.turn.cpuMs, 2),
+          unit: '%',
+          target: '<=10',
+          what: "ralph's whole iteration / the CLI headless turn CPU, both with their files on a tmpfs",
+        });
+      }
       out({
         name: `agents.${agent}.engine_cpu_vs_version`,
         value: round((100 * perIteration) / start.version.cpuMs, 2),
