@@ -31,6 +31,7 @@ import {
 import {
   controlKey,
   eventsKey,
+  FEATURE_CHANNEL,
   KEY_PREFIX,
   LANE_QUEUE,
   leaseKey,
@@ -206,10 +207,18 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
         `${sha}:refs/heads/${this.o.featureBranch}`,
       ]);
       this.pushedFeature = sha;
+      // Workers that serve this remote bring the commit into their mirror while idle (remote/worker.ts).
+      this.say('moved', sha);
       return sha;
     });
     this.pushChain = step.catch(() => undefined);
     return step;
+  }
+
+  /** Tells the workers (FEATURE_CHANNEL) that the feature branch moved to `sha`, or that the run ended; never waited for. */
+  private say(kind: 'moved' | 'ended', sha: string): void {
+    const note = { v: 1, kind, runId: this.o.runId, remote: this.remote, featureBranch: this.o.featureBranch, sha };
+    void this.redis.publish(FEATURE_CHANNEL, JSON.stringify(note)).catch(() => undefined);
   }
 
   /** Adds one dispatch's job (BullMQ's retries off: retrying is the coordinator's). */
@@ -357,6 +366,10 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
       if (r.exitCode !== 0)
         this.o.warn(`could not remove ${gone.join(', ')} from ${this.o.laneRemote}: ${(r.stderr || r.stdout).trim()}`);
     }
+    // The workers remove what they kept for this run (their spare trees) once they hear it ended, or once they see
+    // its stream gone (the keys above).
+    if (this.pushedFeature) this.say('ended', this.pushedFeature);
+    await this.redis.ping().catch(() => undefined);
     await this.queue.close().catch(() => undefined);
     this.queueConnection.disconnect();
     this.redis.disconnect();

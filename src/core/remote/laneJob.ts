@@ -23,6 +23,15 @@ export const leaseKey = (runId: string, storyId: string): string => `${KEY_PREFI
 /** The hash of live workers: worker id → JSON {host, pid, at (ms since epoch)} (heartbeats). */
 export const WORKERS_KEY = `${KEY_PREFIX}:workers`;
 
+/**
+ * The pub/sub channel of the feature branch's news (a channel, not a key: nothing of it stays in Redis): the
+ * coordinator says when it pushed its feature branch to the lane remote (`moved`) and when its run ended (`ended`).
+ * Workers keep their mirror and their spare tree current with it while idle, and remove what they keep for a run once
+ * it ended. Lost messages cost speed only: a job still names its commit, and a worker also sees a run's end by its
+ * stream's key being gone.
+ */
+export const FEATURE_CHANNEL = `${KEY_PREFIX}:feature`;
+
 /** A run id as the engine makes them (startRun.ts): letters, digits, `-`, `_`, `.`; no key separator. */
 const runIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, 'a run id: letters, digits, . _ -');
 /** A quantum story id as a branch name part (`ql-wt/<id>`): no spaces, no `..`, no leading `-`. */
@@ -75,6 +84,19 @@ export const laneJobSchema = z
   .strict();
 export type LaneJob = z.infer<typeof laneJobSchema>;
 
+/** One message on {@link FEATURE_CHANNEL}: the run's feature branch is at `sha` on `remote` now, or the run ended. */
+export const featureNoteSchema = z
+  .object({
+    v: z.literal(1),
+    kind: z.enum(['moved', 'ended']),
+    runId: runIdSchema,
+    remote: remoteSchema,
+    featureBranch: z.string().min(1).max(200),
+    sha: z.string().regex(/^[0-9a-f]{40}$/, 'a full commit SHA (40 hex digits)'),
+  })
+  .strict();
+export type FeatureNote = z.infer<typeof featureNoteSchema>;
+
 /** How a remote lane ended, as its worker reports it (the BullMQ job's return value and the last stream entry). */
 export const laneResultSchema = z
   .object({
@@ -125,6 +147,17 @@ function check<T>(schema: z.ZodType<T>, data: unknown, what: string): Checked<T>
 
 /** Checks a job's data (never trusted: anyone who can write to Redis can add a job). Pure. */
 export const parseLaneJob = (data: unknown): Checked<LaneJob> => check(laneJobSchema, data, 'lane job');
+
+/** Checks a message of {@link FEATURE_CHANNEL} (never trusted, as a job is not). Pure. */
+export function parseFeatureNote(message: string): Checked<FeatureNote> {
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch (err) {
+    return { ok: false, reason: `feature note refused: ${(err as Error).message}` };
+  }
+  return check(featureNoteSchema, data, 'feature note');
+}
 
 /** Checks one stream entry as XADD stored it: field `m` holds its JSON. Pure. */
 export function parseStreamEntry(fields: readonly string[]): Checked<StreamEntry> {

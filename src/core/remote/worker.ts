@@ -19,9 +19,11 @@ import { remoteTrace } from './phaseTrace';
 import {
   controlKey,
   eventsKey,
+  FEATURE_CHANNEL,
   KEY_PREFIX,
   LANE_QUEUE,
   leaseKey,
+  parseFeatureNote,
   parseLaneJob,
   WORKERS_KEY,
   type LaneJob,
@@ -114,6 +116,96 @@ export function redisConnection(url: string): Redis {
 const mirrorOf = (dir: string, remote: string): string =>
   path.join(dir, 'mirrors', createHash('sha256').update(remote).digest('hex').slice(0, 16) + '.git');
 
+/** Removes worktree `tree` of `mirror` (its folder and git's record of it). */
+async function removeTree(mirror: string, tree: string): Promise<void> {
+  const removed = await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
+  if (removed.exitCode !== 0) {
+    await rm(tree, { recursive: true, force: true });
+    await git(mirror, ['worktree', 'prune'], { reject: false });
+  }
+}
+
+/** A worktree made ahead of the next job (detached, clean, no branch of its own): see {@link SpareTree}. */
+interface Spare {
+  tree: string;
+  mirror: string;
+  sha: string;
+  /** The run it was made or last moved for: it goes when that run ends. */
+  runId: string;
+}
+
+/**
+ * The worker's spare tree: one worktree made while a lane's agent runs (off the next job's path), so that the next
+ * job of the same repository starts with one `git checkout` (only the files that differ) instead of a `git worktree
+ * add` (three git processes and a full checkout). A job takes it and it becomes that lane's tree, removed as any lane's;
+ * nothing of a lane is ever in it (made fresh at a commit, never reused after a lane). It is removed when the run it
+ * was made for ends and when the worker ends. One change at a time (a chain), so a job that takes it while it is
+ * being made waits for it.
+ */
+class SpareTree {
+  private spare: Spare | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private made = 0;
+  constructor(private readonly dir: string) {}
+
+  private then<T>(step: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(step);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Makes the spare at `sha` of `mirror` unless there is one, or unless `wanted()` says no by then. */
+  make(mirror: string, sha: string, runId: string, wanted: () => Promise<boolean>): Promise<void> {
+    return this.then(async () => {
+      if (this.spare || !(await wanted())) return;
+      const tree = path.join(this.dir, 'lanes', `spare-${process.pid}-${++this.made}`);
+      await mkdir(path.dirname(tree), { recursive: true });
+      const r = await git(mirror, ['worktree', 'add', '-f', '--detach', tree, sha], { reject: false });
+      if (r.exitCode === 0) this.spare = { tree, mirror, sha, runId };
+      else await removeTree(mirror, tree);
+    });
+  }
+
+  /** Moves the spare of `mirror` to `sha` (already in the mirror), for run `runId`. */
+  move(mirror: string, sha: string, runId: string): Promise<void> {
+    return this.then(async () => {
+      const s = this.spare;
+      if (!s || s.mirror !== mirror || s.sha === sha) return;
+      const r = await git(s.tree, ['checkout', '-q', '-f', '--detach', sha], { reject: false });
+      if (r.exitCode === 0) Object.assign(s, { sha, runId });
+      else {
+        this.spare = null;
+        await removeTree(s.mirror, s.tree);
+      }
+    });
+  }
+
+  /** Takes the spare of `mirror` for a job (null: none); it is the job's from then on. */
+  take(mirror: string): Promise<Spare | null> {
+    return this.then(async () => {
+      const s = this.spare;
+      if (!s || s.mirror !== mirror) return null;
+      this.spare = null;
+      return s;
+    });
+  }
+
+  /** Removes the spare if it belongs to run `runId` (any run: undefined). */
+  drop(runId?: string): Promise<void> {
+    return this.then(async () => {
+      const s = this.spare;
+      if (!s || (runId !== undefined && s.runId !== runId)) return;
+      this.spare = null;
+      await removeTree(s.mirror, s.tree);
+    });
+  }
+
+  /** The run the spare is for, if any. */
+  get runId(): string | null {
+    return this.spare?.runId ?? null;
+  }
+}
+
 /** Runs the worker until `o.signal` aborts; resolves once every lane it took has ended and reported. */
 export async function runWorker(o: WorkerOptions): Promise<void> {
   await checkRedisAuth(o.redisUrl);
@@ -138,12 +230,38 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   const mirrors = new Map<string, Promise<unknown>>();
   const running = new Map<string, AbortController>();
   const cleanups = new Set<Promise<void>>();
-  const beat = () =>
-    redis
+  const spare = new SpareTree(dir);
+  /** The runs this worker took a job of, until it knows they ended (then nothing of them stays here). */
+  const served = new Set<string>();
+  const ended = (runId: string) => {
+    if (!served.delete(runId)) return;
+    void spare.drop(runId).then(() => o.log(`${runId}: the run ended; nothing of it kept here`));
+  };
+  const beat = async () => {
+    await redis
       .hset(WORKERS_KEY, id, JSON.stringify({ host: os.hostname(), pid: process.pid, at: Date.now() }))
       .catch(() => undefined);
+    // A run's end missed on the channel (Redis away then): its stream's key is gone once it ended.
+    for (const runId of served)
+      if ((await redis.exists(eventsKey(runId)).catch(() => 1)) === 0) ended(runId);
+  };
   await beat();
   const beats = setInterval(() => void beat(), WORKER_BEAT_MS);
+  // The coordinators' news of their feature branches: a worker with no lane brings a moved branch's commit into
+  // its mirror and moves its spare tree there, so that the next job finds both ready.
+  const news = redisConnection(o.redisUrl);
+  news.on('message', (_channel: string, message: string) => {
+    const note = parseFeatureNote(message);
+    if (!note.ok || !remoteAllowed(note.value.remote, o.repos)) return;
+    const n = note.value;
+    if (n.kind === 'ended') return ended(n.runId);
+    const mirror = mirrorOf(dir, n.remote);
+    if (running.size || !existsSync(mirror)) return;
+    void fetchInto(mirrors, mirror, n)
+      .then(() => spare.move(mirror, n.sha, n.runId))
+      .catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
+  });
+  await news.subscribe(FEATURE_CHANNEL);
   const connection = redisConnection(o.redisUrl);
   const worker = new Worker(
     LANE_QUEUE,
@@ -151,7 +269,17 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
       const abort = new AbortController();
       running.set(String(job.id), abort);
       try {
-        return await runJob(job.data, { ...o, dir, id, redis, mirrors, cleanups, abort: abort.signal });
+        return await runJob(job.data, {
+          ...o,
+          dir,
+          id,
+          redis,
+          mirrors,
+          cleanups,
+          spare,
+          served,
+          abort: abort.signal,
+        });
       } finally {
         running.delete(String(job.id));
       }
@@ -177,7 +305,9 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   await worker.close();
   // Lanes that reported are still being removed (off the next job's path): the worker ends after them.
   while (cleanups.size) await Promise.all([...cleanups]);
+  await spare.drop();
   await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
+  news.disconnect();
   // BullMQ leaves a connection it was given open.
   connection.disconnect();
   redis.disconnect();
@@ -189,6 +319,8 @@ interface JobContext extends WorkerOptions {
   id: string;
   redis: Redis;
   mirrors: Map<string, Promise<unknown>>;
+  spare: SpareTree;
+  served: Set<string>;
   /** The clean-ups of lanes that have reported (awaited before the worker ends). */
   cleanups: Set<Promise<void>>;
   abort: AbortSignal;
@@ -235,8 +367,10 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   if ((await c.redis.get(leaseKey(job.runId, job.storyId))) !== String(job.token))
     return refuse(`token ${job.token} of ${job.storyId} is no longer current`);
 
+  c.served.add(job.runId);
   const slot = `${job.runId}-${job.storyId}-${job.token}`;
-  const tree = path.join(c.dir, 'lanes', slot);
+  /** The lane's tree: the spare tree when there is one, else a worktree made for it (below). */
+  let tree = path.join(c.dir, 'lanes', slot);
   const stateRoot = path.join(c.dir, 'state', slot);
   const mirror = mirrorOf(c.dir, job.remote);
   const local = `ql-wt/${job.storyId}.${job.token}`;
@@ -274,22 +408,45 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     await send('started');
     mark('startedSent');
     c.log(`${job.runId} ${job.storyId}: attempt ${job.attempt} (token ${job.token}) at ${job.sha.slice(0, 10)}`);
-    await fetchInto(c, mirror, job);
+    const ready = await c.spare.take(mirror);
+    // A spare at the job's commit needs nothing fetched.
+    if (ready?.sha !== job.sha) await fetchInto(c.mirrors, mirror, job);
     mark('fetched');
-    await mkdir(path.dirname(tree), { recursive: true });
-    const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
-    if (added.exitCode !== 0) {
-      if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
-        throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
-      throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], added);
+    const checkedOut = ready
+      ? await git(ready.tree, ['checkout', '-q', '-f', '-B', local, job.sha], { reject: false })
+      : null;
+    if (ready && checkedOut?.exitCode === 0) {
+      tree = ready.tree;
+      mark('spareTaken');
+    }
+    else {
+      if (ready) await removeTree(mirror, ready.tree);
+      await mkdir(path.dirname(tree), { recursive: true });
+      const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
+      if (added.exitCode !== 0) {
+        if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
+          throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
+        throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], added);
+      }
     }
     mark('worktreeAdded');
     await excludeRunnerFiles(tree, mirror);
     await prepareState(c, job, tree, stateRoot);
     mark('prepared');
+    let spareAsked = false;
     const result = await runLane(c, job, tree, stateRoot, laneAbort.signal, (e) => {
       mark(`event:${e.type}`);
       void send('event', { event: e });
+      // While the agent works, the next job's tree is made (not for a lane whose lease or run has ended).
+      if (e.type === 'agentStarted' && !spareAsked) {
+        spareAsked = true;
+        void c.spare
+          .make(mirror, job.sha, job.runId, async () => {
+            if (laneAbort.signal.aborted) return false;
+            return (await c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => null)) === String(job.token);
+          })
+          .catch((err: Error) => c.log(`could not make a spare tree: ${err.message}`));
+      }
     });
     mark('laneReturned');
     await saveLeftovers(tree, job.storyId);
@@ -327,11 +484,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     // The lane has reported: its tree, branch and state go while the worker takes its next job (the worker ends
     // only after every clean-up).
     const cleanup = (async () => {
-      const removed = await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
-      if (removed.exitCode !== 0) {
-        await rm(tree, { recursive: true, force: true });
-        await git(mirror, ['worktree', 'prune'], { reject: false });
-      }
+      await removeTree(mirror, tree);
       await git(mirror, ['branch', '-D', local], { reject: false });
       await rm(stateRoot, { recursive: true, force: true });
       await chain;
@@ -345,9 +498,16 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   }
 }
 
-/** Brings the job's commit into the repository's bare mirror (made at the first job), one fetch at a time per mirror. */
-async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<void> {
-  const prev = c.mirrors.get(mirror) ?? Promise.resolve();
+/**
+ * Brings commit `job.sha` of the feature branch into the repository's bare mirror (made at the first job), one fetch
+ * at a time per mirror.
+ */
+async function fetchInto(
+  mirrors: Map<string, Promise<unknown>>,
+  mirror: string,
+  job: Pick<LaneJob, 'sha' | 'remote' | 'featureBranch'>,
+): Promise<void> {
+  const prev = mirrors.get(mirror) ?? Promise.resolve();
   const step = prev.then(async () => {
     if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode === 0) return;
     if (!existsSync(mirror)) {
@@ -359,7 +519,7 @@ async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<v
       fetchRefArgs(job.remote, `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`),
     );
   });
-  c.mirrors.set(
+  mirrors.set(
     mirror,
     step.catch(() => undefined),
   );
