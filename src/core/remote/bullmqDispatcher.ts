@@ -493,6 +493,8 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
         if (r.verified && r.sha) {
           source.verified = true;
           this.d.name(id, r.sha);
+          // The merge's feature gate is skipped when it would repeat this green gate on this tree (mergeSlot.ts).
+          if (r.green) this.options.lane.onGreenTree?.(r.green);
         }
         if (r.blocked !== null) source.blocked = r.blocked;
         const state = r.state === 'refused' ? 'failed' : r.state;
@@ -551,6 +553,7 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
               blocked: null,
               sha: null,
               timedOut: false,
+              green: null,
             },
             worker: '(none)',
           });

@@ -112,6 +112,17 @@ export const laneResultSchema = z
       .regex(/^[0-9a-f]{40}$/)
       .nullable(),
     timedOut: z.boolean().default(false),
+    /**
+     * The lane's last green gate on a clean tree, when its final gate was a repeat of it (runOptions.ts
+     * `onGreenTree`): the command and the tree state (git.ts `treeState`) it passed on. The coordinator skips its
+     * feature gate after the merge when that gate would run the same command on the same tree, as for a local lane
+     * (rules.ts `featureGateRepeats`).
+     */
+    green: z
+      .object({ command: z.string().max(10_000), state: z.string().max(4_000_000) })
+      .strict()
+      .nullable()
+      .default(null),
   })
   .strict();
 export type LaneResult = z.infer<typeof laneResultSchema>;

@@ -12,7 +12,10 @@ import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
-import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
+import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf, RUNNER_FILES } from '../loop/parallel/dispatcher';
+import { greenTreeStandsForLeftovers } from '../loop/parallel/rules';
+import { resolveContainment } from '../process/containment';
+import { treeStatePaths } from '../git/gitState';
 import { LaneStorySource } from '../loop/parallel/laneSource';
 import { redactRedisUrl, redisUrlRefusal, remoteAllowed, WORKER_BEAT_MS } from './decide';
 import { remoteTrace } from './phaseTrace';
@@ -358,7 +361,15 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   };
   const refuse = async (reason: string): Promise<LaneResult> => {
     c.log(`${job.runId} ${job.storyId}: refused: ${reason}`);
-    const result: LaneResult = { state: 'refused', reason, verified: false, blocked: null, sha: null, timedOut: false };
+    const result: LaneResult = {
+      state: 'refused',
+      reason,
+      verified: false,
+      blocked: null,
+      sha: null,
+      timedOut: false,
+      green: null,
+    };
     await send('result', { result });
     return result;
   };
@@ -449,7 +460,12 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
       }
     });
     mark('laneReturned');
-    await saveLeftovers(tree, job.storyId);
+    // The tree the lane's repeated final gate saw stands for its tree now in a PID namespace (nothing the agent
+    // started outlives it): no `git status` for the leftovers then, as in a local lane (rules.ts).
+    const changed = greenTreeStandsForLeftovers(resolveContainment(c.config.containment).kind, result.green !== null)
+      ? treeStatePaths(result.green!.state)
+      : undefined;
+    await saveLeftovers(tree, job.storyId, changed);
     mark('leftoversSaved');
     // A lane whose lease ended (superseded, the run gone) pushes nothing: its branch is no longer its own.
     const lease = await c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => null);
@@ -473,6 +489,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
       blocked: null,
       sha: null,
       timedOut,
+      green: null,
     };
     await send('result', { result: out });
     return out;
@@ -558,6 +575,7 @@ async function runLane(
 ): Promise<Omit<LaneResult, 'sha' | 'timedOut'>> {
   const source = new LaneStorySource(stateRoot, job.storyId, 'ralph-worker');
   let iterations = 0;
+  let green: LaneResult['green'] = null;
   const engine = new LaneRun({
     folder: tree,
     config: { ...c.config, notify: '', parallel: false },
@@ -568,9 +586,20 @@ async function runLane(
     agentEnv: c.agentEnv,
     signal,
     runId: job.runId,
-    lane: { index: 1, stateRoot, source, actor: 'ralph-worker', nextIteration: () => ++iterations },
+    lane: {
+      index: 1,
+      stateRoot,
+      source,
+      actor: 'ralph-worker',
+      nextIteration: () => ++iterations,
+      onGreenTree: (g) => {
+        green = g;
+      },
+    },
   });
   engine.on('event', (e) => {
+    // A tree seen green before this agent (a reviewer after the final gate) says nothing about the tree after it.
+    if (e.type === 'agentStarted') green = null;
     if (e.type === 'runStarted' || e.type === 'runEnded' || e.type === 'progress') return;
     onEvent(e);
   });
@@ -581,14 +610,18 @@ async function runLane(
     r = { state: 'failed', reason: (err as Error).message };
   }
   const state = (['completed', 'stopped', 'cancelled', 'stalled'] as const).find((s) => s === r.state) ?? 'failed';
-  return { state, reason: r.reason, verified: source.verified, blocked: source.blocked };
+  return { state, reason: r.reason, verified: source.verified, blocked: source.blocked, green };
 }
 
-/** Commits what the agent left uncommitted (the runner's files excluded), as the local dispatcher does. */
-async function saveLeftovers(tree: string, storyId: string): Promise<void> {
-  if (!existsSync(tree) || !(await hasLeftovers(tree))) return;
+/**
+ * Commits what the agent left uncommitted (the runner's files excluded), as the local dispatcher does. `changed`: the
+ * paths of the tree state that stands for the tree now (no `git status` then).
+ */
+async function saveLeftovers(tree: string, storyId: string, changed?: readonly string[]): Promise<void> {
+  if (!existsSync(tree)) return;
+  if (changed ? !changed.some((p) => !RUNNER_FILES.includes(p)) : !(await hasLeftovers(tree))) return;
   await git(tree, ['add', '-A']);
-  for (const f of ['quantum.json', 'quantum.json.tmp'])
+  for (const f of RUNNER_FILES)
     if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
   if ((await git(tree, ['diff', '--cached', '--quiet'], { reject: false })).exitCode === 0) return;
   await git(tree, [
