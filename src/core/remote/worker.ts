@@ -10,6 +10,8 @@ import { fetchRefArgs } from '../git/git';
 import { holdGitWorker } from '../git/gitWorker';
 import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
+import { markScratch } from '../store/durability';
+import { userStateDir } from '../store/userStateDir';
 import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
 import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf, RUNNER_FILES } from '../loop/parallel/dispatcher';
@@ -215,6 +217,13 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   if (!o.repos.length) throw new WorkerRefusal('a worker needs at least one repository to serve (--repo <remote>)');
   const dir = path.resolve(o.dir);
   await mkdir(dir, { recursive: true });
+  // The lanes' trees and state are scratch: a lane lost with this worker is the coordinator's to run again, and
+  // nothing here reads a lane after it ended (store/durability.ts: no fsync there).
+  markScratch(path.join(dir, 'lanes'));
+  markScratch(path.join(dir, 'state'));
+  // So are the claim baselines' mirrors of this process's runs (all lanes), kept for a crash recovery no worker runs.
+  markScratch(path.join(userStateDir(), 'baselines'));
+  markScratch(path.join(userStateDir(), 'claims'));
   // Every lane's git, agent and gates start from the small helper process (git/gitWorker.ts), as in a local parallel
   // run: a fork of this large process costs CPU and stalls the thread every lane's engine runs on, and a worker
   // forks a dozen times a story. Held for the worker's life; it exits with this process (its stdin closes).
@@ -245,8 +254,7 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
       .hset(WORKERS_KEY, id, JSON.stringify({ host: os.hostname(), pid: process.pid, at: Date.now() }))
       .catch(() => undefined);
     // A run's end missed on the channel (Redis away then): its stream's key is gone once it ended.
-    for (const runId of served)
-      if ((await redis.exists(eventsKey(runId)).catch(() => 1)) === 0) ended(runId);
+    for (const runId of served) if ((await redis.exists(eventsKey(runId)).catch(() => 1)) === 0) ended(runId);
   };
   await beat();
   const beats = setInterval(() => void beat(), WORKER_BEAT_MS);
@@ -429,8 +437,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     if (ready && checkedOut?.exitCode === 0) {
       tree = ready.tree;
       mark('spareTaken');
-    }
-    else {
+    } else {
       if (ready) await removeTree(mirror, ready.tree);
       await mkdir(path.dirname(tree), { recursive: true });
       const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });

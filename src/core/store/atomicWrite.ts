@@ -1,4 +1,5 @@
 import { unlink } from 'node:fs/promises';
+import { needsSync } from './durability';
 import { readTextSync } from './readJsonFile';
 import type WriteFileAtomic from 'write-file-atomic';
 
@@ -13,7 +14,8 @@ export function writeFileAtomicModule(): typeof WriteFileAtomic {
  * any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the file's mode.
  */
 export async function writeTextAtomic(file: string, text: string): Promise<void> {
-  await writeFileAtomicModule()(file, text, { encoding: 'utf8' });
+  // A scratch file (store/durability.ts) is renamed into place without an fsync.
+  await writeFileAtomicModule()(file, text, { encoding: 'utf8', fsync: needsSync(file) });
 }
 
 /**
