@@ -117,6 +117,13 @@ export function redisConnection(url: string): Redis {
   return r;
 }
 
+/**
+ * How long a worker stays without a lane after the feature branch moved before it fetches the move ahead of a job:
+ * long enough that the moves of a busy run (a job follows each within milliseconds) and of its last merges are not
+ * fetched by every idle worker, short against the minutes a dependent story waits for the merge it needs.
+ */
+const PREFETCH_IDLE_MS = 1000;
+
 /** The folder of repository `remote`'s bare mirror under `dir`. */
 const mirrorOf = (dir: string, remote: string): string =>
   path.join(dir, 'mirrors', createHash('sha256').update(remote).digest('hex').slice(0, 16) + '.git');
@@ -258,19 +265,28 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   };
   await beat();
   const beats = setInterval(() => void beat(), WORKER_BEAT_MS);
-  // The coordinators' news of their feature branches: a worker with no lane brings a moved branch's commit into
-  // its mirror and moves its spare tree there, so that the next job finds both ready.
+  // The coordinators' news of their feature branches: a worker that has had no lane for PREFETCH_IDLE_MS since a
+  // move brings the newest moved commit into its mirror and moves its spare tree there, so that a job that comes
+  // later (a story that waited for that merge) finds both ready. A job, a newer move or the run's end first: nothing
+  // is fetched (a job right after a move fetches for itself; a worker idle at a run's end fetches nothing for it).
+  let ahead: NodeJS.Timeout | null = null;
   const news = redisConnection(o.redisUrl);
   news.on('message', (_channel: string, message: string) => {
     const note = parseFeatureNote(message);
     if (!note.ok || !remoteAllowed(note.value.remote, o.repos)) return;
     const n = note.value;
+    if (ahead) clearTimeout(ahead);
+    ahead = null;
     if (n.kind === 'ended') return ended(n.runId);
     const mirror = mirrorOf(dir, n.remote);
     if (running.size || !existsSync(mirror)) return;
-    void fetchInto(mirrors, mirror, n)
-      .then(() => spare.move(mirror, n.sha, n.runId))
-      .catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
+    ahead = setTimeout(() => {
+      ahead = null;
+      if (running.size || o.signal.aborted) return;
+      void fetchInto(mirrors, mirror, n)
+        .then(() => spare.move(mirror, n.sha, n.runId))
+        .catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
+    }, PREFETCH_IDLE_MS);
   });
   await news.subscribe(FEATURE_CHANNEL);
   const connection = redisConnection(o.redisUrl);
@@ -279,6 +295,8 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
     async (job: Job) => {
       const abort = new AbortController();
       running.set(String(job.id), abort);
+      if (ahead) clearTimeout(ahead);
+      ahead = null;
       try {
         return await runJob(job.data, {
           ...o,
@@ -312,6 +330,7 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   });
   for (const a of running.values()) a.abort();
   clearInterval(beats);
+  if (ahead) clearTimeout(ahead);
   o.log(`worker ${id} ends: waiting for ${running.size} lane(s) to report`);
   await worker.close();
   // Lanes that reported are still being removed (off the next job's path): the worker ends after them.
