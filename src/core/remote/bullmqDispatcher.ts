@@ -18,6 +18,7 @@ import {
 } from '../loop/parallel/dispatcher';
 import type { LaneStorySource } from '../loop/parallel/laneSource';
 import { laneAttemptFailed, storyAttempts } from '../loop/parallel/quantumRuntime';
+import { readQuantum } from '../sources/quantum/readQuantum';
 import { EngineRefusal, type EngineLane, type EngineOptions, type RunResult } from '../loop/runOptions';
 import {
   decideFencing,
@@ -36,6 +37,7 @@ import {
   LANE_QUEUE,
   leaseKey,
   parseStreamEntry,
+  pendingKey,
   WORKERS_KEY,
   type LaneJob,
   type LaneResult,
@@ -466,7 +468,14 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
       this.takenAt = null;
       this.lastSeenAt = null;
       this.iterations.clear();
-      await this.d.redis.multi().set(leaseKey(o.runId, id), String(token)).set(controlKey(o.runId, id), 'run').exec();
+      // The stories still to dispatch after this one: while there are, a worker makes a tree ahead for its next job.
+      const pending = readQuantum(o.folder)?.doc?.data.stories.filter((s) => s.status === 'pending').length ?? 1;
+      await this.d.redis
+        .multi()
+        .set(leaseKey(o.runId, id), String(token))
+        .set(controlKey(o.runId, id), 'run')
+        .set(pendingKey(o.runId), String(pending))
+        .exec();
       remoteTrace('coordinator', id, token, 'leased');
       const sha = await this.d.pushFeature();
       remoteTrace('coordinator', id, token, 'featurePushed');

@@ -20,6 +20,11 @@ export const controlKey = (runId: string, storyId: string): string => `${KEY_PRE
  * (superseded) or finds the key gone (the run ended) stops its lane and pushes nothing.
  */
 export const leaseKey = (runId: string, storyId: string): string => `${KEY_PREFIX}:run:${runId}:lease:${storyId}`;
+/**
+ * The key holding how many stories of a run are still to be dispatched (quantum.json `pending`), set at each
+ * dispatch: a worker makes a spare tree for a next job only while some are (remote/worker.ts).
+ */
+export const pendingKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:pending`;
 /** The hash of live workers: worker id → JSON {host, pid, at (ms since epoch)} (heartbeats). */
 export const WORKERS_KEY = `${KEY_PREFIX}:workers`;
 

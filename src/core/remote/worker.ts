@@ -29,6 +29,7 @@ import {
   LANE_QUEUE,
   leaseKey,
   parseFeatureNote,
+  pendingKey,
   parseLaneJob,
   WORKERS_KEY,
   type LaneJob,
@@ -474,13 +475,17 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     const result = await runLane(c, job, tree, stateRoot, laneAbort.signal, (e) => {
       mark(`event:${e.type}`);
       void send('event', { event: e });
-      // While the agent works, the next job's tree is made (not for a lane whose lease or run has ended).
+      // While the agent works, the next job's tree is made: not for a lane whose lease or run has ended, nor when
+      // the run has no story left to dispatch (a tree no job would take).
       if (e.type === 'agentStarted' && !spareAsked) {
         spareAsked = true;
         void c.spare
           .make(mirror, job.sha, job.runId, async () => {
             if (laneAbort.signal.aborted) return false;
-            return (await c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => null)) === String(job.token);
+            const [lease, pending] = await c.redis
+              .mget(leaseKey(job.runId, job.storyId), pendingKey(job.runId))
+              .catch(() => [null, null]);
+            return lease === String(job.token) && pending !== '0';
           })
           .catch((err: Error) => c.log(`could not make a spare tree: ${err.message}`));
       }
