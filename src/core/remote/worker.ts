@@ -150,7 +150,7 @@ interface Spare {
 /**
  * The worker's spare tree: one worktree made while a lane's agent runs (off the next job's path), so that the next
  * job of the same repository starts with one `git checkout` (only the files that differ) instead of a `git worktree
- * add` (three git processes and a full checkout). A job takes it and it becomes that lane's tree, removed as any lane's;
+ * add` (four git processes and a full checkout). A job takes it and it becomes that lane's tree, removed as any lane's;
  * nothing of a lane is ever in it (made fresh at a commit, never reused after a lane). It is removed when the run it
  * was made for ends and when the worker ends. One change at a time (a chain), so a job that takes it while it is
  * being made waits for it.
@@ -211,11 +211,6 @@ class SpareTree {
       this.spare = null;
       await removeTree(s.mirror, s.tree);
     });
-  }
-
-  /** The run the spare is for, if any. */
-  get runId(): string | null {
-    return this.spare?.runId ?? null;
   }
 }
 
@@ -448,17 +443,20 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     mark('startedSent');
     c.log(`${job.runId} ${job.storyId}: attempt ${job.attempt} (token ${job.token}) at ${job.sha.slice(0, 10)}`);
     const ready = await c.spare.take(mirror);
+    // The spare is this lane's tree from now on: removed with it, whatever happens below.
+    if (ready) tree = ready.tree;
     // A spare at the job's commit needs nothing fetched.
     if (ready?.sha !== job.sha) await fetchInto(c.mirrors, mirror, job);
     mark('fetched');
     const checkedOut = ready
       ? await git(ready.tree, ['checkout', '-q', '-f', '-B', local, job.sha], { reject: false })
       : null;
-    if (ready && checkedOut?.exitCode === 0) {
-      tree = ready.tree;
-      mark('spareTaken');
-    } else {
-      if (ready) await removeTree(mirror, ready.tree);
+    if (ready && checkedOut?.exitCode === 0) mark('spareTaken');
+    else {
+      if (ready) {
+        await removeTree(mirror, ready.tree);
+        tree = path.join(c.dir, 'lanes', slot);
+      }
       await mkdir(path.dirname(tree), { recursive: true });
       const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
       if (added.exitCode !== 0) {
