@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
 import { fetchRefArgs } from '../git/git';
 import { holdGitWorker } from '../git/gitWorker';
+import { loadShellParser } from '../gates/shellSyntax';
 import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
 import { markScratch } from '../store/durability';
@@ -231,6 +232,10 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   // run: a fork of this large process costs CPU and stalls the thread every lane's engine runs on, and a worker
   // forks a dozen times a story. Held for the worker's life; it exits with this process (its stdin closes).
   const releaseGitWorker = holdGitWorker({ start: true });
+  // Every lane parses its gate commands (the gate-file snapshot) with the shell parser, whose first load is about
+  // 0.1–0.2 s of this thread: loaded once now, before the worker serves, not on its first job's path (a local
+  // parallel run loads it while its start waits for git, runParallel.ts).
+  loadShellParser();
   try {
     await serve(o, dir);
   } finally {
