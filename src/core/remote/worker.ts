@@ -284,9 +284,12 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
     ahead = setTimeout(() => {
       ahead = null;
       if (running.size || o.signal.aborted) return;
-      void fetchInto(mirrors, mirror, n)
-        .then(() => spare.move(mirror, n.sha, n.runId))
-        .catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
+      void (async () => {
+        // Not for a run with no story left to dispatch: no job of it would use the commit.
+        if ((await redis.get(pendingKey(n.runId))) === '0') return;
+        await fetchInto(mirrors, mirror, n);
+        await spare.move(mirror, n.sha, n.runId);
+      })().catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
     }, PREFETCH_IDLE_MS);
   });
   await news.subscribe(FEATURE_CHANNEL);
