@@ -178,13 +178,15 @@ export async function startWorker(
 
 /**
  * Resolves once `w` has removed every lane of run `runId` it took (its log says `token N cleaned up` for each
- * `attempt … (token N)` line): a worker removes a lane's tree and branch after the lane has reported, while it takes
- * its next job.
+ * `attempt … (token N)` line), and its spare tree once it heard the run ended (`the run ended; nothing of it kept
+ * here`): a worker removes a lane's tree and branch after the lane has reported, while it takes its next job.
  */
 export async function lanesCleaned(w: WorkerProc, runId: string): Promise<void> {
   const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const taken = [...w.output().matchAll(new RegExp(`${esc(runId)} (\\S+): attempt \\d+ \\(token (\\d+)\\)`, 'g'))];
   for (const m of taken) await w.waitFor(new RegExp(`${esc(runId)} ${esc(m[1]!)}: token ${m[2]} cleaned up`));
+  // A worker that took a lane of the run keeps a spare tree for its next job until it hears the run ended.
+  if (taken.length) await w.waitFor(new RegExp(`${esc(runId)}: the run ended; nothing of it kept here`));
 }
 
 /** Ends a worker (SIGTERM, then waits for its exit) and removes its HOME. */

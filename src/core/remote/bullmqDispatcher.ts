@@ -18,6 +18,7 @@ import {
 } from '../loop/parallel/dispatcher';
 import type { LaneStorySource } from '../loop/parallel/laneSource';
 import { laneAttemptFailed, storyAttempts } from '../loop/parallel/quantumRuntime';
+import { readQuantum } from '../sources/quantum/readQuantum';
 import { EngineRefusal, type EngineLane, type EngineOptions, type RunResult } from '../loop/runOptions';
 import {
   decideFencing,
@@ -31,10 +32,12 @@ import {
 import {
   controlKey,
   eventsKey,
+  FEATURE_CHANNEL,
   KEY_PREFIX,
   LANE_QUEUE,
   leaseKey,
   parseStreamEntry,
+  pendingKey,
   WORKERS_KEY,
   type LaneJob,
   type LaneResult,
@@ -206,10 +209,18 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
         `${sha}:refs/heads/${this.o.featureBranch}`,
       ]);
       this.pushedFeature = sha;
+      // Workers that serve this remote bring the commit into their mirror while idle (remote/worker.ts).
+      this.say('moved', sha);
       return sha;
     });
     this.pushChain = step.catch(() => undefined);
     return step;
+  }
+
+  /** Tells the workers (FEATURE_CHANNEL) that the feature branch moved to `sha`, or that the run ended; never waited for. */
+  private say(kind: 'moved' | 'ended', sha: string): void {
+    const note = { v: 1, kind, runId: this.o.runId, remote: this.remote, featureBranch: this.o.featureBranch, sha };
+    void this.redis.publish(FEATURE_CHANNEL, JSON.stringify(note)).catch(() => undefined);
   }
 
   /** Adds one dispatch's job (BullMQ's retries off: retrying is the coordinator's). */
@@ -357,6 +368,10 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
       if (r.exitCode !== 0)
         this.o.warn(`could not remove ${gone.join(', ')} from ${this.o.laneRemote}: ${(r.stderr || r.stdout).trim()}`);
     }
+    // The workers remove what they kept for this run (their spare trees) once they hear it ended, or once they see
+    // its stream gone (the keys above).
+    if (this.pushedFeature) this.say('ended', this.pushedFeature);
+    await this.redis.ping().catch(() => undefined);
     await this.queue.close().catch(() => undefined);
     this.queueConnection.disconnect();
     this.redis.disconnect();
@@ -453,7 +468,14 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
       this.takenAt = null;
       this.lastSeenAt = null;
       this.iterations.clear();
-      await this.d.redis.multi().set(leaseKey(o.runId, id), String(token)).set(controlKey(o.runId, id), 'run').exec();
+      // The stories still to dispatch after this one: while there are, a worker makes a tree ahead for its next job.
+      const pending = readQuantum(o.folder)?.doc?.data.stories.filter((s) => s.status === 'pending').length ?? 1;
+      await this.d.redis
+        .multi()
+        .set(leaseKey(o.runId, id), String(token))
+        .set(controlKey(o.runId, id), 'run')
+        .set(pendingKey(o.runId), String(pending))
+        .exec();
       remoteTrace('coordinator', id, token, 'leased');
       const sha = await this.d.pushFeature();
       remoteTrace('coordinator', id, token, 'featurePushed');
@@ -480,6 +502,8 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
         if (r.verified && r.sha) {
           source.verified = true;
           this.d.name(id, r.sha);
+          // The merge's feature gate is skipped when it would repeat this green gate on this tree (mergeSlot.ts).
+          if (r.green) this.options.lane.onGreenTree?.(r.green);
         }
         if (r.blocked !== null) source.blocked = r.blocked;
         const state = r.state === 'refused' ? 'failed' : r.state;
@@ -538,6 +562,7 @@ class RemoteLane extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
               blocked: null,
               sha: null,
               timedOut: false,
+              green: null,
             },
             worker: '(none)',
           });

@@ -20,8 +20,22 @@ export const controlKey = (runId: string, storyId: string): string => `${KEY_PRE
  * (superseded) or finds the key gone (the run ended) stops its lane and pushes nothing.
  */
 export const leaseKey = (runId: string, storyId: string): string => `${KEY_PREFIX}:run:${runId}:lease:${storyId}`;
+/**
+ * The key holding how many stories of a run are still to be dispatched (quantum.json `pending`), set at each
+ * dispatch: a worker makes a spare tree for a next job only while some are (remote/worker.ts).
+ */
+export const pendingKey = (runId: string): string => `${KEY_PREFIX}:run:${runId}:pending`;
 /** The hash of live workers: worker id → JSON {host, pid, at (ms since epoch)} (heartbeats). */
 export const WORKERS_KEY = `${KEY_PREFIX}:workers`;
+
+/**
+ * The pub/sub channel of the feature branch's news (a channel, not a key: nothing of it stays in Redis): the
+ * coordinator says when it pushed its feature branch to the lane remote (`moved`) and when its run ended (`ended`).
+ * Workers keep their mirror and their spare tree current with it while idle, and remove what they keep for a run once
+ * it ended. Lost messages cost speed only: a job still names its commit, and a worker also sees a run's end by its
+ * stream's key being gone.
+ */
+export const FEATURE_CHANNEL = `${KEY_PREFIX}:feature`;
 
 /** A run id as the engine makes them (startRun.ts): letters, digits, `-`, `_`, `.`; no key separator. */
 const runIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, 'a run id: letters, digits, . _ -');
@@ -75,6 +89,19 @@ export const laneJobSchema = z
   .strict();
 export type LaneJob = z.infer<typeof laneJobSchema>;
 
+/** One message on {@link FEATURE_CHANNEL}: the run's feature branch is at `sha` on `remote` now, or the run ended. */
+export const featureNoteSchema = z
+  .object({
+    v: z.literal(1),
+    kind: z.enum(['moved', 'ended']),
+    runId: runIdSchema,
+    remote: remoteSchema,
+    featureBranch: z.string().min(1).max(200),
+    sha: z.string().regex(/^[0-9a-f]{40}$/, 'a full commit SHA (40 hex digits)'),
+  })
+  .strict();
+export type FeatureNote = z.infer<typeof featureNoteSchema>;
+
 /** How a remote lane ended, as its worker reports it (the BullMQ job's return value and the last stream entry). */
 export const laneResultSchema = z
   .object({
@@ -90,6 +117,17 @@ export const laneResultSchema = z
       .regex(/^[0-9a-f]{40}$/)
       .nullable(),
     timedOut: z.boolean().default(false),
+    /**
+     * The lane's last green gate on a clean tree, when its final gate was a repeat of it (runOptions.ts
+     * `onGreenTree`): the command and the tree state (git.ts `treeState`) it passed on. The coordinator skips its
+     * feature gate after the merge when that gate would run the same command on the same tree, as for a local lane
+     * (rules.ts `featureGateRepeats`).
+     */
+    green: z
+      .object({ command: z.string().max(10_000), state: z.string().max(4_000_000) })
+      .strict()
+      .nullable()
+      .default(null),
   })
   .strict();
 export type LaneResult = z.infer<typeof laneResultSchema>;
@@ -125,6 +163,17 @@ function check<T>(schema: z.ZodType<T>, data: unknown, what: string): Checked<T>
 
 /** Checks a job's data (never trusted: anyone who can write to Redis can add a job). Pure. */
 export const parseLaneJob = (data: unknown): Checked<LaneJob> => check(laneJobSchema, data, 'lane job');
+
+/** Checks a message of {@link FEATURE_CHANNEL} (never trusted, as a job is not). Pure. */
+export function parseFeatureNote(message: string): Checked<FeatureNote> {
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch (err) {
+    return { ok: false, reason: `feature note refused: ${(err as Error).message}` };
+  }
+  return check(featureNoteSchema, data, 'feature note');
+}
 
 /** Checks one stream entry as XADD stored it: field `m` holds its JSON. Pure. */
 export function parseStreamEntry(fields: readonly string[]): Checked<StreamEntry> {

@@ -8,20 +8,29 @@ import { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
 import { fetchRefArgs } from '../git/git';
 import { holdGitWorker } from '../git/gitWorker';
+import { loadShellParser } from '../gates/shellSyntax';
 import type { RalphConfig } from '../model/config';
 import { ralphFile } from '../model/ralphPaths';
+import { markScratch } from '../store/durability';
+import { userStateDir } from '../store/userStateDir';
 import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
-import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf } from '../loop/parallel/dispatcher';
+import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf, RUNNER_FILES } from '../loop/parallel/dispatcher';
+import { greenTreeStandsForLeftovers } from '../loop/parallel/rules';
+import { resolveContainment } from '../process/containment';
+import { treeStatePaths } from '../git/gitState';
 import { LaneStorySource } from '../loop/parallel/laneSource';
 import { redactRedisUrl, redisUrlRefusal, remoteAllowed, WORKER_BEAT_MS } from './decide';
 import { remoteTrace } from './phaseTrace';
 import {
   controlKey,
   eventsKey,
+  FEATURE_CHANNEL,
   KEY_PREFIX,
   LANE_QUEUE,
   leaseKey,
+  parseFeatureNote,
+  pendingKey,
   parseLaneJob,
   WORKERS_KEY,
   type LaneJob,
@@ -110,9 +119,101 @@ export function redisConnection(url: string): Redis {
   return r;
 }
 
+/**
+ * How long a worker stays without a lane after the feature branch moved before it fetches the move ahead of a job:
+ * long enough that the moves of a busy run (a job follows each within milliseconds) and of its last merges are not
+ * fetched by every idle worker, short against the minutes a dependent story waits for the merge it needs.
+ */
+const PREFETCH_IDLE_MS = 1000;
+
 /** The folder of repository `remote`'s bare mirror under `dir`. */
 const mirrorOf = (dir: string, remote: string): string =>
   path.join(dir, 'mirrors', createHash('sha256').update(remote).digest('hex').slice(0, 16) + '.git');
+
+/** Removes worktree `tree` of `mirror` (its folder and git's record of it). */
+async function removeTree(mirror: string, tree: string): Promise<void> {
+  const removed = await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
+  if (removed.exitCode !== 0) {
+    await rm(tree, { recursive: true, force: true });
+    await git(mirror, ['worktree', 'prune'], { reject: false });
+  }
+}
+
+/** A worktree made ahead of the next job (detached, clean, no branch of its own): see {@link SpareTree}. */
+interface Spare {
+  tree: string;
+  mirror: string;
+  sha: string;
+  /** The run it was made or last moved for: it goes when that run ends. */
+  runId: string;
+}
+
+/**
+ * The worker's spare tree: one worktree made while a lane's agent runs (off the next job's path), so that the next
+ * job of the same repository starts with one `git checkout` (only the files that differ) instead of a `git worktree
+ * add` (four git processes and a full checkout). A job takes it and it becomes that lane's tree, removed as any lane's;
+ * nothing of a lane is ever in it (made fresh at a commit, never reused after a lane). It is removed when the run it
+ * was made for ends and when the worker ends. One change at a time (a chain), so a job that takes it while it is
+ * being made waits for it.
+ */
+class SpareTree {
+  private spare: Spare | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private made = 0;
+  constructor(private readonly dir: string) {}
+
+  private then<T>(step: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(step);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Makes the spare at `sha` of `mirror` unless there is one, or unless `wanted()` says no by then. */
+  make(mirror: string, sha: string, runId: string, wanted: () => Promise<boolean>): Promise<void> {
+    return this.then(async () => {
+      if (this.spare || !(await wanted())) return;
+      const tree = path.join(this.dir, 'lanes', `spare-${process.pid}-${++this.made}`);
+      await mkdir(path.dirname(tree), { recursive: true });
+      const r = await git(mirror, ['worktree', 'add', '-f', '--detach', tree, sha], { reject: false });
+      if (r.exitCode === 0) this.spare = { tree, mirror, sha, runId };
+      else await removeTree(mirror, tree);
+    });
+  }
+
+  /** Moves the spare of `mirror` to `sha` (already in the mirror), for run `runId`. */
+  move(mirror: string, sha: string, runId: string): Promise<void> {
+    return this.then(async () => {
+      const s = this.spare;
+      if (!s || s.mirror !== mirror || s.sha === sha) return;
+      const r = await git(s.tree, ['checkout', '-q', '-f', '--detach', sha], { reject: false });
+      if (r.exitCode === 0) Object.assign(s, { sha, runId });
+      else {
+        this.spare = null;
+        await removeTree(s.mirror, s.tree);
+      }
+    });
+  }
+
+  /** Takes the spare of `mirror` for a job (null: none); it is the job's from then on. */
+  take(mirror: string): Promise<Spare | null> {
+    return this.then(async () => {
+      const s = this.spare;
+      if (!s || s.mirror !== mirror) return null;
+      this.spare = null;
+      return s;
+    });
+  }
+
+  /** Removes the spare if it belongs to run `runId` (any run: undefined). */
+  drop(runId?: string): Promise<void> {
+    return this.then(async () => {
+      const s = this.spare;
+      if (!s || (runId !== undefined && s.runId !== runId)) return;
+      this.spare = null;
+      await removeTree(s.mirror, s.tree);
+    });
+  }
+}
 
 /** Runs the worker until `o.signal` aborts; resolves once every lane it took has ended and reported. */
 export async function runWorker(o: WorkerOptions): Promise<void> {
@@ -120,10 +221,21 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   if (!o.repos.length) throw new WorkerRefusal('a worker needs at least one repository to serve (--repo <remote>)');
   const dir = path.resolve(o.dir);
   await mkdir(dir, { recursive: true });
+  // The lanes' trees and state are scratch: a lane lost with this worker is the coordinator's to run again, and
+  // nothing here reads a lane after it ended (store/durability.ts: no fsync there).
+  markScratch(path.join(dir, 'lanes'));
+  markScratch(path.join(dir, 'state'));
+  // So are the claim baselines' mirrors of this process's runs (all lanes), kept for a crash recovery no worker runs.
+  markScratch(path.join(userStateDir(), 'baselines'));
+  markScratch(path.join(userStateDir(), 'claims'));
   // Every lane's git, agent and gates start from the small helper process (git/gitWorker.ts), as in a local parallel
   // run: a fork of this large process costs CPU and stalls the thread every lane's engine runs on, and a worker
   // forks a dozen times a story. Held for the worker's life; it exits with this process (its stdin closes).
   const releaseGitWorker = holdGitWorker({ start: true });
+  // Every lane parses its gate commands (the gate-file snapshot) with the shell parser, whose first load is about
+  // 0.1–0.2 s of this thread: loaded once now, before the worker serves, not on its first job's path (a local
+  // parallel run loads it while its start waits for git, runParallel.ts).
+  loadShellParser();
   try {
     await serve(o, dir);
   } finally {
@@ -138,20 +250,69 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   const mirrors = new Map<string, Promise<unknown>>();
   const running = new Map<string, AbortController>();
   const cleanups = new Set<Promise<void>>();
-  const beat = () =>
-    redis
+  const spare = new SpareTree(dir);
+  /** The runs this worker took a job of, until it knows they ended (then nothing of them stays here). */
+  const served = new Set<string>();
+  const ended = (runId: string) => {
+    if (!served.delete(runId)) return;
+    void spare.drop(runId).then(() => o.log(`${runId}: the run ended; nothing of it kept here`));
+  };
+  const beat = async () => {
+    await redis
       .hset(WORKERS_KEY, id, JSON.stringify({ host: os.hostname(), pid: process.pid, at: Date.now() }))
       .catch(() => undefined);
+    // A run's end missed on the channel (Redis away then): its stream's key is gone once it ended.
+    for (const runId of served) if ((await redis.exists(eventsKey(runId)).catch(() => 1)) === 0) ended(runId);
+  };
   await beat();
   const beats = setInterval(() => void beat(), WORKER_BEAT_MS);
+  // The coordinators' news of their feature branches: a worker that has had no lane for PREFETCH_IDLE_MS since a
+  // move brings the newest moved commit into its mirror and moves its spare tree there, so that a job that comes
+  // later (a story that waited for that merge) finds both ready. A job, a newer move or the run's end first: nothing
+  // is fetched (a job right after a move fetches for itself; a worker idle at a run's end fetches nothing for it).
+  let ahead: NodeJS.Timeout | null = null;
+  const news = redisConnection(o.redisUrl);
+  news.on('message', (_channel: string, message: string) => {
+    const note = parseFeatureNote(message);
+    if (!note.ok || !remoteAllowed(note.value.remote, o.repos)) return;
+    const n = note.value;
+    if (ahead) clearTimeout(ahead);
+    ahead = null;
+    if (n.kind === 'ended') return ended(n.runId);
+    const mirror = mirrorOf(dir, n.remote);
+    if (running.size || !existsSync(mirror)) return;
+    ahead = setTimeout(() => {
+      ahead = null;
+      if (running.size || o.signal.aborted) return;
+      void (async () => {
+        // Not for a run with no story left to dispatch: no job of it would use the commit.
+        if ((await redis.get(pendingKey(n.runId))) === '0') return;
+        await fetchInto(mirrors, mirror, n);
+        await spare.move(mirror, n.sha, n.runId);
+      })().catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
+    }, PREFETCH_IDLE_MS);
+  });
+  await news.subscribe(FEATURE_CHANNEL);
   const connection = redisConnection(o.redisUrl);
   const worker = new Worker(
     LANE_QUEUE,
     async (job: Job) => {
       const abort = new AbortController();
       running.set(String(job.id), abort);
+      if (ahead) clearTimeout(ahead);
+      ahead = null;
       try {
-        return await runJob(job.data, { ...o, dir, id, redis, mirrors, cleanups, abort: abort.signal });
+        return await runJob(job.data, {
+          ...o,
+          dir,
+          id,
+          redis,
+          mirrors,
+          cleanups,
+          spare,
+          served,
+          abort: abort.signal,
+        });
       } finally {
         running.delete(String(job.id));
       }
@@ -173,11 +334,14 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   });
   for (const a of running.values()) a.abort();
   clearInterval(beats);
+  if (ahead) clearTimeout(ahead);
   o.log(`worker ${id} ends: waiting for ${running.size} lane(s) to report`);
   await worker.close();
   // Lanes that reported are still being removed (off the next job's path): the worker ends after them.
   while (cleanups.size) await Promise.all([...cleanups]);
+  await spare.drop();
   await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
+  news.disconnect();
   // BullMQ leaves a connection it was given open.
   connection.disconnect();
   redis.disconnect();
@@ -189,6 +353,8 @@ interface JobContext extends WorkerOptions {
   id: string;
   redis: Redis;
   mirrors: Map<string, Promise<unknown>>;
+  spare: SpareTree;
+  served: Set<string>;
   /** The clean-ups of lanes that have reported (awaited before the worker ends). */
   cleanups: Set<Promise<void>>;
   abort: AbortSignal;
@@ -226,7 +392,15 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   };
   const refuse = async (reason: string): Promise<LaneResult> => {
     c.log(`${job.runId} ${job.storyId}: refused: ${reason}`);
-    const result: LaneResult = { state: 'refused', reason, verified: false, blocked: null, sha: null, timedOut: false };
+    const result: LaneResult = {
+      state: 'refused',
+      reason,
+      verified: false,
+      blocked: null,
+      sha: null,
+      timedOut: false,
+      green: null,
+    };
     await send('result', { result });
     return result;
   };
@@ -235,8 +409,10 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   if ((await c.redis.get(leaseKey(job.runId, job.storyId))) !== String(job.token))
     return refuse(`token ${job.token} of ${job.storyId} is no longer current`);
 
+  c.served.add(job.runId);
   const slot = `${job.runId}-${job.storyId}-${job.token}`;
-  const tree = path.join(c.dir, 'lanes', slot);
+  /** The lane's tree: the spare tree when there is one, else a worktree made for it (below). */
+  let tree = path.join(c.dir, 'lanes', slot);
   const stateRoot = path.join(c.dir, 'state', slot);
   const mirror = mirrorOf(c.dir, job.remote);
   const local = `ql-wt/${job.storyId}.${job.token}`;
@@ -274,25 +450,59 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     await send('started');
     mark('startedSent');
     c.log(`${job.runId} ${job.storyId}: attempt ${job.attempt} (token ${job.token}) at ${job.sha.slice(0, 10)}`);
-    await fetchInto(c, mirror, job);
+    const ready = await c.spare.take(mirror);
+    // The spare is this lane's tree from now on: removed with it, whatever happens below.
+    if (ready) tree = ready.tree;
+    // A spare at the job's commit needs nothing fetched.
+    if (ready?.sha !== job.sha) await fetchInto(c.mirrors, mirror, job);
     mark('fetched');
-    await mkdir(path.dirname(tree), { recursive: true });
-    const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
-    if (added.exitCode !== 0) {
-      if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
-        throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
-      throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], added);
+    const checkedOut = ready
+      ? await git(ready.tree, ['checkout', '-q', '-f', '-B', local, job.sha], { reject: false })
+      : null;
+    if (ready && checkedOut?.exitCode === 0) mark('spareTaken');
+    else {
+      if (ready) {
+        await removeTree(mirror, ready.tree);
+        tree = path.join(c.dir, 'lanes', slot);
+      }
+      await mkdir(path.dirname(tree), { recursive: true });
+      const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
+      if (added.exitCode !== 0) {
+        if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
+          throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
+        throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], added);
+      }
     }
     mark('worktreeAdded');
     await excludeRunnerFiles(tree, mirror);
     await prepareState(c, job, tree, stateRoot);
     mark('prepared');
+    let spareAsked = false;
     const result = await runLane(c, job, tree, stateRoot, laneAbort.signal, (e) => {
       mark(`event:${e.type}`);
       void send('event', { event: e });
+      // While the agent works, the next job's tree is made: not for a lane whose lease or run has ended, nor when
+      // the run has no story left to dispatch (a tree no job would take).
+      if (e.type === 'agentStarted' && !spareAsked) {
+        spareAsked = true;
+        void c.spare
+          .make(mirror, job.sha, job.runId, async () => {
+            if (laneAbort.signal.aborted) return false;
+            const [lease, pending] = await c.redis
+              .mget(leaseKey(job.runId, job.storyId), pendingKey(job.runId))
+              .catch(() => [null, null]);
+            return lease === String(job.token) && pending !== '0';
+          })
+          .catch((err: Error) => c.log(`could not make a spare tree: ${err.message}`));
+      }
     });
     mark('laneReturned');
-    await saveLeftovers(tree, job.storyId);
+    // The tree the lane's repeated final gate saw stands for its tree now in a PID namespace (nothing the agent
+    // started outlives it): no `git status` for the leftovers then, as in a local lane (rules.ts).
+    const changed = greenTreeStandsForLeftovers(resolveContainment(c.config.containment).kind, result.green !== null)
+      ? treeStatePaths(result.green!.state)
+      : undefined;
+    await saveLeftovers(tree, job.storyId, changed);
     mark('leftoversSaved');
     // A lane whose lease ended (superseded, the run gone) pushes nothing: its branch is no longer its own.
     const lease = await c.redis.get(leaseKey(job.runId, job.storyId)).catch(() => null);
@@ -316,6 +526,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
       blocked: null,
       sha: null,
       timedOut,
+      green: null,
     };
     await send('result', { result: out });
     return out;
@@ -327,11 +538,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     // The lane has reported: its tree, branch and state go while the worker takes its next job (the worker ends
     // only after every clean-up).
     const cleanup = (async () => {
-      const removed = await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
-      if (removed.exitCode !== 0) {
-        await rm(tree, { recursive: true, force: true });
-        await git(mirror, ['worktree', 'prune'], { reject: false });
-      }
+      await removeTree(mirror, tree);
       await git(mirror, ['branch', '-D', local], { reject: false });
       await rm(stateRoot, { recursive: true, force: true });
       await chain;
@@ -345,9 +552,16 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   }
 }
 
-/** Brings the job's commit into the repository's bare mirror (made at the first job), one fetch at a time per mirror. */
-async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<void> {
-  const prev = c.mirrors.get(mirror) ?? Promise.resolve();
+/**
+ * Brings commit `job.sha` of the feature branch into the repository's bare mirror (made at the first job), one fetch
+ * at a time per mirror.
+ */
+async function fetchInto(
+  mirrors: Map<string, Promise<unknown>>,
+  mirror: string,
+  job: Pick<LaneJob, 'sha' | 'remote' | 'featureBranch'>,
+): Promise<void> {
+  const prev = mirrors.get(mirror) ?? Promise.resolve();
   const step = prev.then(async () => {
     if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode === 0) return;
     if (!existsSync(mirror)) {
@@ -359,7 +573,7 @@ async function fetchInto(c: JobContext, mirror: string, job: LaneJob): Promise<v
       fetchRefArgs(job.remote, `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`),
     );
   });
-  c.mirrors.set(
+  mirrors.set(
     mirror,
     step.catch(() => undefined),
   );
@@ -398,6 +612,7 @@ async function runLane(
 ): Promise<Omit<LaneResult, 'sha' | 'timedOut'>> {
   const source = new LaneStorySource(stateRoot, job.storyId, 'ralph-worker');
   let iterations = 0;
+  let green: LaneResult['green'] = null;
   const engine = new LaneRun({
     folder: tree,
     config: { ...c.config, notify: '', parallel: false },
@@ -408,9 +623,20 @@ async function runLane(
     agentEnv: c.agentEnv,
     signal,
     runId: job.runId,
-    lane: { index: 1, stateRoot, source, actor: 'ralph-worker', nextIteration: () => ++iterations },
+    lane: {
+      index: 1,
+      stateRoot,
+      source,
+      actor: 'ralph-worker',
+      nextIteration: () => ++iterations,
+      onGreenTree: (g) => {
+        green = g;
+      },
+    },
   });
   engine.on('event', (e) => {
+    // A tree seen green before this agent (a reviewer after the final gate) says nothing about the tree after it.
+    if (e.type === 'agentStarted') green = null;
     if (e.type === 'runStarted' || e.type === 'runEnded' || e.type === 'progress') return;
     onEvent(e);
   });
@@ -421,14 +647,18 @@ async function runLane(
     r = { state: 'failed', reason: (err as Error).message };
   }
   const state = (['completed', 'stopped', 'cancelled', 'stalled'] as const).find((s) => s === r.state) ?? 'failed';
-  return { state, reason: r.reason, verified: source.verified, blocked: source.blocked };
+  return { state, reason: r.reason, verified: source.verified, blocked: source.blocked, green };
 }
 
-/** Commits what the agent left uncommitted (the runner's files excluded), as the local dispatcher does. */
-async function saveLeftovers(tree: string, storyId: string): Promise<void> {
-  if (!existsSync(tree) || !(await hasLeftovers(tree))) return;
+/**
+ * Commits what the agent left uncommitted (the runner's files excluded), as the local dispatcher does. `changed`: the
+ * paths of the tree state that stands for the tree now (no `git status` then).
+ */
+async function saveLeftovers(tree: string, storyId: string, changed?: readonly string[]): Promise<void> {
+  if (!existsSync(tree)) return;
+  if (changed ? !changed.some((p) => !RUNNER_FILES.includes(p)) : !(await hasLeftovers(tree))) return;
   await git(tree, ['add', '-A']);
-  for (const f of ['quantum.json', 'quantum.json.tmp'])
+  for (const f of RUNNER_FILES)
     if (existsSync(path.join(tree, f))) await git(tree, ['reset', '-q', '--', f], { reject: false });
   if ((await git(tree, ['diff', '--cached', '--quiet'], { reject: false })).exitCode === 0) return;
   await git(tree, [

@@ -10,7 +10,8 @@ const ignore = (): void => undefined;
 
 /**
  * Writes `text` to `file` atomically with the store's writer (store/writePlan.ts): a temporary file beside it
- * (`.<name>.<pid>.<hex>.tmp`, created new), fsynced off the main thread, then renamed over `file`, so a reader (or a
+ * (`.<name>.<pid>.<hex>.tmp`, created new), fsynced off the main thread (not under a folder marked scratch,
+ * store/durability.ts), then renamed over `file`, so a reader (or a
  * crash at any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the mode of the file it
  * replaces, or sets `mode` (e.g. 0o600 for a file only the user may read, from its first byte). A link at `file` is
  * replaced, never written through: a link an agent planted cannot aim the write elsewhere. Writes of one file in this

@@ -16,6 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import * as path from 'node:path';
+import { needsSync } from './durability';
 import { withFileLock } from './fileLock';
 import { FileProblemError } from './parseError';
 import { spliceChangedLines } from './byteSplice';
@@ -259,22 +260,24 @@ async function replaceIfUnchanged(t: WriteTarget, w: FileWrite): Promise<boolean
   }
   // The fsyncs run on libuv's threads (fsyncSync here was 2 s of a 4-lane run's main thread); the
   // check and the rename stay one synchronous step, with nothing of this process in between.
-  const tmp = await writeTempBesideAsync(file, buf, t.mode);
+  const sync = needsSync(file);
+  const tmp = await writeTempBesideAsync(file, buf, t.mode, sync);
   if (!stillHolds(file, expected)) {
     unlinkSync(tmp);
     return false;
   }
   renameSync(tmp, file);
-  try {
-    const dfd = openSync(path.dirname(file), 'r');
+  if (sync)
     try {
-      await fsyncOff(dfd);
-    } finally {
-      closeSync(dfd);
+      const dfd = openSync(path.dirname(file), 'r');
+      try {
+        await fsyncOff(dfd);
+      } finally {
+        closeSync(dfd);
+      }
+    } catch {
+      // a directory that cannot be fsynced (some filesystems): the rename still happened
     }
-  } catch {
-    // a directory that cannot be fsynced (some filesystems): the rename still happened
-  }
   return true;
 }
 
@@ -285,11 +288,19 @@ function fsyncOff(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
 
-/** {@link writeTempBeside} with the fsync off this thread ({@link fsyncOff}). */
-export async function writeTempBesideAsync(file: string, bytes: Buffer, mode: number): Promise<string> {
+/**
+ * {@link writeTempBeside} with the fsync off this thread ({@link fsyncOff}); none for a scratch file (`sync` false,
+ * by default when `file` is under a folder marked scratch, store/durability.ts).
+ */
+export async function writeTempBesideAsync(
+  file: string,
+  bytes: Buffer,
+  mode: number,
+  sync: boolean = needsSync(file),
+): Promise<string> {
   const { tmp, fd } = startTemp(file, bytes, mode);
   try {
-    await fsyncOff(fd);
+    if (sync) await fsyncOff(fd);
   } catch (err) {
     dropTemp(tmp, fd);
     throw err;
@@ -305,7 +316,7 @@ export async function writeTempBesideAsync(file: string, bytes: Buffer, mode: nu
 export function writeTempBeside(file: string, bytes: Buffer, mode: number): string {
   const { tmp, fd } = startTemp(file, bytes, mode);
   try {
-    fsyncSync(fd);
+    if (needsSync(file)) fsyncSync(fd);
   } catch (err) {
     dropTemp(tmp, fd);
     throw err;

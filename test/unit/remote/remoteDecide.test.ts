@@ -9,7 +9,7 @@ import {
   redisUrlRefusal,
   remoteAllowed,
 } from '../../../src/core/remote/decide';
-import { parseLaneJob, parseStreamEntry, type LaneJob } from '../../../src/core/remote/laneJob';
+import { parseFeatureNote, parseLaneJob, parseStreamEntry, type LaneJob } from '../../../src/core/remote/laneJob';
 
 const SHA = 'a'.repeat(40);
 const job: LaneJob = {
@@ -61,14 +61,41 @@ describe('remote lanes: a job is data only (laneJob.ts parseLaneJob)', () => {
 
 describe('remote lanes: stream entries (laneJob.ts parseStreamEntry)', () => {
   const entry = { kind: 'heartbeat', storyId: 'US-001', attempt: 1, token: 3, worker: 'h1:42', laneSeq: 1 };
+  const result = { state: 'completed', reason: 'done', verified: true, blocked: null, sha: SHA, timedOut: false };
+  const green = { command: 'npm test', state: `# branch.oid ${SHA}\0# branch.head x\0` };
   const table: [string, string[], boolean][] = [
     ['a heartbeat', ['m', JSON.stringify(entry)], true],
     ['no field m', ['x', JSON.stringify(entry)], false],
     ['not JSON', ['m', '{'], false],
     ['an unknown kind', ['m', JSON.stringify({ ...entry, kind: 'exec' })], false],
     ['a result without its fields', ['m', JSON.stringify({ ...entry, kind: 'result', result: {} })], false],
+    [
+      'a result with its green tree',
+      ['m', JSON.stringify({ ...entry, kind: 'result', result: { ...result, green } })],
+      true,
+    ],
+    ['a result without one (an older worker)', ['m', JSON.stringify({ ...entry, kind: 'result', result })], true],
+    [
+      'a green tree with another field',
+      ['m', JSON.stringify({ ...entry, kind: 'result', result: { ...result, green: { ...green, run: 'x' } } })],
+      false,
+    ],
   ];
   for (const [name, fields, ok] of table) it(name, () => assert.equal(parseStreamEntry(fields).ok, ok));
+});
+
+describe('remote lanes: the feature branch channel (laneJob.ts parseFeatureNote)', () => {
+  const note = { v: 1, kind: 'moved', runId: job.runId, remote: job.remote, featureBranch: 'ralph/feature', sha: SHA };
+  const table: [string, string, boolean][] = [
+    ['a move', JSON.stringify(note), true],
+    ["a run's end", JSON.stringify({ ...note, kind: 'ended' }), true],
+    ['not JSON', '{', false],
+    ['another kind', JSON.stringify({ ...note, kind: 'run' }), false],
+    ['a branch name for a SHA', JSON.stringify({ ...note, sha: 'main' }), false],
+    ['an ext:: remote (a command)', JSON.stringify({ ...note, remote: 'ext::sh -c touch% /tmp/x' }), false],
+    ['a field more (a command)', JSON.stringify({ ...note, command: 'rm -rf /' }), false],
+  ];
+  for (const [name, message, ok] of table) it(name, () => assert.equal(parseFeatureNote(message).ok, ok));
 });
 
 describe('remote lanes: fencing (decide.ts decideFencing)', () => {

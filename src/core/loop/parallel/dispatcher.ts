@@ -57,7 +57,7 @@ export const LANE_DIR = '.ql-wt';
 export const laneTree = (folder: string, id: string): string => path.join(folder, LANE_DIR, id);
 
 /** Files of the runner a lane never commits: the engine's copy of quantum.json and its temp file (`.ralph/` is excluded by info/exclude). */
-const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
+export const RUNNER_FILES = ['quantum.json', 'quantum.json.tmp'];
 
 /** Runs git in `cwd` through git/git.ts (repository config names no program it runs); throws with git's own message on a non-zero exit. */
 export async function git(
