@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type { EngineEvent } from '../../../src/core/loop/events';
 import { spawn } from 'node:child_process';
 import { bash, edit, say, startModelServer, write } from '../../support/modelServer';
@@ -65,6 +66,20 @@ const flowFiles = {
   '.flow/tasks/fn-1.2.md':
     '# fn-1.2 Second\n\n## Description\nWrite b.txt\n\n## Acceptance\n- [ ] b.txt exists\n\n## Done summary\nTBD\n\n## Evidence\n- Commits:\n- Tests:\n- PRs:\n',
 };
+
+/** Does the folder's (one) run record name a running agent (its process group)? */
+function agentNamed(w: { file(rel: string): string }): boolean {
+  const runs = w.file('.ralph/runs');
+  if (!fs.existsSync(runs)) return false;
+  return fs.readdirSync(runs).some((id) => {
+    try {
+      const r = JSON.parse(fs.readFileSync(path.join(runs, id, 'run.json'), 'utf8')) as { agentPgid?: unknown };
+      return typeof r.agentPgid === 'number' && r.agentPgid > 1;
+    } catch {
+      return false;
+    }
+  });
+}
 
 describe('truth of done on every item and every exit (issue 11, real claude CLI)', function () {
   this.timeout(180_000);
@@ -152,9 +167,12 @@ describe('truth of done on every item and every exit (issue 11, real claude CLI)
     let stderr = '';
     const run = await runEngine(ws, [bash('sleep 1'), say('Nothing done.')], {
       config: { ...stub, gates: { basic: 'false' }, maxIterations: 1 },
-      // At the agent's first token report its run.json names it (agentStarted is emitted just before that is written).
+      // Marked at a report of the agent's once its run.json names it: agentStarted is emitted just before its pid is
+      // written, and on a loaded machine the agent's first lines can be read before that write lands (the mark would
+      // then be told it came while "a gate or notify command" ran). The agent's second reply comes a second after its
+      // first (`sleep 1`), long after that write.
       onEvent: (e) => {
-        if (e.type === 'tokens' && !stderr) {
+        if (e.type === 'tokens' && !stderr && agentNamed(ws!)) {
           const r = runCli(ws!.dir, ['task', 'done', 'US-002', '--force']);
           assert.equal(r.code, 0);
           stderr = r.stderr;
