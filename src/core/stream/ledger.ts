@@ -271,23 +271,20 @@ export class TokenLedger {
   private setContext(ctx: number): readonly LedgerSignal[] {
     this.contextTokens = ctx;
     if (ctx > this.contextPeak) this.contextPeak = ctx;
-    if ((this.warned || ctx < this.thresholds.warn) && (ctx < this.thresholds.rotate || this.aboveRotate)) {
-      this.aboveRotate = ctx >= this.thresholds.rotate;
-      return NO_SIGNALS;
-    }
-    const out: LedgerSignal[] = [];
+    // The list is made only when a signal fires: most events cause none.
+    let out: LedgerSignal[] | null = null;
     const estimated = this.estimateContext;
     if (!this.warned && ctx >= this.thresholds.warn) {
       this.warned = true;
-      out.push({ type: 'warn', contextTokens: ctx, threshold: this.thresholds.warn, estimated });
+      (out ??= []).push({ type: 'warn', contextTokens: ctx, threshold: this.thresholds.warn, estimated });
     }
     const above = ctx >= this.thresholds.rotate;
     if (above && !this.aboveRotate) {
       this.rotated = true;
-      out.push({ type: 'rotate', contextTokens: ctx, threshold: this.thresholds.rotate, estimated });
+      (out ??= []).push({ type: 'rotate', contextTokens: ctx, threshold: this.thresholds.rotate, estimated });
     }
     this.aboveRotate = above;
-    return out;
+    return out ?? NO_SIGNALS;
   }
 }
 
