@@ -6,7 +6,7 @@ import { gateLockDir } from '../../../src/core/gates/gateLock';
 import { parentDeathPrefix } from '../../../src/core/process/containment';
 import { repoRoot } from '../../support/repoRoot';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
-import { listProcesses, liveGroupMembers, processesRunning, waitForFile } from '../../support/processes';
+import { listProcesses, liveGroupMembers, processesRunning, waitForFile, waitUntil } from '../../support/processes';
 
 /** `ralph gate` as processes (issue 17, seed-systems.md §3.10): joining, the watchdog, killed waiters. */
 
@@ -96,26 +96,25 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
   });
 
   it('a gate that outlives its timeout is killed with its children (124)', async () => {
-    // The background child is found by its command line: inside the gate's PID namespace `$!` is not the host's pid.
-    const r = gate(ws, ['lint', '--timeout-ms', '800', '--', 'sleep 3031 & touch started; sleep 30'], {
-      RALPH_GATE_KILL_GRACE: '1',
-    });
-    await waitForFile(path.join(ws.dir, 'started'));
-    const child = processesRunning('sleep 3031')[0]!;
-    assert.ok(child > 0);
+    // The child announces itself before it becomes `sleep 3031`; it is looked for only after the gate ended, so a
+    // loaded machine that reaches the timeout before the test looks cannot make the test miss it. Inside the gate's
+    // PID namespace `$!` is not the host's pid: the child is found by its command line.
+    const r = gate(
+      ws,
+      [
+        'lint',
+        '--timeout-ms',
+        '2000',
+        '--',
+        '(touch child; exec sleep 3031) & until [ -e child ]; do :; done; touch started; sleep 30',
+      ],
+      { RALPH_GATE_KILL_GRACE: '1' },
+    );
     const done = await r.done;
     assert.equal(done.code, 124, done.out);
+    assert.ok(fs.existsSync(path.join(ws.dir, 'started')), 'the background child had started');
     assert.equal(ws.read('.ralph/gates/lint-latest.exit'), '124');
-    let alive = true;
-    for (let i = 0; i < 50 && alive; i++) {
-      try {
-        process.kill(child, 0);
-        await sleep(100);
-      } catch {
-        alive = false;
-      }
-    }
-    assert.equal(alive, false, 'the background child was killed too');
+    await waitUntil(() => processesRunning('sleep 3031').length === 0);
     const pgid = Number(
       /-(\d+)\.log$/.exec(
         fs.readdirSync(path.join(ws.dir, '.ralph/gates')).find((f) => /^lint-\d/.test(f) && f.endsWith('.log'))!,
