@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
-import { spawnInWorker } from '../git/gitWorker';
+import { LOST_CHILD, spawnInWorker } from '../git/gitWorker';
 import { containedCommand, type ContainmentMode, parentDeathPrefix, resolveContainment } from '../process/containment';
 import {
   endMarkedProcesses,
@@ -35,7 +35,10 @@ export interface GroupRun {
   cancelled: boolean;
   pid: number | undefined;
   spawnError?: string;
-  /** Started, but its exit is unknown: the helper process that started it ended first (git/gitWorker.ts `LOST_CHILD`). */
+  /**
+   * Started, or perhaps started, and its exit unknown: the helper process that started it ended first, before or after
+   * it told the pid (git/gitWorker.ts `LOST_CHILD`).
+   */
   lost?: string;
 }
 
@@ -101,12 +104,16 @@ export async function runInGroup(
     : remote!.exit;
   if (pid === undefined) {
     const r = await finished;
+    // A helper that died before it told the pid may well have started the command: its exit is lost, not a failure
+    // to start (the command, contained with the helper's death signal, ended with it).
+    const lost = r.spawnError === LOST_CHILD;
+    if (lost && containment.kind !== 'pid-namespace') await endMarkedProcesses(GATE_MARKER, token, o.graceMs);
     return {
       exitCode: EXIT_SPAWN_FAILED,
       timedOut: false,
       cancelled: false,
       pid,
-      spawnError: r.spawnError ?? undefined,
+      ...(lost ? { lost: LOST_CHILD } : { spawnError: r.spawnError ?? undefined }),
     };
   }
   trackProcessGroup(pid);

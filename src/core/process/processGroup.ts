@@ -58,7 +58,13 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): void {
 
 const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** SIGTERM to the group, SIGKILL after `graceMs` (ms) if a member is left, then wait (at most 5 s) until it is empty. */
+/** How long {@link endProcessGroup} waits for a SIGKILLed group to be empty, ms. */
+const KILLED_EXIT_WAIT_MS = 30_000;
+
+/**
+ * SIGTERM to the group, SIGKILL after `graceMs` (ms) if a member is left, then wait (at most 30 s) until it is empty
+ * (zombies do not count: they are dead, their parent or init reaps them).
+ */
 export async function endProcessGroup(pgid: number, graceMs: number): Promise<void> {
   if (!processGroupAlive(pgid)) return;
   signalProcessGroup(pgid, 'SIGTERM');
@@ -66,8 +72,9 @@ export async function endProcessGroup(pgid: number, graceMs: number): Promise<vo
   while (processGroupAlive(pgid) && Date.now() < deadline) await delay(20);
   if (!processGroupAlive(pgid)) return;
   signalProcessGroup(pgid, 'SIGKILL');
-  // Reparented children are reaped by init shortly after SIGKILL; wait for that (bounded).
-  const hard = Date.now() + 5_000;
+  // A killed process still has to run to exit (a large agent unmaps its memory first), which on a loaded machine can
+  // take seconds: wait for that, bounded only against a process stuck in the kernel (a hung mount).
+  const hard = Date.now() + KILLED_EXIT_WAIT_MS;
   while (processGroupAlive(pgid) && Date.now() < hard) await delay(10);
 }
 
@@ -273,7 +280,7 @@ export function groupCarriesEnv(pgid: number, name: string, value: string): bool
 
 /**
  * Ends every process marked with `name=value` (see {@link processesWithEnv}): SIGTERM, then SIGKILL after
- * `graceMs` for those left, then waits (at most 5 s) for them to go; then looks again, since a marked process may
+ * `graceMs` for those left, then waits (at most 30 s) for them to go; then looks again, since a marked process may
  * have started another between the look and its end (at most three rounds). Returns the pids that were found.
  */
 export async function endMarkedProcesses(name: string, value: string, graceMs: number): Promise<number[]> {
@@ -300,7 +307,7 @@ async function markedProcesses(want: Buffer): Promise<number[]> {
   return found;
 }
 
-/** SIGTERM to `pids`, SIGKILL after `graceMs` to those left, then a wait of at most 5 s for them to go. */
+/** SIGTERM to `pids`, SIGKILL after `graceMs` to those left, then a wait of at most 30 s for them to go. */
 async function endPids(pids: readonly number[], graceMs: number): Promise<void> {
   const alive = (pid: number) => {
     try {
@@ -321,6 +328,6 @@ async function endPids(pids: readonly number[], graceMs: number): Promise<void> 
   const deadline = Date.now() + graceMs;
   while (pids.some(alive) && Date.now() < deadline) await delay(20);
   for (const pid of pids.filter(alive)) kill(pid, 'SIGKILL');
-  const hard = Date.now() + 5_000;
+  const hard = Date.now() + KILLED_EXIT_WAIT_MS;
   while (pids.some(alive) && Date.now() < hard) await delay(10);
 }
