@@ -57,7 +57,7 @@ export async function printNext(
     if (store) process.stdout.write = write;
   }
   if (store && process.exitCode === 0 && folder === store.key.folder)
-    writeSnapshot(store.key, answerInputs(folder), { outputs: { out: printed }, exitCode: 0 }, { sinceMs });
+    writeSnapshot(store.key, answerInputs(folder), { outputs: { out: printed }, exitCode: 0 }, sinceMs);
 }
 
 async function nextBody(

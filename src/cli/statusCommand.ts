@@ -50,7 +50,7 @@ export function printStatus(folder: string, json: boolean, store?: AnswerToStore
         store.key,
         answerInputs(folder),
         { outputs: { json: jsonOut, text: textOut }, exitCode: 0 },
-        { sinceMs },
+        sinceMs,
       );
   });
 }

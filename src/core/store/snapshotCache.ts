@@ -335,20 +335,19 @@ function forEachInput(inputs: readonly AnswerInput[], visit: (dir: string, name:
 /**
  * Stores `answer` for `key` with the current signatures of the `inputs` the command named ({@link expandInputs}).
  * Nothing is written when a named input changed since `sinceMs` (when the computation began) less
- * {@link SNAPSHOT_RACY_TICK_MS}: the answer may not show that change, and it could not be served anyway. With
- * `sinceMs`, the entries of named folders are stored by name (see the rules above: checked by age when read); without
- * it, every input is stat'ed. Atomic; failures (a read-only home, a full disk) are ignored. Returns whether the entry
- * was written.
+ * {@link SNAPSHOT_RACY_TICK_MS}: the answer may not show that change, and it could not be served anyway. The entries
+ * of named folders are stored by name (see the rules above: checked by age when read). Atomic; failures (a read-only
+ * home, a full disk) are ignored. Returns whether the entry was written.
  */
 export function writeSnapshot(
   key: SnapshotKey,
   inputs: readonly AnswerInput[],
   answer: SnapshotAnswer,
-  opts: { env?: NodeJS.ProcessEnv; sinceMs?: number } = {},
+  sinceMs: number,
+  env: NodeJS.ProcessEnv = process.env,
 ): boolean {
-  const file = snapshotFile(key.folder, key.command, opts.env ?? process.env);
-  const racyFrom = Math.min(opts.sinceMs ?? Infinity, Date.now()) - SNAPSHOT_RACY_TICK_MS;
-  const byName = opts.sinceMs !== undefined;
+  const file = snapshotFile(key.folder, key.command, env);
+  const racyFrom = Math.min(sinceMs, Date.now()) - SNAPSHOT_RACY_TICK_MS;
   // Built as the inputs come (thousands of task files: no path and array per input).
   const runs: SnapshotInputRun[] = [];
   let run: SnapshotInputRun | undefined;
@@ -356,7 +355,7 @@ export function writeSnapshot(
   try {
     forEachInput(inputs, (dir, name, listed) => {
       if (run === undefined || run[0] !== dir) runs.push((run = [dir]));
-      if (listed && byName) return void run.push(name, LISTED, 0, 0, 0);
+      if (listed) return void run.push(name, LISTED, 0, 0, 0);
       const st = fs.statSync(dir + path.sep + name, { throwIfNoEntry: false });
       if (!st) run.push(name, -1, 0, 0, 0);
       else if (Math.max(st.mtimeMs, st.ctimeMs) < racyFrom) run.push(name, st.size, st.mtimeMs, st.ctimeMs, st.ino);
@@ -366,8 +365,7 @@ export function writeSnapshot(
     return false;
   }
   if (racy) return false;
-  const spanMs = byName ? Math.max(0, Date.now() - opts.sinceMs!) : 0;
-  return writeEntry(file, key, runs, spanMs, answer);
+  return writeEntry(file, key, runs, Math.max(0, Date.now() - sinceMs), answer);
 }
 
 /** Writes an entry file atomically; failures are ignored (returns false). */

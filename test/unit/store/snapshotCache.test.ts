@@ -38,12 +38,12 @@ describe('snapshot cache', () => {
     const key: SnapshotKey = { folder: ws.dir, command: 'status', build: 'b1', env: snapshotEnvKey(env) };
     const inputs = [{ path: path.join(ws.dir, 'a.json') }, { path: path.join(ws.dir, 'absent.md') }];
     // a.json's ctime is now: within the racy tick, nothing is written.
-    assert.equal(writeSnapshot(key, inputs, { outputs: { json: 'J' }, exitCode: 0 }, { env }), false);
+    assert.equal(writeSnapshot(key, inputs, { outputs: { json: 'J' }, exitCode: 0 }, Date.now(), env), false);
     assert.equal(fs.existsSync(snapshotFile(ws.dir, 'status', env)), false);
     // Changed since the computation began (an hour ago, less the tick): not written either.
     fs.utimesSync(path.join(ws.dir, 'a.json'), HOUR_AGO, HOUR_AGO);
     assert.equal(
-      writeSnapshot(key, [{ path: ws.dir }], { outputs: {}, exitCode: 0 }, { env, sinceMs: Date.now() - 7_200_000 }),
+      writeSnapshot(key, [{ path: ws.dir }], { outputs: {}, exitCode: 0 }, Date.now() - 7_200_000, env),
       false,
     );
   });
