@@ -42,9 +42,3 @@ export function writeStdoutSync(text: string): void {
     process.stdout.write(buf.subarray(off));
   }
 }
-
-/** Sets `process.exitCode` to `exitCode`, then prints `text` with {@link writeStdoutSync} (a stored or patched status answer). */
-export function printAnswer(text: string, exitCode: number): void {
-  process.exitCode = exitCode;
-  writeStdoutSync(text);
-}

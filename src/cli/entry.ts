@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import { isTaskCommand, isWavesCheck, matchFastCommand, matchWavesCheck, type WavesCheckArgs } from './fastArgs';
-import { printAnswer } from './brokenPipe';
+import { writeStdoutSync } from './brokenPipe';
 import { workspaceRoot } from '../core/store/workspaceRoot';
 import { resolveActor } from '../core/sources/actor';
 import {
@@ -62,7 +62,8 @@ export async function entry(argv: string[]): Promise<void> {
     const found = readSnapshot(key);
     const out = found.answer?.outputs[fast.command === 'next' ? 'out' : fast.json ? 'json' : 'text'];
     if (found.answer && out !== undefined) {
-      printAnswer(out, found.answer.exitCode);
+      process.exitCode = found.answer.exitCode; // first: a broken pipe ends the process with it
+      writeStdoutSync(out);
       return;
     }
   }
