@@ -401,6 +401,19 @@ function probeProtection(): Protection {
   }
 }
 
+/**
+ * Runs now the probes a contained start of mode `m` makes on first use ({@link resolveContainment},
+ * {@link parentDeathPrefix}, {@link resolveProtection}): three child processes that block this thread for 0.1–0.2 s
+ * together. A long-lived process that starts agents later (`ralph worker`) calls it before it takes work, so its first
+ * agent does not wait for them. Returns the containment in use.
+ */
+export function probeContainment(m: ContainmentMode = mode): Containment {
+  const c = resolveContainment(m);
+  parentDeathPrefix();
+  if (c.kind === 'pid-namespace') resolveProtection(m);
+  return c;
+}
+
 /** Forgets the protection probe (tests). */
 export function resetProtectionProbe(): void {
   protectionProbed = undefined;

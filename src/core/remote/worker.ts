@@ -236,6 +236,9 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   // 0.1–0.2 s of this thread: loaded once now, before the worker serves, not on its first job's path (a local
   // parallel run loads it while its start waits for git, runParallel.ts).
   loadShellParser();
+  // Its first agent's start would otherwise probe the containment (three blocking child processes, 0.1–0.2 s of this
+  // thread, which every lane's engine shares): probed once now, before the worker serves.
+  probeContainment(o.config.containment);
   try {
     await serve(o, dir);
   } finally {
