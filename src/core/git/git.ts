@@ -47,9 +47,10 @@ export function gitArgv(args: readonly string[]): string[] {
 /**
  * The arguments (after `git`) of a quiet fetch of one `refspec` from `remote`: no tags, no FETCH_HEAD, and no automatic
  * gc or maintenance afterwards (a lane's fetch runs once per story, in a repository that a run or a worker keeps
- * busy; gc there is seconds of CPU at an arbitrary moment). Pure.
+ * busy; gc there is seconds of CPU at an arbitrary moment). `prune`: refs the refspec maps to that the remote no longer
+ * has are removed. Pure.
  */
-export function fetchRefArgs(remote: string, refspec: string): string[] {
+export function fetchRefArgs(remote: string, refspec: string, prune = false): string[] {
   return [
     '-c',
     'gc.auto=0',
@@ -59,6 +60,7 @@ export function fetchRefArgs(remote: string, refspec: string): string[] {
     '-q',
     '--no-tags',
     '--no-write-fetch-head',
+    ...(prune ? ['--prune'] : []),
     remote,
     refspec,
   ];

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
@@ -17,7 +17,7 @@ import { LaneRun } from '../loop/laneRun';
 import type { EngineEvent } from '../loop/events';
 import { excludeRunnerFiles, git, gitFailure, hasLeftovers, headOf, RUNNER_FILES } from '../loop/parallel/dispatcher';
 import { greenTreeStandsForLeftovers } from '../loop/parallel/rules';
-import { resolveContainment } from '../process/containment';
+import { probeContainment, resolveContainment } from '../process/containment';
 import { treeStatePaths } from '../git/gitState';
 import { LaneStorySource } from '../loop/parallel/laneSource';
 import { redactRedisUrl, redisUrlRefusal, remoteAllowed, WORKER_BEAT_MS } from './decide';
@@ -254,6 +254,7 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   const running = new Map<string, AbortController>();
   const cleanups = new Set<Promise<void>>();
   const spare = new SpareTree(dir);
+  await warmMirrors(o, dir, mirrors);
   /** The runs this worker took a job of, until it knows they ended (then nothing of them stays here). */
   const served = new Set<string>();
   const ended = (runId: string) => {
@@ -290,7 +291,7 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
       void (async () => {
         // Not for a run with no story left to dispatch: no job of it would use the commit.
         if ((await redis.get(pendingKey(n.runId))) === '0') return;
-        await fetchInto(mirrors, mirror, n);
+        await fetchInto(mirrors, mirror, featureFetch(n));
         await spare.move(mirror, n.sha, n.runId);
       })().catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
     }, PREFETCH_IDLE_MS);
@@ -457,7 +458,7 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
     // The spare is this lane's tree from now on: removed with it, whatever happens below.
     if (ready) tree = ready.tree;
     // A spare at the job's commit needs nothing fetched.
-    if (ready?.sha !== job.sha) await fetchInto(c.mirrors, mirror, job);
+    if (ready?.sha !== job.sha) await fetchInto(c.mirrors, mirror, featureFetch(job));
     mark('fetched');
     const checkedOut = ready
       ? await git(ready.tree, ['checkout', '-q', '-f', '-B', local, job.sha], { reject: false })
@@ -556,25 +557,26 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
 }
 
 /**
- * Brings commit `job.sha` of the feature branch into the repository's bare mirror (made at the first job), one fetch
- * at a time per mirror.
+ * Brings `want.refspec` of `want.remote` into the repository's bare mirror (made at its first fetch), one fetch at a
+ * time per mirror; nothing when the mirror already has commit `want.sha`.
  */
 async function fetchInto(
   mirrors: Map<string, Promise<unknown>>,
   mirror: string,
-  job: Pick<LaneJob, 'sha' | 'remote' | 'featureBranch'>,
+  want: { remote: string; refspec: string; sha?: string; prune?: boolean },
 ): Promise<void> {
   const prev = mirrors.get(mirror) ?? Promise.resolve();
   const step = prev.then(async () => {
-    if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode === 0) return;
+    if (
+      want.sha !== undefined &&
+      (await git(mirror, ['cat-file', '-e', `${want.sha}^{commit}`], { reject: false })).exitCode === 0
+    )
+      return;
     if (!existsSync(mirror)) {
       await mkdir(path.dirname(mirror), { recursive: true });
       await git(path.dirname(mirror), ['init', '-q', '--bare', mirror]);
     }
-    await git(
-      mirror,
-      fetchRefArgs(job.remote, `+refs/heads/${job.featureBranch}:refs/remotes/lane/${job.featureBranch}`),
-    );
+    await git(mirror, fetchRefArgs(want.remote, want.refspec, want.prune));
   });
   mirrors.set(
     mirror,
@@ -582,6 +584,45 @@ async function fetchInto(
   );
   await step;
 }
+
+/** The fetch of a job's (or a feature note's) commit `sha` of the feature branch into the mirror. */
+const featureFetch = (j: Pick<LaneJob, 'sha' | 'remote' | 'featureBranch'>) => ({
+  remote: j.remote,
+  sha: j.sha,
+  refspec: `+refs/heads/${j.featureBranch}:refs/remotes/lane/${j.featureBranch}`,
+});
+
+/** Where a mirror keeps the remote's branches as they were at the worker's start: their objects stay in the mirror. */
+const WARM_REFS = 'refs/remotes/lane-warm';
+
+/**
+ * Brings each served repository's branches into its mirror, made if missing, before the worker takes a job: a run's
+ * feature branch starts from one of them, so its first job finds its commit there (or fetches only what the run
+ * added), where it would otherwise make the mirror and fetch the whole history on its path to the agent. The
+ * branches, not the remote's HEAD: a bare remote's HEAD often names a branch it does not have. A remote that cannot
+ * be fetched now is logged and left to its jobs (a mirror made for it is removed again).
+ */
+async function warmMirrors(o: WorkerOptions, dir: string, mirrors: Map<string, Promise<unknown>>): Promise<void> {
+  await Promise.all(
+    o.repos.map(async (remote) => {
+      const mirror = mirrorOf(dir, remote);
+      const made = !existsSync(mirror);
+      try {
+        await fetchInto(mirrors, mirror, { remote, refspec: `+refs/heads/*:${WARM_REFS}/*`, prune: true });
+      } catch (err) {
+        if (made) {
+          await rm(mirror, { recursive: true, force: true });
+          // The mirrors' folder too, when this was its only mirror (an allowlist of one unreachable remote).
+          await rmdir(path.dirname(mirror)).catch(() => undefined);
+        }
+        o.log(`could not fetch ${remote} ahead: ${gitMessage(err)}`);
+      }
+    }),
+  );
+}
+
+/** The first line of a failed git command's message (its stderr names the cause). */
+const gitMessage = (err: unknown): string => ((err as Error).message ?? String(err)).trim().split('\n')[0]!;
 
 /**
  * The lane's state root (its iteration streams and its quantum.json): the tree's quantum.json with the story

@@ -494,6 +494,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
   it('a worker refuses a job for a repository outside its allowlist, and a job whose token is not current', async () => {
     const r = repo([{ id: 'S1' }], redis.url);
     const w = await worker(r, {}, ['/srv/git/only-this.git']);
+    // The repository it serves could not be fetched before it served: said, and nothing kept of the attempt.
+    assert.match(w.output(), /could not fetch \/srv\/git\/only-this\.git ahead/);
     const queue = new Queue(LANE_QUEUE, { connection: { url: redis.url }, prefix: KEY_PREFIX });
     const runId = `refusal-${process.pid}`;
     const events = `${KEY_PREFIX}:run:${runId}:events`;
@@ -523,6 +525,16 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       // Served now, but the lease names another token: refused before anything runs.
       await stopWorker(w);
       const w2 = await worker(r);
+      // Before it served, the worker brought the remote's branches into its mirror (a run's first job finds its
+      // commit there).
+      const mirrors = path.join(w2.dir, 'mirrors');
+      const [mirror] = fs.readdirSync(mirrors).map((m) => path.join(mirrors, m));
+      const refsOf = (repo: string, prefix: string) =>
+        git(repo, 'for-each-ref', '--format=%(objectname) %(refname)', prefix)
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.replace(prefix, ''));
+      assert.deepEqual(refsOf(mirror!, 'refs/remotes/lane-warm/'), refsOf(r.remote, 'refs/heads/'));
       await queue.add(
         'lane',
         { ...job, token: 2 },
@@ -534,8 +546,13 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
         entries.some((e) => /"kind":"result".*"state":"refused"/.test(e)),
         entries.join('\n'),
       );
+      // Nothing was made or fetched for the job: no lane, and the mirror holds only what was fetched before serving.
       assert.deepEqual(
-        fs.readdirSync(path.join(w2.dir)).filter((f) => f === 'lanes' || f === 'mirrors'),
+        fs.readdirSync(path.join(w2.dir)).filter((f) => f === 'lanes'),
+        [],
+      );
+      assert.deepEqual(
+        refsOf(mirror!, 'refs/').filter((l) => !l.includes(' remotes/lane-warm/')),
         [],
       );
     } finally {

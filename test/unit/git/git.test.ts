@@ -32,6 +32,11 @@ describe("ralph's own git commands (git/git.ts)", () => {
     ]);
   });
 
+  it("prunes the refs the refspec maps to when asked (a mirror of a remote's branches)", () => {
+    const args = fetchRefArgs('origin', '+refs/heads/*:refs/remotes/w/*', true);
+    assert.deepEqual(args.slice(-3), ['--prune', 'origin', '+refs/heads/*:refs/remotes/w/*']);
+  });
+
   it('builds the argv with the overrides before the command', () => {
     assert.deepEqual(gitArgv(['status', '--porcelain']), [
       '--no-pager',
