@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { answerQuestion, type AnswerResult } from '../../../src/core/control/runControl';
 import { LoopEngine, type EngineOptions, type RunResult } from '../../../src/core/loop/startRun';
 import { RunRecorder } from '../../../src/core/loop/recorder';
+import { traceListeners } from '../../../src/core/loop/parallel/trace';
 import { ralphConfigSchema } from '../../../src/core/model/config';
 import type { EngineEvent } from '../../../src/core/model/runEvent';
 import { cliPath } from '../../support/cli';
@@ -314,43 +315,58 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('lanes waiting for the merge slot together pass under one run of the feature gate when it is green', async () => {
-    const ws = repo(
-      [
-        { id: 'A', priority: 1 },
-        { id: 'B', priority: 2 },
-        { id: 'X', priority: 3 },
-        { id: 'Y', priority: 4 },
-      ],
-      { basic: 'true', final: 'if test -d .git; then sleep 2; fi; true' },
-    );
-    plan(ws, {
-      // 300 ms: a stub that ends at once sometimes sees its STORY_PASSED ignored on main too (docs/NOTES.md m19).
-      A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
-      B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
-      X: { waitFor: ['Y'], write: { 'x.txt': 'x\n' }, sleepMs: 700 },
-      Y: { waitFor: ['X'], write: { 'y.txt': 'y\n' }, sleepMs: 700 },
-    });
-    const { result, events } = await runParallel(ws);
-    assert.equal(result.state, 'completed', result.reason);
-    const merges = events
-      .filter((x) => x.e.type === 'laneMerge')
-      .map((x) => x.e as { item: { id: string }; outcome: string; reason: string });
-    assert.deepEqual(merges.map((m) => `${m.item.id}:${m.outcome}`).sort(), [
-      'A:merged',
-      'B:merged',
-      'X:merged',
-      'Y:merged',
-    ]);
-    // X and Y end together: at least one of them waited for the slot and went in with others under one gate.
-    const batched = merges
-      .filter((m) => /with \d+ other stor(y|ies) under one run of the feature branch's gate/.test(m.reason))
-      .map((m) => m.item.id);
-    assert.ok(
-      batched.length >= 2 && (batched.includes('X') || batched.includes('Y')),
-      merges.map((m) => `${m.item.id}: ${m.reason}`).join('\n'),
-    );
-    for (const f of ['a.txt', 'b.txt', 'x.txt', 'y.txt']) assert.ok(ws.t.exists(f), f);
-    assertNothingLeft(ws);
+    // The feature branch's gate (in the main tree only: a lane's .git is a file) holds its merge in the slot until X
+    // and Y have both queued for it, so they wait together whatever the machine's speed.
+    const side = makeTempFolder('ralph-lanes-release-');
+    const release = side.file('release');
+    const queued = new Set<string>();
+    const onPhase = (_lane: number, story: string, phase: string) => {
+      if (phase !== 'mergeQueued' || (story !== 'X' && story !== 'Y')) return;
+      queued.add(story);
+      if (queued.size === 2) fs.writeFileSync(release, '');
+    };
+    traceListeners.add(onPhase);
+    try {
+      const ws = repo(
+        [
+          { id: 'A', priority: 1 },
+          { id: 'B', priority: 2 },
+          { id: 'X', priority: 3 },
+          { id: 'Y', priority: 4 },
+        ],
+        { basic: 'true', final: `if test -d .git; then until test -e '${release}'; do sleep 0.05; done; fi; true` },
+      );
+      plan(ws, {
+        A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
+        B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
+        X: { waitFor: ['Y'], write: { 'x.txt': 'x\n' }, sleepMs: 700 },
+        Y: { waitFor: ['X'], write: { 'y.txt': 'y\n' }, sleepMs: 700 },
+      });
+      const { result, events } = await runParallel(ws);
+      assert.equal(result.state, 'completed', result.reason);
+      const merges = events
+        .filter((x) => x.e.type === 'laneMerge')
+        .map((x) => x.e as { item: { id: string }; outcome: string; reason: string });
+      assert.deepEqual(merges.map((m) => `${m.item.id}:${m.outcome}`).sort(), [
+        'A:merged',
+        'B:merged',
+        'X:merged',
+        'Y:merged',
+      ]);
+      // At least one of X and Y waited for the slot and went in with others under one gate.
+      const batched = merges
+        .filter((m) => /with \d+ other stor(y|ies) under one run of the feature branch's gate/.test(m.reason))
+        .map((m) => m.item.id);
+      assert.ok(
+        batched.length >= 2 && (batched.includes('X') || batched.includes('Y')),
+        merges.map((m) => `${m.item.id}: ${m.reason}`).join('\n'),
+      );
+      for (const f of ['a.txt', 'b.txt', 'x.txt', 'y.txt']) assert.ok(ws.t.exists(f), f);
+      assertNothingLeft(ws);
+    } finally {
+      traceListeners.delete(onPhase);
+      side.dispose();
+    }
   });
 
   it('STOP during a round ends every lane; the stories go back to pending with their branches kept', async () => {

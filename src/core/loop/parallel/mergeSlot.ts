@@ -46,6 +46,7 @@ export class MergeSlot {
   enqueue(lane: RunningLane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.mergeQueue.push({ lane, d, resolve, reject });
+      trace(lane.index, lane.story.id, 'mergeQueued');
       this.scheduleMerges();
     });
   }
