@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from 'chokidar';
 import { EventEmitter } from 'node:events';
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { SourceKind } from '../sources/detect';
 
@@ -115,33 +115,35 @@ export class WorkspaceWatcher extends EventEmitter<{ change: [WorkspaceChange]; 
     };
     this.pendingKinds.clear();
     this.pendingPaths.clear();
+    const recheck = this.recheckLater(change.paths);
     this.emit('change', change);
-    void this.recheck(change.paths);
+    recheck();
   }
 
   /**
    * Re-reads the paths of a change once `debounceMs` after it, and notes those that changed since: chokidar drops a
    * file's event that comes within 5 ms of its previous one (its watch throttle), so when a change was reported by the
    * `maxWaitMs` timer in the middle of a burst, the burst's last write could otherwise go unreported, and every face
-   * would show the file as it was before it.
+   * would show the file as it was before it. The first reading is taken before the change is reported (returns the
+   * function that starts the wait): one taken a moment later (an asynchronous stat on a loaded machine) could already
+   * include that last write and miss it.
    */
-  private async recheck(paths: string[]): Promise<void> {
-    const signature = async (rel: string) =>
-      stat(path.join(this.folder, rel), { bigint: true }).then(
-        (s) => `${s.mtimeNs}:${s.size}:${s.ino}`,
-        () => 'gone',
-      );
-    const before = await Promise.all(paths.map(signature));
-    clearTimeout(this.recheckTimer);
-    if (this.closed) return;
-    this.recheckTimer = setTimeout(() => {
-      void Promise.all(paths.map(signature)).then((after) => {
+  private recheckLater(paths: string[]): () => void {
+    const signature = (rel: string) => {
+      const s = statSync(path.join(this.folder, rel), { bigint: true, throwIfNoEntry: false });
+      return s ? `${s.mtimeNs}:${s.size}:${s.ino}` : 'gone';
+    };
+    const before = paths.map(signature);
+    return () => {
+      clearTimeout(this.recheckTimer);
+      if (this.closed) return;
+      this.recheckTimer = setTimeout(() => {
         if (this.closed) return;
         paths.forEach((rel, i) => {
-          if (after[i] !== before[i]) this.note(path.join(this.folder, rel));
+          if (signature(rel) !== before[i]) this.note(path.join(this.folder, rel));
         });
-      });
-    }, this.debounceMs);
+      }, this.debounceMs);
+    };
   }
 
   async close(): Promise<void> {
