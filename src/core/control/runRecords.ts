@@ -8,7 +8,7 @@ import { OperationError } from '../model/operationError';
 import { isoString } from '../model/time';
 import { readTextIfExists } from '../store/atomicWrite';
 import { newJsonText, applyJsonChanges, refuseDuplicateKeys, type JsonChange } from '../store/jsonEdit';
-import { workspacePath, type FileProblem } from '../store/parseError';
+import { FileProblemError, workspacePath, type FileProblem } from '../store/parseError';
 import {
   listDirSync,
   parseJsonFileText,
@@ -104,26 +104,67 @@ export async function readRunRecord(folder: string, runId: string): Promise<RunR
 }
 
 /**
+ * The text this process last wrote to each run record (resolved path), at most {@link OWN_WRITES_KEPT} of them: a
+ * record that still holds it was validated when it was written, and is not parsed against the schema again.
+ */
+const ownWrites = new Map<string, string>();
+const OWN_WRITES_KEPT = 32;
+
+/**
  * Updates fields of a run record in place (state, iteration, currentItem, completion…), with `updatedAt` set
- * to now. Unknown keys and formatting stay. The result is validated before it is written.
+ * to now. Unknown keys and formatting stay. Each patched field is validated against its schema before anything is
+ * written, the record as read against the whole schema unless it is what this process wrote last. Written by the
+ * run's engine only, which holds the folder's engine lock (runShell.ts `holdFolderLock`, crash recovery included):
+ * the writes are ordered within the process (writePlan.ts `processOnly`), and the compare before the rename still
+ * keeps an edit made meanwhile by anyone else (readRunRecord reads it back).
  */
 export async function updateRunRecord(
   folder: string,
   runId: string,
   patch: Partial<Omit<RunRecord, 'runId'>>,
   nowMs: number = Date.now(),
-): Promise<RunRecord> {
+): Promise<void> {
   const file = runRecordPath(folder, runId);
-  const { result } = await commitPlan(file, async () => {
-    const before = await readTextIfExists(file);
-    if (before === undefined) throw new OperationError('not_found', `Run ${runId} has no run.json`);
-    const shown = workspacePath(folder, file);
-    parseJsonWithSchema(shown, before, runRecordSchema);
-    refuseDuplicateKeys(shown, before);
-    const after = patchedRecordText(before, { ...patch, updatedAt: isoString(nowMs) });
-    return { writes: [{ file, before, after }], result: parseJsonWithSchema(shown, after, runRecordSchema) };
-  });
-  return result;
+  const key = path.resolve(file);
+  const full = { ...patch, updatedAt: isoString(nowMs) };
+  const shown = workspacePath(folder, file);
+  checkPatch(shown, full);
+  const { result } = await commitPlan(
+    file,
+    async () => {
+      const before = await readTextIfExists(file);
+      if (before === undefined) throw new OperationError('not_found', `Run ${runId} has no run.json`);
+      if (ownWrites.get(key) !== before) {
+        parseJsonWithSchema(shown, before, runRecordSchema);
+        refuseDuplicateKeys(shown, before);
+      }
+      const after = patchedRecordText(before, full);
+      return { writes: [{ file, before, after }], result: after };
+    },
+    { processOnly: true },
+  );
+  ownWrites.delete(key);
+  ownWrites.set(key, result);
+  if (ownWrites.size > OWN_WRITES_KEPT) ownWrites.delete(ownWrites.keys().next().value!);
+}
+
+/**
+ * Throws a {@link FileProblemError} naming `shown` when a value of `patch` does not fit its field of the run record's
+ * schema (the schema has no rule across fields, so the fields valid one by one make a valid record of a valid one); an
+ * `undefined` value deletes its field, which must then be optional.
+ */
+function checkPatch(shown: string, patch: Readonly<Record<string, unknown>>): void {
+  const shape = runRecordSchema.shape as Record<string, z.ZodType | undefined>;
+  for (const [k, value] of Object.entries(patch)) {
+    const r = shape[k]?.safeParse(value);
+    if (r && !r.success)
+      throw new FileProblemError({
+        file: shown,
+        line: 0,
+        column: 0,
+        message: `refused: ${k}: ${r.error.issues[0]?.message ?? 'invalid'}: not written`,
+      });
+  }
 }
 
 /**

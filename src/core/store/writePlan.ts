@@ -50,9 +50,32 @@ export const writeFaults: {
  * Options of {@link commitPlan}. `putBack`: the write undoes claims no gate verified (attacks: a read-only
  * file, bytes that are not UTF-8, a link out of the workspace): a file the agent made hard to edit is still written, by the rules of {@link decideWrite}, and `note`
  * receives one line per file written that way (`<file>: <how>`), for the put-back's event and activity line.
+ * `processOnly`: the caller holds a lock that keeps every other process's writer of this file out (a run's record,
+ * written only under the folder's engine lock): the writes of this process are ordered by an in-process queue, with no
+ * lock folder per write (a folder made and removed, two inodes, on each of the dozen writes an iteration makes). The
+ * compare before the rename stays: an editor or an agent is still no writer that takes a lock.
  */
 export interface CommitOptions {
   putBack?: { note(text: string): void };
+  processOnly?: boolean;
+}
+
+/** The last commit queued on each lock target in this process ({@link CommitOptions} `processOnly`). */
+const processQueue = new Map<string, Promise<unknown>>();
+
+/** Runs `fn` after every earlier `processOnly` commit of `target` in this process has settled. */
+function inProcessOrder<T>(target: string, fn: () => Promise<T>): Promise<T> {
+  const key = path.resolve(target);
+  const run = (processQueue.get(key) ?? Promise.resolve()).then(fn);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  processQueue.set(key, settled);
+  void settled.then(() => {
+    if (processQueue.get(key) === settled) processQueue.delete(key);
+  });
+  return run;
 }
 
 /**
@@ -73,7 +96,7 @@ export async function commitPlan<T>(
   plan: () => Promise<{ writes: FileWrite[]; result: T }>,
   opts: CommitOptions = {},
 ): Promise<CommitResult<T>> {
-  return withFileLock(lockTarget, async () => {
+  return (opts.processOnly ? inProcessOrder : withFileLock)(lockTarget, async () => {
     for (let attempt = 1; ; attempt++) {
       const { writes, result } = await plan();
       const changed = writes.filter((w) => w.before !== w.after);

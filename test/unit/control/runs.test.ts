@@ -6,6 +6,7 @@ import { createRunRecord, readRunRecord, updateRunRecord } from '../../../src/co
 import { listRuns, type RunProbe } from '../../../src/core/control/runs';
 import { checkSentinels, honourStop } from '../../../src/core/control/sentinels';
 import { OperationError } from '../../../src/core/model/operationError';
+import { writeFaults } from '../../../src/core/store/writePlan';
 import { tempWorkspace, type TempWorkspace } from '../../support/workspace';
 
 const HOST = 'box';
@@ -293,11 +294,12 @@ describe('control: run records', () => {
     await createRunRecord(ws.dir, { runId: 'r1' });
     const file = path.join(ws.dir, '.ralph/runs/r1/run.json');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('{\n', '{\n  "engineExtra": true,\n'));
-    const rec = await updateRunRecord(ws.dir, 'r1', {
+    await updateRunRecord(ws.dir, 'r1', {
       state: 'running',
       iteration: 1,
       currentItem: { source: 'flow-next', id: 'fn-1.1' },
     });
+    const rec = (await readRunRecord(ws.dir, 'r1'))!;
     assert.equal(rec.state, 'running');
     assert.equal((rec as Record<string, unknown>).engineExtra, true);
   });
@@ -313,9 +315,9 @@ describe('control: run records', () => {
       agentPgid: 4321,
       agentToken: 'tok',
     };
-    const rec = await updateRunRecord(ws.dir, 'r1', { lanes: [lane] });
+    await updateRunRecord(ws.dir, 'r1', { lanes: [lane] });
+    const rec = (await readRunRecord(ws.dir, 'r1'))!;
     assert.deepEqual([rec.parallel, rec.lanes], [{ maxParallel: 2, featureBranch: 'feat' }, [lane]]);
-    assert.deepEqual((await readRunRecord(ws.dir, 'r1'))?.lanes, [lane]);
     await assert.rejects(updateRunRecord(ws.dir, 'r1', { lanes: [{ ...lane, agentPgid: 'x' }] as never }), /lanes/);
   });
 
@@ -323,6 +325,54 @@ describe('control: run records', () => {
     await createRunRecord(ws.dir, { runId: 'r1' });
     const before = ws.read('.ralph/runs/r1/run.json');
     await assert.rejects(updateRunRecord(ws.dir, 'r1', { state: 'bogus' as never }), /state/);
+    await assert.rejects(updateRunRecord(ws.dir, 'r1', { runId: undefined } as never), /runId/);
     assert.equal(ws.read('.ralph/runs/r1/run.json'), before);
+  });
+
+  it('updates from one process all land, in call order, with no lock folder beside the record', async () => {
+    await createRunRecord(ws.dir, { runId: 'r1' });
+    const lockDir = path.join(ws.dir, '.ralph/runs/r1/run.json.lock');
+    const seen: boolean[] = [];
+    writeFaults.betweenReadAndWrite = () => void seen.push(fs.existsSync(lockDir));
+    try {
+      await Promise.all([
+        updateRunRecord(ws.dir, 'r1', { state: 'running' }),
+        updateRunRecord(ws.dir, 'r1', { iteration: 1 }),
+        updateRunRecord(ws.dir, 'r1', { iteration: 2, agent: 'codex' }),
+        updateRunRecord(ws.dir, 'r1', { costUsd: 0.5 }),
+      ]);
+    } finally {
+      writeFaults.betweenReadAndWrite = undefined;
+    }
+    const rec = (await readRunRecord(ws.dir, 'r1'))!;
+    assert.deepEqual([rec.state, rec.iteration, rec.agent, rec.costUsd], ['running', 2, 'codex', 0.5]);
+    assert.deepEqual(seen, [false, false, false, false]);
+  });
+
+  it('an edit made by another writer between the read and the rename is kept (the patch is applied to it again)', async () => {
+    await createRunRecord(ws.dir, { runId: 'r1' });
+    await updateRunRecord(ws.dir, 'r1', { state: 'running' });
+    const file = path.join(ws.dir, '.ralph/runs/r1/run.json');
+    writeFaults.betweenReadAndWrite = (_files, attempt) => {
+      if (attempt === 1)
+        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('{\n', '{\n  "note": "a person",\n'));
+    };
+    try {
+      await updateRunRecord(ws.dir, 'r1', { iteration: 4 });
+    } finally {
+      writeFaults.betweenReadAndWrite = undefined;
+    }
+    const rec = (await readRunRecord(ws.dir, 'r1')) as Record<string, unknown>;
+    assert.deepEqual([rec.note, rec.iteration, rec.state], ['a person', 4, 'running']);
+  });
+
+  it('a record changed by someone else since this process wrote it is checked again before it is updated', async () => {
+    await createRunRecord(ws.dir, { runId: 'r1' });
+    await updateRunRecord(ws.dir, 'r1', { state: 'running' });
+    const file = path.join(ws.dir, '.ralph/runs/r1/run.json');
+    const broken = fs.readFileSync(file, 'utf8').replace('"state": "running"', '"state": "sideways"');
+    fs.writeFileSync(file, broken);
+    await assert.rejects(updateRunRecord(ws.dir, 'r1', { iteration: 2 }), /state/);
+    assert.equal(fs.readFileSync(file, 'utf8'), broken);
   });
 });
