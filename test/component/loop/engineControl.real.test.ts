@@ -11,7 +11,8 @@ import { cliPath } from '../../support/cli';
 import { EngineRefusal, LoopEngine } from '../../../src/core/loop/startRun';
 import { scriptedClaudeStub } from '../../support/claude';
 import { type Workspace, agentEnv, runEngine, testConfig, useWorkspaces } from '../../support/engineHarness';
-import { processesRunning, processesUnder } from '../../support/processes';
+import { processesRunning, processesUnder, waitUntil } from '../../support/processes';
+import { readBaselineMirror } from '../../../src/core/loop/baselineMirror';
 
 const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], type: T) =>
   events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
@@ -85,17 +86,31 @@ describe('the loop engine: control, rate limits, sources and crashes (real claud
     );
   });
 
-  it('ends a rate-limit wait at once when STOP appears', async () => {
+  it("ends a rate-limit wait at once when STOP appears; the agent's end is on disk before the wait", async () => {
     ws = make({ 'RALPH_TASK.md': '- [ ] One\n' });
+    let waited: { record: Record<string, unknown>; mirror: unknown } | undefined;
     const run = await runEngine(ws, [httpError(429, { times: Infinity, message: 'rate limited' })], {
       config: { gates: { basic: 'true' }, timing: { backoffBaseMs: 600_000, backoffCapMs: 600_000 } },
       env: { CLAUDE_CODE_MAX_RETRIES: '1' },
       onEvent: (e, engine) => {
-        if (e.type === 'deferred') fs.writeFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'STOP'), '');
+        if (e.type !== 'deferred') return;
+        // The agent's end was deferred to the lane's next write (decision 0027): the wait writes it first, so a
+        // person's mark made during a long backoff is never read as the agent's after a crash.
+        const file = path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json');
+        const atRest = (b: unknown) => !!b && typeof b === 'object' && !('marksAtAgentStart' in b);
+        void waitUntil(() => {
+          const record = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+          const mirror = readBaselineMirror(ws!.dir, engine.runId);
+          if (record.agentPgid !== null || !atRest(record.claimBaseline) || !atRest(mirror)) return false;
+          waited = { record, mirror };
+          return true;
+        }).then(() => fs.writeFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'STOP'), ''));
       },
     });
     assert.equal(run.result.state, 'stopped', run.lines.join('\n'));
     assert.equal(ofType(run.events, 'deferred')[0]!.waitMs, 600_000, 'it was a long wait, cut short by STOP');
+    assert.ok(waited, "run.json and the mirror held the agent's end during the wait");
+    assert.equal(waited.record.state, 'running');
   });
 
   it('backs off exponentially on a 429 without a reset time, then goes on', async () => {

@@ -30,8 +30,12 @@ export async function unverifiedClaims(folder: string, source: WorkSource, basel
 export interface ClaimBookPorts {
   folder: string;
   runId: string;
-  /** Writes fields of the run's record (run.json); the run shell owns the file. */
+  /** Writes fields of the run's record (run.json), with the fields deferred before them; the run shell owns the file. */
   record(patch: RunRecordPatch): Promise<void>;
+  /** Keeps fields of run.json for the lane's next write ({@link record}, {@link flush}); later values win. */
+  defer(patch: RunRecordPatch): void;
+  /** Writes the deferred fields, if any. */
+  flush(): Promise<void>;
   emit(e: EngineEvent): void;
   warn(what: string): (err: unknown) => void;
   /** A message with the workspace's absolute path shortened (for events). */
@@ -43,11 +47,19 @@ export interface ClaimBookPorts {
 /**
  * The claim baseline of one lane and every write of it (run.json `claimBaseline` and its mirror in the user's state
  * folder, which the agent cannot edit). Null before the run opens it and after its end closed it.
+ *
+ * A write that only makes what a crash would leave more cautious waits for the lane's next one (an item's start, a
+ * child's end: docs/decisions/0027-deferred-lane-writes.md): until it is written, the record on disk is the one before
+ * it (the claims of the last verdict, or the child's marks at its start, so that every mark changed since counts as
+ * the child's). The lane writes what was deferred with its next write, before any child starts ({@link markChildStart})
+ * and before it waits ({@link flush}).
  */
 export class ClaimBook {
   baseline: ClaimBaseline | null = null;
   /** The baseline's JSON as last mirrored by {@link mirror}; undefined when unknown (none yet, or a write failed). */
   private mirrored: string | undefined;
+  /** The mirror's write was deferred with the record's: {@link flush} writes it. */
+  private mirrorOwed = false;
 
   constructor(private readonly p: ClaimBookPorts) {}
 
@@ -83,11 +95,19 @@ export class ClaimBook {
    */
   async startItem(source: WorkSource, item: WorkItem): Promise<void> {
     this.baseline = carriedBaseline(this.baseline, await source.snapshot());
-    await this.p.record({
+    // Written with the agent's start (markChildStart), which comes next: until then a crash leaves the baseline of the
+    // last verdict, which carrying only narrows, and an item the run's end or recovery gives back as today.
+    this.p.defer({
       currentItem: { source: item.source, id: item.id, title: item.title },
       claimBaseline: this.baseline,
     });
-    await this.mirror();
+    this.mirrorOwed = true;
+  }
+
+  /** Writes what was deferred (run.json's fields, the mirror): before the lane waits, and at its end. */
+  async flush(): Promise<void> {
+    await this.p.flush();
+    if (this.mirrorOwed) await this.mirror();
   }
 
   /**
@@ -145,6 +165,7 @@ export class ClaimBook {
     );
     this.baseline = null;
     this.mirrored = undefined;
+    this.mirrorOwed = false;
     await this.p.record({ claimBaseline: null }).catch(this.p.warn('could not clear the claim baseline in run.json'));
     await writeBaselineMirror(this.p.folder, this.p.runId, null).catch(
       this.p.warn('could not remove the claim baseline mirror'),
@@ -155,11 +176,12 @@ export class ClaimBook {
    * Before a child of the run starts: the person marks as they are now go into the baseline (`marksAtAgentStart`,
    * run.json and the mirror), so marks written while it runs are told apart even if the runner dies meanwhile: gate
    * and notify code are not "a person". Returns that reading (none without an open baseline). `also`: other fields
-   * of run.json written in the same write (the iteration's start), or alone without an open baseline.
+   * of run.json written in the same write (the iteration's start), or alone without an open baseline. Whatever was
+   * deferred is written too: nothing of the run waits to be written while a child runs.
    */
   async markChildStart(also?: RunRecordPatch): Promise<Record<string, string> | null> {
     if (!this.baseline) {
-      if (also) await this.p.record(also);
+      await (also ? this.p.record(also) : this.flush());
       return null;
     }
     const marks = await readPersonMarks(this.p.folder);
@@ -175,6 +197,8 @@ export class ClaimBook {
    * child's code could have forged them), and marks that changed while it ran join `agentMarks` (claims a gate
    * verifies, never a person's own for this run), with a warning naming them; `marksAtAgentStart` is dropped.
    * `also`: other fields of run.json written in the same write (the agent's end), or alone when no marks were taken.
+   * Deferred to the lane's next write (see {@link ClaimBook}): the baseline on disk keeps the child's marks at its
+   * start until then, so a crash meanwhile counts every mark changed since as the child's.
    */
   async markChildEnd(
     before: Record<string, string> | null,
@@ -184,7 +208,7 @@ export class ClaimBook {
   ): Promise<void> {
     removeFolderCaches(this.p.folder);
     if (!before || !this.baseline) {
-      if (also) await this.p.record(also);
+      if (also) this.p.defer(also);
       return;
     }
     const changed = marksChanged(before, await readPersonMarks(this.p.folder));
@@ -196,8 +220,8 @@ export class ClaimBook {
         type: 'warning',
         message: `${when ? `${when}: ` : ''}.ralph/person-done.json changed while ${who} ran (${changed.join(', ')}): those marks are claims a gate must verify, not a person's`,
       });
-    await this.p.record({ ...also, claimBaseline: this.baseline });
-    await this.mirror();
+    this.p.defer({ ...also, claimBaseline: this.baseline });
+    this.mirrorOwed = true;
   }
 
   /** Runs `child` between {@link markChildStart} and {@link markChildEnd} (also when it throws). */
@@ -217,6 +241,7 @@ export class ClaimBook {
    * different baseline (with `marksAtAgentStart`, then without), and the next child's start writes it in any case.
    */
   private async mirror(): Promise<void> {
+    this.mirrorOwed = false;
     const text = this.baseline ? JSON.stringify(this.baseline) : null;
     if (text !== null && text === this.mirrored) return;
     this.mirrored = undefined;

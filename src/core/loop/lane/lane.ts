@@ -90,6 +90,8 @@ export class Lane {
   private setup: LaneSetup | null = null;
   private guardSettings: Record<string, unknown> | undefined;
   private cx: LaneContext | null = null;
+  /** Fields of run.json the claim book deferred to the lane's next write. */
+  private deferred: RunRecordPatch | null = null;
 
   constructor(
     private readonly o: EngineOptions & { runId: string },
@@ -102,11 +104,27 @@ export class Lane {
     this.book = new ClaimBook({
       folder: this.folder,
       runId: o.runId,
-      record: (patch) => host.record(patch),
+      record: (patch) => this.record(patch),
+      defer: (patch) => void (this.deferred = { ...this.deferred, ...patch }),
+      flush: () => (this.deferred ? this.record({}) : Promise.resolve()),
       emit: (e) => this.host.emit(e),
       warn: (what) => this.warn(what),
       shown: (text) => this.shown(text),
       progress: () => reportProgress(this.cx!, false),
+    });
+  }
+
+  /**
+   * Writes fields of run.json with the fields the claim book deferred ({@link ClaimBook}), in one write; the later
+   * value of a field wins. A write that fails keeps them deferred and rejects.
+   */
+  private record(patch: RunRecordPatch): Promise<void> {
+    const all = this.deferred ? { ...this.deferred, ...patch } : patch;
+    this.deferred = null;
+    return this.host.record(all).catch((err: unknown) => {
+      // Not written (a full disk): kept for the next write, under whatever was deferred since.
+      this.deferred = { ...all, ...this.deferred };
+      throw err;
     });
   }
 
@@ -187,7 +205,7 @@ export class Lane {
       emit: (e) => this.host.emit(e),
       warn: (what) => this.warn(what),
       shown: (text) => this.shown(text),
-      record: (patch) => this.host.record(patch),
+      record: (patch) => this.record(patch),
       sentinels: () => sentinels.check(),
       stopName: (c) => (c.stop.length ? path.relative(this.folder, c.stop[0]!.file) : null),
       cancelled: () => this.cancelled,
@@ -198,8 +216,12 @@ export class Lane {
     try {
       await reportProgress(cx);
       await this.book.open(s.source);
-      return { end: await this.loop(cx, step, perform), storageFailure: null };
+      const end = await this.loop(cx, step, perform);
+      // What the book deferred is on disk before the shell records the end.
+      await this.book.flush();
+      return { end, storageFailure: null };
     } catch (err) {
+      await this.book.flush().catch(this.warn('could not write the claim baseline'));
       return engineErrorEnd(err);
     }
   }
@@ -248,6 +270,7 @@ export class Lane {
       ))
     )
       await this.book.close();
+    else await this.book.flush().catch(this.warn('could not write the claim baseline'));
   }
 
   /** Observes before each turn, asks {@link decide}, performs the actions, until an `end`. */
@@ -305,10 +328,13 @@ export class Lane {
   }
 
   /**
-   * Waits up to `ms`, waking early when `wake` says so for a sentinel change, or on cancel. Every listener and timer
-   * is removed whichever comes first (a long pause polls this every second for hours). Resolves true on timeout.
+   * Waits up to `ms`, waking early when `wake` says so for a sentinel change, or on cancel, after writing what the claim
+   * book deferred. Every listener and timer is removed whichever comes first (a long pause polls this every second for
+   * hours). Resolves true on timeout.
    */
-  private waitForSentinelChange(ms: number, wake: (c: SentinelCheck) => boolean = () => true): Promise<boolean> {
+  private async waitForSentinelChange(ms: number, wake: (c: SentinelCheck) => boolean = () => true): Promise<boolean> {
+    // Nothing deferred waits with the lane: a person's mark made during a pause is not read as a child's after a crash.
+    await this.book.flush();
     return new Promise<boolean>((resolve) => {
       const done = (timedOut: boolean) => {
         clearTimeout(t);
@@ -373,7 +399,7 @@ export class Lane {
       onAgent: this.o.lane?.onAgent,
       emitEvent: (e) => this.host.emit(e),
       warn: (what) => this.warn(what),
-      record: (patch) => this.host.record(patch),
+      record: (patch) => this.record(patch),
       markChildStart: (also) => this.book.markChildStart(also),
       markChildEnd: (before, who, when, also) => this.book.markChildEnd(before, who, when, also),
       restoreTaskFiles: (n) => this.restoreTaskFiles(n),
