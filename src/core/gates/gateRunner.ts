@@ -1,4 +1,4 @@
-import { copyFile, mkdir, open, rename, stat } from 'node:fs/promises';
+import { copyFile, link, lstat, lutimes, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { writeTextAtomic, removeIfExists } from '../store/atomicWrite';
 import { GATE_LABELS, normalizeCommand, type GateLabel } from './commandPolicy';
@@ -30,7 +30,7 @@ export * from './gateProcess';
  * |---|---|
  * | `<L>-<YYYYMMDDTHHMMSSZ>-<pid>.log` | header `=== gate-run label=… ts=… cwd=…`, `=== cmd: …`, `===`; the command's stdout+stderr interleaved; footer `=== gate-run end exit=N duration=Ns ===` |
  * | `<L>-<…>-<pid>.exit` | the exit code of that run, no newline |
- * | `<L>-latest.log` | a copy of the newest log (a copy, not a symlink: readable on every file system and by the webview) |
+ * | `<L>-latest.log` | the newest log under a second name (a hard link, or a copy where the file system has none; never a symlink: readable by the webview) |
  * | `<L>-latest.exit` | exit code, no newline |
  * | `<L>-latest.cmd` | the command, whitespace-normalised, no newline (compared with the `[gates]` pin, §3.6.1) |
  * | `<L>-latest.summary` | on failure only: `label:`, `exit:`, `duration: Ns`, `log:`, `cmd:`, optional `coverage_gaps:` and `failing:` blocks; ≤ 2048 bytes; deleted on success |
@@ -169,12 +169,13 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
   const latest = latestGatePaths(folder, label);
   const latestRel = path.relative(folder, latest.log).split(path.sep).join('/');
 
-  await writeTextAtomic(logPath.replace(/\.log$/, '.exit'), String(exitCode));
-  const tmpCopy = `${latest.log}.${process.pid}.tmp`;
-  await copyFile(logPath, tmpCopy);
-  await rename(tmpCopy, latest.log);
-  await writeTextAtomic(latest.exit, String(exitCode));
-  await writeTextAtomic(latest.cmd, normalizeCommand(command));
+  // The gate's files are written again by the next gate and trusted by nothing after a crash (the engine believes
+  // only the gate child it started): no fsync, and a file that already holds its text is not made anew.
+  await writeTextAtomic(logPath.replace(/\.log$/, '.exit'), String(exitCode), LOOSE);
+  await publishLatestLog(logPath, latest.log);
+  // Its mtime says when the latest gate of the label ended (the guard's `latestExitMs`): set even when unchanged.
+  await writeUnlessSame(latest.exit, String(exitCode), true);
+  await writeUnlessSame(latest.cmd, normalizeCommand(command), false);
 
   let summary: string | undefined;
   if (exitCode === 0) {
@@ -189,9 +190,9 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
       failingLines,
       coverageGaps: coverageGaps(logPath, header.length),
     });
-    await writeTextAtomic(latest.summary, summary);
-    await writeTextAtomic(path.join(dir, 'last-failed-label'), label);
-    await writeTextAtomic(path.join(dir, 'last-failed-log'), latestRel);
+    await writeTextAtomic(latest.summary, summary, LOOSE);
+    await writeTextAtomic(path.join(dir, 'last-failed-label'), label, LOOSE);
+    await writeTextAtomic(path.join(dir, 'last-failed-log'), latestRel, LOOSE);
   }
   await pruneLogs(dir, label, opts.keep ?? GATE_LOGS_KEPT, logPath);
   opts.onActivity?.(
@@ -210,4 +211,37 @@ export async function runGate(opts: GateRunOptions): Promise<GateResult> {
     tail,
     summary,
   };
+}
+
+/** The gate's own files: atomic for every reader, not fsynced (see {@link runGate}). */
+const LOOSE = { durable: false } as const;
+
+/**
+ * `<L>-latest.log` becomes a second name of the run's log: a hard link renamed over it (the same bytes for every reader,
+ * no copy and no new inode), or a copy where the file system has no hard links.
+ */
+async function publishLatestLog(log: string, latest: string): Promise<void> {
+  const tmp = `${latest}.${process.pid}.tmp`;
+  await rm(tmp, { force: true });
+  try {
+    await link(log, tmp);
+  } catch {
+    await copyFile(log, tmp);
+  }
+  await rename(tmp, latest);
+}
+
+/**
+ * Writes `text` to `file` (atomically, not fsynced) unless it is a regular file holding exactly that text; then, with
+ * `touch`, only its mtime is set to now (on the file itself, never through a link).
+ */
+async function writeUnlessSame(file: string, text: string, touch: boolean): Promise<void> {
+  const st = await lstat(file).catch(() => null);
+  const same =
+    st?.isFile() && st.size === Buffer.byteLength(text) && (await readFile(file, 'utf8').catch(() => null)) === text;
+  if (!same) return writeTextAtomic(file, text, LOOSE);
+  if (touch) {
+    const now = new Date();
+    await lutimes(file, now, now);
+  }
 }

@@ -37,6 +37,9 @@ export async function appendAttempt(folder: string, item: WorkItemRef, record: A
 
 /** Forgets an item's attempts (after it was verified done, or reset by a person). */
 export async function clearAttempts(folder: string, item: WorkItemRef): Promise<void> {
+  // Nothing to clear takes no lock (once an iteration): a record added after this read is one added after the edit.
+  const file = attemptsPath(folder);
+  if (!(attemptKey(item) in parse(file, await readTextIfExists(file)))) return;
   await editAttempts(folder, (all) => {
     const rest = { ...all };
     delete rest[attemptKey(item)];

@@ -2,6 +2,7 @@ import { chmodSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { readTextSync } from './readJsonFile';
+import { needsSync } from './durability';
 import { writeTempBesideAsync } from './writePlan';
 
 /** The last write started of each file (resolved path): the next one waits for it, so the last call wins. */
@@ -17,10 +18,16 @@ const ignore = (): void => undefined;
  * replaced, never written through: a link an agent planted cannot aim the write elsewhere. Writes of one file in this
  * process are renamed in call order. Rejects with the file system's error; the temporary file is then removed.
  */
-export function writeTextAtomic(file: string, text: string, opts: { mode?: number } = {}): Promise<void> {
+export function writeTextAtomic(
+  file: string,
+  text: string,
+  opts: { mode?: number; durable?: boolean } = {},
+): Promise<void> {
   const key = path.resolve(file);
   const before = lastWrite.get(key);
-  const write = (before ?? Promise.resolve()).then(() => replaceFile(file, Buffer.from(text, 'utf8'), opts.mode));
+  const write = (before ?? Promise.resolve()).then(() =>
+    replaceFile(file, Buffer.from(text, 'utf8'), opts.mode, opts.durable !== false && needsSync(file)),
+  );
   const settled = write.then(ignore, ignore);
   lastWrite.set(key, settled);
   void settled.then(() => {
@@ -29,7 +36,7 @@ export function writeTextAtomic(file: string, text: string, opts: { mode?: numbe
   return write;
 }
 
-async function replaceFile(file: string, bytes: Buffer, mode: number | undefined): Promise<void> {
+async function replaceFile(file: string, bytes: Buffer, mode: number | undefined, sync: boolean): Promise<void> {
   let keep = mode;
   if (keep === undefined)
     try {
@@ -37,7 +44,7 @@ async function replaceFile(file: string, bytes: Buffer, mode: number | undefined
     } catch {
       // A new file: the process's umask decides.
     }
-  const tmp = await writeTempBesideAsync(file, bytes, keep ?? 0o666);
+  const tmp = await writeTempBesideAsync(file, bytes, keep ?? 0o666, sync);
   try {
     // The umask applied at creation: the mode kept is set exactly.
     if (keep !== undefined) chmodSync(tmp, keep);

@@ -65,7 +65,7 @@ function gateBehaviour(): void {
       assert.equal(ws.read('.ralph/gates/basic-latest.cmd'), 'echo "all good" ; pwd');
     });
 
-    it('copies the log to basic-latest.log', () => {
+    it('gives the log a second name, basic-latest.log (never a symlink)', () => {
       assert.equal(ws.read('.ralph/gates/basic-latest.log'), fs.readFileSync(r.logPath, 'utf8'));
       assert.equal(fs.lstatSync(path.join(ws.dir, '.ralph/gates/basic-latest.log')).isSymbolicLink(), false);
     });
@@ -421,6 +421,58 @@ describe('gate runner: files kept', () => {
     for (let i = 0; i < 11; i++) await runGate({ folder: ws.dir, label: 'lint', command: 'true' });
     const logs = fs.readdirSync(path.join(ws.dir, '.ralph/gates')).filter((f) => /^lint-\d.*\.log$/.test(f));
     assert.equal(logs.length, 10);
+  });
+
+  it('the same verdict again: latest.exit keeps its file and gets a new mtime, latest.cmd is left as it was, latest.log is the new log', async () => {
+    const gates = path.join(ws.dir, '.ralph/gates');
+    await runGate({ folder: ws.dir, label: 'basic', command: 'echo one' });
+    const old = new Date(Date.now() - 3_600_000);
+    for (const f of ['basic-latest.exit', 'basic-latest.cmd']) fs.utimesSync(path.join(gates, f), old, old);
+    const [exitBefore, cmdBefore] = ['basic-latest.exit', 'basic-latest.cmd'].map((f) =>
+      fs.statSync(path.join(gates, f)),
+    );
+    const r = await runGate({ folder: ws.dir, label: 'basic', command: 'echo one' });
+    const exitAfter = fs.statSync(path.join(gates, 'basic-latest.exit'));
+    const cmdAfter = fs.statSync(path.join(gates, 'basic-latest.cmd'));
+    assert.equal(exitAfter.ino, exitBefore!.ino);
+    assert.ok(exitAfter.mtimeMs > exitBefore!.mtimeMs + 3_000_000, 'the mtime says when the latest gate ended');
+    assert.deepEqual([cmdAfter.ino, cmdAfter.mtimeMs], [cmdBefore!.ino, cmdBefore!.mtimeMs]);
+    assert.equal(ws.read('.ralph/gates/basic-latest.log'), fs.readFileSync(r.logPath, 'utf8'));
+    // A different verdict and command are written anew.
+    await runGate({ folder: ws.dir, label: 'basic', command: 'exit 4' });
+    assert.deepEqual(
+      [ws.read('.ralph/gates/basic-latest.exit'), ws.read('.ralph/gates/basic-latest.cmd')],
+      ['4', 'exit 4'],
+    );
+  });
+
+  it('a link planted at latest.exit, latest.cmd or latest.log is replaced, never written or touched through', async () => {
+    const outside = makeTempFolder('ralph-outside-');
+    try {
+      const gates = path.join(ws.dir, '.ralph/gates');
+      await runGate({ folder: ws.dir, label: 'basic', command: 'true' });
+      const old = new Date(Date.now() - 3_600_000);
+      for (const [f, text] of [
+        ['basic-latest.exit', '0'],
+        ['basic-latest.cmd', 'true'],
+        ['basic-latest.log', 'theirs\n'],
+      ] as const) {
+        const target = path.join(outside.dir, f);
+        fs.writeFileSync(target, text);
+        fs.utimesSync(target, old, old);
+        fs.rmSync(path.join(gates, f));
+        fs.symlinkSync(target, path.join(gates, f));
+      }
+      await runGate({ folder: ws.dir, label: 'basic', command: 'true' });
+      for (const f of ['basic-latest.exit', 'basic-latest.cmd', 'basic-latest.log']) {
+        assert.equal(fs.lstatSync(path.join(gates, f)).isSymbolicLink(), false, f);
+        const t = fs.statSync(path.join(outside.dir, f));
+        assert.equal(Math.round(t.mtimeMs), old.getTime(), `${f}: the link's target is untouched`);
+      }
+      assert.equal(fs.readFileSync(path.join(outside.dir, 'basic-latest.log'), 'utf8'), 'theirs\n');
+    } finally {
+      outside.dispose();
+    }
   });
 
   it('refuses an unknown label', async () => {
