@@ -567,7 +567,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assertNothingLeft(ws);
   });
 
-  it("a lane's iteration writes its start with the marks taken before the agent, and the agent's end with the marks it changed: one run.json write each", async () => {
+  it("a lane's iteration writes its start with the marks taken before the agent, and the agent's end with the gate's start (decision 0027): never a state with a child running and no marks", async () => {
     const ws = repo([{ id: 'A', priority: 1 }]);
     plan(ws, { A: { write: { 'a.txt': 'a\n' } } });
     // Every state of the lane's run.json, as written (writePlan.ts renames its temp file over it).
@@ -599,9 +599,10 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
       states.slice(0, started).filter((r) => r.iteration === 1 && !r.claimBaseline?.marksAtAgentStart).length,
       0,
     );
-    // After it: the marks are dropped in the same write that clears the agent (no state with the agent and no marks).
+    // After it: the agent's marks stay until the write that clears the agent (no state with the agent and no marks),
+    // and that write is the story gate's start, with the gate's own reading of the marks (none: no person marked).
     assert.deepEqual(states.slice(started, ended).filter((r) => !r.claimBaseline?.marksAtAgentStart).length, 0);
-    assert.equal(states[ended]!.claimBaseline?.marksAtAgentStart, undefined);
+    assert.deepEqual(states[ended]!.claimBaseline?.marksAtAgentStart, {});
   });
 
   it("starts a round's lane engines one at a time: the next lane's engine starts once the previous lane's agent runs; the agents still overlap", async () => {

@@ -49,9 +49,9 @@ export interface ClaimBookPorts {
  * folder, which the agent cannot edit). Null before the run opens it and after its end closed it.
  *
  * A write that only makes what a crash would leave more cautious waits for the lane's next one (an item's start, a
- * child's end: docs/decisions/0027-deferred-lane-writes.md): until it is written, the record on disk is the one before
- * it (the claims of the last verdict, or the child's marks at its start, so that every mark changed since counts as
- * the child's). The lane writes what was deferred with its next write, before any child starts ({@link markChildStart})
+ * child's end, a verdict carried: docs/decisions/0027-deferred-lane-writes.md): until it is written, the record on
+ * disk is the one before it (the claims of the last verdict, or the child's marks at its start, so that every mark
+ * changed since counts as the child's). The lane writes what was deferred with its next write, before any child starts ({@link markChildStart})
  * and before it waits ({@link flush}).
  */
 export class ClaimBook {
@@ -113,7 +113,9 @@ export class ClaimBook {
   /**
    * The open claims are settled (put back): the baseline is carried (what was undone leaves it, nothing joins it)
    * and kept in run.json. `verified`: the claims a green gate verified, which join it. `also`: other fields of
-   * run.json written in the same write (the item's end).
+   * run.json written in the same write (the item's end). Deferred to the lane's next write (the next item's agent
+   * start, a wait, the end): a crash before it leaves the baseline before the verdict, whose verified claims then go
+   * back as unverified ones (never the other way round).
    */
   async carry(source: WorkSource, verified: readonly Claim[] = [], also?: RunRecordPatch): Promise<void> {
     this.baseline = carriedBaseline(
@@ -121,8 +123,8 @@ export class ClaimBook {
       await source.snapshot(),
       verified.map((c) => ({ slot: c.slot, key: c.key })),
     );
-    await this.p.record({ ...also, claimBaseline: this.baseline });
-    await this.mirror();
+    this.p.defer({ ...also, claimBaseline: this.baseline });
+    this.mirrorOwed = true;
   }
 
   /** Puts back `items` (or every unverified claim since the baseline), with a `claimPutBack` event naming them. */
