@@ -40,30 +40,26 @@ import { listDirSync } from './readJsonFile';
 export const SNAPSHOT_RACY_TICK_MS = 2000;
 
 const FORMAT = 'ralph-snapshot-cache';
-/** 3: a folder's entries stored by name ({@link LISTED}); 2: inputs stored by folder; 1: one array per input. */
-const VERSION = 3;
-
-/** The size slot of an input stored by name: it existed, and is checked by age ({@link SnapshotFile.spanMs}). */
-const LISTED = -2;
+/** 4: an input stored by name is its name alone; 3: with four placeholder numbers; 2: by folder; 1: one array each. */
+const VERSION = 4;
 
 /**
- * Inputs as an entry stores them: runs of consecutive inputs in one folder, each run
- * `[folder, name, size, mtimeMs, ctimeMs, ino, name, size, …]` (five slots per input; an input that did not exist
- * has size -1 and zeros, one stored by name size {@link LISTED} and zeros), in {@link expandInputs}'s order: about
- * half the JSON of an array per input, and none to build: a warm `status` on 10,000 items parses 6,400 inputs.
+ * Inputs as an entry stores them: runs of consecutive inputs in one folder, each run `[folder, input, input, …]`,
+ * in {@link expandInputs}'s order. A named input is its name and four numbers (size, mtimeMs, ctimeMs, inode; size -1
+ * and zeros when it did not exist); an entry of a named folder, stored by name (checked by age,
+ * {@link SnapshotFile.spanMs}), is its name alone. About a third of the JSON of an array per input, and none to build:
+ * a cold `status` on 5,000 tasks stores 6,350 inputs, a warm one parses them.
  */
 export type SnapshotInputRun = (string | number)[];
 
-/** A stored run: a folder, then five slots per input (a name and four numbers). */
+/** A stored run: a folder, then each input's name, followed by four numbers unless it is stored by name. */
 function isRun(run: unknown): run is SnapshotInputRun {
-  if (!Array.isArray(run) || typeof run[0] !== 'string' || (run.length - 1) % 5 !== 0) return false;
-  for (let j = 1; j < run.length; j += 5) {
+  if (!Array.isArray(run) || typeof run[0] !== 'string') return false;
+  for (let j = 1; j < run.length; j += typeof run[j + 1] === 'number' ? 5 : 1) {
+    if (typeof run[j] !== 'string') return false;
     if (
-      typeof run[j] !== 'string' ||
-      typeof run[j + 1] !== 'number' ||
-      typeof run[j + 2] !== 'number' ||
-      typeof run[j + 3] !== 'number' ||
-      typeof run[j + 4] !== 'number'
+      typeof run[j + 1] === 'number' &&
+      (typeof run[j + 2] !== 'number' || typeof run[j + 3] !== 'number' || typeof run[j + 4] !== 'number')
     )
       return false;
   }
@@ -196,21 +192,20 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
     const run = runs[r];
     if (!isRun(run)) return {};
     const prefix = run[0] + path.sep;
-    for (let j = 1; j < run.length; j += 5) {
-      const size = run[j + 1] as number;
-      const mtimeMs = run[j + 2] as number;
-      const ctimeMs = run[j + 3] as number;
+    for (let j = 1, step = 1; j < run.length; j += step) {
+      const p = prefix + (run[j] as string);
+      step = typeof run[j + 1] === 'number' ? 5 : 1; // a name alone: stored by name, checked by age
       let same: boolean;
       try {
-        same =
-          size === LISTED
-            ? olderThan(prefix + (run[j] as string), listedLimit)
-            : (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) &&
-              sameInput(prefix + (run[j] as string), size, mtimeMs, ctimeMs, run[j + 4] as number);
+        if (step === 1) same = olderThan(p, listedLimit);
+        else {
+          const [size, mtimeMs, ctimeMs, ino] = run.slice(j + 1, j + 5) as [number, number, number, number];
+          same = (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) && sameInput(p, size, mtimeMs, ctimeMs, ino);
+        }
       } catch {
         same = false;
       }
-      if (!same) return { changed: prefix + (run[j] as string) };
+      if (!same) return { changed: p };
     }
   }
   return { answer: { outputs: c.outputs, exitCode: c.exitCode } };
@@ -355,7 +350,7 @@ export function writeSnapshot(
   try {
     forEachInput(inputs, (dir, name, listed) => {
       if (run === undefined || run[0] !== dir) runs.push((run = [dir]));
-      if (listed) return void run.push(name, LISTED, 0, 0, 0);
+      if (listed) return void run.push(name);
       const st = fs.statSync(dir + path.sep + name, { throwIfNoEntry: false });
       if (!st) run.push(name, -1, 0, 0, 0);
       else if (Math.max(st.mtimeMs, st.ctimeMs) < racyFrom) run.push(name, st.size, st.mtimeMs, st.ctimeMs, st.ino);

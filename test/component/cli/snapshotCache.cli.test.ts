@@ -80,16 +80,21 @@ describe('cli: status snapshot cache', function () {
       outputs: Record<string, string>;
       inputsByFolder: unknown;
     };
-    // Stored by folder: `[folder, name, size, mtime, ctime, inode, name, …]`, size -1 for an absent input.
-    const inputs = (entry.inputsByFolder as (string | number)[][]).flatMap((run) =>
-      Array.from({ length: (run.length - 1) / 5 }, (_, k) => ({
-        path: path.join(String(run[0]), String(run[1 + 5 * k])),
-        absent: run[2 + 5 * k] === -1,
-      })),
-    );
+    // Stored by folder: `[folder, name, size, mtime, ctime, inode, name, …]`, size -1 for an absent input; a named
+    // folder's entries by name alone.
+    const inputs = (entry.inputsByFolder as (string | number)[][]).flatMap((run) => {
+      const out: { path: string; absent: boolean; byName: boolean }[] = [];
+      for (let j = 1; j < run.length; j += typeof run[j + 1] === 'number' ? 5 : 1)
+        out.push({
+          path: path.join(String(run[0]), String(run[j])),
+          absent: run[j + 1] === -1,
+          byName: typeof run[j + 1] !== 'number',
+        });
+      return out;
+    });
     assert.ok(
-      inputs.some((i) => i.path === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')),
-      'task files are inputs',
+      inputs.some((i) => i.byName && i.path === path.join(ws.dir, '.flow', 'tasks', 'fn-1.1.json')),
+      'task files are inputs, stored by name',
     );
     assert.ok(
       inputs.some((i) => i.absent && i.path === path.join(ws.dir, 'PROMPT.md')),

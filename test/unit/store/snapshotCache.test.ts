@@ -71,7 +71,7 @@ describe('snapshot cache', () => {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const entry = {
       format: 'ralph-snapshot-cache',
-      version: 3,
+      version: 4,
       ...key,
       inputsByFolder: [[ws.dir, 'absent.md', -1, 0, 0, 0]],
       spanMs: 0,
@@ -92,6 +92,8 @@ describe('snapshot cache', () => {
       '[]',
       JSON.stringify({ ...entry, inputsByFolder: [5] }),
       JSON.stringify({ ...entry, inputsByFolder: [[ws.dir, 'a.json', 1, 2]] }),
+      JSON.stringify({ ...entry, inputsByFolder: [[ws.dir, 'a.json', 5]] }),
+      JSON.stringify({ ...entry, version: 3, inputsByFolder: [[ws.dir, 'absent.md', -2, 0, 0, 0]] }),
       JSON.stringify({ ...entry, version: 1, inputs: [[path.join(ws.dir, 'absent.md')]] }),
       JSON.stringify({ ...entry, exitCode: 'x' }),
       JSON.stringify({ ...entry, spanMs: -1 }),
@@ -126,9 +128,9 @@ describe('snapshot cache', () => {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       const entry = {
         format: 'ralph-snapshot-cache',
-        version: 3,
+        version: 4,
         ...key,
-        inputsByFolder: [[at('t'), 'a.json', -2, 0, 0, 0, 'b.json', -2, 0, 0, 0]],
+        inputsByFolder: [[at('t'), 'a.json', 'b.json']],
         spanMs,
         outputs: { json: 'J' },
         exitCode: 0,
