@@ -9,6 +9,7 @@ import { laneJobId } from '../../../src/core/remote/decide';
 import { startRedis, type RedisServer } from '../../support/redisServer';
 import {
   EventLog,
+  idleSpareOnly,
   killAgentGroup,
   lanesCleaned,
   makeRemoteRepo,
@@ -95,11 +96,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     assert.deepEqual(fs.existsSync(path.join(r.dir, '.ql-wt')) ? fs.readdirSync(path.join(r.dir, '.ql-wt')) : [], []);
     for (const w of workers.filter((x) => !lost.includes(x))) {
       await lanesCleaned(w, runId);
-      const lanes = path.join(w.dir, 'lanes');
-      assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], [], `no lane tree left on ${w.pid}`);
-      const mirrors = path.join(w.dir, 'mirrors');
-      for (const m of fs.existsSync(mirrors) ? fs.readdirSync(mirrors) : [])
-        assert.equal(git(path.join(mirrors, m), 'worktree', 'list').split('\n').length, 1, `no worktree in ${m}`);
+      // No lane tree left, no worktree in a mirror: only the idle spare, at a commit of no run.
+      idleSpareOnly(w);
     }
     assert.deepEqual(stubAgents(r.log), []);
     assert.deepEqual(await client.keys(`${KEY_PREFIX}:run:${runId}:*`), []);
@@ -162,6 +160,35 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     // The feature branch the run made is on the remote.
     assert.equal(git(r.remote, 'rev-parse', 'ql/demo'), git(r.dir, 'rev-parse', 'HEAD'));
     await assertNothingLeft(r, result.runId);
+  });
+
+  it('a worker makes an idle spare tree before it serves: its first job checks out there, a run leaves only the idle spare, and the worker removes it when it ends', async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    planSteps(r, { S1: { write: { 'S1.txt': 'S1\n' } } });
+    const traceFile = r.side.file('trace.jsonl');
+    const w = await worker(r, { env: { RALPH_TRACE_REMOTE: traceFile } });
+    assert.ok(idleSpareOnly(w), 'a spare tree ready before the worker served');
+    const { result } = await runCoordinator(r);
+    assert.equal(result.state, 'completed', result.reason);
+    assert.ok(r.t.exists('S1.txt'), 'S1 merged');
+    // The lane took the spare: its tree came from a checkout there, not from a `git worktree add`.
+    const marks = fs
+      .readFileSync(traceFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { who: string; story: string; phase: string });
+    assert.ok(
+      marks.some((m) => m.who.endsWith(`:${w.pid}`) && m.story === 'S1' && m.phase === 'spareTaken'),
+      marks.map((m) => m.phase).join(' '),
+    );
+    // After the run: an idle spare again, at a commit fetched before the worker served (nothing of the run).
+    await lanesCleaned(w, result.runId);
+    assert.ok(idleSpareOnly(w), 'an idle spare ready for the next run');
+    w.child.kill('SIGTERM');
+    // A clean end (SIGTERM after a lane ran: it once killed the worker before it removed anything).
+    assert.equal(await w.exited, 0);
+    assert.deepEqual(fs.readdirSync(path.join(w.dir, 'lanes')), [], 'the worker removed its spare when it ended');
+    assert.equal(idleSpareOnly(w), null);
   });
 
   it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
@@ -546,11 +573,9 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
         entries.some((e) => /"kind":"result".*"state":"refused"/.test(e)),
         entries.join('\n'),
       );
-      // Nothing was made or fetched for the job: no lane, and the mirror holds only what was fetched before serving.
-      assert.deepEqual(
-        fs.readdirSync(path.join(w2.dir)).filter((f) => f === 'lanes'),
-        [],
-      );
+      // Nothing was made or fetched for the job: no lane but the idle spare made before serving, and the mirror
+      // holds only what was fetched before serving.
+      assert.ok(idleSpareOnly(w2), 'the idle spare made before the worker served');
       assert.deepEqual(
         refsOf(mirror!, 'refs/').filter((l) => !l.includes(' remotes/lane-warm/')),
         [],
