@@ -168,6 +168,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     const traceFile = r.side.file('trace.jsonl');
     const w = await worker(r, { env: { RALPH_TRACE_REMOTE: traceFile } });
     assert.ok(idleSpareOnly(w), 'a spare tree ready before the worker served');
+    // Its lane code warmed up in a scratch folder (warmLane.ts) that is gone again.
+    assert.deepEqual(fs.readdirSync(path.join(w.dir, 'state')), []);
     const { result } = await runCoordinator(r);
     assert.equal(result.state, 'completed', result.reason);
     assert.ok(r.t.exists('S1.txt'), 'S1 merged');
