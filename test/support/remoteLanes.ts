@@ -100,10 +100,12 @@ export async function startWorker(
      * (the agent's credentials and model server are the worker's: the real claude's scripted server).
      */
     env?: Record<string, string>;
+    /** The work folder (default: a new one in the worker's new HOME): another worker's, to start where it ended. */
+    dir?: string;
   } = {},
 ): Promise<WorkerProc> {
   const home = makeTempFolder('ralph-worker-home-');
-  const dir = path.join(home.dir, 'work');
+  const dir = o.dir ?? path.join(home.dir, 'work');
   fs.mkdirSync(path.join(dir, '.ralph'), { recursive: true });
   fs.writeFileSync(
     path.join(dir, '.ralph', 'config.json'),

@@ -193,6 +193,25 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     assert.equal(idleSpareOnly(w), null);
   });
 
+  it('a worker started in the folder of a killed one removes the spare tree it left and makes its own', async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    const w1 = await worker(r);
+    const left = idleSpareOnly(w1)!;
+    assert.ok(left, "the first worker's idle spare");
+    // Killed as a machine that loses power is: nothing of it ran to its end.
+    w1.child.kill('SIGKILL');
+    await w1.exited;
+    assert.ok(fs.existsSync(left), 'the killed worker left its spare');
+    const w2 = await worker(r, { dir: w1.dir });
+    assert.ok(!fs.existsSync(left), "the killed worker's spare is gone");
+    const own = idleSpareOnly(w2);
+    assert.ok(own && path.basename(own).startsWith(`spare-${w2.pid}-`), 'the new worker made its own spare');
+    // Ended here, before the folder it shares with the first worker goes with that worker's HOME.
+    w2.child.kill('SIGTERM');
+    assert.equal(await w2.exited, 0);
+    assert.equal(idleSpareOnly(w2), null);
+  });
+
   it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
     const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
     const r = repo(
