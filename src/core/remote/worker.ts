@@ -179,7 +179,11 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   await spare.idle().catch((err: Error) => o.log(`could not make a spare tree: ${err.message}`));
   /** The runs this worker took a job of, until it knows they ended (then nothing of them stays here). */
   const served = new Set<string>();
+  /** Runs heard to have ended lately (the newest 100): a prefetch of one of them under way moves no spare. */
+  const finished = new Set<string>();
   const ended = (runId: string) => {
+    finished.add(runId);
+    if (finished.size > 100) finished.delete(finished.values().next().value!);
     if (!served.delete(runId)) return;
     // Its spare (if any) goes back to the idle commit, or an idle one is made for the next run's first job.
     void spare
@@ -218,6 +222,11 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
         // Not for a run with no story left to dispatch: no job of it would use the commit.
         if ((await redis.get(pendingKey(n.runId))) === '0') return;
         await fetchInto(mirrors, mirror, featureFetch(n));
+        // The run may have ended during the fetch: then its commit stays out of the spare.
+        if (finished.has(n.runId)) return;
+        // The spare is the run's now, even on a worker that took no job of it, so its end puts the spare back to
+        // idle. Marked and queued in one step: an end heard after this queues its put-back behind the move.
+        served.add(n.runId);
         await spare.move(mirror, n.sha, n.runId);
       })().catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
     }, PREFETCH_IDLE_MS);

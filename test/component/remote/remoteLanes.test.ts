@@ -4,7 +4,14 @@ import * as path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { EngineEvent } from '../../../src/core/model/runEvent';
-import { KEY_PREFIX, LANE_QUEUE, leaseKey, type LaneJob } from '../../../src/core/remote/laneJob';
+import {
+  eventsKey,
+  FEATURE_CHANNEL,
+  KEY_PREFIX,
+  LANE_QUEUE,
+  leaseKey,
+  type LaneJob,
+} from '../../../src/core/remote/laneJob';
 import { laneJobId } from '../../../src/core/remote/decide';
 import { startRedis, type RedisServer } from '../../support/redisServer';
 import {
@@ -29,6 +36,7 @@ import {
 } from '../../support/remoteLanes';
 import { runCliAsync } from '../../support/cli';
 import { git } from '../../support/workspace';
+import { waitUntil } from '../../support/processes';
 
 /**
  * laneStallMs of the kill and stop tests. A live worker's heartbeat (every third of it) can be late by seconds on a
@@ -210,6 +218,33 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     w2.child.kill('SIGTERM');
     assert.equal(await w2.exited, 0);
     assert.equal(idleSpareOnly(w2), null);
+  });
+
+  it("an idle worker's spare moved to a run's newer commit ahead of a job goes back to the idle commit when that run ends", async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    const w = await worker(r);
+    const spare = idleSpareOnly(w)!;
+    // A run (its stream open) whose feature branch moved to a commit the worker has not fetched.
+    const runId = `moved-${process.pid}`;
+    r.t.write('moved.txt', 'moved\n');
+    git(r.dir, 'checkout', '-q', '-b', 'ql/moved');
+    git(r.dir, 'add', '-A');
+    git(r.dir, 'commit', '-q', '-m', 'moved');
+    git(r.dir, 'push', '-q', 'origin', 'ql/moved');
+    const sha = git(r.dir, 'rev-parse', 'HEAD');
+    await client.xadd(eventsKey(runId), '*', 'open', runId);
+    try {
+      const note = { v: 1, runId, remote: r.remote, featureBranch: 'ql/moved', sha };
+      await client.publish(FEATURE_CHANNEL, JSON.stringify({ ...note, kind: 'moved' }));
+      // A worker without a lane for a second after the note fetches the commit and moves its spare there.
+      await waitUntil(() => git(spare, 'rev-parse', 'HEAD') === sha);
+      await client.publish(FEATURE_CHANNEL, JSON.stringify({ ...note, kind: 'ended' }));
+      await w.waitFor(new RegExp(`${runId}: the run ended; nothing of it kept here`));
+      assert.equal(idleSpareOnly(w), spare, 'the same spare, at the idle commit again');
+    } finally {
+      await client.del(eventsKey(runId));
+      git(r.remote, 'update-ref', '-d', 'refs/heads/ql/moved');
+    }
   });
 
   it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
