@@ -64,8 +64,11 @@ export function registerWorkerCommand(program: Command): void {
       const { runWorker, WorkerRefusal } = await import('../core/remote/worker');
       const stop = new AbortController();
       const end = () => stop.abort();
-      process.once('SIGTERM', end);
-      process.once('SIGINT', end);
+      // `on`, not `once`: signal-exit (loaded by a lane's execa) raises the signal again when its own listener is the
+      // only one left by the time it runs, which a `once` listener, removed as it fires, would be: the worker then
+      // died at once, its lanes and spare tree left behind.
+      process.on('SIGTERM', end);
+      process.on('SIGINT', end);
       try {
         await runWorker({
           redisUrl: url,

@@ -1,3 +1,4 @@
+import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -99,10 +100,12 @@ export async function startWorker(
      * (the agent's credentials and model server are the worker's: the real claude's scripted server).
      */
     env?: Record<string, string>;
+    /** The work folder (default: a new one in the worker's new HOME): another worker's, to start where it ended. */
+    dir?: string;
   } = {},
 ): Promise<WorkerProc> {
   const home = makeTempFolder('ralph-worker-home-');
-  const dir = path.join(home.dir, 'work');
+  const dir = o.dir ?? path.join(home.dir, 'work');
   fs.mkdirSync(path.join(dir, '.ralph'), { recursive: true });
   fs.writeFileSync(
     path.join(dir, '.ralph', 'config.json'),
@@ -187,6 +190,42 @@ export async function lanesCleaned(w: WorkerProc, runId: string): Promise<void> 
   for (const m of taken) await w.waitFor(new RegExp(`${esc(runId)} ${esc(m[1]!)}: token ${m[2]} cleaned up`));
   // A worker that took a lane of the run keeps a spare tree for its next job until it hears the run ended.
   if (taken.length) await w.waitFor(new RegExp(`${esc(runId)}: the run ended; nothing of it kept here`));
+}
+
+/**
+ * What a worker keeps between runs: nothing in `<dir>/lanes/` but at most its idle spare tree (`spare-<pid>-<n>`),
+ * which is detached, clean, and at a commit of the served repositories' branches as the worker fetched them before it
+ * served (`refs/remotes/lane-warm/*` of a mirror: nothing of a run), and no worktree in a mirror but that spare.
+ * Returns the spare's folder, or null when there is none.
+ */
+export function idleSpareOnly(w: WorkerProc): string | null {
+  const lanes = path.join(w.dir, 'lanes');
+  const names = fs.existsSync(lanes) ? fs.readdirSync(lanes) : [];
+  const mirrorsDir = path.join(w.dir, 'mirrors');
+  const mirrors = (fs.existsSync(mirrorsDir) ? fs.readdirSync(mirrorsDir) : []).map((m) => path.join(mirrorsDir, m));
+  const trees = mirrors.flatMap((m) =>
+    git(m, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '))
+      .map((l) => l.slice('worktree '.length))
+      .filter((t) => t !== m),
+  );
+  if (!names.length) {
+    assert.deepEqual(trees, [], `no worktree in the mirrors of ${w.pid}`);
+    return null;
+  }
+  assert.equal(names.length, 1, `only the idle spare in the lanes of ${w.pid}: ${names.join(', ')}`);
+  assert.match(names[0]!, new RegExp(`^spare-${w.pid}-\\d+$`));
+  const spare = path.join(lanes, names[0]!);
+  assert.deepEqual(trees, [spare], `no worktree in the mirrors of ${w.pid} but its spare`);
+  const head = git(spare, 'rev-parse', 'HEAD');
+  assert.equal(git(spare, 'rev-parse', '--abbrev-ref', 'HEAD'), 'HEAD', 'the spare is detached');
+  assert.equal(git(spare, 'status', '--porcelain', '--ignored'), '', 'the spare is clean');
+  const warm = mirrors.flatMap((m) =>
+    git(m, 'for-each-ref', '--format=%(objectname)', 'refs/remotes/lane-warm/').split('\n').filter(Boolean),
+  );
+  assert.ok(warm.includes(head), `the spare is at a branch fetched before the worker served (${head})`);
+  return spare;
 }
 
 /** Ends a worker (SIGTERM, then waits for its exit) and removes its HOME. */

@@ -94,6 +94,23 @@ export async function headFromFiles(folder: string, env: NodeJS.ProcessEnv = pro
   return parseLooseRef(refText) ?? undefined;
 }
 
+/**
+ * The object id ref `ref` (`refs/…`) names in `folder`'s repository, from its loose ref file (git reads a loose ref
+ * before packed-refs, so that file is git's answer), or undefined when the files do not tell plainly: a packed or
+ * symbolic ref, another ref store (then ask git). Never throws.
+ */
+export async function looseRefFromFiles(
+  folder: string,
+  ref: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  if (!/^refs\/[A-Za-z0-9._/-]+$/.test(ref) || ref.includes('..') || ref.includes('//')) return undefined;
+  const common = await commonDirFromFiles(folder, env);
+  if (!common) return undefined;
+  const text = await readSmall(under(common, ref.split('/').join(path.sep)));
+  return text === null ? undefined : (parseLooseRef(text) ?? undefined);
+}
+
 /** `folder`'s gitdir from its `.git` (the plain forms only, see the module comment), or null. Never throws. */
 async function gitdirFromFiles(folder: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   if (gitEnvRedirects(env)) return null;

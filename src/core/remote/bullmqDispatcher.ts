@@ -6,6 +6,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ralphRunDir } from '../control/sentinels';
 import { fetchRefArgs } from '../git/git';
+import { looseRefFromFiles } from '../git/gitHead';
 import type { EngineEvent, WorkItemRef } from '../loop/events';
 import {
   git,
@@ -286,6 +287,8 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   override async create(id: string) {
     const tree = laneTree(this.o.folder, id);
     await mkdir(ralphRunDir(tree, this.o.runId), { recursive: true });
+    // Read while the lanes run, not in the first merge, which the first wave's other results wait behind.
+    void this.readyMergeIdentity().catch(() => undefined);
     return { tree, branch: laneBranch(id), reused: false };
   }
 
@@ -308,7 +311,10 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
     if (fetched instanceof Error) await this.fetchLane(id);
     remoteTrace('coordinator', id, token, 'mergeFetched');
     const named = this.named.get(id);
-    const tip = (await git(this.o.folder, ['rev-parse', `refs/heads/${branch}`])).stdout.trim();
+    // The fetched tip from its ref file (no git process in the merge slot), else from git.
+    const tip =
+      (await looseRefFromFiles(this.o.folder, `refs/heads/${branch}`)) ??
+      (await git(this.o.folder, ['rev-parse', `refs/heads/${branch}`])).stdout.trim();
     if (named && tip !== named) {
       this.o.warn(
         `${branch} on ${this.o.laneRemote} is at ${tip.slice(0, 10)}, not the ${named.slice(0, 10)} its lane reported: merging ${named.slice(0, 10)}`,

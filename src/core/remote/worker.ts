@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
@@ -22,6 +22,8 @@ import { treeStatePaths } from '../git/gitState';
 import { LaneStorySource } from '../loop/parallel/laneSource';
 import { redactRedisUrl, redisUrlRefusal, remoteAllowed, WORKER_BEAT_MS } from './decide';
 import { remoteTrace } from './phaseTrace';
+import { removeTree, SpareTree, type IdleSpot } from './spareTree';
+import { warmLaneStart } from './warmLane';
 import {
   controlKey,
   eventsKey,
@@ -130,91 +132,6 @@ const PREFETCH_IDLE_MS = 1000;
 const mirrorOf = (dir: string, remote: string): string =>
   path.join(dir, 'mirrors', createHash('sha256').update(remote).digest('hex').slice(0, 16) + '.git');
 
-/** Removes worktree `tree` of `mirror` (its folder and git's record of it). */
-async function removeTree(mirror: string, tree: string): Promise<void> {
-  const removed = await git(mirror, ['worktree', 'remove', '--force', tree], { reject: false });
-  if (removed.exitCode !== 0) {
-    await rm(tree, { recursive: true, force: true });
-    await git(mirror, ['worktree', 'prune'], { reject: false });
-  }
-}
-
-/** A worktree made ahead of the next job (detached, clean, no branch of its own): see {@link SpareTree}. */
-interface Spare {
-  tree: string;
-  mirror: string;
-  sha: string;
-  /** The run it was made or last moved for: it goes when that run ends. */
-  runId: string;
-}
-
-/**
- * The worker's spare tree: one worktree made while a lane's agent runs (off the next job's path), so that the next
- * job of the same repository starts with one `git checkout` (only the files that differ) instead of a `git worktree
- * add` (four git processes and a full checkout). A job takes it and it becomes that lane's tree, removed as any lane's;
- * nothing of a lane is ever in it (made fresh at a commit, never reused after a lane). It is removed when the run it
- * was made for ends and when the worker ends. One change at a time (a chain), so a job that takes it while it is
- * being made waits for it.
- */
-class SpareTree {
-  private spare: Spare | null = null;
-  private chain: Promise<unknown> = Promise.resolve();
-  private made = 0;
-  constructor(private readonly dir: string) {}
-
-  private then<T>(step: () => Promise<T>): Promise<T> {
-    const p = this.chain.then(step);
-    this.chain = p.catch(() => undefined);
-    return p;
-  }
-
-  /** Makes the spare at `sha` of `mirror` unless there is one, or unless `wanted()` says no by then. */
-  make(mirror: string, sha: string, runId: string, wanted: () => Promise<boolean>): Promise<void> {
-    return this.then(async () => {
-      if (this.spare || !(await wanted())) return;
-      const tree = path.join(this.dir, 'lanes', `spare-${process.pid}-${++this.made}`);
-      await mkdir(path.dirname(tree), { recursive: true });
-      const r = await git(mirror, ['worktree', 'add', '-f', '--detach', tree, sha], { reject: false });
-      if (r.exitCode === 0) this.spare = { tree, mirror, sha, runId };
-      else await removeTree(mirror, tree);
-    });
-  }
-
-  /** Moves the spare of `mirror` to `sha` (already in the mirror), for run `runId`. */
-  move(mirror: string, sha: string, runId: string): Promise<void> {
-    return this.then(async () => {
-      const s = this.spare;
-      if (!s || s.mirror !== mirror || s.sha === sha) return;
-      const r = await git(s.tree, ['checkout', '-q', '-f', '--detach', sha], { reject: false });
-      if (r.exitCode === 0) Object.assign(s, { sha, runId });
-      else {
-        this.spare = null;
-        await removeTree(s.mirror, s.tree);
-      }
-    });
-  }
-
-  /** Takes the spare of `mirror` for a job (null: none); it is the job's from then on. */
-  take(mirror: string): Promise<Spare | null> {
-    return this.then(async () => {
-      const s = this.spare;
-      if (!s || s.mirror !== mirror) return null;
-      this.spare = null;
-      return s;
-    });
-  }
-
-  /** Removes the spare if it belongs to run `runId` (any run: undefined). */
-  drop(runId?: string): Promise<void> {
-    return this.then(async () => {
-      const s = this.spare;
-      if (!s || (runId !== undefined && s.runId !== runId)) return;
-      this.spare = null;
-      await removeTree(s.mirror, s.tree);
-    });
-  }
-}
-
 /** Runs the worker until `o.signal` aborts; resolves once every lane it took has ended and reported. */
 export async function runWorker(o: WorkerOptions): Promise<void> {
   await checkRedisAuth(o.redisUrl);
@@ -239,6 +156,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   // Its first agent's start would otherwise probe the containment (three blocking child processes, 0.1–0.2 s of this
   // thread, which every lane's engine shares): probed once now, before the worker serves.
   probeContainment(o.config.containment);
+  // So is the first use of the lane's run record, its lock and the job's parsers (warmLane.ts).
+  await warmLaneStart(path.join(dir, 'state'), o.repos[0]!);
   try {
     await serve(o, dir);
   } finally {
@@ -253,13 +172,24 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   const mirrors = new Map<string, Promise<unknown>>();
   const running = new Map<string, AbortController>();
   const cleanups = new Set<Promise<void>>();
-  const spare = new SpareTree(dir);
-  await warmMirrors(o, dir, mirrors);
+  await removeOrphanSpares(dir);
+  const idleAt = await warmMirrors(o, dir, mirrors);
+  const spare = new SpareTree(dir, () => idleAt);
+  // The first job then checks its commit out in a tree made now, off its path (decision 0026).
+  await spare.idle().catch((err: Error) => o.log(`could not make a spare tree: ${err.message}`));
   /** The runs this worker took a job of, until it knows they ended (then nothing of them stays here). */
   const served = new Set<string>();
+  /** Runs heard to have ended lately (the newest 100): a prefetch of one of them under way moves no spare. */
+  const finished = new Set<string>();
   const ended = (runId: string) => {
+    finished.add(runId);
+    if (finished.size > 100) finished.delete(finished.values().next().value!);
     if (!served.delete(runId)) return;
-    void spare.drop(runId).then(() => o.log(`${runId}: the run ended; nothing of it kept here`));
+    // Its spare (if any) goes back to the idle commit, or an idle one is made for the next run's first job.
+    void spare
+      .idle(runId)
+      .catch((err: Error) => o.log(`could not make a spare tree: ${err.message}`))
+      .then(() => o.log(`${runId}: the run ended; nothing of it kept here`));
   };
   const beat = async () => {
     await redis
@@ -292,6 +222,11 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
         // Not for a run with no story left to dispatch: no job of it would use the commit.
         if ((await redis.get(pendingKey(n.runId))) === '0') return;
         await fetchInto(mirrors, mirror, featureFetch(n));
+        // The run may have ended during the fetch: then its commit stays out of the spare.
+        if (finished.has(n.runId)) return;
+        // The spare is the run's now, even on a worker that took no job of it, so its end puts the spare back to
+        // idle. Marked and queued in one step: an end heard after this queues its put-back behind the move.
+        served.add(n.runId);
         await spare.move(mirror, n.sha, n.runId);
       })().catch((err: Error) => o.log(`could not fetch ${n.featureBranch} of ${n.remote} ahead: ${err.message}`));
     }, PREFETCH_IDLE_MS);
@@ -343,7 +278,7 @@ async function serve(o: WorkerOptions, dir: string): Promise<void> {
   await worker.close();
   // Lanes that reported are still being removed (off the next job's path): the worker ends after them.
   while (cleanups.size) await Promise.all([...cleanups]);
-  await spare.drop();
+  await spare.close();
   await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
   news.disconnect();
   // BullMQ leaves a connection it was given open.
@@ -451,31 +386,42 @@ async function runJob(data: unknown, c: JobContext): Promise<LaneResult> {
   };
   try {
     mark('checked');
-    await send('started');
+    // Not waited for: the stream keeps its entries in order (`send`'s chain), and nothing below needs it written.
+    void send('started');
     mark('startedSent');
     c.log(`${job.runId} ${job.storyId}: attempt ${job.attempt} (token ${job.token}) at ${job.sha.slice(0, 10)}`);
     const ready = await c.spare.take(mirror);
+    mark('fetched');
     // The spare is this lane's tree from now on: removed with it, whatever happens below.
     if (ready) tree = ready.tree;
-    // A spare at the job's commit needs nothing fetched.
-    if (ready?.sha !== job.sha) await fetchInto(c.mirrors, mirror, featureFetch(job));
-    mark('fetched');
-    const checkedOut = ready
-      ? await git(ready.tree, ['checkout', '-q', '-f', '-B', local, job.sha], { reject: false })
-      : null;
-    if (ready && checkedOut?.exitCode === 0) mark('spareTaken');
-    else {
-      if (ready) {
-        await removeTree(mirror, ready.tree);
-        tree = path.join(c.dir, 'lanes', slot);
-      }
+    // The job's commit is usually in the mirror already (its branches fetched before the worker served, an earlier
+    // job's fetch, a prefetch): git is asked to check it out, or to add the tree, at once, and the mirror fetches
+    // only when that fails (a commit it lacks fails before anything in the tree changes).
+    const place = (): ReturnType<typeof git> =>
+      ready
+        ? git(ready.tree, ['checkout', '-q', '-f', '-B', local, job.sha], { reject: false })
+        : mkdir(path.dirname(tree), { recursive: true }).then(() =>
+            git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false }),
+          );
+    let placed = await place();
+    if (placed.exitCode !== 0) {
+      // git just said the mirror lacks the commit: fetched without asking it again.
+      await fetchInto(c.mirrors, mirror, { ...featureFetch(job), sha: undefined });
+      mark('mirrorFetched');
+      placed = await place();
+    }
+    if (ready && placed.exitCode === 0) mark('spareTaken');
+    if (ready && placed.exitCode !== 0) {
+      // A spare git could not check the commit out in: the lane gets a worktree of its own.
+      await removeTree(mirror, ready.tree);
+      tree = path.join(c.dir, 'lanes', slot);
       await mkdir(path.dirname(tree), { recursive: true });
-      const added = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
-      if (added.exitCode !== 0) {
-        if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
-          throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
-        throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], added);
-      }
+      placed = await git(mirror, ['worktree', 'add', '-f', '-B', local, tree, job.sha], { reject: false });
+    }
+    if (placed.exitCode !== 0) {
+      if ((await git(mirror, ['cat-file', '-e', `${job.sha}^{commit}`], { reject: false })).exitCode !== 0)
+        throw new Error(`${job.remote} has no commit ${job.sha} on ${job.featureBranch}`);
+      throw gitFailure(['worktree', 'add', '-f', '-B', local, tree, job.sha], placed);
     }
     mark('worktreeAdded');
     await excludeRunnerFiles(tree, mirror);
@@ -602,9 +548,13 @@ const WARM_REFS = 'refs/remotes/lane-warm';
  * branches, not the remote's HEAD: a bare remote's HEAD often names a branch it does not have. A remote that cannot
  * be fetched now is logged and left to its jobs (a mirror made for it is removed again).
  */
-async function warmMirrors(o: WorkerOptions, dir: string, mirrors: Map<string, Promise<unknown>>): Promise<void> {
-  await Promise.all(
-    o.repos.map(async (remote) => {
+async function warmMirrors(
+  o: WorkerOptions,
+  dir: string,
+  mirrors: Map<string, Promise<unknown>>,
+): Promise<IdleSpot | null> {
+  const spots = await Promise.all(
+    o.repos.map(async (remote): Promise<IdleSpot | null> => {
       const mirror = mirrorOf(dir, remote);
       const made = !existsSync(mirror);
       try {
@@ -616,9 +566,49 @@ async function warmMirrors(o: WorkerOptions, dir: string, mirrors: Map<string, P
           await rmdir(path.dirname(mirror)).catch(() => undefined);
         }
         o.log(`could not fetch ${remote} ahead: ${gitMessage(err)}`);
+        return null;
       }
+      // The newest of its branches: a run's feature branch most likely starts there, so a job's checkout in the
+      // idle spare changes the fewest files.
+      const newest = await git(
+        mirror,
+        ['for-each-ref', '--count=1', '--sort=-committerdate', '--format=%(objectname)', WARM_REFS],
+        { reject: false },
+      );
+      const sha = newest.stdout.trim();
+      return sha ? { mirror, sha } : null;
     }),
   );
+  // The first served repository that could be fetched holds the idle spare.
+  return spots.find((x) => x !== null) ?? null;
+}
+
+/**
+ * Removes the spare trees a worker of this folder that is gone left in `<dir>/lanes/` (a worker killed, or a machine
+ * that lost power, never removed its idle spare), with git's record of them in each mirror.
+ */
+async function removeOrphanSpares(dir: string): Promise<void> {
+  const lanes = path.join(dir, 'lanes');
+  const names = await readdir(lanes).catch(() => [] as string[]);
+  const orphans = names.filter((n) => {
+    const pid = Number(/^spare-(\d+)-\d+$/.exec(n)?.[1]);
+    return pid > 0 && pid !== process.pid && !processAlive(pid);
+  });
+  if (!orphans.length) return;
+  for (const n of orphans) await rm(path.join(lanes, n), { recursive: true, force: true });
+  const mirrorsDir = path.join(dir, 'mirrors');
+  for (const m of await readdir(mirrorsDir).catch(() => [] as string[]))
+    await git(path.join(mirrorsDir, m), ['worktree', 'prune'], { reject: false });
+}
+
+/** Whether process `pid` exists (EPERM: it does, another user's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The first line of a failed git command's message (its stderr names the cause). */

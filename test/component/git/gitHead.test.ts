@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/git/gitState';
-import { headFromFiles } from '../../../src/core/git/gitHead';
+import { headFromFiles, looseRefFromFiles } from '../../../src/core/git/gitHead';
 import { commitTreeFromFiles, headAndCommitTrees } from '../../../src/core/git/gitObjects';
 import { headOf } from '../../../src/core/loop/parallel/dispatcher';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -128,6 +128,21 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     assert.deepEqual(packed.value, { head: treeOf(t.dir, 'HEAD'), commit: treeOf(t.dir, laneHead) });
     assert.equal(packed.spawns, 1, 'packed: one git process answers both');
     assert.deepEqual(await headAndCommitTrees(t.dir, 'f'.repeat(40)), { head: null, commit: null }, 'git cannot tell');
+  });
+
+  it("a branch's loose ref is git's answer, read without starting git; a packed ref, an odd name and a redirecting environment are left to git", async () => {
+    const wt = laneWithCommit('ql-wt/S1');
+    const ref = 'refs/heads/ql-wt/S1';
+    // From the repository and from a linked worktree (the common dir's refs), as git names it.
+    const r = await spawnsDuring(async () => [await looseRefFromFiles(t.dir, ref), await looseRefFromFiles(wt, ref)]);
+    assert.deepEqual(r.value, [git(t.dir, 'rev-parse', ref), git(t.dir, 'rev-parse', ref)]);
+    assert.equal(r.spawns, 0, 'no git process for a loose ref');
+    assert.equal(await looseRefFromFiles(t.dir, 'refs/heads/none'), undefined);
+    for (const odd of ['refs/heads/../HEAD', 'HEAD', 'refs/heads//x', 'refs/heads/a b'])
+      assert.equal(await looseRefFromFiles(t.dir, odd), undefined, odd);
+    assert.equal(await looseRefFromFiles(t.dir, ref, { GIT_DIR: path.join(t.dir, '.git') }), undefined);
+    git(t.dir, 'pack-refs', '--all');
+    assert.equal(await looseRefFromFiles(t.dir, ref), undefined, 'packed: git answers');
   });
 
   it('a detached HEAD is read as it is', async () => {

@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import type { EngineEvent } from '../../../src/core/model/runEvent';
 import { KEY_PREFIX } from '../../../src/core/remote/laneJob';
@@ -9,6 +8,7 @@ import { bash, say, startModelServer } from '../../support/modelServer';
 import { listProcesses } from '../../support/processes';
 import { startRedis } from '../../support/redisServer';
 import {
+  idleSpareOnly,
   lanesCleaned,
   makeRemoteRepo,
   redisClientsOfThisProcess,
@@ -65,8 +65,7 @@ describe('a remote lane with the real claude CLI (BullMQ on a real Redis)', func
       assert.equal(git(r.remote, 'for-each-ref', '--format=%(refname)', 'refs/heads/ql-wt/'), '');
       assert.equal(git(r.dir, 'for-each-ref', '--format=%(refname)', 'refs/heads/ql-wt/'), '');
       assert.equal(git(r.dir, 'worktree', 'list').split('\n').length, 1);
-      const lanes = path.join(w.dir, 'lanes');
-      assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], []);
+      idleSpareOnly(w);
       // The worker itself has the server in its environment (it gives it to its agents); nothing else may.
       const claudes = listProcesses().filter((p) => {
         if (p.pid === w.pid) return false;

@@ -4,11 +4,19 @@ import * as path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { EngineEvent } from '../../../src/core/model/runEvent';
-import { KEY_PREFIX, LANE_QUEUE, leaseKey, type LaneJob } from '../../../src/core/remote/laneJob';
+import {
+  eventsKey,
+  FEATURE_CHANNEL,
+  KEY_PREFIX,
+  LANE_QUEUE,
+  leaseKey,
+  type LaneJob,
+} from '../../../src/core/remote/laneJob';
 import { laneJobId } from '../../../src/core/remote/decide';
 import { startRedis, type RedisServer } from '../../support/redisServer';
 import {
   EventLog,
+  idleSpareOnly,
   killAgentGroup,
   lanesCleaned,
   makeRemoteRepo,
@@ -28,6 +36,7 @@ import {
 } from '../../support/remoteLanes';
 import { runCliAsync } from '../../support/cli';
 import { git } from '../../support/workspace';
+import { waitUntil } from '../../support/processes';
 
 /**
  * laneStallMs of the kill and stop tests. A live worker's heartbeat (every third of it) can be late by seconds on a
@@ -95,11 +104,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     assert.deepEqual(fs.existsSync(path.join(r.dir, '.ql-wt')) ? fs.readdirSync(path.join(r.dir, '.ql-wt')) : [], []);
     for (const w of workers.filter((x) => !lost.includes(x))) {
       await lanesCleaned(w, runId);
-      const lanes = path.join(w.dir, 'lanes');
-      assert.deepEqual(fs.existsSync(lanes) ? fs.readdirSync(lanes) : [], [], `no lane tree left on ${w.pid}`);
-      const mirrors = path.join(w.dir, 'mirrors');
-      for (const m of fs.existsSync(mirrors) ? fs.readdirSync(mirrors) : [])
-        assert.equal(git(path.join(mirrors, m), 'worktree', 'list').split('\n').length, 1, `no worktree in ${m}`);
+      // No lane tree left, no worktree in a mirror: only the idle spare, at a commit of no run.
+      idleSpareOnly(w);
     }
     assert.deepEqual(stubAgents(r.log), []);
     assert.deepEqual(await client.keys(`${KEY_PREFIX}:run:${runId}:*`), []);
@@ -162,6 +168,83 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     // The feature branch the run made is on the remote.
     assert.equal(git(r.remote, 'rev-parse', 'ql/demo'), git(r.dir, 'rev-parse', 'HEAD'));
     await assertNothingLeft(r, result.runId);
+  });
+
+  it('a worker makes an idle spare tree before it serves: its first job checks out there, a run leaves only the idle spare, and the worker removes it when it ends', async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    planSteps(r, { S1: { write: { 'S1.txt': 'S1\n' } } });
+    const traceFile = r.side.file('trace.jsonl');
+    const w = await worker(r, { env: { RALPH_TRACE_REMOTE: traceFile } });
+    assert.ok(idleSpareOnly(w), 'a spare tree ready before the worker served');
+    // Its lane code warmed up in a scratch folder (warmLane.ts) that is gone again.
+    assert.deepEqual(fs.readdirSync(path.join(w.dir, 'state')), []);
+    const { result } = await runCoordinator(r);
+    assert.equal(result.state, 'completed', result.reason);
+    assert.ok(r.t.exists('S1.txt'), 'S1 merged');
+    // The lane took the spare: its tree came from a checkout there, not from a `git worktree add`.
+    const marks = fs
+      .readFileSync(traceFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { who: string; story: string; phase: string });
+    assert.ok(
+      marks.some((m) => m.who.endsWith(`:${w.pid}`) && m.story === 'S1' && m.phase === 'spareTaken'),
+      marks.map((m) => m.phase).join(' '),
+    );
+    // After the run: an idle spare again, at a commit fetched before the worker served (nothing of the run).
+    await lanesCleaned(w, result.runId);
+    assert.ok(idleSpareOnly(w), 'an idle spare ready for the next run');
+    w.child.kill('SIGTERM');
+    // A clean end (SIGTERM after a lane ran: it once killed the worker before it removed anything).
+    assert.equal(await w.exited, 0);
+    assert.deepEqual(fs.readdirSync(path.join(w.dir, 'lanes')), [], 'the worker removed its spare when it ended');
+    assert.equal(idleSpareOnly(w), null);
+  });
+
+  it('a worker started in the folder of a killed one removes the spare tree it left and makes its own', async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    const w1 = await worker(r);
+    const left = idleSpareOnly(w1)!;
+    assert.ok(left, "the first worker's idle spare");
+    // Killed as a machine that loses power is: nothing of it ran to its end.
+    w1.child.kill('SIGKILL');
+    await w1.exited;
+    assert.ok(fs.existsSync(left), 'the killed worker left its spare');
+    const w2 = await worker(r, { dir: w1.dir });
+    assert.ok(!fs.existsSync(left), "the killed worker's spare is gone");
+    const own = idleSpareOnly(w2);
+    assert.ok(own && path.basename(own).startsWith(`spare-${w2.pid}-`), 'the new worker made its own spare');
+    // Ended here, before the folder it shares with the first worker goes with that worker's HOME.
+    w2.child.kill('SIGTERM');
+    assert.equal(await w2.exited, 0);
+    assert.equal(idleSpareOnly(w2), null);
+  });
+
+  it("an idle worker's spare moved to a run's newer commit ahead of a job goes back to the idle commit when that run ends", async () => {
+    const r = repo([{ id: 'S1' }], redis.url);
+    const w = await worker(r);
+    const spare = idleSpareOnly(w)!;
+    // A run (its stream open) whose feature branch moved to a commit the worker has not fetched.
+    const runId = `moved-${process.pid}`;
+    r.t.write('moved.txt', 'moved\n');
+    git(r.dir, 'checkout', '-q', '-b', 'ql/moved');
+    git(r.dir, 'add', '-A');
+    git(r.dir, 'commit', '-q', '-m', 'moved');
+    git(r.dir, 'push', '-q', 'origin', 'ql/moved');
+    const sha = git(r.dir, 'rev-parse', 'HEAD');
+    await client.xadd(eventsKey(runId), '*', 'open', runId);
+    try {
+      const note = { v: 1, runId, remote: r.remote, featureBranch: 'ql/moved', sha };
+      await client.publish(FEATURE_CHANNEL, JSON.stringify({ ...note, kind: 'moved' }));
+      // A worker without a lane for a second after the note fetches the commit and moves its spare there.
+      await waitUntil(() => git(spare, 'rev-parse', 'HEAD') === sha);
+      await client.publish(FEATURE_CHANNEL, JSON.stringify({ ...note, kind: 'ended' }));
+      await w.waitFor(new RegExp(`${runId}: the run ended; nothing of it kept here`));
+      assert.equal(idleSpareOnly(w), spare, 'the same spare, at the idle commit again');
+    } finally {
+      await client.del(eventsKey(runId));
+      git(r.remote, 'update-ref', '-d', 'refs/heads/ql/moved');
+    }
   });
 
   it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
@@ -546,11 +629,9 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
         entries.some((e) => /"kind":"result".*"state":"refused"/.test(e)),
         entries.join('\n'),
       );
-      // Nothing was made or fetched for the job: no lane, and the mirror holds only what was fetched before serving.
-      assert.deepEqual(
-        fs.readdirSync(path.join(w2.dir)).filter((f) => f === 'lanes'),
-        [],
-      );
+      // Nothing was made or fetched for the job: no lane but the idle spare made before serving, and the mirror
+      // holds only what was fetched before serving.
+      assert.ok(idleSpareOnly(w2), 'the idle spare made before the worker served');
       assert.deepEqual(
         refsOf(mirror!, 'refs/').filter((l) => !l.includes(' remotes/lane-warm/')),
         [],

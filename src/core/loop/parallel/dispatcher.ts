@@ -173,7 +173,7 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     const r = await git(
       this.folder,
       [
-        ...(await (this.mergeIdentity ??= identity(this.folder))),
+        ...(await this.readyMergeIdentity()),
         '-c',
         'maintenance.auto=false',
         '-c',
@@ -193,6 +193,14 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
     await git(this.folder, ['merge', '--abort'], { reject: false });
     const detail = (r.stdout + '\n' + r.stderr).trim().split('\n').filter(Boolean).slice(-3).join(' | ');
     return { kind: 'conflict', files, detail };
+  }
+
+  /**
+   * The identity flags of the runner's merges (`-c user.name=…` where the repository has none): two `git config`
+   * reads, once a run. A dispatcher whose lanes run elsewhere asks ahead, so its first merge does not pay them.
+   */
+  protected readyMergeIdentity(): Promise<string[]> {
+    return (this.mergeIdentity ??= identity(this.folder));
   }
 
   async undoMerge(before: string) {
