@@ -132,6 +132,17 @@ describe('gate runner: ralph gate processes (issue 17)', function () {
     assert.equal(ws.read('late.txt'), 'late\n');
   });
 
+  it('a runner ended with SIGTERM cancels its gate: the waiter gets the cancelled verdict (130), the command is gone', async () => {
+    const a = gate(ws, ['e2e', '--', 'touch started; sleep 3033']);
+    await waitForFile(path.join(ws.dir, 'started'));
+    const runnerPid = Number(fs.readFileSync(path.join(gateLockDir(ws.dir, 'e2e'), 'pid'), 'utf8'));
+    process.kill(runnerPid, 'SIGTERM');
+    const r = await a.done;
+    assert.equal(r.code, 130, r.out);
+    assert.match(r.out, /=== GATE e2e exit=130 /);
+    await waitUntil(() => !listProcesses().some((p) => p.cmdline === 'sleep 3033'));
+  });
+
   it('a killed waiter and a killed runner leave no lock that blocks the next gate', async () => {
     const a = gate(ws, ['e2e', '--', 'touch started; sleep 3032']);
     await waitForFile(path.join(ws.dir, 'started'));
