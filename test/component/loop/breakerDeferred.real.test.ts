@@ -1,0 +1,151 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ralphRunDir } from '../../../src/core/control/sentinels';
+import type { EngineEvent } from '../../../src/core/loop/events';
+import { baselineMirrorPath } from '../../../src/core/loop/baselineMirror';
+import { say, startModelServer, write } from '../../support/modelServer';
+import { scriptedClaudeStub } from '../../support/claude';
+import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
+
+/*
+ * BREAKER findings on the lane's deferred writes (decision 0027). A SIGKILL of the engine at a chosen line is taken as
+ * the files on disk at that line: an engine event is emitted synchronously from the lane's code, so a listener that
+ * copies run.json, the mirror and the task file sees exactly what a crash there would leave (the page cache survives
+ * a SIGKILL; only the engine's memory is lost). The copies are then put back with a dead engine pid, and the next run's
+ * crash recovery reads them.
+ */
+
+const ofType = <T extends EngineEvent['type']>(events: EngineEvent[], type: T) =>
+  events.filter((e): e is Extract<EngineEvent, { type: T }> => e.type === type);
+
+const stub = { claudePath: scriptedClaudeStub };
+
+interface Story {
+  id: string;
+  status: string;
+  retries?: { attempts: number; failureLog?: { phase: string }[] };
+}
+
+/** A pid no process has now (a child that has exited). */
+function deadPid(): number {
+  const r = spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' });
+  return Number(r.stdout.trim());
+}
+
+describe('BREAKER: deferred lane writes and crash recovery (real engine, stub agent)', function () {
+  this.timeout(300_000);
+  const make = useWorkspaces();
+  let ws: Workspace | undefined;
+
+  // FAILS on b067794. An item's start (`currentItem`) waits for the agent's start, and the verdict before it (the item's
+  // end, `currentItem: null`) waits too when nothing is waited for between (timing.betweenIterationsMs 0): between the
+  // next story's `source.start` (in_progress in quantum.json) and the agent's start, run.json still names the story the
+  // last gate verified. A crash there makes recovery fail the verified story with a `crash` entry (an attempt charged
+  // to the wrong story) and leave the started one in_progress with none. Decision 0027 says such an item is given back
+  // "as today", which it is not: before, run.json named the started story (or null, when recovery reads in_progress).
+  it("a crash between a story's start and its agent's start fails that story, not the one verified before it", async () => {
+    const quantum = {
+      project: 'p',
+      stories: [
+        {
+          id: 'US-001',
+          title: 'One',
+          status: 'pending',
+          priority: 1,
+          dependsOn: [],
+          retries: { attempts: 0, maxAttempts: 3 },
+        },
+        {
+          id: 'US-002',
+          title: 'Two',
+          status: 'pending',
+          priority: 2,
+          dependsOn: [],
+          retries: { attempts: 0, maxAttempts: 3 },
+        },
+      ],
+    };
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    const config = { ...stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } };
+    let atCrash: { runId: string; record: string; mirror: string | null; quantum: string } | undefined;
+    const first = await runEngine(
+      ws,
+      [
+        write(ws.file('one.txt'), '1\n'),
+        say('Done. <quantum>STORY_PASSED</quantum>'),
+        write(ws.file('two.txt'), '2\n'),
+        say('Done. <quantum>STORY_PASSED</quantum>'),
+      ],
+      {
+        config,
+        onEvent: (e, engine) => {
+          // Emitted after US-002's `source.start` and before its agent's start writes run.json: the crash's moment.
+          if (e.type !== 'iterationStarted' || e.item?.id !== 'US-002' || atCrash) return;
+          const mirror = baselineMirrorPath(ws!.dir, engine.runId);
+          atCrash = {
+            runId: engine.runId,
+            record: fs.readFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json'), 'utf8'),
+            mirror: fs.existsSync(mirror) ? fs.readFileSync(mirror, 'utf8') : null,
+            quantum: ws!.read('quantum.json'),
+          };
+        },
+      },
+    );
+    assert.equal(first.result.state, 'completed', first.lines.join('\n'));
+    assert.ok(atCrash, 'the second story started');
+    const statusAt = (text: string, id: string) =>
+      (JSON.parse(text) as { stories: Story[] }).stories.find((s) => s.id === id)!.status;
+    assert.deepEqual(
+      [statusAt(atCrash.quantum, 'US-001'), statusAt(atCrash.quantum, 'US-002')],
+      ['passed', 'in_progress'],
+      'at the crash: US-001 verified, US-002 started',
+    );
+
+    // The crash: the files as they were at that moment, the engine gone.
+    const record = JSON.parse(atCrash.record) as Record<string, unknown>;
+    record.pid = deadPid();
+    fs.writeFileSync(path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json'), JSON.stringify(record, null, 2) + '\n');
+    const mirror = baselineMirrorPath(ws.dir, atCrash.runId);
+    if (atCrash.mirror !== null) {
+      fs.mkdirSync(path.dirname(mirror), { recursive: true });
+      fs.writeFileSync(mirror, atCrash.mirror);
+    }
+    ws.write('quantum.json', atCrash.quantum);
+
+    let afterRecovery: Story[] | undefined;
+    const server = await startModelServer([
+      write(ws.file('three.txt'), '3\n'),
+      say('Done. <quantum>STORY_PASSED</quantum>'),
+      write(ws.file('four.txt'), '4\n'),
+      say('Done. <quantum>STORY_PASSED</quantum>'),
+    ]);
+    try {
+      const second = await runEngine(ws, [], {
+        server,
+        config,
+        onEvent: (e) => {
+          if (e.type === 'iterationStarted' && !afterRecovery)
+            afterRecovery = (JSON.parse(ws!.read('quantum.json')) as { stories: Story[] }).stories;
+        },
+      });
+      const crashed = ofType(second.events, 'warning').find((w) =>
+        w.message.includes(`run ${atCrash!.runId} had crashed`),
+      );
+      assert.ok(crashed, second.lines.join('\n'));
+      assert.ok(afterRecovery);
+      const crashEntries = (id: string) =>
+        (afterRecovery!.find((s) => s.id === id)!.retries?.failureLog ?? []).filter((f) => f.phase === 'crash').length;
+      assert.match(
+        crashed.message,
+        /failed US-002\b/,
+        `recovery failed the story the crashed run had started: ${crashed.message}`,
+      );
+      assert.equal(crashEntries('US-002'), 1, 'the started story has its crash entry');
+      assert.equal(crashEntries('US-001'), 0, 'the story verified before the crash is not charged a crash');
+    } finally {
+      await server.close();
+    }
+  });
+});
