@@ -101,6 +101,9 @@ const runWork: Handler<'runWork'> = async (cx, a) => {
   await reportProgress(cx, false);
   // Current before the start is written: whatever ends the run from here gives the item back.
   cx.facts.current = item;
+  // Named in run.json before its source says in_progress (with what the lane deferred): a crash from here on makes
+  // recovery fail this item, never the one the last verdict carried (whose end may still be deferred).
+  await cx.record({ currentItem: { source: item.source, id: item.id, title: item.title } });
   await cx.source.start(item);
   cx.facts.setAside.delete(item.id);
   await cx.book.startItem(cx.source, item);
