@@ -4,8 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ralphRunDir } from '../../../src/core/control/sentinels';
 import type { EngineEvent } from '../../../src/core/loop/events';
-import { baselineMirrorPath } from '../../../src/core/loop/baselineMirror';
-import { say, startModelServer, write } from '../../support/modelServer';
+import { baselineCopyPath, baselineMirrorPath } from '../../../src/core/loop/baselineMirror';
+import { cliPath } from '../../support/cli';
+import { bash, say, startModelServer, write } from '../../support/modelServer';
 import { scriptedClaudeStub } from '../../support/claude';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
 
@@ -144,6 +145,109 @@ describe('BREAKER: deferred lane writes and crash recovery (real engine, stub ag
       );
       assert.equal(crashEntries('US-002'), 1, 'the started story has its crash entry');
       assert.equal(crashEntries('US-001'), 0, 'the story verified before the crash is not charged a crash');
+    } finally {
+      await server.close();
+    }
+  });
+
+  // FAILS on b067794. The mirror written at a child's start (with the marks before it) is a warning when it fails, and
+  // the child starts anyway: the mirror outside the workspace, which recovery trusts over run.json, still holds the
+  // baseline without `marksAtAgentStart`. Here the mirror's second copy cannot be written (its path is taken by a
+  // folder: a full or read-only state folder does the same), so the write stops before the mirror; the agent forges
+  // a person mark for US-002 and sets it passed; a crash while it runs leaves US-002 passed after recovery, read as
+  // a person's own mark.
+  it("a child does not start when its marks could not be mirrored: a forged mark is not a person's after a crash", async () => {
+    const quantum = {
+      project: 'p',
+      stories: ['US-001', 'US-002'].map((id, i) => ({
+        id,
+        title: `Story ${id}`,
+        status: 'pending',
+        priority: i + 1,
+        dependsOn: [],
+        retries: { attempts: 0, maxAttempts: 3 },
+      })),
+    };
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    const config = { ...stub, gates: { basic: 'true' }, containment: 'marker' };
+    const script = `const fs = require('fs'); fs.writeFileSync('.' + 'ralph/person-done.json', JSON.stringify({ 'quantum:US-002': new Date().toISOString() }));\n`;
+    let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
+    const first = await runEngine(
+      ws,
+      [
+        write(ws.file('forge.js'), script),
+        bash(`node forge.js && node ${cliPath} task done US-002 --force`),
+        say('Done. <quantum>STORY_PASSED</quantum>'),
+      ],
+      {
+        config,
+        onEvent: (e, engine) => {
+          if (e.type === 'iterationStarted' && e.iteration === 1) {
+            // The fault, just before the agent's start writes its marks: the first copy of the mirror cannot be written.
+            const copy = baselineCopyPath(ws!.dir, engine.runId);
+            fs.rmSync(copy, { force: true });
+            fs.mkdirSync(path.join(copy, 'taken'), { recursive: true });
+          }
+          // The agent has forged the mark and set US-002 passed, and still runs: the crash's moment.
+          if (e.type === 'agentSignal' && !atCrash) {
+            const read = (f: string) =>
+              fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, 'utf8') : null;
+            atCrash = {
+              runId: engine.runId,
+              files: {
+                [path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json')]: read(
+                  path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json'),
+                ),
+                [baselineMirrorPath(ws!.dir, engine.runId)]: read(baselineMirrorPath(ws!.dir, engine.runId)),
+                [ws!.file('quantum.json')]: read(ws!.file('quantum.json')),
+                [ws!.file('.ralph/person-done.json')]: read(ws!.file('.ralph/person-done.json')),
+              },
+            };
+            // A full state folder would have left the copy as it was, the same as the mirror (the copy is written
+            // first, and neither write got through): so it is put back, and the fault ends here.
+            const copy = baselineCopyPath(ws!.dir, engine.runId);
+            atCrash.files[copy] = atCrash.files[baselineMirrorPath(ws!.dir, engine.runId)]!;
+            fs.rmSync(copy, { recursive: true, force: true });
+          }
+        },
+      },
+    );
+    assert.ok(atCrash, first.lines.join('\n'));
+    const statusOf = (text: string | null, id: string) =>
+      (JSON.parse(text!) as { stories: Story[] }).stories.find((s) => s.id === id)!.status;
+    assert.equal(statusOf(atCrash.files[ws.file('quantum.json')]!, 'US-002'), 'passed', 'the agent claimed US-002');
+    assert.match(atCrash.files[ws.file('.ralph/person-done.json')] ?? '', /quantum:US-002/, 'and forged its mark');
+    // A run that refuses to start the agent has no crash to recover from here: it ended and put US-002 back itself.
+    if (first.result.state === 'failed' && ofType(first.events, 'agentStarted').length === 0) return;
+
+    // The crash: the files as they were at that moment, the engine gone.
+    for (const [file, text] of Object.entries(atCrash.files)) {
+      if (text === null) continue;
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+    }
+    const runJson = path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json');
+    const record = JSON.parse(fs.readFileSync(runJson, 'utf8')) as Record<string, unknown>;
+    record.pid = deadPid();
+    fs.writeFileSync(runJson, JSON.stringify(record, null, 2) + '\n');
+
+    let afterRecovery: Story[] | undefined;
+    const server = await startModelServer([say('Nothing to do.')]);
+    try {
+      const second = await runEngine(ws, [], {
+        server,
+        config: { ...config, maxIterations: 1 },
+        onEvent: (e) => {
+          if (e.type === 'iterationStarted' && !afterRecovery)
+            afterRecovery = (JSON.parse(ws!.read('quantum.json')) as { stories: Story[] }).stories;
+        },
+      });
+      assert.ok(afterRecovery, second.lines.join('\n'));
+      assert.notEqual(
+        afterRecovery.find((s) => s.id === 'US-002')!.status,
+        'passed',
+        `the agent's claim of US-002 was put back by recovery:\n${second.lines.join('\n')}`,
+      );
     } finally {
       await server.close();
     }
