@@ -9,6 +9,8 @@ import { cliPath } from '../../support/cli';
 import { bash, say, startModelServer, write } from '../../support/modelServer';
 import { scriptedClaudeStub } from '../../support/claude';
 import { type Workspace, runEngine, useWorkspaces } from '../../support/engineHarness';
+import { waitUntil } from '../../support/processes';
+import { readBaselineMirror } from '../../../src/core/loop/baselineMirror';
 
 /*
  * BREAKER findings on the lane's deferred writes (decision 0027). A SIGKILL of the engine at a chosen line is taken as
@@ -253,6 +255,106 @@ describe('BREAKER: deferred lane writes and crash recovery (real engine, stub ag
         afterRecovery.find((s) => s.id === 'US-002')!.status,
         'passed',
         `the agent's claim of US-002 was put back by recovery:\n${second.lines.join('\n')}`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  // FAILS on b067794 (and before it: not from decision 0027). An attempt that ended without a verdict (no claim, a red
+  // gate) leaves run.json's `currentItem` set, and crash recovery fails that item (quantumSource.ts `recoverCrashed`:
+  // a passed story goes back and is failed) without asking whether a person marked it. So a story a person marks done
+  // with `ralph task done` while the run is paused after such an attempt is undone when the engine crashes during the
+  // pause, although "with the run paused, the mark is theirs" (personMarks.ts).
+  it("a person's mark made during a pause survives a crash during that pause (quantum)", async () => {
+    const quantum = {
+      project: 'p',
+      stories: ['US-001', 'US-002'].map((id, i) => ({
+        id,
+        title: `Story ${id}`,
+        status: 'pending',
+        priority: i + 1,
+        dependsOn: [],
+        retries: { attempts: 0, maxAttempts: 3 },
+      })),
+    };
+    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
+    let paused: Promise<void> | undefined;
+    const first = await runEngine(ws, [say('Looked; nothing done yet.')], {
+      config: { ...stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 50 } },
+      onEvent: (e, engine) => {
+        const dir = ralphRunDir(ws!.dir, engine.runId);
+        if (e.type === 'iterationEnded' && e.iteration === 1) fs.writeFileSync(path.join(dir, 'PAUSE'), '');
+        if (e.type !== 'paused' || paused) return;
+        // Paused and at rest on disk (state, the mirror without a child's marks): the person marks US-001.
+        paused = waitUntil(() => {
+          const r = JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')) as { state: string };
+          const m = readBaselineMirror(ws!.dir, engine.runId);
+          return r.state === 'paused' && !!m && !('marksAtAgentStart' in m);
+        })
+          .then(() => {
+            const env = { ...process.env };
+            delete env.RALPH_RUN_ID;
+            const done = spawnSync(process.execPath, [cliPath, 'task', 'done', 'US-001'], {
+              cwd: ws!.dir,
+              env,
+              encoding: 'utf8',
+            });
+            assert.equal(done.status, 0, done.stderr);
+            const read = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : null);
+            const files = [
+              path.join(dir, 'run.json'),
+              baselineMirrorPath(ws!.dir, engine.runId),
+              baselineCopyPath(ws!.dir, engine.runId),
+              ws!.file('quantum.json'),
+              ws!.file('.ralph/person-done.json'),
+            ];
+            atCrash = { runId: engine.runId, files: Object.fromEntries(files.map((f) => [f, read(f)])) };
+          })
+          // Whatever happened above, the run ends (STOP): a failure shows instead of a paused run waiting forever.
+          .finally(() => fs.writeFileSync(path.join(dir, 'STOP'), ''));
+      },
+    });
+    await paused;
+    assert.ok(atCrash, first.lines.join('\n'));
+    const statusOf = (text: string, id: string) =>
+      (JSON.parse(text) as { stories: Story[] }).stories.find((s) => s.id === id)!.status;
+    assert.equal(statusOf(atCrash.files[ws.file('quantum.json')]!, 'US-001'), 'passed', 'the person marked US-001');
+    assert.match(
+      atCrash.files[path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json')]!,
+      /"currentItem": \{/,
+      'run.json names the item of the attempt before the pause',
+    );
+
+    // The crash during the pause: the files as they were, the engine gone.
+    for (const [file, text] of Object.entries(atCrash.files)) {
+      if (text === null) fs.rmSync(file, { force: true });
+      else {
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.writeFileSync(file, text);
+      }
+    }
+    const runJson = path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json');
+    const record = JSON.parse(fs.readFileSync(runJson, 'utf8')) as Record<string, unknown>;
+    record.pid = deadPid();
+    fs.writeFileSync(runJson, JSON.stringify(record, null, 2) + '\n');
+
+    let afterRecovery: string | undefined;
+    const server = await startModelServer([say('Nothing to do.')]);
+    try {
+      const second = await runEngine(ws, [], {
+        server,
+        config: { ...stub, gates: { basic: 'true' }, maxIterations: 1 },
+        onEvent: (e) => {
+          if (e.type === 'iterationStarted' && afterRecovery === undefined) afterRecovery = ws!.read('quantum.json');
+        },
+      });
+      assert.ok(afterRecovery !== undefined, second.lines.join('\n'));
+      assert.equal(
+        statusOf(afterRecovery, 'US-001'),
+        'passed',
+        `the person's mark stayed:\n${second.lines.join('\n')}`,
       );
     } finally {
       await server.close();
