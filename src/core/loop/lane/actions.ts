@@ -205,6 +205,9 @@ const accept: Handler<'accept'> = async (cx, a) => {
     claims.filter((c) => sameItem(c, w.item) || alsoDone.some((x) => sameItem(x, c))),
     { currentItem: null },
   );
+  // The item's end is written at once (the mirror's baseline may wait): until it is, run.json names the verified item
+  // as current, and crash recovery fails it (a crash charged, the story blocked at its last attempt).
+  await cx.record({});
   await clearAttempts(cx.folder, w.item);
   cx.facts.lastDone = w.item.title;
   const tier = w.verifiedBy ?? null;
