@@ -232,13 +232,17 @@ async function publishLatestLog(log: string, latest: string): Promise<void> {
 }
 
 /**
- * Writes `text` to `file` (atomically, not fsynced) unless it is a regular file holding exactly that text; then, with
- * `touch`, only its mtime is set to now (on the file itself, never through a link).
+ * Writes `text` to `file` (atomically, not fsynced) unless it is a regular file of one name holding exactly that text;
+ * then, with `touch`, only its mtime is set to now (on the file itself, never through a link: a hard link planted there
+ * shares its inode, and its mtime, with a file that may lie outside the workspace, so it is replaced instead).
  */
 async function writeUnlessSame(file: string, text: string, touch: boolean): Promise<void> {
   const st = await lstat(file).catch(() => null);
   const same =
-    st?.isFile() && st.size === Buffer.byteLength(text) && (await readFile(file, 'utf8').catch(() => null)) === text;
+    st?.isFile() &&
+    st.nlink === 1 &&
+    st.size === Buffer.byteLength(text) &&
+    (await readFile(file, 'utf8').catch(() => null)) === text;
   if (!same) return writeTextAtomic(file, text, LOOSE);
   if (touch) {
     const now = new Date();

@@ -160,6 +160,10 @@ export async function recoverCrashedRuns(
       killedGroup = true;
     const failedItems: string[] = [];
     const reason = `crash: run ${r.runId} ended without finishing (engine pid ${r.pid} is gone)`;
+    const trusted = trustedBaseline(folder, r.runId, extra.claimBaseline);
+    // A person's own mark since the baseline (made while no child ran: a pause, between iterations) is theirs here
+    // too, as putBackLeftClaims leaves it: run.json may still name the item of an attempt that ended without a verdict.
+    const marks = isClaimBaseline(trusted) ? personMarksFor(await readPersonMarks(folder), trusted) : {};
     for (const source of sources) {
       const items = r.currentItem
         ? r.currentItem.source === source.kind
@@ -167,7 +171,8 @@ export async function recoverCrashedRuns(
           : []
         : await source.inProgress();
       for (const item of items) {
-        await source.recoverCrashed(item, trustedBaseline(folder, r.runId, extra.claimBaseline), reason);
+        if (isClaimBaseline(trusted) && markedByPerson(marks, [item], trusted.at).length) continue;
+        await source.recoverCrashed(item, trusted, reason);
         failedItems.push(item.id);
       }
     }

@@ -475,6 +475,28 @@ describe('gate runner: files kept', () => {
     }
   });
 
+  // Breaker finding: a hard link is a planted link too. `lutimes` acts on the inode, so a latest.exit that is a second
+  // name of a file outside the workspace (same text, `ln ~/x .ralph/gates/basic-latest.exit`) had its mtime set.
+  it('a hard link planted at latest.exit is replaced, never touched through', async () => {
+    const outside = makeTempFolder('ralph-outside-');
+    try {
+      const gates = path.join(ws.dir, '.ralph/gates');
+      await runGate({ folder: ws.dir, label: 'basic', command: 'true' });
+      const old = new Date(Date.now() - 3_600_000);
+      const target = path.join(outside.dir, 'theirs');
+      fs.writeFileSync(target, '0');
+      fs.utimesSync(target, old, old);
+      fs.rmSync(path.join(gates, 'basic-latest.exit'));
+      fs.linkSync(target, path.join(gates, 'basic-latest.exit'));
+      await runGate({ folder: ws.dir, label: 'basic', command: 'true' });
+      assert.equal(Math.round(fs.statSync(target).mtimeMs), old.getTime(), "the link's target is untouched");
+      assert.notEqual(fs.statSync(path.join(gates, 'basic-latest.exit')).ino, fs.statSync(target).ino);
+      assert.equal(ws.read('.ralph/gates/basic-latest.exit'), '0');
+    } finally {
+      outside.dispose();
+    }
+  });
+
   it('refuses an unknown label', async () => {
     await assert.rejects(
       runGate({ folder: ws.dir, label: 'smoke' as 'basic', command: 'true' }),

@@ -101,6 +101,9 @@ const runWork: Handler<'runWork'> = async (cx, a) => {
   await reportProgress(cx, false);
   // Current before the start is written: whatever ends the run from here gives the item back.
   cx.facts.current = item;
+  // Named in run.json before its source says in_progress (with what the lane deferred): a crash from here on makes
+  // recovery fail this item, never the one the last verdict carried (whose end may still be deferred).
+  await cx.record({ currentItem: { source: item.source, id: item.id, title: item.title } });
   await cx.source.start(item);
   cx.facts.setAside.delete(item.id);
   await cx.book.startItem(cx.source, item);
@@ -202,6 +205,9 @@ const accept: Handler<'accept'> = async (cx, a) => {
     claims.filter((c) => sameItem(c, w.item) || alsoDone.some((x) => sameItem(x, c))),
     { currentItem: null },
   );
+  // The item's end is written at once (the mirror's baseline may wait): until it is, run.json names the verified item
+  // as current, and crash recovery fails it (a crash charged, the story blocked at its last attempt).
+  await cx.record({});
   await clearAttempts(cx.folder, w.item);
   cx.facts.lastDone = w.item.title;
   const tier = w.verifiedBy ?? null;

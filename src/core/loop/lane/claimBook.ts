@@ -189,7 +189,9 @@ export class ClaimBook {
     const marks = await readPersonMarks(this.p.folder);
     this.baseline = { ...this.baseline, marksAtAgentStart: marks };
     await this.p.record({ ...also, claimBaseline: this.baseline });
-    await this.mirror();
+    // Not started unless mirrored: recovery trusts the mirror over run.json, and a mirror without these marks (a full
+    // state folder) reads a mark the child forges as a person's own after a crash.
+    await this.mirror(true);
     return marks;
   }
 
@@ -237,19 +239,23 @@ export class ClaimBook {
   }
 
   /**
-   * Mirrors the baseline outside the workspace (the agent can edit run.json); a failure is a warning. A baseline
-   * equal to the one this book mirrored last is not written again (an item's start carries the baseline the last
-   * verdict wrote): no child of the run ran since that write, since a child's start and its end each write a
-   * different baseline (with `marksAtAgentStart`, then without), and the next child's start writes it in any case.
+   * Mirrors the baseline outside the workspace (the agent can edit run.json); a failure is a warning, or with `strict`
+   * (a child's start) an error. A baseline equal to the one this book mirrored last is not written again (an item's
+   * start carries the baseline the last verdict wrote): no child of the run ran since that write, since a child's
+   * start and its end each write a different baseline (with `marksAtAgentStart`, then without), and the next child's
+   * start writes it in any case.
    */
-  private async mirror(): Promise<void> {
+  private async mirror(strict = false): Promise<void> {
     this.mirrorOwed = false;
     const text = this.baseline ? JSON.stringify(this.baseline) : null;
     if (text !== null && text === this.mirrored) return;
     this.mirrored = undefined;
-    await writeBaselineMirror(this.p.folder, this.p.runId, this.baseline).then(
-      () => void (this.mirrored = text ?? undefined),
-      this.p.warn('could not mirror the claim baseline in the state folder'),
-    );
+    try {
+      await writeBaselineMirror(this.p.folder, this.p.runId, this.baseline);
+      this.mirrored = text ?? undefined;
+    } catch (err) {
+      if (strict) throw err;
+      this.p.warn('could not mirror the claim baseline in the state folder')(err);
+    }
   }
 }

@@ -151,12 +151,15 @@ export async function notify(
 ): Promise<void> {
   const command = cx.config.notify.trim();
   if (!command) return;
-  const r = await cx.book.aroundChild(`notify (${event.type})`, () =>
-    runNotify(command, { runId: cx.runId, folder: cx.folder, event }, text, {
-      cwd: cx.folder,
-      timeoutMs: cx.config.notifyTimeoutMs,
-    }),
-  );
+  const r = await cx.book
+    .aroundChild(`notify (${event.type})`, () =>
+      runNotify(command, { runId: cx.runId, folder: cx.folder, event }, text, {
+        cwd: cx.folder,
+        timeoutMs: cx.config.notifyTimeoutMs,
+      }),
+    )
+    // Its marks could not be written (claimBook.ts markChildStart): not run, which a failed notification reports.
+    .catch((err: Error) => ({ ok: false as const, detail: `not run: ${err.message}` }));
   cx.emit({ type: 'notified', about: event.type, ok: r.ok, ...(r.ok ? {} : { detail: r.detail }) });
 }
 
