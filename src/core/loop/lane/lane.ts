@@ -116,14 +116,15 @@ export class Lane {
 
   /**
    * Writes fields of run.json with the fields the claim book deferred ({@link ClaimBook}), in one write; the later
-   * value of a field wins. A write that fails keeps them deferred and rejects.
+   * value of a field wins. A write the file system fails keeps them deferred and rejects.
    */
   private record(patch: RunRecordPatch): Promise<void> {
     const all = this.deferred ? { ...this.deferred, ...patch } : patch;
     this.deferred = null;
     return this.host.record(all).catch((err: unknown) => {
-      // Not written (a full disk): kept for the next write, under whatever was deferred since.
-      this.deferred = { ...all, ...this.deferred };
+      // Not written by the file system (a full disk): kept for the next write, under whatever was deferred since. A
+      // patch the record refused (a value its schema rejects) is not kept: it would refuse every later write too.
+      if (typeof (err as NodeJS.ErrnoException)?.code === 'string') this.deferred = { ...all, ...this.deferred };
       throw err;
     });
   }
