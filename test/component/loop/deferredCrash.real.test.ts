@@ -13,7 +13,7 @@ import { waitUntil } from '../../support/processes';
 import { readBaselineMirror } from '../../../src/core/loop/baselineMirror';
 
 /*
- * BREAKER findings on the lane's deferred writes (decision 0027). A SIGKILL of the engine at a chosen line is taken as
+ * Crash recovery after the lane's deferred writes (decision 0027, its amendment). A SIGKILL of the engine at a chosen line is taken as
  * the files on disk at that line: an engine event is emitted synchronously from the lane's code, so a listener that
  * copies run.json, the mirror and the task file sees exactly what a crash there would leave (the page cache survives
  * a SIGKILL; only the engine's memory is lost). The copies are then put back with a dead engine pid, and the next run's
@@ -31,46 +31,35 @@ interface Story {
   retries?: { attempts: number; failureLog?: { phase: string }[] };
 }
 
+/** quantum.json's text with pending stories `ids` (titles "Story <id>", no dependencies), `maxAttempts` each. */
+function quantumOf(ids: string[], maxAttempts = 3): string {
+  const stories = ids.map((id, i) => ({
+    id,
+    title: `Story ${id}`,
+    status: 'pending',
+    priority: i + 1,
+    dependsOn: [],
+    retries: { attempts: 0, maxAttempts },
+  }));
+  return JSON.stringify({ project: 'p', stories }, null, 2) + '\n';
+}
+
 /** A pid no process has now (a child that has exited). */
 function deadPid(): number {
   const r = spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' });
   return Number(r.stdout.trim());
 }
 
-describe('BREAKER: deferred lane writes and crash recovery (real engine, stub agent)', function () {
+describe('crash recovery after deferred lane writes (real engine, stub agent)', function () {
   this.timeout(300_000);
   const make = useWorkspaces();
   let ws: Workspace | undefined;
 
-  // FAILS on b067794. An item's start (`currentItem`) waits for the agent's start, and the verdict before it (the item's
-  // end, `currentItem: null`) waits too when nothing is waited for between (timing.betweenIterationsMs 0): between the
-  // next story's `source.start` (in_progress in quantum.json) and the agent's start, run.json still names the story the
-  // last gate verified. A crash there makes recovery fail the verified story with a `crash` entry (an attempt charged
-  // to the wrong story) and leave the started one in_progress with none. Decision 0027 says such an item is given back
-  // "as today", which it is not: before, run.json named the started story (or null, when recovery reads in_progress).
+  // An item is named in run.json before its source marks it in_progress: the verdict before it may still be deferred
+  // (timing.betweenIterationsMs 0), and a crash between the next story's `source.start` and its agent's start must
+  // make recovery fail the started story, not the one the last gate verified (an attempt charged to the wrong story).
   it("a crash between a story's start and its agent's start fails that story, not the one verified before it", async () => {
-    const quantum = {
-      project: 'p',
-      stories: [
-        {
-          id: 'US-001',
-          title: 'One',
-          status: 'pending',
-          priority: 1,
-          dependsOn: [],
-          retries: { attempts: 0, maxAttempts: 3 },
-        },
-        {
-          id: 'US-002',
-          title: 'Two',
-          status: 'pending',
-          priority: 2,
-          dependsOn: [],
-          retries: { attempts: 0, maxAttempts: 3 },
-        },
-      ],
-    };
-    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    ws = make({ 'quantum.json': quantumOf(['US-001', 'US-002']) });
     const config = { ...stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } };
     let atCrash: { runId: string; record: string; mirror: string | null; quantum: string } | undefined;
     const first = await runEngine(
@@ -152,25 +141,12 @@ describe('BREAKER: deferred lane writes and crash recovery (real engine, stub ag
     }
   });
 
-  // FAILS on b067794. The mirror written at a child's start (with the marks before it) is a warning when it fails, and
-  // the child starts anyway: the mirror outside the workspace, which recovery trusts over run.json, still holds the
-  // baseline without `marksAtAgentStart`. Here the mirror's second copy cannot be written (its path is taken by a
-  // folder: a full or read-only state folder does the same), so the write stops before the mirror; the agent forges
-  // a person mark for US-002 and sets it passed; a crash while it runs leaves US-002 passed after recovery, read as
-  // a person's own mark.
+  // A child starts only once the mirror (outside the workspace, trusted by recovery over run.json) holds its marks at
+  // start: with a mirror still without `marksAtAgentStart`, a person mark the agent forges would read as a person's
+  // after a crash. Here the mirror's second copy cannot be written (its path is taken by a folder: a full or read-only
+  // state folder does the same); the agent would forge a mark for US-002 and set it passed.
   it("a child does not start when its marks could not be mirrored: a forged mark is not a person's after a crash", async () => {
-    const quantum = {
-      project: 'p',
-      stories: ['US-001', 'US-002'].map((id, i) => ({
-        id,
-        title: `Story ${id}`,
-        status: 'pending',
-        priority: i + 1,
-        dependsOn: [],
-        retries: { attempts: 0, maxAttempts: 3 },
-      })),
-    };
-    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    ws = make({ 'quantum.json': quantumOf(['US-001', 'US-002']) });
     const config = { ...stub, gates: { basic: 'true' }, containment: 'marker' };
     const script = `const fs = require('fs'); fs.writeFileSync('.' + 'ralph/person-done.json', JSON.stringify({ 'quantum:US-002': new Date().toISOString() }));\n`;
     let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
@@ -261,24 +237,11 @@ describe('BREAKER: deferred lane writes and crash recovery (real engine, stub ag
     }
   });
 
-  // FAILS on b067794 (and before it: not from decision 0027). An attempt that ended without a verdict (no claim, a red
-  // gate) leaves run.json's `currentItem` set, and crash recovery fails that item (quantumSource.ts `recoverCrashed`:
-  // a passed story goes back and is failed) without asking whether a person marked it. So a story a person marks done
-  // with `ralph task done` while the run is paused after such an attempt is undone when the engine crashes during the
-  // pause, although "with the run paused, the mark is theirs" (personMarks.ts).
+  // An attempt that ended without a verdict (no claim, a red gate) leaves run.json's `currentItem` set, and crash
+  // recovery fails that item (quantumSource.ts `recoverCrashed`) unless a person marked it done since the trusted
+  // baseline: with the run paused, a person's `ralph task done` is theirs (personMarks.ts), also after a crash.
   it("a person's mark made during a pause survives a crash during that pause (quantum)", async () => {
-    const quantum = {
-      project: 'p',
-      stories: ['US-001', 'US-002'].map((id, i) => ({
-        id,
-        title: `Story ${id}`,
-        status: 'pending',
-        priority: i + 1,
-        dependsOn: [],
-        retries: { attempts: 0, maxAttempts: 3 },
-      })),
-    };
-    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    ws = make({ 'quantum.json': quantumOf(['US-001', 'US-002']) });
     let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
     let paused: Promise<void> | undefined;
     const first = await runEngine(ws, [say('Looked; nothing done yet.')], {
@@ -361,26 +324,11 @@ describe('BREAKER: deferred lane writes and crash recovery (real engine, stub ag
     }
   });
 
-  // FAILS on b067794 and with the fixes above. The verdict carried (the item's end, `currentItem: null`) is deferred:
-  // between a story's verdict and the lane's next write, run.json still names the verified story as current. Decision
-  // 0027 says a crash there has the next run verify it again; crash recovery instead fails it as the crashed run's
-  // item (quantumSource.ts `recoverCrashed`: a passed story goes back and is failed, an attempt charged), and a story
-  // with one attempt left is blocked: verified work that no run takes up again.
+  // The verdict carried (the item's end, `currentItem: null`) is written at once, not deferred with its mirror: while
+  // run.json named the verified story as current, crash recovery failed it as the crashed run's item
+  // (quantumSource.ts `recoverCrashed`: a passed story goes back, an attempt charged) and blocked it at its last attempt.
   it('a crash just after a story was verified does not fail or block it', async () => {
-    const quantum = {
-      project: 'p',
-      stories: [
-        {
-          id: 'US-001',
-          title: 'One',
-          status: 'pending',
-          priority: 1,
-          dependsOn: [],
-          retries: { attempts: 0, maxAttempts: 1 },
-        },
-      ],
-    };
-    ws = make({ 'quantum.json': JSON.stringify(quantum, null, 2) + '\n' });
+    ws = make({ 'quantum.json': quantumOf(['US-001'], 1) });
     const config = { ...stub, gates: { basic: 'true' } };
     let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
     const first = await runEngine(
