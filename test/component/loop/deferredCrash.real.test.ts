@@ -50,6 +50,40 @@ function deadPid(): number {
   return Number(r.stdout.trim());
 }
 
+/** What a crash of run `runId` at this moment leaves: the files a recovery reads (null: absent, or not a file). */
+interface AtCrash {
+  runId: string;
+  files: Record<string, string | null>;
+}
+
+/** The files of run `runId` in `ws` as they are now: run.json, both mirror copies, quantum.json, person-done.json. */
+function filesAt(ws: Workspace, runId: string): AtCrash {
+  const read = (f: string) => (fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, 'utf8') : null);
+  const files = [
+    path.join(ralphRunDir(ws.dir, runId), 'run.json'),
+    baselineMirrorPath(ws.dir, runId),
+    baselineCopyPath(ws.dir, runId),
+    ws.file('quantum.json'),
+    ws.file('.ralph/person-done.json'),
+  ];
+  return { runId, files: Object.fromEntries(files.map((f) => [f, read(f)])) };
+}
+
+/** The crash: `at`'s files put back as they were (an absent one removed), run.json's engine a pid that is gone. */
+function leaveCrashed(at: AtCrash): void {
+  for (const [file, text] of Object.entries(at.files)) {
+    if (text === null) fs.rmSync(file, { recursive: true, force: true });
+    else {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+    }
+  }
+  const runJson = Object.keys(at.files)[0]!;
+  const record = JSON.parse(fs.readFileSync(runJson, 'utf8')) as Record<string, unknown>;
+  record.pid = deadPid();
+  fs.writeFileSync(runJson, JSON.stringify(record, null, 2) + '\n');
+}
+
 describe('crash recovery after deferred lane writes (real engine, stub agent)', function () {
   this.timeout(300_000);
   const make = useWorkspaces();
@@ -61,7 +95,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
   it("a crash between a story's start and its agent's start fails that story, not the one verified before it", async () => {
     ws = make({ 'quantum.json': quantumOf(['US-001', 'US-002']) });
     const config = { ...stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 0 } };
-    let atCrash: { runId: string; record: string; mirror: string | null; quantum: string } | undefined;
+    let atCrash: AtCrash | undefined;
     const first = await runEngine(
       ws,
       [
@@ -75,13 +109,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
         onEvent: (e, engine) => {
           // Emitted after US-002's `source.start` and before its agent's start writes run.json: the crash's moment.
           if (e.type !== 'iterationStarted' || e.item?.id !== 'US-002' || atCrash) return;
-          const mirror = baselineMirrorPath(ws!.dir, engine.runId);
-          atCrash = {
-            runId: engine.runId,
-            record: fs.readFileSync(path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json'), 'utf8'),
-            mirror: fs.existsSync(mirror) ? fs.readFileSync(mirror, 'utf8') : null,
-            quantum: ws!.read('quantum.json'),
-          };
+          atCrash = filesAt(ws!, engine.runId);
         },
       },
     );
@@ -89,22 +117,15 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
     assert.ok(atCrash, 'the second story started');
     const statusAt = (text: string, id: string) =>
       (JSON.parse(text) as { stories: Story[] }).stories.find((s) => s.id === id)!.status;
+    const quantumAt = atCrash.files[ws.file('quantum.json')]!;
     assert.deepEqual(
-      [statusAt(atCrash.quantum, 'US-001'), statusAt(atCrash.quantum, 'US-002')],
+      [statusAt(quantumAt, 'US-001'), statusAt(quantumAt, 'US-002')],
       ['passed', 'in_progress'],
       'at the crash: US-001 verified, US-002 started',
     );
 
     // The crash: the files as they were at that moment, the engine gone.
-    const record = JSON.parse(atCrash.record) as Record<string, unknown>;
-    record.pid = deadPid();
-    fs.writeFileSync(path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json'), JSON.stringify(record, null, 2) + '\n');
-    const mirror = baselineMirrorPath(ws.dir, atCrash.runId);
-    if (atCrash.mirror !== null) {
-      fs.mkdirSync(path.dirname(mirror), { recursive: true });
-      fs.writeFileSync(mirror, atCrash.mirror);
-    }
-    ws.write('quantum.json', atCrash.quantum);
+    leaveCrashed(atCrash);
 
     let afterRecovery: Story[] | undefined;
     const server = await startModelServer([
@@ -149,7 +170,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
     ws = make({ 'quantum.json': quantumOf(['US-001', 'US-002']) });
     const config = { ...stub, gates: { basic: 'true' }, containment: 'marker' };
     const script = `const fs = require('fs'); fs.writeFileSync('.' + 'ralph/person-done.json', JSON.stringify({ 'quantum:US-002': new Date().toISOString() }));\n`;
-    let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
+    let atCrash: AtCrash | undefined;
     const first = await runEngine(
       ws,
       [
@@ -168,19 +189,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
           }
           // The agent has forged the mark and set US-002 passed, and still runs: the crash's moment.
           if (e.type === 'agentSignal' && !atCrash) {
-            const read = (f: string) =>
-              fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, 'utf8') : null;
-            atCrash = {
-              runId: engine.runId,
-              files: {
-                [path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json')]: read(
-                  path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json'),
-                ),
-                [baselineMirrorPath(ws!.dir, engine.runId)]: read(baselineMirrorPath(ws!.dir, engine.runId)),
-                [ws!.file('quantum.json')]: read(ws!.file('quantum.json')),
-                [ws!.file('.ralph/person-done.json')]: read(ws!.file('.ralph/person-done.json')),
-              },
-            };
+            atCrash = filesAt(ws!, engine.runId);
             // A full state folder would have left the copy as it was, the same as the mirror (the copy is written
             // first, and neither write got through): so it is put back, and the fault ends here.
             const copy = baselineCopyPath(ws!.dir, engine.runId);
@@ -205,15 +214,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
     assert.match(atCrash.files[ws.file('.ralph/person-done.json')] ?? '', /quantum:US-002/, 'and forged its mark');
 
     // The crash: the files as they were at that moment, the engine gone.
-    for (const [file, text] of Object.entries(atCrash.files)) {
-      if (text === null) continue;
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, text);
-    }
-    const runJson = path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json');
-    const record = JSON.parse(fs.readFileSync(runJson, 'utf8')) as Record<string, unknown>;
-    record.pid = deadPid();
-    fs.writeFileSync(runJson, JSON.stringify(record, null, 2) + '\n');
+    leaveCrashed(atCrash);
 
     let afterRecovery: Story[] | undefined;
     const server = await startModelServer([say('Nothing to do.')]);
@@ -242,7 +243,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
   // baseline: with the run paused, a person's `ralph task done` is theirs (personMarks.ts), also after a crash.
   it("a person's mark made during a pause survives a crash during that pause (quantum)", async () => {
     ws = make({ 'quantum.json': quantumOf(['US-001', 'US-002']) });
-    let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
+    let atCrash: AtCrash | undefined;
     let paused: Promise<void> | undefined;
     const first = await runEngine(ws, [say('Looked; nothing done yet.')], {
       config: { ...stub, gates: { basic: 'true' }, timing: { betweenIterationsMs: 50 } },
@@ -265,15 +266,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
               encoding: 'utf8',
             });
             assert.equal(done.status, 0, done.stderr);
-            const read = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : null);
-            const files = [
-              path.join(dir, 'run.json'),
-              baselineMirrorPath(ws!.dir, engine.runId),
-              baselineCopyPath(ws!.dir, engine.runId),
-              ws!.file('quantum.json'),
-              ws!.file('.ralph/person-done.json'),
-            ];
-            atCrash = { runId: engine.runId, files: Object.fromEntries(files.map((f) => [f, read(f)])) };
+            atCrash = filesAt(ws!, engine.runId);
           })
           // Whatever happened above, the run ends (STOP): a failure shows instead of a paused run waiting forever.
           .finally(() => fs.writeFileSync(path.join(dir, 'STOP'), ''));
@@ -291,17 +284,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
     );
 
     // The crash during the pause: the files as they were, the engine gone.
-    for (const [file, text] of Object.entries(atCrash.files)) {
-      if (text === null) fs.rmSync(file, { force: true });
-      else {
-        fs.mkdirSync(path.dirname(file), { recursive: true });
-        fs.writeFileSync(file, text);
-      }
-    }
-    const runJson = path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json');
-    const record = JSON.parse(fs.readFileSync(runJson, 'utf8')) as Record<string, unknown>;
-    record.pid = deadPid();
-    fs.writeFileSync(runJson, JSON.stringify(record, null, 2) + '\n');
+    leaveCrashed(atCrash);
 
     let afterRecovery: string | undefined;
     const server = await startModelServer([say('Nothing to do.')]);
@@ -330,7 +313,7 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
   it('a crash just after a story was verified does not fail or block it', async () => {
     ws = make({ 'quantum.json': quantumOf(['US-001'], 1) });
     const config = { ...stub, gates: { basic: 'true' } };
-    let atCrash: { runId: string; files: Record<string, string | null> } | undefined;
+    let atCrash: AtCrash | undefined;
     const first = await runEngine(
       ws,
       [write(ws.file('one.txt'), '1\n'), say('Done. <quantum>STORY_PASSED</quantum>')],
@@ -339,30 +322,13 @@ describe('crash recovery after deferred lane writes (real engine, stub agent)', 
         onEvent: (e, engine) => {
           // Emitted by the verdict's handler after the deferred carry, before any later write: the crash's moment.
           if (e.type !== 'verified' || atCrash) return;
-          const read = (f: string) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : null);
-          const files = [
-            path.join(ralphRunDir(ws!.dir, engine.runId), 'run.json'),
-            baselineMirrorPath(ws!.dir, engine.runId),
-            baselineCopyPath(ws!.dir, engine.runId),
-            ws!.file('quantum.json'),
-          ];
-          atCrash = { runId: engine.runId, files: Object.fromEntries(files.map((f) => [f, read(f)])) };
+          atCrash = filesAt(ws!, engine.runId);
         },
       },
     );
     assert.equal(first.result.state, 'completed', first.lines.join('\n'));
     assert.ok(atCrash);
-    for (const [file, text] of Object.entries(atCrash.files)) {
-      if (text === null) fs.rmSync(file, { force: true });
-      else {
-        fs.mkdirSync(path.dirname(file), { recursive: true });
-        fs.writeFileSync(file, text);
-      }
-    }
-    const runJson = path.join(ralphRunDir(ws.dir, atCrash.runId), 'run.json');
-    const record = JSON.parse(fs.readFileSync(runJson, 'utf8')) as Record<string, unknown>;
-    record.pid = deadPid();
-    fs.writeFileSync(runJson, JSON.stringify(record, null, 2) + '\n');
+    leaveCrashed(atCrash);
 
     let afterRecovery: Story | undefined;
     const server = await startModelServer([
