@@ -1,39 +1,30 @@
 import { chmodSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import * as path from 'node:path';
 import { readTextSync } from './readJsonFile';
 import { needsSync } from './durability';
-import { writeTempBesideAsync } from './writePlan';
+import { afterEarlier, writeTempBesideAsync } from './writePlan';
 
 /** The last write started of each file (resolved path): the next one waits for it, so the last call wins. */
-const lastWrite = new Map<string, Promise<void>>();
-const ignore = (): void => undefined;
+const lastWrite = new Map<string, Promise<unknown>>();
 
 /**
  * Writes `text` to `file` atomically with the store's writer (store/writePlan.ts): a temporary file beside it
  * (`.<name>.<pid>.<hex>.tmp`, created new), fsynced off the main thread (not under a folder marked scratch,
- * store/durability.ts), then renamed over `file`, so a reader (or a
- * crash at any point, SIGKILL included) sees the old file or the new one, never a mix. Keeps the mode of the file it
- * replaces, or sets `mode` (e.g. 0o600 for a file only the user may read, from its first byte). A link at `file` is
- * replaced, never written through: a link an agent planted cannot aim the write elsewhere. Writes of one file in this
- * process are renamed in call order. Rejects with the file system's error; the temporary file is then removed.
+ * store/durability.ts, nor with `durable: false`: a file written again by the next run and trusted by nothing after a
+ * crash), then renamed over `file`, so a reader (or a crash at any point, SIGKILL included) sees the old file or the
+ * new one, never a mix. Keeps the mode of the file it replaces, or sets `mode` (e.g. 0o600 for a file only the user
+ * may read, from its first byte). A link at `file` is replaced, never written through: a link an agent planted cannot
+ * aim the write elsewhere. Writes of one file in this process are renamed in call order. Rejects with the file
+ * system's error; the temporary file is then removed.
  */
 export function writeTextAtomic(
   file: string,
   text: string,
   opts: { mode?: number; durable?: boolean } = {},
 ): Promise<void> {
-  const key = path.resolve(file);
-  const before = lastWrite.get(key);
-  const write = (before ?? Promise.resolve()).then(() =>
+  return afterEarlier(lastWrite, file, () =>
     replaceFile(file, Buffer.from(text, 'utf8'), opts.mode, opts.durable !== false && needsSync(file)),
   );
-  const settled = write.then(ignore, ignore);
-  lastWrite.set(key, settled);
-  void settled.then(() => {
-    if (lastWrite.get(key) === settled) lastWrite.delete(key);
-  });
-  return write;
 }
 
 async function replaceFile(file: string, bytes: Buffer, mode: number | undefined, sync: boolean): Promise<void> {

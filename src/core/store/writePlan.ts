@@ -65,15 +65,24 @@ const processQueue = new Map<string, Promise<unknown>>();
 
 /** Runs `fn` after every earlier `processOnly` commit of `target` in this process has settled. */
 function inProcessOrder<T>(target: string, fn: () => Promise<T>): Promise<T> {
-  const key = path.resolve(target);
-  const run = (processQueue.get(key) ?? Promise.resolve()).then(fn);
+  return afterEarlier(processQueue, target, fn);
+}
+
+/**
+ * Runs `fn` once the work queued before it on `file` (a path, resolved) in `queue` has settled, either way, and
+ * resolves or rejects with `fn`'s own outcome: the per-file order of this process's writes. An entry leaves `queue`
+ * when the last work queued on it settles.
+ */
+export function afterEarlier<T>(queue: Map<string, Promise<unknown>>, file: string, fn: () => Promise<T>): Promise<T> {
+  const key = path.resolve(file);
+  const run = (queue.get(key) ?? Promise.resolve()).then(fn);
   const settled = run.then(
     () => undefined,
     () => undefined,
   );
-  processQueue.set(key, settled);
+  queue.set(key, settled);
   void settled.then(() => {
-    if (processQueue.get(key) === settled) processQueue.delete(key);
+    if (queue.get(key) === settled) queue.delete(key);
   });
   return run;
 }
