@@ -36,7 +36,7 @@ export function newRunId(nowMs: number = Date.now()): string {
 /**
  * Creates `.ralph/runs/<runId>/run.json` for a starting run (the loop engine calls this once, at start).
  * Fills `pid`, `host`, `startedAt` and `state: "starting"` unless given. Validated against the schema; written
- * atomically under the record's lock.
+ * atomically, in order with the process's later writes of it (the engine holds the folder's lock).
  */
 export async function createRunRecord(
   folder: string,
@@ -57,11 +57,16 @@ export async function createRunRecord(
   });
   const file = runRecordPath(folder, runId);
   await mkdir(path.dirname(file), { recursive: true });
-  await commitPlan(file, async () => {
-    const before = await readTextIfExists(file);
-    if (before !== undefined) throw new OperationError('invalid_state', `Run ${runId} already exists`);
-    return { writes: [{ file, before, after: newJsonText(record) }], result: undefined };
-  });
+  await commitPlan(
+    file,
+    async () => {
+      const before = await readTextIfExists(file);
+      if (before !== undefined) throw new OperationError('invalid_state', `Run ${runId} already exists`);
+      return { writes: [{ file, before, after: newJsonText(record) }], result: undefined };
+    },
+    // Its engine holds the folder's lock, as for every later write ({@link updateRunRecord}).
+    { processOnly: true },
+  );
   return record;
 }
 

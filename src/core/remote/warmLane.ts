@@ -5,8 +5,8 @@ import { parseFeatureNote, parseLaneJob } from './laneJob';
 
 /**
  * What a worker's first lane would pay for code it runs for the first time, paid once before the worker serves
- * (decision 0024): a run record made and updated under its lock in a scratch folder `<scratch>/warm-<pid>` (removed
- * again), which builds the run record's schema, compiles zod's parser for it and loads the lock's module; and one
+ * (decision 0024): a run record made and updated in a scratch folder `<scratch>/warm-<pid>` (removed again), which
+ * builds the run record's schema and compiles zod's parser for it; and one
  * lane job and one feature note checked, whose parsers zod compiles at their first use. In the remote lanes bench
  * these were about 40 ms of a worker's CPU in its first lane, on the first wave's path while every worker starts its
  * first lane at once. `remote`: a repository the worker serves (the sample job's). Never throws: a warm-up that fails

@@ -156,7 +156,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   // Its first agent's start would otherwise probe the containment (three blocking child processes, 0.1–0.2 s of this
   // thread, which every lane's engine shares): probed once now, before the worker serves.
   probeContainment(o.config.containment);
-  // So is the first use of the lane's run record, its lock and the job's parsers (warmLane.ts).
+  // So is the first use of the lane's run record and the job's parsers (warmLane.ts).
   await warmLaneStart(path.join(dir, 'state'), o.repos[0]!);
   try {
     await serve(o, dir);
