@@ -155,4 +155,19 @@ describe('the merge slot (mergeSlot.ts): batches, joins and records written besi
       ['record R pending', 'merge F', 'merge G', 'merged G', 'record G passed'],
     );
   });
+
+  it("a merge that throws fails its own lane; the batch's lanes not tried yet merge on their own after it", async () => {
+    const h = harness();
+    const failing = new Error('git merge could not run');
+    h.failMerge.set('F', failing);
+    const failed = h.slot.enqueue(h.lane('F', 1), { kind: 'merge' });
+    const other = h.slot.enqueue(h.lane('G', 2), { kind: 'merge' });
+    await assert.rejects(failed, failing);
+    await other;
+    assert.deepEqual(
+      h.steps.filter((s) => !s.startsWith('recorded')),
+      ['merge F', 'merge G', 'merged G', 'record G passed'],
+    );
+    assert.deepEqual(h.merges(), ['G: merged into feature']);
+  });
 });

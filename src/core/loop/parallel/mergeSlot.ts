@@ -141,13 +141,15 @@ export class MergeSlot {
    * green gate on the tree they made pass without one (asked while the next lane merges); one merge left: the usual
    * gate of {@link gateAndRecord}; green: each merged story passed; red: those merges are undone and each story goes
    * through {@link endLane} again (merged and gated alone), so that the right story fails `merge_regression`. Each
-   * story's `durationMs`: its merge plus its share of the one gate. Settles every waiter it took; never throws.
+   * story's `durationMs`: its merge plus its share of the one gate. Settles every waiter it took, but those of lanes
+   * not tried when a merge threw (they go back to the queue); never throws.
    */
   private async mergeBatch(waiters: Waiter[]): Promise<void> {
     const all = [...waiters];
+    let i = 0;
     try {
       const merged: BatchMerge[] = [];
-      for (let i = 0; i < all.length; i++) {
+      for (; i < all.length; i++) {
         const lane = all[i]!.lane;
         trace(lane.index, lane.story.id, 'mergeSlot');
         const t0 = Date.now();
@@ -179,6 +181,8 @@ export class MergeSlot {
       }
       await this.gateMerged(merged);
     } catch (err) {
+      // The lanes not tried yet (a merge failed before theirs) wait for the slot again, as if they had not joined.
+      this.mergeQueue.unshift(...all.splice(i + 1));
       for (const b of all) this.settleWithRecord(b, err);
       return;
     }
