@@ -14,8 +14,8 @@ import { trace } from './trace';
 
 /*
  * The merge slot of a parallel run: lanes whose engines returned wait here, one merge at a time, each followed by the
- * feature branch's gate; lanes that wait at the same moment are merged as a batch under one gate
- * (rules.ts `decideMergeBatch`). Each story's end is recorded in the main quantum.json by the coordinator's writes,
+ * feature branch's gate; lanes that wait at the same moment are merged as a batch under one gate, joined by the lanes
+ * queued while its merges run (rules.ts `decideBatchGate`, `decideMergeBatch`). Each story's end is recorded in the main quantum.json by the coordinator's writes,
  * one record after another in the order the merges were decided, while the next batch merges (docs/decisions/0028).
  */
 
@@ -229,7 +229,7 @@ export class MergeSlot {
       );
   }
 
-  /** Merges (or not), runs the feature branch's gate after a merge, records the story and reports the lane's end. */
+  /** Merges (or not), runs the feature branch's gate after a merge, and queues the story's record (its end reported with it). */
   private async endLane(lane: RunningLane, d: ReturnType<typeof decideLaneEnd>): Promise<void> {
     const id = lane.story.id;
     trace(lane.index, id, 'mergeSlot');
