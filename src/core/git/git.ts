@@ -45,12 +45,12 @@ export function gitArgv(args: readonly string[]): string[] {
 }
 
 /**
- * The arguments (after `git`) of a quiet fetch of one `refspec` from `remote`: no tags, no FETCH_HEAD, and no automatic
- * gc or maintenance afterwards (a lane's fetch runs once per story, in a repository that a run or a worker keeps
- * busy; gc there is seconds of CPU at an arbitrary moment). `prune`: refs the refspec maps to that the remote no longer
- * has are removed. Pure.
+ * The arguments (after `git`) of a quiet fetch of `refspec` (one, or several in one fetch) from `remote`: no tags, no
+ * FETCH_HEAD, and no automatic gc or maintenance afterwards (a lane's fetch runs once per story, in a repository that
+ * a run or a worker keeps busy; gc there is seconds of CPU at an arbitrary moment). `prune`: refs the refspecs map to
+ * that the remote no longer has are removed. Pure.
  */
-export function fetchRefArgs(remote: string, refspec: string, prune = false): string[] {
+export function fetchRefArgs(remote: string, refspec: string | readonly string[], prune = false): string[] {
   return [
     '-c',
     'gc.auto=0',
@@ -62,7 +62,7 @@ export function fetchRefArgs(remote: string, refspec: string, prune = false): st
     '--no-write-fetch-head',
     ...(prune ? ['--prune'] : []),
     remote,
-    refspec,
+    ...(typeof refspec === 'string' ? [refspec] : refspec),
   ];
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -109,6 +110,37 @@ export async function looseRefFromFiles(
   if (!common) return undefined;
   const text = await readSmall(under(common, ref.split('/').join(path.sep)));
   return text === null ? undefined : (parseLooseRef(text) ?? undefined);
+}
+
+/**
+ * {@link headFromFiles} read synchronously: the same answer, for a caller on a busy event loop (the merge slot of a
+ * parallel run reads HEAD before and after each merge, while the lanes' writes keep the thread pool busy; three or
+ * four files of a few bytes each cost less read at once than through 12–16 pool round trips). Never throws.
+ */
+export function headFromFilesSync(folder: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (gitEnvRedirects(env)) return undefined;
+  const asFile = readSmallSync(path.join(folder, '.git'));
+  const gitdir = asFile !== null ? gitdirOf(folder, { kind: 'file', text: asFile }) : gitdirOf(folder, { kind: 'dir' });
+  if (!gitdir) return undefined;
+  const headText = readSmallSync(under(gitdir, 'HEAD'));
+  if (headText === null) return undefined;
+  const head = parseHeadText(headText);
+  if (!head) return undefined;
+  if ('oid' in head) return head.oid;
+  const common = readSmallSync(under(gitdir, 'commondir'));
+  const commonDir = common !== null ? under(gitdir, common.replace(/\r?\n$/, '')) : gitdir;
+  const refText = readSmallSync(under(commonDir, head.branch.split('/').join(path.sep)));
+  if (refText === null) return undefined;
+  return parseLooseRef(refText) ?? undefined;
+}
+
+function readSmallSync(file: string): string | null {
+  try {
+    const text = readFileSync(file, 'utf8');
+    return text.length <= 4096 ? text : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `folder`'s gitdir from its `.git` (the plain forms only, see the module comment), or null. Never throws. */

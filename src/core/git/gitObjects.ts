@@ -85,22 +85,23 @@ export async function commitTreeFromFiles(
 }
 
 /**
- * The trees of `folder`'s HEAD and of commit `commit`, as `git rev-parse HEAD^{tree} <commit>^{tree}` gives them:
- * from the files when they tell both (gitHead.ts, {@link commitTreeFromFiles}), else from that one git process; nulls
- * when git cannot tell.
+ * The trees of `folder`'s HEAD (or of commit `at`, when given) and of commit `commit`, as `git rev-parse HEAD^{tree}
+ * <commit>^{tree}` gives them: from the files when they tell both (gitHead.ts, {@link commitTreeFromFiles}), else from
+ * that one git process; nulls when git cannot tell.
  */
 export async function headAndCommitTrees(
   folder: string,
   commit: string,
+  at?: string,
 ): Promise<{ head: string | null; commit: string | null }> {
-  const head = await headFromFiles(folder);
+  const head = at ?? (await headFromFiles(folder));
   const fromFiles = head !== undefined && [
     await commitTreeFromFiles(folder, head),
     await commitTreeFromFiles(folder, commit),
   ];
   if (fromFiles && fromFiles[0] !== undefined && fromFiles[1] !== undefined)
     return { head: fromFiles[0], commit: fromFiles[1] };
-  const r = await runGit(folder, ['rev-parse', 'HEAD^{tree}', `${commit}^{tree}`]);
+  const r = await runGit(folder, ['rev-parse', `${at ?? 'HEAD'}^{tree}`, `${commit}^{tree}`]);
   const [h = null, c = null] = r.exitCode === 0 ? r.stdout.trim().split('\n') : [];
   return { head: h, commit: c };
 }

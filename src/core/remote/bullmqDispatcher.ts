@@ -44,6 +44,7 @@ import {
   type LaneResult,
   type StreamEntry,
 } from './laneJob';
+import { CoalescedRuns } from './coalescedRuns';
 import { remoteTrace } from './phaseTrace';
 import { checkRedisAuth, redisConnection, WorkerRefusal } from './worker';
 
@@ -92,6 +93,8 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   private pushedFeature: string | null = null;
   /** Lane branches being fetched since their lane's result was heard, by story id (the merge takes the fetch). */
   private readonly fetching = new Map<string, Promise<unknown>>();
+  /** The lane fetches: one `git fetch` at a time, of every lane branch whose result was heard while one ran. */
+  private readonly laneFetches = new CoalescedRuns<string>((ids) => this.fetchLanes(ids));
   /** Merged lanes' branches still on the lane remote: removed there in one push when the run ends. */
   private readonly mergedOnRemote = new Set<string>();
   redisUp = true;
@@ -267,20 +270,43 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
 
   /**
    * Notes the commit a story's accepted result named (its merge takes that commit only), and starts fetching the
-   * lane's branch at once: the fetch runs while earlier lanes merge, not in the merge slot.
+   * lane's branch: at once when no lane fetch runs, else with the other results heard meanwhile in the fetch after
+   * it. The fetch runs while earlier lanes merge, not in the merge slot.
    */
   name(storyId: string, sha: string): void {
     this.named.set(storyId, sha);
-    this.fetching.set(
-      storyId,
-      this.fetchLane(storyId).catch((err: unknown) => err),
-    );
+    this.fetching.set(storyId, this.laneFetches.add(storyId));
   }
 
-  /** Fetches story `id`'s lane branch from the lane remote into the branch of the same name here. */
-  private fetchLane(id: string): Promise<unknown> {
+  /**
+   * Fetches stories `ids`' lane branches from the lane remote into the branches of the same names here (one git
+   * fetch), then checks each fetched tip against the commit its accepted result named ({@link namedTip}), so that
+   * the merge slot finds each branch ready.
+   */
+  private async fetchLanes(ids: readonly string[]): Promise<unknown> {
+    const refspecs = ids.map((id) => `+refs/heads/${laneBranch(id)}:refs/heads/${laneBranch(id)}`);
+    await git(this.o.folder, fetchRefArgs(this.o.laneRemote, refspecs));
+    for (const id of ids) await this.namedTip(id);
+    return undefined;
+  }
+
+  /**
+   * Puts story `id`'s fetched lane branch at the commit its accepted result named, when the remote's tip differs (a
+   * later push of a lane believed dead), and says so: the merge takes the named commit only.
+   */
+  private async namedTip(id: string): Promise<void> {
+    const named = this.named.get(id);
+    if (!named) return;
     const branch = laneBranch(id);
-    return git(this.o.folder, fetchRefArgs(this.o.laneRemote, `+refs/heads/${branch}:refs/heads/${branch}`));
+    // The fetched tip from its ref file (no git process), else from git.
+    const tip =
+      (await looseRefFromFiles(this.o.folder, `refs/heads/${branch}`)) ??
+      (await git(this.o.folder, ['rev-parse', `refs/heads/${branch}`])).stdout.trim();
+    if (tip === named) return;
+    this.o.warn(
+      `${branch} on ${this.o.laneRemote} is at ${tip.slice(0, 10)}, not the ${named.slice(0, 10)} its lane reported: merging ${named.slice(0, 10)}`,
+    );
+    await git(this.o.folder, ['branch', '-f', branch, named]);
   }
 
   /** A placeholder folder for the coordinator's files of the lane (its run folder receives STOP and PAUSE). */
@@ -304,24 +330,16 @@ export class BullmqDispatcher extends GitWorktreeDispatcher {
   override async merge(id: string): Promise<MergeOutcome> {
     const token = this.dispatches.get(id)?.token ?? 0;
     remoteTrace('coordinator', id, token, 'mergeStart');
-    const branch = laneBranch(id);
-    // The fetch started when the lane's result was heard; a merge without one (or after its failure) fetches now.
+    // The merge slot holds the feature branch: its head is read while the lane's fetch ends.
+    const before = headOf(this.o.folder);
+    before.catch(() => undefined); // awaited below; not unhandled when the fetch fails first
+    // The fetch (and the tip's check) started when the lane's result was heard; a merge without one (or after its
+    // failure, which may be another lane's branch of the same fetch) fetches its branch alone now.
     const fetched = await (this.fetching.get(id) ?? Promise.resolve(new Error('not fetched')));
     this.fetching.delete(id);
-    if (fetched instanceof Error) await this.fetchLane(id);
+    if (fetched instanceof Error) await this.fetchLanes([id]);
     remoteTrace('coordinator', id, token, 'mergeFetched');
-    const named = this.named.get(id);
-    // The fetched tip from its ref file (no git process in the merge slot), else from git.
-    const tip =
-      (await looseRefFromFiles(this.o.folder, `refs/heads/${branch}`)) ??
-      (await git(this.o.folder, ['rev-parse', `refs/heads/${branch}`])).stdout.trim();
-    if (named && tip !== named) {
-      this.o.warn(
-        `${branch} on ${this.o.laneRemote} is at ${tip.slice(0, 10)}, not the ${named.slice(0, 10)} its lane reported: merging ${named.slice(0, 10)}`,
-      );
-      await git(this.o.folder, ['branch', '-f', branch, named]);
-    }
-    const out = await super.merge(id);
+    const out = await this.mergeOnto(id, await before);
     remoteTrace('coordinator', id, token, 'merged');
     return out;
   }

@@ -2,7 +2,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/git/gitState';
-import { headFromFiles, looseRefFromFiles } from '../../../src/core/git/gitHead';
+import {
+  headFromFiles as headFromFilesAsync,
+  headFromFilesSync,
+  looseRefFromFiles,
+} from '../../../src/core/git/gitHead';
 import { commitTreeFromFiles, headAndCommitTrees } from '../../../src/core/git/gitObjects';
 import { headOf } from '../../../src/core/loop/parallel/dispatcher';
 import { makeTempFolder, type TempFolder } from '../../support/tempFolder';
@@ -13,6 +17,12 @@ import { spawnsDuring } from '../../support/processes';
 describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function () {
   this.timeout(60_000);
   let t: TempFolder;
+  /** headFromFiles, checked against its synchronous twin (the same answer everywhere). */
+  const headFromFiles = async (dir: string, env?: NodeJS.ProcessEnv) => {
+    const a = await headFromFilesAsync(dir, env);
+    assert.equal(headFromFilesSync(dir, env), a, `the synchronous read of ${dir}`);
+    return a;
+  };
   const revParse = (dir: string) => git(dir, 'rev-parse', '--verify', '-q', 'HEAD');
   beforeEach(() => {
     t = makeTempFolder('ralph-head-', { files: { 'a.txt': 'a\n' } });

@@ -32,6 +32,11 @@ describe("ralph's own git commands (git/git.ts)", () => {
     ]);
   });
 
+  it('fetches several refs in one fetch, in the order given', () => {
+    const args = fetchRefArgs('origin', ['+refs/heads/a:refs/heads/a', '+refs/heads/b:refs/heads/b']);
+    assert.deepEqual(args.slice(-3), ['origin', '+refs/heads/a:refs/heads/a', '+refs/heads/b:refs/heads/b']);
+  });
+
   it("prunes the refs the refspec maps to when asked (a mirror of a remote's branches)", () => {
     const args = fetchRefArgs('origin', '+refs/heads/*:refs/remotes/w/*', true);
     assert.deepEqual(args.slice(-3), ['--prune', 'origin', '+refs/heads/*:refs/remotes/w/*']);

@@ -5,6 +5,7 @@ import {
   decideCoordinator,
   decideLaneEnd,
   decideMerge,
+  decideBatchGate,
   decideMergeBatch,
   featureGateRepeats,
   type CoordinatorObservation,
@@ -414,6 +415,23 @@ describe("the feature branch's gate over a batch of merges (issue 19 bench, deci
     ['three merges, red: one at a time', { merged: 3, gate: { passed: false } }, 'oneByOne'],
   ];
   for (const [name, o, want] of cases) it(name, () => assert.equal(decideMergeBatch(o).kind, want));
+});
+
+describe("which of a batch's merges need the feature gate (mergeSlot.ts mergeBatch, rules decideBatchGate)", () => {
+  const cases: [string, boolean[], { passAlone: number; gated: number }][] = [
+    ['nothing merged: nothing to gate', [], { passAlone: 0, gated: 0 }],
+    ['a lone merge whose gate would repeat: passes alone', [true], { passAlone: 1, gated: 0 }],
+    ['a lone merge whose gate would not repeat: its own gate', [false], { passAlone: 0, gated: 1 }],
+    ["two repeats in a row (each tree its own lane's): both pass alone", [true, true], { passAlone: 2, gated: 0 }],
+    [
+      'a repeat, then two merges that need it: one passes, one gate over two',
+      [true, false, false],
+      { passAlone: 1, gated: 2 },
+    ],
+    ['a repeat after a merge that needs the gate does not count', [false, true], { passAlone: 0, gated: 2 }],
+    ['three that need it: one gate over three', [false, false, false], { passAlone: 0, gated: 3 }],
+  ];
+  for (const [name, repeats, want] of cases) it(name, () => assert.deepEqual(decideBatchGate({ repeats }), want));
 });
 
 describe("the paths of a tree state (issue 19, git.ts treeStatePaths: a lane's leftovers without another git status)", () => {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runGit } from '../../git/git';
-import { headFromFiles } from '../../git/gitHead';
+import { headFromFilesSync } from '../../git/gitHead';
 import type { EngineEvent, WorkItemRef } from '../events';
 import type { EngineLane, EngineOptions, RunResult } from '../runOptions';
 
@@ -75,9 +75,12 @@ export function gitFailure(args: readonly string[], out: { stdout: string; stder
   return new Error(`git ${args.join(' ')}: ${(out.stderr || out.stdout).trim().split('\n').slice(-3).join(' | ')}`);
 }
 
-/** HEAD's commit in `cwd`: from the files when they tell plainly (gitHead.ts), else `git rev-parse HEAD` (throws as {@link git}). */
+/**
+ * HEAD's commit in `cwd`: from the files when they tell plainly (gitHead.ts, read at once: a few bytes, no thread
+ * pool round trips on a busy coordinator), else `git rev-parse HEAD` (throws as {@link git}).
+ */
 export async function headOf(cwd: string): Promise<string> {
-  return (await headFromFiles(cwd)) ?? (await git(cwd, ['rev-parse', 'HEAD'])).stdout.trim();
+  return headFromFilesSync(cwd) ?? (await git(cwd, ['rev-parse', 'HEAD'])).stdout.trim();
 }
 
 /**
@@ -169,7 +172,14 @@ export class GitWorktreeDispatcher implements LaneDispatcher {
 
   /** No automatic `git maintenance` after the runner's merge (one process less per story; the person's own git still runs it). */
   async merge(id: string): Promise<MergeOutcome> {
-    const before = await headOf(this.folder);
+    return this.mergeOnto(id, await headOf(this.folder));
+  }
+
+  /**
+   * {@link merge} with the feature branch's head read already (`before`: read while the merge slot holds the branch,
+   * which nothing else moves, so a subclass may read it while it waits for something else).
+   */
+  protected async mergeOnto(id: string, before: string): Promise<MergeOutcome> {
     const r = await git(
       this.folder,
       [

@@ -191,6 +191,21 @@ export function decideMergeBatch(o: {
   return { kind: 'oneByOne' };
 }
 
+/**
+ * Which of a batch's merges since its last gate need that gate (mergeSlot.ts `mergeBatch`; the batch is the lanes
+ * waiting for the slot when it began, joined by every lane queued for a merge while its merges ran, so that lanes that
+ * end close together wait for one gate, not one gate each: docs/decisions/0028). `repeats`: per merge in order, would
+ * the feature branch's gate on the tree that merge made repeat the lane's green gate (decide.ts `featureGateRepeats`).
+ * The leading merges that would (`passAlone`) pass without a gate, as a lone story does: the tree each made is the
+ * tree its lane's gate passed on. The rest go under one gate (rules `decideMergeBatch`; one: the usual lone gate).
+ * A repeat after a merge that needs the gate does not count: that tree holds the earlier lane's work. Pure.
+ */
+export function decideBatchGate(o: { repeats: readonly boolean[] }): { passAlone: number; gated: number } {
+  let passAlone = 0;
+  while (passAlone < o.repeats.length && o.repeats[passAlone]) passAlone++;
+  return { passAlone, gated: o.repeats.length - passAlone };
+}
+
 /** A lane's last green gate on a clean tree (engine.ts tells the coordinator): its command and the tree it ran on. */
 export interface LaneGreen {
   command: string;
