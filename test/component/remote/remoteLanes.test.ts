@@ -393,6 +393,59 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await assertNothingLeft(r, result.runId);
   });
 
+  it('one run of eight stories on three workers survives a worker SIGKILL and a Redis restart: all passed, each merged once, nothing left behind', async () => {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+      { laneStallMs: STALL_MS },
+    );
+    const releaseS1 = r.side.file('release-S1');
+    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
+    planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, pass(id)])), S1: { hang: true } });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+    await waitForLogLine(r.log, /^hang S1 \d+$/m);
+    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
+    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
+    // The machine of S1's first attempt is lost; its retry waits for a file, and Redis dies while it waits.
+    planSteps(r, {
+      ...Object.fromEntries(ids.map((id) => [id, pass(id)])),
+      S1: { ...pass('S1'), waitForFile: releaseS1 },
+    });
+    victim.child.kill('SIGKILL');
+    for (const pid of stubAgents(r.log, 'S1')) killAgentGroup(pid);
+    await victim.exited;
+    await log.next(
+      (e) => e.type === 'warning' && /^S1: attempt 1 failed: worker \S+ silent for \d+ ms/.test(e.message),
+    );
+    await waitForLogLine(r.log, /^wait S1 \d+$/m);
+    await redis.kill('SIGKILL');
+    await log.next((e) => e.type === 'warning' && /^remote lanes: lost Redis/.test(e.message));
+    fs.writeFileSync(releaseS1, '');
+    await waitForLogLine(r.log, /^end S1 \d+$/m);
+    await redis.start();
+    const { result, events } = await running;
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
+    assert.deepEqual(merges(events), ids, 'every story merged once');
+    const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
+    const lost = said.findIndex((m) => /^remote lanes: lost Redis/.test(m));
+    const back = said.findIndex((m) => /^remote lanes: Redis at .* is back after \d+ ms/.test(m));
+    assert.ok(lost >= 0 && back > lost, said.join('\n'));
+    // Only the lost machine's attempt was taken for dead: none over the Redis outage.
+    assert.equal(said.filter((m) => /silent for/.test(m)).length, 1, said.join('\n'));
+    const s1 = quantumStory(r, 'S1');
+    assert.ok(
+      s1.retries.failureLog.some((f) => f.phase === 'crash' && f.error.includes(workerOf(first)!)),
+      JSON.stringify(s1.retries),
+    );
+    assert.equal(r.t.read('S1.txt'), 'S1\n');
+    await assertNothingLeft(r, result.runId, [victim]);
+  });
+
   describe('control crosses machines: every remote lane is reached while its agent runs', () => {
     const STOP = '.ralph/runs/${RALPH_RUN_ID}/STOP';
     const PAUSE = '.ralph/runs/${RALPH_RUN_ID}/PAUSE';
