@@ -135,6 +135,41 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
       }
     ).stories.find((s) => s.id === id)!;
 
+  /**
+   * The machine running story `id`'s first attempt (`started`, its iterationStarted) is lost: its worker and the
+   * story's stub agents are killed at once. Returns the lost worker.
+   */
+  async function loseMachineOf(r: RemoteRepo, id: string, started: EngineEvent): Promise<WorkerProc> {
+    const victim = workers.find((w) => workerOf(started)?.endsWith(`:${w.pid}`));
+    assert.ok(victim, `${id} runs on one of the workers (${workerOf(started)})`);
+    victim.child.kill('SIGKILL');
+    for (const pid of stubAgents(r.log, id)) killAgentGroup(pid);
+    await victim.exited;
+    return victim;
+  }
+
+  /**
+   * Redis dies while story `id`'s agent waits for `release`; the agent ends while Redis is away (its worker's report
+   * waits for Redis), then Redis comes back.
+   */
+  async function redisOutageWhileWaiting(r: RemoteRepo, log: EventLog, id: string, release: string): Promise<void> {
+    await waitForLogLine(r.log, new RegExp(`^wait ${id} \\d+$`, 'm'));
+    await redis.kill('SIGKILL');
+    await log.next((e) => e.type === 'warning' && /^remote lanes: lost Redis/.test(e.message));
+    fs.writeFileSync(release, '');
+    await waitForLogLine(r.log, new RegExp(`^end ${id} \\d+$`, 'm'));
+    await redis.start();
+  }
+
+  /** The run's warnings say Redis was lost, then back. Returns the warnings. */
+  function assertRedisLostAndBack(events: readonly { e: EngineEvent }[]): string[] {
+    const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
+    const lost = said.findIndex((m) => /^remote lanes: lost Redis/.test(m));
+    const back = said.findIndex((m) => /^remote lanes: Redis at .* is back after \d+ ms/.test(m));
+    assert.ok(lost >= 0 && back > lost, said.join('\n'));
+    return said;
+  }
+
   it('runs eight stories on three workers to passed, each merged once, every lane event naming its worker', async () => {
     const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
     const r = repo(
@@ -261,13 +296,9 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     const running = runCoordinator(r, { maxParallel: 3 }, log.on);
     await waitForLogLine(r.log, /^hang S1 \d+$/m);
     const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
-    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
-    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
-    // The next attempt of S1 passes; then the machine is lost: the worker and its agent are killed at once.
+    // The next attempt of S1 passes; then the machine is lost.
     planSteps(r, Object.fromEntries(ids.map((id) => [id, pass(id)])));
-    victim.child.kill('SIGKILL');
-    for (const pid of stubAgents(r.log, 'S1')) killAgentGroup(pid);
-    await victim.exited;
+    const victim = await loseMachineOf(r, 'S1', first);
     const { result, events } = await running;
     assert.equal(result.state, 'completed', result.reason);
     assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
@@ -370,13 +401,7 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await Promise.all([worker(r), worker(r), worker(r)]);
     const log = new EventLog();
     const running = runCoordinator(r, { maxParallel: 3 }, log.on);
-    await waitForLogLine(r.log, /^wait S3 \d+$/m);
-    await redis.kill('SIGKILL');
-    await log.next((e) => e.type === 'warning' && /^remote lanes: lost Redis/.test(e.message));
-    // S3's lane ends while Redis is away: its worker's report waits for Redis.
-    fs.writeFileSync(releaseS3, '');
-    await waitForLogLine(r.log, /^end S3 \d+$/m);
-    await redis.start();
+    await redisOutageWhileWaiting(r, log, 'S3', releaseS3);
     const { result, events } = await running;
     assert.equal(result.state, 'completed', result.reason);
     assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
@@ -384,11 +409,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     // No lane was taken for dead over the outage: each story's agent ran once, its one result kept.
     const starts = events.filter((x) => x.e.type === 'iterationStarted').map((x) => itemOf(x.e));
     assert.deepEqual([...starts].sort(), ids, 'one iteration per story');
-    const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
+    const said = assertRedisLostAndBack(events);
     assert.ok(!said.some((m) => /silent for/.test(m)), said.join('\n'));
-    const lost = said.findIndex((m) => /^remote lanes: lost Redis/.test(m));
-    const back = said.findIndex((m) => /^remote lanes: Redis at .* is back after \d+ ms/.test(m));
-    assert.ok(lost >= 0 && back > lost, said.join('\n'));
     assert.equal(r.t.read('S3.txt'), 'S3\n');
     await assertNothingLeft(r, result.runId);
   });
@@ -408,33 +430,21 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     const running = runCoordinator(r, { maxParallel: 3 }, log.on);
     await waitForLogLine(r.log, /^hang S1 \d+$/m);
     const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
-    const victim = workers.find((w) => workerOf(first)?.endsWith(`:${w.pid}`));
-    assert.ok(victim, `S1 runs on one of the workers (${workerOf(first)})`);
     // The machine of S1's first attempt is lost; its retry waits for a file, and Redis dies while it waits.
     planSteps(r, {
       ...Object.fromEntries(ids.map((id) => [id, pass(id)])),
       S1: { ...pass('S1'), waitForFile: releaseS1 },
     });
-    victim.child.kill('SIGKILL');
-    for (const pid of stubAgents(r.log, 'S1')) killAgentGroup(pid);
-    await victim.exited;
+    const victim = await loseMachineOf(r, 'S1', first);
     await log.next(
       (e) => e.type === 'warning' && /^S1: attempt 1 failed: worker \S+ silent for \d+ ms/.test(e.message),
     );
-    await waitForLogLine(r.log, /^wait S1 \d+$/m);
-    await redis.kill('SIGKILL');
-    await log.next((e) => e.type === 'warning' && /^remote lanes: lost Redis/.test(e.message));
-    fs.writeFileSync(releaseS1, '');
-    await waitForLogLine(r.log, /^end S1 \d+$/m);
-    await redis.start();
+    await redisOutageWhileWaiting(r, log, 'S1', releaseS1);
     const { result, events } = await running;
     assert.equal(result.state, 'completed', result.reason);
     assert.deepEqual(statuses(r.dir), Object.fromEntries(ids.map((id) => [id, 'passed'])));
     assert.deepEqual(merges(events), ids, 'every story merged once');
-    const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
-    const lost = said.findIndex((m) => /^remote lanes: lost Redis/.test(m));
-    const back = said.findIndex((m) => /^remote lanes: Redis at .* is back after \d+ ms/.test(m));
-    assert.ok(lost >= 0 && back > lost, said.join('\n'));
+    const said = assertRedisLostAndBack(events);
     // Only the lost machine's attempt was taken for dead: none over the Redis outage.
     assert.equal(said.filter((m) => /silent for/.test(m)).length, 1, said.join('\n'));
     const s1 = quantumStory(r, 'S1');
