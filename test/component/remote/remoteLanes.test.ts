@@ -161,6 +161,27 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await redis.start();
   }
 
+  /**
+   * Eight stories S1…S8 on three workers (laneStallMs {@link STALL_MS}), each passing after 200 ms but S1, whose
+   * agent hangs: returns once S1's first attempt runs, with that attempt's `iterationStarted` (`first`).
+   */
+  async function eightWithS1Hanging() {
+    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
+    const r = repo(
+      ids.map((id, i) => ({ id, priority: i + 1 })),
+      redis.url,
+      { laneStallMs: STALL_MS },
+    );
+    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
+    planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, pass(id)])), S1: { hang: true } });
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const log = new EventLog();
+    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
+    await waitForLogLine(r.log, /^hang S1 \d+$/m);
+    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    return { ids, r, pass, log, running, first };
+  }
+
   /** The run's warnings say Redis was lost, then back. Returns the warnings. */
   function assertRedisLostAndBack(events: readonly { e: EngineEvent }[]): string[] {
     const said = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
@@ -283,19 +304,7 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
   });
 
   it('a worker SIGKILLed mid-story is taken for dead after laneStallMs; its attempt counts failed and runs again on another worker', async () => {
-    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
-    const r = repo(
-      ids.map((id, i) => ({ id, priority: i + 1 })),
-      redis.url,
-      { laneStallMs: STALL_MS },
-    );
-    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
-    planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, pass(id)])), S1: { hang: true } });
-    await Promise.all([worker(r), worker(r), worker(r)]);
-    const log = new EventLog();
-    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
-    await waitForLogLine(r.log, /^hang S1 \d+$/m);
-    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
+    const { ids, r, pass, running, first } = await eightWithS1Hanging();
     // The next attempt of S1 passes; then the machine is lost.
     planSteps(r, Object.fromEntries(ids.map((id) => [id, pass(id)])));
     const victim = await loseMachineOf(r, 'S1', first);
@@ -416,20 +425,8 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
   });
 
   it('one run of eight stories on three workers survives a worker SIGKILL and a Redis restart: all passed, each merged once, nothing left behind', async () => {
-    const ids = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7', 'S8'];
-    const r = repo(
-      ids.map((id, i) => ({ id, priority: i + 1 })),
-      redis.url,
-      { laneStallMs: STALL_MS },
-    );
+    const { ids, r, pass, log, running, first } = await eightWithS1Hanging();
     const releaseS1 = r.side.file('release-S1');
-    const pass = (id: string) => ({ write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 });
-    planSteps(r, { ...Object.fromEntries(ids.map((id) => [id, pass(id)])), S1: { hang: true } });
-    await Promise.all([worker(r), worker(r), worker(r)]);
-    const log = new EventLog();
-    const running = runCoordinator(r, { maxParallel: 3 }, log.on);
-    await waitForLogLine(r.log, /^hang S1 \d+$/m);
-    const first = await log.next((e) => e.type === 'iterationStarted' && itemOf(e) === 'S1');
     // The machine of S1's first attempt is lost; its retry waits for a file, and Redis dies while it waits.
     planSteps(r, {
       ...Object.fromEntries(ids.map((id) => [id, pass(id)])),
