@@ -8,9 +8,9 @@ import {
   type LaneEngineHost,
   type LaneEngineResult,
 } from '../../../src/core/loop/parallel/laneEngine';
-import type { LaneStorySource } from '../../../src/core/loop/parallel/laneSource';
 import type { RunningLane } from '../../../src/core/loop/parallel/runningLane';
 import { defaultConfig } from '../../../src/core/model/config';
+import { laneFixture } from '../../support/runningLane';
 
 /** A lane's engine run elsewhere, held until the test starts its agent and ends it. */
 class HeldEngine extends EventEmitter<{ event: [event: EngineEvent, lane?: number] }> implements LaneEngine {
@@ -28,22 +28,7 @@ class HeldEngine extends EventEmitter<{ event: [event: EngineEvent, lane?: numbe
   }
 }
 
-const lane = (index: number, id: string): RunningLane => ({
-  index,
-  story: { id, title: id, kind: 'quantum' } as unknown as RunningLane['story'],
-  tree: `/nowhere/.ql-wt/${id}`,
-  branch: `ql-wt/${id}`,
-  source: {} as LaneStorySource,
-  abort: new AbortController(),
-  timedOut: false,
-  done: Promise.resolve(),
-  iteration: null,
-  agentPgid: null,
-  agentToken: null,
-  settled: false,
-  working: true,
-  green: null,
-});
+const lane = (index: number, id: string): RunningLane => laneFixture(index, id);
 
 function host(dispatcher: LaneDispatcher, turns: StartTurns, asked: string[]): LaneEngineHost {
   return {

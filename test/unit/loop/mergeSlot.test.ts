@@ -4,6 +4,7 @@ import type { LaneDispatcher, MergeOutcome } from '../../../src/core/loop/parall
 import { MergeSlot, type MergeHost } from '../../../src/core/loop/parallel/mergeSlot';
 import type { RunningLane } from '../../../src/core/loop/parallel/runningLane';
 import { ralphConfigSchema } from '../../../src/core/model/config';
+import { laneFixture } from '../../support/runningLane';
 
 /** A promise the test settles by hand. */
 function gate(): { p: Promise<void>; open: () => void } {
@@ -62,22 +63,7 @@ function harness() {
     activeTrees: () => [],
     reportProgress: () => Promise.resolve(),
   };
-  const lane = (id: string, index: number): RunningLane => ({
-    index,
-    story: { source: 'quantum', id, title: id },
-    tree: `/t/${id}`,
-    branch: `ql-wt/${id}`,
-    source: {} as RunningLane['source'],
-    abort: new AbortController(),
-    timedOut: false,
-    done: Promise.resolve(),
-    iteration: null,
-    agentPgid: null,
-    agentToken: null,
-    settled: false,
-    working: false,
-    green: null,
-  });
+  const lane = (id: string, index: number): RunningLane => laneFixture(index, id, false);
   const slot = new MergeSlot(host);
   const merges = () =>
     events
