@@ -226,6 +226,51 @@ describe('remote lanes (BullMQ on a real Redis, worker processes, real git)', fu
     await assertNothingLeft(r, result.runId);
   });
 
+  it('dependencies wait for merges: a story starts on a worker only after each story it depends on is merged, on a commit that holds their work', async () => {
+    const r = repo(
+      [
+        { id: 'S1', priority: 1 },
+        { id: 'S2', priority: 2 },
+        { id: 'S3', priority: 3, deps: ['S1'] },
+        { id: 'S4', priority: 4, deps: ['S2', 'S3'] },
+      ],
+      redis.url,
+    );
+    const ids = ['S1', 'S2', 'S3', 'S4'];
+    planSteps(r, Object.fromEntries(ids.map((id) => [id, { write: { [`${id}.txt`]: `${id}\n` }, sleepMs: 200 }])));
+    await Promise.all([worker(r), worker(r), worker(r)]);
+    const { result, events } = await runCoordinator(r, { maxParallel: 3 });
+    assert.equal(result.state, 'completed', result.reason);
+    assert.deepEqual(merges(events), ids);
+    const at = (type: string, id: string, outcome?: string) =>
+      events.findIndex(
+        (x) =>
+          x.e.type === type &&
+          itemOf(x.e) === id &&
+          (outcome === undefined || (x.e as { outcome?: string }).outcome === outcome),
+      );
+    for (const [story, deps] of [
+      ['S3', ['S1']],
+      ['S4', ['S2', 'S3']],
+    ] as const) {
+      const started = at('iterationStarted', story);
+      assert.ok(started >= 0, `${story} ran`);
+      for (const d of deps) assert.ok(at('laneMerge', d, 'merged') < started, `${d} merged before ${story} started`);
+      // The lane's commit descends from each dependency's: its worker checked out a feature branch that held them.
+      const commitOf = (id: string) =>
+        git(r.dir, 'log', '--format=%H %s', 'HEAD')
+          .split('\n')
+          .find((l) => l.split(' ')[1] === `${id}:`)!
+          .split(' ')[0]!;
+      for (const d of deps)
+        assert.doesNotThrow(
+          () => git(r.dir, 'merge-base', '--is-ancestor', commitOf(d), commitOf(story)),
+          `${d}'s commit is in ${story}'s history`,
+        );
+    }
+    await assertNothingLeft(r, result.runId);
+  });
+
   it('a worker makes an idle spare tree before it serves: its first job checks out there, a run leaves only the idle spare, and the worker removes it when it ends', async () => {
     const r = repo([{ id: 'S1' }], redis.url);
     planSteps(r, { S1: { write: { 'S1.txt': 'S1\n' } } });
