@@ -250,68 +250,88 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('lanes waiting for the merge slot together are merged under one feature gate; on red, one at a time: the right story fails and the branch ends green', async () => {
-    // The feature branch's gate (.git is a folder only in the main folder, a file in a worktree): 2 s there, so that
-    // X, Y and Z queue behind B's merge; x.txt and y.txt together are a regression (each alone is green).
-    const ws = repo(
-      [
-        { id: 'A', priority: 1 },
-        { id: 'B', priority: 2 },
-        { id: 'X', priority: 3 },
-        { id: 'Y', priority: 4 },
-        { id: 'Z', priority: 5 },
-      ],
-      { basic: 'true', final: 'if test -d .git; then sleep 2; fi; ! { test -f x.txt && test -f y.txt; }' },
-    );
-    const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
-    for (const s of q.stories) Object.assign(s.retries, { maxAttempts: 1 });
-    ws.t.write('quantum.json', JSON.stringify(q, null, 2) + '\n');
-    git(ws.dir, 'commit', '-qam', 'one attempt each');
-    plan(ws, {
-      // 300 ms: a stub that ends at once sometimes sees its STORY_PASSED ignored on main too (docs/NOTES.md m19).
-      A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
-      B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
-      X: { waitFor: ['Y', 'Z'], write: { 'x.txt': 'x\n' }, sleepMs: 700 },
-      Y: { waitFor: ['X', 'Z'], write: { 'y.txt': 'y\n' }, sleepMs: 700 },
-      Z: { waitFor: ['X', 'Y'], write: { 'z.txt': 'z\n' }, sleepMs: 700 },
-    });
-    const { result, events } = await runParallel(ws, { maxParallel: 5 });
-    assert.equal(result.state, 'blocked', result.reason);
-    const st = statusOf(ws.dir);
-    const [ok, bad] = st.X === 'passed' ? ['X', 'Y'] : ['Y', 'X'];
-    assert.deepEqual(
-      [st.A, st.B, st[ok], st[bad], st.Z],
-      ['passed', 'passed', 'passed', 'failed', 'passed'],
-      JSON.stringify(stories(ws.dir).stories.map((s) => [s.id, s.status, s.retries.failureLog])) +
-        events
-          .filter((x) => x.e.type === 'warning' || x.e.type === 'laneMerge')
-          .map((x) => JSON.stringify(x.e))
-          .join('\n'),
-    );
-    const byId = Object.fromEntries(stories(ws.dir).stories.map((s) => [s.id, s.retries.failureLog.at(-1)]));
-    assert.equal(byId[bad!]?.phase, 'merge_regression');
-    // The culprit came in a batch (X, Y and Z end together; whichever of them finds the slot free, the others queue
-    // behind its 2 s gate): the batch's gate was red, then its stories were merged again one at a time.
-    const warnings = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
-    assert.ok(
-      warnings.some((w) => /merged again one at a time/.test(w) && new RegExp(`\\b${bad}\\b`).test(w.split(':')[0]!)),
-      warnings.join('\n'),
-    );
-    // The feature branch is green and holds every passed story's file, not the culprit's; its branch is kept.
-    for (const f of ['a.txt', 'b.txt', `${ok!.toLowerCase()}.txt`, 'z.txt']) assert.ok(ws.t.exists(f), f);
-    assert.ok(!ws.t.exists(`${bad!.toLowerCase()}.txt`));
-    assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
-    assert.equal(
-      git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
-        .split('\n')
-        .filter((l) => l && !l.endsWith('quantum.json')).length,
-      0,
-    );
-    const outcomes = events
-      .filter((x) => x.e.type === 'laneMerge')
-      .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
-      .sort();
-    assert.deepEqual(outcomes, ['A:merged', 'B:merged', `${ok}:merged`, `${bad}:regression`, 'Z:merged'].sort());
-    assertNothingLeft(ws);
+    // The feature branch's gate (in the main tree only: a lane's .git is a file) says it started, then holds its merge
+    // in the slot until X, Y and Z have all queued for it; X, Y and Z end only after a gate started (so none of them
+    // merges first, alone). So they wait together whatever the machine's speed. x.txt and y.txt together are a
+    // regression (each alone is green).
+    const side = makeTempFolder('ralph-lanes-release-');
+    const started = side.file('gate-started');
+    const release = side.file('release');
+    const queued = new Set<string>();
+    const onPhase = (_lane: number, story: string, phase: string) => {
+      if (phase !== 'mergeQueued' || !['X', 'Y', 'Z'].includes(story)) return;
+      queued.add(story);
+      if (queued.size === 3) fs.writeFileSync(release, '');
+    };
+    traceListeners.add(onPhase);
+    try {
+      const ws = repo(
+        [
+          { id: 'A', priority: 1 },
+          { id: 'B', priority: 2 },
+          { id: 'X', priority: 3 },
+          { id: 'Y', priority: 4 },
+          { id: 'Z', priority: 5 },
+        ],
+        {
+          basic: 'true',
+          final: `if test -d .git; then touch '${started}'; until test -e '${release}'; do sleep 0.05; done; fi; ! { test -f x.txt && test -f y.txt; }`,
+        },
+      );
+      const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
+      for (const s of q.stories) Object.assign(s.retries, { maxAttempts: 1 });
+      ws.t.write('quantum.json', JSON.stringify(q, null, 2) + '\n');
+      git(ws.dir, 'commit', '-qam', 'one attempt each');
+      plan(ws, {
+        // A and B end first; X, Y and Z end once the feature gate of A's or B's merge has started.
+        A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
+        B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
+        X: { write: { 'x.txt': 'x\n' }, waitForFile: started },
+        Y: { write: { 'y.txt': 'y\n' }, waitForFile: started },
+        Z: { write: { 'z.txt': 'z\n' }, waitForFile: started },
+      });
+      const { result, events } = await runParallel(ws, { maxParallel: 5 });
+      assert.equal(result.state, 'blocked', result.reason);
+      const st = statusOf(ws.dir);
+      const [ok, bad] = st.X === 'passed' ? ['X', 'Y'] : ['Y', 'X'];
+      assert.deepEqual(
+        [st.A, st.B, st[ok], st[bad], st.Z],
+        ['passed', 'passed', 'passed', 'failed', 'passed'],
+        JSON.stringify(stories(ws.dir).stories.map((s) => [s.id, s.status, s.retries.failureLog])) +
+          events
+            .filter((x) => x.e.type === 'warning' || x.e.type === 'laneMerge')
+            .map((x) => JSON.stringify(x.e))
+            .join('\n'),
+      );
+      const byId = Object.fromEntries(stories(ws.dir).stories.map((s) => [s.id, s.retries.failureLog.at(-1)]));
+      assert.equal(byId[bad!]?.phase, 'merge_regression');
+      // The culprit came in a batch (X, Y and Z queued behind the held gate): the batch's gate was red, then its stories
+      // were merged again one at a time.
+      const warnings = events.filter((x) => x.e.type === 'warning').map((x) => (x.e as { message: string }).message);
+      assert.ok(
+        warnings.some((w) => /merged again one at a time/.test(w) && new RegExp(`\\b${bad}\\b`).test(w.split(':')[0]!)),
+        warnings.join('\n'),
+      );
+      // The feature branch is green and holds every passed story's file, not the culprit's; its branch is kept.
+      for (const f of ['a.txt', 'b.txt', `${ok!.toLowerCase()}.txt`, 'z.txt']) assert.ok(ws.t.exists(f), f);
+      assert.ok(!ws.t.exists(`${bad!.toLowerCase()}.txt`));
+      assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
+      assert.equal(
+        git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
+          .split('\n')
+          .filter((l) => l && !l.endsWith('quantum.json')).length,
+        0,
+      );
+      const outcomes = events
+        .filter((x) => x.e.type === 'laneMerge')
+        .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
+        .sort();
+      assert.deepEqual(outcomes, ['A:merged', 'B:merged', `${ok}:merged`, `${bad}:regression`, 'Z:merged'].sort());
+      assertNothingLeft(ws);
+    } finally {
+      traceListeners.delete(onPhase);
+      side.dispose();
+    }
   });
 
   it('lanes waiting for the merge slot together pass under one run of the feature gate when it is green', async () => {
