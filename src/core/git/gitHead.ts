@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { lstat, readFile, realpath } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
+import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 
 /**
@@ -69,12 +69,22 @@ export function gitEnvRedirects(env: NodeJS.ProcessEnv): boolean {
   return !!(env.GIT_DIR || env.GIT_COMMON_DIR || env.GIT_WORK_TREE);
 }
 
+/** The most of a ref-like file (HEAD, a loose ref, `.git`, `commondir`) read, bytes: git's own are under 100. */
+const SMALL_LIMIT = 4096;
+
+/** A ref-like file's text, or null when it is absent, unreadable or over {@link SMALL_LIMIT} bytes. Never throws. */
 async function readSmall(file: string): Promise<string | null> {
+  let handle: FileHandle | undefined;
   try {
-    const text = await readFile(file, 'utf8');
-    return text.length <= 4096 ? text : null;
+    // At most one byte past the limit, without blocking on a FIFO put in a file's place.
+    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const buf = Buffer.alloc(SMALL_LIMIT + 1);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return bytesRead <= SMALL_LIMIT ? buf.toString('utf8', 0, bytesRead) : null;
   } catch {
     return null;
+  } finally {
+    await handle?.close().catch(() => undefined);
   }
 }
 
@@ -134,12 +144,18 @@ export function headFromFilesSync(folder: string, env: NodeJS.ProcessEnv = proce
   return parseLooseRef(refText) ?? undefined;
 }
 
+/** {@link readSmall}, synchronously. */
 function readSmallSync(file: string): string | null {
+  let fd: number | undefined;
   try {
-    const text = readFileSync(file, 'utf8');
-    return text.length <= 4096 ? text : null;
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const buf = Buffer.alloc(SMALL_LIMIT + 1);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return n <= SMALL_LIMIT ? buf.toString('utf8', 0, n) : null;
   } catch {
     return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

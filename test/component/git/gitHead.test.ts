@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { headSha, lastCommitLine, lastCommitSubject } from '../../../src/core/git/gitState';
@@ -153,6 +154,19 @@ describe("engine: HEAD's commit from the files (issue 19, gitHead.ts)", function
     assert.equal(await looseRefFromFiles(t.dir, ref, { GIT_DIR: path.join(t.dir, '.git') }), undefined);
     git(t.dir, 'pack-refs', '--all');
     assert.equal(await looseRefFromFiles(t.dir, ref), undefined, 'packed: git answers');
+  });
+
+  it('a HEAD or branch file that is a FIFO or over 4 KiB is left to git: read without blocking, never whole', async () => {
+    const ref = path.join(t.dir, '.git', 'refs', 'heads', 'main');
+    const sha = revParse(t.dir);
+    fs.rmSync(ref);
+    execFileSync('mkfifo', [ref]);
+    assert.equal(await headFromFiles(t.dir), undefined, 'a FIFO at the branch file: no answer, and no hang');
+    fs.rmSync(ref);
+    fs.writeFileSync(ref, `${sha}\n${' '.repeat(8192)}`);
+    assert.equal(await headFromFiles(t.dir), undefined, 'a branch file over the limit: no answer');
+    fs.writeFileSync(ref, `${sha}\n`);
+    assert.equal(await headFromFiles(t.dir), sha, 'control');
   });
 
   it('a detached HEAD is read as it is', async () => {
