@@ -61,6 +61,38 @@ function config(ws: Ws) {
   return ralphConfigSchema.parse(JSON.parse(ws.t.read('.ralph/config.json')));
 }
 
+/**
+ * A feature gate that holds the merge slot: in the main tree only (a lane's `.git` is a file), it says it started
+ * (the file `started`), then waits until every story of `ids` has queued for the slot (a trace listener writes its
+ * release), then runs `after` (`command(after)`). Stories that wait for `started` end while it holds, so they queue
+ * together whatever the machine's speed. `dispose` removes the listener and the files.
+ */
+function heldGate(ids: readonly string[]): {
+  started: string;
+  command: (after: string) => string;
+  dispose: () => void;
+} {
+  const side = makeTempFolder('ralph-lanes-release-');
+  const started = side.file('gate-started');
+  const release = side.file('release');
+  const queued = new Set<string>();
+  const onPhase = (_lane: number, story: string, phase: string) => {
+    if (phase !== 'mergeQueued' || !ids.includes(story)) return;
+    queued.add(story);
+    if (queued.size === ids.length) fs.writeFileSync(release, '');
+  };
+  traceListeners.add(onPhase);
+  return {
+    started,
+    command: (after) =>
+      `if test -d .git; then touch '${started}'; until test -e '${release}'; do sleep 0.05; done; fi; ${after}`,
+    dispose: () => {
+      traceListeners.delete(onPhase);
+      side.dispose();
+    },
+  };
+}
+
 async function runParallel(
   ws: Ws,
   o: Partial<EngineOptions> = {},
@@ -254,16 +286,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     // in the slot until X, Y and Z have all queued for it; X, Y and Z end only after a gate started (so none of them
     // merges first, alone). So they wait together whatever the machine's speed. x.txt and y.txt together are a
     // regression (each alone is green).
-    const side = makeTempFolder('ralph-lanes-release-');
-    const started = side.file('gate-started');
-    const release = side.file('release');
-    const queued = new Set<string>();
-    const onPhase = (_lane: number, story: string, phase: string) => {
-      if (phase !== 'mergeQueued' || !['X', 'Y', 'Z'].includes(story)) return;
-      queued.add(story);
-      if (queued.size === 3) fs.writeFileSync(release, '');
-    };
-    traceListeners.add(onPhase);
+    const held = heldGate(['X', 'Y', 'Z']);
     try {
       const ws = repo(
         [
@@ -273,10 +296,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
           { id: 'Y', priority: 4 },
           { id: 'Z', priority: 5 },
         ],
-        {
-          basic: 'true',
-          final: `if test -d .git; then touch '${started}'; until test -e '${release}'; do sleep 0.05; done; fi; ! { test -f x.txt && test -f y.txt; }`,
-        },
+        { basic: 'true', final: held.command('! { test -f x.txt && test -f y.txt; }') },
       );
       const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
       for (const s of q.stories) Object.assign(s.retries, { maxAttempts: 1 });
@@ -286,9 +306,9 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
         // A and B end first; X, Y and Z end once the feature gate of A's or B's merge has started.
         A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
         B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
-        X: { write: { 'x.txt': 'x\n' }, waitForFile: started },
-        Y: { write: { 'y.txt': 'y\n' }, waitForFile: started },
-        Z: { write: { 'z.txt': 'z\n' }, waitForFile: started },
+        X: { write: { 'x.txt': 'x\n' }, waitForFile: held.started },
+        Y: { write: { 'y.txt': 'y\n' }, waitForFile: held.started },
+        Z: { write: { 'z.txt': 'z\n' }, waitForFile: held.started },
       });
       const { result, events } = await runParallel(ws, { maxParallel: 5 });
       assert.equal(result.state, 'blocked', result.reason);
@@ -329,23 +349,14 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
       assert.deepEqual(outcomes, ['A:merged', 'B:merged', `${ok}:merged`, `${bad}:regression`, 'Z:merged'].sort());
       assertNothingLeft(ws);
     } finally {
-      traceListeners.delete(onPhase);
-      side.dispose();
+      held.dispose();
     }
   });
 
   it('lanes waiting for the merge slot together pass under one run of the feature gate when it is green', async () => {
-    // The feature branch's gate (in the main tree only: a lane's .git is a file) holds its merge in the slot until X
-    // and Y have both queued for it, so they wait together whatever the machine's speed.
-    const side = makeTempFolder('ralph-lanes-release-');
-    const release = side.file('release');
-    const queued = new Set<string>();
-    const onPhase = (_lane: number, story: string, phase: string) => {
-      if (phase !== 'mergeQueued' || (story !== 'X' && story !== 'Y')) return;
-      queued.add(story);
-      if (queued.size === 2) fs.writeFileSync(release, '');
-    };
-    traceListeners.add(onPhase);
+    // The feature gate of A's or B's merge holds the slot until X and Y have both queued for it, and X and Y end only
+    // after it started: they wait together whatever the machine's speed.
+    const held = heldGate(['X', 'Y']);
     try {
       const ws = repo(
         [
@@ -354,13 +365,13 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
           { id: 'X', priority: 3 },
           { id: 'Y', priority: 4 },
         ],
-        { basic: 'true', final: `if test -d .git; then until test -e '${release}'; do sleep 0.05; done; fi; true` },
+        { basic: 'true', final: held.command('true') },
       );
       plan(ws, {
         A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
         B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
-        X: { waitFor: ['Y'], write: { 'x.txt': 'x\n' }, sleepMs: 700 },
-        Y: { waitFor: ['X'], write: { 'y.txt': 'y\n' }, sleepMs: 700 },
+        X: { write: { 'x.txt': 'x\n' }, waitForFile: held.started },
+        Y: { write: { 'y.txt': 'y\n' }, waitForFile: held.started },
       });
       const { result, events } = await runParallel(ws);
       assert.equal(result.state, 'completed', result.reason);
@@ -384,8 +395,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
       for (const f of ['a.txt', 'b.txt', 'x.txt', 'y.txt']) assert.ok(ws.t.exists(f), f);
       assertNothingLeft(ws);
     } finally {
-      traceListeners.delete(onPhase);
-      side.dispose();
+      held.dispose();
     }
   });
 
