@@ -93,6 +93,21 @@ function heldGate(ids: readonly string[]): {
   };
 }
 
+/** The main folder's changes to tracked files, but quantum.json's (`git status --porcelain` lines). */
+function trackedChanges(ws: Ws): string[] {
+  return git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
+    .split('\n')
+    .filter((l) => l && !l.endsWith('quantum.json'));
+}
+
+/** Each `laneMerge` as `<story>:<outcome>`, sorted. */
+function mergeOutcomes(events: readonly { e: EngineEvent }[]): string[] {
+  return events
+    .filter((x) => x.e.type === 'laneMerge')
+    .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
+    .sort();
+}
+
 async function runParallel(
   ws: Ws,
   o: Partial<EngineOptions> = {},
@@ -267,16 +282,8 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     assert.ok(ws.t.exists(`${ok!.toLowerCase()}.txt`) && !ws.t.exists(`${bad!.toLowerCase()}.txt`));
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${lost}`), new RegExp(`^${lost}: `));
     assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
-    assert.equal(
-      git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
-        .split('\n')
-        .filter((l) => l && !l.endsWith('quantum.json')).length,
-      0,
-    );
-    const outcomes = events
-      .filter((x) => x.e.type === 'laneMerge')
-      .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
-      .sort();
+    assert.deepEqual(trackedChanges(ws), [], 'the feature branch has no change but quantum.json');
+    const outcomes = mergeOutcomes(events);
     assert.deepEqual(outcomes, [`${won}:merged`, `${lost}:conflict`, `${ok}:merged`, `${bad}:regression`].sort());
     assertNothingLeft(ws);
   });
@@ -336,16 +343,8 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
       for (const f of ['a.txt', 'b.txt', `${ok!.toLowerCase()}.txt`, 'z.txt']) assert.ok(ws.t.exists(f), f);
       assert.ok(!ws.t.exists(`${bad!.toLowerCase()}.txt`));
       assert.match(git(ws.dir, 'log', '-1', '--format=%s', `ql-wt/${bad}`), new RegExp(`^${bad}: `));
-      assert.equal(
-        git(ws.dir, 'status', '--porcelain', '--untracked-files=no')
-          .split('\n')
-          .filter((l) => l && !l.endsWith('quantum.json')).length,
-        0,
-      );
-      const outcomes = events
-        .filter((x) => x.e.type === 'laneMerge')
-        .map((x) => `${(x.e as { item: { id: string } }).item.id}:${(x.e as { outcome: string }).outcome}`)
-        .sort();
+      assert.deepEqual(trackedChanges(ws), [], 'the feature branch has no change but quantum.json');
+      const outcomes = mergeOutcomes(events);
       assert.deepEqual(outcomes, ['A:merged', 'B:merged', `${ok}:merged`, `${bad}:regression`, 'Z:merged'].sort());
       assertNothingLeft(ws);
     } finally {
