@@ -352,6 +352,16 @@ out({ type: 'result', subtype: 'success', is_error: false, result: 'One done.', 
         first.once('exit', () => reject(new Error('the first run ended early')));
       });
       await server.waitForAgentRequests(1);
+      // Killed once its record names the agent (a loaded machine's writes can come after the agent's first request):
+      // the crash this test is about leaves a recorded orphan.
+      const firstRecord = path.join(ralphRunDir(ws.dir, firstRun), 'run.json');
+      await waitUntil(() => {
+        try {
+          return (JSON.parse(fs.readFileSync(firstRecord, 'utf8')) as { agentPgid?: unknown }).agentPgid === agentPid;
+        } catch {
+          return false;
+        }
+      });
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));
       assert.equal(processGroupAlive(agentPid), true, 'the agent outlived its engine (the orphan to recover)');
