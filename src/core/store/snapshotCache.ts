@@ -199,8 +199,13 @@ export function readSnapshot(key: SnapshotKey, env: NodeJS.ProcessEnv = process.
       try {
         if (step === 1) same = olderThan(p, listedLimit);
         else {
-          const [size, mtimeMs, ctimeMs, ino] = run.slice(j + 1, j + 5) as [number, number, number, number];
-          same = (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) && sameInput(p, size, mtimeMs, ctimeMs, ino);
+          // Read in place: a warm call checks thousands of inputs, and an array per input is garbage per input.
+          const size = run[j + 1] as number;
+          const mtimeMs = run[j + 2] as number;
+          const ctimeMs = run[j + 3] as number;
+          same =
+            (size === -1 || Math.max(mtimeMs, ctimeMs) < limit) &&
+            sameInput(p, size, mtimeMs, ctimeMs, run[j + 4] as number);
         }
       } catch {
         same = false;
