@@ -58,8 +58,11 @@ async function writeActivationBench(): Promise<void> {
   const t0 = performance.now();
   const api = ext!.isActive ? ext!.exports : await ext!.activate();
   const total = performance.now() - t0;
+  // Written beside and renamed over: the bench reads the file as soon as it exists (never half of it).
+  const file = process.env.RALPH_RESULT_FILE!;
   fs.writeFileSync(
-    process.env.RALPH_RESULT_FILE!,
+    `${file}.tmp`,
     JSON.stringify({ activationMs: api.activationMs, bundleEvalMs: api.bundleEvalMs, activateCallMs: total }),
   );
+  fs.renameSync(`${file}.tmp`, file);
 }

@@ -31,8 +31,10 @@ class ResultReporter extends Mocha.reporters.Spec {
       if (!file) return;
       const s = runner.stats || {};
       fs.mkdirSync(path.dirname(file), { recursive: true });
+      // Written beside and renamed over: the outer runner reads the file as soon as it exists (never half of it).
+      const tmp = `${file}.${process.pid}.tmp`;
       fs.writeFileSync(
-        file,
+        tmp,
         JSON.stringify(
           {
             tier: opts.tier || process.env.RALPH_TIER || 'unknown',
@@ -51,6 +53,7 @@ class ResultReporter extends Mocha.reporters.Spec {
           2,
         ),
       );
+      fs.renameSync(tmp, file);
     });
   }
 }
