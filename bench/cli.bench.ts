@@ -2,7 +2,8 @@
  * `npm run bench` (or `node scripts/bench.mjs cli`): the CLI as bots call it. One JSON object per line:
  * {"name","value","unit",…}; medians.
  *  - status_json_vs_flowctl_warm / _cold: `ralph status --json` on flowctl's 5,000-task flow-next tree (100 epics, a
- *    quarter of the tasks with a flow-state overlay; no other source) over flowctl 4.4.0's `status --json` on the same
+ *    quarter of the tasks with a flow-state overlay; no other source; a git repository, so flowctl reads the overlays
+ *    too, and the bench stops if the two count the tasks differently) over flowctl 4.4.0's `status --json` on the same
  *    tree (`python3 <RALPH_SHARED_DIR>/peers/flow-next/flowctl.py`), the two run in alternation in the same minutes.
  *    Warm: ralph's caches filled by an earlier call (a bot's poll). Cold: an empty cache folder for every call (the
  *    first call, or the first after a run: the engine purges the caches after every agent process). flowctl keeps no
@@ -23,7 +24,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { makeWorkspace } from './workspace';
+import { gitIn, makeWorkspace } from './workspace';
 
 const cli = path.resolve(__dirname, '..', 'cli.js');
 const emit = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
@@ -103,10 +104,14 @@ function againstFlowctl(): void {
     return;
   }
   const dir = makeWorkspace(5000, { quantum: false });
+  // A real repository, as every flow-next tree is: flowctl finds its state folder with `git rev-parse
+  // --git-common-dir` and, outside a repository, falls back to .flow/state, skipping the 1,250 overlays ralph reads.
+  gitIn(dir, 'init', '-q');
   const colds: string[] = [];
   try {
     const ralph = (env: NodeJS.ProcessEnv = {}) => run(process.execPath, [cli, '-C', dir, 'status', '--json'], { env });
     const flowctl = () => run('python3', [found.script, 'status', '--json'], { cwd: dir });
+    sameTaskCounts(dir, found.script);
     const fresh = () => {
       const c = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-cold-'));
       colds.push(c);
@@ -154,6 +159,30 @@ function againstFlowctl(): void {
     fs.rmSync(dir, { recursive: true, force: true });
     for (const c of colds) fs.rmSync(c, { recursive: true, force: true });
   }
+}
+
+/**
+ * Throws unless `ralph status --json` and flowctl's count the tree's tasks alike: a ratio of two tools that read
+ * different files (flowctl without its state folder) would not compare like with like.
+ */
+function sameTaskCounts(dir: string, script: string): void {
+  const counts = (cmd: string, args: string[]) => {
+    const r = spawnSync(cmd, args, {
+      cwd: dir,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+    });
+    const tasks = (JSON.parse(r.stdout) as { tasks?: Record<string, number> }).tasks ?? {};
+    return JSON.stringify(
+      Object.keys(tasks)
+        .sort()
+        .map((k) => [k, tasks[k]]),
+    );
+  };
+  const ours = counts(process.execPath, [cli, 'status', '--json']);
+  const theirs = counts('python3', [script, 'status', '--json']);
+  if (ours !== theirs) throw new Error(`ralph and flowctl count the tasks differently: ${ours} against ${theirs}`);
 }
 
 function main(): void {
