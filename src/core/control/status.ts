@@ -13,7 +13,7 @@ import { loadWaveViews, waveJson } from '../waves/summary';
 import { readRunViewNow } from './runFollower';
 import type { StatusLane, StatusRun, StatusSnapshot } from './statusSnapshot';
 import { withSentinels, type RunView } from './runView';
-import { basisItemOf, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
+import { aggregateFlow, basisRestOf, composeStatus, type StatusBasis, type StatusCompletion } from './statusCompose';
 
 /** The lanes of a parallel run's view in short ({@link StatusLane}). Pure. */
 export function statusLanesOf(v: RunView): StatusLane[] {
@@ -64,6 +64,7 @@ export function loadStatusBasis(
   );
   const items = plan.items;
   const { claims: unverified, openBaselines } = unverifiedOfRuns(folder, src, runs);
+  const claimed = new Set(unverified.map((u) => `${u.source}:${u.id}`));
 
   // The quantum side's newest completion: a passed story's `updatedAt` (set by `ralph task done`) or quantum-loop's
   // `story_passed` entry; the first of the latest wins (composeStatus weighs it against the flow-next tasks).
@@ -110,10 +111,10 @@ export function loadStatusBasis(
       waves: waves.map((w) => waveJson(w, folder)),
       problems: [...plan.problems, ...runProblems, ...waves.flatMap((w) => w.problems)],
     },
-    items: items.filter((i) => i.source === 'flow-next').map((i) => basisItemOf(i, parseIsoTime)),
+    flow: aggregateFlow(items, claimed, parseIsoTime),
     rest: basisRestOf(
       items.filter((i) => i.source !== 'flow-next'),
-      new Set(unverified.map((u) => `${u.source}:${u.id}`)),
+      claimed,
       staleRule(src, runs, opts.nowMs ?? Date.now()),
     ),
     quantumLast: qLast,

@@ -1,13 +1,13 @@
 import * as assert from 'node:assert/strict';
 import {
   aggregateFlow,
-  claimedOf,
-  composeFromAggregate,
   composeStatus,
   type FlowAggregate,
   type StatusBasis,
-  type StatusBasisItem,
+  type StatusCompletion,
 } from '../../../src/core/control/statusCompose';
+import type { ItemStatus, PlanItem } from '../../../src/core/model/plan';
+import { parseIsoTime } from '../../../src/core/model/time';
 
 /** A small deterministic generator (tests repeat). */
 function rng(seed: number): () => number {
@@ -18,32 +18,25 @@ function rng(seed: number): () => number {
   };
 }
 
-const STATUSES = ['done', 'todo', 'in_progress', 'blocked', 'weird'] as const;
-
-/** A random flow-next item: few distinct times (ties), some done items without a time or with one that does not parse. */
-function randomItem(r: () => number, id: string): StatusBasisItem {
-  const status = STATUSES[Math.floor(r() * STATUSES.length)]!;
-  const item: StatusBasisItem = {
+/** A flow-next plan item; `over` sets the rest. */
+function task(id: string, status: ItemStatus, over: Partial<PlanItem> = {}): PlanItem {
+  return {
+    source: 'flow-next',
+    kind: 'task',
     id,
-    title: `T ${id} ${Math.floor(r() * 3)}`,
-    status: status === 'weird' ? 'todo' : status,
-    raw: status,
+    rootId: 'fn-1',
+    title: `T ${id}`,
+    status,
+    rawStatus: status,
+    dependsOn: [],
+    file: `.flow/tasks/${id}.json`,
+    ...over,
   };
-  if (status === 'in_progress') {
-    if (r() < 0.5) item.since = '2026-01-01T00:00:00Z';
-    if (r() < 0.5) item.assignee = 'bot@example.invalid';
-  }
-  if (status === 'blocked' && r() < 0.5) item.reason = 'why';
-  const t = r();
-  if (t < 0.8) {
-    const day = 1 + Math.floor(r() * 4);
-    item.at = `2026-01-0${day}T00:00:00Z`;
-    if (t < 0.7) item.ms = Date.UTC(2026, 0, day);
-  }
-  return item;
 }
 
-function basisOf(items: StatusBasisItem[], claimedIds: string[], quantumMs?: number): StatusBasis {
+const day = (d: number) => `2026-01-0${d}T00:00:00Z`;
+
+function basisOf(flow: FlowAggregate, quantumLast: StatusCompletion | null = null): StatusBasis {
   return {
     head: {
       success: true,
@@ -51,164 +44,187 @@ function basisOf(items: StatusBasisItem[], claimedIds: string[], quantumMs?: num
       flow_dialect: 'epics',
       epics: { open: 1, done: 0 },
       specs: { open: 1, done: 0 },
-      quantum_exists: quantumMs !== undefined,
+      quantum_exists: quantumLast !== null,
       stories: { pending: 0, in_progress: 0, passed: 1, failed: 0, blocked: 0 },
       checklists: [],
-      unverified_claims: claimedIds.map((id) => ({
-        source: 'flow-next',
-        id,
-        title: id,
-        run: 'r1',
-      })) as StatusBasis['head']['unverified_claims'],
+      unverified_claims: [],
       unreadable_items: 0,
       runs: [],
       recent_runs: [],
       waves: [],
       problems: [],
     },
-    items,
+    flow,
     rest: {
       count: 3,
       done: 1,
       in_progress: [{ source: 'quantum', id: 'US-1', title: 'S', since: null }],
       blocked: [{ source: 'quantum', id: 'US-2', title: 'S2', reason: null }],
     },
-    quantumLast:
-      quantumMs === undefined
-        ? null
-        : { source: 'quantum', id: 'US-3', title: 'S3', at: new Date(quantumMs).toISOString(), ms: quantumMs },
+    quantumLast,
   };
 }
 
-const day = (d: number) => ({ at: `2026-01-0${d}T00:00:00Z`, ms: Date.UTC(2026, 0, d) });
+const quantumAt = (d: number): StatusCompletion => ({
+  source: 'quantum',
+  id: 'US-3',
+  title: 'S3',
+  at: day(d),
+  ms: Date.UTC(2026, 0, d),
+});
 
-describe('control: status composition from summed-up flow-next tasks (statusCompose.ts)', () => {
-  it('composes the same snapshot from the aggregate, whatever number of candidates it keeps', () => {
-    const r = rng(1);
-    for (let n = 0; n < 300; n++) {
-      const items = Array.from({ length: Math.floor(r() * 30) }, (_, k) => randomItem(r, `fn-1.${k}`));
-      const claimed = items.filter(() => r() < 0.1).map((i) => i.id);
-      const b = basisOf(items, claimed, r() < 0.3 ? Date.UTC(2026, 0, 1 + Math.floor(r() * 5)) : undefined);
-      const whole = composeStatus(b);
-      for (const keep of [1, 2, 5, 64]) {
-        const agg = aggregateFlow(items, claimedOf(b.head), keep);
-        assert.ok(agg.latest.length <= keep);
-        assert.deepEqual(composeFromAggregate(b, agg), whole, `case ${n}, keep ${keep}`);
-        // Through JSON (the side file) too.
-        assert.equal(
-          JSON.stringify(composeFromAggregate(b, JSON.parse(JSON.stringify(agg)) as FlowAggregate)),
-          JSON.stringify(whole),
-        );
-      }
-    }
-  });
-
+describe('control: status composition (statusCompose.ts)', () => {
+  const none = new Set<string>();
   const table: {
     name: string;
-    items: StatusBasisItem[];
-    change: [number, Partial<StatusBasisItem>][];
-    keep: number;
-    quantumMs?: number;
-    declines?: boolean;
+    items: PlanItem[];
+    claimed?: string[];
+    quantum?: StatusCompletion;
     last: string | null;
+    progress?: string;
+    tasks?: Partial<FlowAggregate['tasks']>;
   }[] = [
     {
-      name: 'the newest completion is undone: the next newest wins',
-      keep: 3,
+      name: 'the newest completion wins',
+      items: [
+        task('a', 'done', { completedAt: day(1) }),
+        task('b', 'done', { completedAt: day(3) }),
+        task('c', 'done', { completedAt: day(2) }),
+      ],
       last: 'b',
-      items: [
-        { id: 'a', title: 'A', status: 'done', raw: 'done', ...day(1) },
-        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
-        { id: 'c', title: 'C', status: 'done', raw: 'done', ...day(3) },
-      ],
-      change: [[2, { status: 'todo', raw: 'todo' }]],
     },
     {
-      name: 'a later item as new as the newest does not win',
-      keep: 3,
+      name: 'on equal times the earlier task wins',
+      items: [task('a', 'done', { completedAt: day(2) }), task('b', 'done', { completedAt: day(2) })],
       last: 'a',
-      items: [
-        { id: 'a', title: 'A', status: 'done', raw: 'done', ...day(2) },
-        { id: 'b', title: 'B', status: 'todo', raw: 'todo' },
-      ],
-      change: [[1, { status: 'done', raw: 'done', ...day(2) }]],
     },
     {
-      name: 'an earlier item as new as the newest wins',
-      keep: 3,
-      last: 'a',
+      name: 'times compare as time, not as text (an offset)',
       items: [
-        { id: 'a', title: 'A', status: 'todo', raw: 'todo' },
-        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
+        task('a', 'done', { completedAt: '2026-01-02T01:00:00+02:00' }),
+        task('b', 'done', { completedAt: '2026-01-01T23:30:00Z' }),
       ],
-      change: [[0, { status: 'done', raw: 'done', ...day(2) }]],
+      last: 'b',
     },
     {
-      name: 'every kept candidate changed while others exist: declined',
-      keep: 1,
-      declines: true,
+      name: 'updatedAt stands in for a missing completedAt',
+      items: [task('a', 'done', { completedAt: day(1) }), task('b', 'done', { updatedAt: day(2) })],
+      last: 'b',
+    },
+    {
+      name: 'a time that does not parse, or none, is no candidate',
+      items: [task('a', 'done', { completedAt: 'yesterday' }), task('b', 'done'), task('c', 'done', { updatedAt: '' })],
       last: null,
-      items: [
-        { id: 'a', title: 'A', status: 'done', raw: 'done', ...day(1) },
-        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
-      ],
-      change: [[1, { status: 'todo', raw: 'todo' }]],
     },
     {
-      name: 'every kept candidate changed and none other exists: no flow-next completion',
-      keep: 1,
-      last: null,
-      items: [
-        { id: 'a', title: 'A', status: 'todo', raw: 'todo' },
-        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
-      ],
-      change: [[1, { status: 'todo', raw: 'todo' }]],
+      name: 'a task that is not done is no candidate, whatever its time',
+      items: [task('a', 'todo', { updatedAt: day(4) }), task('b', 'done', { completedAt: day(1) })],
+      last: 'b',
     },
     {
-      name: 'a changed item newer than every kept one joins a list that is not complete',
-      keep: 1,
-      last: 'a',
-      items: [
-        { id: 'a', title: 'A', status: 'todo', raw: 'todo' },
-        { id: 'b', title: 'B', status: 'done', raw: 'done', ...day(2) },
-        { id: 'c', title: 'C', status: 'done', raw: 'done', ...day(1) },
-      ],
-      change: [[0, { status: 'done', raw: 'done', ...day(4) }]],
-    },
-    {
-      name: 'a newer quantum completion wins over the patched flow-next one',
-      keep: 3,
-      quantumMs: Date.UTC(2026, 0, 9),
+      name: 'a newer quantum completion wins',
+      items: [task('a', 'done', { completedAt: day(2) })],
+      quantum: quantumAt(3),
       last: 'US-3',
-      items: [{ id: 'a', title: 'A', status: 'todo', raw: 'todo' }],
-      change: [[0, { status: 'done', raw: 'done', ...day(4) }]],
     },
     {
-      name: 'in progress and blocked lists keep plan order',
-      keep: 3,
+      name: 'a quantum completion as new as the flow-next one does not win',
+      items: [task('a', 'done', { completedAt: day(2) })],
+      quantum: quantumAt(2),
+      last: 'a',
+    },
+    {
+      name: 'claimed-but-unverified tasks are left out of done, not out of the counts',
+      items: [task('a', 'done'), task('b', 'done'), task('c', 'todo')],
+      claimed: ['flow-next:b'],
       last: null,
+      progress: '2/6',
+      tasks: { done: 2, todo: 1 },
+    },
+    {
+      name: 'an unknown raw status is not counted; items of other sources are skipped',
       items: [
-        { id: 'a', title: 'A', status: 'blocked', raw: 'blocked', reason: 'r' },
-        { id: 'b', title: 'B', status: 'todo', raw: 'todo' },
-        { id: 'c', title: 'C', status: 'in_progress', raw: 'in_progress' },
+        task('a', 'todo', { rawStatus: 'weird' }),
+        task('b', 'blocked'),
+        { ...task('US-9', 'done'), source: 'quantum' },
       ],
-      change: [
-        [1, { status: 'in_progress', raw: 'in_progress', assignee: 'x' }],
-        [2, { status: 'blocked', raw: 'blocked' }],
-        [0, { status: 'in_progress', raw: 'in_progress' }],
-      ],
+      last: null,
+      progress: '1/5',
+      tasks: { todo: 0, blocked: 1, done: 0 },
     },
   ];
 
   for (const c of table) {
-    if (c.declines) continue;
-    it(`after a change: ${c.name}`, () => {
-      const b = basisOf(c.items, [], c.quantumMs);
-      const after = c.items.slice();
-      for (const [k, over] of c.change) after[k] = { ...c.items[k]!, ...over };
-      const snap = composeStatus({ ...b, items: after });
+    it(c.name, () => {
+      const flow = aggregateFlow(c.items, new Set(c.claimed ?? []), parseIsoTime);
+      const snap = composeStatus(basisOf(flow, c.quantum ?? null));
       assert.equal(snap.last_completed?.id ?? null, c.last);
-      assert.deepEqual(composeFromAggregate(b, aggregateFlow(after, claimedOf(b.head), c.keep)), snap);
+      if (c.progress) assert.equal(snap.progress, c.progress);
+      if (c.tasks) for (const [k, v] of Object.entries(c.tasks)) assert.equal(snap.tasks[k as 'todo'], v, k);
     });
   }
+
+  it('in progress and blocked entries keep plan order, flow-next first, with since, assignee and reason', () => {
+    const flow = aggregateFlow(
+      [
+        task('a', 'blocked', { reason: 'r' }),
+        task('b', 'in_progress', { startedAt: day(1), assignee: 'x' }),
+        task('c', 'in_progress'),
+        task('d', 'blocked'),
+      ],
+      none,
+      parseIsoTime,
+    );
+    const snap = composeStatus(basisOf(flow));
+    assert.deepEqual(snap.in_progress, [
+      { source: 'flow-next', id: 'b', title: 'T b', since: day(1), assignee: 'x' },
+      { source: 'flow-next', id: 'c', title: 'T c', since: null },
+      { source: 'quantum', id: 'US-1', title: 'S', since: null },
+    ]);
+    assert.deepEqual(
+      snap.blocked.map((b) => [b.id, b.reason]),
+      [
+        ['a', 'r'],
+        ['d', null],
+        ['US-2', null],
+      ],
+    );
+  });
+
+  it('asks the time only of done tasks', () => {
+    const asked: string[] = [];
+    aggregateFlow(
+      [task('a', 'todo', { updatedAt: day(1) }), task('b', 'done', { updatedAt: day(2) })],
+      none,
+      (iso) => (asked.push(iso), parseIsoTime(iso)),
+    );
+    assert.deepEqual(asked, [day(2)]);
+  });
+
+  it('agrees with the rules written plainly, on random plans', () => {
+    const r = rng(1);
+    const statuses: ItemStatus[] = ['done', 'todo', 'in_progress', 'blocked'];
+    for (let n = 0; n < 300; n++) {
+      const items = Array.from({ length: Math.floor(r() * 30) }, (_, k) => {
+        const t = r();
+        const at = t < 0.7 ? day(1 + Math.floor(r() * 4)) : t < 0.8 ? 'not a time' : undefined;
+        return task(`fn-1.${k}`, statuses[Math.floor(r() * statuses.length)]!, at ? { completedAt: at } : {});
+      });
+      const claimed = new Set(items.filter(() => r() < 0.1).map((i) => `flow-next:${i.id}`));
+      const q = r() < 0.3 ? quantumAt(1 + Math.floor(r() * 5)) : null;
+      const snap = composeStatus(basisOf(aggregateFlow(items, claimed, parseIsoTime), q));
+
+      // Plainly: candidates sorted newest first, plan order on ties; quantum only when strictly newer.
+      const candidates = items
+        .map((i, k) => ({ i, k, ms: i.status === 'done' ? parseIsoTime(i.completedAt) : undefined }))
+        .filter((c): c is typeof c & { ms: number } => c.ms !== undefined)
+        .sort((a, b) => b.ms - a.ms || a.k - b.k);
+      const flowLast = candidates[0];
+      const last = q && q.ms > (flowLast?.ms ?? -Infinity) ? q.id : (flowLast?.i.id ?? null);
+      const done = items.filter((i) => i.status === 'done' && !claimed.has(`flow-next:${i.id}`)).length;
+      assert.equal(snap.last_completed?.id ?? null, last, `case ${n}`);
+      assert.equal(snap.progress, `${done + 1}/${items.length + 3}`, `case ${n}`);
+      assert.equal(snap.tasks.in_progress, items.filter((i) => i.status === 'in_progress').length);
+    }
+  });
 });
