@@ -14,6 +14,8 @@ import { FileProblemError, formatProblem, type FileProblem } from '../store/pars
 import { describeTrust, HOW_TO_TRUST, TWO_TRUSTS, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
 import { checkWorkspaceTrust } from '../trust/workspaceTrust';
 import { coverageLines, type GateCoverage } from '../trust/gateFileContent';
+import { resolveGates } from '../gates/gateConfig';
+import { GATE_TIERS, type GateTier } from '../gates/commandPolicy';
 
 /** Source kinds the loop can work on (`.ralph/` runs and IJFW waves are shown but are not tasks). */
 const TASK_SOURCE_KINDS = new Set(['flow-next', 'quantum', 'checklist']);
@@ -55,7 +57,20 @@ export interface DoctorReport {
   selectedAgent: { key: string; value: string; source: AgentPathSource; found: boolean } | null;
   /** Sentences about things that will stop `ralph run` but are no file problem (the agent missing, root + bypass). */
   warnings: string[];
-  /** True when at least one task source (flow-next, quantum-loop, checklist) and one agent CLI were found (the CLI exits 0). */
+  /**
+   * The gates `ralph run` would verify with (gates/gateConfig.ts `resolveGates`): where they come from and the tiers
+   * set. Null when none is configured: a plain `ralph run` refuses, `--no-gates` runs without verification.
+   */
+  gates: { source: 'command-policy' | 'config'; file: string; tiers: GateTier[] } | null;
+  /**
+   * Why a plain `ralph run` would refuse at once though a task source and the agent are there: no gate, or the
+   * Claude CLI as root with `bypassPermissions`. Short phrases for the verdict; empty when none.
+   */
+  refusals: string[];
+  /**
+   * True when `ralph run` can start: a task source (flow-next, quantum-loop, checklist), the agent it would start,
+   * trusted configuration and no {@link refusals} (the CLI exits 0).
+   */
   ok: boolean;
 }
 
@@ -109,6 +124,8 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
   let trust: DoctorReport['trust'] = null;
   const untrustedAgentPaths: DoctorReport['untrustedAgentPaths'] = [];
   let containmentMode: ContainmentMode = 'auto';
+  let gates: DoctorReport['gates'] = null;
+  const refusals: string[] = [];
   try {
     const v = await checkWorkspaceTrust(folder, opts.trustOverride ?? null, opts.env);
     trust = {
@@ -160,7 +177,23 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
       config.permissionMode,
       env.IS_SANDBOX,
     );
-    if (root) warnings.push(root);
+    if (root) {
+      warnings.push(root);
+      refusals.push(
+        'the Claude CLI refuses bypassPermissions as root (run as a normal user, or set IS_SANDBOX=1 on a disposable sandbox)',
+      );
+    }
+    const g = await resolveGates(folder, config);
+    if (g)
+      gates = {
+        source: g.source,
+        file: relativeTo(folder, g.file),
+        tiers: GATE_TIERS.filter((t) => g.commands[t] !== undefined),
+      };
+    else
+      refusals.push(
+        'no gate is configured (add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json, or run with --no-gates)',
+      );
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     problems.push({ ...err.problem, file: relativeTo(folder, err.problem.file) });
@@ -207,7 +240,14 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
     protection,
     selectedAgent,
     warnings,
-    ok: sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) && uniqueAgents.length > 0 && selectedFound && trustOk,
+    gates,
+    refusals,
+    ok:
+      sources.some((s) => TASK_SOURCE_KINDS.has(s.kind)) &&
+      uniqueAgents.length > 0 &&
+      selectedFound &&
+      trustOk &&
+      !refusals.length,
   };
 }
 
@@ -269,6 +309,12 @@ export function formatDoctorReport(r: DoctorReport): string {
       ? '  an agent iteration cannot change them whatever the command (except the handoff, its notes and .ralph/gates/)'
       : "  NOT ENFORCED HERE: only the command guard's analyzer keeps them, and it cannot see every way to write a file",
   );
+  lines.push('', 'Gates (what verifies a claimed task):');
+  if (r.gates) lines.push(`  ${r.gates.tiers.join(', ')} from ${r.gates.file}`);
+  else
+    lines.push(
+      '  none: a plain `ralph run` refuses; add a [gates] section to .ralph/command-policy (`basic | npm test`) or "gates" to .ralph/config.json',
+    );
   lines.push('', 'Trust (workspace configuration that names programs to run):');
   if (!r.trust) lines.push('  unknown: .ralph/config.json cannot be read (see Problems)');
   else {
@@ -290,9 +336,14 @@ export function formatDoctorReport(r: DoctorReport): string {
   return lines.join('\n') + '\n';
 }
 
-/** The report's last line: OK, or NOT READY naming what is actually missing (trust, a task source, the agent). Pure. */
-export function doctorVerdict(r: Pick<DoctorReport, 'ok' | 'trust' | 'sources' | 'agents' | 'selectedAgent'>): string {
-  if (r.ok) return 'OK: at least one task source and one agent CLI found.';
+/**
+ * The report's last line: OK, or NOT READY naming what is actually missing (trust, a task source, the agent) or why
+ * `ralph run` would refuse (no gate, root). Pure.
+ */
+export function doctorVerdict(
+  r: Pick<DoctorReport, 'ok' | 'trust' | 'sources' | 'agents' | 'selectedAgent'> & { refusals?: readonly string[] },
+): string {
+  if (r.ok) return 'OK: `ralph run` can start: a task source, the agent, trusted configuration and a gate.';
   if (r.trust !== null && !r.trust.allowed)
     return 'NOT READY: `ralph run` refuses until the workspace configuration is trusted (`ralph trust`).';
   const missing: string[] = [];
@@ -302,6 +353,9 @@ export function doctorVerdict(r: Pick<DoctorReport, 'ok' | 'trust' | 'sources' |
     missing.push(
       `the agent \`ralph run\` would start (${r.selectedAgent.key} "${r.selectedAgent.value}", ${r.selectedAgent.source === 'default' ? 'the default' : `from ${r.selectedAgent.source}`})`,
     );
-  else if (!r.agents.length) missing.push('an agent CLI (claude or cursor-agent)');
-  return `NOT READY: needs ${missing.join(' and ') || 'at least one task source (quantum.json, .flow/, a checklist) and one agent CLI'}.`;
+  else if (!r.agents.length) missing.push(`an agent CLI (${AGENT_NAMES.join(', ')})`);
+  const refusals = r.refusals ?? [];
+  if (!missing.length && refusals.length) return `NOT READY: \`ralph run\` would refuse: ${refusals.join('; ')}.`;
+  const then = refusals.length ? `; then \`ralph run\` would refuse: ${refusals.join('; ')}` : '';
+  return `NOT READY: needs ${missing.join(' and ') || 'at least one task source (quantum.json, .flow/, a checklist) and one agent CLI'}${then}.`;
 }

@@ -88,10 +88,10 @@ describe('ralph doctor', () => {
   });
 
   it('lists .ralph/ and quantum.json and the real claude 2.1.328, exiting 0', () => {
-    const dir = tempWorkspace({ '.ralph/': '', 'quantum.json': '{"stories":[]}' });
-    const out = execFileSync(process.execPath, [cli, 'doctor', '--json'], {
+    const dir = tempWorkspace({ '.ralph/command-policy': '[gates]\nbasic | true\n', 'quantum.json': '{"stories":[]}' });
+    const out = execFileSync(process.execPath, [cli, 'doctor', '--json', '--trust'], {
       cwd: dir,
-      env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` },
+      env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}`, IS_SANDBOX: '1' },
     }).toString();
     const report = JSON.parse(out);
     assert.deepEqual(report.sources.map((s: { path: string }) => s.path).sort(), ['.ralph', 'quantum.json']);
@@ -100,12 +100,41 @@ describe('ralph doctor', () => {
       out,
     );
     assert.deepEqual(report.problems, []);
+    assert.deepEqual(report.gates, { source: 'command-policy', file: '.ralph/command-policy', tiers: ['basic'] });
+    assert.equal(report.ok, true);
+  });
+
+  it('exits 1 when no gate is configured, as `ralph run` would refuse, and 0 once one is', () => {
+    const dir = tempWorkspace({ 'RALPH_TASK.md': '- [ ] a\n' });
+    const env = { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}`, IS_SANDBOX: '1' };
+    const before = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], { env });
+    assert.equal(before.status, 1);
+    assert.match(
+      before.stdout.toString(),
+      /Gates \(what verifies a claimed task\):\n {2}none: a plain `ralph run` refuses/,
+    );
+    assert.match(
+      before.stdout.toString(),
+      /NOT READY: `ralph run` would refuse: no gate is configured \(add a \[gates\]/,
+    );
+    fs.mkdirSync(path.join(dir, '.ralph'), { recursive: true });
+    fs.writeFileSync(path.join(dir, '.ralph', 'config.json'), JSON.stringify({ gates: { basic: 'true' } }));
+    const after = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir, '--trust'], { env });
+    assert.equal(after.status, 0, after.stdout.toString());
+    assert.match(
+      after.stdout.toString(),
+      /Gates \(what verifies a claimed task\):\n {2}basic from \.ralph\/config\.json/,
+    );
+    assert.match(after.stdout.toString(), /OK: `ralph run` can start/);
   });
 
   it('reports a broken quantum.json under problems with line and column, without a stack trace', () => {
-    const dir = tempWorkspace({ 'quantum.json': '{\n  "stories": [\n' });
-    const r = spawnSync(process.execPath, [cli, 'doctor', '--json', '--cwd', dir], {
-      env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}` },
+    const dir = tempWorkspace({
+      'quantum.json': '{\n  "stories": [\n',
+      '.ralph/command-policy': '[gates]\nbasic | true\n',
+    });
+    const r = spawnSync(process.execPath, [cli, 'doctor', '--json', '--trust', '--cwd', dir], {
+      env: { ...process.env, PATH: `${realClaudeBin}:${process.env.PATH}`, IS_SANDBOX: '1' },
     });
     const report = JSON.parse(r.stdout.toString());
     assert.equal(report.problems.length, 1);
@@ -155,9 +184,13 @@ describe('ralph doctor: what counts', () => {
     const bin = stubBin('my-claude', 'echo "3.0.0 (Claude Code)"');
     const dir = tempWorkspace({
       'RALPH_TASK.md': '- [ ] a\n',
-      '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude') }),
+      '.ralph/config.json': JSON.stringify({ claudePath: path.join(bin, 'my-claude'), gates: { basic: 'true' } }),
     });
-    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
+    const report = await buildDoctorReport(dir, {
+      pathEnv: path.dirname(process.execPath),
+      trustOverride: '--trust',
+      uid: 1000,
+    });
     assert.deepEqual(
       report.agents.map((a) => [a.name, a.version]),
       [['my-claude', '3.0.0']],
@@ -198,11 +231,15 @@ describe('ralph doctor: the agent ralph run would start', () => {
   it('resolves a relative claudePath against the workspace folder', async () => {
     const dir = tempWorkspace({
       'RALPH_TASK.md': '- [ ] a\n',
-      '.ralph/config.json': '{"claudePath": "bin/claude"}',
+      '.ralph/config.json': '{"claudePath": "bin/claude", "gates": {"basic": "true"}}',
       'bin/claude': '#!/bin/sh\necho "2.0.0 (Claude Code)"\n',
     });
     fs.chmodSync(path.join(dir, 'bin/claude'), 0o755);
-    const report = await buildDoctorReport(dir, { pathEnv: path.dirname(process.execPath), trustOverride: '--trust' });
+    const report = await buildDoctorReport(dir, {
+      pathEnv: path.dirname(process.execPath),
+      trustOverride: '--trust',
+      uid: 1000,
+    });
     assert.equal(report.ok, true, JSON.stringify(report.problems));
     assert.ok(report.agents.some((a) => a.path === path.join(dir, 'bin/claude') && a.version === '2.0.0'));
   });
@@ -217,7 +254,7 @@ describe('ralph doctor: attribution and verdict (new-user try, session 3)', () =
       }),
     });
     const r = spawnSync(process.execPath, [cli, 'doctor', '--cwd', dir], {
-      env: { ...process.env, PATH: path.dirname(process.execPath) },
+      env: { ...process.env, PATH: path.dirname(process.execPath), IS_SANDBOX: '1' },
       encoding: 'utf8',
     });
     assert.equal(r.status, 1);
@@ -228,7 +265,7 @@ describe('ralph doctor: attribution and verdict (new-user try, session 3)', () =
     );
     assert.match(
       r.stdout,
-      /NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\)\.\n$/,
+      /NOT READY: needs the agent `ralph run` would start \(claudePath "claude", the default\); then `ralph run` would refuse: no gate is configured [^\n]*\.\n$/,
     );
     assert.doesNotMatch(r.stdout, /needs a task source/);
   });
@@ -241,11 +278,14 @@ describe('ralph doctor: attribution and verdict (new-user try, session 3)', () =
       env: { ...process.env, IS_SANDBOX: '' },
     });
     assert.match(formatDoctorReport(report), /Warnings:\n {2}running as root: the Claude CLI refuses/);
+    assert.equal(report.ok, false, 'ralph run would fail at once');
+    assert.match(report.refusals.join('\n'), /refuses bypassPermissions as root/);
     const sandboxed = await buildDoctorReport(dir, {
       pathEnv: realClaudeBin,
       uid: 0,
       env: { ...process.env, IS_SANDBOX: '1' },
     });
     assert.deepEqual(sandboxed.warnings, []);
+    assert.doesNotMatch(sandboxed.refusals.join('\n'), /as root/);
   });
 });

@@ -57,8 +57,11 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     markerAgent('ws/bin/claude', claudeMarker);
     markerAgent('ws/bin/cursor', cursorMarker);
     t.write('ws/RALPH_TASK.md', '- [ ] a\n');
-    t.write('ws/.ralph/config.json', JSON.stringify({ claudePath: './bin/claude', cursorAgentPath: './bin/cursor' }));
-    const env = { PATH: path.dirname(process.execPath) };
+    t.write(
+      'ws/.ralph/config.json',
+      JSON.stringify({ claudePath: './bin/claude', cursorAgentPath: './bin/cursor', gates: { basic: 'true' } }),
+    );
+    const env = { PATH: path.dirname(process.execPath), IS_SANDBOX: '1' };
     const untrusted = await ralph(ws, ['doctor'], env);
     assert.equal(fs.existsSync(claudeMarker), false, 'the untrusted claudePath was executed');
     assert.equal(fs.existsSync(cursorMarker), false, 'the untrusted cursorAgentPath (agent not selected) was executed');

@@ -50,7 +50,22 @@ describe('doctor: the verdict names what is missing', () => {
       { ...base, trust: { allowed: false } as DoctorReport['trust'] },
       /until the workspace configuration is trusted/,
     ],
-    ['ready', { ...base, ok: true }, /^OK:/],
+    [
+      'source and agent there, but no gate: the run would refuse, and the verdict says how to add one',
+      {
+        ...base,
+        sources: quantum,
+        agents: [{ name: 'claude', path: '/x/claude', version: '2' }] as DoctorReport['agents'],
+        refusals: ['no gate is configured (add a [gates] section to .ralph/command-policy …)'],
+      },
+      /^NOT READY: `ralph run` would refuse: no gate is configured \(add a \[gates\] section/,
+    ],
+    [
+      'a source missing and no gate: both named, the missing one first',
+      { ...base, selectedAgent: { ...missingClaude, found: true }, refusals: ['no gate is configured'] },
+      /^NOT READY: needs a task source .*; then `ralph run` would refuse: no gate is configured\.$/,
+    ],
+    ['ready', { ...base, ok: true }, /^OK: `ralph run` can start/],
   ];
   for (const [name, r, want] of cases) it(name, () => assert.match(doctorVerdict(r), want));
 });
@@ -82,6 +97,8 @@ describe('doctor: the command guard (issue 17): cursor-agent has no PreToolUse h
     untrustedAgentPaths: [],
     selectedAgent: null,
     warnings: [],
+    gates: { source: 'command-policy', file: '.ralph/command-policy', tiers: ['basic'] },
+    refusals: [],
     ok: true,
     containment: { mode: 'auto', kind: 'pid-namespace', detail: 'x' } as DoctorReport['containment'],
     protection: { kind: 'not-enforced', detail: 'not enforced here (no user namespaces)' },
