@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { findAdapter } from '../core/agents/registry';
+import { AGENT_NAMES } from '../core/model/agentNames';
 import { type SessionSummary, inspectStream } from '../core/agents/inspect';
 import { loadConfig } from '../core/store/loadConfig';
 import { FileProblemError } from '../core/store/parseError';
@@ -22,7 +23,7 @@ export function registerSessionCommand(program: Command): void {
       'Summarise a recorded agent stream: events, tokens, context, cost, tools, signals, rate limits, errors',
     )
     .argument('<file>', 'stream-json log to read, or - for stdin')
-    .option('--agent <name>', 'the agent that wrote it (claude, cursor-agent); default: detect')
+    .option('--agent <name>', `the agent that wrote it (${AGENT_NAMES.join(', ')}); default: detect`)
     .option(
       '--json',
       'print the summary as JSON: {agent, events, tokens{input,output,cacheRead,cacheCreation}, contextLast, contextPeak, contextWindow, costUsd, turns, toolUses, signals, rateLimits, errors, nonJsonLines, outcome, …}',
@@ -32,7 +33,7 @@ export function registerSessionCommand(program: Command): void {
       if (opts.agent) {
         adapter = findAdapter(opts.agent);
         if (!adapter) {
-          writeErr(`ralph: unknown agent "${opts.agent}" (known: claude, cursor-agent)\n`);
+          writeErr(`ralph: unknown agent "${opts.agent}" (known: ${AGENT_NAMES.join(', ')})\n`);
           process.exitCode = 2;
           return;
         }

@@ -75,7 +75,7 @@ describe('cli: ralph session inspect', () => {
   it('an unknown --agent is a usage error naming the known agents', async () => {
     const r = await runCliInProcess(ws, ['session', 'inspect', '--agent', 'gpt', rec('tool-use-bash-success.jsonl')]);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /known: claude, cursor-agent/);
+    assert.match(r.stderr, /known: claude, codex, gemini, opencode, qwen, copilot, cursor-agent\)/);
   });
 
   it('a missing file is reported as file: message, without a stack trace', async () => {
