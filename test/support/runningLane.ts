@@ -1,4 +1,4 @@
-import type { RunningLane } from '../../src/core/loop/parallel/runningLane';
+import { startingLane, type RunningLane } from '../../src/core/loop/parallel/runningLane';
 
 /**
  * A {@link RunningLane} of quantum story `id` at lane `index`, for unit tests of the coordinator's parts: no tree on
@@ -6,19 +6,13 @@ import type { RunningLane } from '../../src/core/loop/parallel/runningLane';
  */
 export function laneFixture(index: number, id: string, working = true): RunningLane {
   return {
-    index,
-    story: { source: 'quantum', id, title: id },
-    tree: `/nowhere/.ql-wt/${id}`,
-    branch: `ql-wt/${id}`,
-    source: {} as RunningLane['source'],
-    abort: new AbortController(),
-    timedOut: false,
-    done: Promise.resolve(),
-    iteration: null,
-    agentPgid: null,
-    agentToken: null,
-    settled: false,
+    ...startingLane({
+      index,
+      story: { source: 'quantum', id, title: id },
+      tree: `/nowhere/.ql-wt/${id}`,
+      branch: `ql-wt/${id}`,
+      source: {} as RunningLane['source'],
+    }),
     working,
-    green: null,
   };
 }

@@ -18,7 +18,7 @@ import { MergeSlot } from './mergeSlot';
 import { laneEnded, lanesStarted } from './quantumRuntime';
 import { pickRound } from './rounds';
 import { decideCoordinator, decideLaneEnd } from './rules';
-import type { RunningLane } from './runningLane';
+import { startingLane, type RunningLane } from './runningLane';
 import { trace } from './trace';
 
 /**
@@ -345,22 +345,7 @@ export class Coordinator {
       const s = doc?.data.stories.find((x) => x.id === m.id);
       const story: WorkItemRef = { source: 'quantum', id: m.id, title: s?.title ?? '' };
       const source = new LaneStorySource(this.folder, m.id, this.actor, () => this.guardMain());
-      const lane: RunningLane = {
-        index: m.index,
-        story,
-        tree: m.created.tree,
-        branch: m.created.branch,
-        source,
-        abort: new AbortController(),
-        timedOut: false,
-        done: Promise.resolve(),
-        iteration: null,
-        agentPgid: null,
-        agentToken: null,
-        settled: false,
-        working: true,
-        green: null,
-      };
+      const lane = startingLane({ index: m.index, story, tree: m.created.tree, branch: m.created.branch, source });
       this.lanes.set(m.index, lane);
       this.starting.delete(m.id);
       lanes.push(lane);

@@ -26,3 +26,19 @@ export interface RunningLane {
   /** The lane's last green gate on a clean tree, when its final gate was not repeated (engine.ts `onGreenTree`). */
   green: LaneGreen | null;
 }
+
+/** A lane as it starts: its story's tree and branch made, nothing run yet, its engine about to work. Pure. */
+export function startingLane(at: Pick<RunningLane, 'index' | 'story' | 'tree' | 'branch' | 'source'>): RunningLane {
+  return {
+    ...at,
+    abort: new AbortController(),
+    timedOut: false,
+    done: Promise.resolve(),
+    iteration: null,
+    agentPgid: null,
+    agentToken: null,
+    settled: false,
+    working: true,
+    green: null,
+  };
+}
