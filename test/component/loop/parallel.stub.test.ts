@@ -182,6 +182,8 @@ function assertNothingLeft(ws: Ws): void {
 describe('parallel lanes (issue 19, stub agent, real git)', function () {
   this.timeout(120_000);
   const made: Ws[] = [];
+  /** Stories without dependencies, their priorities 1, 2, … in the order given. */
+  const inPriorityOrder = (...ids: string[]) => ids.map((id, i) => ({ id, priority: i + 1 }));
   const repo = (...a: Parameters<typeof makeRepo>) => {
     const w = makeRepo(...a);
     made.push(w);
@@ -242,12 +244,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
 
   it('a merge conflict fails the right story, keeps its branch and names the file; a regression is undone and fails its story', async () => {
     const ws = repo(
-      [
-        { id: 'P', priority: 1 },
-        { id: 'Q', priority: 2 },
-        { id: 'X', priority: 3 },
-        { id: 'Y', priority: 4 },
-      ],
+      inPriorityOrder('P', 'Q', 'X', 'Y'),
       // The feature branch's gate: x.txt and y.txt together are a regression (each alone is green in its lane).
       { basic: 'true', final: '! { test -f x.txt && test -f y.txt; }' },
     );
@@ -295,16 +292,10 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     // regression (each alone is green).
     const held = heldGate(['X', 'Y', 'Z']);
     try {
-      const ws = repo(
-        [
-          { id: 'A', priority: 1 },
-          { id: 'B', priority: 2 },
-          { id: 'X', priority: 3 },
-          { id: 'Y', priority: 4 },
-          { id: 'Z', priority: 5 },
-        ],
-        { basic: 'true', final: held.command('! { test -f x.txt && test -f y.txt; }') },
-      );
+      const ws = repo(inPriorityOrder('A', 'B', 'X', 'Y', 'Z'), {
+        basic: 'true',
+        final: held.command('! { test -f x.txt && test -f y.txt; }'),
+      });
       const q = JSON.parse(ws.t.read('quantum.json')) as { stories: { retries: Record<string, unknown> }[] };
       for (const s of q.stories) Object.assign(s.retries, { maxAttempts: 1 });
       ws.t.write('quantum.json', JSON.stringify(q, null, 2) + '\n');
@@ -357,15 +348,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
     // after it started: they wait together whatever the machine's speed.
     const held = heldGate(['X', 'Y']);
     try {
-      const ws = repo(
-        [
-          { id: 'A', priority: 1 },
-          { id: 'B', priority: 2 },
-          { id: 'X', priority: 3 },
-          { id: 'Y', priority: 4 },
-        ],
-        { basic: 'true', final: held.command('true') },
-      );
+      const ws = repo(inPriorityOrder('A', 'B', 'X', 'Y'), { basic: 'true', final: held.command('true') });
       plan(ws, {
         A: { write: { 'a.txt': 'a\n' }, sleepMs: 300 },
         B: { write: { 'b.txt': 'b\n' }, sleepMs: 300 },
@@ -399,10 +382,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('STOP during a round ends every lane; the stories go back to pending with their branches kept', async () => {
-    const ws = repo([
-      { id: 'S1', priority: 1 },
-      { id: 'S2', priority: 2 },
-    ]);
+    const ws = repo(inPriorityOrder('S1', 'S2'));
     plan(ws, {
       S1: { waitFor: ['S2'], write: { 's1.txt': '1\n' }, hang: true },
       S2: { waitFor: ['S1'], write: { 's2.txt': '2\n' }, hang: true },
@@ -426,10 +406,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('killing the runner mid-round and starting again recovers: no commit lost, no worktree left', async () => {
-    const ws = repo([
-      { id: 'K1', priority: 1 },
-      { id: 'K2', priority: 2 },
-    ]);
+    const ws = repo(inPriorityOrder('K1', 'K2'));
     plan(ws, {
       K1: { waitFor: ['K2'], write: { 'k1.txt': 'first run\n' }, subject: 'first run', hang: true },
       K2: { waitFor: ['K1'], write: { 'k2.txt': 'first run\n' }, subject: 'first run', hang: true },
@@ -498,10 +475,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   }
 
   it('a question asked in a lane waits for `ralph answer`, which writes it where the lane reads it; the other lane goes on', async () => {
-    const ws = repo([
-      { id: 'Q1', priority: 1 },
-      { id: 'Q2', priority: 2 },
-    ]);
+    const ws = repo(inPriorityOrder('Q1', 'Q2'));
     plan(ws, { Q1: { ask: 'Which colour?', write: { 'q1.txt': '1\n' } }, Q2: { write: { 'q2.txt': '2\n' } } });
     const { result, events, answered, tried } = await runAnswering(ws);
     assert.equal(result.state, 'completed', `${result.reason} (last answer error: ${tried})`);
@@ -635,11 +609,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it("starts a round's lane engines one at a time: the next lane's engine starts once the previous lane's agent runs; the agents still overlap", async () => {
-    const ws = repo([
-      { id: 'A', priority: 1 },
-      { id: 'B', priority: 2 },
-      { id: 'C', priority: 3 },
-    ]);
+    const ws = repo(inPriorityOrder('A', 'B', 'C'));
     // All three agents wait until the others have started: they pass only when the three run at once.
     plan(ws, {
       A: { waitFor: ['B', 'C'], write: { 'a.txt': 'a\n' } },
@@ -665,12 +635,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('STOP written when the first lane agent starts: lanes still waiting for their turn start no agent; their stories go back (breaker 11)', async () => {
-    const ws = repo([
-      { id: 'A', priority: 1 },
-      { id: 'B', priority: 2 },
-      { id: 'C', priority: 3 },
-      { id: 'D', priority: 4 },
-    ]);
+    const ws = repo(inPriorityOrder('A', 'B', 'C', 'D'));
     plan(ws, {
       A: { write: { 'a.txt': 'a\n' }, hang: true },
       B: { write: { 'b.txt': 'b\n' }, hang: true },
@@ -704,10 +669,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it('commits what a lane left uncommitted onto its branch before the merge, so it reaches the feature branch', async () => {
-    const ws = repo([
-      { id: 'A', priority: 1 },
-      { id: 'B', priority: 2 },
-    ]);
+    const ws = repo(inPriorityOrder('A', 'B'));
     // A commits nothing (its final gate repeats the green one on the same tree: the leftovers are read from that
     // tree's status); B commits one file and leaves another.
     plan(ws, {
@@ -733,10 +695,7 @@ describe('parallel lanes (issue 19, stub agent, real git)', function () {
   });
 
   it("keeps one disk-space reserve for the run, in the main folder's run folder, not one per lane; none is left at the end", async () => {
-    const ws = repo([
-      { id: 'A', priority: 1 },
-      { id: 'B', priority: 2 },
-    ]);
+    const ws = repo(inPriorityOrder('A', 'B'));
     plan(ws, { A: { write: { 'a.txt': 'a\n' } }, B: { write: { 'b.txt': 'b\n' } } });
     const seen: string[] = [];
     const { result } = await runParallel(ws, {}, (e, lane, engine) => {
