@@ -14,7 +14,7 @@ import { FileProblemError, formatProblem, type FileProblem } from '../store/pars
 import { describeTrust, HOW_TO_TRUST, TWO_TRUSTS, type TrustOverride, type TrustVerdict } from '../trust/trustDecision';
 import { checkWorkspaceTrust } from '../trust/workspaceTrust';
 import { coverageLines, type GateCoverage } from '../trust/gateFileContent';
-import { resolveGates } from '../gates/gateConfig';
+import { HOW_TO_ADD_A_GATE, resolveGates } from '../gates/gateConfig';
 import { GATE_TIERS, type GateTier } from '../gates/commandPolicy';
 
 /** Source kinds the loop can work on (`.ralph/` runs and IJFW waves are shown but are not tasks). */
@@ -150,8 +150,9 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
       ...(settings ? { settings } : {}),
     });
     containmentMode = config.containment;
+    // The file's values, trusted or not: reading them runs nothing (what is not run, and which gates it names).
+    const raw = opts.trusted !== false && contentAllowed ? config : await loadConfig(folder, { trusted: true });
     if (!contentAllowed && opts.trusted !== false) {
-      const raw = await loadConfig(folder, { trusted: true });
       for (const adapter of Object.values(agentAdapters)) {
         const before = agentBinary(adapter, raw, folder).configured;
         if (before !== agentBinary(adapter, config, folder).configured)
@@ -183,17 +184,15 @@ export async function buildDoctorReport(folder: string, opts: DoctorOptions = {}
         'the Claude CLI refuses bypassPermissions as root (run as a normal user, or set IS_SANDBOX=1 on a disposable sandbox)',
       );
     }
-    const g = await resolveGates(folder, config);
+    // Trust is judged on its own (the verdict names it first); the gates are the ones a trusted run would use.
+    const g = await resolveGates(folder, raw);
     if (g)
       gates = {
         source: g.source,
         file: relativeTo(folder, g.file),
         tiers: GATE_TIERS.filter((t) => g.commands[t] !== undefined),
       };
-    else
-      refusals.push(
-        'no gate is configured (add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json, or run with --no-gates)',
-      );
+    else refusals.push(`no gate is configured (${HOW_TO_ADD_A_GATE}, or run with --no-gates)`);
   } catch (err) {
     if (!(err instanceof FileProblemError)) throw err;
     problems.push({ ...err.problem, file: relativeTo(folder, err.problem.file) });
@@ -311,10 +310,7 @@ export function formatDoctorReport(r: DoctorReport): string {
   );
   lines.push('', 'Gates (what verifies a claimed task):');
   if (r.gates) lines.push(`  ${r.gates.tiers.join(', ')} from ${r.gates.file}`);
-  else
-    lines.push(
-      '  none: a plain `ralph run` refuses; add a [gates] section to .ralph/command-policy (`basic | npm test`) or "gates" to .ralph/config.json',
-    );
+  else lines.push(`  none: a plain \`ralph run\` refuses; ${HOW_TO_ADD_A_GATE}`);
   lines.push('', 'Trust (workspace configuration that names programs to run):');
   if (!r.trust) lines.push('  unknown: .ralph/config.json cannot be read (see Problems)');
   else {

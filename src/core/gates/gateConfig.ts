@@ -50,6 +50,10 @@ export async function resolveGates(folder: string, config?: Pick<RalphConfig, 'g
   return { source: 'config', file: configPath(folder), commands, warnings };
 }
 
+/** How to give a workspace a gate: the fix `ralph run` and `ralph doctor` name when it has none. */
+export const HOW_TO_ADD_A_GATE =
+  'add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}})';
+
 /** Order in which tiers stand in for a missing one: the next heavier tier first, then the lighter ones. */
 const FALLBACK: Record<GateTier, readonly GateTier[]> = {
   basic: ['basic', 'full', 'final'],

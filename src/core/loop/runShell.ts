@@ -1,5 +1,5 @@
 import { listRuns } from '../control/runs';
-import type { ResolvedGates } from '../gates/gateConfig';
+import { HOW_TO_ADD_A_GATE, type ResolvedGates } from '../gates/gateConfig';
 import { ralphFile } from '../model/ralphPaths';
 import { tryHoldLock } from '../store/fileLock';
 import { recoverCrashedRuns, skippedRunRecords, type RecoveredRun } from './crashRecovery';
@@ -40,9 +40,7 @@ export type Warn = (message: string) => void;
 /** Refuses a run without gates unless `noGates` (`--no-gates`): a claim is verified by a gate, or by nothing. */
 export function refuseWithoutGates(gates: ResolvedGates | null, noGates: boolean | undefined): void {
   if (!gates && !noGates)
-    throw new NoGatesRefusal(
-      'No gates configured: add a [gates] section to .ralph/command-policy or "gates" to .ralph/config.json (e.g. {"gates": {"basic": "npm test"}}), or run with --no-gates.',
-    );
+    throw new NoGatesRefusal(`No gates configured: ${HOW_TO_ADD_A_GATE}, or run with --no-gates.`);
 }
 
 /**

@@ -75,6 +75,9 @@ describe('ralph trust: workspace configuration that names programs runs only onc
     const json = JSON.parse((await ralph(ws, ['doctor', '--json'], env)).stdout);
     assert.equal(json.trust.state, 'untrusted');
     assert.equal(json.ok, false);
+    // The gates the file names are shown before trust (reading them runs nothing); the run waits for trust, not a gate.
+    assert.deepEqual(json.gates, { source: 'config', file: '.ralph/config.json', tiers: ['basic'] });
+    assert.deepEqual(json.refusals, []);
     assert.equal(fs.existsSync(claudeMarker), false);
 
     assert.equal((await ralph(ws, ['trust'])).code, 0);
