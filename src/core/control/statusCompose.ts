@@ -82,18 +82,26 @@ export function aggregateFlow(
       // A later task wins only when strictly newer.
       if (at && ms !== undefined && (agg.latest === null || ms > agg.latest.ms))
         agg.latest = { source: FLOW, id: i.id, title: i.title, at, ms };
-    } else if (i.status === 'in_progress')
-      agg.inProgress.push({
-        source: FLOW,
-        id: i.id,
-        title: i.title,
-        since: i.startedAt ?? null,
-        ...(i.assignee ? { assignee: i.assignee } : {}),
-      });
-    else if (i.status === 'blocked')
-      agg.blocked.push({ source: FLOW, id: i.id, title: i.title, reason: i.reason ?? null });
+    } else if (i.status === 'in_progress') agg.inProgress.push(inProgressEntry(i));
+    else if (i.status === 'blocked') agg.blocked.push(blockedEntry(i));
   }
   return agg;
+}
+
+/** An `in_progress` entry of the snapshot; `stale`: the stale threshold (minutes) the item is past, if any. */
+function inProgressEntry(i: PlanItem, stale?: number): StatusSnapshot['in_progress'][number] {
+  return {
+    source: i.source,
+    id: i.id,
+    title: i.title,
+    since: i.startedAt ?? null,
+    ...(i.assignee ? { assignee: i.assignee } : {}),
+    ...(stale !== undefined ? { stale_after_minutes: stale } : {}),
+  };
+}
+
+function blockedEntry(i: PlanItem): StatusSnapshot['blocked'][number] {
+  return { source: i.source, id: i.id, title: i.title, reason: i.reason ?? null };
 }
 
 /**
@@ -109,18 +117,8 @@ export function basisRestOf(
   const rest: StatusBasisRest = { count: items.length, done: 0, in_progress: [], blocked: [] };
   for (const i of items) {
     if (i.status === 'done' && !claimed.has(`${i.source}:${i.id}`)) rest.done++;
-    if (i.status === 'in_progress') {
-      const stale = staleMinutes(i);
-      rest.in_progress.push({
-        source: i.source,
-        id: i.id,
-        title: i.title,
-        since: i.startedAt ?? null,
-        ...(i.assignee ? { assignee: i.assignee } : {}),
-        ...(stale !== undefined ? { stale_after_minutes: stale } : {}),
-      });
-    } else if (i.status === 'blocked')
-      rest.blocked.push({ source: i.source, id: i.id, title: i.title, reason: i.reason ?? null });
+    if (i.status === 'in_progress') rest.in_progress.push(inProgressEntry(i, staleMinutes(i)));
+    else if (i.status === 'blocked') rest.blocked.push(blockedEntry(i));
   }
   return rest;
 }
